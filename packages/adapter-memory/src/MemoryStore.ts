@@ -1,0 +1,18 @@
+/** Every core store service in memory, over one fresh MemoryDatabase. */
+import { Layer } from "effect"
+import { MemoryDatabase } from "./MemoryDatabase.ts"
+import {
+  MemoryEventOutbox,
+  MemoryOrganizationRepository,
+  MemorySecretKeyRepository,
+  MemoryStorefrontRecordRepository,
+  MemoryUnitOfWork
+} from "./MemoryOrganizationStore.ts"
+
+export const MemoryStoreLayer = Layer.mergeAll(
+  MemoryUnitOfWork,
+  MemoryEventOutbox,
+  MemoryOrganizationRepository,
+  MemorySecretKeyRepository,
+  MemoryStorefrontRecordRepository
+).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -1,0 +1,3 @@
+export * from "./MemoryDatabase.ts"
+export * from "./MemoryOrganizationStore.ts"
+export * from "./MemoryStore.ts"

@@ -1,0 +1,61 @@
+/**
+ * The connection to PostgreSQL: a server (`postgres://…`) or embedded PGlite in a data directory.
+ *
+ * Embedded PGlite is driven through `@electric-sql/pglite-socket`, which speaks the PostgreSQL wire protocol, so the
+ * very same `@effect/sql-pg` client and SQL run against both (the `@effect/sql-pglite` beta still imports effect's
+ * old `unstable/` paths). The socket is a Unix socket inside the data directory, whose mode is 0700, so no other
+ * local user can reach the database; when the path would exceed the platform's socket-path limit it falls back to
+ * loopback on a random port. PGlite is single-connection: the pool is capped at one connection, because a second
+ * connection's query waits for the first's open transaction.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import type { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import { chmodSync, mkdirSync, rmSync } from "node:fs"
+import * as Path from "node:path"
+
+export type DatabaseTarget =
+  | { readonly _tag: "Server"; readonly url: string; readonly maxConnections?: number | undefined }
+  | { readonly _tag: "Embedded"; readonly dataDir: string }
+
+const camelCase = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())
+const snakeCase = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+
+const naming = { transformResultNames: camelCase, transformQueryNames: snakeCase } as const
+
+/** Unix socket paths are limited to about 107 bytes on Linux (sun_path). */
+const MAX_SOCKET_PATH = 100
+
+const embedded = (dataDir: string): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const dir = Path.resolve(dataDir)
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    chmodSync(dir, 0o700)
+    const socketPath = Path.join(dir, ".s.PGSQL.pglite")
+    const useSocket = Buffer.byteLength(socketPath) <= MAX_SOCKET_PATH
+    const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
+    const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
+    const server = yield* Effect.acquireRelease(
+      Effect.promise(async () => {
+        const db = await PGlite.create(Path.join(dir, "pgdata"))
+        if (useSocket) rmSync(socketPath, { force: true })
+        const server = new PGLiteSocketServer(
+          useSocket ? { db, path: socketPath } : { db, port: 0, host: "127.0.0.1" }
+        )
+        await server.start()
+        return { db, server }
+      }),
+      ({ db, server }) => Effect.promise(async () => {
+        await server.stop()
+        await db.close()
+      })
+    )
+    const address = useSocket ? { path: socketPath } : { host: "127.0.0.1", port: Number(server.server.getServerConn().split(":").pop()) }
+    return PgClient.layer({ ...address, database: "postgres", username: "postgres", maxConnections: 1, ...naming })
+  }))
+
+export const PgDatabase = (target: DatabaseTarget): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
+  target._tag === "Server"
+    ? PgClient.layer({ url: Redacted.make(target.url), maxConnections: target.maxConnections ?? 10, ...naming })
+    : embedded(target.dataDir)

@@ -1,0 +1,27 @@
+/** Every core store service over PostgreSQL, with migrations applied when the layer is built. */
+import { Effect, Layer } from "effect"
+import { migrations } from "./migrations/index.ts"
+import { runMigrations } from "./Migrations.ts"
+import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
+import {
+  PgEventOutbox,
+  PgOrganizationRepository,
+  PgSecretKeyRepository,
+  PgStorefrontRecordRepository,
+  PgUnitOfWork
+} from "./PgOrganizationStore.ts"
+
+const Migrated = Layer.effectDiscard(runMigrations(migrations).pipe(Effect.orDie))
+
+/** The store services over an existing SqlClient (so a host can share its own pool). */
+export const PgStoreServices = Layer.mergeAll(
+  PgUnitOfWork,
+  PgEventOutbox,
+  PgOrganizationRepository,
+  PgSecretKeyRepository,
+  PgStorefrontRecordRepository
+).pipe(Layer.provideMerge(Migrated))
+
+/** The store services with their own connection to `target`. */
+export const PgStoreLayer = (target: DatabaseTarget) =>
+  PgStoreServices.pipe(Layer.provideMerge(PgDatabase(target)))

@@ -1,0 +1,6 @@
+export * from "./migrations/index.ts"
+export * from "./Migrations.ts"
+export * from "./PgDatabase.ts"
+export * from "./PgOrganizationStore.ts"
+export * from "./PgStore.ts"
+export * from "./SqlRows.ts"

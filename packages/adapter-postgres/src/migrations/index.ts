@@ -1,0 +1,7 @@
+/** Every migration of the PostgreSQL store, in one list: adding a capability adds its file here. */
+import type { Migration } from "../Migrations.ts"
+import { organizationsMigration } from "./0001_organizations.ts"
+
+export const migrations: ReadonlyArray<Migration> = [
+  organizationsMigration
+]

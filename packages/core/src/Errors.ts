@@ -1,0 +1,115 @@
+/**
+ * The error model of the API (DECISIONS §1) as tagged Schema errors. Use-cases fail with these; the HTTP adapter
+ * renders each as `{"error": {"code", "message", "details"?}}` with the status of `errorStatus`. Messages are one
+ * sentence that says what was wrong and how to fix it; they never carry internal names, SQL or stack traces.
+ */
+import { Schema } from "effect"
+
+/** One problem found in a request: where (`path`, dot/bracket notation such as `body.data[3].rating`) and what. */
+export const RequestIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
+export type RequestIssue = typeof RequestIssue.Type
+
+/** 400: malformed JSON, schema failure, unknown field, bad filter, bad cursor, limit out of range. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  message: Schema.String,
+  issues: Schema.Array(RequestIssue)
+}) {
+  static single(path: string, message: string): InvalidRequest {
+    return new InvalidRequest({ message: path === "" ? message : `${path}: ${message}`, issues: [{ path, message }] })
+  }
+}
+
+/** 401: missing, malformed, unknown or revoked credentials. One message for every case, so it is no oracle. */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  message: Schema.String
+}) {
+  static readonly default = (): Unauthorized =>
+    new Unauthorized({ message: "Missing or invalid API key: send `Authorization: Bearer <secret key>`." })
+}
+
+/** 403: the key lacks the permission the operation needs. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  message: Schema.String,
+  permission: Schema.String
+}) {
+  static missing(permission: string): Forbidden {
+    return new Forbidden({ message: `This API key lacks the \`${permission}\` permission needed for this operation.`, permission })
+  }
+}
+
+/** 404: no such record in the caller's organization (another organization's record looks exactly the same). */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  message: Schema.String,
+  resource: Schema.String
+}) {
+  static of(resource: string, id?: string): NotFound {
+    return new NotFound({
+      message: id === undefined ? `No such ${resource}.` : `No ${resource} with id ${id} exists in this organization.`,
+      resource
+    })
+  }
+}
+
+/** 409: a uniqueness clash, such as a second reply to a review. */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
+  message: Schema.String
+}) {}
+
+/** 413: the request body is over the size limit. */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  message: Schema.String,
+  limitBytes: Schema.Number
+}) {}
+
+/** 422: a title/body edit that is not the current text with spans replaced by `[redacted]`. */
+export class InvalidRedaction extends Schema.TaggedError<InvalidRedaction>()("InvalidRedaction", {
+  message: Schema.String,
+  field: Schema.String
+}) {}
+
+/** 422: a strict import met a row it could not resolve; nothing was imported. */
+export class ImportFailed extends Schema.TaggedError<ImportFailed>()("ImportFailed", {
+  message: Schema.String,
+  index: Schema.Number
+}) {}
+
+/** 429: the request cannot afford its token cost. `retryAfterSeconds` is absent when it never can (cost > ceiling). */
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
+  message: Schema.String,
+  retryAfterSeconds: Schema.optional(Schema.Number),
+  cost: Schema.Number,
+  limit: Schema.Number,
+  remaining: Schema.Number
+}) {}
+
+/** 500: a defect. The body repeats the request id under which it was logged. */
+export class Internal extends Schema.TaggedError<Internal>()("Internal", {
+  message: Schema.String,
+  requestId: Schema.String
+}) {}
+
+/** Every error a client can see, and its wire code and status: the single table the HTTP adapter renders from. */
+export const errorWire = {
+  InvalidRequest: { status: 400, code: "INVALID_REQUEST" },
+  Unauthorized: { status: 401, code: "UNAUTHORIZED" },
+  Forbidden: { status: 403, code: "FORBIDDEN" },
+  NotFound: { status: 404, code: "NOT_FOUND" },
+  Conflict: { status: 409, code: "CONFLICT" },
+  PayloadTooLarge: { status: 413, code: "PAYLOAD_TOO_LARGE" },
+  InvalidRedaction: { status: 422, code: "INVALID_REDACTION" },
+  ImportFailed: { status: 422, code: "IMPORT_FAILED" },
+  TooManyRequests: { status: 429, code: "TOO_MANY_REQUESTS" },
+  Internal: { status: 500, code: "INTERNAL" }
+} as const
+
+export type ApiError =
+  | InvalidRequest
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | InvalidRedaction
+  | ImportFailed
+  | TooManyRequests
+  | Internal

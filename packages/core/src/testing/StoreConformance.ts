@@ -1,0 +1,187 @@
+/**
+ * The store conformance suite: one set of behavioural tests written against the core's store services, which every
+ * store adapter runs against itself (memory, PostgreSQL, PGlite), so all stores behave identically. Capabilities add
+ * their own suites to `conformanceSuites`; an adapter calls `runStoreConformance` once.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect, Exit, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { authenticateSecretKey } from "../Authentication.ts"
+import { EventOutbox, recordEvent } from "../EventOutbox.ts"
+import { IdGenerator } from "../IdGenerator.ts"
+import type { OrganizationId, SecretKeyId } from "../Ids.ts"
+import { OrganizationRepository } from "../OrganizationRepository.ts"
+import * as Provisioning from "../Provisioning.ts"
+import type { SecretKeyRepository } from "../SecretKeyRepository.ts"
+import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
+import { transactional, type UnitOfWork } from "../UnitOfWork.ts"
+
+/** The services every store adapter provides (grows as capabilities land). */
+export type StoreServices =
+  | UnitOfWork
+  | EventOutbox
+  | OrganizationRepository
+  | SecretKeyRepository
+  | StorefrontRecordRepository
+
+/** What a suite gets: the store under test (with ids) as a layer shared by the suite's tests. */
+export type ConformanceSuite = (store: Layer.Layer<StoreServices | IdGenerator>) => void
+
+const organizationsSuite: ConformanceSuite = (store) =>
+  layer(store, { timeout: 60_000 })("organizations and keys", (it) => {
+    it.effect("creates, finds and re-plans an organization", () =>
+      Effect.gen(function*() {
+        const org = yield* Provisioning.createOrganization({ name: "Acme", apiRequestsPerMinute: 120 })
+        const found = yield* Provisioning.findOrganization(org.id)
+        assert.deepStrictEqual(found, org)
+        const replanned = yield* Provisioning.setApiRequestsPerMinute(org.id, 60)
+        assert.strictEqual(replanned.plan.apiRequestsPerMinute, 60)
+        assert.strictEqual((yield* Provisioning.findOrganization(org.id)).plan.apiRequestsPerMinute, 60)
+        assert.isFalse(yield* OrganizationRepository.use((r) => r.isEmpty))
+      }))
+
+    it.effect("an unknown organization is NotFound", () =>
+      Effect.gen(function*() {
+        const missing = "00000000-0000-4000-8000-000000000000" as OrganizationId
+        const error = yield* Effect.flip(Provisioning.findOrganization(missing))
+        assert.strictEqual(error._tag, "NotFound")
+        const replan = yield* Effect.flip(Provisioning.setApiRequestsPerMinute(missing, 10))
+        assert.strictEqual(replan._tag, "NotFound")
+      }))
+
+    it.effect("a secret key authenticates until revoked, and only its hash is stored", () =>
+      Effect.gen(function*() {
+        const org = yield* Provisioning.createOrganization({ name: "Keys" })
+        const issued = yield* Provisioning.issueSecretKey(org.id, { permissions: ["reviews:read", "reviews:read"] })
+        assert.match(issued.secretKey, /^sk_[A-Za-z0-9_-]{43}$/)
+        assert.deepStrictEqual(issued.permissions, ["reviews:read"])
+        const auth = yield* authenticateSecretKey(issued.secretKey)
+        assert.strictEqual(auth.caller.organizationId, org.id)
+        assert.isTrue(auth.caller.permissions.has("reviews:read"))
+        assert.isFalse(auth.caller.permissions.has("reviews:write"))
+        const listed = yield* Provisioning.listSecretKeys(org.id)
+        assert.strictEqual(listed.length, 1)
+        assert.notInclude(JSON.stringify(listed), issued.secretKey)
+        const revoked = yield* Provisioning.revokeSecretKey(org.id, issued.id)
+        assert.isNotNull(revoked.revokedAt)
+        const again = yield* Provisioning.revokeSecretKey(org.id, issued.id)
+        assert.strictEqual(again.revokedAt, revoked.revokedAt)
+        const denied = yield* Effect.flip(authenticateSecretKey(issued.secretKey))
+        assert.strictEqual(denied._tag, "Unauthorized")
+      }))
+
+    it.effect("unknown and malformed keys are the same Unauthorized", () =>
+      Effect.gen(function*() {
+        const a = yield* Effect.flip(authenticateSecretKey("sk_" + "x".repeat(43)))
+        const b = yield* Effect.flip(authenticateSecretKey("nonsense"))
+        assert.strictEqual(a._tag, "Unauthorized")
+        assert.deepStrictEqual(a.message, b.message)
+      }))
+
+    it.effect("a key of one organization cannot be revoked through another", () =>
+      Effect.gen(function*() {
+        const a = yield* Provisioning.createOrganization({ name: "A" })
+        const b = yield* Provisioning.createOrganization({ name: "B" })
+        const key = yield* Provisioning.issueSecretKey(a.id, { permissions: [] })
+        const error = yield* Effect.flip(Provisioning.revokeSecretKey(b.id, key.id))
+        assert.strictEqual(error._tag, "NotFound")
+        yield* authenticateSecretKey(key.secretKey)
+        const missing = yield* Effect.flip(
+          Provisioning.revokeSecretKey(a.id, "00000000-0000-4000-8000-000000000001" as SecretKeyId)
+        )
+        assert.strictEqual(missing._tag, "NotFound")
+      }))
+
+    it.effect("storefront records belong to an existing organization; the newest publishable key wins", () =>
+      Effect.gen(function*() {
+        const org = yield* Provisioning.createOrganization({ name: "Shop" })
+        const first = yield* Provisioning.createPublishableKey(org.id)
+        yield* TestClock.adjust("1 second")
+        const second = yield* Provisioning.createPublishableKey(org.id)
+        assert.match(first.key, /^pk_/)
+        const newest = yield* StorefrontRecordRepository.use((r) => r.newestPublishableKey(org.id))
+        assert.deepStrictEqual(Option.getOrNull(newest), second)
+        const integration = yield* Provisioning.createIntegration(org.id, "shopify")
+        assert.strictEqual(integration.platform, "shopify")
+        const program = yield* Provisioning.createLoyaltyProgram(org.id, { status: "draft" })
+        assert.strictEqual(program.siteId, null)
+        const wishlist = yield* Provisioning.createWishlist(org.id, {})
+        assert.isTrue(yield* StorefrontRecordRepository.use((r) => r.deleteWishlist(org.id, wishlist.id)))
+        assert.isFalse(yield* StorefrontRecordRepository.use((r) => r.deleteWishlist(org.id, wishlist.id)))
+        const missing = "00000000-0000-4000-8000-000000000002" as OrganizationId
+        const error = yield* Effect.flip(Provisioning.createIntegration(missing, "shopify"))
+        assert.strictEqual(error._tag, "NotFound")
+      }))
+  })
+
+class Boom {
+  readonly _tag = "Boom"
+}
+
+const unitOfWorkSuite: ConformanceSuite = (store) =>
+  layer(store, { timeout: 60_000 })("unit of work and outbox", (it) => {
+    it.effect("commits writes and events together", () =>
+      Effect.gen(function*() {
+        const org = yield* Provisioning.createOrganization({ name: "Outbox" })
+        yield* transactional(Effect.gen(function*() {
+          yield* recordEvent(org.id, "review.created", { n: 1 })
+          yield* recordEvent(org.id, "review.updated", { n: 2, nested: { ok: true } })
+        }))
+        const events = yield* EventOutbox.use((o) => o.listForOrganization(org.id))
+        assert.deepStrictEqual(events.map((e) => e.event), ["review.created", "review.updated"])
+        assert.deepStrictEqual(events[1]?.data, { n: 2, nested: { ok: true } })
+      }))
+
+    it.effect("a failed unit of work leaves no write and no event", () =>
+      Effect.gen(function*() {
+        const org = yield* Provisioning.createOrganization({ name: "Rollback" })
+        const exit = yield* Effect.exit(transactional(Effect.gen(function*() {
+          yield* Provisioning.createPublishableKey(org.id)
+          yield* recordEvent(org.id, "review.created", {})
+          yield* Provisioning.setApiRequestsPerMinute(org.id, 1)
+          return yield* Effect.fail(new Boom())
+        })))
+        assert.isTrue(Exit.isFailure(exit))
+        assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org.id)), [])
+        assert.isTrue(Option.isNone(yield* StorefrontRecordRepository.use((r) => r.newestPublishableKey(org.id))))
+        assert.strictEqual((yield* Provisioning.findOrganization(org.id)).plan.apiRequestsPerMinute, 600)
+      }))
+
+    it.effect("a defect inside a unit of work rolls it back too", () =>
+      Effect.gen(function*() {
+        const org = yield* Provisioning.createOrganization({ name: "Defect" })
+        yield* Effect.exit(transactional(Effect.gen(function*() {
+          yield* recordEvent(org.id, "review.created", {})
+          return yield* Effect.die("boom")
+        })))
+        assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org.id)), [])
+      }))
+
+    it.effect("concurrent units of work do not lose each other's writes", () =>
+      Effect.gen(function*() {
+        const org = yield* Provisioning.createOrganization({ name: "Concurrent" })
+        yield* Effect.forEach(
+          Array.from({ length: 20 }, (_, i) => i),
+          (i) => transactional(recordEvent(org.id, "review.created", { i })),
+          { concurrency: 8, discard: true }
+        )
+        const events = yield* EventOutbox.use((o) => o.listForOrganization(org.id))
+        assert.deepStrictEqual(events.map((e) => (e.data as { i: number }).i).sort((a, b) => a - b),
+          Array.from({ length: 20 }, (_, i) => i))
+      }))
+  })
+
+/** Every capability's suite; a capability appends its own. */
+export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
+  ["organizations", organizationsSuite],
+  ["unit of work", unitOfWorkSuite]
+]
+
+/** Runs the whole conformance suite against `store`. */
+export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices>) =>
+  describe(`store conformance: ${name}`, () => {
+    const withIds = Layer.merge(store, IdGenerator.uuidV7)
+    for (const [, suite] of conformanceSuites) suite(withIds)
+  })
+
+export { it }
