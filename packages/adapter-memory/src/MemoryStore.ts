@@ -1,6 +1,7 @@
 /** Every core store service in memory, over one fresh MemoryDatabase. */
 import { Layer } from "effect"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
+import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
 import {
   MemoryEventOutbox,
   MemoryOrganizationRepository,
@@ -14,5 +15,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryEventOutbox,
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
-  MemoryStorefrontRecordRepository
+  MemoryStorefrontRecordRepository,
+  MemoryRateLimitStore
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -3,6 +3,7 @@ import { Effect, Layer } from "effect"
 import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
+import { PgRateLimitStore } from "./PgRateLimitStore.ts"
 import {
   PgEventOutbox,
   PgOrganizationRepository,
@@ -19,7 +20,8 @@ export const PgStoreServices = Layer.mergeAll(
   PgEventOutbox,
   PgOrganizationRepository,
   PgSecretKeyRepository,
-  PgStorefrontRecordRepository
+  PgStorefrontRecordRepository,
+  PgRateLimitStore
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services with their own connection to `target`. */

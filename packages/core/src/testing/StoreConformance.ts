@@ -12,17 +12,11 @@ import { IdGenerator } from "../IdGenerator.ts"
 import type { OrganizationId, SecretKeyId } from "../Ids.ts"
 import { OrganizationRepository } from "../OrganizationRepository.ts"
 import * as Provisioning from "../Provisioning.ts"
-import type { SecretKeyRepository } from "../SecretKeyRepository.ts"
 import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
-import { transactional, type UnitOfWork } from "../UnitOfWork.ts"
+import { transactional } from "../UnitOfWork.ts"
 
-/** The services every store adapter provides (grows as capabilities land). */
-export type StoreServices =
-  | UnitOfWork
-  | EventOutbox
-  | OrganizationRepository
-  | SecretKeyRepository
-  | StorefrontRecordRepository
+import type { StoreServices } from "../StoreServices.ts"
+export type { StoreServices }
 
 /** What a suite gets: the store under test (with ids) as a layer shared by the suite's tests. */
 export type ConformanceSuite = (store: Layer.Layer<StoreServices | IdGenerator>) => void

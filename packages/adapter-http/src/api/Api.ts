@@ -1,0 +1,24 @@
+/**
+ * The admin API contract: every group, endpoint and schema, with no server code, so a client imports it alone.
+ * Bodies and query strings are strict: an unknown field is a 400 that names it (a typo must not silently do nothing).
+ */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { withRateLimitCosts } from "./OpenApiExtensions.ts"
+import { OrganizationApi } from "./OrganizationApi.ts"
+import { RequestValidation } from "./Security.ts"
+import { SystemApi } from "./SystemApi.ts"
+
+export class AdminApi extends HttpApi.make("admin-api")
+  .add(SystemApi)
+  .add(OrganizationApi)
+  // After every group: applies to each endpoint added above.
+  .middleware(RequestValidation)
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
+  .annotate(HttpApi.QueryParseOptions, { onExcessProperty: "error", errors: "all" })
+  .annotateMerge(OpenApi.annotations({
+    title: "Feedback platform Admin API",
+    version: "0.1.0",
+    description: "Merchant Admin API: setup status, reviews and replies, product questions, webhooks and rate limits.",
+    transform: withRateLimitCosts
+  }))
+{}

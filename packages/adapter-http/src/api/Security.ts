@@ -1,0 +1,49 @@
+/**
+ * How the admin API is secured, as part of the contract (shared by server and client):
+ * - `SecretKeyAuth`: `Authorization: Bearer sk_…`; provides the caller; may refuse with 401, 403 or 429.
+ * - `RequiredPermission`: the permission an endpoint needs, declared on the endpoint itself so the middleware checks
+ *   it before the request is decoded and the OpenAPI document states it.
+ * - `OperatorAuth`: the operator API's bearer token.
+ */
+import { CurrentCaller, type Permission } from "@feedback/core"
+import { Context } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
+import { ForbiddenResponse, InvalidRequestResponse, TooManyRequestsResponse, UnauthorizedResponse } from "./ErrorResponses.ts"
+
+export class RequiredPermission extends Context.Service<RequiredPermission, Permission>()(
+  "feedback/http/RequiredPermission"
+) {}
+
+export class SecretKeyAuth extends HttpApiMiddleware.Service<SecretKeyAuth, {
+  provides: CurrentCaller
+  requires: never
+}>()("feedback/http/SecretKeyAuth", {
+  requiredForClient: true,
+  security: { bearer: HttpApiSecurity.bearer },
+  error: [UnauthorizedResponse, ForbiddenResponse, TooManyRequestsResponse]
+}) {}
+
+export class OperatorAuth extends HttpApiMiddleware.Service<OperatorAuth>()("feedback/http/OperatorAuth", {
+  requiredForClient: true,
+  security: { operatorToken: HttpApiSecurity.bearer },
+  error: UnauthorizedResponse
+}) {}
+
+/** Declares the permission an endpoint requires, for the middleware and for the OpenAPI document. */
+export const requires = (permission: Permission) =>
+<E extends Annotatable<E>>(endpoint: E): E =>
+  endpoint
+    .annotate(RequiredPermission, permission)
+    .annotate(OpenApi.Override, { "x-required-permission": permission })
+
+interface Annotatable<E> {
+  annotate<I, S>(key: Context.Key<I, S>, value: S): E
+}
+
+/**
+ * Renders every request that fails its schema (path, query or body) as a 400 INVALID_REQUEST that names each
+ * offending field, instead of HttpApi's empty 400.
+ */
+export class RequestValidation extends HttpApiMiddleware.Service<RequestValidation>()("feedback/http/RequestValidation", {
+  error: InvalidRequestResponse
+}) {}

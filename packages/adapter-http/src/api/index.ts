@@ -1,0 +1,7 @@
+/** The API contract, importable by clients without any server code. */
+export * from "./Api.ts"
+export * from "./ErrorResponses.ts"
+export * from "./OperatorApi.ts"
+export * from "./OrganizationApi.ts"
+export * from "./Security.ts"
+export * from "./SystemApi.ts"

@@ -1,0 +1,64 @@
+/**
+ * The standalone server (`npm start`). Configuration comes from the environment; see README for the table.
+ */
+import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { isWellFormedSecretKey } from "@feedback/core"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { createServer } from "node:http"
+import { ApiRoutes, apiMiddleware } from "./server/ApiServer.ts"
+import { seedDemo } from "./server/DemoSeed.ts"
+import { chooseStore, describeStore, storeLayer } from "./server/StoreSelection.ts"
+
+const ServerConfig = Config.all({
+  port: Config.Int("PORT").pipe(Config.withDefault(3000)),
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  databaseUrl: Config.String("DATABASE_URL").pipe(Config.option),
+  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.data")),
+  operatorToken: Config.Redacted("OPERATOR_TOKEN").pipe(Config.option),
+  demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
+  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
+})
+
+const main = Effect.gen(function*() {
+  const config = yield* ServerConfig
+  const demoKey = Option.getOrUndefined(config.demoSecretKey)
+  if (demoKey !== undefined && !isWellFormedSecretKey(demoKey)) {
+    return yield* Effect.die(new Error("DEMO_SECRET_KEY must look like sk_ followed by at least 32 URL-safe characters"))
+  }
+  const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
+  const options = { operatorToken: Option.getOrUndefined(config.operatorToken), logRequests: config.logRequests }
+
+  const Announce = Layer.effectDiscard(Effect.gen(function*() {
+    const server = yield* HttpServer.HttpServer
+    const url = HttpServer.formatAddress(server.address)
+    const seeded = yield* seedDemo(demoKey)
+    const lines = [
+      `Admin API listening on ${url}`,
+      `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
+      `  Store: ${describeStore(store)}`,
+      options.operatorToken === undefined ? "  Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `  Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`,
+      seeded._tag === "Created"
+        ? `  Demo key (shown once; keep it): ${seeded.secretKey}`
+        : seeded.secretKey !== undefined
+        ? `  Demo key: ${seeded.secretKey} (from DEMO_SECRET_KEY)`
+        : "  Demo key: printed at first start (only its hash is stored); set DEMO_SECRET_KEY to choose one",
+      `  Try: curl -H "Authorization: Bearer <demo key>" ${url}/organization`
+    ]
+    yield* Effect.sync(() => process.stdout.write(lines.join("\n") + "\n"))
+  }))
+
+  const Services = storeLayer(store)
+  const App = HttpRouter.serve(ApiRoutes(options), {
+    disableLogger: true,
+    disableListenLog: true,
+    middleware: apiMiddleware(options)
+  }).pipe(
+    Layer.merge(Announce),
+    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+    Layer.provide(Services)
+  )
+  return yield* Layer.launch(App)
+})
+
+NodeRuntime.runMain(main as Effect.Effect<never, unknown>)

@@ -1,0 +1,77 @@
+/**
+ * Wiring of the HTTP adapter: the admin API (with its OpenAPI document and interactive reference), the operator
+ * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
+ * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
+ */
+import type { IdGenerator, StoreServices } from "@feedback/core"
+import { Effect, Layer, type Redacted } from "effect"
+import { HttpRouter, HttpServer, type HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { AdminApi } from "../api/Api.ts"
+import { OperatorApi } from "../api/OperatorApi.ts"
+import { errorEnvelope } from "./ErrorEnvelope.ts"
+import { OrganizationHandlers, SystemHandlers } from "./Handlers.ts"
+import { OperatorAuthLive } from "./OperatorAuthLive.ts"
+import { OperatorHandlers } from "./OperatorHandlers.ts"
+import { RequestValidationLive } from "./RequestValidationLive.ts"
+import { routeTableOf } from "./RouteTable.ts"
+import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
+
+export interface ApiServerOptions {
+  /** Enables `/operator/…` when set. */
+  readonly operatorToken?: Redacted.Redacted<string> | undefined
+  /** One access-log line per request (request id, method, URL, status, duration). */
+  readonly logRequests?: boolean | undefined
+  /** Where log lines go; defaults to stdout. */
+  readonly log?: ((line: string) => void) | undefined
+}
+
+const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
+  Layer.provide([SystemHandlers, OrganizationHandlers]),
+  Layer.provide([SecretKeyAuthLive, RequestValidationLive])
+)
+
+const DocsRoute = HttpApiScalar.layer(AdminApi, { path: "/docs" })
+
+const OperatorRoutes = (token: Redacted.Redacted<string>) =>
+  HttpApiBuilder.layer(OperatorApi, { openapiPath: "/operator/openapi.json" }).pipe(
+    Layer.provide(OperatorHandlers),
+    Layer.provide([OperatorAuthLive(token), RequestValidationLive])
+  )
+
+/** Every route, needing the store services and an id generator. */
+export const ApiRoutes = (options: ApiServerOptions) =>
+  Layer.mergeAll(
+    AdminRoutes,
+    DocsRoute,
+    options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken)
+  )
+
+export type ApiServices = StoreServices | IdGenerator
+
+/** The outer middleware for `HttpRouter.serve` / `HttpRouter.toWebHandler`. */
+export const apiMiddleware = (options: ApiServerOptions) => {
+  const routes = routeTableOf(
+    options.operatorToken === undefined ? [AdminApi] : [AdminApi, OperatorApi],
+    [["GET", "/docs"], ["GET", "/openapi.json"], ...(options.operatorToken === undefined ? [] : [["GET", "/operator/openapi.json"] as const])]
+  )
+  const log = options.log ?? ((line: string) => process.stdout.write(line + "\n"))
+  return errorEnvelope({ routes, log, logRequests: options.logRequests ?? false }) as <E, R>(
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
+}
+
+/**
+ * A fetch-style handler (`Request → Promise<Response>`) over the given services: the seam for embedding the API in
+ * another Node host or a serverless runtime, and for in-process tests.
+ */
+export const makeWebHandler = <E>(
+  services: Layer.Layer<ApiServices, E>,
+  options: ApiServerOptions = {}
+) =>
+  HttpRouter.toWebHandler(
+    ApiRoutes(options).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices)),
+    { disableLogger: true, middleware: apiMiddleware(options) }
+  )
+
+export { Effect }

@@ -1,0 +1,64 @@
+/**
+ * The secret-key middleware, the whole admission path of an admin API request:
+ * 1. authenticate the bearer key (401, one message for every failure);
+ * 2. charge the organization's rate-limit buckets (DECISIONS §3: after authentication, before validation; 429 with
+ *    `Retry-After` and nothing applied when unaffordable);
+ * 3. check the endpoint's declared permission (403);
+ * 4. run the endpoint (which then decodes the request) with the caller provided.
+ * Every charged response carries `x-rate-limit-cost`, `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
+ */
+import {
+  authenticateSecretKey,
+  bucketsFor,
+  costOf,
+  CurrentCaller,
+  Forbidden,
+  hasPermission,
+  OrganizationRepository,
+  RateLimitStore,
+  SecretKeyRepository,
+  type SpendDecision,
+  tooManyRequests
+} from "@feedback/core"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
+import { RequiredPermission, SecretKeyAuth } from "../api/Security.ts"
+
+const rateLimitHeaders = (decision: SpendDecision): Record<string, string> => ({
+  "x-rate-limit-cost": String(decision.cost),
+  "x-ratelimit-limit": String(decision.limit),
+  "x-ratelimit-remaining": String(decision.remaining),
+  ...(decision._tag === "Refused" && decision.retryAfterSeconds !== undefined
+    ? { "retry-after": String(decision.retryAfterSeconds) }
+    : {})
+})
+
+export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function*() {
+  const services = yield* Effect.context<SecretKeyRepository | OrganizationRepository>()
+  const rateLimits = yield* RateLimitStore
+  return SecretKeyAuth.of({
+    bearer: (httpEffect, { credential, endpoint }) =>
+      Effect.gen(function*() {
+        const { caller, organization } = yield* authenticateSecretKey(Redacted.value(credential)).pipe(
+          Effect.provide(services)
+        )
+        const cost = costOf(endpoint.method, endpoint.path)
+        const decision = yield* rateLimits.spend(
+          organization.id,
+          bucketsFor(endpoint.method, endpoint.path, organization.plan),
+          cost
+        )
+        const headers = rateLimitHeaders(decision)
+        yield* HttpEffect.appendPreResponseHandler((_, response) =>
+          Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+        if (decision._tag === "Refused") return yield* tooManyRequests(decision)
+        const permission = Context.getOption(endpoint.annotations, RequiredPermission)
+        // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
+        if (Option.isNone(permission)) {
+          return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
+        }
+        if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
+        return yield* Effect.provideService(httpEffect, CurrentCaller, caller)
+      })
+  })
+}))

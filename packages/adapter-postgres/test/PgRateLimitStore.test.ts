@@ -1,0 +1,160 @@
+/**
+ * Runs against a real PostgreSQL server (several connections are the point): set TEST_DATABASE_URL, e.g.
+ * `postgres://postgres@127.0.0.1:5432/postgres`. Each run creates a fresh database on that server and drops it after.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { randomBytes, randomUUID } from "node:crypto"
+import { PgRateLimitStore, rateLimitMigration } from "../src/PgRateLimitStore.ts"
+import { RateLimitStore, type SpendDecision } from "@feedback/core"
+import { bucketsFor, type KeyedBucket } from "@feedback/core"
+
+const serverUrl = process.env["TEST_DATABASE_URL"] || undefined
+
+const T = 1_763_000_000_000
+
+/** The live clock, except that the time reads `ms`: a request's decision time, fixed so bounds are exact. */
+const at = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Clock.clockWith(Effect.succeed), (live) =>
+    Effect.provideService(effect, Clock.Clock, {
+      currentTimeMillisUnsafe: () => ms,
+      currentTimeMillis: Effect.succeed(ms),
+      currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
+      currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+      monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: live.monotonicTimeNanos,
+      sleep: (d) => live.sleep(d)
+    }))
+
+const concurrently = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
+  Effect.all(Array.from({ length: n }, (_, i) => f(i)), { concurrency: "unbounded" })
+
+const admittedCount = (ds: ReadonlyArray<SpendDecision>) => ds.filter((d) => d._tag === "Admitted").length
+
+/** A client the way an application would configure one: a pool, and snake/camel name transforms. */
+const clientLayer = (url: string, maxConnections: number) =>
+  PgClient.layer({
+    url: Redacted.make(url),
+    maxConnections,
+    transformResultNames: (s) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),
+    transformQueryNames: (s) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+  })
+
+/** A fresh database on the server for this file, dropped when the layer is released. */
+const freshDatabase = (server: string) =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const name = `rate_limit_test_${randomBytes(6).toString("hex")}`
+      yield* Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(`CREATE DATABASE ${name}`)
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(server), maxConnections: 1 }))))
+      const u = new URL(server)
+      u.pathname = `/${name}`
+      return { name, url: u.toString() }
+    }).pipe(Effect.orDie),
+    ({ name }) =>
+      Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(server), maxConnections: 1 })))).pipe(Effect.ignore)
+  )
+
+/** The URL of this run's database, for tests that open a second pool (a second process). */
+class DatabaseUrl extends Context.Service<DatabaseUrl, string>()("test/DatabaseUrl") {}
+
+if (serverUrl === undefined) {
+  describe("PgRateLimitStore", () => {
+    it.skip("skipped: TEST_DATABASE_URL is not set; these tests need a real PostgreSQL server (concurrent connections and separate pools)", () => {})
+  })
+} else {
+  const server = serverUrl
+  const TestLayer = Layer.unwrap(Effect.map(freshDatabase(server), ({ url }) => {
+    const client = clientLayer(url, 4)
+    const migrated = Layer.effectDiscard(Effect.andThen(rateLimitMigration, rateLimitMigration)) // idempotent
+    return Layer.mergeAll(PgRateLimitStore, migrated).pipe(Layer.provideMerge(client), Layer.provideMerge(Layer.succeed(DatabaseUrl, url)))
+  }))
+
+  layer(TestLayer, { timeout: 60_000, excludeTestServices: true })("PgRateLimitStore", (it) => {
+    it.effect("the table's primary key is (organization_id, bucket_key)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ col: string }>`
+          SELECT a.attname AS col
+          FROM pg_index i
+          JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true
+          JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+          WHERE i.indrelid = 'rate_limit_buckets'::regclass AND i.indisprimary
+          ORDER BY k.ord`
+        assert.deepStrictEqual(rows.map((r) => r.col), ["organization_id", "bucket_key"])
+      }))
+
+    it.effect("many concurrent spends over a pool of 4 connections admit exactly the ceiling", () =>
+      Effect.gen(function*() {
+        const store = yield* RateLimitStore
+        const org = randomUUID()
+        const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 100 })
+        const ds = yield* concurrently(400, () => store.spend(org, buckets, 1).pipe(at(T)))
+        assert.strictEqual(admittedCount(ds), 100)
+        const remaining = ds.filter((d) => d._tag === "Admitted").map((d) => d.remaining).sort((a, b) => a - b)
+        assert.deepStrictEqual(remaining, Array.from({ length: 100 }, (_, i) => i))
+        for (const d of ds) if (d._tag === "Refused") assert.strictEqual(d.retryAfterSeconds, 1) // 1 token at 100/min: 0.6 s
+        // Refill continues from the stored level: 600 ms later exactly one more token.
+        assert.strictEqual((yield* store.spend(org, buckets, 1).pipe(at(T + 599)))._tag, "Refused")
+        assert.strictEqual((yield* store.spend(org, buckets, 1).pipe(at(T + 600)))._tag, "Admitted")
+      }))
+
+    it.effect("two processes (separate pools) sharing the database admit exactly the ceiling together", () =>
+      Effect.gen(function*() {
+        const storeA = yield* RateLimitStore
+        const url = yield* DatabaseUrl
+        const context = yield* Layer.build(PgRateLimitStore.pipe(Layer.provide(clientLayer(url, 4))))
+        const storeB = Context.get(context, RateLimitStore)
+        const org = randomUUID()
+        const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 150 })
+        const ds = yield* concurrently(600, (i) => (i % 2 === 0 ? storeA : storeB).spend(org, buckets, 1).pipe(at(T)))
+        assert.strictEqual(admittedCount(ds), 150)
+        // A process whose clock lags mints nothing: it waits for the credited time, then for the refill.
+        const lagging = yield* storeB.spend(org, buckets, 1).pipe(at(T - 5_000))
+        assert.deepInclude(lagging, { _tag: "Refused", remaining: 0, retryAfterSeconds: 6 }) // 5 s + 0.4 s
+      }))
+
+    it.effect("two buckets are charged atomically under concurrency", () =>
+      Effect.gen(function*() {
+        const store = yield* RateLimitStore
+        const org = randomUUID()
+        const history = bucketsFor("POST", "/loyalty-history", { apiRequestsPerMinute: 600 }) // + 30 burst, 1/s
+        const reviews = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 600 })
+        const ds = yield* concurrently(60, (i) =>
+          i % 3 === 0 ? store.spend(org, reviews, 1).pipe(at(T)) : store.spend(org, history, 10).pipe(at(T)))
+        const historyAdmitted = ds.filter((d, i) => i % 3 !== 0 && d._tag === "Admitted").length
+        assert.strictEqual(historyAdmitted, 3)
+        // The organization bucket paid 3 × 10 for history and 1 per reviews call, nothing for the refusals.
+        const after = yield* store.spend(org, reviews, 0).pipe(at(T))
+        assert.deepInclude(after, { _tag: "Admitted", remaining: 600 - 30 - 20 })
+        assert.strictEqual((yield* store.spend(org, history, 10).pipe(at(T + 9_999)))._tag, "Refused")
+        assert.strictEqual((yield* store.spend(org, history, 10).pipe(at(T + 10_000)))._tag, "Admitted")
+      }))
+
+    it.effect("a refusal writes nothing; a cost above the ceiling is refused without Retry-After", () =>
+      Effect.gen(function*() {
+        const store = yield* RateLimitStore
+        const sql = yield* SqlClient.SqlClient
+        const org = randomUUID()
+        const buckets: ReadonlyArray<KeyedBucket> = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 10 })
+        yield* concurrently(10, () => store.spend(org, buckets, 1).pipe(at(T)))
+        const read = sql<{ tokens: number; updatedAtMs: bigint }>`
+          SELECT tokens, updated_at_ms FROM rate_limit_buckets WHERE organization_id = ${org}::uuid`
+        const before = yield* read
+        const refused = yield* store.spend(org, buckets, 1).pipe(at(T + 1_000))
+        // 1/6 token credited in that second; the other 5/6 at 1/6 token per second take 5 s.
+        assert.deepInclude(refused, { _tag: "Refused", retryAfterSeconds: 5, remaining: 0 })
+        const never = yield* store.spend(org, buckets, 11).pipe(at(T + 1_000))
+        assert.deepInclude(never, { _tag: "Refused", retryAfterSeconds: undefined, refusedBy: "org" })
+        assert.deepStrictEqual(yield* read, before)
+        assert.deepStrictEqual(before.map((r) => [r.tokens, Number(r.updatedAtMs)]), [[0, T]])
+      }))
+  })
+}
