@@ -3,7 +3,7 @@
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { isWellFormedSecretKey } from "@feedback/core"
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Cause, Config, Effect, Exit, Layer, Option, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { ApiRoutes, apiMiddleware } from "./server/ApiServer.ts"
@@ -61,4 +61,9 @@ const main = Effect.gen(function*() {
   return yield* Layer.launch(App)
 })
 
-NodeRuntime.runMain(main as Effect.Effect<never, unknown>)
+// SIGTERM/SIGINT interrupt the server: it stops accepting, finishes in-flight requests, closes the pool, and a
+// shutdown asked for is a success (exit 0), not an error.
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
+
+NodeRuntime.runMain(main as Effect.Effect<never, unknown>, { teardown })

@@ -1,0 +1,3 @@
+export * from "./ApiServer.ts"
+export * from "./DemoSeed.ts"
+export * from "./StoreSelection.ts"
