@@ -67,11 +67,13 @@ export const apiMiddleware = (options: ApiServerOptions) => {
  */
 export const makeWebHandler = <E>(
   services: Layer.Layer<ApiServices, E>,
-  options: ApiServerOptions = {}
+  options: ApiServerOptions = {},
+  /** Pass a host runtime's memo map to share the layers (and so the store) it already built. */
+  memoMap?: Layer.MemoMap
 ) =>
   HttpRouter.toWebHandler(
     ApiRoutes(options).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices)),
-    { disableLogger: true, middleware: apiMiddleware(options) }
+    { disableLogger: true, middleware: apiMiddleware(options), ...(memoMap === undefined ? {} : { memoMap }) }
   )
 
 export { Effect }
