@@ -2,6 +2,7 @@
 import type { EventOutbox } from "./EventOutbox.ts"
 import type { OrganizationRepository } from "./OrganizationRepository.ts"
 import type { RateLimitStore } from "./RateLimitStore.ts"
+import type { ReviewWriteRepository } from "./ReviewWriteRepository.ts"
 import type { SecretKeyRepository } from "./SecretKeyRepository.ts"
 import type { StorefrontRecordRepository } from "./StorefrontRecordRepository.ts"
 import type { UnitOfWork } from "./UnitOfWork.ts"
@@ -13,3 +14,4 @@ export type StoreServices =
   | SecretKeyRepository
   | StorefrontRecordRepository
   | RateLimitStore
+  | ReviewWriteRepository

@@ -1,0 +1,216 @@
+/**
+ * What the review write side accepts (spec: Reviews endpoints; DECISIONS §1, §5), as Schemas shared by the HTTP
+ * contract and embedding hosts. Bodies are strict (the HTTP adapter rejects unknown keys); `null` is accepted only
+ * where the spec says "or null" (`title`, `body`), modelled with `optionalKey(NullOr(...))` so that `null` and an
+ * omitted field stay distinct.
+ *
+ * Text that is stored must be storable everywhere: PostgreSQL `text`/`jsonb` cannot hold NUL, and a lone surrogate
+ * would be silently replaced when encoded to UTF-8 (so memory and PostgreSQL would store different text). Both are
+ * a 400 here, never a 500 or a silent change later.
+ */
+import { Schema } from "effect"
+import { ProductVariantId, ReviewId, SiteId, Uuid } from "./Ids.ts"
+import { ReviewDeletionReason } from "./Review.ts"
+import { parseTimestampValue } from "./Filter.ts"
+
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** Text that both stores keep exactly as sent: no NUL character, no lone surrogate. */
+export const StoredText = Schema.String.check(Schema.makeFilter((s: string) =>
+  s.includes("\u0000")
+    ? "must not contain the NUL character"
+    : loneSurrogate.test(s)
+    ? "must be well-formed Unicode (it contains a lone surrogate)"
+    : undefined
+))
+
+/** Stored text with at least one non-blank character and at most `max` characters. */
+export const RequiredText = (max: number) =>
+  StoredText.check(
+    Schema.makeFilter((s: string) => s.trim() === "" ? "must not be empty" : undefined),
+    Schema.isMaxLength(max)
+  )
+
+/** Metadata as sent: string keys and values that can be stored. Replaces the stored metadata wholesale. */
+export const MetadataInput = Schema.Record(StoredText, StoredText)
+
+/** Any ISO 8601 date-time with an offset (normalised later with `parseTimestampValue`). */
+export const InstantInput = Schema.String.check(Schema.makeFilter((s: string) =>
+  parseTimestampValue(s) === undefined
+    ? "must be an ISO 8601 date-time with a time zone, such as 2026-01-31T12:00:00Z"
+    : undefined
+))
+
+/** A rating as customers give it: 1 to 5. */
+export const Rating = Schema.Finite.check(Schema.isBetween({ minimum: 1, maximum: 5 }))
+
+const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+/** An email address (matched case-insensitively; stored lower-cased). */
+export const EmailInput = StoredText.check(
+  Schema.isMaxLength(254),
+  Schema.makeFilter((s: string) => emailPattern.test(s) ? undefined : "must be an email address such as ada@example.com")
+)
+
+/** An http(s) URL of an image to attach. */
+export const ImageUrlInput = StoredText.check(
+  Schema.isMaxLength(2048),
+  Schema.makeFilter((s: string) => {
+    try {
+      const u = new URL(s)
+      return u.protocol === "https:" || u.protocol === "http:" ? undefined : "must be an http or https URL"
+    } catch {
+      return "must be an absolute http or https URL"
+    }
+  })
+)
+
+// ---------------------------------------------------------------------------------------------------------------
+// PATCH /reviews/{id}
+
+export const ReviewPatch = Schema.Struct({
+  /** The current title with spans replaced by `[redacted]`; `null` only when the title is null. */
+  title: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  body: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  published: Schema.optionalKey(Schema.Boolean),
+  metadata: Schema.optionalKey(MetadataInput)
+})
+export type ReviewPatch = typeof ReviewPatch.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// DELETE /reviews/{id}
+
+export const NOTE_MAX_LENGTH = 2000
+
+export const ReviewDeletionRequest = Schema.Struct({
+  reason: ReviewDeletionReason,
+  note: Schema.optionalKey(StoredText.check(Schema.isMaxLength(NOTE_MAX_LENGTH)))
+}).check(Schema.makeFilter((d) =>
+  d.reason === "other" && (d.note === undefined || d.note.trim() === "")
+    ? { path: ["note"], issue: "is required when reason is \"other\": say why the review is deleted" }
+    : undefined
+))
+export type ReviewDeletionRequest = typeof ReviewDeletionRequest.Type
+
+/** The record kept after a deletion: who, when and why, without the review's content (DECISIONS §5). */
+export interface ReviewDeletionRecord {
+  readonly reviewId: ReviewId
+  readonly reason: ReviewDeletionReason
+  readonly note: string | null
+  readonly actorKeyId: string
+  readonly deletedAt: string
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// PATCH /reviews/bulk-update
+
+export const BulkUpdateBody = Schema.Struct({ published: Schema.Boolean })
+export type BulkUpdateBody = typeof BulkUpdateBody.Type
+
+export const BulkUpdateResult = Schema.Struct({ count: Schema.Int })
+export type BulkUpdateResult = typeof BulkUpdateResult.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// POST /reviews/import
+
+export const IMPORT_MAX_ROWS = 10_000
+export const IMPORT_MAX_IMAGES_PER_ROW = 20
+
+/** A survey answer as imported (the labels may be omitted). */
+export const ImportAnswer = Schema.Struct({
+  questionId: Uuid,
+  label: StoredText.check(Schema.isMaxLength(1000)),
+  type: RequiredText(100),
+  step: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  steps: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  lowLabel: Schema.optionalKey(Schema.NullOr(StoredText.check(Schema.isMaxLength(1000)))),
+  highLabel: Schema.optionalKey(Schema.NullOr(StoredText.check(Schema.isMaxLength(1000)))),
+  middleLabel: Schema.optionalKey(Schema.NullOr(StoredText.check(Schema.isMaxLength(1000)))),
+  optionLabels: Schema.optionalKey(Schema.Array(StoredText.check(Schema.isMaxLength(1000))))
+})
+export type ImportAnswer = typeof ImportAnswer.Type
+
+/** One row of `POST /reviews/import` (spec: Row fields). */
+export const ImportRow = Schema.Struct({
+  /** The review's id on the merchant's side; a row whose externalId was imported before is not imported again. */
+  externalId: Schema.optionalKey(RequiredText(255)),
+  /** A site id of the organization. */
+  site: Schema.optionalKey(SiteId),
+  /** The customer's email: matched case-insensitively, a customer is created when none has it. */
+  customer: Schema.optionalKey(EmailInput),
+  /** The product's slug. */
+  product: Schema.optionalKey(RequiredText(500)),
+  productExternalId: Schema.optionalKey(RequiredText(500)),
+  productUrl: Schema.optionalKey(RequiredText(2048)),
+  /** The variant's id (stored as the review's productVariantId). */
+  productVariant: Schema.optionalKey(ProductVariantId),
+  title: Schema.optionalKey(Schema.NullOr(StoredText)),
+  body: Schema.optionalKey(Schema.NullOr(StoredText)),
+  rating: Rating,
+  published: Schema.optionalKey(Schema.Boolean),
+  pending: Schema.optionalKey(Schema.Boolean),
+  verifiedBuyer: Schema.optionalKey(Schema.Boolean),
+  createdAt: Schema.optionalKey(InstantInput),
+  imageUrls: Schema.optionalKey(Schema.Array(ImageUrlInput).check(Schema.isMaxLength(IMPORT_MAX_IMAGES_PER_ROW))),
+  /** The merchant's reply text. */
+  response: Schema.optionalKey(RequiredText(100_000)),
+  responderName: Schema.optionalKey(RequiredText(200)),
+  responseCreatedAt: Schema.optionalKey(InstantInput),
+  answers: Schema.optionalKey(Schema.Array(ImportAnswer).check(Schema.isMaxLength(100))),
+  metadata: Schema.optionalKey(MetadataInput)
+}).check(Schema.makeFilter((row) => {
+  const issues: Array<Schema.FilterIssue> = []
+  if (row.product === undefined && row.productExternalId === undefined && row.productUrl === undefined) {
+    issues.push({ path: ["product"], issue: "name the product with product (its slug), productExternalId or productUrl" })
+  }
+  if (row.pending === true && row.published === true) {
+    issues.push({ path: ["published"], issue: "cannot be true for a pending review; drop one of pending and published" })
+  }
+  if (row.response === undefined) {
+    if (row.responderName !== undefined) issues.push({ path: ["responderName"], issue: "needs response (the reply text)" })
+    if (row.responseCreatedAt !== undefined) {
+      issues.push({ path: ["responseCreatedAt"], issue: "needs response (the reply text)" })
+    }
+  }
+  return issues
+}))
+export type ImportRow = typeof ImportRow.Type
+
+export const ImportRequest = Schema.Struct({
+  data: Schema.Array(ImportRow).check(Schema.isMaxLength(IMPORT_MAX_ROWS, {
+    message: `an import takes at most ${IMPORT_MAX_ROWS} rows; split the file into several requests`
+  })),
+  /** Fail the whole import on the first row that cannot be resolved (default false: skip and list such rows). */
+  strict: Schema.optionalKey(Schema.Boolean)
+})
+export type ImportRequest = typeof ImportRequest.Type
+
+export const ImportResult = Schema.Struct({
+  imported: Schema.Array(Schema.Struct({ index: Schema.Int, id: ReviewId, imageUrls: Schema.Array(Schema.String) })),
+  skipped: Schema.Array(Schema.Struct({ index: Schema.Int, message: Schema.String }))
+})
+export type ImportResult = typeof ImportResult.Type
+
+// ---------------------------------------------------------------------------------------------------------------
+// Replies: POST / PATCH /reviews/{id}/response
+
+export const REPLY_BODY_MAX_LENGTH = 10_000
+
+export const ReplyCreate = Schema.Struct({
+  body: RequiredText(REPLY_BODY_MAX_LENGTH),
+  /** Omit to save a draft. */
+  published: Schema.optionalKey(Schema.Boolean),
+  metadata: Schema.optionalKey(MetadataInput),
+  /** Defaults to the organization's name. */
+  responderName: Schema.optionalKey(RequiredText(200))
+})
+export type ReplyCreate = typeof ReplyCreate.Type
+
+export const ReplyPatch = Schema.Struct({
+  body: Schema.optionalKey(RequiredText(REPLY_BODY_MAX_LENGTH)),
+  responderName: Schema.optionalKey(RequiredText(200)),
+  published: Schema.optionalKey(Schema.Boolean),
+  metadata: Schema.optionalKey(MetadataInput)
+})
+export type ReplyPatch = typeof ReplyPatch.Type
+
