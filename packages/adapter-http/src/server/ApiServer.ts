@@ -14,6 +14,7 @@ import { OrganizationHandlers, SystemHandlers } from "./Handlers.ts"
 import { OperatorAuthLive } from "./OperatorAuthLive.ts"
 import { OperatorHandlers } from "./OperatorHandlers.ts"
 import { RequestValidationLive } from "./RequestValidationLive.ts"
+import { ReviewWritesHandlers } from "./ReviewWritesHandlers.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
 
@@ -27,7 +28,7 @@ export interface ApiServerOptions {
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SystemHandlers, OrganizationHandlers]),
+  Layer.provide([SystemHandlers, OrganizationHandlers, ReviewWritesHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
