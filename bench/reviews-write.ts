@@ -1,0 +1,259 @@
+/**
+ * `npm run bench -- reviews-write [import|bulk]`: the set-based review writes on PostgreSQL, each as a ratio to a
+ * baseline measured in the same run on the same database:
+ *
+ * - import: `POST /reviews/import`'s use-case with 10,000 rows (products by slug, existing customers, 30% with an
+ *   image, 20% with a reply, 10% with survey answers; one transaction: resolution, reviews, files, replies, answers,
+ *   10,000 `review.created` events, stats of the affected products) vs the same 10,000 review rows written by ONE
+ *   multi-row INSERT (`INSERT … SELECT FROM jsonb_to_recordset`, a VALUES list would exceed the protocol's 65,535
+ *   parameters).
+ * - bulk: `PATCH /reviews/bulk-update`'s use-case over 100,000 matching reviews whose `published` all change
+ *   (100,000 `review.updated` events, stats of 1,000 products) vs ONE `UPDATE reviews SET published, moderated_at,
+ *   updated_at WHERE organization_id = …` of the same rows.
+ *
+ * Database: a fresh database on `BENCH_DATABASE_URL` (else `TEST_DATABASE_URL`), dropped afterwards; with neither,
+ * embedded PGlite in a temporary directory (single connection, in-process: its numbers say little about a server).
+ * `BENCH_ITERATIONS` (default 3) sets the repetitions; medians are reported. `BENCH_KEEP=1` keeps the database
+ * (for EXPLAIN ANALYZE afterwards). The peak RSS of the process is printed
+ * after each phase: the bulk update never brings the matching reviews into Node, so it should barely move.
+ * Timings are of the use-cases (no HTTP: JSON parsing and schema decoding are measured separately for the import).
+ */
+import {
+  CurrentCaller,
+  IdGenerator,
+  ImportRequest,
+  type ImportRow,
+  type OrganizationId,
+  Provisioning,
+  ReviewWrites,
+  SecretKeyCaller,
+  type SecretKeyId,
+  uuidV7
+} from "@feedback/core"
+import { type DatabaseTarget, PgStoreLayer } from "@feedback/adapter-postgres"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, rmSync } from "node:fs"
+import { cpus, tmpdir, totalmem } from "node:os"
+import * as Path from "node:path"
+
+const ITERATIONS = Math.max(1, Number(process.env["BENCH_ITERATIONS"] ?? 3))
+const IMPORT_ROWS = 10_000
+const BULK_REVIEWS = 100_000
+const PRODUCTS = 1_000
+const CUSTOMERS = 5_000
+const which = process.argv[2] ?? "all"
+if (!["all", "import", "bulk"].includes(which)) {
+  console.error("usage: npm run bench -- reviews-write [import|bulk]")
+  process.exit(1)
+}
+
+const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"] || undefined
+
+const onServer = (url: string, statement: string) =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(statement)
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))))
+
+const prepareTarget = async (): Promise<{ target: DatabaseTarget; cleanup: () => Promise<void>; label: string }> => {
+  if (serverUrl === undefined) {
+    const dataDir = mkdtempSync(Path.join(tmpdir(), "fb-bench-pglite-"))
+    return {
+      target: { _tag: "Embedded", dataDir },
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+      label: "embedded PGlite (set BENCH_DATABASE_URL for a server)"
+    }
+  }
+  const name = `feedback_bench_${randomBytes(6).toString("hex")}`
+  await onServer(serverUrl, `CREATE DATABASE ${name}`)
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return {
+    target: { _tag: "Server", url: url.toString(), maxConnections: 4 },
+    cleanup: () => onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined),
+    label: `PostgreSQL server (fresh database ${name})`
+  }
+}
+
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+const ms = (n: number) => `${n.toFixed(0)} ms`
+const peakRssMiB = () => `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`
+
+const timed = async <A>(run: () => Promise<A>): Promise<[number, A]> => {
+  const started = performance.now()
+  const a = await run()
+  return [performance.now() - started, a]
+}
+
+const main = async () => {
+  const { target, cleanup, label } = await prepareTarget()
+  const services = Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)
+  const runtime = ManagedRuntime.make(services)
+  const sqlRun = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+    runtime.runPromise(SqlClient.SqlClient.use(f).pipe(Effect.orDie))
+  console.log(`reviews-write benchmark: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`)
+  console.log(`store: ${label}; ${ITERATIONS} iteration(s), medians\n`)
+  try {
+    /** An organization with PRODUCTS products (slug p-<i>) and CUSTOMERS customers (buyer<i>@example.com). */
+    const organization = async (name: string) => {
+      const org = await runtime.runPromise(Provisioning.createOrganization({ name }))
+      const productIds = Array.from({ length: PRODUCTS }, () => uuidV7(Date.now()))
+      await sqlRun((sql) =>
+        sql.unsafe(
+          `INSERT INTO products (organization_id, id, slug, title, metadata, created_at, updated_at)
+           SELECT $1, (p.value #>> '{}')::uuid, 'p-' || (p.ordinality - 1), 'Product ' || (p.ordinality - 1), '{}', now(), now()
+           FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS p`,
+          [org.id, JSON.stringify(productIds)]
+        )
+      )
+      await sqlRun((sql) =>
+        sql.unsafe(
+          `INSERT INTO customers (organization_id, id, email, metadata, created_at, updated_at)
+           SELECT $1, gen_random_uuid(), 'buyer' || g || '@example.com', '{}', now(), now() FROM generate_series(0, $2::int - 1) g`,
+          [org.id, CUSTOMERS]
+        )
+      )
+      const caller = new SecretKeyCaller({
+        organizationId: org.id,
+        keyId: uuidV7(Date.now()) as SecretKeyId,
+        permissions: new Set(["reviews:write"])
+      })
+      return { org: org.id as OrganizationId, productIds, caller }
+    }
+    const asCaller = (caller: SecretKeyCaller) => Effect.provideService(CurrentCaller, caller)
+    const countEvents = (org: OrganizationId, event: string) =>
+      sqlRun((sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM domain_events WHERE organization_id = ${org} AND event = ${event}`)
+        .then((rows) => Number(rows[0]!.n))
+
+    if (which === "all" || which === "import") {
+      const { org, productIds, caller } = await organization("Import bench")
+      const body = "Solid mug, keeps coffee warm for a long time. ".repeat(4)
+      const rowsFor = (run: number): Array<ImportRow> =>
+        Array.from({ length: IMPORT_ROWS }, (_, i): ImportRow => ({
+          externalId: `bench-${run}-${i}`,
+          product: `p-${i % PRODUCTS}`,
+          customer: i % 7 === 0 ? `Buyer${i % CUSTOMERS}@Example.com` : `buyer${i % CUSTOMERS}@example.com`,
+          title: `Review ${i}`,
+          body,
+          rating: 1 + (i % 5),
+          createdAt: "2025-06-01T12:00:00Z",
+          metadata: { source: "bench" },
+          ...(i % 10 < 3 ? { imageUrls: [`https://cdn.example/reviews/${run}-${i}.jpg`] } : {}),
+          ...(i % 5 === 0 ? { response: "Thank you for the review!" } : {}),
+          ...(i % 10 === 0
+            ? { answers: [{ questionId: "0190f000-0000-7000-8000-0000000000aa" as never, label: "Fit", type: "scale", step: 1, steps: 5 }] }
+            : {})
+        }))
+      const decode = Schema.decodeUnknownSync(Schema.toCodecJson(ImportRequest))
+      const importTimes: Array<number> = []
+      const baselineTimes: Array<number> = []
+      const decodeTimes: Array<number> = []
+      for (let run = 0; run < ITERATIONS; run++) {
+        const rows = rowsFor(run)
+        const json = JSON.stringify({ data: rows })
+        const [decodeMs, request] = await timed(async () => decode(JSON.parse(json)))
+        decodeTimes.push(decodeMs)
+        const [importMs, result] = await timed(() => runtime.runPromise(ReviewWrites.importReviews(request).pipe(asCaller(caller))))
+        if (result.imported.length !== IMPORT_ROWS) throw new Error(`imported ${result.imported.length}, skipped ${JSON.stringify(result.skipped.slice(0, 3))}`)
+        importTimes.push(importMs)
+        // The same 10,000 review rows (fresh ids, same products, customers and content) in one multi-row INSERT.
+        const baselineRows = rows.map((r, i) => ({
+          id: uuidV7(Date.now()),
+          product_id: productIds[i % PRODUCTS],
+          email: r.customer!.toLowerCase(),
+          title: r.title,
+          body: r.body,
+          rating: r.rating,
+          metadata: r.metadata,
+          external_id: `baseline-${run}-${i}`,
+          created_at: "2025-06-01T12:00:00.000Z"
+        }))
+        const [baselineMs] = await timed(() =>
+          sqlRun((sql) =>
+            sql.withTransaction(sql.unsafe(
+              `INSERT INTO reviews (organization_id, id, product_id, customer_id, title, body, rating, published, moderated_at,
+                 metadata, external_id, created_at, updated_at)
+               SELECT $1, x.id, x.product_id, c.id, x.title, x.body, x.rating, true, now(), x.metadata, x.external_id,
+                 x.created_at, now()
+               FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, product_id uuid, email text, title text, body text,
+                 rating double precision, metadata jsonb, external_id text, created_at timestamptz)
+               LEFT JOIN customers c ON c.organization_id = $1 AND c.email = x.email`,
+              [org, JSON.stringify(baselineRows)]
+            ))
+          )
+        )
+        baselineTimes.push(baselineMs)
+        console.log(`  import run ${run + 1}: use-case ${ms(importMs)}, baseline ${ms(baselineMs)} (decode ${ms(decodeMs)})`)
+      }
+      const events = await countEvents(org, "review.created")
+      const i = median(importTimes)
+      const b = median(baselineTimes)
+      console.log(`import of ${IMPORT_ROWS.toLocaleString("en-US")} rows: ${ms(i)}; baseline one multi-row INSERT of the same reviews: ${ms(b)}`)
+      console.log(`  ratio ${(i / b).toFixed(2)}× the baseline; JSON parse + schema decode of the body: ${ms(median(decodeTimes))}`)
+      console.log(`  ${(IMPORT_ROWS / (i / 1000)).toFixed(0)} reviews/s; review.created events recorded: ${events.toLocaleString("en-US")}; peak RSS ${peakRssMiB()}\n`)
+    }
+
+    if (which === "all" || which === "bulk") {
+      const { org, productIds, caller } = await organization("Bulk bench")
+      await sqlRun((sql) =>
+        sql.unsafe(
+          `WITH products AS (SELECT array_agg((value #>> '{}')::uuid) AS ids FROM jsonb_array_elements($2::jsonb))
+           INSERT INTO reviews (organization_id, id, product_id, title, body, rating, published, created_at, updated_at)
+           SELECT $1, gen_random_uuid(), products.ids[1 + (g % ${PRODUCTS})], 'Review ' || g,
+             'Solid mug, keeps coffee warm for a long time.', 1 + (g % 5), false, now(), now()
+           FROM generate_series(0, $3::int - 1) g, products`,
+          [org, JSON.stringify(productIds), BULK_REVIEWS]
+        )
+      )
+      const vacuum = () => sqlRun((sql) => sql.unsafe("VACUUM ANALYZE reviews"))
+      await vacuum()
+      console.log(`seeded ${BULK_REVIEWS.toLocaleString("en-US")} reviews over ${PRODUCTS} products; peak RSS ${peakRssMiB()}`)
+      const bulkTimes: Array<number> = []
+      const baselineTimes: Array<number> = []
+      for (let run = 0; run < ITERATIONS; run++) {
+        // Reviews are all unpublished here: the use-case publishes every one (100,000 changes and events)...
+        await vacuum()
+        const [bulkMs, result] = await timed(() =>
+          runtime.runPromise(ReviewWrites.bulkUpdateReviews({}, { published: true }).pipe(asCaller(caller)))
+        )
+        if (result.count !== BULK_REVIEWS) throw new Error(`matched ${result.count}`)
+        bulkTimes.push(bulkMs)
+        // ...and the baseline unpublishes the same rows with one plain UPDATE.
+        await vacuum()
+        const [baselineMs] = await timed(() =>
+          sqlRun((sql) =>
+            sql.withTransaction(sql.unsafe(
+              `UPDATE reviews SET published = false, moderated_at = now(), updated_at = now() WHERE organization_id = $1`,
+              [org]
+            ))
+          )
+        )
+        baselineTimes.push(baselineMs)
+        console.log(`  bulk run ${run + 1}: use-case ${ms(bulkMs)}, baseline ${ms(baselineMs)}; peak RSS ${peakRssMiB()}`)
+      }
+      const events = await countEvents(org, "review.updated")
+      const u = median(bulkTimes)
+      const b = median(baselineTimes)
+      console.log(`bulk-update of ${BULK_REVIEWS.toLocaleString("en-US")} reviews: ${ms(u)}; baseline one UPDATE of the same rows: ${ms(b)}`)
+      console.log(`  ratio ${(u / b).toFixed(2)}× the baseline; review.updated events recorded: ${events.toLocaleString("en-US")} (${ITERATIONS} × ${BULK_REVIEWS.toLocaleString("en-US")}); peak RSS ${peakRssMiB()}`)
+    }
+  } finally {
+    await runtime.dispose()
+    if (process.env["BENCH_KEEP"] === undefined) await cleanup()
+    else console.log(`kept ${label}`)
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
