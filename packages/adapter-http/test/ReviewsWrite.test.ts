@@ -5,7 +5,8 @@
  */
 import { IdGenerator, type OrganizationId, type ProductId, type ReviewRecord, REDACTION_MARKER } from "@feedback/core"
 import { makeProduct, makeReview, ReviewFixtures } from "@feedback/core/testing"
-import { MemoryReviewFixtures, MemoryStoreLayer } from "@feedback/adapter-memory"
+import { MemoryStoreLayer } from "@feedback/adapter-memory"
+import { MemoryReviewFixtures } from "../../adapter-memory/test/MemoryReviewFixtures.ts"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeWebHandler } from "../src/server/ApiServer.ts"

@@ -4,18 +4,15 @@
  * unit of work undoes everything here, events included.
  */
 import {
-  type Customer,
   type CustomerId,
   type DomainEvent,
   type DomainEventId,
   evaluateFilter,
   EventOutbox,
   type FieldAccessor,
-  type ImportJobRef,
   matchesSearch,
   type OrganizationId,
   type ProductId,
-  type ReviewDeletionRecord,
   type ReviewId,
   ReviewRecord,
   type ReviewReply,
@@ -23,11 +20,10 @@ import {
   Timestamp,
   uuidV7
 } from "@feedback/core"
-import { ReviewFixtures } from "@feedback/core/testing"
 import { Effect, Layer, Option, Schema } from "effect"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryEventOutbox } from "./MemoryOrganizationStore.ts"
-import { memoryTables, type MemoryTables, type ReviewDeletionRow, type ReviewRow } from "./MemoryTables.ts"
+import { memoryTables, type MemoryTables, type ReviewRow } from "./MemoryTables.ts"
 
 const toRecord: (row: ReviewRow) => ReviewRecord = Schema.encodeSync(ReviewRecord) as never
 
@@ -45,7 +41,7 @@ const reviewFieldNames = new Set([
 ])
 
 /** How filters and search read a review in memory: the read side's field paths (DECISIONS §4). */
-export const reviewFieldAccessor = (tables: MemoryTables, row: ReviewRow): FieldAccessor => (path) => {
+const reviewFieldAccessor = (tables: MemoryTables, row: ReviewRow): FieldAccessor => (path) => {
   if (reviewFieldNames.has(path)) return (row as unknown as Record<string, unknown>)[path]
   const dot = path.indexOf(".")
   const head = path.slice(0, dot)
@@ -59,12 +55,13 @@ export const reviewFieldAccessor = (tables: MemoryTables, row: ReviewRow): Field
   return (related as unknown as Record<string, unknown>)[rest]
 }
 
-export const reviewSearchValues = (tables: MemoryTables, row: ReviewRow): ReadonlyArray<string | null> => {
+const reviewSearchValues = (tables: MemoryTables, row: ReviewRow): ReadonlyArray<string | null> => {
   const product = tables.products.get(row.productId)
   const customer = row.customerId === null ? undefined : tables.customers.get(row.customerId)
   return [row.title, row.body, customer?.email ?? null, customer?.firstName ?? null, customer?.lastName ?? null, product?.title ?? null]
 }
 
+/** The row when it belongs to the organization (tables are keyed by id across organizations). */
 const ownedBy = <V extends { readonly organizationId: string }>(organizationId: string, v: V | undefined): V | undefined =>
   v !== undefined && v.organizationId === organizationId ? v : undefined
 
@@ -239,47 +236,3 @@ const toReply = ({ organizationId: _, ...reply }: ReviewReply & { readonly organ
 export const MemoryReviewWriteRepository = Layer.effect(ReviewWriteRepository, makeRepository).pipe(
   Layer.provide(MemoryEventOutbox)
 )
-
-// ---------------------------------------------------------------------------------------------------------------
-
-/** Seeding and inspection for the conformance suite (see `ReviewFixtures`). */
-export const MemoryReviewFixtures = Layer.effect(ReviewFixtures, Effect.gen(function*() {
-  const db = yield* MemoryDatabase
-  const t = memoryTables(db)
-  const toDeletion = ({ organizationId: _, ...d }: ReviewDeletionRow): ReviewDeletionRecord => d as ReviewDeletionRecord
-  return ReviewFixtures.of({
-    insertSite: (organizationId, site) => db.mutate(() => t.sites.set(site.id, { ...site, organizationId })),
-    insertProduct: (organizationId, product) => db.mutate(() => t.products.set(product.id, { ...product, organizationId })),
-    insertCustomer: (organizationId, customer) =>
-      db.mutate(() => t.customers.set(customer.id, { ...customer, organizationId })),
-    insertReview: (organizationId, review, extras = {}) =>
-      db.mutate(() => {
-        t.reviews.set(review.id, { ...review, organizationId, importJobId: null, importRow: null })
-        if (extras.files !== undefined) t.reviewFiles.set(review.id, { organizationId, files: extras.files })
-        if (extras.answers !== undefined) t.reviewAnswers.set(review.id, { organizationId, answers: extras.answers })
-        if (extras.reply !== undefined) t.reviewReplies.set(review.id, { ...extras.reply, organizationId })
-      }),
-    product: (organizationId, id) =>
-      Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, t.products.get(id))), ({ organizationId: _, ...p }) => p)),
-    customers: (organizationId) =>
-      Effect.sync(() =>
-        [...t.customers.values()].filter((c) => c.organizationId === organizationId).map(({ organizationId: _, ...c }) => c as Customer)
-          .sort((a, b) => a.email < b.email ? -1 : a.email > b.email ? 1 : 0)
-      ),
-    reviewIds: (organizationId) =>
-      Effect.sync(() => [...t.reviews.values()].filter((r) => r.organizationId === organizationId).map((r) => r.id).sort()),
-    files: (organizationId, reviewId) => Effect.sync(() => ownedBy(organizationId, t.reviewFiles.get(reviewId))?.files ?? []),
-    answers: (organizationId, reviewId) =>
-      Effect.sync(() => ownedBy(organizationId, t.reviewAnswers.get(reviewId))?.answers ?? []),
-    importJob: (organizationId, reviewId) =>
-      Effect.sync(() => {
-        const review = ownedBy(organizationId, t.reviews.get(reviewId))
-        const job = review?.importJobId == null ? undefined : ownedBy(organizationId, t.importJobs.get(review.importJobId))
-        return job === undefined || review?.importRow == null
-          ? Option.none()
-          : Option.some({ id: job.id, type: job.type, action: job.action, row: review.importRow, createdAt: job.createdAt } as ImportJobRef)
-      }),
-    deletion: (organizationId, reviewId) =>
-      Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, t.reviewDeletions.get(reviewId))), toDeletion))
-  })
-}))

@@ -1,6 +1,6 @@
 import { runStoreConformance } from "@feedback/core/testing"
 import { Layer } from "effect"
-import { PgReviewFixtures } from "../src/PgReviewWriteStore.ts"
+import { PgReviewFixtures } from "./PgReviewFixtures.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
 
