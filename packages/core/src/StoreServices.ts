@@ -1,5 +1,7 @@
 /** Every store service the core's use-cases need: what a store adapter must provide (grows as capabilities land). */
+import type { EmailOutboxRepository } from "./EmailOutbox.ts"
 import type { EventOutbox } from "./EventOutbox.ts"
+import type { ProductQuestionRepository } from "./ProductQuestionRepository.ts"
 import type { OrganizationRepository } from "./OrganizationRepository.ts"
 import type { RateLimitStore } from "./RateLimitStore.ts"
 import type { SecretKeyRepository } from "./SecretKeyRepository.ts"
@@ -13,3 +15,4 @@ export type StoreServices =
   | SecretKeyRepository
   | StorefrontRecordRepository
   | RateLimitStore
+  | ProductQuestionRepository | EmailOutboxRepository
