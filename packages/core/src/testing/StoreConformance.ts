@@ -14,12 +14,14 @@ import { OrganizationRepository } from "../OrganizationRepository.ts"
 import * as Provisioning from "../Provisioning.ts"
 import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
 import { transactional } from "../UnitOfWork.ts"
+import { productQuestionSuite } from "./ProductQuestionConformance.ts"
+import type { StoreTestSupport } from "./StoreTestSupport.ts"
 
 import type { StoreServices } from "../StoreServices.ts"
 export type { StoreServices }
 
-/** What a suite gets: the store under test (with ids) as a layer shared by the suite's tests. */
-export type ConformanceSuite = (store: Layer.Layer<StoreServices | IdGenerator>) => void
+/** What a suite gets: the store under test (with ids and its test support) as a layer shared by the suite's tests. */
+export type ConformanceSuite = (store: Layer.Layer<StoreServices | StoreTestSupport | IdGenerator>) => void
 
 const organizationsSuite: ConformanceSuite = (store) =>
   layer(store, { timeout: 60_000 })("organizations and keys", (it) => {
@@ -168,11 +170,12 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 /** Every capability's suite; a capability appends its own. */
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
-  ["unit of work", unitOfWorkSuite]
+  ["unit of work", unitOfWorkSuite],
+  ["product questions", productQuestionSuite]
 ]
 
 /** Runs the whole conformance suite against `store`. */
-export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices>) =>
+export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices | StoreTestSupport>) =>
   describe(`store conformance: ${name}`, () => {
     const withIds = Layer.merge(store, IdGenerator.uuidV7)
     for (const [, suite] of conformanceSuites) suite(withIds)

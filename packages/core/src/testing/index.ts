@@ -1,1 +1,3 @@
 export * from "./StoreConformance.ts"
+export * from "./StoreTestSupport.ts"
+export * from "./RecordingMailer.ts"
