@@ -8,6 +8,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { ApiRoutes, apiMiddleware } from "./server/ApiServer.ts"
 import { seedDemo } from "./server/DemoSeed.ts"
+import { EmailNoticeWorkerLive } from "./server/SmtpMailer.ts"
 import { chooseStore, describeStore, storeLayer } from "./server/StoreSelection.ts"
 
 const ServerConfig = Config.all({
@@ -17,7 +18,9 @@ const ServerConfig = Config.all({
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.data")),
   operatorToken: Config.Redacted("OPERATOR_TOKEN").pipe(Config.option),
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
-  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
+  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
+  smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
+  mailFrom: Config.String("MAIL_FROM").pipe(Config.option)
 })
 
 const main = Effect.gen(function*() {
@@ -26,6 +29,12 @@ const main = Effect.gen(function*() {
   if (demoKey !== undefined && !isWellFormedSecretKey(demoKey)) {
     return yield* Effect.die(new Error("DEMO_SECRET_KEY must look like sk_ followed by at least 32 URL-safe characters"))
   }
+  if (Option.isSome(config.smtpUrl) && Option.isNone(config.mailFrom)) {
+    return yield* Effect.die(new Error("MAIL_FROM must be set when SMTP_URL is, e.g. MAIL_FROM='Shop <answers@shop.example>'"))
+  }
+  const smtp = Option.isSome(config.smtpUrl) && Option.isSome(config.mailFrom)
+    ? { url: config.smtpUrl.value, from: config.mailFrom.value }
+    : undefined
   const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
   const options = { operatorToken: Option.getOrUndefined(config.operatorToken), logRequests: config.logRequests }
 
@@ -37,6 +46,7 @@ const main = Effect.gen(function*() {
       `Admin API listening on ${url}`,
       `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
       `  Store: ${describeStore(store)}`,
+      `  Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`,
       options.operatorToken === undefined ? "  Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `  Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`,
       seeded._tag === "Created"
         ? `  Demo key (shown once; keep it): ${seeded.secretKey}`
@@ -55,6 +65,7 @@ const main = Effect.gen(function*() {
     middleware: apiMiddleware(options)
   }).pipe(
     Layer.merge(Announce),
+    Layer.merge(EmailNoticeWorkerLive(smtp)),
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
     Layer.provide(Services)
   )

@@ -13,6 +13,7 @@ import { errorEnvelope } from "./ErrorEnvelope.ts"
 import { OrganizationHandlers, SystemHandlers } from "./Handlers.ts"
 import { OperatorAuthLive } from "./OperatorAuthLive.ts"
 import { OperatorHandlers } from "./OperatorHandlers.ts"
+import { ProductQuestionHandlers } from "./ProductQuestionHandlers.ts"
 import { RequestValidationLive } from "./RequestValidationLive.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
@@ -28,6 +29,7 @@ export interface ApiServerOptions {
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers]),
+  Layer.provide(ProductQuestionHandlers),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
