@@ -18,9 +18,9 @@ const ServerConfig = Config.all({
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.data")),
   operatorToken: Config.Redacted("OPERATOR_TOKEN").pipe(Config.option),
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
-  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
   smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
-  mailFrom: Config.String("MAIL_FROM").pipe(Config.option)
+  mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
+  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
 })
 
 const main = Effect.gen(function*() {

@@ -14,9 +14,9 @@ import {
 export const MemoryStoreLayer = Layer.mergeAll(
   MemoryUnitOfWork,
   MemoryEventOutbox,
+  MemoryProductQuestionRepository, MemoryEmailOutboxRepository,
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
-  MemoryRateLimitStore,
-  MemoryProductQuestionRepository, MemoryEmailOutboxRepository
+  MemoryRateLimitStore
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

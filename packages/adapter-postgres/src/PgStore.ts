@@ -19,11 +19,11 @@ const Migrated = Layer.effectDiscard(runMigrations(migrations).pipe(Effect.orDie
 export const PgStoreServices = Layer.mergeAll(
   PgUnitOfWork,
   PgEventOutbox,
+  PgProductQuestionRepository, PgEmailOutboxRepository,
   PgOrganizationRepository,
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
-  PgRateLimitStore,
-  PgProductQuestionRepository, PgEmailOutboxRepository
+  PgRateLimitStore
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services with their own connection to `target`. */

@@ -11,8 +11,8 @@ import type { UnitOfWork } from "./UnitOfWork.ts"
 export type StoreServices =
   | UnitOfWork
   | EventOutbox
+  | ProductQuestionRepository | EmailOutboxRepository
   | OrganizationRepository
   | SecretKeyRepository
   | StorefrontRecordRepository
   | RateLimitStore
-  | ProductQuestionRepository | EmailOutboxRepository

@@ -7,7 +7,7 @@ import { productQuestionsMigration } from "./0040_product_questions.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
+  productQuestionsMigration,
   rateLimitMigration,
-  catalogAndReviewsMigration,
-  productQuestionsMigration
+  catalogAndReviewsMigration
 ]

@@ -170,8 +170,8 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 /** Every capability's suite; a capability appends its own. */
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
-  ["unit of work", unitOfWorkSuite],
-  ["product questions", productQuestionSuite]
+  ["product questions", productQuestionSuite],
+  ["unit of work", unitOfWorkSuite]
 ]
 
 /** Runs the whole conformance suite against `store`. */
