@@ -10,11 +10,11 @@ import type { Timestamp } from "./Timestamp.ts"
 
 export class ReviewAutomationRepository extends Context.Service<ReviewAutomationRepository, {
   readonly insertEmailTemplate: (template: Owned<EmailTemplate>) => Effect.Effect<void>
-  /** Every template of the organization, oldest first. */
+  /** Every template of the organization, oldest first (ties in id order). */
   readonly listEmailTemplates: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<EmailTemplate>>
   /** Inserts the flow with its steps; each email step's template must exist in the same organization. */
   readonly insertSurveyFlow: (flow: Owned<SurveyFlow>) => Effect.Effect<void>
-  /** Every flow of the organization with its steps in position order, oldest first. */
+  /** Every flow of the organization with its steps in position order, oldest first (ties in id order). */
   readonly listSurveyFlows: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<SurveyFlow>>
   /** Replaces the organization's auto-publish preference. */
   readonly saveAutoPublishPreference: (
