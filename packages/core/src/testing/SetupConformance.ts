@@ -564,6 +564,25 @@ export const setupSuite: ConformanceSuite = (store) =>
         assert.isFalse((yield* signalsOf(org)).hasActiveSurveyFlow)
       }))
 
+    it.effect("a guided setup that fails part-way leaves no template, flow, preference, event or decision", () =>
+      Effect.gen(function*() {
+        const org = (yield* newOrganization("Rollback")).id
+        const repo = yield* ReviewAutomationRepository
+        const failingFlowInsert = ReviewAutomationRepository.of({
+          ...repo,
+          insertSurveyFlow: () => Effect.die(new Error("storage failed"))
+        })
+        const exit = yield* Effect.exit(
+          guided(org, { reminder: true }, T0 + 1_000).pipe(Effect.provideService(ReviewAutomationRepository, failingFlowInsert))
+        )
+        assert.isTrue(exit._tag === "Failure")
+        assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
+        assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [])
+        assert.isTrue(Option.isNone(yield* repo.autoPublishPreference(org)))
+        assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org)), [])
+        assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
+      }))
+
     it.effect("each operation needs its permission", () =>
       Effect.gen(function*() {
         const org = (yield* newOrganization("Permissions")).id
