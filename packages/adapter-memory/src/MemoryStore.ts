@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
+import { MemorySetupStore } from "./MemorySetupStore.ts"
 import {
   MemoryEventOutbox,
   MemoryOrganizationRepository,
@@ -16,5 +17,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
-  MemoryRateLimitStore
+  MemoryRateLimitStore,
+  MemorySetupStore
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

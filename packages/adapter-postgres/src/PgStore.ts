@@ -4,6 +4,7 @@ import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
+import { PgSetupStore } from "./PgSetupStore.ts"
 import {
   PgEventOutbox,
   PgOrganizationRepository,
@@ -21,7 +22,8 @@ export const PgStoreServices = Layer.mergeAll(
   PgOrganizationRepository,
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
-  PgRateLimitStore
+  PgRateLimitStore,
+  PgSetupStore
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services with their own connection to `target`. */
