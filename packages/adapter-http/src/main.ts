@@ -9,6 +9,7 @@ import { createServer } from "node:http"
 import { ApiRoutes, apiMiddleware } from "./server/ApiServer.ts"
 import { seedDemo } from "./server/DemoSeed.ts"
 import { EmailNoticeWorkerLive } from "./server/SmtpMailer.ts"
+import { DEFAULT_EMBED_SCRIPT_URL } from "./server/SetupHandlers.ts"
 import { chooseStore, describeStore, storeLayer } from "./server/StoreSelection.ts"
 
 const ServerConfig = Config.all({
@@ -20,14 +21,29 @@ const ServerConfig = Config.all({
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
   smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
   mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
-  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
+  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
+  embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
+  publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option)
 })
+
+const isHttpUrl = (value: string) => {
+  try {
+    return ["http:", "https:"].includes(new URL(value).protocol)
+  } catch {
+    return false
+  }
+}
 
 const main = Effect.gen(function*() {
   const config = yield* ServerConfig
   const demoKey = Option.getOrUndefined(config.demoSecretKey)
   if (demoKey !== undefined && !isWellFormedSecretKey(demoKey)) {
     return yield* Effect.die(new Error("DEMO_SECRET_KEY must look like sk_ followed by at least 32 URL-safe characters"))
+  }
+  for (const [name, value] of [["EMBED_SCRIPT_URL", config.embedScriptUrl], ["PUBLIC_API_BASE_URL", Option.getOrUndefined(config.publicApiBaseUrl)]] as const) {
+    if (value !== undefined && !isHttpUrl(value)) {
+      return yield* Effect.die(new Error(`${name} must be an absolute http(s) URL`))
+    }
   }
   if (Option.isSome(config.smtpUrl) && Option.isNone(config.mailFrom)) {
     return yield* Effect.die(new Error("MAIL_FROM must be set when SMTP_URL is, e.g. MAIL_FROM='Shop <answers@shop.example>'"))
@@ -36,7 +52,12 @@ const main = Effect.gen(function*() {
     ? { url: config.smtpUrl.value, from: config.mailFrom.value }
     : undefined
   const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
-  const options = { operatorToken: Option.getOrUndefined(config.operatorToken), logRequests: config.logRequests }
+  const options = {
+    operatorToken: Option.getOrUndefined(config.operatorToken),
+    logRequests: config.logRequests,
+    embedScriptUrl: config.embedScriptUrl,
+    publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl)
+  }
 
   const Announce = Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer

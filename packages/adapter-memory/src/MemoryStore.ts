@@ -3,6 +3,7 @@ import { Layer } from "effect"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
 import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./MemoryProductQuestionStore.ts"
+import { MemorySetupStore } from "./MemorySetupStore.ts"
 import {
   MemoryEventOutbox,
   MemoryOrganizationRepository,
@@ -18,5 +19,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
-  MemoryRateLimitStore
+  MemoryRateLimitStore,
+  MemorySetupStore
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

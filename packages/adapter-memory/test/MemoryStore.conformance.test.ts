@@ -1,6 +1,13 @@
 import { runStoreConformance } from "@feedback/core/testing"
 import { Layer } from "effect"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
-import { MemoryTestSupport } from "../src/testing/MemoryTestSupport.ts"
+import { MemoryQuestionTestSeed } from "./MemoryQuestionTestSeed.ts"
+import { MemorySetupTestSeed } from "./MemorySetupTestSeed.ts"
 
-runStoreConformance("memory", MemoryTestSupport.pipe(Layer.provideMerge(MemoryStoreLayer)))
+runStoreConformance(
+  "memory",
+  Layer.mergeAll(
+    MemorySetupTestSeed,
+    MemoryQuestionTestSeed
+  ).pipe(Layer.provideMerge(MemoryStoreLayer))
+)

@@ -5,6 +5,7 @@ import { runMigrations } from "./Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
 import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./PgProductQuestionStore.ts"
+import { PgSetupStore } from "./PgSetupStore.ts"
 import {
   PgEventOutbox,
   PgOrganizationRepository,
@@ -23,7 +24,8 @@ export const PgStoreServices = Layer.mergeAll(
   PgOrganizationRepository,
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
-  PgRateLimitStore
+  PgRateLimitStore,
+  PgSetupStore
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services with their own connection to `target`. */

@@ -1,7 +1,16 @@
 import { runStoreConformance } from "@feedback/core/testing"
 import { Layer } from "effect"
 import { PgStoreLayer } from "../src/PgStore.ts"
-import { PgTestSupport } from "../src/testing/PgTestSupport.ts"
+import { PgQuestionTestSeed } from "./PgQuestionTestSeed.ts"
+import { PgSetupTestSeed } from "./PgSetupTestSeed.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
 
-runStoreConformance(storeName, freshLayer((target) => PgTestSupport.pipe(Layer.provideMerge(PgStoreLayer(target)))).pipe((l) => l as never))
+runStoreConformance(
+  storeName,
+  freshLayer((target) =>
+    Layer.mergeAll(
+      PgSetupTestSeed,
+      PgQuestionTestSeed
+    ).pipe(Layer.provideMerge(PgStoreLayer(target)))
+  ).pipe((l) => l as never)
+)

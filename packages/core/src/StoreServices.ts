@@ -4,7 +4,9 @@ import type { EventOutbox } from "./EventOutbox.ts"
 import type { ProductQuestionRepository } from "./ProductQuestionRepository.ts"
 import type { OrganizationRepository } from "./OrganizationRepository.ts"
 import type { RateLimitStore } from "./RateLimitStore.ts"
+import type { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
 import type { SecretKeyRepository } from "./SecretKeyRepository.ts"
+import type { SetupRepository } from "./SetupRepository.ts"
 import type { StorefrontRecordRepository } from "./StorefrontRecordRepository.ts"
 import type { UnitOfWork } from "./UnitOfWork.ts"
 
@@ -16,3 +18,4 @@ export type StoreServices =
   | SecretKeyRepository
   | StorefrontRecordRepository
   | RateLimitStore
+  | SetupRepository | ReviewAutomationRepository

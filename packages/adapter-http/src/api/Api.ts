@@ -7,12 +7,14 @@ import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { OrganizationApi } from "./OrganizationApi.ts"
 import { ProductQuestionsApi } from "./ProductQuestionsApi.ts"
 import { RequestValidation } from "./Security.ts"
+import { SetupApi } from "./SetupApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 
 export class AdminApi extends HttpApi.make("admin-api")
   .add(SystemApi)
   .add(OrganizationApi)
   .add(ProductQuestionsApi)
+  .add(SetupApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

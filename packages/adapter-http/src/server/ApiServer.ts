@@ -17,6 +17,7 @@ import { ProductQuestionHandlers } from "./ProductQuestionHandlers.ts"
 import { RequestValidationLive } from "./RequestValidationLive.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
+import { SetupHandlers, SetupUrls } from "./SetupHandlers.ts"
 
 export interface ApiServerOptions {
   /** Enables `/operator/…` when set. */
@@ -25,10 +26,17 @@ export interface ApiServerOptions {
   readonly logRequests?: boolean | undefined
   /** Where log lines go; defaults to stdout. */
   readonly log?: ((line: string) => void) | undefined
+  /** Setup state `embedScriptUrl` (EMBED_SCRIPT_URL); defaults to the placeholder `DEFAULT_EMBED_SCRIPT_URL`. */
+  readonly embedScriptUrl?: string | undefined
+  /**
+   * Setup state `apiBaseUrl` (PUBLIC_API_BASE_URL). Unset: the origin each request was addressed to. Set it behind a
+   * proxy, or when the API is mounted under a path prefix.
+   */
+  readonly publicApiBaseUrl?: string | undefined
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SystemHandlers, OrganizationHandlers]),
+  Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers]),
   Layer.provide(ProductQuestionHandlers),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
@@ -44,7 +52,7 @@ const OperatorRoutes = (token: Redacted.Redacted<string>) =>
 /** Every route, needing the store services and an id generator. */
 export const ApiRoutes = (options: ApiServerOptions) =>
   Layer.mergeAll(
-    AdminRoutes,
+    AdminRoutes.pipe(Layer.provide(SetupUrls.layer(options))),
     DocsRoute,
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken)
   )

@@ -4,10 +4,12 @@ import { organizationsMigration } from "./0001_organizations.ts"
 import { rateLimitMigration } from "./0002_rate_limits.ts"
 import { catalogAndReviewsMigration } from "./0003_catalog_and_reviews.ts"
 import { productQuestionsMigration } from "./0040_product_questions.ts"
+import { setupMigration } from "./0050_setup.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
   productQuestionsMigration,
   rateLimitMigration,
-  catalogAndReviewsMigration
+  catalogAndReviewsMigration,
+  setupMigration
 ]

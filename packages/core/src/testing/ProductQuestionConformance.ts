@@ -30,7 +30,7 @@ import * as Provisioning from "../Provisioning.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../Timestamp.ts"
 import { makeRecordingMailer } from "./RecordingMailer.ts"
 import type { ConformanceSuite } from "./StoreConformance.ts"
-import { seedCustomer, seedProduct, seedSite, StoreTestSupport } from "./StoreTestSupport.ts"
+import { seedCustomerRow, seedProductRow, seedSiteRow, QuestionTestSeed } from "./QuestionTestSeed.ts"
 
 const KEY_ID = "00000000-0000-4000-8000-0000000000c1" as SecretKeyId
 const readWrite: ReadonlyArray<Permission> = ["reviews:read", "reviews:write"]
@@ -49,7 +49,7 @@ const as = <A, E, R>(
 const setup = (name = "Question shop") =>
   Effect.gen(function*() {
     const org = yield* Provisioning.createOrganization({ name })
-    const product = yield* seedProduct(org.id, { title: "Ceramic mug", url: "https://shop.example/mug" })
+    const product = yield* seedProductRow(org.id, { title: "Ceramic mug", url: "https://shop.example/mug" })
     return { org, product }
   })
 
@@ -188,8 +188,8 @@ export const productQuestionSuite: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const { org, product } = yield* setup()
         const other = yield* setup("Other shop")
-        const foreignCustomer = yield* seedCustomer(other.org.id)
-        const foreignSite = yield* seedSite(other.org.id)
+        const foreignCustomer = yield* seedCustomerRow(other.org.id)
+        const foreignSite = yield* seedSiteRow(other.org.id)
         const e1 = yield* Effect.flip(ask(org.id, { productId: other.product.id }))
         assert.strictEqual(e1._tag, "InvalidRequest")
         assert.deepStrictEqual(e1._tag === "InvalidRequest" ? e1.issues.map((i) => i.path) : [], ["body.productId"])
@@ -199,8 +199,8 @@ export const productQuestionSuite: ConformanceSuite = (store) =>
         assert.deepStrictEqual(e3._tag === "InvalidRequest" ? e3.issues.map((i) => i.path) : [], ["body.notifyByEmail"])
         assert.deepStrictEqual((yield* list(org.id)).data, [])
         assert.deepStrictEqual(yield* eventsOf(org.id), [])
-        const customer = yield* seedCustomer(org.id)
-        const site = yield* seedSite(org.id)
+        const customer = yield* seedCustomerRow(org.id)
+        const site = yield* seedSiteRow(org.id)
         const ok = yield* ask(org.id, { productId: product.id, customerId: customer.id, siteId: site.id, askerName: null, askerEmail: null })
         assert.strictEqual(ok.customerId, customer.id)
         assert.strictEqual(ok.siteId, site.id)
@@ -315,8 +315,8 @@ export const productQuestionSuite: ConformanceSuite = (store) =>
     it.effect("sorts, keyset pages, filters over product and customer fields, search, includes batched per page", () =>
       Effect.gen(function*() {
         const { org, product } = yield* setup()
-        const other = yield* seedProduct(org.id, { title: "Linen Apron", slug: "linen-apron", metadata: { material: "linen" } })
-        const customer = yield* seedCustomer(org.id, { email: "grace@example.com", firstName: "Grace" })
+        const other = yield* seedProductRow(org.id, { title: "Linen Apron", slug: "linen-apron", metadata: { material: "linen" } })
+        const customer = yield* seedCustomerRow(org.id, { email: "grace@example.com", firstName: "Grace" })
         const made: Array<ProductQuestionRecord> = []
         for (let i = 0; i < 5; i++) {
           yield* TestClock.adjust("1 second")
@@ -626,7 +626,7 @@ export const productQuestionSuite: ConformanceSuite = (store) =>
         const mailer = makeRecordingMailer()
         // One notice sent, the other still pending when the questions are deleted.
         yield* deliverNextNotice(settingsFor("delete")).pipe(Effect.provide(mailer.layer))
-        assert.isNotEmpty(yield* StoreTestSupport.use((s) => s.tablesContaining(email)))
+        assert.isNotEmpty(yield* QuestionTestSeed.use((s) => s.tablesContaining(email)))
 
         const deleted = yield* as(org.id, Q.deleteProductQuestion(q.id))
         assert.strictEqual(deleted.id, q.id)
@@ -643,9 +643,9 @@ export const productQuestionSuite: ConformanceSuite = (store) =>
           (yield* noticesOf(org.id)).filter((n) => n.productQuestionId === q.id),
           []
         )
-        assert.deepStrictEqual(yield* StoreTestSupport.use((s) => s.tablesContaining(email)), [])
+        assert.deepStrictEqual(yield* QuestionTestSeed.use((s) => s.tablesContaining(email)), [])
         assert.deepStrictEqual(yield* ProductQuestionRepository.use((r) => r.answersOf(org.id, [q.id])), [])
-        assert.isNotEmpty(yield* StoreTestSupport.use((s) => s.tablesContaining(keptEmail)))
+        assert.isNotEmpty(yield* QuestionTestSeed.use((s) => s.tablesContaining(keptEmail)))
         const events = yield* eventsOf(org.id)
         const last = events[events.length - 1]!
         assert.strictEqual(last.event, "productQuestion.deleted")

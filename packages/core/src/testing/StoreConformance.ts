@@ -15,13 +15,20 @@ import * as Provisioning from "../Provisioning.ts"
 import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
 import { transactional } from "../UnitOfWork.ts"
 import { productQuestionSuite } from "./ProductQuestionConformance.ts"
-import type { StoreTestSupport } from "./StoreTestSupport.ts"
+import type { QuestionTestSeed } from "./QuestionTestSeed.ts"
 
 import type { StoreServices } from "../StoreServices.ts"
+import { setupSuite } from "./SetupConformance.ts"
+import type { SetupTestSeed } from "./SetupTestSeed.ts"
 export type { StoreServices }
 
-/** What a suite gets: the store under test (with ids and its test support) as a layer shared by the suite's tests. */
-export type ConformanceSuite = (store: Layer.Layer<StoreServices | StoreTestSupport | IdGenerator>) => void
+/** Test-only services every store implements for the suites (never part of a production layer). */
+export type TestSupport =
+  | SetupTestSeed
+  | QuestionTestSeed
+
+/** What a suite gets: the store under test (with ids) as a layer shared by the suite's tests. */
+export type ConformanceSuite = (store: Layer.Layer<StoreServices | TestSupport | IdGenerator>) => void
 
 const organizationsSuite: ConformanceSuite = (store) =>
   layer(store, { timeout: 60_000 })("organizations and keys", (it) => {
@@ -171,11 +178,12 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
   ["product questions", productQuestionSuite],
-  ["unit of work", unitOfWorkSuite]
+  ["unit of work", unitOfWorkSuite],
+  ["setup", setupSuite]
 ]
 
 /** Runs the whole conformance suite against `store`. */
-export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices | StoreTestSupport>) =>
+export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices | TestSupport>) =>
   describe(`store conformance: ${name}`, () => {
     const withIds = Layer.merge(store, IdGenerator.uuidV7)
     for (const [, suite] of conformanceSuites) suite(withIds)

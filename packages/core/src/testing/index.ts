@@ -1,3 +1,4 @@
 export * from "./StoreConformance.ts"
-export * from "./StoreTestSupport.ts"
+export * from "./QuestionTestSeed.ts"
 export * from "./RecordingMailer.ts"
+export * from "./SetupTestSeed.ts"

@@ -14,29 +14,29 @@ import { now } from "../Timestamp.ts"
 
 type Owned<A> = A & { readonly organizationId: OrganizationId }
 
-export class StoreTestSupport extends Context.Service<StoreTestSupport, {
+export class QuestionTestSeed extends Context.Service<QuestionTestSeed, {
   readonly insertSite: (site: Owned<Site>) => Effect.Effect<void>
   readonly insertProduct: (product: Owned<Product>) => Effect.Effect<void>
   readonly insertCustomer: (customer: Owned<Customer>) => Effect.Effect<void>
   /** The names of the tables holding at least one row whose stored form contains `needle` anywhere. */
   readonly tablesContaining: (needle: string) => Effect.Effect<ReadonlyArray<string>>
-}>()("feedback/testing/StoreTestSupport") {}
+}>()("feedback/testing/QuestionTestSeed") {}
 
-export const seedSite = (
+export const seedSiteRow = (
   organizationId: OrganizationId,
   fields: Partial<Site> = {}
-): Effect.Effect<Site, never, StoreTestSupport | IdGenerator> =>
+): Effect.Effect<Site, never, QuestionTestSeed | IdGenerator> =>
   Effect.gen(function*() {
     const at = yield* now
     const site: Site = { id: yield* nextId<SiteId>(), name: "Storefront", domain: null, createdAt: at, updatedAt: at, ...fields }
-    yield* StoreTestSupport.use((s) => s.insertSite({ ...site, organizationId }))
+    yield* QuestionTestSeed.use((s) => s.insertSite({ ...site, organizationId }))
     return site
   })
 
-export const seedProduct = (
+export const seedProductRow = (
   organizationId: OrganizationId,
   fields: Partial<Product> = {}
-): Effect.Effect<Product, never, StoreTestSupport | IdGenerator> =>
+): Effect.Effect<Product, never, QuestionTestSeed | IdGenerator> =>
   Effect.gen(function*() {
     const at = yield* now
     const id = yield* nextId<ProductId>()
@@ -57,14 +57,14 @@ export const seedProduct = (
       updatedAt: at,
       ...fields
     }
-    yield* StoreTestSupport.use((s) => s.insertProduct({ ...product, organizationId }))
+    yield* QuestionTestSeed.use((s) => s.insertProduct({ ...product, organizationId }))
     return product
   })
 
-export const seedCustomer = (
+export const seedCustomerRow = (
   organizationId: OrganizationId,
   fields: Partial<Customer> = {}
-): Effect.Effect<Customer, never, StoreTestSupport | IdGenerator> =>
+): Effect.Effect<Customer, never, QuestionTestSeed | IdGenerator> =>
   Effect.gen(function*() {
     const at = yield* now
     const id = yield* nextId<CustomerId>()
@@ -85,6 +85,6 @@ export const seedCustomer = (
       updatedAt: at,
       ...fields
     }
-    yield* StoreTestSupport.use((s) => s.insertCustomer({ ...customer, organizationId }))
+    yield* QuestionTestSeed.use((s) => s.insertCustomer({ ...customer, organizationId }))
     return customer
   })

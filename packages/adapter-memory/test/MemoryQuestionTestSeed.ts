@@ -1,13 +1,13 @@
-/** TEST SUPPORT ONLY: `StoreTestSupport` over the memory store (seeds `MemoryTables` rows, inspects every table). */
-import { StoreTestSupport } from "@feedback/core/testing"
+/** TEST SUPPORT ONLY: `QuestionTestSeed` over the memory store (seeds `MemoryTables` rows, inspects every table). */
+import { QuestionTestSeed } from "@feedback/core/testing"
 import { Effect, Layer } from "effect"
-import { MemoryDatabase } from "../MemoryDatabase.ts"
-import { memoryTables } from "../MemoryTables.ts"
+import { MemoryDatabase } from "../src/MemoryDatabase.ts"
+import { memoryTables } from "../src/MemoryTables.ts"
 
-export const MemoryTestSupport = Layer.effect(StoreTestSupport, Effect.gen(function*() {
+export const MemoryQuestionTestSeed = Layer.effect(QuestionTestSeed, Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const tables = memoryTables(db)
-  return StoreTestSupport.of({
+  return QuestionTestSeed.of({
     insertSite: (site) => db.mutate(() => tables.sites.set(site.id, site)),
     insertProduct: (product) => db.mutate(() => tables.products.set(product.id, product)),
     insertCustomer: (customer) => db.mutate(() => tables.customers.set(customer.id, customer)),

@@ -1,13 +1,13 @@
-/** TEST SUPPORT ONLY: `StoreTestSupport` over PostgreSQL (INSERTs catalog rows, scans every table's rows as text). */
-import { StoreTestSupport } from "@feedback/core/testing"
+/** TEST SUPPORT ONLY: `QuestionTestSeed` over PostgreSQL (INSERTs catalog rows, scans every table's rows as text). */
+import { QuestionTestSeed } from "@feedback/core/testing"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 
 const jsonb = (v: unknown) => JSON.stringify(v)
 
-export const PgTestSupport = Layer.effect(StoreTestSupport, Effect.gen(function*() {
+export const PgQuestionTestSeed = Layer.effect(QuestionTestSeed, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  return StoreTestSupport.of({
+  return QuestionTestSeed.of({
     insertSite: (s) =>
       sql`INSERT INTO sites (organization_id, id, name, domain, created_at, updated_at)
           VALUES (${s.organizationId}, ${s.id}, ${s.name}, ${s.domain}, ${s.createdAt}, ${s.updatedAt})`.pipe(
