@@ -1,0 +1,57 @@
+/**
+ * The catalog of webhook event names: the spec's Events table, in its order, with every `resource.*` expanded to
+ * `.created`, `.updated`, `.deleted` (DECISIONS §7). Subscriptions must name events from this list exactly
+ * (unknown names are a 400), and `GET /webhook-events` returns it.
+ */
+import { Schema } from "effect"
+
+/** The three events a `resource.*` row of the spec stands for. */
+const crud = <R extends string>(resource: R) =>
+  [`${resource}.created`, `${resource}.updated`, `${resource}.deleted`] as const
+
+export const EVENT_NAMES = [
+  "customer.updated",
+  "customer.deleted",
+  "order.updated",
+  "order.deleted",
+  "product.updated",
+  "product.deleted",
+  "productVariant.updated",
+  ...crud("site"),
+  ...crud("customerTag"),
+  ...crud("orderTag"),
+  ...crud("productTag"),
+  ...crud("review"),
+  ...crud("productQuestion"),
+  ...crud("productQuestionAnswer"),
+  ...crud("surveyFlow"),
+  "survey.deleted",
+  "loyaltyMembership.created",
+  "loyaltyMembership.tierChanged",
+  "loyaltyMembership.deleted",
+  "loyaltyTransaction.created",
+  "loyaltyReward.issued",
+  "loyaltyReward.redeemed",
+  "loyaltyReward.revoked",
+  "loyaltyReward.expired",
+  "loyaltyReward.expiringSoon",
+  "loyaltyPoints.expiringSoon",
+  "stampCard.created",
+  "stampCard.updated",
+  "stampCard.completed",
+  "referral.updated",
+  ...crud("loyaltyProgram"),
+  ...crud("loyaltyRule"),
+  ...crud("loyaltyTier"),
+  ...crud("wishlist"),
+  ...crud("emailTemplate"),
+  ...crud("quickFilter"),
+  ...crud("webhook")
+] as const
+
+export const EventName = Schema.Literals(EVENT_NAMES)
+export type EventName = typeof EventName.Type
+
+const known: ReadonlySet<string> = new Set(EVENT_NAMES)
+
+export const isEventName = (u: unknown): u is EventName => typeof u === "string" && known.has(u)
