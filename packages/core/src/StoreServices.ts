@@ -5,6 +5,7 @@ import type { RateLimitStore } from "./RateLimitStore.ts"
 import type { SecretKeyRepository } from "./SecretKeyRepository.ts"
 import type { StorefrontRecordRepository } from "./StorefrontRecordRepository.ts"
 import type { UnitOfWork } from "./UnitOfWork.ts"
+import type { WebhookRepository } from "./WebhookRepository.ts"
 
 export type StoreServices =
   | UnitOfWork
@@ -13,3 +14,4 @@ export type StoreServices =
   | SecretKeyRepository
   | StorefrontRecordRepository
   | RateLimitStore
+  | WebhookRepository

@@ -14,6 +14,7 @@ import { OrganizationRepository } from "../OrganizationRepository.ts"
 import * as Provisioning from "../Provisioning.ts"
 import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
 import { transactional } from "../UnitOfWork.ts"
+import { webhookConformance } from "./WebhookConformance.ts"
 
 import type { StoreServices } from "../StoreServices.ts"
 export type { StoreServices }
@@ -168,7 +169,8 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 /** Every capability's suite; a capability appends its own. */
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
-  ["unit of work", unitOfWorkSuite]
+  ["unit of work", unitOfWorkSuite],
+  ["webhooks", webhookConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */
