@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
+import { MemoryWebhookRepository } from "./MemoryWebhookStore.ts"
 import {
   MemoryEventOutbox,
   MemoryOrganizationRepository,
@@ -16,5 +17,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
+  MemoryWebhookRepository,
   MemoryRateLimitStore
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -4,6 +4,7 @@ import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
+import { PgWebhookRepository } from "./PgWebhookStore.ts"
 import {
   PgEventOutbox,
   PgOrganizationRepository,
@@ -21,6 +22,7 @@ export const PgStoreServices = Layer.mergeAll(
   PgOrganizationRepository,
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
+  PgWebhookRepository,
   PgRateLimitStore
 ).pipe(Layer.provideMerge(Migrated))
 
