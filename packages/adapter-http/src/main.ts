@@ -17,7 +17,12 @@ const ServerConfig = Config.all({
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.data")),
   operatorToken: Config.Redacted("OPERATOR_TOKEN").pipe(Config.option),
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
-  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
+  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
+  webhooks: Config.all({
+    allowInsecure: Config.Boolean("WEBHOOK_ALLOW_INSECURE").pipe(Config.withDefault(false)),
+    allowPrivate: Config.Boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+    timeoutMs: Config.Int("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000))
+  })
 })
 
 const main = Effect.gen(function*() {
@@ -27,7 +32,12 @@ const main = Effect.gen(function*() {
     return yield* Effect.die(new Error("DEMO_SECRET_KEY must look like sk_ followed by at least 32 URL-safe characters"))
   }
   const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
-  const options = { operatorToken: Option.getOrUndefined(config.operatorToken), logRequests: config.logRequests }
+  if (config.webhooks.timeoutMs < 1) return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
+  const options = {
+    operatorToken: Option.getOrUndefined(config.operatorToken),
+    logRequests: config.logRequests,
+    webhooks: config.webhooks
+  }
 
   const Announce = Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
@@ -38,6 +48,7 @@ const main = Effect.gen(function*() {
       `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
       `  Store: ${describeStore(store)}`,
       options.operatorToken === undefined ? "  Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `  Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`,
+      `  Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`,
       seeded._tag === "Created"
         ? `  Demo key (shown once; keep it): ${seeded.secretKey}`
         : seeded.secretKey !== undefined

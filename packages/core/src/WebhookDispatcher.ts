@@ -244,6 +244,7 @@ export const startDispatcher = (
     const options: DispatcherOptions = { ...defaultDispatcherOptions, ...overrides }
     const repo = yield* WebhookRepository
     const context = yield* Effect.context<DispatcherServices>()
+    const settings = yield* CurrentWebhookSettings
     const dispatcherId = yield* nextId<string>()
 
     // Finalizers run in reverse: the lease goes last, after the deliveries below have finished.
@@ -273,7 +274,8 @@ export const startDispatcher = (
           ),
           Effect.ensuring(slots.release(1)),
           Effect.asVoid,
-          Effect.provide(context)
+          Effect.provide(context),
+          Effect.provideService(CurrentWebhookSettings, settings)
         )
       )
 

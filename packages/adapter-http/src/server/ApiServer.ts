@@ -16,6 +16,8 @@ import { OperatorHandlers } from "./OperatorHandlers.ts"
 import { RequestValidationLive } from "./RequestValidationLive.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
+import { WebhookDispatcherLive, WebhookRuntime, type WebhookServerOptions } from "./WebhookServer.ts"
+import { WebhooksHandlers } from "./WebhooksHandlers.ts"
 
 export interface ApiServerOptions {
   /** Enables `/operator/…` when set. */
@@ -24,10 +26,12 @@ export interface ApiServerOptions {
   readonly logRequests?: boolean | undefined
   /** Where log lines go; defaults to stdout. */
   readonly log?: ((line: string) => void) | undefined
+  /** Webhook settings and the delivery dispatcher (on by default). */
+  readonly webhooks?: WebhookServerOptions | undefined
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SystemHandlers, OrganizationHandlers]),
+  Layer.provide([SystemHandlers, OrganizationHandlers, WebhooksHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
@@ -44,8 +48,9 @@ export const ApiRoutes = (options: ApiServerOptions) =>
   Layer.mergeAll(
     AdminRoutes,
     DocsRoute,
-    options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken)
-  )
+    options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
+    WebhookDispatcherLive(options.webhooks)
+  ).pipe(Layer.provide(WebhookRuntime(options.webhooks)))
 
 export type ApiServices = StoreServices | IdGenerator
 
