@@ -1,7 +1,7 @@
 /**
  * A real webhook receiver on loopback for tests: records every request's raw body and headers, and answers per
  * path — `/ok` 200, `/fail` 500 with a 2 KiB body, `/slow` answers after `slowMs`, `/hang` never answers,
- * `/redirect` 302 to `/ok`.
+ * `/redirect` 302 to `/ok`, `/jitter` 200 after 0–10 ms.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -41,6 +41,9 @@ export const startReceiver = async (options: { readonly slowMs?: number } = {}):
         case "/hang":
           hanging.add(res)
           return
+        case "/jitter":
+          setTimeout(() => res.writeHead(200).end("ok"), Math.floor(Math.random() * 10))
+          return
         case "/redirect":
           res.writeHead(302, { location: "/ok" }).end()
           return
@@ -76,12 +79,17 @@ export const closedPort = async (): Promise<number> => {
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** Polls `probe` until it returns a value, or fails after `timeoutMs`. */
-export const eventually = async <A>(probe: () => Promise<A | undefined>, timeoutMs = 5_000, what = "condition"): Promise<A> => {
+export const eventually = async <A>(
+  probe: () => Promise<A | undefined>,
+  timeoutMs = 5_000,
+  what = "condition",
+  intervalMs = 20
+): Promise<A> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()
     if (value !== undefined) return value
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(20)
+    await sleep(intervalMs)
   }
 }

@@ -272,7 +272,7 @@ export const startDispatcher = (
           Effect.catchCause((cause) =>
             Effect.logError("webhook dispatcher: a delivery failed unexpectedly", Cause.pretty(cause))
           ),
-          Effect.ensuring(slots.release(1)),
+          Effect.ensuring(Effect.andThen(slots.release(1), wake.release)), // a freed slot may admit a waiting claim
           Effect.asVoid,
           Effect.provide(context),
           Effect.provideService(CurrentWebhookSettings, settings)
