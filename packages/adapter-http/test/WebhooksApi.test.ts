@@ -83,6 +83,7 @@ describe("webhook registration over HTTP", () => {
     expectInvalid(await post({ url: HOOK, events: ["review.published"] }), "body.events[0]")
     expectInvalid(await post({ url: HOOK, events: ["review.created", "review.*"] }), "body.events[1]")
     expectInvalid(await post({ url: HOOK, events: [] }), "body.events")
+    expectInvalid(await post({ url: HOOK, events: Array(101).fill("review.created") }), "body.events")
     expectInvalid(await post({ url: HOOK, events: "review.created" }), "body.events")
     expectInvalid(await post({ url: HOOK, events: ["review.created"], hmacsecret: "typo" }), "body.hmacsecret")
     expectInvalid(await post({ url: HOOK, events: ["review.created"], hmacSecret: "" }), "body.hmacSecret")

@@ -29,6 +29,8 @@ import { checkDestination, CurrentWebhookSettings, type HostResolver } from "./W
 import { type WebhookListPosition, WebhookRepository } from "./WebhookRepository.ts"
 
 export const MAX_HMAC_SECRET_LENGTH = 1024
+/** More than the catalog holds, so any subscription fits, yet a bounded amount of work to check. */
+export const MAX_SUBSCRIBED_EVENTS = 100
 
 export const webhookListLimits = { defaultLimit: 50, maxLimit: 250 } as const
 
@@ -38,6 +40,9 @@ export const webhookListLimits = { defaultLimit: 50, maxLimit: 250 } as const
 export const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result<ReadonlyArray<EventName>, InvalidRequest> => {
   if (events.length === 0) {
     return Result.fail(InvalidRequest.single("body.events", "list at least one event name; GET /webhook-events lists them"))
+  }
+  if (events.length > MAX_SUBSCRIBED_EVENTS) {
+    return Result.fail(InvalidRequest.single("body.events", `list at most ${MAX_SUBSCRIBED_EVENTS} event names`))
   }
   const issues: Array<RequestIssue> = []
   const seen = new Set<EventName>()
