@@ -3,6 +3,7 @@ import { Layer } from "effect"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
 import { MemorySetupStore } from "./MemorySetupStore.ts"
+import { MemoryWebhookRepository } from "./MemoryWebhookStore.ts"
 import {
   MemoryEventOutbox,
   MemoryOrganizationRepository,
@@ -18,5 +19,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
   MemoryRateLimitStore,
-  MemorySetupStore
+  MemorySetupStore,
+  MemoryWebhookRepository
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -5,6 +5,7 @@ import { runMigrations } from "./Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
 import { PgSetupStore } from "./PgSetupStore.ts"
+import { PgWebhookRepository } from "./PgWebhookStore.ts"
 import {
   PgEventOutbox,
   PgOrganizationRepository,
@@ -23,7 +24,8 @@ export const PgStoreServices = Layer.mergeAll(
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
   PgRateLimitStore,
-  PgSetupStore
+  PgSetupStore,
+  PgWebhookRepository
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services with their own connection to `target`. */

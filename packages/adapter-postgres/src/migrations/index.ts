@@ -3,11 +3,13 @@ import type { Migration } from "../Migrations.ts"
 import { organizationsMigration } from "./0001_organizations.ts"
 import { rateLimitMigration } from "./0002_rate_limits.ts"
 import { catalogAndReviewsMigration } from "./0003_catalog_and_reviews.ts"
+import { webhooksMigration } from "./0010_webhooks.ts"
 import { setupMigration } from "./0050_setup.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
   rateLimitMigration,
   catalogAndReviewsMigration,
+  webhooksMigration,
   setupMigration
 ]

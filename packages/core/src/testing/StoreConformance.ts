@@ -14,6 +14,7 @@ import { OrganizationRepository } from "../OrganizationRepository.ts"
 import * as Provisioning from "../Provisioning.ts"
 import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
 import { transactional } from "../UnitOfWork.ts"
+import { webhookConformance } from "./WebhookConformance.ts"
 
 import type { StoreServices } from "../StoreServices.ts"
 import { setupSuite } from "./SetupConformance.ts"
@@ -174,7 +175,8 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
   ["unit of work", unitOfWorkSuite],
-  ["setup", setupSuite]
+  ["setup", setupSuite],
+  ["webhooks", webhookConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */
