@@ -23,7 +23,12 @@ const ServerConfig = Config.all({
   mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
   logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
   embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
-  publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option)
+  publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
+  webhooks: Config.all({
+    allowInsecure: Config.Boolean("WEBHOOK_ALLOW_INSECURE").pipe(Config.withDefault(false)),
+    allowPrivate: Config.Boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+    timeoutMs: Config.Int("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000))
+  })
 })
 
 const isHttpUrl = (value: string) => {
@@ -52,11 +57,13 @@ const main = Effect.gen(function*() {
     ? { url: config.smtpUrl.value, from: config.mailFrom.value }
     : undefined
   const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
+  if (config.webhooks.timeoutMs < 1) return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
   const options = {
     operatorToken: Option.getOrUndefined(config.operatorToken),
     logRequests: config.logRequests,
     embedScriptUrl: config.embedScriptUrl,
-    publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl)
+    publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
+    webhooks: config.webhooks
   }
 
   const Announce = Layer.effectDiscard(Effect.gen(function*() {
@@ -69,6 +76,7 @@ const main = Effect.gen(function*() {
       `  Store: ${describeStore(store)}`,
       `  Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`,
       options.operatorToken === undefined ? "  Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `  Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`,
+      `  Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`,
       seeded._tag === "Created"
         ? `  Demo key (shown once; keep it): ${seeded.secretKey}`
         : seeded.secretKey !== undefined

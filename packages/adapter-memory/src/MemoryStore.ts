@@ -4,6 +4,7 @@ import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
 import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./MemoryProductQuestionStore.ts"
 import { MemorySetupStore } from "./MemorySetupStore.ts"
+import { MemoryWebhookRepository } from "./MemoryWebhookStore.ts"
 import {
   MemoryEventOutbox,
   MemoryOrganizationRepository,
@@ -20,5 +21,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
   MemoryRateLimitStore,
-  MemorySetupStore
+  MemorySetupStore,
+  MemoryWebhookRepository
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -6,6 +6,7 @@ import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
 import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./PgProductQuestionStore.ts"
 import { PgSetupStore } from "./PgSetupStore.ts"
+import { PgWebhookRepository } from "./PgWebhookStore.ts"
 import {
   PgEventOutbox,
   PgOrganizationRepository,
@@ -25,7 +26,8 @@ export const PgStoreServices = Layer.mergeAll(
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
   PgRateLimitStore,
-  PgSetupStore
+  PgSetupStore,
+  PgWebhookRepository
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services with their own connection to `target`. */

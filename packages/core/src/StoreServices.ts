@@ -9,6 +9,7 @@ import type { SecretKeyRepository } from "./SecretKeyRepository.ts"
 import type { SetupRepository } from "./SetupRepository.ts"
 import type { StorefrontRecordRepository } from "./StorefrontRecordRepository.ts"
 import type { UnitOfWork } from "./UnitOfWork.ts"
+import type { WebhookRepository } from "./WebhookRepository.ts"
 
 export type StoreServices =
   | UnitOfWork
@@ -19,3 +20,4 @@ export type StoreServices =
   | StorefrontRecordRepository
   | RateLimitStore
   | SetupRepository | ReviewAutomationRepository
+  | WebhookRepository

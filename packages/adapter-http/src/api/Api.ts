@@ -9,12 +9,14 @@ import { ProductQuestionsApi } from "./ProductQuestionsApi.ts"
 import { RequestValidation } from "./Security.ts"
 import { SetupApi } from "./SetupApi.ts"
 import { SystemApi } from "./SystemApi.ts"
+import { WebhooksApi } from "./WebhooksApi.ts"
 
 export class AdminApi extends HttpApi.make("admin-api")
   .add(SystemApi)
   .add(OrganizationApi)
   .add(ProductQuestionsApi)
   .add(SetupApi)
+  .add(WebhooksApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

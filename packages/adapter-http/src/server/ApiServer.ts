@@ -18,6 +18,8 @@ import { RequestValidationLive } from "./RequestValidationLive.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
 import { SetupHandlers, SetupUrls } from "./SetupHandlers.ts"
+import { WebhookDispatcherLive, WebhookRuntime, type WebhookServerOptions } from "./WebhookServer.ts"
+import { WebhooksHandlers } from "./WebhooksHandlers.ts"
 
 export interface ApiServerOptions {
   /** Enables `/operator/…` when set. */
@@ -33,10 +35,12 @@ export interface ApiServerOptions {
    * proxy, or when the API is mounted under a path prefix.
    */
   readonly publicApiBaseUrl?: string | undefined
+  /** Webhook settings and the delivery dispatcher (on by default). */
+  readonly webhooks?: WebhookServerOptions | undefined
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers]),
+  Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers]),
   Layer.provide(ProductQuestionHandlers),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
@@ -54,8 +58,9 @@ export const ApiRoutes = (options: ApiServerOptions) =>
   Layer.mergeAll(
     AdminRoutes.pipe(Layer.provide(SetupUrls.layer(options))),
     DocsRoute,
-    options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken)
-  )
+    options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
+    WebhookDispatcherLive(options.webhooks)
+  ).pipe(Layer.provide(WebhookRuntime(options.webhooks)))
 
 export type ApiServices = StoreServices | IdGenerator
 

@@ -4,6 +4,7 @@ import { organizationsMigration } from "./0001_organizations.ts"
 import { rateLimitMigration } from "./0002_rate_limits.ts"
 import { catalogAndReviewsMigration } from "./0003_catalog_and_reviews.ts"
 import { productQuestionsMigration } from "./0040_product_questions.ts"
+import { webhooksMigration } from "./0010_webhooks.ts"
 import { setupMigration } from "./0050_setup.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
@@ -11,5 +12,6 @@ export const migrations: ReadonlyArray<Migration> = [
   productQuestionsMigration,
   rateLimitMigration,
   catalogAndReviewsMigration,
+  webhooksMigration,
   setupMigration
 ]

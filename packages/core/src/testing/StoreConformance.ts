@@ -16,6 +16,7 @@ import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
 import { transactional } from "../UnitOfWork.ts"
 import { productQuestionSuite } from "./ProductQuestionConformance.ts"
 import type { QuestionTestSeed } from "./QuestionTestSeed.ts"
+import { webhookConformance } from "./WebhookConformance.ts"
 
 import type { StoreServices } from "../StoreServices.ts"
 import { setupSuite } from "./SetupConformance.ts"
@@ -179,7 +180,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["organizations", organizationsSuite],
   ["product questions", productQuestionSuite],
   ["unit of work", unitOfWorkSuite],
-  ["setup", setupSuite]
+  ["setup", setupSuite],
+  ["webhooks", webhookConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */
