@@ -9,7 +9,8 @@ import {
   pageInMemory,
   ProductQuestionRepository,
   type ProductQuestionAnswer,
-  type ProductQuestionRecord
+  type ProductQuestionRecord,
+  type WebhookDeliveryRecord
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
@@ -21,8 +22,16 @@ const questionTables = (db: MemoryDatabase["Service"]) => ({
   questions: db.table<string, OwnedQuestion>("product_questions"),
   answers: db.table<string, OwnedAnswer>("product_question_answers"),
   notices: db.table<string, EmailNotice>("email_outbox"),
-  events: db.table<string, DomainEvent>("domain_events")
+  events: db.table<string, DomainEvent>("domain_events"),
+  deliveries: db.table<string, WebhookDeliveryRecord>("webhook_deliveries")
 })
+
+/**
+ * How an address appears in a stored webhook body (the envelope is `JSON.stringify`d, keys in a fixed order), and
+ * what replaces it: the body keeps its bytes otherwise, only the address becomes null.
+ */
+const askerEmailJson = (email: string): string => `"askerEmail":${JSON.stringify(email)}`
+const BLANK_ASKER_EMAIL = `"askerEmail":null`
 
 const byCreatedThenId = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
@@ -30,7 +39,7 @@ const byCreatedThenId = (a: { createdAt: string; id: string }, b: { createdAt: s
 export const MemoryProductQuestionRepository = Layer.effect(ProductQuestionRepository, Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const { customers, products, sites } = memoryTables(db)
-  const { answers, events, questions } = questionTables(db)
+  const { answers, deliveries, events, questions } = questionTables(db)
 
   const owned = (organizationId: string, id: string) => {
     const q = questions.get(id)
@@ -91,13 +100,23 @@ export const MemoryProductQuestionRepository = Layer.effect(ProductQuestionRepos
         for (const a of [...answers.values()]) {
           if (a.organizationId === organizationId && a.productQuestionId === id) answers.delete(a.id)
         }
+        const about = new Set<string>()
         for (const e of [...events.values()]) {
           const data = e.data as { readonly id?: unknown; readonly askerEmail?: unknown } | null
           if (
             e.organizationId === organizationId && e.event.startsWith("productQuestion.") &&
-            typeof data === "object" && data !== null && data.id === id && data.askerEmail != null
+            typeof data === "object" && data !== null && data.id === id
           ) {
-            events.set(e.id, { ...e, data: { ...data, askerEmail: null } })
+            about.add(e.id)
+            if (data.askerEmail != null) events.set(e.id, { ...e, data: { ...data, askerEmail: null } })
+          }
+        }
+        if (current.askerEmail !== null) {
+          const needle = askerEmailJson(current.askerEmail)
+          for (const d of [...deliveries.values()]) {
+            if (d.organizationId === organizationId && about.has(d.eventId) && d.body.includes(needle)) {
+              deliveries.set(d.id, { ...d, body: d.body.split(needle).join(BLANK_ASKER_EMAIL) })
+            }
           }
         }
         questions.delete(id)

@@ -143,6 +143,10 @@ export const productQuestionListMapping: ListSqlMapping = {
   search: ["q.body", "q.asker_name", "q.asker_email", "p.title"]
 }
 
+/** How an address appears in a stored webhook body (`JSON.stringify`d envelope), and its replacement. */
+const askerEmailJson = (email: string): string => `"askerEmail":${JSON.stringify(email)}`
+const BLANK_ASKER_EMAIL = `"askerEmail":null`
+
 const answeredCondition = { true: " AND q.published_answer_count > 0", false: " AND q.published_answer_count = 0" } as const
 
 export const PgProductQuestionRepository = Layer.effect(ProductQuestionRepository, Effect.gen(function*() {
@@ -206,7 +210,14 @@ export const PgProductQuestionRepository = Layer.effect(ProductQuestionRepositor
             AND id = ${id} RETURNING *`
         const deleted = rows[0]
         if (deleted === undefined) return Option.none()
-        // Answers and notices go with the question (ON DELETE CASCADE); stored events lose the address.
+        // Answers and notices go with the question (ON DELETE CASCADE); webhook bodies already built from its
+        // events and the events themselves lose the address (bodies keep their bytes otherwise).
+        if (deleted.askerEmail !== null && deleted.askerEmail !== undefined) {
+          yield* sql`UPDATE webhook_deliveries SET payload = replace(payload, ${askerEmailJson(deleted.askerEmail)}, ${BLANK_ASKER_EMAIL})
+              WHERE organization_id = ${organizationId}
+                AND event_id IN (SELECT e.id FROM domain_events e WHERE e.organization_id = ${organizationId}
+                  AND e.event LIKE 'productQuestion.%' AND e.data ->> 'id' = ${id})`
+        }
         yield* sql`UPDATE domain_events SET data = jsonb_set(data, '{askerEmail}', 'null'::jsonb)
             WHERE organization_id = ${organizationId} AND event LIKE 'productQuestion.%'
               AND data ->> 'id' = ${id} AND data ->> 'askerEmail' IS NOT NULL`

@@ -21,7 +21,10 @@ import {
   INTERRUPTED_ERROR
 } from "../EmailNoticeWorker.ts"
 import { EventOutbox } from "../EventOutbox.ts"
-import type { OrganizationId, ProductQuestionId, SecretKeyId } from "../Ids.ts"
+import { nextId } from "../IdGenerator.ts"
+import { fanOutOnce } from "../WebhookDispatcher.ts"
+import { WebhookRepository } from "../WebhookRepository.ts"
+import type { OrganizationId, ProductQuestionId, SecretKeyId, WebhookId } from "../Ids.ts"
 import type { Permission } from "../Permission.ts"
 import type { CreateProductQuestion, CreateProductQuestionAnswer, ProductQuestionRecord } from "../ProductQuestion.ts"
 import * as Q from "../ProductQuestions.ts"
@@ -617,6 +620,20 @@ export const productQuestionSuite: ConformanceSuite = (store) =>
         const { org, product } = yield* setup()
         const email = unique("erase-me")
         const keptEmail = unique("keep-me")
+        // A webhook subscribed to question events: its delivery bodies copy the address too.
+        const webhookAt = yield* now
+        const webhookId = yield* nextId<WebhookId>()
+        yield* WebhookRepository.use((r) =>
+          r.insert({
+            id: webhookId,
+            organizationId: org.id,
+            url: "https://hooks.example.com/questions",
+            events: ["productQuestion.created", "productQuestion.updated"],
+            hmacSecret: null,
+            createdAt: webhookAt,
+            updatedAt: webhookAt
+          })
+        )
         const q = yield* ask(org.id, { productId: product.id, askerEmail: email, askerName: "Ada" })
         const kept = yield* ask(org.id, { productId: product.id, askerEmail: keptEmail })
         const a1 = yield* answer(org.id, q.id)
@@ -626,7 +643,18 @@ export const productQuestionSuite: ConformanceSuite = (store) =>
         const mailer = makeRecordingMailer()
         // One notice sent, the other still pending when the questions are deleted.
         yield* deliverNextNotice(settingsFor("delete")).pipe(Effect.provide(mailer.layer))
-        assert.isNotEmpty(yield* QuestionTestSeed.use((s) => s.tablesContaining(email)))
+        while ((yield* fanOutOnce(500)).events > 0) { /* fan out every pending event of the store */ }
+        const bodies = (yield* WebhookRepository.use((r) =>
+          r.listDeliveries(org.id, webhookId, { after: undefined, limit: 100 })
+        )).map((d) => d.body)
+        assert.strictEqual(bodies.length, 3)
+        assert.isTrue(bodies.some((b) => b.includes(email)))
+        assert.includeMembers([...(yield* QuestionTestSeed.use((s) => s.tablesContaining(email)))], [
+          "domain_events",
+          "email_outbox",
+          "product_questions",
+          "webhook_deliveries"
+        ])
 
         const deleted = yield* as(org.id, Q.deleteProductQuestion(q.id))
         assert.strictEqual(deleted.id, q.id)
@@ -644,6 +672,12 @@ export const productQuestionSuite: ConformanceSuite = (store) =>
           []
         )
         assert.deepStrictEqual(yield* QuestionTestSeed.use((s) => s.tablesContaining(email)), [])
+        const scrubbed = yield* WebhookRepository.use((r) => r.listDeliveries(org.id, webhookId, { after: undefined, limit: 100 }))
+        assert.strictEqual(scrubbed.length, 3)
+        for (const d of scrubbed) {
+          const envelope = JSON.parse(d.body) as { data: { askerEmail: unknown; askerName?: unknown } }
+          if (d.event.startsWith("productQuestion.") && envelope.data.askerName === "Ada") assert.isNull(envelope.data.askerEmail)
+        }
         assert.deepStrictEqual(yield* ProductQuestionRepository.use((r) => r.answersOf(org.id, [q.id])), [])
         assert.isNotEmpty(yield* QuestionTestSeed.use((s) => s.tablesContaining(keptEmail)))
         const events = yield* eventsOf(org.id)
