@@ -8,7 +8,6 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { ApiRoutes, apiMiddleware } from "./server/ApiServer.ts"
 import { seedDemo } from "./server/DemoSeed.ts"
-import { EmailNoticeWorkerLive } from "./server/SmtpMailer.ts"
 import { DEFAULT_EMBED_SCRIPT_URL } from "./server/SetupHandlers.ts"
 import { chooseStore, describeStore, storeLayer } from "./server/StoreSelection.ts"
 
@@ -63,6 +62,7 @@ const main = Effect.gen(function*() {
     logRequests: config.logRequests,
     embedScriptUrl: config.embedScriptUrl,
     publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
+    email: { smtp },
     webhooks: config.webhooks
   }
 
@@ -94,7 +94,6 @@ const main = Effect.gen(function*() {
     middleware: apiMiddleware(options)
   }).pipe(
     Layer.merge(Announce),
-    Layer.merge(EmailNoticeWorkerLive(smtp)),
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
     Layer.provide(Services)
   )

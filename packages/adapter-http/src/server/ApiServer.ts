@@ -14,6 +14,7 @@ import { OrganizationHandlers, SystemHandlers } from "./Handlers.ts"
 import { OperatorAuthLive } from "./OperatorAuthLive.ts"
 import { OperatorHandlers } from "./OperatorHandlers.ts"
 import { ProductQuestionHandlers } from "./ProductQuestionHandlers.ts"
+import { type EmailServerOptions, EmailWorkerFor } from "./SmtpMailer.ts"
 import { RequestValidationLive } from "./RequestValidationLive.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
@@ -37,6 +38,8 @@ export interface ApiServerOptions {
   readonly publicApiBaseUrl?: string | undefined
   /** Webhook settings and the delivery dispatcher (on by default). */
   readonly webhooks?: WebhookServerOptions | undefined
+  /** The asker-notice email worker (on by default; without `smtp` notices are logged and marked `logged`). */
+  readonly email?: EmailServerOptions | undefined
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
@@ -59,7 +62,8 @@ export const ApiRoutes = (options: ApiServerOptions) =>
     AdminRoutes.pipe(Layer.provide(SetupUrls.layer(options))),
     DocsRoute,
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
-    WebhookDispatcherLive(options.webhooks)
+    WebhookDispatcherLive(options.webhooks),
+    EmailWorkerFor(options.email)
   ).pipe(Layer.provide(WebhookRuntime(options.webhooks)))
 
 export type ApiServices = StoreServices | IdGenerator

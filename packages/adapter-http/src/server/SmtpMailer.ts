@@ -123,3 +123,14 @@ export const EmailNoticeWorkerLive = (smtp: SmtpSettings | undefined, settings?:
   EmailNoticeWorker({ ...defaultEmailWorkerSettings(workerIdOfProcess()), ...settings }).pipe(
     Layer.provide(mailerFor(smtp))
   )
+
+export interface EmailServerOptions {
+  /** SMTP transport; unset: notices are written to the log and marked `logged`. */
+  readonly smtp?: SmtpSettings | undefined
+  /** `false` starts no worker (the host runs `EmailNoticeWorkerLive` itself, or another process sends). */
+  readonly worker?: false | Partial<EmailWorkerSettings> | undefined
+}
+
+/** The worker the API routes start with the server, per `ApiServerOptions.email`. */
+export const EmailWorkerFor = (options: EmailServerOptions = {}) =>
+  options.worker === false ? Layer.empty : EmailNoticeWorkerLive(options.smtp, options.worker)
