@@ -2,6 +2,9 @@
 import { Layer } from "effect"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
+import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./MemoryProductQuestionStore.ts"
+import { MemorySetupStore } from "./MemorySetupStore.ts"
+import { MemoryWebhookRepository } from "./MemoryWebhookStore.ts"
 import { MemoryReviewWriteRepository } from "./MemoryReviewWriteStore.ts"
 import {
   MemoryEventOutbox,
@@ -14,9 +17,12 @@ import {
 export const MemoryStoreLayer = Layer.mergeAll(
   MemoryUnitOfWork,
   MemoryEventOutbox,
+  MemoryProductQuestionRepository, MemoryEmailOutboxRepository,
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
   MemoryRateLimitStore,
+  MemorySetupStore,
+  MemoryWebhookRepository,
   MemoryReviewWriteRepository
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -2,5 +2,14 @@ import { runStoreConformance } from "@feedback/core/testing"
 import { Layer } from "effect"
 import { MemoryReviewFixtures } from "./MemoryReviewFixtures.ts"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
+import { MemoryQuestionTestSeed } from "./MemoryQuestionTestSeed.ts"
+import { MemorySetupTestSeed } from "./MemorySetupTestSeed.ts"
 
-runStoreConformance("memory", MemoryReviewFixtures.pipe(Layer.provideMerge(MemoryStoreLayer)))
+runStoreConformance(
+  "memory",
+  Layer.mergeAll(
+    MemorySetupTestSeed,
+    MemoryQuestionTestSeed,
+    MemoryReviewFixtures
+  ).pipe(Layer.provideMerge(MemoryStoreLayer))
+)

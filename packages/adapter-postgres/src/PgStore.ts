@@ -4,6 +4,9 @@ import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
+import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./PgProductQuestionStore.ts"
+import { PgSetupStore } from "./PgSetupStore.ts"
+import { PgWebhookRepository } from "./PgWebhookStore.ts"
 import { PgReviewWriteRepository } from "./PgReviewWriteStore.ts"
 import {
   PgEventOutbox,
@@ -19,10 +22,13 @@ const Migrated = Layer.effectDiscard(runMigrations(migrations).pipe(Effect.orDie
 export const PgStoreServices = Layer.mergeAll(
   PgUnitOfWork,
   PgEventOutbox,
+  PgProductQuestionRepository, PgEmailOutboxRepository,
   PgOrganizationRepository,
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
   PgRateLimitStore,
+  PgSetupStore,
+  PgWebhookRepository,
   PgReviewWriteRepository
 ).pipe(Layer.provideMerge(Migrated))
 

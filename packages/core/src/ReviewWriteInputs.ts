@@ -12,6 +12,8 @@ import { Schema } from "effect"
 import { ProductVariantId, ReviewId, SiteId, Uuid } from "./Ids.ts"
 import { ReviewDeletionReason } from "./Review.ts"
 import { parseTimestampValue } from "./Filter.ts"
+// Metadata as sent (storable string pairs, replacing the stored metadata wholesale): one definition for every endpoint.
+import { MetadataInput } from "./ProductQuestion.ts"
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
@@ -31,8 +33,6 @@ export const RequiredText = (max: number) =>
     Schema.isMaxLength(max)
   )
 
-/** Metadata as sent: string keys and values that can be stored. Replaces the stored metadata wholesale. */
-export const MetadataInput = Schema.Record(StoredText, StoredText)
 
 /** Any ISO 8601 date-time with an offset (normalised later with `parseTimestampValue`). */
 export const InstantInput = Schema.String.check(Schema.makeFilter((s: string) =>

@@ -1,7 +1,7 @@
 /**
  * Conformance of the review write side: every transition of the spec's table for reviews and replies, bulk
- * moderation, import, and rollback under injected failures, on every store. Stores must provide `ReviewFixtures`
- * next to their store layer (see `ReviewFixtures.ts`).
+ * moderation, import, and rollback under injected failures, on every store. Seeding goes through `ReviewFixtures`
+ * (part of `TestSupport`).
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Option, Result } from "effect"
@@ -18,12 +18,10 @@ import type { ReviewRecord } from "../Review.ts"
 import type { ImportRow } from "../ReviewWriteInputs.ts"
 import { ReviewWriteRepository } from "../ReviewWriteRepository.ts"
 import * as ReviewWrites from "../ReviewWrites.ts"
-import type { StoreServices } from "../StoreServices.ts"
 import { now, type Timestamp } from "../Timestamp.ts"
 import { makeCustomer, makeProduct, makeReview, makeSite, ReviewFixtures } from "./ReviewFixtures.ts"
+import type { ConformanceSuite } from "./StoreConformance.ts"
 
-type Store = Layer.Layer<StoreServices | IdGenerator>
-type StoreWithFixtures = Layer.Layer<StoreServices | IdGenerator | ReviewFixtures>
 
 const ALL: ReadonlyArray<Permission> = ["reviews:read", "reviews:write"]
 
@@ -80,8 +78,8 @@ const failingAfter = <K extends "insertImport" | "bulkSetPublished" | "recalcula
     return yield* effect.pipe(Effect.provideService(ReviewWriteRepository, ReviewWriteRepository.of(broken)))
   })
 
-export const reviewWriteConformance = (store: Store) =>
-  layer(store as StoreWithFixtures, { timeout: 120_000 })("review write side", (it) => {
+export const reviewWriteConformance: ConformanceSuite = (store) =>
+  layer(store, { timeout: 120_000 })("review write side", (it) => {
     // -------------------------------------------------------------------------------------------------------------
     // PATCH /reviews/{id}: moderation
 
