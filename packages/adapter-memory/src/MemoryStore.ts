@@ -1,7 +1,9 @@
 /** Every core store service in memory, over one fresh MemoryDatabase. */
 import { Layer } from "effect"
+import { MemoryCatalogRepository } from "./MemoryCatalogStore.ts"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
+import { MemoryReviewRepository } from "./MemoryReviewStore.ts"
 import {
   MemoryEventOutbox,
   MemoryOrganizationRepository,
@@ -16,5 +18,7 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
-  MemoryRateLimitStore
+  MemoryRateLimitStore,
+  MemoryCatalogRepository,
+  MemoryReviewRepository
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -38,6 +38,12 @@ export interface SqlFragment {
 export interface ColumnRef {
   readonly sql: string
   readonly paramType?: string
+  /**
+   * The column can never be null (e.g. `NOT NULL`). Keyset SQL then omits its null handling (`NULLS LAST`,
+   * `OR x IS NULL`), which changes no result but lets one plain B-tree index serve both sort directions: the
+   * planner matches `ORDER BY x DESC, id DESC` to a backward index scan, not `x DESC NULLS LAST`.
+   */
+  readonly notNull?: boolean
 }
 
 /** Maps a catalog path to its column. Unknown paths are a defect: the parser only admits catalog fields. */
@@ -159,7 +165,7 @@ export const compileOrderBy = (sort: Sort, columns: ColumnResolver, idSql: strin
   const column = columns(sort.field)
   const collate = sort.type === "string" ? ` COLLATE "C"` : ""
   const dir = sort.direction === "asc" ? "ASC" : "DESC"
-  return `(${column.sql})${collate} ${dir} NULLS LAST, (${idSql}) ${dir}`
+  return `(${column.sql})${collate} ${dir}${column.notNull === true ? "" : " NULLS LAST"}, (${idSql}) ${dir}`
 }
 
 /**
@@ -187,8 +193,9 @@ export const compileKeyset = (
   }
   const value = params.add(after.value, column.paramType ?? defaultParamType[sort.type])
   const id = params.add(after.id, "uuid")
+  const row = `(${expr}${collate}, (${idSql})) ${cmp} (${value}, ${id})`
   return {
-    text: `((${expr}${collate}, (${idSql})) ${cmp} (${value}, ${id}) OR ${expr} IS NULL)`,
+    text: column.notNull === true ? row : `(${row} OR ${expr} IS NULL)`,
     params: params.values,
     orderBy
   }

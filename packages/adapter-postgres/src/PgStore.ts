@@ -3,7 +3,9 @@ import { Effect, Layer } from "effect"
 import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
+import { PgCatalogRepository } from "./PgCatalogStore.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
+import { PgReviewRepository } from "./PgReviewStore.ts"
 import {
   PgEventOutbox,
   PgOrganizationRepository,
@@ -21,7 +23,9 @@ export const PgStoreServices = Layer.mergeAll(
   PgOrganizationRepository,
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
-  PgRateLimitStore
+  PgRateLimitStore,
+  PgCatalogRepository,
+  PgReviewRepository
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services with their own connection to `target`. */

@@ -3,9 +3,11 @@ import type { Migration } from "../Migrations.ts"
 import { organizationsMigration } from "./0001_organizations.ts"
 import { rateLimitMigration } from "./0002_rate_limits.ts"
 import { catalogAndReviewsMigration } from "./0003_catalog_and_reviews.ts"
+import { listIndexesMigration } from "./0020_list_indexes.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
   rateLimitMigration,
-  catalogAndReviewsMigration
+  catalogAndReviewsMigration,
+  listIndexesMigration
 ]

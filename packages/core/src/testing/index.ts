@@ -1,1 +1,2 @@
 export * from "./StoreConformance.ts"
+export * from "./ReviewSeed.ts"
