@@ -14,12 +14,18 @@ import { OrganizationRepository } from "../OrganizationRepository.ts"
 import * as Provisioning from "../Provisioning.ts"
 import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
 import { transactional } from "../UnitOfWork.ts"
+import { catalogConformance } from "./CatalogConformance.ts"
+import { reviewReadConformance } from "./ReviewReadConformance.ts"
+import type { ReviewSeed } from "./ReviewSeed.ts"
 
 import type { StoreServices } from "../StoreServices.ts"
 export type { StoreServices }
 
+/** Test-support services every store also provides to the conformance suite (never to a host). */
+export type ConformanceSupport = ReviewSeed
+
 /** What a suite gets: the store under test (with ids) as a layer shared by the suite's tests. */
-export type ConformanceSuite = (store: Layer.Layer<StoreServices | IdGenerator>) => void
+export type ConformanceSuite = (store: Layer.Layer<StoreServices | ConformanceSupport | IdGenerator>) => void
 
 const organizationsSuite: ConformanceSuite = (store) =>
   layer(store, { timeout: 60_000 })("organizations and keys", (it) => {
@@ -168,11 +174,13 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 /** Every capability's suite; a capability appends its own. */
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
-  ["unit of work", unitOfWorkSuite]
+  ["unit of work", unitOfWorkSuite],
+  ["catalog", catalogConformance],
+  ["reviews (read)", reviewReadConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */
-export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices>) =>
+export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices | ConformanceSupport>) =>
   describe(`store conformance: ${name}`, () => {
     const withIds = Layer.merge(store, IdGenerator.uuidV7)
     for (const [, suite] of conformanceSuites) suite(withIds)
