@@ -3,14 +3,18 @@
  * Bodies and query strings are strict: an unknown field is a 400 that names it (a typo must not silently do nothing).
  */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { CustomersApi, ProductsApi, SitesApi } from "./CatalogApi.ts"
 import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { OrganizationApi } from "./OrganizationApi.ts"
+import { ReviewsReadApi } from "./ReviewsReadApi.ts"
 import { RequestValidation } from "./Security.ts"
 import { SystemApi } from "./SystemApi.ts"
 
 export class AdminApi extends HttpApi.make("admin-api")
   .add(SystemApi)
   .add(OrganizationApi)
+  .add(SitesApi, ProductsApi, CustomersApi)
+  .add(ReviewsReadApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

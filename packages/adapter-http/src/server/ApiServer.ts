@@ -9,11 +9,13 @@ import { HttpRouter, HttpServer, type HttpServerRequest, type HttpServerResponse
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AdminApi } from "../api/Api.ts"
 import { OperatorApi } from "../api/OperatorApi.ts"
+import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./CatalogHandlers.ts"
 import { errorEnvelope } from "./ErrorEnvelope.ts"
 import { OrganizationHandlers, SystemHandlers } from "./Handlers.ts"
 import { OperatorAuthLive } from "./OperatorAuthLive.ts"
 import { OperatorHandlers } from "./OperatorHandlers.ts"
 import { RequestValidationLive } from "./RequestValidationLive.ts"
+import { ReviewsReadHandlers } from "./ReviewsReadHandlers.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
 
@@ -28,6 +30,7 @@ export interface ApiServerOptions {
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers]),
+  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
