@@ -4,7 +4,7 @@
  * minutes that row-by-row inserts from the client would. The same generator serves small sizes in tests (query
  * plans) and large ones in `bench/reviews-list.ts`.
  *
- * Everything is deterministic for a given organization id and size: ids are `md5(org || kind || n)` as UUIDs,
+ * Everything is deterministic for a given organization id and size: ids are `md5(org || kind || n)` shaped as v4 UUIDs,
  * so tests can compute what to expect. Review n (1-based):
  * - product `((n - 1) % products) + 1`, customer `((n - 1) % customers) + 1` except every 20th review (none);
  * - rating `1 + (n * 7) % 5`; published unless `n % 10 = 0`; moderated 1 hour after creation unless `n % 3 = 0`;
@@ -33,12 +33,14 @@ export interface ReviewDatasetOptions {
 
 export const DEFAULT_DATASET_START = "2025-01-01T00:00:00.000Z"
 
-const uuidOf = (kind: string, n: string) => `md5($1::text || '${kind}' || (${n})::text)::uuid`
+/** md5(org || kind || n) with the version nibble set to 4 and the variant to 8, so it is a valid v4 UUID. */
+const uuidSql = (input: string) => `overlay(overlay(md5(${input}) placing '4' from 13 for 1) placing '8' from 17 for 1)::uuid`
+const uuidOf = (kind: string, n: string) => uuidSql(`$1::uuid::text || '${kind}' || (${n})::text`)
 
 /** The id the generator gives to product (`p`), customer (`c`) or review (`r`) number n of the organization. */
 export const datasetId = (organizationId: string, kind: "p" | "c" | "r", n: number): string => {
   const h = createHash("md5").update(`${organizationId}${kind}${n}`).digest("hex")
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20)}`
 }
 
 export const generateReviewDataset = (options: ReviewDatasetOptions) =>
@@ -49,7 +51,7 @@ export const generateReviewDataset = (options: ReviewDatasetOptions) =>
     const org = options.organizationId
     yield* sql.unsafe(
       `INSERT INTO products (organization_id, id, slug, title, metadata, created_at, updated_at)
-       SELECT $1, ${uuidOf("p", "g")}, 'product-' || g, 'Product ' || g,
+       SELECT $1::uuid, ${uuidOf("p", "g")}, 'product-' || g, 'Product ' || g,
               jsonb_build_object('color', (ARRAY['red','green','blue'])[1 + g % 3]),
               $3::timestamptz + g * interval '1 second', $3::timestamptz + g * interval '1 second'
        FROM generate_series(1, $2::int) AS g`,
@@ -57,7 +59,7 @@ export const generateReviewDataset = (options: ReviewDatasetOptions) =>
     )
     yield* sql.unsafe(
       `INSERT INTO customers (organization_id, id, email, first_name, last_name, metadata, email_opt_out, created_at, updated_at)
-       SELECT $1, ${uuidOf("c", "g")}, 'customer-' || g || '@example.com',
+       SELECT $1::uuid, ${uuidOf("c", "g")}, 'customer-' || g || '@example.com',
               (ARRAY['Ada','Grace','Alan','Edsger','Barbara'])[1 + g % 5], 'Tester' || (g % 100),
               jsonb_build_object('tier', (ARRAY['gold','silver'])[1 + g % 2]), g % 7 = 0,
               $3::timestamptz + g * interval '1 second', $3::timestamptz + g * interval '1 second'
@@ -67,9 +69,9 @@ export const generateReviewDataset = (options: ReviewDatasetOptions) =>
     yield* sql.unsafe(
       `INSERT INTO reviews (organization_id, id, product_id, customer_id, title, body, rating, published, flagged,
          moderated_at, ip_address, browser_fingerprint, metadata, created_at, updated_at)
-       SELECT $1, ${uuidOf("r", "g")},
-              md5($1::text || 'p' || ((g - 1) % $3::int + 1)::text)::uuid,
-              CASE WHEN g % 20 = 0 THEN NULL ELSE md5($1::text || 'c' || ((g - 1) % $4::int + 1)::text)::uuid END,
+       SELECT $1::uuid, ${uuidOf("r", "g")},
+              ${uuidOf("p", "(g - 1) % $3::int + 1")},
+              CASE WHEN g % 20 = 0 THEN NULL ELSE ${uuidOf("c", "(g - 1) % $4::int + 1")} END,
               'Review ' || g || ' ' || (ARRAY['great','poor','solid','amazing','broken'])[1 + g % 5],
               'Body of review ' || g,
               1 + (g * 7) % 5, g % 10 <> 0, g % 97 = 0,
