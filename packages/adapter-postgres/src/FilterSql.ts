@@ -17,7 +17,10 @@
  */
 import type { CursorPosition, Sort } from "@feedback/core"
 import type { FieldRef, FieldType, FilterAst, FilterValue } from "@feedback/core"
-import { foldFrom, foldTo, searchPattern } from "@feedback/core"
+import { foldCase, foldFrom, foldTo, searchPattern } from "@feedback/core"
+
+/** The lower-case letters `Search.ts` folds Latin-1 capitals to (U+00E0..U+00FE without ÷). */
+const latin1LowerCase = /[\u00E0-\u00F6\u00F8-\u00FE]/
 
 /** A piece of SQL and the values of its `$n` placeholders (numbered from the offset it was compiled at). */
 export interface SqlFragment {
@@ -144,6 +147,12 @@ export const compileFilter = (ast: FilterAst, columns: ColumnResolver, offset = 
  * The search condition: any of the expressions (nullable text) contains the term, with the case folding of
  * `Search.ts` (`translate` + `LIKE`, not `ILIKE`, so the answer does not depend on the database's LC_CTYPE).
  * An empty list of expressions matches nothing; an undefined or empty term matches everything.
+ *
+ * Speed: `translate` with the 56-letter fold table costs ~20 µs per value (a scan of 100,000 reviews' six search
+ * expressions took seconds). When the folded term holds no Latin-1 lower-case letter (à..þ), the cheap
+ * `lower(x COLLATE "C")` gives the same answer: it folds A-Z exactly as `translate` does (the "C" collation's
+ * `lower` is ASCII-only on every installation) and leaves À..Þ as they are, where `translate` would make them
+ * à..þ — letters such a term does not contain, so no match can start, end or pass there either way.
  */
 export const compileSearch = (
   term: string | undefined,
@@ -154,6 +163,10 @@ export const compileSearch = (
   if (expressions.length === 0) return { text: "FALSE", params: [] }
   const params = new Params(offset)
   const pattern = params.add(searchPattern(term), "text")
+  if (!latin1LowerCase.test(foldCase(term))) {
+    const tests = expressions.map((e) => `lower((${e}) COLLATE "C") LIKE ${pattern} ESCAPE '\\'`)
+    return { text: `(${tests.join(" OR ")})`, params: params.values }
+  }
   const from = params.add(foldFrom, "text")
   const to = params.add(foldTo, "text")
   const tests = expressions.map((e) => `translate((${e}), ${from}, ${to}) LIKE ${pattern} ESCAPE '\\'`)
