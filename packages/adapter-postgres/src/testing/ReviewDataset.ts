@@ -17,7 +17,7 @@
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { SqlClient } from "effect/sql"
-import { recalculateProductStats } from "./PgReviewSeed.ts"
+import { recalculateProductStats } from "./ProductStatsSql.ts"
 
 export interface ReviewDatasetOptions {
   readonly organizationId: string
