@@ -136,12 +136,26 @@ export const applyProductPatch = (product: Product, patch: ProductPatch, at: Tim
   updatedAt: at
 })
 
+/** Whether any sent field differs from the stored value (metadata compared as a set of entries). */
+export const patchChanges = (product: Product, patch: ProductPatch): boolean =>
+  Object.entries(patch).some(([key, value]) => {
+    const stored = (product as Record<string, unknown>)[key]
+    if (key === "metadata") {
+      const a = stored as Readonly<Record<string, string>>
+      const b = value as Readonly<Record<string, string>>
+      return Object.keys(a).length !== Object.keys(b).length || Object.entries(b).some(([k, v]) => !Object.hasOwn(a, k) || a[k] !== v)
+    }
+    return stored !== value
+  })
+
 export const updateProduct = (id: ProductId, patch: ProductPatch) =>
   Effect.gen(function*() {
     const { organizationId } = yield* requirePermission("products:write")
     const repo = yield* CatalogRepository
     return yield* transactional(Effect.gen(function*() {
       const current = yield* repo.findProduct(organizationId, id).pipe(Effect.flatMap(orNotFound("product", id)))
+      // A PATCH that changes nothing writes nothing and fires no event.
+      if (!patchChanges(current, patch)) return current
       const changed = applyProductPatch(current, patch, yield* now)
       const outcome = yield* repo.updateProduct(organizationId, changed)
       switch (outcome._tag) {

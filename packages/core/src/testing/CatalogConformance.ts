@@ -130,8 +130,10 @@ export const catalogConformance: ConformanceSuite = (store) =>
         assert.strictEqual(patched.createdAt, mug.createdAt)
         assert.isTrue(patched.updatedAt > mug.updatedAt)
         assert.deepStrictEqual(yield* as(Catalogs.getProduct(mug.id)), patched)
-        const untouched = yield* as(Catalogs.updateProduct(mug.id, {}))
-        assert.deepStrictEqual({ ...untouched, updatedAt: patched.updatedAt }, patched)
+        yield* TestClock.adjust("1 minute")
+        // Nothing changes: nothing is written and no event fires.
+        assert.deepStrictEqual(yield* as(Catalogs.updateProduct(mug.id, {})), patched)
+        assert.deepStrictEqual(yield* as(Catalogs.updateProduct(mug.id, { title: "Big mug", metadata: { size: "XL" } })), patched)
         const slugClash = yield* Effect.flip(as(Catalogs.updateProduct(mug.id, { slug: "cup" })))
         assert.strictEqual(slugClash._tag, "Conflict")
         const externalClash = yield* Effect.flip(as(Catalogs.updateProduct(mug.id, { externalId: "cup-1" })))
@@ -141,7 +143,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
         const foreign = yield* Effect.flip(asDashboard(other.id)(Catalogs.updateProduct(mug.id, { title: "x" })))
         assert.strictEqual(foreign._tag, "NotFound")
         const events = (yield* eventsOf(org.id)).filter((e) => (e.data as { id: string }).id === mug.id)
-        assert.deepStrictEqual(events.map((e) => e.event), ["product.updated", "product.updated", "product.updated"])
+        assert.deepStrictEqual(events.map((e) => e.event), ["product.updated", "product.updated"])
         assert.deepStrictEqual(events[1]?.data, patched)
       }))
 
