@@ -59,7 +59,7 @@ const timeIt = async (runs: number, f: () => Promise<void>) => {
 const toQuery = (params: ListParams) =>
   Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(v!)}`).join("&")
 
-export default async function main(): Promise<void> {
+async function main(): Promise<void> {
   const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"]
   if (serverUrl === undefined || serverUrl === "") {
     console.error("Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server, e.g. postgres://postgres@127.0.0.1:54329/postgres")
@@ -181,3 +181,5 @@ export default async function main(): Promise<void> {
     else await admin(serverUrl, `DROP DATABASE ${dbName} WITH (FORCE)`)
   }
 }
+
+await main()

@@ -1,21 +1,17 @@
 /**
- * Runs one benchmark: `npm run bench -- <name>` runs `bench/<name>.ts`, whose default export is `main(args)`.
- * Without a name (or with an unknown one) it lists the benchmarks there are.
+ * `npm run bench -- <name>`: runs `bench/<name>.ts`. Each benchmark prints its figures as ratios against a
+ * baseline measured in the same run, so results compare across machines.
  */
 import { readdirSync } from "node:fs"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import * as Path from "node:path"
 
-const dir = fileURLToPath(new URL(".", import.meta.url))
+const dir = Path.dirname(fileURLToPath(import.meta.url))
 const available = readdirSync(dir).filter((f) => f.endsWith(".ts") && f !== "run.ts").map((f) => f.slice(0, -3)).sort()
-const [name, ...args] = process.argv.slice(2)
+const name = process.argv[2]
 
 if (name === undefined || !available.includes(name)) {
-  console.error(`${name === undefined ? "Name a benchmark" : `No benchmark "${name}"`}: npm run bench -- <name>`)
-  console.error(`Available: ${available.join(", ")}`)
-  process.exit(2)
+  process.stderr.write(`usage: npm run bench -- <name>\navailable: ${available.join(", ") || "(none)"}\n`)
+  process.exit(name === undefined ? 0 : 1)
 }
-
-const module = (await import(new URL(`./${name}.ts`, import.meta.url).href)) as {
-  readonly default: (args: ReadonlyArray<string>) => Promise<void>
-}
-await module.default(args)
+await import(pathToFileURL(Path.join(dir, `${name}.ts`)).href)

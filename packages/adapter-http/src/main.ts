@@ -8,6 +8,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { ApiRoutes, apiMiddleware } from "./server/ApiServer.ts"
 import { seedDemo } from "./server/DemoSeed.ts"
+import { DEFAULT_EMBED_SCRIPT_URL } from "./server/SetupHandlers.ts"
 import { chooseStore, describeStore, storeLayer } from "./server/StoreSelection.ts"
 
 const ServerConfig = Config.all({
@@ -17,8 +18,25 @@ const ServerConfig = Config.all({
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.data")),
   operatorToken: Config.Redacted("OPERATOR_TOKEN").pipe(Config.option),
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
-  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
+  smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
+  mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
+  logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
+  embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
+  publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
+  webhooks: Config.all({
+    allowInsecure: Config.Boolean("WEBHOOK_ALLOW_INSECURE").pipe(Config.withDefault(false)),
+    allowPrivate: Config.Boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+    timeoutMs: Config.Int("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000))
+  })
 })
+
+const isHttpUrl = (value: string) => {
+  try {
+    return ["http:", "https:"].includes(new URL(value).protocol)
+  } catch {
+    return false
+  }
+}
 
 const main = Effect.gen(function*() {
   const config = yield* ServerConfig
@@ -26,8 +44,27 @@ const main = Effect.gen(function*() {
   if (demoKey !== undefined && !isWellFormedSecretKey(demoKey)) {
     return yield* Effect.die(new Error("DEMO_SECRET_KEY must look like sk_ followed by at least 32 URL-safe characters"))
   }
+  for (const [name, value] of [["EMBED_SCRIPT_URL", config.embedScriptUrl], ["PUBLIC_API_BASE_URL", Option.getOrUndefined(config.publicApiBaseUrl)]] as const) {
+    if (value !== undefined && !isHttpUrl(value)) {
+      return yield* Effect.die(new Error(`${name} must be an absolute http(s) URL`))
+    }
+  }
+  if (Option.isSome(config.smtpUrl) && Option.isNone(config.mailFrom)) {
+    return yield* Effect.die(new Error("MAIL_FROM must be set when SMTP_URL is, e.g. MAIL_FROM='Shop <answers@shop.example>'"))
+  }
+  const smtp = Option.isSome(config.smtpUrl) && Option.isSome(config.mailFrom)
+    ? { url: config.smtpUrl.value, from: config.mailFrom.value }
+    : undefined
   const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
-  const options = { operatorToken: Option.getOrUndefined(config.operatorToken), logRequests: config.logRequests }
+  if (config.webhooks.timeoutMs < 1) return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
+  const options = {
+    operatorToken: Option.getOrUndefined(config.operatorToken),
+    logRequests: config.logRequests,
+    embedScriptUrl: config.embedScriptUrl,
+    publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
+    email: { smtp },
+    webhooks: config.webhooks
+  }
 
   const Announce = Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
@@ -37,7 +74,9 @@ const main = Effect.gen(function*() {
       `Admin API listening on ${url}`,
       `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
       `  Store: ${describeStore(store)}`,
+      `  Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`,
       options.operatorToken === undefined ? "  Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `  Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`,
+      `  Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`,
       seeded._tag === "Created"
         ? `  Demo key (shown once; keep it): ${seeded.secretKey}`
         : seeded.secretKey !== undefined

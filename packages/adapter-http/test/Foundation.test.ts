@@ -2,7 +2,10 @@
  * The foundation's HTTP behaviour, end to end through the real routes and middleware: authentication, permissions,
  * the error envelope for every kind of failure, the operator API and the OpenAPI document.
  */
+import { compileErrors, validate } from "@readme/openapi-parser"
+import { HttpApi } from "effect/http-api"
 import { afterAll, describe, expect, it } from "vitest"
+import { AdminApi } from "../src/api/Api.ts"
 import { makeTestServer } from "./TestServer.ts"
 
 const server = makeTestServer()
@@ -151,7 +154,18 @@ describe("service endpoints", () => {
     expect(spec.components.securitySchemes.bearer.type).toBe("http")
     expect(spec.components.securitySchemes.bearer.scheme.toLowerCase()).toBe("bearer")
     expect(JSON.stringify(spec)).not.toContain("/operator")
+    // Every endpoint of the contract appears in the document with its method.
+    HttpApi.reflect(AdminApi, {
+      onGroup: () => {},
+      onEndpoint: ({ endpoint }) => {
+        const path = endpoint.path.replace(/:(\w+)/g, "{$1}")
+        expect(spec.paths[path]?.[endpoint.method.toLowerCase()], `${endpoint.method} ${path}`).toBeDefined()
+      }
+    })
+    const result = await validate(structuredClone(spec))
+    expect(result.valid, result.valid ? "" : compileErrors(result)).toBe(true)
     const op = (await server.request("GET", "/operator/openapi.json")).body
+    expect((await validate(structuredClone(op))).valid).toBe(true)
     expect(Object.keys(op.paths)).toContain("/operator/organizations")
   })
 })

@@ -62,6 +62,11 @@ class MemoryDatabaseImpl {
     return t as MemoryTable<K, V>
   }
 
+  /** The names of the tables created so far (test support inspects every row). */
+  tableNames(): ReadonlyArray<string> {
+    return [...this.tables.keys()]
+  }
+
   journal(undo: Undo): void {
     this.activeJournal?.push(undo)
   }

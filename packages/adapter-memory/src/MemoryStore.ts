@@ -4,6 +4,9 @@ import { MemoryCatalogRepository } from "./MemoryCatalogStore.ts"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
 import { MemoryReviewRepository } from "./MemoryReviewStore.ts"
+import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./MemoryProductQuestionStore.ts"
+import { MemorySetupStore } from "./MemorySetupStore.ts"
+import { MemoryWebhookRepository } from "./MemoryWebhookStore.ts"
 import {
   MemoryEventOutbox,
   MemoryOrganizationRepository,
@@ -15,10 +18,13 @@ import {
 export const MemoryStoreLayer = Layer.mergeAll(
   MemoryUnitOfWork,
   MemoryEventOutbox,
+  MemoryProductQuestionRepository, MemoryEmailOutboxRepository,
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
   MemoryRateLimitStore,
   MemoryCatalogRepository,
-  MemoryReviewRepository
+  MemoryReviewRepository,
+  MemorySetupStore,
+  MemoryWebhookRepository
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

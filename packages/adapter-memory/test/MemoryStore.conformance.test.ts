@@ -2,5 +2,14 @@ import { runStoreConformance } from "@feedback/core/testing"
 import { Layer } from "effect"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
 import { MemoryReviewSeed } from "../src/testing/MemoryReviewSeed.ts"
+import { MemoryQuestionTestSeed } from "./MemoryQuestionTestSeed.ts"
+import { MemorySetupTestSeed } from "./MemorySetupTestSeed.ts"
 
-runStoreConformance("memory", MemoryReviewSeed.pipe(Layer.provideMerge(MemoryStoreLayer)))
+runStoreConformance(
+  "memory",
+  Layer.mergeAll(
+    MemorySetupTestSeed,
+    MemoryQuestionTestSeed,
+    MemoryReviewSeed
+  ).pipe(Layer.provideMerge(MemoryStoreLayer))
+)

@@ -6,6 +6,9 @@ import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
 import { PgCatalogRepository } from "./PgCatalogStore.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
 import { PgReviewRepository } from "./PgReviewStore.ts"
+import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./PgProductQuestionStore.ts"
+import { PgSetupStore } from "./PgSetupStore.ts"
+import { PgWebhookRepository } from "./PgWebhookStore.ts"
 import {
   PgEventOutbox,
   PgOrganizationRepository,
@@ -20,12 +23,15 @@ const Migrated = Layer.effectDiscard(runMigrations(migrations).pipe(Effect.orDie
 export const PgStoreServices = Layer.mergeAll(
   PgUnitOfWork,
   PgEventOutbox,
+  PgProductQuestionRepository, PgEmailOutboxRepository,
   PgOrganizationRepository,
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
   PgRateLimitStore,
   PgCatalogRepository,
-  PgReviewRepository
+  PgReviewRepository,
+  PgSetupStore,
+  PgWebhookRepository
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services with their own connection to `target`. */

@@ -2,6 +2,17 @@ import { runStoreConformance } from "@feedback/core/testing"
 import { Layer } from "effect"
 import { PgStoreLayer } from "../src/PgStore.ts"
 import { PgReviewSeed } from "../src/testing/PgReviewSeed.ts"
+import { PgQuestionTestSeed } from "./PgQuestionTestSeed.ts"
+import { PgSetupTestSeed } from "./PgSetupTestSeed.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
 
-runStoreConformance(storeName, freshLayer((target) => PgReviewSeed.pipe(Layer.provideMerge(PgStoreLayer(target)))).pipe((l) => l as never))
+runStoreConformance(
+  storeName,
+  freshLayer((target) =>
+    Layer.mergeAll(
+      PgSetupTestSeed,
+      PgQuestionTestSeed,
+      PgReviewSeed
+    ).pipe(Layer.provideMerge(PgStoreLayer(target)))
+  ).pipe((l) => l as never)
+)

@@ -27,7 +27,7 @@ const Name = (max: number) => StorableText(max, 1).pipe(Schema.check(Schema.isTr
 const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
 /** Metadata as callers send it: at most 50 keys of 1..40 characters, values up to 500 characters. */
-export const MetadataInput = Schema.Record(StorableText(40, 1), StorableText(500)).pipe(
+export const CatalogMetadataInput = Schema.Record(StorableText(40, 1), StorableText(500)).pipe(
   Schema.check(Schema.isMaxProperties(50))
 )
 
@@ -51,7 +51,7 @@ const productFields = {
   imageUrl: nullable(Url),
   url: nullable(Url),
   externalId: nullable(Name(255)),
-  metadata: Schema.optionalKey(MetadataInput),
+  metadata: Schema.optionalKey(CatalogMetadataInput),
   notes: nullable(StorableText(5_000))
 }
 
@@ -78,7 +78,7 @@ export const CustomerCreate = Schema.Struct({
   lastName: nullable(StorableText(200)),
   country: nullable(StorableText(100)),
   birthday: nullable(StorableText(50)),
-  metadata: Schema.optionalKey(MetadataInput),
+  metadata: Schema.optionalKey(CatalogMetadataInput),
   notes: nullable(StorableText(5_000)),
   emailOptOut: Schema.optionalKey(Schema.Boolean),
   /** When the customer opted out; defaults to the time of the call when `emailOptOut` is true. */

@@ -13,11 +13,31 @@ export class IdGenerator extends Context.Service<IdGenerator, {
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex")
 
-/** RFC 9562 UUID version 7: 48-bit Unix milliseconds, then random bits with version and variant set. */
+let lastMs = -1
+let sequence = 0
+
+/**
+ * RFC 9562 UUID version 7: 48-bit Unix milliseconds, a 12-bit sequence (method 1 of RFC 9562 §6.2) so ids made in
+ * the same millisecond by this process still sort in creation order, then random bits; version and variant set.
+ */
 export const uuidV7 = (millis: number): string => {
   const bytes = new Uint8Array(16)
-  randomFillSync(bytes, 6)
+  randomFillSync(bytes, 8)
   let ms = Math.floor(millis)
+  if (ms <= lastMs) {
+    ms = lastMs
+    sequence++
+    // The sequence ran out within one millisecond: borrow the next millisecond rather than repeat an order.
+    if (sequence > 0xfff) {
+      ms = lastMs + 1
+      sequence = 0
+    }
+  } else {
+    sequence = 0
+  }
+  lastMs = ms
+  bytes[6] = (sequence >> 8) & 0x0f
+  bytes[7] = sequence & 0xff
   for (let i = 5; i >= 0; i--) {
     bytes[i] = ms % 256
     ms = Math.floor(ms / 256)

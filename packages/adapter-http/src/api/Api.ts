@@ -6,13 +6,19 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { CustomersApi, ProductsApi, SitesApi } from "./CatalogApi.ts"
 import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { OrganizationApi } from "./OrganizationApi.ts"
+import { ProductQuestionsApi } from "./ProductQuestionsApi.ts"
 import { ReviewsReadApi } from "./ReviewsReadApi.ts"
 import { RequestValidation } from "./Security.ts"
+import { SetupApi } from "./SetupApi.ts"
 import { SystemApi } from "./SystemApi.ts"
+import { WebhooksApi } from "./WebhooksApi.ts"
 
 export class AdminApi extends HttpApi.make("admin-api")
   .add(SystemApi)
   .add(OrganizationApi)
+  .add(ProductQuestionsApi)
+  .add(SetupApi)
+  .add(WebhooksApi)
   .add(SitesApi, ProductsApi, CustomersApi)
   .add(ReviewsReadApi)
   // After every group: applies to each endpoint added above.

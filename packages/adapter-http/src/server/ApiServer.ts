@@ -14,10 +14,15 @@ import { errorEnvelope } from "./ErrorEnvelope.ts"
 import { OrganizationHandlers, SystemHandlers } from "./Handlers.ts"
 import { OperatorAuthLive } from "./OperatorAuthLive.ts"
 import { OperatorHandlers } from "./OperatorHandlers.ts"
+import { ProductQuestionHandlers } from "./ProductQuestionHandlers.ts"
+import { type EmailServerOptions, EmailWorkerFor } from "./SmtpMailer.ts"
 import { RequestValidationLive } from "./RequestValidationLive.ts"
 import { ReviewsReadHandlers } from "./ReviewsReadHandlers.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
+import { SetupHandlers, SetupUrls } from "./SetupHandlers.ts"
+import { WebhookDispatcherLive, WebhookRuntime, type WebhookServerOptions } from "./WebhookServer.ts"
+import { WebhooksHandlers } from "./WebhooksHandlers.ts"
 
 export interface ApiServerOptions {
   /** Enables `/operator/…` when set. */
@@ -26,10 +31,22 @@ export interface ApiServerOptions {
   readonly logRequests?: boolean | undefined
   /** Where log lines go; defaults to stdout. */
   readonly log?: ((line: string) => void) | undefined
+  /** Setup state `embedScriptUrl` (EMBED_SCRIPT_URL); defaults to the placeholder `DEFAULT_EMBED_SCRIPT_URL`. */
+  readonly embedScriptUrl?: string | undefined
+  /**
+   * Setup state `apiBaseUrl` (PUBLIC_API_BASE_URL). Unset: the origin each request was addressed to. Set it behind a
+   * proxy, or when the API is mounted under a path prefix.
+   */
+  readonly publicApiBaseUrl?: string | undefined
+  /** Webhook settings and the delivery dispatcher (on by default). */
+  readonly webhooks?: WebhookServerOptions | undefined
+  /** The asker-notice email worker (on by default; without `smtp` notices are logged and marked `logged`). */
+  readonly email?: EmailServerOptions | undefined
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SystemHandlers, OrganizationHandlers]),
+  Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers]),
+  Layer.provide(ProductQuestionHandlers),
   Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
@@ -45,10 +62,12 @@ const OperatorRoutes = (token: Redacted.Redacted<string>) =>
 /** Every route, needing the store services and an id generator. */
 export const ApiRoutes = (options: ApiServerOptions) =>
   Layer.mergeAll(
-    AdminRoutes,
+    AdminRoutes.pipe(Layer.provide(SetupUrls.layer(options))),
     DocsRoute,
-    options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken)
-  )
+    options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
+    WebhookDispatcherLive(options.webhooks),
+    EmailWorkerFor(options.email)
+  ).pipe(Layer.provide(WebhookRuntime(options.webhooks)))
 
 export type ApiServices = StoreServices | IdGenerator
 

@@ -1,3 +1,5 @@
 export * from "./ApiServer.ts"
 export * from "./DemoSeed.ts"
 export * from "./StoreSelection.ts"
+export * from "./SmtpMailer.ts"
+export { DEFAULT_EMBED_SCRIPT_URL } from "./SetupHandlers.ts"

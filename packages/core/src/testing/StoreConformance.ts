@@ -14,18 +14,26 @@ import { OrganizationRepository } from "../OrganizationRepository.ts"
 import * as Provisioning from "../Provisioning.ts"
 import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
 import { transactional } from "../UnitOfWork.ts"
+import { productQuestionSuite } from "./ProductQuestionConformance.ts"
+import type { QuestionTestSeed } from "./QuestionTestSeed.ts"
+import { webhookConformance } from "./WebhookConformance.ts"
 import { catalogConformance } from "./CatalogConformance.ts"
 import { reviewReadConformance } from "./ReviewReadConformance.ts"
 import type { ReviewSeed } from "./ReviewSeed.ts"
 
 import type { StoreServices } from "../StoreServices.ts"
+import { setupSuite } from "./SetupConformance.ts"
+import type { SetupTestSeed } from "./SetupTestSeed.ts"
 export type { StoreServices }
 
-/** Test-support services every store also provides to the conformance suite (never to a host). */
-export type ConformanceSupport = ReviewSeed
+/** Test-only services every store implements for the suites (never part of a production layer). */
+export type TestSupport =
+  | SetupTestSeed
+  | QuestionTestSeed
+  | ReviewSeed
 
 /** What a suite gets: the store under test (with ids) as a layer shared by the suite's tests. */
-export type ConformanceSuite = (store: Layer.Layer<StoreServices | ConformanceSupport | IdGenerator>) => void
+export type ConformanceSuite = (store: Layer.Layer<StoreServices | TestSupport | IdGenerator>) => void
 
 const organizationsSuite: ConformanceSuite = (store) =>
   layer(store, { timeout: 60_000 })("organizations and keys", (it) => {
@@ -174,13 +182,16 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 /** Every capability's suite; a capability appends its own. */
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
+  ["product questions", productQuestionSuite],
   ["unit of work", unitOfWorkSuite],
+  ["setup", setupSuite],
+  ["webhooks", webhookConformance],
   ["catalog", catalogConformance],
   ["reviews (read)", reviewReadConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */
-export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices | ConformanceSupport>) =>
+export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices | TestSupport>) =>
   describe(`store conformance: ${name}`, () => {
     const withIds = Layer.merge(store, IdGenerator.uuidV7)
     for (const [, suite] of conformanceSuites) suite(withIds)

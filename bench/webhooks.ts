@@ -1,0 +1,248 @@
+/**
+ * `npm run bench -- webhooks`
+ *
+ * 1. Delivery throughput: deliveries per second from outbox event to recorded outcome, through the real dispatcher
+ *    and node:http transport, to a receiver on loopback that answers 200 at once. Baseline: the same number of
+ *    plain keep-alive POSTs of the same bodies at the same concurrency, with nothing stored.
+ * 2. API latency while receivers never answer: sequential PATCH /webhooks/{id} (each records an event) with no
+ *    subscriber (baseline), then with 8 subscribers whose receiver accepts the connection and never answers, so
+ *    every dispatcher slot is stuck in a POST. The ratio shows whether a dead receiver reaches the request path.
+ *
+ * Store: memory by default; BENCH_DATABASE_URL=postgres://… runs on a PostgreSQL server (a fresh database).
+ * Sizes: BENCH_DELIVERIES (default 2000), BENCH_REQUESTS (default 300).
+ */
+import { MemoryStoreLayer } from "@feedback/adapter-memory"
+import { PgStoreLayer } from "@feedback/adapter-postgres"
+import {
+  CurrentWebhookSettings,
+  IdGenerator,
+  nextId,
+  type OrganizationId,
+  Provisioning,
+  recordEvent,
+  startDispatcher,
+  type StoreServices,
+  Timestamp,
+  transactional,
+  type WebhookId,
+  WebhookRepository
+} from "@feedback/core"
+import { PgClient } from "@effect/sql-pg"
+import { Cause, Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { makeWebHandler } from "../packages/adapter-http/src/server/ApiServer.ts"
+import { NodeHostResolver, NodeWebhookTransport } from "../packages/adapter-http/src/server/NodeWebhookTransport.ts"
+
+const DELIVERIES = Number(process.env["BENCH_DELIVERIES"] ?? 2_000)
+const REQUESTS = Number(process.env["BENCH_REQUESTS"] ?? 300)
+const CONCURRENCY = 16
+const databaseUrl = process.env["BENCH_DATABASE_URL"] || undefined
+
+const freshStore = async (): Promise<{ layer: Layer.Layer<StoreServices>; name: string }> => {
+  if (databaseUrl === undefined) return { layer: MemoryStoreLayer, name: "memory" }
+  const name = `bench_${randomBytes(4).toString("hex")}`
+  await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(`CREATE DATABASE ${name}`)
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 })))))
+  const u = new URL(databaseUrl)
+  u.pathname = `/${name}`
+  return {
+    layer: PgStoreLayer({ _tag: "Server", url: u.toString(), maxConnections: 10 }).pipe(Layer.orDie),
+    name: `postgres (${name})`
+  }
+}
+
+const startReceiver = async (mode: "ok" | "hang") => {
+  let count = 0
+  const open = new Set<http.ServerResponse>()
+  const server = http.createServer((req, res) => {
+    req.resume()
+    req.on("end", () => {
+      count++
+      if (mode === "ok") res.writeHead(200, { "content-length": "0" }).end()
+      else open.add(res)
+    })
+  })
+  server.keepAliveTimeout = 30_000
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    count: () => count,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const r of open) r.destroy()
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
+
+const percentile = (xs: ReadonlyArray<number>, p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+const fmt = (n: number, digits = 1) => n.toFixed(digits)
+
+const sampleBody = JSON.stringify({
+  event: "review.updated",
+  timestamp: new Date().toISOString(),
+  idempotencyKey: "01930000-0000-7000-8000-000000000000",
+  data: { id: "01930000-0000-7000-8000-000000000001", title: "Great", body: "x".repeat(200), rating: 5, published: true }
+})
+
+// --- 1. throughput ---------------------------------------------------------------------------------------------
+
+const rawPosts = async (url: string, n: number): Promise<number> => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
+  const target = new URL(url)
+  let next = 0
+  const worker = async () => {
+    while (next < n) {
+      next++
+      await new Promise<void>((resolve, reject) => {
+        const req = http.request(target, {
+          method: "POST",
+          agent,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(sampleBody) }
+        }, (res) => {
+          res.resume()
+          res.on("end", resolve)
+        })
+        req.on("error", reject)
+        req.end(sampleBody)
+      })
+    }
+  }
+  const started = performance.now()
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+  const seconds = (performance.now() - started) / 1000
+  agent.destroy()
+  return n / seconds
+}
+
+const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServices>, received: () => number) => {
+  const webhooks = 4
+  const Services = Layer.mergeAll(store, IdGenerator.uuidV7, NodeWebhookTransport, NodeHostResolver)
+  // The scope (and so the dispatcher) closes before the store's connections do.
+  const exit = await Effect.runPromiseExit(Effect.gen(function*() {
+    const org = yield* Provisioning.createOrganization({ name: "Bench" })
+    const repo = yield* WebhookRepository
+    const at = Timestamp.fromMillis(Date.now() - 1_000)
+    for (let i = 0; i < webhooks; i++) {
+      yield* repo.insert({
+        id: yield* nextId<WebhookId>(),
+        organizationId: org.id,
+        url,
+        events: ["review.updated"],
+        hmacSecret: "bench-secret",
+        createdAt: at,
+        updatedAt: at
+      })
+    }
+    const events = Math.ceil(n / webhooks)
+    for (let done = 0; done < events; done += 500) {
+      yield* transactional(Effect.forEach(
+        Array.from({ length: Math.min(500, events - done) }, (_, i) => done + i),
+        (i) => recordEvent(org.id as OrganizationId, "review.updated", { ...JSON.parse(sampleBody).data, i }),
+        { discard: true }
+      ))
+    }
+    const before = received()
+    const started = performance.now()
+    yield* startDispatcher({ concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY, pollIntervalMs: 20 })
+    yield* Effect.promise(() => new Promise<void>((resolve) => {
+      const check = () => (received() - before >= events * webhooks ? resolve() : setTimeout(check, 2))
+      check()
+    }))
+    const seconds = (performance.now() - started) / 1000
+    return (events * webhooks) / seconds
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(Services),
+    Effect.provideService(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 10_000 })
+  ))
+  if (exit._tag === "Failure") throw new Error(Cause.pretty(exit.cause))
+  return exit.value
+}
+
+// --- 2. API latency --------------------------------------------------------------------------------------------
+
+const apiLatencies = async (store: Layer.Layer<StoreServices>, hangingUrl: string, stuckPosts: () => number) => {
+  const operator = "bench-operator-token"
+  const { handler, dispose } = makeWebHandler(Layer.merge(store, IdGenerator.uuidV7), {
+    operatorToken: Redacted.make(operator),
+    webhooks: { allowInsecure: true, allowPrivate: true, timeoutMs: 5_000, dispatcher: { concurrency: CONCURRENCY } }
+  })
+  const call = async (method: string, path: string, token: string, body?: unknown) => {
+    const res = await handler(new Request(`http://bench${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    }))
+    const json = await res.json() as any
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
+    return json
+  }
+  const organization = await call("POST", "/operator/organizations", operator, { name: "Latency", apiRequestsPerMinute: 1_000_000 })
+  const { secretKey } = await call("POST", `/operator/organizations/${organization.id}/keys`, operator, {
+    permissions: ["settings:read", "settings:write"]
+  })
+  const target = await call("POST", "/webhooks", secretKey, { url: "http://127.0.0.1:9/unused", events: ["review.created"] })
+  const run = async () => {
+    const times: Array<number> = []
+    for (let i = 0; i < REQUESTS; i++) {
+      const started = performance.now()
+      await call("PATCH", `/webhooks/${target.id}`, secretKey, { events: [i % 2 === 0 ? "review.updated" : "review.created"] })
+      times.push(performance.now() - started)
+    }
+    return times.slice(Math.floor(REQUESTS / 10)) // drop warm-up
+  }
+  const baseline = await run()
+  for (let i = 0; i < 8; i++) await call("POST", "/webhooks", secretKey, { url: hangingUrl, events: ["webhook.updated"] })
+  // Fill every dispatcher slot with a POST the receiver never answers before measuring.
+  for (let i = 0; i < 10; i++) await call("PATCH", `/webhooks/${target.id}`, secretKey, { events: [i % 2 === 0 ? "review.updated" : "review.created"] })
+  const deadline = Date.now() + 10_000
+  while (stuckPosts() < CONCURRENCY && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+  if (stuckPosts() < CONCURRENCY) throw new Error(`only ${stuckPosts()} POSTs reached the hanging receiver`)
+  const stuck = await run()
+  return { baseline, stuck, dispose }
+}
+
+// --- main ------------------------------------------------------------------------------------------------------
+
+const main = async () => {
+  const store = await freshStore()
+  process.stdout.write(`webhooks benchmark — store: ${store.name}, concurrency ${CONCURRENCY}, node ${process.version}\n\n`)
+
+  const ok = await startReceiver("ok")
+  const raw = await rawPosts(ok.url, DELIVERIES)
+  const viaDispatcher = await dispatched(ok.url, DELIVERIES, store.layer, ok.count)
+  await ok.close()
+  process.stdout.write(
+    `deliveries/s (${DELIVERIES}, signed, each stored, claimed and recorded): ${fmt(viaDispatcher, 0)}\n` +
+      `  baseline, plain keep-alive POSTs:            ${fmt(raw, 0)}\n` +
+      `  ratio dispatcher / baseline:                 ${fmt(viaDispatcher / raw, 2)}\n\n`
+  )
+
+  const hang = await startReceiver("hang")
+  const latency = await apiLatencies((await freshStore()).layer, hang.url, hang.count)
+  const p = (xs: ReadonlyArray<number>, q: number) => percentile(xs, q)
+  process.stdout.write(
+    `API latency, PATCH /webhooks/{id} (${REQUESTS} sequential, ms):\n` +
+      `  no subscriber (baseline):        p50 ${fmt(p(latency.baseline, 50), 2)}  p99 ${fmt(p(latency.baseline, 99), 2)}\n` +
+      `  8 subscribers, receiver hangs:   p50 ${fmt(p(latency.stuck, 50), 2)}  p99 ${fmt(p(latency.stuck, 99), 2)}` +
+      `  (all ${CONCURRENCY} delivery slots stuck; ${hang.count()} POSTs reached the receiver)\n` +
+      `  ratio hanging / baseline:        p50 ${fmt(p(latency.stuck, 50) / p(latency.baseline, 50), 2)}  p99 ${
+        fmt(p(latency.stuck, 99) / p(latency.baseline, 99), 2)
+      }\n`
+  )
+  await hang.close()
+  await latency.dispose()
+}
+
+await main()

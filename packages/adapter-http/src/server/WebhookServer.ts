@@ -1,0 +1,51 @@
+/**
+ * Webhook wiring of the server: the settings the use-cases and the dispatcher read, DNS, and the background
+ * dispatcher that delivers (started with the routes, stopped gracefully with them: in-flight POSTs finish first).
+ */
+import {
+  CurrentWebhookSettings,
+  defaultWebhookSettings,
+  type DispatcherOptions,
+  type HostResolver,
+  startDispatcher,
+  type WebhookSettings,
+  type WebhookTransport
+} from "@feedback/core"
+import { Layer } from "effect"
+import { NodeHostResolver, NodeWebhookTransport } from "./NodeWebhookTransport.ts"
+
+export interface WebhookServerOptions {
+  /** Accept `http` webhook URLs (`WEBHOOK_ALLOW_INSECURE=true`). Default false. */
+  readonly allowInsecure?: boolean | undefined
+  /** Accept hosts that resolve to non-public addresses (`WEBHOOK_ALLOW_PRIVATE=true`). Default false. */
+  readonly allowPrivate?: boolean | undefined
+  /** Delivery timeout (`WEBHOOK_TIMEOUT_MS`). Default 10000. */
+  readonly timeoutMs?: number | undefined
+  /** Deliver from this server (default true); an object tunes the dispatcher. */
+  readonly dispatcher?: boolean | Partial<DispatcherOptions> | undefined
+  /** Replaces the operating system's DNS (tests; hosts with a resolver of their own). */
+  readonly resolver?: Layer.Layer<HostResolver> | undefined
+  /** Replaces the node:http client (tests). */
+  readonly transport?: Layer.Layer<WebhookTransport> | undefined
+}
+
+export const webhookSettingsOf = (options: WebhookServerOptions = {}): WebhookSettings => ({
+  allowInsecure: options.allowInsecure ?? defaultWebhookSettings.allowInsecure,
+  allowPrivate: options.allowPrivate ?? defaultWebhookSettings.allowPrivate,
+  timeoutMs: options.timeoutMs ?? defaultWebhookSettings.timeoutMs
+})
+
+/** What the webhook handlers and the dispatcher need besides the store. */
+export const WebhookRuntime = (options: WebhookServerOptions = {}) =>
+  Layer.merge(
+    Layer.succeed(CurrentWebhookSettings, webhookSettingsOf(options)),
+    options.resolver ?? NodeHostResolver
+  )
+
+/** The background dispatcher, or nothing when `dispatcher: false`. */
+export const WebhookDispatcherLive = (options: WebhookServerOptions = {}) =>
+  options.dispatcher === false
+    ? Layer.empty
+    : Layer.effectDiscard(startDispatcher(options.dispatcher === true || options.dispatcher === undefined ? {} : options.dispatcher)).pipe(
+      Layer.provide(options.transport ?? NodeWebhookTransport)
+    )

@@ -1,0 +1,168 @@
+/**
+ * At-most-once delivery across processes, against a real PostgreSQL server (several processes share one database):
+ * - a dispatcher killed between claim and POST leaves a delivery that becomes `failed: interrupted` and is never
+ *   resent, while deliveries it never attempted are still sent;
+ * - two dispatcher processes working one database never send an idempotency key twice.
+ */
+import { PgStoreLayer } from "@feedback/adapter-postgres"
+import { IdGenerator, type OrganizationId, recordEvent, transactional } from "@feedback/core"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { afterEach, expect, it } from "vitest"
+import { describeWithServer, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
+import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { eventually, type Receiver, sleep, startReceiver } from "./WebhookReceiver.ts"
+
+const fixture = fileURLToPath(new URL("./fixtures/dispatcher-process.ts", import.meta.url))
+
+interface Child {
+  readonly process: ChildProcess
+  readonly lines: Array<string>
+  readonly exited: Promise<number | null>
+}
+
+const spawnDispatcher = (databaseUrl: string, crashAfterClaim = false): Child => {
+  const child = spawn(process.execPath, [fixture], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, CRASH_AFTER_CLAIM: String(crashAfterClaim) },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const lines: Array<string> = []
+  let buffer = ""
+  child.stdout!.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString("utf8")
+    const parts = buffer.split("\n")
+    buffer = parts.pop()!
+    lines.push(...parts)
+  })
+  let stderr = ""
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("exit", (code) => {
+      if (code !== 0 && code !== null && stderr !== "") process.stderr.write(stderr)
+      resolve(code)
+    }))
+  return { process: child, lines, exited }
+}
+
+const waitForLine = (child: Child, prefix: string, timeoutMs = 15_000) =>
+  eventually(async () => child.lines.find((l) => l.startsWith(prefix)), timeoutMs, `"${prefix}" from a dispatcher process`)
+
+const cleanups: Array<() => Promise<unknown>> = []
+afterEach(async () => {
+  for (const f of cleanups.splice(0).reverse()) await f().catch(() => undefined)
+})
+
+const relaxed = { allowInsecure: true, allowPrivate: true, timeoutMs: 2_000 }
+
+/** A server over the database with no dispatcher of its own (the API side only). */
+const apiServer = (databaseUrl: string, dispatcher: false | object = false): TestServer => {
+  const server = makeTestServer(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 4 }), {
+    webhooks: { ...relaxed, dispatcher: dispatcher === false ? false : dispatcher }
+  })
+  cleanups.push(() => server.dispose())
+  return server
+}
+
+const receiverFor = async (): Promise<Receiver> => {
+  const receiver = await startReceiver()
+  cleanups.push(() => receiver.close())
+  return receiver
+}
+
+const deliveries = async (server: TestServer, key: string, webhookId: string) =>
+  (await server.request("GET", `/webhooks/${webhookId}/events?limit=250`, { token: key })).body.data as Array<any>
+
+describeWithServer("webhook delivery across processes (PostgreSQL)", (serverUrl) => {
+  it("a dispatcher killed between claim and POST: the delivery fails as interrupted and is never resent", async () => {
+    const databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
+    const receiver = await receiverFor()
+    const api = apiServer(databaseUrl)
+    const { key } = await api.provision()
+    const created = await api.request("POST", "/webhooks", {
+      token: key,
+      body: { url: receiver.url("/ok"), events: ["webhook.created", "webhook.updated"] }
+    })
+    expect(created.status).toBe(201)
+
+    const doomed = spawnDispatcher(databaseUrl, true)
+    cleanups.push(async () => doomed.process.kill("SIGKILL"))
+    const claimedLine = await waitForLine(doomed, "CLAIMED ")
+    doomed.process.kill("SIGKILL")
+    await doomed.exited
+    const claimedId = claimedLine.slice("CLAIMED ".length)
+    const [inFlight] = await deliveries(api, key, created.body.id)
+    expect(inFlight).toMatchObject({ id: claimedId, status: "pending", event: "webhook.created" })
+    expect(inFlight.attemptedAt).not.toBeNull()
+
+    // A later event, never attempted by anyone.
+    await api.request("PATCH", `/webhooks/${created.body.id}`, { token: key, body: { events: ["webhook.updated"] } })
+
+    // A restarted server (with a dispatcher) fails the orphan once the dead process's lease lapses, and sends the rest.
+    const restarted = apiServer(databaseUrl, { pollIntervalMs: 20, heartbeatIntervalMs: 200, leaseMs: 1_000 })
+    const rows = await eventually(async () => {
+      const log = await deliveries(restarted, key, created.body.id)
+      return log.length === 2 && log.every((d) => d.status !== "pending") ? log : undefined
+    }, 10_000, "the interrupted delivery to fail and the new one to be delivered")
+    const byEvent = new Map(rows.map((d) => [d.event, d]))
+    expect(byEvent.get("webhook.created")).toMatchObject({ id: claimedId, status: "failed", error: "interrupted", responseStatus: null })
+    expect(byEvent.get("webhook.updated")).toMatchObject({ status: "delivered", responseStatus: 200 })
+    await sleep(300)
+    const keys = receiver.received.map((r) => JSON.parse(r.raw.toString("utf8")).idempotencyKey)
+    expect(keys).toEqual([byEvent.get("webhook.updated").idempotencyKey])
+  }, 40_000)
+
+  it("two dispatcher processes on one database never send an idempotency key twice", async () => {
+    const databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
+    const receiver = await receiverFor()
+    const api = apiServer(databaseUrl)
+    const { key, organizationId } = await api.provision()
+    const hooks: Array<string> = []
+    for (let i = 0; i < 3; i++) {
+      const created = await api.request("POST", "/webhooks", {
+        token: key,
+        body: { url: receiver.url(`/jitter?hook=${i}`), events: ["review.created"] }
+      })
+      hooks.push(created.body.id)
+    }
+    const children = [spawnDispatcher(databaseUrl), spawnDispatcher(databaseUrl)]
+    for (const c of children) cleanups.push(async () => c.process.kill("SIGKILL"))
+    await Promise.all(children.map((c) => waitForLine(c, "READY")))
+
+    // 100 events in bursts while both processes fan out and claim concurrently: 300 deliveries.
+    const Store = Layer.merge(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 2 }), IdGenerator.uuidV7)
+    await Effect.runPromise(Effect.gen(function*() {
+      for (let burst = 0; burst < 5; burst++) {
+        yield* transactional(Effect.forEach(
+          Array.from({ length: 20 }, (_, i) => burst * 20 + i),
+          (n) => recordEvent(organizationId as OrganizationId, "review.created", { n }),
+          { discard: true }
+        ))
+        yield* Effect.sleep("30 millis")
+      }
+    }).pipe(Effect.provide(Store)))
+
+    await eventually(async () => {
+      const logs = await Promise.all(hooks.map((h) => deliveries(api, key, h)))
+      return logs.flat().length === 300 && logs.flat().every((d) => d.status !== "pending") ? true : undefined
+    }, 30_000, "300 deliveries to finish", 250)
+    for (const c of children) c.process.kill("SIGTERM")
+    expect(await Promise.all(children.map((c) => c.exited))).toEqual([0, 0]) // graceful stop
+
+    const logs = (await Promise.all(hooks.map((h) => deliveries(api, key, h)))).flat()
+    expect(logs.filter((d) => d.status === "delivered")).toHaveLength(300)
+    const sent = receiver.received.map((r) => JSON.parse(r.raw.toString("utf8")).idempotencyKey as string)
+    expect(sent).toHaveLength(300)
+    expect(new Set(sent).size).toBe(300)
+    expect(new Set(sent)).toEqual(new Set(logs.map((d) => d.idempotencyKey)))
+
+    // Both processes did part of the work (otherwise this would not test anything).
+    const claimers = await Effect.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ n: number }>`SELECT count(DISTINCT claimed_by)::int AS n FROM webhook_deliveries`
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 }))))
+    expect(claimers[0]?.n).toBe(2)
+  }, 60_000)
+})
