@@ -50,6 +50,8 @@ const customerAccess = recordAccess<Customer>(catalogSearchFields.customers)
 export const MemoryCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const tables = memoryTables(db)
+  // Product questions refer to products too (the PostgreSQL store's foreign key says the same).
+  const questions = db.table<string, { readonly organizationId: string; readonly productId: string }>("product_questions")
 
   const ofOrganization = <A extends { readonly organizationId: string }>(rows: Iterable<A>, organizationId: string) => {
     const out: Array<A> = []
@@ -128,6 +130,9 @@ export const MemoryCatalogRepository = Layer.effect(CatalogRepository, Effect.ge
         if (!ownedBy<ProductRow>(organizationId)(stored)) return { _tag: "NotFound" }
         for (const review of tables.reviews.values()) {
           if (review.organizationId === organizationId && review.productId === id) return { _tag: "Referenced" }
+        }
+        for (const question of questions.values()) {
+          if (question.organizationId === organizationId && question.productId === id) return { _tag: "Referenced" }
         }
         tables.products.delete(id)
         return { _tag: "Deleted", record: unowned(stored) }
