@@ -22,7 +22,7 @@ import {
   CurrentCaller,
   IdGenerator,
   ImportRequest,
-  type ImportRow,
+  type ReviewImportRow,
   type OrganizationId,
   Provisioning,
   ReviewWrites,
@@ -132,8 +132,8 @@ const main = async () => {
     if (which === "all" || which === "import") {
       const { org, productIds, caller } = await organization("Import bench")
       const body = "Solid mug, keeps coffee warm for a long time. ".repeat(4)
-      const rowsFor = (run: number): Array<ImportRow> =>
-        Array.from({ length: IMPORT_ROWS }, (_, i): ImportRow => ({
+      const rowsFor = (run: number): Array<ReviewImportRow> =>
+        Array.from({ length: IMPORT_ROWS }, (_, i): ReviewImportRow => ({
           externalId: `bench-${run}-${i}`,
           product: `p-${i % PRODUCTS}`,
           customer: i % 7 === 0 ? `Buyer${i % CUSTOMERS}@Example.com` : `buyer${i % CUSTOMERS}@example.com`,

@@ -31,12 +31,14 @@ export const allPermissions: ReadonlyArray<Permission> = [
 
 export const makeTestServer = (
   store: Layer.Layer<StoreServices, unknown> = MemoryStoreLayer,
-  options: ApiServerOptions = {}
+  options: ApiServerOptions = {},
+  /** Share the built store with a test's own runtime (e.g. to seed records the API cannot create). */
+  memoMap?: Layer.MemoMap
 ): TestServer => {
   const { handler, dispose } = makeWebHandler(Layer.merge(store, IdGenerator.uuidV7), {
     operatorToken: Redacted.make(OPERATOR_TOKEN),
     ...options
-  })
+  }, memoMap)
   const request: TestServer["request"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers }
     if (opts.token !== undefined) headers["authorization"] = `Bearer ${opts.token}`

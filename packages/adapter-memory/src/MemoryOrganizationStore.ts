@@ -25,6 +25,7 @@ export const MemoryEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*(
   const events = db.table<string, DomainEvent>("domain_events")
   return EventOutbox.of({
     append: (event) => db.mutate(() => events.set(event.id, event)),
+    appendAll: (batch) => db.mutate(() => batch.forEach((event) => events.set(event.id, event))),
     listForOrganization: (organizationId) =>
       Effect.sync(() => [...events.values()].filter((e) => e.organizationId === organizationId))
   })

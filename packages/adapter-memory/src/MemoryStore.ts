@@ -1,7 +1,9 @@
 /** Every core store service in memory, over one fresh MemoryDatabase. */
 import { Layer } from "effect"
+import { MemoryCatalogRepository } from "./MemoryCatalogStore.ts"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
+import { MemoryReviewRepository } from "./MemoryReviewStore.ts"
 import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./MemoryProductQuestionStore.ts"
 import { MemorySetupStore } from "./MemorySetupStore.ts"
 import { MemoryWebhookRepository } from "./MemoryWebhookStore.ts"
@@ -22,6 +24,8 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
   MemoryRateLimitStore,
+  MemoryCatalogRepository,
+  MemoryReviewRepository,
   MemorySetupStore,
   MemoryWebhookRepository,
   MemoryReviewWriteRepository

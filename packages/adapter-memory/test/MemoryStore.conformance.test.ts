@@ -2,6 +2,7 @@ import { runStoreConformance } from "@feedback/core/testing"
 import { Layer } from "effect"
 import { MemoryReviewFixtures } from "./MemoryReviewFixtures.ts"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
+import { MemoryReviewSeed } from "../src/testing/MemoryReviewSeed.ts"
 import { MemoryQuestionTestSeed } from "./MemoryQuestionTestSeed.ts"
 import { MemorySetupTestSeed } from "./MemorySetupTestSeed.ts"
 
@@ -10,6 +11,7 @@ runStoreConformance(
   Layer.mergeAll(
     MemorySetupTestSeed,
     MemoryQuestionTestSeed,
-    MemoryReviewFixtures
+    MemoryReviewFixtures,
+    MemoryReviewSeed
   ).pipe(Layer.provideMerge(MemoryStoreLayer))
 )

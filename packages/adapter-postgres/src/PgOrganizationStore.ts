@@ -156,6 +156,19 @@ export const PgEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
         Effect.asVoid,
         Effect.orDie
       ),
+    // One statement for the whole batch; WITH ORDINALITY keeps the recording order in `seq`.
+    appendAll: (events) =>
+      events.length === 0 ? Effect.void : sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
+          SELECT e.organization_id, e.id, e.event, e.data, e.occurred_at
+          FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(events.map((e) => ({
+            organization_id: e.organizationId,
+            id: e.id,
+            event: e.event,
+            data: e.data,
+            occurred_at: e.occurredAt
+          })))}::jsonb) AS (organization_id uuid, id uuid, event text, data jsonb, occurred_at timestamptz))
+            WITH ORDINALITY AS e(organization_id, id, event, data, occurred_at, n)
+          ORDER BY e.n`.pipe(Effect.asVoid, Effect.orDie),
     listForOrganization: (organizationId) =>
       sql<DomainEventRow>`SELECT organization_id, id, event, data, occurred_at FROM domain_events
           WHERE organization_id = ${organizationId} ORDER BY seq`.pipe(

@@ -3,7 +3,9 @@ import { Effect, Layer } from "effect"
 import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
+import { PgCatalogRepository } from "./PgCatalogStore.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
+import { PgReviewRepository } from "./PgReviewStore.ts"
 import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./PgProductQuestionStore.ts"
 import { PgSetupStore } from "./PgSetupStore.ts"
 import { PgWebhookRepository } from "./PgWebhookStore.ts"
@@ -27,6 +29,8 @@ export const PgStoreServices = Layer.mergeAll(
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
   PgRateLimitStore,
+  PgCatalogRepository,
+  PgReviewRepository,
   PgSetupStore,
   PgWebhookRepository,
   PgReviewWriteRepository

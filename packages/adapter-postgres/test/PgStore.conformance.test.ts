@@ -2,6 +2,7 @@ import { runStoreConformance } from "@feedback/core/testing"
 import { Layer } from "effect"
 import { PgReviewFixtures } from "./PgReviewFixtures.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
+import { PgReviewSeed } from "../src/testing/PgReviewSeed.ts"
 import { PgQuestionTestSeed } from "./PgQuestionTestSeed.ts"
 import { PgSetupTestSeed } from "./PgSetupTestSeed.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
@@ -12,7 +13,8 @@ runStoreConformance(
     Layer.mergeAll(
       PgSetupTestSeed,
       PgQuestionTestSeed,
-      PgReviewFixtures
+      PgReviewFixtures,
+      PgReviewSeed
     ).pipe(Layer.provideMerge(PgStoreLayer(target)))
   ).pipe((l) => l as never)
 )

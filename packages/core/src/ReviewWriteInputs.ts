@@ -47,7 +47,7 @@ export const Rating = Schema.Finite.check(Schema.isBetween({ minimum: 1, maximum
 const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
 /** An email address (matched case-insensitively; stored lower-cased). */
-export const EmailInput = StoredText.check(
+export const ReviewImportEmail = StoredText.check(
   Schema.isMaxLength(254),
   Schema.makeFilter((s: string) => emailPattern.test(s) ? undefined : "must be an email address such as ada@example.com")
 )
@@ -131,13 +131,13 @@ export const ImportAnswer = Schema.Struct({
 export type ImportAnswer = typeof ImportAnswer.Type
 
 /** One row of `POST /reviews/import` (spec: Row fields). */
-export const ImportRow = Schema.Struct({
+export const ReviewImportRow = Schema.Struct({
   /** The review's id on the merchant's side; a row whose externalId was imported before is not imported again. */
   externalId: Schema.optionalKey(RequiredText(255)),
   /** A site id of the organization. */
   site: Schema.optionalKey(SiteId),
   /** The customer's email: matched case-insensitively, a customer is created when none has it. */
-  customer: Schema.optionalKey(EmailInput),
+  customer: Schema.optionalKey(ReviewImportEmail),
   /** The product's slug. */
   product: Schema.optionalKey(RequiredText(500)),
   productExternalId: Schema.optionalKey(RequiredText(500)),
@@ -174,10 +174,10 @@ export const ImportRow = Schema.Struct({
   }
   return issues
 }))
-export type ImportRow = typeof ImportRow.Type
+export type ReviewImportRow = typeof ReviewImportRow.Type
 
 export const ImportRequest = Schema.Struct({
-  data: Schema.Array(ImportRow).check(Schema.isMaxLength(IMPORT_MAX_ROWS, {
+  data: Schema.Array(ReviewImportRow).check(Schema.isMaxLength(IMPORT_MAX_ROWS, {
     message: `an import takes at most ${IMPORT_MAX_ROWS} rows; split the file into several requests`
   })),
   /** Fail the whole import on the first row that cannot be resolved (default false: skip and list such rows). */
@@ -185,11 +185,11 @@ export const ImportRequest = Schema.Struct({
 })
 export type ImportRequest = typeof ImportRequest.Type
 
-export const ImportResult = Schema.Struct({
+export const ReviewImportResult = Schema.Struct({
   imported: Schema.Array(Schema.Struct({ index: Schema.Int, id: ReviewId, imageUrls: Schema.Array(Schema.String) })),
   skipped: Schema.Array(Schema.Struct({ index: Schema.Int, message: Schema.String }))
 })
-export type ImportResult = typeof ImportResult.Type
+export type ReviewImportResult = typeof ReviewImportResult.Type
 
 // ---------------------------------------------------------------------------------------------------------------
 // Replies: POST / PATCH /reviews/{id}/response

@@ -19,7 +19,7 @@ import type { ProductId, SiteId } from "./Ids.ts"
 import type { Metadata } from "./Metadata.ts"
 import { checkRedaction } from "./Redaction.ts"
 import type { ReviewRecord, ReviewReply } from "./Review.ts"
-import type { ImportRow, ReplyPatch, ReviewPatch } from "./ReviewWriteInputs.ts"
+import type { ReviewImportRow, ReplyPatch, ReviewPatch } from "./ReviewWriteInputs.ts"
 import type { ImportReferences, ResolvedImportReferences } from "./ReviewWriteRepository.ts"
 import type { Timestamp } from "./Timestamp.ts"
 
@@ -98,8 +98,8 @@ export const planReplyPatch = (current: ReviewReply, patch: ReplyPatch, at: Time
 // Import
 
 /** The distinct references of the rows, for one look-up per kind. */
-export const importReferencesOf = (rows: ReadonlyArray<ImportRow>): ImportReferences => {
-  const distinct = (pick: (row: ImportRow) => string | undefined) => {
+export const importReferencesOf = (rows: ReadonlyArray<ReviewImportRow>): ImportReferences => {
+  const distinct = (pick: (row: ReviewImportRow) => string | undefined) => {
     const set = new Set<string>()
     for (const row of rows) {
       const v = pick(row)
@@ -119,7 +119,7 @@ export const importReferencesOf = (rows: ReadonlyArray<ImportRow>): ImportRefere
 
 export interface AcceptedRow {
   readonly index: number
-  readonly row: ImportRow
+  readonly row: ReviewImportRow
   readonly productId: ProductId
   readonly siteId: SiteId | null
 }
@@ -135,7 +135,7 @@ const quote = (s: string) => JSON.stringify(s)
  * The product a row names. References are tried in the order slug, productExternalId, productUrl; the first that
  * resolves wins. A URL shared by several products resolves to none of them (it would be a guess).
  */
-const resolveProduct = (row: ImportRow, refs: ResolvedImportReferences): Result.Result<ProductId, string> => {
+const resolveProduct = (row: ReviewImportRow, refs: ResolvedImportReferences): Result.Result<ProductId, string> => {
   const tried: Array<string> = []
   if (row.product !== undefined) {
     const id = refs.productsBySlug.get(row.product)
@@ -166,7 +166,7 @@ const resolveProduct = (row: ImportRow, refs: ResolvedImportReferences): Result.
  * the first failing row fails the whole import (`ImportFailed`, nothing written).
  */
 export const selectImportRows = (
-  rows: ReadonlyArray<ImportRow>,
+  rows: ReadonlyArray<ReviewImportRow>,
   refs: ResolvedImportReferences,
   strict: boolean
 ): Result.Result<ImportSelection, ImportFailed> => {

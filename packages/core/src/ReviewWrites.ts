@@ -24,7 +24,7 @@ import type {
   BulkUpdateBody,
   BulkUpdateResult,
   ImportRequest,
-  ImportResult,
+  ReviewImportResult,
   ReplyCreate,
   ReplyPatch,
   ReviewDeletionRequest,
@@ -152,7 +152,7 @@ export const bulkUpdateReviews = (
  */
 export const importReviews = (
   request: ImportRequest
-): Effect.Effect<ImportResult, Forbidden | ImportFailed, ReviewWriteServices> =>
+): Effect.Effect<ReviewImportResult, Forbidden | ImportFailed, ReviewWriteServices> =>
   Effect.gen(function*() {
     const { organizationId } = yield* requirePermission("reviews:write")
     const repo = yield* ReviewWriteRepository

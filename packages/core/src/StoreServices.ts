@@ -1,9 +1,11 @@
 /** Every store service the core's use-cases need: what a store adapter must provide (grows as capabilities land). */
+import type { CatalogRepository } from "./CatalogRepository.ts"
 import type { EmailOutboxRepository } from "./EmailOutbox.ts"
 import type { EventOutbox } from "./EventOutbox.ts"
 import type { ProductQuestionRepository } from "./ProductQuestionRepository.ts"
 import type { OrganizationRepository } from "./OrganizationRepository.ts"
 import type { RateLimitStore } from "./RateLimitStore.ts"
+import type { ReviewRepository } from "./ReviewRepository.ts"
 import type { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
 import type { ReviewWriteRepository } from "./ReviewWriteRepository.ts"
 import type { SecretKeyRepository } from "./SecretKeyRepository.ts"
@@ -20,6 +22,8 @@ export type StoreServices =
   | SecretKeyRepository
   | StorefrontRecordRepository
   | RateLimitStore
+  | CatalogRepository
+  | ReviewRepository
   | SetupRepository | ReviewAutomationRepository
   | WebhookRepository
   | ReviewWriteRepository

@@ -3,10 +3,12 @@
  * Bodies and query strings are strict: an unknown field is a 400 that names it (a typo must not silently do nothing).
  */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { CustomersApi, ProductsApi, SitesApi } from "./CatalogApi.ts"
 import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { OrganizationApi } from "./OrganizationApi.ts"
 import { ProductQuestionsApi } from "./ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./ReviewWritesApi.ts"
+import { ReviewsReadApi } from "./ReviewsReadApi.ts"
 import { RequestValidation } from "./Security.ts"
 import { SetupApi } from "./SetupApi.ts"
 import { SystemApi } from "./SystemApi.ts"
@@ -19,6 +21,8 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(SetupApi)
   .add(WebhooksApi)
   .add(ReviewWritesApi)
+  .add(SitesApi, ProductsApi, CustomersApi)
+  .add(ReviewsReadApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

@@ -6,7 +6,7 @@ import {
   BulkUpdateBody,
   BulkUpdateResult,
   ImportRequest,
-  ImportResult,
+  ReviewImportResult,
   ReplyCreate,
   ReplyPatch,
   ReviewDeletionRequest,
@@ -50,7 +50,7 @@ export class ReviewWritesApi extends HttpApiGroup.make("reviewWrites")
     ),
     HttpApiEndpoint.post("import", "/reviews/import", {
       payload: ImportRequest,
-      success: ImportResult,
+      success: ReviewImportResult,
       error: [InvalidRequestResponse, ImportFailedResponse]
     }).pipe(
       requires("reviews:write"),

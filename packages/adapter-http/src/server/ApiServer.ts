@@ -9,6 +9,7 @@ import { HttpRouter, HttpServer, type HttpServerRequest, type HttpServerResponse
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AdminApi } from "../api/Api.ts"
 import { OperatorApi } from "../api/OperatorApi.ts"
+import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./CatalogHandlers.ts"
 import { errorEnvelope } from "./ErrorEnvelope.ts"
 import { OrganizationHandlers, SystemHandlers } from "./Handlers.ts"
 import { OperatorAuthLive } from "./OperatorAuthLive.ts"
@@ -17,6 +18,7 @@ import { ProductQuestionHandlers } from "./ProductQuestionHandlers.ts"
 import { type EmailServerOptions, EmailWorkerFor } from "./SmtpMailer.ts"
 import { RequestValidationLive } from "./RequestValidationLive.ts"
 import { ReviewWritesHandlers } from "./ReviewWritesHandlers.ts"
+import { ReviewsReadHandlers } from "./ReviewsReadHandlers.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
 import { SetupHandlers, SetupUrls } from "./SetupHandlers.ts"
@@ -46,6 +48,7 @@ export interface ApiServerOptions {
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide(ProductQuestionHandlers),
+  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 

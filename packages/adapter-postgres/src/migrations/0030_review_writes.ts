@@ -10,6 +10,8 @@ export const reviewWritesMigration: Migration = {
   id: 30,
   name: "review_writes",
   statements: [
-    `CREATE INDEX reviews_by_product ON reviews (organization_id, product_id)`
+    // Migration 20 (list indexes) already creates reviews_by_product (organization_id, product_id, created_at, id),
+    // which serves the per-product recompute too; this only ensures the index exists.
+    `CREATE INDEX IF NOT EXISTS reviews_by_product ON reviews (organization_id, product_id)`
   ]
 }

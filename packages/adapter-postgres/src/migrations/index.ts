@@ -7,6 +7,7 @@ import { productQuestionsMigration } from "./0040_product_questions.ts"
 import { webhooksMigration } from "./0010_webhooks.ts"
 import { setupMigration } from "./0050_setup.ts"
 import { reviewWritesMigration } from "./0030_review_writes.ts"
+import { listIndexesMigration } from "./0020_list_indexes.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -15,5 +16,6 @@ export const migrations: ReadonlyArray<Migration> = [
   catalogAndReviewsMigration,
   webhooksMigration,
   setupMigration,
-  reviewWritesMigration
+  reviewWritesMigration,
+  listIndexesMigration
 ]

@@ -15,7 +15,7 @@ import type { Permission } from "../Permission.ts"
 import * as Provisioning from "../Provisioning.ts"
 import { checkRedaction, REDACTION_MARKER } from "../Redaction.ts"
 import type { ReviewRecord } from "../Review.ts"
-import type { ImportRow } from "../ReviewWriteInputs.ts"
+import type { ReviewImportRow } from "../ReviewWriteInputs.ts"
 import { ReviewWriteRepository } from "../ReviewWriteRepository.ts"
 import * as ReviewWrites from "../ReviewWrites.ts"
 import { now, type Timestamp } from "../Timestamp.ts"
@@ -461,7 +461,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const s = yield* importSeed
         const t100 = yield* tick(100)
-        const rows: Array<ImportRow> = [
+        const rows: Array<ReviewImportRow> = [
           // 0: by slug, new customer (mixed case), site, variant, images, reply, answers, metadata
           {
             externalId: "r-0",
@@ -574,7 +574,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     it.effect("a strict import fails on the first unresolvable row and imports nothing", () =>
       Effect.gen(function*() {
         const s = yield* importSeed
-        const rows: Array<ImportRow> = [
+        const rows: Array<ReviewImportRow> = [
           { product: "mug", customer: "someone@example.com", rating: 5, imageUrls: ["https://cdn.example/x.png"], response: "Hi" },
           { product: "cup", site: s.foreignSite.id, rating: 4 },
           { product: "nope", rating: 4 }
@@ -629,7 +629,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
       it.effect(`a failure after ${method} leaves no partial import and no event`, () =>
         Effect.gen(function*() {
           const s = yield* importSeed
-          const rows: Array<ImportRow> = Array.from({ length: 50 }, (_, i) => ({
+          const rows: Array<ReviewImportRow> = Array.from({ length: 50 }, (_, i) => ({
             product: i % 2 === 0 ? "mug" : "cup",
             customer: `buyer${i}@example.com`,
             externalId: `e-${i}`,

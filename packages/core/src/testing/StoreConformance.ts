@@ -19,6 +19,9 @@ import type { QuestionTestSeed } from "./QuestionTestSeed.ts"
 import type { ReviewFixtures } from "./ReviewFixtures.ts"
 import { webhookConformance } from "./WebhookConformance.ts"
 import { reviewWriteConformance } from "./ReviewWriteConformance.ts"
+import { catalogConformance } from "./CatalogConformance.ts"
+import { reviewReadConformance } from "./ReviewReadConformance.ts"
+import type { ReviewSeed } from "./ReviewSeed.ts"
 
 import type { StoreServices } from "../StoreServices.ts"
 import { setupSuite } from "./SetupConformance.ts"
@@ -30,6 +33,7 @@ export type TestSupport =
   | SetupTestSeed
   | QuestionTestSeed
   | ReviewFixtures
+  | ReviewSeed
 
 /** What a suite gets: the store under test (with ids) as a layer shared by the suite's tests. */
 export type ConformanceSuite = (store: Layer.Layer<StoreServices | TestSupport | IdGenerator>) => void
@@ -185,7 +189,9 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["unit of work", unitOfWorkSuite],
   ["setup", setupSuite],
   ["webhooks", webhookConformance],
-  ["review writes", reviewWriteConformance]
+  ["review writes", reviewWriteConformance],
+  ["catalog", catalogConformance],
+  ["reviews (read)", reviewReadConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

@@ -1,4 +1,5 @@
 export * from "./StoreConformance.ts"
+export * from "./ReviewSeed.ts"
 export * from "./QuestionTestSeed.ts"
 export * from "./RecordingMailer.ts"
 export * from "./SetupTestSeed.ts"

@@ -1,0 +1,185 @@
+/**
+ * GET /reviews on a large PostgreSQL data set: each scenario timed end to end through the real HTTP handler
+ * (authentication, rate limiting, parsing, query, JSON encoding) and compared with the same SQL statement run
+ * directly in the same process, against the same database, in the same run. See bench/README.md.
+ *
+ *   BENCH_DATABASE_URL (or TEST_DATABASE_URL)   PostgreSQL server; a fresh database is created and dropped
+ *   BENCH_REVIEWS   (default 1,000,000)         reviews to generate
+ *   BENCH_PRODUCTS  (default 10,000)            products they are spread over
+ *   BENCH_RUNS      (default 20)                timed runs per scenario (after 3 warm-up runs)
+ *   BENCH_KEEP=1                                keep the database afterwards (its URL is printed)
+ */
+import {
+  IdGenerator,
+  type ListParams,
+  type OrganizationId,
+  parseListRequest,
+  Provisioning,
+  reviewListEndpoint,
+  type StoreServices
+} from "@feedback/core"
+import { PgStoreLayer, reviewPageStatement } from "@feedback/adapter-postgres"
+import { makeWebHandler } from "@feedback/adapter-http/server"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, ManagedRuntime, Redacted, Result } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
+import { DEFAULT_DATASET_START, datasetId, generateReviewDataset } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
+
+const env = (name: string, fallback: number) => {
+  const raw = process.env[name]
+  const n = raw === undefined || raw === "" ? fallback : Number(raw.replace(/_/g, ""))
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got ${raw}`)
+  return n
+}
+
+const admin = <A>(url: string, statement: string) =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql.unsafe<A & object>(statement)
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))))
+
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+const timeIt = async (runs: number, f: () => Promise<void>) => {
+  for (let i = 0; i < 3; i++) await f()
+  const samples: Array<number> = []
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now()
+    await f()
+    samples.push(performance.now() - t0)
+  }
+  return { median: median(samples), min: Math.min(...samples) }
+}
+
+const toQuery = (params: ListParams) =>
+  Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(v!)}`).join("&")
+
+async function main(): Promise<void> {
+  const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"]
+  if (serverUrl === undefined || serverUrl === "") {
+    console.error("Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server, e.g. postgres://postgres@127.0.0.1:54329/postgres")
+    process.exit(2)
+  }
+  const reviews = env("BENCH_REVIEWS", 1_000_000)
+  const products = env("BENCH_PRODUCTS", 10_000)
+  const runs = env("BENCH_RUNS", 20)
+  const keep = process.env["BENCH_KEEP"] === "1"
+
+  const dbName = `feedback_bench_${randomBytes(4).toString("hex")}`
+  await admin(serverUrl, `CREATE DATABASE ${dbName}`)
+  const dbUrl = new URL(serverUrl)
+  dbUrl.pathname = `/${dbName}`
+
+  const store = PgStoreLayer({ _tag: "Server", url: dbUrl.toString(), maxConnections: 10 })
+  const services = Layer.merge(store, IdGenerator.uuidV7) as Layer.Layer<StoreServices | IdGenerator | SqlClient.SqlClient, unknown>
+  const memoMap = Layer.makeMemoMapUnsafe()
+  const runtime = ManagedRuntime.make(services, { memoMap })
+  const { handler, dispose } = makeWebHandler(services, {}, memoMap)
+
+  try {
+    const { organizationId, secretKey } = await runtime.runPromise(Effect.gen(function*() {
+      // A ceiling the benchmark cannot exhaust: rate limiting is still charged on every request.
+      const org = yield* Provisioning.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 })
+      const key = yield* Provisioning.issueSecretKey(org.id, { permissions: ["reviews:read"] })
+      return { organizationId: org.id as OrganizationId, secretKey: key.secretKey }
+    }))
+
+    console.log(`reviews-list: ${reviews.toLocaleString("en")} reviews over ${products.toLocaleString("en")} products in ${dbName}`)
+    const g0 = performance.now()
+    await runtime.runPromise(generateReviewDataset({ organizationId, reviews, products }))
+    console.log(`  data set generated (set-based, generate_series) and analyzed in ${((performance.now() - g0) / 1000).toFixed(1)} s`)
+
+    const http = async (params: ListParams) => {
+      const res = await handler(new Request(`http://bench/reviews?${toQuery(params)}`, {
+        headers: { authorization: `Bearer ${secretKey}` }
+      }))
+      const text = await res.text()
+      if (res.status !== 200) throw new Error(`GET /reviews?${toQuery(params)} answered ${res.status}: ${text}`)
+      return JSON.parse(text) as { data: Array<{ id: string }>; nextCursor: string | null }
+    }
+    const statementOf = (params: ListParams) => {
+      const parsed = parseListRequest(params, reviewListEndpoint)
+      if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
+      return reviewPageStatement(organizationId, parsed.success)
+    }
+    const direct = (params: ListParams) => {
+      const statement = statementOf(params)
+      return runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(statement.text, statement.params)))
+    }
+    const planOf = async (params: ListParams) => {
+      const statement = statementOf(params)
+      const rows = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)))
+      const raw = Object.values(rows[0]!)[0]
+      const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as Array<{ Plan: any }>
+      const names: Array<string> = []
+      const visit = (n: any) => {
+        names.push(`${n["Node Type"]}${n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`}`)
+        for (const c of n.Plans ?? []) visit(c)
+      }
+      visit(plan[0]!.Plan)
+      return names.join(" > ")
+    }
+
+    // Page 100: follow nextCursor through 99 pages, as a client would.
+    const w0 = performance.now()
+    let cursor: string | null = null
+    for (let page = 1; page < 100; page++) {
+      const body: { nextCursor: string | null } = await http(cursor === null ? { limit: "50" } : { limit: "50", cursor })
+      cursor = body.nextCursor
+      if (cursor === null) break
+    }
+    const walkMs = performance.now() - w0
+
+    const since = new Date(Date.parse(DEFAULT_DATASET_START) + Math.floor(reviews / 2) * 1000).toISOString()
+    const scenarios: Array<{ readonly name: string; readonly params: ListParams; readonly runs?: number }> = [
+      { name: "first page (limit=50)", params: { limit: "50" } },
+      ...(cursor === null ? [] : [{ name: "page 100 via cursors", params: { limit: "50", cursor } }]),
+      {
+        name: "filter product.id + published + createdAt $gte",
+        params: {
+          limit: "50",
+          filter: JSON.stringify({ "product.id": datasetId(organizationId, "p", 42), published: true, createdAt: { $gte: since } })
+        }
+      },
+      { name: "search \"amazing\"", params: { limit: "50", search: "amazing" } },
+      { name: "search with no match (worst case)", params: { limit: "50", search: "no such words" }, runs: 3 },
+      { name: "first page, include=customer,product,collisions", params: { limit: "50", include: "customer,product,collisions" } }
+    ]
+
+    const rows: Array<{ scenario: string; rows: number; "HTTP ms": string; "SQL ms": string; ratio: string }> = []
+    const plans: Array<string> = []
+    for (const s of scenarios) {
+      const n = s.runs ?? runs
+      const count = (await http(s.params)).data.length
+      const h = await timeIt(n, async () => void (await http(s.params)))
+      const d = await timeIt(n, async () => void (await direct(s.params)))
+      rows.push({
+        scenario: s.name,
+        rows: count,
+        "HTTP ms": h.median.toFixed(2),
+        "SQL ms": d.median.toFixed(2),
+        ratio: (h.median / d.median).toFixed(2)
+      })
+      plans.push(`  ${s.name}: ${await planOf(s.params)}`)
+    }
+    console.log(`  (medians of ${runs} runs after 3 warm-ups; walking pages 1-99 to get the page-100 cursor took ${(walkMs / 1000).toFixed(2)} s)`)
+    console.table(rows)
+    console.log("  SQL is the store's page statement alone; HTTP adds authentication, rate limiting, parsing, includes")
+    console.log("  (the last row: one more query per include) and JSON encoding.")
+    console.log("Query plans:")
+    console.log(plans.join("\n"))
+  } finally {
+    await dispose()
+    await runtime.dispose()
+    if (keep) console.log(`Kept the database: ${dbUrl.toString()}`)
+    else await admin(serverUrl, `DROP DATABASE ${dbName} WITH (FORCE)`)
+  }
+}
+
+await main()

@@ -1,0 +1,2 @@
+export * from "./PgReviewSeed.ts"
+export * from "./ReviewDataset.ts"

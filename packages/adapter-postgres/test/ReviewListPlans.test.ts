@@ -1,0 +1,144 @@
+/**
+ * Query plans of the review list (migration 20): on a generated data set, EXPLAIN of the very statements the
+ * store runs shows index scans for the default list, every sort, a later page, and the product.id /
+ * customer.id / published / createdAt filters — no sequential scan of reviews and, where the index delivers the
+ * order, no sort. Runs on embedded PGlite, or on the PostgreSQL server of TEST_DATABASE_URL.
+ */
+import { assert, layer } from "@effect/vitest"
+import {
+  cursorBindingOf,
+  encodeCursor,
+  IdGenerator,
+  parseListRequest,
+  Provisioning,
+  ReviewId,
+  reviewListEndpoint,
+  ReviewRepository,
+  type StoreServices
+} from "@feedback/core"
+import { Effect, Layer, Result, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { reviewPageStatement } from "../src/PgReviewStore.ts"
+import { PgStoreLayer } from "../src/PgStore.ts"
+import { datasetId, generateReviewDataset } from "../src/testing/ReviewDataset.ts"
+import { freshLayer, storeName } from "./TestDatabase.ts"
+
+interface PlanNode {
+  readonly "Node Type": string
+  readonly "Relation Name"?: string
+  readonly "Index Name"?: string
+  readonly Plans?: ReadonlyArray<PlanNode>
+}
+
+const nodesOf = (node: PlanNode): Array<PlanNode> => [node, ...(node.Plans ?? []).flatMap(nodesOf)]
+
+const explain = (organizationId: string, params: Record<string, string>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint))
+    const statement = reviewPageStatement(organizationId, request)
+    const rows = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)
+    const raw = Object.values(rows[0]!)[0]
+    const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ Plan: PlanNode }>
+    return nodesOf(plan[0]!.Plan)
+  })
+
+const REVIEWS = 20_000
+const PRODUCTS = 200
+
+layer(
+  freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<SqlClient.SqlClient | IdGenerator | StoreServices>,
+  { timeout: 300_000 }
+)(`review list query plans (${storeName})`, (it) => {
+  it.effect("each list shape is answered from an index", () =>
+    Effect.gen(function*() {
+      const org = yield* Provisioning.createOrganization({ name: "Plans" })
+      yield* generateReviewDataset({ organizationId: org.id, reviews: REVIEWS, products: PRODUCTS })
+      // A second organization, so "the organization's rows" is not "the whole table".
+      const other = yield* Provisioning.createOrganization({ name: "Other" })
+      yield* generateReviewDataset({ organizationId: other.id, reviews: 2_000, products: 20 })
+
+      const product = datasetId(org.id, "p", 7)
+      const customer = datasetId(org.id, "c", 11)
+      // The generator's ids are valid UUIDs the API accepts, and JavaScript computes the same ones.
+      const ofProduct = yield* ReviewRepository.use((r) =>
+        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250", filter: JSON.stringify({ "product.id": product }), include: "product" }, reviewListEndpoint)))
+      )
+      assert.strictEqual(ofProduct.data.length, REVIEWS / PRODUCTS)
+      assert.isTrue(ofProduct.data.every((r) => r.product?.slug === "product-7" && Schema.is(ReviewId)(r.id)))
+      assert.strictEqual(ofProduct.data[0]!.product!.reviewCount, REVIEWS / PRODUCTS)
+      const cases: ReadonlyArray<{
+        readonly name: string
+        readonly params: Record<string, string>
+        readonly indexes: ReadonlyArray<string>
+        readonly sorted: boolean
+      }> = [
+        { name: "default (-createdAt)", params: {}, indexes: ["reviews_by_created"], sorted: true },
+        { name: "createdAt", params: { sort: "createdAt" }, indexes: ["reviews_by_created"], sorted: true },
+        { name: "rating", params: { sort: "rating" }, indexes: ["reviews_by_rating"], sorted: true },
+        { name: "-rating", params: { sort: "-rating" }, indexes: ["reviews_by_rating"], sorted: true },
+        { name: "moderatedAt", params: { sort: "moderatedAt" }, indexes: ["reviews_by_moderated_asc"], sorted: true },
+        { name: "-moderatedAt", params: { sort: "-moderatedAt" }, indexes: ["reviews_by_moderated_desc"], sorted: true },
+        {
+          name: "product.id",
+          params: { filter: JSON.stringify({ "product.id": product }) },
+          indexes: ["reviews_by_product"],
+          sorted: true
+        },
+        {
+          name: "customer.id",
+          params: { filter: JSON.stringify({ "customer.id": customer }) },
+          indexes: ["reviews_by_customer"],
+          sorted: false
+        },
+        {
+          name: "published: false",
+          params: { filter: JSON.stringify({ published: false }) },
+          indexes: ["reviews_by_published"],
+          sorted: true
+        },
+        {
+          name: "createdAt $gte",
+          params: { filter: JSON.stringify({ createdAt: { $gte: "2025-01-01T05:00:00Z" } }) },
+          indexes: ["reviews_by_created"],
+          sorted: true
+        },
+        {
+          name: "product.id + published + createdAt $gte (the benchmark's filter)",
+          params: { filter: JSON.stringify({ "product.id": product, published: true, createdAt: { $gte: "2025-01-01T01:00:00Z" } }) },
+          indexes: ["reviews_by_product"],
+          sorted: false
+        }
+      ]
+      const report: Array<string> = []
+      for (const c of cases) {
+        const nodes = yield* explain(org.id, { limit: "50", ...c.params })
+        const scans = nodes.filter((n) => n["Relation Name"] === "reviews")
+        const summary = `${c.name}: ${nodes.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")}`
+        report.push(summary)
+        assert.isFalse(scans.some((n) => n["Node Type"] === "Seq Scan"), summary)
+        assert.isTrue(scans.some((n) => c.indexes.includes(n["Index Name"] ?? "")), summary)
+        if (c.sorted) assert.isFalse(nodes.some((n) => n["Node Type"] === "Sort"), summary)
+      }
+      // A later page: the cursor becomes part of the index condition, so page 100 reads ~50 rows, not 5,000.
+      const sql = yield* SqlClient.SqlClient
+      let params: Record<string, string> = { limit: "50" }
+      for (let page = 0; page < 3; page++) {
+        const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint))
+        const statement = reviewPageStatement(org.id, request)
+        const rows = yield* sql.unsafe<{ id: string; createdAt: Date }>(statement.text, statement.params)
+        assert.strictEqual(rows.length, 51)
+        const last = rows[49]!
+        params = { limit: "50", cursor: encodeCursor({ value: last.createdAt.toISOString(), id: last.id }, cursorBindingOf(request)) }
+      }
+      const later = yield* explain(org.id, params)
+      const laterSummary = later.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")
+      report.push(`page 4 (-createdAt): ${laterSummary}`)
+      assert.isTrue(later.some((n) => n["Index Name"] === "reviews_by_created"), laterSummary)
+      assert.isFalse(later.some((n) => n["Node Type"] === "Seq Scan" || n["Node Type"] === "Sort"), laterSummary)
+      const indexCond = later.map((n) => (n as { "Index Cond"?: string })["Index Cond"] ?? "").join(" ")
+      report.push(`page 4 index condition: ${indexCond}`)
+      assert.include(indexCond, "created_at", "the cursor position is an index condition, not a filter")
+      console.log(`Review list plans on ${storeName} (${REVIEWS} reviews):\n  ${report.join("\n  ")}`)
+    }))
+})
