@@ -1,0 +1,53 @@
+/**
+ * `npm run bench -- hotpath`: the cost of our HTTP stack on the cheapest authenticated request, as a ratio to bare
+ * node:http doing the same essential work. Each server is a child process; autocannon (in this process) sends
+ * `GET /organization` with a bearer key.
+ *
+ *   (a) bare node:http: hash the key, look it up in a Map, answer a small JSON (bench/support/bare-server.ts);
+ *   (b) our server (src/main.ts) on the memory store, LOG_REQUESTS=false;
+ *   (c) the same with LOG_REQUESTS=true (stdout to a file).
+ *
+ * The project's target is (b) ≥ 0.67× of (a). BENCH_SECONDS scales the 8 s measured runs (after a 2 s warm-up).
+ */
+import * as Path from "node:path"
+import { randomBytes } from "node:crypto"
+import { startServerProcess } from "../packages/adapter-http/test/ServerProcess.ts"
+import { describeMachine, fmt, load, type LoadResult, OPERATOR_TOKEN, provision, ratio, table } from "./support/common.ts"
+
+const scale = Number(process.env["BENCH_SECONDS"] ?? "1")
+const SECONDS = 8 * scale
+const WARMUP_SECONDS = 2 * Math.min(scale, 1)
+const CONNECTIONS = 32
+
+const targets = [
+  { name: "(a) bare node:http", script: Path.join(import.meta.dirname, "support/bare-server.ts"), env: {}, ours: false },
+  { name: "(b) our server, memory, LOG_REQUESTS=false", script: undefined, env: { LOG_REQUESTS: "false" }, ours: true },
+  { name: "(c) our server, memory, LOG_REQUESTS=true", script: undefined, env: { LOG_REQUESTS: "true" }, ours: true }
+] as const
+
+const main = async () => {
+  console.log(`hotpath benchmark — ${await describeMachine()}`)
+  const bareKey = `sk_${randomBytes(32).toString("base64url")}`
+  const results: Array<[string, LoadResult]> = []
+  for (const target of targets) {
+    const server = await startServerProcess(
+      { DATABASE_URL: "memory", OPERATOR_TOKEN, BENCH_KEY: bareKey, ...target.env },
+      target.script === undefined ? {} : { script: target.script }
+    )
+    try {
+      // Our server: an organization whose allowance no run exhausts, so every answer is a 200.
+      const key = target.ours ? (await provision(server.url)).key : bareKey
+      results.push([target.name, await load(`${server.url}/organization`, key, { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS })])
+    } finally {
+      await server.stop()
+    }
+  }
+  const floor = results[0]![1].requestsPerSecond
+  console.log(`\nGET /organization, autocannon ${CONNECTIONS} connections, ${SECONDS} s after a ${WARMUP_SECONDS} s warm-up (target: (b) ≥ 0.67× of (a))\n`)
+  table(
+    ["server", "req/s", "vs (a)", "mean ms", "p99 ms", "non-2xx"],
+    results.map(([name, r]) => [name, fmt(r.requestsPerSecond), ratio(r.requestsPerSecond, floor), fmt(r.latencyMeanMs, 2), fmt(r.latencyP99Ms), `${r.non2xx + r.errors}`])
+  )
+}
+
+await main()
