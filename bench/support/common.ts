@@ -4,6 +4,7 @@ import autocannon from "autocannon"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
 
 export const OPERATOR_TOKEN = "bench-operator-token"
 
@@ -45,7 +46,27 @@ export const provision = async (baseUrl: string, apiRequestsPerMinute = 1_000_00
   return { organizationId: org["id"]!, key: key["secretKey"]! }
 }
 
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc (Linux); `undefined` elsewhere. Tick
+ * resolution is 10 ms, plenty over a run of seconds.
+ */
+export const cpuMillis = (pid: number): number | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15 of the whole line.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return undefined
+  }
+}
+
 export interface LoadResult {
+  /**
+   * The server's CPU time per answered request, in µs: the figure that stays comparable when other work shares the
+   * machine (throughput and latency do not).
+   */
+  readonly serverCpuMicrosPerRequest: number | undefined
   readonly requestsPerSecond: number
   readonly latencyMeanMs: number
   readonly latencyP99Ms: number
@@ -58,12 +79,17 @@ export interface LoadResult {
 export const load = async (
   url: string,
   key: string,
-  options: { readonly seconds: number; readonly warmupSeconds: number; readonly connections: number }
+  options: { readonly seconds: number; readonly warmupSeconds: number; readonly connections: number; readonly serverPid?: number }
 ): Promise<LoadResult> => {
   const base = { url, connections: options.connections, headers: { authorization: `Bearer ${key}` } }
   if (options.warmupSeconds > 0) await autocannon({ ...base, duration: options.warmupSeconds })
+  const cpuBefore = options.serverPid === undefined ? undefined : cpuMillis(options.serverPid)
   const r = await autocannon({ ...base, duration: options.seconds })
+  const cpuAfter = options.serverPid === undefined ? undefined : cpuMillis(options.serverPid)
   return {
+    serverCpuMicrosPerRequest: cpuBefore === undefined || cpuAfter === undefined || r.requests.total === 0
+      ? undefined
+      : ((cpuAfter - cpuBefore) * 1000) / r.requests.total,
     requestsPerSecond: r.requests.average,
     latencyMeanMs: r.latency.average,
     latencyP99Ms: r.latency.p99,
