@@ -34,13 +34,17 @@ const rateLimitHeaders = (decision: SpendDecision): Record<string, string> => ({
 })
 
 export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function*() {
-  const services = yield* Effect.context<SecretKeyRepository | OrganizationRepository>()
+  const keys = yield* SecretKeyRepository
+  const organizations = yield* OrganizationRepository
   const rateLimits = yield* RateLimitStore
   return SecretKeyAuth.of({
     bearer: (httpEffect, { credential, endpoint }) =>
       Effect.gen(function*() {
+        // Two services, not the captured layer context: `Effect.provide(context)` copies every service of the
+        // application into the request's context, on every request.
         const { caller, organization } = yield* authenticateSecretKey(Redacted.value(credential)).pipe(
-          Effect.provide(services)
+          Effect.provideService(SecretKeyRepository, keys),
+          Effect.provideService(OrganizationRepository, organizations)
         )
         const cost = costOf(endpoint.method, endpoint.path)
         const decision = yield* rateLimits.spend(
