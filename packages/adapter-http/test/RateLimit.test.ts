@@ -13,7 +13,7 @@ import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import type { StoreServices } from "@feedback/core"
 import { Effect, Layer, Schema } from "effect"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { afterEach, assert, describe, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
 import { RequestValidation, requires, SecretKeyAuth } from "../src/api/Security.ts"
 import { RequestValidationLive } from "../src/server/RequestValidationLive.ts"
@@ -106,16 +106,18 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, u
 ]
 
 describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
+  // One server per store (an embedded PGlite takes seconds to start); every test works on fresh organizations,
+  // whose buckets are independent, and only ever moves the shared clock forward.
   let server: TestServer
   let clock: ManualClock
-  const start = () => {
+  beforeAll(() => {
     clock = makeManualClock()
     server = makeTestServer(makeStore(), { clock, routes: CostlyRoutes })
-    return server
-  }
-  afterEach(async () => {
+  })
+  afterAll(async () => {
     await server.dispose()
   })
+  const start = () => server
 
   it("a burst of 600 cost-1 requests succeeds; the 601st is 429 with Retry-After: 1; refill is 10 per second", async () => {
     const s = start()
