@@ -1,8 +1,94 @@
-/** Starts `npm start`'s entry point as a real process for tests, and stops it. */
-import { spawn, type ChildProcess } from "node:child_process"
+/**
+ * The standalone server (`src/main.ts`) as a child process, for tests and benchmarks that need real processes:
+ * started with `PORT=0` (or a given port), its URL read from the "Admin API listening on <url>" line, and stopped
+ * for sure — SIGTERM, then SIGKILL after a grace period, and SIGKILL if the parent exits first.
+ *
+ * Its stdout goes to a file rather than a pipe, so a chatty server (LOG_REQUESTS=true under load) costs the parent
+ * nothing and never blocks on a full pipe.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
 import * as Path from "node:path"
 
 export const mainScript = Path.resolve(import.meta.dirname, "../src/main.ts")
+const repoRoot = Path.resolve(import.meta.dirname, "../../..")
+
+export interface ServerProcess {
+  readonly url: string
+  readonly pid: number
+  /** What the server printed so far (stdout and stderr), for failure messages. */
+  readonly output: () => string
+  /** Stops the process and waits for it to exit. Safe to call more than once. */
+  readonly stop: () => Promise<void>
+}
+
+const LISTENING = /Admin API listening on (http:\/\/\S+)/
+
+export const startServerProcess = async (
+  env: Readonly<Record<string, string>>,
+  options: { readonly script?: string; readonly timeoutMs?: number } = {}
+): Promise<ServerProcess> => {
+  const dir = mkdtempSync(Path.join(tmpdir(), "fb-server-"))
+  const outPath = Path.join(dir, "stdout.log")
+  const errPath = Path.join(dir, "stderr.log")
+  const out = openSync(outPath, "w")
+  const err = openSync(errPath, "w")
+  const child: ChildProcess = spawn(process.execPath, [options.script ?? mainScript], {
+    cwd: repoRoot,
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", out, err]
+  })
+  closeSync(out)
+  closeSync(err)
+  const killOnExit = () => child.kill("SIGKILL")
+  process.once("exit", killOnExit)
+
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, "utf8")
+    } catch {
+      return ""
+    }
+  }
+  const output = () => read(outPath).slice(0, 20_000) + read(errPath).slice(0, 20_000)
+  let exited = child.exitCode !== null || child.signalCode !== null
+  const exitPromise = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      exited = true
+      resolve()
+    }))
+
+  let stopped: Promise<void> | undefined
+  const stop = () => {
+    stopped ??= (async () => {
+      if (!exited) {
+        child.kill("SIGTERM")
+        const grace = setTimeout(() => child.kill("SIGKILL"), 5_000)
+        await exitPromise
+        clearTimeout(grace)
+      }
+      process.removeListener("exit", killOnExit)
+      rmSync(dir, { recursive: true, force: true })
+    })()
+    return stopped
+  }
+
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000)
+  for (;;) {
+    // Only the first few lines matter, and they are short.
+    const match = LISTENING.exec(read(outPath).slice(0, 4_096))
+    if (match !== null) return { url: match[1]!, pid: child.pid!, output, stop }
+    if (exited || Date.now() > deadline) {
+      const printed = output()
+      await stop()
+      throw new Error(`server process ${exited ? "exited" : "did not start in time"}; it printed:\n${printed}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+/** A server process whose stdout is read through a pipe (for tests that read what `npm start` prints). */
 
 export interface RunningServer {
   readonly url: string

@@ -4,8 +4,9 @@
  */
 import { IdGenerator, type Permission, type StoreServices } from "@feedback/core"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { Layer, Redacted } from "effect"
-import { makeWebHandler, type ApiServerOptions } from "../src/server/ApiServer.ts"
+import { Clock, Context, Layer, Redacted } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { ApiRoutes, apiMiddleware, type ApiServerOptions, type ApiServices } from "../src/server/ApiServer.ts"
 
 export const OPERATOR_TOKEN = "test-operator-token"
 
@@ -29,16 +30,33 @@ export const allPermissions: ReadonlyArray<Permission> = [
   "products:read", "products:write", "customers:read", "customers:write"
 ]
 
+export interface TestServerOptions extends ApiServerOptions {
+  /** The wall clock every request runs with (e.g. a `ManualClock`); the live clock when omitted. */
+  readonly clock?: Clock.Clock | undefined
+  /** Test-only routes served beside the API's own (e.g. a test HttpApi), over the same services. */
+  readonly routes?:
+    | Layer.Layer<never, never, HttpRouter.HttpRouter | ApiServices | Layer.Success<typeof HttpServer.layerServices>>
+    | undefined
+}
+
 export const makeTestServer = (
   store: Layer.Layer<StoreServices, unknown> = MemoryStoreLayer,
-  options: ApiServerOptions = {},
+  testOptions: TestServerOptions = {},
   /** Share the built store with a test's own runtime (e.g. to seed records the API cannot create). */
   memoMap?: Layer.MemoMap
 ): TestServer => {
-  const { handler, dispose } = makeWebHandler(Layer.merge(store, IdGenerator.uuidV7), {
-    operatorToken: Redacted.make(OPERATOR_TOKEN),
-    ...options
-  }, memoMap)
+  const { clock, routes, ...rest } = testOptions
+  const options: ApiServerOptions = { operatorToken: Redacted.make(OPERATOR_TOKEN), ...rest }
+  const { dispose, handler: handle } = HttpRouter.toWebHandler(
+    Layer.mergeAll(ApiRoutes(options), routes ?? Layer.empty).pipe(
+      Layer.provide(Layer.merge(store, IdGenerator.uuidV7)),
+      Layer.provide(HttpServer.layerServices)
+    ),
+    { disableLogger: true, middleware: apiMiddleware(options), ...(memoMap === undefined ? {} : { memoMap }) }
+  )
+  // Services in the per-request context override the defaults for the request's fiber: how the clock gets in.
+  const requestContext = clock === undefined ? undefined : (Context.make(Clock.Clock, clock) as Context.Context<never>)
+  const handler = (req: Request) => handle(req, requestContext)
   const request: TestServer["request"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers }
     if (opts.token !== undefined) headers["authorization"] = `Bearer ${opts.token}`

@@ -62,7 +62,11 @@ const freshDatabase = (server: string) =>
       }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(server), maxConnections: 1 })))).pipe(Effect.ignore)
   )
 
-/** The URL of this run's database, for tests that open a second pool (a second process). */
+/**
+ * The URL of this run's database, for tests that open a second pool (a second process). Such a pool is built with
+ * `Layer.fresh`: `Layer.build` inside a test shares the suite's memo map, so a plain `PgRateLimitStore` would be the
+ * suite's own instance again, on the suite's pool.
+ */
 class DatabaseUrl extends Context.Service<DatabaseUrl, string>()("test/DatabaseUrl") {}
 
 if (serverUrl === undefined) {
@@ -110,7 +114,7 @@ if (serverUrl === undefined) {
       Effect.gen(function*() {
         const storeA = yield* RateLimitStore
         const url = yield* DatabaseUrl
-        const context = yield* Layer.build(PgRateLimitStore.pipe(Layer.provide(clientLayer(url, 4))))
+        const context = yield* Layer.build(Layer.fresh(PgRateLimitStore).pipe(Layer.provide(clientLayer(url, 4))))
         const storeB = Context.get(context, RateLimitStore)
         const org = randomUUID()
         const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 150 })
@@ -119,6 +123,25 @@ if (serverUrl === undefined) {
         // A process whose clock lags mints nothing: it waits for the credited time, then for the refill.
         const lagging = yield* storeB.spend(org, buckets, 1).pipe(at(T - 5_000))
         assert.deepInclude(lagging, { _tag: "Refused", remaining: 0, retryAfterSeconds: 6 }) // 5 s + 0.4 s
+      }))
+
+    it.effect("on a database whose default isolation is REPEATABLE READ, concurrent spends stay exact and never fail", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const url = yield* DatabaseUrl
+        const name = new URL(url).pathname.slice(1)
+        yield* sql.unsafe(`ALTER DATABASE ${name} SET default_transaction_isolation = 'repeatable read'`)
+        try {
+          // A new pool: its connections start with the altered default.
+          const context = yield* Layer.build(Layer.fresh(PgRateLimitStore).pipe(Layer.provide(clientLayer(url, 4))))
+          const store = Context.get(context, RateLimitStore)
+          const org = randomUUID()
+          const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 100 })
+          const ds = yield* concurrently(300, () => store.spend(org, buckets, 1).pipe(at(T)))
+          assert.strictEqual(admittedCount(ds), 100)
+        } finally {
+          yield* sql.unsafe(`ALTER DATABASE ${name} RESET default_transaction_isolation`)
+        }
       }))
 
     it.effect("two buckets are charged atomically under concurrency", () =>

@@ -92,8 +92,10 @@ export const endpointKey = (method: string, routeTemplate: string): string => {
 }
 
 /** Token cost of one request to the endpoint (the `x-rate-limit-cost` header). */
-export const costOf = (method: string, routeTemplate: string): number =>
-  costTable[endpointKey(method, routeTemplate)] ?? DEFAULT_COST
+export const costOf = (method: string, routeTemplate: string): number => costOfKey(endpointKey(method, routeTemplate))
+
+/** `costOf` by canonical endpoint key (`endpointKey`). */
+export const costOfKey = (key: string): number => costTable[key] ?? DEFAULT_COST
 
 const endpointSpec = (rule: EndpointBucketRule, plan: PlanAllowances): BucketSpec => {
   const allowance = rule.allowance === undefined ? undefined : plan[rule.allowance]
@@ -106,8 +108,11 @@ const endpointSpec = (rule: EndpointBucketRule, plan: PlanAllowances): BucketSpe
  * The buckets a request to the endpoint spends from, sized by the organization's plan: the organization bucket
  * (`ORG_BUCKET_KEY`) first, then the endpoint's own bucket if it has one (keyed by `endpointKey`).
  */
-export const bucketsFor = (method: string, routeTemplate: string, plan: PlanAllowances): ReadonlyArray<KeyedBucket> => {
-  const key = endpointKey(method, routeTemplate)
+export const bucketsFor = (method: string, routeTemplate: string, plan: PlanAllowances): ReadonlyArray<KeyedBucket> =>
+  bucketsForKey(endpointKey(method, routeTemplate), plan)
+
+/** `bucketsFor` by canonical endpoint key (`endpointKey`), for a caller that computed the key once per route. */
+export const bucketsForKey = (key: string, plan: PlanAllowances): ReadonlyArray<KeyedBucket> => {
   const org: KeyedBucket = { key: ORG_BUCKET_KEY, spec: bucketForPlan(plan.apiRequestsPerMinute) }
   const rule = endpointBucketTable[key]
   return rule === undefined ? [org] : [org, { key, spec: endpointSpec(rule, plan) }]

@@ -120,6 +120,19 @@ const levelAt = (state: BucketState | undefined, spec: BucketSpec, nowMs: number
 
 const stateOf = (units: number, atMs: number): BucketState => ({ tokens: units / UNITS_PER_TOKEN, updatedAtMs: atMs })
 
+/**
+ * The integers this module computes with, for a store that runs the same arithmetic elsewhere (the PostgreSQL store
+ * runs it in the database, in one round trip): the ceiling in units and the refill in units per millisecond.
+ * Throws like `spend` on an invalid spec.
+ */
+export const unitsOf = (spec: BucketSpec): { readonly ceilingUnits: number; readonly rateUnitsPerMs: number } => {
+  checkSpec(spec)
+  return { ceilingUnits: ceilingUnits(spec), rateUnitsPerMs: rateUnitsPerMs(spec) }
+}
+
+/** A token count (a cost, a level) in units; exact for every multiple of 1/`UNITS_PER_TOKEN` token below 2^51 units. */
+export const tokensToUnits = (tokens: number): number => toUnits(tokens)
+
 // --- the rules ---------------------------------------------------------------------------------------------------
 
 /**

@@ -8,7 +8,7 @@ export const SystemHandlers = HttpApiBuilder.group(AdminApi, "system", (handlers
   handlers.handle("health", () => Effect.succeed({ status: "ok" as const })))
 
 export const OrganizationHandlers = HttpApiBuilder.group(AdminApi, "organization", Effect.fn(function*(handlers) {
-  const services = yield* Effect.context<OrganizationRepository>()
+  const organizations = yield* OrganizationRepository
   return handlers.handle("get", () =>
-    getCurrentOrganization.pipe(Effect.provide(services)))
+    getCurrentOrganization.pipe(Effect.provideService(OrganizationRepository, organizations)))
 }))

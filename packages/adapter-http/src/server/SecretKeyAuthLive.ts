@@ -9,8 +9,9 @@
  */
 import {
   authenticateSecretKey,
-  bucketsFor,
-  costOf,
+  bucketsForKey,
+  costOfKey,
+  endpointKey,
   CurrentCaller,
   Forbidden,
   hasPermission,
@@ -21,6 +22,7 @@ import {
   tooManyRequests
 } from "@feedback/core"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
+import type { HttpApiEndpoint } from "effect/http-api"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { RequiredPermission, SecretKeyAuth } from "../api/Security.ts"
 
@@ -33,26 +35,46 @@ const rateLimitHeaders = (decision: SpendDecision): Record<string, string> => ({
     : {})
 })
 
+/** What the middleware needs to know about a route, computed on its first request rather than on every one. */
+interface RouteFacts {
+  readonly key: string
+  readonly cost: number
+  readonly permission: Option.Option<RequiredPermission["Service"]>
+}
+const routeFacts = new WeakMap<HttpApiEndpoint.Top, RouteFacts>()
+const factsOf = (endpoint: HttpApiEndpoint.Top): RouteFacts => {
+  let facts = routeFacts.get(endpoint)
+  if (facts === undefined) {
+    const key = endpointKey(endpoint.method, endpoint.path)
+    facts = {
+      key,
+      cost: costOfKey(key),
+      permission: Context.getOption(endpoint.annotations, RequiredPermission)
+    }
+    routeFacts.set(endpoint, facts)
+  }
+  return facts
+}
+
 export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function*() {
-  const services = yield* Effect.context<SecretKeyRepository | OrganizationRepository>()
+  const keys = yield* SecretKeyRepository
+  const organizations = yield* OrganizationRepository
   const rateLimits = yield* RateLimitStore
   return SecretKeyAuth.of({
     bearer: (httpEffect, { credential, endpoint }) =>
       Effect.gen(function*() {
+        // Two services, not the captured layer context: `Effect.provide(context)` copies every service of the
+        // application into the request's context, on every request.
         const { caller, organization } = yield* authenticateSecretKey(Redacted.value(credential)).pipe(
-          Effect.provide(services)
+          Effect.provideService(SecretKeyRepository, keys),
+          Effect.provideService(OrganizationRepository, organizations)
         )
-        const cost = costOf(endpoint.method, endpoint.path)
-        const decision = yield* rateLimits.spend(
-          organization.id,
-          bucketsFor(endpoint.method, endpoint.path, organization.plan),
-          cost
-        )
+        const { cost, key, permission } = factsOf(endpoint)
+        const decision = yield* rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
         const headers = rateLimitHeaders(decision)
         yield* HttpEffect.appendPreResponseHandler((_, response) =>
           Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
         if (decision._tag === "Refused") return yield* tooManyRequests(decision)
-        const permission = Context.getOption(endpoint.annotations, RequiredPermission)
         // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
         if (Option.isNone(permission)) {
           return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))

@@ -3,19 +3,21 @@ import type { Migration } from "../Migrations.ts"
 import { organizationsMigration } from "./0001_organizations.ts"
 import { rateLimitMigration } from "./0002_rate_limits.ts"
 import { catalogAndReviewsMigration } from "./0003_catalog_and_reviews.ts"
-import { productQuestionsMigration } from "./0040_product_questions.ts"
 import { webhooksMigration } from "./0010_webhooks.ts"
-import { setupMigration } from "./0050_setup.ts"
-import { reviewWritesMigration } from "./0030_review_writes.ts"
 import { listIndexesMigration } from "./0020_list_indexes.ts"
+import { reviewWritesMigration } from "./0030_review_writes.ts"
+import { productQuestionsMigration } from "./0040_product_questions.ts"
+import { setupMigration } from "./0050_setup.ts"
+import { rateLimitSpendMigration } from "./0060_rate_limit_spend.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
-  productQuestionsMigration,
   rateLimitMigration,
   catalogAndReviewsMigration,
   webhooksMigration,
-  setupMigration,
+  listIndexesMigration,
   reviewWritesMigration,
-  listIndexesMigration
+  productQuestionsMigration,
+  setupMigration,
+  rateLimitSpendMigration
 ]

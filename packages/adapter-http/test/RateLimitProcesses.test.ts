@@ -1,0 +1,137 @@
+/**
+ * DECISIONS §3: "the same guarantees hold with several server processes sharing one database: no over-admission".
+ * Two real server processes (`src/main.ts`) share one fresh database on the TEST_DATABASE_URL server; a burst of
+ * 2,400 concurrent requests for one organization is split across them, and the number admitted must lie within the
+ * token bucket's exact bound: at least the ceiling, at most the ceiling plus what refilled while the burst ran.
+ * Every other answer must be a well-formed 429.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { Agent, request } from "node:http"
+import { afterAll, assert, beforeAll, it } from "vitest"
+import { describeWithServer, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
+import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
+
+const OPERATOR_TOKEN = "processes-test-operator-token"
+const CEILING = 600 // apiRequestsPerMinute: 10 tokens per second
+const REQUESTS = 2_400
+const SOCKETS_PER_PROCESS = 32
+
+interface Answer {
+  readonly status: number
+  readonly headers: Record<string, string | Array<string> | undefined>
+  readonly body: string
+  readonly process: number
+}
+
+const call = (agent: Agent, url: string, init: { method: string; token: string; body?: unknown }, processIndex: number) =>
+  new Promise<Answer>((resolve, reject) => {
+    const payload = init.body === undefined ? undefined : JSON.stringify(init.body)
+    const req = request(url, {
+      agent,
+      method: init.method,
+      headers: {
+        authorization: `Bearer ${init.token}`,
+        ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) })
+      }
+    }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"), process: processIndex }))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(payload)
+  })
+
+const dropDatabase = (serverUrl: string, databaseUrl: string) =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const name = new URL(databaseUrl).pathname.slice(1)
+    yield* sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))).pipe(Effect.ignore))
+
+describeWithServer("rate limit across server processes sharing PostgreSQL", (serverUrl) => {
+  const servers: Array<ServerProcess> = []
+  const agents = Array.from({ length: 2 }, () => new Agent({ keepAlive: true, maxSockets: SOCKETS_PER_PROCESS }))
+  let databaseUrl: string | undefined
+
+  beforeAll(async () => {
+    databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
+    const env = { DATABASE_URL: databaseUrl, OPERATOR_TOKEN, LOG_REQUESTS: "false", PORT: "0" }
+    // One after the other: the first applies the migrations and seeds the demo organization; the second finds both.
+    for (let i = 0; i < 2; i++) servers.push(await startServerProcess(env))
+  }, 60_000)
+
+  afterAll(async () => {
+    for (const agent of agents) agent.destroy()
+    await Promise.all(servers.map((s) => s.stop()))
+    if (databaseUrl !== undefined) await dropDatabase(serverUrl, databaseUrl)
+  }, 30_000)
+
+  it(`${REQUESTS} concurrent requests over two processes admit within the exact bound; the rest are well-formed 429s`, async () => {
+    const [a, b] = servers as [ServerProcess, ServerProcess]
+    assert.notStrictEqual(a.pid, b.pid)
+    const org = await call(agents[0]!, `${a.url}/operator/organizations`, {
+      method: "POST",
+      token: OPERATOR_TOKEN,
+      body: { name: "Burst", apiRequestsPerMinute: CEILING }
+    }, 0)
+    assert.strictEqual(org.status, 201, org.body)
+    const organizationId = JSON.parse(org.body).id as string
+    const key = await call(agents[1]!, `${b.url}/operator/organizations/${organizationId}/keys`, {
+      method: "POST",
+      token: OPERATOR_TOKEN,
+      body: { permissions: ["settings:read"] }
+    }, 1)
+    assert.strictEqual(key.status, 201, key.body)
+    const token = JSON.parse(key.body).secretKey as string
+
+    // Warm both processes' connection pools and key lookups with requests that cost nothing to the bucket under
+    // test (another organization's demo key is not known, so: unauthenticated calls, which are never charged).
+    await Promise.all(servers.flatMap((s, i) =>
+      Array.from({ length: SOCKETS_PER_PROCESS }, () => call(agents[i]!, `${s.url}/organization`, { method: "GET", token: "sk_warmup" }, i))))
+
+    const started = performance.now()
+    const answers = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => {
+      const p = i % 2
+      return call(agents[p]!, `${servers[p]!.url}/organization`, { method: "GET", token }, p)
+    }))
+    const elapsedMs = performance.now() - started
+
+    const admitted = answers.filter((r) => r.status === 200)
+    const refused = answers.filter((r) => r.status !== 200)
+    // Refill is 10 tokens per second, credited per whole millisecond; every decision happened within the window.
+    const upperBound = CEILING + Math.floor((elapsedMs * CEILING) / 60_000)
+    const summary = `admitted ${admitted.length} of ${REQUESTS} in ${elapsedMs.toFixed(0)} ms ` +
+      `(bound ${CEILING}..${upperBound}; process A admitted ${admitted.filter((r) => r.process === 0).length}, ` +
+      `process B ${admitted.filter((r) => r.process === 1).length})`
+    console.log(summary)
+    // Two independent buckets would admit twice the ceiling: the window must be short enough to tell.
+    assert.isBelow(upperBound, 2 * CEILING, `the burst took too long to prove anything: ${summary}`)
+    assert.isAtLeast(admitted.length, CEILING, summary)
+    assert.isAtMost(admitted.length, upperBound, summary)
+    // Both processes admitted part of the burst: the bound above is a property of the shared bucket.
+    assert.isAbove(admitted.filter((r) => r.process === 0).length, 0, summary)
+    assert.isAbove(admitted.filter((r) => r.process === 1).length, 0, summary)
+
+    for (const r of admitted) {
+      assert.strictEqual(r.headers["x-rate-limit-cost"], "1")
+      assert.strictEqual(r.headers["x-ratelimit-limit"], String(CEILING))
+    }
+    for (const r of refused) {
+      assert.strictEqual(r.status, 429, r.body)
+      assert.strictEqual(r.headers["content-type"], "application/json")
+      const body = JSON.parse(r.body)
+      assert.strictEqual(body.error.code, "TOO_MANY_REQUESTS")
+      assert.match(body.error.message, /retry after 1 second\./)
+      // At 10 tokens per second the missing token is at most 100 ms away.
+      assert.strictEqual(r.headers["retry-after"], "1")
+      assert.strictEqual(r.headers["x-rate-limit-cost"], "1")
+      assert.strictEqual(r.headers["x-ratelimit-limit"], String(CEILING))
+      assert.strictEqual(r.headers["x-ratelimit-remaining"], "0")
+    }
+  }, 120_000)
+})

@@ -1,0 +1,105 @@
+/**
+ * The PostgreSQL store decides in the database (`rate_limit_spend`, one round trip) with `TokenBucket`'s integer
+ * arithmetic written in SQL. This checks the two agree on random stored states, specs, costs and times — including
+ * levels above a lowered ceiling, clocks behind the stored credit time, two buckets, and missing rows — on the
+ * same database kind as the rest of the suite (a server with TEST_DATABASE_URL, else embedded PGlite).
+ *
+ * Agreement means: the same decision and headers (`toSpendDecision` of `TokenBucket.spend`), the rows written
+ * exactly `TokenBucket`'s new states when admitted, and untouched when refused. (The store itself also dies when
+ * the database and `TokenBucket` disagree; this test makes them meet on inputs chosen to be awkward.)
+ */
+import { assert, layer } from "@effect/vitest"
+import { bucketsFor, type KeyedBucket, RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
+import { Clock, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import fc from "fast-check"
+import { randomUUID } from "node:crypto"
+import { PgStoreLayer } from "../src/PgStore.ts"
+import { freshLayer, serverUrl, storeName } from "./TestDatabase.ts"
+
+const T0 = 1_763_000_000_000
+
+const at = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Clock.clockWith(Effect.succeed), (live) =>
+    Effect.provideService(effect, Clock.Clock, {
+      currentTimeMillisUnsafe: () => ms,
+      currentTimeMillis: Effect.succeed(ms),
+      currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
+      currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+      monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: live.monotonicTimeNanos,
+      sleep: (d) => live.sleep(d)
+    }))
+
+/** Bucket lists the service builds: plan rates, odd plan values, and the two-bucket loyalty endpoints. */
+const bucketList: fc.Arbitrary<ReadonlyArray<KeyedBucket>> = fc
+  .record({
+    apiRequestsPerMinute: fc.oneof(fc.constantFrom(1, 7, 59, 60, 61, 600, 1_000_000), fc.integer({ min: 1, max: 5_000 })),
+    loyaltyEventsPerMinute: fc.option(fc.integer({ min: 1, max: 1_000 }), { nil: undefined }),
+    endpoint: fc.constantFrom(["GET", "/reviews"], ["POST", "/loyalty-history"], ["POST", "/loyalty-events"], ["POST", "/loyalty-stamps"])
+  })
+  .map(({ apiRequestsPerMinute, endpoint, loyaltyEventsPerMinute }) =>
+    bucketsFor(endpoint[0], endpoint[1], { apiRequestsPerMinute, loyaltyEventsPerMinute }))
+
+/** A stored row: a level in units (up to twice the ceiling: the plan may have been lowered), credited near now. */
+const storedState = (ceiling: number) =>
+  fc.option(
+    fc.record({
+      units: fc.oneof(
+        fc.integer({ min: 0, max: 2 * ceiling * TokenBucket.UNITS_PER_TOKEN }),
+        fc.constantFrom(0, 1, ceiling * TokenBucket.UNITS_PER_TOKEN - 1, ceiling * TokenBucket.UNITS_PER_TOKEN)
+      ),
+      offset: fc.integer({ min: -120_000, max: 5_000 }) // positive: the row was credited after "now" (clock skew)
+    }),
+    { nil: undefined }
+  )
+
+const scenario = bucketList.chain((buckets) =>
+  fc.record({
+    buckets: fc.constant(buckets),
+    states: fc.tuple(...buckets.map((b) => storedState(b.spec.ceiling))),
+    cost: fc.oneof(fc.constantFrom(0, 1, 5, 10), fc.integer({ min: 0, max: (buckets[0]?.spec.ceiling ?? 1) + 2 })),
+    now: fc.integer({ min: 0, max: 10_000 }).map((d) => T0 + d)
+  }))
+
+layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })(`rate_limit_spend agrees with TokenBucket (${storeName})`, (it) => {
+  it.effect("on random states, specs, costs and times", () =>
+    Effect.gen(function*() {
+      const store = yield* RateLimitStore
+      const sql = yield* SqlClient.SqlClient
+      const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+      yield* Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(scenario, ({ buckets, cost, now, states }) =>
+            run(Effect.gen(function*() {
+              const org = randomUUID()
+              const seeded = buckets.map((b, i) => {
+                const s = states[i]
+                return s === undefined ? undefined : { tokens: s.units / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: now + s.offset }
+              })
+              for (const [i, s] of seeded.entries()) {
+                if (s === undefined) continue
+                yield* sql`INSERT INTO rate_limit_buckets (organization_id, bucket_key, tokens, updated_at_ms)
+                  VALUES (${org}::uuid, ${buckets[i]!.key}, ${s.tokens}::float8, ${s.updatedAtMs}::bigint)`.pipe(Effect.orDie)
+              }
+              const expected = TokenBucket.spend(buckets.map((b, i) => ({ state: seeded[i], spec: b.spec })), cost, now)
+              const decision = yield* store.spend(org, buckets, cost).pipe(at(now))
+              assert.deepStrictEqual(decision, toSpendDecision(buckets, expected, cost))
+              const rows = yield* sql<{ k: string; t: number; u: string | number | bigint }>`
+                SELECT bucket_key AS k, tokens AS t, updated_at_ms AS u FROM rate_limit_buckets
+                WHERE organization_id = ${org}::uuid`.pipe(Effect.orDie)
+              const stored = new Map(rows.map((r) => [r.k, { tokens: Number(r.t), updatedAtMs: Number(r.u) }]))
+              buckets.forEach((b, i) => {
+                const want = expected._tag === "Admitted"
+                  ? expected.states[i]
+                  // Refused: seeded rows unchanged; missing rows were created full at `now` (a new bucket is full).
+                  : seeded[i] ?? { tokens: b.spec.ceiling, updatedAtMs: now }
+                assert.deepStrictEqual(stored.get(b.key), want, `bucket ${b.key}`)
+              })
+            }))
+          ),
+          { numRuns: serverUrl === undefined ? 150 : 400 }
+        )
+      )
+    }))
+})
