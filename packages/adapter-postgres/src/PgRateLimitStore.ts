@@ -53,7 +53,7 @@ export const rateLimitTableStatements: ReadonlyArray<string> = [
 
 /**
  * `rate_limit_spend(organization, buckets, cost, now)`: the whole check-and-charge (see the module comment).
- * `buckets` is a JSON array of `{k: key, c: ceiling units, r: refill units per ms}`; `cost` is in units, `now` in
+ * `buckets` is a JSON array of `{key, c: ceiling units, r: refill units per ms}`; `cost` is in units, `now` in
  * whole milliseconds. Returns one row per bucket: the level read (`tokens`, `updated_at_ms`) and the decision.
  * The output columns have one-letter names so an application-wide `transformResultNames` cannot rename them, and
  * distinct from every column the body names.
@@ -144,7 +144,7 @@ export const makePgRateLimitStore = Effect.gen(function*() {
       if (rows.length !== buckets.length || (result._tag === "Admitted") !== admittedByDatabase) {
         return yield* Effect.die(new Error(
           `rate_limit_spend decided ${admittedByDatabase ? "admit" : "refuse"} but TokenBucket.spend decided ${result._tag} ` +
-            `for ${JSON.stringify({ buckets, cost, nowMs, rows })}`
+            `for ${JSON.stringify({ buckets, cost, nowMs, rows }, (_, v) => (typeof v === "bigint" ? String(v) : v))}`
         ))
       }
       return toSpendDecision(buckets, result, cost)
