@@ -363,3 +363,29 @@ describe("OpenAPI document", () => {
     expect(Object.keys(paths["/reviews/{id}/response"]).sort()).toEqual(["delete", "patch", "post"])
   })
 })
+
+describe("POST /reviews/import under the rate limit (issue 3 acceptance)", () => {
+  it("with 9 tokens left it is 429 with nothing imported; after Retry-After seconds it succeeds", async () => {
+    // A plan of 19 requests/minute: one import (cost 10) leaves 9 tokens, refilling at 19/60 per second.
+    const org = await operator("POST", "/organizations", { name: "Small plan", apiRequestsPerMinute: 19 })
+    const key = (await operator("POST", `/organizations/${org.body.id}/keys`, { permissions: allPermissions })).body.secretKey as string
+    const product = makeProduct({ slug: "mug", title: "Blue Mug" })
+    await seed((fx) => fx.insertProduct(org.body.id as OrganizationId, product))
+    const row = (externalId: string) => ({ data: [{ product: "mug", rating: 5, externalId }] })
+
+    const first = await call("POST", "/reviews/import", key, row("first"))
+    expect(first.status).toBe(200)
+    expect(first.headers.get("x-ratelimit-remaining")).toBe("9")
+
+    const refused = await call("POST", "/reviews/import", key, row("refused"))
+    expectError(refused, 429, "TOO_MANY_REQUESTS")
+    const retryAfter = Number(refused.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(4)
+    // Nothing was imported: the refused row's externalId is still free.
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000))
+    const later = await call("POST", "/reviews/import", key, { ...row("refused"), strict: true })
+    expect(later.status).toBe(200)
+    expect(later.body.imported).toHaveLength(1)
+  }, 20_000)
+})
