@@ -1,4 +1,5 @@
 /** Product questions, their answers and the email outbox over PostgreSQL. */
+import { relatedCatalogColumns } from "./CatalogColumns.ts"
 import {
   type Customer,
   type EmailNotice,
@@ -126,18 +127,8 @@ export const productQuestionListMapping: ListSqlMapping = {
     metadata: "q.metadata",
     createdAt: "q.created_at",
     "product.id": "p.id",
-    "product.slug": "p.slug",
-    "product.title": "p.title",
-    "product.metadata": "p.metadata",
-    "product.createdAt": "p.created_at",
     "customer.id": "c.id",
-    "customer.email": "c.email",
-    "customer.firstName": "c.first_name",
-    "customer.lastName": "c.last_name",
-    "customer.metadata": "c.metadata",
-    "customer.emailOptOut": "c.email_opt_out",
-    "customer.emailOptOutSource": "c.email_opt_out_source",
-    "customer.createdAt": "c.created_at"
+    ...relatedCatalogColumns
   }),
   id: "q.id",
   search: ["q.body", "q.asker_name", "q.asker_email", "p.title"]

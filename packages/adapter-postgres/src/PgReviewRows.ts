@@ -3,6 +3,7 @@
  * mappings, and the set-based INSERT statements (rows travel as one JSON array parameter, `$2`, expanded with
  * `jsonb_to_recordset`) shared by the write store and the conformance fixtures.
  */
+import { relatedCatalogColumns } from "./CatalogColumns.ts"
 import type { Customer, ReviewFile, ReviewRecord, ReviewReply, SurveyAnswer } from "@feedback/core"
 import { columnsFrom, type ListSqlMapping } from "./FilterSql.ts"
 import { toNullableTimestamp, toTimestamp } from "./SqlRows.ts"
@@ -21,18 +22,8 @@ export const reviewMatchMapping: ListSqlMapping = {
     metadata: "r.metadata",
     createdAt: "r.created_at",
     "product.id": "p.id",
-    "product.slug": "p.slug",
-    "product.title": "p.title",
-    "product.metadata": "p.metadata",
-    "product.createdAt": "p.created_at",
     "customer.id": "c.id",
-    "customer.email": "c.email",
-    "customer.firstName": "c.first_name",
-    "customer.lastName": "c.last_name",
-    "customer.metadata": "c.metadata",
-    "customer.emailOptOut": "c.email_opt_out",
-    "customer.emailOptOutSource": "c.email_opt_out_source",
-    "customer.createdAt": "c.created_at"
+    ...relatedCatalogColumns
   }),
   id: "r.id",
   search: ["r.title", "r.body", "c.email", "c.first_name", "c.last_name", "p.title"]

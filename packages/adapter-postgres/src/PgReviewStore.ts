@@ -2,6 +2,7 @@
  * The review read side over PostgreSQL: the keyset page (one statement, joining products and customers only when
  * the filter or search needs them) and one statement per requested include for the whole page.
  */
+import { relatedCatalogColumns } from "./CatalogColumns.ts"
 import {
   type CollisionCounts,
   type FilterAst,
@@ -88,18 +89,8 @@ export const reviewListMapping: ListSqlMapping = {
     metadata: "r.metadata",
     createdAt: notNull("r.created_at"),
     "product.id": notNull("r.product_id"),
-    "product.slug": "p.slug",
-    "product.title": "p.title",
-    "product.metadata": "p.metadata",
-    "product.createdAt": "p.created_at",
     "customer.id": "r.customer_id",
-    "customer.email": "c.email",
-    "customer.firstName": "c.first_name",
-    "customer.lastName": "c.last_name",
-    "customer.metadata": "c.metadata",
-    "customer.emailOptOut": "c.email_opt_out",
-    "customer.emailOptOutSource": "c.email_opt_out_source",
-    "customer.createdAt": "c.created_at"
+    ...relatedCatalogColumns
   }),
   id: "r.id",
   // What `compileSearch` would search with the joins; the store uses `reviewSearchSql` instead (same answers).
