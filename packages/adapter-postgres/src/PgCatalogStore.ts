@@ -23,10 +23,9 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, type ListSqlMapping } from "./FilterSql.ts"
-import { toNullableTimestamp, toTimestamp } from "./SqlRows.ts"
+import { toNullableTimestamp, toTimestamp, jsonValue } from "./SqlRows.ts"
 
 /** jsonb arrives parsed or as text depending on the path it took; either way the value is the JSON value. */
-export const jsonValue = <A>(value: unknown): A => (typeof value === "string" ? JSON.parse(value) : value) as A
 
 type Row = Record<string, any>
 
@@ -287,3 +286,4 @@ export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(fu
     listCustomers: (organizationId, request) => list("customers", customerMapping, toCustomer, organizationId, request)
   })
 }))
+

@@ -1,4 +1,5 @@
 /** Product questions, their answers and the email outbox over PostgreSQL. */
+import { jsonValue } from "./SqlRows.ts"
 import { relatedCatalogColumns } from "./CatalogColumns.ts"
 import {
   type Customer,
@@ -19,7 +20,7 @@ import { toNullableTimestamp, toTimestamp } from "./SqlRows.ts"
 
 type Row = Record<string, any>
 
-const json = (v: unknown): any => typeof v === "string" ? JSON.parse(v) : v
+const json = (v: unknown): any => jsonValue(v)
 const jsonb = (v: unknown): string => JSON.stringify(v)
 
 const toQuestion = (r: Row): ProductQuestionRecord => ({

@@ -3,6 +3,7 @@
  * mappings, and the set-based INSERT statements (rows travel as one JSON array parameter, `$2`, expanded with
  * `jsonb_to_recordset`) shared by the write store and the conformance fixtures.
  */
+import { jsonValue } from "./SqlRows.ts"
 import { relatedCatalogColumns } from "./CatalogColumns.ts"
 import type { Customer, ReviewFile, ReviewRecord, ReviewReply, SurveyAnswer } from "@feedback/core"
 import { columnsFrom, type ListSqlMapping } from "./FilterSql.ts"
@@ -47,7 +48,7 @@ export const reviewJsonJoin = (a: string) =>
     ${a}.submit_seconds AS "submitSeconds", ${a}.metadata, ${a}.external_id AS "externalId",
     ${tsJson(`${a}.created_at`)} AS "createdAt", ${tsJson(`${a}.updated_at`)} AS "updatedAt") AS review_json`
 
-export const json = <A>(value: unknown): A => (typeof value === "string" ? JSON.parse(value) : value) as A
+export const json = jsonValue
 
 export interface ReviewDbRow {
   readonly id: string

@@ -3,6 +3,7 @@
  * the filter or search needs them) and one statement per requested include for the whole page.
  */
 import { relatedCatalogColumns } from "./CatalogColumns.ts"
+import { type ReplyDbRow, type ReviewDbRow, toReply, toReview } from "./PgReviewRows.ts"
 import {
   type CollisionCounts,
   type FilterAst,
@@ -22,39 +23,13 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, compileSearch, type ListSqlMapping, type SqlFragment } from "./FilterSql.ts"
-import { jsonValue, toCustomer, toProduct } from "./PgCatalogStore.ts"
-import { toNullableTimestamp, toTimestamp } from "./SqlRows.ts"
+import { toCustomer, toProduct } from "./PgCatalogStore.ts"
+import { jsonValue, toTimestamp } from "./SqlRows.ts"
 
 type Row = Record<string, any>
 
-export const toReviewRecord = (r: Row): ReviewRecord => ({
-  id: r.id,
-  siteId: r.siteId,
-  productId: r.productId,
-  productVariantId: r.productVariantId,
-  customerId: r.customerId,
-  surveyId: r.surveyId,
-  title: r.title,
-  body: r.body,
-  originalTitle: r.originalTitle,
-  originalBody: r.originalBody,
-  redactedAt: toNullableTimestamp(r.redactedAt),
-  rating: Number(r.rating),
-  published: r.published,
-  verifiedBuyer: r.verifiedBuyer,
-  flagged: r.flagged,
-  flags: jsonValue(r.flags),
-  moderatedAt: toNullableTimestamp(r.moderatedAt),
-  ipAddress: r.ipAddress,
-  browserFingerprint: r.browserFingerprint,
-  ipCountry: r.ipCountry,
-  userAgent: r.userAgent,
-  submitSeconds: r.submitSeconds === null ? null : Number(r.submitSeconds),
-  metadata: jsonValue(r.metadata),
-  externalId: r.externalId,
-  createdAt: toTimestamp(r.createdAt),
-  updatedAt: toTimestamp(r.updatedAt)
-})
+/** The stored fields of a review row: one mapping, shared with the write side. */
+export const toReviewRecord = (r: Row): ReviewRecord => toReview(r as ReviewDbRow)
 
 export const toStoredReview = (r: Row): StoredReview => ({
   record: toReviewRecord(r),
@@ -62,16 +37,7 @@ export const toStoredReview = (r: Row): StoredReview => ({
   importRow: r.importRow === null ? null : Number(r.importRow)
 })
 
-export const toReviewReply = (r: Row): ReviewReply => ({
-  id: r.id,
-  reviewId: r.reviewId,
-  body: r.body,
-  responderName: r.responderName,
-  published: r.published,
-  metadata: jsonValue(r.metadata),
-  createdAt: toTimestamp(r.createdAt),
-  updatedAt: toTimestamp(r.updatedAt)
-})
+export const toReviewReply = (r: Row): ReviewReply => toReply(r as ReplyDbRow)
 
 const notNull = (sql: string) => ({ sql, notNull: true }) as const
 

@@ -1,4 +1,5 @@
 /** Setup and review automation over PostgreSQL. */
+import { jsonValue } from "./SqlRows.ts"
 import {
   type Area,
   type AreaDecisions,
@@ -130,7 +131,6 @@ interface SurveyFlowStepRow {
   readonly waitSeconds: number | null
 }
 
-const jsonValue = (value: unknown): unknown => (typeof value === "string" ? JSON.parse(value) : value)
 
 export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

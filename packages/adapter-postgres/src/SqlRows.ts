@@ -7,3 +7,6 @@ export const toTimestamp = (value: Date | string): Timestamp.Timestamp =>
 
 export const toNullableTimestamp = (value: Date | string | null): Timestamp.Timestamp | null =>
   value === null ? null : toTimestamp(value)
+
+/** jsonb arrives parsed, or as text from some drivers and through PGlite: both become the JSON value. */
+export const jsonValue = <A>(value: unknown): A => (typeof value === "string" ? JSON.parse(value) : value) as A
