@@ -17,6 +17,17 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   static single(path: string, message: string): InvalidRequest {
     return new InvalidRequest({ message: path === "" ? message : `${path}: ${message}`, issues: [{ path, message }] })
   }
+
+  /** Several problems found together: the first leads the message, `issues` lists them all. */
+  static fromIssues(issues: ReadonlyArray<RequestIssue>): InvalidRequest {
+    const [first] = issues
+    if (first === undefined) return InvalidRequest.single("", "Invalid request.")
+    if (issues.length === 1) return InvalidRequest.single(first.path, first.message)
+    return new InvalidRequest({
+      message: `${first.path}: ${first.message} (and ${issues.length - 1} more problems, see details)`,
+      issues
+    })
+  }
 }
 
 /** 401: missing, malformed, unknown or revoked credentials. One message for every case, so it is no oracle. */

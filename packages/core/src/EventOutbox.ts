@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Schema } from "effect"
 import { DomainEventId, OrganizationId } from "./Ids.ts"
-import { nextId, type IdGenerator } from "./IdGenerator.ts"
+import { IdGenerator, nextIdFrom } from "./IdGenerator.ts"
 import { now, Timestamp } from "./Timestamp.ts"
 
 export const DomainEvent = Schema.Struct({
@@ -26,34 +26,58 @@ export class EventOutbox extends Context.Service<EventOutbox, {
   readonly listForOrganization: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<DomainEvent>>
 }>()("feedback/EventOutbox") {}
 
-/** Records `event` with `data` (a JSON value in the API's shape) for the organization. */
+/**
+ * Records domain events through one outbox with ids from one generator. A service makes it once, from the outbox
+ * and generator it captured at construction, so its use-cases carry neither in their requirements.
+ */
+export interface EventRecorder {
+  /** Records `event` with `data` (a JSON value in the API's shape) for the organization. */
+  readonly record: (organizationId: OrganizationId, event: string, data: unknown) => Effect.Effect<void>
+  /**
+   * Records one event per item for the organization, in order, with a single outbox write (an import of 10,000
+   * records must not cost 10,000 round trips).
+   */
+  readonly recordAll: (
+    organizationId: OrganizationId,
+    events: ReadonlyArray<{ readonly event: string; readonly data: unknown }>
+  ) => Effect.Effect<void>
+}
+
+export const makeEventRecorder = (outbox: EventOutbox["Service"], ids: IdGenerator["Service"]): EventRecorder => ({
+  record: (organizationId, event, data) =>
+    Effect.gen(function*() {
+      const id = yield* nextIdFrom<DomainEventId>(ids)
+      const occurredAt = yield* now
+      yield* outbox.append({ id, organizationId, event, data, occurredAt })
+    }),
+  recordAll: (organizationId, events) =>
+    Effect.gen(function*() {
+      if (events.length === 0) return
+      const occurredAt = yield* now
+      const records: Array<DomainEvent> = []
+      for (const e of events) {
+        records.push({ id: yield* nextIdFrom<DomainEventId>(ids), organizationId, event: e.event, data: e.data, occurredAt })
+      }
+      yield* outbox.appendAll(records)
+    })
+})
+
+/** The recorder over the outbox and generator of the context (for code that has not captured them). */
+const currentEventRecorder: Effect.Effect<EventRecorder, never, EventOutbox | IdGenerator> = Effect.gen(function*() {
+  return makeEventRecorder(yield* EventOutbox, yield* IdGenerator)
+})
+
+/** `EventRecorder.record` over the outbox and generator of the context. */
 export const recordEvent = (
   organizationId: OrganizationId,
   event: string,
   data: unknown
 ): Effect.Effect<void, never, EventOutbox | IdGenerator> =>
-  Effect.gen(function*() {
-    const outbox = yield* EventOutbox
-    const id = yield* nextId<DomainEventId>()
-    const occurredAt = yield* now
-    yield* outbox.append({ id, organizationId, event, data, occurredAt })
-  })
+  Effect.flatMap(currentEventRecorder, (r) => r.record(organizationId, event, data))
 
-/**
- * Records one event per item for the organization, in order, with a single outbox write (an import of 10,000
- * records must not cost 10,000 round trips).
- */
+/** `EventRecorder.recordAll` over the outbox and generator of the context. */
 export const recordEvents = (
   organizationId: OrganizationId,
   events: ReadonlyArray<{ readonly event: string; readonly data: unknown }>
 ): Effect.Effect<void, never, EventOutbox | IdGenerator> =>
-  Effect.gen(function*() {
-    if (events.length === 0) return
-    const outbox = yield* EventOutbox
-    const occurredAt = yield* now
-    const records: Array<DomainEvent> = []
-    for (const e of events) {
-      records.push({ id: yield* nextId<DomainEventId>(), organizationId, event: e.event, data: e.data, occurredAt })
-    }
-    yield* outbox.appendAll(records)
-  })
+  Effect.flatMap(currentEventRecorder, (r) => r.recordAll(organizationId, events))

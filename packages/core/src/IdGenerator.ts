@@ -48,6 +48,10 @@ export const uuidV7 = (millis: number): string => {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
 }
 
-/** A fresh id branded as the caller needs (ids are validated UUIDs by construction). */
+/** A fresh id from `generator`, branded as the caller needs (ids are validated UUIDs by construction). */
+export const nextIdFrom = <Id extends string>(generator: IdGenerator["Service"]): Effect.Effect<Id> =>
+  generator.next as Effect.Effect<Id>
+
+/** A fresh id from the context's generator; services use `nextIdFrom` with the generator they captured. */
 export const nextId = <Id extends string>(): Effect.Effect<Id, never, IdGenerator> =>
-  IdGenerator.use((g) => g.next) as Effect.Effect<Id, never, IdGenerator>
+  IdGenerator.use((g) => nextIdFrom<Id>(g))
