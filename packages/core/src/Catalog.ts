@@ -62,3 +62,49 @@ export const Customer = Schema.Struct({
   updatedAt: Timestamp
 })
 export type Customer = typeof Customer.Type
+
+/**
+ * A new product: what the caller gives over blank optional fields and no reviews yet. The one constructor of the
+ * record, for use-cases and test seeds alike.
+ */
+export const newProduct = (
+  id: ProductId,
+  at: Timestamp,
+  fields: Pick<Product, "slug" | "title"> & Partial<Product>
+): Product => ({
+  id,
+  description: null,
+  imageUrl: null,
+  url: null,
+  externalId: null,
+  metadata: {},
+  notes: null,
+  reviewCount: 0,
+  publishedReviewCount: 0,
+  averageRating: null,
+  createdAt: at,
+  updatedAt: at,
+  ...fields
+})
+
+/** A new customer: what the caller gives over blank optional fields, opted in. */
+export const newCustomer = (
+  id: CustomerId,
+  at: Timestamp,
+  fields: Pick<Customer, "email"> & Partial<Customer>
+): Customer => ({
+  id,
+  phone: null,
+  firstName: null,
+  lastName: null,
+  country: null,
+  birthday: null,
+  metadata: {},
+  notes: null,
+  emailOptOut: false,
+  emailOptOutAt: null,
+  emailOptOutSource: null,
+  createdAt: at,
+  updatedAt: at,
+  ...fields
+})

@@ -105,6 +105,42 @@ export const ReviewFields = {
 export const ReviewRecord = Schema.Struct(ReviewFields)
 export type ReviewRecord = typeof ReviewRecord.Type
 
+/**
+ * A new review: what the caller gives over blank optional fields (unpublished, unmoderated, unflagged, no
+ * text). The one constructor of the record, for use-cases and test seeds alike.
+ */
+export const newReview = (
+  id: ReviewId,
+  at: Timestamp,
+  fields: Pick<ReviewRecord, "productId" | "rating"> & Partial<ReviewRecord>
+): ReviewRecord => ({
+  id,
+  siteId: null,
+  productVariantId: null,
+  customerId: null,
+  surveyId: null,
+  title: null,
+  body: null,
+  originalTitle: null,
+  originalBody: null,
+  redactedAt: null,
+  published: false,
+  verifiedBuyer: false,
+  flagged: false,
+  flags: [],
+  moderatedAt: null,
+  ipAddress: null,
+  browserFingerprint: null,
+  ipCountry: null,
+  userAgent: null,
+  submitSeconds: null,
+  metadata: {},
+  externalId: null,
+  createdAt: at,
+  updatedAt: at,
+  ...fields
+})
+
 /** The extras `include` can add, each present only when asked for. */
 export const ReviewIncludes = {
   importJob: Schema.optionalKey(Schema.NullOr(ImportJobRef)),
