@@ -92,7 +92,7 @@ const timed = async <A>(run: () => Promise<A>): Promise<[number, A]> => {
 const main = async () => {
   const { target, cleanup, label } = await prepareTarget()
   const services = Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)
-  const runtime = ManagedRuntime.make(services)
+  const runtime = ManagedRuntime.make(ReviewWrites.layer.pipe(Layer.provideMerge(services)))
   const sqlRun = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
     runtime.runPromise(SqlClient.SqlClient.use(f).pipe(Effect.orDie))
   console.log(`reviews-write benchmark: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`)
@@ -157,7 +157,7 @@ const main = async () => {
         const json = JSON.stringify({ data: rows })
         const [decodeMs, request] = await timed(async () => decode(JSON.parse(json)))
         decodeTimes.push(decodeMs)
-        const [importMs, result] = await timed(() => runtime.runPromise(ReviewWrites.importReviews(request).pipe(asCaller(caller))))
+        const [importMs, result] = await timed(() => runtime.runPromise(ReviewWrites.use((w) => w.import(request)).pipe(asCaller(caller))))
         if (result.imported.length !== IMPORT_ROWS) throw new Error(`imported ${result.imported.length}, skipped ${JSON.stringify(result.skipped.slice(0, 3))}`)
         importTimes.push(importMs)
         // The same 10,000 review rows (fresh ids, same products, customers and content) in one multi-row INSERT.
@@ -218,7 +218,7 @@ const main = async () => {
         // Reviews are all unpublished here: the use-case publishes every one (100,000 changes and events)...
         await vacuum()
         const [bulkMs, result] = await timed(() =>
-          runtime.runPromise(ReviewWrites.bulkUpdateReviews({}, { published: true }).pipe(asCaller(caller)))
+          runtime.runPromise(ReviewWrites.use((w) => w.bulkUpdate({}, { published: true })).pipe(asCaller(caller)))
         )
         if (result.count !== BULK_REVIEWS) throw new Error(`matched ${result.count}`)
         bulkTimes.push(bulkMs)

@@ -3,7 +3,7 @@
  * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
-import type { IdGenerator, StoreServices } from "@feedback/core"
+import { CoreLayer, type IdGenerator, type StoreServices } from "@feedback/core"
 import { Effect, Layer, type Redacted } from "effect"
 import { HttpRouter, HttpServer, type HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -49,7 +49,9 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide(ProductQuestionHandlers),
   Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
-  Layer.provide([SecretKeyAuthLive, RequestValidationLive])
+  Layer.provide([SecretKeyAuthLive, RequestValidationLive]),
+  // The use-case services are built once here, over the store; handlers capture them at group build.
+  Layer.provide(CoreLayer)
 )
 
 const DocsRoute = HttpApiScalar.layer(AdminApi, { path: "/docs" })

@@ -1,35 +1,33 @@
-/** Handlers of the catalog groups: each calls the core use-case with the captured store services. */
-import { CatalogRepository, Catalogs, type EventOutbox, type IdGenerator, type UnitOfWork } from "@feedback/core"
+/** Handlers of the catalog groups: one call into the `Catalogs` service per endpoint. */
+import { Catalogs } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../api/Api.ts"
 
-type Services = CatalogRepository | UnitOfWork | EventOutbox | IdGenerator
-
 export const SitesHandlers = HttpApiBuilder.group(AdminApi, "sites", Effect.fn(function*(handlers) {
-  const services = yield* Effect.context<Services>()
+  const catalogs = yield* Catalogs
   return handlers
-    .handle("create", ({ payload }) => Catalogs.createSite(payload).pipe(Effect.provide(services)))
-    .handle("list", ({ query }) => Catalogs.listSites(query).pipe(Effect.provide(services)))
-    .handle("get", ({ params }) => Catalogs.getSite(params.id).pipe(Effect.provide(services)))
+    .handle("create", ({ payload }) => catalogs.createSite(payload))
+    .handle("list", ({ query }) => catalogs.listSites(query))
+    .handle("get", ({ params }) => catalogs.getSite(params.id))
 }))
 
 export const ProductsHandlers = HttpApiBuilder.group(AdminApi, "products", Effect.fn(function*(handlers) {
-  const services = yield* Effect.context<Services>()
+  const catalogs = yield* Catalogs
   return handlers
-    .handle("create", ({ payload }) => Catalogs.createProduct(payload).pipe(Effect.provide(services)))
-    .handle("list", ({ query }) => Catalogs.listProducts(query).pipe(Effect.provide(services)))
-    .handle("import", ({ payload }) => Catalogs.importProducts(payload).pipe(Effect.provide(services)))
-    .handle("get", ({ params }) => Catalogs.getProduct(params.id).pipe(Effect.provide(services)))
-    .handle("update", ({ params, payload }) => Catalogs.updateProduct(params.id, payload).pipe(Effect.provide(services)))
-    .handle("delete", ({ params }) => Catalogs.deleteProduct(params.id).pipe(Effect.provide(services)))
+    .handle("create", ({ payload }) => catalogs.createProduct(payload))
+    .handle("list", ({ query }) => catalogs.listProducts(query))
+    .handle("import", ({ payload }) => catalogs.importProducts(payload))
+    .handle("get", ({ params }) => catalogs.getProduct(params.id))
+    .handle("update", ({ params, payload }) => catalogs.updateProduct(params.id, payload))
+    .handle("delete", ({ params }) => catalogs.deleteProduct(params.id))
 }))
 
 export const CustomersHandlers = HttpApiBuilder.group(AdminApi, "customers", Effect.fn(function*(handlers) {
-  const services = yield* Effect.context<Services>()
+  const catalogs = yield* Catalogs
   return handlers
-    .handle("create", ({ payload }) => Catalogs.createCustomer(payload).pipe(Effect.provide(services)))
-    .handle("list", ({ query }) => Catalogs.listCustomers(query).pipe(Effect.provide(services)))
-    .handle("import", ({ payload }) => Catalogs.importCustomers(payload).pipe(Effect.provide(services)))
-    .handle("get", ({ params }) => Catalogs.getCustomer(params.id).pipe(Effect.provide(services)))
+    .handle("create", ({ payload }) => catalogs.createCustomer(payload))
+    .handle("list", ({ query }) => catalogs.listCustomers(query))
+    .handle("import", ({ payload }) => catalogs.importCustomers(payload))
+    .handle("get", ({ params }) => catalogs.getCustomer(params.id))
 }))

@@ -1,40 +1,17 @@
-/** Handlers of the product questions group: thin calls into the core's use-cases. */
-import {
-  createProductQuestion,
-  createProductQuestionAnswer,
-  deleteProductQuestion,
-  EmailOutboxRepository,
-  EventOutbox,
-  getProductQuestion,
-  IdGenerator,
-  listProductQuestionAnswers,
-  listProductQuestions,
-  OrganizationRepository,
-  ProductQuestionRepository,
-  UnitOfWork,
-  updateProductQuestion
-} from "@feedback/core"
+/** Handlers of the product questions group: one call into the `ProductQuestions` service per endpoint. */
+import { ProductQuestions } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../api/Api.ts"
 
-type Services =
-  | ProductQuestionRepository
-  | EmailOutboxRepository
-  | OrganizationRepository
-  | EventOutbox
-  | IdGenerator
-  | UnitOfWork
-
 export const ProductQuestionHandlers = HttpApiBuilder.group(AdminApi, "productQuestions", Effect.fn(function*(handlers) {
-  const services = yield* Effect.context<Services>()
-  const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, services) as Effect.Effect<A, E, Exclude<R, Services>>
+  const questions = yield* ProductQuestions
   return handlers
-    .handle("list", ({ query }) => run(listProductQuestions(query)))
-    .handle("create", ({ payload }) => run(createProductQuestion(payload)))
-    .handle("get", ({ params, query }) => run(getProductQuestion(params.id, query.include)))
-    .handle("update", ({ params, payload, query }) => run(updateProductQuestion(params.id, payload, query.include)))
-    .handle("delete", ({ params }) => run(deleteProductQuestion(params.id)))
-    .handle("listAnswers", ({ params }) => run(listProductQuestionAnswers(params.id)))
-    .handle("createAnswer", ({ params, payload }) => run(createProductQuestionAnswer(params.id, payload)))
+    .handle("list", ({ query }) => questions.list(query))
+    .handle("create", ({ payload }) => questions.create(payload))
+    .handle("get", ({ params, query }) => questions.get(params.id, query.include))
+    .handle("update", ({ params, payload, query }) => questions.update(params.id, payload, query.include))
+    .handle("delete", ({ params }) => questions.delete(params.id))
+    .handle("listAnswers", ({ params }) => questions.listAnswers(params.id))
+    .handle("createAnswer", ({ params, payload }) => questions.createAnswer(params.id, payload))
 }))

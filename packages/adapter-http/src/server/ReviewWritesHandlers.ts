@@ -1,17 +1,17 @@
-/** Handlers of the review write side: each calls its core use-case with the store services captured at build time. */
-import { type EventOutbox, type IdGenerator, type OrganizationRepository, type ReviewWriteRepository, ReviewWrites, type UnitOfWork } from "@feedback/core"
+/** Handlers of the review write side: one call into the `ReviewWrites` service per endpoint. */
+import { ReviewWrites } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../api/Api.ts"
 
 export const ReviewWritesHandlers = HttpApiBuilder.group(AdminApi, "reviewWrites", Effect.fn(function*(handlers) {
-  const services = yield* Effect.context<ReviewWriteRepository | OrganizationRepository | UnitOfWork | EventOutbox | IdGenerator>()
+  const writes = yield* ReviewWrites
   return handlers
-    .handle("bulkUpdate", ({ payload, query }) => ReviewWrites.bulkUpdateReviews(query, payload).pipe(Effect.provide(services)))
-    .handle("import", ({ payload }) => ReviewWrites.importReviews(payload).pipe(Effect.provide(services)))
-    .handle("update", ({ params, payload }) => ReviewWrites.updateReview(params.id, payload).pipe(Effect.provide(services)))
-    .handle("delete", ({ params, payload }) => ReviewWrites.deleteReview(params.id, payload).pipe(Effect.provide(services)))
-    .handle("createResponse", ({ params, payload }) => ReviewWrites.createReply(params.id, payload).pipe(Effect.provide(services)))
-    .handle("updateResponse", ({ params, payload }) => ReviewWrites.updateReply(params.id, payload).pipe(Effect.provide(services)))
-    .handle("deleteResponse", ({ params }) => ReviewWrites.deleteReply(params.id).pipe(Effect.provide(services)))
+    .handle("bulkUpdate", ({ payload, query }) => writes.bulkUpdate(query, payload))
+    .handle("import", ({ payload }) => writes.import(payload))
+    .handle("update", ({ params, payload }) => writes.update(params.id, payload))
+    .handle("delete", ({ params, payload }) => writes.delete(params.id, payload))
+    .handle("createResponse", ({ params, payload }) => writes.createReply(params.id, payload))
+    .handle("updateResponse", ({ params, payload }) => writes.updateReply(params.id, payload))
+    .handle("deleteResponse", ({ params }) => writes.deleteReply(params.id))
 }))

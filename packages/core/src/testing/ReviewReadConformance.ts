@@ -5,11 +5,12 @@
  * seeded records, so every store is held to the same answers.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import type { CurrentCaller } from "../Caller.ts"
 import type { Customer, Product } from "../Catalog.ts"
-import * as Catalogs from "../Catalogs.ts"
+import { Catalogs } from "../Catalogs.ts"
+import { CoreLayer } from "../CoreLayer.ts"
 import { compareKeyset, type Sort } from "../Cursor.ts"
 import type { InvalidRequest } from "../Errors.ts"
 import { reviewFilterCatalog } from "../Filter.ts"
@@ -20,7 +21,7 @@ import type { ListParams } from "../ListQuery.ts"
 import * as Provisioning from "../Provisioning.ts"
 import type { Review, ReviewInclude, ReviewRecord, SurveyAnswer } from "../Review.ts"
 import { reviewIncludeNames } from "../Review.ts"
-import { getReview, listReviews } from "../ReviewQueries.ts"
+import { Reviews } from "../Reviews.ts"
 import type { ImportJob } from "../ReviewRepository.ts"
 import type { Timestamp } from "../Timestamp.ts"
 import { asDashboard, asKey } from "./CallerFixtures.ts"
@@ -64,11 +65,12 @@ const makeFixture = (count = 40) =>
   Effect.gen(function*() {
     const org = yield* Provisioning.createOrganization({ name: "Reviews" })
     const other = yield* Provisioning.createOrganization({ name: "Other reviews" })
+    const catalogs = yield* Catalogs
     const as = asDashboard(org.id)
     const products: Array<Product> = []
     for (const [slug, title, color] of [["mug", "Blue Mug", "blue"], ["kettle", "Red Kettle", "red"], ["teapot", "Green Teapot", "green"]] as const) {
       yield* TestClock.adjust("1 second")
-      products.push(yield* as(Catalogs.createProduct({ slug, title, metadata: { color } })))
+      products.push(yield* as(catalogs.createProduct({ slug, title, metadata: { color } })))
     }
     const customers: Array<Customer> = []
     for (const [email, firstName, lastName, optOut, tier] of [
@@ -77,7 +79,7 @@ const makeFixture = (count = 40) =>
       ["alan@example.com", "Alan", null, false, null]
     ] as const) {
       yield* TestClock.adjust("1 second")
-      customers.push(yield* as(Catalogs.createCustomer({
+      customers.push(yield* as(catalogs.createCustomer({
         email,
         firstName,
         lastName,
@@ -92,7 +94,7 @@ const makeFixture = (count = 40) =>
       seeds.push(yield* seedFor(org.id, i, products, customers, job))
     }
     yield* ReviewSeed.use((s) => s.insert(seeds))
-    const otherProduct = yield* asDashboard(other.id)(Catalogs.createProduct({ slug: "mug", title: "Blue Mug" }))
+    const otherProduct = yield* asDashboard(other.id)(catalogs.createProduct({ slug: "mug", title: "Blue Mug" }))
     const otherSeeds: Array<SeedReview> = []
     for (let i = 0; i < 5; i++) {
       otherSeeds.push(yield* makeSeedReview(other.id, {
@@ -102,7 +104,7 @@ const makeFixture = (count = 40) =>
     }
     yield* ReviewSeed.use((s) => s.insert(otherSeeds))
     const refreshed: Array<Product> = []
-    for (const p of products) refreshed.push(yield* as(Catalogs.getProduct(p.id)))
+    for (const p of products) refreshed.push(yield* as(catalogs.getProduct(p.id)))
     return {
       organizationId: org.id,
       otherOrganizationId: other.id,
@@ -147,12 +149,13 @@ const seedFor = (
 /** Every page of a list, following nextCursor; fails the test on a repeated id. */
 const walk = (fx: Fixture, params: ListParams, between?: (page: number) => Effect.Effect<void, never, any>) =>
   Effect.gen(function*() {
+    const reviews = yield* Reviews
     const all: Array<Review> = []
     let cursor: string | null = null
     let page = 0
     do {
       const result: { readonly data: ReadonlyArray<Review>; readonly nextCursor: string | null } = yield* fx.as(
-        listReviews(cursor === null ? params : { ...params, cursor })
+        reviews.list(cursor === null ? params : { ...params, cursor })
       )
       all.push(...result.data)
       cursor = result.nextCursor
@@ -185,11 +188,12 @@ const recordOf = (review: Review): ReviewRecord => {
 const issuesOf = (error: { readonly _tag: string }) => (error as InvalidRequest).issues.map((i) => i.path)
 
 export const reviewReadConformance: ConformanceSuite = (store) =>
-  layer(store, { timeout: 180_000 })("reviews (read side)", (it) => {
+  layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 180_000 })("reviews (read side)", (it) => {
     it.effect("the default list is the organization's reviews, newest first, with the stored fields only", () =>
       Effect.gen(function*() {
+        const reviews = yield* Reviews
         const fx = yield* makeFixture()
-        const page = yield* fx.as(listReviews({}))
+        const page = yield* fx.as(reviews.list({}))
         assert.strictEqual(page.data.length, 40)
         assert.strictEqual(page.nextCursor, null)
         const records = fx.seeds.map((s) => s.review)
@@ -199,7 +203,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
           assert.deepStrictEqual(review, byId.get(review.id))
           for (const extra of reviewIncludeNames) assert.isFalse(extra in review, `${extra} must be absent`)
         }
-        const small = yield* fx.as(listReviews({ limit: "7" }))
+        const small = yield* fx.as(reviews.list({ limit: "7" }))
         assert.strictEqual(small.data.length, 7)
         assert.isString(small.nextCursor)
       }))
@@ -252,8 +256,9 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
 
     it.effect("a cursor is bound to its sort, filter and search: reusing it with others is InvalidRequest", () =>
       Effect.gen(function*() {
+        const reviews = yield* Reviews
         const fx = yield* makeFixture()
-        const first = yield* fx.as(listReviews({ limit: "5", filter: "{\"published\":true}" }))
+        const first = yield* fx.as(reviews.list({ limit: "5", filter: "{\"published\":true}" }))
         const cursor = first.nextCursor!
         for (const params of [
           { sort: "rating" },
@@ -262,14 +267,14 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
           { filter: "" },
           { filter: "{\"published\":true}", search: "great" }
         ]) {
-          const error = yield* Effect.flip(fx.as(listReviews({ limit: "5", filter: "{\"published\":true}", ...params, cursor })))
+          const error = yield* Effect.flip(fx.as(reviews.list({ limit: "5", filter: "{\"published\":true}", ...params, cursor })))
           assert.strictEqual(error._tag, "InvalidRequest")
           assert.deepStrictEqual(issuesOf(error), ["cursor"])
         }
-        const garbled = yield* Effect.flip(fx.as(listReviews({ cursor: cursor.slice(0, -3) + "xyz" })))
+        const garbled = yield* Effect.flip(fx.as(reviews.list({ cursor: cursor.slice(0, -3) + "xyz" })))
         assert.deepStrictEqual(issuesOf(garbled), ["cursor"])
         // The same query in another key order keeps the cursor valid; another limit too.
-        const next = yield* fx.as(listReviews({ limit: "6", filter: "{ \"published\" : true }", cursor }))
+        const next = yield* fx.as(reviews.list({ limit: "6", filter: "{ \"published\" : true }", cursor }))
         assert.strictEqual(next.data.length, 6)
       }))
 
@@ -352,6 +357,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
 
     it.effect("unknown fields, operators and wrong value types are InvalidRequest naming the path", () =>
       Effect.gen(function*() {
+        const reviews = yield* Reviews
         const fx = yield* makeFixture(3)
         for (const [filter, path] of [
           ["{\"nope\":1}", "filter.nope"],
@@ -365,7 +371,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
           ["[1]", "filter"],
           ["{\"rating\":", "filter"]
         ] as const) {
-          const error = yield* Effect.flip(fx.as(listReviews({ filter })))
+          const error = yield* Effect.flip(fx.as(reviews.list({ filter })))
           assert.strictEqual(error._tag, "InvalidRequest", filter)
           assert.include(issuesOf(error), path, filter)
         }
@@ -375,17 +381,18 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
           [{ include: "customer,reviews" }, "include"],
           [{ search: "x".repeat(201) }, "search"]
         ] as const) {
-          const error = yield* Effect.flip(fx.as(listReviews(params)))
+          const error = yield* Effect.flip(fx.as(reviews.list(params)))
           assert.deepStrictEqual(issuesOf(error), [path])
         }
       }))
 
     it.effect("include adds exactly the requested extras and changes nothing else", () =>
       Effect.gen(function*() {
+        const reviews = yield* Reviews
         const fx = yield* makeFixture()
         const all = reviewIncludeNames.join(",")
-        const plain = yield* fx.as(listReviews({ limit: "250" }))
-        const full = yield* fx.as(listReviews({ limit: "250", include: all }))
+        const plain = yield* fx.as(reviews.list({ limit: "250" }))
+        const full = yield* fx.as(reviews.list({ limit: "250", include: all }))
         assert.deepStrictEqual(full.data.map(recordOf), [...plain.data])
         const product = new Map(fx.products.map((p) => [p.id as string, p]))
         const customer = new Map(fx.customers.map((c) => [c.id as string, c]))
@@ -418,7 +425,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         assert.closeTo(mug.averageRating!, published.reduce((s, r) => s + r.rating, 0) / published.length, 1e-9)
         // One include at a time: only that key is added.
         for (const name of reviewIncludeNames) {
-          const page = yield* fx.as(listReviews({ limit: "5", include: name }))
+          const page = yield* fx.as(reviews.list({ limit: "5", include: name }))
           for (const review of page.data) {
             const extras = reviewIncludeNames.filter((n) => n in review)
             assert.deepStrictEqual(extras, [name])
@@ -426,32 +433,33 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         }
         // get honours include the same way, and lists ignore blanks and repeats in include.
         const some = fx.seeds[3]!.review
-        const got = yield* fx.as(getReview(some.id, { include: " files, response,files " }))
+        const got = yield* fx.as(reviews.get(some.id, { include: " files, response,files " }))
         assert.deepStrictEqual(reviewIncludeNames.filter((n) => n in got), ["response", "files"] as Array<ReviewInclude>)
         assert.deepStrictEqual(recordOf(got), some)
-        assert.deepStrictEqual(yield* fx.as(getReview(some.id)), some)
-        const bad = yield* Effect.flip(fx.as(getReview(some.id, { include: "everything" })))
+        assert.deepStrictEqual(yield* fx.as(reviews.get(some.id)), some)
+        const bad = yield* Effect.flip(fx.as(reviews.get(some.id, { include: "everything" })))
         assert.deepStrictEqual(issuesOf(bad), ["include"])
       }))
 
     it.effect("another organization's review, and a missing one, are NotFound; reading needs reviews:read", () =>
       Effect.gen(function*() {
+        const reviews = yield* Reviews
         const fx = yield* makeFixture(3)
-        const foreign = yield* Effect.flip(fx.as(getReview(fx.otherReviewId)))
+        const foreign = yield* Effect.flip(fx.as(reviews.get(fx.otherReviewId)))
         assert.strictEqual(foreign._tag, "NotFound")
-        const missing = yield* Effect.flip(fx.as(getReview("0190a000-0000-7000-8000-00000000dead" as ReviewId)))
+        const missing = yield* Effect.flip(fx.as(reviews.get("0190a000-0000-7000-8000-00000000dead" as ReviewId)))
         assert.strictEqual(missing._tag, "NotFound")
         assert.deepStrictEqual(foreign.message.replace(fx.otherReviewId, "ID"), missing.message.replace("0190a000-0000-7000-8000-00000000dead", "ID"))
-        const own = yield* asDashboard(fx.otherOrganizationId)(getReview(fx.otherReviewId))
+        const own = yield* asDashboard(fx.otherOrganizationId)(reviews.get(fx.otherReviewId))
         assert.strictEqual(own.id, fx.otherReviewId)
-        const mine = yield* fx.as(listReviews({ filter: JSON.stringify({ id: fx.otherReviewId }) }))
+        const mine = yield* fx.as(reviews.list({ filter: JSON.stringify({ id: fx.otherReviewId }) }))
         assert.deepStrictEqual(mine.data, [])
         const writer = asKey(fx.organizationId, ["reviews:write", "products:read"])
-        assert.strictEqual((yield* Effect.flip(writer(listReviews({}))))._tag, "Forbidden")
-        assert.strictEqual((yield* Effect.flip(writer(getReview(fx.seeds[0]!.review.id))))._tag, "Forbidden")
+        assert.strictEqual((yield* Effect.flip(writer(reviews.list({}))))._tag, "Forbidden")
+        assert.strictEqual((yield* Effect.flip(writer(reviews.get(fx.seeds[0]!.review.id))))._tag, "Forbidden")
         // The permission is checked before the parameters.
-        assert.strictEqual((yield* Effect.flip(writer(listReviews({ limit: "0" }))))._tag, "Forbidden")
+        assert.strictEqual((yield* Effect.flip(writer(reviews.list({ limit: "0" }))))._tag, "Forbidden")
         const reader = asKey(fx.organizationId, ["reviews:read"])
-        assert.strictEqual((yield* reader(listReviews({}))).data.length, 3)
+        assert.strictEqual((yield* reader(reviews.list({}))).data.length, 3)
       }))
   })

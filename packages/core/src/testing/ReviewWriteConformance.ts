@@ -7,6 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { CurrentCaller, SecretKeyCaller } from "../Caller.ts"
+import { CoreLayer } from "../CoreLayer.ts"
 import { EventOutbox } from "../EventOutbox.ts"
 import type { IdGenerator } from "../IdGenerator.ts"
 import { uuidV7 } from "../IdGenerator.ts"
@@ -16,8 +17,9 @@ import * as Provisioning from "../Provisioning.ts"
 import { checkRedaction, REDACTION_MARKER } from "../Redaction.ts"
 import type { ReviewRecord } from "../Review.ts"
 import type { ReviewImportRow } from "../ReviewWriteInputs.ts"
+import { ReviewRepository } from "../ReviewRepository.ts"
 import { ReviewWriteRepository } from "../ReviewWriteRepository.ts"
-import * as ReviewWrites from "../ReviewWrites.ts"
+import { REVIEW_IMPORT_JOB, ReviewWrites } from "../ReviewWrites.ts"
 import { now, type Timestamp } from "../Timestamp.ts"
 import { makeCustomer, makeProduct, makeReview, makeSite, ReviewFixtures } from "./ReviewFixtures.ts"
 import type { ConformanceSuite } from "./StoreConformance.ts"
@@ -32,8 +34,9 @@ const as = (caller: SecretKeyCaller) => Effect.provideService(CurrentCaller, cal
 
 const events = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
 
+/** The review as the read side answers it without includes: the shape events must carry. */
 const findReview = (organizationId: OrganizationId, id: ReviewId) =>
-  ReviewWriteRepository.use((r) => r.findReview(organizationId, id))
+  ReviewRepository.use((r) => r.get(organizationId, id, []))
 
 const getReview = (organizationId: OrganizationId, id: ReviewId) =>
   Effect.map(findReview(organizationId, id), Option.getOrThrow)
@@ -63,9 +66,12 @@ const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme
     return { org: organization.id, product, reviews: stored, caller: callerFor(organization.id) }
   })
 
-/** A copy of the repository whose `method` runs and then fails with a defect (after its writes). */
+/**
+ * Runs `use` with a `ReviewWrites` built afresh over a copy of the repository whose `method` runs and then fails
+ * with a defect (after its writes).
+ */
 const failingAfter = <K extends "insertImport" | "bulkSetPublished" | "recalculateProductStats">(method: K) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>) =>
+<A, E>(use: (writes: ReviewWrites["Service"]) => Effect.Effect<A, E, CurrentCaller>) =>
   Effect.gen(function*() {
     const repo = yield* ReviewWriteRepository
     const broken = {
@@ -75,19 +81,23 @@ const failingAfter = <K extends "insertImport" | "bulkSetPublished" | "recalcula
           Effect.andThen(Effect.die(new Error(`injected failure after ${method}`)))
         )
     }
-    return yield* effect.pipe(Effect.provideService(ReviewWriteRepository, ReviewWriteRepository.of(broken)))
+    return yield* ReviewWrites.use(use).pipe(
+      Effect.provide(Layer.fresh(ReviewWrites.layer)),
+      Effect.provideService(ReviewWriteRepository, ReviewWriteRepository.of(broken))
+    )
   })
 
 export const reviewWriteConformance: ConformanceSuite = (store) =>
-  layer(store, { timeout: 120_000 })("review write side", (it) => {
+  layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 120_000 })("review write side", (it) => {
     // -------------------------------------------------------------------------------------------------------------
     // PATCH /reviews/{id}: moderation
 
     it.effect("publishing an unpublished review sets moderatedAt, recalculates stats and fires review.updated", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, product, reviews: [review], caller } = yield* seed([{ published: false, rating: 4 }])
         const t10 = yield* tick(10)
-        const updated = yield* ReviewWrites.updateReview(review!.id, { published: true }).pipe(as(caller))
+        const updated = yield* writes.update(review!.id, { published: true }).pipe(as(caller))
         assert.isTrue(updated.published)
         assert.strictEqual(updated.moderatedAt, t10)
         assert.strictEqual(updated.updatedAt, t10)
@@ -100,11 +110,12 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("unpublishing a published review takes it off, sets moderatedAt and fires review.updated", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, product, reviews: [a], caller } = yield* seed([{ published: true, rating: 2 }, { published: true, rating: 4 }])
         yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
         assert.deepStrictEqual(yield* productStats(org, product.id), { reviewCount: 2, publishedReviewCount: 2, averageRating: 3 })
         const t5 = yield* tick(5)
-        const updated = yield* ReviewWrites.updateReview(a!.id, { published: false }).pipe(as(caller))
+        const updated = yield* writes.update(a!.id, { published: false }).pipe(as(caller))
         assert.isFalse(updated.published)
         assert.strictEqual(updated.moderatedAt, t5)
         assert.deepStrictEqual(yield* productStats(org, product.id), { reviewCount: 2, publishedReviewCount: 1, averageRating: 4 })
@@ -115,9 +126,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("sending the current published value stamps moderatedAt but announces nothing", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [pending], caller } = yield* seed([{ published: false, moderatedAt: null }])
         const t3 = yield* tick(3)
-        const rejected = yield* ReviewWrites.updateReview(pending!.id, { published: false }).pipe(as(caller))
+        const rejected = yield* writes.update(pending!.id, { published: false }).pipe(as(caller))
         assert.isFalse(rejected.published)
         assert.strictEqual(rejected.moderatedAt, t3)
         assert.deepStrictEqual(yield* getReview(org, pending!.id), rejected)
@@ -126,11 +138,12 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("an empty or unchanged PATCH writes nothing and fires nothing", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{ metadata: { a: "1", b: "2" } }])
         yield* tick(7)
-        const same = yield* ReviewWrites.updateReview(review!.id, {}).pipe(as(caller))
+        const same = yield* writes.update(review!.id, {}).pipe(as(caller))
         assert.deepStrictEqual(same, review)
-        const unchanged = yield* ReviewWrites.updateReview(review!.id, {
+        const unchanged = yield* writes.update(review!.id, {
           title: review!.title,
           body: review!.body,
           metadata: { b: "2", a: "1" }
@@ -142,8 +155,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("metadata is replaced wholesale and fires review.updated", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{ metadata: { a: "1", b: "2" } }])
-        const updated = yield* ReviewWrites.updateReview(review!.id, { metadata: { c: "3" } }).pipe(as(caller))
+        const updated = yield* writes.update(review!.id, { metadata: { c: "3" } }).pipe(as(caller))
         assert.deepStrictEqual(updated.metadata, { c: "3" })
         assert.strictEqual(updated.moderatedAt, null)
         assert.deepStrictEqual((yield* getReview(org, review!.id)).metadata, { c: "3" })
@@ -155,9 +169,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("the first redaction stores both originals and redactedAt; a later one keeps the originals", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{ title: "Call me", body: "My number is 555-0100, call me" }])
         const t1 = yield* tick(1)
-        const first = yield* ReviewWrites.updateReview(review!.id, {
+        const first = yield* writes.update(review!.id, {
           body: `My number is ${REDACTION_MARKER}, call me`
         }).pipe(as(caller))
         assert.strictEqual(first.body, `My number is ${REDACTION_MARKER}, call me`)
@@ -166,7 +181,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.strictEqual(first.originalBody, "My number is 555-0100, call me")
         assert.strictEqual(first.redactedAt, t1)
         const t2 = yield* tick(1)
-        const second = yield* ReviewWrites.updateReview(review!.id, {
+        const second = yield* writes.update(review!.id, {
           title: `Call ${REDACTION_MARKER}`,
           body: `${REDACTION_MARKER}, call me`
         }).pipe(as(caller))
@@ -183,6 +198,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("an edit that is not a pure [redacted] replacement is InvalidRedaction and changes nothing", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{ title: "Nice", body: "Bad service", published: false }])
         const cases = [
           { patch: { body: "Good service" }, field: "body" },
@@ -191,7 +207,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           { patch: { body: `${REDACTION_MARKER} service`, title: "Nicer", published: true }, field: "title" }
         ] as const
         for (const { patch, field } of cases) {
-          const error = yield* Effect.flip(ReviewWrites.updateReview(review!.id, patch).pipe(as(caller)))
+          const error = yield* Effect.flip(writes.update(review!.id, patch).pipe(as(caller)))
           assert.strictEqual(error._tag, "InvalidRedaction")
           assert.strictEqual((error as { field: string }).field, field)
         }
@@ -201,16 +217,18 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("null is accepted only for a null title or body", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{ title: null, body: "Text" }])
-        const same = yield* ReviewWrites.updateReview(review!.id, { title: null }).pipe(as(caller))
+        const same = yield* writes.update(review!.id, { title: null }).pipe(as(caller))
         assert.deepStrictEqual(same, review)
-        const error = yield* Effect.flip(ReviewWrites.updateReview(review!.id, { title: REDACTION_MARKER }).pipe(as(caller)))
+        const error = yield* Effect.flip(writes.update(review!.id, { title: REDACTION_MARKER }).pipe(as(caller)))
         assert.strictEqual(error._tag, "InvalidRedaction")
         assert.deepStrictEqual(yield* events(org), [])
       }))
 
     it.effect("redacting a 1 MB body is fast", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const body = "a".repeat(500_000) + "secret" + "b".repeat(500_000)
         const { org, reviews: [review], caller } = yield* seed([{ body }])
         const proposed = "a".repeat(500_000) + REDACTION_MARKER + "b".repeat(500_000)
@@ -219,33 +237,34 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const checkMs = performance.now() - started
         assert.isTrue(Result.isSuccess(check))
         assert.isBelow(checkMs, 200)
-        const updated = yield* ReviewWrites.updateReview(review!.id, { body: proposed }).pipe(as(caller))
+        const updated = yield* writes.update(review!.id, { body: proposed }).pipe(as(caller))
         assert.strictEqual(updated.body, proposed)
         assert.strictEqual((yield* getReview(org, review!.id)).originalBody, body)
       }))
 
     it.effect("another organization's review is NotFound, and a key without reviews:write is Forbidden", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review] } = yield* seed()
         const other = yield* Provisioning.createOrganization({ name: "Other" })
         const asOther = as(callerFor(other.id))
-        const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }, ReviewWrites.ReviewWriteServices>> = [
-            ReviewWrites.updateReview(review!.id, { published: true }),
-            ReviewWrites.deleteReview(review!.id, { reason: "spam" }),
-            ReviewWrites.createReply(review!.id, { body: "Thanks" }),
-            ReviewWrites.updateReply(review!.id, { body: "Thanks" }),
-            ReviewWrites.deleteReply(review!.id)
+        const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }, CurrentCaller>> = [
+            writes.update(review!.id, { published: true }),
+            writes.delete(review!.id, { reason: "spam" }),
+            writes.createReply(review!.id, { body: "Thanks" }),
+            writes.updateReply(review!.id, { body: "Thanks" }),
+            writes.deleteReply(review!.id)
           ]
         for (const attempt of attempts) {
           const error = yield* Effect.flip(attempt.pipe(asOther))
           assert.strictEqual(error._tag, "NotFound")
         }
         const missing = yield* Effect.flip(
-          ReviewWrites.updateReview(uuidV7(Date.now()) as ReviewId, {}).pipe(as(callerFor(org)))
+          writes.update(uuidV7(Date.now()) as ReviewId, {}).pipe(as(callerFor(org)))
         )
         assert.strictEqual(missing._tag, "NotFound")
         const forbidden = yield* Effect.flip(
-          ReviewWrites.updateReview(review!.id, { published: true }).pipe(as(callerFor(org, ["reviews:read"])))
+          writes.update(review!.id, { published: true }).pipe(as(callerFor(org, ["reviews:read"])))
         )
         assert.strictEqual(forbidden._tag, "Forbidden")
         assert.deepStrictEqual(yield* getReview(org, review!.id), review)
@@ -257,6 +276,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("deleting keeps a content-free record, removes files, answers and reply, recalculates stats, fires review.deleted", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const organization = yield* Provisioning.createOrganization({ name: "Deleting" })
         const org = organization.id
         const fx = yield* ReviewFixtures
@@ -273,7 +293,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
         const caller = callerFor(org)
         const t9 = yield* tick(9)
-        const deleted = yield* ReviewWrites.deleteReview(doomed.id, { reason: "spam" }).pipe(as(caller))
+        const deleted = yield* writes.delete(doomed.id, { reason: "spam" }).pipe(as(caller))
         assert.deepStrictEqual(deleted, doomed)
         assert.isTrue(Option.isNone(yield* findReview(org, doomed.id)))
         const record = Option.getOrThrow(yield* fx.deletion(org, doomed.id))
@@ -285,15 +305,16 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const evs = yield* events(org)
         assert.deepStrictEqual(evs.map((e) => e.event), ["review.deleted"])
         assert.deepStrictEqual(evs[0]!.data, doomed)
-        const again = yield* Effect.flip(ReviewWrites.deleteReview(doomed.id, { reason: "spam" }).pipe(as(caller)))
+        const again = yield* Effect.flip(writes.delete(doomed.id, { reason: "spam" }).pipe(as(caller)))
         assert.strictEqual(again._tag, "NotFound")
         assert.deepStrictEqual(yield* getReview(org, kept.id), kept)
       }))
 
     it.effect("a deletion with reason other keeps its note", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed()
-        yield* ReviewWrites.deleteReview(review!.id, { reason: "other", note: "Asked by support ticket 42" }).pipe(as(caller))
+        yield* writes.delete(review!.id, { reason: "other", note: "Asked by support ticket 42" }).pipe(as(caller))
         const record = Option.getOrThrow(yield* ReviewFixtures.use((f) => f.deletion(org, review!.id)))
         assert.strictEqual(record.reason, "other")
         assert.strictEqual(record.note, "Asked by support ticket 42")
@@ -329,9 +350,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("bulk-update publishes the matches, stamps each moderated, fires only for changes, recalculates stats", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, mug, cup, rows, other, caller } = yield* bulkSeed
         const t20 = yield* tick(20)
-        const result = yield* ReviewWrites.bulkUpdateReviews(
+        const result = yield* writes.bulkUpdate(
           { filter: JSON.stringify({ rating: { $gte: 3 } }) },
           { published: true }
         ).pipe(as(caller))
@@ -359,32 +381,34 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("bulk-update honours search and related-record filters like the read side", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, rows, caller } = yield* bulkSeed
-        const bySearch = yield* ReviewWrites.bulkUpdateReviews({ search: "ADA@example" }, { published: false }).pipe(as(caller))
+        const bySearch = yield* writes.bulkUpdate({ search: "ADA@example" }, { published: false }).pipe(as(caller))
         assert.deepStrictEqual(bySearch, { count: 2 }) // rows 0 and 4 (customer email)
         assert.isFalse((yield* getReview(org, rows[4]!.id)).published)
-        const byProduct = yield* ReviewWrites.bulkUpdateReviews(
+        const byProduct = yield* writes.bulkUpdate(
           { filter: JSON.stringify({ "product.metadata.color": "red", published: false }), search: "ok" },
           { published: true }
         ).pipe(as(caller))
         assert.deepStrictEqual(byProduct, { count: 1 }) // row 3 "Okay" (row 4 "Meh" does not contain "ok")
         assert.isTrue((yield* getReview(org, rows[3]!.id)).published)
-        const byMetadata = yield* ReviewWrites.bulkUpdateReviews(
+        const byMetadata = yield* writes.bulkUpdate(
           { filter: JSON.stringify({ $or: [{ "metadata.source": "email" }, { "customer.firstName": "Ada", "product.slug": "mug" }] }) },
           { published: true }
         ).pipe(as(caller))
         assert.deepStrictEqual(byMetadata, { count: 2 }) // rows 2 and 0
-        const all = yield* ReviewWrites.bulkUpdateReviews({}, { published: true }).pipe(as(caller))
+        const all = yield* writes.bulkUpdate({}, { published: true }).pipe(as(caller))
         assert.deepStrictEqual(all, { count: 6 })
-        const none = yield* ReviewWrites.bulkUpdateReviews({ search: "no such words" }, { published: false }).pipe(as(caller))
+        const none = yield* writes.bulkUpdate({ search: "no such words" }, { published: false }).pipe(as(caller))
         assert.deepStrictEqual(none, { count: 0 })
       }))
 
     it.effect("bulk-update with a bad filter or search is InvalidRequest and changes nothing", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, rows, caller } = yield* bulkSeed
         for (const query of [{ filter: "{" }, { filter: JSON.stringify({ rating: { $gte: "high" } }) }, { filter: JSON.stringify({ title: "x" }) }, { search: "x".repeat(201) }]) {
-          const error = yield* Effect.flip(ReviewWrites.bulkUpdateReviews(query, { published: true }).pipe(as(caller)))
+          const error = yield* Effect.flip(writes.bulkUpdate(query, { published: true }).pipe(as(caller)))
           assert.strictEqual(error._tag, "InvalidRequest")
         }
         for (const r of rows) assert.deepStrictEqual(yield* getReview(org, r.id), r)
@@ -397,7 +421,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           const { org, mug, rows, caller } = yield* bulkSeed
           const statsBefore = yield* productStats(org, mug.id)
           const exit = yield* Effect.exit(
-            ReviewWrites.bulkUpdateReviews({}, { published: true }).pipe(as(caller), failingAfter(method))
+            failingAfter(method)((w) => w.bulkUpdate({}, { published: true })).pipe(as(caller))
           )
           assert.isTrue(Exit.isFailure(exit))
           for (const r of rows) assert.deepStrictEqual(yield* getReview(org, r.id), r)
@@ -408,18 +432,19 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("concurrent moderation of one product's reviews leaves its stats exact and never deadlocks", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const ratings = Array.from({ length: 40 }, (_, i) => 1 + (i % 5))
         const { org, product, reviews, caller } = yield* seed(ratings.map((rating, i) => ({ rating, published: i % 3 === 0 })))
         const half = reviews.slice(0, 12).map((r) => r.id)
-        const writes: ReadonlyArray<Effect.Effect<unknown, unknown, ReviewWrites.ReviewWriteServices>> = [
-          ...reviews.map((r, i) => ReviewWrites.updateReview(r.id, { published: i % 2 === 0 })),
-          ReviewWrites.bulkUpdateReviews({ filter: JSON.stringify({ id: { $in: half } }) }, { published: true }),
-          ReviewWrites.bulkUpdateReviews({ filter: JSON.stringify({ rating: { $gte: 3 } }) }, { published: false }),
-          ReviewWrites.bulkUpdateReviews({}, { published: true }),
-          ...reviews.slice(12).map((r) => ReviewWrites.updateReview(r.id, { published: false })),
-          ...reviews.map((r, i) => ReviewWrites.updateReview(r.id, { published: i % 3 !== 0 }))
+        const changes: ReadonlyArray<Effect.Effect<unknown, unknown, CurrentCaller>> = [
+          ...reviews.map((r, i) => writes.update(r.id, { published: i % 2 === 0 })),
+          writes.bulkUpdate({ filter: JSON.stringify({ id: { $in: half } }) }, { published: true }),
+          writes.bulkUpdate({ filter: JSON.stringify({ rating: { $gte: 3 } }) }, { published: false }),
+          writes.bulkUpdate({}, { published: true }),
+          ...reviews.slice(12).map((r) => writes.update(r.id, { published: false })),
+          ...reviews.map((r, i) => writes.update(r.id, { published: i % 3 !== 0 }))
         ]
-        yield* Effect.forEach(writes, (w) => w.pipe(as(caller)), { concurrency: "unbounded", discard: true })
+        yield* Effect.forEach(changes, (w) => w.pipe(as(caller)), { concurrency: "unbounded", discard: true })
         const after = yield* Effect.forEach(reviews, (r) => getReview(org, r.id))
         const published = after.filter((r) => r.published)
         assert.deepStrictEqual(yield* productStats(org, product.id), {
@@ -459,6 +484,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("an import with good and bad rows imports the good ones and lists the rest", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const s = yield* importSeed
         const t100 = yield* tick(100)
         const rows: Array<ReviewImportRow> = [
@@ -495,7 +521,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           // 7: slug does not resolve, url does
           { product: "missing", productUrl: "https://shop.example/mug", rating: 4 }
         ]
-        const result = yield* ReviewWrites.importReviews({ data: rows }).pipe(as(s.caller))
+        const result = yield* writes.import({ data: rows }).pipe(as(s.caller))
         assert.deepStrictEqual(result.imported.map((i) => i.index), [0, 2, 4, 7])
         assert.deepStrictEqual(result.skipped.map((i) => i.index), [1, 3, 5, 6])
         assert.include(result.skipped[0]!.message, "\"nope\"")
@@ -562,7 +588,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.strictEqual(job0.row, 0)
         assert.strictEqual(job4.row, 4)
         assert.strictEqual(job0.id, job4.id)
-        assert.deepStrictEqual([job0.type, job0.action, job0.createdAt], [ReviewWrites.REVIEW_IMPORT_JOB.type, ReviewWrites.REVIEW_IMPORT_JOB.action, t100])
+        assert.deepStrictEqual([job0.type, job0.action, job0.createdAt], [REVIEW_IMPORT_JOB.type, REVIEW_IMPORT_JOB.action, t100])
 
         const evs = yield* events(s.org)
         assert.deepStrictEqual(evs.map((e) => e.event), ["review.created", "review.created", "review.created", "review.created"])
@@ -573,35 +599,37 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a strict import fails on the first unresolvable row and imports nothing", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const s = yield* importSeed
         const rows: Array<ReviewImportRow> = [
           { product: "mug", customer: "someone@example.com", rating: 5, imageUrls: ["https://cdn.example/x.png"], response: "Hi" },
           { product: "cup", site: s.foreignSite.id, rating: 4 },
           { product: "nope", rating: 4 }
         ]
-        const error = yield* Effect.flip(ReviewWrites.importReviews({ data: rows, strict: true }).pipe(as(s.caller)))
+        const error = yield* Effect.flip(writes.import({ data: rows, strict: true }).pipe(as(s.caller)))
         assert.strictEqual(error._tag, "ImportFailed")
         assert.strictEqual((error as { index: number }).index, 1)
         const fx = yield* ReviewFixtures
         assert.deepStrictEqual(yield* fx.reviewIds(s.org), [])
         assert.deepStrictEqual((yield* fx.customers(s.org)).map((c) => c.email), ["known@example.com"])
         assert.deepStrictEqual(yield* events(s.org), [])
-        const ok = yield* ReviewWrites.importReviews({ data: [rows[0]!], strict: true }).pipe(as(s.caller))
+        const ok = yield* writes.import({ data: [rows[0]!], strict: true }).pipe(as(s.caller))
         assert.deepStrictEqual(ok.skipped, [])
         assert.strictEqual(ok.imported.length, 1)
       }))
 
     it.effect("a row whose externalId was imported before is skipped, or fails a strict import", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const s = yield* importSeed
-        const first = yield* ReviewWrites.importReviews({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(as(s.caller))
+        const first = yield* writes.import({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(as(s.caller))
         assert.strictEqual(first.imported.length, 1)
-        const again = yield* ReviewWrites.importReviews({
+        const again = yield* writes.import({
           data: [{ product: "mug", externalId: "x-1", rating: 5 }, { product: "mug", externalId: "x-2", rating: 4 }]
         }).pipe(as(s.caller))
         assert.deepStrictEqual(again.imported.map((i) => i.index), [1])
         assert.deepStrictEqual(again.skipped, [{ index: 0, message: "a review with externalId \"x-1\" was imported before" }])
-        const strict = yield* Effect.flip(ReviewWrites.importReviews({
+        const strict = yield* Effect.flip(writes.import({
           data: [{ product: "mug", externalId: "x-3", rating: 5 }, { product: "mug", externalId: "x-2", rating: 4 }],
           strict: true
         }).pipe(as(s.caller)))
@@ -610,17 +638,18 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* ReviewFixtures.use((f) => f.reviewIds(s.org))).length, 2)
         // The same externalId in another organization is unrelated.
         yield* ReviewFixtures.use((f) => f.insertProduct(s.foreign.org, makeProduct({ slug: "mug" })))
-        const elsewhere = yield* ReviewWrites.importReviews({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(as(s.foreign.caller))
+        const elsewhere = yield* writes.import({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(as(s.foreign.caller))
         assert.strictEqual(elsewhere.imported.length, 1)
       }))
 
     it.effect("an import where nothing resolves writes nothing", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const s = yield* importSeed
-        const result = yield* ReviewWrites.importReviews({ data: [{ product: "nope", rating: 1 }] }).pipe(as(s.caller))
+        const result = yield* writes.import({ data: [{ product: "nope", rating: 1 }] }).pipe(as(s.caller))
         assert.deepStrictEqual(result.imported, [])
         assert.strictEqual(result.skipped.length, 1)
-        const empty = yield* ReviewWrites.importReviews({ data: [] }).pipe(as(s.caller))
+        const empty = yield* writes.import({ data: [] }).pipe(as(s.caller))
         assert.deepStrictEqual(empty, { imported: [], skipped: [] })
         assert.deepStrictEqual(yield* events(s.org), [])
       }))
@@ -628,6 +657,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     for (const method of ["insertImport", "recalculateProductStats"] as const) {
       it.effect(`a failure after ${method} leaves no partial import and no event`, () =>
         Effect.gen(function*() {
+          const writes = yield* ReviewWrites
           const s = yield* importSeed
           const rows: Array<ReviewImportRow> = Array.from({ length: 50 }, (_, i) => ({
             product: i % 2 === 0 ? "mug" : "cup",
@@ -638,7 +668,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
             response: "Thanks",
             answers: [{ questionId: "0190f000-0000-7000-8000-0000000000aa" as never, label: "Q", type: "text", step: 0, steps: 1 }]
           }))
-          const exit = yield* Effect.exit(ReviewWrites.importReviews({ data: rows }).pipe(as(s.caller), failingAfter(method)))
+          const exit = yield* Effect.exit(failingAfter(method)((w) => w.import({ data: rows })).pipe(as(s.caller)))
           assert.isTrue(Exit.isFailure(exit))
           const fx = yield* ReviewFixtures
           assert.deepStrictEqual(yield* fx.reviewIds(s.org), [])
@@ -646,7 +676,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           assert.deepStrictEqual(yield* productStats(s.org, s.mug.id), { reviewCount: 0, publishedReviewCount: 0, averageRating: null })
           assert.deepStrictEqual(yield* events(s.org), [])
           // The same rows import fine afterwards: nothing of the failed attempt lingers (externalIds, customers).
-          const ok = yield* ReviewWrites.importReviews({ data: rows, strict: true }).pipe(as(s.caller))
+          const ok = yield* writes.import({ data: rows, strict: true }).pipe(as(s.caller))
           assert.strictEqual(ok.imported.length, 50)
           assert.strictEqual((yield* events(s.org)).length, 50)
         }))
@@ -657,16 +687,17 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a reply is a draft by default, named after the organization; a second create is a Conflict", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{}], "Mugs & Co")
         const t4 = yield* tick(4)
-        const reply = yield* ReviewWrites.createReply(review!.id, { body: "Thanks for the review" }).pipe(as(caller))
+        const reply = yield* writes.createReply(review!.id, { body: "Thanks for the review" }).pipe(as(caller))
         assert.deepStrictEqual(
           { ...reply, id: undefined },
           { id: undefined, reviewId: review!.id, body: "Thanks for the review", responderName: "Mugs & Co", published: false, metadata: {}, createdAt: t4, updatedAt: t4 }
         )
         assert.deepStrictEqual(Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))), reply)
         const second = yield* Effect.flip(
-          ReviewWrites.createReply(review!.id, { body: "Again", published: true }).pipe(as(caller))
+          writes.createReply(review!.id, { body: "Again", published: true }).pipe(as(caller))
         )
         assert.strictEqual(second._tag, "Conflict")
         assert.deepStrictEqual(yield* getReview(org, review!.id), review)
@@ -675,8 +706,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a reply created with published true and a responder name is published under that name", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { reviews: [review], caller } = yield* seed()
-        const reply = yield* ReviewWrites.createReply(review!.id, {
+        const reply = yield* writes.createReply(review!.id, {
           body: "Thanks",
           published: true,
           responderName: "Sam",
@@ -689,19 +721,20 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("PATCH of a reply changes only sent fields; metadata is replaced wholesale", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed()
-        const created = yield* ReviewWrites.createReply(review!.id, { body: "Draft", metadata: { a: "1" } }).pipe(as(caller))
+        const created = yield* writes.createReply(review!.id, { body: "Draft", metadata: { a: "1" } }).pipe(as(caller))
         const t2 = yield* tick(2)
-        const published = yield* ReviewWrites.updateReply(review!.id, { published: true }).pipe(as(caller))
+        const published = yield* writes.updateReply(review!.id, { published: true }).pipe(as(caller))
         assert.deepStrictEqual(published, { ...created, published: true, updatedAt: t2 })
         const t4 = yield* tick(2)
-        const edited = yield* ReviewWrites.updateReply(review!.id, { body: "Final", metadata: { b: "2" } }).pipe(as(caller))
+        const edited = yield* writes.updateReply(review!.id, { body: "Final", metadata: { b: "2" } }).pipe(as(caller))
         assert.deepStrictEqual(edited, { ...published, body: "Final", metadata: { b: "2" }, updatedAt: t4 })
-        const unpublished = yield* ReviewWrites.updateReply(review!.id, { published: false, responderName: "Kim" }).pipe(as(caller))
+        const unpublished = yield* writes.updateReply(review!.id, { published: false, responderName: "Kim" }).pipe(as(caller))
         assert.strictEqual(unpublished.published, false)
         assert.strictEqual(unpublished.responderName, "Kim")
         yield* tick(2)
-        const noop = yield* ReviewWrites.updateReply(review!.id, { body: "Final" }).pipe(as(caller))
+        const noop = yield* writes.updateReply(review!.id, { body: "Final" }).pipe(as(caller))
         assert.deepStrictEqual(noop, unpublished)
         assert.deepStrictEqual(Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))), unpublished)
         assert.deepStrictEqual(yield* getReview(org, review!.id), review)
@@ -710,29 +743,31 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("DELETE of a reply answers it and leaves the review untouched; without a reply it is NotFound", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed()
-        const missing = yield* Effect.flip(ReviewWrites.deleteReply(review!.id).pipe(as(caller)))
+        const missing = yield* Effect.flip(writes.deleteReply(review!.id).pipe(as(caller)))
         assert.strictEqual(missing._tag, "NotFound")
-        const missingPatch = yield* Effect.flip(ReviewWrites.updateReply(review!.id, { body: "x" }).pipe(as(caller)))
+        const missingPatch = yield* Effect.flip(writes.updateReply(review!.id, { body: "x" }).pipe(as(caller)))
         assert.strictEqual(missingPatch._tag, "NotFound")
-        const reply = yield* ReviewWrites.createReply(review!.id, { body: "Thanks" }).pipe(as(caller))
-        const deleted = yield* ReviewWrites.deleteReply(review!.id).pipe(as(caller))
+        const reply = yield* writes.createReply(review!.id, { body: "Thanks" }).pipe(as(caller))
+        const deleted = yield* writes.deleteReply(review!.id).pipe(as(caller))
         assert.deepStrictEqual(deleted, reply)
         assert.isTrue(Option.isNone(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))))
         assert.deepStrictEqual(yield* getReview(org, review!.id), review)
-        const again = yield* Effect.flip(ReviewWrites.deleteReply(review!.id).pipe(as(caller)))
+        const again = yield* Effect.flip(writes.deleteReply(review!.id).pipe(as(caller)))
         assert.strictEqual(again._tag, "NotFound")
         // After deletion a new reply may be created.
-        yield* ReviewWrites.createReply(review!.id, { body: "Second thoughts" }).pipe(as(caller))
+        yield* writes.createReply(review!.id, { body: "Second thoughts" }).pipe(as(caller))
         assert.deepStrictEqual(yield* events(org), [])
       }))
 
     it.effect("concurrent reply creates for one review: exactly one wins", () =>
       Effect.gen(function*() {
+        const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed()
         const results = yield* Effect.forEach(
           [1, 2, 3, 4],
-          (i) => Effect.result(ReviewWrites.createReply(review!.id, { body: `Reply ${i}` }).pipe(as(caller))),
+          (i) => Effect.result(writes.createReply(review!.id, { body: `Reply ${i}` }).pipe(as(caller))),
           { concurrency: "unbounded" }
         )
         assert.strictEqual(results.filter(Result.isSuccess).length, 1)
