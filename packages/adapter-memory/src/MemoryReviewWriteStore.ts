@@ -85,7 +85,6 @@ const makeRepository = Effect.gen(function*() {
       } satisfies DomainEvent), { discard: true })
 
   return ReviewWriteRepository.of({
-    findReview: find,
     lockReview: find,
     updateReview: (organizationId, review) =>
       db.mutate(() => {

@@ -5,7 +5,7 @@
  * events (INSERT … SELECT into `domain_events`), so 100,000 matching reviews never travel to Node; an import is a
  * fixed number of statements whatever its size (rows travel as one JSON parameter, expanded with
  * `jsonb_to_recordset`), its `review.created` events inserted by the same statement that inserts the reviews.
- * Event data is built by `reviewJsonJoin` in SQL and must equal what `findReview` answers (conformance-tested).
+ * Event data is built by `reviewJsonJoin` in SQL and must equal what the read side answers (conformance-tested).
  *
  * Concurrency (READ COMMITTED): a single review is locked with FOR UPDATE before it is read for a change; bulk
  * moderation locks the matching rows in id order; product stats are recomputed after locking the products in id
@@ -52,9 +52,9 @@ import {
 const makeRepository = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const selectReview = (organizationId: OrganizationId, id: ReviewId, lock: boolean) =>
+  const lockReview = (organizationId: OrganizationId, id: ReviewId) =>
     sql.unsafe<ReviewDbRow>(
-      `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE organization_id = $1 AND id = $2${lock ? " FOR UPDATE" : ""}`,
+      `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE organization_id = $1 AND id = $2 FOR UPDATE`,
       [organizationId, id]
     ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReview)), Effect.orDie)
 
@@ -68,8 +68,7 @@ const makeRepository = Effect.gen(function*() {
   }
 
   return ReviewWriteRepository.of({
-    findReview: (organizationId, id) => selectReview(organizationId, id, false),
-    lockReview: (organizationId, id) => selectReview(organizationId, id, true),
+    lockReview,
     updateReview: (organizationId, r) =>
       sql`UPDATE reviews SET title = ${r.title}, body = ${r.body}, original_title = ${r.originalTitle},
             original_body = ${r.originalBody}, redacted_at = ${r.redactedAt}, published = ${r.published},

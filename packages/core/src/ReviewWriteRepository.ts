@@ -3,9 +3,10 @@
  *
  * Events. Single-review changes record their events in the use-case (`recordEvent`). The two bulk writes
  * (`bulkSetPublished`, `insertImport`) record theirs inside the store, set-based, because one round trip per event
- * would dominate a 100,000-review update; their event `data` must be exactly what `findReview` answers for the
- * review afterwards (the conformance suite checks it), and they run inside the caller's unit of work like every
- * other write, so the events commit or roll back with the change.
+ * would dominate a 100,000-review update; their event `data` must be exactly what the read side
+ * (`ReviewRepository.get` without includes) answers for the review afterwards (the conformance suite checks it),
+ * and they run inside the caller's unit of work like every other write, so the events commit or roll back with the
+ * change.
  *
  * Every method is scoped to an organization: another organization's review is never read or written.
  */
@@ -70,9 +71,10 @@ export interface ImportJobRecord {
 }
 
 export class ReviewWriteRepository extends Context.Service<ReviewWriteRepository, {
-  /** The review without extras. */
-  readonly findReview: (organizationId: OrganizationId, id: ReviewId) => Effect.Effect<Option.Option<ReviewRecord>>
-  /** As `findReview`, and holds the review against concurrent writers until the unit of work ends. */
+  /**
+   * The review without extras, held against concurrent writers until the unit of work ends (reading without a lock
+   * is the read side's `ReviewRepository.get`).
+   */
   readonly lockReview: (organizationId: OrganizationId, id: ReviewId) => Effect.Effect<Option.Option<ReviewRecord>>
   /** Stores the mutable fields of an existing review (text, originals, published, moderation, metadata, times). */
   readonly updateReview: (organizationId: OrganizationId, review: ReviewRecord) => Effect.Effect<void>
