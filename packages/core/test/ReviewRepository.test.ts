@@ -7,41 +7,21 @@ import { describe, expect, it } from "vitest"
 import type { ImportJobId, OrganizationId, ProductId, ReviewId } from "../src/Ids.ts"
 import { defaultListRequest, reviewListEndpoint } from "../src/ListQuery.ts"
 import type { ReviewInclude, ReviewRecord } from "../src/Review.ts"
-import { reviewIncludeNames } from "../src/Review.ts"
+import { newReview, reviewIncludeNames } from "../src/Review.ts"
 import { attachIncludes, type ReviewIncludeLoaders, ReviewRepository, type StoredReview } from "../src/ReviewRepository.ts"
 import type { Timestamp } from "../src/Timestamp.ts"
 
 const ORG = "00000000-0000-4000-8000-000000000001" as OrganizationId
 
-const record = (i: number, overrides: Partial<ReviewRecord> = {}): ReviewRecord => ({
-  id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}` as ReviewId,
-  siteId: null,
-  productId: `00000000-0000-4000-9000-00000000000${i % 2}` as ProductId,
-  productVariantId: null,
-  customerId: null,
-  surveyId: null,
-  title: null,
-  body: null,
-  originalTitle: null,
-  originalBody: null,
-  redactedAt: null,
-  rating: 5,
-  published: true,
-  verifiedBuyer: false,
-  flagged: false,
-  flags: [],
-  moderatedAt: null,
-  ipAddress: i % 3 === 0 ? null : `10.0.0.${i % 2}`,
-  browserFingerprint: `fp${i % 2}`,
-  ipCountry: null,
-  userAgent: null,
-  submitSeconds: null,
-  metadata: {},
-  externalId: null,
-  createdAt: "2026-01-01T00:00:00.000Z" as Timestamp,
-  updatedAt: "2026-01-01T00:00:00.000Z" as Timestamp,
-  ...overrides
-})
+const record = (i: number, overrides: Partial<ReviewRecord> = {}): ReviewRecord =>
+  newReview(`00000000-0000-4000-8000-${String(i).padStart(12, "0")}` as ReviewId, "2026-01-01T00:00:00.000Z" as Timestamp, {
+    productId: `00000000-0000-4000-9000-00000000000${i % 2}` as ProductId,
+    rating: 5,
+    published: true,
+    ipAddress: i % 3 === 0 ? null : `10.0.0.${i % 2}`,
+    browserFingerprint: `fp${i % 2}`,
+    ...overrides
+  })
 
 const countingLoaders = () => {
   const calls: Array<{ readonly name: string; readonly keys: ReadonlyArray<string> }> = []

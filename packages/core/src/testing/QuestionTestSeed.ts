@@ -7,7 +7,7 @@
  * prove that some text (an asker's email address) is gone from the whole store, whatever table it might hide in.
  */
 import { Context, Effect } from "effect"
-import type { Customer, Product, Site } from "../Catalog.ts"
+import { type Customer, newCustomer, newProduct, type Product, type Site } from "../Catalog.ts"
 import type { CustomerId, OrganizationId, ProductId, SiteId } from "../Ids.ts"
 import { type IdGenerator, nextId } from "../IdGenerator.ts"
 import { now } from "../Timestamp.ts"
@@ -40,23 +40,7 @@ export const seedProductRow = (
   Effect.gen(function*() {
     const at = yield* now
     const id = yield* nextId<ProductId>()
-    const product: Product = {
-      id,
-      slug: `product-${id}`,
-      title: "Ceramic mug",
-      description: null,
-      imageUrl: null,
-      url: null,
-      externalId: null,
-      metadata: {},
-      notes: null,
-      reviewCount: 0,
-      publishedReviewCount: 0,
-      averageRating: null,
-      createdAt: at,
-      updatedAt: at,
-      ...fields
-    }
+    const product = newProduct(id, at, { slug: `product-${id}`, title: "Ceramic mug", ...fields })
     yield* QuestionTestSeed.use((s) => s.insertProduct({ ...product, organizationId }))
     return product
   })
@@ -68,23 +52,7 @@ export const seedCustomerRow = (
   Effect.gen(function*() {
     const at = yield* now
     const id = yield* nextId<CustomerId>()
-    const customer: Customer = {
-      id,
-      email: `customer-${id}@example.com`,
-      phone: null,
-      firstName: null,
-      lastName: null,
-      country: null,
-      birthday: null,
-      metadata: {},
-      notes: null,
-      emailOptOut: false,
-      emailOptOutAt: null,
-      emailOptOutSource: null,
-      createdAt: at,
-      updatedAt: at,
-      ...fields
-    }
+    const customer = newCustomer(id, at, { email: `customer-${id}@example.com`, ...fields })
     yield* QuestionTestSeed.use((s) => s.insertCustomer({ ...customer, organizationId }))
     return customer
   })

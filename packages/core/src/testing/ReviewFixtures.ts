@@ -5,10 +5,10 @@
  * conformance suite; it is not part of `StoreServices`, so no server carries it.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { Customer, Product, Site } from "../Catalog.ts"
+import { type Customer, newCustomer, newProduct, type Product, type Site } from "../Catalog.ts"
 import { uuidV7 } from "../IdGenerator.ts"
 import type { CustomerId, OrganizationId, ProductId, ReviewId, SiteId } from "../Ids.ts"
-import type { ImportJobRef, ReviewFile, ReviewRecord, ReviewReply, SurveyAnswer } from "../Review.ts"
+import { type ImportJobRef, newReview, type ReviewFile, type ReviewRecord, type ReviewReply, type SurveyAnswer } from "../Review.ts"
 import type { ReviewDeletionRecord } from "../ReviewWriteInputs.ts"
 import type { Timestamp } from "../Timestamp.ts"
 
@@ -56,72 +56,19 @@ export const makeSite = (overrides: Partial<Site> = {}): Site => ({
 
 export const makeProduct = (overrides: Partial<Product> = {}): Product => {
   const productId = overrides.id ?? id<ProductId>()
-  return {
-    id: productId,
-    slug: `product-${productId}`,
-    title: "Mug",
-    description: null,
-    imageUrl: null,
-    url: null,
-    externalId: null,
-    metadata: {},
-    notes: null,
-    reviewCount: 0,
-    publishedReviewCount: 0,
-    averageRating: null,
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides
-  }
+  return newProduct(productId, T0, { slug: `product-${productId}`, title: "Mug", ...overrides })
 }
 
 export const makeCustomer = (overrides: Partial<Customer> = {}): Customer => {
   const customerId = overrides.id ?? id<CustomerId>()
-  return {
-    id: customerId,
-    email: `c-${customerId}@example.com`,
-    phone: null,
-    firstName: null,
-    lastName: null,
-    country: null,
-    birthday: null,
-    metadata: {},
-    notes: null,
-    emailOptOut: false,
-    emailOptOutAt: null,
-    emailOptOutSource: null,
-    createdAt: T0,
-    updatedAt: T0,
-    ...overrides
-  }
+  return newCustomer(customerId, T0, { email: `c-${customerId}@example.com`, ...overrides })
 }
 
-export const makeReview = (productId: ProductId, overrides: Partial<ReviewRecord> = {}): ReviewRecord => ({
-  id: id<ReviewId>(),
-  siteId: null,
-  productId,
-  productVariantId: null,
-  customerId: null,
-  surveyId: null,
-  title: "Great mug",
-  body: "It holds coffee and my phone number is 555-0100.",
-  originalTitle: null,
-  originalBody: null,
-  redactedAt: null,
-  rating: 5,
-  published: false,
-  verifiedBuyer: false,
-  flagged: false,
-  flags: [],
-  moderatedAt: null,
-  ipAddress: null,
-  browserFingerprint: null,
-  ipCountry: null,
-  userAgent: null,
-  submitSeconds: null,
-  metadata: {},
-  externalId: null,
-  createdAt: T0,
-  updatedAt: T0,
-  ...overrides
-})
+export const makeReview = (productId: ProductId, overrides: Partial<ReviewRecord> = {}): ReviewRecord =>
+  newReview(id<ReviewId>(), T0, {
+    productId,
+    title: "Great mug",
+    body: "It holds coffee and my phone number is 555-0100.",
+    rating: 5,
+    ...overrides
+  })

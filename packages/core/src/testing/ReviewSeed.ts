@@ -11,7 +11,7 @@
 import { Context, Effect } from "effect"
 import { nextId, type IdGenerator } from "../IdGenerator.ts"
 import type { CustomerId, FileId, ImportJobId, OrganizationId, ProductId, ReviewId, ReviewReplyId } from "../Ids.ts"
-import type { ReviewFile, ReviewRecord, ReviewReply, SurveyAnswer } from "../Review.ts"
+import { newReview, type ReviewFile, type ReviewRecord, type ReviewReply, type SurveyAnswer } from "../Review.ts"
 import type { ImportJob } from "../ReviewRepository.ts"
 import { now, type Timestamp } from "../Timestamp.ts"
 
@@ -58,35 +58,15 @@ export const makeSeedReview = (
   Effect.gen(function*() {
     const at: Timestamp = options.fields?.createdAt ?? (yield* now)
     const id = yield* nextId<ReviewId>()
-    const review: ReviewRecord = {
-      id,
-      siteId: null,
+    const review = newReview(id, at, {
       productId: options.productId,
-      productVariantId: null,
       customerId: options.customerId ?? null,
-      surveyId: null,
       title: "Great product",
       body: "Does what it says.",
-      originalTitle: null,
-      originalBody: null,
-      redactedAt: null,
       rating: 5,
       published: true,
-      verifiedBuyer: false,
-      flagged: false,
-      flags: [],
-      moderatedAt: null,
-      ipAddress: null,
-      browserFingerprint: null,
-      ipCountry: null,
-      userAgent: null,
-      submitSeconds: null,
-      metadata: {},
-      externalId: null,
-      createdAt: at,
-      updatedAt: at,
       ...options.fields
-    }
+    })
     const reply: ReviewReply | undefined = options.reply === undefined ? undefined : {
       id: yield* nextId<ReviewReplyId>(),
       reviewId: id,

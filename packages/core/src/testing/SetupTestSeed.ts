@@ -8,10 +8,10 @@
  * seed through those and this service can go.
  */
 import { Context, Effect } from "effect"
-import type { Product, Site } from "../Catalog.ts"
+import { newProduct, type Product, type Site } from "../Catalog.ts"
 import type { OrganizationId, ProductId, ReviewId, SiteId } from "../Ids.ts"
 import { type IdGenerator, nextId } from "../IdGenerator.ts"
-import type { ReviewRecord } from "../Review.ts"
+import { newReview, type ReviewRecord } from "../Review.ts"
 import type { Owned } from "../StorefrontRecords.ts"
 import { now } from "../Timestamp.ts"
 
@@ -43,23 +43,7 @@ export const seedProduct = (
   Effect.gen(function*() {
     const at = yield* now
     const id = yield* nextId<ProductId>()
-    const product: Owned<Product> = {
-      id,
-      organizationId,
-      slug: `product-${id}`,
-      title: "Product",
-      description: null,
-      imageUrl: null,
-      url: null,
-      externalId: null,
-      metadata: {},
-      notes: null,
-      reviewCount: 0,
-      publishedReviewCount: 0,
-      averageRating: null,
-      createdAt: at,
-      updatedAt: at
-    }
+    const product: Owned<Product> = { ...newProduct(id, at, { slug: `product-${id}`, title: "Product" }), organizationId }
     yield* SetupTestSeed.use((s) => s.insertProduct(product))
     return product
   })
@@ -73,33 +57,8 @@ export const seedReview = (
     const at = yield* now
     const id = yield* nextId<ReviewId>()
     const review: Owned<ReviewRecord> = {
-      id,
-      organizationId,
-      siteId: null,
-      productId,
-      productVariantId: null,
-      customerId: null,
-      surveyId: null,
-      title: "Great",
-      body: "Does what it says.",
-      originalTitle: null,
-      originalBody: null,
-      redactedAt: null,
-      rating: 5,
-      published: true,
-      verifiedBuyer: false,
-      flagged: false,
-      flags: [],
-      moderatedAt: null,
-      ipAddress: null,
-      browserFingerprint: null,
-      ipCountry: null,
-      userAgent: null,
-      submitSeconds: null,
-      metadata: {},
-      externalId: null,
-      createdAt: at,
-      updatedAt: at
+      ...newReview(id, at, { productId, title: "Great", body: "Does what it says.", rating: 5, published: true }),
+      organizationId
     }
     yield* SetupTestSeed.use((s) => s.insertReview(review))
     return review
