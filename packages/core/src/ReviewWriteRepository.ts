@@ -1,9 +1,9 @@
 /**
  * Storage of the review write side: moderation, redaction, deletion, bulk moderation, import and replies.
  *
- * Events. Single-review changes record their events in the use-case (`recordEvent`). The two bulk writes
- * (`bulkSetPublished`, `insertImport`) record theirs inside the store, set-based, because one round trip per event
- * would dominate a 100,000-review update; their event `data` must be exactly what the read side
+ * Events. Single-review changes record their events in the `ReviewWrites` service (its event recorder). The two
+ * bulk writes (`bulkSetPublished`, `insertImport`) record theirs inside the store, set-based, because one round trip
+ * per event would dominate a 100,000-review update; their event `data` must be exactly what the read side
  * (`ReviewRepository.get` without includes) answers for the review afterwards (the conformance suite checks it),
  * and they run inside the caller's unit of work like every other write, so the events commit or roll back with the
  * change.
