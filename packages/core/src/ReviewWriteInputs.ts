@@ -13,7 +13,7 @@ import { ProductVariantId, ReviewId, SiteId, Uuid } from "./Ids.ts"
 import { MetadataInput } from "./Metadata.ts"
 import { ReviewDeletionReason } from "./Review.ts"
 import { parseTimestampValue } from "./Filter.ts"
-import { BoundedText, RequiredText } from "./Text.ts"
+import { BoundedText, RequiredText, StoredText } from "./Text.ts"
 
 /** A review's `title` and `body` are at most this long, wherever they come from (create, redaction, import). */
 export const REVIEW_TITLE_MAX_LENGTH = 500
@@ -50,10 +50,15 @@ export const ImageUrlInput = BoundedText(2048).check(
 // ---------------------------------------------------------------------------------------------------------------
 // PATCH /reviews/{id}
 
+/**
+ * A redaction is checked against the stored text in linear time, so it is not held to the length limits of new
+ * text: a review stored before the limits (or one whose markers are longer than the spans they cover) must still be
+ * redactable. The request's size is bounded by the body limit.
+ */
 export const ReviewPatch = Schema.Struct({
   /** The current title with spans replaced by `[redacted]`; `null` only when the title is null. */
-  title: Schema.optionalKey(Schema.NullOr(ReviewTitle)),
-  body: Schema.optionalKey(Schema.NullOr(ReviewBody)),
+  title: Schema.optionalKey(Schema.NullOr(StoredText)),
+  body: Schema.optionalKey(Schema.NullOr(StoredText)),
   published: Schema.optionalKey(Schema.Boolean),
   metadata: Schema.optionalKey(MetadataInput)
 })
