@@ -238,3 +238,25 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
     await listIsEmpty(key, "/customers")
   })
 })
+
+describe("the OpenAPI document still describes bounded bodies", () => {
+  const server = makeTestServer()
+  afterAll(() => server.dispose())
+
+  it("import rows, webhook events and metadata show their members and their bound", async () => {
+    const spec = (await server.request("GET", "/openapi.json")).body
+    const body = (path: string) => spec.paths[path].post.requestBody.content["application/json"].schema
+    for (const path of ["/reviews/import", "/products/import", "/customers/import"]) {
+      const data = body(path).properties.data
+      expect(data.type).toBe("array")
+      expect(data.maxItems).toBe(10_000)
+      expect(data.items.type).toBe("object")
+      expect(Object.keys(data.items.properties).length).toBeGreaterThan(3)
+    }
+    const row = body("/reviews/import").properties.data.items.properties
+    expect(row.title.anyOf[0]).toEqual({ type: "string", maxLength: 500 })
+    expect(row.body.anyOf[0]).toEqual({ type: "string", maxLength: 20_000 })
+    expect(body("/webhooks").properties.events).toMatchObject({ type: "array", maxItems: 100 })
+    expect(body("/products").properties.metadata).toMatchObject({ type: "object", maxProperties: 50 })
+  })
+})

@@ -11,11 +11,11 @@
  */
 import { Schema, SchemaAST } from "effect"
 
-const sizeRepresentation = (id: string, max: number, member: SchemaAST.AST) => ({
+const sizeRepresentation = (id: string, max: number, members: Schema.Top) => ({
   id,
   payload: { max },
-  // The wire form of the members, so the document shows what a client sends.
-  schemas: [SchemaAST.toEncoded(member)]
+  // The JSON wire form of the members (what HttpApi decodes a body with), so the document shows what a client sends.
+  schemas: [SchemaAST.toEncoded(Schema.toCodecJson(members).ast)]
 })
 
 /**
@@ -39,7 +39,7 @@ export const BoundedArray = <S extends Schema.Top>(item: S, max: number, message
       a.length <= max ? undefined : message ?? `has ${a.length} items; at most ${max} are allowed`,
     {
       expected: `an array of at most ${max} items`,
-      representation: sizeRepresentation("feedback/BoundedArray", max, members.ast),
+      representation: sizeRepresentation("feedback/BoundedArray", max, members),
       toJsonSchema: ({ schemas }) => ({ ...schemas[0]!, maxItems: max })
     },
     true
@@ -60,7 +60,7 @@ export const BoundedRecord = <K extends Schema.Record.Key, V extends Schema.Top>
     },
     {
       expected: `an object of at most ${max} keys`,
-      representation: sizeRepresentation("feedback/BoundedRecord", max, members.ast),
+      representation: sizeRepresentation("feedback/BoundedRecord", max, members),
       toJsonSchema: ({ schemas }) => ({ ...schemas[0]!, maxProperties: max })
     },
     true

@@ -28,6 +28,7 @@ export const isEmailAddress = (s: string): boolean => {
   if (s.length > EMAIL_MAX_LENGTH) return false
   let at = -1
   let domainDots = 0
+  let previous = -1
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     if (c === AT) {
@@ -37,11 +38,12 @@ export const isEmailAddress = (s: string): boolean => {
       return false
     } else if (c === DOT && at !== -1) {
       // A dot may neither start the domain nor follow another dot: every label is non-empty.
-      if (s.charCodeAt(i - 1) === DOT || i === at + 1) return false
+      if (previous === DOT || previous === AT) return false
       domainDots++
     }
+    previous = c
   }
-  return at !== -1 && domainDots > 0 && s.charCodeAt(s.length - 1) !== DOT
+  return at !== -1 && domainDots > 0 && previous !== DOT
 }
 
 /**
