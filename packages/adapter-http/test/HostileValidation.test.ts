@@ -8,9 +8,9 @@ import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { HostNotResolved, HostResolver, type StoreServices } from "@feedback/core"
 import { Effect, Layer } from "effect"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
-import { makeTestServer, type TestResponse } from "./TestServer.ts"
+import { makeTestServer, type TestResponse, type TestServer } from "./TestServer.ts"
 
 const FakeDns = Layer.succeed(HostResolver, HostResolver.of({
   resolve: (hostname) =>
@@ -37,7 +37,13 @@ const expectRefused = (res: TestResponse, status: number, code: string, path?: s
 const issuesOf = (res: TestResponse): ReadonlyArray<{ path: string; message: string }> => res.body.error.details.issues
 
 describe.each(stores)("hostile input is refused by validation (%s)", (_name, makeStore) => {
-  const server = makeTestServer(makeStore(), { webhooks: { dispatcher: false, resolver: FakeDns } })
+  // Built when the block starts, not when the file is collected: a store whose connection opened earlier would sit
+  // through the other block's CPU-heavy requests and time out.
+  let server: TestServer
+  beforeAll(async () => {
+    server = makeTestServer(makeStore(), { webhooks: { dispatcher: false, resolver: FakeDns } })
+    await server.provision()
+  }, 60_000)
   afterAll(() => server.dispose())
 
   const listIsEmpty = async (key: string, path: string) => {
