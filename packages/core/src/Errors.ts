@@ -9,6 +9,12 @@ import { Schema } from "effect"
 export const RequestIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
 export type RequestIssue = typeof RequestIssue.Type
 
+/**
+ * At most this many issues are listed in one answer: enough to fix a request, and a hostile request cannot make the
+ * answer grow with its size (`docs/SECURITY.md`).
+ */
+export const MAX_REQUEST_ISSUES = 20
+
 /** 400: malformed JSON, schema failure, unknown field, bad filter, bad cursor, limit out of range. */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   message: Schema.String,
@@ -16,6 +22,24 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
 }) {
   static single(path: string, message: string): InvalidRequest {
     return new InvalidRequest({ message: path === "" ? message : `${path}: ${message}`, issues: [{ path, message }] })
+  }
+
+  /**
+   * The answer for several issues: the first `MAX_REQUEST_ISSUES` are listed, and the message names the first and
+   * says how many more there were. `total` is the number found when the caller stopped collecting early.
+   */
+  static of(issues: ReadonlyArray<RequestIssue>, total = issues.length): InvalidRequest {
+    const [first] = issues
+    if (first === undefined) return InvalidRequest.single("", "The request is invalid.")
+    if (total === 1) return InvalidRequest.single(first.path, first.message)
+    const listed = issues.length > MAX_REQUEST_ISSUES ? issues.slice(0, MAX_REQUEST_ISSUES) : issues
+    const more = total - 1
+    const head = first.path === "" ? first.message : `${first.path}: ${first.message}`
+    const tail = total > listed.length ? `; details list the first ${listed.length}` : ", see details"
+    return new InvalidRequest({
+      message: `${head} (and ${more} more issue${more === 1 ? "" : "s"}${tail}).`,
+      issues: listed
+    })
   }
 }
 

@@ -154,14 +154,7 @@ export const listProductQuestions = (
         ...(Result.isFailure(request) ? request.failure.issues : []),
         ...(Result.isFailure(answered) ? answered.failure.issues : [])
       ]
-      return yield* Effect.fail(
-        issues.length === 1
-          ? InvalidRequest.single(issues[0]!.path, issues[0]!.message)
-          : new InvalidRequest({
-            message: `${issues[0]!.path}: ${issues[0]!.message} (and ${issues.length - 1} more problems, see details)`,
-            issues
-          })
-      )
+      return yield* Effect.fail(InvalidRequest.of(issues))
     }
     const repo = yield* ProductQuestionRepository
     const page = yield* repo.list(caller.organizationId, request.success, answered.success)

@@ -125,9 +125,7 @@ export const bulkUpdateReviews = (
         ...(Result.isFailure(filter) ? filter.failure.issues : []),
         ...(Result.isFailure(search) ? search.failure.issues : [])
       ]
-      return yield* issues.length === 1
-        ? Effect.fail(InvalidRequest.single(issues[0]!.path, issues[0]!.message))
-        : Effect.fail(new InvalidRequest({ message: `${issues[0]!.path}: ${issues[0]!.message} (and more, see details)`, issues }))
+      return yield* Effect.fail(InvalidRequest.of(issues))
     }
     const repo = yield* ReviewWriteRepository
     return yield* transactional(Effect.gen(function*() {

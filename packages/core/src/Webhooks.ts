@@ -16,6 +16,9 @@ import { now } from "./Timestamp.ts"
 import { transactional, type UnitOfWork } from "./UnitOfWork.ts"
 import {
   type CreateWebhook,
+  HMAC_SECRET_MAX_LENGTH,
+  hmacSecretProblem,
+  MAX_SUBSCRIBED_EVENTS,
   toWebhook,
   toWebhookDelivery,
   type UpdateWebhook,
@@ -28,9 +31,7 @@ import {
 import { checkDestination, CurrentWebhookSettings, type HostResolver } from "./WebhookDestination.ts"
 import { type WebhookListPosition, WebhookRepository } from "./WebhookRepository.ts"
 
-export const MAX_HMAC_SECRET_LENGTH = 1024
-/** More than the catalog holds, so any subscription fits, yet a bounded amount of work to check. */
-export const MAX_SUBSCRIBED_EVENTS = 100
+export const MAX_HMAC_SECRET_LENGTH = HMAC_SECRET_MAX_LENGTH
 
 export const webhookListLimits = { defaultLimit: 50, maxLimit: 250 } as const
 
@@ -59,21 +60,12 @@ export const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result
   return Result.succeed([...seen])
 }
 
-export const checkWebhookSecret = (secret: string): Result.Result<string, InvalidRequest> =>
-  secret.length >= 1 && secret.length <= MAX_HMAC_SECRET_LENGTH
-    ? Result.succeed(secret)
-    : Result.fail(InvalidRequest.single(
-      "body.hmacSecret",
-      `must be 1 to ${MAX_HMAC_SECRET_LENGTH} characters; send null to remove the secret`
-    ))
-
-const invalid = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => {
-  const first = issues[0]!
-  return new InvalidRequest({
-    message: `Invalid ${first.path}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""}.`,
-    issues
-  })
+export const checkWebhookSecret = (secret: string): Result.Result<string, InvalidRequest> => {
+  const problem = hmacSecretProblem(secret)
+  return problem === undefined ? Result.succeed(secret) : Result.fail(InvalidRequest.single("body.hmacSecret", problem))
 }
+
+const invalid = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => InvalidRequest.of(issues)
 
 /** The URL as it will be stored (normalised by the URL parser), or a 400 naming `body.url`. */
 const checkUrl = (url: string): Effect.Effect<string, InvalidRequest, HostResolver> =>
