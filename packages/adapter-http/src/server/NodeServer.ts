@@ -81,11 +81,14 @@ export const hardenedServer = (limits: ServerLimits, log: (line: string) => void
 
   // The shorter deadline for every request but imports; Node's own timeout (the longer one) backs both.
   const importAllowance = Math.max(limits.requestTimeoutMs, limits.importRequestTimeoutMs)
-  const guard = (request: IncomingMessage) => {
+  const guard = (request: IncomingMessage, response: ServerResponse) => {
     const deadline = isImport(request.url ?? "") ? importAllowance : limits.requestTimeoutMs
     if (deadline >= importAllowance || request.complete) return
     const timer = setTimeout(() => {
-      if (!request.complete) onClientError(requestTimeout, request.socket)
+      if (request.complete) return
+      // Answered already (e.g. a 401 before the body was read) and still receiving the body: just hang up.
+      if (response.headersSent) request.socket.destroy()
+      else onClientError(requestTimeout, request.socket)
     }, deadline)
     timer.unref()
     const clear = () => clearTimeout(timer)
@@ -93,6 +96,6 @@ export const hardenedServer = (limits: ServerLimits, log: (line: string) => void
     request.once("close", clear)
   }
   server.on("request", guard)
-  server.on("checkContinue", (request: IncomingMessage, _response: ServerResponse) => guard(request))
+  server.on("checkContinue", guard)
   return server
 }
