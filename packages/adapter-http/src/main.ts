@@ -38,7 +38,10 @@ const ServerConfig = Config.all({
   })
 })
 
-/** A bearer token guessable in less than 2^128 tries is no lock on an API that provisions keys (docs/SECURITY.md). */
+/**
+ * The operator token provisions organizations and keys: 32 characters is the hex form of 128 random bits, the least
+ * such a token should carry (docs/SECURITY.md).
+ */
 const MIN_OPERATOR_TOKEN_LENGTH = 32
 
 const isHttpUrl = (value: string) => {
