@@ -99,8 +99,17 @@ const rewrite = (routes: RouteTable, request: HttpServerRequest.HttpServerReques
       )
     case 415:
       return unsupportedMediaType(request.headers["content-type"])
+    // Effect's answers to an interrupted request: the client went away (nobody reads this, but the log does), or
+    // the server is stopping. Neither is a defect.
+    case 499:
+      return envelope(499, "CLIENT_CLOSED_REQUEST", "The client closed the connection before the response was ready.")
+    case 503:
+      return envelope(503, "SERVICE_UNAVAILABLE", "The server is shutting down; retry the request.", undefined, { "retry-after": "1" })
     default:
-      return envelope(500, errorWire.Internal.code, "Something went wrong on our side; retry later, and quote the request id if it persists.", { requestId })
+      // Any other 4xx the framework may add keeps its status: it is the client's to fix, never a 500.
+      return response.status < 500
+        ? envelope(response.status, errorWire.InvalidRequest.code, "The request could not be handled as sent; see /docs for the API reference.")
+        : envelope(500, errorWire.Internal.code, "Something went wrong on our side; retry later, and quote the request id if it persists.", { requestId })
   }
 }
 
