@@ -6,6 +6,7 @@ import {
   OrganizationRepository,
   type Permission,
   type PublishableKey,
+  SecretKeyHashTaken,
   type SecretKeyRecord,
   SecretKeyRepository,
   StorefrontRecordRepository,
@@ -81,12 +82,17 @@ const toSecretKey = (r: SecretKeyRow): SecretKeyRecord => ({
 export const PgSecretKeyRepository = Layer.effect(SecretKeyRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   return SecretKeyRepository.of({
+    // ON CONFLICT rather than catching the unique violation: a failed statement would abort the caller's transaction.
     insert: (k) =>
-      sql`INSERT INTO secret_keys (organization_id, id, name, permissions, key_hash, created_at, revoked_at)
+      sql<{ id: string }>`INSERT INTO secret_keys (organization_id, id, name, permissions, key_hash, created_at, revoked_at)
           VALUES (${k.organizationId}, ${k.id}, ${k.name}, string_to_array(${k.permissions.join(",")}, ','), ${k.keyHash},
-                  ${k.createdAt}, ${k.revokedAt})`.pipe(Effect.asVoid, Effect.orDie),
+                  ${k.createdAt}, ${k.revokedAt})
+          ON CONFLICT (key_hash) DO NOTHING RETURNING id`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new SecretKeyHashTaken()))
+      ),
     findByHash: (keyHash) =>
-      sql<SecretKeyRow>`SELECT * FROM secret_keys WHERE key_hash = ${keyHash} LIMIT 1`.pipe(
+      sql<SecretKeyRow>`SELECT * FROM secret_keys WHERE key_hash = ${keyHash}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toSecretKey)),
         Effect.orDie
       ),

@@ -120,6 +120,7 @@ export const errorWire = {
   NotFound: { status: 404, code: "NOT_FOUND" },
   Conflict: { status: 409, code: "CONFLICT" },
   PayloadTooLarge: { status: 413, code: "PAYLOAD_TOO_LARGE" },
+  UnsupportedMediaType: { status: 415, code: "UNSUPPORTED_MEDIA_TYPE" },
   InvalidRedaction: { status: 422, code: "INVALID_REDACTION" },
   ImportFailed: { status: 422, code: "IMPORT_FAILED" },
   TooManyRequests: { status: 429, code: "TOO_MANY_REQUESTS" },
