@@ -2,6 +2,7 @@
 import { InstanceSecretRepository } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { orDie } from "./SqlErrors.ts"
 
 export const PgInstanceSecretRepository = Layer.effect(InstanceSecretRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -14,6 +15,6 @@ export const PgInstanceSecretRepository = Layer.effect(InstanceSecretRepository,
       const [row] = rows
       if (row === undefined) return yield* Effect.die(new Error(`instance secret ${name} vanished after insert`))
       return row.value
-    }, Effect.orDie)
+    }, orDie)
   })
 }))
