@@ -130,7 +130,7 @@ describe("cursor tokens", () => {
       seal([1, 2, 3]),
       seal(null),
       b64(Buffer.concat([issuer.key.tag(Buffer.from([0xff, 0xfe])), Buffer.from([0xff, 0xfe])])),
-      legacyCursor(3, ID) // the retired public checksum
+      legacyCursor({ value: 3, id: ID }, binding) // the retired public checksum, recomputed
     ]
     for (const t of tampered) {
       expect(failure(decodeCursor(t, binding, issuer)).message).toContain("not a cursor this API issued")
