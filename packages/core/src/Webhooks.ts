@@ -268,7 +268,7 @@ export const listWebhookDeliveries = (
     const repo = yield* WebhookRepository
     return yield* page(
       caller.organizationId,
-      `webhooks/${id}/events`,
+      `webhooks/${id.toLowerCase()}/events`,
       query,
       (p) => repo.listDeliveries(caller.organizationId, id, p),
       toWebhookDelivery
