@@ -18,6 +18,7 @@ const ServerConfig = Config.all({
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.data")),
   operatorToken: Config.Redacted("OPERATOR_TOKEN").pipe(Config.option),
   demo: Config.Boolean("DEMO").pipe(Config.option),
+  cursorSecret: Config.Redacted("CURSOR_SECRET").pipe(Config.option),
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
   smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
   mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
@@ -113,7 +114,7 @@ const main = Effect.gen(function*() {
     yield* Effect.sync(() => process.stdout.write(lines.join("\n") + "\n"))
   }))
 
-  const Services = storeLayer(store)
+  const Services = storeLayer(store, { cursorSecret: Option.getOrUndefined(config.cursorSecret) })
   const App = HttpRouter.serve(ApiRoutes(options), {
     disableLogger: true,
     disableListenLog: true,

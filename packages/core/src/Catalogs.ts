@@ -30,12 +30,9 @@ import { Conflict, ImportFailed, InvalidRequest, NotFound } from "./Errors.ts"
 import { recordEvent, recordEvents } from "./EventOutbox.ts"
 import { nextId } from "./IdGenerator.ts"
 import type { CustomerId, OrganizationId, ProductId, SiteId } from "./Ids.ts"
-import { type ListEndpoint, type ListParams, parseListRequest } from "./ListQuery.ts"
+import { listRequestFor, type ListParams } from "./ListQuery.ts"
 import { normalize, now, type Timestamp } from "./Timestamp.ts"
 import { transactional } from "./UnitOfWork.ts"
-
-const parseList = (params: ListParams, endpoint: ListEndpoint) =>
-  Effect.fromResult(parseListRequest(params, endpoint))
 
 const orNotFound = <A>(resource: string, id: string) => (found: Option.Option<A>) =>
   Option.match(found, { onNone: () => Effect.fail(NotFound.of(resource, id)), onSome: Effect.succeed })
@@ -59,7 +56,7 @@ export const createSite = (input: SiteCreate) =>
 export const listSites = (params: ListParams) =>
   Effect.gen(function*() {
     const { organizationId } = yield* requirePermission("settings:read")
-    const request = yield* parseList(params, siteListEndpoint)
+    const request = yield* listRequestFor(params, siteListEndpoint, organizationId)
     return yield* (yield* CatalogRepository).listSites(organizationId, request)
   })
 
@@ -117,7 +114,7 @@ export const createProduct = (input: ProductCreate) =>
 export const listProducts = (params: ListParams) =>
   Effect.gen(function*() {
     const { organizationId } = yield* requirePermission("products:read")
-    const request = yield* parseList(params, productListEndpoint)
+    const request = yield* listRequestFor(params, productListEndpoint, organizationId)
     return yield* (yield* CatalogRepository).listProducts(organizationId, request)
   })
 
@@ -307,7 +304,7 @@ export const createCustomer = (input: CustomerCreate) =>
 export const listCustomers = (params: ListParams) =>
   Effect.gen(function*() {
     const { organizationId } = yield* requirePermission("customers:read")
-    const request = yield* parseList(params, customerListEndpoint)
+    const request = yield* listRequestFor(params, customerListEndpoint, organizationId)
     return yield* (yield* CatalogRepository).listCustomers(organizationId, request)
   })
 

@@ -21,6 +21,7 @@
 import { Effect, Option, Result } from "effect"
 import type { Customer, Product } from "./Catalog.ts"
 import { type Caller, type CurrentCaller, requirePermission } from "./Caller.ts"
+import { CursorKey } from "./CursorKey.ts"
 import type { EmailNoticeId } from "./EmailOutbox.ts"
 import { EmailOutboxRepository } from "./EmailOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "./Errors.ts"
@@ -137,7 +138,7 @@ export interface ProductQuestionListParams extends ListParams {
 /** `GET /product-questions`. */
 export const listProductQuestions = (
   params: ProductQuestionListParams
-): Effect.Effect<Page<ProductQuestion>, Forbidden | InvalidRequest, ReadServices> =>
+): Effect.Effect<Page<ProductQuestion>, Forbidden | InvalidRequest, ReadServices | CursorKey> =>
   Effect.gen(function*() {
     const caller = yield* requirePermission("reviews:read")
     const answered = parseAnswered(params.answered)
@@ -148,7 +149,7 @@ export const listProductQuestions = (
         ? `${productQuestionListEndpoint.name}?answered=${answered.success}`
         : productQuestionListEndpoint.name
     }
-    const request = parseListRequest(params, endpoint)
+    const request = parseListRequest(params, endpoint, { key: yield* CursorKey, organizationId: caller.organizationId })
     if (Result.isFailure(answered) || Result.isFailure(request)) {
       const issues: Array<RequestIssue> = [
         ...(Result.isFailure(request) ? request.failure.issues : []),

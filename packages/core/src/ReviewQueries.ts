@@ -7,13 +7,13 @@ import { Effect, Option } from "effect"
 import { requirePermission } from "./Caller.ts"
 import { NotFound } from "./Errors.ts"
 import type { ReviewId } from "./Ids.ts"
-import { type ListParams, parseInclude, parseListRequest, reviewListEndpoint } from "./ListQuery.ts"
+import { listRequestFor, type ListParams, parseInclude, reviewListEndpoint } from "./ListQuery.ts"
 import { ReviewRepository } from "./ReviewRepository.ts"
 
 export const listReviews = (params: ListParams) =>
   Effect.gen(function*() {
     const { organizationId } = yield* requirePermission("reviews:read")
-    const request = yield* Effect.fromResult(parseListRequest(params, reviewListEndpoint))
+    const request = yield* listRequestFor(params, reviewListEndpoint, organizationId)
     return yield* (yield* ReviewRepository).list(organizationId, request)
   })
 

@@ -1,10 +1,10 @@
 /** Handlers of the catalog groups: each calls the core use-case with the captured store services. */
-import { CatalogRepository, Catalogs, type EventOutbox, type IdGenerator, type UnitOfWork } from "@feedback/core"
+import { CatalogRepository, Catalogs, type CursorKey, type EventOutbox, type IdGenerator, type UnitOfWork } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../api/Api.ts"
 
-type Services = CatalogRepository | UnitOfWork | EventOutbox | IdGenerator
+type Services = CatalogRepository | UnitOfWork | EventOutbox | IdGenerator | CursorKey
 
 export const SitesHandlers = HttpApiBuilder.group(AdminApi, "sites", Effect.fn(function*(handlers) {
   const services = yield* Effect.context<Services>()

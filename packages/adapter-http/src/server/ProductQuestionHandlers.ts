@@ -2,6 +2,7 @@
 import {
   createProductQuestion,
   createProductQuestionAnswer,
+  CursorKey,
   deleteProductQuestion,
   EmailOutboxRepository,
   EventOutbox,
@@ -25,6 +26,7 @@ type Services =
   | EventOutbox
   | IdGenerator
   | UnitOfWork
+  | CursorKey
 
 export const ProductQuestionHandlers = HttpApiBuilder.group(AdminApi, "productQuestions", Effect.fn(function*(handlers) {
   const services = yield* Effect.context<Services>()
