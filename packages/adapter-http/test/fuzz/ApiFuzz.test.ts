@@ -1,0 +1,84 @@
+/**
+ * Issue 11 (DECISIONS §1, §11): every endpoint of the admin and operator APIs, read from their HttpApi definitions,
+ * gets Schema-generated requests mixed with hostile values, on the memory store and on PostgreSQL. No answer may
+ * be a 5xx; every error is JSON in the envelope; every success is JSON; B's records are 404s to A.
+ * Deterministic per seed (printed). CI sends 10,000 requests per store; set FUZZ_REQUESTS / FUZZ_SEED to change.
+ */
+import { MemoryStoreLayer } from "@feedback/adapter-memory"
+import { PgStoreLayer } from "@feedback/adapter-postgres"
+import type { StoreServices } from "@feedback/core"
+import type { Layer } from "effect"
+import { monitorEventLoopDelay } from "node:perf_hooks"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshLayer, storeName } from "../../../adapter-postgres/test/TestDatabase.ts"
+import { allEndpoints } from "./ApiShape.ts"
+import { type FuzzRequest } from "./FuzzRequests.ts"
+import { runFuzz, send, toRequest } from "./FuzzRun.ts"
+import { type FuzzServer, makeFuzzServer } from "./FuzzServer.ts"
+
+const ci = process.env["CI"] === "true"
+const seed = Number(process.env["FUZZ_SEED"] ?? 20_261_122)
+const requests = Number(process.env["FUZZ_REQUESTS"] ?? (ci ? 10_000 : 2_000))
+const concurrency = 8
+
+const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, unknown>]> = [
+  ["memory store", () => MemoryStoreLayer],
+  [storeName, () => freshLayer(PgStoreLayer)]
+]
+
+const ms = (n: number) => `${n.toFixed(1)} ms`
+
+describe.each(stores)("API fuzz, %s", (store, makeStore) => {
+  const endpoints = allEndpoints()
+  let server: FuzzServer
+  let slowest: ReadonlyArray<{ readonly request: FuzzRequest; readonly ms: number }> = []
+  beforeAll(async () => {
+    server = await makeFuzzServer(makeStore(), endpoints, seed)
+  })
+  afterAll(async () => {
+    await server?.dispose()
+  })
+
+  it(`answers ${requests} generated and hostile requests with no 5xx and every error in the envelope`, async () => {
+    // Event-loop delay is reported, not asserted: wall-clock figures on a shared 2-core runner are not a contract.
+    const loop = monitorEventLoopDelay({ resolution: 5 })
+    loop.enable()
+    const result = await runFuzz({ handler: server.handler, endpoints, ctx: server.ctx, seed, count: requests, concurrency })
+    loop.disable()
+    slowest = result.slowest
+    const statuses = [...result.statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ")
+    const report = server.keyNames.length === 0 ? "" : result.failures.report(server.keyNames)
+    console.log([
+      `fuzz ${store}: seed ${seed}, ${result.sent} requests over ${endpoints.length} endpoints in ${ms(result.ms)} ` +
+      `(${(result.sent / (result.ms / 1000)).toFixed(0)}/s, concurrency ${concurrency}; ${result.unsendable} unsendable)`,
+      `  statuses: ${statuses}`,
+      `  event-loop delay: p50 ${ms(loop.percentile(50) / 1e6)}, p99 ${ms(loop.percentile(99) / 1e6)}, max ${ms(loop.max / 1e6)}`,
+      `  slowest hostile requests: ${result.slowest.map((s) => `${s.request.method} ${s.request.endpoint.path} ${ms(s.ms)} [${s.request.labels.join("; ")}]`).join(" | ")}`,
+      result.failures.size === 0 ? "  no failures" : `  ${result.failures.size} failure groups:\n${report}`
+    ].join("\n"))
+    expect(result.failures.size, `${result.failures.size} failure groups (seed ${seed}):\n${report}`).toBe(0)
+  }, 600_000)
+
+  it("answers GET /health while each of the slowest hostile requests is in flight", async () => {
+    const rows: Array<string> = []
+    for (const { request } of slowest) {
+      let done = false
+      const hostile = send(server.handler, toRequest(request)).finally(() => (done = true))
+      // /health arrives as a socket read would, in a later macrotask: its latency is how long the hostile request
+      // keeps the event loop from anything else.
+      const asked = performance.now()
+      await new Promise((resolve) => setImmediate(resolve))
+      const health = await send(server.handler, new Request("http://fuzz.test/health"))
+      const latency = performance.now() - asked
+      const inFlight = !done
+      const answer = await hostile
+      expect(health.status).toBe(200)
+      expect(JSON.parse(health.text)).toEqual({ status: "ok" })
+      rows.push(
+        `  /health answered in ${ms(latency)}, ${inFlight ? "while" : "after"} ${request.method} ${request.endpoint.path} ` +
+          `(${ms(answer.ms)}, ${answer.status}) [${request.labels.join("; ")}]`
+      )
+    }
+    console.log(`fuzz ${store}: GET /health beside the slowest hostile requests\n${rows.join("\n")}`)
+  }, 120_000)
+})
