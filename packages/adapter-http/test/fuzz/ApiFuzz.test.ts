@@ -10,7 +10,7 @@ import type { StoreServices } from "@feedback/core"
 import type { Layer } from "effect"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freshLayer, storeName } from "../../../adapter-postgres/test/TestDatabase.ts"
+import { freshLayer, serverUrl, storeName } from "../../../adapter-postgres/test/TestDatabase.ts"
 import { allEndpoints } from "./ApiShape.ts"
 import { type FuzzRequest } from "./FuzzRequests.ts"
 import { runFuzz, send, toRequest } from "./FuzzRun.ts"
@@ -18,17 +18,19 @@ import { type FuzzServer, makeFuzzServer } from "./FuzzServer.ts"
 
 const ci = process.env["CI"] === "true"
 const seed = Number(process.env["FUZZ_SEED"] ?? 20_261_122)
-const requests = Number(process.env["FUZZ_REQUESTS"] ?? (ci ? 10_000 : 2_000))
 const concurrency = 8
+/** CI: 10,000 per store. Locally fewer, and fewer still on embedded PGlite (one connection, ~30 requests/s). */
+const requestsFor = (embedded: boolean) =>
+  Number(process.env["FUZZ_REQUESTS"] ?? (ci ? 10_000 : embedded ? 500 : 2_000))
 
-const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, unknown>]> = [
-  ["memory store", () => MemoryStoreLayer],
-  [storeName, () => freshLayer(PgStoreLayer)]
+const stores: ReadonlyArray<readonly [string, number, () => Layer.Layer<StoreServices, unknown>]> = [
+  ["memory store", requestsFor(false), () => MemoryStoreLayer],
+  [storeName, requestsFor(serverUrl === undefined), () => freshLayer(PgStoreLayer)]
 ]
 
 const ms = (n: number) => `${n.toFixed(1)} ms`
 
-describe.each(stores)("API fuzz, %s", (store, makeStore) => {
+describe.each(stores)("API fuzz, %s", (store, requests, makeStore) => {
   const endpoints = allEndpoints()
   let server: FuzzServer
   let slowest: ReadonlyArray<{ readonly request: FuzzRequest; readonly ms: number }> = []
@@ -43,7 +45,15 @@ describe.each(stores)("API fuzz, %s", (store, makeStore) => {
     // Event-loop delay is reported, not asserted: wall-clock figures on a shared 2-core runner are not a contract.
     const loop = monitorEventLoopDelay({ resolution: 5 })
     loop.enable()
-    const result = await runFuzz({ handler: server.handler, endpoints, ctx: server.ctx, seed, count: requests, concurrency })
+    const result = await runFuzz({
+      handler: server.handler,
+      endpoints,
+      ctx: server.ctx,
+      seed,
+      count: requests,
+      concurrency,
+      reseed: { every: 1_000, run: server.reseed }
+    })
     loop.disable()
     slowest = result.slowest
     const statuses = [...result.statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ")
@@ -52,6 +62,8 @@ describe.each(stores)("API fuzz, %s", (store, makeStore) => {
       `fuzz ${store}: seed ${seed}, ${result.sent} requests over ${endpoints.length} endpoints in ${ms(result.ms)} ` +
       `(${(result.sent / (result.ms / 1000)).toFixed(0)}/s, concurrency ${concurrency}; ${result.unsendable} unsendable)`,
       `  statuses: ${statuses}`,
+      `  targeted checks: ${result.probes.crossOrganization} of B's ids asked for by A, ${result.probes.upperCase} upper-case ids compared with lower-case`,
+      `  2xx/sent by endpoint: ${[...result.byEndpoint].map(([e, t]) => `${e} ${t.succeeded}/${t.sent}`).join(", ")}`,
       `  event-loop delay: p50 ${ms(loop.percentile(50) / 1e6)}, p99 ${ms(loop.percentile(99) / 1e6)}, max ${ms(loop.max / 1e6)}`,
       `  slowest hostile requests: ${result.slowest.map((s) => `${s.request.method} ${s.request.endpoint.path} ${ms(s.ms)} [${s.request.labels.join("; ")}]`).join(" | ")}`,
       result.failures.size === 0 ? "  no failures" : `  ${result.failures.size} failure groups:\n${report}`

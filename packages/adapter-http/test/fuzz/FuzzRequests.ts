@@ -61,6 +61,10 @@ export class IdPool {
     if (!ids.includes(id)) ids.push(id)
     this.byCollection.set(collection, ids)
   }
+  remove(collection: string, id: string) {
+    const ids = this.byCollection.get(collection)
+    if (ids !== undefined) this.byCollection.set(collection, ids.filter((x) => x !== id))
+  }
   of(collection: string): ReadonlyArray<string> {
     return this.byCollection.get(collection) ?? []
   }
@@ -89,6 +93,27 @@ export interface FuzzContext {
   /** Real `nextCursor`s by path template, to replay and to tamper with. */
   readonly cursors: Map<string, Array<string>>
   readonly samples: (endpoint: EndpointShape, slot: "params" | "query" | "payload") => ReadonlyArray<unknown>
+  /**
+   * Values that were accepted, by field name, learned from the set-up requests (`url`, `events`, `product`, …):
+   * rules the schemas cannot express (a resolvable webhook host, a catalog event name, an existing slug) would
+   * otherwise stop almost every generated body at validation, before any hostile value could go deeper.
+   */
+  readonly examples: Map<string, Array<unknown>>
+}
+
+/** Remembers the fields of an accepted body as examples for generated ones. */
+export const rememberExamples = (examples: Map<string, Array<unknown>>, body: unknown) => {
+  if (Array.isArray(body)) return body.forEach((b) => rememberExamples(examples, b))
+  if (typeof body !== "object" || body === null) return
+  for (const [key, value] of Object.entries(body)) {
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) rememberExamples(examples, value)
+    else if (Array.isArray(value) && value.some((v) => typeof v === "object" && v !== null)) rememberExamples(examples, value)
+    else {
+      const known = examples.get(key) ?? []
+      if (known.length < 16 && !known.some((k) => JSON.stringify(k) === JSON.stringify(value))) known.push(value)
+      examples.set(key, known)
+    }
+  }
 }
 
 export interface FuzzRequest {
@@ -99,8 +124,12 @@ export interface FuzzRequest {
   readonly headers: Record<string, string>
   readonly body: string | undefined
   readonly labels: ReadonlyArray<string>
+  /** The real ids put in the path, by collection: a successful DELETE takes them out of the pool. */
+  readonly pathIds: ReadonlyArray<readonly [string, string]>
   /** A well-formed request by A naming B's record in the path: anything but 404 (or 400/429) is a leak. */
   readonly crossOrganization: boolean
+  /** For a GET whose only change is an upper-cased id: the same URL in lower case, which must answer alike. */
+  readonly lowerCaseTwin: string | undefined
 }
 
 // --- serialisation --------------------------------------------------------------------------------------------------
@@ -171,7 +200,7 @@ const pathValue = (
   sampled: unknown,
   ctx: FuzzContext,
   labels: Labels,
-  cross: { used: boolean }
+  cross: { used: boolean; ids: Array<readonly [string, string]> }
 ): string => {
   const collection = collectionOf(endpoint.path, param)
   const own = (endpoint.auth === "operator" ? ctx.operatorOwn : ctx.own).of(collection)
@@ -185,8 +214,11 @@ const pathValue = (
     [15, "hostile"]
   ] as const)
   switch (choice) {
-    case "own":
-      return rng.pick(own)
+    case "own": {
+      const id = rng.pick(own)
+      cross.ids.push([collection, id])
+      return id
+    }
     case "other":
       labels.push(`path ${param}: organization B's record`)
       cross.used = true
@@ -224,17 +256,20 @@ const queryValueFor = (rng: Rng, name: string, ctx: FuzzContext, endpoint: Endpo
 }
 
 const queryString = (rng: Rng, endpoint: EndpointShape, ctx: FuzzContext, labels: Labels): string => {
-  const sample = endpoint.query === undefined ? {} : { ...(rng.pick(ctx.samples(endpoint, "query")) as Record<string, unknown>) }
   const names = endpoint.query === undefined ? [] : Object.keys((endpoint.query as unknown as { fields: object }).fields ?? {})
+  // Each generated parameter is kept with a low chance: random `sort` or `filter` text is nearly always a 400, and
+  // a hostile value should meet an otherwise valid query so that it reaches the filter compiler and the store.
+  const sampled = endpoint.query === undefined ? {} : (rng.pick(ctx.samples(endpoint, "query")) as Record<string, unknown>)
+  const query: Record<string, unknown> = Object.fromEntries(Object.entries(sampled).filter(() => rng.chance(0.25)))
   const parts: Array<string> = []
   const mode = weighted(rng, [[50, "sample"], [38, "values"], [12, "shape"]] as const)
   if (mode === "values" && names.length > 0) {
-    for (let n = 1 + rng.int(2); n > 0; n--) {
+    for (let n = rng.chance(0.8) ? 1 : 2; n > 0; n--) {
       const name = rng.pick(names)
-      sample[name] = queryValueFor(rng, name, ctx, endpoint, labels)
+      query[name] = queryValueFor(rng, name, ctx, endpoint, labels)
     }
   }
-  for (const [name, value] of Object.entries(sample)) {
+  for (const [name, value] of Object.entries(query)) {
     for (const v of Array.isArray(value) ? value : [value]) parts.push(`${encodeComponent(name)}=${encodeComponent(String(v))}`)
   }
   if (mode === "values" && names.length > 0 && rng.chance(0.2)) {
@@ -250,12 +285,25 @@ const queryString = (rng: Rng, endpoint: EndpointShape, ctx: FuzzContext, labels
   return parts.length === 0 ? "" : `?${parts.join("&")}`
 }
 
-/** Replaces uuid-shaped strings of a sample with real ids, so a create or an import references real records. */
-const withRealIds = (rng: Rng, value: unknown, ids: ReadonlyArray<string>): unknown => {
-  if (typeof value === "string") return ids.length > 0 && UUID.test(value) && rng.chance(0.75) ? rng.pick(ids) : value
-  if (Array.isArray(value)) return value.map((v) => withRealIds(rng, v, ids))
+/** `productId` → `products`: the collection a field named after a record takes its ids from. */
+const collectionOfField = (key: string): string | undefined =>
+  key.endsWith("Id") ? `${key.slice(0, -2).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}s` : undefined
+
+/**
+ * Makes a sample plausible: a field gets an accepted value of the same name (an example) by chance, and a
+ * uuid-shaped string becomes a real id, of the collection the field's name points to when there is one.
+ */
+const plausible = (rng: Rng, value: unknown, pool: IdPool, examples: FuzzContext["examples"], key?: string): unknown => {
+  const known = key === undefined ? undefined : examples.get(key)
+  if (known !== undefined && rng.chance(0.6)) return structuredClone(rng.pick(known))
+  if (typeof value === "string" && UUID.test(value) && rng.chance(0.75)) {
+    const named = key === undefined ? undefined : collectionOfField(key)
+    const ids = named !== undefined && pool.of(named).length > 0 ? pool.of(named) : pool.all()
+    return ids.length > 0 ? rng.pick(ids) : value
+  }
+  if (Array.isArray(value)) return value.map((v) => plausible(rng, v, pool, examples, key))
   if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withRealIds(rng, v, ids)]))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plausible(rng, v, pool, examples, k)]))
   }
   return value
 }
@@ -284,9 +332,9 @@ const bodyText = (rng: Rng, endpoint: EndpointShape, ctx: FuzzContext, labels: L
     labels.push("a body where none is expected")
     return toJsonText(hostileValue(rng).value)
   }
-  const ids = endpoint.auth === "operator" ? ctx.operatorOwn.all() : ctx.own.all()
-  const holder = { root: withRealIds(rng, structuredClone(rng.pick(ctx.samples(endpoint, "payload"))), ids) }
-  const mode = weighted(rng, [[40, "sample"], [33, "fields"], [8, "whole"], [8, "malformed"], [11, "shape"]] as const)
+  const pool = endpoint.auth === "operator" ? ctx.operatorOwn : ctx.own
+  const holder = { root: plausible(rng, rng.pick(ctx.samples(endpoint, "payload")), pool, ctx.examples) }
+  const mode = weighted(rng, [[35, "sample"], [38, "fields"], [8, "whole"], [8, "malformed"], [11, "shape"]] as const)
   switch (mode) {
     case "sample":
       break
@@ -294,9 +342,11 @@ const bodyText = (rng: Rng, endpoint: EndpointShape, ctx: FuzzContext, labels: L
       // The places are those of the sample alone: walking into an inserted corpus value would edit the corpus.
       const all = placesIn(holder)
       const places = all.length > 1 ? all.slice(1) : all
-      for (let n = 1 + rng.int(3); n > 0; n--) {
+      // Mostly one field, and mostly a string in a string's place: one bad value in an otherwise plausible body
+      // gets past validation of the others, which is where the store and the rules beyond the schema are reached.
+      for (let n = rng.chance(0.7) ? 1 : 2 + rng.int(2); n > 0; n--) {
         const [container, key] = rng.pick(places)
-        const h = hostileValue(rng)
+        const h = typeof container[key] === "string" && rng.chance(0.7) ? rng.pick(hostileStrings) : hostileValue(rng)
         labels.push(`${placeName(key)}: ${h.name}`)
         container[key] = h.value
       }
@@ -349,7 +399,7 @@ const OTHER_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 /** Request `index` for `endpoint`. */
 export const generateRequest = (index: number, rng: Rng, endpoint: EndpointShape, ctx: FuzzContext): FuzzRequest => {
   const labels: Labels = []
-  const cross = { used: false }
+  const cross = { used: false, ids: [] as Array<readonly [string, string]> }
   const sampledParams = endpoint.params === undefined ? {} : (rng.pick(ctx.samples(endpoint, "params")) as Record<string, unknown>)
   let path = endpoint.path
   for (const param of endpoint.pathParams) {
@@ -371,6 +421,8 @@ export const generateRequest = (index: number, rng: Rng, endpoint: EndpointShape
     if (contentType.value !== undefined) headers["content-type"] = contentType.value
   }
   if (method === "GET" || method === "OPTIONS") body = undefined
+  const byA = headers["authorization"] === `Bearer ${ctx.keys.full}`
+  const onlyUpperCased = labels.length > 0 && labels.every((l) => l.endsWith(": upper-case id"))
   return {
     index,
     endpoint,
@@ -379,6 +431,8 @@ export const generateRequest = (index: number, rng: Rng, endpoint: EndpointShape
     headers,
     body,
     labels,
-    crossOrganization: cross.used && labels.length === 1 && headers["authorization"] === `Bearer ${ctx.keys.full}`
+    pathIds: cross.ids,
+    crossOrganization: cross.used && labels.length === 1 && byA,
+    lowerCaseTwin: method === "GET" && byA && onlyUpperCased ? (path + query).toLowerCase() : undefined
   }
 }

@@ -82,6 +82,11 @@ export const learn = (ctx: FuzzContext, request: FuzzRequest, answer: Answer) =>
   const auth = request.headers["authorization"]
   const pool = auth === `Bearer ${ctx.keys.full}` ? ctx.own : auth === `Bearer ${ctx.keys.operator}` ? ctx.operatorOwn : undefined
   if (pool === undefined) return
+  if (request.method === "DELETE" && /\/:[^/]+$/.test(request.endpoint.path)) {
+    // The deleted record is the one the path ends with; keep naming it and every later request is a 404.
+    const deleted = request.pathIds.at(-1)
+    if (deleted !== undefined) pool.remove(deleted[0], deleted[1])
+  }
   const body = parse(answer.text)
   if (!body.ok || !isObject(body.value)) return
   const collection = responseCollectionOf(request.endpoint.path)
@@ -111,7 +116,8 @@ const clip = (s: string, n = 240) => (s.length <= n ? s : `${s.slice(0, n)}… (
 export class FailureLog {
   readonly groups = new Map<string, { count: number; example: Failure }>()
   add(request: FuzzRequest, answer: Answer, problems: ReadonlyArray<string>) {
-    for (const problem of problems) {
+    // The problems of one answer are one group: a 415 in text/plain is one finding, not two.
+    for (const problem of problems.length === 0 ? [] : [problems.join("; ")]) {
       const key = `${request.method} ${request.endpoint.path} → ${answer.status}: ${problem}`
       const group = this.groups.get(key)
       // The smallest example is the easiest reproduction: fewest changes, then fewest characters.
@@ -151,7 +157,11 @@ export interface RunResult {
   readonly unsendable: number
   readonly ms: number
   readonly statuses: Map<number, number>
+  /** Requests and 2xx answers by endpoint: how deep the run got, endpoint by endpoint. */
+  readonly byEndpoint: Map<string, { sent: number; succeeded: number }>
   readonly failures: FailureLog
+  /** How many answers the targeted checks saw: B's ids used by A, upper-case ids compared with lower-case. */
+  readonly probes: { crossOrganization: number; upperCase: number }
   /** The slowest requests that carried a hostile value, slowest first. */
   readonly slowest: ReadonlyArray<{ readonly request: FuzzRequest; readonly ms: number }>
 }
@@ -164,11 +174,15 @@ export const runFuzz = async (options: {
   readonly count: number
   readonly concurrency: number
   readonly keepSlowest?: number
+  /** Creates fresh records every `every` requests, so deletions do not leave later requests nothing to reach. */
+  readonly reseed?: { readonly every: number; readonly run: () => Promise<void> }
 }): Promise<RunResult> => {
   const { concurrency, count, ctx, endpoints, handler, seed } = options
   const keep = options.keepSlowest ?? 5
   const failures = new FailureLog()
+  const probes = { crossOrganization: 0, upperCase: 0 }
   const statuses = new Map<number, number>()
+  const byEndpoint = new Map(endpoints.map((e) => [`${e.method} ${e.path}`, { sent: 0, succeeded: 0 }]))
   const slowest: Array<{ request: FuzzRequest; ms: number }> = []
   let next = 0
   let unsendable = 0
@@ -192,7 +206,22 @@ export const runFuzz = async (options: {
       return
     }
     statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1)
+    const tally = byEndpoint.get(`${request.endpoint.method} ${request.endpoint.path}`)!
+    tally.sent++
+    if (answer.status >= 200 && answer.status < 300) tally.succeeded++
     failures.add(request, answer, problemsOf(request, answer))
+    if (request.crossOrganization) probes.crossOrganization++
+    if (request.lowerCaseTwin !== undefined) {
+      probes.upperCase++
+      // DECISIONS §11: an id is the same id in either letter case, and answers carry it in lower case.
+      const twin = await send(handler, toRequest({ ...request, url: request.lowerCaseTwin }))
+      if (twin.status !== answer.status) failures.add(request, answer, [`upper-case id answered ${answer.status}, lower-case ${twin.status}`])
+      else {
+        const body = parse(answer.text)
+        const id = body.ok && isObject(body.value) ? body.value["id"] : undefined
+        if (typeof id === "string" && id !== id.toLowerCase()) failures.add(request, answer, ["the record's id is answered in upper case"])
+      }
+    }
     learn(ctx, request, answer)
     if (request.labels.length > 0 && (slowest.length < keep || answer.ms > slowest[slowest.length - 1]!.ms)) {
       slowest.push({ request, ms: answer.ms })
@@ -204,11 +233,18 @@ export const runFuzz = async (options: {
   // answers through promise jobs alone, so without this the event loop would not turn once in the whole run and
   // its delay could not be measured.
   const worker = async () => {
-    while (next < count) {
-      await new Promise((resolve) => setImmediate(resolve))
-      await one(next++)
+    try {
+      while (next < count) {
+        await new Promise((resolve) => setImmediate(resolve))
+        const index = next++
+        if (options.reseed !== undefined && index > 0 && index % options.reseed.every === 0) await options.reseed.run()
+        await one(index)
+      }
+    } catch (e) {
+      next = count // a harness error: stop the other workers before the server is disposed under them
+      throw e
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker))
-  return { sent: count - unsendable, unsendable, ms: performance.now() - started, statuses, failures, slowest }
+  return { sent: count - unsendable, unsendable, ms: performance.now() - started, statuses, byEndpoint, failures, probes, slowest }
 }

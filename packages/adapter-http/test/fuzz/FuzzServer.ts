@@ -8,7 +8,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { makeWebHandler } from "../../src/server/ApiServer.ts"
 import { allPermissions } from "../TestServer.ts"
 import { type EndpointShape, responseCollectionOf, samplesOf } from "./ApiShape.ts"
-import { type FuzzContext, type FuzzKeys, IdPool } from "./FuzzRequests.ts"
+import { type FuzzContext, type FuzzKeys, IdPool, rememberExamples } from "./FuzzRequests.ts"
 import { learn, send, type Send, toRequest } from "./FuzzRun.ts"
 
 // Long enough for any start-up check on the operator token (DECISIONS §11 asks for at least 32 characters).
@@ -23,13 +23,15 @@ const FakeDns = Layer.succeed(HostResolver, HostResolver.of({
 export interface FuzzServer {
   readonly handler: Send
   readonly ctx: FuzzContext
+  /** Another round of A's records (the run's deletions use them up). */
+  readonly reseed: () => Promise<void>
   /** Secret keys and their names, to keep them out of printed reports. */
   readonly keyNames: ReadonlyArray<readonly [string, string]>
   readonly dispose: () => Promise<void>
 }
 
 /** A JSON call that must succeed: set-up failing means the harness, not the fuzzed input, is wrong. */
-const caller = (handler: Send) => async (method: string, url: string, token: string, body?: unknown): Promise<any> => {
+const caller = (handler: Send, onBody: (body: unknown) => void = () => {}) => async (method: string, url: string, token: string, body?: unknown): Promise<any> => {
   const answer = await send(handler, toRequest({
     method,
     url,
@@ -37,6 +39,7 @@ const caller = (handler: Send) => async (method: string, url: string, token: str
     body: body === undefined ? undefined : JSON.stringify(body)
   }))
   if (answer.status >= 300) throw new Error(`fuzz set-up: ${method} ${url} → ${answer.status} ${answer.text}`)
+  onBody(body)
   return JSON.parse(answer.text)
 }
 
@@ -63,8 +66,9 @@ const seedRecords = async (call: ReturnType<typeof caller>, key: string, pool: I
       published: i % 2 === 0
     }))
   })
-  for (const row of imported.imported) pool.add("reviews", row.id)
-  for (const id of pool.of("reviews").slice(0, 3)) await call("POST", `/reviews/${id}/response`, key, { body: "Thank you", published: true })
+  const reviews: Array<string> = imported.imported.map((row: { id: string }) => row.id)
+  for (const id of reviews) pool.add("reviews", id)
+  for (const id of reviews.slice(0, 3)) await call("POST", `/reviews/${id}/response`, key, { body: "Thank you", published: true })
   for (let i = 0; i < 3; i++) {
     const question = await create("/product-questions", {
       productId: products[i]!.id,
@@ -124,6 +128,7 @@ export const makeFuzzServer = async (
     other: new IdPool(),
     operatorOwn: new IdPool(),
     cursors: new Map(),
+    examples: new Map(),
     samples: (endpoint, slot) => {
       const id = `${endpoint.name} ${slot}`
       const schema = endpoint[slot]
@@ -134,20 +139,25 @@ export const makeFuzzServer = async (
   // The operator may touch any organization: it gets C (and C's keys), never A, whose rate limit the run relies on.
   ctx.operatorOwn.add("organizations", c)
   for (let i = 0; i < 3; i++) ctx.operatorOwn.add("keys", (await issueKey(c)).id)
-  await seedRecords(call, keys.full, ctx.own, "a")
+  // Only A's set-up bodies become examples: B's would put B's ids into A's generated bodies on purpose too often.
+  const callAsA = caller(handler, (body) => rememberExamples(ctx.examples, body))
+  let round = 0
+  const reseed = () => seedRecords(callAsA, keys.full, ctx.own, `a${round++}`)
+  await reseed()
   await seedRecords(call, otherKey, ctx.other, "b")
 
   // A first page of every list, so real cursors exist to replay and to tamper with.
   for (const endpoint of endpoints) {
     const fields = (endpoint.query as { fields?: Record<string, unknown> } | undefined)?.fields ?? {}
     if (endpoint.method !== "GET" || endpoint.auth !== "secretKey" || endpoint.pathParams.length > 0 || !("limit" in fields)) continue
-    const request = { index: -1, endpoint, method: "GET", url: `${endpoint.path}?limit=1`, headers: { authorization: `Bearer ${keys.full}` }, body: undefined, labels: [], crossOrganization: false }
+    const request = { index: -1, endpoint, method: "GET", url: `${endpoint.path}?limit=1`, headers: { authorization: `Bearer ${keys.full}` }, body: undefined, labels: [], pathIds: [], crossOrganization: false, lowerCaseTwin: undefined }
     learn(ctx, request, await send(handler, toRequest(request)))
   }
 
   return {
     handler,
     ctx,
+    reseed,
     keyNames: [[keys.full, "A's key"], [keys.readOnly, "A's read-only key"], [keys.revoked, "A's revoked key"], [keys.lowLimit, "low-limit org's key"], [OPERATOR_TOKEN, "operator token"], [otherKey, "B's key"]],
     dispose: () => web.dispose()
   }

@@ -85,7 +85,7 @@ export const hostileJson: ReadonlyArray<Hostile<unknown>> = entries<unknown>({
   "array for an object": [{ a: 1 }],
   "10,000-level arrays": raw(nestedArrays(10_000)),
   "10,000-level objects": raw(nestedObjects(10_000)),
-  "10,000 elements": Array.from({ length: 10_000 }, (_, i) => i),
+  "10,001 elements (one over the import cap)": Array.from({ length: 10_001 }, (_, i) => i),
   "10,000 keys": Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])),
   "__proto__ key": raw("{\"__proto__\":{\"polluted\":true}}"),
   "duplicate keys": raw("{\"a\":1,\"a\":2}"),
