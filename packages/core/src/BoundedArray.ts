@@ -9,7 +9,7 @@
  * The OpenAPI / JSON Schema document still describes the real members: the size check carries the member schema
  * as a dependency and renders `{items, maxItems}`.
  */
-import { Schema, SchemaAST } from "effect"
+import { Schema, SchemaAST, SchemaGetter } from "effect"
 
 const sizeRepresentation = (id: string, max: number, members: Schema.Top) => ({
   id,
@@ -23,8 +23,14 @@ const sizeRepresentation = (id: string, max: number, members: Schema.Top) => ({
  * clients keep their row types; the members themselves are checked by the second stage. Its JSON form is the value
  * itself (`toCodecJson: undefined`): JSON codecs would otherwise walk every member of an opaque value.
  */
-const envelope = <A>(is: (u: unknown) => boolean, expected: string) =>
-  Schema.declare((u: unknown): u is A => is(u), { expected, toCodecJson: () => undefined })
+const envelope = <A>(is: (u: unknown) => boolean, expected: string, members: Schema.Top) =>
+  Schema.declare((u: unknown): u is A => is(u), {
+    expected,
+    toCodecJson: () => undefined,
+    // Generators (property tests, the API fuzz harness) produce real members: the members' wire form, unchanged.
+    toCodecArbitrary: () =>
+      Schema.link<A>()(Schema.toEncoded(members), { decode: SchemaGetter.passthrough(), encode: SchemaGetter.passthrough() } as never)
+  })
 
 const isPlainObject = (u: unknown): boolean => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -34,7 +40,7 @@ const isPlainObject = (u: unknown): boolean => typeof u === "object" && u !== nu
  */
 export const BoundedArray = <S extends Schema.Top>(item: S, max: number, message?: string) => {
   const members = Schema.Array(item)
-  return envelope<ReadonlyArray<S["Encoded"]>>(Array.isArray, "array").check(Schema.makeFilter(
+  return envelope<ReadonlyArray<S["Encoded"]>>(Array.isArray, "array", members).check(Schema.makeFilter(
     (a: ReadonlyArray<unknown>) =>
       a.length <= max ? undefined : message ?? `has ${a.length} items; at most ${max} are allowed`,
     {
@@ -52,7 +58,7 @@ export const BoundedArray = <S extends Schema.Top>(item: S, max: number, message
  */
 export const BoundedRecord = <K extends Schema.Record.Key, V extends Schema.Top>(key: K, value: V, max: number) => {
   const members = Schema.Record(key, value)
-  return envelope<Readonly<Record<K["Encoded"], V["Encoded"]>>>(isPlainObject, "object").check(Schema.makeFilter(
+  return envelope<Readonly<Record<K["Encoded"], V["Encoded"]>>>(isPlainObject, "object", members).check(Schema.makeFilter(
     (r: object) => {
       let n = 0
       for (const _ in r) if (++n > max) return `has more than ${max} keys; at most ${max} are allowed`

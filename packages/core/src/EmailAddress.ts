@@ -54,6 +54,7 @@ export const EmailAddress = Schema.String.check(
   Schema.isMaxLength(EMAIL_MAX_LENGTH).abort(),
   Schema.makeFilter(
     (s: string) => isEmailAddress(s) ? textProblem(s) : "must be an email address such as ada@example.com",
-    { expected: "an email address such as ada@example.com" }
+    // Generators draw from a pattern whose every match is an address, so they never discard a sample.
+    { expected: "an email address such as ada@example.com", arbitraryConstraint: { patterns: [/^[a-z0-9]{1,20}@[a-z0-9]{1,20}\.[a-z]{2,6}$/] } }
   )
 )

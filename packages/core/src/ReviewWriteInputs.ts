@@ -14,6 +14,7 @@ import { MetadataInput } from "./Metadata.ts"
 import { ReviewDeletionReason } from "./Review.ts"
 import { parseTimestampValue } from "./Filter.ts"
 import { BoundedText, RequiredText, StoredText } from "./Text.ts"
+import { validInstantPattern } from "./Timestamp.ts"
 
 /** A review's `title` and `body` are at most this long, wherever they come from (create, redaction, import). */
 export const REVIEW_TITLE_MAX_LENGTH = 500
@@ -26,7 +27,8 @@ export const ReviewBody = BoundedText(REVIEW_BODY_MAX_LENGTH)
 export const InstantInput = Schema.String.check(Schema.isMaxLength(64).abort(), Schema.makeFilter((s: string) =>
   parseTimestampValue(s) === undefined
     ? "must be an ISO 8601 date-time with a time zone, such as 2026-01-31T12:00:00Z"
-    : undefined
+    : undefined,
+  { arbitraryConstraint: { patterns: [validInstantPattern] } }
 ))
 
 /** A rating as customers give it: 1 to 5. */
@@ -44,7 +46,7 @@ export const ImageUrlInput = BoundedText(2048).check(
     } catch {
       return "must be an absolute http or https URL"
     }
-  })
+  }, { arbitraryConstraint: { patterns: [/^https:\/\/[a-z]{1,12}\.example\/[a-z0-9]{0,16}\.jpg$/] } })
 )
 
 // ---------------------------------------------------------------------------------------------------------------

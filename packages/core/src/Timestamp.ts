@@ -34,10 +34,17 @@ const canonicalOf = (s: string): string | undefined => {
   return isoUtc.test(t) && !t.startsWith("0000") ? t : undefined
 }
 
+/**
+ * What generators (property tests, the API fuzz harness) draw timestamps from: every match is a real instant (days
+ * 01–28 exist in every month), so generation never has to discard a sample the strict check refuses.
+ */
+export const validInstantPattern = /^(19[7-9][0-9]|20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z$/
+
 /** The canonical form only, and a real instant (`2026-02-30T00:00:00.000Z` is refused, not rolled over). */
 export const Timestamp = Schema.String.pipe(
   Schema.check(Schema.makeFilter((s: string) => isoUtc.test(s) && canonicalOf(s) === s, {
-    expected: "an ISO 8601 UTC timestamp such as 2026-01-31T12:00:00.000Z"
+    expected: "an ISO 8601 UTC timestamp such as 2026-01-31T12:00:00.000Z",
+    arbitraryConstraint: { patterns: [validInstantPattern] }
   })),
   Schema.brand("Timestamp")
 )
@@ -46,7 +53,8 @@ export type Timestamp = typeof Timestamp.Type
 /** Any ISO 8601 date-time a caller may send (with or without milliseconds, any offset), normalised to a Timestamp. */
 export const TimestampInput = Schema.String.pipe(
   Schema.check(Schema.makeFilter((s: string) => canonicalOf(s) !== undefined, {
-    expected: "an ISO 8601 date-time such as 2026-01-31T12:00:00Z"
+    expected: "an ISO 8601 date-time such as 2026-01-31T12:00:00Z",
+    arbitraryConstraint: { patterns: [validInstantPattern] }
   }))
 )
 
