@@ -10,6 +10,7 @@
  *   BENCH_KEEP=1                                keep the database afterwards (its URL is printed)
  */
 import {
+  CursorKey,
   IdGenerator,
   type ListParams,
   type OrganizationId,
@@ -82,11 +83,11 @@ async function main(): Promise<void> {
   const { handler, dispose } = makeWebHandler(services, {}, memoMap)
 
   try {
-    const { organizationId, secretKey } = await runtime.runPromise(Effect.gen(function*() {
+    const { organizationId, secretKey, cursorKey } = await runtime.runPromise(Effect.gen(function*() {
       // A ceiling the benchmark cannot exhaust: rate limiting is still charged on every request.
       const org = yield* Provisioning.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 })
       const key = yield* Provisioning.issueSecretKey(org.id, { permissions: ["reviews:read"] })
-      return { organizationId: org.id as OrganizationId, secretKey: key.secretKey }
+      return { organizationId: org.id as OrganizationId, secretKey: key.secretKey, cursorKey: yield* CursorKey }
     }))
 
     console.log(`reviews-list: ${reviews.toLocaleString("en")} reviews over ${products.toLocaleString("en")} products in ${dbName}`)
@@ -103,7 +104,7 @@ async function main(): Promise<void> {
       return JSON.parse(text) as { data: Array<{ id: string }>; nextCursor: string | null }
     }
     const statementOf = (params: ListParams) => {
-      const parsed = parseListRequest(params, reviewListEndpoint)
+      const parsed = parseListRequest(params, reviewListEndpoint, { key: cursorKey, organizationId })
       if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
       return reviewPageStatement(organizationId, parsed.success)
     }

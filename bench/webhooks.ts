@@ -139,7 +139,7 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
         organizationId: org.id,
         url,
         events: ["review.updated"],
-        hmacSecret: "bench-secret",
+        hmacSecret: "bench-secret-0123456789",
         createdAt: at,
         updatedAt: at
       })

@@ -6,7 +6,7 @@ import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 
-export const OPERATOR_TOKEN = "bench-operator-token"
+export const OPERATOR_TOKEN = "bench-operator-token-of-at-least-32-characters"
 
 /** A PostgreSQL server for the benchmarks, when one is configured; otherwise they use embedded PGlite. */
 export const benchDatabaseServer: string | undefined = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"] || undefined

@@ -15,7 +15,7 @@ import { chooseStore, storeLayer } from "../../packages/adapter-http/src/server/
 const env = process.env
 const limiter = env["BENCH_LIMITER"] ?? "on"
 const options = {
-  operatorToken: Redacted.make(env["OPERATOR_TOKEN"] ?? "bench-operator-token"),
+  operatorToken: Redacted.make(env["OPERATOR_TOKEN"] ?? "bench-operator-token-of-at-least-32-characters"),
   logRequests: env["LOG_REQUESTS"] === "true"
 }
 

@@ -3,11 +3,11 @@
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { isWellFormedSecretKey } from "@feedback/core"
-import { Cause, Config, Effect, Exit, Layer, Option, type Runtime } from "effect"
+import { Cause, Config, Effect, Exit, Layer, Option, Redacted, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { createServer } from "node:http"
 import { ApiRoutes, apiMiddleware } from "./server/ApiServer.ts"
-import { seedDemo } from "./server/DemoSeed.ts"
+import { demoSeeding, seedDemo } from "./server/DemoSeed.ts"
+import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
 import { DEFAULT_EMBED_SCRIPT_URL } from "./server/SetupHandlers.ts"
 import { chooseStore, describeStore, storeLayer } from "./server/StoreSelection.ts"
 
@@ -17,18 +17,33 @@ const ServerConfig = Config.all({
   databaseUrl: Config.String("DATABASE_URL").pipe(Config.option),
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./.data")),
   operatorToken: Config.Redacted("OPERATOR_TOKEN").pipe(Config.option),
+  demo: Config.Boolean("DEMO").pipe(Config.option),
+  cursorSecret: Config.Redacted("CURSOR_SECRET").pipe(Config.option),
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
   smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
   mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
   logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
   embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
   publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
+  limits: Config.all({
+    requestTimeoutMs: Config.Int("REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.requestTimeoutMs)),
+    importRequestTimeoutMs: Config.Int("IMPORT_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.importRequestTimeoutMs)),
+    headersTimeoutMs: Config.Int("HEADERS_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.headersTimeoutMs)),
+    keepAliveTimeoutMs: Config.Int("KEEP_ALIVE_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs)),
+    maxConnections: Config.Int("MAX_CONNECTIONS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.maxConnections))
+  }),
   webhooks: Config.all({
     allowInsecure: Config.Boolean("WEBHOOK_ALLOW_INSECURE").pipe(Config.withDefault(false)),
     allowPrivate: Config.Boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
     timeoutMs: Config.Int("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000))
   })
 })
+
+/**
+ * The operator token provisions organizations and keys: 32 characters is the hex form of 128 random bits, the least
+ * such a token should carry (docs/SECURITY.md).
+ */
+const MIN_OPERATOR_TOKEN_LENGTH = 32
 
 const isHttpUrl = (value: string) => {
   try {
@@ -49,6 +64,11 @@ const main = Effect.gen(function*() {
       return yield* Effect.die(new Error(`${name} must be an absolute http(s) URL`))
     }
   }
+  if (Option.isSome(config.operatorToken) && Redacted.value(config.operatorToken.value).length < MIN_OPERATOR_TOKEN_LENGTH) {
+    return yield* Effect.die(new Error(`OPERATOR_TOKEN must be at least ${MIN_OPERATOR_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`))
+  }
+  const limitsProblem = checkServerLimits(config.limits)
+  if (limitsProblem !== undefined) return yield* Effect.die(new Error(`Server limits: ${limitsProblem}`))
   if (Option.isSome(config.smtpUrl) && Option.isNone(config.mailFrom)) {
     return yield* Effect.die(new Error("MAIL_FROM must be set when SMTP_URL is, e.g. MAIL_FROM='Shop <answers@shop.example>'"))
   }
@@ -57,6 +77,8 @@ const main = Effect.gen(function*() {
     : undefined
   const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
   if (config.webhooks.timeoutMs < 1) return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
+  const demo = demoSeeding(Option.getOrUndefined(config.demo), store)
+  const log = (line: string) => process.stdout.write(line + "\n")
   const options = {
     operatorToken: Option.getOrUndefined(config.operatorToken),
     logRequests: config.logRequests,
@@ -69,7 +91,7 @@ const main = Effect.gen(function*() {
   const Announce = Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
     const url = HttpServer.formatAddress(server.address)
-    const seeded = yield* seedDemo(demoKey)
+    const seeded = demo._tag === "Off" ? demo : yield* seedDemo(demoKey)
     const lines = [
       `Admin API listening on ${url}`,
       `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
@@ -77,24 +99,29 @@ const main = Effect.gen(function*() {
       `  Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`,
       options.operatorToken === undefined ? "  Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `  Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`,
       `  Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`,
-      seeded._tag === "Created"
+      `  Limits: request ${config.limits.requestTimeoutMs} ms (imports ${config.limits.importRequestTimeoutMs} ms), headers ${config.limits.headersTimeoutMs} ms, keep-alive ${config.limits.keepAliveTimeoutMs} ms, ${config.limits.maxConnections} connections`,
+      seeded._tag === "Off"
+        ? `  Demo: off (${seeded.reason})`
+        : seeded._tag === "Revoked"
+        ? "  Demo key: the DEMO_SECRET_KEY key was revoked and is not issued again; choose another DEMO_SECRET_KEY"
+        : seeded._tag === "Created"
         ? `  Demo key (shown once; keep it): ${seeded.secretKey}`
         : seeded.secretKey !== undefined
         ? `  Demo key: ${seeded.secretKey} (from DEMO_SECRET_KEY)`
         : "  Demo key: printed at first start (only its hash is stored); set DEMO_SECRET_KEY to choose one",
-      `  Try: curl -H "Authorization: Bearer <demo key>" ${url}/organization`
+      `  Try: curl -H "Authorization: Bearer <${seeded._tag === "Off" || seeded._tag === "Revoked" ? "secret key" : "demo key"}>" ${url}/organization`
     ]
     yield* Effect.sync(() => process.stdout.write(lines.join("\n") + "\n"))
   }))
 
-  const Services = storeLayer(store)
+  const Services = storeLayer(store, { cursorSecret: Option.getOrUndefined(config.cursorSecret) })
   const App = HttpRouter.serve(ApiRoutes(options), {
     disableLogger: true,
     disableListenLog: true,
     middleware: apiMiddleware(options)
   }).pipe(
     Layer.merge(Announce),
-    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+    Layer.provide(NodeHttpServer.layer(hardenedServer(config.limits, config.logRequests ? log : () => {}), { port: config.port, host: config.host })),
     Layer.provide(Services)
   )
   return yield* Layer.launch(App)

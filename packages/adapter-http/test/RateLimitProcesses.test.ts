@@ -13,7 +13,7 @@ import { afterAll, assert, beforeAll, it } from "vitest"
 import { describeWithServer, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
 import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
 
-const OPERATOR_TOKEN = "processes-test-operator-token"
+const OPERATOR_TOKEN = "processes-test-operator-token-of-32-characters"
 const CEILING = 600 // apiRequestsPerMinute: 10 tokens per second
 const REQUESTS = 2_400
 const SOCKETS_PER_PROCESS = 32

@@ -132,7 +132,7 @@ describe("PATCH /reviews/{id}", () => {
       [{ published: null }, "body.published"],
       [{ metadata: { a: 1 } }, "body.metadata.a"],
       [{ metadata: null }, "body.metadata"],
-      [{ metadata: { a: "nul\u0000" } }, "body.metadata"],
+      [{ metadata: { a: "nul\u0000" } }, "body.metadata.a"],
       [{ title: 5 }, "body.title"]
     ]
     for (const [payload, path] of cases) {

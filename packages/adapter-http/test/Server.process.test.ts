@@ -72,9 +72,9 @@ describe("npm start", () => {
     }
   })
 
-  it.skipIf(serverUrl === undefined)("DATABASE_URL=postgres://… works the same (needs TEST_DATABASE_URL)", async () => {
+  it.skipIf(serverUrl === undefined)("DATABASE_URL=postgres://… with DEMO=true works the same (needs TEST_DATABASE_URL)", async () => {
     const url = await Effect.runPromise(freshServerDatabase(serverUrl!))
-    const server = await startServer({ DATABASE_URL: url })
+    const server = await startServer({ DATABASE_URL: url, DEMO: "true" })
     try {
       const key = demoKeyOf(server.output())!
       expect((await getOrganization(server.url, key)).status).toBe(200)

@@ -136,7 +136,7 @@ describe("webhook delivery to a real receiver", () => {
     }
     const before = receiver.received.length
     await server.request("PATCH", `/webhooks/${hooks[0]}`, { token: key, body: { events: ["webhook.updated", "webhook.deleted"] } })
-    await server.request("PATCH", `/webhooks/${hooks[1]}`, { token: key, body: { hmacSecret: "x" } })
+    await server.request("PATCH", `/webhooks/${hooks[1]}`, { token: key, body: { hmacSecret: "x-secret-0123456789" } })
     await eventually(async () => (receiver.received.length - before >= 6 ? true : undefined))
     await sleep(200)
     const keys = receiver.received.slice(before).map((r) => JSON.parse(r.raw.toString("utf8")).idempotencyKey as string)

@@ -36,7 +36,7 @@ describe("webhook registration over HTTP", () => {
     const { key } = await strict.provision()
     const res = await strict.request("POST", "/webhooks", {
       token: key,
-      body: { url: HOOK, events: ["review.created", "review.updated"], hmacSecret: "whsec_abc" }
+      body: { url: HOOK, events: ["review.created", "review.updated"], hmacSecret: "whsec_abcdefghijklmnop" }
     })
     expect(res.status).toBe(201)
     expect(Object.keys(res.body).sort()).toEqual(["createdAt", "events", "hasSecret", "id", "updatedAt", "url"])
@@ -97,7 +97,7 @@ describe("webhook registration over HTTP", () => {
     const { key } = await strict.provision()
     const created = await strict.request("POST", "/webhooks", {
       token: key,
-      body: { url: HOOK, events: ["review.created"], hmacSecret: "first" }
+      body: { url: HOOK, events: ["review.created"], hmacSecret: "first-secret-0123456789" }
     })
     const id = created.body.id
     const patch = (body: unknown) => strict.request("PATCH", `/webhooks/${id}`, { token: key, body })
@@ -108,7 +108,7 @@ describe("webhook registration over HTTP", () => {
     expect(removed.status).toBe(200)
     expect(removed.body.hasSecret).toBe(false)
     expect(removed.body.events).toEqual(["review.deleted", "productQuestion.created"])
-    const set = await patch({ hmacSecret: "second" })
+    const set = await patch({ hmacSecret: "second-secret-0123456789" })
     expect(set.body.hasSecret).toBe(true)
     const unsigned = await strict.request("POST", "/webhooks", {
       token: key,

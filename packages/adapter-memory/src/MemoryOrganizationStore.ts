@@ -8,6 +8,7 @@ import {
   OrganizationRepository,
   type Owned,
   type PublishableKey,
+  SecretKeyHashTaken,
   type SecretKeyRecord,
   SecretKeyRepository,
   StorefrontRecordRepository,
@@ -56,9 +57,11 @@ export const MemorySecretKeyRepository = Layer.effect(SecretKeyRepository, Effec
   return SecretKeyRepository.of({
     insert: (key) =>
       db.mutate(() => {
+        if (byHash.get(key.keyHash) !== undefined) return false
         keys.set(key.id, key)
         byHash.set(key.keyHash, key.id)
-      }),
+        return true
+      }).pipe(Effect.flatMap((inserted) => inserted ? Effect.void : Effect.fail(new SecretKeyHashTaken()))),
     findByHash: (keyHash) =>
       Effect.sync(() => {
         const id = byHash.get(keyHash)

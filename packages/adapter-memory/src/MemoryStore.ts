@@ -1,7 +1,9 @@
-/** Every core store service in memory, over one fresh MemoryDatabase. */
+/** Every core store service in memory, over one fresh MemoryDatabase (with its own generated cursor key). */
+import { CursorKey } from "@feedback/core"
 import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./MemoryCatalogStore.ts"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
+import { MemoryInstanceSecretRepository } from "./MemoryInstanceSecrets.ts"
 import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
 import { MemoryReviewRepository } from "./MemoryReviewStore.ts"
 import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./MemoryProductQuestionStore.ts"
@@ -28,5 +30,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryReviewRepository,
   MemorySetupStore,
   MemoryWebhookRepository,
-  MemoryReviewWriteRepository
+  MemoryReviewWriteRepository,
+  CursorKey.layerStored.pipe(Layer.provideMerge(MemoryInstanceSecretRepository))
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -24,6 +24,7 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, type ListSqlMapping } from "./FilterSql.ts"
 import { toNullableTimestamp, toTimestamp, jsonValue } from "./SqlRows.ts"
+import { orDie } from "./SqlErrors.ts"
 
 /** jsonb arrives parsed or as text depending on the path it took; either way the value is the JSON value. */
 
@@ -141,14 +142,14 @@ export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(fu
           id: (record as unknown as { id: string }).id
         }))
       ),
-      Effect.orDie
+      orDie
     )
   }
 
   const findOne = <A>(table: string, toRecord: (r: Row) => A, organizationId: string, recordId: string) =>
     sql<Row>`SELECT * FROM ${sql(table)} WHERE organization_id = ${organizationId} AND id = ${recordId}`.pipe(
       Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toRecord)),
-      Effect.orDie
+      orDie
     )
 
   /**
@@ -189,7 +190,7 @@ export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(fu
         // Taken by a concurrent transaction between our check and our insert.
         return { _tag: "Clash", field: options.uniques(record)[0]![0] }
       })
-    }).pipe(Effect.orDie)
+    }).pipe(orDie)
 
   const jsonList = (values: ReadonlyArray<string | null>) => JSON.stringify(values.filter((v) => v !== null))
 
@@ -249,7 +250,7 @@ export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(fu
           _tag: "Clash",
           field: reason.constraint.includes("external_id") ? "externalId" : "slug"
         } as const)),
-      Effect.orDie
+      orDie
     )
 
   const deleteProduct = (organizationId: string, productId: string): Effect.Effect<DeleteOutcome<Product>> =>
@@ -264,7 +265,7 @@ export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(fu
     }).pipe(
       // Another table (or a review inserted since the check) still refers to the product.
       Effect.catchReason("SqlError", "ConstraintError", () => Effect.succeed({ _tag: "Referenced" } as const)),
-      Effect.orDie
+      orDie
     )
 
   return CatalogRepository.of({
@@ -272,7 +273,7 @@ export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(fu
       sql`INSERT INTO sites (organization_id, id, name, domain, created_at, updated_at)
           VALUES (${organizationId}, ${s.id}, ${s.name}, ${s.domain}, ${s.createdAt}, ${s.updatedAt})`.pipe(
         Effect.asVoid,
-        Effect.orDie
+        orDie
       ),
     findSite: (organizationId, siteId) => findOne("sites", toSite, organizationId, siteId),
     listSites: (organizationId, request) => list("sites", siteMapping, toSite, organizationId, request),

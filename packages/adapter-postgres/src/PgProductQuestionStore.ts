@@ -17,6 +17,7 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, type ListSqlMapping } from "./FilterSql.ts"
 import { toNullableTimestamp, toTimestamp } from "./SqlRows.ts"
+import { orDie } from "./SqlErrors.ts"
 
 type Row = Record<string, any>
 
@@ -163,12 +164,12 @@ export const PgProductQuestionRepository = Layer.effect(ProductQuestionRepositor
           id: (r) => r.id,
           searchValues: () => []
         }))
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     findById: (organizationId, id, options) =>
       sql<Row>`SELECT * FROM product_questions WHERE organization_id = ${organizationId} AND id = ${id}
           ${sql.literal(options?.forUpdate === true ? "FOR UPDATE" : "")}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toQuestion)),
-        Effect.orDie
+        orDie
       ),
     insert: (q) =>
       sql`INSERT INTO product_questions (organization_id, id, product_id, site_id, customer_id, body, asker_name,
@@ -179,7 +180,7 @@ export const PgProductQuestionRepository = Layer.effect(ProductQuestionRepositor
             ${q.instantAnswerId}, ${q.answeredAt}, ${q.notifiedAt}, ${q.source}, ${q.answerCount},
             ${q.publishedAnswerCount}, ${jsonb(q.metadata)}::jsonb, ${q.createdAt}, ${q.updatedAt})`.pipe(
         Effect.asVoid,
-        Effect.orDie
+        orDie
       ),
     update: (q) =>
       sql`UPDATE product_questions SET
@@ -189,12 +190,12 @@ export const PgProductQuestionRepository = Layer.effect(ProductQuestionRepositor
             instant_answer_id = ${q.instantAnswerId}, answered_at = ${q.answeredAt}, source = ${q.source},
             answer_count = ${q.answerCount}, published_answer_count = ${q.publishedAnswerCount},
             metadata = ${jsonb(q.metadata)}::jsonb, updated_at = ${q.updatedAt}
-          WHERE organization_id = ${q.organizationId} AND id = ${q.id}`.pipe(Effect.asVoid, Effect.orDie),
+          WHERE organization_id = ${q.organizationId} AND id = ${q.id}`.pipe(Effect.asVoid, orDie),
     markNotified: (organizationId, id, at) =>
       sql<{ id: string }>`UPDATE product_questions SET notified_at = COALESCE(notified_at, ${at})
           WHERE organization_id = ${organizationId} AND id = ${id} RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),
-        Effect.orDie
+        orDie
       ),
     delete: (organizationId, id) =>
       Effect.gen(function*() {
@@ -214,35 +215,35 @@ export const PgProductQuestionRepository = Layer.effect(ProductQuestionRepositor
             WHERE organization_id = ${organizationId} AND event LIKE 'productQuestion.%'
               AND data ->> 'id' = ${id} AND data ->> 'askerEmail' IS NOT NULL`
         return Option.some(toQuestion(deleted))
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     insertAnswer: (a: OwnedAnswer) =>
       sql`INSERT INTO product_question_answers (organization_id, id, product_question_id, body, author_type,
             author_name, user_id, customer_id, published, moderated_at, flagged, flags, metadata, created_at, updated_at)
           VALUES (${a.organizationId}, ${a.id}, ${a.productQuestionId}, ${a.body}, ${a.authorType}, ${a.authorName},
             ${a.userId}, ${a.customerId}, ${a.published}, ${a.moderatedAt}, ${a.flagged}, ${jsonb(a.flags)}::jsonb,
-            ${jsonb(a.metadata)}::jsonb, ${a.createdAt}, ${a.updatedAt})`.pipe(Effect.asVoid, Effect.orDie),
+            ${jsonb(a.metadata)}::jsonb, ${a.createdAt}, ${a.updatedAt})`.pipe(Effect.asVoid, orDie),
     answersOf: (organizationId, questionIds) =>
       questionIds.length === 0
         ? Effect.succeed([])
         : sql<Row>`SELECT * FROM product_question_answers WHERE organization_id = ${organizationId}
             AND product_question_id IN ${sql.in([...new Set(questionIds)])} ORDER BY created_at, id`.pipe(
           Effect.map((rows) => rows.map(toAnswer)),
-          Effect.orDie
+          orDie
         ),
     productsByIds: (organizationId, ids) =>
       ids.length === 0
         ? Effect.succeed([])
         : sql<Row>`SELECT * FROM products WHERE organization_id = ${organizationId}
-            AND id IN ${sql.in([...new Set(ids)])}`.pipe(Effect.map((rows) => rows.map(toProduct)), Effect.orDie),
+            AND id IN ${sql.in([...new Set(ids)])}`.pipe(Effect.map((rows) => rows.map(toProduct)), orDie),
     customersByIds: (organizationId, ids) =>
       ids.length === 0
         ? Effect.succeed([])
         : sql<Row>`SELECT * FROM customers WHERE organization_id = ${organizationId}
-            AND id IN ${sql.in([...new Set(ids)])}`.pipe(Effect.map((rows) => rows.map(toCustomer)), Effect.orDie),
+            AND id IN ${sql.in([...new Set(ids)])}`.pipe(Effect.map((rows) => rows.map(toCustomer)), orDie),
     siteExists: (organizationId, id) =>
       sql<{ id: string }>`SELECT id FROM sites WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.map((rows) => rows.length > 0),
-        Effect.orDie
+        orDie
       )
   })
 }))
@@ -259,7 +260,7 @@ export const PgEmailOutboxRepository = Layer.effect(EmailOutboxRepository, Effec
             ${n.error}, ${n.createdAt}, ${n.finishedAt})
           ON CONFLICT (organization_id, product_question_id) DO NOTHING RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),
-        Effect.orDie
+        orDie
       ),
     // SKIP LOCKED: concurrent workers each take a different notice instead of waiting for one another.
     claimNext: (workerId, at) =>
@@ -271,7 +272,7 @@ export const PgEmailOutboxRepository = Layer.effect(EmailOutboxRepository, Effec
           WHERE o.organization_id = due.organization_id AND o.id = due.id
           RETURNING o.*`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toNotice)),
-        Effect.orDie
+        orDie
       ),
     complete: (organizationId, id, workerId, c) =>
       (c.status === "pending"
@@ -281,23 +282,23 @@ export const PgEmailOutboxRepository = Layer.effect(EmailOutboxRepository, Effec
               AND claimed_by = ${workerId} RETURNING id`
         : sql<{ id: string }>`UPDATE email_outbox SET status = ${c.status}, error = ${c.error}, finished_at = ${c.at}
             WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'sending'
-              AND claimed_by = ${workerId} RETURNING id`).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+              AND claimed_by = ${workerId} RETURNING id`).pipe(Effect.map((rows) => rows.length > 0), orDie),
     failInterrupted: (claimedBefore, at, error) =>
       sql<{ id: string }>`UPDATE email_outbox SET status = 'failed', error = ${error}, finished_at = ${at}
           WHERE status = 'sending' AND claimed_at < ${claimedBefore} RETURNING id`.pipe(
         Effect.map((rows) => rows.length),
-        Effect.orDie
+        orDie
       ),
     deleteForQuestion: (organizationId, productQuestionId) =>
       sql<{ id: string }>`DELETE FROM email_outbox WHERE organization_id = ${organizationId}
           AND product_question_id = ${productQuestionId} RETURNING id`.pipe(
         Effect.map((rows) => rows.length),
-        Effect.orDie
+        orDie
       ),
     listForOrganization: (organizationId) =>
       sql<Row>`SELECT * FROM email_outbox WHERE organization_id = ${organizationId} ORDER BY created_at, id`.pipe(
         Effect.map((rows) => rows.map(toNotice)),
-        Effect.orDie
+        orDie
       )
   })
 }))

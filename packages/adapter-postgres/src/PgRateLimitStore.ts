@@ -33,6 +33,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import { assertBuckets, RateLimitStore, toSpendDecision } from "@feedback/core"
 import type { KeyedBucket } from "@feedback/core"
 import { TokenBucket } from "@feedback/core"
+import { orDie } from "./SqlErrors.ts"
 type BucketState = TokenBucket.BucketState
 
 /**
@@ -114,7 +115,7 @@ interface SpendRow {
 
 export const makePgRateLimitStore = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const isolation = yield* sql<{ i: string }>`SELECT current_setting('default_transaction_isolation') AS i`.pipe(Effect.orDie)
+  const isolation = yield* sql<{ i: string }>`SELECT current_setting('default_transaction_isolation') AS i`.pipe(orDie)
   const readCommittedByDefault = isolation[0]?.i === "read committed"
 
   const call = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
@@ -136,7 +137,7 @@ export const makePgRateLimitStore = Effect.gen(function*() {
       const nowMs = Math.floor(yield* Clock.currentTimeMillis)
       const rows = yield* call(organizationId, buckets, cost, nowMs).pipe(
         Effect.retry({ times: 3, while: (e) => e.isRetryable }),
-        Effect.orDie
+        orDie
       )
       const read = new Map<string, BucketState>(rows.map((r) => [r.k, { tokens: Number(r.t), updatedAtMs: Number(r.u) }]))
       const result = TokenBucket.spend(buckets.map((b) => ({ state: read.get(b.key), spec: b.spec })), cost, nowMs)

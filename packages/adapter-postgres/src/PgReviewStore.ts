@@ -25,6 +25,7 @@ import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, compileSearch, type ListSqlMapping, type SqlFragment } from "./FilterSql.ts"
 import { toCustomer, toProduct } from "./PgCatalogStore.ts"
 import { jsonValue, toTimestamp } from "./SqlRows.ts"
+import { orDie } from "./SqlErrors.ts"
 
 type Row = Record<string, any>
 
@@ -151,13 +152,13 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
             id: s.record.id
           }))
         }),
-        Effect.orDie
+        orDie
       )
     },
     find: (organizationId, id) =>
       sql<Row>`SELECT * FROM reviews WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toStoredReview)),
-        Effect.orDie
+        orDie
       ),
     loaders: {
       importJobs: (organizationId, ids) =>
@@ -166,23 +167,23 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           Effect.map((rows) =>
             byId(rows, "id", (r): ImportJob => ({ id: r.id, type: r.type, action: r.action, createdAt: toTimestamp(r.createdAt) }))
           ),
-          Effect.orDie
+          orDie
         ),
       customers: (organizationId, ids) =>
         sql<Row>`SELECT * FROM customers WHERE organization_id = ${organizationId} AND id IN ${sql.in(ids)}`.pipe(
           Effect.map((rows) => byId(rows, "id", toCustomer)),
-          Effect.orDie
+          orDie
         ),
       products: (organizationId, ids) =>
         sql<Row>`SELECT * FROM products WHERE organization_id = ${organizationId} AND id IN ${sql.in(ids)}`.pipe(
           Effect.map((rows) => byId(rows, "id", toProduct)),
-          Effect.orDie
+          orDie
         ),
       responses: (organizationId, reviewIds) =>
         sql<Row>`SELECT * FROM review_replies
             WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}`.pipe(
           Effect.map((rows) => byId(rows, "reviewId", toReviewReply)),
-          Effect.orDie
+          orDie
         ),
       files: (organizationId, reviewIds) =>
         sql<Row>`SELECT review_id, id, file_name, content_type, size_bytes, url FROM review_files
@@ -197,7 +198,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
               url: r.url
             }))
           ),
-          Effect.orDie
+          orDie
         ),
       answers: (organizationId, reviewIds) =>
         sql<Row>`SELECT * FROM review_answers
@@ -216,7 +217,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
               optionLabels: jsonValue(r.optionLabels)
             }))
           ),
-          Effect.orDie
+          orDie
         ),
       // Both counts in one statement; each arm probes its partial index once per distinct value.
       collisions: (organizationId, keys) =>
@@ -236,7 +237,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
             for (const r of rows) (r.kind === "fp" ? browserFingerprint : ipAddress).set(r.value, Number(r.n))
             return { browserFingerprint, ipAddress }
           }),
-          Effect.orDie
+          orDie
         )
     }
   }

@@ -46,6 +46,7 @@ import {
   toReply,
   toReview
 } from "./PgReviewRows.ts"
+import { orDie } from "./SqlErrors.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -56,7 +57,7 @@ const makeRepository = Effect.gen(function*() {
     sql.unsafe<ReviewDbRow>(
       `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE organization_id = $1 AND id = $2 FOR UPDATE`,
       [organizationId, id]
-    ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReview)), Effect.orDie)
+    ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReview)), orDie)
 
   const insertMany = (statement: string, organizationId: OrganizationId, rows: ReadonlyArray<unknown>) =>
     rows.length === 0 ? Effect.void : sql.unsafe(statement, [organizationId, JSON.stringify(rows)]).pipe(Effect.asVoid)
@@ -73,14 +74,14 @@ const makeRepository = Effect.gen(function*() {
       sql`UPDATE reviews SET title = ${r.title}, body = ${r.body}, original_title = ${r.originalTitle},
             original_body = ${r.originalBody}, redacted_at = ${r.redactedAt}, published = ${r.published},
             moderated_at = ${r.moderatedAt}, metadata = ${JSON.stringify(r.metadata)}::jsonb, updated_at = ${r.updatedAt}
-          WHERE organization_id = ${organizationId} AND id = ${r.id}`.pipe(Effect.asVoid, Effect.orDie),
+          WHERE organization_id = ${organizationId} AND id = ${r.id}`.pipe(Effect.asVoid, orDie),
     deleteReview: (organizationId, d) =>
       Effect.gen(function*() {
         // Files, answers and the reply go with the review (ON DELETE CASCADE).
         yield* sql`DELETE FROM reviews WHERE organization_id = ${organizationId} AND id = ${d.reviewId}`
         yield* sql`INSERT INTO review_deletions (organization_id, review_id, reason, note, actor_key_id, deleted_at)
           VALUES (${organizationId}, ${d.reviewId}, ${d.reason}, ${d.note}, ${d.actorKeyId}, ${d.deletedAt})`
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     recalculateProductStats: (organizationId, productIds) =>
       productIds.length === 0 ? Effect.void : Effect.gen(function*() {
         const ids = JSON.stringify([...new Set(productIds)])
@@ -102,7 +103,7 @@ const makeRepository = Effect.gen(function*() {
            FROM stats WHERE p.organization_id = $1 AND p.id = stats.id`,
           [organizationId, ids]
         )
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     bulkSetPublished: (organizationId, match, published, at) =>
       Effect.gen(function*() {
         const where = matchWhere(match.filter, match.search, 3)
@@ -134,7 +135,7 @@ const makeRepository = Effect.gen(function*() {
         )
         const row = rows[0]!
         return { count: Number(row.count), changedProductIds: json<Array<ProductId>>(row.changed) }
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     resolveImportReferences: (organizationId, refs) =>
       Effect.gen(function*() {
         yield* sql`SELECT pg_advisory_xact_lock(${IMPORT_LOCK_CLASS}, hashtext(${organizationId}))`
@@ -185,7 +186,7 @@ const makeRepository = Effect.gen(function*() {
           customersByEmail: new Map(customers.map((c) => [c.email, c.id as CustomerId])),
           importedExternalIds: new Set(imported.map((r) => r.externalId))
         }
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     ensureCustomers: (organizationId, customers) =>
       Effect.gen(function*() {
         if (customers.length === 0) return new Map<string, CustomerId>()
@@ -198,7 +199,7 @@ const makeRepository = Effect.gen(function*() {
           [organizationId, JSON.stringify(customers.map((c) => c.email))]
         )
         return new Map(rows.map((r) => [r.email, r.id as CustomerId]))
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     insertImport: (organizationId, job, reviews, at) =>
       Effect.gen(function*() {
         yield* sql`INSERT INTO import_jobs (organization_id, id, type, action, created_at)
@@ -216,24 +217,24 @@ const makeRepository = Effect.gen(function*() {
           organizationId,
           reviews.flatMap((r) => r.reply === null ? [] : [replyInput(r.reply)])
         )
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     findReply: (organizationId, reviewId) =>
       sql<ReplyDbRow>`SELECT * FROM review_replies WHERE organization_id = ${organizationId} AND review_id = ${reviewId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)),
-        Effect.orDie
+        orDie
       ),
     insertReply: (organizationId, reply) =>
       sql.unsafe<{ id: string }>(
         `${INSERT_REPLIES} ON CONFLICT (organization_id, review_id) DO NOTHING RETURNING id`,
         [organizationId, JSON.stringify([replyInput(reply)])]
-      ).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+      ).pipe(Effect.map((rows) => rows.length > 0), orDie),
     updateReply: (organizationId, r) =>
       sql`UPDATE review_replies SET body = ${r.body}, responder_name = ${r.responderName}, published = ${r.published},
             metadata = ${JSON.stringify(r.metadata)}::jsonb, updated_at = ${r.updatedAt}
-          WHERE organization_id = ${organizationId} AND review_id = ${r.reviewId}`.pipe(Effect.asVoid, Effect.orDie),
+          WHERE organization_id = ${organizationId} AND review_id = ${r.reviewId}`.pipe(Effect.asVoid, orDie),
     deleteReply: (organizationId, reviewId) =>
       sql<ReplyDbRow>`DELETE FROM review_replies WHERE organization_id = ${organizationId} AND review_id = ${reviewId}
-          RETURNING *`.pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)), Effect.orDie)
+          RETURNING *`.pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)), orDie)
   })
 })
 

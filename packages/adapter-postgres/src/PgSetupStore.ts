@@ -15,6 +15,7 @@ import {
 import { Array as Arr, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { toNullableTimestamp, toTimestamp } from "./SqlRows.ts"
+import { orDie } from "./SqlErrors.ts"
 
 interface SetupAreaRow {
   readonly area: Area
@@ -44,7 +45,7 @@ export const PgSetupRepository = Layer.effect(SetupRepository, Effect.gen(functi
   const sql = yield* SqlClient.SqlClient
   const readDecisions = (organizationId: OrganizationId) =>
     sql<SetupAreaRow>`SELECT area, completed_at, dismissed_at, widget_banner_dismissed_at, widget_hint_dismissed_at
-        FROM setup_areas WHERE organization_id = ${organizationId}`.pipe(Effect.map(toDecisions), Effect.orDie)
+        FROM setup_areas WHERE organization_id = ${organizationId}`.pipe(Effect.map(toDecisions), orDie)
   return SetupRepository.of({
     // One round trip; each EXISTS stops at the first row of an index on (organization_id, …).
     signals: (organizationId) =>
@@ -76,7 +77,7 @@ export const PgSetupRepository = Layer.effect(SetupRepository, Effect.gen(functi
             hasWishlist: r.hasWishlist
           }
         }),
-        Effect.orDie
+        orDie
       ),
     decisions: readDecisions,
     saveDecisions: (organizationId, updates) =>
@@ -96,7 +97,7 @@ export const PgSetupRepository = Layer.effect(SetupRepository, Effect.gen(functi
               widget_hint_dismissed_at = COALESCE(setup_areas.widget_hint_dismissed_at, EXCLUDED.widget_hint_dismissed_at)`
         }
         return yield* readDecisions(organizationId)
-      }).pipe(Effect.orDie)
+      }).pipe(orDie)
   })
 }))
 
@@ -138,7 +139,7 @@ export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationReposit
     insertEmailTemplate: (t) =>
       sql`INSERT INTO email_templates (organization_id, id, name, type, subject, body, created_at, updated_at)
           VALUES (${t.organizationId}, ${t.id}, ${t.name}, ${t.type}, ${t.subject}, ${t.body}, ${t.createdAt},
-                  ${t.updatedAt})`.pipe(Effect.asVoid, Effect.orDie),
+                  ${t.updatedAt})`.pipe(Effect.asVoid, orDie),
     listEmailTemplates: (organizationId) =>
       sql<EmailTemplateRow>`SELECT id, name, type, subject, body, created_at, updated_at FROM email_templates
           WHERE organization_id = ${organizationId} ORDER BY created_at, id`.pipe(
@@ -153,7 +154,7 @@ export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationReposit
             updatedAt: toTimestamp(r.updatedAt)
           }))
         ),
-        Effect.orDie
+        orDie
       ),
     insertSurveyFlow: (f) =>
       Effect.gen(function*() {
@@ -172,7 +173,7 @@ export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationReposit
           waitSeconds: s.waitSeconds
         }))
         if (Arr.isArrayNonEmpty(steps)) yield* sql`INSERT INTO survey_flow_steps ${sql.insert(steps)}`
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     listSurveyFlows: (organizationId) =>
       Effect.gen(function*() {
         const flows = yield* sql<SurveyFlowRow>`SELECT id, name, is_active, trigger_event, condition, metadata,
@@ -199,14 +200,14 @@ export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationReposit
           createdAt: toTimestamp(r.createdAt),
           updatedAt: toTimestamp(r.updatedAt)
         }))
-      }).pipe(Effect.orDie),
+      }).pipe(orDie),
     saveAutoPublishPreference: (organizationId, preference, at) =>
       sql`INSERT INTO review_settings (organization_id, auto_publish, auto_publish_min_rating, updated_at)
           VALUES (${organizationId}, ${preference.autoPublish}, ${preference.autoPublishMinRating}, ${at})
           ON CONFLICT (organization_id) DO UPDATE SET auto_publish = EXCLUDED.auto_publish,
             auto_publish_min_rating = EXCLUDED.auto_publish_min_rating, updated_at = EXCLUDED.updated_at`.pipe(
         Effect.asVoid,
-        Effect.orDie
+        orDie
       ),
     autoPublishPreference: (organizationId) =>
       sql<{ autoPublish: boolean; autoPublishMinRating: number }>`SELECT auto_publish, auto_publish_min_rating
@@ -217,7 +218,7 @@ export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationReposit
             autoPublishMinRating: Number(r.autoPublishMinRating)
           }))
         ),
-        Effect.orDie
+        orDie
       )
   })
 }))

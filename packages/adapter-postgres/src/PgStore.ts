@@ -1,9 +1,11 @@
 /** Every core store service over PostgreSQL, with migrations applied when the layer is built. */
+import { CursorKey } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
 import { PgCatalogRepository } from "./PgCatalogStore.ts"
+import { PgInstanceSecretRepository } from "./PgInstanceSecrets.ts"
 import { PgRateLimitStore } from "./PgRateLimitStore.ts"
 import { PgReviewRepository } from "./PgReviewStore.ts"
 import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./PgProductQuestionStore.ts"
@@ -33,7 +35,9 @@ export const PgStoreServices = Layer.mergeAll(
   PgReviewRepository,
   PgSetupStore,
   PgWebhookRepository,
-  PgReviewWriteRepository
+  PgReviewWriteRepository,
+  // The generated cursor key is read (or stored, by the first process) once per layer build.
+  CursorKey.layerStored.pipe(Layer.provideMerge(PgInstanceSecretRepository))
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services with their own connection to `target`. */

@@ -17,6 +17,7 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { toNullableTimestamp, toTimestamp } from "./SqlRows.ts"
+import { orDie } from "./SqlErrors.ts"
 
 interface WebhookRow {
   readonly organizationId: string
@@ -100,32 +101,32 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
     insert: (w) =>
       sql`INSERT INTO webhooks (organization_id, id, url, events, hmac_secret, created_at, updated_at)
           VALUES (${w.organizationId}, ${w.id}, ${w.url}, ${eventsArray(w.events)}, ${w.hmacSecret},
-                  ${w.createdAt}, ${w.updatedAt})`.pipe(Effect.asVoid, Effect.orDie),
+                  ${w.createdAt}, ${w.updatedAt})`.pipe(Effect.asVoid, orDie),
     update: (w) =>
       sql`UPDATE webhooks SET url = ${w.url}, events = ${eventsArray(w.events)}, hmac_secret = ${w.hmacSecret},
             updated_at = ${w.updatedAt}
-          WHERE organization_id = ${w.organizationId} AND id = ${w.id}`.pipe(Effect.asVoid, Effect.orDie),
+          WHERE organization_id = ${w.organizationId} AND id = ${w.id}`.pipe(Effect.asVoid, orDie),
     remove: (organizationId, id) =>
       sql<{ id: string }>`DELETE FROM webhooks WHERE organization_id = ${organizationId} AND id = ${id}
-          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
     findById: (organizationId, id) =>
       sql<WebhookRow>`SELECT * FROM webhooks WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toWebhookRecord)),
-        Effect.orDie
+        orDie
       ),
     list: (organizationId, page) =>
       sql<WebhookRow>`SELECT * FROM webhooks
           WHERE organization_id = ${organizationId} AND ${olderThan(page.after)}
           ORDER BY created_at DESC, id DESC LIMIT ${page.limit}`.pipe(
         Effect.map((rows) => rows.map(toWebhookRecord)),
-        Effect.orDie
+        orDie
       ),
     listDeliveries: (organizationId, webhookId, page) =>
       sql<DeliveryRow>`SELECT * FROM webhook_deliveries
           WHERE organization_id = ${organizationId} AND webhook_id = ${webhookId} AND ${olderThan(page.after)}
           ORDER BY created_at DESC, id DESC LIMIT ${page.limit}`.pipe(
         Effect.map((rows) => rows.map(toDeliveryRecord)),
-        Effect.orDie
+        orDie
       ),
 
     takeUndispatchedEvents: (limit) =>
@@ -145,14 +146,14 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
               occurredAt: toTimestamp(r.occurredAt)
             }))
         ),
-        Effect.orDie
+        orDie
       ),
     webhooksOf: (organizationIds) =>
       organizationIds.length === 0
         ? Effect.succeed([])
         : sql<WebhookRow>`SELECT * FROM webhooks WHERE ${sql.in("organization_id", organizationIds)}`.pipe(
           Effect.map((rows) => rows.map(toWebhookRecord)),
-          Effect.orDie
+          orDie
         ),
     insertDeliveries: (deliveries) =>
       Effect.forEach(
@@ -179,7 +180,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
               ON CONFLICT (organization_id, webhook_id, event_id) DO NOTHING`
         },
         { discard: true }
-      ).pipe(Effect.orDie),
+      ).pipe(orDie),
     claimDeliveries: ({ at, dispatcherId, limit, perWebhookLimit }) =>
       sql<DeliveryRow & { url: string; hmacSecret: string | null }>`
           WITH in_flight AS (
@@ -211,7 +212,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             .map((r): ClaimedDelivery => ({ delivery: toDeliveryRecord(r), url: r.url, hmacSecret: r.hmacSecret }))
             .sort((a, b) => oldestFirst(a.delivery, b.delivery))
         ),
-        Effect.orDie
+        orDie
       ),
     completeDelivery: (dispatcherId, organizationId, id, outcome) =>
       sql<{ id: string }>`UPDATE webhook_deliveries
@@ -219,17 +220,17 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
               duration_ms = ${outcome.durationMs}
           WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'in_flight'
             AND claimed_by = ${dispatcherId}
-          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
+          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
     heartbeat: (dispatcherId, at) =>
       sql`INSERT INTO webhook_dispatchers (id, heartbeat_at) VALUES (${dispatcherId}, ${at})
-          ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at`.pipe(Effect.asVoid, Effect.orDie),
+          ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at`.pipe(Effect.asVoid, orDie),
     removeDispatcher: (dispatcherId) =>
-      sql`DELETE FROM webhook_dispatchers WHERE id = ${dispatcherId}`.pipe(Effect.asVoid, Effect.orDie),
+      sql`DELETE FROM webhook_dispatchers WHERE id = ${dispatcherId}`.pipe(Effect.asVoid, orDie),
     failInterrupted: (staleBefore, error) =>
       sql<{ id: string }>`UPDATE webhook_deliveries d
           SET status = 'failed', error = ${error}, response_status = NULL, duration_ms = NULL
           WHERE d.status = 'in_flight' AND NOT EXISTS (
             SELECT 1 FROM webhook_dispatchers h WHERE h.id = d.claimed_by AND h.heartbeat_at >= ${staleBefore})
-          RETURNING d.id`.pipe(Effect.map((rows) => rows.length), Effect.orDie)
+          RETURNING d.id`.pipe(Effect.map((rows) => rows.length), orDie)
   })
 }))

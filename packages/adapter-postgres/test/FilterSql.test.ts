@@ -21,6 +21,7 @@ import {
   toPage
 } from "@feedback/core"
 import { matchesSearch } from "@feedback/core"
+import { testIssuer } from "@feedback/core/testing"
 import { columnsFrom, compileFilter, compileListQuery, compileSearch, type ListSqlMapping } from "../src/FilterSql.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -470,7 +471,7 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
             searchValues: searchValuesFor(data)
           }
           for (const params of paramsList) {
-            const first = parseListRequest(params, reviewListEndpoint)
+            const first = parseListRequest(params, reviewListEndpoint, testIssuer())
             if (Result.isFailure(first)) continue // a generated filter over the clause limit
             const memoryPages = await walkPages(params, async (request) => pageInMemory(data.reviews, request, access))
             const sqlPages = await walkPages(params, async (request) => {
@@ -508,7 +509,7 @@ const walkPages = async (
   const pages: Array<Array<string>> = []
   let cursor: string | undefined
   for (let n = 0; n < 1_000; n++) {
-    const request = Result.getOrThrow(parseListRequest({ ...params, cursor }, reviewListEndpoint))
+    const request = Result.getOrThrow(parseListRequest({ ...params, cursor }, reviewListEndpoint, testIssuer()))
     const result = await page(request)
     pages.push(result.data.map((r) => r.id))
     if (result.nextCursor === null) return pages

@@ -17,6 +17,7 @@ import {
   type StoreServices
 } from "@feedback/core"
 import { Effect, Layer, Result, Schema } from "effect"
+import { testIssuer } from "@feedback/core/testing"
 import { SqlClient } from "effect/sql"
 import { reviewPageStatement } from "../src/PgReviewStore.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
@@ -35,7 +36,7 @@ const nodesOf = (node: PlanNode): Array<PlanNode> => [node, ...(node.Plans ?? []
 const explain = (organizationId: string, params: Record<string, string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint))
+    const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer()))
     const statement = reviewPageStatement(organizationId, request)
     const rows = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)
     const raw = Object.values(rows[0]!)[0]
@@ -62,7 +63,7 @@ layer(
       const customer = datasetId(org.id, "c", 11)
       // The generator's ids are valid UUIDs the API accepts, and JavaScript computes the same ones.
       const ofProduct = yield* ReviewRepository.use((r) =>
-        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250", filter: JSON.stringify({ "product.id": product }), include: "product" }, reviewListEndpoint)))
+        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250", filter: JSON.stringify({ "product.id": product }), include: "product" }, reviewListEndpoint, testIssuer())))
       )
       assert.strictEqual(ofProduct.data.length, REVIEWS / PRODUCTS)
       assert.isTrue(ofProduct.data.every((r) => r.product?.slug === "product-7" && Schema.is(ReviewId)(r.id)))
@@ -124,12 +125,12 @@ layer(
       const sql = yield* SqlClient.SqlClient
       let params: Record<string, string> = { limit: "50" }
       for (let page = 0; page < 3; page++) {
-        const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint))
+        const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer()))
         const statement = reviewPageStatement(org.id, request)
         const rows = yield* sql.unsafe<{ id: string; createdAt: Date }>(statement.text, statement.params)
         assert.strictEqual(rows.length, 51)
         const last = rows[49]!
-        params = { limit: "50", cursor: encodeCursor({ value: last.createdAt.toISOString(), id: last.id }, cursorBindingOf(request)) }
+        params = { limit: "50", cursor: encodeCursor({ value: last.createdAt.toISOString(), id: last.id }, cursorBindingOf(request), testIssuer()) }
       }
       const later = yield* explain(org.id, params)
       const laterSummary = later.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")

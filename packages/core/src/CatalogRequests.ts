@@ -7,34 +7,28 @@
  * null and omitted mean the same; on PATCH null clears the field and omitted leaves it alone.
  */
 import { Schema } from "effect"
+import { BoundedArray } from "./BoundedArray.ts"
 import { Customer, Product, Site } from "./Catalog.ts"
+import { EmailAddress } from "./EmailAddress.ts"
 import { Uuid } from "./Ids.ts"
+import { MetadataInput } from "./Metadata.ts"
+import { importTooLarge } from "./ReviewWriteInputs.ts"
+import { BoundedText } from "./Text.ts"
 import { TimestampInput } from "./Timestamp.ts"
 
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
-const storable = Schema.makeFilter((s: string) => !s.includes("\u0000") && !loneSurrogate.test(s), {
-  expected: "text without NUL characters or lone surrogates"
-})
-
-/** Storable text of `min..max` characters. */
-export const StorableText = (max: number, min = 0) =>
-  Schema.String.pipe(Schema.check(Schema.isBetweenLength(min, max)), Schema.check(storable))
+/** Storable text of `min..max` characters (the length is checked first and aborts). */
+export const StorableText = (max: number, min = 0) => BoundedText(max, min)
 
 /** A required, non-blank name-like value, trimmed by the caller. */
 const Name = (max: number) => StorableText(max, 1).pipe(Schema.check(Schema.isTrimmed()))
 
 const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
-/** Metadata as callers send it: at most 50 keys of 1..40 characters, values up to 500 characters. */
-export const CatalogMetadataInput = Schema.Record(StorableText(40, 1), StorableText(500)).pipe(
-  Schema.check(Schema.isMaxProperties(50))
-)
+/** Metadata as callers send it: the one definition of `Metadata.ts` (50 keys of 1..40 characters, values ≤ 500). */
+export const CatalogMetadataInput = MetadataInput
 
-/** An email address: trimmed, one `@`, a dot in the domain, at most 254 characters. Stored lower-cased. */
-export const EmailInput = StorableText(254, 3).pipe(
-  Schema.check(Schema.isPattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { expected: "an email address such as ada@example.com" }))
-)
+/** An email address: the one check of `EmailAddress.ts`. Stored lower-cased. */
+export const EmailInput = EmailAddress
 
 const Url = StorableText(2048, 1)
 
@@ -92,7 +86,8 @@ export const MAX_IMPORT_ROWS = 10_000
 
 const importRequest = <S extends Schema.Top>(row: S) =>
   Schema.Struct({
-    data: Schema.Array(row).pipe(Schema.check(Schema.isMaxLength(MAX_IMPORT_ROWS))),
+    /** Counted before any row is decoded: a larger import is refused at once (`docs/SECURITY.md`). */
+    data: BoundedArray(row, MAX_IMPORT_ROWS, importTooLarge(MAX_IMPORT_ROWS)),
     /** With `strict`, the first row that cannot be imported fails the whole import and nothing is imported. */
     strict: Schema.optionalKey(Schema.Boolean)
   })

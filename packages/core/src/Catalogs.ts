@@ -26,11 +26,12 @@ import type {
   SiteCreate
 } from "./CatalogRequests.ts"
 import { type CurrentCaller, requirePermission } from "./Caller.ts"
+import { CursorKey } from "./CursorKey.ts"
 import { Conflict, type Forbidden, ImportFailed, InvalidRequest, NotFound } from "./Errors.ts"
 import { EventOutbox, makeEventRecorder } from "./EventOutbox.ts"
 import { IdGenerator, nextIdFrom } from "./IdGenerator.ts"
 import type { CustomerId, OrganizationId, ProductId, SiteId } from "./Ids.ts"
-import { type ListEndpoint, type ListParams, type Page, parseListRequest } from "./ListQuery.ts"
+import { listRequestWith, type ListParams, type Page } from "./ListQuery.ts"
 import { normalize, now, type Timestamp } from "./Timestamp.ts"
 import { UnitOfWork } from "./UnitOfWork.ts"
 
@@ -64,6 +65,7 @@ export class Catalogs extends Context.Service<Catalogs, {
     const repo = yield* CatalogRepository
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
+    const cursorKey = yield* CursorKey
     const events = makeEventRecorder(yield* EventOutbox, ids)
 
     // -------------------------------------------------------------------------------------------------------------
@@ -82,7 +84,7 @@ export class Catalogs extends Context.Service<Catalogs, {
 
     const listSites = Effect.fn("Catalogs.listSites")(function*(params: ListParams) {
       const { organizationId } = yield* requirePermission("settings:read")
-      const request = yield* parseList(params, siteListEndpoint)
+      const request = yield* listRequestWith(cursorKey, params, siteListEndpoint, organizationId)
       return yield* repo.listSites(organizationId, request)
     })
 
@@ -109,7 +111,7 @@ export class Catalogs extends Context.Service<Catalogs, {
 
     const listProducts = Effect.fn("Catalogs.listProducts")(function*(params: ListParams) {
       const { organizationId } = yield* requirePermission("products:read")
-      const request = yield* parseList(params, productListEndpoint)
+      const request = yield* listRequestWith(cursorKey, params, productListEndpoint, organizationId)
       return yield* repo.listProducts(organizationId, request)
     })
 
@@ -229,7 +231,7 @@ export class Catalogs extends Context.Service<Catalogs, {
 
     const listCustomers = Effect.fn("Catalogs.listCustomers")(function*(params: ListParams) {
       const { organizationId } = yield* requirePermission("customers:read")
-      const request = yield* parseList(params, customerListEndpoint)
+      const request = yield* listRequestWith(cursorKey, params, customerListEndpoint, organizationId)
       return yield* repo.listCustomers(organizationId, request)
     })
 
@@ -273,9 +275,6 @@ export class Catalogs extends Context.Service<Catalogs, {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Pure rules
-
-const parseList = (params: ListParams, endpoint: ListEndpoint) =>
-  Effect.fromResult(parseListRequest(params, endpoint))
 
 const orNotFound = <A>(resource: string, id: string) => (found: Option.Option<A>) =>
   Option.match(found, { onNone: () => Effect.fail(NotFound.of(resource, id)), onSome: Effect.succeed })

@@ -8,13 +8,15 @@
  *   most recently moderated first and unmoderated ones after them. (PostgreSQL's default would put them first
  *   for descending sorts; the SQL side says `NULLS LAST` explicitly.)
  *
- * Token: base64url of the JSON `{v: 1, b, k, i, c}`: `k`/`i` are the position's sort value and id, `b` the
- * fingerprint of the binding (endpoint, sort, canonical filter, search) and `c` a checksum over the rest. A
- * cursor used with another sort, filter or search, and a token that was cut or edited, are 400s naming `cursor`.
- * The checksum is not a MAC: a client that forges a consistent token only gets a valid position, which it could
- * have asked for with a filter anyway; every decoded value is type-checked against the sort field.
+ * Token (docs/SECURITY.md): base64url of a 128-bit tag followed by the JSON `{v: 2, b, k, i}`: `k`/`i` are the
+ * position's sort value and id, `b` the keyed fingerprint of the binding (organization, list, sort, canonical
+ * filter, search). The tag is the store's `CursorKey` MAC over the JSON, so a cursor this API did not issue (forged,
+ * edited, cut, or sealed with the old public checksum) is a 400 naming `cursor` before any of it is read, and one
+ * issued for another organization, list, sort, filter or search is a 400 saying so. Every decoded value is still
+ * type-checked against the sort field (defence in depth: a leaked key must not reach SQL casts either).
  */
 import { Result } from "effect"
+import { type CursorKey, cursorTagBytes, verifyCursorTag } from "./CursorKey.ts"
 import { InvalidRequest } from "./Errors.ts"
 import { canonicalFilter, type FieldType, type FilterAst } from "./Filter.ts"
 import { compareStrings, compareValues } from "./FilterEvaluate.ts"
@@ -59,95 +61,87 @@ export const isAfter = (sort: Sort, position: CursorPosition, candidate: CursorP
 
 // ---------------------------------------------------------------------------------------------------------------
 
-/** cyrb53: a fast 53-bit string hash. Not cryptographic; it only tells bindings and intact tokens apart. */
-const hash53 = (s: string, seed: number): string => {
-  let h1 = 0xdeadbeef ^ seed
-  let h2 = 0x41c6ce57 ^ seed
-  for (let i = 0; i < s.length; i++) {
-    const ch = s.charCodeAt(i)
-    h1 = Math.imul(h1 ^ ch, 2654435761)
-    h2 = Math.imul(h2 ^ ch, 1597334677)
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909)
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909)
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36)
+/** Whom a cursor is issued to and the key that seals it: a cursor works only in the organization it was issued in. */
+export interface CursorIssuer {
+  readonly key: CursorKey["Service"]
+  readonly organizationId: string
 }
 
-const digest = (s: string): string => `${hash53(s, 1)}.${hash53(s, 2)}`
+const utf8 = new TextEncoder()
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
 
-/** The fingerprint a cursor carries: equal exactly when endpoint, sort, filter meaning and search are equal. */
-export const bindingFingerprint = (binding: CursorBinding): string =>
-  digest(JSON.stringify([
+/** The fingerprint a cursor carries: equal exactly when organization, list, sort, filter meaning and search are. */
+export const bindingFingerprint = (binding: CursorBinding, issuer: CursorIssuer): string =>
+  Buffer.from(issuer.key.tag(utf8.encode(JSON.stringify([
+    "binding",
+    issuer.organizationId.toLowerCase(),
     binding.endpoint,
     binding.sort.field,
     binding.sort.direction,
     canonicalFilter(binding.filter),
     binding.search ?? null
-  ]))
+  ])))).toString("base64url")
 
-const checksum = (fingerprint: string, value: SortValue, id: string): string =>
-  digest(JSON.stringify([fingerprint, value, id]))
-
-const toBase64Url = (text: string): string => {
-  const bytes = new TextEncoder().encode(text)
-  let binary = ""
-  for (const b of bytes) binary += String.fromCharCode(b)
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
-}
-
-const fromBase64Url = (token: string): string | undefined => {
-  try {
-    const binary = atob(token.replace(/-/g, "+").replace(/_/g, "/"))
-    const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0))
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes)
-  } catch {
-    return undefined
-  }
-}
-
-export const encodeCursor = (position: CursorPosition, binding: CursorBinding): string => {
-  const b = bindingFingerprint(binding)
-  return toBase64Url(JSON.stringify({ v: 1, b, k: position.value, i: position.id, c: checksum(b, position.value, position.id) }))
+export const encodeCursor = (position: CursorPosition, binding: CursorBinding, issuer: CursorIssuer): string => {
+  const payload = utf8.encode(JSON.stringify({ v: 2, b: bindingFingerprint(binding, issuer), k: position.value, i: position.id }))
+  return Buffer.concat([issuer.key.tag(payload), payload]).toString("base64url")
 }
 
 const maxTokenLength = 1_024
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const canonicalTimestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * A real instant in canonical form that both JS and PostgreSQL hold: the round trip through `Date` rejects
+ * 2026-02-30 and 24:00, and the year range rejects 0000 (PostgreSQL has no year 0; JS would take it as 1 BC).
+ */
+export const isCanonicalInstant = (v: string): boolean => {
+  if (!canonicalTimestampPattern.test(v) || v < "0001-01-01") return false
+  const ms = Date.parse(v)
+  return !Number.isNaN(ms) && new Date(ms).toISOString() === v
+}
 
 /** Whether a decoded sort value has the shape the sort field's values have (so SQL casts cannot fail). */
 const sortValueFits: Readonly<Record<FieldType, (v: unknown) => boolean>> = {
   uuid: (v) => typeof v === "string" && uuidPattern.test(v),
   boolean: (v) => typeof v === "boolean",
   number: (v) => typeof v === "number" && Number.isFinite(v),
-  timestamp: (v) => typeof v === "string" && canonicalTimestampPattern.test(v) && !Number.isNaN(Date.parse(v)),
-  string: (v) => typeof v === "string" && !v.includes("\u0000")
+  timestamp: (v) => typeof v === "string" && isCanonicalInstant(v),
+  string: (v) => typeof v === "string" && !v.includes("\u0000") && !loneSurrogate.test(v)
 }
 
 const malformed = () =>
   Result.fail(InvalidRequest.single("cursor", "is not a cursor this API issued; pass `nextCursor` from the previous page unchanged"))
 
-/** Decodes a token issued by `encodeCursor` for the same binding, or fails with a 400 naming `cursor`. */
-export const decodeCursor = (token: string, binding: CursorBinding): Result.Result<CursorPosition, InvalidRequest> => {
+/** Decodes a token issued by `encodeCursor` for the same binding and issuer, or fails with a 400 naming `cursor`. */
+export const decodeCursor = (
+  token: string,
+  binding: CursorBinding,
+  issuer: CursorIssuer
+): Result.Result<CursorPosition, InvalidRequest> => {
   if (token.length > maxTokenLength || !/^[A-Za-z0-9_-]+$/.test(token)) return malformed()
-  const text = fromBase64Url(token)
-  if (text === undefined) return malformed()
-  let payload: unknown
+  const bytes = Buffer.from(token, "base64url")
+  // Buffer's decoder skips what it cannot read; a token that does not re-encode to itself was altered.
+  if (bytes.length <= cursorTagBytes || bytes.toString("base64url") !== token) return malformed()
+  const payload = bytes.subarray(cursorTagBytes)
+  if (!verifyCursorTag(issuer.key, payload, bytes.subarray(0, cursorTagBytes))) return malformed()
+  let decoded: unknown
   try {
-    payload = JSON.parse(text)
+    decoded = JSON.parse(strictUtf8.decode(payload))
   } catch {
     return malformed()
   }
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) return malformed()
-  const { v, b, k, i, c } = payload as Record<string, unknown>
-  if (v !== 1 || typeof b !== "string" || typeof i !== "string" || typeof c !== "string") return malformed()
-  if (k !== null && typeof k !== "string" && typeof k !== "number" && typeof k !== "boolean") return malformed()
-  if (c !== checksum(b, k, i)) return malformed()
-  if (b !== bindingFingerprint(binding)) {
+  if (typeof decoded !== "object" || decoded === null || Array.isArray(decoded)) return malformed()
+  const { v, b, k, i } = decoded as Record<string, unknown>
+  if (v !== 2 || typeof b !== "string" || typeof i !== "string") return malformed()
+  if (b !== bindingFingerprint(binding, issuer)) {
     return Result.fail(InvalidRequest.single(
       "cursor",
-      "was issued for a different sort, filter or search; repeat the original query or start again without a cursor"
+      "was issued for a different list, sort, filter or search; repeat the original query or start again without a cursor"
     ))
   }
-  if (!uuidPattern.test(i) || (k !== null && !sortValueFits[binding.sort.type](k))) return malformed()
-  return Result.succeed({ value: k, id: i.toLowerCase() })
+  if (!uuidPattern.test(i)) return malformed()
+  if (k !== null && !sortValueFits[binding.sort.type](k)) return malformed()
+  return Result.succeed({ value: k as SortValue, id: i.toLowerCase() })
 }

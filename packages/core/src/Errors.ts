@@ -9,6 +9,12 @@ import { Schema } from "effect"
 export const RequestIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
 export type RequestIssue = typeof RequestIssue.Type
 
+/**
+ * At most this many issues are listed in one answer: enough to fix a request, and a hostile request cannot make the
+ * answer grow with its size (`docs/SECURITY.md`).
+ */
+export const MAX_REQUEST_ISSUES = 20
+
 /** 400: malformed JSON, schema failure, unknown field, bad filter, bad cursor, limit out of range. */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
   message: Schema.String,
@@ -18,14 +24,21 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
     return new InvalidRequest({ message: path === "" ? message : `${path}: ${message}`, issues: [{ path, message }] })
   }
 
-  /** Several problems found together: the first leads the message, `issues` lists them all. */
-  static fromIssues(issues: ReadonlyArray<RequestIssue>): InvalidRequest {
+  /**
+   * The answer for several issues: the first `MAX_REQUEST_ISSUES` are listed, and the message names the first and
+   * says how many more there were. `total` is the number found when the caller stopped collecting early.
+   */
+  static of(issues: ReadonlyArray<RequestIssue>, total = issues.length): InvalidRequest {
     const [first] = issues
-    if (first === undefined) return InvalidRequest.single("", "Invalid request.")
-    if (issues.length === 1) return InvalidRequest.single(first.path, first.message)
+    if (first === undefined) return InvalidRequest.single("", "The request is invalid.")
+    if (total === 1) return InvalidRequest.single(first.path, first.message)
+    const listed = issues.length > MAX_REQUEST_ISSUES ? issues.slice(0, MAX_REQUEST_ISSUES) : issues
+    const more = total - 1
+    const head = first.path === "" ? first.message : `${first.path}: ${first.message}`
+    const tail = total > listed.length ? `; details list the first ${listed.length}` : ", see details"
     return new InvalidRequest({
-      message: `${first.path}: ${first.message} (and ${issues.length - 1} more problems, see details)`,
-      issues
+      message: `${head} (and ${more} more issue${more === 1 ? "" : "s"}${tail}).`,
+      issues: listed
     })
   }
 }
@@ -107,6 +120,7 @@ export const errorWire = {
   NotFound: { status: 404, code: "NOT_FOUND" },
   Conflict: { status: 409, code: "CONFLICT" },
   PayloadTooLarge: { status: 413, code: "PAYLOAD_TOO_LARGE" },
+  UnsupportedMediaType: { status: 415, code: "UNSUPPORTED_MEDIA_TYPE" },
   InvalidRedaction: { status: 422, code: "INVALID_REDACTION" },
   ImportFailed: { status: 422, code: "IMPORT_FAILED" },
   TooManyRequests: { status: 429, code: "TOO_MANY_REQUESTS" },

@@ -22,6 +22,7 @@
  */
 import { Result } from "effect"
 import { InvalidRequest, type RequestIssue } from "./Errors.ts"
+import { textProblem } from "./Text.ts"
 import * as Timestamp from "./Timestamp.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -204,41 +205,15 @@ const typeDescription: Readonly<Record<FieldType, string>> = {
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const timestampInputPattern =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/
-const canonicalTimestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-
-const daysInMonth = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate()
-
 /**
- * Any ISO 8601 date-time with an offset, normalised to the canonical Timestamp, or undefined. `Date.parse` alone
- * is too lenient (it rolls `02-30` over into March and accepts `24:00`), and years outside 0001..9999 after
- * normalisation would neither compare correctly as strings nor be accepted by PostgreSQL.
+ * Any ISO 8601 date-time with an offset, normalised to the canonical Timestamp, or undefined (an impossible date
+ * such as `02-30` or `24:00` is refused, not rolled over). The one parser of `Timestamp.ts`.
  */
-export const parseTimestampValue = (s: string): Timestamp.Timestamp | undefined => {
-  const m = timestampInputPattern.exec(s)
-  if (m === null) return undefined
-  const [year, month, day, hour, minute, second, offH, offM] = m.slice(1).map((x) => x === undefined ? 0 : Number(x))
-  if (
-    month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth(year!, month!) || hour! > 23 || minute! > 59 ||
-    second! > 59 || offH! > 23 || offM! > 59
-  ) return undefined
-  if (Number.isNaN(Date.parse(s))) return undefined
-  const t = Timestamp.normalize(s)
-  return canonicalTimestampPattern.test(t) && !t.startsWith("0000") ? t : undefined
-}
-
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+export const parseTimestampValue = (s: string): Timestamp.Timestamp | undefined => Timestamp.parse(s)
 
 /** Checks a string that will travel to PostgreSQL as text: no NUL (text cannot hold it), no lone surrogates. */
 const stringProblem = (s: string, maxLength: number): string | undefined =>
-  s.length > maxLength
-    ? `is longer than ${maxLength} characters`
-    : s.includes("\u0000")
-    ? "must not contain the NUL character"
-    : loneSurrogate.test(s)
-    ? "must be well-formed Unicode (it contains a lone surrogate)"
-    : undefined
+  s.length > maxLength ? `is longer than ${maxLength} characters` : textProblem(s)
 
 const isPlainObject = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -442,12 +417,7 @@ const parseDocument = (
   return ok ? and(clauses) : undefined
 }
 
-const failWith = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => {
-  const [first] = issues
-  if (issues.length === 1 && first !== undefined) return InvalidRequest.single(first.path, first.message)
-  const head = first === undefined ? "Invalid filter." : `${first.path}: ${first.message}`
-  return new InvalidRequest({ message: `${head} (and ${issues.length - 1} more problems, see details)`, issues })
-}
+const failWith = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => InvalidRequest.of(issues)
 
 /**
  * Parses an already decoded filter document (e.g. from a JSON body). `path` prefixes every issue path.

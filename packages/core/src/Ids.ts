@@ -2,10 +2,14 @@
  * Branded identifiers. Every identifier of the API is a UUID string; the brand keeps a review id from being passed
  * where a product id is expected.
  */
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 
-/** A UUID string (any version). */
-export const Uuid = Schema.String.pipe(Schema.check(Schema.isUUID()))
+/**
+ * A UUID string (any version), accepted in either letter case and decoded to lower case, so an id is the same
+ * string on every store and in every answer whatever case a caller sent (PostgreSQL's `uuid` type ignores case,
+ * a memory map does not).
+ */
+export const Uuid = Schema.String.pipe(Schema.check(Schema.isUUID()), Schema.decode(SchemaTransformation.toLowerCase()))
 
 export const OrganizationId = Uuid.pipe(Schema.brand("OrganizationId"))
 export type OrganizationId = typeof OrganizationId.Type

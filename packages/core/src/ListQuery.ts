@@ -6,9 +6,10 @@
  * Every parser returns a `Result` whose failure is an `InvalidRequest` naming the parameter; `parseListRequest`
  * reports the problems of all parameters at once. An empty parameter (`?search=`) is the same as an omitted one.
  */
-import { Result } from "effect"
+import { Effect, Result } from "effect"
 import {
   type CursorBinding,
+  type CursorIssuer,
   type CursorPosition,
   compareKeyset,
   decodeCursor,
@@ -16,6 +17,7 @@ import {
   isAfter,
   type Sort
 } from "./Cursor.ts"
+import { CursorKey } from "./CursorKey.ts"
 import { InvalidRequest, type RequestIssue } from "./Errors.ts"
 import {
   type FieldCatalog,
@@ -154,16 +156,21 @@ export interface ListRequest<Include extends string = string> {
   readonly search: string | undefined
   readonly after: CursorPosition | undefined
   readonly include: ReadonlyArray<Include>
+  /** Seals the next page's cursor for the organization the request was made in (see `toPage`). */
+  readonly issuer: CursorIssuer
 }
 
 /** A request for the first page with the endpoint's defaults (e.g. for internal callers). */
-export const defaultListRequest = <Include extends string>(endpoint: ListEndpoint<Include>): ListRequest<Include> =>
-  Result.getOrThrow(parseListRequest({}, endpoint))
+export const defaultListRequest = <Include extends string>(
+  endpoint: ListEndpoint<Include>,
+  issuer: CursorIssuer
+): ListRequest<Include> => Result.getOrThrow(parseListRequest({}, endpoint, issuer))
 
 /** Parses every list parameter; all problems are reported together (`details.issues`). */
 export const parseListRequest = <Include extends string>(
   params: ListParams,
-  endpoint: ListEndpoint<Include>
+  endpoint: ListEndpoint<Include>,
+  issuer: CursorIssuer
 ): Result.Result<ListRequest<Include>, InvalidRequest> => {
   const issues: Array<RequestIssue> = []
   const take = <A>(r: Result.Result<A, InvalidRequest>): A | undefined => {
@@ -182,12 +189,34 @@ export const parseListRequest = <Include extends string>(
   const binding: CursorBinding = { endpoint: endpoint.name, sort, filter, search }
   let after: CursorPosition | undefined
   if (!blank(params.cursor)) {
-    const decoded = decodeCursor(params.cursor, binding)
+    const decoded = decodeCursor(params.cursor, binding, issuer)
     if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
     after = decoded.success
   }
-  return Result.succeed({ endpoint: endpoint.name, limit, sort, filter, search, after, include })
+  return Result.succeed({ endpoint: endpoint.name, limit, sort, filter, search, after, include, issuer })
 }
+
+/**
+ * `parseListRequest` for a caller of `organizationId`, sealed with `key`: what a use-case service calls with the
+ * cursor key it captured when it was built.
+ */
+export const listRequestWith = <Include extends string>(
+  key: CursorKey["Service"],
+  params: ListParams,
+  endpoint: ListEndpoint<Include>,
+  organizationId: string
+): Effect.Effect<ListRequest<Include>, InvalidRequest> =>
+  Effect.fromResult(parseListRequest(params, endpoint, { key, organizationId }))
+
+/** `parseListRequest` for a caller of `organizationId`, with the store's cursor key. */
+export const listRequestFor = <Include extends string>(
+  params: ListParams,
+  endpoint: ListEndpoint<Include>,
+  organizationId: string
+): Effect.Effect<ListRequest<Include>, InvalidRequest, CursorKey> =>
+  Effect.gen(function*() {
+    return yield* listRequestWith(yield* CursorKey, params, endpoint, organizationId)
+  })
 
 const combine = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => {
   const [first] = issues
@@ -224,7 +253,7 @@ export const toPage = <A>(
 ): Page<A> => {
   if (rows.length <= request.limit) return { data: rows, nextCursor: null }
   const data = rows.slice(0, request.limit)
-  return { data, nextCursor: encodeCursor(positionOf(data[data.length - 1]!), cursorBindingOf(request)) }
+  return { data, nextCursor: encodeCursor(positionOf(data[data.length - 1]!), cursorBindingOf(request), request.issuer) }
 }
 
 /** How the memory store reads its records for listing. */

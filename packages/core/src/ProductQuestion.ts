@@ -10,8 +10,10 @@
 import { Schema } from "effect"
 import { Customer, Product } from "./Catalog.ts"
 import { CustomerId, ProductId, ProductQuestionAnswerId, ProductQuestionId, SiteId, UserId, Uuid } from "./Ids.ts"
-import { Metadata } from "./Metadata.ts"
+import { EmailAddress } from "./EmailAddress.ts"
+import { Metadata, MetadataInput } from "./Metadata.ts"
 import { Flag } from "./Review.ts"
+import { characterCount, textProblem } from "./Text.ts"
 import { Timestamp } from "./Timestamp.ts"
 
 /** Spec: Limits. Counted in Unicode code points, so an emoji is one character. */
@@ -89,56 +91,25 @@ export type ProductQuestionInclude = (typeof productQuestionIncludeNames)[number
 // ---------------------------------------------------------------------------------------------------------------
 // Request bodies
 
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
-/** Why a string cannot be stored as text (PostgreSQL text holds no NUL; lone surrogates are not Unicode). */
-export const textProblem = (s: string): string | undefined =>
-  s.includes("\u0000")
-    ? "must not contain the NUL character"
-    : loneSurrogate.test(s)
-    ? "must be well-formed Unicode (it contains a lone surrogate)"
-    : undefined
-
-/** Characters as a reader counts them: Unicode code points. */
-export const characterCount = (s: string): number => {
-  let n = 0
-  for (const _ of s) n++
-  return n
-}
-
-/** Text of 1..max characters, not only blanks, storable. */
+/**
+ * Text of 1..max characters (code points), not only blanks, storable. The cheap length bound (a code point is at
+ * most two code units) aborts first, so an over-long value is never scanned.
+ */
 const Text = (max: number, what: string) =>
-  Schema.String.pipe(Schema.check(Schema.makeFilter((s: string) => {
-    const problem = textProblem(s)
-    if (problem !== undefined) return problem
-    if (s.trim() === "") return `${what} must not be empty`
-    const n = characterCount(s)
-    return n <= max ? undefined : `${what} is ${n} characters long; at most ${max} are allowed`
-  }, { expected: `${what} of 1 to ${max} characters` })))
+  Schema.String.pipe(Schema.check(
+    Schema.isMaxLength(2 * max, { message: `${what} is longer than ${max} characters` }).abort(),
+    Schema.makeFilter((s: string) => {
+      const problem = textProblem(s)
+      if (problem !== undefined) return problem
+      if (s.trim() === "") return `${what} must not be empty`
+      const n = characterCount(s)
+      return n <= max ? undefined : `${what} is ${n} characters long; at most ${max} are allowed`
+    }, { expected: `${what} of 1 to ${max} characters` })
+  ))
 
 export const QuestionBody = Text(QUESTION_BODY_MAX_CHARACTERS, "the question")
 export const AnswerBody = Text(ANSWER_BODY_MAX_CHARACTERS, "the answer")
 export const PersonName = Text(200, "the name")
-
-/**
- * An email address as a mailbox accepts it: `local@domain` with a dotted domain, no blanks or angle brackets
- * (which also keeps it a single address in a mail header), at most 254 characters (RFC 5321).
- */
-export const EmailAddress = Schema.String.pipe(Schema.check(Schema.makeFilter(
-  (s: string) =>
-    s.length <= 254 && /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:\\[\].]+$/.test(s) &&
-    textProblem(s) === undefined,
-  { expected: "an email address such as shopper@example.com" }
-)))
-
-/** Metadata a caller sends: string pairs whose keys and values can be stored. */
-export const MetadataInput = Metadata.pipe(Schema.check(Schema.makeFilter((m: Readonly<Record<string, string>>) => {
-  for (const [k, v] of Object.entries(m)) {
-    const problem = textProblem(k) ?? textProblem(v)
-    if (problem !== undefined) return `metadata key ${JSON.stringify(k.slice(0, 40))}: ${problem}`
-  }
-  return undefined
-}, { expected: "an object of string values" })))
 
 /**
  * `POST /product-questions`. Fields the spec marks "or null" take null as "none", exactly like omitting them.

@@ -22,6 +22,7 @@
 import { Context, Effect, Layer, Option, Result } from "effect"
 import type { Customer, Product } from "./Catalog.ts"
 import { type Caller, type CurrentCaller, requirePermission } from "./Caller.ts"
+import { CursorKey } from "./CursorKey.ts"
 import { EmailOutboxRepository, type EmailNoticeId } from "./EmailOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "./Errors.ts"
 import { EventOutbox, makeEventRecorder } from "./EventOutbox.ts"
@@ -101,6 +102,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
     const organizations = yield* OrganizationRepository
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
+    const cursorKey = yield* CursorKey
     const events = makeEventRecorder(yield* EventOutbox, ids)
 
     /** The question, or NotFound. */
@@ -158,9 +160,9 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
           ? `${productQuestionListEndpoint.name}?answered=${answered.success}`
           : productQuestionListEndpoint.name
       }
-      const request = parseListRequest(params, endpoint)
+      const request = parseListRequest(params, endpoint, { key: cursorKey, organizationId: caller.organizationId })
       if (Result.isFailure(answered) || Result.isFailure(request)) {
-        return yield* InvalidRequest.fromIssues([
+        return yield* InvalidRequest.of([
           ...(Result.isFailure(request) ? request.failure.issues : []),
           ...(Result.isFailure(answered) ? answered.failure.issues : [])
         ])
@@ -207,7 +209,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
         if (siteId !== null && !(yield* repo.siteExists(organizationId, siteId))) {
           issues.push({ path: "body.siteId", message: "no site with this id exists in this organization" })
         }
-        if (issues.length > 0) return yield* InvalidRequest.fromIssues(issues)
+        if (issues.length > 0) return yield* InvalidRequest.of(issues)
         const at = yield* now
         const question: ProductQuestionRecord = {
           id: yield* nextIdFrom<ProductQuestionId>(ids),

@@ -22,12 +22,13 @@ import type { Permission } from "./Permission.ts"
 import {
   generateSecretKey,
   hashSecretKey,
+  isWellFormedSecretKey,
   type IssuedSecretKey,
   type SecretKeyRecord,
   type SecretKeyView,
   toView
 } from "./SecretKey.ts"
-import { SecretKeyRepository } from "./SecretKeyRepository.ts"
+import { type SecretKeyHashTaken, SecretKeyRepository } from "./SecretKeyRepository.ts"
 import { StorefrontRecordRepository } from "./StorefrontRecordRepository.ts"
 import {
   type Integration,
@@ -79,18 +80,15 @@ export const setApiRequestsPerMinute = (
     }))
   )
 
-/**
- * Issues a secret key. The answer is the only place the clear key ever appears; the store keeps its hash.
- * `fixedSecret` lets a host seed a known key (the demo's DEMO_SECRET_KEY); it must still be well formed.
- */
-export const issueSecretKey = (
+type IssueRequirements = OrganizationRepository | SecretKeyRepository | IdGenerator | UnitOfWork
+
+const issue = (
   organizationId: OrganizationId,
   input: { readonly permissions: ReadonlyArray<Permission>; readonly name?: string | undefined },
-  fixedSecret?: string
-): Effect.Effect<IssuedSecretKey, NotFound, OrganizationRepository | SecretKeyRepository | IdGenerator | UnitOfWork> =>
+  secretKey: string
+): Effect.Effect<IssuedSecretKey, NotFound | SecretKeyHashTaken, IssueRequirements> =>
   transactional(Effect.gen(function*() {
     yield* findOrganization(organizationId)
-    const secretKey = fixedSecret ?? generateSecretKey()
     const record: SecretKeyRecord = {
       id: yield* nextId<SecretKeyId>(),
       organizationId,
@@ -103,6 +101,27 @@ export const issueSecretKey = (
     yield* (yield* SecretKeyRepository).insert(record)
     return { ...toView(record), secretKey }
   }))
+
+/** Issues a secret key. The answer is the only place the clear key ever appears; the store keeps its hash. */
+export const issueSecretKey = (
+  organizationId: OrganizationId,
+  input: { readonly permissions: ReadonlyArray<Permission>; readonly name?: string | undefined }
+): Effect.Effect<IssuedSecretKey, NotFound, IssueRequirements> =>
+  // 256 random bits never repeat; a clash would mean a broken random source, which must not be papered over.
+  issue(organizationId, input, generateSecretKey()).pipe(Effect.catchTag("SecretKeyHashTaken", Effect.die))
+
+/**
+ * Issues a key with a secret the host chose (the demo's DEMO_SECRET_KEY). A secret that was ever issued, even if
+ * revoked since, is refused with `SecretKeyHashTaken`: a revoked key is never live again.
+ */
+export const issueChosenSecretKey = (
+  organizationId: OrganizationId,
+  input: { readonly permissions: ReadonlyArray<Permission>; readonly name?: string | undefined },
+  secretKey: string
+): Effect.Effect<IssuedSecretKey, NotFound | SecretKeyHashTaken, IssueRequirements> =>
+  isWellFormedSecretKey(secretKey)
+    ? issue(organizationId, input, secretKey)
+    : Effect.die(new Error("a chosen secret key must be sk_ followed by at least 32 URL-safe characters"))
 
 export const revokeSecretKey = (
   organizationId: OrganizationId,

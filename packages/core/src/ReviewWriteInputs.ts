@@ -4,57 +4,41 @@
  * where the spec says "or null" (`title`, `body`), modelled with `optionalKey(NullOr(...))` so that `null` and an
  * omitted field stay distinct.
  *
- * Text that is stored must be storable everywhere: PostgreSQL `text`/`jsonb` cannot hold NUL, and a lone surrogate
- * would be silently replaced when encoded to UTF-8 (so memory and PostgreSQL would store different text). Both are
- * a 400 here, never a 500 or a silent change later.
+ * Every stored string is `StoredText` (`Text.ts`): no NUL, no lone surrogate, bounded length checked first.
  */
 import { Schema } from "effect"
+import { BoundedArray } from "./BoundedArray.ts"
+import { EmailAddress } from "./EmailAddress.ts"
 import { ProductVariantId, ReviewId, SiteId, Uuid } from "./Ids.ts"
+import { MetadataInput } from "./Metadata.ts"
 import { ReviewDeletionReason } from "./Review.ts"
 import { parseTimestampValue } from "./Filter.ts"
-// Metadata as sent (storable string pairs, replacing the stored metadata wholesale): one definition for every endpoint.
-import { MetadataInput } from "./ProductQuestion.ts"
+import { BoundedText, RequiredText, StoredText } from "./Text.ts"
+import { validInstantPattern } from "./Timestamp.ts"
 
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+/** A review's `title` and `body` are at most this long, wherever they come from (create, redaction, import). */
+export const REVIEW_TITLE_MAX_LENGTH = 500
+export const REVIEW_BODY_MAX_LENGTH = 20_000
 
-/** Text that both stores keep exactly as sent: no NUL character, no lone surrogate. */
-export const StoredText = Schema.String.check(Schema.makeFilter((s: string) =>
-  s.includes("\u0000")
-    ? "must not contain the NUL character"
-    : loneSurrogate.test(s)
-    ? "must be well-formed Unicode (it contains a lone surrogate)"
-    : undefined
-))
-
-/** Stored text with at least one non-blank character and at most `max` characters. */
-export const RequiredText = (max: number) =>
-  StoredText.check(
-    Schema.makeFilter((s: string) => s.trim() === "" ? "must not be empty" : undefined),
-    Schema.isMaxLength(max)
-  )
-
+export const ReviewTitle = BoundedText(REVIEW_TITLE_MAX_LENGTH)
+export const ReviewBody = BoundedText(REVIEW_BODY_MAX_LENGTH)
 
 /** Any ISO 8601 date-time with an offset (normalised later with `parseTimestampValue`). */
-export const InstantInput = Schema.String.check(Schema.makeFilter((s: string) =>
+export const InstantInput = Schema.String.check(Schema.isMaxLength(64).abort(), Schema.makeFilter((s: string) =>
   parseTimestampValue(s) === undefined
     ? "must be an ISO 8601 date-time with a time zone, such as 2026-01-31T12:00:00Z"
-    : undefined
+    : undefined,
+  { arbitraryConstraint: { patterns: [validInstantPattern] } }
 ))
 
 /** A rating as customers give it: 1 to 5. */
 export const Rating = Schema.Finite.check(Schema.isBetween({ minimum: 1, maximum: 5 }))
 
-const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-
 /** An email address (matched case-insensitively; stored lower-cased). */
-export const ReviewImportEmail = StoredText.check(
-  Schema.isMaxLength(254),
-  Schema.makeFilter((s: string) => emailPattern.test(s) ? undefined : "must be an email address such as ada@example.com")
-)
+export const ReviewImportEmail = EmailAddress
 
 /** An http(s) URL of an image to attach. */
-export const ImageUrlInput = StoredText.check(
-  Schema.isMaxLength(2048),
+export const ImageUrlInput = BoundedText(2048).check(
   Schema.makeFilter((s: string) => {
     try {
       const u = new URL(s)
@@ -62,16 +46,21 @@ export const ImageUrlInput = StoredText.check(
     } catch {
       return "must be an absolute http or https URL"
     }
-  })
+  }, { arbitraryConstraint: { patterns: [/^https:\/\/[a-z]{1,12}\.example\/[a-z0-9]{0,16}\.jpg$/] } })
 )
 
 // ---------------------------------------------------------------------------------------------------------------
 // PATCH /reviews/{id}
 
+/**
+ * A redaction is checked against the stored text in linear time, so it is not held to the length limits of new
+ * text: a review stored before the limits (or one whose markers are longer than the spans they cover) must still be
+ * redactable. The request's size is bounded by the body limit.
+ */
 export const ReviewPatch = Schema.Struct({
   /** The current title with spans replaced by `[redacted]`; `null` only when the title is null. */
-  title: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  body: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  title: Schema.optionalKey(Schema.NullOr(StoredText)),
+  body: Schema.optionalKey(Schema.NullOr(StoredText)),
   published: Schema.optionalKey(Schema.Boolean),
   metadata: Schema.optionalKey(MetadataInput)
 })
@@ -84,7 +73,7 @@ export const NOTE_MAX_LENGTH = 2000
 
 export const ReviewDeletionRequest = Schema.Struct({
   reason: ReviewDeletionReason,
-  note: Schema.optionalKey(StoredText.check(Schema.isMaxLength(NOTE_MAX_LENGTH)))
+  note: Schema.optionalKey(BoundedText(NOTE_MAX_LENGTH))
 }).check(Schema.makeFilter((d) =>
   d.reason === "other" && (d.note === undefined || d.note.trim() === "")
     ? { path: ["note"], issue: "is required when reason is \"other\": say why the review is deleted" }
@@ -114,19 +103,23 @@ export type BulkUpdateResult = typeof BulkUpdateResult.Type
 // POST /reviews/import
 
 export const IMPORT_MAX_ROWS = 10_000
+
+/** The issue of an import with too many rows (shared by every import endpoint). */
+export const importTooLarge = (max: number): string =>
+  `an import takes at most ${max} rows; split the file into several requests`
 export const IMPORT_MAX_IMAGES_PER_ROW = 20
 
 /** A survey answer as imported (the labels may be omitted). */
 export const ImportAnswer = Schema.Struct({
   questionId: Uuid,
-  label: StoredText.check(Schema.isMaxLength(1000)),
+  label: BoundedText(1000),
   type: RequiredText(100),
   step: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
   steps: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
-  lowLabel: Schema.optionalKey(Schema.NullOr(StoredText.check(Schema.isMaxLength(1000)))),
-  highLabel: Schema.optionalKey(Schema.NullOr(StoredText.check(Schema.isMaxLength(1000)))),
-  middleLabel: Schema.optionalKey(Schema.NullOr(StoredText.check(Schema.isMaxLength(1000)))),
-  optionLabels: Schema.optionalKey(Schema.Array(StoredText.check(Schema.isMaxLength(1000))))
+  lowLabel: Schema.optionalKey(Schema.NullOr(BoundedText(1000))),
+  highLabel: Schema.optionalKey(Schema.NullOr(BoundedText(1000))),
+  middleLabel: Schema.optionalKey(Schema.NullOr(BoundedText(1000))),
+  optionLabels: Schema.optionalKey(BoundedArray(BoundedText(1000), 100))
 })
 export type ImportAnswer = typeof ImportAnswer.Type
 
@@ -144,19 +137,19 @@ export const ReviewImportRow = Schema.Struct({
   productUrl: Schema.optionalKey(RequiredText(2048)),
   /** The variant's id (stored as the review's productVariantId). */
   productVariant: Schema.optionalKey(ProductVariantId),
-  title: Schema.optionalKey(Schema.NullOr(StoredText)),
-  body: Schema.optionalKey(Schema.NullOr(StoredText)),
+  title: Schema.optionalKey(Schema.NullOr(ReviewTitle)),
+  body: Schema.optionalKey(Schema.NullOr(ReviewBody)),
   rating: Rating,
   published: Schema.optionalKey(Schema.Boolean),
   pending: Schema.optionalKey(Schema.Boolean),
   verifiedBuyer: Schema.optionalKey(Schema.Boolean),
   createdAt: Schema.optionalKey(InstantInput),
-  imageUrls: Schema.optionalKey(Schema.Array(ImageUrlInput).check(Schema.isMaxLength(IMPORT_MAX_IMAGES_PER_ROW))),
+  imageUrls: Schema.optionalKey(BoundedArray(ImageUrlInput, IMPORT_MAX_IMAGES_PER_ROW)),
   /** The merchant's reply text. */
   response: Schema.optionalKey(RequiredText(100_000)),
   responderName: Schema.optionalKey(RequiredText(200)),
   responseCreatedAt: Schema.optionalKey(InstantInput),
-  answers: Schema.optionalKey(Schema.Array(ImportAnswer).check(Schema.isMaxLength(100))),
+  answers: Schema.optionalKey(BoundedArray(ImportAnswer, 100)),
   metadata: Schema.optionalKey(MetadataInput)
 }).check(Schema.makeFilter((row) => {
   const issues: Array<Schema.FilterIssue> = []
@@ -177,9 +170,8 @@ export const ReviewImportRow = Schema.Struct({
 export type ReviewImportRow = typeof ReviewImportRow.Type
 
 export const ImportRequest = Schema.Struct({
-  data: Schema.Array(ReviewImportRow).check(Schema.isMaxLength(IMPORT_MAX_ROWS, {
-    message: `an import takes at most ${IMPORT_MAX_ROWS} rows; split the file into several requests`
-  })),
+  /** Counted before any row is decoded: a larger import is refused at once (`docs/SECURITY.md`). */
+  data: BoundedArray(ReviewImportRow, IMPORT_MAX_ROWS, importTooLarge(IMPORT_MAX_ROWS)),
   /** Fail the whole import on the first row that cannot be resolved (default false: skip and list such rows). */
   strict: Schema.optionalKey(Schema.Boolean)
 })

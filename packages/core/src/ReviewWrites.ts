@@ -140,7 +140,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
       const filter = parseFilter(query.filter, reviewFilterCatalog)
       const search = parseSearch(query.search)
       if (Result.isFailure(filter) || Result.isFailure(search)) {
-        return yield* InvalidRequest.fromIssues([
+        return yield* InvalidRequest.of([
           ...(Result.isFailure(filter) ? filter.failure.issues : []),
           ...(Result.isFailure(search) ? search.failure.issues : [])
         ])

@@ -5,9 +5,10 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { type CurrentCaller, requirePermission } from "./Caller.ts"
+import { CursorKey } from "./CursorKey.ts"
 import { type Forbidden, type InvalidRequest, NotFound } from "./Errors.ts"
 import type { ReviewId } from "./Ids.ts"
-import { type ListParams, type Page, parseInclude, parseListRequest, reviewListEndpoint } from "./ListQuery.ts"
+import { listRequestWith, type ListParams, type Page, parseInclude, reviewListEndpoint } from "./ListQuery.ts"
 import type { Review } from "./Review.ts"
 import { ReviewRepository } from "./ReviewRepository.ts"
 
@@ -21,10 +22,11 @@ export class Reviews extends Context.Service<Reviews, {
 }>()("feedback/Reviews") {
   static readonly layer = Layer.effect(Reviews, Effect.gen(function*() {
     const repo = yield* ReviewRepository
+    const cursorKey = yield* CursorKey
 
     const list = Effect.fn("Reviews.list")(function*(params: ListParams) {
       const { organizationId } = yield* requirePermission("reviews:read")
-      const request = yield* Effect.fromResult(parseListRequest(params, reviewListEndpoint))
+      const request = yield* listRequestWith(cursorKey, params, reviewListEndpoint, organizationId)
       return yield* repo.list(organizationId, request)
     })
 

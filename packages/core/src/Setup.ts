@@ -6,12 +6,13 @@
  * Every answer is built from the decisions as stored after the write: the store fills only null fields, so when two
  * requests observe an area at once both answer the one `completedAt` that was kept.
  */
-import { Effect, Option, Result, Schema, SchemaIssue } from "effect"
+import { Effect, Option, Result, Schema } from "effect"
 import { requirePermission, type CurrentCaller } from "./Caller.ts"
 import { type Forbidden, InvalidRequest, type RequestIssue } from "./Errors.ts"
 import { type EventOutbox, recordEvent } from "./EventOutbox.ts"
 import type { EmailTemplateId, OrganizationId, SurveyFlowId } from "./Ids.ts"
 import { type IdGenerator, nextId } from "./IdGenerator.ts"
+import { firstIssues } from "./RequestIssues.ts"
 import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
 import {
   bindTemplateIds,
@@ -102,20 +103,17 @@ export const recordSetupOutcome = (
 ): Effect.Effect<SetupState, Forbidden, CurrentCaller | SetupServices | UnitOfWork> =>
   Effect.flatMap(requirePermission("settings:write"), (caller) => stateOf(caller.organizationId, patch))
 
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
 /** A decoding failure of the answers as INVALID_REQUEST issues under `data.` (the HTTP adapter adds `body.`). */
 const invalidAnswers = (error: Schema.SchemaError): InvalidRequest => {
-  const issues: ReadonlyArray<RequestIssue> = formatIssues(error.issue).issues.map((i) => ({
-    path: ["data", ...(i.path ?? []).map((s) => String(typeof s === "object" && s !== null && "key" in s ? s.key : s))]
-      .join("."),
+  const found = firstIssues(error.issue)
+  const issues: ReadonlyArray<RequestIssue> = found.issues.map((i) => ({
+    path: ["data", ...i.path.map(String)].join("."),
     message: i.message
   }))
   const first = issues[0]
-  return new InvalidRequest({
-    message: first === undefined ? "The setup answers are invalid." : `Invalid ${first.path}: ${first.message}.`,
-    issues
-  })
+  return first === undefined
+    ? new InvalidRequest({ message: "The setup answers are invalid.", issues })
+    : InvalidRequest.of(issues, found.total)
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Every store service the core's use-cases need: what a store adapter must provide (grows as capabilities land). */
 import type { CatalogRepository } from "./CatalogRepository.ts"
+import type { CursorKey, InstanceSecretRepository } from "./CursorKey.ts"
 import type { EmailOutboxRepository } from "./EmailOutbox.ts"
 import type { EventOutbox } from "./EventOutbox.ts"
 import type { ProductQuestionRepository } from "./ProductQuestionRepository.ts"
@@ -27,3 +28,4 @@ export type StoreServices =
   | SetupRepository | ReviewAutomationRepository
   | WebhookRepository
   | ReviewWriteRepository
+  | InstanceSecretRepository | CursorKey

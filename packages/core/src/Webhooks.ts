@@ -7,15 +7,21 @@
  */
 import { Effect, Option, Result } from "effect"
 import { type CurrentCaller, requirePermission } from "./Caller.ts"
+import { type CursorBinding, type CursorIssuer, decodeCursor, encodeCursor, type Sort } from "./Cursor.ts"
+import { CursorKey } from "./CursorKey.ts"
 import { EVENT_NAMES, type EventName, isEventName } from "./EventCatalog.ts"
 import { type EventOutbox, recordEvent } from "./EventOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "./Errors.ts"
 import type { OrganizationId, WebhookId } from "./Ids.ts"
 import { type IdGenerator, nextId } from "./IdGenerator.ts"
+import { matchAll } from "./Filter.ts"
 import { now } from "./Timestamp.ts"
 import { transactional, type UnitOfWork } from "./UnitOfWork.ts"
 import {
   type CreateWebhook,
+  HMAC_SECRET_MAX_LENGTH,
+  hmacSecretProblem,
+  MAX_SUBSCRIBED_EVENTS,
   toWebhook,
   toWebhookDelivery,
   type UpdateWebhook,
@@ -28,9 +34,7 @@ import {
 import { checkDestination, CurrentWebhookSettings, type HostResolver } from "./WebhookDestination.ts"
 import { type WebhookListPosition, WebhookRepository } from "./WebhookRepository.ts"
 
-export const MAX_HMAC_SECRET_LENGTH = 1024
-/** More than the catalog holds, so any subscription fits, yet a bounded amount of work to check. */
-export const MAX_SUBSCRIBED_EVENTS = 100
+export const MAX_HMAC_SECRET_LENGTH = HMAC_SECRET_MAX_LENGTH
 
 export const webhookListLimits = { defaultLimit: 50, maxLimit: 250 } as const
 
@@ -59,21 +63,12 @@ export const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result
   return Result.succeed([...seen])
 }
 
-export const checkWebhookSecret = (secret: string): Result.Result<string, InvalidRequest> =>
-  secret.length >= 1 && secret.length <= MAX_HMAC_SECRET_LENGTH
-    ? Result.succeed(secret)
-    : Result.fail(InvalidRequest.single(
-      "body.hmacSecret",
-      `must be 1 to ${MAX_HMAC_SECRET_LENGTH} characters; send null to remove the secret`
-    ))
-
-const invalid = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => {
-  const first = issues[0]!
-  return new InvalidRequest({
-    message: `Invalid ${first.path}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""}.`,
-    issues
-  })
+export const checkWebhookSecret = (secret: string): Result.Result<string, InvalidRequest> => {
+  const problem = hmacSecretProblem(secret)
+  return problem === undefined ? Result.succeed(secret) : Result.fail(InvalidRequest.single("body.hmacSecret", problem))
 }
+
+const invalid = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => InvalidRequest.of(issues)
 
 /** The URL as it will be stored (normalised by the URL parser), or a 400 naming `body.url`. */
 const checkUrl = (url: string): Effect.Effect<string, InvalidRequest, HostResolver> =>
@@ -90,34 +85,31 @@ export interface WebhookPageQuery {
   readonly cursor?: string | undefined
 }
 
-const canonicalTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
 /**
- * A cursor is the base64url JSON of the last row's position and the list it belongs to (`scope`), so a cursor of
- * one webhook's delivery log is refused on another's.
+ * Webhook lists page with the cursors of every other list (`Cursor.ts`): newest first by (createdAt, id), bound to
+ * the organization and to the list (`scope`), so a cursor of one webhook's delivery log is refused on another's.
  */
-export const encodeListCursor = (scope: string, position: WebhookListPosition): string =>
-  Buffer.from(JSON.stringify({ s: scope, t: position.createdAt, i: position.id })).toString("base64url")
+const webhookListSort: Sort = { field: "createdAt", direction: "desc", type: "timestamp" }
 
-export const decodeListCursor = (scope: string, token: string): Result.Result<WebhookListPosition, InvalidRequest> => {
-  const bad = Result.fail(InvalidRequest.single(
-    "cursor",
-    "is not a cursor of this list; pass `nextCursor` from the previous page unchanged"
-  ))
-  if (token.length > 512 || !/^[A-Za-z0-9_-]+$/.test(token)) return bad
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"))
-  } catch {
-    return bad
-  }
-  if (typeof parsed !== "object" || parsed === null) return bad
-  const { s, t, i } = parsed as Record<string, unknown>
-  if (s !== scope || typeof t !== "string" || typeof i !== "string") return bad
-  if (!canonicalTimestamp.test(t) || Number.isNaN(Date.parse(t)) || !uuid.test(i)) return bad
-  return Result.succeed({ createdAt: t as WebhookListPosition["createdAt"], id: i })
-}
+const webhookListBinding = (scope: string): CursorBinding => ({
+  endpoint: scope,
+  sort: webhookListSort,
+  filter: matchAll,
+  search: undefined
+})
+
+export const encodeListCursor = (scope: string, position: WebhookListPosition, issuer: CursorIssuer): string =>
+  encodeCursor({ value: position.createdAt, id: position.id }, webhookListBinding(scope), issuer)
+
+export const decodeListCursor = (
+  scope: string,
+  token: string,
+  issuer: CursorIssuer
+): Result.Result<WebhookListPosition, InvalidRequest> =>
+  Result.flatMap(decodeCursor(token, webhookListBinding(scope), issuer), ({ value, id }) =>
+    typeof value === "string"
+      ? Result.succeed({ createdAt: value as WebhookListPosition["createdAt"], id })
+      : Result.fail(InvalidRequest.single("cursor", "is not a cursor of this list; pass `nextCursor` from the previous page unchanged")))
 
 const checkLimit = (limit: number | undefined): Result.Result<number, InvalidRequest> =>
   limit === undefined
@@ -127,23 +119,25 @@ const checkLimit = (limit: number | undefined): Result.Result<number, InvalidReq
     : Result.fail(InvalidRequest.single("limit", `must be a whole number from 1 to ${webhookListLimits.maxLimit}`))
 
 const page = <Row extends { readonly createdAt: WebhookListPosition["createdAt"]; readonly id: string }, Out>(
+  organizationId: OrganizationId,
   scope: string,
   query: WebhookPageQuery,
   fetch: (request: { after: WebhookListPosition | undefined; limit: number }) => Effect.Effect<ReadonlyArray<Row>>,
   view: (row: Row) => Out
-): Effect.Effect<{ data: ReadonlyArray<Out>; nextCursor: string | null }, InvalidRequest> =>
+): Effect.Effect<{ data: ReadonlyArray<Out>; nextCursor: string | null }, InvalidRequest, CursorKey> =>
   Effect.gen(function*() {
+    const issuer: CursorIssuer = { key: yield* CursorKey, organizationId }
     const limit = yield* Effect.fromResult(checkLimit(query.limit))
     const after = query.cursor === undefined || query.cursor === ""
       ? undefined
-      : yield* Effect.fromResult(decodeListCursor(scope, query.cursor))
+      : yield* Effect.fromResult(decodeListCursor(scope, query.cursor, issuer))
     const rows = yield* fetch({ after, limit: limit + 1 })
     const pageRows = rows.slice(0, limit)
     const last = pageRows[pageRows.length - 1]
     return {
       data: pageRows.map(view),
       nextCursor: rows.length > limit && last !== undefined
-        ? encodeListCursor(scope, { createdAt: last.createdAt, id: last.id })
+        ? encodeListCursor(scope, { createdAt: last.createdAt, id: last.id }, issuer)
         : null
     }
   })
@@ -202,11 +196,11 @@ export const getWebhook = (id: WebhookId): Effect.Effect<Webhook, Forbidden | No
 
 export const listWebhooks = (
   query: WebhookPageQuery
-): Effect.Effect<WebhookList, Forbidden | InvalidRequest, CurrentCaller | WebhookRepository> =>
+): Effect.Effect<WebhookList, Forbidden | InvalidRequest, CurrentCaller | WebhookRepository | CursorKey> =>
   Effect.gen(function*() {
     const caller = yield* requirePermission("settings:read")
     const repo = yield* WebhookRepository
-    return yield* page("webhooks", query, (p) => repo.list(caller.organizationId, p), toWebhook)
+    return yield* page(caller.organizationId, "webhooks", query, (p) => repo.list(caller.organizationId, p), toWebhook)
   })
 
 /** Only sent fields change; a PATCH that changes nothing writes nothing and fires no event. */
@@ -259,13 +253,14 @@ export const deleteWebhook = (id: WebhookId): Effect.Effect<Webhook, Forbidden |
 export const listWebhookDeliveries = (
   id: WebhookId,
   query: WebhookPageQuery
-): Effect.Effect<WebhookDeliveryList, Forbidden | InvalidRequest | NotFound, CurrentCaller | WebhookRepository> =>
+): Effect.Effect<WebhookDeliveryList, Forbidden | InvalidRequest | NotFound, CurrentCaller | WebhookRepository | CursorKey> =>
   Effect.gen(function*() {
     const caller = yield* requirePermission("settings:read")
     yield* findOwned(caller.organizationId, id)
     const repo = yield* WebhookRepository
     return yield* page(
-      `webhooks/${id}/events`,
+      caller.organizationId,
+      `webhooks/${id.toLowerCase()}/events`,
       query,
       (p) => repo.listDeliveries(caller.organizationId, id, p),
       toWebhookDelivery

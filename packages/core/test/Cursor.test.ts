@@ -8,10 +8,13 @@ import {
   decodeCursor,
   encodeCursor,
   isAfter,
+  isCanonicalInstant,
   type Sort
 } from "../src/Cursor.ts"
+import { CursorKey } from "../src/CursorKey.ts"
 import { InvalidRequest } from "../src/Errors.ts"
 import { type FilterAst, matchAll, parseFilter, reviewFilterCatalog } from "../src/Filter.ts"
+import { legacyCursor, testIssuer } from "../src/testing/CursorFixtures.ts"
 
 const filter = (json: string): FilterAst => Result.getOrThrow(parseFilter(json, reviewFilterCatalog))
 
@@ -25,6 +28,8 @@ const binding: CursorBinding = {
   search: "mug"
 }
 
+const ORG = "9a0c3a1e-8b9d-4c2a-9e8f-1a2b3c4d5e6f"
+const issuer = testIssuer(ORG)
 const ID = "5f0c3a1e-8b9d-4c2a-9e8f-1a2b3c4d5e6f"
 
 const failure = (r: Result.Result<CursorPosition, InvalidRequest>): InvalidRequest => {
@@ -33,8 +38,17 @@ const failure = (r: Result.Result<CursorPosition, InvalidRequest>): InvalidReque
   return r.failure
 }
 
-const b64 = (s: string) => Buffer.from(s, "utf8").toString("base64url")
-const unb64 = (s: string) => Buffer.from(s, "base64url").toString("utf8")
+const b64 = (s: string | Uint8Array) => Buffer.from(s).toString("base64url")
+/** The tag and the JSON payload of a token. */
+const split = (token: string) => {
+  const bytes = Buffer.from(token, "base64url")
+  return { tag: bytes.subarray(0, 16), payload: JSON.parse(bytes.subarray(16).toString("utf8")) as Record<string, unknown> }
+}
+/** A token whose payload is `payload`, sealed with `key` (the real one unless a forger's is given). */
+const seal = (payload: unknown, key = issuer.key) => {
+  const bytes = Buffer.from(JSON.stringify(payload), "utf8")
+  return b64(Buffer.concat([key.tag(bytes), bytes]))
+}
 
 const arbUuid = fc.uuid().map((u) => u.toLowerCase())
 const arbTimestamp = fc
@@ -50,32 +64,36 @@ const arbSortAndValue: fc.Arbitrary<[Sort, CursorPosition["value"]]> = fc.oneof(
     fc.constantFrom<Sort>(byCreatedAt, { field: "moderatedAt", direction: "desc", type: "timestamp" }),
     fc.option(arbTimestamp, { nil: null })
   ),
-  fc.tuple(fc.constant<Sort>({ field: "product.title", direction: "asc", type: "string" }), fc.option(fc.string({ unit: "grapheme" }), { nil: null })),
+  fc.tuple(
+    fc.constant<Sort>({ field: "product.title", direction: "asc", type: "string" }),
+    fc.option(fc.string({ unit: "grapheme" }).filter((s) => !s.includes("\u0000")), { nil: null })
+  ),
   fc.tuple(fc.constant<Sort>({ field: "published", direction: "asc", type: "boolean" }), fc.option(fc.boolean(), { nil: null }))
 )
 
 describe("cursor tokens", () => {
-  it("round-trip any position for the same binding", () => {
+  it("round-trip any position for the same binding and organization", () => {
     fc.assert(
       fc.property(arbSortAndValue, arbUuid, fc.option(fc.string(), { nil: undefined }), ([sort, value], id, search) => {
         const b: CursorBinding = { ...binding, sort, search }
-        const token = encodeCursor({ value, id }, b)
+        const token = encodeCursor({ value, id }, b, issuer)
         expect(token).toMatch(/^[A-Za-z0-9_-]+$/)
-        const decoded = decodeCursor(token, b)
+        const decoded = decodeCursor(token, b, issuer)
         expect(Result.getOrThrow(decoded)).toEqual({ value: Object.is(value, -0) ? 0 : value, id })
       }),
       { numRuns: 300 }
     )
   })
 
-  it("accept an equivalent filter written differently", () => {
-    const token = encodeCursor({ value: 3, id: ID }, binding)
+  it("accept an equivalent filter written differently, and an upper-case organization id", () => {
+    const token = encodeCursor({ value: 3, id: ID }, binding, issuer)
     const same = { ...binding, filter: filter('{"rating": {"$gte": 2}, "published": true}') }
-    expect(Result.getOrThrow(decodeCursor(token, same))).toEqual({ value: 3, id: ID })
+    expect(Result.getOrThrow(decodeCursor(token, same, issuer))).toEqual({ value: 3, id: ID })
+    expect(Result.isSuccess(decodeCursor(token, binding, testIssuer(ORG.toUpperCase())))).toBe(true)
   })
 
-  it("are refused with another sort, filter, search or endpoint", () => {
-    const token = encodeCursor({ value: 3, id: ID }, binding)
+  it("are refused with another sort, filter, search, list or organization", () => {
+    const token = encodeCursor({ value: 3, id: ID }, binding, issuer)
     const others: ReadonlyArray<CursorBinding> = [
       { ...binding, sort: { ...byRating, direction: "asc" } },
       { ...binding, sort: byCreatedAt },
@@ -86,47 +104,81 @@ describe("cursor tokens", () => {
       { ...binding, endpoint: "product-questions" }
     ]
     for (const other of others) {
-      expect(failure(decodeCursor(token, other)).message).toContain("different sort, filter or search")
+      expect(failure(decodeCursor(token, other, issuer)).message).toContain("different list, sort, filter or search")
     }
+    const otherOrganization = testIssuer("00000000-0000-4000-8000-000000000001")
+    expect(failure(decodeCursor(token, binding, otherOrganization)).message).toContain("different list")
   })
 
-  it("are refused when malformed or edited", () => {
-    const token = encodeCursor({ value: 3, id: ID }, binding)
-    const payload = JSON.parse(unb64(token)) as Record<string, unknown>
+  it("are refused when malformed, cut or edited", () => {
+    const token = encodeCursor({ value: 3, id: ID }, binding, issuer)
+    const { payload } = split(token)
     const tampered = [
       "",
       "not a cursor!",
       token.slice(0, -3),
+      token.slice(0, 21),
       token + "A",
-      token.slice(0, 10) + (token[10] === "A" ? "B" : "A") + token.slice(11),
       "x".repeat(5_000),
       b64("not json"),
-      b64("[1,2,3]"),
-      b64("null"),
-      b64(JSON.stringify({ ...payload, k: 5 })), // value changed without a matching checksum
-      b64(JSON.stringify({ ...payload, i: "00000000-0000-0000-0000-000000000000" })),
-      b64(JSON.stringify({ ...payload, v: 2 })),
-      b64(JSON.stringify({ ...payload, c: undefined })),
-      Buffer.from([0xff, 0xfe, 0x00]).toString("base64url")
+      b64(Buffer.concat([Buffer.alloc(16), Buffer.from(JSON.stringify(payload))])), // payload intact, tag zeroed
+      // the payload edited, the tag kept
+      b64(Buffer.concat([split(token).tag, Buffer.from(JSON.stringify({ ...payload, k: 5 }))])),
+      b64(Buffer.concat([split(token).tag, Buffer.from(JSON.stringify({ ...payload, i: "00000000-0000-4000-8000-000000000000" }))])),
+      seal({ ...payload, k: 5 }, CursorKey.fromSecret("a forger's key that is long enough!!")),
+      seal({ ...payload, v: 1 }),
+      seal([1, 2, 3]),
+      seal(null),
+      b64(Buffer.concat([issuer.key.tag(Buffer.from([0xff, 0xfe])), Buffer.from([0xff, 0xfe])])),
+      legacyCursor({ value: 3, id: ID }, binding) // the retired public checksum, recomputed
     ]
     for (const t of tampered) {
-      expect(failure(decodeCursor(t, binding)).message).toContain("not a cursor this API issued")
+      expect(failure(decodeCursor(t, binding, issuer)).message).toContain("not a cursor this API issued")
     }
   })
 
-  it("are refused when forged with a value that does not fit the sort field", () => {
-    // A client can recompute the (public) checksum; the value is still type-checked before reaching SQL.
-    const forged = encodeCursor({ value: "'; DROP TABLE reviews; --", id: ID }, binding)
-    failure(decodeCursor(forged, binding))
-    const forgedTs = encodeCursor({ value: "2026-13-45", id: ID }, { ...binding, sort: byCreatedAt })
-    failure(decodeCursor(forgedTs, { ...binding, sort: byCreatedAt }))
-    const forgedId = encodeCursor({ value: 3, id: "1 OR 1=1" }, binding)
-    failure(decodeCursor(forgedId, binding))
+  it("are refused when any one character is changed", () => {
+    const token = encodeCursor({ value: "2026-01-31T12:00:00.000Z", id: ID }, { ...binding, sort: byCreatedAt }, issuer)
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    fc.assert(
+      fc.property(fc.nat({ max: token.length - 1 }), fc.constantFrom(...alphabet), (at, ch) => {
+        fc.pre(token[at] !== ch)
+        const edited = token.slice(0, at) + ch + token.slice(at + 1)
+        failure(decodeCursor(edited, { ...binding, sort: byCreatedAt }, issuer))
+      }),
+      { numRuns: 500 }
+    )
+  })
+
+  it("are refused when a sealed value does not fit the sort field (defence in depth)", () => {
+    // Only a holder of the key can seal these; the value is still checked before it could reach SQL.
+    failure(decodeCursor(encodeCursor({ value: "'; DROP TABLE reviews; --", id: ID }, binding, issuer), binding, issuer))
+    failure(decodeCursor(encodeCursor({ value: 3, id: "1 OR 1=1" }, binding, issuer), binding, issuer))
+    const byTime = { ...binding, sort: byCreatedAt }
+    for (const value of ["2026-13-45", "2026-02-30T00:00:00.000Z", "0000-01-01T00:00:00.000Z", "2026-01-01T24:00:00.000Z", "2026-01-01T00:00:00Z", "+012026-01-01T00:00:00.000Z", "2026-01-01T00:00:60.000Z"]) {
+      failure(decodeCursor(encodeCursor({ value, id: ID }, byTime, issuer), byTime, issuer))
+    }
   })
 
   it("fail as InvalidRequest (a 400)", () => {
-    const r = decodeCursor("garbage", binding)
+    const r = decodeCursor("garbage", binding, issuer)
     expect(Result.isFailure(r) && r.failure).toBeInstanceOf(InvalidRequest)
+  })
+})
+
+describe("canonical instants", () => {
+  it("are real instants in the canonical millisecond form, years 0001 to 9999", () => {
+    for (const v of ["0001-01-01T00:00:00.000Z", "2024-02-29T23:59:59.999Z", "9999-12-31T23:59:59.999Z"]) {
+      expect(isCanonicalInstant(v)).toBe(true)
+    }
+    for (const v of ["0000-01-01T00:00:00.000Z", "2026-02-30T00:00:00.000Z", "2025-02-29T00:00:00.000Z", "2026-04-31T00:00:00.000Z",
+      "2026-01-01T24:00:00.000Z", "2026-01-01T23:60:00.000Z", "2026-01-01", "2026-01-01T00:00:00.000+00:00", " 2026-01-01T00:00:00.000Z"]) {
+      expect(isCanonicalInstant(v)).toBe(false)
+    }
+  })
+
+  it("round-trip every instant JS and PostgreSQL both hold", () => {
+    fc.assert(fc.property(arbTimestamp, (v) => isCanonicalInstant(v)))
   })
 })
 

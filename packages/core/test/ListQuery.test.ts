@@ -18,6 +18,7 @@ import {
   reviewListEndpoint,
   toPage
 } from "../src/ListQuery.ts"
+import { testIssuer } from "../src/testing/CursorFixtures.ts"
 
 const issuesOf = <A>(r: Result.Result<A, InvalidRequest>) => {
   if (Result.isSuccess(r)) throw new Error(`expected a failure, got ${JSON.stringify(r.success)}`)
@@ -105,21 +106,23 @@ describe("search", () => {
 
 describe("parseListRequest", () => {
   it("gives the defaults for an empty query", () => {
-    expect(Result.getOrThrow(parseListRequest({}, reviewListEndpoint))).toEqual({
+    expect(Result.getOrThrow(parseListRequest({}, reviewListEndpoint, testIssuer()))).toEqual({
       endpoint: "reviews",
       limit: 50,
       sort: { field: "createdAt", direction: "desc", type: "timestamp" },
       filter: matchAll,
       search: undefined,
       after: undefined,
-      include: []
+      include: [],
+      issuer: testIssuer()
     })
   })
 
   it("reports every bad parameter at once", () => {
     const r = parseListRequest(
       { limit: "0", sort: "title", include: "nope", filter: "{\"ratng\":1}", search: "x".repeat(300) },
-      reviewListEndpoint
+      reviewListEndpoint,
+      testIssuer()
     )
     expect(pathsOf(r)).toEqual(["limit", "sort", "include", "search", "filter.ratng"])
     expect(Result.isFailure(r) && r.failure.message).toMatch(/^limit: .*4 more/)
@@ -127,7 +130,7 @@ describe("parseListRequest", () => {
 
   it("accepts the cursor of a previous page only with the same sort, filter and search", () => {
     const params: ListParams = { sort: "-rating", filter: "{\"published\":true}", search: "mug", limit: "1" }
-    const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint))
+    const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer()))
     const rows = [{ id: "00000000-0000-4000-8000-000000000001", rating: 5 }, {
       id: "00000000-0000-4000-8000-000000000002",
       rating: 4
@@ -135,22 +138,22 @@ describe("parseListRequest", () => {
     const page = toPage(rows, request, (r) => ({ value: r.rating, id: r.id }))
     expect(page.data).toEqual([rows[0]])
     const cursor = page.nextCursor!
-    expect(Result.getOrThrow(parseListRequest({ ...params, cursor }, reviewListEndpoint)).after).toEqual({
+    expect(Result.getOrThrow(parseListRequest({ ...params, cursor }, reviewListEndpoint, testIssuer())).after).toEqual({
       value: 5,
       id: rows[0]!.id
     })
     // limit and include may change between pages
-    expect(Result.isSuccess(parseListRequest({ ...params, cursor, limit: "100", include: "product" }, reviewListEndpoint)))
+    expect(Result.isSuccess(parseListRequest({ ...params, cursor, limit: "100", include: "product" }, reviewListEndpoint, testIssuer())))
       .toBe(true)
     for (const change of [{ sort: "rating" }, { filter: "{\"published\":false}" }, { search: "cup" }, { search: undefined }]) {
-      expect(pathsOf(parseListRequest({ ...params, ...change, cursor }, reviewListEndpoint))).toEqual(["cursor"])
+      expect(pathsOf(parseListRequest({ ...params, ...change, cursor }, reviewListEndpoint, testIssuer()))).toEqual(["cursor"])
     }
-    expect(pathsOf(parseListRequest({ ...params, cursor }, productQuestionListEndpoint))).toEqual(["sort"])
-    expect(pathsOf(parseListRequest({ ...params, cursor: cursor.slice(1) }, reviewListEndpoint))).toEqual(["cursor"])
+    expect(pathsOf(parseListRequest({ ...params, cursor }, productQuestionListEndpoint, testIssuer()))).toEqual(["sort"])
+    expect(pathsOf(parseListRequest({ ...params, cursor: cursor.slice(1) }, reviewListEndpoint, testIssuer()))).toEqual(["cursor"])
   })
 
   it("ends with a null cursor when the rows fit the page", () => {
-    const request = Result.getOrThrow(parseListRequest({ limit: "2" }, reviewListEndpoint))
+    const request = Result.getOrThrow(parseListRequest({ limit: "2" }, reviewListEndpoint, testIssuer()))
     expect(toPage([1, 2], request, () => ({ value: null, id: "x" })).nextCursor).toBeNull()
   })
 })
@@ -181,7 +184,7 @@ const walk = (rows: ReadonlyArray<Row>, params: ListParams): Array<Row> => {
   const seen: Array<Row> = []
   let cursor: string | undefined
   for (let pages = 0; pages < 1_000; pages++) {
-    const request = Result.getOrThrow(parseListRequest({ ...params, cursor }, reviewListEndpoint))
+    const request = Result.getOrThrow(parseListRequest({ ...params, cursor }, reviewListEndpoint, testIssuer()))
     const page = pageInMemory(rows, request, access)
     expect(page.data.length).toBeLessThanOrEqual(request.limit)
     seen.push(...page.data)
@@ -204,7 +207,7 @@ describe("pageInMemory", () => {
     fc.assert(
       fc.property(fc.uniqueArray(arbRow, { selector: (r) => r.id, maxLength: 25 }), arbParams, (rows, params) => {
         const seen = walk(rows, params)
-        const request: ListRequest = Result.getOrThrow(parseListRequest({ ...params, limit: "250" }, reviewListEndpoint))
+        const request: ListRequest = Result.getOrThrow(parseListRequest({ ...params, limit: "250" }, reviewListEndpoint, testIssuer()))
         const all = pageInMemory(rows, request, access).data
         expect(seen.map((r) => r.id)).toEqual(all.map((r) => r.id))
         const position = (r: Row): CursorPosition => ({
@@ -238,13 +241,13 @@ describe("pageInMemory", () => {
     })
     let rows = [row(1, 5), row(2, 4), row(3, 4), row(4, 3), row(5, 1)]
     const params = { sort: "-rating", limit: "2" }
-    const first = pageInMemory(rows, Result.getOrThrow(parseListRequest(params, reviewListEndpoint)), access)
+    const first = pageInMemory(rows, Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer())), access)
     expect(first.data.map((r) => r.id)).toEqual([id(1), id(3)])
     // delete the last record shown, insert one before the cursor and one after it
     rows = rows.filter((r) => r.id !== id(3)).concat([row(6, 5), row(0, 2)])
     const second = pageInMemory(
       rows,
-      Result.getOrThrow(parseListRequest({ ...params, cursor: first.nextCursor! }, reviewListEndpoint)),
+      Result.getOrThrow(parseListRequest({ ...params, cursor: first.nextCursor! }, reviewListEndpoint, testIssuer())),
       access
     )
     expect(second.data.map((r) => r.id)).toEqual([id(2), id(4)])

@@ -6,6 +6,7 @@ import { Effect, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import type { ImportJobId, OrganizationId, ProductId, ReviewId } from "../src/Ids.ts"
 import { defaultListRequest, reviewListEndpoint } from "../src/ListQuery.ts"
+import { testIssuer } from "../src/testing/CursorFixtures.ts"
 import type { ReviewInclude, ReviewRecord } from "../src/Review.ts"
 import { newReview, reviewIncludeNames } from "../src/Review.ts"
 import { attachIncludes, type ReviewIncludeLoaders, ReviewRepository, type StoredReview } from "../src/ReviewRepository.ts"
@@ -99,7 +100,7 @@ describe("attachIncludes", () => {
       find: (_org, id) => Effect.succeed(Option.fromUndefinedOr(page.find((r) => r.record.id === id))),
       loaders
     })
-    const request = { ...defaultListRequest(reviewListEndpoint), include: ["files", "collisions"] as const }
+    const request = { ...defaultListRequest(reviewListEndpoint, testIssuer()), include: ["files", "collisions"] as const }
     const listed = await Effect.runPromise(repo.list(ORG, request))
     expect(listed.nextCursor).toBe("next")
     expect(listed.data).toHaveLength(3)

@@ -11,6 +11,7 @@ import {
   Internal,
   InvalidRedaction,
   InvalidRequest,
+  MAX_REQUEST_ISSUES,
   NotFound,
   PayloadTooLarge,
   RequestIssue,
@@ -71,7 +72,8 @@ export const InvalidRequestResponse = wire(
   InvalidRequest,
   "InvalidRequest",
   Schema.Struct({ issues: Schema.Array(RequestIssue) }),
-  (e) => ({ issues: e.issues }),
+  // Builders cap their issues already (`InvalidRequest.of`); this keeps the wire bound whoever built the error.
+  (e) => ({ issues: e.issues.length > MAX_REQUEST_ISSUES ? e.issues.slice(0, MAX_REQUEST_ISSUES) : e.issues }),
   (d) => ({ issues: d.issues })
 )
 export const UnauthorizedResponse = wire(Unauthorized, "Unauthorized", NoDetails, () => undefined, () => ({}))

@@ -5,6 +5,8 @@
  */
 import {
   ApiRequestsPerMinute,
+  BoundedArray,
+  BoundedText,
   Integration,
   IntegrationPlatform,
   IssuedSecretKey,
@@ -27,13 +29,16 @@ import { OperatorAuth, RequestValidation } from "./Security.ts"
 
 const orgParams = { id: OrganizationId }
 
+/** Names are stored text (`docs/SECURITY.md`): 1..200 characters, no NUL or lone surrogate. */
+const Name = BoundedText(200, 1)
+
 export const CreateOrganization = Schema.Struct({
-  name: Schema.String.pipe(Schema.check(Schema.isBetweenLength(1, 200))),
+  name: Name,
   apiRequestsPerMinute: Schema.optionalKey(ApiRequestsPerMinute)
 })
 export const IssueSecretKey = Schema.Struct({
-  permissions: Schema.Array(Permission),
-  name: Schema.optionalKey(Schema.String.pipe(Schema.check(Schema.isBetweenLength(1, 200))))
+  permissions: BoundedArray(Permission, 100),
+  name: Schema.optionalKey(Name)
 })
 export const CreateIntegration = Schema.Struct({ platform: IntegrationPlatform })
 export const CreateLoyaltyProgram = Schema.Struct({

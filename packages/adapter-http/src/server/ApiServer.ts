@@ -22,6 +22,7 @@ import { ReviewsReadHandlers } from "./ReviewsReadHandlers.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
 import { SetupHandlers, SetupUrls } from "./SetupHandlers.ts"
+import { StoreRejectionResponses } from "./StoreRejections.ts"
 import { WebhookDispatcherLive, WebhookRuntime, type WebhookServerOptions } from "./WebhookServer.ts"
 import { WebhooksHandlers } from "./WebhooksHandlers.ts"
 
@@ -69,7 +70,8 @@ export const ApiRoutes = (options: ApiServerOptions) =>
     DocsRoute,
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
     WebhookDispatcherLive(options.webhooks),
-    EmailWorkerFor(options.email)
+    EmailWorkerFor(options.email),
+    StoreRejectionResponses
   ).pipe(Layer.provide(WebhookRuntime(options.webhooks)))
 
 export type ApiServices = StoreServices | IdGenerator

@@ -1,12 +1,14 @@
 /**
  * The outermost HTTP middleware. Whatever escapes the API's own typed errors is answered in the envelope of
- * DECISIONS §1 here: unknown routes (404), a known path with the wrong method (405 with `Allow`), unreadable or
- * oversized bodies (400/413), and defects (500 INTERNAL, logged with the request id the body repeats). It also
- * stamps every response with `x-request-id` and writes the access log line.
+ * DECISIONS §1 here: unknown routes (404), a known path with the wrong method (405 with `Allow`), undecodable paths,
+ * unreadable or oversized bodies (400/413), bodies that are not JSON (415), and defects (500 INTERNAL, logged with
+ * the request id the body repeats). It also stamps every response with `x-request-id` and writes the access log line.
  *
  * Effect's HTTP server sends the response before a router middleware sees the outcome, so the rewriting happens in
  * a pre-response handler, which runs on every response just before it is written. Responses the framework makes
- * from its own errors are recognisable: they have no body, while every response of this API has one.
+ * from its own errors are recognisable: they have no body or a plain-text one, while every error of this API is JSON.
+ * What Node's HTTP parser refuses before any request exists (malformed HTTP, oversized headers, timeouts) is
+ * answered on the socket by `rawErrorResponse`.
  */
 import { errorWire } from "@feedback/core"
 import { ByteSize, Cause, Effect } from "effect"
@@ -28,7 +30,7 @@ const envelope = (status: number, code: string, message: string, details?: objec
 /** Body limits of DECISIONS §1: 1 MiB, and 32 MiB for bulk imports. */
 export const DEFAULT_BODY_LIMIT = ByteSize.mebibytes(1)
 export const IMPORT_BODY_LIMIT = ByteSize.mebibytes(32)
-const isImport = (url: string) => {
+export const isImport = (url: string) => {
   const q = url.indexOf("?")
   return (q === -1 ? url : url.slice(0, q)).endsWith("/import")
 }
@@ -39,25 +41,120 @@ export interface EnvelopeOptions {
   readonly logRequests: boolean
 }
 
-/** The envelope for a body-less response the framework produced from its own error. */
+/** The one body media type of this API; anything else on a body is a 415 that says so. */
+export const ACCEPTED_MEDIA_TYPE = "application/json"
+
+const invalidRequest = (message: string, path: string, issue: string) =>
+  envelope(400, errorWire.InvalidRequest.code, message, { issues: [{ path, message: issue }] })
+
+const unsupportedMediaType = (contentType: string | undefined) => {
+  const mediaType = (contentType ?? "").split(";")[0]!.trim().slice(0, 100)
+  return envelope(
+    415,
+    errorWire.UnsupportedMediaType.code,
+    `Send the body as JSON with \`Content-Type: ${ACCEPTED_MEDIA_TYPE}\`${mediaType === "" ? "" : `, not ${JSON.stringify(mediaType)}`}.`,
+    { accepted: [ACCEPTED_MEDIA_TYPE] }
+  )
+}
+
+const isPercentEncoded = (path: string) => {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A response the framework made from its own error rather than one of this API's: every error of the API is JSON,
+ * while the framework's are body-less (404, 400, 413) or plain text (415 "Unsupported content-type").
+ */
+const isFrameworkError = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status >= 400 &&
+  (response.body._tag === "Empty" || !(response.body.contentType ?? "").startsWith(ACCEPTED_MEDIA_TYPE))
+
+/** The envelope for a response the framework produced from its own error. */
 const rewrite = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse, requestId: string) => {
-  if (response.body._tag !== "Empty" || response.status < 400) return response
+  if (!isFrameworkError(response)) return response
   switch (response.status) {
     case 404: {
       const path = new URL(request.url, "http://x").pathname
+      // The router finds no route for a path it cannot decode; that is the client's encoding, not a missing route.
+      if (!isPercentEncoded(path)) {
+        return invalidRequest("The path is not valid percent-encoding (e.g. `%zz`); encode reserved characters as `%XX`.", "path", "invalid percent-encoding")
+      }
       const allowed = routes.methodsFor(path)
-      return allowed.length > 0
+      return allowed.length > 0 && !allowed.includes(request.method)
         ? envelope(405, "METHOD_NOT_ALLOWED", `${request.method} is not supported on ${path}; use ${allowed.join(" or ")}.`, undefined, { allow: allowed.join(", ") })
         : envelope(404, errorWire.NotFound.code, `No route ${request.method} ${path}; see /docs for the API reference.`, { resource: "route" })
     }
     case 400:
-      return envelope(400, errorWire.InvalidRequest.code, "The request could not be read; send a JSON body with `Content-Type: application/json`.", { issues: [{ path: "body", message: "unreadable body" }] })
+      return invalidRequest("The request could not be read; send a JSON body with `Content-Type: application/json`.", "body", "unreadable body")
     case 413:
-      return envelope(413, errorWire.PayloadTooLarge.code, "The request body is larger than this endpoint accepts.")
+      // The unread rest of the body is not worth draining: keep the framework's `Connection: close`.
+      return HttpServerResponse.setHeaders(
+        envelope(413, errorWire.PayloadTooLarge.code, "The request body is larger than this endpoint accepts."),
+        response.headers["connection"] === undefined ? {} : { connection: response.headers["connection"] }
+      )
+    case 415:
+      return unsupportedMediaType(request.headers["content-type"])
+    // Effect's answers to an interrupted request: the client went away (nobody reads this, but the log does), or
+    // the server is stopping. Neither is a defect.
+    case 499:
+      return envelope(499, "CLIENT_CLOSED_REQUEST", "The client closed the connection before the response was ready.")
+    case 503:
+      return envelope(503, "SERVICE_UNAVAILABLE", "The server is shutting down; retry the request.", undefined, { "retry-after": "1" })
     default:
-      return envelope(500, errorWire.Internal.code, "Something went wrong on our side; retry later, and quote the request id if it persists.", { requestId })
+      // Any other 4xx the framework may add keeps its status: it is the client's to fix, never a 500.
+      return response.status < 500
+        ? envelope(response.status, errorWire.InvalidRequest.code, "The request could not be handled as sent; see /docs for the API reference.")
+        : envelope(500, errorWire.Internal.code, "Something went wrong on our side; retry later, and quote the request id if it persists.", { requestId })
   }
 }
+
+/**
+ * A request refused before any route runs: a GET or HEAD that carries a body the API would silently ignore, and an
+ * HTTP/1.1 request without `Host` (the standalone server lets those through Node, whose own answer has no body).
+ */
+const refuseEarly = (request: HttpServerRequest.HttpServerRequest) => {
+  if (request.headers.host === undefined && (request.source as { readonly httpVersion?: unknown }).httpVersion === "1.1") {
+    return invalidRequest("HTTP/1.1 requests must carry a `Host` header.", "headers.host", "missing")
+  }
+  if (request.method !== "GET" && request.method !== "HEAD") return undefined
+  const length = request.headers["content-length"]
+  const hasBody = request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0")
+  return hasBody
+    ? invalidRequest(`${request.method} requests take no body; pass parameters in the query string.`, "body", "unexpected body")
+    : undefined
+}
+
+const MAX_LOGGED_PATH = 256
+const loggableName = /^[A-Za-z0-9_.[\]-]{1,32}$/
+
+/**
+ * What the logs say of a URL: the path (truncated) and the query parameter names, never their values, which carry
+ * search terms, filters and whatever a client pasted there (docs/SECURITY.md). A name that is not a plausible
+ * parameter name (too long for one, or odd characters: maybe a pasted key) is written as `…`.
+ */
+export const loggedUrl = (url: string): string => {
+  const q = url.indexOf("?")
+  const path = q === -1 ? url : url.slice(0, q)
+  const shown = path.length > MAX_LOGGED_PATH ? path.slice(0, MAX_LOGGED_PATH) + "…" : path
+  if (q === -1) return shown
+  const names = new Set<string>()
+  for (const pair of url.slice(q + 1).split("&")) {
+    const eq = pair.indexOf("=")
+    const name = eq === -1 ? pair : pair.slice(0, eq)
+    if (name !== "") names.add(loggableName.test(name) ? name : "…")
+    if (names.size >= 20) break
+  }
+  return names.size === 0 ? shown : `${shown}?${[...names].join("&")}`
+}
+
+/** One structured log line: time, level, then the fields. */
+export const logLine = (level: "info" | "warn" | "error", fields: Record<string, unknown>): string =>
+  JSON.stringify({ time: new Date().toISOString(), level, ...fields })
 
 export const errorEnvelope = (options: EnvelopeOptions) =>
 <E, R>(
@@ -71,15 +168,53 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
       const final = HttpServerResponse.setHeader(rewrite(options.routes, req, response, requestId), "x-request-id", requestId)
       status = final.status
       if (options.logRequests) {
-        options.log(`{"requestId":"${requestId}","method":"${req.method}","url":${JSON.stringify(req.url)},"status":${final.status},"ms":${(performance.now() - started).toFixed(1)}}`)
+        options.log(`{"time":"${new Date().toISOString()}","level":"info","requestId":"${requestId}","method":${JSON.stringify(req.method)},"path":${JSON.stringify(loggedUrl(req.url))},"status":${final.status},"ms":${(performance.now() - started).toFixed(1)}}`)
       }
       return Effect.succeed(final)
     }
-    return HttpEffect.withPreResponseHandler(app, onResponse).pipe(
+    const early = refuseEarly(request)
+    return HttpEffect.withPreResponseHandler(early === undefined ? app : Effect.succeed(early), onResponse).pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, isImport(request.url) ? IMPORT_BODY_LIMIT : DEFAULT_BODY_LIMIT),
       Effect.tapCause((cause) =>
         status >= 500
-          ? Effect.sync(() => options.log(JSON.stringify({ level: "error", requestId, method: request.method, url: request.url, cause: Cause.pretty(cause) })))
+          ? Effect.sync(() => options.log(logLine("error", { requestId, method: request.method, path: loggedUrl(request.url), cause: Cause.pretty(cause) })))
           : Effect.void)
     )
   })
+
+const reasons: Record<number, string> = {
+  400: "Bad Request",
+  408: "Request Timeout",
+  413: "Payload Too Large",
+  417: "Expectation Failed",
+  431: "Request Header Fields Too Large"
+}
+
+/** What Node's HTTP parser reports (`clientError` codes), as the status, code and message a client sees. */
+const clientErrorOf = (nodeCode: string | undefined): { status: number; code: string; message: string } => {
+  switch (nodeCode) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return { status: 408, code: "REQUEST_TIMEOUT", message: "The request was not received in time; send the headers and body without pausing." }
+    case "HPE_HEADER_OVERFLOW":
+      return { status: 431, code: "HEADERS_TOO_LARGE", message: "The request line and headers are too large; shorten the URL or the headers." }
+    case "EXPECTATION_FAILED":
+      return { status: 417, code: "EXPECTATION_FAILED", message: "Only `Expect: 100-continue` is supported; drop the Expect header." }
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return { status: 413, code: errorWire.PayloadTooLarge.code, message: "The chunk extensions of the request body are too large." }
+    default:
+      return { status: 400, code: errorWire.InvalidRequest.code, message: "The request is not valid HTTP/1.1; check the method, the request line, the headers and the body framing." }
+  }
+}
+
+/**
+ * A complete HTTP/1.1 response, in the envelope, for a request Node's parser refused (its `clientError`): there is
+ * no request object then, so it is written to the socket as bytes, and the connection closes after it.
+ */
+export const rawErrorResponse = (nodeCode: string | undefined) => {
+  const { code, message, status } = clientErrorOf(nodeCode)
+  const requestId = nextRequestId()
+  const body = JSON.stringify({ error: { code, message } })
+  const headers = { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "x-request-id": requestId }
+  const head = Object.entries({ ...headers, connection: "close" }).map(([name, value]) => `${name}: ${value}\r\n`).join("")
+  return { status, requestId, headers, body, bytes: `HTTP/1.1 ${status} ${reasons[status]}\r\n${head}\r\n${body}` }
+}

@@ -4,8 +4,9 @@
  * - Connects to the address the core checked (a `lookup` that answers only that address), so DNS cannot change
  *   between the SSRF check and the connection; the URL's host name still drives the `Host` header, TLS SNI and
  *   certificate verification.
- * - Never follows redirects (node's client does not), enforces one deadline for the whole exchange, reads at most
- *   `RESPONSE_EXCERPT_BYTES` of a non-2xx body, and reports every failure as a value.
+ * - Never follows redirects (node's client does not), enforces one deadline for the whole exchange (body included),
+ *   reads at most `RESPONSE_EXCERPT_BYTES` of any body and then drops the connection, so a receiver that answers
+ *   with an endless body holds neither the delivery nor a socket; reports every failure as a value.
  * - Keep-alive agents, owned by the layer and destroyed with it.
  */
 import {
@@ -58,12 +59,27 @@ export const NodeWebhookTransport: Layer.Layer<WebhookTransport> = Layer.effect(
           const secure = request.url.protocol === "https:"
           const body = Buffer.from(request.body, "utf8")
           let finished = false
-          let timer: ReturnType<typeof setTimeout> | undefined
           const finish = (result: TransportResult) => {
             if (finished) return
             finished = true
-            if (timer !== undefined) clearTimeout(timer)
             resume(Effect.succeed(result))
+          }
+          // The answer so far: once the status is known, a cut body still reports it with what was read.
+          let status: number | undefined
+          const chunks: Array<Buffer> = []
+          let size = 0
+          const answer = (): TransportResult =>
+            status === undefined
+              ? { _tag: "TimedOut" }
+              : { _tag: "Response", status, bodyExcerpt: Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8") }
+          // One deadline for the whole exchange, body included: an endless or stalled body is cut when it passes.
+          const timer = setTimeout(() => {
+            finish(answer())
+            req.destroy()
+          }, request.timeoutMs)
+          const settle = () => {
+            clearTimeout(timer)
+            finish(answer())
           }
           const options: http.RequestOptions = {
             method: "POST",
@@ -72,38 +88,30 @@ export const NodeWebhookTransport: Layer.Layer<WebhookTransport> = Layer.effect(
             ...(request.address === undefined ? {} : { lookup: pinnedLookup(request.address) as never })
           }
           const req = (secure ? https : http).request(request.url, options, (res) => {
-            const status = res.statusCode ?? 0
-            if (status >= 200 && status < 300) {
-              res.resume() // drain, so the connection can be reused
-              finish({ _tag: "Response", status, bodyExcerpt: "" })
-              return
-            }
-            const chunks: Array<Buffer> = []
-            let size = 0
-            const done = () => {
-              const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES)
-              finish({ _tag: "Response", status, bodyExcerpt: bytes.toString("utf8") })
-            }
+            status = res.statusCode ?? 0
+            const success = status >= 200 && status < 300
+            // A 2xx is delivered as soon as it is known; its body is not kept, only read (to reuse the connection).
+            if (success) finish({ _tag: "Response", status, bodyExcerpt: "" })
             res.on("data", (chunk: Buffer) => {
-              chunks.push(chunk)
+              if (!success) chunks.push(chunk)
               size += chunk.length
+              // Past what the log keeps nothing more is read: the socket is dropped rather than drained.
               if (size >= RESPONSE_EXCERPT_BYTES) {
-                done()
+                settle()
                 res.destroy()
               }
             })
-            res.on("end", done)
-            res.on("error", done)
-            res.on("close", done)
+            res.on("end", settle)
+            res.on("error", settle)
+            res.on("close", settle)
           })
-          req.on("error", (error) => finish({ _tag: "NetworkError", message: describeNetworkError(error) }))
-          timer = setTimeout(() => {
-            finish({ _tag: "TimedOut" })
-            req.destroy()
-          }, request.timeoutMs)
+          req.on("error", (error) => {
+            clearTimeout(timer)
+            finish({ _tag: "NetworkError", message: describeNetworkError(error) })
+          })
           req.end(body)
           return Effect.sync(() => {
-            if (timer !== undefined) clearTimeout(timer)
+            clearTimeout(timer)
             req.destroy()
           })
         })

@@ -1,13 +1,14 @@
-/** Turns a Schema decoding failure into the `[{path, message}]` issues of an INVALID_REQUEST answer. */
-import { InvalidRequest, type RequestIssue } from "@feedback/core"
-import { type Schema, SchemaIssue } from "effect"
+/**
+ * Turns a Schema decoding failure into the `[{path, message}]` issues of an INVALID_REQUEST answer: at most
+ * `MAX_REQUEST_ISSUES`, formatted without flattening the whole issue tree, and the message says how many more
+ * there were (`docs/SECURITY.md`).
+ */
+import { firstIssues, InvalidRequest, type RequestIssue } from "@feedback/core"
+import type { Schema } from "effect"
 
-const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
-
-const renderPath = (root: string, path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>): string => {
+const renderPath = (root: string, path: ReadonlyArray<PropertyKey>): string => {
   let out = root
-  for (const segment of path) {
-    const key = typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment
+  for (const key of path) {
     out += typeof key === "number" ? `[${key}]` : out === "" ? String(key) : `.${String(key)}`
   }
   return out
@@ -15,20 +16,29 @@ const renderPath = (root: string, path: ReadonlyArray<PropertyKey | { readonly k
 
 const lowerFirst = (s: string) => s.length === 0 ? s : s[0]!.toLowerCase() + s.slice(1)
 
-/** `root` names the part of the request: `body`, `query` or `path`. */
-export const issuesOf = (root: string, error: Schema.SchemaError): ReadonlyArray<RequestIssue> => {
-  const result = formatter(error.issue)
-  return result.issues.map((i) => ({
-    path: renderPath(root, i.path ?? []),
-    message: i.message === "Unexpected key" ? "unknown field; check its spelling against the API reference" : lowerFirst(i.message)
-  }))
+const messageOf = (message: string): string =>
+  message === "Unexpected key" ? "unknown field; check its spelling against the API reference" : lowerFirst(message)
+
+/** `root` names the part of the request: `body`, `query` or `path`. The first issues, and how many there are. */
+export const issuesOf = (
+  root: string,
+  error: Schema.SchemaError
+): { readonly issues: ReadonlyArray<RequestIssue>; readonly total: number } => {
+  const found = firstIssues(error.issue)
+  return {
+    issues: found.issues.map((i) => ({ path: renderPath(root, i.path), message: messageOf(i.message) })),
+    total: found.total
+  }
 }
 
 export const invalidRequestOf = (root: string, error: Schema.SchemaError): InvalidRequest => {
-  const issues = issuesOf(root, error)
+  const { issues, total } = issuesOf(root, error)
   const first = issues[0]
-  const message = first === undefined
-    ? `The request ${root} is invalid.`
-    : `Invalid ${first.path}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? "s" : ""})` : ""}.`
+  if (first === undefined) return new InvalidRequest({ message: `The request ${root} is invalid.`, issues })
+  const more = total - 1
+  const listed = total > issues.length ? `; details list the first ${issues.length}` : ""
+  const message = `Invalid ${first.path}: ${first.message}${
+    more > 0 ? ` (and ${more} more issue${more > 1 ? "s" : ""}${listed})` : ""
+  }.`
   return new InvalidRequest({ message, issues })
 }

@@ -2,11 +2,11 @@
  * Which store backs the server (DECISIONS §10): `DATABASE_URL=postgres://…` a PostgreSQL server, `memory` the
  * in-memory store, unset the embedded PGlite in `DATA_DIR`.
  */
-import { IdGenerator, type StoreServices } from "@feedback/core"
+import { CursorKey, IdGenerator, type StoreServices } from "@feedback/core"
 import type { SqlError } from "effect/sql/SqlError"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { Layer } from "effect"
+import { Layer, Redacted } from "effect"
 
 export type StoreChoice =
   | { readonly _tag: "Memory" }
@@ -37,7 +37,14 @@ const redactUrl = (url: string) => {
   }
 }
 
-export const storeLayer = (choice: StoreChoice): Layer.Layer<StoreServices | IdGenerator, SqlError> => {
+export interface StoreOptions {
+  /** `CURSOR_SECRET`: seals list cursors instead of the key generated once and kept in the store. */
+  readonly cursorSecret?: Redacted.Redacted<string> | undefined
+}
+
+export const storeLayer = (choice: StoreChoice, options: StoreOptions = {}): Layer.Layer<StoreServices | IdGenerator, SqlError> => {
   const store: Layer.Layer<StoreServices, SqlError> = choice._tag === "Memory" ? MemoryStoreLayer : PgStoreLayer(choice)
-  return Layer.merge(store, IdGenerator.uuidV7)
+  // Merged after the store, the configured key replaces the store's generated one.
+  const configured = options.cursorSecret === undefined ? Layer.empty : CursorKey.layer(Redacted.value(options.cursorSecret))
+  return Layer.mergeAll(store, IdGenerator.uuidV7, configured)
 }

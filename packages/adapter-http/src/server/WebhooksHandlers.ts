@@ -2,6 +2,7 @@
 import {
   createWebhook,
   type CurrentCaller,
+  type CursorKey,
   CurrentWebhookSettings,
   deleteWebhook,
   type EventOutbox,
@@ -19,7 +20,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../api/Api.ts"
 
-type Services = WebhookRepository | UnitOfWork | EventOutbox | IdGenerator | HostResolver
+type Services = WebhookRepository | UnitOfWork | EventOutbox | IdGenerator | HostResolver | CursorKey
 
 export const WebhooksHandlers = HttpApiBuilder.group(AdminApi, "webhooks", Effect.fn(function*(handlers) {
   const services = yield* Effect.context<Services>()

@@ -9,6 +9,8 @@ import { reviewWritesMigration } from "./0030_review_writes.ts"
 import { productQuestionsMigration } from "./0040_product_questions.ts"
 import { setupMigration } from "./0050_setup.ts"
 import { rateLimitSpendMigration } from "./0060_rate_limit_spend.ts"
+import { instanceSecretsMigration } from "./0070_instance_secrets.ts"
+import { uniqueSecretKeyHashMigration } from "./0071_unique_secret_key_hash.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -19,5 +21,7 @@ export const migrations: ReadonlyArray<Migration> = [
   reviewWritesMigration,
   productQuestionsMigration,
   setupMigration,
-  rateLimitSpendMigration
+  rateLimitSpendMigration,
+  instanceSecretsMigration,
+  uniqueSecretKeyHashMigration
 ]

@@ -20,6 +20,7 @@ import type { ReviewFixtures } from "./ReviewFixtures.ts"
 import { webhookConformance } from "./WebhookConformance.ts"
 import { reviewWriteConformance } from "./ReviewWriteConformance.ts"
 import { catalogConformance } from "./CatalogConformance.ts"
+import { cursorKeyConformance } from "./CursorKeyConformance.ts"
 import { reviewReadConformance } from "./ReviewReadConformance.ts"
 import type { ReviewSeed } from "./ReviewSeed.ts"
 
@@ -191,7 +192,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["webhooks", webhookConformance],
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],
-  ["reviews (read)", reviewReadConformance]
+  ["reviews (read)", reviewReadConformance],
+  ["cursor key", cursorKeyConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

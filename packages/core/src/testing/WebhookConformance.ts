@@ -98,7 +98,7 @@ const registration = (it: It) =>
         const created = yield* Webhooks.createWebhook({
           url: "HTTPS://Hooks.Example.com/receive",
           events: ["review.created", "review.updated", "review.created"],
-          hmacSecret: "s3cret-value"
+          hmacSecret: "s3cret-value-0123456789"
         }).pipe(as(org))
         assert.strictEqual(created.url, HOOK)
         assert.deepStrictEqual(created.events, ["review.created", "review.updated"])
@@ -407,7 +407,7 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Send")
-        const signed = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"], hmacSecret: "k3y" }).pipe(as(org))
+        const signed = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"], hmacSecret: "k3y-0123456789abcdef" }).pipe(as(org))
         const plain = yield* Webhooks.createWebhook({ url: "https://other.example.com/x", events: ["review.created"] }).pipe(as(org))
         yield* transactional(recordEvent(org, "review.created", { id: "r9" }))
         yield* fanOutOnce(1000)
@@ -424,7 +424,7 @@ const delivery = (it: It) =>
         const toSigned = transport.sent.find((s) => s.url.hostname === "hooks.example.com")!
         assert.strictEqual(toSigned.address, "93.184.216.34", "connects to the address it checked")
         assert.strictEqual(toSigned.headers["content-type"], "application/json")
-        assert.isTrue(verifyWebhookSignature(toSigned.body, toSigned.headers["x-webhook-signature"], "k3y"))
+        assert.isTrue(verifyWebhookSignature(toSigned.body, toSigned.headers["x-webhook-signature"], "k3y-0123456789abcdef"))
         const toPlain = transport.sent.find((s) => s.url.hostname === "other.example.com")!
         assert.isUndefined(toPlain.headers["x-webhook-signature"])
         const [sd] = yield* repo.listDeliveries(org, signed.id, { after: undefined, limit: 1 })

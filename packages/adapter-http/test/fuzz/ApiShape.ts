@@ -1,0 +1,80 @@
+/**
+ * The HTTP surface as data, read from the HttpApi definitions at runtime (`HttpApi.reflect`): each endpoint's
+ * method, path template, the schemas of its path parameters, query and JSON body, the permission it declares and
+ * how it authenticates. The fuzzer covers exactly this list, so an endpoint added to `AdminApi` or `OperatorApi`
+ * is fuzzed without touching the harness.
+ */
+import { Arbitrary, Context, Effect, Option, Schema } from "effect"
+import { HttpApi } from "effect/http-api"
+import { AdminApi } from "../../src/api/Api.ts"
+import { OperatorApi } from "../../src/api/OperatorApi.ts"
+import { OperatorAuth, RequiredPermission, SecretKeyAuth } from "../../src/api/Security.ts"
+
+export type Auth = "secretKey" | "operator" | "none"
+
+export interface EndpointShape {
+  /** `group.endpoint`, for reports. */
+  readonly name: string
+  readonly method: string
+  /** The template with its prefix, e.g. `/operator/organizations/:id/keys/:keyId`. */
+  readonly path: string
+  readonly pathParams: ReadonlyArray<string>
+  readonly params: Schema.Top | undefined
+  readonly query: Schema.Top | undefined
+  /** The schema of the `application/json` body, when the endpoint takes one. */
+  readonly payload: Schema.Top | undefined
+  readonly permission: string | undefined
+  readonly auth: Auth
+}
+
+const authOf = (middleware: ReadonlySet<unknown>): Auth =>
+  middleware.has(SecretKeyAuth) ? "secretKey" : middleware.has(OperatorAuth) ? "operator" : "none"
+
+export const endpointsOf = (api: HttpApi.Top): ReadonlyArray<EndpointShape> => {
+  const out: Array<EndpointShape> = []
+  HttpApi.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group, mergedAnnotations, middleware }) => {
+      out.push({
+        name: `${group.identifier}.${endpoint.identifier}`,
+        method: endpoint.method,
+        path: endpoint.path,
+        pathParams: [...endpoint.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!),
+        params: endpoint.params,
+        query: endpoint.query,
+        payload: endpoint.payload.get("application/json")?.schemas[0],
+        permission: Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredPermission)),
+        auth: authOf(middleware)
+      })
+    }
+  })
+  return out
+}
+
+/** Every endpoint the server routes when an operator token is configured. */
+export const allEndpoints = (): ReadonlyArray<EndpointShape> => [
+  ...endpointsOf(AdminApi as unknown as HttpApi.Top),
+  ...endpointsOf(OperatorApi as unknown as HttpApi.Top)
+]
+
+/**
+ * Wire-side samples of a schema (what a client sends, before decoding), from Effect's Schema-derived arbitraries.
+ * Two sizes so both small and well-filled records occur; the seed makes the samples reproducible.
+ */
+export const samplesOf = (schema: Schema.Top, seed: number, count = 24): ReadonlyArray<unknown> => {
+  const arbitrary = Arbitrary.schema(Schema.toEncoded(schema))
+  return [5, 25].flatMap((size, i) =>
+    Effect.runSync(Arbitrary.sampleEffect(arbitrary, { count: count / 2, size, seed: seed + i }))
+  )
+}
+
+/** The literal segment a path parameter follows: the collection its id belongs to (`/keys/:keyId` → `keys`). */
+export const collectionOf = (path: string, param: string): string => {
+  const segments = path.split("/")
+  const at = segments.indexOf(`:${param}`)
+  return at > 0 ? segments[at - 1]! : param
+}
+
+/** The collection a response to `path` describes: the last literal segment (`/products/:id` → `products`). */
+export const responseCollectionOf = (path: string): string =>
+  path.split("/").filter((s) => s !== "" && !s.startsWith(":")).at(-1) ?? ""

@@ -1,0 +1,52 @@
+/** Strict timestamps and canonical ids (issue 11): an impossible date is refused, not rolled over; ids are lower case. */
+import { Schema } from "effect"
+import * as fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { parseTimestampValue } from "../src/Filter.ts"
+import { ProductId, Uuid } from "../src/Ids.ts"
+import * as Timestamp from "../src/Timestamp.ts"
+
+const impossible = [
+  "2026-02-30T00:00:00Z", "2026-02-29T12:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z", "2026-00-10T00:00:00Z",
+  "2026-01-00T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T23:60:00Z", "2026-01-01T23:59:60Z", "0000-01-01T00:00:00Z",
+  "0001-01-01T00:30:00+01:00", "2026-01-01T12:00:00+24:00", "2026-01-01T12:00:00+01:60", "2026-1-01T00:00:00Z",
+  "2026-01-01 12:00:00Z", "2026-01-01T12:00:00", "2026-01-01T12:00:00.1234567890Z"
+]
+
+describe("timestamps", () => {
+  it.each(impossible)("%s is refused by every parser", (s) => {
+    expect(Timestamp.parse(s)).toBeUndefined()
+    expect(parseTimestampValue(s)).toBeUndefined()
+    expect(Schema.is(Timestamp.TimestampInput)(s)).toBe(false)
+  })
+
+  it("the canonical schema refuses a rolled-over date", () => {
+    expect(Schema.is(Timestamp.Timestamp)("2026-02-30T00:00:00.000Z")).toBe(false)
+    expect(Schema.is(Timestamp.Timestamp)("0000-01-01T00:00:00.000Z")).toBe(false)
+    expect(Schema.is(Timestamp.Timestamp)("2024-02-29T23:59:59.999Z")).toBe(true)
+  })
+
+  it("valid forms normalise to the canonical instant", () => {
+    expect(Timestamp.parse("2024-02-29T12:00Z")).toBe("2024-02-29T12:00:00.000Z")
+    expect(Timestamp.parse("2026-01-01T00:30:00+01:00")).toBe("2025-12-31T23:30:00.000Z")
+    expect(Timestamp.parse("2026-01-31T12:00:00.123456Z")).toBe("2026-01-31T12:00:00.123Z")
+  })
+
+  it("every real instant round-trips through its canonical form", () => {
+    fc.assert(fc.property(fc.date({ min: new Date("0001-01-02T00:00:00Z"), max: new Date("9999-12-30T00:00:00Z"), noInvalidDate: true }), (d) => {
+      const canonical = d.toISOString()
+      expect(Timestamp.parse(canonical)).toBe(canonical)
+      expect(Schema.is(Timestamp.Timestamp)(canonical)).toBe(true)
+    }))
+  })
+})
+
+describe("UUIDs", () => {
+  it("decode in either letter case to lower case, for every branded id", () => {
+    const upper = "0190A0B1-C2D3-7E4F-8A5B-6C7D8E9FA0B1"
+    expect(Schema.decodeUnknownSync(Uuid)(upper)).toBe(upper.toLowerCase())
+    expect(Schema.decodeUnknownSync(ProductId)(upper)).toBe(upper.toLowerCase())
+    expect(Schema.decodeUnknownResult(ProductId)("not-a-uuid")._tag).toBe("Failure")
+    expect(Schema.encodeSync(ProductId)(ProductId.make(upper.toLowerCase()))).toBe(upper.toLowerCase())
+  })
+})
