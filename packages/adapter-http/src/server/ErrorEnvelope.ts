@@ -14,7 +14,6 @@ import { errorWire } from "@feedback/core"
 import { ByteSize, Cause, Effect } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { randomBytes } from "node:crypto"
-import { problemMessage, scanJsonBody } from "./JsonBodyShape.ts"
 import type { RouteTable } from "./RouteTable.ts"
 
 const processTag = randomBytes(4).toString("hex")
@@ -130,29 +129,6 @@ const refuseEarly = (request: HttpServerRequest.HttpServerRequest) => {
     : undefined
 }
 
-const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
-
-/** A body the JSON codec will parse (the media type check itself is the 415's job, further in). */
-const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
-  if (!bodyMethods.has(request.method)) return false
-  const type = request.headers["content-type"]?.split(";")[0]!.trim().toLowerCase()
-  return type !== undefined && (type === "application/json" || (type.startsWith("application/") && type.endsWith("+json")))
-}
-
-/**
- * Reads the body (the read is cached: the API decodes the same bytes later) and measures its JSON shape before
- * anything parses it. A body that cannot be read is left to the API, which meets the same cached failure (413, 400).
- */
-const jsonBodyRefusal = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.matchEffect(request.arrayBuffer, {
-    onFailure: () => Effect.succeed(undefined),
-    onSuccess: (buffer) =>
-      Effect.map(scanJsonBody(new Uint8Array(buffer)), (problem) =>
-        problem === undefined
-          ? undefined
-          : invalidRequest(`The JSON body ${problemMessage[problem]}; send a smaller document.`, "body", problemMessage[problem]))
-  })
-
 const MAX_LOGGED_PATH = 256
 const loggableName = /^[A-Za-z0-9_.[\]-]{1,32}$/
 
@@ -197,8 +173,7 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
       return Effect.succeed(final)
     }
     const early = refuseEarly(request)
-    const guarded = early !== undefined ? Effect.succeed(early) : hasJsonBody(request) ? Effect.flatMap(jsonBodyRefusal(request), (refusal) => refusal === undefined ? app : Effect.succeed(refusal)) : app
-    return HttpEffect.withPreResponseHandler(guarded, onResponse).pipe(
+    return HttpEffect.withPreResponseHandler(early === undefined ? app : Effect.succeed(early), onResponse).pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, isImport(request.url) ? IMPORT_BODY_LIMIT : DEFAULT_BODY_LIMIT),
       Effect.tapCause((cause) =>
         status >= 500

@@ -4,10 +4,15 @@
  * for seconds. So the raw bytes are scanned first, a slice at a time with a yield between slices, and a body that
  * nests too deep or holds too many values is refused before anything parses it (docs/SECURITY.md).
  *
+ * It runs in the authentication middlewares, after the caller is known and charged: an anonymous client never makes
+ * the server read its body.
+ *
  * The limits sit far above any body this API accepts (10,000 import rows of a few dozen values each) and far below
  * what stalls the process.
  */
+import { InvalidRequest } from "@feedback/core"
 import { Effect } from "effect"
+import { HttpServerRequest } from "effect/http"
 
 export const JSON_BODY_LIMITS = {
   /** Nesting of objects and arrays. */
@@ -93,3 +98,31 @@ export const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {
   containers: `holds more than ${JSON_BODY_LIMITS.maxContainers} objects and arrays`,
   values: `holds more than ${JSON_BODY_LIMITS.maxValues} values`
 }
+
+const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** A body the JSON codec will parse (whether the media type is acceptable at all is the 415's concern, further in). */
+const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
+  if (!bodyMethods.has(request.method)) return false
+  const type = request.headers["content-type"]?.split(";")[0]!.trim().toLowerCase()
+  return type !== undefined && (type === "application/json" || (type.startsWith("application/") && type.endsWith("+json")))
+}
+
+/**
+ * Fails with a 400 naming `body` when the request's JSON body is too deep or holds too many values. The body read is
+ * cached, so the API decodes these same bytes later; a body that cannot be read is left to the API, which meets the
+ * same cached failure (413, 400).
+ */
+export const guardJsonBody: Effect.Effect<void, InvalidRequest, HttpServerRequest.HttpServerRequest> = Effect.flatMap(
+  HttpServerRequest.HttpServerRequest,
+  (request) =>
+    !hasJsonBody(request) ? Effect.void : Effect.matchEffect(request.arrayBuffer, {
+      onFailure: () => Effect.void,
+      onSuccess: (buffer) =>
+        Effect.flatMap(scanJsonBody(new Uint8Array(buffer)), (problem) =>
+          problem === undefined ? Effect.void : Effect.fail(new InvalidRequest({
+            message: `The JSON body ${problemMessage[problem]}; send a smaller document.`,
+            issues: [{ path: "body", message: problemMessage[problem] }]
+          })))
+    })
+)
