@@ -15,6 +15,7 @@ import * as Provisioning from "../Provisioning.ts"
 import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
 import { transactional } from "../UnitOfWork.ts"
 import { productQuestionConformance } from "./ProductQuestionConformance.ts"
+import { rateLimitConformance } from "./RateLimitConformance.ts"
 import type { QuestionTestSeed } from "./QuestionTestSeed.ts"
 import type { ReviewFixtures } from "./ReviewFixtures.ts"
 import { webhookConformance } from "./WebhookConformance.ts"
@@ -193,7 +194,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],
   ["reviews (read)", reviewReadConformance],
-  ["cursor key", cursorKeyConformance]
+  ["cursor key", cursorKeyConformance],
+  ["rate limit", rateLimitConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */
