@@ -29,6 +29,7 @@ import { type EventOutbox, recordEvent } from "./EventOutbox.ts"
 import type { CustomerId, OrganizationId, ProductId, ProductQuestionAnswerId, ProductQuestionId } from "./Ids.ts"
 import { type IdGenerator, nextId } from "./IdGenerator.ts"
 import {
+  type IncludeParam,
   type ListParams,
   type Page,
   parseInclude,
@@ -66,9 +67,11 @@ type WriteServices =
 // ---------------------------------------------------------------------------------------------------------------
 // Parameters
 
-/** `answered`: `true`, `false`, or absent/empty for both. */
-export const parseAnswered = (raw: string | undefined): Result.Result<AnsweredFilter, InvalidRequest> =>
-  raw === undefined || raw === ""
+/** `answered`: `true`, `false` (as a query string or a boolean), or absent/empty for both. */
+export const parseAnswered = (raw: string | boolean | undefined): Result.Result<AnsweredFilter, InvalidRequest> =>
+  typeof raw === "boolean"
+    ? Result.succeed(raw)
+    : raw === undefined || raw === ""
     ? Result.succeed(undefined)
     : raw === "true"
     ? Result.succeed(true)
@@ -76,7 +79,7 @@ export const parseAnswered = (raw: string | undefined): Result.Result<AnsweredFi
     ? Result.succeed(false)
     : Result.fail(InvalidRequest.single("answered", "must be true or false, or be omitted to list both"))
 
-const includeOf = (raw: string | undefined) =>
+const includeOf = (raw: IncludeParam) =>
   Effect.fromResult(parseInclude<ProductQuestionInclude>(raw, productQuestionIncludeNames))
 
 const notFound = (id: string) => NotFound.of("product question", id)
@@ -132,7 +135,7 @@ export const withIncludes = (
 // Reads
 
 export interface ProductQuestionListParams extends ListParams {
-  readonly answered?: string | undefined
+  readonly answered?: string | boolean | undefined
 }
 
 /** `GET /product-questions`. */
@@ -166,7 +169,7 @@ export const listProductQuestions = (
 /** `GET /product-questions/{id}`. */
 export const getProductQuestion = (
   id: ProductQuestionId,
-  include?: string | undefined
+  include?: IncludeParam
 ): Effect.Effect<ProductQuestion, Forbidden | InvalidRequest | NotFound, ReadServices> =>
   Effect.gen(function*() {
     const caller = yield* requirePermission("reviews:read")
@@ -261,7 +264,7 @@ const sentAnything = (input: UpdateProductQuestion): boolean =>
 export const updateProductQuestion = (
   id: ProductQuestionId,
   input: UpdateProductQuestion,
-  include?: string | undefined
+  include?: IncludeParam
 ): Effect.Effect<ProductQuestion, Forbidden | InvalidRequest | NotFound, WriteServices> =>
   Effect.gen(function*() {
     const caller = yield* requirePermission("reviews:write")

@@ -7,7 +7,7 @@ import { Effect, Option } from "effect"
 import { requirePermission } from "./Caller.ts"
 import { NotFound } from "./Errors.ts"
 import type { ReviewId } from "./Ids.ts"
-import { listRequestFor, type ListParams, parseInclude, reviewListEndpoint } from "./ListQuery.ts"
+import { type IncludeParam, listRequestFor, type ListParams, parseInclude, reviewListEndpoint } from "./ListQuery.ts"
 import { ReviewRepository } from "./ReviewRepository.ts"
 
 export const listReviews = (params: ListParams) =>
@@ -17,7 +17,7 @@ export const listReviews = (params: ListParams) =>
     return yield* (yield* ReviewRepository).list(organizationId, request)
   })
 
-export const getReview = (id: ReviewId, params: { readonly include?: string | undefined } = {}) =>
+export const getReview = (id: ReviewId, params: { readonly include?: IncludeParam } = {}) =>
   Effect.gen(function*() {
     const { organizationId } = yield* requirePermission("reviews:read")
     const include = yield* Effect.fromResult(parseInclude(params.include, reviewListEndpoint.includes))
