@@ -129,9 +129,9 @@ describe.each(testStores)("catalog over HTTP (%s)", (_name, makeStore) => {
       expect(await walk(`filter=${encodeURIComponent(JSON.stringify({ slug: { $in: ["cup", "mug"] } }))}&search=u`)).toEqual(["cup", "mug"])
       const first = await server.request("GET", "/products?limit=1", { token: key })
       for (const [query, path] of [
-        ["limit=0", "limit"],
-        ["limit=abc", "limit"],
-        ["sort=title", "sort"],
+        ["limit=0", "query.limit"],
+        ["limit=abc", "query.limit"],
+        ["sort=title", "query.sort"],
         ["filter=%7B%22rating%22%3A1%7D", "filter.rating"],
         ["filter=not-json", "filter"],
         ["cursor=abc", "cursor"],

@@ -102,8 +102,8 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
       expect(nonNull).toEqual(sort.startsWith("-") ? sorted.reverse() : sorted)
       expect(values.slice(nonNull.length).every((v: unknown) => v === null)).toBe(true)
     }
-    expectError(await get("/reviews?sort=title"), 400, "INVALID_REQUEST", "sort")
-    expectError(await get("/reviews?sort=-published"), 400, "INVALID_REQUEST", "sort")
+    expectError(await get("/reviews?sort=title"), 400, "INVALID_REQUEST", "query.sort")
+    expectError(await get("/reviews?sort=-published"), 400, "INVALID_REQUEST", "query.sort")
   })
 
   it("search and filter (including product.*, customer.* and metadata.<key>) narrow the list, ANDed", async () => {
@@ -137,18 +137,30 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
       [`filter=${q({ "customer.metadata.tier": 1 })}`, "filter.customer.metadata.tier"],
       ["filter=%7B", "filter"],
       [`search=${"y".repeat(201)}`, "search"],
-      ["limit=0", "limit"],
-      ["limit=251", "limit"],
-      ["limit=ten", "limit"],
-      ["include=customer,votes", "include"],
+      ["limit=0", "query.limit"],
+      ["limit=251", "query.limit"],
+      ["limit=ten", "query.limit"],
+      ["include=customer,votes", "query.include"],
       ["foo=bar", "query.foo"],
       ["limit=5&limit=6", "query.limit"],
       ["sort=rating&sort=-rating", "query.sort"]
     ] as const) {
       expectError(await get(`/reviews?${query}`), 400, "INVALID_REQUEST", path)
     }
-    const several = await get(`/reviews?limit=0&sort=x&filter=${q({ a: 1 })}`)
-    expect(several.body.error.details.issues.map((i: any) => i.path).sort()).toEqual(["filter.a", "limit", "sort"])
+    // The contract decodes limit, sort and include (all their problems together, with the core's messages);
+    // filter and search are the core's, which reports theirs together once the typed parameters are valid.
+    const typed = await get("/reviews?limit=0&sort=x&include=votes")
+    expect(typed.body.error.details.issues).toEqual([
+      { path: "query.limit", message: "must be a whole number from 1 to 250" },
+      { path: "query.sort", message: "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt" },
+      {
+        path: "query.include",
+        message: "\"votes\" cannot be included; use any of importJob, customer, product, response, files, answers, collisions"
+      }
+    ])
+    expect(typed.body.error.message).toBe("Invalid query.limit: must be a whole number from 1 to 250 (and 2 more issues).")
+    const core = await get(`/reviews?limit=5&search=${"y".repeat(201)}&filter=${q({ a: 1 })}`)
+    expect(core.body.error.details.issues.map((i: any) => i.path).sort()).toEqual(["filter.a", "search"])
   })
 
   it("include adds exactly the requested extras, on list and get; without it they are absent", async () => {
@@ -178,7 +190,7 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
     const bare = await get(`/reviews/${one.id}`)
     expect(extras.filter((n) => Object.hasOwn(bare.body, n))).toEqual([])
     expect(bare.body).toEqual(plain.body.data.find((r: any) => r.id === one.id))
-    expectError(await get(`/reviews/${one.id}?include=everything`), 400, "INVALID_REQUEST", "include")
+    expectError(await get(`/reviews/${one.id}?include=everything`), 400, "INVALID_REQUEST", "query.include")
     expectError(await get(`/reviews/${one.id}?sort=rating`), 400, "INVALID_REQUEST", "query.sort")
   })
 

@@ -5,11 +5,11 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { Conflict, InvalidRequest, OrganizationRepository, StoreRejection } from "@feedback/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeTestServer } from "./TestServer.ts"
 
-let outcome: "real" | "invalid" | "conflict" | "defect" = "real"
+let outcome: "real" | "invalid" | "conflict" | "defect" | "unencodable" = "real"
 
 /** The memory store whose `findById` (used by GET /organization) fails as a rejecting database would. */
 const RejectingStore = Layer.effect(OrganizationRepository, Effect.gen(function*() {
@@ -23,6 +23,8 @@ const RejectingStore = Layer.effect(OrganizationRepository, Effect.gen(function*
         ? Effect.die(new StoreRejection({ error: InvalidRequest.single("", "The request contains text that cannot be stored.") }))
         : outcome === "conflict"
         ? Effect.die(new StoreRejection({ error: new Conflict({ message: "The request conflicts with an existing record." }) }))
+        : outcome === "unencodable"
+        ? real.findById(id).pipe(Effect.map(Option.map((org) => ({ ...org, createdAt: "not a timestamp" }) as typeof org)))
         : real.findById(id).pipe(Effect.andThen(Effect.die(new Error("boom"))))
   })
 })).pipe(Layer.provideMerge(MemoryStoreLayer))
@@ -51,5 +53,10 @@ describe("store rejections over HTTP", () => {
     const defect = await server.request("GET", "/organization", { token: key })
     expect(defect.status).toBe(500)
     expect(defect.body.error.code).toBe("INTERNAL")
+    // A response that fails its own schema is our bug, never the client's 400.
+    outcome = "unencodable"
+    const unencodable = await server.request("GET", "/organization", { token: key })
+    expect(unencodable.status, unencodable.text).toBe(500)
+    expect(unencodable.body.error.code).toBe("INTERNAL")
   })
 })

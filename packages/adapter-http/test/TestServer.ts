@@ -22,6 +22,8 @@ export interface TestServer {
   readonly operator: (method: string, path: string, body?: unknown) => Promise<TestResponse>
   /** A fresh organization and a key with the given permissions (all by default). */
   readonly provision: (options?: { readonly permissions?: ReadonlyArray<Permission>; readonly apiRequestsPerMinute?: number }) => Promise<{ readonly organizationId: string; readonly key: string; readonly keyId: string }>
+  /** The server as a `fetch` (any origin), e.g. for the typed client through `FetchHttpClient.Fetch`. */
+  readonly fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>
   readonly dispose: () => Promise<void>
 }
 
@@ -86,5 +88,6 @@ export const makeTestServer = (
     if (key.status !== 201) throw new Error(`key failed: ${key.text}`)
     return { organizationId: org.body.id, key: key.body.secretKey, keyId: key.body.id }
   }
-  return { request, operator, provision, dispose }
+  const fetch: TestServer["fetch"] = (input, init) => handler(new Request(input, init))
+  return { request, operator, provision, fetch, dispose }
 }

@@ -13,7 +13,7 @@ import {
 } from "./Filter.ts"
 import { defineListEndpoint } from "./ListQuery.ts"
 
-const createdAtSorts = ["createdAt", "-createdAt"]
+const createdAtSorts = ["createdAt", "-createdAt"] as const
 
 export const siteFilterFields: Readonly<Record<string, FieldType>> = {
   id: "uuid",

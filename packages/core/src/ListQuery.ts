@@ -5,6 +5,10 @@
  *
  * Every parser returns a `Result` whose failure is an `InvalidRequest` naming the parameter; `parseListRequest`
  * reports the problems of all parameters at once. An empty parameter (`?search=`) is the same as an omitted one.
+ *
+ * The HTTP contract decodes `limit`, `sort` and `include` with these same parsers (`adapter-http/src/api/ListParams.ts`),
+ * so its typed values (`limit: 10`, `include: ["product"]`) arrive here already checked; they are checked again,
+ * because an embedding host calls the core directly with either the raw strings or the typed values.
  */
 import { Effect, Result } from "effect"
 import {
@@ -38,18 +42,20 @@ export const listLimits = {
 } as const
 
 /** What one list endpoint accepts. Sort fields must be fields of the catalog (their type types the cursor). */
-export interface ListEndpoint<Include extends string = string> {
+export interface ListEndpoint<Include extends string = string, SortValue extends string = string> {
   /** Binds cursors to the endpoint, e.g. `reviews`. */
   readonly name: string
   /** Allowed `sort` values, e.g. `["createdAt", "-createdAt"]`. */
-  readonly sorts: ReadonlyArray<string>
-  readonly defaultSort: string
+  readonly sorts: ReadonlyArray<SortValue>
+  readonly defaultSort: NoInfer<SortValue>
   readonly includes: ReadonlyArray<Include>
   readonly catalog: FieldCatalog
 }
 
 /** Checks an endpoint definition eagerly, so a sort field missing from the catalog fails at start-up, not per call. */
-export const defineListEndpoint = <const Include extends string>(endpoint: ListEndpoint<Include>): ListEndpoint<Include> => {
+export const defineListEndpoint = <const Include extends string, const SortValue extends string>(
+  endpoint: ListEndpoint<Include, SortValue>
+): ListEndpoint<Include, SortValue> => {
   for (const value of [...endpoint.sorts, endpoint.defaultSort]) {
     const field = value.startsWith("-") ? value.slice(1) : value
     if (!endpoint.catalog.fields.has(field)) throw new Error(`sort field ${field} of ${endpoint.name} is not in its catalog`)
@@ -76,15 +82,30 @@ export const productQuestionListEndpoint = defineListEndpoint({
 
 const blank = (raw: string | undefined): raw is undefined => raw === undefined || raw === ""
 
+/** `include` as a query string (`"product,customer"`) or as the list it stands for. */
+export type IncludeParam = string | ReadonlyArray<string> | undefined
+
 // ---------------------------------------------------------------------------------------------------------------
 
-/** `limit`: a whole number 1..250, default 50. */
-export const parseLimit = (raw: string | undefined): Result.Result<number, InvalidRequest> => {
-  if (blank(raw)) return Result.succeed(listLimits.defaultLimit)
-  const n = /^\d{1,6}$/.test(raw) ? Number(raw) : Number.NaN
-  return n >= 1 && n <= listLimits.maxLimit
+/** `limit`: a whole number 1..250, default 50; as a query string (digits only) or as a number. */
+export const parseLimit = (raw: string | number | undefined): Result.Result<number, InvalidRequest> => {
+  if (typeof raw !== "number" && blank(raw)) return Result.succeed(listLimits.defaultLimit)
+  const n = typeof raw === "number" ? raw : /^\d{1,6}$/.test(raw) ? Number(raw) : Number.NaN
+  return Number.isInteger(n) && n >= 1 && n <= listLimits.maxLimit
     ? Result.succeed(n)
     : Result.fail(InvalidRequest.single("limit", `must be a whole number from 1 to ${listLimits.maxLimit}`))
+}
+
+/** A `sort` value the endpoint allows (`rating`, `-rating`, …); blank means the endpoint's default. */
+export const parseSortValue = <const Value extends string>(
+  raw: string | undefined,
+  allowed: ReadonlyArray<Value>
+): Result.Result<Value | undefined, InvalidRequest> => {
+  if (blank(raw)) return Result.succeed(undefined)
+  const isAllowed = (v: string): v is Value => (allowed as ReadonlyArray<string>).includes(v)
+  return isAllowed(raw)
+    ? Result.succeed(raw)
+    : Result.fail(InvalidRequest.single("sort", `must be one of ${allowed.join(", ")}`))
 }
 
 /** `sort`: one of the allowed values; a leading `-` means descending. */
@@ -93,25 +114,27 @@ export const parseSort = (
   allowed: ReadonlyArray<string>,
   catalog: FieldCatalog,
   defaultSort = "-createdAt"
-): Result.Result<Sort, InvalidRequest> => {
-  const value = blank(raw) ? defaultSort : raw
-  if (!allowed.includes(value)) {
-    return Result.fail(InvalidRequest.single("sort", `must be one of ${allowed.join(", ")}`))
-  }
-  const descending = value.startsWith("-")
-  const field = descending ? value.slice(1) : value
-  const type = catalog.fields.get(field)
-  if (type === undefined) throw new Error(`sort field ${field} is not in the catalog`)
-  return Result.succeed({ field, direction: descending ? "desc" : "asc", type })
-}
+): Result.Result<Sort, InvalidRequest> =>
+  Result.map(parseSortValue(raw, allowed), (chosen) => {
+    const value = chosen ?? defaultSort
+    const descending = value.startsWith("-")
+    const field = descending ? value.slice(1) : value
+    const type = catalog.fields.get(field)
+    if (type === undefined) throw new Error(`sort field ${field} is not in the catalog`)
+    return { field, direction: descending ? "desc" : "asc", type }
+  })
 
-/** `include`: comma-separated allowed names; blanks around names and duplicates are ignored, order is kept. */
+/**
+ * `include`: comma-separated allowed names, or the list of them; blanks around names and duplicates are ignored,
+ * order is kept.
+ */
 export const parseInclude = <Include extends string>(
-  raw: string | undefined,
+  raw: IncludeParam,
   allowed: ReadonlyArray<Include>
 ): Result.Result<ReadonlyArray<Include>, InvalidRequest> => {
-  if (blank(raw)) return Result.succeed([])
-  const names = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))]
+  if (raw === undefined || raw === "") return Result.succeed([])
+  const listed = typeof raw === "string" ? raw.split(",") : raw
+  const names = [...new Set(listed.map((s) => s.trim()).filter((s) => s !== ""))]
   const isAllowed = (n: string): n is Include => (allowed as ReadonlyArray<string>).includes(n)
   const unknown = names.filter((n) => !isAllowed(n))
   return unknown.length > 0
@@ -137,14 +160,17 @@ export const parseSearch = (raw: string | undefined): Result.Result<string | und
 
 // ---------------------------------------------------------------------------------------------------------------
 
-/** The raw query parameters, as strings (absent ones undefined). */
+/**
+ * The list parameters, absent ones undefined: the raw query strings, or the typed values the HTTP contract decodes
+ * them to (`limit` a number, `include` a list of names). Both are parsed by the same functions above.
+ */
 export interface ListParams {
-  readonly limit?: string | undefined
+  readonly limit?: string | number | undefined
   readonly cursor?: string | undefined
   readonly sort?: string | undefined
   readonly search?: string | undefined
   readonly filter?: string | undefined
-  readonly include?: string | undefined
+  readonly include?: IncludeParam
 }
 
 /** A validated list request. `after` is the position of the previous page's last record. */

@@ -29,6 +29,7 @@ import { EventOutbox, makeEventRecorder } from "./EventOutbox.ts"
 import type { CustomerId, OrganizationId, ProductId, ProductQuestionAnswerId, ProductQuestionId } from "./Ids.ts"
 import { IdGenerator, nextIdFrom } from "./IdGenerator.ts"
 import {
+  type IncludeParam,
   type ListParams,
   type Page,
   parseInclude,
@@ -54,7 +55,7 @@ import { now } from "./Timestamp.ts"
 import { UnitOfWork } from "./UnitOfWork.ts"
 
 export interface ProductQuestionListParams extends ListParams {
-  readonly answered?: string | undefined
+  readonly answered?: string | boolean | undefined
 }
 
 export class ProductQuestions extends Context.Service<ProductQuestions, {
@@ -65,7 +66,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
   /** `GET /product-questions/{id}`. */
   readonly get: (
     id: ProductQuestionId,
-    include?: string | undefined
+    include?: IncludeParam
   ) => Effect.Effect<ProductQuestion, Forbidden | InvalidRequest | NotFound, CurrentCaller>
   /** `GET /product-questions/{id}/answers`: every answer, published or not, oldest first. */
   readonly listAnswers: (
@@ -82,7 +83,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
   readonly update: (
     id: ProductQuestionId,
     input: UpdateProductQuestion,
-    include?: string | undefined
+    include?: IncludeParam
   ) => Effect.Effect<ProductQuestion, Forbidden | InvalidRequest | NotFound, CurrentCaller>
   /** `DELETE /product-questions/{id}`: the question, its answers, its notices and every copy of the address. */
   readonly delete: (id: ProductQuestionId) => Effect.Effect<ProductQuestionRecord, Forbidden | NotFound, CurrentCaller>
@@ -172,7 +173,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
       return { data, nextCursor: page.nextCursor }
     })
 
-    const get = Effect.fn("ProductQuestions.get")(function*(id: ProductQuestionId, include?: string | undefined) {
+    const get = Effect.fn("ProductQuestions.get")(function*(id: ProductQuestionId, include?: IncludeParam) {
       const caller = yield* requirePermission("reviews:read")
       const includes = yield* includeOf(include)
       const question = yield* findQuestion(caller.organizationId, id)
@@ -244,7 +245,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
     const update = Effect.fn("ProductQuestions.update")(function*(
       id: ProductQuestionId,
       input: UpdateProductQuestion,
-      include?: string | undefined
+      include?: IncludeParam
     ) {
       const caller = yield* requirePermission("reviews:write")
       const organizationId = caller.organizationId
@@ -370,9 +371,11 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
 // ---------------------------------------------------------------------------------------------------------------
 // Pure rules
 
-/** `answered`: `true`, `false`, or absent/empty for both. */
-export const parseAnswered = (raw: string | undefined): Result.Result<AnsweredFilter, InvalidRequest> =>
-  raw === undefined || raw === ""
+/** `answered`: `true`, `false` (as a query string or a boolean), or absent/empty for both. */
+export const parseAnswered = (raw: string | boolean | undefined): Result.Result<AnsweredFilter, InvalidRequest> =>
+  typeof raw === "boolean"
+    ? Result.succeed(raw)
+    : raw === undefined || raw === ""
     ? Result.succeed(undefined)
     : raw === "true"
     ? Result.succeed(true)
@@ -380,7 +383,7 @@ export const parseAnswered = (raw: string | undefined): Result.Result<AnsweredFi
     ? Result.succeed(false)
     : Result.fail(InvalidRequest.single("answered", "must be true or false, or be omitted to list both"))
 
-const includeOf = (raw: string | undefined) =>
+const includeOf = (raw: IncludeParam) =>
   Effect.fromResult(parseInclude<ProductQuestionInclude>(raw, productQuestionIncludeNames))
 
 const notFound = (id: string) => NotFound.of("product question", id)

@@ -8,7 +8,7 @@ import { type CurrentCaller, requirePermission } from "./Caller.ts"
 import { CursorKey } from "./CursorKey.ts"
 import { type Forbidden, type InvalidRequest, NotFound } from "./Errors.ts"
 import type { ReviewId } from "./Ids.ts"
-import { listRequestWith, type ListParams, type Page, parseInclude, reviewListEndpoint } from "./ListQuery.ts"
+import { type IncludeParam, listRequestWith, type ListParams, type Page, parseInclude, reviewListEndpoint } from "./ListQuery.ts"
 import type { Review } from "./Review.ts"
 import { ReviewRepository } from "./ReviewRepository.ts"
 
@@ -17,7 +17,7 @@ export class Reviews extends Context.Service<Reviews, {
   readonly list: (params: ListParams) => Effect.Effect<Page<Review>, Forbidden | InvalidRequest, CurrentCaller>
   readonly get: (
     id: ReviewId,
-    params?: { readonly include?: string | undefined }
+    params?: { readonly include?: IncludeParam }
   ) => Effect.Effect<Review, Forbidden | InvalidRequest | NotFound, CurrentCaller>
 }>()("feedback/Reviews") {
   static readonly layer = Layer.effect(Reviews, Effect.gen(function*() {
@@ -30,7 +30,7 @@ export class Reviews extends Context.Service<Reviews, {
       return yield* repo.list(organizationId, request)
     })
 
-    const get = Effect.fn("Reviews.get")(function*(id: ReviewId, params: { readonly include?: string | undefined } = {}) {
+    const get = Effect.fn("Reviews.get")(function*(id: ReviewId, params: { readonly include?: IncludeParam } = {}) {
       const { organizationId } = yield* requirePermission("reviews:read")
       const include = yield* Effect.fromResult(parseInclude(params.include, reviewListEndpoint.includes))
       const found = yield* repo.get(organizationId, id, include)

@@ -14,6 +14,7 @@ import {
   parseListRequest,
   parseSearch,
   parseSort,
+  parseSortValue,
   productQuestionListEndpoint,
   reviewListEndpoint,
   toPage
@@ -38,6 +39,14 @@ describe("limit", () => {
   it("rejects anything else naming `limit`", () => {
     for (const raw of ["0", "251", "-1", "1.5", "1e2", " 5", "5 ", "+5", "abc", "0x10", "99999999999999999999", "NaN"]) {
       expect(pathsOf(parseLimit(raw))).toEqual(["limit"])
+    }
+  })
+
+  it("takes the typed value the HTTP contract decodes to, checked the same way", () => {
+    expect(Result.getOrThrow(parseLimit(10))).toBe(10)
+    expect(Result.getOrThrow(parseLimit(250))).toBe(250)
+    for (const n of [0, 251, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(issuesOf(parseLimit(n))).toEqual([{ path: "limit", message: "must be a whole number from 1 to 250" }])
     }
   })
 })
@@ -65,6 +74,14 @@ describe("sort", () => {
     })
   })
 
+  it("parseSortValue: an allowed value, blank for the default, the same message otherwise", () => {
+    expect(Result.getOrThrow(parseSortValue("-rating", allowed))).toBe("-rating")
+    expect(Result.getOrThrow(parseSortValue("", allowed))).toBeUndefined()
+    expect(issuesOf(parseSortValue("title", allowed))).toEqual([
+      { path: "sort", message: "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt" }
+    ])
+  })
+
   it("rejects values the endpoint does not allow", () => {
     for (const raw of ["title", "--rating", "+rating", "Rating", "rating ", "answeredAt", "id"]) {
       expect(pathsOf(parseSort(raw, allowed, reviewFilterCatalog))).toEqual(["sort"])
@@ -80,6 +97,12 @@ describe("include", () => {
   it("splits, trims and drops duplicates, keeping the order", () => {
     expect(Result.getOrThrow(parseInclude(undefined, allowed))).toEqual([])
     expect(Result.getOrThrow(parseInclude("product, customer,product,,", allowed))).toEqual(["product", "customer"])
+  })
+
+  it("takes the list the HTTP contract decodes to, read the same way", () => {
+    expect(Result.getOrThrow(parseInclude(["product", " customer", "product", ""], allowed))).toEqual(["product", "customer"])
+    expect(Result.getOrThrow(parseInclude([], allowed))).toEqual([])
+    expect(pathsOf(parseInclude(["product", "reviews"], allowed))).toEqual(["include"])
   })
 
   it("rejects unknown names and says which", () => {
@@ -116,6 +139,14 @@ describe("parseListRequest", () => {
       include: [],
       issuer: testIssuer()
     })
+  })
+
+  it("takes typed values as well as strings", () => {
+    const request = Result.getOrThrow(
+      parseListRequest({ limit: 10, include: ["files", "product"] }, reviewListEndpoint, testIssuer())
+    )
+    expect(request.limit).toBe(10)
+    expect(request.include).toEqual(["files", "product"])
   })
 
   it("reports every bad parameter at once", () => {

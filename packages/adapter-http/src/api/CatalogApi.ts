@@ -33,7 +33,7 @@ export class SitesApi extends HttpApiGroup.make("sites")
       error: InvalidRequestResponse
     }).pipe(requires("settings:write")),
     HttpApiEndpoint.get("list", "/sites", {
-      query: listQuery(siteListEndpoint.sorts),
+      query: listQuery(siteListEndpoint),
       success: pageOf(Site),
       error: InvalidRequestResponse
     }).pipe(requires("settings:read")),
@@ -55,7 +55,7 @@ export class ProductsApi extends HttpApiGroup.make("products")
       error: [ConflictResponse, InvalidRequestResponse]
     }).pipe(requires("products:write")),
     HttpApiEndpoint.get("list", "/products", {
-      query: listQuery(productListEndpoint.sorts),
+      query: listQuery(productListEndpoint),
       success: pageOf(Product),
       error: InvalidRequestResponse
     }).pipe(requires("products:read")),
@@ -97,7 +97,7 @@ export class CustomersApi extends HttpApiGroup.make("customers")
       error: [ConflictResponse, InvalidRequestResponse]
     }).pipe(requires("customers:write")),
     HttpApiEndpoint.get("list", "/customers", {
-      query: listQuery(customerListEndpoint.sorts),
+      query: listQuery(customerListEndpoint),
       success: pageOf(Customer),
       error: InvalidRequestResponse
     }).pipe(requires("customers:read")),

@@ -1,5 +1,5 @@
 /**
- * Product questions and their answers (spec: Product questions). Lists follow DECISIONS §4 plus `answered`;
+ * Product questions and their answers (spec: Product questions). Lists follow `docs/DECISIONS.md` §4 plus `answered`;
  * bodies are strict, so `body` in a PATCH (the question text is not editable) is a 400 naming it.
  */
 import {
@@ -8,26 +8,23 @@ import {
   ProductQuestion,
   ProductQuestionAnswer,
   ProductQuestionId,
+  productQuestionListEndpoint,
   ProductQuestionRecord,
   UpdateProductQuestion
 } from "@feedback/core"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "./ErrorResponses.ts"
+import { answeredParam, includeParam, listQuery } from "./ListParams.ts"
 import { requires, SecretKeyAuth } from "./Security.ts"
 
-const param = (description: string) => Schema.optionalKey(Schema.String.annotate({ description }))
+const include = includeParam(productQuestionListEndpoint.includes)
 
-const includeParam = param("Comma-separated extras: customer, product, answers. Each costs one more query per page.")
-
+/** The list parameters of `docs/DECISIONS.md` §4 plus `answered`. */
 export const ProductQuestionListQuery = Schema.Struct({
-  limit: param("Records to return, 1 to 250 (default 50)."),
-  cursor: param("The previous page's nextCursor."),
-  sort: param("createdAt, moderatedAt or answeredAt; a leading - sorts descending. Default -createdAt."),
-  search: param("Case-insensitive text in the question, the asker's name or email, or the product title."),
-  filter: param("JSON filter document over the filterable fields (DECISIONS §4)."),
-  include: includeParam,
-  answered: param("true: only questions with at least one published answer; false: only those still waiting.")
+  ...listQuery(productQuestionListEndpoint),
+  include,
+  answered: answeredParam
 })
 
 export const ProductQuestionPage = Schema.Struct({
@@ -38,7 +35,7 @@ export const ProductQuestionPage = Schema.Struct({
 export const ProductQuestionAnswerList = Schema.Struct({ data: Schema.Array(ProductQuestionAnswer) })
 
 const idParams = { id: ProductQuestionId }
-const includeQuery = Schema.Struct({ include: includeParam })
+const includeQuery = Schema.Struct({ include })
 
 export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
   .add(

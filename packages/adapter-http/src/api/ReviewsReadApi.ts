@@ -13,7 +13,7 @@ const include = includeParam(reviewListEndpoint.includes)
 export class ReviewsReadApi extends HttpApiGroup.make("reviewsRead")
   .add(
     HttpApiEndpoint.get("list", "/reviews", {
-      query: { ...listQuery(reviewListEndpoint.sorts), include },
+      query: { ...listQuery(reviewListEndpoint), include },
       success: pageOf(Review),
       error: InvalidRequestResponse
     }).pipe(

@@ -1,6 +1,7 @@
 /**
  * How the admin API is secured, as part of the contract (shared by server and client):
- * - `SecretKeyAuth`: `Authorization: Bearer sk_…`; provides the caller; may refuse with 401, 403 or 429.
+ * - `SecretKeyAuth`: `Authorization: Bearer sk_…`; provides the caller; may refuse with 401, 403 or 429, and with
+ *   400 when the JSON body is too deep or holds too many values to parse.
  * - `RequiredPermission`: the permission an endpoint needs, declared on the endpoint itself so the middleware checks
  *   it before the request is decoded and the OpenAPI document states it.
  * - `OperatorAuth`: the operator API's bearer token.
@@ -20,13 +21,13 @@ export class SecretKeyAuth extends HttpApiMiddleware.Service<SecretKeyAuth, {
 }>()("feedback/http/SecretKeyAuth", {
   requiredForClient: true,
   security: { bearer: HttpApiSecurity.bearer },
-  error: [UnauthorizedResponse, ForbiddenResponse, TooManyRequestsResponse]
+  error: [UnauthorizedResponse, ForbiddenResponse, TooManyRequestsResponse, InvalidRequestResponse]
 }) {}
 
 export class OperatorAuth extends HttpApiMiddleware.Service<OperatorAuth>()("feedback/http/OperatorAuth", {
   requiredForClient: true,
   security: { operatorToken: HttpApiSecurity.bearer },
-  error: UnauthorizedResponse
+  error: [UnauthorizedResponse, InvalidRequestResponse]
 }) {}
 
 /** Declares the permission an endpoint requires, for the middleware and for the OpenAPI document. */

@@ -10,25 +10,15 @@ import {
   WebhookDeliveryList,
   WebhookEventList,
   WebhookId,
-  webhookListLimits,
   WebhookList
 } from "@feedback/core"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "./ErrorResponses.ts"
+import { pageQuery } from "./ListParams.ts"
 import { requires, SecretKeyAuth } from "./Security.ts"
 
 const params = { id: WebhookId }
-
-/** `limit` (1..250, default 50) and `cursor` (the previous page's `nextCursor`). */
-export const WebhookPageQuery = {
-  limit: Schema.optionalKey(
-    Schema.NumberFromString.pipe(
-      Schema.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: webhookListLimits.maxLimit }))
-    )
-  ),
-  cursor: Schema.optionalKey(Schema.String)
-}
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
@@ -41,7 +31,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       error: InvalidRequestResponse
     }).pipe(requires("settings:write")),
     HttpApiEndpoint.get("list", "/webhooks", {
-      query: WebhookPageQuery,
+      query: pageQuery,
       success: WebhookList,
       error: InvalidRequestResponse
     }).pipe(requires("settings:read")),
@@ -59,7 +49,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     ),
     HttpApiEndpoint.get("listDeliveries", "/webhooks/:id/events", {
       params,
-      query: WebhookPageQuery,
+      query: pageQuery,
       success: WebhookDeliveryList,
       error: [InvalidRequestResponse, NotFoundResponse]
     }).pipe(requires("settings:read"))

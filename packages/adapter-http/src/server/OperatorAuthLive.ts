@@ -3,6 +3,7 @@ import { Unauthorized } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { OperatorAuth } from "../api/Security.ts"
+import { guardJsonBody } from "./JsonBodyShape.ts"
 
 const digest = (s: string) => createHash("sha256").update(s).digest()
 
@@ -11,7 +12,7 @@ export const OperatorAuthLive = (operatorToken: Redacted.Redacted<string>) => {
   return Layer.succeed(OperatorAuth, OperatorAuth.of({
     operatorToken: (httpEffect, { credential }) =>
       timingSafeEqual(digest(Redacted.value(credential)), expected)
-        ? httpEffect
+        ? Effect.andThen(guardJsonBody, httpEffect)
         : Effect.fail(new Unauthorized({ message: "Missing or invalid operator token: send `Authorization: Bearer <OPERATOR_TOKEN>`." }))
   }))
 }

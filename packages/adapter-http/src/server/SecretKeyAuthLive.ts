@@ -4,7 +4,8 @@
  * 2. charge the organization's rate-limit buckets (DECISIONS §3: after authentication, before validation; 429 with
  *    `Retry-After` and nothing applied when unaffordable);
  * 3. check the endpoint's declared permission (403);
- * 4. run the endpoint (which then decodes the request) with the caller provided.
+ * 4. measure a JSON body before anything parses it (400 when too deep or too big in values; `JsonBodyShape.ts`);
+ * 5. run the endpoint (which then decodes the request) with the caller provided.
  * Every charged response carries `x-rate-limit-cost`, `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
  */
 import {
@@ -25,6 +26,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { RequiredPermission, SecretKeyAuth } from "../api/Security.ts"
+import { guardJsonBody } from "./JsonBodyShape.ts"
 
 const rateLimitHeaders = (decision: SpendDecision): Record<string, string> => ({
   "x-rate-limit-cost": String(decision.cost),
@@ -80,6 +82,7 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
           return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
         }
         if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
+        yield* guardJsonBody
         return yield* Effect.provideService(httpEffect, CurrentCaller, caller)
       })
   })

@@ -95,7 +95,7 @@ const drainOthers = Effect.suspend(() => {
 
 const unique = (label: string) => `${label}-${Math.random().toString(36).slice(2, 10)}@example.com`
 
-export const productQuestionSuite: ConformanceSuite = (store) =>
+export const productQuestionConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 120_000 })("product questions", (it) => {
     // ---------------------------------------------------------------------------------------------------------
     // Recording and moderating

@@ -338,7 +338,7 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
 // The suite
 // -----------------------------------------------------------------------------------------------------------------
 
-export const setupSuite: ConformanceSuite = (store) =>
+export const setupConformance: ConformanceSuite = (store) =>
   layer(store, { timeout: 120_000 })("organization setup", (it) => {
     it.effect("a new organization: every signal false, every area needs setup, nothing stored", () =>
       Effect.gen(function*() {

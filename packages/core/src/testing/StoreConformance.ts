@@ -14,7 +14,8 @@ import { OrganizationRepository } from "../OrganizationRepository.ts"
 import * as Provisioning from "../Provisioning.ts"
 import { StorefrontRecordRepository } from "../StorefrontRecordRepository.ts"
 import { transactional } from "../UnitOfWork.ts"
-import { productQuestionSuite } from "./ProductQuestionConformance.ts"
+import { productQuestionConformance } from "./ProductQuestionConformance.ts"
+import { rateLimitConformance } from "./RateLimitConformance.ts"
 import type { QuestionTestSeed } from "./QuestionTestSeed.ts"
 import type { ReviewFixtures } from "./ReviewFixtures.ts"
 import { webhookConformance } from "./WebhookConformance.ts"
@@ -25,7 +26,7 @@ import { reviewReadConformance } from "./ReviewReadConformance.ts"
 import type { ReviewSeed } from "./ReviewSeed.ts"
 
 import type { StoreServices } from "../StoreServices.ts"
-import { setupSuite } from "./SetupConformance.ts"
+import { setupConformance } from "./SetupConformance.ts"
 import type { SetupTestSeed } from "./SetupTestSeed.ts"
 export type { StoreServices }
 
@@ -186,14 +187,15 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 /** Every capability's suite; a capability appends its own. */
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
-  ["product questions", productQuestionSuite],
+  ["product questions", productQuestionConformance],
   ["unit of work", unitOfWorkSuite],
-  ["setup", setupSuite],
+  ["setup", setupConformance],
   ["webhooks", webhookConformance],
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],
   ["reviews (read)", reviewReadConformance],
-  ["cursor key", cursorKeyConformance]
+  ["cursor key", cursorKeyConformance],
+  ["rate limit", rateLimitConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

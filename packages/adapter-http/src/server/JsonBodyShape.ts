@@ -1,0 +1,128 @@
+/**
+ * The shape of a JSON body, measured before it is parsed. `JSON.parse` is one synchronous call whose cost follows the
+ * number of values, not the bytes: a 32 MiB import body of empty objects (ten million of them) holds the event loop
+ * for seconds. So the raw bytes are scanned first, a slice at a time with a yield between slices, and a body that
+ * nests too deep or holds too many values is refused before anything parses it (docs/SECURITY.md).
+ *
+ * It runs in the authentication middlewares, after the caller is known and charged: an anonymous client never makes
+ * the server read its body.
+ *
+ * The limits sit far above any body this API accepts (10,000 import rows of a few dozen values each) and far below
+ * what stalls the process.
+ */
+import { InvalidRequest } from "@feedback/core"
+import { Effect } from "effect"
+import { HttpServerRequest } from "effect/http"
+
+export const JSON_BODY_LIMITS = {
+  /** Nesting of objects and arrays. */
+  maxDepth: 64,
+  /** Objects and arrays: each costs an allocation when parsed. */
+  maxContainers: 200_000,
+  /** Every value (scalars, objects, arrays, object members). */
+  maxValues: 2_000_000
+} as const
+
+export type JsonBodyProblem = "depth" | "containers" | "values"
+
+interface ScanState {
+  depth: number
+  containers: number
+  values: number
+  inString: boolean
+  escaped: boolean
+}
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const OPEN_OBJECT = 0x7b
+const OPEN_ARRAY = 0x5b
+const CLOSE_OBJECT = 0x7d
+const CLOSE_ARRAY = 0x5d
+const COMMA = 0x2c
+
+/**
+ * Advances `state` over `bytes[from, to)`; answers the first limit crossed. Malformed JSON is not judged here (the
+ * parser reports it), only counted as far as it goes.
+ */
+export const scanSlice = (bytes: Uint8Array, from: number, to: number, state: ScanState): JsonBodyProblem | undefined => {
+  let { containers, depth, escaped, inString, values } = state
+  let problem: JsonBodyProblem | undefined
+  for (let i = from; i < to; i++) {
+    const b = bytes[i]!
+    if (inString) {
+      if (escaped) escaped = false
+      else if (b === BACKSLASH) escaped = true
+      else if (b === QUOTE) inString = false
+      continue
+    }
+    if (b === QUOTE) {
+      inString = true
+    } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
+      values++
+      if (++containers > JSON_BODY_LIMITS.maxContainers) {
+        problem = "containers"
+        break
+      }
+      if (++depth > JSON_BODY_LIMITS.maxDepth) {
+        problem = "depth"
+        break
+      }
+    } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+      depth--
+    } else if (b === COMMA && ++values > JSON_BODY_LIMITS.maxValues) {
+      problem = "values"
+      break
+    }
+  }
+  Object.assign(state, { containers, depth, escaped, inString, values })
+  return problem
+}
+
+const SLICE = 1 << 20
+
+/** Scans the whole body, yielding to the event loop after every MiB. */
+export const scanJsonBody = (bytes: Uint8Array): Effect.Effect<JsonBodyProblem | undefined> =>
+  Effect.gen(function*() {
+    const state: ScanState = { depth: 0, containers: 0, values: 0, inString: false, escaped: false }
+    for (let from = 0; from < bytes.length; from += SLICE) {
+      const problem = scanSlice(bytes, from, Math.min(bytes.length, from + SLICE), state)
+      if (problem !== undefined) return problem
+      if (from + SLICE < bytes.length) yield* Effect.yieldNow
+    }
+    return undefined
+  })
+
+export const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {
+  depth: `nests objects and arrays deeper than ${JSON_BODY_LIMITS.maxDepth} levels`,
+  containers: `holds more than ${JSON_BODY_LIMITS.maxContainers} objects and arrays`,
+  values: `holds more than ${JSON_BODY_LIMITS.maxValues} values`
+}
+
+const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** A body the JSON codec will parse (whether the media type is acceptable at all is the 415's concern, further in). */
+const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
+  if (!bodyMethods.has(request.method)) return false
+  const type = request.headers["content-type"]?.split(";")[0]!.trim().toLowerCase()
+  return type !== undefined && (type === "application/json" || (type.startsWith("application/") && type.endsWith("+json")))
+}
+
+/**
+ * Fails with a 400 naming `body` when the request's JSON body is too deep or holds too many values. The body read is
+ * cached, so the API decodes these same bytes later; a body that cannot be read is left to the API, which meets the
+ * same cached failure (413, 400).
+ */
+export const guardJsonBody: Effect.Effect<void, InvalidRequest, HttpServerRequest.HttpServerRequest> = Effect.flatMap(
+  HttpServerRequest.HttpServerRequest,
+  (request) =>
+    !hasJsonBody(request) ? Effect.void : Effect.matchEffect(request.arrayBuffer, {
+      onFailure: () => Effect.void,
+      onSuccess: (buffer) =>
+        Effect.flatMap(scanJsonBody(new Uint8Array(buffer)), (problem) =>
+          problem === undefined ? Effect.void : Effect.fail(new InvalidRequest({
+            message: `The JSON body ${problemMessage[problem]}; send a smaller document.`,
+            issues: [{ path: "body", message: problemMessage[problem] }]
+          })))
+    })
+)
