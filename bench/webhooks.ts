@@ -34,7 +34,7 @@ import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeWebHandler } from "../packages/adapter-http/src/server/ApiServer.ts"
-import { NodeHostResolver, NodeWebhookTransport } from "../packages/adapter-http/src/server/NodeWebhookTransport.ts"
+import { NodeHostResolver, NodeWebhookTransport } from "../packages/adapter-http/src/server/webhooks/NodeWebhookTransport.ts"
 
 const DELIVERIES = Number(process.env["BENCH_DELIVERIES"] ?? 2_000)
 const REQUESTS = Number(process.env["BENCH_REQUESTS"] ?? 300)

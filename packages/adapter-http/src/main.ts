@@ -6,9 +6,9 @@ import { isWellFormedSecretKey } from "@feedback/core"
 import { Cause, Config, Effect, Exit, Layer, Option, Redacted, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ApiRoutes, apiMiddleware } from "./server/ApiServer.ts"
-import { demoSeeding, seedDemo } from "./server/DemoSeed.ts"
+import { demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
 import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
-import { DEFAULT_EMBED_SCRIPT_URL } from "./server/SetupHandlers.ts"
+import { DEFAULT_EMBED_SCRIPT_URL } from "./server/setup/SetupHandlers.ts"
 import { chooseStore, describeStore, storeLayer } from "./server/StoreSelection.ts"
 
 const ServerConfig = Config.all({

@@ -20,7 +20,7 @@ import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { classifySmtpError, EmailNoticeWorkerLive, type SmtpSettings } from "../src/server/SmtpMailer.ts"
+import { classifySmtpError, EmailNoticeWorkerLive, type SmtpSettings } from "../src/server/questions/SmtpMailer.ts"
 import { makeTestServer, type TestResponse } from "./TestServer.ts"
 
 // ---------------------------------------------------------------------------------------------------------------

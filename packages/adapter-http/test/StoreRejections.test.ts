@@ -1,5 +1,5 @@
 /**
- * A value the store refuses after validation (a `StoreRejection`, see adapter-postgres/src/SqlErrors.ts) is answered
+ * A value the store refuses after validation (a `StoreRejection`, see adapter-postgres/src/kernel/SqlErrors.ts) is answered
  * as the 400/409 it carries, in the error envelope, on any route, even one that declares neither; every other
  * defect is still a 500. The store is memory with one repository method replaced to reject.
  */

@@ -1,22 +1,22 @@
 /** Every core store service in memory, over one fresh MemoryDatabase (with its own generated cursor key). */
 import { CursorKey } from "@feedback/core"
 import { Layer } from "effect"
-import { MemoryCatalogRepository } from "./MemoryCatalogStore.ts"
-import { MemoryDatabase } from "./MemoryDatabase.ts"
-import { MemoryInstanceSecretRepository } from "./MemoryInstanceSecrets.ts"
-import { MemoryRateLimitStore } from "./MemoryRateLimitStore.ts"
-import { MemoryReviewRepository } from "./MemoryReviewStore.ts"
-import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./MemoryProductQuestionStore.ts"
-import { MemorySetupStore } from "./MemorySetupStore.ts"
-import { MemoryWebhookRepository } from "./MemoryWebhookStore.ts"
-import { MemoryReviewWriteRepository } from "./MemoryReviewWriteStore.ts"
+import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
+import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
+import { MemoryInstanceSecretRepository } from "./kernel/MemoryInstanceSecrets.ts"
+import { MemoryRateLimitStore } from "./ratelimit/MemoryRateLimitStore.ts"
+import { MemoryReviewRepository } from "./reviews/MemoryReviewStore.ts"
+import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./questions/MemoryProductQuestionStore.ts"
+import { MemorySetupStore } from "./setup/MemorySetupStore.ts"
+import { MemoryWebhookRepository } from "./webhooks/MemoryWebhookStore.ts"
+import { MemoryReviewWriteRepository } from "./reviews/MemoryReviewWriteStore.ts"
 import {
   MemoryEventOutbox,
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
   MemoryStorefrontRecordRepository,
   MemoryUnitOfWork
-} from "./MemoryOrganizationStore.ts"
+} from "./organizations/MemoryOrganizationStore.ts"
 
 export const MemoryStoreLayer = Layer.mergeAll(
   MemoryUnitOfWork,

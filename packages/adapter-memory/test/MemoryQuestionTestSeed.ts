@@ -1,8 +1,8 @@
 /** TEST SUPPORT ONLY: `QuestionTestSeed` over the memory store (seeds `MemoryTables` rows, inspects every table). */
 import { QuestionTestSeed } from "@feedback/core/testing"
 import { Effect, Layer } from "effect"
-import { MemoryDatabase } from "../src/MemoryDatabase.ts"
-import { memoryTables } from "../src/MemoryTables.ts"
+import { MemoryDatabase } from "../src/kernel/MemoryDatabase.ts"
+import { memoryTables } from "../src/kernel/MemoryTables.ts"
 
 export const MemoryQuestionTestSeed = Layer.effect(QuestionTestSeed, Effect.gen(function*() {
   const db = yield* MemoryDatabase

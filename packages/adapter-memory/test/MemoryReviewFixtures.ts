@@ -5,8 +5,8 @@
 import type { Customer, ImportJobRef, ReviewDeletionRecord } from "@feedback/core"
 import { ReviewFixtures } from "@feedback/core/testing"
 import { Effect, Layer, Option } from "effect"
-import { MemoryDatabase } from "../src/MemoryDatabase.ts"
-import { memoryTables, type ReviewDeletionRow } from "../src/MemoryTables.ts"
+import { MemoryDatabase } from "../src/kernel/MemoryDatabase.ts"
+import { memoryTables, type ReviewDeletionRow } from "../src/kernel/MemoryTables.ts"
 
 const ownedBy = <V extends { readonly organizationId: string }>(organizationId: string, v: V | undefined): V | undefined =>
   v !== undefined && v.organizationId === organizationId ? v : undefined

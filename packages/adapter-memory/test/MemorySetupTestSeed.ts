@@ -2,7 +2,7 @@
 import type { Owned, Product, ReviewRecord, Site } from "@feedback/core"
 import { SetupTestSeed } from "@feedback/core/testing"
 import { Effect, Layer } from "effect"
-import { MemoryDatabase, type MemoryTable } from "../src/MemoryDatabase.ts"
+import { MemoryDatabase, type MemoryTable } from "../src/kernel/MemoryDatabase.ts"
 
 export const MemorySetupTestSeed = Layer.effect(SetupTestSeed, Effect.gen(function*() {
   const db = yield* MemoryDatabase

@@ -2,23 +2,23 @@
 import { CursorKey } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { migrations } from "./migrations/index.ts"
-import { runMigrations } from "./Migrations.ts"
-import { PgDatabase, type DatabaseTarget } from "./PgDatabase.ts"
-import { PgCatalogRepository } from "./PgCatalogStore.ts"
-import { PgInstanceSecretRepository } from "./PgInstanceSecrets.ts"
-import { PgRateLimitStore } from "./PgRateLimitStore.ts"
-import { PgReviewRepository } from "./PgReviewStore.ts"
-import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./PgProductQuestionStore.ts"
-import { PgSetupStore } from "./PgSetupStore.ts"
-import { PgWebhookRepository } from "./PgWebhookStore.ts"
-import { PgReviewWriteRepository } from "./PgReviewWriteStore.ts"
+import { runMigrations } from "./kernel/Migrations.ts"
+import { PgDatabase, type DatabaseTarget } from "./kernel/PgDatabase.ts"
+import { PgCatalogRepository } from "./catalog/PgCatalogStore.ts"
+import { PgInstanceSecretRepository } from "./kernel/PgInstanceSecrets.ts"
+import { PgRateLimitStore } from "./ratelimit/PgRateLimitStore.ts"
+import { PgReviewRepository } from "./reviews/PgReviewStore.ts"
+import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./questions/PgProductQuestionStore.ts"
+import { PgSetupStore } from "./setup/PgSetupStore.ts"
+import { PgWebhookRepository } from "./webhooks/PgWebhookStore.ts"
+import { PgReviewWriteRepository } from "./reviews/PgReviewWriteStore.ts"
 import {
   PgEventOutbox,
   PgOrganizationRepository,
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
   PgUnitOfWork
-} from "./PgOrganizationStore.ts"
+} from "./organizations/PgOrganizationStore.ts"
 
 const Migrated = Layer.effectDiscard(runMigrations(migrations).pipe(Effect.orDie))
 

@@ -22,7 +22,7 @@ import {
 } from "@feedback/core"
 import { matchesSearch } from "@feedback/core"
 import { testIssuer } from "@feedback/core/testing"
-import { columnsFrom, compileFilter, compileListQuery, compileSearch, type ListSqlMapping } from "../src/FilterSql.ts"
+import { columnsFrom, compileFilter, compileListQuery, compileSearch, type ListSqlMapping } from "../src/kernel/FilterSql.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Records

@@ -1,7 +1,7 @@
 /**
  * What only the PostgreSQL rate limit store can show: its table's key, exactness over a pool of several connections,
  * across processes (separate pools) and on a database whose default isolation is REPEATABLE READ. The behaviour every
- * store shares is the conformance suite's (`core/src/testing/RateLimitConformance.ts`, run on PGlite and the server
+ * store shares is the conformance suite's (`core/src/ratelimit/RateLimitConformance.ts`, run on PGlite and the server
  * by `PgStore.conformance.test.ts`).
  *
  * Runs against a real PostgreSQL server (several connections are the point): set TEST_DATABASE_URL, e.g.
@@ -12,7 +12,7 @@ import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { randomBytes, randomUUID } from "node:crypto"
-import { PgRateLimitStore, rateLimitMigration } from "../src/PgRateLimitStore.ts"
+import { PgRateLimitStore, rateLimitMigration } from "../src/ratelimit/PgRateLimitStore.ts"
 import { RateLimitStore, type SpendDecision } from "@feedback/core"
 import { bucketsFor } from "@feedback/core"
 

@@ -29,8 +29,8 @@ import {
   json,
   replyInput,
   reviewInput
-} from "../src/PgReviewRows.ts"
-import { toNullableTimestamp, toTimestamp } from "../src/SqlRows.ts"
+} from "../src/reviews/PgReviewRows.ts"
+import { toNullableTimestamp, toTimestamp } from "../src/kernel/SqlRows.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ import {
 import { Effect, Layer, Result, Schema } from "effect"
 import { testIssuer } from "@feedback/core/testing"
 import { SqlClient } from "effect/sql"
-import { reviewPageStatement } from "../src/PgReviewStore.ts"
+import { reviewPageStatement } from "../src/reviews/PgReviewStore.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
 import { datasetId, generateReviewDataset } from "../src/testing/ReviewDataset.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"

@@ -22,7 +22,7 @@ import { Cause, Effect, Exit } from "effect"
 import { SqlError, UnknownError } from "effect/sql/SqlError"
 import { randomBytes, randomUUID } from "node:crypto"
 import { PgStoreLayer } from "../src/PgStore.ts"
-import { valueFaultOf } from "../src/SqlErrors.ts"
+import { valueFaultOf } from "../src/kernel/SqlErrors.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
 
 const at = "2026-01-31T12:00:00.000Z" as Timestamp.Timestamp

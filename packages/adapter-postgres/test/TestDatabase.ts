@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { randomBytes } from "node:crypto"
-import type { DatabaseTarget } from "../src/PgDatabase.ts"
+import type { DatabaseTarget } from "../src/kernel/PgDatabase.ts"
 
 export const serverUrl: string | undefined = process.env["TEST_DATABASE_URL"] || undefined
 

@@ -3,9 +3,9 @@
  * to, and then calls. Capabilities add their service here.
  */
 import { Layer } from "effect"
-import { Catalogs } from "./Catalogs.ts"
-import { ProductQuestions } from "./ProductQuestions.ts"
-import { Reviews } from "./Reviews.ts"
-import { ReviewWrites } from "./ReviewWrites.ts"
+import { Catalogs } from "./catalog/Catalogs.ts"
+import { ProductQuestions } from "./questions/ProductQuestions.ts"
+import { Reviews } from "./reviews/Reviews.ts"
+import { ReviewWrites } from "./reviews/ReviewWrites.ts"
 
 export const CoreLayer = Layer.mergeAll(Catalogs.layer, Reviews.layer, ReviewWrites.layer, ProductQuestions.layer)

@@ -5,9 +5,9 @@
  */
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { BoundedArray, BoundedRecord } from "../src/BoundedArray.ts"
-import { InvalidRequest, MAX_REQUEST_ISSUES } from "../src/Errors.ts"
-import { firstIssues } from "../src/RequestIssues.ts"
+import { BoundedArray, BoundedRecord } from "../src/kernel/BoundedArray.ts"
+import { InvalidRequest, MAX_REQUEST_ISSUES } from "../src/kernel/Errors.ts"
+import { firstIssues } from "../src/kernel/RequestIssues.ts"
 
 const counted = () => {
   const calls = { n: 0 }

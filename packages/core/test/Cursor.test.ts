@@ -10,10 +10,10 @@ import {
   isAfter,
   isCanonicalInstant,
   type Sort
-} from "../src/Cursor.ts"
-import { CursorKey } from "../src/CursorKey.ts"
-import { InvalidRequest } from "../src/Errors.ts"
-import { type FilterAst, matchAll, parseFilter, reviewFilterCatalog } from "../src/Filter.ts"
+} from "../src/kernel/Cursor.ts"
+import { CursorKey } from "../src/kernel/CursorKey.ts"
+import { InvalidRequest } from "../src/kernel/Errors.ts"
+import { type FilterAst, matchAll, parseFilter, reviewFilterCatalog } from "../src/kernel/Filter.ts"
 import { legacyCursor, testIssuer } from "../src/testing/CursorFixtures.ts"
 
 const filter = (json: string): FilterAst => Result.getOrThrow(parseFilter(json, reviewFilterCatalog))

@@ -1,6 +1,6 @@
 import { Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { EVENT_NAMES, EventName, isEventName } from "../src/EventCatalog.ts"
+import { EVENT_NAMES, EventName, isEventName } from "../src/webhooks/EventCatalog.ts"
 
 describe("EventCatalog", () => {
   it("has the 67 events of the spec's table with every .* expanded", () => {

@@ -1,7 +1,7 @@
 import { Result } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { InvalidRequest } from "../src/Errors.ts"
+import { InvalidRequest } from "../src/kernel/Errors.ts"
 import {
   canonicalFilter,
   type FieldCatalog,
@@ -13,9 +13,9 @@ import {
   parseFilter,
   productQuestionFilterCatalog,
   reviewFilterCatalog
-} from "../src/Filter.ts"
-import { compareStrings, evaluateFilter } from "../src/FilterEvaluate.ts"
-import { escapeLike, foldCase, matchesSearch, searchPattern } from "../src/Search.ts"
+} from "../src/kernel/Filter.ts"
+import { compareStrings, evaluateFilter } from "../src/kernel/FilterEvaluate.ts"
+import { escapeLike, foldCase, matchesSearch, searchPattern } from "../src/kernel/Search.ts"
 
 const UUID = "5f0c3a1e-8b9d-4c2a-9e8f-1a2b3c4d5e6f"
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { uuidV7 } from "../src/IdGenerator.ts"
+import { uuidV7 } from "../src/kernel/IdGenerator.ts"
 
 describe("uuidV7", () => {
   it("is a version 7, variant 1 UUID carrying the millisecond", () => {

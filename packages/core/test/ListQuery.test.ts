@@ -1,9 +1,9 @@
 import { Result } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { compareKeyset, type CursorPosition } from "../src/Cursor.ts"
-import type { InvalidRequest } from "../src/Errors.ts"
-import { matchAll, reviewFilterCatalog } from "../src/Filter.ts"
+import { compareKeyset, type CursorPosition } from "../src/kernel/Cursor.ts"
+import type { InvalidRequest } from "../src/kernel/Errors.ts"
+import { matchAll, reviewFilterCatalog } from "../src/kernel/Filter.ts"
 import {
   type ListParams,
   type ListRequest,
@@ -18,7 +18,7 @@ import {
   productQuestionListEndpoint,
   reviewListEndpoint,
   toPage
-} from "../src/ListQuery.ts"
+} from "../src/kernel/ListQuery.ts"
 import { testIssuer } from "../src/testing/CursorFixtures.ts"
 
 const issuesOf = <A>(r: Result.Result<A, InvalidRequest>) => {

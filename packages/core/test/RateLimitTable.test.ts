@@ -7,7 +7,7 @@ import {
   endpointBucketTable,
   endpointKey,
   ORG_BUCKET_KEY
-} from "../src/RateLimitTable.ts"
+} from "../src/ratelimit/RateLimitTable.ts"
 
 describe("costOf (spec: Limits, token costs)", () => {
   it.each([

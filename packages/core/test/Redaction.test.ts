@@ -1,7 +1,7 @@
 import { Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { checkRedaction, REDACTION_MARKER, RedactionReasons } from "../src/Redaction.ts"
+import { checkRedaction, REDACTION_MARKER, RedactionReasons } from "../src/reviews/Redaction.ts"
 
 const M = REDACTION_MARKER
 type Verdict = "Unchanged" | "Redacted" | "Rejected"

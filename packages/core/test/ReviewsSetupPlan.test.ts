@@ -1,7 +1,7 @@
 import { Result, Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { EmailTemplateId } from "../src/Ids.ts"
+import { EmailTemplateId } from "../src/kernel/Ids.ts"
 import {
   bindTemplateIds,
   decodeReviewsSetupAnswers,
@@ -11,7 +11,7 @@ import {
   ReviewsSetupAnswers as AnswersSchema,
   reviewEmailPlaceholders,
   SurveyFlow
-} from "../src/ReviewsSetupPlan.ts"
+} from "../src/setup/ReviewsSetupPlan.ts"
 
 const decode = (u: unknown): ReviewsSetupAnswers => {
   const r = decodeReviewsSetupAnswers(u)

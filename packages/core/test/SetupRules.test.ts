@@ -21,8 +21,8 @@ import {
   SetupPatch,
   SetupState,
   setupOutcomes
-} from "../src/SetupRules.ts"
-import { fromMillis, type Timestamp } from "../src/Timestamp.ts"
+} from "../src/setup/SetupRules.ts"
+import { fromMillis, type Timestamp } from "../src/kernel/Timestamp.ts"
 
 const T0 = Date.parse("2026-01-01T00:00:00.000Z")
 const at = (offsetMillis: number): Timestamp => fromMillis(T0 + offsetMillis)

@@ -5,8 +5,8 @@
 import { Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { EmailAddress, isEmailAddress } from "../src/EmailAddress.ts"
-import { BoundedText, isStorable, RequiredText, StoredText, textProblem } from "../src/Text.ts"
+import { EmailAddress, isEmailAddress } from "../src/kernel/EmailAddress.ts"
+import { BoundedText, isStorable, RequiredText, StoredText, textProblem } from "../src/kernel/Text.ts"
 
 /** A string whose `charCodeAt` reads are counted: the step count of a scan. */
 const counting = (s: string) => {

@@ -2,9 +2,9 @@
 import { Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { parseTimestampValue } from "../src/Filter.ts"
-import { ProductId, Uuid } from "../src/Ids.ts"
-import * as Timestamp from "../src/Timestamp.ts"
+import { parseTimestampValue } from "../src/kernel/Filter.ts"
+import { ProductId, Uuid } from "../src/kernel/Ids.ts"
+import * as Timestamp from "../src/kernel/Timestamp.ts"
 
 const impossible = [
   "2026-02-30T00:00:00Z", "2026-02-29T12:00:00Z", "2026-04-31T00:00:00Z", "2026-13-01T00:00:00Z", "2026-00-10T00:00:00Z",

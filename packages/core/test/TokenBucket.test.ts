@@ -9,7 +9,7 @@ import {
   remainingAt,
   spend,
   UNITS_PER_TOKEN
-} from "../src/TokenBucket.ts"
+} from "../src/ratelimit/TokenBucket.ts"
 
 const T0 = 1_763_000_000_000 // a realistic epoch-ms start, so float magnitudes are those of production
 

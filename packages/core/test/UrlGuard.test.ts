@@ -9,7 +9,7 @@ import {
   hostIsLiteralForbidden,
   isForbiddenAddress,
   MAX_WEBHOOK_URL_LENGTH
-} from "../src/UrlGuard.ts"
+} from "../src/webhooks/UrlGuard.ts"
 
 describe("checkWebhookUrl", () => {
   const secure = { allowInsecure: false }

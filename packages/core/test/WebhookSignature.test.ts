@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { signWebhookBody, verifyWebhookSignature, WEBHOOK_SIGNATURE_HEADER } from "../src/WebhookSignature.ts"
+import { signWebhookBody, verifyWebhookSignature, WEBHOOK_SIGNATURE_HEADER } from "../src/webhooks/WebhookSignature.ts"
 
 const envelope =
   `{"event":"review.created","timestamp":"2026-01-31T12:00:00.000Z","idempotencyKey":"7f2c3a9e-1d2b-4c5d-8e9f-0a1b2c3d4e5f","data":{"id":"r1"}}`

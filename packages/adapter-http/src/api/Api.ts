@@ -3,16 +3,16 @@
  * Bodies and query strings are strict: an unknown field is a 400 that names it (a typo must not silently do nothing).
  */
 import { HttpApi, OpenApi } from "effect/http-api"
-import { CustomersApi, ProductsApi, SitesApi } from "./CatalogApi.ts"
+import { CustomersApi, ProductsApi, SitesApi } from "./catalog/CatalogApi.ts"
 import { withRateLimitCosts } from "./OpenApiExtensions.ts"
-import { OrganizationApi } from "./OrganizationApi.ts"
-import { ProductQuestionsApi } from "./ProductQuestionsApi.ts"
-import { ReviewWritesApi } from "./ReviewWritesApi.ts"
-import { ReviewsReadApi } from "./ReviewsReadApi.ts"
+import { OrganizationApi } from "./organizations/OrganizationApi.ts"
+import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
+import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
+import { ReviewsReadApi } from "./reviews/ReviewsReadApi.ts"
 import { RequestValidation } from "./Security.ts"
-import { SetupApi } from "./SetupApi.ts"
+import { SetupApi } from "./setup/SetupApi.ts"
 import { SystemApi } from "./SystemApi.ts"
-import { WebhooksApi } from "./WebhooksApi.ts"
+import { WebhooksApi } from "./webhooks/WebhooksApi.ts"
 
 export class AdminApi extends HttpApi.make("admin-api")
   .add(SystemApi)

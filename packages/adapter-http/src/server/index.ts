@@ -1,5 +1,5 @@
 export * from "./ApiServer.ts"
-export * from "./DemoSeed.ts"
+export * from "./organizations/DemoSeed.ts"
 export * from "./StoreSelection.ts"
-export * from "./SmtpMailer.ts"
-export { DEFAULT_EMBED_SCRIPT_URL } from "./SetupHandlers.ts"
+export * from "./questions/SmtpMailer.ts"
+export { DEFAULT_EMBED_SCRIPT_URL } from "./setup/SetupHandlers.ts"

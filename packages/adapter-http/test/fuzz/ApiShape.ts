@@ -7,7 +7,7 @@
 import { Arbitrary, Context, Effect, Option, Schema } from "effect"
 import { HttpApi } from "effect/http-api"
 import { AdminApi } from "../../src/api/Api.ts"
-import { OperatorApi } from "../../src/api/OperatorApi.ts"
+import { OperatorApi } from "../../src/api/organizations/OperatorApi.ts"
 import { OperatorAuth, RequiredPermission, SecretKeyAuth } from "../../src/api/Security.ts"
 
 export type Auth = "secretKey" | "operator" | "none"

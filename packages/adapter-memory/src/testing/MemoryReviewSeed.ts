@@ -1,11 +1,11 @@
 /**
- * TEST SUPPORT ONLY: the memory implementation of `ReviewSeed` (see `core/src/testing/ReviewSeed.ts`), writing the
+ * TEST SUPPORT ONLY: the memory implementation of `ReviewSeed` (see `core/src/reviews/ReviewSeed.ts`), writing the
  * shared `MemoryTables` rows. Exported from `@feedback/adapter-memory/testing`, never from the package root.
  */
 import { ReviewSeed, reviewStatsOf } from "@feedback/core/testing"
 import { Effect, Layer } from "effect"
-import { MemoryDatabase } from "../MemoryDatabase.ts"
-import { memoryTables } from "../MemoryTables.ts"
+import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
+import { memoryTables } from "../kernel/MemoryTables.ts"
 
 export const MemoryReviewSeed = Layer.effect(ReviewSeed, Effect.gen(function*() {
   const db = yield* MemoryDatabase

@@ -1,4 +1,4 @@
-import type { Migration } from "../Migrations.ts"
+import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * Catalog records and reviews. Keys lead with organization_id (Citus distribution column); text compared by the

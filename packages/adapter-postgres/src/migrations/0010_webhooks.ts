@@ -1,4 +1,4 @@
-import type { Migration } from "../Migrations.ts"
+import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * Webhooks, their deliveries, the outbox's fan-out mark and the dispatchers' leases (DECISIONS §7).

@@ -1,4 +1,4 @@
-import type { Migration } from "../Migrations.ts"
+import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * Indexes of the review and catalog lists (keyset pages: sort value, then id, within one organization).

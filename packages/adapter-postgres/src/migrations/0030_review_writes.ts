@@ -1,4 +1,4 @@
-import type { Migration } from "../Migrations.ts"
+import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * The review write side: product review stats are recomputed per product after every change, so reviews are

@@ -1,4 +1,4 @@
-import type { Migration } from "../Migrations.ts"
+import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * Product questions, their answers and the email outbox. Keys lead with organization_id (Citus distribution

@@ -1,4 +1,4 @@
-import type { Migration } from "../Migrations.ts"
+import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * Organization setup: the merchant's decisions per area, and what the guided reviews setup creates (email templates,

@@ -1,4 +1,4 @@
-import type { Migration } from "../Migrations.ts"
+import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * Secrets of the whole installation (today the generated cursor key), shared by every process on the database.

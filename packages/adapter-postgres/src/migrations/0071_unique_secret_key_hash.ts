@@ -1,4 +1,4 @@
-import type { Migration } from "../Migrations.ts"
+import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * One record per key hash, so authentication finds exactly one key and a revoked secret can never be issued again

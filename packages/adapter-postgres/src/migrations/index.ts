@@ -1,5 +1,5 @@
 /** Every migration of the PostgreSQL store, in one list: adding a capability adds its file here. */
-import type { Migration } from "../Migrations.ts"
+import type { Migration } from "../kernel/Migrations.ts"
 import { organizationsMigration } from "./0001_organizations.ts"
 import { rateLimitMigration } from "./0002_rate_limits.ts"
 import { catalogAndReviewsMigration } from "./0003_catalog_and_reviews.ts"

@@ -1,5 +1,5 @@
 /**
- * TEST SUPPORT ONLY: the PostgreSQL implementation of `ReviewSeed` (see `core/src/testing/ReviewSeed.ts`).
+ * TEST SUPPORT ONLY: the PostgreSQL implementation of `ReviewSeed` (see `core/src/reviews/ReviewSeed.ts`).
  * Exported from `@feedback/adapter-postgres/testing`, never from the package root. Every table gets one
  * multi-row `INSERT … SELECT FROM jsonb_to_recordset(…)` per call, then one statement per organization
  * recalculates the review stats of the touched products.

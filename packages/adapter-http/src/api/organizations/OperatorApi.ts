@@ -1,0 +1,115 @@
+/**
+ * The operator API (DECISIONS §2): provisioning that the admin API cannot do. Served under `/operator` only when
+ * OPERATOR_TOKEN is set, authenticated with that token, never rate limited, and kept out of the admin API's OpenAPI
+ * document (it is a separate HttpApi with its own document at `/operator/openapi.json`).
+ */
+import {
+  ApiRequestsPerMinute,
+  BoundedArray,
+  BoundedText,
+  Integration,
+  IntegrationPlatform,
+  IssuedSecretKey,
+  LoyaltyProgram,
+  LoyaltyProgramStatus,
+  Organization,
+  OrganizationId,
+  Permission,
+  PublishableKey,
+  SecretKeyId,
+  SecretKeyView,
+  SiteId,
+  CustomerId,
+  Wishlist
+} from "@feedback/core"
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
+import { OperatorAuth, RequestValidation } from "../Security.ts"
+
+const orgParams = { id: OrganizationId }
+
+/** Names are stored text (`docs/SECURITY.md`): 1..200 characters, no NUL or lone surrogate. */
+const Name = BoundedText(200, 1)
+
+export const CreateOrganization = Schema.Struct({
+  name: Name,
+  apiRequestsPerMinute: Schema.optionalKey(ApiRequestsPerMinute)
+})
+export const IssueSecretKey = Schema.Struct({
+  permissions: BoundedArray(Permission, 100),
+  name: Schema.optionalKey(Name)
+})
+export const CreateIntegration = Schema.Struct({ platform: IntegrationPlatform })
+export const CreateLoyaltyProgram = Schema.Struct({
+  siteId: Schema.optionalKey(Schema.NullOr(SiteId)),
+  status: LoyaltyProgramStatus
+})
+export const CreateWishlist = Schema.Struct({ customerId: Schema.optionalKey(Schema.NullOr(CustomerId)) })
+export const UpdateOrganization = Schema.Struct({ apiRequestsPerMinute: ApiRequestsPerMinute })
+
+const errors = [InvalidRequestResponse, NotFoundResponse] as const
+
+export class OperatorGroup extends HttpApiGroup.make("operator")
+  .add(
+    HttpApiEndpoint.post("createOrganization", "/organizations", {
+      payload: CreateOrganization,
+      success: Organization.pipe(HttpApiSchema.status(201)),
+      error: errors
+    }),
+    HttpApiEndpoint.patch("updateOrganization", "/organizations/:id", {
+      params: orgParams,
+      payload: UpdateOrganization,
+      success: Organization,
+      error: errors
+    }),
+    HttpApiEndpoint.get("listKeys", "/organizations/:id/keys", {
+      params: orgParams,
+      success: Schema.Struct({ data: Schema.Array(SecretKeyView) }),
+      error: errors
+    }),
+    HttpApiEndpoint.post("issueKey", "/organizations/:id/keys", {
+      params: orgParams,
+      payload: IssueSecretKey,
+      success: IssuedSecretKey.pipe(HttpApiSchema.status(201)),
+      error: errors
+    }),
+    HttpApiEndpoint.delete("revokeKey", "/organizations/:id/keys/:keyId", {
+      params: { id: OrganizationId, keyId: SecretKeyId },
+      success: SecretKeyView,
+      error: errors
+    }),
+    HttpApiEndpoint.post("createPublishableKey", "/organizations/:id/publishable-keys", {
+      params: orgParams,
+      success: PublishableKey.pipe(HttpApiSchema.status(201)),
+      error: errors
+    }),
+    HttpApiEndpoint.post("createIntegration", "/organizations/:id/integrations", {
+      params: orgParams,
+      payload: CreateIntegration,
+      success: Integration.pipe(HttpApiSchema.status(201)),
+      error: errors
+    }),
+    HttpApiEndpoint.post("createLoyaltyProgram", "/organizations/:id/loyalty-programs", {
+      params: orgParams,
+      payload: CreateLoyaltyProgram,
+      success: LoyaltyProgram.pipe(HttpApiSchema.status(201)),
+      error: errors
+    }),
+    HttpApiEndpoint.post("createWishlist", "/organizations/:id/wishlists", {
+      params: orgParams,
+      payload: CreateWishlist,
+      success: Wishlist.pipe(HttpApiSchema.status(201)),
+      error: errors
+    })
+  )
+  .middleware(OperatorAuth)
+  .prefix("/operator")
+{}
+
+export class OperatorApi extends HttpApi.make("operator-api")
+  .add(OperatorGroup)
+  .middleware(RequestValidation)
+  .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
+  .annotateMerge(OpenApi.annotations({ title: "Feedback platform operator API", version: "0.1.0" }))
+{}

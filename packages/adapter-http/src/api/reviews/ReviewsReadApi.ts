@@ -1,0 +1,32 @@
+/**
+ * Reading reviews (spec: GET /reviews, GET /reviews/{id}). The write side (moderation, redaction, deletion,
+ * bulk update, import, replies) is a separate group.
+ */
+import { Review, ReviewId, reviewListEndpoint } from "@feedback/core"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
+import { includeParam, listQuery, pageOf } from "../ListParams.ts"
+import { requires, SecretKeyAuth } from "../Security.ts"
+
+const include = includeParam(reviewListEndpoint.includes)
+
+export class ReviewsReadApi extends HttpApiGroup.make("reviewsRead")
+  .add(
+    HttpApiEndpoint.get("list", "/reviews", {
+      query: { ...listQuery(reviewListEndpoint), include },
+      success: pageOf(Review),
+      error: InvalidRequestResponse
+    }).pipe(
+      requires("reviews:read"),
+      (e) => e.annotate(OpenApi.Description, "List reviews, newest first by default, including unpublished ones.")
+    ),
+    HttpApiEndpoint.get("get", "/reviews/:id", {
+      params: { id: ReviewId },
+      query: { include },
+      success: Review,
+      error: [NotFoundResponse, InvalidRequestResponse]
+    }).pipe(requires("reviews:read"))
+  )
+  .middleware(SecretKeyAuth)
+  .annotateMerge(OpenApi.annotations({ title: "Reviews", description: "Customer reviews: reading." }))
+{}

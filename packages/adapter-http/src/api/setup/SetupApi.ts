@@ -1,0 +1,45 @@
+/**
+ * Organization setup (spec "Organization setup"): the setup state, the merchant's decision about an area, and the
+ * guided reviews setup. Bodies are strict like every body of the API: an unknown field, also inside `data`, is a
+ * 400 that names it (`body.data.delaydays`).
+ */
+import { ReviewsSetupAnswers, ReviewsSetupResult, SetupPatch, SetupState } from "@feedback/core"
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { InvalidRequestResponse } from "../ErrorResponses.ts"
+import { requires, SecretKeyAuth } from "../Security.ts"
+
+/** Body of POST /organization/setup/reviews: the answers, each optional with its default (DECISIONS §8). */
+export const ReviewsSetupBody = Schema.Struct({ data: ReviewsSetupAnswers })
+
+export class SetupApi extends HttpApiGroup.make("setup")
+  .add(
+    HttpApiEndpoint.get("get", "/organization/setup", { success: SetupState })
+      .annotateMerge(OpenApi.annotations({
+        description: "The setup state. An area whose records say it is running is recorded as completed the first " +
+          "time it is seen."
+      }))
+      .pipe(requires("settings:read")),
+    HttpApiEndpoint.patch("update", "/organization/setup", { payload: SetupPatch, success: SetupState })
+      .annotateMerge(OpenApi.annotations({
+        description: "Records an outcome on one area and answers the state after it. Every outcome is " +
+          "irreversible and keeps its first time; other areas are unchanged."
+      }))
+      .pipe(requires("settings:write")),
+    HttpApiEndpoint.post("setupReviews", "/organization/setup/reviews", {
+      payload: ReviewsSetupBody,
+      success: ReviewsSetupResult.pipe(HttpApiSchema.status(201)),
+      error: InvalidRequestResponse
+    })
+      .annotateMerge(OpenApi.annotations({
+        description: "Creates the review-request email (and a reminder when asked for), an active survey flow that " +
+          "sends them on the chosen order event, and the auto-publish preference, in one transaction."
+      }))
+      .pipe(requires("settings:write"))
+  )
+  .middleware(SecretKeyAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "Organization setup",
+    description: "Which areas still need setting up, the merchant's decisions about them, and guided reviews setup."
+  }))
+{}

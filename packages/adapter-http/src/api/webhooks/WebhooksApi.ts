@@ -1,0 +1,64 @@
+/**
+ * Webhooks (DECISIONS §7): registration, the event catalog and each webhook's delivery log. Bodies are checked for
+ * shape here (strict: an unknown field is a 400); the rules (catalog names, URL and address guard, secret length)
+ * are the core's, so an embedding host gets the same answers.
+ */
+import {
+  CreateWebhook,
+  UpdateWebhook,
+  Webhook,
+  WebhookDeliveryList,
+  WebhookEventList,
+  WebhookId,
+  WebhookList
+} from "@feedback/core"
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
+import { pageQuery } from "../ListParams.ts"
+import { requires, SecretKeyAuth } from "../Security.ts"
+
+const params = { id: WebhookId }
+
+export class WebhooksApi extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("listEvents", "/webhook-events", { success: WebhookEventList }).pipe(
+      requires("settings:read")
+    ),
+    HttpApiEndpoint.post("create", "/webhooks", {
+      payload: CreateWebhook,
+      success: Webhook.pipe(HttpApiSchema.status(201)),
+      error: InvalidRequestResponse
+    }).pipe(requires("settings:write")),
+    HttpApiEndpoint.get("list", "/webhooks", {
+      query: pageQuery,
+      success: WebhookList,
+      error: InvalidRequestResponse
+    }).pipe(requires("settings:read")),
+    HttpApiEndpoint.get("get", "/webhooks/:id", { params, success: Webhook, error: NotFoundResponse }).pipe(
+      requires("settings:read")
+    ),
+    HttpApiEndpoint.patch("update", "/webhooks/:id", {
+      params,
+      payload: UpdateWebhook,
+      success: Webhook,
+      error: [InvalidRequestResponse, NotFoundResponse]
+    }).pipe(requires("settings:write")),
+    HttpApiEndpoint.delete("delete", "/webhooks/:id", { params, success: Webhook, error: NotFoundResponse }).pipe(
+      requires("settings:write")
+    ),
+    HttpApiEndpoint.get("listDeliveries", "/webhooks/:id/events", {
+      params,
+      query: pageQuery,
+      success: WebhookDeliveryList,
+      error: [InvalidRequestResponse, NotFoundResponse]
+    }).pipe(requires("settings:read"))
+  )
+  .middleware(SecretKeyAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "Webhooks",
+    description: "Signed HTTP POST notifications to your URLs when records change. Deliveries are attempted once, " +
+      "never retried; each carries an idempotency key, and `X-Webhook-Signature: sha256=<hex HMAC-SHA256 of the " +
+      "raw body>` when the webhook has a secret."
+  }))
+{}

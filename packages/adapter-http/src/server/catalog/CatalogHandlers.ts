@@ -1,0 +1,33 @@
+/** Handlers of the catalog groups: one call into the `Catalogs` service per endpoint. */
+import { Catalogs } from "@feedback/core"
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { AdminApi } from "../../api/Api.ts"
+
+export const SitesHandlers = HttpApiBuilder.group(AdminApi, "sites", Effect.fn(function*(handlers) {
+  const catalogs = yield* Catalogs
+  return handlers
+    .handle("create", ({ payload }) => catalogs.createSite(payload))
+    .handle("list", ({ query }) => catalogs.listSites(query))
+    .handle("get", ({ params }) => catalogs.getSite(params.id))
+}))
+
+export const ProductsHandlers = HttpApiBuilder.group(AdminApi, "products", Effect.fn(function*(handlers) {
+  const catalogs = yield* Catalogs
+  return handlers
+    .handle("create", ({ payload }) => catalogs.createProduct(payload))
+    .handle("list", ({ query }) => catalogs.listProducts(query))
+    .handle("import", ({ payload }) => catalogs.importProducts(payload))
+    .handle("get", ({ params }) => catalogs.getProduct(params.id))
+    .handle("update", ({ params, payload }) => catalogs.updateProduct(params.id, payload))
+    .handle("delete", ({ params }) => catalogs.deleteProduct(params.id))
+}))
+
+export const CustomersHandlers = HttpApiBuilder.group(AdminApi, "customers", Effect.fn(function*(handlers) {
+  const catalogs = yield* Catalogs
+  return handlers
+    .handle("create", ({ payload }) => catalogs.createCustomer(payload))
+    .handle("list", ({ query }) => catalogs.listCustomers(query))
+    .handle("import", ({ payload }) => catalogs.importCustomers(payload))
+    .handle("get", ({ params }) => catalogs.getCustomer(params.id))
+}))

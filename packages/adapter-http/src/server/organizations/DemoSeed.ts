@@ -1,0 +1,64 @@
+/**
+ * First-run experience: on an empty store, create a demo organization and a key with every permission, and say
+ * the key once. With DEMO_SECRET_KEY the key is fixed (and re-created on later starts if it is missing), so a
+ * newcomer who lost the printed key can still get in — but a fixed key that was revoked stays revoked.
+ *
+ * Seeding is for trying the API out: on by default on the zero-setup stores (embedded PGlite, memory), off on a
+ * PostgreSQL server unless `DEMO=true`, so a production deployment never grows an all-permissions key by accident.
+ */
+import {
+  hashSecretKey,
+  OrganizationRepository,
+  permissions,
+  Provisioning,
+  SecretKeyRepository,
+  transactional
+} from "@feedback/core"
+import { Effect, Option } from "effect"
+import type { StoreChoice } from "../StoreSelection.ts"
+
+export type DemoSeedResult =
+  | { readonly _tag: "Created"; readonly organizationId: string; readonly secretKey: string }
+  | { readonly _tag: "Existing"; readonly secretKey: string | undefined }
+  /** DEMO_SECRET_KEY names a key that was revoked: it is not issued again. */
+  | { readonly _tag: "Revoked" }
+  | { readonly _tag: "Off"; readonly reason: string }
+
+/** Whether to seed: `DEMO` decides when set; unset, only the zero-setup stores seed. */
+export const demoSeeding = (demo: boolean | undefined, store: StoreChoice): { readonly _tag: "Seed" } | Extract<DemoSeedResult, { _tag: "Off" }> =>
+  demo === true
+    ? { _tag: "Seed" }
+    : demo === false
+    ? { _tag: "Off", reason: "DEMO=false" }
+    : store._tag === "Server"
+    ? { _tag: "Off", reason: "not seeded on a PostgreSQL server; set DEMO=true to create a demo organization" }
+    : { _tag: "Seed" }
+
+const seedOnce = (fixedKey: string | undefined) =>
+  transactional(Effect.gen(function*() {
+    if (fixedKey !== undefined) {
+      const known = yield* SecretKeyRepository.use((r) => r.findByHash(hashSecretKey(fixedKey)))
+      if (Option.isSome(known)) {
+        return (known.value.revokedAt === null ? { _tag: "Existing", secretKey: fixedKey } : { _tag: "Revoked" }) as DemoSeedResult
+      }
+    } else if (!(yield* OrganizationRepository.use((r) => r.isEmpty))) {
+      return { _tag: "Existing", secretKey: undefined } as DemoSeedResult
+    }
+    const organization = yield* Provisioning.createOrganization({ name: "Demo organization" })
+    const input = { permissions, name: "Demo key" }
+    const key = yield* (fixedKey === undefined
+      ? Provisioning.issueSecretKey(organization.id, input)
+      : Provisioning.issueChosenSecretKey(organization.id, input, fixedKey))
+    return { _tag: "Created", organizationId: organization.id, secretKey: key.secretKey } as DemoSeedResult
+  }))
+
+/**
+ * Seeds in one transaction, so a failed seed leaves nothing behind. Another process starting at the same moment
+ * with the same DEMO_SECRET_KEY may win the key; this one then rolls back its organization and reports the key.
+ */
+export const seedDemo = (fixedKey: string | undefined) =>
+  seedOnce(fixedKey).pipe(
+    Effect.catchTag("SecretKeyHashTaken", () => seedOnce(fixedKey)),
+    Effect.catchTag("NotFound", Effect.die),
+    Effect.catchTag("SecretKeyHashTaken", Effect.die)
+  )

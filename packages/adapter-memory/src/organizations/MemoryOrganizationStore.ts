@@ -1,0 +1,113 @@
+/** Organizations, secret keys, storefront records, unit of work and outbox in memory. */
+import {
+  type DomainEvent,
+  EventOutbox,
+  type Integration,
+  type LoyaltyProgram,
+  type Organization,
+  OrganizationRepository,
+  type Owned,
+  type PublishableKey,
+  SecretKeyHashTaken,
+  type SecretKeyRecord,
+  SecretKeyRepository,
+  StorefrontRecordRepository,
+  UnitOfWork,
+  type Wishlist
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { MemoryDatabase, type MemoryTable } from "../kernel/MemoryDatabase.ts"
+
+export const MemoryUnitOfWork = Layer.effect(UnitOfWork, Effect.map(MemoryDatabase, (db) =>
+  UnitOfWork.of({ transaction: (effect) => db.transaction(effect) })))
+
+export const MemoryEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const events = db.table<string, DomainEvent>("domain_events")
+  return EventOutbox.of({
+    append: (event) => db.mutate(() => events.set(event.id, event)),
+    appendAll: (batch) => db.mutate(() => batch.forEach((event) => events.set(event.id, event))),
+    listForOrganization: (organizationId) =>
+      Effect.sync(() => [...events.values()].filter((e) => e.organizationId === organizationId))
+  })
+}))
+
+export const MemoryOrganizationRepository = Layer.effect(OrganizationRepository, Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const organizations = db.table<string, Organization>("organizations")
+  return OrganizationRepository.of({
+    insert: (organization) => db.mutate(() => organizations.set(organization.id, organization)),
+    findById: (id) => Effect.sync(() => Option.fromUndefinedOr(organizations.get(id))),
+    setApiRequestsPerMinute: (id, apiRequestsPerMinute) =>
+      db.mutate(() => {
+        const current = organizations.get(id)
+        if (current === undefined) return Option.none()
+        const updated: Organization = { ...current, plan: { ...current.plan, apiRequestsPerMinute } }
+        organizations.set(id, updated)
+        return Option.some(updated)
+      }),
+    isEmpty: Effect.sync(() => organizations.size === 0)
+  })
+}))
+
+export const MemorySecretKeyRepository = Layer.effect(SecretKeyRepository, Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const keys = db.table<string, SecretKeyRecord>("secret_keys")
+  const byHash = db.table<string, string>("secret_keys_by_hash")
+  return SecretKeyRepository.of({
+    insert: (key) =>
+      db.mutate(() => {
+        if (byHash.get(key.keyHash) !== undefined) return false
+        keys.set(key.id, key)
+        byHash.set(key.keyHash, key.id)
+        return true
+      }).pipe(Effect.flatMap((inserted) => inserted ? Effect.void : Effect.fail(new SecretKeyHashTaken()))),
+    findByHash: (keyHash) =>
+      Effect.sync(() => {
+        const id = byHash.get(keyHash)
+        return Option.fromUndefinedOr(id === undefined ? undefined : keys.get(id))
+      }),
+    listForOrganization: (organizationId) =>
+      Effect.sync(() => [...keys.values()].filter((k) => k.organizationId === organizationId)),
+    revoke: (organizationId, id, at) =>
+      db.mutate(() => {
+        const key = keys.get(id)
+        if (key === undefined || key.organizationId !== organizationId) return Option.none()
+        const revoked: SecretKeyRecord = { ...key, revokedAt: key.revokedAt ?? at }
+        keys.set(id, revoked)
+        return Option.some(revoked)
+      })
+  })
+}))
+
+export const MemoryStorefrontRecordRepository = Layer.effect(StorefrontRecordRepository, Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const publishableKeys = db.table<string, Owned<PublishableKey>>("publishable_keys")
+  const integrations = db.table<string, Owned<Integration>>("integrations")
+  const loyaltyPrograms = db.table<string, Owned<LoyaltyProgram>>("loyalty_programs")
+  const wishlists = db.table<string, Owned<Wishlist>>("wishlists")
+  const deleteOwned = <V extends { readonly organizationId: string }>(
+    table: MemoryTable<string, V>,
+    organizationId: string,
+    id: string
+  ) =>
+    db.mutate(() => table.get(id)?.organizationId === organizationId && table.delete(id))
+  return StorefrontRecordRepository.of({
+    insertPublishableKey: (key) => db.mutate(() => publishableKeys.set(key.id, key)),
+    newestPublishableKey: (organizationId) =>
+      Effect.sync(() => {
+        let newest: Owned<PublishableKey> | undefined
+        for (const k of publishableKeys.values()) {
+          if (k.organizationId === organizationId && (newest === undefined || k.createdAt > newest.createdAt || (k.createdAt === newest.createdAt && k.id > newest.id))) newest = k
+        }
+        return Option.map(Option.fromUndefinedOr(newest), ({ id, key, createdAt }) => ({ id, key, createdAt }))
+      }),
+    deletePublishableKey: (organizationId, id) => deleteOwned(publishableKeys, organizationId, id),
+    insertIntegration: (integration) => db.mutate(() => integrations.set(integration.id, integration)),
+    deleteIntegration: (organizationId, id) => deleteOwned(integrations, organizationId, id),
+    insertLoyaltyProgram: (program) => db.mutate(() => loyaltyPrograms.set(program.id, program)),
+    deleteLoyaltyProgram: (organizationId, id) => deleteOwned(loyaltyPrograms, organizationId, id),
+    insertWishlist: (wishlist) => db.mutate(() => wishlists.set(wishlist.id, wishlist)),
+    deleteWishlist: (organizationId, id) => deleteOwned(wishlists, organizationId, id)
+  })
+}))

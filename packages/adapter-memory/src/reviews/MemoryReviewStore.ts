@@ -1,0 +1,113 @@
+/**
+ * The review read side in memory: `ReviewRepository` over a `ReviewReader` that reads the shared `MemoryTables`.
+ */
+import {
+  type CollisionCounts,
+  type Customer,
+  type ImportJob,
+  type ImportJobId,
+  type MemoryListAccess,
+  pageInMemory,
+  type Product,
+  type ReviewFile,
+  type ReviewReader,
+  ReviewRepository,
+  type ReviewReply,
+  type StoredReview,
+  type SurveyAnswer
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { findOwned, unowned } from "../catalog/MemoryCatalogStore.ts"
+import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
+import { memoryTables, type MemoryTables, type ReviewRow } from "../kernel/MemoryTables.ts"
+
+const toStored = (row: ReviewRow): StoredReview => {
+  const { organizationId: _, importJobId, importRow, ...record } = row
+  return { record, importJobId: importJobId as ImportJobId | null, importRow }
+}
+
+/** Reads review fields by catalog path, following `product.*` and `customer.*` into the organization's records. */
+const reviewAccess = (tables: MemoryTables): MemoryListAccess<ReviewRow> => {
+  const product = (row: ReviewRow) => {
+    const p = tables.products.get(row.productId)
+    return p !== undefined && p.organizationId === row.organizationId ? p : undefined
+  }
+  const customer = (row: ReviewRow) => {
+    const c = row.customerId === null ? undefined : tables.customers.get(row.customerId)
+    return c !== undefined && c.organizationId === row.organizationId ? c : undefined
+  }
+  return {
+    get: (row, path) => {
+      if (path.startsWith("product.")) return (product(row) as Record<string, unknown> | undefined)?.[path.slice(8)]
+      if (path.startsWith("customer.")) return (customer(row) as Record<string, unknown> | undefined)?.[path.slice(9)]
+      return (row as unknown as Record<string, unknown>)[path]
+    },
+    id: (row) => row.id,
+    searchValues: (row) => {
+      const c = customer(row)
+      return [row.title, row.body, c?.email, c?.firstName, c?.lastName, product(row)?.title]
+    }
+  }
+}
+
+const byKeys = <A>(keys: ReadonlyArray<string>, lookup: (key: string) => A | undefined): ReadonlyMap<string, A> => {
+  const out = new Map<string, A>()
+  for (const key of keys) {
+    const value = lookup(key)
+    if (value !== undefined) out.set(key, value)
+  }
+  return out
+}
+
+export const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
+  const access = reviewAccess(tables)
+  const owned = <A extends { readonly organizationId: string }>(organizationId: string, row: A | undefined) =>
+    row !== undefined && row.organizationId === organizationId ? row : undefined
+  return {
+    page: (organizationId, request) =>
+      Effect.sync(() => {
+        const rows: Array<ReviewRow> = []
+        for (const row of tables.reviews.values()) if (row.organizationId === organizationId) rows.push(row)
+        const page = pageInMemory(rows, request, access)
+        return { data: page.data.map(toStored), nextCursor: page.nextCursor }
+      }),
+    find: (organizationId, id) => Effect.sync(() => Option.map(Option.fromUndefinedOr(owned(organizationId, tables.reviews.get(id))), toStored)),
+    loaders: {
+      importJobs: (organizationId, ids) =>
+        Effect.sync(() => byKeys<ImportJob>(ids, (id) => Option.getOrUndefined(findOwned(tables.importJobs, organizationId, id)) as ImportJob | undefined)),
+      customers: (organizationId, ids) =>
+        Effect.sync(() => byKeys<Customer>(ids, (id) => Option.getOrUndefined(findOwned(tables.customers, organizationId, id)))),
+      products: (organizationId, ids) =>
+        Effect.sync(() => byKeys<Product>(ids, (id) => Option.getOrUndefined(findOwned(tables.products, organizationId, id)))),
+      responses: (organizationId, reviewIds) =>
+        Effect.sync(() => byKeys<ReviewReply>(reviewIds, (id) => {
+          const reply = owned(organizationId, tables.reviewReplies.get(id))
+          return reply === undefined ? undefined : unowned(reply)
+        })),
+      files: (organizationId, reviewIds) =>
+        Effect.sync(() => byKeys<ReadonlyArray<ReviewFile>>(reviewIds, (id) => owned(organizationId, tables.reviewFiles.get(id))?.files)),
+      answers: (organizationId, reviewIds) =>
+        Effect.sync(() => byKeys<ReadonlyArray<SurveyAnswer>>(reviewIds, (id) => owned(organizationId, tables.reviewAnswers.get(id))?.answers)),
+      collisions: (organizationId, keys) =>
+        Effect.sync((): CollisionCounts => {
+          const fingerprints = new Set(keys.browserFingerprints)
+          const ips = new Set(keys.ipAddresses)
+          const browserFingerprint = new Map<string, number>()
+          const ipAddress = new Map<string, number>()
+          for (const row of tables.reviews.values()) {
+            if (row.organizationId !== organizationId) continue
+            const fp = row.browserFingerprint
+            if (fp !== null && fingerprints.has(fp)) browserFingerprint.set(fp, (browserFingerprint.get(fp) ?? 0) + 1)
+            const ip = row.ipAddress
+            if (ip !== null && ips.has(ip)) ipAddress.set(ip, (ipAddress.get(ip) ?? 0) + 1)
+          }
+          return { browserFingerprint, ipAddress }
+        })
+    }
+  }
+}
+
+export const MemoryReviewRepository = Layer.effect(ReviewRepository, Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  return ReviewRepository.fromReader(makeMemoryReviewReader(memoryTables(db)))
+}))

@@ -1,0 +1,237 @@
+/**
+ * The review write side in memory, over the shared tables of `MemoryTables.ts`. Writes run inside the memory
+ * database's unit of work (one write lock, undo journal), so `lockReview` needs no lock of its own and a failed
+ * unit of work undoes everything here, events included.
+ */
+import {
+  type CustomerId,
+  type DomainEvent,
+  type DomainEventId,
+  evaluateFilter,
+  EventOutbox,
+  type FieldAccessor,
+  matchesSearch,
+  type OrganizationId,
+  type ProductId,
+  type ReviewId,
+  ReviewRecord,
+  type ReviewReply,
+  ReviewWriteRepository,
+  Timestamp,
+  uuidV7
+} from "@feedback/core"
+import { Effect, Layer, Option, Schema } from "effect"
+import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
+import { MemoryEventOutbox } from "../organizations/MemoryOrganizationStore.ts"
+import { memoryTables, type MemoryTables, type ReviewRow } from "../kernel/MemoryTables.ts"
+
+const toRecord: (row: ReviewRow) => ReviewRecord = Schema.encodeSync(ReviewRecord) as never
+
+const reviewFieldNames = new Set([
+  "id",
+  "rating",
+  "published",
+  "flagged",
+  "moderatedAt",
+  "surveyId",
+  "ipAddress",
+  "browserFingerprint",
+  "metadata",
+  "createdAt"
+])
+
+/** How filters and search read a review in memory: the read side's field paths (DECISIONS §4). */
+const reviewFieldAccessor = (tables: MemoryTables, row: ReviewRow): FieldAccessor => (path) => {
+  if (reviewFieldNames.has(path)) return (row as unknown as Record<string, unknown>)[path]
+  const dot = path.indexOf(".")
+  const head = path.slice(0, dot)
+  const rest = path.slice(dot + 1)
+  const related = head === "product"
+    ? tables.products.get(row.productId)
+    : head === "customer" && row.customerId !== null
+    ? tables.customers.get(row.customerId)
+    : undefined
+  if (related === undefined || related.organizationId !== row.organizationId) return null
+  return (related as unknown as Record<string, unknown>)[rest]
+}
+
+const reviewSearchValues = (tables: MemoryTables, row: ReviewRow): ReadonlyArray<string | null> => {
+  const product = tables.products.get(row.productId)
+  const customer = row.customerId === null ? undefined : tables.customers.get(row.customerId)
+  return [row.title, row.body, customer?.email ?? null, customer?.firstName ?? null, customer?.lastName ?? null, product?.title ?? null]
+}
+
+/** The row when it belongs to the organization (tables are keyed by id across organizations). */
+const ownedBy = <V extends { readonly organizationId: string }>(organizationId: string, v: V | undefined): V | undefined =>
+  v !== undefined && v.organizationId === organizationId ? v : undefined
+
+const makeRepository = Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const outbox = yield* EventOutbox
+  const t = memoryTables(db)
+
+  const findRow = (organizationId: OrganizationId, id: ReviewId) => ownedBy(organizationId, t.reviews.get(id))
+  const find = (organizationId: OrganizationId, id: ReviewId) =>
+    Effect.sync(() => Option.map(Option.fromUndefinedOr(findRow(organizationId, id)), toRecord))
+
+  const appendEvents = (organizationId: OrganizationId, event: string, reviews: ReadonlyArray<ReviewRecord>, at: Timestamp.Timestamp) =>
+    Effect.forEach(reviews, (review) =>
+      outbox.append({
+        id: uuidV7(Date.now()) as DomainEventId,
+        organizationId,
+        event,
+        data: toRecord(review as ReviewRow),
+        occurredAt: at
+      } satisfies DomainEvent), { discard: true })
+
+  return ReviewWriteRepository.of({
+    lockReview: find,
+    updateReview: (organizationId, review) =>
+      db.mutate(() => {
+        const row = findRow(organizationId, review.id)
+        if (row !== undefined) t.reviews.set(review.id, { ...row, ...review, organizationId })
+      }),
+    deleteReview: (organizationId, deletion) =>
+      db.mutate(() => {
+        const row = findRow(organizationId, deletion.reviewId)
+        if (row === undefined) return
+        t.reviews.delete(row.id)
+        t.reviewReplies.delete(row.id)
+        t.reviewFiles.delete(row.id)
+        t.reviewAnswers.delete(row.id)
+        t.reviewDeletions.set(row.id, { organizationId, ...deletion })
+      }),
+    recalculateProductStats: (organizationId, productIds) =>
+      db.mutate(() => {
+        if (productIds.length === 0) return
+        const stats = new Map<string, { count: number; published: number; sum: number }>()
+        for (const id of productIds) stats.set(id, { count: 0, published: 0, sum: 0 })
+        for (const review of t.reviews.values()) {
+          const s = review.organizationId === organizationId ? stats.get(review.productId) : undefined
+          if (s === undefined) continue
+          s.count++
+          if (review.published) {
+            s.published++
+            s.sum += review.rating
+          }
+        }
+        for (const [id, s] of stats) {
+          const product = ownedBy(organizationId, t.products.get(id))
+          if (product === undefined) continue
+          t.products.set(id, {
+            ...product,
+            reviewCount: s.count,
+            publishedReviewCount: s.published,
+            averageRating: s.published === 0 ? null : s.sum / s.published
+          })
+        }
+      }),
+    bulkSetPublished: (organizationId, match, published, at) =>
+      Effect.gen(function*() {
+        const changed: Array<ReviewRecord> = []
+        const count = yield* db.mutate(() => {
+          let count = 0
+          for (const row of [...t.reviews.values()]) {
+            if (row.organizationId !== organizationId) continue
+            if (match.search !== undefined && !matchesSearch(match.search, reviewSearchValues(t, row))) continue
+            if (!evaluateFilter(match.filter, reviewFieldAccessor(t, row))) continue
+            count++
+            const next: ReviewRow = { ...row, published, moderatedAt: at, updatedAt: at }
+            t.reviews.set(row.id, next)
+            if (row.published !== published) changed.push(toRecord(next))
+          }
+          return count
+        })
+        yield* appendEvents(organizationId, "review.updated", changed, at)
+        return { count, changedProductIds: [...new Set(changed.map((r) => r.productId))] }
+      }),
+    resolveImportReferences: (organizationId, refs) =>
+      Effect.sync(() => {
+        const slugs = new Set(refs.productSlugs)
+        const externalIds = new Set(refs.productExternalIds)
+        const urls = new Set(refs.productUrls)
+        const productsBySlug = new Map<string, ProductId>()
+        const productsByExternalId = new Map<string, ProductId>()
+        const productsByUrl = new Map<string, Array<ProductId>>()
+        for (const p of t.products.values()) {
+          if (p.organizationId !== organizationId) continue
+          if (slugs.has(p.slug)) productsBySlug.set(p.slug, p.id)
+          if (p.externalId !== null && externalIds.has(p.externalId)) productsByExternalId.set(p.externalId, p.id)
+          if (p.url !== null && urls.has(p.url)) productsByUrl.set(p.url, [...(productsByUrl.get(p.url) ?? []), p.id])
+        }
+        const siteIds = new Set<string>()
+        for (const id of refs.siteIds) if (ownedBy(organizationId, t.sites.get(id)) !== undefined) siteIds.add(id)
+        const emails = new Set(refs.customerEmails)
+        const customersByEmail = new Map<string, CustomerId>()
+        for (const c of t.customers.values()) {
+          if (c.organizationId === organizationId && emails.has(c.email)) customersByEmail.set(c.email, c.id)
+        }
+        const reviewExternalIds = new Set(refs.reviewExternalIds)
+        const importedExternalIds = new Set<string>()
+        for (const r of t.reviews.values()) {
+          if (r.organizationId === organizationId && r.externalId !== null && reviewExternalIds.has(r.externalId)) {
+            importedExternalIds.add(r.externalId)
+          }
+        }
+        return { siteIds, productsBySlug, productsByExternalId, productsByUrl, customersByEmail, importedExternalIds }
+      }),
+    ensureCustomers: (organizationId, customers) =>
+      db.mutate(() => {
+        const existing = new Map<string, CustomerId>()
+        for (const c of t.customers.values()) if (c.organizationId === organizationId) existing.set(c.email, c.id)
+        const ids = new Map<string, CustomerId>()
+        for (const customer of customers) {
+          const id = existing.get(customer.email)
+          if (id !== undefined) {
+            ids.set(customer.email, id)
+            continue
+          }
+          t.customers.set(customer.id, { ...customer, organizationId })
+          existing.set(customer.email, customer.id)
+          ids.set(customer.email, customer.id)
+        }
+        return ids as ReadonlyMap<string, CustomerId>
+      }),
+    insertImport: (organizationId, job, reviews, at) =>
+      Effect.gen(function*() {
+        yield* db.mutate(() => {
+          t.importJobs.set(job.id, { ...job, organizationId })
+          for (const { review, importRow, files, answers, reply } of reviews) {
+            t.reviews.set(review.id, { ...review, organizationId, importJobId: job.id, importRow })
+            if (files.length > 0) t.reviewFiles.set(review.id, { organizationId, files })
+            if (answers.length > 0) t.reviewAnswers.set(review.id, { organizationId, answers })
+            if (reply !== null) t.reviewReplies.set(review.id, { ...reply, organizationId })
+          }
+        })
+        yield* appendEvents(organizationId, "review.created", reviews.map((r) => r.review), at)
+      }),
+    findReply: (organizationId, reviewId) =>
+      Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, t.reviewReplies.get(reviewId))), toReply)),
+    insertReply: (organizationId, reply) =>
+      db.mutate(() => {
+        if (t.reviewReplies.get(reply.reviewId) !== undefined) return false
+        t.reviewReplies.set(reply.reviewId, { ...reply, organizationId })
+        return true
+      }),
+    updateReply: (organizationId, reply) =>
+      db.mutate(() => {
+        if (ownedBy(organizationId, t.reviewReplies.get(reply.reviewId)) !== undefined) {
+          t.reviewReplies.set(reply.reviewId, { ...reply, organizationId })
+        }
+      }),
+    deleteReply: (organizationId, reviewId) =>
+      db.mutate(() => {
+        const row = ownedBy(organizationId, t.reviewReplies.get(reviewId))
+        if (row === undefined) return Option.none()
+        t.reviewReplies.delete(reviewId)
+        return Option.some(toReply(row))
+      })
+  })
+})
+
+const toReply = ({ organizationId: _, ...reply }: ReviewReply & { readonly organizationId: OrganizationId }): ReviewReply => reply
+
+/** The write side's repository; its events go through the memory outbox of the same database. */
+export const MemoryReviewWriteRepository = Layer.effect(ReviewWriteRepository, makeRepository).pipe(
+  Layer.provide(MemoryEventOutbox)
+)

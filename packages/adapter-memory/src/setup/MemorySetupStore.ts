@@ -1,0 +1,165 @@
+/**
+ * Setup and review automation in memory. Signals read the tables named like the SQL tables (`sites`, `products`,
+ * `reviews`, `publishable_keys`, `integrations`, `loyalty_programs`, `wishlists`, `survey_flows`), whose rows are the
+ * core record types with an `organizationId`; the capabilities that own sites, products and reviews write them there.
+ */
+import {
+  type Area,
+  type AreaDecisions,
+  type AutoPublishPreference,
+  type EmailTemplate,
+  emptyAreaDecisions,
+  type Integration,
+  type LoyaltyProgram,
+  type OrganizationId,
+  type Owned,
+  type Product,
+  type PublishableKey,
+  ReviewAutomationRepository,
+  type ReviewRecord,
+  type SetupDecisions,
+  SetupRepository,
+  type Site,
+  type SurveyFlow,
+  type Timestamp,
+  type Wishlist
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { MemoryDatabase, type MemoryTable } from "../kernel/MemoryDatabase.ts"
+
+type SetupAreaRow = AreaDecisions & { readonly organizationId: OrganizationId; readonly area: Area }
+type ReviewSettingsRow = AutoPublishPreference & {
+  readonly organizationId: OrganizationId
+  readonly updatedAt: Timestamp.Timestamp
+}
+
+const areaKey = (organizationId: string, area: Area) => `${organizationId}/${area}`
+
+const anyOwned = <V extends { readonly organizationId: string }>(
+  table: MemoryTable<string, V>,
+  organizationId: string,
+  where: (row: V) => boolean = () => true
+): boolean => {
+  for (const row of table.values()) if (row.organizationId === organizationId && where(row)) return true
+  return false
+}
+
+const byCreation = <V extends { readonly createdAt: string; readonly id: string }>(a: V, b: V) =>
+  a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+
+export const MemorySetupRepository = Layer.effect(SetupRepository, Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const setupAreas = db.table<string, SetupAreaRow>("setup_areas")
+  const sites = db.table<string, Owned<Site>>("sites")
+  const publishableKeys = db.table<string, Owned<PublishableKey>>("publishable_keys")
+  const integrations = db.table<string, Owned<Integration>>("integrations")
+  const products = db.table<string, Owned<Product>>("products")
+  const surveyFlows = db.table<string, Owned<SurveyFlow>>("survey_flows")
+  const reviews = db.table<string, Owned<ReviewRecord>>("reviews")
+  const loyaltyPrograms = db.table<string, Owned<LoyaltyProgram>>("loyalty_programs")
+  const wishlists = db.table<string, Owned<Wishlist>>("wishlists")
+
+  const readDecisions = (organizationId: OrganizationId): SetupDecisions => {
+    const of = (area: Area): AreaDecisions => {
+      const row = setupAreas.get(areaKey(organizationId, area))
+      return row === undefined
+        ? emptyAreaDecisions
+        : {
+          completedAt: row.completedAt,
+          dismissedAt: row.dismissedAt,
+          widgetBannerDismissedAt: row.widgetBannerDismissedAt,
+          widgetHintDismissedAt: row.widgetHintDismissedAt
+        }
+    }
+    return { reviews: of("reviews"), loyalty: of("loyalty"), wishlists: of("wishlists"), site: of("site") }
+  }
+
+  return SetupRepository.of({
+    signals: (organizationId) =>
+      Effect.sync(() => ({
+        hasSite: anyOwned(sites, organizationId),
+        hasPublishableKey: anyOwned(publishableKeys, organizationId),
+        hasIntegration: anyOwned(integrations, organizationId, (i) => i.platform === "shopify"),
+        hasProducts: anyOwned(products, organizationId),
+        hasActiveSurveyFlow: anyOwned(surveyFlows, organizationId, (f) => f.isActive),
+        hasReview: anyOwned(reviews, organizationId),
+        hasLoyaltyProgram: anyOwned(loyaltyPrograms, organizationId),
+        // Attached to a site that exists in the same organization (a program's siteId is not a foreign key).
+        loyaltyProgramOnSite: anyOwned(loyaltyPrograms, organizationId, (p) =>
+          p.siteId !== null && sites.get(p.siteId)?.organizationId === organizationId),
+        hasWishlist: anyOwned(wishlists, organizationId)
+      })),
+    decisions: (organizationId) => Effect.sync(() => readDecisions(organizationId)),
+    saveDecisions: (organizationId, updates) =>
+      db.mutate(() => {
+        for (const area of Object.keys(updates) as Array<Area>) {
+          const next = updates[area]
+          if (next === undefined) continue
+          const key = areaKey(organizationId, area)
+          const current = setupAreas.get(key)
+          setupAreas.set(key, {
+            organizationId,
+            area,
+            completedAt: current?.completedAt ?? next.completedAt,
+            dismissedAt: current?.dismissedAt ?? next.dismissedAt,
+            widgetBannerDismissedAt: current?.widgetBannerDismissedAt ?? next.widgetBannerDismissedAt,
+            widgetHintDismissedAt: current?.widgetHintDismissedAt ?? next.widgetHintDismissedAt
+          })
+        }
+        return readDecisions(organizationId)
+      })
+  })
+}))
+
+export const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const emailTemplates = db.table<string, Owned<EmailTemplate>>("email_templates")
+  const surveyFlows = db.table<string, Owned<SurveyFlow>>("survey_flows")
+  const reviewSettings = db.table<string, ReviewSettingsRow>("review_settings")
+  return ReviewAutomationRepository.of({
+    insertEmailTemplate: (template) => db.mutate(() => emailTemplates.set(template.id, template)),
+    listEmailTemplates: (organizationId) =>
+      Effect.sync(() =>
+        [...emailTemplates.values()]
+          .filter((t) => t.organizationId === organizationId)
+          .sort(byCreation)
+          .map(({ organizationId: _, ...t }): EmailTemplate => t)
+      ),
+    insertSurveyFlow: (flow) =>
+      db.mutate(() => {
+        // The same integrity the SQL foreign key gives: an email step names a template of the organization.
+        for (const step of flow.steps) {
+          if (step.emailTemplateId !== null && emailTemplates.get(step.emailTemplateId)?.organizationId !== flow.organizationId) {
+            throw new Error(`survey flow step refers to a missing email template ${step.emailTemplateId}`)
+          }
+        }
+        surveyFlows.set(flow.id, { ...flow, steps: [...flow.steps].sort((a, b) => a.position - b.position) })
+      }),
+    listSurveyFlows: (organizationId) =>
+      Effect.sync(() =>
+        [...surveyFlows.values()]
+          .filter((f) => f.organizationId === organizationId)
+          .sort(byCreation)
+          .map(({ organizationId: _, ...f }): SurveyFlow => f)
+      ),
+    saveAutoPublishPreference: (organizationId, preference, at) =>
+      db.mutate(() =>
+        reviewSettings.set(organizationId, {
+          organizationId,
+          autoPublish: preference.autoPublish,
+          autoPublishMinRating: preference.autoPublishMinRating,
+          updatedAt: at
+        })
+      ),
+    autoPublishPreference: (organizationId) =>
+      Effect.sync(() =>
+        Option.map(Option.fromUndefinedOr(reviewSettings.get(organizationId)), (r) => ({
+          autoPublish: r.autoPublish,
+          autoPublishMinRating: r.autoPublishMinRating
+        }))
+      )
+  })
+}))
+
+/** Both setup services (one entry for `MemoryStoreLayer`). */
+export const MemorySetupStore = Layer.mergeAll(MemorySetupRepository, MemoryReviewAutomationRepository)

@@ -1,0 +1,143 @@
+/**
+ * Webhooks, deliveries and dispatcher leases in memory. Every multi-row operation is one synchronous `db.mutate`
+ * block, so it is atomic with respect to other fibers; the outbox is the `domain_events` table that
+ * `MemoryEventOutbox` writes (insertion order is recording order), and the fan-out mark is a table of its own.
+ */
+import {
+  type ClaimedDelivery,
+  type DomainEvent,
+  type OrganizationId,
+  type Timestamp,
+  type WebhookDeliveryRecord,
+  type WebhookListPosition,
+  type WebhookRecord,
+  WebhookRepository
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
+
+/** Newest first by (createdAt, id). */
+const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
+  a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0
+
+const olderThan = (after: WebhookListPosition | undefined) => (r: { createdAt: string; id: string }) =>
+  after === undefined || r.createdAt < after.createdAt || (r.createdAt === after.createdAt && r.id < after.id)
+
+export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const webhooks = db.table<string, WebhookRecord>("webhooks")
+  const deliveries = db.table<string, WebhookDeliveryRecord>("webhook_deliveries")
+  const events = db.table<string, DomainEvent>("domain_events")
+  const fannedOut = db.table<string, true>("webhook_fanned_out_events")
+  const dispatchers = db.table<string, Timestamp.Timestamp>("webhook_dispatchers")
+
+  const owned = (organizationId: OrganizationId, id: string) => {
+    const w = webhooks.get(id)
+    return w !== undefined && w.organizationId === organizationId ? w : undefined
+  }
+
+  return WebhookRepository.of({
+    insert: (w) => db.mutate(() => webhooks.set(w.id, w)),
+    update: (w) =>
+      db.mutate(() => {
+        if (owned(w.organizationId, w.id) !== undefined) webhooks.set(w.id, w)
+      }),
+    remove: (organizationId, id) =>
+      db.mutate(() => {
+        if (owned(organizationId, id) === undefined) return false
+        webhooks.delete(id)
+        for (const d of [...deliveries.values()]) if (d.webhookId === id) deliveries.delete(d.id)
+        return true
+      }),
+    findById: (organizationId, id) => Effect.sync(() => Option.fromUndefinedOr(owned(organizationId, id))),
+    list: (organizationId, page) =>
+      Effect.sync(() =>
+        [...webhooks.values()]
+          .filter((w) => w.organizationId === organizationId)
+          .filter(olderThan(page.after))
+          .sort(newestFirst)
+          .slice(0, page.limit)
+      ),
+    listDeliveries: (organizationId, webhookId, page) =>
+      Effect.sync(() =>
+        [...deliveries.values()]
+          .filter((d) => d.organizationId === organizationId && d.webhookId === webhookId)
+          .filter(olderThan(page.after))
+          .sort(newestFirst)
+          .slice(0, page.limit)
+      ),
+
+    takeUndispatchedEvents: (limit) =>
+      db.mutate(() => {
+        const taken: Array<DomainEvent> = []
+        for (const e of events.values()) {
+          if (taken.length >= limit) break
+          if (fannedOut.get(e.id) === undefined) {
+            fannedOut.set(e.id, true)
+            taken.push(e)
+          }
+        }
+        return taken
+      }),
+    webhooksOf: (organizationIds) =>
+      Effect.sync(() => {
+        const wanted = new Set<string>(organizationIds)
+        return [...webhooks.values()].filter((w) => wanted.has(w.organizationId))
+      }),
+    insertDeliveries: (rows) =>
+      db.mutate(() => {
+        const existing = new Set([...deliveries.values()].map((d) => `${d.webhookId}/${d.eventId}`))
+        for (const d of rows) {
+          const key = `${d.webhookId}/${d.eventId}`
+          if (existing.has(key) || webhooks.get(d.webhookId) === undefined) continue
+          existing.add(key)
+          deliveries.set(d.id, d)
+        }
+      }),
+    claimDeliveries: ({ at, dispatcherId, limit, perWebhookLimit }) =>
+      db.mutate(() => {
+        const inFlight = new Map<string, number>()
+        const pending: Array<WebhookDeliveryRecord> = []
+        for (const d of deliveries.values()) {
+          if (d.status === "in_flight") inFlight.set(d.webhookId, (inFlight.get(d.webhookId) ?? 0) + 1)
+          else if (d.status === "pending") pending.push(d)
+        }
+        pending.sort((a, b) => -newestFirst(a, b))
+        const claimed: Array<ClaimedDelivery> = []
+        for (const d of pending) {
+          if (claimed.length >= limit) break
+          const busy = inFlight.get(d.webhookId) ?? 0
+          const webhook = webhooks.get(d.webhookId)
+          if (busy >= perWebhookLimit || webhook === undefined) continue
+          inFlight.set(d.webhookId, busy + 1)
+          const delivery: WebhookDeliveryRecord = { ...d, status: "in_flight", claimedBy: dispatcherId, attemptedAt: at }
+          deliveries.set(d.id, delivery)
+          claimed.push({ delivery, url: webhook.url, hmacSecret: webhook.hmacSecret })
+        }
+        return claimed
+      }),
+    completeDelivery: (dispatcherId, organizationId, id, outcome) =>
+      db.mutate(() => {
+        const d = deliveries.get(id)
+        if (d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" || d.claimedBy !== dispatcherId) {
+          return false
+        }
+        deliveries.set(id, { ...d, ...outcome })
+        return true
+      }),
+    heartbeat: (dispatcherId, at) => db.mutate(() => dispatchers.set(dispatcherId, at)),
+    removeDispatcher: (dispatcherId) => db.mutate(() => void dispatchers.delete(dispatcherId)),
+    failInterrupted: (staleBefore, error) =>
+      db.mutate(() => {
+        let n = 0
+        for (const d of [...deliveries.values()]) {
+          if (d.status !== "in_flight") continue
+          const heartbeat = d.claimedBy === null ? undefined : dispatchers.get(d.claimedBy)
+          if (heartbeat !== undefined && heartbeat >= staleBefore) continue
+          deliveries.set(d.id, { ...d, status: "failed", error, responseStatus: null, durationMs: null })
+          n++
+        }
+        return n
+      })
+  })
+}))

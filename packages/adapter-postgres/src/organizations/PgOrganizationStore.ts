@@ -1,0 +1,195 @@
+/** Organizations, secret keys, storefront records, unit of work and outbox over PostgreSQL. */
+import {
+  type DomainEvent,
+  EventOutbox,
+  type Organization,
+  OrganizationRepository,
+  type Permission,
+  type PublishableKey,
+  SecretKeyHashTaken,
+  type SecretKeyRecord,
+  SecretKeyRepository,
+  StorefrontRecordRepository,
+  UnitOfWork
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
+import type { SqlError } from "effect/sql/SqlError"
+import { dieSql, orDie } from "../kernel/SqlErrors.ts"
+
+export const PgUnitOfWork = Layer.effect(UnitOfWork, Effect.map(SqlClient.SqlClient, (sql) =>
+  UnitOfWork.of({
+    // A failed commit or lost connection is not a business outcome: it surfaces as a defect (500) and nothing
+    // was applied. A deferred check that fails at commit because of a value is a StoreRejection (400/409).
+    transaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (error) => dieSql(error as SqlError)))
+  })))
+
+interface OrganizationRow {
+  readonly organizationId: string
+  readonly name: string
+  readonly apiRequestsPerMinute: number
+  readonly createdAt: Date
+}
+const toOrganization = (r: OrganizationRow): Organization => ({
+  id: r.organizationId as Organization["id"],
+  name: r.name,
+  plan: { apiRequestsPerMinute: Number(r.apiRequestsPerMinute) },
+  createdAt: toTimestamp(r.createdAt)
+})
+
+export const PgOrganizationRepository = Layer.effect(OrganizationRepository, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return OrganizationRepository.of({
+    insert: (o) =>
+      sql`INSERT INTO organizations (organization_id, name, api_requests_per_minute, created_at)
+          VALUES (${o.id}, ${o.name}, ${o.plan.apiRequestsPerMinute}, ${o.createdAt})`.pipe(Effect.asVoid, orDie),
+    findById: (id) =>
+      sql<OrganizationRow>`SELECT * FROM organizations WHERE organization_id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
+        orDie
+      ),
+    setApiRequestsPerMinute: (id, value) =>
+      sql<OrganizationRow>`UPDATE organizations SET api_requests_per_minute = ${value}
+          WHERE organization_id = ${id} RETURNING *`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
+        orDie
+      ),
+    isEmpty: sql<{ any: boolean }>`SELECT EXISTS (SELECT 1 FROM organizations) AS any`.pipe(
+      Effect.map((rows) => rows[0]?.any !== true),
+      orDie
+    )
+  })
+}))
+
+interface SecretKeyRow {
+  readonly organizationId: string
+  readonly id: string
+  readonly name: string
+  readonly permissions: ReadonlyArray<string>
+  readonly keyHash: string
+  readonly createdAt: Date
+  readonly revokedAt: Date | null
+}
+const toSecretKey = (r: SecretKeyRow): SecretKeyRecord => ({
+  id: r.id as SecretKeyRecord["id"],
+  organizationId: r.organizationId as SecretKeyRecord["organizationId"],
+  name: r.name,
+  permissions: r.permissions as ReadonlyArray<Permission>,
+  keyHash: r.keyHash,
+  createdAt: toTimestamp(r.createdAt),
+  revokedAt: toNullableTimestamp(r.revokedAt)
+})
+
+export const PgSecretKeyRepository = Layer.effect(SecretKeyRepository, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return SecretKeyRepository.of({
+    // ON CONFLICT rather than catching the unique violation: a failed statement would abort the caller's transaction.
+    insert: (k) =>
+      sql<{ id: string }>`INSERT INTO secret_keys (organization_id, id, name, permissions, key_hash, created_at, revoked_at)
+          VALUES (${k.organizationId}, ${k.id}, ${k.name}, string_to_array(${k.permissions.join(",")}, ','), ${k.keyHash},
+                  ${k.createdAt}, ${k.revokedAt})
+          ON CONFLICT (key_hash) DO NOTHING RETURNING id`.pipe(
+        orDie,
+        Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new SecretKeyHashTaken()))
+      ),
+    findByHash: (keyHash) =>
+      sql<SecretKeyRow>`SELECT * FROM secret_keys WHERE key_hash = ${keyHash}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toSecretKey)),
+        orDie
+      ),
+    listForOrganization: (organizationId) =>
+      sql<SecretKeyRow>`SELECT * FROM secret_keys WHERE organization_id = ${organizationId}
+          ORDER BY created_at, id`.pipe(Effect.map((rows) => rows.map(toSecretKey)), orDie),
+    revoke: (organizationId, id, at) =>
+      sql<SecretKeyRow>`UPDATE secret_keys SET revoked_at = COALESCE(revoked_at, ${at})
+          WHERE organization_id = ${organizationId} AND id = ${id} RETURNING *`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toSecretKey)),
+        orDie
+      )
+  })
+}))
+
+export const PgStorefrontRecordRepository = Layer.effect(StorefrontRecordRepository, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const remove = (table: string, organizationId: string, id: string) =>
+    sql<{ id: string }>`DELETE FROM ${sql(table)} WHERE organization_id = ${organizationId} AND id = ${id}
+        RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie)
+  return StorefrontRecordRepository.of({
+    insertPublishableKey: (k) =>
+      sql`INSERT INTO publishable_keys (organization_id, id, key, created_at)
+          VALUES (${k.organizationId}, ${k.id}, ${k.key}, ${k.createdAt})`.pipe(Effect.asVoid, orDie),
+    newestPublishableKey: (organizationId) =>
+      sql<{ id: string; key: string; createdAt: Date }>`SELECT id, key, created_at FROM publishable_keys
+          WHERE organization_id = ${organizationId} ORDER BY created_at DESC, id DESC LIMIT 1`.pipe(
+        Effect.map((rows) =>
+          Option.map(Option.fromUndefinedOr(rows[0]), (r): PublishableKey => ({
+            id: r.id as PublishableKey["id"],
+            key: r.key,
+            createdAt: toTimestamp(r.createdAt)
+          }))
+        ),
+        orDie
+      ),
+    deletePublishableKey: (organizationId, id) => remove("publishable_keys", organizationId, id),
+    insertIntegration: (i) =>
+      sql`INSERT INTO integrations (organization_id, id, platform, created_at)
+          VALUES (${i.organizationId}, ${i.id}, ${i.platform}, ${i.createdAt})`.pipe(Effect.asVoid, orDie),
+    deleteIntegration: (organizationId, id) => remove("integrations", organizationId, id),
+    insertLoyaltyProgram: (p) =>
+      sql`INSERT INTO loyalty_programs (organization_id, id, site_id, status, created_at)
+          VALUES (${p.organizationId}, ${p.id}, ${p.siteId}, ${p.status}, ${p.createdAt})`.pipe(Effect.asVoid, orDie),
+    deleteLoyaltyProgram: (organizationId, id) => remove("loyalty_programs", organizationId, id),
+    insertWishlist: (w) =>
+      sql`INSERT INTO wishlists (organization_id, id, customer_id, created_at)
+          VALUES (${w.organizationId}, ${w.id}, ${w.customerId}, ${w.createdAt})`.pipe(Effect.asVoid, orDie),
+    deleteWishlist: (organizationId, id) => remove("wishlists", organizationId, id)
+  })
+}))
+
+interface DomainEventRow {
+  readonly organizationId: string
+  readonly id: string
+  readonly event: string
+  readonly data: unknown
+  readonly occurredAt: Date
+}
+
+export const PgEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return EventOutbox.of({
+    append: (e) =>
+      sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
+          VALUES (${e.organizationId}, ${e.id}, ${e.event}, ${JSON.stringify(e.data)}::jsonb, ${e.occurredAt})`.pipe(
+        Effect.asVoid,
+        orDie
+      ),
+    // One statement for the whole batch; WITH ORDINALITY keeps the recording order in `seq`.
+    appendAll: (events) =>
+      events.length === 0 ? Effect.void : sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
+          SELECT e.organization_id, e.id, e.event, e.data, e.occurred_at
+          FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(events.map((e) => ({
+            organization_id: e.organizationId,
+            id: e.id,
+            event: e.event,
+            data: e.data,
+            occurred_at: e.occurredAt
+          })))}::jsonb) AS (organization_id uuid, id uuid, event text, data jsonb, occurred_at timestamptz))
+            WITH ORDINALITY AS e(organization_id, id, event, data, occurred_at, n)
+          ORDER BY e.n`.pipe(Effect.asVoid, orDie),
+    listForOrganization: (organizationId) =>
+      sql<DomainEventRow>`SELECT organization_id, id, event, data, occurred_at FROM domain_events
+          WHERE organization_id = ${organizationId} ORDER BY seq`.pipe(
+        Effect.map((rows) =>
+          rows.map((r): DomainEvent => ({
+            id: r.id as DomainEvent["id"],
+            organizationId: r.organizationId as DomainEvent["organizationId"],
+            event: r.event,
+            data: typeof r.data === "string" ? JSON.parse(r.data) : r.data,
+            occurredAt: toTimestamp(r.occurredAt)
+          }))
+        ),
+        orDie
+      )
+  })
+}))

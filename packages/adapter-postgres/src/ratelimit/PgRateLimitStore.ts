@@ -1,0 +1,160 @@
+/**
+ * PostgreSQL `RateLimitStore`: exact across every process sharing the database, in one round trip per request.
+ *
+ * Each spend is one call of the `rate_limit_spend` function (created by a migration), a single statement in its own
+ * READ COMMITTED transaction, so no lock is ever held across a network round trip:
+ * 1. `INSERT … ON CONFLICT DO UPDATE … WHERE false` over the request's bucket rows, in key order. A missing row is
+ *    created full (a new bucket is full); an existing one is only locked, not rewritten (PostgreSQL locks every
+ *    conflicting row of `ON CONFLICT DO UPDATE` even when its `WHERE` is false). One statement locking in one
+ *    global order makes the locking deadlock-free, and there is no window in which two processes both see a row
+ *    missing.
+ * 2. One statement reads the locked rows (the next statement of a volatile function takes a new snapshot, so it sees
+ *    the latest committed levels, which are ours until commit), refills them to now, decides, and — only when every
+ *    bucket can pay — writes the charged levels. It returns the levels it read and the decision.
+ *
+ * The arithmetic is `TokenBucket`'s, on the same integers (`TokenBucket.unitsOf`: units of 1/60,000,000 token, whole
+ * milliseconds; `numeric` where a product could leave `bigint`). The store then runs `TokenBucket.spend` on the
+ * levels the database read, which gives `Retry-After` and `Remaining`, and checks that it reaches the same decision:
+ * a disagreement is a defect, never silently an admission. `PgRateLimitStore.test.ts` compares the two on random
+ * states.
+ *
+ * The time is the application's `Clock`, not the database's. Clocks of different processes may disagree:
+ * `TokenBucket` never credits time before a row's `updated_at_ms`, so a lagging clock adds nothing and skew can
+ * never mint tokens; the bound holds relative to the fastest clock that touched the bucket.
+ *
+ * Run `spend` outside any request transaction: the row locks are held until the enclosing transaction ends. On a
+ * database whose default isolation is stricter than READ COMMITTED, each call is wrapped in a READ COMMITTED
+ * transaction (three more round trips), since under REPEATABLE READ a concurrent spend would be a serialization
+ * failure. Transient failures (deadlock, serialization, lost connection) retry a few times; a database that stays
+ * unavailable is a defect (500), never an admission.
+ */
+import { Clock, Effect, Layer } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { assertBuckets, RateLimitStore, toSpendDecision } from "@feedback/core"
+import type { KeyedBucket } from "@feedback/core"
+import { TokenBucket } from "@feedback/core"
+import { orDie } from "../kernel/SqlErrors.ts"
+type BucketState = TokenBucket.BucketState
+
+/**
+ * The bucket table. The primary key starts with `organization_id` (every access is by organization). `tokens` holds
+ * the level in tokens as a double; `TokenBucket` keeps it an exact multiple of 1/60,000,000 token, which float8
+ * round-trips exactly. A low fillfactor keeps the constant re-writes of a row HOT updates. No foreign key to the
+ * organizations table: a bucket row is disposable state (dropping one only refills that bucket).
+ */
+export const rateLimitTableStatements: ReadonlyArray<string> = [
+  `CREATE TABLE IF NOT EXISTS rate_limit_buckets (
+    organization_id uuid NOT NULL,
+    bucket_key text NOT NULL,
+    tokens double precision NOT NULL,
+    updated_at_ms bigint NOT NULL,
+    PRIMARY KEY (organization_id, bucket_key)
+  ) WITH (fillfactor = 70)`
+]
+
+/**
+ * `rate_limit_spend(organization, buckets, cost, now)`: the whole check-and-charge (see the module comment).
+ * `buckets` is a JSON array of `{key, c: ceiling units, r: refill units per ms}`; `cost` is in units, `now` in
+ * whole milliseconds. Returns one row per bucket: the level read (`tokens`, `updated_at_ms`) and the decision.
+ * The output columns have one-letter names so an application-wide `transformResultNames` cannot rename them, and
+ * distinct from every column the body names.
+ */
+export const rateLimitSpendFunctionStatements: ReadonlyArray<string> = [
+  `CREATE OR REPLACE FUNCTION rate_limit_spend(p_org uuid, p_buckets jsonb, p_cost bigint, p_now bigint)
+  RETURNS TABLE (k text, t double precision, u bigint, a boolean)
+  LANGUAGE plpgsql VOLATILE AS $fn$
+  BEGIN
+    INSERT INTO rate_limit_buckets AS b (organization_id, bucket_key, tokens, updated_at_ms)
+    SELECT p_org, x.key, x.c::double precision / 60000000, p_now
+    FROM jsonb_to_recordset(p_buckets) AS x(key text, c bigint)
+    ORDER BY x.key COLLATE "C"
+    ON CONFLICT (organization_id, bucket_key) DO UPDATE SET tokens = b.tokens WHERE false;
+
+    RETURN QUERY
+    WITH wanted AS (
+      SELECT x.key, x.c, x.r FROM jsonb_to_recordset(p_buckets) AS x(key text, c bigint, r bigint)
+    ), current_level AS (
+      SELECT w.key, w.c, w.r, b.tokens AS read_tokens, b.updated_at_ms AS read_at,
+        least(round(b.tokens * 60000000)::bigint, w.c) AS stored
+      FROM wanted w
+      JOIN rate_limit_buckets b ON b.organization_id = p_org AND b.bucket_key = w.key
+    ), refilled AS (
+      SELECT l.*,
+        CASE WHEN p_now <= l.read_at THEN l.stored
+             ELSE least(l.c::numeric, l.stored::numeric + (p_now - l.read_at)::numeric * l.r)::bigint END AS level,
+        greatest(p_now, l.read_at) AS level_at
+      FROM current_level l
+    ), decision AS (
+      SELECT coalesce(bool_and(f.level >= p_cost), false)
+        AND count(*) = jsonb_array_length(p_buckets) AS admitted
+      FROM refilled f
+    ), charged AS (
+      UPDATE rate_limit_buckets b
+      SET tokens = (f.level - p_cost)::double precision / 60000000, updated_at_ms = f.level_at
+      FROM refilled f, decision d
+      WHERE d.admitted AND b.organization_id = p_org AND b.bucket_key = f.key
+      RETURNING b.bucket_key
+    )
+    SELECT f.key, f.read_tokens, f.read_at, d.admitted FROM refilled f, decision d;
+  END
+  $fn$`
+]
+
+/** Creates the bucket table and the spend function (idempotent): the statements of migrations 2 and 3. */
+export const rateLimitMigration: Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  for (const statement of [...rateLimitTableStatements, ...rateLimitSpendFunctionStatements]) yield* sql.unsafe(statement)
+})
+
+interface SpendRow {
+  readonly k: string
+  readonly t: number
+  readonly u: bigint | number | string
+  readonly a: boolean
+}
+
+export const makePgRateLimitStore = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const isolation = yield* sql<{ i: string }>`SELECT current_setting('default_transaction_isolation') AS i`.pipe(orDie)
+  const readCommittedByDefault = isolation[0]?.i === "read committed"
+
+  const call = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
+    const payload = JSON.stringify(buckets.map((b) => {
+      const { ceilingUnits, rateUnitsPerMs } = TokenBucket.unitsOf(b.spec)
+      return { key: b.key, c: ceilingUnits, r: rateUnitsPerMs }
+    }))
+    const statement = sql<SpendRow>`SELECT k, t, u, a FROM rate_limit_spend(
+      ${organizationId}::uuid, ${payload}::jsonb, ${TokenBucket.tokensToUnits(cost)}::bigint, ${nowMs}::bigint)`
+    return readCommittedByDefault
+      ? statement
+      : sql.withTransaction(Effect.andThen(sql`SET TRANSACTION ISOLATION LEVEL READ COMMITTED`, statement))
+  }
+
+  const spend = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number) =>
+    Effect.gen(function*() {
+      assertBuckets(buckets)
+      if (!(Number.isFinite(cost) && cost >= 0)) throw new RangeError(`cost must be a finite number >= 0, got ${cost}`)
+      const nowMs = Math.floor(yield* Clock.currentTimeMillis)
+      const rows = yield* call(organizationId, buckets, cost, nowMs).pipe(
+        Effect.retry({ times: 3, while: (e) => e.isRetryable }),
+        orDie
+      )
+      const read = new Map<string, BucketState>(rows.map((r) => [r.k, { tokens: Number(r.t), updatedAtMs: Number(r.u) }]))
+      const result = TokenBucket.spend(buckets.map((b) => ({ state: read.get(b.key), spec: b.spec })), cost, nowMs)
+      const admittedByDatabase = rows.length > 0 && rows[0]!.a === true
+      if (rows.length !== buckets.length || (result._tag === "Admitted") !== admittedByDatabase) {
+        return yield* Effect.die(new Error(
+          `rate_limit_spend decided ${admittedByDatabase ? "admit" : "refuse"} but TokenBucket.spend decided ${result._tag} ` +
+            `for ${JSON.stringify({ buckets, cost, nowMs, rows }, (_, v) => (typeof v === "bigint" ? String(v) : v))}`
+        ))
+      }
+      return toSpendDecision(buckets, result, cost)
+    })
+
+  return RateLimitStore.of({ spend })
+})
+
+export const PgRateLimitStore: Layer.Layer<RateLimitStore, never, SqlClient.SqlClient> = Layer.effect(
+  RateLimitStore,
+  makePgRateLimitStore
+)

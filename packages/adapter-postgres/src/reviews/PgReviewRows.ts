@@ -1,0 +1,275 @@
+/**
+ * The PostgreSQL side of review rows: the read side's filter mapping, the review as jsonb (event data), row
+ * mappings, and the set-based INSERT statements (rows travel as one JSON array parameter, `$2`, expanded with
+ * `jsonb_to_recordset`) shared by the write store and the conformance fixtures.
+ */
+import { jsonValue } from "../kernel/SqlRows.ts"
+import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
+import type { Customer, ReviewFile, ReviewRecord, ReviewReply, SurveyAnswer } from "@feedback/core"
+import { columnsFrom, type ListSqlMapping } from "../kernel/FilterSql.ts"
+import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
+
+/** The read side's filter and search mapping over `reviews r`, `products p`, `customers c` (DECISIONS §4). */
+export const reviewMatchMapping: ListSqlMapping = {
+  columns: columnsFrom({
+    id: "r.id",
+    rating: "r.rating",
+    published: "r.published",
+    flagged: "r.flagged",
+    moderatedAt: "r.moderated_at",
+    surveyId: "r.survey_id",
+    ipAddress: "r.ip_address",
+    browserFingerprint: "r.browser_fingerprint",
+    metadata: "r.metadata",
+    createdAt: "r.created_at",
+    "product.id": "p.id",
+    "customer.id": "c.id",
+    ...relatedCatalogColumns
+  }),
+  id: "r.id",
+  search: ["r.title", "r.body", "c.email", "c.first_name", "c.last_name", "p.title"]
+}
+
+/** A timestamptz as the API writes it: UTC, milliseconds, trailing Z (the canonical Timestamp). */
+export const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/**
+ * The review in the API's shape without extras, as jsonb: `FROM <rows> a ${reviewJsonJoin("a")}` makes
+ * `to_jsonb(review_json)` that review. A row of aliased columns turned into jsonb at once is markedly cheaper than
+ * `jsonb_build_object` with 52 arguments (about 40% on 100,000 rows), which matters for bulk events.
+ */
+export const reviewJsonJoin = (a: string) =>
+  `CROSS JOIN LATERAL (SELECT ${a}.id, ${a}.site_id AS "siteId", ${a}.product_id AS "productId",
+    ${a}.product_variant_id AS "productVariantId", ${a}.customer_id AS "customerId", ${a}.survey_id AS "surveyId",
+    ${a}.title, ${a}.body, ${a}.original_title AS "originalTitle", ${a}.original_body AS "originalBody",
+    ${tsJson(`${a}.redacted_at`)} AS "redactedAt", ${a}.rating, ${a}.published, ${a}.verified_buyer AS "verifiedBuyer",
+    ${a}.flagged, ${a}.flags, ${tsJson(`${a}.moderated_at`)} AS "moderatedAt", ${a}.ip_address AS "ipAddress",
+    ${a}.browser_fingerprint AS "browserFingerprint", ${a}.ip_country AS "ipCountry", ${a}.user_agent AS "userAgent",
+    ${a}.submit_seconds AS "submitSeconds", ${a}.metadata, ${a}.external_id AS "externalId",
+    ${tsJson(`${a}.created_at`)} AS "createdAt", ${tsJson(`${a}.updated_at`)} AS "updatedAt") AS review_json`
+
+export const json = jsonValue
+
+export interface ReviewDbRow {
+  readonly id: string
+  readonly siteId: string | null
+  readonly productId: string
+  readonly productVariantId: string | null
+  readonly customerId: string | null
+  readonly surveyId: string | null
+  readonly title: string | null
+  readonly body: string | null
+  readonly originalTitle: string | null
+  readonly originalBody: string | null
+  readonly redactedAt: Date | null
+  readonly rating: number | string
+  readonly published: boolean
+  readonly verifiedBuyer: boolean
+  readonly flagged: boolean
+  readonly flags: unknown
+  readonly moderatedAt: Date | null
+  readonly ipAddress: string | null
+  readonly browserFingerprint: string | null
+  readonly ipCountry: string | null
+  readonly userAgent: string | null
+  readonly submitSeconds: number | string | null
+  readonly metadata: unknown
+  readonly externalId: string | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export const toReview = (r: ReviewDbRow): ReviewRecord => ({
+  id: r.id as ReviewRecord["id"],
+  siteId: r.siteId as ReviewRecord["siteId"],
+  productId: r.productId as ReviewRecord["productId"],
+  productVariantId: r.productVariantId as ReviewRecord["productVariantId"],
+  customerId: r.customerId as ReviewRecord["customerId"],
+  surveyId: r.surveyId as ReviewRecord["surveyId"],
+  title: r.title,
+  body: r.body,
+  originalTitle: r.originalTitle,
+  originalBody: r.originalBody,
+  redactedAt: toNullableTimestamp(r.redactedAt),
+  rating: Number(r.rating),
+  published: r.published,
+  verifiedBuyer: r.verifiedBuyer,
+  flagged: r.flagged,
+  flags: json(r.flags),
+  moderatedAt: toNullableTimestamp(r.moderatedAt),
+  ipAddress: r.ipAddress,
+  browserFingerprint: r.browserFingerprint,
+  ipCountry: r.ipCountry,
+  userAgent: r.userAgent,
+  submitSeconds: r.submitSeconds === null ? null : Number(r.submitSeconds),
+  metadata: json(r.metadata),
+  externalId: r.externalId,
+  createdAt: toTimestamp(r.createdAt),
+  updatedAt: toTimestamp(r.updatedAt)
+})
+
+export interface ReplyDbRow {
+  readonly id: string
+  readonly reviewId: string
+  readonly body: string
+  readonly responderName: string
+  readonly published: boolean
+  readonly metadata: unknown
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export const toReply = (r: ReplyDbRow): ReviewReply => ({
+  id: r.id as ReviewReply["id"],
+  reviewId: r.reviewId as ReviewReply["reviewId"],
+  body: r.body,
+  responderName: r.responderName,
+  published: r.published,
+  metadata: json(r.metadata),
+  createdAt: toTimestamp(r.createdAt),
+  updatedAt: toTimestamp(r.updatedAt)
+})
+
+export const REVIEW_COLUMNS = `id, site_id, product_id, product_variant_id, customer_id, survey_id, title, body, original_title,
+  original_body, redacted_at, rating, published, verified_buyer, flagged, flags, moderated_at, ip_address,
+  browser_fingerprint, ip_country, user_agent, submit_seconds, metadata, external_id, created_at, updated_at`
+
+/** A review as one element of the JSON array that `jsonb_to_recordset(… AS x(${REVIEW_RECORDSET}))` expands. */
+export const reviewInput = (review: ReviewRecord, importRow: number | null) => ({
+  id: review.id,
+  site_id: review.siteId,
+  product_id: review.productId,
+  product_variant_id: review.productVariantId,
+  customer_id: review.customerId,
+  survey_id: review.surveyId,
+  title: review.title,
+  body: review.body,
+  original_title: review.originalTitle,
+  original_body: review.originalBody,
+  redacted_at: review.redactedAt,
+  rating: review.rating,
+  published: review.published,
+  verified_buyer: review.verifiedBuyer,
+  flagged: review.flagged,
+  flags: review.flags,
+  moderated_at: review.moderatedAt,
+  ip_address: review.ipAddress,
+  browser_fingerprint: review.browserFingerprint,
+  ip_country: review.ipCountry,
+  user_agent: review.userAgent,
+  submit_seconds: review.submitSeconds,
+  metadata: review.metadata,
+  external_id: review.externalId,
+  import_row: importRow,
+  created_at: review.createdAt,
+  updated_at: review.updatedAt
+})
+
+export const REVIEW_RECORDSET = `id uuid, site_id uuid, product_id uuid, product_variant_id uuid, customer_id uuid, survey_id uuid,
+  title text, body text, original_title text, original_body text, redacted_at timestamptz, rating double precision,
+  published boolean, verified_buyer boolean, flagged boolean, flags jsonb, moderated_at timestamptz, ip_address text,
+  browser_fingerprint text, ip_country text, user_agent text, submit_seconds double precision, metadata jsonb,
+  external_id text, import_row integer, created_at timestamptz, updated_at timestamptz`
+
+/**
+ * INSERT of the reviews in `$2` (JSON array of `reviewInput`) for organization `$1` with import job `$3`; with
+ * `event`, the same statement records that event (occurred at `$4`) for each inserted review in row order.
+ */
+export const insertReviewsSql = (event: string | undefined) => {
+  const insert = `INSERT INTO reviews (organization_id, ${REVIEW_COLUMNS}, import_job_id, import_row)
+    SELECT $1::uuid, ${REVIEW_COLUMNS}, $3::uuid, import_row
+    FROM jsonb_to_recordset($2::jsonb) AS x(${REVIEW_RECORDSET})`
+  if (event === undefined) return insert
+  return `WITH inserted AS (${insert} RETURNING *)
+    INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
+    SELECT i.organization_id, gen_random_uuid(), '${event}', to_jsonb(review_json), $4::timestamptz
+    FROM inserted i ${reviewJsonJoin("i")} ORDER BY i.import_row, i.id`
+}
+
+export const filesInput = (reviewId: string, files: ReadonlyArray<ReviewFile>) =>
+  files.map((f, position) => ({
+    id: f.id,
+    review_id: reviewId,
+    file_name: f.fileName,
+    content_type: f.contentType,
+    size_bytes: f.sizeBytes,
+    url: f.url,
+    position
+  }))
+
+export const INSERT_FILES = `INSERT INTO review_files (organization_id, id, review_id, file_name, content_type, size_bytes, url, position)
+  SELECT $1::uuid, id, review_id, file_name, content_type, size_bytes, url, position
+  FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, review_id uuid, file_name text, content_type text, size_bytes bigint,
+    url text, position integer)`
+
+export const answersInput = (reviewId: string, answers: ReadonlyArray<SurveyAnswer>) =>
+  answers.map((a, position) => ({
+    review_id: reviewId,
+    position,
+    question_id: a.questionId,
+    label: a.label,
+    type: a.type,
+    step: a.step,
+    steps: a.steps,
+    low_label: a.lowLabel,
+    high_label: a.highLabel,
+    middle_label: a.middleLabel,
+    option_labels: a.optionLabels
+  }))
+
+export const INSERT_ANSWERS = `INSERT INTO review_answers (organization_id, review_id, position, question_id, label, type, step, steps,
+    low_label, high_label, middle_label, option_labels)
+  SELECT $1::uuid, review_id, position, question_id, label, type, step, steps, low_label, high_label, middle_label,
+    option_labels
+  FROM jsonb_to_recordset($2::jsonb) AS x(review_id uuid, position integer, question_id uuid, label text, type text,
+    step integer, steps integer, low_label text, high_label text, middle_label text, option_labels jsonb)`
+
+export const replyInput = (r: ReviewReply) => ({
+  id: r.id,
+  review_id: r.reviewId,
+  body: r.body,
+  responder_name: r.responderName,
+  published: r.published,
+  metadata: r.metadata,
+  created_at: r.createdAt,
+  updated_at: r.updatedAt
+})
+
+export const INSERT_REPLIES = `INSERT INTO review_replies (organization_id, id, review_id, body, responder_name, published, metadata,
+    created_at, updated_at)
+  SELECT $1::uuid, id, review_id, body, responder_name, published, metadata, created_at, updated_at
+  FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, review_id uuid, body text, responder_name text, published boolean,
+    metadata jsonb, created_at timestamptz, updated_at timestamptz)`
+
+export const customerInput = (c: Customer) => ({
+  id: c.id,
+  email: c.email,
+  phone: c.phone,
+  first_name: c.firstName,
+  last_name: c.lastName,
+  country: c.country,
+  birthday: c.birthday,
+  metadata: c.metadata,
+  notes: c.notes,
+  email_opt_out: c.emailOptOut,
+  email_opt_out_at: c.emailOptOutAt,
+  email_opt_out_source: c.emailOptOutSource,
+  created_at: c.createdAt,
+  updated_at: c.updatedAt
+})
+
+export const CUSTOMER_COLUMNS = `id, email, phone, first_name, last_name, country, birthday, metadata, notes, email_opt_out,
+  email_opt_out_at, email_opt_out_source, created_at, updated_at`
+
+export const INSERT_CUSTOMERS = `INSERT INTO customers (organization_id, ${CUSTOMER_COLUMNS})
+  SELECT $1::uuid, ${CUSTOMER_COLUMNS}
+  FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, email text, phone text, first_name text, last_name text, country text,
+    birthday text, metadata jsonb, notes text, email_opt_out boolean, email_opt_out_at timestamptz,
+    email_opt_out_source text, created_at timestamptz, updated_at timestamptz)`
+
+/** An advisory-lock class for "imports of one organization" (the second key is a hash of the organization). */
+export const IMPORT_LOCK_CLASS = 7_240_114
+
+/** The elements of a JSON array parameter as a set of text values. */
+export const textSet = (param: string) => `(SELECT jsonb_array_elements_text(${param}::jsonb))`
+

@@ -1,0 +1,241 @@
+/**
+ * The review write side over PostgreSQL.
+ *
+ * Set-based: bulk moderation is one UPDATE … RETURNING inside a statement that also inserts the `review.updated`
+ * events (INSERT … SELECT into `domain_events`), so 100,000 matching reviews never travel to Node; an import is a
+ * fixed number of statements whatever its size (rows travel as one JSON parameter, expanded with
+ * `jsonb_to_recordset`), its `review.created` events inserted by the same statement that inserts the reviews.
+ * Event data is built by `reviewJsonJoin` in SQL and must equal what the read side answers (conformance-tested).
+ *
+ * Concurrency (READ COMMITTED): a single review is locked with FOR UPDATE before it is read for a change; bulk
+ * moderation locks the matching rows in id order; product stats are recomputed after locking the products in id
+ * order in a statement of their own, so the recomputation sees every change committed before it got the lock (two
+ * transactions changing reviews of one product cannot leave stale stats); imports of one organization are
+ * serialized with a transaction-scoped advisory lock (the externalId check cannot race).
+ */
+import {
+  type CustomerId,
+  type FilterAst,
+  type OrganizationId,
+  type ProductId,
+  type ReviewId,
+  ReviewWriteRepository
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { compileFilter, compileSearch } from "../kernel/FilterSql.ts"
+import {
+  answersInput,
+  customerInput,
+  filesInput,
+  IMPORT_LOCK_CLASS,
+  INSERT_ANSWERS,
+  INSERT_CUSTOMERS,
+  INSERT_FILES,
+  INSERT_REPLIES,
+  insertReviewsSql,
+  json,
+  type ReplyDbRow,
+  replyInput,
+  REVIEW_COLUMNS,
+  type ReviewDbRow,
+  reviewInput,
+  reviewJsonJoin,
+  reviewMatchMapping,
+  textSet,
+  toReply,
+  toReview
+} from "./PgReviewRows.ts"
+import { orDie } from "../kernel/SqlErrors.ts"
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const makeRepository = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const lockReview = (organizationId: OrganizationId, id: ReviewId) =>
+    sql.unsafe<ReviewDbRow>(
+      `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE organization_id = $1 AND id = $2 FOR UPDATE`,
+      [organizationId, id]
+    ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReview)), orDie)
+
+  const insertMany = (statement: string, organizationId: OrganizationId, rows: ReadonlyArray<unknown>) =>
+    rows.length === 0 ? Effect.void : sql.unsafe(statement, [organizationId, JSON.stringify(rows)]).pipe(Effect.asVoid)
+
+  const matchWhere = (filter: FilterAst, search: string | undefined, offset: number) => {
+    const f = compileFilter(filter, reviewMatchMapping.columns, offset)
+    const s = compileSearch(search, reviewMatchMapping.search, offset + f.params.length)
+    return { text: `(${f.text}) AND (${s.text})`, params: [...f.params, ...s.params] }
+  }
+
+  return ReviewWriteRepository.of({
+    lockReview,
+    updateReview: (organizationId, r) =>
+      sql`UPDATE reviews SET title = ${r.title}, body = ${r.body}, original_title = ${r.originalTitle},
+            original_body = ${r.originalBody}, redacted_at = ${r.redactedAt}, published = ${r.published},
+            moderated_at = ${r.moderatedAt}, metadata = ${JSON.stringify(r.metadata)}::jsonb, updated_at = ${r.updatedAt}
+          WHERE organization_id = ${organizationId} AND id = ${r.id}`.pipe(Effect.asVoid, orDie),
+    deleteReview: (organizationId, d) =>
+      Effect.gen(function*() {
+        // Files, answers and the reply go with the review (ON DELETE CASCADE).
+        yield* sql`DELETE FROM reviews WHERE organization_id = ${organizationId} AND id = ${d.reviewId}`
+        yield* sql`INSERT INTO review_deletions (organization_id, review_id, reason, note, actor_key_id, deleted_at)
+          VALUES (${organizationId}, ${d.reviewId}, ${d.reason}, ${d.note}, ${d.actorKeyId}, ${d.deletedAt})`
+      }).pipe(orDie),
+    recalculateProductStats: (organizationId, productIds) =>
+      productIds.length === 0 ? Effect.void : Effect.gen(function*() {
+        const ids = JSON.stringify([...new Set(productIds)])
+        // Lock first, in a statement of its own: the recomputation below then reads a snapshot taken after every
+        // other writer of these products' stats committed.
+        yield* sql.unsafe(
+          `SELECT id FROM products WHERE organization_id = $1 AND id IN (SELECT value::uuid FROM jsonb_array_elements_text($2::jsonb))
+           ORDER BY id FOR NO KEY UPDATE`,
+          [organizationId, ids]
+        )
+        yield* sql.unsafe(
+          `WITH ids AS (SELECT DISTINCT value::uuid AS id FROM jsonb_array_elements_text($2::jsonb)),
+           stats AS (
+             SELECT ids.id, count(r.id)::integer AS n, (count(r.id) FILTER (WHERE r.published))::integer AS pn,
+               avg(r.rating) FILTER (WHERE r.published) AS average
+             FROM ids LEFT JOIN reviews r ON r.organization_id = $1 AND r.product_id = ids.id
+             GROUP BY ids.id)
+           UPDATE products p SET review_count = stats.n, published_review_count = stats.pn, average_rating = stats.average
+           FROM stats WHERE p.organization_id = $1 AND p.id = stats.id`,
+          [organizationId, ids]
+        )
+      }).pipe(orDie),
+    bulkSetPublished: (organizationId, match, published, at) =>
+      Effect.gen(function*() {
+        const where = matchWhere(match.filter, match.search, 3)
+        const rows = yield* sql.unsafe<{ count: number; changed: unknown }>(
+          `WITH matched AS (
+             SELECT r.id, r.published AS was_published
+             FROM reviews r
+             LEFT JOIN products p ON p.organization_id = r.organization_id AND p.id = r.product_id
+             LEFT JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id
+             WHERE r.organization_id = $1 AND ${where.text}
+             ORDER BY r.id
+             FOR UPDATE OF r
+           ),
+           updated AS (
+             UPDATE reviews r SET published = $2::boolean, moderated_at = $3::timestamptz, updated_at = $3::timestamptz
+             FROM matched m WHERE r.organization_id = $1 AND r.id = m.id
+             RETURNING r.*, m.was_published
+           ),
+           announced AS (
+             INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
+             SELECT u.organization_id, gen_random_uuid(), 'review.updated', to_jsonb(review_json), $3::timestamptz
+             FROM updated u ${reviewJsonJoin("u")} WHERE u.was_published IS DISTINCT FROM u.published
+             RETURNING 1
+           )
+           SELECT (SELECT count(*) FROM updated)::integer AS count,
+             (SELECT COALESCE(jsonb_agg(DISTINCT u.product_id), '[]'::jsonb) FROM updated u
+               WHERE u.was_published IS DISTINCT FROM u.published) AS changed`,
+          [organizationId, published, at, ...where.params]
+        )
+        const row = rows[0]!
+        return { count: Number(row.count), changedProductIds: json<Array<ProductId>>(row.changed) }
+      }).pipe(orDie),
+    resolveImportReferences: (organizationId, refs) =>
+      Effect.gen(function*() {
+        yield* sql`SELECT pg_advisory_xact_lock(${IMPORT_LOCK_CLASS}, hashtext(${organizationId}))`
+        // FOR KEY SHARE keeps the resolved sites, products and customers from being deleted before the reviews
+        // referring to them are inserted, without blocking ordinary updates of them.
+        const sites = refs.siteIds.length === 0 ? [] : yield* sql.unsafe<{ id: string }>(
+          `SELECT id FROM sites WHERE organization_id = $1 AND id IN (SELECT value::uuid FROM jsonb_array_elements_text($2::jsonb))
+           FOR KEY SHARE`,
+          [organizationId, JSON.stringify(refs.siteIds)]
+        )
+        const anyProduct = refs.productSlugs.length + refs.productExternalIds.length + refs.productUrls.length > 0
+        const products = !anyProduct ? [] : yield* sql.unsafe<{ id: string; slug: string; externalId: string | null; url: string | null }>(
+          `SELECT id, slug, external_id, url FROM products WHERE organization_id = $1
+             AND (slug IN ${textSet("$2")} OR external_id IN ${textSet("$3")} OR url IN ${textSet("$4")})
+           ORDER BY id FOR KEY SHARE`,
+          [
+            organizationId,
+            JSON.stringify(refs.productSlugs),
+            JSON.stringify(refs.productExternalIds),
+            JSON.stringify(refs.productUrls)
+          ]
+        )
+        const customers = refs.customerEmails.length === 0 ? [] : yield* sql.unsafe<{ id: string; email: string }>(
+          `SELECT id, email FROM customers WHERE organization_id = $1 AND email IN ${textSet("$2")} FOR KEY SHARE`,
+          [organizationId, JSON.stringify(refs.customerEmails)]
+        )
+        const imported = refs.reviewExternalIds.length === 0 ? [] : yield* sql.unsafe<{ externalId: string }>(
+          `SELECT external_id FROM reviews WHERE organization_id = $1 AND external_id IN ${textSet("$2")}`,
+          [organizationId, JSON.stringify(refs.reviewExternalIds)]
+        )
+        const slugs = new Set(refs.productSlugs)
+        const externalIds = new Set(refs.productExternalIds)
+        const urls = new Set(refs.productUrls)
+        const productsBySlug = new Map<string, ProductId>()
+        const productsByExternalId = new Map<string, ProductId>()
+        const productsByUrl = new Map<string, Array<ProductId>>()
+        for (const p of products) {
+          const id = p.id as ProductId
+          if (slugs.has(p.slug)) productsBySlug.set(p.slug, id)
+          if (p.externalId !== null && externalIds.has(p.externalId)) productsByExternalId.set(p.externalId, id)
+          if (p.url !== null && urls.has(p.url)) productsByUrl.set(p.url, [...(productsByUrl.get(p.url) ?? []), id])
+        }
+        return {
+          siteIds: new Set(sites.map((s) => s.id)),
+          productsBySlug,
+          productsByExternalId,
+          productsByUrl,
+          customersByEmail: new Map(customers.map((c) => [c.email, c.id as CustomerId])),
+          importedExternalIds: new Set(imported.map((r) => r.externalId))
+        }
+      }).pipe(orDie),
+    ensureCustomers: (organizationId, customers) =>
+      Effect.gen(function*() {
+        if (customers.length === 0) return new Map<string, CustomerId>()
+        yield* sql.unsafe(`${INSERT_CUSTOMERS} ON CONFLICT (organization_id, email) DO NOTHING`, [
+          organizationId,
+          JSON.stringify(customers.map(customerInput))
+        ])
+        const rows = yield* sql.unsafe<{ id: string; email: string }>(
+          `SELECT id, email FROM customers WHERE organization_id = $1 AND email IN ${textSet("$2")} FOR KEY SHARE`,
+          [organizationId, JSON.stringify(customers.map((c) => c.email))]
+        )
+        return new Map(rows.map((r) => [r.email, r.id as CustomerId]))
+      }).pipe(orDie),
+    insertImport: (organizationId, job, reviews, at) =>
+      Effect.gen(function*() {
+        yield* sql`INSERT INTO import_jobs (organization_id, id, type, action, created_at)
+          VALUES (${organizationId}, ${job.id}, ${job.type}, ${job.action}, ${job.createdAt})`
+        yield* sql.unsafe(insertReviewsSql("review.created"), [
+          organizationId,
+          JSON.stringify(reviews.map((r) => reviewInput(r.review, r.importRow))),
+          job.id,
+          at
+        ])
+        yield* insertMany(INSERT_FILES, organizationId, reviews.flatMap((r) => filesInput(r.review.id, r.files)))
+        yield* insertMany(INSERT_ANSWERS, organizationId, reviews.flatMap((r) => answersInput(r.review.id, r.answers)))
+        yield* insertMany(
+          INSERT_REPLIES,
+          organizationId,
+          reviews.flatMap((r) => r.reply === null ? [] : [replyInput(r.reply)])
+        )
+      }).pipe(orDie),
+    findReply: (organizationId, reviewId) =>
+      sql<ReplyDbRow>`SELECT * FROM review_replies WHERE organization_id = ${organizationId} AND review_id = ${reviewId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)),
+        orDie
+      ),
+    insertReply: (organizationId, reply) =>
+      sql.unsafe<{ id: string }>(
+        `${INSERT_REPLIES} ON CONFLICT (organization_id, review_id) DO NOTHING RETURNING id`,
+        [organizationId, JSON.stringify([replyInput(reply)])]
+      ).pipe(Effect.map((rows) => rows.length > 0), orDie),
+    updateReply: (organizationId, r) =>
+      sql`UPDATE review_replies SET body = ${r.body}, responder_name = ${r.responderName}, published = ${r.published},
+            metadata = ${JSON.stringify(r.metadata)}::jsonb, updated_at = ${r.updatedAt}
+          WHERE organization_id = ${organizationId} AND review_id = ${r.reviewId}`.pipe(Effect.asVoid, orDie),
+    deleteReply: (organizationId, reviewId) =>
+      sql<ReplyDbRow>`DELETE FROM review_replies WHERE organization_id = ${organizationId} AND review_id = ${reviewId}
+          RETURNING *`.pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)), orDie)
+  })
+})
+
+export const PgReviewWriteRepository = Layer.effect(ReviewWriteRepository, makeRepository)

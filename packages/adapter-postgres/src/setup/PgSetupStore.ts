@@ -1,0 +1,227 @@
+/** Setup and review automation over PostgreSQL. */
+import { jsonValue } from "../kernel/SqlRows.ts"
+import {
+  type Area,
+  type AreaDecisions,
+  emptyAreaDecisions,
+  type EmailTemplate,
+  type OrganizationId,
+  ReviewAutomationRepository,
+  type SetupDecisions,
+  SetupRepository,
+  type SetupSignals,
+  type SurveyFlow
+} from "@feedback/core"
+import { Array as Arr, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
+import { orDie } from "../kernel/SqlErrors.ts"
+
+interface SetupAreaRow {
+  readonly area: Area
+  readonly completedAt: Date | null
+  readonly dismissedAt: Date | null
+  readonly widgetBannerDismissedAt: Date | null
+  readonly widgetHintDismissedAt: Date | null
+}
+
+const toDecisions = (rows: ReadonlyArray<SetupAreaRow>): SetupDecisions => {
+  const byArea = new Map(rows.map((r) => [r.area, r]))
+  const of = (area: Area): AreaDecisions => {
+    const r = byArea.get(area)
+    return r === undefined
+      ? emptyAreaDecisions
+      : {
+        completedAt: toNullableTimestamp(r.completedAt),
+        dismissedAt: toNullableTimestamp(r.dismissedAt),
+        widgetBannerDismissedAt: toNullableTimestamp(r.widgetBannerDismissedAt),
+        widgetHintDismissedAt: toNullableTimestamp(r.widgetHintDismissedAt)
+      }
+  }
+  return { reviews: of("reviews"), loyalty: of("loyalty"), wishlists: of("wishlists"), site: of("site") }
+}
+
+export const PgSetupRepository = Layer.effect(SetupRepository, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const readDecisions = (organizationId: OrganizationId) =>
+    sql<SetupAreaRow>`SELECT area, completed_at, dismissed_at, widget_banner_dismissed_at, widget_hint_dismissed_at
+        FROM setup_areas WHERE organization_id = ${organizationId}`.pipe(Effect.map(toDecisions), orDie)
+  return SetupRepository.of({
+    // One round trip; each EXISTS stops at the first row of an index on (organization_id, …).
+    signals: (organizationId) =>
+      sql<SetupSignals>`SELECT
+          EXISTS (SELECT 1 FROM sites WHERE organization_id = ${organizationId}) AS has_site,
+          EXISTS (SELECT 1 FROM publishable_keys WHERE organization_id = ${organizationId}) AS has_publishable_key,
+          EXISTS (SELECT 1 FROM integrations WHERE organization_id = ${organizationId} AND platform = 'shopify')
+            AS has_integration,
+          EXISTS (SELECT 1 FROM products WHERE organization_id = ${organizationId}) AS has_products,
+          EXISTS (SELECT 1 FROM survey_flows WHERE organization_id = ${organizationId} AND is_active)
+            AS has_active_survey_flow,
+          EXISTS (SELECT 1 FROM reviews WHERE organization_id = ${organizationId}) AS has_review,
+          EXISTS (SELECT 1 FROM loyalty_programs WHERE organization_id = ${organizationId}) AS has_loyalty_program,
+          EXISTS (SELECT 1 FROM loyalty_programs p
+                  JOIN sites s ON s.organization_id = p.organization_id AND s.id = p.site_id
+                  WHERE p.organization_id = ${organizationId}) AS loyalty_program_on_site,
+          EXISTS (SELECT 1 FROM wishlists WHERE organization_id = ${organizationId}) AS has_wishlist`.pipe(
+        Effect.map((rows): SetupSignals => {
+          const r = rows[0]!
+          return {
+            hasSite: r.hasSite,
+            hasPublishableKey: r.hasPublishableKey,
+            hasIntegration: r.hasIntegration,
+            hasProducts: r.hasProducts,
+            hasActiveSurveyFlow: r.hasActiveSurveyFlow,
+            hasReview: r.hasReview,
+            hasLoyaltyProgram: r.hasLoyaltyProgram,
+            loyaltyProgramOnSite: r.loyaltyProgramOnSite,
+            hasWishlist: r.hasWishlist
+          }
+        }),
+        orDie
+      ),
+    decisions: readDecisions,
+    saveDecisions: (organizationId, updates) =>
+      Effect.gen(function*() {
+        const rows = (Object.keys(updates) as Array<Area>).flatMap((area) => {
+          const d = updates[area]
+          return d === undefined ? [] : [{ organizationId, area, ...d }]
+        })
+        if (Arr.isArrayNonEmpty(rows)) {
+          // Fill-only upsert: a concurrent writer that stored a timestamp first keeps it.
+          yield* sql`INSERT INTO setup_areas ${sql.insert(rows)}
+            ON CONFLICT (organization_id, area) DO UPDATE SET
+              completed_at = COALESCE(setup_areas.completed_at, EXCLUDED.completed_at),
+              dismissed_at = COALESCE(setup_areas.dismissed_at, EXCLUDED.dismissed_at),
+              widget_banner_dismissed_at = COALESCE(setup_areas.widget_banner_dismissed_at,
+                EXCLUDED.widget_banner_dismissed_at),
+              widget_hint_dismissed_at = COALESCE(setup_areas.widget_hint_dismissed_at, EXCLUDED.widget_hint_dismissed_at)`
+        }
+        return yield* readDecisions(organizationId)
+      }).pipe(orDie)
+  })
+}))
+
+interface EmailTemplateRow {
+  readonly id: string
+  readonly name: string
+  readonly type: string
+  readonly subject: string
+  readonly body: string
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+interface SurveyFlowRow {
+  readonly id: string
+  readonly name: string
+  readonly isActive: boolean
+  readonly triggerEvent: string
+  readonly condition: string
+  readonly metadata: unknown
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+interface SurveyFlowStepRow {
+  readonly id: string
+  readonly surveyFlowId: string
+  readonly position: number
+  readonly type: string
+  readonly emailTemplateId: string | null
+  readonly url: string | null
+  readonly waitSeconds: number | null
+}
+
+
+export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return ReviewAutomationRepository.of({
+    insertEmailTemplate: (t) =>
+      sql`INSERT INTO email_templates (organization_id, id, name, type, subject, body, created_at, updated_at)
+          VALUES (${t.organizationId}, ${t.id}, ${t.name}, ${t.type}, ${t.subject}, ${t.body}, ${t.createdAt},
+                  ${t.updatedAt})`.pipe(Effect.asVoid, orDie),
+    listEmailTemplates: (organizationId) =>
+      sql<EmailTemplateRow>`SELECT id, name, type, subject, body, created_at, updated_at FROM email_templates
+          WHERE organization_id = ${organizationId} ORDER BY created_at, id`.pipe(
+        Effect.map((rows) =>
+          rows.map((r): EmailTemplate => ({
+            id: r.id as EmailTemplate["id"],
+            name: r.name,
+            type: r.type,
+            subject: r.subject,
+            body: r.body,
+            createdAt: toTimestamp(r.createdAt),
+            updatedAt: toTimestamp(r.updatedAt)
+          }))
+        ),
+        orDie
+      ),
+    insertSurveyFlow: (f) =>
+      Effect.gen(function*() {
+        yield* sql`INSERT INTO survey_flows (organization_id, id, name, is_active, trigger_event, condition, metadata,
+              created_at, updated_at)
+            VALUES (${f.organizationId}, ${f.id}, ${f.name}, ${f.isActive}, ${f.triggerEvent}, ${f.condition},
+                    ${JSON.stringify(f.metadata)}::jsonb, ${f.createdAt}, ${f.updatedAt})`
+        const steps = f.steps.map((s) => ({
+          organizationId: f.organizationId,
+          id: s.id,
+          surveyFlowId: f.id,
+          position: s.position,
+          type: s.type,
+          emailTemplateId: s.emailTemplateId,
+          url: s.url,
+          waitSeconds: s.waitSeconds
+        }))
+        if (Arr.isArrayNonEmpty(steps)) yield* sql`INSERT INTO survey_flow_steps ${sql.insert(steps)}`
+      }).pipe(orDie),
+    listSurveyFlows: (organizationId) =>
+      Effect.gen(function*() {
+        const flows = yield* sql<SurveyFlowRow>`SELECT id, name, is_active, trigger_event, condition, metadata,
+              created_at, updated_at
+            FROM survey_flows WHERE organization_id = ${organizationId} ORDER BY created_at, id`
+        const steps = yield* sql<SurveyFlowStepRow>`SELECT id, survey_flow_id, position, type, email_template_id, url,
+              wait_seconds
+            FROM survey_flow_steps WHERE organization_id = ${organizationId} ORDER BY survey_flow_id, position`
+        return flows.map((r): SurveyFlow => ({
+          id: r.id as SurveyFlow["id"],
+          name: r.name,
+          isActive: r.isActive,
+          triggerEvent: r.triggerEvent,
+          condition: r.condition,
+          steps: steps.filter((s) => s.surveyFlowId === r.id).map((s) => ({
+            id: s.id,
+            type: s.type,
+            position: Number(s.position),
+            emailTemplateId: s.emailTemplateId as SurveyFlow["steps"][number]["emailTemplateId"],
+            url: s.url,
+            waitSeconds: s.waitSeconds === null ? null : Number(s.waitSeconds)
+          })),
+          metadata: jsonValue(r.metadata) as SurveyFlow["metadata"],
+          createdAt: toTimestamp(r.createdAt),
+          updatedAt: toTimestamp(r.updatedAt)
+        }))
+      }).pipe(orDie),
+    saveAutoPublishPreference: (organizationId, preference, at) =>
+      sql`INSERT INTO review_settings (organization_id, auto_publish, auto_publish_min_rating, updated_at)
+          VALUES (${organizationId}, ${preference.autoPublish}, ${preference.autoPublishMinRating}, ${at})
+          ON CONFLICT (organization_id) DO UPDATE SET auto_publish = EXCLUDED.auto_publish,
+            auto_publish_min_rating = EXCLUDED.auto_publish_min_rating, updated_at = EXCLUDED.updated_at`.pipe(
+        Effect.asVoid,
+        orDie
+      ),
+    autoPublishPreference: (organizationId) =>
+      sql<{ autoPublish: boolean; autoPublishMinRating: number }>`SELECT auto_publish, auto_publish_min_rating
+          FROM review_settings WHERE organization_id = ${organizationId}`.pipe(
+        Effect.map((rows) =>
+          Option.map(Option.fromUndefinedOr(rows[0]), (r) => ({
+            autoPublish: r.autoPublish,
+            autoPublishMinRating: Number(r.autoPublishMinRating)
+          }))
+        ),
+        orDie
+      )
+  })
+}))
+
+/** Both setup services (one entry for `PgStoreServices`). */
+export const PgSetupStore = Layer.mergeAll(PgSetupRepository, PgReviewAutomationRepository)

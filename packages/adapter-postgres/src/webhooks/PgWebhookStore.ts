@@ -1,0 +1,236 @@
+/**
+ * Webhooks, deliveries and dispatcher leases over PostgreSQL (schema: `migrations/0010_webhooks.ts`).
+ *
+ * The two hand-offs that make delivery at most once across processes are single statements that lock with
+ * `FOR UPDATE SKIP LOCKED`: taking outbox events for fan-out (inside the fan-out's transaction, so the mark and the
+ * deliveries commit together) and claiming pending deliveries (one statement, committed before any POST).
+ */
+import {
+  type ClaimedDelivery,
+  type DomainEvent,
+  type OrganizationId,
+  type WebhookDeliveryRecord,
+  type WebhookListPosition,
+  type WebhookRecord,
+  WebhookRepository
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
+import { orDie } from "../kernel/SqlErrors.ts"
+
+interface WebhookRow {
+  readonly organizationId: string
+  readonly id: string
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly hmacSecret: string | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+const toWebhookRecord = (r: WebhookRow): WebhookRecord => ({
+  id: r.id as WebhookRecord["id"],
+  organizationId: r.organizationId as OrganizationId,
+  url: r.url,
+  events: r.events as WebhookRecord["events"],
+  hmacSecret: r.hmacSecret,
+  createdAt: toTimestamp(r.createdAt),
+  updatedAt: toTimestamp(r.updatedAt)
+})
+
+interface DeliveryRow {
+  readonly organizationId: string
+  readonly id: string
+  readonly webhookId: string
+  readonly eventId: string
+  readonly event: string
+  readonly idempotencyKey: string
+  readonly status: WebhookDeliveryRecord["status"]
+  readonly payload: string
+  readonly responseStatus: number | null
+  readonly error: string | null
+  readonly durationMs: number | null
+  readonly createdAt: Date
+  readonly attemptedAt: Date | null
+  readonly claimedBy: string | null
+}
+
+const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord => ({
+  id: r.id as WebhookDeliveryRecord["id"],
+  organizationId: r.organizationId as OrganizationId,
+  webhookId: r.webhookId as WebhookDeliveryRecord["webhookId"],
+  eventId: r.eventId as WebhookDeliveryRecord["eventId"],
+  event: r.event,
+  idempotencyKey: r.idempotencyKey,
+  status: r.status,
+  body: r.payload,
+  responseStatus: r.responseStatus === null ? null : Number(r.responseStatus),
+  error: r.error,
+  durationMs: r.durationMs === null ? null : Number(r.durationMs),
+  createdAt: toTimestamp(r.createdAt),
+  attemptedAt: toNullableTimestamp(r.attemptedAt),
+  claimedBy: r.claimedBy
+})
+
+interface EventRow {
+  readonly organizationId: string
+  readonly id: string
+  readonly seq: string | number | bigint
+  readonly event: string
+  readonly data: unknown
+  readonly occurredAt: Date
+}
+
+const oldestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
+  a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+
+/** Rows per INSERT statement (14 parameters each, well under PostgreSQL's 65,535). */
+const INSERT_CHUNK = 1_000
+
+export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const eventsArray = (events: ReadonlyArray<string>) => sql`string_to_array(${events.join(",")}, ',')`
+  const olderThan = (after: WebhookListPosition | undefined) =>
+    after === undefined
+      ? sql`TRUE`
+      : sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+
+  return WebhookRepository.of({
+    insert: (w) =>
+      sql`INSERT INTO webhooks (organization_id, id, url, events, hmac_secret, created_at, updated_at)
+          VALUES (${w.organizationId}, ${w.id}, ${w.url}, ${eventsArray(w.events)}, ${w.hmacSecret},
+                  ${w.createdAt}, ${w.updatedAt})`.pipe(Effect.asVoid, orDie),
+    update: (w) =>
+      sql`UPDATE webhooks SET url = ${w.url}, events = ${eventsArray(w.events)}, hmac_secret = ${w.hmacSecret},
+            updated_at = ${w.updatedAt}
+          WHERE organization_id = ${w.organizationId} AND id = ${w.id}`.pipe(Effect.asVoid, orDie),
+    remove: (organizationId, id) =>
+      sql<{ id: string }>`DELETE FROM webhooks WHERE organization_id = ${organizationId} AND id = ${id}
+          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
+    findById: (organizationId, id) =>
+      sql<WebhookRow>`SELECT * FROM webhooks WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toWebhookRecord)),
+        orDie
+      ),
+    list: (organizationId, page) =>
+      sql<WebhookRow>`SELECT * FROM webhooks
+          WHERE organization_id = ${organizationId} AND ${olderThan(page.after)}
+          ORDER BY created_at DESC, id DESC LIMIT ${page.limit}`.pipe(
+        Effect.map((rows) => rows.map(toWebhookRecord)),
+        orDie
+      ),
+    listDeliveries: (organizationId, webhookId, page) =>
+      sql<DeliveryRow>`SELECT * FROM webhook_deliveries
+          WHERE organization_id = ${organizationId} AND webhook_id = ${webhookId} AND ${olderThan(page.after)}
+          ORDER BY created_at DESC, id DESC LIMIT ${page.limit}`.pipe(
+        Effect.map((rows) => rows.map(toDeliveryRecord)),
+        orDie
+      ),
+
+    takeUndispatchedEvents: (limit) =>
+      sql<EventRow>`UPDATE domain_events SET fan_out_pending = false
+          WHERE (organization_id, id) IN (
+            SELECT organization_id, id FROM domain_events WHERE fan_out_pending
+            ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+          RETURNING organization_id, id, seq, event, data, occurred_at`.pipe(
+        Effect.map((rows) =>
+          [...rows]
+            .sort((a, b) => Number(a.seq) - Number(b.seq))
+            .map((r): DomainEvent => ({
+              id: r.id as DomainEvent["id"],
+              organizationId: r.organizationId as OrganizationId,
+              event: r.event,
+              data: typeof r.data === "string" ? JSON.parse(r.data) : r.data,
+              occurredAt: toTimestamp(r.occurredAt)
+            }))
+        ),
+        orDie
+      ),
+    webhooksOf: (organizationIds) =>
+      organizationIds.length === 0
+        ? Effect.succeed([])
+        : sql<WebhookRow>`SELECT * FROM webhooks WHERE ${sql.in("organization_id", organizationIds)}`.pipe(
+          Effect.map((rows) => rows.map(toWebhookRecord)),
+          orDie
+        ),
+    insertDeliveries: (deliveries) =>
+      Effect.forEach(
+        Array.from({ length: Math.ceil(deliveries.length / INSERT_CHUNK) }, (_, i) =>
+          deliveries.slice(i * INSERT_CHUNK, (i + 1) * INSERT_CHUNK)),
+        (chunk) => {
+          const rows = chunk.map((d) => ({
+            organizationId: d.organizationId,
+            id: d.id,
+            webhookId: d.webhookId,
+            eventId: d.eventId,
+            event: d.event,
+            idempotencyKey: d.idempotencyKey,
+            status: d.status,
+            payload: d.body,
+            responseStatus: d.responseStatus,
+            error: d.error,
+            durationMs: d.durationMs,
+            createdAt: d.createdAt,
+            attemptedAt: d.attemptedAt,
+            claimedBy: d.claimedBy
+          }))
+          return sql`INSERT INTO webhook_deliveries ${sql.insert(rows as [typeof rows[0], ...typeof rows])}
+              ON CONFLICT (organization_id, webhook_id, event_id) DO NOTHING`
+        },
+        { discard: true }
+      ).pipe(orDie),
+    claimDeliveries: ({ at, dispatcherId, limit, perWebhookLimit }) =>
+      sql<DeliveryRow & { url: string; hmacSecret: string | null }>`
+          WITH in_flight AS (
+            SELECT organization_id, webhook_id, count(*)::int AS n FROM webhook_deliveries
+            WHERE status = 'in_flight' GROUP BY organization_id, webhook_id
+          ), ranked AS (
+            SELECT d.organization_id, d.id, d.created_at,
+                   row_number() OVER (PARTITION BY d.organization_id, d.webhook_id ORDER BY d.created_at, d.id)
+                     + COALESCE(f.n, 0) AS slot
+            FROM webhook_deliveries d
+            LEFT JOIN in_flight f ON f.organization_id = d.organization_id AND f.webhook_id = d.webhook_id
+            WHERE d.status = 'pending' AND COALESCE(f.n, 0) < ${perWebhookLimit}
+          ), picked AS (
+            SELECT d.organization_id, d.id FROM webhook_deliveries d
+            JOIN ranked r ON r.organization_id = d.organization_id AND r.id = d.id
+            WHERE r.slot <= ${perWebhookLimit} AND d.status = 'pending'
+            ORDER BY r.created_at, r.id
+            LIMIT ${limit}
+            FOR UPDATE OF d SKIP LOCKED
+          )
+          UPDATE webhook_deliveries d
+          SET status = 'in_flight', claimed_by = ${dispatcherId}, attempted_at = ${at}
+          FROM picked p, webhooks w
+          WHERE d.organization_id = p.organization_id AND d.id = p.id
+            AND w.organization_id = d.organization_id AND w.id = d.webhook_id
+          RETURNING d.*, w.url, w.hmac_secret`.pipe(
+        Effect.map((rows) =>
+          rows
+            .map((r): ClaimedDelivery => ({ delivery: toDeliveryRecord(r), url: r.url, hmacSecret: r.hmacSecret }))
+            .sort((a, b) => oldestFirst(a.delivery, b.delivery))
+        ),
+        orDie
+      ),
+    completeDelivery: (dispatcherId, organizationId, id, outcome) =>
+      sql<{ id: string }>`UPDATE webhook_deliveries
+          SET status = ${outcome.status}, response_status = ${outcome.responseStatus}, error = ${outcome.error},
+              duration_ms = ${outcome.durationMs}
+          WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'in_flight'
+            AND claimed_by = ${dispatcherId}
+          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
+    heartbeat: (dispatcherId, at) =>
+      sql`INSERT INTO webhook_dispatchers (id, heartbeat_at) VALUES (${dispatcherId}, ${at})
+          ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at`.pipe(Effect.asVoid, orDie),
+    removeDispatcher: (dispatcherId) =>
+      sql`DELETE FROM webhook_dispatchers WHERE id = ${dispatcherId}`.pipe(Effect.asVoid, orDie),
+    failInterrupted: (staleBefore, error) =>
+      sql<{ id: string }>`UPDATE webhook_deliveries d
+          SET status = 'failed', error = ${error}, response_status = NULL, duration_ms = NULL
+          WHERE d.status = 'in_flight' AND NOT EXISTS (
+            SELECT 1 FROM webhook_dispatchers h WHERE h.id = d.claimed_by AND h.heartbeat_at >= ${staleBefore})
+          RETURNING d.id`.pipe(Effect.map((rows) => rows.length), orDie)
+  })
+}))

@@ -1,0 +1,110 @@
+/**
+ * Catalog records that reviews and questions refer to (DECISIONS §9): sites, products and customers, in the shape
+ * the API returns them. Products carry their review stats, kept current by the review write side.
+ */
+import { Schema } from "effect"
+import { CustomerId, ProductId, SiteId } from "../kernel/Ids.ts"
+import { Metadata } from "../kernel/Metadata.ts"
+import { Timestamp } from "../kernel/Timestamp.ts"
+
+const Text = Schema.String
+
+export const Site = Schema.Struct({
+  id: SiteId,
+  name: Text,
+  domain: Schema.NullOr(Text),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+})
+export type Site = typeof Site.Type
+
+/** Review stats of a product: counts, and the average rating of its published reviews (null when none). */
+export const ProductReviewStats = Schema.Struct({
+  reviewCount: Schema.Int,
+  publishedReviewCount: Schema.Int,
+  averageRating: Schema.NullOr(Schema.Number)
+})
+export type ProductReviewStats = typeof ProductReviewStats.Type
+
+export const Product = Schema.Struct({
+  id: ProductId,
+  /** Unique per organization. */
+  slug: Text,
+  title: Text,
+  description: Schema.NullOr(Text),
+  imageUrl: Schema.NullOr(Text),
+  url: Schema.NullOr(Text),
+  /** The product's id in the merchant's store (unique per organization when set). */
+  externalId: Schema.NullOr(Text),
+  metadata: Metadata,
+  notes: Schema.NullOr(Text),
+  ...ProductReviewStats.fields,
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+})
+export type Product = typeof Product.Type
+
+export const Customer = Schema.Struct({
+  id: CustomerId,
+  /** Unique per organization, stored lower-cased. */
+  email: Text,
+  phone: Schema.NullOr(Text),
+  firstName: Schema.NullOr(Text),
+  lastName: Schema.NullOr(Text),
+  country: Schema.NullOr(Text),
+  birthday: Schema.NullOr(Text),
+  metadata: Metadata,
+  notes: Schema.NullOr(Text),
+  emailOptOut: Schema.Boolean,
+  emailOptOutAt: Schema.NullOr(Timestamp),
+  emailOptOutSource: Schema.NullOr(Text),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+})
+export type Customer = typeof Customer.Type
+
+/**
+ * A new product: what the caller gives over blank optional fields and no reviews yet. The one constructor of the
+ * record, for use-cases and test seeds alike.
+ */
+export const newProduct = (
+  id: ProductId,
+  at: Timestamp,
+  fields: Pick<Product, "slug" | "title"> & Partial<Product>
+): Product => ({
+  id,
+  description: null,
+  imageUrl: null,
+  url: null,
+  externalId: null,
+  metadata: {},
+  notes: null,
+  reviewCount: 0,
+  publishedReviewCount: 0,
+  averageRating: null,
+  createdAt: at,
+  updatedAt: at,
+  ...fields
+})
+
+/** A new customer: what the caller gives over blank optional fields, opted in. */
+export const newCustomer = (
+  id: CustomerId,
+  at: Timestamp,
+  fields: Pick<Customer, "email"> & Partial<Customer>
+): Customer => ({
+  id,
+  phone: null,
+  firstName: null,
+  lastName: null,
+  country: null,
+  birthday: null,
+  metadata: {},
+  notes: null,
+  emailOptOut: false,
+  emailOptOutAt: null,
+  emailOptOutSource: null,
+  createdAt: at,
+  updatedAt: at,
+  ...fields
+})

@@ -1,0 +1,97 @@
+/**
+ * Where bucket levels live. A store runs `TokenBucket.spend` over an organization's buckets as one indivisible
+ * check-and-charge, reading the time from Effect's `Clock` (so `TestClock` drives it in tests). The memory store is
+ * exact across fibers of one process; the PostgreSQL store is exact across processes sharing the database.
+ *
+ * The first bucket passed is the organization-wide one (see `RateLimitTable.bucketsFor`): its ceiling and level are
+ * what `X-RateLimit-Limit` / `X-RateLimit-Remaining` report.
+ */
+import { Context, type Effect } from "effect"
+import { TooManyRequests } from "../kernel/Errors.ts"
+import { type KeyedBucket, ORG_BUCKET_KEY } from "./RateLimitTable.ts"
+import type { SpendResult } from "./TokenBucket.ts"
+
+export interface SpendAdmitted {
+  readonly _tag: "Admitted"
+  readonly cost: number
+  /** Ceiling of the organization bucket (`X-RateLimit-Limit`). */
+  readonly limit: number
+  /** Whole tokens left in the organization bucket after the charge (`X-RateLimit-Remaining`). */
+  readonly remaining: number
+}
+
+export interface SpendRefused {
+  readonly _tag: "Refused"
+  readonly cost: number
+  readonly limit: number
+  /** Whole tokens in the organization bucket now; nothing was charged. */
+  readonly remaining: number
+  /** Least whole seconds (≥ 1) until the same request is affordable; `undefined` when it never is (`Retry-After`). */
+  readonly retryAfterSeconds: number | undefined
+  /** Key of the bucket that refused (the one never affordable, else the one to wait longest for). */
+  readonly refusedBy: string
+  /** Ceiling of that bucket, for the message. */
+  readonly refusedByCeiling: number
+}
+
+export type SpendDecision = SpendAdmitted | SpendRefused
+
+export class RateLimitStore extends Context.Service<RateLimitStore, {
+  /**
+   * Charges `cost` to every bucket of the organization, atomically (all or none), at the `Clock`'s current time.
+   * Buckets are identified by `key` within the organization; each call passes the current spec, so a plan change
+   * takes effect on the next request. `buckets` must be non-empty with distinct keys, organization bucket first.
+   * Must not run inside a database transaction of the request (the PostgreSQL store would hold its row locks for it).
+   */
+  readonly spend: (
+    organizationId: string,
+    buckets: ReadonlyArray<KeyedBucket>,
+    cost: number
+  ) => Effect.Effect<SpendDecision>
+}>()("feedback/RateLimitStore") {}
+
+/** Rejects a bucket list that no correct caller builds; stores call it before touching state. */
+export const assertBuckets = (buckets: ReadonlyArray<KeyedBucket>): void => {
+  if (buckets.length === 0) throw new RangeError("a rate-limited request spends from at least one bucket")
+  if (new Set(buckets.map((b) => b.key)).size !== buckets.length) {
+    throw new RangeError(`bucket keys must be distinct: ${buckets.map((b) => b.key).join(", ")}`)
+  }
+}
+
+/** The store-level decision for the result of `TokenBucket.spend` over `buckets` (same order). */
+export const toSpendDecision = (
+  buckets: ReadonlyArray<KeyedBucket>,
+  result: SpendResult,
+  cost: number
+): SpendDecision => {
+  const limit = buckets[0]?.spec.ceiling ?? 0
+  const remaining = result.remaining[0] ?? 0
+  if (result._tag === "Admitted") return { _tag: "Admitted", cost, limit, remaining }
+  const refusing = buckets[result.refusedBy]
+  return {
+    _tag: "Refused",
+    cost,
+    limit,
+    remaining,
+    retryAfterSeconds: result.retryAfterSeconds,
+    refusedBy: refusing?.key ?? "",
+    refusedByCeiling: refusing?.spec.ceiling ?? 0
+  }
+}
+
+/** The 429 for a refusal (DECISIONS §3): a message that says whether and when the same request can succeed. */
+export const tooManyRequests = (decision: SpendRefused): TooManyRequests => {
+  const scope = decision.refusedBy === ORG_BUCKET_KEY
+    ? "the organization's rate limit"
+    : `the rate limit of ${decision.refusedBy}`
+  const message = decision.retryAfterSeconds === undefined
+    ? `This request costs ${decision.cost} tokens but ${scope} holds at most ${decision.refusedByCeiling}, so it can never be accepted; split it into smaller requests or raise the plan's allowance.`
+    : `This request costs ${decision.cost} tokens and ${scope} cannot afford it now; retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`
+  return new TooManyRequests({
+    message,
+    ...(decision.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: decision.retryAfterSeconds }),
+    cost: decision.cost,
+    limit: decision.limit,
+    remaining: decision.remaining
+  })
+}

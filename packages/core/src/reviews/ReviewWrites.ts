@@ -1,0 +1,325 @@
+/**
+ * Use-cases of the review write side (spec: Reviews; DECISIONS §5) as the `ReviewWrites` service: moderate and
+ * redact one review, delete it, moderate every review matching a filter, import reviews, and manage the merchant's
+ * reply.
+ *
+ * Each is one unit of work: the change, the product stats it affects and the events announcing it commit together
+ * or not at all, so a webhook never announces a rolled-back change nor misses a committed one.
+ *
+ * Events: `review.updated` (PATCH, bulk-update), `review.deleted`, `review.created` (import), each with the review
+ * without extras. Replies fire no event: the catalog has no reply events, and the review itself is untouched by a
+ * reply change (spec: "The review is untouched"), so announcing `review.updated` would be false.
+ */
+import { Context, Effect, Layer, Option, Result, Schema } from "effect"
+import { newCustomer } from "../catalog/Catalog.ts"
+import { actorId, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
+import { Conflict, type Forbidden, type ImportFailed, InvalidRequest, type InvalidRedaction, NotFound } from "../kernel/Errors.ts"
+import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
+import { parseFilter, parseTimestampValue, reviewFilterCatalog } from "../kernel/Filter.ts"
+import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
+import type { CustomerId, FileId, ImportJobId, OrganizationId, ReviewId, ReviewReplyId } from "../kernel/Ids.ts"
+import { parseSearch } from "../kernel/ListQuery.ts"
+import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
+import { newReview, ReviewRecord, type ReviewReply } from "./Review.ts"
+import type {
+  BulkUpdateBody,
+  BulkUpdateResult,
+  ImportRequest,
+  ReviewImportResult,
+  ReplyCreate,
+  ReplyPatch,
+  ReviewDeletionRequest,
+  ReviewPatch
+} from "./ReviewRequests.ts"
+import { type ImportedReview, ReviewWriteRepository } from "./ReviewWriteRepository.ts"
+import { fileFromUrl, importReferencesOf, planReplyPatch, planReviewPatch, selectImportRows } from "./ReviewRules.ts"
+import { now, type Timestamp } from "../kernel/Timestamp.ts"
+import { UnitOfWork } from "../kernel/UnitOfWork.ts"
+
+/** `importJob.type` / `importJob.action` of a review import (values not shown by the spec). */
+export const REVIEW_IMPORT_JOB = { type: "reviews", action: "create" } as const
+
+/** The review as events carry it: the API's shape without extras (any store-only fields dropped). */
+export const reviewEventData = (review: ReviewRecord): unknown => Schema.encodeSync(ReviewRecord)(review)
+
+export class ReviewWrites extends Context.Service<ReviewWrites, {
+  /** `PATCH /reviews/{id}`: moderate (published), redact (title/body), replace metadata. */
+  readonly update: (
+    id: ReviewId,
+    patch: ReviewPatch
+  ) => Effect.Effect<ReviewRecord, Forbidden | NotFound | InvalidRedaction, CurrentCaller>
+  /** `DELETE /reviews/{id}`: removes it with its files, answers and reply; keeps a deletion record without content. */
+  readonly delete: (
+    id: ReviewId,
+    request: ReviewDeletionRequest
+  ) => Effect.Effect<ReviewRecord, Forbidden | NotFound, CurrentCaller>
+  /**
+   * `PATCH /reviews/bulk-update`: sets `published` on every review matching `filter` AND `search` (the read side's
+   * semantics), stamps each moderated, recalculates each affected product's stats once, and fires `review.updated`
+   * for each review whose `published` changed. Answers the number of reviews matched.
+   */
+  readonly bulkUpdate: (
+    query: { readonly filter?: string | undefined; readonly search?: string | undefined },
+    body: BulkUpdateBody
+  ) => Effect.Effect<BulkUpdateResult, Forbidden | InvalidRequest, CurrentCaller>
+  /**
+   * `POST /reviews/import`: one unit of work. Rows whose product, site or externalId do not resolve are skipped and
+   * listed, or with `strict` the first of them fails the whole import (`ImportFailed`, nothing written). Customers
+   * are created for unseen emails (lower-cased); each imported review fires `review.created`; each affected
+   * product's stats are recalculated once; the import job and each review's row index are recorded.
+   */
+  readonly import: (request: ImportRequest) => Effect.Effect<ReviewImportResult, Forbidden | ImportFailed, CurrentCaller>
+  /** `POST /reviews/{id}/response`: a draft unless `published` is sent; a second reply is a Conflict. */
+  readonly createReply: (
+    reviewId: ReviewId,
+    input: ReplyCreate
+  ) => Effect.Effect<ReviewReply, Forbidden | NotFound | Conflict, CurrentCaller>
+  /** `PATCH /reviews/{id}/response`: only sent fields change; metadata is replaced wholesale. */
+  readonly updateReply: (
+    reviewId: ReviewId,
+    patch: ReplyPatch
+  ) => Effect.Effect<ReviewReply, Forbidden | NotFound, CurrentCaller>
+  /** `DELETE /reviews/{id}/response`: removes the reply, leaves the review untouched, answers the deleted reply. */
+  readonly deleteReply: (reviewId: ReviewId) => Effect.Effect<ReviewReply, Forbidden | NotFound, CurrentCaller>
+}>()("feedback/ReviewWrites") {
+  static readonly layer = Layer.effect(ReviewWrites, Effect.gen(function*() {
+    const repo = yield* ReviewWriteRepository
+    const organizations = yield* OrganizationRepository
+    const uow = yield* UnitOfWork
+    const ids = yield* IdGenerator
+    const events = makeEventRecorder(yield* EventOutbox, ids)
+
+    const organizationName = (organizationId: OrganizationId) =>
+      organizations.findById(organizationId).pipe(
+        Effect.flatMap(foundOr(organizationId, "organization")),
+        Effect.map((o) => o.name),
+        // The caller's organization exists (it was authenticated); a missing one is a defect, not a 404.
+        Effect.orDie
+      )
+
+    const lockedReview = (organizationId: OrganizationId, id: ReviewId) =>
+      repo.lockReview(organizationId, id).pipe(Effect.flatMap(foundOr(id, "review")))
+
+    const update = Effect.fn("ReviewWrites.update")(function*(id: ReviewId, patch: ReviewPatch) {
+      const { organizationId } = yield* requirePermission("reviews:write")
+      return yield* uow.transaction(Effect.gen(function*() {
+        const current = yield* lockedReview(organizationId, id)
+        const outcome = yield* Effect.fromResult(planReviewPatch(current, patch, yield* now))
+        if (!outcome.write) return current
+        yield* repo.updateReview(organizationId, outcome.review)
+        if (outcome.publishedChanged) yield* repo.recalculateProductStats(organizationId, [outcome.review.productId])
+        if (outcome.announce) yield* events.record(organizationId, "review.updated", reviewEventData(outcome.review))
+        return outcome.review
+      }))
+    })
+
+    const deleteReview = Effect.fn("ReviewWrites.delete")(function*(id: ReviewId, request: ReviewDeletionRequest) {
+      const caller = yield* requirePermission("reviews:write")
+      const { organizationId } = caller
+      return yield* uow.transaction(Effect.gen(function*() {
+        const review = yield* lockedReview(organizationId, id)
+        const note = request.note === undefined || request.note.trim() === "" ? null : request.note
+        yield* repo.deleteReview(organizationId, {
+          reviewId: review.id,
+          reason: request.reason,
+          note,
+          actorKeyId: actorId(caller),
+          deletedAt: yield* now
+        })
+        yield* repo.recalculateProductStats(organizationId, [review.productId])
+        yield* events.record(organizationId, "review.deleted", reviewEventData(review))
+        return review
+      }))
+    })
+
+    const bulkUpdate = Effect.fn("ReviewWrites.bulkUpdate")(function*(
+      query: { readonly filter?: string | undefined; readonly search?: string | undefined },
+      body: BulkUpdateBody
+    ) {
+      const { organizationId } = yield* requirePermission("reviews:write")
+      const filter = parseFilter(query.filter, reviewFilterCatalog)
+      const search = parseSearch(query.search)
+      if (Result.isFailure(filter) || Result.isFailure(search)) {
+        return yield* InvalidRequest.of([
+          ...(Result.isFailure(filter) ? filter.failure.issues : []),
+          ...(Result.isFailure(search) ? search.failure.issues : [])
+        ])
+      }
+      return yield* uow.transaction(Effect.gen(function*() {
+        const outcome = yield* repo.bulkSetPublished(
+          organizationId,
+          { filter: filter.success, search: search.success },
+          body.published,
+          yield* now
+        )
+        yield* repo.recalculateProductStats(organizationId, outcome.changedProductIds)
+        return { count: outcome.count }
+      }))
+    })
+
+    /** Customers for the rows' emails: existing ones, and new ones created for unseen emails. */
+    const ensureImportCustomers = (
+      organizationId: OrganizationId,
+      emails: ReadonlyArray<string | undefined>,
+      existing: ReadonlyMap<string, CustomerId>,
+      at: Timestamp
+    ) =>
+      Effect.gen(function*() {
+        const found = new Map(existing)
+        const unseen = new Set<string>()
+        for (const email of emails) {
+          if (email !== undefined && !found.has(email.toLowerCase())) unseen.add(email.toLowerCase())
+        }
+        if (unseen.size === 0) return found
+        const customers = []
+        for (const email of unseen) customers.push(newCustomer(yield* nextIdFrom<CustomerId>(ids), at, { email }))
+        const created = yield* repo.ensureCustomers(organizationId, customers)
+        for (const [email, id] of created) found.set(email, id)
+        return found
+      })
+
+    const importReviews = Effect.fn("ReviewWrites.import")(function*(request: ImportRequest) {
+      const { organizationId } = yield* requirePermission("reviews:write")
+      const rows = request.data
+      return yield* uow.transaction(Effect.gen(function*() {
+        const at = yield* now
+        const refs = yield* repo.resolveImportReferences(organizationId, importReferencesOf(rows))
+        const selection = yield* Effect.fromResult(selectImportRows(rows, refs, request.strict ?? false))
+        if (selection.accepted.length === 0) return { imported: [], skipped: selection.skipped }
+
+        const customerIds = yield* ensureImportCustomers(organizationId, selection.accepted.map((a) => a.row.customer), refs.customersByEmail, at)
+        const needsOrganizationName = selection.accepted.some((a) => a.row.response !== undefined && a.row.responderName === undefined)
+        const defaultResponder = needsOrganizationName ? yield* organizationName(organizationId) : ""
+        const job = { id: yield* nextIdFrom<ImportJobId>(ids), ...REVIEW_IMPORT_JOB, createdAt: at }
+
+        const reviews: Array<ImportedReview> = []
+        for (const { index, row, productId, siteId } of selection.accepted) {
+          const id = yield* nextIdFrom<ReviewId>(ids)
+          const pending = row.pending === true
+          const review = newReview(id, at, {
+            siteId,
+            productId,
+            productVariantId: row.productVariant === undefined ? null : row.productVariant.toLowerCase() as ReviewRecord["productVariantId"],
+            customerId: row.customer === undefined ? null : customerIds.get(row.customer.toLowerCase()) ?? null,
+            title: row.title ?? null,
+            body: row.body ?? null,
+            rating: row.rating,
+            published: pending ? false : row.published ?? true,
+            verifiedBuyer: row.verifiedBuyer ?? false,
+            moderatedAt: pending ? null : at,
+            metadata: { ...row.metadata },
+            externalId: row.externalId ?? null,
+            createdAt: instantOr(row.createdAt, at)
+          })
+          const files = []
+          for (const url of row.imageUrls ?? []) {
+            files.push({ id: yield* nextIdFrom<FileId>(ids), ...fileFromUrl(url), sizeBytes: 0, url })
+          }
+          const reply: ReviewReply | null = row.response === undefined ? null : {
+            id: yield* nextIdFrom<ReviewReplyId>(ids),
+            reviewId: id,
+            body: row.response,
+            responderName: row.responderName ?? defaultResponder,
+            // The reply was public where the review came from.
+            published: true,
+            metadata: {},
+            createdAt: instantOr(row.responseCreatedAt, at),
+            updatedAt: at
+          }
+          const answers = (row.answers ?? []).map((a) => ({
+            questionId: a.questionId.toLowerCase() as typeof a.questionId,
+            label: a.label,
+            type: a.type,
+            step: a.step,
+            steps: a.steps,
+            lowLabel: a.lowLabel ?? null,
+            highLabel: a.highLabel ?? null,
+            middleLabel: a.middleLabel ?? null,
+            optionLabels: [...(a.optionLabels ?? [])]
+          }))
+          reviews.push({ review, importRow: index, files, answers, reply })
+        }
+
+        yield* repo.insertImport(organizationId, job, reviews, at)
+        yield* repo.recalculateProductStats(organizationId, [...new Set(reviews.map((r) => r.review.productId))])
+        return {
+          imported: reviews.map((r) => ({ index: r.importRow, id: r.review.id, imageUrls: r.files.map((f) => f.url) })),
+          skipped: selection.skipped
+        }
+      }))
+    })
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Replies
+
+    const createReply = Effect.fn("ReviewWrites.createReply")(function*(reviewId: ReviewId, input: ReplyCreate) {
+      const { organizationId } = yield* requirePermission("reviews:write")
+      return yield* uow.transaction(Effect.gen(function*() {
+        // Locking the review serializes concurrent creates, so the second one sees the first reply.
+        yield* lockedReview(organizationId, reviewId)
+        const conflict = new Conflict({
+          message: "This review already has a reply; edit it with PATCH /reviews/{id}/response instead."
+        })
+        if (Option.isSome(yield* repo.findReply(organizationId, reviewId))) return yield* conflict
+        const at = yield* now
+        const reply: ReviewReply = {
+          id: yield* nextIdFrom<ReviewReplyId>(ids),
+          reviewId,
+          body: input.body,
+          responderName: input.responderName ?? (yield* organizationName(organizationId)),
+          published: input.published ?? false,
+          metadata: { ...input.metadata },
+          createdAt: at,
+          updatedAt: at
+        }
+        if (!(yield* repo.insertReply(organizationId, reply))) return yield* conflict
+        return reply
+      }))
+    })
+
+    const replyOf = (organizationId: OrganizationId, reviewId: ReviewId) =>
+      lockedReview(organizationId, reviewId).pipe(
+        Effect.andThen(repo.findReply(organizationId, reviewId)),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new NotFound({ message: `Review ${reviewId} has no reply.`, resource: "review reply" })),
+          onSome: Effect.succeed
+        }))
+      )
+
+    const updateReply = Effect.fn("ReviewWrites.updateReply")(function*(reviewId: ReviewId, patch: ReplyPatch) {
+      const { organizationId } = yield* requirePermission("reviews:write")
+      return yield* uow.transaction(Effect.gen(function*() {
+        const current = yield* replyOf(organizationId, reviewId)
+        const next = planReplyPatch(current, patch, yield* now)
+        if (next === undefined) return current
+        yield* repo.updateReply(organizationId, next)
+        return next
+      }))
+    })
+
+    const deleteReply = Effect.fn("ReviewWrites.deleteReply")(function*(reviewId: ReviewId) {
+      const { organizationId } = yield* requirePermission("reviews:write")
+      return yield* uow.transaction(Effect.gen(function*() {
+        const reply = yield* replyOf(organizationId, reviewId)
+        yield* repo.deleteReply(organizationId, reviewId)
+        return reply
+      }))
+    })
+
+    return ReviewWrites.of({
+      update,
+      delete: deleteReview,
+      bulkUpdate,
+      import: importReviews,
+      createReply,
+      updateReply,
+      deleteReply
+    })
+  }))
+}
+
+const foundOr = <A>(id: string, resource: string) => (found: Option.Option<A>): Effect.Effect<A, NotFound> =>
+  Option.match(found, { onNone: () => Effect.fail(NotFound.of(resource, id)), onSome: Effect.succeed })
+
+const instantOr = (input: string | undefined, fallback: Timestamp): Timestamp =>
+  input === undefined ? fallback : parseTimestampValue(input) ?? fallback

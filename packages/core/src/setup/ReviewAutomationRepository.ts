@@ -1,0 +1,26 @@
+/**
+ * Storage of what sends review requests: email templates, survey flows (with their steps) and the organization's
+ * auto-publish preference. The guided reviews setup writes them; `hasActiveSurveyFlow` reads the flows.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { OrganizationId } from "../kernel/Ids.ts"
+import type { AutoPublishPreference, EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
+import type { Owned } from "../organizations/StorefrontRecords.ts"
+import type { Timestamp } from "../kernel/Timestamp.ts"
+
+export class ReviewAutomationRepository extends Context.Service<ReviewAutomationRepository, {
+  readonly insertEmailTemplate: (template: Owned<EmailTemplate>) => Effect.Effect<void>
+  /** Every template of the organization, oldest first (ties in id order). */
+  readonly listEmailTemplates: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<EmailTemplate>>
+  /** Inserts the flow with its steps; each email step's template must exist in the same organization. */
+  readonly insertSurveyFlow: (flow: Owned<SurveyFlow>) => Effect.Effect<void>
+  /** Every flow of the organization with its steps in position order, oldest first (ties in id order). */
+  readonly listSurveyFlows: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<SurveyFlow>>
+  /** Replaces the organization's auto-publish preference. */
+  readonly saveAutoPublishPreference: (
+    organizationId: OrganizationId,
+    preference: AutoPublishPreference,
+    at: Timestamp
+  ) => Effect.Effect<void>
+  readonly autoPublishPreference: (organizationId: OrganizationId) => Effect.Effect<Option.Option<AutoPublishPreference>>
+}>()("feedback/ReviewAutomationRepository") {}

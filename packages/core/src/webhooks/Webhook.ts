@@ -1,0 +1,165 @@
+/**
+ * Webhooks as the API shows them (DECISIONS §7) and as the stores keep them.
+ *
+ * The stored record carries the HMAC secret, because deliveries are signed server-side; the API view replaces it
+ * with `hasSecret`, so no response, event payload or log line ever carries a secret.
+ *
+ * A delivery is stored with the exact body bytes that were (or will be) POSTed, so the delivery log shows what the
+ * receiver got and the signature can be recomputed over it. Internally a delivery is `pending` (never attempted),
+ * `in_flight` (claimed by a dispatcher, POST under way) or finished; the API folds `in_flight` into `pending`.
+ */
+import { Schema } from "effect"
+import { BoundedArray } from "../kernel/BoundedArray.ts"
+import { EventName } from "./EventCatalog.ts"
+import { type DomainEventId, OrganizationId, Uuid, WebhookDeliveryId, WebhookId } from "../kernel/Ids.ts"
+import { BoundedText, textProblem } from "../kernel/Text.ts"
+import { Timestamp } from "../kernel/Timestamp.ts"
+
+/** A registered webhook, as every endpoint returns it. */
+export const Webhook = Schema.Struct({
+  id: WebhookId,
+  url: Schema.String,
+  events: Schema.Array(EventName),
+  hasSecret: Schema.Boolean,
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+})
+export type Webhook = typeof Webhook.Type
+
+/** What the stores keep: the view's fields plus the organization and the secret (null: deliveries are unsigned). */
+export interface WebhookRecord {
+  readonly id: WebhookId
+  readonly organizationId: OrganizationId
+  readonly url: string
+  readonly events: ReadonlyArray<EventName>
+  readonly hmacSecret: string | null
+  readonly createdAt: Timestamp
+  readonly updatedAt: Timestamp
+}
+
+export const toWebhook = (r: WebhookRecord): Webhook => ({
+  id: r.id,
+  url: r.url,
+  events: r.events,
+  hasSecret: r.hmacSecret !== null,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt
+})
+
+/** The body of every delivery (spec: Webhook delivery envelope), in this key order on the wire. */
+export const WebhookEnvelope = Schema.Struct({
+  event: Schema.String,
+  timestamp: Timestamp,
+  idempotencyKey: Uuid,
+  data: Schema.Unknown
+})
+export type WebhookEnvelope = typeof WebhookEnvelope.Type
+
+export const WebhookDeliveryStatus = Schema.Literals(["pending", "delivered", "failed"])
+export type WebhookDeliveryStatus = typeof WebhookDeliveryStatus.Type
+
+/** A row of `GET /webhooks/{id}/events`. */
+export const WebhookDelivery = Schema.Struct({
+  id: WebhookDeliveryId,
+  webhookId: WebhookId,
+  event: Schema.String,
+  idempotencyKey: Uuid,
+  status: WebhookDeliveryStatus,
+  payload: WebhookEnvelope,
+  responseStatus: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String),
+  durationMs: Schema.NullOr(Schema.Number),
+  createdAt: Timestamp,
+  attemptedAt: Schema.NullOr(Timestamp)
+})
+export type WebhookDelivery = typeof WebhookDelivery.Type
+
+export type StoredDeliveryStatus = "pending" | "in_flight" | "delivered" | "failed"
+
+export interface WebhookDeliveryRecord {
+  readonly id: WebhookDeliveryId
+  readonly organizationId: OrganizationId
+  readonly webhookId: WebhookId
+  /** The domain event delivered; a store holds at most one delivery per (event, webhook). */
+  readonly eventId: DomainEventId
+  readonly event: string
+  readonly idempotencyKey: string
+  readonly status: StoredDeliveryStatus
+  /** The exact request body. */
+  readonly body: string
+  readonly responseStatus: number | null
+  readonly error: string | null
+  readonly durationMs: number | null
+  readonly createdAt: Timestamp
+  /** When the POST started (set when the delivery is claimed). */
+  readonly attemptedAt: Timestamp | null
+  /** The dispatcher that claimed it; null while pending. */
+  readonly claimedBy: string | null
+}
+
+export const toWebhookDelivery = (r: WebhookDeliveryRecord): WebhookDelivery => ({
+  id: r.id,
+  webhookId: r.webhookId,
+  event: r.event,
+  idempotencyKey: r.idempotencyKey,
+  status: r.status === "in_flight" ? "pending" : r.status,
+  payload: JSON.parse(r.body) as WebhookEnvelope,
+  responseStatus: r.responseStatus,
+  error: r.error,
+  durationMs: r.durationMs,
+  createdAt: r.createdAt,
+  attemptedAt: r.attemptedAt
+})
+
+/** A webhook's HMAC secret: long enough to resist guessing, short enough to be a secret and not a payload. */
+export const HMAC_SECRET_MIN_LENGTH = 16
+export const HMAC_SECRET_MAX_LENGTH = 256
+/** More than the event catalog holds, so any subscription fits, yet a bounded amount of work to check. */
+export const MAX_SUBSCRIBED_EVENTS = 100
+export const WEBHOOK_URL_MAX_LENGTH = 2048
+
+const secretLength =
+  `must be ${HMAC_SECRET_MIN_LENGTH} to ${HMAC_SECRET_MAX_LENGTH} characters; send null to remove the secret`
+
+/** Why `secret` cannot be a webhook secret, or undefined. */
+export const hmacSecretProblem = (secret: string): string | undefined =>
+  secret.length < HMAC_SECRET_MIN_LENGTH || secret.length > HMAC_SECRET_MAX_LENGTH ? secretLength : textProblem(secret)
+
+export const HmacSecret = Schema.String.check(
+  Schema.isBetweenLength(HMAC_SECRET_MIN_LENGTH, HMAC_SECRET_MAX_LENGTH, { message: secretLength }).abort(),
+  Schema.makeFilter(textProblem)
+)
+
+const WebhookUrl = BoundedText(WEBHOOK_URL_MAX_LENGTH, 1)
+const EventNames = BoundedArray(BoundedText(200), MAX_SUBSCRIBED_EVENTS, `list at most ${MAX_SUBSCRIBED_EVENTS} event names`)
+
+/** `POST /webhooks`. `hmacSecret` omitted or null: deliveries are unsigned. */
+export const CreateWebhook = Schema.Struct({
+  url: WebhookUrl,
+  events: EventNames,
+  hmacSecret: Schema.optionalKey(Schema.NullOr(HmacSecret))
+})
+export type CreateWebhook = typeof CreateWebhook.Type
+
+/**
+ * `PATCH /webhooks/{id}`: only sent fields change. `events` replaces the subscription wholesale; `hmacSecret`
+ * omitted keeps the secret, a string replaces it, `null` removes it.
+ */
+export const UpdateWebhook = Schema.Struct({
+  url: Schema.optionalKey(WebhookUrl),
+  events: Schema.optionalKey(EventNames),
+  hmacSecret: Schema.optionalKey(Schema.NullOr(HmacSecret))
+})
+export type UpdateWebhook = typeof UpdateWebhook.Type
+
+export const WebhookList = Schema.Struct({ data: Schema.Array(Webhook), nextCursor: Schema.NullOr(Schema.String) })
+export type WebhookList = typeof WebhookList.Type
+
+export const WebhookDeliveryList = Schema.Struct({
+  data: Schema.Array(WebhookDelivery),
+  nextCursor: Schema.NullOr(Schema.String)
+})
+export type WebhookDeliveryList = typeof WebhookDeliveryList.Type
+
+export const WebhookEventList = Schema.Struct({ data: Schema.Array(EventName) })
+export type WebhookEventList = typeof WebhookEventList.Type

@@ -1,0 +1,492 @@
+/**
+ * Conformance of the webhook store: registration through the core's use-cases, and the dispatcher's storage
+ * operations (fan-out, claim, complete, interruption) that at-most-once delivery rests on. Runs on every store.
+ *
+ * One store (one layer) serves the whole suite, as booting an embedded database is the slow part. The dispatcher
+ * operations are global (they see every organization's events), so each test that uses them first drains what
+ * earlier tests left behind.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect, Exit, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
+import { EventOutbox, recordEvent } from "../kernel/EventOutbox.ts"
+import { IdGenerator } from "../kernel/IdGenerator.ts"
+import type { OrganizationId, SecretKeyId, WebhookId } from "../kernel/Ids.ts"
+import type { Permission } from "../kernel/Permission.ts"
+import * as Provisioning from "../organizations/Provisioning.ts"
+import type { StoreServices } from "../kernel/StoreServices.ts"
+import { fromMillis } from "../kernel/Timestamp.ts"
+import { transactional } from "../kernel/UnitOfWork.ts"
+import { toWebhookDelivery } from "./Webhook.ts"
+import { CurrentWebhookSettings, HostNotResolved, HostResolver } from "./WebhookDestination.ts"
+import {
+  fanOutOnce,
+  failInterruptedDeliveries,
+  INTERRUPTED,
+  type OutgoingWebhook,
+  sendClaimed,
+  type TransportResult,
+  WebhookTransport
+} from "./WebhookDispatcher.ts"
+import { WebhookRepository } from "./WebhookRepository.ts"
+import * as Webhooks from "./Webhooks.ts"
+import { verifyWebhookSignature } from "./WebhookSignature.ts"
+
+type Suite = (store: Layer.Layer<StoreServices | IdGenerator>) => void
+
+const dns: Record<string, ReadonlyArray<string>> = {
+  "hooks.example.com": ["93.184.216.34"],
+  "other.example.com": ["2606:2800:220:1:248:1893:25c8:1946"],
+  "internal.example.com": ["10.0.0.5"],
+  "mixed.example.com": ["93.184.216.34", "127.0.0.1"]
+}
+const FakeResolver = Layer.succeed(HostResolver, HostResolver.of({
+  resolve: (hostname) => {
+    const found = dns[hostname]
+    return found === undefined ? Effect.fail(new HostNotResolved({ hostname })) : Effect.succeed(found)
+  }
+}))
+
+const all: ReadonlyArray<Permission> = ["settings:read", "settings:write"]
+
+const as = (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = all) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.provideService(CurrentCaller, new SecretKeyCaller({
+      organizationId,
+      keyId: "00000000-0000-4000-8000-0000000000aa" as SecretKeyId,
+      permissions: new Set(permissions)
+    })),
+    Effect.provide(FakeResolver)
+  )
+
+const newOrganization = (name: string) => Effect.map(Provisioning.createOrganization({ name }), (o) => o.id)
+
+const eventsOf = (organizationId: OrganizationId) =>
+  EventOutbox.use((o) => o.listForOrganization(organizationId)).pipe(Effect.map((es) => es.map((e) => e.event)))
+
+const HOOK = "https://hooks.example.com/receive"
+
+/** Fans out and finishes everything earlier tests left, so claims below see only this test's deliveries. */
+const drain = Effect.gen(function*() {
+  const repo = yield* WebhookRepository
+  while ((yield* fanOutOnce(1000)).events > 0) { /* keep fanning out */ }
+  yield* repo.failInterrupted(fromMillis(Date.UTC(9999, 0, 1)), "drained")
+  for (;;) {
+    const claimed = yield* repo.claimDeliveries({ dispatcherId: DRAIN, at: fromMillis(0), limit: 1000, perWebhookLimit: 1000 })
+    if (claimed.length === 0) break
+    for (const c of claimed) {
+      yield* repo.completeDelivery(DRAIN, c.delivery.organizationId, c.delivery.id, {
+        status: "failed",
+        responseStatus: null,
+        error: "drained",
+        durationMs: null
+      })
+    }
+  }
+})
+const DRAIN = "00000000-0000-4000-8000-00000000d0d0"
+
+type It = Parameters<Parameters<ReturnType<typeof layer<StoreServices | IdGenerator | HostResolver, never>>>[1]>[0]
+
+const registration = (it: It) =>
+  describe("registration", () => {
+    it.effect("creates, reads, updates and deletes, recording an event for each change, never exposing the secret", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Hooks")
+        const created = yield* Webhooks.createWebhook({
+          url: "HTTPS://Hooks.Example.com/receive",
+          events: ["review.created", "review.updated", "review.created"],
+          hmacSecret: "s3cret-value-0123456789"
+        }).pipe(as(org))
+        assert.strictEqual(created.url, HOOK)
+        assert.deepStrictEqual(created.events, ["review.created", "review.updated"])
+        assert.isTrue(created.hasSecret)
+        assert.deepStrictEqual(Object.keys(created).sort(), ["createdAt", "events", "hasSecret", "id", "updatedAt", "url"])
+        assert.deepStrictEqual(yield* Webhooks.getWebhook(created.id).pipe(as(org)), created)
+
+        yield* TestClock.adjust("1 second")
+        const kept = yield* Webhooks.updateWebhook(created.id, { events: ["productQuestion.created"] }).pipe(as(org))
+        assert.deepStrictEqual(kept.events, ["productQuestion.created"])
+        assert.isTrue(kept.hasSecret, "omitting hmacSecret keeps it")
+        assert.isTrue(kept.updatedAt > created.updatedAt)
+        const cleared = yield* Webhooks.updateWebhook(created.id, { hmacSecret: null }).pipe(as(org))
+        assert.isFalse(cleared.hasSecret, "null removes the secret")
+        const stored = yield* WebhookRepository.use((r) => r.findById(org, created.id))
+        assert.strictEqual(Option.getOrThrow(stored).hmacSecret, null)
+        const unchanged = yield* Webhooks.updateWebhook(created.id, { url: HOOK }).pipe(as(org))
+        assert.deepStrictEqual(unchanged, cleared, "a PATCH that changes nothing changes nothing")
+
+        const deleted = yield* Webhooks.deleteWebhook(created.id).pipe(as(org))
+        assert.deepStrictEqual(deleted, cleared)
+        const gone = yield* Effect.flip(Webhooks.getWebhook(created.id).pipe(as(org)))
+        assert.strictEqual(gone._tag, "NotFound")
+
+        const outbox = yield* EventOutbox.use((o) => o.listForOrganization(org))
+        assert.deepStrictEqual(outbox.map((e) => e.event), [
+          "webhook.created",
+          "webhook.updated",
+          "webhook.updated",
+          "webhook.deleted"
+        ])
+        assert.deepStrictEqual(outbox[0]?.data, created)
+        assert.notInclude(JSON.stringify(outbox), "s3cret-value")
+      }))
+
+    it.effect("refuses bad input with a 400 naming the field, and writes nothing", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Invalid")
+        const cases: ReadonlyArray<readonly [Parameters<typeof Webhooks.createWebhook>[0], string]> = [
+          [{ url: "not a url", events: ["review.created"] }, "body.url"],
+          [{ url: "http://hooks.example.com/x", events: ["review.created"] }, "body.url"],
+          [{ url: "https://169.254.169.254/latest", events: ["review.created"] }, "body.url"],
+          [{ url: "https://127.0.0.1/x", events: ["review.created"] }, "body.url"],
+          [{ url: "https://localhost/x", events: ["review.created"] }, "body.url"],
+          [{ url: "https://internal.example.com/x", events: ["review.created"] }, "body.url"],
+          [{ url: "https://mixed.example.com/x", events: ["review.created"] }, "body.url"],
+          [{ url: "https://nowhere.example.com/x", events: ["review.created"] }, "body.url"],
+          [{ url: HOOK, events: [] }, "body.events"],
+          [{ url: HOOK, events: ["review.created", "review.published"] }, "body.events[1]"],
+          [{ url: HOOK, events: ["review.*"] }, "body.events[0]"],
+          [{ url: HOOK, events: ["review.created"], hmacSecret: "" }, "body.hmacSecret"]
+        ]
+        for (const [input, path] of cases) {
+          const error = yield* Effect.flip(Webhooks.createWebhook(input).pipe(as(org)))
+          assert.strictEqual(error._tag, "InvalidRequest", JSON.stringify(input))
+          if (error._tag === "InvalidRequest") assert.strictEqual(error.issues[0]?.path, path, JSON.stringify(input))
+        }
+        const list = yield* Webhooks.listWebhooks({}).pipe(as(org))
+        assert.deepStrictEqual(list.data, [])
+        assert.deepStrictEqual(yield* eventsOf(org), [])
+
+        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        const badPatch = yield* Effect.flip(
+          Webhooks.updateWebhook(hook.id, { url: "https://10.1.2.3/", events: ["review.updated"] }).pipe(as(org))
+        )
+        assert.strictEqual(badPatch._tag, "InvalidRequest")
+        assert.deepStrictEqual(yield* Webhooks.getWebhook(hook.id).pipe(as(org)), hook)
+        assert.deepStrictEqual(yield* eventsOf(org), ["webhook.created"])
+      }))
+
+    it.effect("the settings can allow http and private hosts", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Local")
+        const hook = yield* Webhooks.createWebhook({ url: "http://127.0.0.1:9/x", events: ["review.created"] }).pipe(
+          as(org),
+          Effect.provideService(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 1000 })
+        )
+        assert.strictEqual(hook.url, "http://127.0.0.1:9/x")
+        assert.isFalse(hook.hasSecret)
+      }))
+
+    it.effect("another organization's webhook is NotFound for every operation", () =>
+      Effect.gen(function*() {
+        const a = yield* newOrganization("A")
+        const b = yield* newOrganization("B")
+        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(a))
+        const errors = [
+          yield* Effect.flip(Webhooks.getWebhook(hook.id).pipe(as(b))),
+          yield* Effect.flip(Webhooks.updateWebhook(hook.id, { events: ["review.deleted"] }).pipe(as(b))),
+          yield* Effect.flip(Webhooks.deleteWebhook(hook.id).pipe(as(b))),
+          yield* Effect.flip(Webhooks.listWebhookDeliveries(hook.id, {}).pipe(as(b)))
+        ]
+        assert.deepStrictEqual(errors.map((e) => e._tag), ["NotFound", "NotFound", "NotFound", "NotFound"])
+        assert.deepStrictEqual(yield* Webhooks.getWebhook(hook.id).pipe(as(a)), hook)
+        assert.deepStrictEqual((yield* Webhooks.listWebhooks({}).pipe(as(b))).data, [])
+      }))
+
+    it.effect("needs settings:read to read and settings:write to change", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Perms")
+        const denied = yield* Effect.flip(
+          Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org, ["settings:read"]))
+        )
+        assert.deepInclude(denied, { _tag: "Forbidden", permission: "settings:write" })
+        const cannotList = yield* Effect.flip(Webhooks.listWebhooks({}).pipe(as(org, ["reviews:read"])))
+        assert.deepInclude(cannotList, { _tag: "Forbidden", permission: "settings:read" })
+        const events = yield* Webhooks.listWebhookEvents.pipe(as(org, ["settings:read"]))
+        assert.include(events.data, "webhook.created")
+      }))
+
+    it.effect("lists newest first with stable cursors bound to their list", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Pages")
+        const created: Array<{ id: WebhookId; createdAt: string }> = []
+        for (let i = 0; i < 5; i++) {
+          created.push(yield* Webhooks.createWebhook({ url: `${HOOK}/${i}`, events: ["review.created"] }).pipe(as(org)))
+          if (i % 2 === 0) yield* TestClock.adjust("1 second") // some share a createdAt: id breaks the tie
+        }
+        const ids = [...created]
+          .sort((x, y) => x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1)
+          .map((w) => w.id)
+        const first = yield* Webhooks.listWebhooks({ limit: 2 }).pipe(as(org))
+        assert.strictEqual(first.data.length, 2)
+        assert.isNotNull(first.nextCursor)
+        const second = yield* Webhooks.listWebhooks({ limit: 2, cursor: first.nextCursor! }).pipe(as(org))
+        const third = yield* Webhooks.listWebhooks({ limit: 2, cursor: second.nextCursor! }).pipe(as(org))
+        assert.isNull(third.nextCursor)
+        const seen = [...first.data, ...second.data, ...third.data].map((w) => w.id)
+        assert.deepStrictEqual(seen, ids)
+        const whole = yield* Webhooks.listWebhooks({ limit: 5 }).pipe(as(org))
+        assert.isNull(whole.nextCursor)
+
+        for (const query of [{ limit: 0 }, { limit: 251 }, { limit: 1.5 }, { cursor: "garbage!" }, { cursor: "e30" }]) {
+          const error = yield* Effect.flip(Webhooks.listWebhooks(query).pipe(as(org)))
+          assert.strictEqual(error._tag, "InvalidRequest", JSON.stringify(query))
+        }
+        const foreign = yield* Effect.flip(
+          Webhooks.listWebhookDeliveries(ids[0]!, { cursor: first.nextCursor! }).pipe(as(org))
+        )
+        assert.strictEqual(foreign._tag, "InvalidRequest", "a cursor of another list is refused")
+      }))
+  })
+
+const transportOf = (answer: (request: OutgoingWebhook) => TransportResult) => {
+  const sent: Array<OutgoingWebhook> = []
+  const layer = Layer.succeed(WebhookTransport, WebhookTransport.of({
+    post: (request) => Effect.sync(() => {
+      sent.push(request)
+      return answer(request)
+    })
+  }))
+  return { sent, layer }
+}
+
+const delivery = (it: It) =>
+  describe("fan-out and delivery state", () => {
+    it.effect("fans each committed event out once to the webhooks subscribed to its exact name", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Fan-out")
+        const other = yield* newOrganization("Other")
+        const reviews = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created", "review.deleted"] }).pipe(as(org))
+        const questions = yield* Webhooks.createWebhook({ url: HOOK, events: ["productQuestion.created"] }).pipe(as(org))
+        const both = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created", "productQuestion.created"] }).pipe(as(org))
+        const foreign = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(other))
+        yield* transactional(Effect.gen(function*() {
+          yield* recordEvent(org, "review.created", { id: "r1", n: 1 })
+          yield* recordEvent(org, "review.updated", { id: "r1" })
+          yield* recordEvent(org, "productQuestion.created", { id: "q1" })
+        }))
+        const result = yield* fanOutOnce(1000)
+        assert.isAtLeast(result.events, 3)
+        assert.deepStrictEqual(yield* fanOutOnce(1000), { events: 0, deliveries: 0 })
+
+        const repo = yield* WebhookRepository
+        const log = (id: WebhookId) => repo.listDeliveries(org, id, { after: undefined, limit: 100 })
+        const r = yield* log(reviews.id)
+        assert.deepStrictEqual(r.map((d) => d.event), ["review.created"])
+        assert.deepStrictEqual((yield* log(questions.id)).map((d) => d.event), ["productQuestion.created"])
+        assert.deepStrictEqual((yield* log(both.id)).map((d) => d.event).sort(), ["productQuestion.created", "review.created"])
+        assert.deepStrictEqual(yield* repo.listDeliveries(other, foreign.id, { after: undefined, limit: 100 }), [])
+
+        const d = r[0]!
+        assert.strictEqual(d.status, "pending")
+        // Top-level keys in the documented order (the data's own key order is the outbox's to keep).
+        assert.match(d.body, /^\{"event":"review\.created","timestamp":"[^"]+","idempotencyKey":"[^"]+","data":\{/)
+        assert.deepStrictEqual(JSON.parse(d.body), { event: "review.created", timestamp: d.createdAt, idempotencyKey: d.idempotencyKey, data: { id: "r1", n: 1 } })
+        const view = toWebhookDelivery(d)
+        assert.deepStrictEqual(view.payload, { event: "review.created", timestamp: d.createdAt, idempotencyKey: d.idempotencyKey, data: { id: "r1", n: 1 } })
+        assert.deepInclude(view, { status: "pending", responseStatus: null, error: null, durationMs: null, attemptedAt: null })
+        const keys = [...r, ...(yield* log(questions.id)), ...(yield* log(both.id))].map((x) => x.idempotencyKey)
+        assert.strictEqual(new Set(keys).size, keys.length)
+      }))
+
+    it.effect("a webhook gets only events that occurred after it was registered", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Late")
+        yield* transactional(recordEvent(org, "review.created", { before: true }))
+        yield* TestClock.adjust("1 second")
+        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        yield* transactional(recordEvent(org, "review.created", { before: false }))
+        yield* fanOutOnce(1000)
+        const log = yield* WebhookRepository.use((r) => r.listDeliveries(org, hook.id, { after: undefined, limit: 10 }))
+        assert.deepStrictEqual(log.map((d) => JSON.parse(d.body).data), [{ before: false }])
+      }))
+
+    it.effect("a rolled-back fan-out hands its events out again", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Rollback")
+        yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        yield* transactional(recordEvent(org, "review.created", {}))
+        const exit = yield* Effect.exit(transactional(Effect.gen(function*() {
+          const taken = yield* WebhookRepository.use((r) => r.takeUndispatchedEvents(1000))
+          assert.isAbove(taken.length, 0)
+          return yield* Effect.fail("boom")
+        })))
+        assert.isTrue(Exit.isFailure(exit))
+        const again = yield* WebhookRepository.use((r) => transactional(r.takeUndispatchedEvents(1000)))
+        assert.include(again.map((e) => e.organizationId), org)
+      }))
+
+    it.effect("claims oldest first, once, within the per-webhook and batch limits", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Claims")
+        const a = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        const b = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        for (let i = 0; i < 4; i++) {
+          yield* transactional(recordEvent(org, "review.created", { i }))
+          yield* TestClock.adjust("10 millis")
+          yield* fanOutOnce(1000)
+        }
+        const repo = yield* WebhookRepository
+        const D1 = "00000000-0000-4000-8000-0000000000d1"
+        const D2 = "00000000-0000-4000-8000-0000000000d2"
+        const at = fromMillis(1_000)
+        const first = yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 10, perWebhookLimit: 1 })
+        assert.deepStrictEqual(first.map((c) => c.delivery.webhookId).sort(), [a.id, b.id].sort())
+        for (const c of first) {
+          assert.strictEqual(JSON.parse(c.delivery.body).data.i, 0, "oldest first")
+          assert.deepInclude(c.delivery, { status: "in_flight", claimedBy: D1, attemptedAt: at })
+          assert.strictEqual(c.url, HOOK)
+        }
+        assert.deepStrictEqual(yield* repo.claimDeliveries({ dispatcherId: D2, at, limit: 10, perWebhookLimit: 1 }), [],
+          "both webhooks are at their limit")
+        const more = yield* repo.claimDeliveries({ dispatcherId: D2, at, limit: 1, perWebhookLimit: 3 })
+        assert.strictEqual(more.length, 1, "the batch limit holds")
+        // Concurrent claimers never get the same delivery.
+        const racing = yield* Effect.all(
+          Array.from({ length: 8 }, (_, i) =>
+            repo.claimDeliveries({ dispatcherId: i % 2 === 0 ? D1 : D2, at, limit: 2, perWebhookLimit: 100 })),
+          { concurrency: "unbounded" }
+        )
+        const ids = [...first, ...more, ...racing.flat()].map((c) => c.delivery.id)
+        assert.strictEqual(ids.length, 8)
+        assert.strictEqual(new Set(ids).size, 8)
+
+        // Only the claimer records the outcome, once.
+        const c = first[0]!
+        const outcome = { status: "delivered", responseStatus: 204, error: null, durationMs: 12 } as const
+        assert.isFalse(yield* repo.completeDelivery(D2, org, c.delivery.id, outcome))
+        assert.isTrue(yield* repo.completeDelivery(D1, org, c.delivery.id, outcome))
+        assert.isFalse(yield* repo.completeDelivery(D1, org, c.delivery.id, { ...outcome, status: "failed" }))
+        const log = yield* repo.listDeliveries(org, c.delivery.webhookId, { after: undefined, limit: 10 })
+        const row = log.find((d) => d.id === c.delivery.id)!
+        assert.deepInclude(toWebhookDelivery(row), { status: "delivered", responseStatus: 204, error: null, durationMs: 12, attemptedAt: at })
+        assert.strictEqual(toWebhookDelivery(log.find((d) => d.status === "in_flight")!).status, "pending")
+        yield* drain
+      }))
+
+    it.effect("in-flight deliveries of a dispatcher whose lease lapsed fail as interrupted; live ones are kept", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Crash")
+        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        yield* transactional(Effect.all([recordEvent(org, "review.created", { n: 1 }), recordEvent(org, "review.created", { n: 2 }), recordEvent(org, "review.created", { n: 3 })]))
+        yield* fanOutOnce(1000)
+        const repo = yield* WebhookRepository
+        const dead = "00000000-0000-4000-8000-00000000dead"
+        const live = "00000000-0000-4000-8000-00000000a11e"
+        yield* repo.heartbeat(dead, fromMillis(1_000))
+        yield* repo.heartbeat(live, fromMillis(1_000))
+        const [x] = yield* repo.claimDeliveries({ dispatcherId: dead, at: fromMillis(1_000), limit: 1, perWebhookLimit: 10 })
+        const [y] = yield* repo.claimDeliveries({ dispatcherId: live, at: fromMillis(1_000), limit: 1, perWebhookLimit: 10 })
+        yield* repo.heartbeat(live, fromMillis(40_000))
+        assert.strictEqual(yield* repo.failInterrupted(fromMillis(10_000), INTERRUPTED), 1)
+        const log = yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })
+        const byId = new Map(log.map((d) => [d.id, d]))
+        assert.deepInclude(byId.get(x!.delivery.id)!, { status: "failed", error: "interrupted", claimedBy: dead })
+        assert.strictEqual(byId.get(y!.delivery.id)!.status, "in_flight")
+        assert.isFalse(yield* repo.completeDelivery(dead, org, x!.delivery.id, { status: "delivered", responseStatus: 200, error: null, durationMs: 1 }),
+          "a late outcome of the dead dispatcher does not overwrite the failure")
+        // A dispatcher that stopped cleanly (lease removed) is dead too; the pending one was never attempted.
+        yield* repo.removeDispatcher(live)
+        assert.strictEqual(yield* repo.failInterrupted(fromMillis(0), INTERRUPTED), 1)
+        const pending = (yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).filter((d) => d.status === "pending")
+        assert.strictEqual(pending.length, 1)
+        // The use-case computes staleness from the clock.
+        assert.strictEqual(yield* failInterruptedDeliveries(30_000), 0)
+        yield* drain
+      }))
+
+    it.effect("sends the stored body, signed, and records the outcome; the destination is checked again", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Send")
+        const signed = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"], hmacSecret: "k3y-0123456789abcdef" }).pipe(as(org))
+        const plain = yield* Webhooks.createWebhook({ url: "https://other.example.com/x", events: ["review.created"] }).pipe(as(org))
+        yield* transactional(recordEvent(org, "review.created", { id: "r9" }))
+        yield* fanOutOnce(1000)
+        const repo = yield* WebhookRepository
+        const D = "00000000-0000-4000-8000-0000000000d3"
+        const claimed = yield* repo.claimDeliveries({ dispatcherId: D, at: fromMillis(5), limit: 10, perWebhookLimit: 10 })
+        assert.strictEqual(claimed.length, 2)
+        const transport = transportOf((r) =>
+          r.url.hostname === "hooks.example.com"
+            ? { _tag: "Response", status: 200, bodyExcerpt: "" }
+            : { _tag: "Response", status: 503, bodyExcerpt: "x".repeat(1024) })
+        for (const c of claimed) yield* sendClaimed(D, c).pipe(Effect.provide(transport.layer))
+        assert.strictEqual(transport.sent.length, 2)
+        const toSigned = transport.sent.find((s) => s.url.hostname === "hooks.example.com")!
+        assert.strictEqual(toSigned.address, "93.184.216.34", "connects to the address it checked")
+        assert.strictEqual(toSigned.headers["content-type"], "application/json")
+        assert.isTrue(verifyWebhookSignature(toSigned.body, toSigned.headers["x-webhook-signature"], "k3y-0123456789abcdef"))
+        const toPlain = transport.sent.find((s) => s.url.hostname === "other.example.com")!
+        assert.isUndefined(toPlain.headers["x-webhook-signature"])
+        const [sd] = yield* repo.listDeliveries(org, signed.id, { after: undefined, limit: 1 })
+        assert.deepInclude(sd!, { status: "delivered", responseStatus: 200, error: null })
+        assert.strictEqual(sd!.body, toSigned.body)
+        const [pd] = yield* repo.listDeliveries(org, plain.id, { after: undefined, limit: 1 })
+        assert.deepInclude(pd!, { status: "failed", responseStatus: 503, error: `HTTP 503: ${"x".repeat(1024)}` })
+
+        // The host now resolves to a private address: refused without a request.
+        const current = Option.getOrThrow(yield* repo.findById(org, signed.id))
+        yield* repo.update({ ...current, url: "https://internal.example.com/x" })
+        yield* transactional(recordEvent(org, "review.created", { id: "r10" }))
+        yield* fanOutOnce(1000)
+        const again = yield* repo.claimDeliveries({ dispatcherId: D, at: fromMillis(6), limit: 10, perWebhookLimit: 10 })
+        const refused = again.find((c) => c.delivery.webhookId === signed.id)!
+        const quiet = transportOf(() => ({ _tag: "Response", status: 200, bodyExcerpt: "" }))
+        const outcome = yield* sendClaimed(D, refused).pipe(Effect.provide(quiet.layer))
+        assert.strictEqual(quiet.sent.length, 0)
+        assert.strictEqual(outcome.status, "failed")
+        assert.match(outcome.error ?? "", /private network address/)
+        yield* drain
+      }))
+
+    it.effect("deleting a webhook removes its deliveries; its pending ones are never claimed", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Delete")
+        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        yield* transactional(recordEvent(org, "review.created", {}))
+        yield* fanOutOnce(1000)
+        yield* Webhooks.deleteWebhook(hook.id).pipe(as(org))
+        const repo = yield* WebhookRepository
+        const claimed = yield* repo.claimDeliveries({ dispatcherId: DRAIN, at: fromMillis(0), limit: 100, perWebhookLimit: 100 })
+        assert.notInclude(claimed.map((c) => c.delivery.webhookId), hook.id)
+        assert.deepStrictEqual(yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 }), [])
+        yield* drain
+      }))
+
+    it.effect("the delivery log lists newest first with cursors", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Log")
+        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.updated"] }).pipe(as(org))
+        for (let i = 0; i < 3; i++) {
+          yield* transactional(recordEvent(org, "review.updated", { i }))
+          yield* fanOutOnce(1000)
+          yield* TestClock.adjust("1 second")
+        }
+        const first = yield* Webhooks.listWebhookDeliveries(hook.id, { limit: 2 }).pipe(as(org))
+        const second = yield* Webhooks.listWebhookDeliveries(hook.id, { limit: 2, cursor: first.nextCursor! }).pipe(as(org))
+        assert.isNull(second.nextCursor)
+        assert.deepStrictEqual([...first.data, ...second.data].map((d) => (d.payload.data as { i: number }).i), [2, 1, 0])
+        assert.deepStrictEqual(Object.keys(first.data[0]!).sort(), [
+          "attemptedAt", "createdAt", "durationMs", "error", "event", "id", "idempotencyKey", "payload", "responseStatus", "status", "webhookId"
+        ])
+        yield* drain
+      }))
+  })
+
+/** The webhook suites, for `conformanceSuites`. */
+export const webhookConformance: Suite = (store) =>
+  layer(Layer.merge(store, FakeResolver), { timeout: 60_000 })("webhooks", (it) => {
+    registration(it)
+    delivery(it)
+  })

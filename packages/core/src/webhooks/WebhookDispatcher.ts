@@ -1,0 +1,310 @@
+/**
+ * Webhook delivery (DECISIONS §7, spec: Events). The rules live here; the store keeps the state and the adapter
+ * supplies the HTTP client (`WebhookTransport`) and DNS (`HostResolver`).
+ *
+ * A dispatcher runs in the background of a server process, off the request path:
+ * 1. **Fan-out**: takes committed outbox events not yet fanned out and, in one unit of work, creates one pending
+ *    delivery per (event, webhook subscribed to that exact name, registered when it occurred), each with its own
+ *    idempotency key and the exact body to send. The taken events are marked in that same unit of work, so an event
+ *    is fanned out once even with several processes, and never lost by a crash (the mark rolls back with it).
+ * 2. **Claim**: moves pending deliveries to in-flight for this dispatcher, atomically, before any POST. Several
+ *    processes never claim the same delivery.
+ * 3. **POST** the stored body, signed when the webhook has a secret, with a timeout and no redirects; record the
+ *    outcome (2xx delivered, anything else failed). Never retried.
+ * 4. **Recovery**: dispatchers renew a lease (heartbeat). In-flight deliveries of a dispatcher whose lease lapsed
+ *    (it crashed between claim and outcome) become `failed` with error "interrupted": the receiver may or may not
+ *    have got them, and resending could deliver a key twice.
+ *
+ * Bounded: at most `concurrency` POSTs at once per process and, across processes approximately,
+ * `perWebhookConcurrency` per webhook, so a slow or dead receiver holds only its own share of the slots.
+ * Shutdown (closing the scope) stops claiming, lets in-flight POSTs finish (each within the timeout), then
+ * retires the dispatcher's lease.
+ */
+import { Cause, Context, Effect, FiberSet, Latch, type Scope, Semaphore } from "effect"
+import type { DomainEvent } from "../kernel/EventOutbox.ts"
+import type { DomainEventId, OrganizationId, WebhookDeliveryId } from "../kernel/Ids.ts"
+import { type IdGenerator, nextId } from "../kernel/IdGenerator.ts"
+import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
+import { transactional, type UnitOfWork } from "../kernel/UnitOfWork.ts"
+import type { WebhookDeliveryRecord, WebhookEnvelope, WebhookRecord } from "./Webhook.ts"
+import { checkDestination, CurrentWebhookSettings, type HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
+import { type ClaimedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
+import { signWebhookBody } from "./WebhookSignature.ts"
+
+/** How much of a failed response's body is kept in the delivery log. */
+export const RESPONSE_EXCERPT_BYTES = 1024
+
+export const WEBHOOK_USER_AGENT = "feedback-webhooks/1.0"
+
+/** The error of a delivery whose dispatcher stopped between claiming it and recording the outcome. */
+export const INTERRUPTED = "interrupted"
+
+export interface OutgoingWebhook {
+  readonly url: URL
+  /** Connect to this (already checked) address instead of resolving the host again; undefined: resolve. */
+  readonly address: string | undefined
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+  readonly timeoutMs: number
+}
+
+export type TransportResult =
+  | {
+    readonly _tag: "Response"
+    readonly status: number
+    /** The first `RESPONSE_EXCERPT_BYTES` bytes of the body as UTF-8 (read only for non-2xx answers). */
+    readonly bodyExcerpt: string
+  }
+  | { readonly _tag: "NetworkError"; readonly message: string }
+  | { readonly _tag: "TimedOut" }
+
+/**
+ * One HTTP POST. Must not follow redirects, must finish within `timeoutMs` by itself (it runs uninterruptibly so
+ * that shutdown waits for it), and reports every failure as a value, never an error.
+ */
+export class WebhookTransport extends Context.Service<WebhookTransport, {
+  readonly post: (request: OutgoingWebhook) => Effect.Effect<TransportResult>
+}>()("feedback/WebhookTransport") {}
+
+// --- pure rules --------------------------------------------------------------------------------------------------
+
+/** Webhooks that get `event`: same organization, subscribed to its exact name, registered when it occurred. */
+export const subscribersOf = (event: DomainEvent, webhooks: ReadonlyArray<WebhookRecord>): ReadonlyArray<WebhookRecord> =>
+  webhooks.filter((w) =>
+    w.organizationId === event.organizationId && w.events.includes(event.event as never) && w.createdAt <= event.occurredAt
+  )
+
+/** The exact bytes POSTed: the envelope with its keys in the documented order. */
+export const envelopeBody = (event: DomainEvent, idempotencyKey: string): string => {
+  const envelope: WebhookEnvelope = {
+    event: event.event,
+    timestamp: event.occurredAt,
+    idempotencyKey,
+    data: event.data
+  }
+  return JSON.stringify(envelope)
+}
+
+export const requestHeaders = (body: string, hmacSecret: string | null): Record<string, string> => ({
+  "content-type": "application/json",
+  "user-agent": WEBHOOK_USER_AGENT,
+  ...(hmacSecret === null ? {} : { "x-webhook-signature": signWebhookBody(body, hmacSecret) })
+})
+
+/** 2xx is delivered; any other answer, a network error or a timeout is a failure, recorded as such. */
+export const outcomeOf = (result: TransportResult, durationMs: number, timeoutMs: number): DeliveryOutcome => {
+  switch (result._tag) {
+    case "Response": {
+      if (result.status >= 200 && result.status < 300) {
+        return { status: "delivered", responseStatus: result.status, error: null, durationMs }
+      }
+      const redirect = result.status >= 300 && result.status < 400 ? " (redirects are not followed)" : ""
+      const excerpt = result.bodyExcerpt === "" ? "" : `: ${result.bodyExcerpt}`
+      return { status: "failed", responseStatus: result.status, error: `HTTP ${result.status}${redirect}${excerpt}`, durationMs }
+    }
+    case "NetworkError":
+      return { status: "failed", responseStatus: null, error: result.message, durationMs }
+    case "TimedOut":
+      return { status: "failed", responseStatus: null, error: `timed out after ${timeoutMs} ms`, durationMs }
+  }
+}
+
+// --- steps -------------------------------------------------------------------------------------------------------
+
+export interface FanOutResult {
+  readonly events: number
+  readonly deliveries: number
+}
+
+/** Fans out up to `batchSize` outbox events in one unit of work. */
+export const fanOutOnce = (
+  batchSize: number
+): Effect.Effect<FanOutResult, never, WebhookRepository | UnitOfWork | IdGenerator> =>
+  transactional(Effect.gen(function*() {
+    const repo = yield* WebhookRepository
+    const events = yield* repo.takeUndispatchedEvents(batchSize)
+    if (events.length === 0) return { events: 0, deliveries: 0 }
+    const organizations = [...new Set(events.map((e) => e.organizationId))]
+    const webhooks = yield* repo.webhooksOf(organizations)
+    const at = yield* now
+    const deliveries: Array<WebhookDeliveryRecord> = []
+    for (const event of events) {
+      for (const webhook of subscribersOf(event, webhooks)) {
+        const idempotencyKey = yield* nextId<string>()
+        deliveries.push({
+          id: yield* nextId<WebhookDeliveryId>(),
+          organizationId: webhook.organizationId,
+          webhookId: webhook.id,
+          eventId: event.id as DomainEventId,
+          event: event.event,
+          idempotencyKey,
+          status: "pending",
+          body: envelopeBody(event, idempotencyKey),
+          responseStatus: null,
+          error: null,
+          durationMs: null,
+          createdAt: at,
+          attemptedAt: null,
+          claimedBy: null
+        })
+      }
+    }
+    if (deliveries.length > 0) yield* repo.insertDeliveries(deliveries)
+    return { events: events.length, deliveries: deliveries.length }
+  }))
+
+/**
+ * Sends one claimed delivery and records its outcome. The destination is checked again (DNS may have changed since
+ * registration) and the POST goes to the checked address.
+ */
+export const sendClaimed = (
+  dispatcherId: string,
+  claimed: ClaimedDelivery
+): Effect.Effect<DeliveryOutcome, never, WebhookRepository | WebhookTransport | HostResolver> =>
+  Effect.gen(function*() {
+    const settings = yield* CurrentWebhookSettings
+    const { delivery } = claimed
+    const destination = yield* Effect.result(checkDestination(claimed.url, settings))
+    let outcome: DeliveryOutcome
+    if (destination._tag === "Failure") {
+      outcome = { status: "failed", responseStatus: null, error: destination.failure.reason, durationMs: 0 }
+    } else {
+      const transport = yield* WebhookTransport
+      const started = performance.now()
+      const result = yield* transport.post({
+        url: destination.success.url,
+        address: destination.success.address,
+        headers: requestHeaders(delivery.body, claimed.hmacSecret),
+        body: delivery.body,
+        timeoutMs: settings.timeoutMs
+      })
+      outcome = outcomeOf(result, Math.round(performance.now() - started), settings.timeoutMs)
+    }
+    yield* WebhookRepository.use((r) => r.completeDelivery(dispatcherId, delivery.organizationId, delivery.id, outcome))
+    return outcome
+  })
+
+/** Fails the in-flight deliveries of dispatchers whose lease lapsed. */
+export const failInterruptedDeliveries = (leaseMs: number): Effect.Effect<number, never, WebhookRepository> =>
+  Effect.gen(function*() {
+    const at = yield* now
+    const staleBefore = fromMillis(toMillis(at) - leaseMs)
+    return yield* WebhookRepository.use((r) => r.failInterrupted(staleBefore, INTERRUPTED))
+  })
+
+// --- the background dispatcher -----------------------------------------------------------------------------------
+
+export interface DispatcherOptions {
+  /** POSTs in flight at most in this process. */
+  readonly concurrency: number
+  /** Deliveries in flight at most per webhook (exact within a process, approximate across processes). */
+  readonly perWebhookConcurrency: number
+  /** How often to look for work when idle. */
+  readonly pollIntervalMs: number
+  /** Outbox events fanned out per unit of work. */
+  readonly fanOutBatchSize: number
+  readonly heartbeatIntervalMs: number
+  /** A dispatcher silent for this long is taken for dead and its in-flight deliveries fail as interrupted. */
+  readonly leaseMs: number
+  /** Test hook: runs after a delivery is claimed and before its POST. */
+  readonly afterClaim?: ((claimed: ClaimedDelivery) => Effect.Effect<void>) | undefined
+}
+
+export const defaultDispatcherOptions: DispatcherOptions = {
+  concurrency: 16,
+  perWebhookConcurrency: 4,
+  pollIntervalMs: 200,
+  fanOutBatchSize: 200,
+  heartbeatIntervalMs: 5_000,
+  leaseMs: 30_000
+}
+
+export type DispatcherServices = WebhookRepository | UnitOfWork | IdGenerator | WebhookTransport | HostResolver
+
+/** Repeats `step` forever; a defect is logged and retried after `pauseMs` instead of stopping the loop. */
+const resilient = (name: string, step: Effect.Effect<void>, pauseMs: number): Effect.Effect<never> =>
+  Effect.forever(step.pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause)
+        : Effect.logWarning(`webhook dispatcher: ${name} failed; retrying`, Cause.pretty(cause)).pipe(
+          Effect.andThen(Effect.sleep(pauseMs))
+        )
+    )
+  )) as Effect.Effect<never>
+
+/**
+ * Starts a dispatcher in the current scope and returns its id. Closing the scope stops it gracefully: no new claims,
+ * in-flight POSTs finish and are recorded, then the lease is retired.
+ */
+export const startDispatcher = (
+  overrides: Partial<DispatcherOptions> = {}
+): Effect.Effect<string, never, DispatcherServices | Scope.Scope> =>
+  Effect.gen(function*() {
+    const options: DispatcherOptions = { ...defaultDispatcherOptions, ...overrides }
+    const repo = yield* WebhookRepository
+    const context = yield* Effect.context<DispatcherServices>()
+    const settings = yield* CurrentWebhookSettings
+    const dispatcherId = yield* nextId<string>()
+
+    // Finalizers run in reverse: the lease goes last, after the deliveries below have finished.
+    yield* Effect.flatMap(now, (at) => repo.heartbeat(dispatcherId, at))
+    yield* Effect.addFinalizer(() => repo.removeDispatcher(dispatcherId))
+    yield* resilient(
+      "heartbeat",
+      Effect.gen(function*() {
+        yield* repo.heartbeat(dispatcherId, yield* now)
+        yield* failInterruptedDeliveries(options.leaseMs)
+        yield* Effect.sleep(options.heartbeatIntervalMs)
+      }).pipe(Effect.provide(context)),
+      options.heartbeatIntervalMs
+    ).pipe(Effect.forkScoped)
+
+    const inFlight = yield* FiberSet.make<void, never>()
+    const slots = yield* Semaphore.make(options.concurrency)
+    const wake = yield* Latch.make(false)
+    const idle = Effect.timeoutOption(wake.await, options.pollIntervalMs)
+
+    const deliver = (claimed: ClaimedDelivery) =>
+      Effect.uninterruptible(
+        (options.afterClaim === undefined ? Effect.void : options.afterClaim(claimed)).pipe(
+          Effect.andThen(sendClaimed(dispatcherId, claimed)),
+          Effect.catchCause((cause) =>
+            Effect.logError("webhook dispatcher: a delivery failed unexpectedly", Cause.pretty(cause))
+          ),
+          Effect.ensuring(Effect.andThen(slots.release(1), wake.release)), // a freed slot may admit a waiting claim
+          Effect.asVoid,
+          Effect.provide(context),
+          Effect.provideService(CurrentWebhookSettings, settings)
+        )
+      )
+
+    const claimStep = Effect.gen(function*() {
+      yield* slots.take(1) // waits, interruptibly, for a free slot
+      // Claiming and handing the claims to fibers is one uninterruptible step: shutdown never strands a claim.
+      const claimedCount = yield* Effect.uninterruptible(Effect.gen(function*() {
+        let free = 1
+        while (yield* slots.takeIfAvailable(1)) free++
+        const claimed = yield* repo.claimDeliveries({
+          dispatcherId,
+          at: yield* now,
+          limit: free,
+          perWebhookLimit: options.perWebhookConcurrency
+        }).pipe(Effect.onError(() => slots.release(free)))
+        if (claimed.length < free) yield* slots.release(free - claimed.length)
+        for (const c of claimed) yield* FiberSet.run(inFlight, deliver(c))
+        return claimed.length
+      }))
+      if (claimedCount === 0) yield* idle
+    })
+
+    const fanOutStep = Effect.gen(function*() {
+      const result = yield* fanOutOnce(options.fanOutBatchSize)
+      if (result.deliveries > 0) yield* wake.release
+      if (result.events === 0) yield* Effect.sleep(options.pollIntervalMs)
+    }).pipe(Effect.provide(context))
+
+    yield* resilient("claim", claimStep, options.pollIntervalMs).pipe(Effect.forkScoped)
+    yield* resilient("fan-out", fanOutStep, options.pollIntervalMs).pipe(Effect.forkScoped)
+    return dispatcherId
+  })

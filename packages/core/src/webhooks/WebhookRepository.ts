@@ -1,0 +1,102 @@
+/**
+ * Storage of webhooks, their deliveries and the dispatcher's state. The rules (who gets which event, what is sent,
+ * when a delivery counts as interrupted) live in `Webhooks.ts` and `WebhookDispatcher.ts`; a store only keeps rows
+ * and makes the few operations below atomic, which is what makes delivery at most once:
+ *
+ * - `takeUndispatchedEvents` hands each outbox event to exactly one caller, even with several processes on one
+ *   database, and (run in the same unit of work as `insertDeliveries`) the fan-out of an event happens once.
+ * - `claimDeliveries` moves pending deliveries to `in_flight` for one dispatcher before any POST, so no two
+ *   dispatchers ever send the same delivery, and a crash leaves a visible in-flight row rather than a resend.
+ * - `failInterrupted` turns the in-flight rows of dispatchers that stopped heart-beating into failures.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { DomainEvent } from "../kernel/EventOutbox.ts"
+import type { OrganizationId, WebhookDeliveryId, WebhookId } from "../kernel/Ids.ts"
+import type { Timestamp } from "../kernel/Timestamp.ts"
+import type { WebhookDeliveryRecord, WebhookRecord } from "./Webhook.ts"
+
+/** A keyset position in a newest-first list: rows strictly older than (createdAt, id) come next. */
+export interface WebhookListPosition {
+  readonly createdAt: Timestamp
+  readonly id: string
+}
+
+export interface WebhookPageRequest {
+  readonly after: WebhookListPosition | undefined
+  /** Rows to return at most (the core asks for one more than the page size to learn whether a next page exists). */
+  readonly limit: number
+}
+
+/** A delivery a dispatcher has claimed, with what it needs to send it (read at claim time). */
+export interface ClaimedDelivery {
+  readonly delivery: WebhookDeliveryRecord
+  readonly url: string
+  readonly hmacSecret: string | null
+}
+
+export interface ClaimRequest {
+  readonly dispatcherId: string
+  readonly at: Timestamp
+  /** Deliveries to claim at most. */
+  readonly limit: number
+  /** A webhook with this many deliveries in flight (by any dispatcher) gets no more until one finishes. */
+  readonly perWebhookLimit: number
+}
+
+export interface DeliveryOutcome {
+  readonly status: "delivered" | "failed"
+  readonly responseStatus: number | null
+  readonly error: string | null
+  readonly durationMs: number | null
+}
+
+export class WebhookRepository extends Context.Service<WebhookRepository, {
+  readonly insert: (webhook: WebhookRecord) => Effect.Effect<void>
+  /** Replaces the stored record of the same organization and id. */
+  readonly update: (webhook: WebhookRecord) => Effect.Effect<void>
+  /** Deletes the webhook and its deliveries; false when there was none. */
+  readonly remove: (organizationId: OrganizationId, id: WebhookId) => Effect.Effect<boolean>
+  readonly findById: (organizationId: OrganizationId, id: WebhookId) => Effect.Effect<Option.Option<WebhookRecord>>
+  /** Newest first by (createdAt, id). */
+  readonly list: (organizationId: OrganizationId, page: WebhookPageRequest) => Effect.Effect<ReadonlyArray<WebhookRecord>>
+  /** Deliveries of one webhook, newest first by (createdAt, id). */
+  readonly listDeliveries: (
+    organizationId: OrganizationId,
+    webhookId: WebhookId,
+    page: WebhookPageRequest
+  ) => Effect.Effect<ReadonlyArray<WebhookDeliveryRecord>>
+
+  // --- the dispatcher ------------------------------------------------------------------------------------------
+
+  /**
+   * Up to `limit` committed outbox events not yet fanned out, oldest first, now marked as fanned out. Must run
+   * inside the unit of work that inserts their deliveries: if it rolls back, the events are handed out again.
+   * Events another unit of work is taking at the same time are skipped, never handed out twice.
+   */
+  readonly takeUndispatchedEvents: (limit: number) => Effect.Effect<ReadonlyArray<DomainEvent>>
+  /** Every webhook of these organizations. */
+  readonly webhooksOf: (organizationIds: ReadonlyArray<OrganizationId>) => Effect.Effect<ReadonlyArray<WebhookRecord>>
+  /** New pending deliveries; one that repeats an (event, webhook) pair already stored is ignored. */
+  readonly insertDeliveries: (deliveries: ReadonlyArray<WebhookDeliveryRecord>) => Effect.Effect<void>
+  /**
+   * Atomically moves up to `limit` pending deliveries, oldest first, to `in_flight` for this dispatcher (with
+   * `attemptedAt = at`), respecting `perWebhookLimit`, and returns them with their webhook's current URL and secret.
+   */
+  readonly claimDeliveries: (request: ClaimRequest) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
+  /** Records the outcome of a delivery this dispatcher claimed; false when it is no longer its in-flight row. */
+  readonly completeDelivery: (
+    dispatcherId: string,
+    organizationId: OrganizationId,
+    id: WebhookDeliveryId,
+    outcome: DeliveryOutcome
+  ) => Effect.Effect<boolean>
+  /** Registers the dispatcher or renews its lease. */
+  readonly heartbeat: (dispatcherId: string, at: Timestamp) => Effect.Effect<void>
+  /** Forgets a dispatcher that stopped cleanly (after its in-flight deliveries finished). */
+  readonly removeDispatcher: (dispatcherId: string) => Effect.Effect<void>
+  /**
+   * Fails, with `error`, every in-flight delivery whose dispatcher is unknown or last heart-beat before
+   * `staleBefore`. Returns how many.
+   */
+  readonly failInterrupted: (staleBefore: Timestamp, error: string) => Effect.Effect<number>
+}>()("feedback/WebhookRepository") {}
