@@ -1,5 +1,5 @@
 /**
- * The catalog endpoints over HTTP (DECISIONS §9): every endpoint, query parameter and error, the envelope of each
+ * The catalog endpoints over HTTP (docs/DECISIONS.md §9): every endpoint, query parameter and error, the envelope of each
  * failure, and that bad input changes nothing.
  */
 import { afterAll, describe, expect, it } from "vitest"

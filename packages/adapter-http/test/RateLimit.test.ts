@@ -1,5 +1,5 @@
 /**
- * The rate limit as a client sees it (spec: Limits; DECISIONS §3), through the real routes, middleware and error
+ * The rate limit as a client sees it (spec: Limits; docs/DECISIONS.md §3), through the real routes, middleware and error
  * envelope of the in-process server, once over the memory store and once over PostgreSQL (a fresh database on
  * TEST_DATABASE_URL's server, else a fresh embedded PGlite). Time is a `ManualClock`: it stands still unless a test
  * moves it, so every count and every `Retry-After` below is exact.

@@ -1,5 +1,5 @@
 /**
- * DECISIONS §3: "the same guarantees hold with several server processes sharing one database: no over-admission".
+ * docs/DECISIONS.md §3: "the same guarantees hold with several server processes sharing one database: no over-admission".
  * Two real server processes (`src/main.ts`) share one fresh database on the TEST_DATABASE_URL server; a burst of
  * 2,400 concurrent requests for one organization is split across them, and the number admitted must lie within the
  * token bucket's exact bound: at least the ceiling, at most the ceiling plus what refilled while the burst ran.

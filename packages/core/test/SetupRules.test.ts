@@ -54,7 +54,7 @@ const input = (s: SetupSignals, decisions: SetupDecisions) => ({
   apiBaseUrl: "https://api.example.test"
 })
 
-describe("configuredAreas (DECISIONS §8)", () => {
+describe("configuredAreas (docs/DECISIONS.md §8)", () => {
   const rows: ReadonlyArray<readonly [string, Partial<SetupSignals>, ReadonlyArray<Area>]> = [
     ["nothing", {}, []],
     ["an active survey flow", { hasActiveSurveyFlow: true }, ["reviews"]],

@@ -1,5 +1,5 @@
 /**
- * The wire form of every core error (DECISIONS §1): `{"error": {"code", "message", "details"?}}` with the status of
+ * The wire form of every core error (docs/DECISIONS.md §1): `{"error": {"code", "message", "details"?}}` with the status of
  * `errorWire`. Each schema decodes the envelope into the core's tagged error and encodes the error back, so the
  * server answers the envelope and the typed client gets the core error class.
  */

@@ -1,6 +1,6 @@
 /**
  * The outermost HTTP middleware. Whatever escapes the API's own typed errors is answered in the envelope of
- * DECISIONS §1 here: unknown routes (404), a known path with the wrong method (405 with `Allow`), undecodable paths,
+ * docs/DECISIONS.md §1 here: unknown routes (404), a known path with the wrong method (405 with `Allow`), undecodable paths,
  * unreadable or oversized bodies (400/413), bodies that are not JSON (415), and defects (500 INTERNAL, logged with
  * the request id the body repeats). It also stamps every response with `x-request-id` and writes the access log line.
  *
@@ -27,7 +27,7 @@ const envelope = (status: number, code: string, message: string, details?: objec
     { status, ...(headers === undefined ? {} : { headers }) }
   )
 
-/** Body limits of DECISIONS §1: 1 MiB, and 32 MiB for bulk imports. */
+/** Body limits of docs/DECISIONS.md §1: 1 MiB, and 32 MiB for bulk imports. */
 export const DEFAULT_BODY_LIMIT = ByteSize.mebibytes(1)
 export const IMPORT_BODY_LIMIT = ByteSize.mebibytes(32)
 export const isImport = (url: string) => {

@@ -1,7 +1,7 @@
 /**
  * The secret-key middleware, the whole admission path of an admin API request:
  * 1. authenticate the bearer key (401, one message for every failure);
- * 2. charge the organization's rate-limit buckets (DECISIONS §3: after authentication, before validation; 429 with
+ * 2. charge the organization's rate-limit buckets (docs/DECISIONS.md §3: after authentication, before validation; 429 with
  *    `Retry-After` and nothing applied when unaffordable);
  * 3. check the endpoint's declared permission (403);
  * 4. measure a JSON body before anything parses it (400 when too deep or too big in values; `JsonBodyShape.ts`);

@@ -1,5 +1,5 @@
 /**
- * Which store backs the server (DECISIONS §10): `DATABASE_URL=postgres://…` a PostgreSQL server, `memory` the
+ * Which store backs the server (docs/DECISIONS.md §10): `DATABASE_URL=postgres://…` a PostgreSQL server, `memory` the
  * in-memory store, unset the embedded PGlite in `DATA_DIR`.
  */
 import { CursorKey, IdGenerator, type StoreServices } from "@feedback/core"

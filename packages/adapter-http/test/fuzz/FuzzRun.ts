@@ -1,5 +1,5 @@
 /**
- * Sends generated requests through the in-process fetch handler, checks every answer against DECISIONS §1/§11,
+ * Sends generated requests through the in-process fetch handler, checks every answer against docs/DECISIONS.md §1/§11,
  * learns real ids and cursors from successful answers (so later requests go deeper), and groups failures by
  * endpoint, status and problem with the smallest example of each: one run shows every kind of failure at once.
  */
@@ -38,13 +38,13 @@ const parse = (text: string): { readonly ok: true; readonly value: unknown } | {
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** DECISIONS §1: `{error: {code, message, details?}}` and nothing else at the top. */
+/** docs/DECISIONS.md §1: `{error: {code, message, details?}}` and nothing else at the top. */
 const isEnvelope = (u: unknown): boolean =>
   isObject(u) && Object.keys(u).length === 1 && isObject(u["error"]) &&
   typeof u["error"]["code"] === "string" && typeof u["error"]["message"] === "string" &&
   (u["error"]["details"] === undefined || isObject(u["error"]["details"]))
 
-/** Internals that must never reach a client (DECISIONS §1): stack frames, SQL client errors, module paths. */
+/** Internals that must never reach a client (docs/DECISIONS.md §1): stack frames, SQL client errors, module paths. */
 const LEAK = /\n\s+at |\bSqlError\b|\bPgClient\b|node_modules|\.ts:\d+:\d+|HttpApiSchemaError/
 
 /** What is wrong with an answer; empty when it is acceptable. */
@@ -213,7 +213,7 @@ export const runFuzz = async (options: {
     if (request.crossOrganization) probes.crossOrganization++
     if (request.lowerCaseTwin !== undefined) {
       probes.upperCase++
-      // DECISIONS §11: an id is the same id in either letter case, and answers carry it in lower case.
+      // docs/DECISIONS.md §11: an id is the same id in either letter case, and answers carry it in lower case.
       const twin = await send(handler, toRequest({ ...request, url: request.lowerCaseTwin }))
       // A concurrent DELETE may remove the record between the two; asking once more in upper case tells that apart.
       const again = twin.status === answer.status ? answer : await send(handler, toRequest(request))

@@ -11,7 +11,7 @@ import { type EndpointShape, responseCollectionOf, samplesOf } from "./ApiShape.
 import { type FuzzContext, type FuzzKeys, IdPool, rememberExamples } from "./FuzzRequests.ts"
 import { learn, send, type Send, toRequest } from "./FuzzRun.ts"
 
-// Long enough for any start-up check on the operator token (DECISIONS §11 asks for at least 32 characters).
+// Long enough for any start-up check on the operator token (docs/DECISIONS.md §11 asks for at least 32 characters).
 const OPERATOR_TOKEN = "fuzz-operator-token-0123456789abcdefghijklmnop"
 const HOOK_HOST = "hooks.example.com"
 

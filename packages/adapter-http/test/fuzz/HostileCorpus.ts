@@ -1,5 +1,5 @@
 /**
- * The hostile values the fuzzer substitutes into generated requests (DECISIONS §11), as data. Each entry has a
+ * The hostile values the fuzzer substitutes into generated requests (docs/DECISIONS.md §11), as data. Each entry has a
  * name so a failure report says which value broke which endpoint. Values that cannot be written as a plain JSON
  * value (10,000-level nesting, numbers outside the double range, duplicate keys) are `raw` JSON text, spliced into
  * the body verbatim by `toJsonText`.

@@ -40,7 +40,7 @@ const reviewFieldNames = new Set([
   "createdAt"
 ])
 
-/** How filters and search read a review in memory: the read side's field paths (DECISIONS §4). */
+/** How filters and search read a review in memory: the read side's field paths (docs/DECISIONS.md §4). */
 const reviewFieldAccessor = (tables: MemoryTables, row: ReviewRow): FieldAccessor => (path) => {
   if (reviewFieldNames.has(path)) return (row as unknown as Record<string, unknown>)[path]
   const dot = path.indexOf(".")

@@ -219,7 +219,7 @@ export interface ListSqlMapping {
   readonly columns: ColumnResolver
   /** The record's id expression, e.g. `r.id` (a uuid column). */
   readonly id: string
-  /** The search expressions (DECISIONS §4), e.g. `["r.title", "r.body", "c.email", ...]`. */
+  /** The search expressions (docs/DECISIONS.md §4), e.g. `["r.title", "r.body", "c.email", ...]`. */
   readonly search: ReadonlyArray<string>
 }
 

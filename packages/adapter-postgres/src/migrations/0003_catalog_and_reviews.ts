@@ -145,7 +145,7 @@ export const catalogAndReviewsMigration: Migration = {
       PRIMARY KEY (organization_id, review_id, position),
       FOREIGN KEY (organization_id, review_id) REFERENCES reviews (organization_id, id) ON DELETE CASCADE
     )`,
-    // Kept after a deletion, without the review's content (DECISIONS §5).
+    // Kept after a deletion, without the review's content (docs/DECISIONS.md §5).
     `CREATE TABLE review_deletions (
       organization_id uuid NOT NULL REFERENCES organizations (organization_id) ON DELETE CASCADE,
       review_id uuid NOT NULL,

@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * Webhooks, their deliveries, the outbox's fan-out mark and the dispatchers' leases (DECISIONS §7).
+ * Webhooks, their deliveries, the outbox's fan-out mark and the dispatchers' leases (docs/DECISIONS.md §7).
  *
  * - `domain_events.fan_out_pending`: true until the dispatcher has created the event's deliveries. Rows that
  *   exist when this migration runs are marked done (no webhook could have wanted them); later rows start pending.

@@ -59,7 +59,7 @@ export const productQuestionsMigration: Migration = {
     )`,
     `CREATE INDEX product_question_answers_by_question
       ON product_question_answers (organization_id, product_question_id, created_at, id)`,
-    // One notice per question at most: the asker is emailed once (DECISIONS §6), enforced here as well.
+    // One notice per question at most: the asker is emailed once (docs/DECISIONS.md §6), enforced here as well.
     `CREATE TABLE email_outbox (
       organization_id uuid NOT NULL REFERENCES organizations (organization_id) ON DELETE CASCADE,
       id uuid NOT NULL,

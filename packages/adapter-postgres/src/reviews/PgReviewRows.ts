@@ -9,7 +9,7 @@ import type { Customer, ReviewFile, ReviewRecord, ReviewReply, SurveyAnswer } fr
 import { columnsFrom, type ListSqlMapping } from "../kernel/FilterSql.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
-/** The read side's filter and search mapping over `reviews r`, `products p`, `customers c` (DECISIONS §4). */
+/** The read side's filter and search mapping over `reviews r`, `products p`, `customers c` (docs/DECISIONS.md §4). */
 export const reviewMatchMapping: ListSqlMapping = {
   columns: columnsFrom({
     id: "r.id",

@@ -92,7 +92,7 @@ export const reviewListFrom = (filter: FilterAst): string => {
 }
 
 /**
- * The search condition of DECISIONS §4 over a review's title and body, its customer's email and names and its
+ * The search condition of docs/DECISIONS.md §4 over a review's title and body, its customer's email and names and its
  * product's title. The related records are searched in uncorrelated subqueries (`r.customer_id IN (SELECT …)`),
  * which PostgreSQL runs once per statement as hashed sub-plans, rather than through joins: the reviews can then
  * still be read in the order of a list index and the scan stops at the page's last match, where a join would

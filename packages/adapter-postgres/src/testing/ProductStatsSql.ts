@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 
-/** Review stats (DECISIONS §5) of the given products, recalculated from their reviews in one statement. */
+/** Review stats (docs/DECISIONS.md §5) of the given products, recalculated from their reviews in one statement. */
 export const recalculateProductStats = (
   sql: SqlClient.SqlClient,
   organizationId: string,

@@ -1,5 +1,5 @@
 /**
- * Catalog records that reviews and questions refer to (DECISIONS §9): sites, products and customers, in the shape
+ * Catalog records that reviews and questions refer to (docs/DECISIONS.md §9): sites, products and customers, in the shape
  * the API returns them. Products carry their review stats, kept current by the review write side.
  */
 import { Schema } from "effect"

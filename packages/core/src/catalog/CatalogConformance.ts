@@ -1,5 +1,5 @@
 /**
- * Conformance of the catalog (DECISIONS §9) on every store: sites, products and customers through the core's
+ * Conformance of the catalog (docs/DECISIONS.md §9) on every store: sites, products and customers through the core's
  * use-cases — uniqueness per organization, PATCH semantics, deletion of a product with reviews, set-based imports
  * with per-row outcomes and strict mode, lists (§4), events recorded with the change, and organization scoping.
  */

@@ -1,5 +1,5 @@
 /**
- * The list endpoints of the catalog (DECISIONS §9: "Lists follow §4"): `GET /sites`, `GET /products` and
+ * The list endpoints of the catalog (docs/DECISIONS.md §9: "Lists follow §4"): `GET /sites`, `GET /products` and
  * `GET /customers` take `limit`, `cursor`, `sort` (`createdAt` / `-createdAt`, default newest first), `search` and
  * `filter`, answered by the same list language as reviews. The spec names no filterable fields for these
  * endpoints; each filters on the fields reviews can filter its records by (`product.*`, `customer.*`), plus the

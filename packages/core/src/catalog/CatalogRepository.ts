@@ -1,5 +1,5 @@
 /**
- * Storage of catalog records: sites, products and customers (DECISIONS §9). Every operation is scoped to one
+ * Storage of catalog records: sites, products and customers (docs/DECISIONS.md §9). Every operation is scoped to one
  * organization; a record of another organization is never found, changed or counted.
  *
  * Bulk inserts are set-based (one statement for the batch in PostgreSQL) and never fail on a uniqueness clash:

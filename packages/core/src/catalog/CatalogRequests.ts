@@ -1,5 +1,5 @@
 /**
- * What callers send to create, change and import catalog records (DECISIONS §9), and what an import answers.
+ * What callers send to create, change and import catalog records (docs/DECISIONS.md §9), and what an import answers.
  *
  * Every string that reaches storage is checked here: bounded length, no NUL character and no lone surrogate
  * (PostgreSQL text and jsonb cannot hold either, and a store error must never be the answer to bad input).
@@ -81,7 +81,7 @@ export const CustomerCreate = Schema.Struct({
 })
 export type CustomerCreate = typeof CustomerCreate.Type
 
-/** At most this many rows per catalog import request (DECISIONS §5, applied to every import). */
+/** At most this many rows per catalog import request (docs/DECISIONS.md §5, applied to every import). */
 export const MAX_IMPORT_ROWS = 10_000
 
 const importRequest = <S extends Schema.Top>(row: S) =>

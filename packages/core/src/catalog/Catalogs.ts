@@ -1,5 +1,5 @@
 /**
- * Use-cases of the catalog records (DECISIONS §9): sites, products and customers, as the `Catalogs` service.
+ * Use-cases of the catalog records (docs/DECISIONS.md §9): sites, products and customers, as the `Catalogs` service.
  *
  * Events (spec: Events; the catalog has no `product.created` or `customer.created`):
  * - `site.created` when a site is created;

@@ -1,5 +1,5 @@
 /**
- * Keyset pagination (DECISIONS §4): records are ordered by (sort value, id) and a cursor is the position of the
+ * Keyset pagination (docs/DECISIONS.md §4): records are ordered by (sort value, id) and a cursor is the position of the
  * last record of a page, so inserts and deletes between pages never skip or repeat a record.
  *
  * Order, identical in memory (`compareKeyset`) and SQL (`FilterSql.compileKeyset`):

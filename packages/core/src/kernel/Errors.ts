@@ -1,5 +1,5 @@
 /**
- * The error model of the API (DECISIONS §1) as tagged Schema errors. Use-cases fail with these; the HTTP adapter
+ * The error model of the API (docs/DECISIONS.md §1) as tagged Schema errors. Use-cases fail with these; the HTTP adapter
  * renders each as `{"error": {"code", "message", "details"?}}` with the status of `errorStatus`. Messages are one
  * sentence that says what was wrong and how to fix it; they never carry internal names, SQL or stack traces.
  */

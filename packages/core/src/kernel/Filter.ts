@@ -1,5 +1,5 @@
 /**
- * The filter language of the list endpoints (DECISIONS §4), parsed once into a typed AST that both back ends
+ * The filter language of the list endpoints (docs/DECISIONS.md §4), parsed once into a typed AST that both back ends
  * interpret: `FilterEvaluate.ts` in memory and `adapter-postgres/src/kernel/FilterSql.ts` as parameterised SQL.
  *
  * Grammar: a filter document is a JSON object whose keys are field paths of the endpoint's catalog,

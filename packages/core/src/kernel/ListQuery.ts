@@ -1,5 +1,5 @@
 /**
- * The common list parameters of DECISIONS §4 (`limit`, `cursor`, `sort`, `search`, `filter`, `include`), parsed
+ * The common list parameters of docs/DECISIONS.md §4 (`limit`, `cursor`, `sort`, `search`, `filter`, `include`), parsed
  * once into a `ListRequest` that both store back ends answer: `pageInMemory` here, `compileListQuery` in
  * `adapter-postgres/src/kernel/FilterSql.ts`, each followed by `toPage`.
  *
@@ -287,7 +287,7 @@ export interface MemoryListAccess<A> {
   /** Field accessor for filters and the sort field (see `FieldAccessor`). */
   readonly get: (item: A, fieldPath: string) => unknown
   readonly id: (item: A) => string
-  /** The values `search` looks in (DECISIONS §4), null for absent ones. */
+  /** The values `search` looks in (docs/DECISIONS.md §4), null for absent ones. */
   readonly searchValues: (item: A) => ReadonlyArray<string | null | undefined>
 }
 

@@ -1,4 +1,4 @@
-/** Permissions a secret key may hold (DECISIONS §2). Each operation requires exactly one. */
+/** Permissions a secret key may hold (docs/DECISIONS.md §2). Each operation requires exactly one. */
 import { Schema } from "effect"
 
 export const permissions = [

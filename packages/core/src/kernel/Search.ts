@@ -1,5 +1,5 @@
 /**
- * The `search` parameter (DECISIONS §4): a case-insensitive substring match over an endpoint's identifying fields,
+ * The `search` parameter (docs/DECISIONS.md §4): a case-insensitive substring match over an endpoint's identifying fields,
  * combined with the filter by AND. A record matches when any of its non-null fields contains the term.
  *
  * "Case-insensitive" is defined here, not by the database: both back ends fold exactly the letters of

@@ -1,5 +1,5 @@
 /**
- * The email outbox (DECISIONS §6): a notice to send is recorded in the same unit of work as the change that calls
+ * The email outbox (docs/DECISIONS.md §6): a notice to send is recorded in the same unit of work as the change that calls
  * for it, so it exists exactly when that change committed; a background worker (`EmailNoticeWorker.ts`) sends it
  * after commit, off the request path.
  *

@@ -1,5 +1,5 @@
 /**
- * Where email goes (DECISIONS §6). The core only renders messages and keeps the outbox; a host supplies the
+ * Where email goes (docs/DECISIONS.md §6). The core only renders messages and keeps the outbox; a host supplies the
  * transport: SMTP in the standalone server (`SMTP_URL`), the log when none is configured, a recording one in tests.
  *
  * A transport reports every outcome as a value, distinguishing what the worker must treat differently:

@@ -5,7 +5,7 @@
  * A question is "in the moderation queue" while it has never been moderated (`moderatedAt` null): it arrives there
  * unpublished unless `published` was sent, and any `published` value sent later (either way) takes it out and
  * stamps `moderatedAt`. `answeredAt` is the time of its first published answer; `notifiedAt` the time the asker was
- * emailed about it (DECISIONS §6).
+ * emailed about it (docs/DECISIONS.md §6).
  */
 import { Schema } from "effect"
 import { Customer, Product } from "../catalog/Catalog.ts"
@@ -22,7 +22,7 @@ export const ANSWER_BODY_MAX_CHARACTERS = 2000
 
 /** `source` of a question recorded through the admin API (the spec shows no list of values; widgets use others). */
 export const ADMIN_API_QUESTION_SOURCE = "admin_api"
-/** `authorType` of an answer written through the admin API (DECISIONS §6). */
+/** `authorType` of an answer written through the admin API (docs/DECISIONS.md §6). */
 export const MERCHANT_AUTHOR_TYPE = "merchant"
 
 export const ProductQuestionAnswer = Schema.Struct({
@@ -114,7 +114,7 @@ export const PersonName = Text(200, "the name")
 /**
  * `POST /product-questions`. Fields the spec marks "or null" take null as "none", exactly like omitting them.
  * `notifyByEmail` is not in the spec's table; it is accepted because its default (true when an address is given,
- * DECISIONS §6) implies a caller may turn it off.
+ * docs/DECISIONS.md §6) implies a caller may turn it off.
  */
 export const CreateProductQuestion = Schema.Struct({
   productId: ProductId,

@@ -1,5 +1,5 @@
 /**
- * The email that tells an asker their product question was answered (DECISIONS §6): to the asker's address only,
+ * The email that tells an asker their product question was answered (docs/DECISIONS.md §6): to the asker's address only,
  * with the question and the answer, and nothing about any other question or asker.
  */
 import type { ProductQuestionAnswer, ProductQuestionRecord } from "./ProductQuestion.ts"

@@ -1,5 +1,5 @@
 /**
- * Use-cases of product questions and their answers (spec: Product questions; DECISIONS §4, §6), as the
+ * Use-cases of product questions and their answers (spec: Product questions; docs/DECISIONS.md §4, §6), as the
  * `ProductQuestions` service.
  *
  * - Every write is one unit of work with its domain events (`productQuestion.created|updated|deleted`,

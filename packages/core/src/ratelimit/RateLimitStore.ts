@@ -79,7 +79,7 @@ export const toSpendDecision = (
   }
 }
 
-/** The 429 for a refusal (DECISIONS §3): a message that says whether and when the same request can succeed. */
+/** The 429 for a refusal (docs/DECISIONS.md §3): a message that says whether and when the same request can succeed. */
 export const tooManyRequests = (decision: SpendRefused): TooManyRequests => {
   const scope = decision.refusedBy === ORG_BUCKET_KEY
     ? "the organization's rate limit"

@@ -1,5 +1,5 @@
 /**
- * Redaction of a review's `title` / `body` (DECISIONS §5): the only edit allowed to customer text is replacing
+ * Redaction of a review's `title` / `body` (docs/DECISIONS.md §5): the only edit allowed to customer text is replacing
  * one or more non-empty spans by the marker `[redacted]`. This module decides whether a proposed text is such an
  * edit of the current text, in time linear in the size of both.
  *

@@ -1,5 +1,5 @@
 /**
- * Conformance of the review read side (spec: GET /reviews, GET /reviews/{id}; DECISIONS §4) on every store:
+ * Conformance of the review read side (spec: GET /reviews, GET /reviews/{id}; docs/DECISIONS.md §4) on every store:
  * keyset pages in every sort, stable under concurrent inserts, cursors bound to their query, every filterable
  * field, search, includes, and organization scoping. Expectations are computed here in plain JavaScript from the
  * seeded records, so every store is held to the same answers.

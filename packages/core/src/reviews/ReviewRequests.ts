@@ -1,5 +1,5 @@
 /**
- * What the review write side accepts (spec: Reviews endpoints; DECISIONS §1, §5), as Schemas shared by the HTTP
+ * What the review write side accepts (spec: Reviews endpoints; docs/DECISIONS.md §1, §5), as Schemas shared by the HTTP
  * contract and embedding hosts. Bodies are strict (the HTTP adapter rejects unknown keys); `null` is accepted only
  * where the spec says "or null" (`title`, `body`), modelled with `optionalKey(NullOr(...))` so that `null` and an
  * omitted field stay distinct.
@@ -81,7 +81,7 @@ export const ReviewDeletionRequest = Schema.Struct({
 ))
 export type ReviewDeletionRequest = typeof ReviewDeletionRequest.Type
 
-/** The record kept after a deletion: who, when and why, without the review's content (DECISIONS §5). */
+/** The record kept after a deletion: who, when and why, without the review's content (docs/DECISIONS.md §5). */
 export interface ReviewDeletionRecord {
   readonly reviewId: ReviewId
   readonly reason: ReviewDeletionReason

@@ -1,9 +1,9 @@
 /**
- * The pure rules of the review write side (DECISIONS §5), as plain functions over data: what a PATCH does to a
+ * The pure rules of the review write side (docs/DECISIONS.md §5), as plain functions over data: what a PATCH does to a
  * review, what a reply PATCH does to a reply, and which import rows resolve. The use-cases (`ReviewWrites.ts`)
  * only load, call these and store.
  *
- * Choices made here where the spec and DECISIONS are silent:
+ * Choices made here where the spec and docs/DECISIONS.md are silent:
  * - Sending `published` is a moderation decision whatever its value, so it always stamps `moderatedAt` (rejecting a
  *   pending review sends `published: false` to an unpublished review, and must take it out of the pending state),
  *   exactly as bulk-update stamps every matched review.

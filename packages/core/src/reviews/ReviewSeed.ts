@@ -4,7 +4,7 @@
  * Puts reviews straight into a store, with their reply, files, survey answers and import job, so the read side
  * (lists, filters, includes) can be tested and benchmarked before the write side (import, moderation) exists.
  * It bypasses every rule of the write side: no validation, no events. It does keep products' review stats
- * current (DECISIONS §5), so `include=product` shows what the write side would show.
+ * current (docs/DECISIONS.md §5), so `include=product` shows what the write side would show.
  *
  * Both stores implement it over their own tables (`MemoryReviewSeed`, `PgReviewSeed`).
  */
@@ -30,7 +30,7 @@ export class ReviewSeed extends Context.Service<ReviewSeed, {
   readonly insert: (reviews: ReadonlyArray<SeedReview>) => Effect.Effect<void>
 }>()("feedback/testing/ReviewSeed") {}
 
-/** Review stats of a product from its reviews' ratings and published flags (DECISIONS §5). */
+/** Review stats of a product from its reviews' ratings and published flags (docs/DECISIONS.md §5). */
 export const reviewStatsOf = (reviews: ReadonlyArray<{ readonly rating: number; readonly published: boolean }>) => {
   const published = reviews.filter((r) => r.published)
   return {

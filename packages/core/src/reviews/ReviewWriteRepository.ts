@@ -18,7 +18,7 @@ import type { ReviewFile, ReviewRecord, ReviewReply, SurveyAnswer } from "./Revi
 import type { ReviewDeletionRecord } from "./ReviewRequests.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 
-/** Which reviews a bulk operation touches: the read side's filter AND search (DECISIONS §4). */
+/** Which reviews a bulk operation touches: the read side's filter AND search (docs/DECISIONS.md §4). */
 export interface ReviewMatch {
   readonly filter: FilterAst
   readonly search: string | undefined

@@ -1,5 +1,5 @@
 /**
- * Use-cases of the review write side (spec: Reviews; DECISIONS §5) as the `ReviewWrites` service: moderate and
+ * Use-cases of the review write side (spec: Reviews; docs/DECISIONS.md §5) as the `ReviewWrites` service: moderate and
  * redact one review, delete it, moderate every review matching a filter, import reviews, and manage the merchant's
  * reply.
  *

@@ -1,5 +1,5 @@
 /**
- * Reading reviews (spec: GET /reviews, GET /reviews/{id}; DECISIONS §4) as the `Reviews` service: both require
+ * Reading reviews (spec: GET /reviews, GET /reviews/{id}; docs/DECISIONS.md §4) as the `Reviews` service: both require
  * `reviews:read`, check the permission before anything else, and see only the caller's organization (another
  * organization's review id is a 404 like a missing one).
  */

@@ -1,5 +1,5 @@
 /**
- * Guided reviews setup (POST /organization/setup/reviews; DECISIONS §8): the answers, and the pure plan of what
+ * Guided reviews setup (POST /organization/setup/reviews; docs/DECISIONS.md §8): the answers, and the pure plan of what
  * to create from them. A store turns the plan into records in one transaction: it creates the templates, replaces
  * each email step's `emailTemplateKey` with the created template's id (`bindTemplateIds`), creates the flow and
  * saves the auto-publish preference.

@@ -1,5 +1,5 @@
 /**
- * Organization setup use-cases (spec "Organization setup"; DECISIONS §8): read the setup state, record a merchant's
+ * Organization setup use-cases (spec "Organization setup"; docs/DECISIONS.md §8): read the setup state, record a merchant's
  * decision about an area, and the guided reviews setup. The rules are the pure functions of `SetupRules.ts` and
  * `ReviewsSetupPlan.ts`; this module only orders reads and writes around them.
  *

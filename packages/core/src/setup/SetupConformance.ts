@@ -1,6 +1,6 @@
 /**
  * Conformance of organization setup (spec "Setup state", "Area status", "States and transitions", "Organization
- * setup"; DECISIONS §8) on every store: signals read from the records, decisions stored fill-only, the guided reviews
+ * setup"; docs/DECISIONS.md §8) on every store: signals read from the records, decisions stored fill-only, the guided reviews
  * setup in one unit of work, and a property test of random histories through the real store.
  */
 import { assert, layer } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Organization setup (spec "Setup state", "Area status", "States and transitions"; DECISIONS §8) as data and pure
+ * Organization setup (spec "Setup state", "Area status", "States and transitions"; docs/DECISIONS.md §8) as data and pure
  * functions. Storage keeps one `AreaDecisions` per area (`SetupDecisions`); signals are read fresh from the
  * organization's records on every request. Nothing here reads a clock: callers pass `now`.
  *
@@ -94,7 +94,7 @@ export type SetupPatch = typeof SetupPatch.Type
 
 export type ConfiguredAreas = { readonly [A in Area]: boolean }
 
-/** DECISIONS §8: when an area's records say it is already running. */
+/** docs/DECISIONS.md §8: when an area's records say it is already running. */
 export const configuredWhen: { readonly [A in Area]: (signals: SetupSignals) => boolean } = {
   reviews: (s) => s.hasActiveSurveyFlow || s.hasReview,
   loyalty: (s) => s.hasLoyaltyProgram && s.loyaltyProgramOnSite,

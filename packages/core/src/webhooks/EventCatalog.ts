@@ -1,6 +1,6 @@
 /**
  * The catalog of webhook event names: the spec's Events table, in its order, with every `resource.*` expanded to
- * `.created`, `.updated`, `.deleted` (DECISIONS §7). Subscriptions must name events from this list exactly
+ * `.created`, `.updated`, `.deleted` (docs/DECISIONS.md §7). Subscriptions must name events from this list exactly
  * (unknown names are a 400), and `GET /webhook-events` returns it.
  */
 import { Schema } from "effect"

@@ -1,5 +1,5 @@
 /**
- * Pure parts of the webhook SSRF guard (DECISIONS §7). A webhook URL must be an absolute `https` URL (`http` too
+ * Pure parts of the webhook SSRF guard (docs/DECISIONS.md §7). A webhook URL must be an absolute `https` URL (`http` too
  * when the server runs with `WEBHOOK_ALLOW_INSECURE=true`) with a host and no credentials; and, unless the server
  * runs with `WEBHOOK_ALLOW_PRIVATE=true`, it must not reach loopback, private, link-local, metadata or other
  * non-public addresses. The adapter that resolves host names calls `classifyAddress` / `isForbiddenAddress` on

@@ -1,5 +1,5 @@
 /**
- * Webhooks as the API shows them (DECISIONS §7) and as the stores keep them.
+ * Webhooks as the API shows them (docs/DECISIONS.md §7) and as the stores keep them.
  *
  * The stored record carries the HMAC secret, because deliveries are signed server-side; the API view replaces it
  * with `hasSecret`, so no response, event payload or log line ever carries a secret.

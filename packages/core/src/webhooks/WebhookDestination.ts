@@ -1,5 +1,5 @@
 /**
- * Where a webhook may point (DECISIONS §7), judged the same way at registration and again before every delivery:
+ * Where a webhook may point (docs/DECISIONS.md §7), judged the same way at registration and again before every delivery:
  * the URL's shape (`UrlGuard.checkWebhookUrl`), then, unless private targets are allowed, every address the host
  * resolves to must be public. The delivery then connects to the address that was checked, never to a fresh DNS
  * answer, so a name that re-resolves to an internal address between check and connect (DNS rebinding) gets nowhere.

@@ -1,5 +1,5 @@
 /**
- * Webhook delivery (DECISIONS §7, spec: Events). The rules live here; the store keeps the state and the adapter
+ * Webhook delivery (docs/DECISIONS.md §7, spec: Events). The rules live here; the store keeps the state and the adapter
  * supplies the HTTP client (`WebhookTransport`) and DNS (`HostResolver`).
  *
  * A dispatcher runs in the background of a server process, off the request path:

@@ -1,5 +1,5 @@
 /**
- * Webhook signatures (spec: Events, rule 6; DECISIONS §7): `X-Webhook-Signature: sha256=<hex>`, where `<hex>` is
+ * Webhook signatures (spec: Events, rule 6; docs/DECISIONS.md §7): `X-Webhook-Signature: sha256=<hex>`, where `<hex>` is
  * the lowercase hex HMAC-SHA256 of the exact body bytes keyed with the webhook's secret. The delivery worker signs;
  * `verifyWebhookSignature` is what a receiver runs (and what our tests run against captured deliveries).
  *

@@ -1,5 +1,5 @@
 /**
- * Webhook registration use-cases (DECISIONS §7): create, read, list, update, delete, the event catalog and the
+ * Webhook registration use-cases (docs/DECISIONS.md §7): create, read, list, update, delete, the event catalog and the
  * delivery log. Every change records `webhook.created|updated|deleted` (data: the webhook as the API shows it) in
  * the same unit of work. Input is checked completely before anything is written: a bad request changes nothing.
  *

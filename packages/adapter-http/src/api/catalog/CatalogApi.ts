@@ -1,5 +1,5 @@
 /**
- * Catalog records the reviews need (DECISIONS §9): sites, products and customers. The spec names these endpoints
+ * Catalog records the reviews need (docs/DECISIONS.md §9): sites, products and customers. The spec names these endpoints
  * without shapes; the records are the core's `Site`, `Product` (with review stats) and `Customer`.
  */
 import {

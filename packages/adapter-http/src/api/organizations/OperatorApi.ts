@@ -1,5 +1,5 @@
 /**
- * The operator API (DECISIONS §2): provisioning that the admin API cannot do. Served under `/operator` only when
+ * The operator API (docs/DECISIONS.md §2): provisioning that the admin API cannot do. Served under `/operator` only when
  * OPERATOR_TOKEN is set, authenticated with that token, never rate limited, and kept out of the admin API's OpenAPI
  * document (it is a separate HttpApi with its own document at `/operator/openapi.json`).
  */

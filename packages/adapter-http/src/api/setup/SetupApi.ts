@@ -9,7 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { InvalidRequestResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
-/** Body of POST /organization/setup/reviews: the answers, each optional with its default (DECISIONS §8). */
+/** Body of POST /organization/setup/reviews: the answers, each optional with its default (docs/DECISIONS.md §8). */
 export const ReviewsSetupBody = Schema.Struct({ data: ReviewsSetupAnswers })
 
 export class SetupApi extends HttpApiGroup.make("setup")

@@ -1,5 +1,5 @@
 /**
- * Webhooks (DECISIONS §7): registration, the event catalog and each webhook's delivery log. Bodies are checked for
+ * Webhooks (docs/DECISIONS.md §7): registration, the event catalog and each webhook's delivery log. Bodies are checked for
  * shape here (strict: an unknown field is a 400); the rules (catalog names, URL and address guard, secret length)
  * are the core's, so an embedding host gets the same answers.
  */
