@@ -14,28 +14,9 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { type CustomerRow, memoryTables, type ProductRow, type SiteRow } from "../kernel/MemoryTables.ts"
+import { type CustomerRow, findOwned, memoryTables, ownedBy, type ProductRow, type SiteRow, unowned } from "../kernel/MemoryTables.ts"
 
 type Owned<A> = A & { readonly organizationId: OrganizationId }
-
-/** The record without its owner, as the API shows it. */
-export const unowned = <A>(row: Owned<A>): A => {
-  const { organizationId: _, ...record } = row
-  return record as unknown as A
-}
-
-const ownedBy = <A extends { readonly organizationId: string }>(organizationId: string) => (row: A | undefined): row is A =>
-  row !== undefined && row.organizationId === organizationId
-
-/** The organization's record with that id, without its owner. */
-export const findOwned = <A>(
-  table: { readonly get: (id: string) => Owned<A> | undefined },
-  organizationId: string,
-  id: string
-): Option.Option<A> => {
-  const row = table.get(id)
-  return row !== undefined && row.organizationId === organizationId ? Option.some(unowned(row)) : Option.none()
-}
 
 const recordAccess = <A extends object>(searchFields: ReadonlyArray<string>): MemoryListAccess<A> => ({
   get: (item, path) => (item as Record<string, unknown>)[path],
@@ -102,8 +83,8 @@ export const MemoryCatalogRepository = Layer.effect(CatalogRepository, Effect.ge
       ),
     updateProduct: (organizationId, product) =>
       db.mutate(() => {
-        const stored = tables.products.get(product.id)
-        if (!ownedBy<ProductRow>(organizationId)(stored)) return { _tag: "NotFound" } as const
+        const stored = ownedBy(organizationId, tables.products.get(product.id))
+        if (stored === undefined) return { _tag: "NotFound" } as const
         for (const other of ofOrganization(tables.products.values(), organizationId)) {
           if (other.id === product.id) continue
           if (other.slug === product.slug) return { _tag: "Clash", field: "slug" } as const
@@ -126,8 +107,8 @@ export const MemoryCatalogRepository = Layer.effect(CatalogRepository, Effect.ge
       }),
     deleteProduct: (organizationId, id) =>
       db.mutate((): DeleteOutcome<Product> => {
-        const stored = tables.products.get(id)
-        if (!ownedBy<ProductRow>(organizationId)(stored)) return { _tag: "NotFound" }
+        const stored = ownedBy(organizationId, tables.products.get(id))
+        if (stored === undefined) return { _tag: "NotFound" }
         for (const review of tables.reviews.values()) {
           if (review.organizationId === organizationId && review.productId === id) return { _tag: "Referenced" }
         }

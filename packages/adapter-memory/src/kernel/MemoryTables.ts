@@ -14,6 +14,7 @@ import type {
   Site,
   SurveyAnswer
 } from "@feedback/core"
+import { Option } from "effect"
 import type { MemoryDatabase } from "./MemoryDatabase.ts"
 
 type Owned<A> = A & { readonly organizationId: OrganizationId }
@@ -53,3 +54,36 @@ export const memoryTables = (db: MemoryDatabase["Service"]) => ({
   reviewDeletions: db.table<string, ReviewDeletionRow>("review_deletions")
 })
 export type MemoryTables = ReturnType<typeof memoryTables>
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rows ↔ records: every memory repository (and the test kit) goes through these, so a record is rebuilt one way.
+
+/** The row when it belongs to the organization (another organization's row does not exist). */
+export const ownedBy = <R extends { readonly organizationId: string }>(organizationId: string, row: R | undefined): R | undefined =>
+  row !== undefined && row.organizationId === organizationId ? row : undefined
+
+/** The record without its owner, as the API shows it. */
+export const unowned = <A>(row: Owned<A>): A => {
+  const { organizationId: _, ...record } = row
+  return record as unknown as A
+}
+
+/** The organization's record with that id, without its owner. */
+export const findOwned = <A>(
+  table: { readonly get: (id: string) => Owned<A> | undefined },
+  organizationId: string,
+  id: string
+): Option.Option<A> => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, table.get(id))), unowned)
+
+/** The review as stored, with its import provenance. */
+export const reviewRowOf = (
+  organizationId: OrganizationId,
+  review: ReviewRecord,
+  importJob: { readonly id: string; readonly row: number } | null = null
+): ReviewRow => ({ ...review, organizationId, importJobId: importJob?.id ?? null, importRow: importJob?.row ?? null })
+
+/** The review record of a row (without owner and import provenance). */
+export const reviewRecordOf = (row: ReviewRow): ReviewRecord => {
+  const { organizationId: _, importJobId: _j, importRow: _r, ...record } = row
+  return record
+}

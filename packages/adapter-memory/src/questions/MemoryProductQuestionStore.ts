@@ -14,9 +14,8 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { memoryTables } from "../kernel/MemoryTables.ts"
+import { memoryTables, unowned } from "../kernel/MemoryTables.ts"
 
-const stripOwner = <A extends { readonly organizationId: string }>({ organizationId: _, ...rest }: A): Omit<A, "organizationId"> => rest
 
 const questionTables = (db: MemoryDatabase["Service"]) => ({
   questions: db.table<string, OwnedQuestion>("product_questions"),
@@ -75,11 +74,11 @@ export const MemoryProductQuestionRepository = Layer.effect(ProductQuestionRepos
           (answered === undefined || (q.publishedAnswerCount > 0) === answered)
         )
         const page = pageInMemory(scoped, request, access(organizationId))
-        return { data: page.data.map((q): ProductQuestionRecord => stripOwner(q)), nextCursor: page.nextCursor }
+        return { data: page.data.map((q): ProductQuestionRecord => unowned(q)), nextCursor: page.nextCursor }
       }),
     findById: (organizationId, id) =>
       // Memory transactions hold one global write lock, so `forUpdate` needs nothing more.
-      Effect.sync(() => Option.map(Option.fromUndefinedOr(owned(organizationId, id)), (q): ProductQuestionRecord => stripOwner(q))),
+      Effect.sync(() => Option.map(Option.fromUndefinedOr(owned(organizationId, id)), (q): ProductQuestionRecord => unowned(q))),
     insert: (question) => db.mutate(() => questions.set(question.id, question)),
     update: (question) =>
       db.mutate(() => {
@@ -120,7 +119,7 @@ export const MemoryProductQuestionRepository = Layer.effect(ProductQuestionRepos
           }
         }
         questions.delete(id)
-        return Option.some(stripOwner(current) as ProductQuestionRecord)
+        return Option.some(unowned(current) as ProductQuestionRecord)
       }),
     insertAnswer: (answer) => db.mutate(() => answers.set(answer.id, answer)),
     answersOf: (organizationId, questionIds) =>
@@ -129,20 +128,20 @@ export const MemoryProductQuestionRepository = Layer.effect(ProductQuestionRepos
         return [...answers.values()]
           .filter((a) => a.organizationId === organizationId && wanted.has(a.productQuestionId))
           .sort(byCreatedThenId)
-          .map((a): ProductQuestionAnswer => stripOwner(a))
+          .map((a): ProductQuestionAnswer => unowned(a))
       }),
     productsByIds: (organizationId, ids) =>
       Effect.sync(() =>
         [...new Set(ids)].flatMap((id) => {
           const p = products.get(id)
-          return p !== undefined && p.organizationId === organizationId ? [stripOwner(p)] : []
+          return p !== undefined && p.organizationId === organizationId ? [unowned(p)] : []
         })
       ),
     customersByIds: (organizationId, ids) =>
       Effect.sync(() =>
         [...new Set(ids)].flatMap((id) => {
           const c = customers.get(id)
-          return c !== undefined && c.organizationId === organizationId ? [stripOwner(c)] : []
+          return c !== undefined && c.organizationId === organizationId ? [unowned(c)] : []
         })
       ),
     siteExists: (organizationId, id) => Effect.sync(() => sites.get(id)?.organizationId === organizationId)

@@ -17,14 +17,11 @@ import {
   type SurveyAnswer
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
-import { findOwned, unowned } from "../catalog/MemoryCatalogStore.ts"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { memoryTables, type MemoryTables, type ReviewRow } from "../kernel/MemoryTables.ts"
+import { findOwned, memoryTables, type MemoryTables, ownedBy, reviewRecordOf, type ReviewRow, unowned } from "../kernel/MemoryTables.ts"
 
-const toStored = (row: ReviewRow): StoredReview => {
-  const { organizationId: _, importJobId, importRow, ...record } = row
-  return { record, importJobId: importJobId as ImportJobId | null, importRow }
-}
+const toStored = (row: ReviewRow): StoredReview =>
+  ({ record: reviewRecordOf(row), importJobId: row.importJobId as ImportJobId | null, importRow: row.importRow })
 
 /** Reads review fields by catalog path, following `product.*` and `customer.*` into the organization's records. */
 const reviewAccess = (tables: MemoryTables): MemoryListAccess<ReviewRow> => {
@@ -61,8 +58,6 @@ const byKeys = <A>(keys: ReadonlyArray<string>, lookup: (key: string) => A | und
 
 export const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
   const access = reviewAccess(tables)
-  const owned = <A extends { readonly organizationId: string }>(organizationId: string, row: A | undefined) =>
-    row !== undefined && row.organizationId === organizationId ? row : undefined
   return {
     page: (organizationId, request) =>
       Effect.sync(() => {
@@ -71,7 +66,7 @@ export const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
         const page = pageInMemory(rows, request, access)
         return { data: page.data.map(toStored), nextCursor: page.nextCursor }
       }),
-    find: (organizationId, id) => Effect.sync(() => Option.map(Option.fromUndefinedOr(owned(organizationId, tables.reviews.get(id))), toStored)),
+    find: (organizationId, id) => Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, tables.reviews.get(id))), toStored)),
     loaders: {
       importJobs: (organizationId, ids) =>
         Effect.sync(() => byKeys<ImportJob>(ids, (id) => Option.getOrUndefined(findOwned(tables.importJobs, organizationId, id)) as ImportJob | undefined)),
@@ -81,13 +76,13 @@ export const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
         Effect.sync(() => byKeys<Product>(ids, (id) => Option.getOrUndefined(findOwned(tables.products, organizationId, id)))),
       responses: (organizationId, reviewIds) =>
         Effect.sync(() => byKeys<ReviewReply>(reviewIds, (id) => {
-          const reply = owned(organizationId, tables.reviewReplies.get(id))
+          const reply = ownedBy(organizationId, tables.reviewReplies.get(id))
           return reply === undefined ? undefined : unowned(reply)
         })),
       files: (organizationId, reviewIds) =>
-        Effect.sync(() => byKeys<ReadonlyArray<ReviewFile>>(reviewIds, (id) => owned(organizationId, tables.reviewFiles.get(id))?.files)),
+        Effect.sync(() => byKeys<ReadonlyArray<ReviewFile>>(reviewIds, (id) => ownedBy(organizationId, tables.reviewFiles.get(id))?.files)),
       answers: (organizationId, reviewIds) =>
-        Effect.sync(() => byKeys<ReadonlyArray<SurveyAnswer>>(reviewIds, (id) => owned(organizationId, tables.reviewAnswers.get(id))?.answers)),
+        Effect.sync(() => byKeys<ReadonlyArray<SurveyAnswer>>(reviewIds, (id) => ownedBy(organizationId, tables.reviewAnswers.get(id))?.answers)),
       collisions: (organizationId, keys) =>
         Effect.sync((): CollisionCounts => {
           const fingerprints = new Set(keys.browserFingerprints)

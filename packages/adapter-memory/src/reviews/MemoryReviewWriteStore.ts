@@ -20,12 +20,11 @@ import {
   Timestamp,
   uuidV7
 } from "@feedback/core"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { MemoryEventOutbox } from "../organizations/MemoryOrganizationStore.ts"
-import { memoryTables, type MemoryTables, type ReviewRow } from "../kernel/MemoryTables.ts"
+import { memoryTables, type MemoryTables, ownedBy, reviewRecordOf, reviewRowOf, type ReviewRow, unowned } from "../kernel/MemoryTables.ts"
 
-const toRecord: (row: ReviewRow) => ReviewRecord = Schema.encodeSync(ReviewRecord) as never
 
 const reviewFieldNames = new Set([
   "id",
@@ -61,10 +60,6 @@ const reviewSearchValues = (tables: MemoryTables, row: ReviewRow): ReadonlyArray
   return [row.title, row.body, customer?.email ?? null, customer?.firstName ?? null, customer?.lastName ?? null, product?.title ?? null]
 }
 
-/** The row when it belongs to the organization (tables are keyed by id across organizations). */
-const ownedBy = <V extends { readonly organizationId: string }>(organizationId: string, v: V | undefined): V | undefined =>
-  v !== undefined && v.organizationId === organizationId ? v : undefined
-
 const makeRepository = Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const outbox = yield* EventOutbox
@@ -72,7 +67,7 @@ const makeRepository = Effect.gen(function*() {
 
   const findRow = (organizationId: OrganizationId, id: ReviewId) => ownedBy(organizationId, t.reviews.get(id))
   const find = (organizationId: OrganizationId, id: ReviewId) =>
-    Effect.sync(() => Option.map(Option.fromUndefinedOr(findRow(organizationId, id)), toRecord))
+    Effect.sync(() => Option.map(Option.fromUndefinedOr(findRow(organizationId, id)), reviewRecordOf))
 
   const appendEvents = (organizationId: OrganizationId, event: string, reviews: ReadonlyArray<ReviewRecord>, at: Timestamp.Timestamp) =>
     Effect.forEach(reviews, (review) =>
@@ -80,7 +75,7 @@ const makeRepository = Effect.gen(function*() {
         id: uuidV7(Date.now()) as DomainEventId,
         organizationId,
         event,
-        data: toRecord(review as ReviewRow),
+        data: review,
         occurredAt: at
       } satisfies DomainEvent), { discard: true })
 
@@ -138,7 +133,7 @@ const makeRepository = Effect.gen(function*() {
             count++
             const next: ReviewRow = { ...row, published, moderatedAt: at, updatedAt: at }
             t.reviews.set(row.id, next)
-            if (row.published !== published) changed.push(toRecord(next))
+            if (row.published !== published) changed.push(reviewRecordOf(next))
           }
           return count
         })
@@ -197,7 +192,7 @@ const makeRepository = Effect.gen(function*() {
         yield* db.mutate(() => {
           t.importJobs.set(job.id, { ...job, organizationId })
           for (const { review, importRow, files, answers, reply } of reviews) {
-            t.reviews.set(review.id, { ...review, organizationId, importJobId: job.id, importRow })
+            t.reviews.set(review.id, reviewRowOf(organizationId, review, { id: job.id, row: importRow }))
             if (files.length > 0) t.reviewFiles.set(review.id, { organizationId, files })
             if (answers.length > 0) t.reviewAnswers.set(review.id, { organizationId, answers })
             if (reply !== null) t.reviewReplies.set(review.id, { ...reply, organizationId })
@@ -206,7 +201,7 @@ const makeRepository = Effect.gen(function*() {
         yield* appendEvents(organizationId, "review.created", reviews.map((r) => r.review), at)
       }),
     findReply: (organizationId, reviewId) =>
-      Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, t.reviewReplies.get(reviewId))), toReply)),
+      Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, t.reviewReplies.get(reviewId))), unowned<ReviewReply>)),
     insertReply: (organizationId, reply) =>
       db.mutate(() => {
         if (t.reviewReplies.get(reply.reviewId) !== undefined) return false
@@ -224,12 +219,11 @@ const makeRepository = Effect.gen(function*() {
         const row = ownedBy(organizationId, t.reviewReplies.get(reviewId))
         if (row === undefined) return Option.none()
         t.reviewReplies.delete(reviewId)
-        return Option.some(toReply(row))
+        return Option.some(unowned<ReviewReply>(row))
       })
   })
 })
 
-const toReply = ({ organizationId: _, ...reply }: ReviewReply & { readonly organizationId: OrganizationId }): ReviewReply => reply
 
 /** The write side's repository; its events go through the memory outbox of the same database. */
 export const MemoryReviewWriteRepository = Layer.effect(ReviewWriteRepository, makeRepository).pipe(

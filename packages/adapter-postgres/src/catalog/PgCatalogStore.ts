@@ -23,54 +23,10 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, type ListSqlMapping } from "../kernel/FilterSql.ts"
-import { toNullableTimestamp, toTimestamp, jsonValue } from "../kernel/SqlRows.ts"
+import { toCustomer, toProduct, toSite } from "./CatalogRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
-/** jsonb arrives parsed or as text depending on the path it took; either way the value is the JSON value. */
-
 type Row = Record<string, any>
-
-export const toSite = (r: Row): Site => ({
-  id: r.id,
-  name: r.name,
-  domain: r.domain,
-  createdAt: toTimestamp(r.createdAt),
-  updatedAt: toTimestamp(r.updatedAt)
-})
-
-export const toProduct = (r: Row): Product => ({
-  id: r.id,
-  slug: r.slug,
-  title: r.title,
-  description: r.description,
-  imageUrl: r.imageUrl,
-  url: r.url,
-  externalId: r.externalId,
-  metadata: jsonValue(r.metadata),
-  notes: r.notes,
-  reviewCount: Number(r.reviewCount),
-  publishedReviewCount: Number(r.publishedReviewCount),
-  averageRating: r.averageRating === null ? null : Number(r.averageRating),
-  createdAt: toTimestamp(r.createdAt),
-  updatedAt: toTimestamp(r.updatedAt)
-})
-
-export const toCustomer = (r: Row): Customer => ({
-  id: r.id,
-  email: r.email,
-  phone: r.phone,
-  firstName: r.firstName,
-  lastName: r.lastName,
-  country: r.country,
-  birthday: r.birthday,
-  metadata: jsonValue(r.metadata),
-  notes: r.notes,
-  emailOptOut: r.emailOptOut,
-  emailOptOutAt: toNullableTimestamp(r.emailOptOutAt),
-  emailOptOutSource: r.emailOptOutSource,
-  createdAt: toTimestamp(r.createdAt),
-  updatedAt: toTimestamp(r.updatedAt)
-})
 
 const createdAt = { sql: "t.created_at", notNull: true } as const
 const id = { sql: "t.id", notNull: true } as const

@@ -1,13 +1,12 @@
 /** Product questions, their answers and the email outbox over PostgreSQL. */
 import { jsonValue } from "../kernel/SqlRows.ts"
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
+import { toCustomer, toProduct } from "../catalog/CatalogRows.ts"
 import {
-  type Customer,
   type EmailNotice,
   EmailOutboxRepository,
   type OwnedAnswer,
   positionOf,
-  type Product,
   type ProductQuestionAnswer,
   ProductQuestionRepository,
   type ProductQuestionRecord,
@@ -61,40 +60,6 @@ const toAnswer = (r: Row): ProductQuestionAnswer => ({
   flagged: r.flagged,
   flags: json(r.flags),
   metadata: json(r.metadata),
-  createdAt: toTimestamp(r.createdAt),
-  updatedAt: toTimestamp(r.updatedAt)
-})
-
-const toProduct = (r: Row): Product => ({
-  id: r.id,
-  slug: r.slug,
-  title: r.title,
-  description: r.description ?? null,
-  imageUrl: r.imageUrl ?? null,
-  url: r.url ?? null,
-  externalId: r.externalId ?? null,
-  metadata: json(r.metadata),
-  notes: r.notes ?? null,
-  reviewCount: Number(r.reviewCount),
-  publishedReviewCount: Number(r.publishedReviewCount),
-  averageRating: r.averageRating === null ? null : Number(r.averageRating),
-  createdAt: toTimestamp(r.createdAt),
-  updatedAt: toTimestamp(r.updatedAt)
-})
-
-const toCustomer = (r: Row): Customer => ({
-  id: r.id,
-  email: r.email,
-  phone: r.phone ?? null,
-  firstName: r.firstName ?? null,
-  lastName: r.lastName ?? null,
-  country: r.country ?? null,
-  birthday: r.birthday ?? null,
-  metadata: json(r.metadata),
-  notes: r.notes ?? null,
-  emailOptOut: r.emailOptOut,
-  emailOptOutAt: toNullableTimestamp(r.emailOptOutAt),
-  emailOptOutSource: r.emailOptOutSource ?? null,
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })

@@ -1,11 +1,11 @@
 /**
  * The PostgreSQL side of review rows: the read side's filter mapping, the review as jsonb (event data), row
  * mappings, and the set-based INSERT statements (rows travel as one JSON array parameter, `$2`, expanded with
- * `jsonb_to_recordset`) shared by the write store and the conformance fixtures.
+ * `jsonb_to_recordset`) shared by the stores and the test kit.
  */
 import { jsonValue } from "../kernel/SqlRows.ts"
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
-import type { Customer, ReviewFile, ReviewRecord, ReviewReply, SurveyAnswer } from "@feedback/core"
+import type { Customer, ImportJobId, ReviewFile, ReviewRecord, ReviewReply, StoredReview, SurveyAnswer } from "@feedback/core"
 import { columnsFrom, type ListSqlMapping } from "../kernel/FilterSql.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
@@ -128,6 +128,60 @@ export const toReply = (r: ReplyDbRow): ReviewReply => ({
   metadata: json(r.metadata),
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
+})
+
+export interface StoredReviewDbRow extends ReviewDbRow {
+  readonly importJobId: string | null
+  readonly importRow: number | string | null
+}
+
+/** A `reviews` row with its import provenance. */
+export const toStoredReview = (r: StoredReviewDbRow): StoredReview => ({
+  record: toReview(r),
+  importJobId: r.importJobId as ImportJobId | null,
+  importRow: r.importRow === null ? null : Number(r.importRow)
+})
+
+export interface FileDbRow {
+  readonly id: string
+  readonly fileName: string
+  readonly contentType: string
+  readonly sizeBytes: number | string
+  readonly url: string
+}
+
+/** A `review_files` row (ordered by `position`). */
+export const toReviewFile = (r: FileDbRow): ReviewFile => ({
+  id: r.id as ReviewFile["id"],
+  fileName: r.fileName,
+  contentType: r.contentType,
+  sizeBytes: Number(r.sizeBytes),
+  url: r.url
+})
+
+export interface AnswerDbRow {
+  readonly questionId: string
+  readonly label: string
+  readonly type: string
+  readonly step: number | string
+  readonly steps: number | string
+  readonly lowLabel: string | null
+  readonly highLabel: string | null
+  readonly middleLabel: string | null
+  readonly optionLabels: unknown
+}
+
+/** A `review_answers` row (ordered by `position`). */
+export const toSurveyAnswer = (r: AnswerDbRow): SurveyAnswer => ({
+  questionId: r.questionId as SurveyAnswer["questionId"],
+  label: r.label,
+  type: r.type,
+  step: Number(r.step),
+  steps: Number(r.steps),
+  lowLabel: r.lowLabel,
+  highLabel: r.highLabel,
+  middleLabel: r.middleLabel,
+  optionLabels: json(r.optionLabels)
 })
 
 export const REVIEW_COLUMNS = `id, site_id, product_id, product_variant_id, customer_id, survey_id, title, body, original_title,

@@ -3,7 +3,16 @@
  * the filter or search needs them) and one statement per requested include for the whole page.
  */
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
-import { type ReplyDbRow, type ReviewDbRow, toReply, toReview } from "./PgReviewRows.ts"
+import {
+  type AnswerDbRow,
+  type FileDbRow,
+  type ReplyDbRow,
+  type StoredReviewDbRow,
+  toReply,
+  toReviewFile,
+  toStoredReview,
+  toSurveyAnswer
+} from "./PgReviewRows.ts"
 import {
   type CollisionCounts,
   type FilterAst,
@@ -23,22 +32,11 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, compileSearch, type ListSqlMapping, type SqlFragment } from "../kernel/FilterSql.ts"
-import { toCustomer, toProduct } from "../catalog/PgCatalogStore.ts"
+import { toCustomer, toProduct } from "../catalog/CatalogRows.ts"
 import { jsonValue, toTimestamp } from "../kernel/SqlRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 type Row = Record<string, any>
-
-/** The stored fields of a review row: one mapping, shared with the write side. */
-export const toReviewRecord = (r: Row): ReviewRecord => toReview(r as ReviewDbRow)
-
-export const toStoredReview = (r: Row): StoredReview => ({
-  record: toReviewRecord(r),
-  importJobId: r.importJobId as ImportJobId | null,
-  importRow: r.importRow === null ? null : Number(r.importRow)
-})
-
-export const toReviewReply = (r: Row): ReviewReply => toReply(r as ReplyDbRow)
 
 const notNull = (sql: string) => ({ sql, notNull: true }) as const
 
@@ -127,10 +125,10 @@ export const reviewPageStatement = (
   }
 }
 
-const groupBy = <A>(rows: ReadonlyArray<Row>, key: string, map: (r: Row) => A): ReadonlyMap<string, ReadonlyArray<A>> => {
+const groupBy = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, ReadonlyArray<A>> => {
   const out = new Map<string, Array<A>>()
   for (const r of rows) {
-    const k = r[key] as string
+    const k = String(r[key])
     const list = out.get(k)
     if (list === undefined) out.set(k, [map(r)])
     else list.push(map(r))
@@ -139,12 +137,12 @@ const groupBy = <A>(rows: ReadonlyArray<Row>, key: string, map: (r: Row) => A): 
 }
 
 export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
-  const byId = <A>(rows: ReadonlyArray<Row>, key: string, map: (r: Row) => A): ReadonlyMap<string, A> =>
-    new Map(rows.map((r) => [r[key] as string, map(r)]))
+  const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
+    new Map(rows.map((r) => [String(r[key]), map(r)]))
   return {
     page: (organizationId, request) => {
       const statement = reviewPageStatement(organizationId, request)
-      return sql.unsafe<Row>(statement.text, statement.params).pipe(
+      return sql.unsafe<StoredReviewDbRow>(statement.text, statement.params).pipe(
         Effect.map((rows) => {
           const stored = rows.map(toStoredReview)
           return toPage(stored, request, (s) => ({
@@ -156,7 +154,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
       )
     },
     find: (organizationId, id) =>
-      sql<Row>`SELECT * FROM reviews WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
+      sql<StoredReviewDbRow>`SELECT * FROM reviews WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toStoredReview)),
         orDie
       ),
@@ -180,42 +178,26 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           orDie
         ),
       responses: (organizationId, reviewIds) =>
-        sql<Row>`SELECT * FROM review_replies
+        sql<ReplyDbRow & { readonly reviewId: string }>`SELECT * FROM review_replies
             WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}`.pipe(
-          Effect.map((rows) => byId(rows, "reviewId", toReviewReply)),
+          Effect.map((rows) => byId(rows, "reviewId", toReply)),
           orDie
         ),
       files: (organizationId, reviewIds) =>
-        sql<Row>`SELECT review_id, id, file_name, content_type, size_bytes, url FROM review_files
+        sql<FileDbRow & { readonly reviewId: string }>`SELECT review_id, id, file_name, content_type, size_bytes, url FROM review_files
             WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}
             ORDER BY review_id, position`.pipe(
           Effect.map((rows) =>
-            groupBy(rows, "reviewId", (r): ReviewFile => ({
-              id: r.id,
-              fileName: r.fileName,
-              contentType: r.contentType,
-              sizeBytes: Number(r.sizeBytes),
-              url: r.url
-            }))
+            groupBy(rows, "reviewId", toReviewFile)
           ),
           orDie
         ),
       answers: (organizationId, reviewIds) =>
-        sql<Row>`SELECT * FROM review_answers
+        sql<AnswerDbRow & { readonly reviewId: string }>`SELECT * FROM review_answers
             WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}
             ORDER BY review_id, position`.pipe(
           Effect.map((rows) =>
-            groupBy(rows, "reviewId", (r): SurveyAnswer => ({
-              questionId: r.questionId,
-              label: r.label,
-              type: r.type,
-              step: Number(r.step),
-              steps: Number(r.steps),
-              lowLabel: r.lowLabel,
-              highLabel: r.highLabel,
-              middleLabel: r.middleLabel,
-              optionLabels: jsonValue(r.optionLabels)
-            }))
+            groupBy(rows, "reviewId", toSurveyAnswer)
           ),
           orDie
         ),
