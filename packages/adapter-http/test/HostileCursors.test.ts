@@ -24,7 +24,7 @@ import {
   type WebhookId,
   WebhookRepository
 } from "@feedback/core"
-import { legacyCursor, legacyWebhookCursor, makeSeedReview, ReviewSeed, type SeedReview } from "@feedback/core/testing"
+import { legacyCursor, legacyWebhookCursor, seedReviews } from "@feedback/core/testing"
 import { Cause, Effect, Layer, ManagedRuntime, Redacted, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
@@ -86,11 +86,7 @@ const populate = async (server: TestServer, runtime: ManagedRuntime.ManagedRunti
   for (let i = 0; i < 3; i++) hooks.push(await post("/webhooks", { url: `https://hooks.example.com/${i}`, events: ["review.created"] }))
   const hookId = hooks[0].id as WebhookId
   await runtime.runPromise(Effect.gen(function*() {
-    const seeds: Array<SeedReview> = []
-    for (let i = 0; i < 3; i++) {
-      seeds.push(yield* makeSeedReview(organizationId as OrganizationId, { productId: products[i].id }))
-    }
-    yield* ReviewSeed.use((s) => s.insert(seeds))
+    yield* seedReviews(organizationId as OrganizationId, products.map((p) => ({ productId: p.id })))
     const deliveries: Array<WebhookDeliveryRecord> = []
     for (let i = 0; i < 3; i++) {
       const idempotencyKey: string = yield* nextId()

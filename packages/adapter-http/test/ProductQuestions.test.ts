@@ -2,7 +2,7 @@
  * Product questions over HTTP, end to end: the real routes, middleware and error envelope over the memory store,
  * and the email notice worker sending through nodemailer to a real SMTP server (`smtp-server`) on loopback.
  *
- * Products and customers are seeded through the store's test support (their endpoints live on another branch);
+ * Products and customers are seeded through the store's test kit (their endpoints live on another branch);
  * the store's context is shared by the test server, the seeding, the checks of stored rows and the worker.
  */
 import {
@@ -13,9 +13,8 @@ import {
   type StoreServices
 } from "@feedback/core"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-// Test support of the memory store (its test folder: never part of a production layer).
-import { MemoryQuestionTestSeed } from "../../adapter-memory/test/MemoryQuestionTestSeed.ts"
-import { seedCustomerRow, seedProductRow, QuestionTestSeed } from "@feedback/core/testing"
+import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
+import { seedCustomer, seedProduct, StoreTestKit } from "@feedback/core/testing"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
@@ -26,7 +25,7 @@ import { makeTestServer, type TestResponse } from "./TestServer.ts"
 // ---------------------------------------------------------------------------------------------------------------
 // One memory store shared by the HTTP server, the seeding and the checks
 
-const StoreWithSupport = MemoryQuestionTestSeed.pipe(Layer.provideMerge(MemoryStoreLayer), Layer.provideMerge(IdGenerator.uuidV7))
+const StoreWithSupport = MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer), Layer.provideMerge(IdGenerator.uuidV7))
 const store = ManagedRuntime.make(StoreWithSupport)
 let server: ReturnType<typeof makeTestServer>
 
@@ -60,7 +59,7 @@ interface Shop {
 
 const shop = async (options: { readonly permissions?: ReadonlyArray<"reviews:read" | "reviews:write"> } = {}): Promise<Shop> => {
   const { organizationId, key } = await server.provision(options.permissions === undefined ? {} : { permissions: options.permissions })
-  const product = await run(seedProductRow(organizationId as OrganizationId, { title: "Ceramic mug", slug: `mug-${organizationId}` }))
+  const product = await run(seedProduct(organizationId as OrganizationId, { title: "Ceramic mug", slug: `mug-${organizationId}` }))
   return {
     organizationId: organizationId as OrganizationId,
     key,
@@ -72,7 +71,7 @@ const shop = async (options: { readonly permissions?: ReadonlyArray<"reviews:rea
 const eventsOf = (organizationId: OrganizationId) =>
   run(EventOutbox.use((o) => o.listForOrganization(organizationId))).then((es) => es.map((e) => e.event))
 const noticesOf = (organizationId: OrganizationId) => run(EmailOutboxRepository.use((o) => o.listForOrganization(organizationId)))
-const tablesContaining = (needle: string) => run(QuestionTestSeed.use((s) => s.tablesContaining(needle)))
+const tablesContaining = (needle: string) => run(StoreTestKit.use((s) => s.tablesContaining(needle)))
 
 const waitFor = async <A>(what: string, probe: () => Promise<A | undefined> | A | undefined, timeoutMs = 5_000): Promise<A> => {
   const deadline = Date.now() + timeoutMs
@@ -262,7 +261,7 @@ describe("answers, listing and deletion", () => {
 
   it("answered=true lists exactly the questions with a published answer; includes are batched per page", async () => {
     const s = await shop()
-    const customer = await run(seedCustomerRow(s.organizationId, { email: "grace@example.com", firstName: "Grace" }))
+    const customer = await run(seedCustomer(s.organizationId, { email: "grace@example.com", firstName: "Grace" }))
     const post = async (body: string, extra: object = {}) =>
       (await s.req("POST", "/product-questions", { productId: s.productId, body, ...extra })).body.id as string
     const waiting = await post("waiting", { customerId: customer.id })
@@ -481,7 +480,7 @@ describe("the asker's email without SMTP", () => {
     try {
       const { organizationId, key } = await ownServer.provision()
       const org = organizationId as OrganizationId
-      const product = await own.runPromise(seedProductRow(org))
+      const product = await own.runPromise(seedProduct(org))
       const email = `logged-${organizationId}@example.com`
       const req = (method: string, path: string, body?: unknown) => ownServer.request(method, path, { token: key, body })
       const q = (await req("POST", "/product-questions", { productId: product.id, body: "Logged?", askerEmail: email })).body

@@ -1,18 +1,18 @@
 /**
  * The review write endpoints over HTTP: validation (strict bodies, null vs omitted), every error envelope they can
  * answer (400, 403, 404, 409, 422) and their success shapes. Store behaviour itself is covered by the conformance
- * suite; here the store is memory, seeded through `ReviewFixtures` on the same store the server uses.
+ * suite; here the store is memory, seeded through the `StoreTestKit` of the same store the server uses.
  */
 import { IdGenerator, type OrganizationId, type ProductId, type ReviewRecord, REDACTION_MARKER } from "@feedback/core"
-import { makeProduct, makeReview, ReviewFixtures } from "@feedback/core/testing"
+import { makeProduct, makeReview, StoreTestKit } from "@feedback/core/testing"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { MemoryReviewFixtures } from "../../adapter-memory/test/MemoryReviewFixtures.ts"
+import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeWebHandler } from "../src/server/ApiServer.ts"
 import { allPermissions, OPERATOR_TOKEN } from "./TestServer.ts"
 
-const services = Layer.merge(MemoryReviewFixtures.pipe(Layer.provideMerge(MemoryStoreLayer)), IdGenerator.uuidV7)
+const services = Layer.merge(MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)), IdGenerator.uuidV7)
 const runtime = ManagedRuntime.make(services)
 // The handler shares the runtime's memo map, so it serves the very store the tests seed.
 const { handler, dispose } = makeWebHandler(services, { operatorToken: Redacted.make(OPERATOR_TOKEN) }, runtime.memoMap)
@@ -47,7 +47,7 @@ const provision = async (permissions = allPermissions) => {
   return { org: org.body.id as OrganizationId, key: key.body.secretKey as string }
 }
 
-const seed = <A>(f: (fx: ReviewFixtures["Service"]) => Effect.Effect<A>) => runtime.runPromise(ReviewFixtures.use(f))
+const seed = <A>(f: (kit: StoreTestKit["Service"]) => Effect.Effect<A>) => runtime.runPromise(StoreTestKit.use(f))
 
 /** An organization with a key, a product (slug `mug`) and reviews made from the overrides. */
 const setup = async (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}]) => {
@@ -57,7 +57,7 @@ const setup = async (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}]) => {
   await seed((fx) =>
     Effect.gen(function*() {
       yield* fx.insertProduct(org, product)
-      for (const r of stored) yield* fx.insertReview(org, r)
+      yield* fx.insertReviews(stored.map((review) => ({ organizationId: org, review })))
     })
   )
   return { org, key, product, reviews: stored }

@@ -1,17 +1,6 @@
 import { runStoreConformance } from "@feedback/core/testing"
 import { Layer } from "effect"
-import { MemoryReviewFixtures } from "./MemoryReviewFixtures.ts"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
-import { MemoryReviewSeed } from "../src/testing/MemoryReviewSeed.ts"
-import { MemoryQuestionTestSeed } from "./MemoryQuestionTestSeed.ts"
-import { MemorySetupTestSeed } from "./MemorySetupTestSeed.ts"
+import { MemoryStoreTestKit } from "../src/testing/MemoryStoreTestKit.ts"
 
-runStoreConformance(
-  "memory",
-  Layer.mergeAll(
-    MemorySetupTestSeed,
-    MemoryQuestionTestSeed,
-    MemoryReviewFixtures,
-    MemoryReviewSeed
-  ).pipe(Layer.provideMerge(MemoryStoreLayer))
-)
+runStoreConformance("memory", MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)))

@@ -1,1 +1,1 @@
-export * from "./MemoryReviewSeed.ts"
+export * from "./MemoryStoreTestKit.ts"

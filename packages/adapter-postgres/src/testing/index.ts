@@ -1,2 +1,2 @@
-export * from "./PgReviewSeed.ts"
+export * from "./PgStoreTestKit.ts"
 export * from "./ReviewDataset.ts"

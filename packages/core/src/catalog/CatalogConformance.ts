@@ -14,7 +14,7 @@ import { ProductQuestions } from "../questions/ProductQuestions.ts"
 import type { OrganizationId, ProductId } from "../kernel/Ids.ts"
 import * as Provisioning from "../organizations/Provisioning.ts"
 import { asDashboard, asKey } from "../testing/CallerFixtures.ts"
-import { makeSeedReview, ReviewSeed } from "../reviews/ReviewSeed.ts"
+import { seedReview } from "../testing/StoreTestKit.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 
 const eventsOf = (organizationId: OrganizationId) =>
@@ -160,9 +160,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
         const as = asDashboard(org.id)
         const lonely = yield* as(catalogs.createProduct(product("lonely")))
         const reviewed = yield* as(catalogs.createProduct(product("reviewed")))
-        yield* ReviewSeed.use((s) =>
-          Effect.flatMap(makeSeedReview(org.id, { productId: reviewed.id }), (r) => s.insert([r]))
-        )
+        yield* seedReview(org.id, { productId: reviewed.id })
         const deleted = yield* as(catalogs.deleteProduct(lonely.id))
         assert.deepStrictEqual(deleted, lonely)
         assert.strictEqual((yield* Effect.flip(as(catalogs.getProduct(lonely.id))))._tag, "NotFound")

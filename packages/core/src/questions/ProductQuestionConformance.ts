@@ -34,7 +34,7 @@ import * as Provisioning from "../organizations/Provisioning.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
 import { makeRecordingMailer } from "./RecordingMailer.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { seedCustomerRow, seedProductRow, seedSiteRow, QuestionTestSeed } from "./QuestionTestSeed.ts"
+import { seedCustomer, seedProduct, seedSite, StoreTestKit } from "../testing/StoreTestKit.ts"
 
 const KEY_ID = "00000000-0000-4000-8000-0000000000c1" as SecretKeyId
 const readWrite: ReadonlyArray<Permission> = ["reviews:read", "reviews:write"]
@@ -53,7 +53,7 @@ const as = <A, E, R>(
 const setup = (name = "Question shop") =>
   Effect.gen(function*() {
     const org = yield* Provisioning.createOrganization({ name })
-    const product = yield* seedProductRow(org.id, { title: "Ceramic mug", url: "https://shop.example/mug" })
+    const product = yield* seedProduct(org.id, { title: "Ceramic mug", url: "https://shop.example/mug" })
     return { org, product }
   })
 
@@ -195,8 +195,8 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const { org, product } = yield* setup()
         const other = yield* setup("Other shop")
-        const foreignCustomer = yield* seedCustomerRow(other.org.id)
-        const foreignSite = yield* seedSiteRow(other.org.id)
+        const foreignCustomer = yield* seedCustomer(other.org.id)
+        const foreignSite = yield* seedSite(other.org.id)
         const e1 = yield* Effect.flip(ask(org.id, { productId: other.product.id }))
         assert.strictEqual(e1._tag, "InvalidRequest")
         assert.deepStrictEqual(e1._tag === "InvalidRequest" ? e1.issues.map((i) => i.path) : [], ["body.productId"])
@@ -206,8 +206,8 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(e3._tag === "InvalidRequest" ? e3.issues.map((i) => i.path) : [], ["body.notifyByEmail"])
         assert.deepStrictEqual((yield* list(org.id)).data, [])
         assert.deepStrictEqual(yield* eventsOf(org.id), [])
-        const customer = yield* seedCustomerRow(org.id)
-        const site = yield* seedSiteRow(org.id)
+        const customer = yield* seedCustomer(org.id)
+        const site = yield* seedSite(org.id)
         const ok = yield* ask(org.id, { productId: product.id, customerId: customer.id, siteId: site.id, askerName: null, askerEmail: null })
         assert.strictEqual(ok.customerId, customer.id)
         assert.strictEqual(ok.siteId, site.id)
@@ -326,8 +326,8 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const questions = yield* ProductQuestions
         const { org, product } = yield* setup()
-        const other = yield* seedProductRow(org.id, { title: "Linen Apron", slug: "linen-apron", metadata: { material: "linen" } })
-        const customer = yield* seedCustomerRow(org.id, { email: "grace@example.com", firstName: "Grace" })
+        const other = yield* seedProduct(org.id, { title: "Linen Apron", slug: "linen-apron", metadata: { material: "linen" } })
+        const customer = yield* seedCustomer(org.id, { email: "grace@example.com", firstName: "Grace" })
         const made: Array<ProductQuestionRecord> = []
         for (let i = 0; i < 5; i++) {
           yield* TestClock.adjust("1 second")
@@ -658,7 +658,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         )).map((d) => d.body)
         assert.strictEqual(bodies.length, 3)
         assert.isTrue(bodies.some((b) => b.includes(email)))
-        assert.includeMembers([...(yield* QuestionTestSeed.use((s) => s.tablesContaining(email)))], [
+        assert.includeMembers([...(yield* StoreTestKit.use((s) => s.tablesContaining(email)))], [
           "domain_events",
           "email_outbox",
           "product_questions",
@@ -680,7 +680,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
           (yield* noticesOf(org.id)).filter((n) => n.productQuestionId === q.id),
           []
         )
-        assert.deepStrictEqual(yield* QuestionTestSeed.use((s) => s.tablesContaining(email)), [])
+        assert.deepStrictEqual(yield* StoreTestKit.use((s) => s.tablesContaining(email)), [])
         const scrubbed = yield* WebhookRepository.use((r) => r.listDeliveries(org.id, webhookId, { after: undefined, limit: 100 }))
         assert.strictEqual(scrubbed.length, 3)
         for (const d of scrubbed) {
@@ -688,7 +688,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
           if (d.event.startsWith("productQuestion.") && envelope.data.askerName === "Ada") assert.isNull(envelope.data.askerEmail)
         }
         assert.deepStrictEqual(yield* ProductQuestionRepository.use((r) => r.answersOf(org.id, [q.id])), [])
-        assert.isNotEmpty(yield* QuestionTestSeed.use((s) => s.tablesContaining(keptEmail)))
+        assert.isNotEmpty(yield* StoreTestKit.use((s) => s.tablesContaining(keptEmail)))
         const events = yield* eventsOf(org.id)
         const last = events[events.length - 1]!
         assert.strictEqual(last.event, "productQuestion.deleted")

@@ -25,7 +25,7 @@ import { Reviews } from "./Reviews.ts"
 import type { ImportJob } from "./ReviewRepository.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 import { asDashboard, asKey } from "../testing/CallerFixtures.ts"
-import { makeImportJob, makeSeedReview, ReviewSeed, type SeedReview } from "./ReviewSeed.ts"
+import { makeImportJob, makeSeedReview, type SeedReview, StoreTestKit } from "../testing/StoreTestKit.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 
 const BASE = Date.parse("2026-03-01T00:00:00.000Z")
@@ -93,7 +93,7 @@ const makeFixture = (count = 40) =>
     for (let i = 0; i < count; i++) {
       seeds.push(yield* seedFor(org.id, i, products, customers, job))
     }
-    yield* ReviewSeed.use((s) => s.insert(seeds))
+    yield* StoreTestKit.use((s) => s.insertReviews(seeds))
     const otherProduct = yield* asDashboard(other.id)(catalogs.createProduct({ slug: "mug", title: "Blue Mug" }))
     const otherSeeds: Array<SeedReview> = []
     for (let i = 0; i < 5; i++) {
@@ -102,7 +102,7 @@ const makeFixture = (count = 40) =>
         fields: { createdAt: at(i * MINUTE), rating: 5, browserFingerprint: "fp0", ipAddress: "10.0.0.0", title: "Blue" }
       }))
     }
-    yield* ReviewSeed.use((s) => s.insert(otherSeeds))
+    yield* StoreTestKit.use((s) => s.insertReviews(otherSeeds))
     const refreshed: Array<Product> = []
     for (const p of products) refreshed.push(yield* as(catalogs.getProduct(p.id)))
     return {
@@ -245,7 +245,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
                 }))
               }
               for (const seed of batch) known.set(seed.review.id, seed.review.published)
-              yield* ReviewSeed.use((s) => s.insert(batch))
+              yield* StoreTestKit.use((s) => s.insertReviews(batch))
             }))
           const seen = all.map((r) => r.id as string)
           for (const id of before) assert.include(seen, id, `${sort}: a review that existed before the walk was skipped`)

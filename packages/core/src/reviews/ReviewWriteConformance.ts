@@ -1,7 +1,7 @@
 /**
  * Conformance of the review write side: every transition of the spec's table for reviews and replies, bulk
- * moderation, import, and rollback under injected failures, on every store. Seeding goes through `ReviewFixtures`
- * (part of `TestSupport`).
+ * moderation, import, and rollback under injected failures, on every store. Seeding goes through `StoreTestKit`
+ * (the `TestSupport` every store implements).
  */
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Option, Result } from "effect"
@@ -20,7 +20,7 @@ import { ReviewRepository } from "./ReviewRepository.ts"
 import { ReviewWriteRepository } from "./ReviewWriteRepository.ts"
 import { REVIEW_IMPORT_JOB, ReviewWrites } from "./ReviewWrites.ts"
 import { now, type Timestamp } from "../kernel/Timestamp.ts"
-import { makeCustomer, makeProduct, makeReview, makeSite, ReviewFixtures } from "./ReviewFixtures.ts"
+import { makeCustomer, makeProduct, makeReview, makeSite, StoreTestKit } from "../testing/StoreTestKit.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 
 
@@ -41,7 +41,7 @@ const getReview = (organizationId: OrganizationId, id: ReviewId) =>
   Effect.map(findReview(organizationId, id), Option.getOrThrow)
 
 const productStats = (organizationId: OrganizationId, id: ProductId) =>
-  ReviewFixtures.use((f) => f.product(organizationId, id)).pipe(
+  StoreTestKit.use((f) => f.product(organizationId, id)).pipe(
     Effect.map(Option.getOrThrow),
     Effect.map((p) => ({ reviewCount: p.reviewCount, publishedReviewCount: p.publishedReviewCount, averageRating: p.averageRating }))
   )
@@ -53,15 +53,11 @@ const tick = (seconds: number): Effect.Effect<Timestamp> => TestClock.adjust(Dur
 const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme Store") =>
   Effect.gen(function*() {
     const organization = yield* Provisioning.createOrganization({ name })
-    const fx = yield* ReviewFixtures
+    const fx = yield* StoreTestKit
     const product = makeProduct()
     yield* fx.insertProduct(organization.id, product)
-    const stored: Array<ReviewRecord> = []
-    for (const overrides of reviews) {
-      const review = makeReview(product.id, overrides)
-      yield* fx.insertReview(organization.id, review)
-      stored.push(review)
-    }
+    const stored = reviews.map((overrides) => makeReview(product.id, overrides))
+    yield* fx.insertReviews(stored.map((review) => ({ organizationId: organization.id, review })))
     return { org: organization.id, product, reviews: stored, caller: callerFor(organization.id) }
   })
 
@@ -278,17 +274,18 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const writes = yield* ReviewWrites
         const organization = yield* Provisioning.createOrganization({ name: "Deleting" })
         const org = organization.id
-        const fx = yield* ReviewFixtures
+        const fx = yield* StoreTestKit
         const product = makeProduct()
         yield* fx.insertProduct(org, product)
         const kept = makeReview(product.id, { published: true, rating: 2 })
         const doomed = makeReview(product.id, { published: true, rating: 4 })
-        yield* fx.insertReview(org, kept)
-        yield* fx.insertReview(org, doomed, {
+        yield* fx.insertReviews([{ organizationId: org, review: kept }, {
+          organizationId: org,
+          review: doomed,
           files: [{ id: uuidV7(Date.now()) as never, fileName: "a.jpg", contentType: "image/jpeg", sizeBytes: 10, url: "https://cdn.example/a.jpg" }],
           answers: [{ questionId: uuidV7(Date.now()) as never, label: "Fit?", type: "scale", step: 1, steps: 3, lowLabel: "small", highLabel: "large", middleLabel: null, optionLabels: [] }],
           reply: { id: uuidV7(Date.now()) as never, reviewId: doomed.id, body: "Thanks", responderName: "Shop", published: true, metadata: {}, createdAt: doomed.createdAt, updatedAt: doomed.updatedAt }
-        })
+        }])
         yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
         const caller = callerFor(org)
         const t9 = yield* tick(9)
@@ -314,7 +311,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const writes = yield* ReviewWrites
         const { org, reviews: [review], caller } = yield* seed()
         yield* writes.delete(review!.id, { reason: "other", note: "Asked by support ticket 42" }).pipe(as(caller))
-        const record = Option.getOrThrow(yield* ReviewFixtures.use((f) => f.deletion(org, review!.id)))
+        const record = Option.getOrThrow(yield* StoreTestKit.use((f) => f.deletion(org, review!.id)))
         assert.strictEqual(record.reason, "other")
         assert.strictEqual(record.note, "Asked by support ticket 42")
       }))
@@ -326,7 +323,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     const bulkSeed = Effect.gen(function*() {
       const organization = yield* Provisioning.createOrganization({ name: "Bulk" })
       const org = organization.id
-      const fx = yield* ReviewFixtures
+      const fx = yield* StoreTestKit
       const mug = makeProduct({ slug: "mug", title: "Blue Mug" })
       const cup = makeProduct({ slug: "cup", title: "Tea Cup", metadata: { color: "red" } })
       yield* fx.insertProduct(org, mug)
@@ -341,7 +338,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         makeReview(cup.id, { rating: 2, published: true, title: "Meh", customerId: ada.id }),
         makeReview(cup.id, { rating: 5, published: true, title: "Superb" })
       ]
-      for (const r of rows) yield* fx.insertReview(org, r)
+      yield* fx.insertReviews(rows.map((review) => ({ organizationId: org, review })))
       yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [mug.id, cup.id]))
       const other = yield* seed([{ published: false, title: "Love it" }], "Other")
       return { org, mug, cup, rows, other, caller: callerFor(org) }
@@ -466,7 +463,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     const importSeed = Effect.gen(function*() {
       const organization = yield* Provisioning.createOrganization({ name: "Importing Shop" })
       const org = organization.id
-      const fx = yield* ReviewFixtures
+      const fx = yield* StoreTestKit
       const site = makeSite()
       yield* fx.insertSite(org, site)
       const mug = makeProduct({ slug: "mug", externalId: "ext-mug", url: "https://shop.example/mug" })
@@ -530,7 +527,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(result.imported[0]!.imageUrls, ["https://cdn.example/photos/a%20b.JPG", "https://cdn.example/v.mp4"])
         assert.deepStrictEqual(result.imported[1]!.imageUrls, [])
 
-        const customers = yield* ReviewFixtures.use((f) => f.customers(s.org))
+        const customers = yield* StoreTestKit.use((f) => f.customers(s.org))
         assert.deepStrictEqual(customers.map((c) => c.email), ["known@example.com", "new.person@example.com"])
         const newcomer = customers.find((c) => c.email === "new.person@example.com")!
 
@@ -556,7 +553,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.strictEqual(r4!.customerId, newcomer.id)
         assert.strictEqual(r7!.productId, s.mug.id)
 
-        const fx = yield* ReviewFixtures
+        const fx = yield* StoreTestKit
         const files = yield* fx.files(s.org, r0!.id)
         assert.deepStrictEqual(files.map((f) => [f.fileName, f.contentType, f.url]), [
           ["a b.JPG", "image/jpeg", "https://cdn.example/photos/a%20b.JPG"],
@@ -608,7 +605,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const error = yield* Effect.flip(writes.import({ data: rows, strict: true }).pipe(as(s.caller)))
         assert.strictEqual(error._tag, "ImportFailed")
         assert.strictEqual((error as { index: number }).index, 1)
-        const fx = yield* ReviewFixtures
+        const fx = yield* StoreTestKit
         assert.deepStrictEqual(yield* fx.reviewIds(s.org), [])
         assert.deepStrictEqual((yield* fx.customers(s.org)).map((c) => c.email), ["known@example.com"])
         assert.deepStrictEqual(yield* events(s.org), [])
@@ -634,9 +631,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         }).pipe(as(s.caller)))
         assert.strictEqual(strict._tag, "ImportFailed")
         assert.strictEqual((strict as { index: number }).index, 1)
-        assert.strictEqual((yield* ReviewFixtures.use((f) => f.reviewIds(s.org))).length, 2)
+        assert.strictEqual((yield* StoreTestKit.use((f) => f.reviewIds(s.org))).length, 2)
         // The same externalId in another organization is unrelated.
-        yield* ReviewFixtures.use((f) => f.insertProduct(s.foreign.org, makeProduct({ slug: "mug" })))
+        yield* StoreTestKit.use((f) => f.insertProduct(s.foreign.org, makeProduct({ slug: "mug" })))
         const elsewhere = yield* writes.import({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(as(s.foreign.caller))
         assert.strictEqual(elsewhere.imported.length, 1)
       }))
@@ -669,7 +666,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           }))
           const exit = yield* Effect.exit(failingAfter(method)((w) => w.import({ data: rows })).pipe(as(s.caller)))
           assert.isTrue(Exit.isFailure(exit))
-          const fx = yield* ReviewFixtures
+          const fx = yield* StoreTestKit
           assert.deepStrictEqual(yield* fx.reviewIds(s.org), [])
           assert.deepStrictEqual((yield* fx.customers(s.org)).map((c) => c.email), ["known@example.com"])
           assert.deepStrictEqual(yield* productStats(s.org, s.mug.id), { reviewCount: 0, publishedReviewCount: 0, averageRating: null })

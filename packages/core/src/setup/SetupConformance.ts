@@ -36,7 +36,7 @@ import type { StoreServices } from "../kernel/StoreServices.ts"
 import { StorefrontRecordRepository } from "../organizations/StorefrontRecordRepository.ts"
 import { fromMillis } from "../kernel/Timestamp.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { seedProduct, seedReview, seedSite, SetupTestSeed } from "./SetupTestSeed.ts"
+import { seedProduct, seedReview, seedSite, StoreTestKit } from "../testing/StoreTestKit.ts"
 
 const config = SetupConfig.of({
   embedScriptUrl: "https://cdn.example.test/widgets/v1/embed.js",
@@ -168,12 +168,12 @@ const modelSignals = (m: Model): SetupSignals => ({
 /** A site id that no site has: a program attached to it is not on a site. */
 const danglingSiteId = "00000000-0000-4000-8000-0000000000d5" as SiteId
 
-type RunServices = StoreServices | IdGenerator | SetupTestSeed
+type RunServices = StoreServices | IdGenerator | StoreTestKit
 
 const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunServices> =>
   Effect.gen(function*() {
     const storefront = yield* StorefrontRecordRepository
-    const seed = yield* SetupTestSeed
+    const seed = yield* StoreTestKit
     const org = (yield* newOrganization("History")).id
     const m: Model = {
       sites: [],
@@ -239,7 +239,7 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
             case "review": {
               if (m.products.length === 0) m.products.push((yield* seedProduct(org).pipe(at)).id)
               const productId = m.products.at(-1)!
-              m.reviews.push({ id: (yield* seedReview(org, productId).pipe(at)).id, productId })
+              m.reviews.push({ id: (yield* seedReview(org, { productId }).pipe(at)).id, productId })
               break
             }
             case "loyaltyProgram":
@@ -362,7 +362,7 @@ export const setupConformance: ConformanceSuite = (store) =>
         const otherSite = yield* seedSite(other)
         yield* Provisioning.createPublishableKey(other)
         yield* Provisioning.createIntegration(other, "shopify")
-        yield* seedReview(other, (yield* seedProduct(other)).id)
+        yield* seedReview(other, { productId: (yield* seedProduct(other)).id })
         yield* Provisioning.createLoyaltyProgram(other, { status: "live", siteId: otherSite.id })
         yield* Provisioning.createWishlist(other, {})
         yield* guided(other, {}, T0)
@@ -387,14 +387,14 @@ export const setupConformance: ConformanceSuite = (store) =>
         yield* expectAfter({ hasIntegration: true })
         const product = yield* seedProduct(org)
         yield* expectAfter({ hasProducts: true })
-        yield* seedReview(org, product.id)
+        yield* seedReview(org, { productId: product.id })
         yield* expectAfter({ hasReview: true })
         yield* Provisioning.createWishlist(org, {})
         yield* expectAfter({ hasWishlist: true })
         yield* guided(org, {}, T0)
         yield* expectAfter({ hasActiveSurveyFlow: true })
         // Deleting the site detaches the program from any site.
-        assert.isTrue(yield* SetupTestSeed.use((s) => s.deleteSite(org, site.id)))
+        assert.isTrue(yield* StoreTestKit.use((s) => s.deleteSite(org, site.id)))
         yield* expectAfter({ hasSite: false, loyaltyProgramOnSite: false })
       }))
 
@@ -424,7 +424,7 @@ export const setupConformance: ConformanceSuite = (store) =>
         const storefront = yield* StorefrontRecordRepository
         assert.isTrue(yield* storefront.deletePublishableKey(org, key.id))
         assert.isTrue(yield* storefront.deletePublishableKey(org, newer.id))
-        assert.isTrue(yield* SetupTestSeed.use((s) => s.deleteSite(org, site.id)))
+        assert.isTrue(yield* StoreTestKit.use((s) => s.deleteSite(org, site.id)))
         const third = yield* get(org, T0 + 4_000)
         assert.deepStrictEqual(third.areas.site, {
           ...untouched,

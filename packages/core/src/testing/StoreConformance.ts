@@ -16,26 +16,19 @@ import { StorefrontRecordRepository } from "../organizations/StorefrontRecordRep
 import { transactional } from "../kernel/UnitOfWork.ts"
 import { productQuestionConformance } from "../questions/ProductQuestionConformance.ts"
 import { rateLimitConformance } from "../ratelimit/RateLimitConformance.ts"
-import type { QuestionTestSeed } from "../questions/QuestionTestSeed.ts"
-import type { ReviewFixtures } from "../reviews/ReviewFixtures.ts"
 import { webhookConformance } from "../webhooks/WebhookConformance.ts"
 import { reviewWriteConformance } from "../reviews/ReviewWriteConformance.ts"
 import { catalogConformance } from "../catalog/CatalogConformance.ts"
 import { cursorKeyConformance } from "../kernel/CursorKeyConformance.ts"
 import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
-import type { ReviewSeed } from "../reviews/ReviewSeed.ts"
 
 import type { StoreServices } from "../kernel/StoreServices.ts"
 import { setupConformance } from "../setup/SetupConformance.ts"
-import type { SetupTestSeed } from "../setup/SetupTestSeed.ts"
+import type { StoreTestKit } from "./StoreTestKit.ts"
 export type { StoreServices }
 
-/** Test-only services every store implements for the suites (never part of a production layer). */
-export type TestSupport =
-  | SetupTestSeed
-  | QuestionTestSeed
-  | ReviewFixtures
-  | ReviewSeed
+/** The test-only service every store implements for the suites (never part of a production layer). */
+export type TestSupport = StoreTestKit
 
 /** What a suite gets: the store under test (with ids) as a layer shared by the suite's tests. */
 export type ConformanceSuite = (store: Layer.Layer<StoreServices | TestSupport | IdGenerator>) => void
