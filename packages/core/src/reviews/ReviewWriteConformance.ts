@@ -9,7 +9,6 @@ import { TestClock } from "effect/testing"
 import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
 import { CoreLayer } from "../CoreLayer.ts"
 import { EventOutbox } from "../kernel/EventOutbox.ts"
-import { uuidV7 } from "../kernel/IdGenerator.ts"
 import type { OrganizationId, ProductId, ReviewId, SecretKeyId, SiteId } from "../kernel/Ids.ts"
 import type { Permission } from "../kernel/Permission.ts"
 import * as Provisioning from "../organizations/Provisioning.ts"
@@ -20,14 +19,14 @@ import { ReviewRepository } from "./ReviewRepository.ts"
 import { ReviewWriteRepository } from "./ReviewWriteRepository.ts"
 import { REVIEW_IMPORT_JOB, ReviewWrites } from "./ReviewWrites.ts"
 import { now, type Timestamp } from "../kernel/Timestamp.ts"
-import { makeCustomer, makeProduct, makeReview, makeSite, StoreTestKit } from "../testing/StoreTestKit.ts"
+import { freshId, makeCustomer, makeProduct, makeReview, makeSite, StoreTestKit } from "../testing/StoreTestKit.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 
 
 const ALL: ReadonlyArray<Permission> = ["reviews:read", "reviews:write"]
 
 const callerFor = (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = ALL) =>
-  new SecretKeyCaller({ organizationId, keyId: uuidV7(Date.now()) as SecretKeyId, permissions: new Set(permissions) })
+  new SecretKeyCaller({ organizationId, keyId: freshId<SecretKeyId>(), permissions: new Set(permissions) })
 
 const as = (caller: SecretKeyCaller) => Effect.provideService(CurrentCaller, caller)
 
@@ -255,7 +254,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           assert.strictEqual(error._tag, "NotFound")
         }
         const missing = yield* Effect.flip(
-          writes.update(uuidV7(Date.now()) as ReviewId, {}).pipe(as(callerFor(org)))
+          writes.update(freshId<ReviewId>(), {}).pipe(as(callerFor(org)))
         )
         assert.strictEqual(missing._tag, "NotFound")
         const forbidden = yield* Effect.flip(
@@ -282,9 +281,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         yield* fx.insertReviews([{ organizationId: org, review: kept }, {
           organizationId: org,
           review: doomed,
-          files: [{ id: uuidV7(Date.now()) as never, fileName: "a.jpg", contentType: "image/jpeg", sizeBytes: 10, url: "https://cdn.example/a.jpg" }],
-          answers: [{ questionId: uuidV7(Date.now()) as never, label: "Fit?", type: "scale", step: 1, steps: 3, lowLabel: "small", highLabel: "large", middleLabel: null, optionLabels: [] }],
-          reply: { id: uuidV7(Date.now()) as never, reviewId: doomed.id, body: "Thanks", responderName: "Shop", published: true, metadata: {}, createdAt: doomed.createdAt, updatedAt: doomed.updatedAt }
+          files: [{ id: freshId(), fileName: "a.jpg", contentType: "image/jpeg", sizeBytes: 10, url: "https://cdn.example/a.jpg" }],
+          answers: [{ questionId: freshId(), label: "Fit?", type: "scale", step: 1, steps: 3, lowLabel: "small", highLabel: "large", middleLabel: null, optionLabels: [] }],
+          reply: { id: freshId(), reviewId: doomed.id, body: "Thanks", responderName: "Shop", published: true, metadata: {}, createdAt: doomed.createdAt, updatedAt: doomed.updatedAt }
         }])
         yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
         const caller = callerFor(org)
@@ -776,7 +775,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const s = yield* importSeed
         const refs = yield* ReviewWriteRepository.use((r) =>
           r.resolveImportReferences(s.org, {
-            siteIds: [s.site.id, s.foreignSite.id, uuidV7(Date.now()) as SiteId],
+            siteIds: [s.site.id, s.foreignSite.id, freshId<SiteId>()],
             productSlugs: ["mug", "cup", "zzz"],
             productExternalIds: ["ext-mug"],
             productUrls: ["https://shop.example/shared"],
