@@ -1,6 +1,7 @@
 /**
  * Catalog rows → records: the one mapping of a `sites`, `products` or `customers` row (`SELECT *`, camelCase keys)
- * to the record the API answers, for every reader (catalog, review includes, question includes, the test kit).
+ * to the record the API answers, for every reader (catalog, review includes, question includes, the test kit), and
+ * the one column list of a customer row that every set-based insert of customers uses.
  */
 import type { Customer, Product, Site } from "@feedback/core"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
@@ -47,4 +48,30 @@ export const toCustomer = (r: Row): Customer => ({
   emailOptOutSource: r.emailOptOutSource,
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
+})
+
+export const CUSTOMER_COLUMNS = `id, email, phone, first_name, last_name, country, birthday, metadata, notes, email_opt_out,
+  email_opt_out_at, email_opt_out_source, created_at, updated_at`
+
+/** The customer columns as `jsonb_to_recordset(… AS x(${CUSTOMER_RECORDSET}))` reads them. */
+export const CUSTOMER_RECORDSET = `id uuid, email text, phone text, first_name text, last_name text, country text,
+  birthday text, metadata jsonb, notes text, email_opt_out boolean, email_opt_out_at timestamptz,
+  email_opt_out_source text, created_at timestamptz, updated_at timestamptz`
+
+/** A customer as one element of the JSON array that `CUSTOMER_RECORDSET` expands. */
+export const customerInput = (c: Customer) => ({
+  id: c.id,
+  email: c.email,
+  phone: c.phone,
+  first_name: c.firstName,
+  last_name: c.lastName,
+  country: c.country,
+  birthday: c.birthday,
+  metadata: c.metadata,
+  notes: c.notes,
+  email_opt_out: c.emailOptOut,
+  email_opt_out_at: c.emailOptOutAt,
+  email_opt_out_source: c.emailOptOutSource,
+  created_at: c.createdAt,
+  updated_at: c.updatedAt
 })

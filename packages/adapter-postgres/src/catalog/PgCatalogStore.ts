@@ -23,7 +23,7 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, type ListSqlMapping } from "../kernel/FilterSql.ts"
-import { toCustomer, toProduct, toSite } from "./CatalogRows.ts"
+import { CUSTOMER_COLUMNS, CUSTOMER_RECORDSET, toCustomer, toProduct, toSite } from "./CatalogRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 type Row = Record<string, any>
@@ -68,11 +68,6 @@ const customerMapping: ListSqlMapping = {
 const productColumns = `id, slug, title, description, image_url, url, external_id, metadata, notes, created_at, updated_at`
 const productRecordset = `id uuid, slug text, title text, description text, image_url text, url text, external_id text,
   metadata jsonb, notes text, created_at timestamptz, updated_at timestamptz`
-const customerColumns = `id, email, phone, first_name, last_name, country, birthday, metadata, notes, email_opt_out,
-  email_opt_out_at, email_opt_out_source, created_at, updated_at`
-const customerRecordset = `id uuid, email text, phone text, first_name text, last_name text, country text,
-  birthday text, metadata jsonb, notes text, email_opt_out boolean, email_opt_out_at timestamptz,
-  email_opt_out_source text, created_at timestamptz, updated_at timestamptz`
 
 const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 const snakeKeys = (record: object): Record<string, unknown> =>
@@ -175,8 +170,8 @@ export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(fu
   const insertCustomers = (organizationId: string, customers: ReadonlyArray<Customer>) =>
     insertBatch({
       table: "customers",
-      columns: customerColumns,
-      recordset: customerRecordset,
+      columns: CUSTOMER_COLUMNS,
+      recordset: CUSTOMER_RECORDSET,
       organizationId,
       records: customers,
       uniques: (c) => [["email", c.email]],

@@ -5,7 +5,8 @@
  */
 import { jsonValue } from "../kernel/SqlRows.ts"
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
-import type { Customer, ImportJobId, ReviewFile, ReviewRecord, ReviewReply, StoredReview, SurveyAnswer } from "@feedback/core"
+import { CUSTOMER_COLUMNS, CUSTOMER_RECORDSET } from "../catalog/CatalogRows.ts"
+import type { ImportJobId, ReviewFile, ReviewRecord, ReviewReply, StoredReview, SurveyAnswer } from "@feedback/core"
 import { columnsFrom, type ListSqlMapping } from "../kernel/FilterSql.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
@@ -295,31 +296,9 @@ export const INSERT_REPLIES = `INSERT INTO review_replies (organization_id, id, 
   FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, review_id uuid, body text, responder_name text, published boolean,
     metadata jsonb, created_at timestamptz, updated_at timestamptz)`
 
-export const customerInput = (c: Customer) => ({
-  id: c.id,
-  email: c.email,
-  phone: c.phone,
-  first_name: c.firstName,
-  last_name: c.lastName,
-  country: c.country,
-  birthday: c.birthday,
-  metadata: c.metadata,
-  notes: c.notes,
-  email_opt_out: c.emailOptOut,
-  email_opt_out_at: c.emailOptOutAt,
-  email_opt_out_source: c.emailOptOutSource,
-  created_at: c.createdAt,
-  updated_at: c.updatedAt
-})
-
-export const CUSTOMER_COLUMNS = `id, email, phone, first_name, last_name, country, birthday, metadata, notes, email_opt_out,
-  email_opt_out_at, email_opt_out_source, created_at, updated_at`
-
+/** INSERT of the customers in `$2` (JSON array of `customerInput`) for organization `$1`. */
 export const INSERT_CUSTOMERS = `INSERT INTO customers (organization_id, ${CUSTOMER_COLUMNS})
-  SELECT $1::uuid, ${CUSTOMER_COLUMNS}
-  FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, email text, phone text, first_name text, last_name text, country text,
-    birthday text, metadata jsonb, notes text, email_opt_out boolean, email_opt_out_at timestamptz,
-    email_opt_out_source text, created_at timestamptz, updated_at timestamptz)`
+  SELECT $1::uuid, ${CUSTOMER_COLUMNS} FROM jsonb_to_recordset($2::jsonb) AS x(${CUSTOMER_RECORDSET})`
 
 /** An advisory-lock class for "imports of one organization" (the second key is a hash of the organization). */
 export const IMPORT_LOCK_CLASS = 7_240_114

@@ -26,7 +26,6 @@ import { SqlClient } from "effect/sql"
 import { compileFilter, compileSearch } from "../kernel/FilterSql.ts"
 import {
   answersInput,
-  customerInput,
   filesInput,
   IMPORT_LOCK_CLASS,
   INSERT_ANSWERS,
@@ -46,6 +45,7 @@ import {
   toReply,
   toReview
 } from "./PgReviewRows.ts"
+import { customerInput } from "../catalog/CatalogRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -14,13 +14,12 @@ import {
 import { type SeedReview, StoreTestKit } from "@feedback/core/testing"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { toCustomer, toProduct } from "../catalog/CatalogRows.ts"
+import { customerInput, toCustomer, toProduct } from "../catalog/CatalogRows.ts"
 import { toTimestamp } from "../kernel/SqlRows.ts"
 import {
   type AnswerDbRow,
   type FileDbRow,
   answersInput,
-  customerInput,
   filesInput,
   INSERT_ANSWERS,
   INSERT_CUSTOMERS,
