@@ -40,16 +40,14 @@ import {
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import {
   ADMIN_API_QUESTION_SOURCE,
-  type CreateProductQuestion,
-  type CreateProductQuestionAnswer,
   MERCHANT_AUTHOR_TYPE,
   type ProductQuestion,
   type ProductQuestionAnswer,
   type ProductQuestionInclude,
   productQuestionIncludeNames,
-  type ProductQuestionRecord,
-  type UpdateProductQuestion
+  type ProductQuestionRecord
 } from "./ProductQuestion.ts"
+import type { CreateProductQuestion, CreateProductQuestionAnswer, UpdateProductQuestion } from "./ProductQuestionRequests.ts"
 import { renderAnswerNotice, shouldNotifyAsker } from "./ProductQuestionNotice.ts"
 import { type AnsweredFilter, ProductQuestionRepository } from "./ProductQuestionRepository.ts"
 import { now } from "../kernel/Timestamp.ts"
