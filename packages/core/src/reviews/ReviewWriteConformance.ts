@@ -12,7 +12,7 @@ import { EventOutbox } from "../kernel/EventOutbox.ts"
 import { uuidV7 } from "../kernel/IdGenerator.ts"
 import type { OrganizationId, ProductId, ReviewId, SecretKeyId, SiteId } from "../kernel/Ids.ts"
 import type { Permission } from "../kernel/Permission.ts"
-import * as Provisioning from "../organizations/Provisioning.ts"
+import { Organizations } from "../organizations/Organizations.ts"
 import { checkRedaction, REDACTION_MARKER } from "./Redaction.ts"
 import type { ReviewRecord } from "./Review.ts"
 import type { ReviewImportRow } from "./ReviewRequests.ts"
@@ -52,7 +52,7 @@ const tick = (seconds: number): Effect.Effect<Timestamp> => TestClock.adjust(Dur
 /** An organization with one product and the given reviews of it. */
 const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme Store") =>
   Effect.gen(function*() {
-    const organization = yield* Provisioning.createOrganization({ name })
+    const organization = yield* Organizations.use((o) => o.createOrganization({ name }))
     const fx = yield* ReviewFixtures
     const product = makeProduct()
     yield* fx.insertProduct(organization.id, product)
@@ -245,7 +245,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
         const { org, reviews: [review] } = yield* seed()
-        const other = yield* Provisioning.createOrganization({ name: "Other" })
+        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const asOther = as(callerFor(other.id))
         const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }, CurrentCaller>> = [
             writes.update(review!.id, { published: true }),
@@ -276,7 +276,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     it.effect("deleting keeps a content-free record, removes files, answers and reply, recalculates stats, fires review.deleted", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
-        const organization = yield* Provisioning.createOrganization({ name: "Deleting" })
+        const organization = yield* Organizations.use((o) => o.createOrganization({ name: "Deleting" }))
         const org = organization.id
         const fx = yield* ReviewFixtures
         const product = makeProduct()
@@ -324,7 +324,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     /** Two products, customers and six reviews in one organization, plus a review in another organization. */
     const bulkSeed = Effect.gen(function*() {
-      const organization = yield* Provisioning.createOrganization({ name: "Bulk" })
+      const organization = yield* Organizations.use((o) => o.createOrganization({ name: "Bulk" }))
       const org = organization.id
       const fx = yield* ReviewFixtures
       const mug = makeProduct({ slug: "mug", title: "Blue Mug" })
@@ -464,7 +464,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     // POST /reviews/import
 
     const importSeed = Effect.gen(function*() {
-      const organization = yield* Provisioning.createOrganization({ name: "Importing Shop" })
+      const organization = yield* Organizations.use((o) => o.createOrganization({ name: "Importing Shop" }))
       const org = organization.id
       const fx = yield* ReviewFixtures
       const site = makeSite()
