@@ -579,7 +579,7 @@ export const setupConformance: ConformanceSuite = (store) =>
         const exit = yield* Effect.exit(
           guided(org, { reminder: true }, T0 + 1_000).pipe(Effect.provide(Setup.layer.pipe(
             Layer.provide([Layer.succeed(ReviewAutomationRepository, failingFlowInsert), TestSetupConfig])
-          )))
+          ), { local: true }))
         )
         assert.isTrue(exit._tag === "Failure")
         assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
