@@ -50,7 +50,7 @@ export const uuidV7 = (millis: number): string => {
 
 /** A fresh id from `generator`, branded as the caller needs (ids are validated UUIDs by construction). */
 export const nextIdFrom = <Id extends string>(generator: IdGenerator["Service"]): Effect.Effect<Id> =>
-  generator.next as Effect.Effect<Id>
+  Effect.map(generator.next, (id) => id as Id)
 
 /**
  * A fresh id from the context's generator. Use-case services use `nextIdFrom` with the generator they captured;
