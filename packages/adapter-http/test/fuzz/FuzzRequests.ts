@@ -128,7 +128,7 @@ export interface FuzzRequest {
   readonly pathIds: ReadonlyArray<readonly [string, string]>
   /** A well-formed request by A naming B's record in the path: anything but 404 (or 400/429) is a leak. */
   readonly crossOrganization: boolean
-  /** For a GET whose only change is an upper-cased id: the same URL in lower case, which must answer alike. */
+  /** For a GET whose only change is an upper-cased id: the same URL with its path in lower case (query values such as `include=importJob` are case-sensitive), which must answer alike. */
   readonly lowerCaseTwin: string | undefined
 }
 
@@ -433,6 +433,6 @@ export const generateRequest = (index: number, rng: Rng, endpoint: EndpointShape
     labels,
     pathIds: cross.ids,
     crossOrganization: cross.used && labels.length === 1 && byA,
-    lowerCaseTwin: method === "GET" && byA && onlyUpperCased ? (path + query).toLowerCase() : undefined
+    lowerCaseTwin: method === "GET" && byA && onlyUpperCased ? path.toLowerCase() + query : undefined
   }
 }

@@ -23,6 +23,7 @@ import { Context, Effect, Layer, Option, Result } from "effect"
 import type { Customer, Product } from "../catalog/Catalog.ts"
 import { type Caller, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
+import { attachIncludes, byKey, type IncludeLoaders } from "../kernel/Includes.ts"
 import { EmailOutboxRepository, type EmailNoticeId } from "./EmailOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "../kernel/Errors.ts"
 import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
@@ -39,16 +40,14 @@ import {
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import {
   ADMIN_API_QUESTION_SOURCE,
-  type CreateProductQuestion,
-  type CreateProductQuestionAnswer,
   MERCHANT_AUTHOR_TYPE,
   type ProductQuestion,
   type ProductQuestionAnswer,
   type ProductQuestionInclude,
   productQuestionIncludeNames,
-  type ProductQuestionRecord,
-  type UpdateProductQuestion
+  type ProductQuestionRecord
 } from "./ProductQuestion.ts"
+import type { CreateProductQuestion, CreateProductQuestionAnswer, UpdateProductQuestion } from "./ProductQuestionRequests.ts"
 import { renderAnswerNotice, shouldNotifyAsker } from "./ProductQuestionNotice.ts"
 import { type AnsweredFilter, ProductQuestionRepository } from "./ProductQuestionRepository.ts"
 import { now } from "../kernel/Timestamp.ts"
@@ -112,38 +111,38 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed }))
       )
 
+    /** Each question include as data: its batched load and the value it gives one question (kernel/Includes.ts). */
+    const questionIncludes = (organizationId: OrganizationId): IncludeLoaders<ProductQuestionRecord, ProductQuestionInclude> => ({
+      product: byKey(
+        (q) => q.productId,
+        (ids) => Effect.map(repo.productsByIds(organizationId, ids as ReadonlyArray<ProductId>), (ps) => new Map(ps.map((p): [string, Product] => [p.id, p])))
+      ),
+      customer: byKey(
+        (q) => q.customerId,
+        (ids) => Effect.map(repo.customersByIds(organizationId, ids as ReadonlyArray<CustomerId>), (cs) => new Map(cs.map((c): [string, Customer] => [c.id, c])))
+      ),
+      answers: byKey<ProductQuestionRecord, ReadonlyArray<ProductQuestionAnswer>>(
+        (q) => q.id,
+        (ids) =>
+          Effect.map(repo.answersOf(organizationId, ids as ReadonlyArray<ProductQuestionId>), (answers) => {
+            const byQuestion = new Map<string, Array<ProductQuestionAnswer>>()
+            for (const a of answers) {
+              const list = byQuestion.get(a.productQuestionId)
+              if (list === undefined) byQuestion.set(a.productQuestionId, [a])
+              else list.push(a)
+            }
+            return byQuestion
+          }),
+        []
+      )
+    })
+
     /** Adds the requested extras: one store read per include, however many questions. */
-    const withIncludes = Effect.fnUntraced(function*(
+    const withIncludes = (
       organizationId: OrganizationId,
       questions: ReadonlyArray<ProductQuestionRecord>,
       include: ReadonlyArray<ProductQuestionInclude>
-    ) {
-      if (include.length === 0 || questions.length === 0) return questions
-      const unique = <A>(xs: ReadonlyArray<A | null>): Array<A> => [...new Set(xs.filter((x): x is A => x !== null))]
-      const products = include.includes("product")
-        ? new Map((yield* repo.productsByIds(organizationId, unique<ProductId>(questions.map((q) => q.productId))))
-          .map((p): [string, Product] => [p.id, p]))
-        : undefined
-      const customers = include.includes("customer")
-        ? new Map((yield* repo.customersByIds(organizationId, unique<CustomerId>(questions.map((q) => q.customerId))))
-          .map((c): [string, Customer] => [c.id, c]))
-        : undefined
-      let answers: Map<string, Array<ProductQuestionAnswer>> | undefined
-      if (include.includes("answers")) {
-        answers = new Map()
-        for (const a of yield* repo.answersOf(organizationId, questions.map((q) => q.id))) {
-          const list = answers.get(a.productQuestionId)
-          if (list === undefined) answers.set(a.productQuestionId, [a])
-          else list.push(a)
-        }
-      }
-      return questions.map((q): ProductQuestion => ({
-        ...q,
-        ...(customers === undefined ? {} : { customer: q.customerId === null ? null : customers.get(q.customerId) ?? null }),
-        ...(products === undefined ? {} : { product: products.get(q.productId) ?? null }),
-        ...(answers === undefined ? {} : { answers: answers.get(q.id) ?? [] })
-      }))
-    })
+    ) => attachIncludes<ProductQuestionRecord, ProductQuestionInclude, ProductQuestion>(questions, include, questionIncludes(organizationId), (q) => q)
 
     const withExtras = (organizationId: OrganizationId, question: ProductQuestionRecord, include: ReadonlyArray<ProductQuestionInclude>) =>
       Effect.map(withIncludes(organizationId, [question], include), ([q]) => q!)

@@ -14,6 +14,7 @@
 import { Context, Effect, Option } from "effect"
 import type { Customer, Product } from "../catalog/Catalog.ts"
 import type { ImportJobId, OrganizationId, ReviewId } from "../kernel/Ids.ts"
+import { attachIncludes as attachIncludesWith, byKey, distinctKeys, type IncludeLoaders } from "../kernel/Includes.ts"
 import type { ListRequest, Page } from "../kernel/ListQuery.ts"
 import type {
   Collisions,
@@ -70,20 +71,43 @@ export interface ReviewReader {
   readonly loaders: ReviewIncludeLoaders
 }
 
-const distinct = (values: Iterable<string | null>): ReadonlyArray<string> => {
-  const set = new Set<string>()
-  for (const v of values) if (v !== null) set.add(v)
-  return [...set]
-}
+const noCollisions: CollisionCounts = { browserFingerprint: new Map(), ipAddress: new Map() }
 
-const emptyMap: ReadonlyMap<string, never> = new Map<string, never>()
+/** How many OTHER reviews share `value` (the counts include the asking review itself). */
+const others = (counts: ReadonlyMap<string, number>, value: string | null) =>
+  value === null ? 0 : Math.max(0, (counts.get(value) ?? 1) - 1)
 
-/** Loads a map only when there is something to look up. */
-const load = <A>(
-  wanted: boolean,
-  keys: ReadonlyArray<string>,
-  loader: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, A>>
-): Effect.Effect<ReadonlyMap<string, A>> => wanted && keys.length > 0 ? loader(keys) : Effect.succeed(emptyMap)
+/** Each review include as data: its batched load and the value it gives one review (kernel/Includes.ts). */
+const reviewIncludes = (
+  organizationId: OrganizationId,
+  loaders: ReviewIncludeLoaders
+): IncludeLoaders<StoredReview, ReviewInclude> => ({
+  importJob: {
+    load: byKey((r: StoredReview) => r.importJobId, (ids) => loaders.importJobs(organizationId, ids)).load,
+    value: (r, jobs: ReadonlyMap<string, ImportJob>) => {
+      const job = r.importJobId === null ? undefined : jobs.get(r.importJobId)
+      return job === undefined ? null : { ...job, row: r.importRow ?? 0 }
+    }
+  },
+  customer: byKey((r) => r.record.customerId, (ids) => loaders.customers(organizationId, ids)),
+  product: byKey((r) => r.record.productId, (ids) => loaders.products(organizationId, ids)),
+  response: byKey((r) => r.record.id, (ids) => loaders.responses(organizationId, ids)),
+  files: byKey<StoredReview, ReadonlyArray<ReviewFile>>((r) => r.record.id, (ids) => loaders.files(organizationId, ids), []),
+  answers: byKey<StoredReview, ReadonlyArray<SurveyAnswer>>((r) => r.record.id, (ids) => loaders.answers(organizationId, ids), []),
+  collisions: {
+    load: (reviews) => {
+      const browserFingerprints = distinctKeys(reviews.map((r) => r.record.browserFingerprint))
+      const ipAddresses = distinctKeys(reviews.map((r) => r.record.ipAddress))
+      return browserFingerprints.length > 0 || ipAddresses.length > 0
+        ? loaders.collisions(organizationId, { browserFingerprints, ipAddresses })
+        : Effect.succeed(noCollisions)
+    },
+    value: (r, counts: CollisionCounts): Collisions => ({
+      browserFingerprint: others(counts.browserFingerprint, r.record.browserFingerprint),
+      ipAddress: others(counts.ipAddress, r.record.ipAddress)
+    })
+  }
+})
 
 /** Adds the requested extras to each review, with one loader call per include for the whole batch. */
 export const attachIncludes = (
@@ -91,67 +115,8 @@ export const attachIncludes = (
   reviews: ReadonlyArray<StoredReview>,
   include: ReadonlyArray<ReviewInclude>,
   loaders: ReviewIncludeLoaders
-): Effect.Effect<ReadonlyArray<Review>> => {
-  if (include.length === 0 || reviews.length === 0) return Effect.succeed(reviews.map((r) => r.record))
-  const wants = new Set(include)
-  const records = reviews.map((r) => r.record)
-  const reviewIds = records.map((r) => r.id)
-  const fingerprints = distinct(records.map((r) => r.browserFingerprint))
-  const ips = distinct(records.map((r) => r.ipAddress))
-  const collisionsWanted = wants.has("collisions") && (fingerprints.length > 0 || ips.length > 0)
-  return Effect.all({
-    importJobs: load(wants.has("importJob"), distinct(reviews.map((r) => r.importJobId)), (ids) => loaders.importJobs(organizationId, ids)),
-    customers: load(wants.has("customer"), distinct(records.map((r) => r.customerId)), (ids) => loaders.customers(organizationId, ids)),
-    products: load(wants.has("product"), distinct(records.map((r) => r.productId)), (ids) => loaders.products(organizationId, ids)),
-    responses: load(wants.has("response"), reviewIds, (ids) => loaders.responses(organizationId, ids)),
-    files: load(wants.has("files"), reviewIds, (ids) => loaders.files(organizationId, ids)),
-    answers: load(wants.has("answers"), reviewIds, (ids) => loaders.answers(organizationId, ids)),
-    collisions: collisionsWanted
-      ? loaders.collisions(organizationId, { browserFingerprints: fingerprints, ipAddresses: ips })
-      : Effect.succeed<CollisionCounts>({ browserFingerprint: emptyMap, ipAddress: emptyMap })
-  }, { concurrency: "unbounded" }).pipe(
-    Effect.map((loaded) =>
-      reviews.map(({ record, importJobId, importRow }): Review => {
-        const others = (counts: ReadonlyMap<string, number>, value: string | null) =>
-          value === null ? 0 : Math.max(0, (counts.get(value) ?? 1) - 1)
-        const extras: { -readonly [K in keyof Review]?: Review[K] } = {}
-        for (const name of include) {
-          switch (name) {
-            case "importJob": {
-              const job = importJobId === null ? undefined : loaded.importJobs.get(importJobId)
-              extras.importJob = job === undefined ? null : { ...job, row: importRow ?? 0 }
-              break
-            }
-            case "customer":
-              extras.customer = record.customerId === null ? null : loaded.customers.get(record.customerId) ?? null
-              break
-            case "product":
-              extras.product = loaded.products.get(record.productId) ?? null
-              break
-            case "response":
-              extras.response = loaded.responses.get(record.id) ?? null
-              break
-            case "files":
-              extras.files = loaded.files.get(record.id) ?? []
-              break
-            case "answers":
-              extras.answers = loaded.answers.get(record.id) ?? []
-              break
-            case "collisions": {
-              const collisions: Collisions = {
-                browserFingerprint: others(loaded.collisions.browserFingerprint, record.browserFingerprint),
-                ipAddress: others(loaded.collisions.ipAddress, record.ipAddress)
-              }
-              extras.collisions = collisions
-              break
-            }
-          }
-        }
-        return { ...record, ...extras } as Review
-      })
-    )
-  )
-}
+): Effect.Effect<ReadonlyArray<Review>> =>
+  attachIncludesWith<StoredReview, ReviewInclude, Review>(reviews, include, reviewIncludes(organizationId, loaders), (r) => r.record)
 
 export class ReviewRepository extends Context.Service<ReviewRepository, {
   /** One page of the organization's reviews for a parsed list request, with its includes. */
