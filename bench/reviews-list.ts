@@ -15,7 +15,7 @@ import {
   type ListParams,
   type OrganizationId,
   parseListRequest,
-  Provisioning,
+  Organizations,
   reviewListEndpoint,
   type StoreServices
 } from "@feedback/core"
@@ -79,14 +79,14 @@ async function main(): Promise<void> {
   const store = PgStoreLayer({ _tag: "Server", url: dbUrl.toString(), maxConnections: 10 })
   const services = Layer.merge(store, IdGenerator.uuidV7) as Layer.Layer<StoreServices | IdGenerator | SqlClient.SqlClient, unknown>
   const memoMap = Layer.makeMemoMapUnsafe()
-  const runtime = ManagedRuntime.make(services, { memoMap })
+  const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
   const { handler, dispose } = makeWebHandler(services, {}, memoMap)
 
   try {
     const { organizationId, secretKey, cursorKey } = await runtime.runPromise(Effect.gen(function*() {
       // A ceiling the benchmark cannot exhaust: rate limiting is still charged on every request.
-      const org = yield* Provisioning.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 })
-      const key = yield* Provisioning.issueSecretKey(org.id, { permissions: ["reviews:read"] })
+      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 }))
+      const key = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["reviews:read"] }))
       return { organizationId: org.id as OrganizationId, secretKey: key.secretKey, cursorKey: yield* CursorKey }
     }))
 

@@ -24,7 +24,7 @@ import {
   ImportRequest,
   type ReviewImportRow,
   type OrganizationId,
-  Provisioning,
+  Organizations,
   ReviewWrites,
   SecretKeyCaller,
   type SecretKeyId,
@@ -92,7 +92,7 @@ const timed = async <A>(run: () => Promise<A>): Promise<[number, A]> => {
 const main = async () => {
   const { target, cleanup, label } = await prepareTarget()
   const services = Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)
-  const runtime = ManagedRuntime.make(ReviewWrites.layer.pipe(Layer.provideMerge(services)))
+  const runtime = ManagedRuntime.make(Layer.merge(ReviewWrites.layer, Organizations.layer).pipe(Layer.provideMerge(services)))
   const sqlRun = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
     runtime.runPromise(SqlClient.SqlClient.use(f).pipe(Effect.orDie))
   console.log(`reviews-write benchmark: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`)
@@ -100,7 +100,7 @@ const main = async () => {
   try {
     /** An organization with PRODUCTS products (slug p-<i>) and CUSTOMERS customers (buyer<i>@example.com). */
     const organization = async (name: string) => {
-      const org = await runtime.runPromise(Provisioning.createOrganization({ name }))
+      const org = await runtime.runPromise(Organizations.use((o) => o.createOrganization({ name })))
       const productIds = Array.from({ length: PRODUCTS }, () => uuidV7(Date.now()))
       await sqlRun((sql) =>
         sql.unsafe(

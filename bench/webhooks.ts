@@ -18,15 +18,14 @@ import {
   IdGenerator,
   nextId,
   type OrganizationId,
-  Provisioning,
-  recordEvent,
+  Organizations,
   startDispatcher,
   type StoreServices,
   Timestamp,
-  transactional,
   type WebhookId,
   WebhookRepository
 } from "@feedback/core"
+import { recordEvent, transactional } from "@feedback/core/testing"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -130,7 +129,7 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
   const Services = Layer.mergeAll(store, IdGenerator.uuidV7, NodeWebhookTransport, NodeHostResolver)
   // The scope (and so the dispatcher) closes before the store's connections do.
   const exit = await Effect.runPromiseExit(Effect.gen(function*() {
-    const org = yield* Provisioning.createOrganization({ name: "Bench" })
+    const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bench" }))
     const repo = yield* WebhookRepository
     const at = Timestamp.fromMillis(Date.now() - 1_000)
     for (let i = 0; i < webhooks; i++) {
@@ -163,7 +162,7 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
     return (events * webhooks) / seconds
   }).pipe(
     Effect.scoped,
-    Effect.provide(Services),
+    Effect.provide(Organizations.layer.pipe(Layer.provideMerge(Services))),
     Effect.provideService(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 10_000 })
   ))
   if (exit._tag === "Failure") throw new Error(Cause.pretty(exit.cause))

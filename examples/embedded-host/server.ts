@@ -5,7 +5,7 @@
  *
  *   node examples/embedded-host/server.ts    then    curl localhost:4000/api/health
  */
-import { IdGenerator, Provisioning, permissions } from "@feedback/core"
+import { IdGenerator, Organizations, permissions } from "@feedback/core"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { makeWebHandler } from "@feedback/adapter-http/server"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -16,14 +16,14 @@ const PREFIX = "/api"
 export const startEmbeddedHost = async (port = Number(process.env["PORT"] ?? 4000)) => {
   // One set of store services shared by the host's own code (provisioning) and the API handler.
   const services = Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7)
-  const runtime = ManagedRuntime.make(services)
+  const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)))
   // Sharing the runtime's memo map makes the handler reuse the very same store instead of building another.
   const { handler, dispose } = makeWebHandler(services, {}, runtime.memoMap)
 
   // The host provisions its tenant directly through the core, no HTTP involved.
   const key = await runtime.runPromise(Effect.gen(function*() {
-    const org = yield* Provisioning.createOrganization({ name: "Embedded shop" })
-    return (yield* Provisioning.issueSecretKey(org.id, { permissions })).secretKey
+    const org = yield* Organizations.use((o) => o.createOrganization({ name: "Embedded shop" }))
+    return (yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions }))).secretKey
   }))
 
   const toRequest = (req: IncomingMessage, body: Buffer) =>

@@ -2,10 +2,10 @@
  * The standalone server (`npm start`). Configuration comes from the environment; see README for the table.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { isWellFormedSecretKey } from "@feedback/core"
+import { isWellFormedSecretKey, Organizations } from "@feedback/core"
 import { Cause, Config, Effect, Exit, Layer, Option, Redacted, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { ApiRoutes, apiMiddleware } from "./server/ApiServer.ts"
+import { ApiApplication, apiMiddleware } from "./server/ApiServer.ts"
 import { demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
 import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
 import { DEFAULT_EMBED_SCRIPT_URL } from "./server/setup/SetupHandlers.ts"
@@ -112,10 +112,10 @@ const main = Effect.gen(function*() {
       `  Try: curl -H "Authorization: Bearer <${seeded._tag === "Off" || seeded._tag === "Revoked" ? "secret key" : "demo key"}>" ${url}/organization`
     ]
     yield* Effect.sync(() => process.stdout.write(lines.join("\n") + "\n"))
-  }))
+  })).pipe(Layer.provide(Organizations.layer))
 
   const Services = storeLayer(store, { cursorSecret: Option.getOrUndefined(config.cursorSecret) })
-  const App = HttpRouter.serve(ApiRoutes(options), {
+  const App = HttpRouter.serve(ApiApplication(options), {
     disableLogger: true,
     disableListenLog: true,
     middleware: apiMiddleware(options)
@@ -132,4 +132,4 @@ const main = Effect.gen(function*() {
 const teardown: Runtime.Teardown = (exit, onExit) =>
   onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
 
-NodeRuntime.runMain(main as Effect.Effect<never, unknown>, { teardown })
+NodeRuntime.runMain(main, { teardown })

@@ -6,12 +6,11 @@
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { migrations, PgDatabase, PgStoreLayer, runMigrations } from "@feedback/adapter-postgres"
 import {
-  authenticateSecretKey,
   generateSecretKey,
   hashSecretKey,
   IdGenerator,
   type OrganizationId,
-  Provisioning,
+  Organizations,
   SecretKeyRepository,
   type StoreServices,
   WebhookTransport
@@ -117,10 +116,10 @@ describe("loggedUrl", () => {
 })
 
 describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) => {
-  let runtime: ManagedRuntime.ManagedRuntime<StoreServices | IdGenerator, unknown>
-  const run = <A, E>(effect: Effect.Effect<A, E, StoreServices | IdGenerator>) => runtime.runPromise(effect)
+  let runtime: ManagedRuntime.ManagedRuntime<StoreServices | IdGenerator | Organizations, unknown>
+  const run = <A, E>(effect: Effect.Effect<A, E, StoreServices | IdGenerator | Organizations>) => runtime.runPromise(effect)
   beforeAll(() => {
-    runtime = ManagedRuntime.make(Layer.merge(makeStore(), IdGenerator.uuidV7))
+    runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(Layer.merge(makeStore(), IdGenerator.uuidV7))))
   })
   afterAll(() => runtime.dispose())
 
@@ -131,12 +130,12 @@ describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) =>
     expect(await run(seedDemo(fixed))).toEqual({ _tag: "Existing", secretKey: fixed })
     if (first._tag !== "Created") throw new Error("not seeded")
     const organizationId = first.organizationId as OrganizationId
-    const [key] = await run(Provisioning.listSecretKeys(organizationId))
-    await run(Provisioning.revokeSecretKey(organizationId, key!.id))
+    const [key] = await run(Organizations.use((o) => o.listSecretKeys(organizationId)))
+    await run(Organizations.use((o) => o.revokeSecretKey(organizationId, key!.id)))
 
     expect(await run(seedDemo(fixed))).toEqual({ _tag: "Revoked" })
     expect(await run(seedDemo(fixed))).toEqual({ _tag: "Revoked" })
-    const denied = await run(Effect.flip(authenticateSecretKey(fixed)))
+    const denied = await run(Effect.flip(Organizations.use((o) => o.authenticateSecretKey(fixed))))
     expect(denied._tag).toBe("Unauthorized")
     const stored = await run(SecretKeyRepository.use((r) => r.findByHash(hashSecretKey(fixed))))
     expect(stored._tag === "Some" && stored.value.id).toBe(key!.id)
@@ -145,18 +144,18 @@ describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) =>
   })
 
   it("a key hash is stored once: a second key with the same secret is refused", async () => {
-    const org = await run(Provisioning.createOrganization({ name: "Duplicates" }))
+    const org = await run(Organizations.use((o) => o.createOrganization({ name: "Duplicates" })))
     const secret = generateSecretKey()
-    const issued = await run(Provisioning.issueChosenSecretKey(org.id, { permissions: ["reviews:read"] }, secret))
-    const again = await run(Effect.flip(Provisioning.issueChosenSecretKey(org.id, { permissions: ["settings:write"] }, secret)))
+    const issued = await run(Organizations.use((o) => o.issueChosenSecretKey(org.id, { permissions: ["reviews:read"] }, secret)))
+    const again = await run(Effect.flip(Organizations.use((o) => o.issueChosenSecretKey(org.id, { permissions: ["settings:write"] }, secret))))
     expect(again._tag).toBe("SecretKeyHashTaken")
-    const other = await run(Provisioning.createOrganization({ name: "Elsewhere" }))
-    const elsewhere = await run(Effect.flip(Provisioning.issueChosenSecretKey(other.id, { permissions: [] }, secret)))
+    const other = await run(Organizations.use((o) => o.createOrganization({ name: "Elsewhere" })))
+    const elsewhere = await run(Effect.flip(Organizations.use((o) => o.issueChosenSecretKey(other.id, { permissions: [] }, secret))))
     expect(elsewhere._tag).toBe("SecretKeyHashTaken")
     // The refused attempts left nothing behind, and the key still names its one record.
-    expect((await run(Provisioning.listSecretKeys(org.id))).map((k) => k.id)).toEqual([issued.id])
-    expect(await run(Provisioning.listSecretKeys(other.id))).toEqual([])
-    const auth = await run(authenticateSecretKey(secret))
+    expect((await run(Organizations.use((o) => o.listSecretKeys(org.id)))).map((k) => k.id)).toEqual([issued.id])
+    expect(await run(Organizations.use((o) => o.listSecretKeys(other.id)))).toEqual([])
+    const auth = await run(Organizations.use((o) => o.authenticateSecretKey(secret)))
     expect(auth.caller.keyId).toBe(issued.id)
     expect([...auth.caller.permissions]).toEqual(["reviews:read"])
   })

@@ -10,7 +10,7 @@
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import type { StoreServices } from "@feedback/core"
+import { Organizations, type StoreServices } from "@feedback/core"
 import { Effect, Layer, Schema } from "effect"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -59,7 +59,8 @@ const CostlyRoutes = HttpApiBuilder.layer(CostlyApi).pipe(
           applied.bulkUpdates += 1
           return { count: 0 }
         })))),
-  Layer.provide([SecretKeyAuthLive, RequestValidationLive])
+  Layer.provide([SecretKeyAuthLive, RequestValidationLive]),
+  Layer.provide(Organizations.layer)
 )
 
 // --- helpers -------------------------------------------------------------------------------------------------------

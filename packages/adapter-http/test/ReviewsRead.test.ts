@@ -158,7 +158,7 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
         message: "\"votes\" cannot be included; use any of importJob, customer, product, response, files, answers, collisions"
       }
     ])
-    expect(typed.body.error.message).toBe("Invalid query.limit: must be a whole number from 1 to 250 (and 2 more issues).")
+    expect(typed.body.error.message).toBe("query.limit: must be a whole number from 1 to 250 (and 2 more issues, see details).")
     const core = await get(`/reviews?limit=5&search=${"y".repeat(201)}&filter=${q({ a: 1 })}`)
     expect(core.body.error.details.issues.map((i: any) => i.path).sort()).toEqual(["filter.a", "search"])
   })

@@ -6,7 +6,7 @@ import { IdGenerator, type Permission, type StoreServices } from "@feedback/core
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { Clock, Context, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { ApiRoutes, apiMiddleware, type ApiServerOptions, type ApiServices } from "../src/server/ApiServer.ts"
+import { ApiApplication, apiMiddleware, type ApiServerOptions, type ApiServices } from "../src/server/ApiServer.ts"
 
 export const OPERATOR_TOKEN = "test-operator-token"
 
@@ -50,7 +50,7 @@ export const makeTestServer = (
   const { clock, routes, ...rest } = testOptions
   const options: ApiServerOptions = { operatorToken: Redacted.make(OPERATOR_TOKEN), ...rest }
   const { dispose, handler: handle } = HttpRouter.toWebHandler(
-    Layer.mergeAll(ApiRoutes(options), routes ?? Layer.empty).pipe(
+    Layer.mergeAll(ApiApplication(options), routes ?? Layer.empty).pipe(
       Layer.provide(Layer.merge(store, IdGenerator.uuidV7)),
       Layer.provide(HttpServer.layerServices)
     ),

@@ -5,7 +5,8 @@
  * - two dispatcher processes working one database never send an idempotency key twice.
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { IdGenerator, type OrganizationId, recordEvent, transactional } from "@feedback/core"
+import { IdGenerator, type OrganizationId } from "@feedback/core"
+import { recordEvent, transactional } from "@feedback/core/testing"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"

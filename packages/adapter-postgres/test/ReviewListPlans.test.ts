@@ -10,7 +10,7 @@ import {
   encodeCursor,
   IdGenerator,
   parseListRequest,
-  Provisioning,
+  Organizations,
   ReviewId,
   reviewListEndpoint,
   ReviewRepository,
@@ -48,15 +48,17 @@ const REVIEWS = 20_000
 const PRODUCTS = 200
 
 layer(
-  freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<SqlClient.SqlClient | IdGenerator | StoreServices>,
+  Organizations.layer.pipe(
+    Layer.provideMerge(freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<SqlClient.SqlClient | IdGenerator | StoreServices>)
+  ),
   { timeout: 300_000 }
 )(`review list query plans (${storeName})`, (it) => {
   it.effect("each list shape is answered from an index", () =>
     Effect.gen(function*() {
-      const org = yield* Provisioning.createOrganization({ name: "Plans" })
+      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Plans" }))
       yield* generateReviewDataset({ organizationId: org.id, reviews: REVIEWS, products: PRODUCTS })
       // A second organization, so "the organization's rows" is not "the whole table".
-      const other = yield* Provisioning.createOrganization({ name: "Other" })
+      const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
       yield* generateReviewDataset({ organizationId: other.id, reviews: 2_000, products: 20 })
 
       const product = datasetId(org.id, "p", 7)

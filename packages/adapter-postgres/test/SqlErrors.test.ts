@@ -14,10 +14,10 @@ import {
   type SecretKeyId,
   SecretKeyRepository,
   type Timestamp,
-  transactional,
   type WebhookId,
   WebhookRepository
 } from "@feedback/core"
+import { transactional } from "@feedback/core/testing"
 import { Cause, Effect, Exit } from "effect"
 import { SqlError, UnknownError } from "effect/sql/SqlError"
 import { randomBytes, randomUUID } from "node:crypto"

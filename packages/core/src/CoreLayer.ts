@@ -1,11 +1,24 @@
 /**
- * The core's use-case services, built once over a store: what a host provides a store layer (and an id generator)
- * to, and then calls. Capabilities add their service here.
+ * The core's use-case services, built once over a store: what a host provides a store layer, an id generator and a
+ * DNS resolver (`HostResolver`, for webhook destinations) to, and then calls. Capabilities add their service here.
+ * Host configuration with safe defaults (`CurrentWebhookSettings`, `SetupConfig`) is read when the layer is built,
+ * so a host that wants other values provides them to this layer.
  */
 import { Layer } from "effect"
 import { Catalogs } from "./catalog/Catalogs.ts"
+import { Organizations } from "./organizations/Organizations.ts"
 import { ProductQuestions } from "./questions/ProductQuestions.ts"
 import { Reviews } from "./reviews/Reviews.ts"
 import { ReviewWrites } from "./reviews/ReviewWrites.ts"
+import { Setup } from "./setup/Setup.ts"
+import { Webhooks } from "./webhooks/Webhooks.ts"
 
-export const CoreLayer = Layer.mergeAll(Catalogs.layer, Reviews.layer, ReviewWrites.layer, ProductQuestions.layer)
+export const CoreLayer = Layer.mergeAll(
+  Organizations.layer,
+  Catalogs.layer,
+  Reviews.layer,
+  ReviewWrites.layer,
+  ProductQuestions.layer,
+  Setup.layer,
+  Webhooks.layer
+)

@@ -4,8 +4,8 @@
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
 import { CoreLayer, type IdGenerator, type StoreServices } from "@feedback/core"
-import { Effect, Layer, type Redacted } from "effect"
-import { HttpRouter, HttpServer, type HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { Layer, type Redacted } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AdminApi } from "../api/Api.ts"
 import { OperatorApi } from "../api/organizations/OperatorApi.ts"
@@ -21,7 +21,7 @@ import { ReviewWritesHandlers } from "./reviews/ReviewWritesHandlers.ts"
 import { ReviewsReadHandlers } from "./reviews/ReviewsReadHandlers.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
-import { SetupHandlers, SetupUrls } from "./setup/SetupHandlers.ts"
+import { setupConfigLayer, SetupHandlers } from "./setup/SetupHandlers.ts"
 import { StoreRejectionResponses } from "./StoreRejections.ts"
 import { WebhookDispatcherLive, WebhookRuntime, type WebhookServerOptions } from "./webhooks/WebhookServer.ts"
 import { WebhooksHandlers } from "./webhooks/WebhooksHandlers.ts"
@@ -44,15 +44,19 @@ export interface ApiServerOptions {
   readonly webhooks?: WebhookServerOptions | undefined
   /** The asker-notice email worker (on by default; without `smtp` notices are logged and marked `logged`). */
   readonly email?: EmailServerOptions | undefined
+  /**
+   * Run the background workers (webhook dispatcher, email notice worker) with the routes: true by default. A host
+   * that serves requests from a short-lived process (a serverless function) sets `false` and runs
+   * `BackgroundWorkers` in a long-lived one; events and notices wait in the store's outboxes until then.
+   */
+  readonly workers?: boolean | undefined
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide(ProductQuestionHandlers),
   Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
-  Layer.provide([SecretKeyAuthLive, RequestValidationLive]),
-  // The use-case services are built once here, over the store; handlers capture them at group build.
-  Layer.provide(CoreLayer)
+  Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
 const DocsRoute = HttpApiScalar.layer(AdminApi, { path: "/docs" })
@@ -63,16 +67,35 @@ const OperatorRoutes = (token: Redacted.Redacted<string>) =>
     Layer.provide([OperatorAuthLive(token), RequestValidationLive])
   )
 
-/** Every route, needing the store services and an id generator. */
+/**
+ * Every route and nothing else, needing the store services and an id generator. The use-case services
+ * (`CoreLayer`) are built once here, over the store, with the server's setup and webhook settings; handlers capture
+ * them at group build.
+ */
 export const ApiRoutes = (options: ApiServerOptions) =>
   Layer.mergeAll(
-    AdminRoutes.pipe(Layer.provide(SetupUrls.layer(options))),
+    AdminRoutes,
     DocsRoute,
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
-    WebhookDispatcherLive(options.webhooks),
-    EmailWorkerFor(options.email),
     StoreRejectionResponses
-  ).pipe(Layer.provide(WebhookRuntime(options.webhooks)))
+  ).pipe(
+    Layer.provide(CoreLayer),
+    Layer.provide([setupConfigLayer(options), WebhookRuntime(options.webhooks)])
+  )
+
+/**
+ * The background work of a server process, needing the store services and an id generator: the webhook dispatcher
+ * (docs/DECISIONS.md §7) and the asker-notice email worker (§6), each off when its own option says so. Both stop
+ * gracefully with the layer (in-flight deliveries and sends finish first).
+ */
+export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email">) =>
+  Layer.mergeAll(WebhookDispatcherLive(options.webhooks), EmailWorkerFor(options.email)).pipe(
+    Layer.provide(WebhookRuntime(options.webhooks))
+  )
+
+/** The routes, and the background workers unless `workers: false`. */
+export const ApiApplication = (options: ApiServerOptions) =>
+  options.workers === false ? ApiRoutes(options) : Layer.merge(ApiRoutes(options), BackgroundWorkers(options))
 
 export type ApiServices = StoreServices | IdGenerator
 
@@ -83,14 +106,13 @@ export const apiMiddleware = (options: ApiServerOptions) => {
     [["GET", "/docs"], ["GET", "/openapi.json"], ...(options.operatorToken === undefined ? [] : [["GET", "/operator/openapi.json"] as const])]
   )
   const log = options.log ?? ((line: string) => process.stdout.write(line + "\n"))
-  return errorEnvelope({ routes, log, logRequests: options.logRequests ?? false }) as <E, R>(
-    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
+  return errorEnvelope({ routes, log, logRequests: options.logRequests ?? false })
 }
 
 /**
  * A fetch-style handler (`Request → Promise<Response>`) over the given services: the seam for embedding the API in
- * another Node host or a serverless runtime, and for in-process tests.
+ * another Node host or a serverless runtime, and for in-process tests. Runs the background workers too unless
+ * `options.workers` is false.
  */
 export const makeWebHandler = <E>(
   services: Layer.Layer<ApiServices, E>,
@@ -99,8 +121,7 @@ export const makeWebHandler = <E>(
   memoMap?: Layer.MemoMap
 ) =>
   HttpRouter.toWebHandler(
-    ApiRoutes(options).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices)),
+    ApiApplication(options).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices)),
     { disableLogger: true, middleware: apiMiddleware(options), ...(memoMap === undefined ? {} : { memoMap }) }
   )
 
-export { Effect }

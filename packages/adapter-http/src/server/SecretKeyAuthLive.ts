@@ -9,16 +9,14 @@
  * Every charged response carries `x-rate-limit-cost`, `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
  */
 import {
-  authenticateSecretKey,
   bucketsForKey,
   costOfKey,
   endpointKey,
   CurrentCaller,
   Forbidden,
   hasPermission,
-  OrganizationRepository,
+  Organizations,
   RateLimitStore,
-  SecretKeyRepository,
   type SpendDecision,
   tooManyRequests
 } from "@feedback/core"
@@ -59,18 +57,14 @@ const factsOf = (endpoint: HttpApiEndpoint.Top): RouteFacts => {
 }
 
 export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function*() {
-  const keys = yield* SecretKeyRepository
-  const organizations = yield* OrganizationRepository
+  // Captured once: a request's effect needs nothing but what it is given (never `Effect.provide(context)`, which
+  // copies every service of the application into each request's context; docs/ARCHITECTURE.md).
+  const organizations = yield* Organizations
   const rateLimits = yield* RateLimitStore
   return SecretKeyAuth.of({
     bearer: (httpEffect, { credential, endpoint }) =>
       Effect.gen(function*() {
-        // Two services, not the captured layer context: `Effect.provide(context)` copies every service of the
-        // application into the request's context, on every request.
-        const { caller, organization } = yield* authenticateSecretKey(Redacted.value(credential)).pipe(
-          Effect.provideService(SecretKeyRepository, keys),
-          Effect.provideService(OrganizationRepository, organizations)
-        )
+        const { caller, organization } = yield* organizations.authenticateSecretKey(Redacted.value(credential))
         const { cost, key, permission } = factsOf(endpoint)
         const decision = yield* rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
         const headers = rateLimitHeaders(decision)

@@ -12,7 +12,7 @@ import type { ProductCreate } from "./CatalogRequests.ts"
 import { EventOutbox } from "../kernel/EventOutbox.ts"
 import { ProductQuestions } from "../questions/ProductQuestions.ts"
 import type { OrganizationId, ProductId } from "../kernel/Ids.ts"
-import * as Provisioning from "../organizations/Provisioning.ts"
+import { Organizations } from "../organizations/Organizations.ts"
 import { asDashboard, asKey } from "../testing/CallerFixtures.ts"
 import { seedReview } from "../testing/StoreTestKit.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
@@ -51,8 +51,8 @@ export const catalogConformance: ConformanceSuite = (store) =>
     it.effect("sites: create, get, list newest first, site.created, scoped to the organization", () =>
       Effect.gen(function*() {
         const catalogs = yield* Catalogs
-        const org = yield* Provisioning.createOrganization({ name: "Sites" })
-        const other = yield* Provisioning.createOrganization({ name: "Other" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Sites" }))
+        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const as = asDashboard(org.id)
         const a = yield* as(catalogs.createSite({ name: "Main shop", domain: "shop.example.com" }))
         yield* TestClock.adjust("1 second")
@@ -75,8 +75,8 @@ export const catalogConformance: ConformanceSuite = (store) =>
     it.effect("products: create with defaults, slug and externalId unique per organization (409)", () =>
       Effect.gen(function*() {
         const catalogs = yield* Catalogs
-        const org = yield* Provisioning.createOrganization({ name: "Products" })
-        const other = yield* Provisioning.createOrganization({ name: "Other" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Products" }))
+        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const as = asDashboard(org.id)
         const mug = yield* as(catalogs.createProduct(product("mug", { externalId: "ext-1", metadata: { color: "blue" } })))
         assert.deepStrictEqual(
@@ -117,7 +117,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
     it.effect("products: PATCH changes sent fields only, replaces metadata wholesale, null clears, 409 on clash", () =>
       Effect.gen(function*() {
         const catalogs = yield* Catalogs
-        const org = yield* Provisioning.createOrganization({ name: "Patch" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Patch" }))
         const as = asDashboard(org.id)
         const mug = yield* as(catalogs.createProduct(product("mug", {
           description: "A mug",
@@ -144,7 +144,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
         const externalClash = yield* Effect.flip(as(catalogs.updateProduct(mug.id, { externalId: "cup-1" })))
         assert.strictEqual(externalClash._tag, "Conflict")
         assert.strictEqual((yield* as(catalogs.getProduct(mug.id))).slug, "mug")
-        const other = yield* Provisioning.createOrganization({ name: "Other" })
+        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const foreign = yield* Effect.flip(asDashboard(other.id)(catalogs.updateProduct(mug.id, { title: "x" })))
         assert.strictEqual(foreign._tag, "NotFound")
         const events = (yield* eventsOf(org.id)).filter((e) => (e.data as { id: string }).id === mug.id)
@@ -156,7 +156,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const catalogs = yield* Catalogs
         const questions = yield* ProductQuestions
-        const org = yield* Provisioning.createOrganization({ name: "Delete" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Delete" }))
         const as = asDashboard(org.id)
         const lonely = yield* as(catalogs.createProduct(product("lonely")))
         const reviewed = yield* as(catalogs.createProduct(product("reviewed")))
@@ -181,7 +181,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
     it.effect("products import: per-row outcomes by index, duplicates in the batch and in the store skipped", () =>
       Effect.gen(function*() {
         const catalogs = yield* Catalogs
-        const org = yield* Provisioning.createOrganization({ name: "Import" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Import" }))
         const as = asDashboard(org.id)
         yield* as(catalogs.createProduct(product("existing", { externalId: "e-0" })))
         const result = yield* as(catalogs.importProducts({
@@ -213,7 +213,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
     it.effect("strict import: the first bad row fails the whole import with its index; nothing is imported", () =>
       Effect.gen(function*() {
         const catalogs = yield* Catalogs
-        const org = yield* Provisioning.createOrganization({ name: "Strict" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Strict" }))
         const as = asDashboard(org.id)
         yield* as(catalogs.createProduct(product("existing")))
         const inStore = yield* Effect.flip(as(catalogs.importProducts({
@@ -235,7 +235,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
     it.effect("a large import is one set-based write: 2,000 products and their events", () =>
       Effect.gen(function*() {
         const catalogs = yield* Catalogs
-        const org = yield* Provisioning.createOrganization({ name: "Bulk" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bulk" }))
         const as = asDashboard(org.id)
         const rows = Array.from({ length: 2_000 }, (_, i) => product(`bulk-${i}`, { externalId: `x-${i}`, metadata: { n: String(i) } }))
         const result = yield* as(catalogs.importProducts({ data: rows }))
@@ -251,7 +251,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
     it.effect("products list: pages, search over title and slug, filters, bad parameters are InvalidRequest", () =>
       Effect.gen(function*() {
         const catalogs = yield* Catalogs
-        const org = yield* Provisioning.createOrganization({ name: "List" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "List" }))
         const as = asDashboard(org.id)
         const made = []
         for (const [slug, title, color] of [["mug", "Blue Mug", "blue"], ["kettle", "Red kettle", "red"], ["teapot", "Green teapot", "green"], ["cup", "Blue cup", "blue"], ["plate", "Plate", "white"]] as const) {
@@ -287,8 +287,8 @@ export const catalogConformance: ConformanceSuite = (store) =>
     it.effect("customers: email stored lower-cased and unique per organization; import; list and search", () =>
       Effect.gen(function*() {
         const catalogs = yield* Catalogs
-        const org = yield* Provisioning.createOrganization({ name: "Customers" })
-        const other = yield* Provisioning.createOrganization({ name: "Other" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Customers" }))
+        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const as = asDashboard(org.id)
         const ada = yield* as(catalogs.createCustomer({ email: "Ada@Example.COM", firstName: "Ada", metadata: { tier: "gold" } }))
         assert.strictEqual(ada.email, "ada@example.com")

@@ -31,7 +31,7 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   static of(issues: ReadonlyArray<RequestIssue>, total = issues.length): InvalidRequest {
     const [first] = issues
     if (first === undefined) return InvalidRequest.single("", "The request is invalid.")
-    if (total === 1) return InvalidRequest.single(first.path, first.message)
+    if (total <= 1) return InvalidRequest.single(first.path, first.message)
     const listed = issues.length > MAX_REQUEST_ISSUES ? issues.slice(0, MAX_REQUEST_ISSUES) : issues
     const more = total - 1
     const head = first.path === "" ? first.message : `${first.path}: ${first.message}`

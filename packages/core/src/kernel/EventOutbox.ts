@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Schema } from "effect"
 import { DomainEventId, OrganizationId } from "./Ids.ts"
-import { IdGenerator, nextIdFrom } from "./IdGenerator.ts"
+import { type IdGenerator, nextIdFrom } from "./IdGenerator.ts"
 import { now, Timestamp } from "./Timestamp.ts"
 
 export const DomainEvent = Schema.Struct({
@@ -61,23 +61,3 @@ export const makeEventRecorder = (outbox: EventOutbox["Service"], ids: IdGenerat
       yield* outbox.appendAll(records)
     })
 })
-
-/** The recorder over the outbox and generator of the context (for code that has not captured them). */
-const currentEventRecorder: Effect.Effect<EventRecorder, never, EventOutbox | IdGenerator> = Effect.gen(function*() {
-  return makeEventRecorder(yield* EventOutbox, yield* IdGenerator)
-})
-
-/** `EventRecorder.record` over the outbox and generator of the context. */
-export const recordEvent = (
-  organizationId: OrganizationId,
-  event: string,
-  data: unknown
-): Effect.Effect<void, never, EventOutbox | IdGenerator> =>
-  Effect.flatMap(currentEventRecorder, (r) => r.record(organizationId, event, data))
-
-/** `EventRecorder.recordAll` over the outbox and generator of the context. */
-export const recordEvents = (
-  organizationId: OrganizationId,
-  events: ReadonlyArray<{ readonly event: string; readonly data: unknown }>
-): Effect.Effect<void, never, EventOutbox | IdGenerator> =>
-  Effect.flatMap(currentEventRecorder, (r) => r.recordAll(organizationId, events))

@@ -417,8 +417,6 @@ const parseDocument = (
   return ok ? and(clauses) : undefined
 }
 
-const failWith = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => InvalidRequest.of(issues)
-
 /**
  * Parses an already decoded filter document (e.g. from a JSON body). `path` prefixes every issue path.
  */
@@ -430,7 +428,7 @@ export const parseFilterDocument = (
   const state: ParseState = { catalog, issues: [], clauses: 0, stopped: false }
   const ast = parseDocument(state, doc, path, 1, true)
   return ast === undefined || state.issues.length > 0
-    ? Result.fail(failWith(state.issues.length > 0 ? state.issues : [{ path, message: "is invalid" }]))
+    ? Result.fail(InvalidRequest.of(state.issues.length > 0 ? state.issues : [{ path, message: "is invalid" }]))
     : Result.succeed(ast)
 }
 

@@ -50,8 +50,11 @@ export const uuidV7 = (millis: number): string => {
 
 /** A fresh id from `generator`, branded as the caller needs (ids are validated UUIDs by construction). */
 export const nextIdFrom = <Id extends string>(generator: IdGenerator["Service"]): Effect.Effect<Id> =>
-  generator.next as Effect.Effect<Id>
+  Effect.map(generator.next, (id) => id as Id)
 
-/** A fresh id from the context's generator; services use `nextIdFrom` with the generator they captured. */
+/**
+ * A fresh id from the context's generator. Use-case services use `nextIdFrom` with the generator they captured;
+ * this stays for free-standing helpers that run once with a store in context, such as test seeds and suites.
+ */
 export const nextId = <Id extends string>(): Effect.Effect<Id, never, IdGenerator> =>
   IdGenerator.use((g) => nextIdFrom<Id>(g))

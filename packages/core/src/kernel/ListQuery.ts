@@ -210,7 +210,7 @@ export const parseListRequest = <Include extends string>(
   const search = take(parseSearch(params.search))
   const filter = take(parseFilter(params.filter, endpoint.catalog))
   if (limit === undefined || sort === undefined || include === undefined || filter === undefined || issues.length > 0) {
-    return Result.fail(combine(issues))
+    return Result.fail(InvalidRequest.of(issues))
   }
   const binding: CursorBinding = { endpoint: endpoint.name, sort, filter, search }
   let after: CursorPosition | undefined
@@ -243,16 +243,6 @@ export const listRequestFor = <Include extends string>(
   Effect.gen(function*() {
     return yield* listRequestWith(yield* CursorKey, params, endpoint, organizationId)
   })
-
-const combine = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => {
-  const [first] = issues
-  if (first === undefined) return InvalidRequest.single("", "Invalid list parameters.")
-  if (issues.length === 1) return InvalidRequest.single(first.path, first.message)
-  return new InvalidRequest({
-    message: `${first.path}: ${first.message} (and ${issues.length - 1} more problems, see details)`,
-    issues
-  })
-}
 
 export const cursorBindingOf = (request: ListRequest<string>): CursorBinding => ({
   endpoint: request.endpoint,

@@ -6,8 +6,8 @@
  * (`MAX_REQUEST_ISSUES`, `docs/SECURITY.md`). This walks the tree in the formatter's order, formats only the
  * issues it keeps, and counts the rest without building them. Messages are exactly the formatter's.
  */
-import { type SchemaIssue, SchemaIssue as Issues } from "effect"
-import { MAX_REQUEST_ISSUES } from "./Errors.ts"
+import { type Schema, type SchemaIssue, SchemaIssue as Issues } from "effect"
+import { InvalidRequest, MAX_REQUEST_ISSUES, type RequestIssue } from "./Errors.ts"
 
 export interface FormattedIssue {
   readonly path: ReadonlyArray<PropertyKey>
@@ -75,4 +75,40 @@ export const firstIssues = (
   }
   visit(issue, [])
   return { issues, total }
+}
+
+/** A path as the API names it: `root.field[3].other` (`root` is `body`, `query`, `path`, or a use-case's own). */
+const renderPath = (root: string, path: ReadonlyArray<PropertyKey>): string => {
+  let out = root
+  for (const key of path) {
+    out += typeof key === "number" ? `[${key}]` : out === "" ? String(key) : `.${String(key)}`
+  }
+  return out
+}
+
+const lowerFirst = (s: string) => s.length === 0 ? s : s[0]!.toLowerCase() + s.slice(1)
+
+/** The formatter's message, as the rest of a sentence that starts with the path. */
+const messageOf = (message: string): string =>
+  message === "Unexpected key" ? "unknown field; check its spelling against the API reference" : lowerFirst(message)
+
+/** The first issues of a decoding failure as `{path, message}` under `root`, and how many there are in all. */
+export const requestIssuesOf = (
+  root: string,
+  error: Schema.SchemaError
+): { readonly issues: ReadonlyArray<RequestIssue>; readonly total: number } => {
+  const found = firstIssues(error.issue)
+  return {
+    issues: found.issues.map((i) => ({ path: renderPath(root, i.path), message: messageOf(i.message) })),
+    total: found.total
+  }
+}
+
+/**
+ * A decoding failure as the one INVALID_REQUEST answer every part of the system gives (`InvalidRequest.of`):
+ * request schemas in the HTTP adapter and input a use-case decodes itself (setup answers) alike.
+ */
+export const invalidRequestOfSchema = (root: string, error: Schema.SchemaError): InvalidRequest => {
+  const { issues, total } = requestIssuesOf(root, error)
+  return InvalidRequest.of(issues, total)
 }

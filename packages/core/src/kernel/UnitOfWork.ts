@@ -7,7 +7,3 @@ import { Context, type Effect } from "effect"
 export class UnitOfWork extends Context.Service<UnitOfWork, {
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }>()("feedback/UnitOfWork") {}
-
-/** Runs `effect` as one unit of work. */
-export const transactional = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | UnitOfWork> =>
-  UnitOfWork.use((uow) => uow.transaction(effect))

@@ -19,7 +19,7 @@ import { EmailOutboxRepository, type EmailNotice, type NoticeCompletion } from "
 import { Mailer, type MailerResult } from "./Mailer.ts"
 import { ProductQuestionRepository } from "./ProductQuestionRepository.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
-import { transactional, type UnitOfWork } from "../kernel/UnitOfWork.ts"
+import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 
 export interface EmailWorkerSettings {
   /** Names this worker's claims; unique per process. */
@@ -87,12 +87,13 @@ export const deliverNextNotice = (
 ): Effect.Effect<boolean, never, WorkerServices> =>
   Effect.uninterruptible(Effect.gen(function*() {
     const outbox = yield* EmailOutboxRepository
+    const uow = yield* UnitOfWork
     const claimed = yield* outbox.claimNext(settings.workerId, yield* now)
     if (Option.isNone(claimed)) return false
     const notice = claimed.value
     const result = yield* sendSafely(notice)
     const completion = completionFor(result, notice.attempts, yield* now, settings)
-    yield* transactional(Effect.gen(function*() {
+    yield* uow.transaction(Effect.gen(function*() {
       const applied = yield* outbox.complete(notice.organizationId, notice.id, settings.workerId, completion)
       if (applied && completion.status === "sent") {
         yield* ProductQuestionRepository.use((r) =>

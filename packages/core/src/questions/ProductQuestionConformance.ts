@@ -31,7 +31,7 @@ import type { CreateProductQuestion, CreateProductQuestionAnswer } from "./Produ
 import { CoreLayer } from "../CoreLayer.ts"
 import { type ProductQuestionListParams, ProductQuestions } from "./ProductQuestions.ts"
 import { ProductQuestionRepository } from "./ProductQuestionRepository.ts"
-import * as Provisioning from "../organizations/Provisioning.ts"
+import { Organizations } from "../organizations/Organizations.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
 import { makeRecordingMailer } from "./RecordingMailer.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
@@ -53,7 +53,7 @@ const as = <A, E, R>(
 
 const setup = (name = "Question shop") =>
   Effect.gen(function*() {
-    const org = yield* Provisioning.createOrganization({ name })
+    const org = yield* Organizations.use((o) => o.createOrganization({ name }))
     const product = yield* seedProduct(org.id, { title: "Ceramic mug", url: "https://shop.example/mug" })
     return { org, product }
   })

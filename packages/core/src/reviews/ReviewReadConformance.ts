@@ -18,7 +18,7 @@ import { normalizeValue } from "../kernel/FilterEvaluate.ts"
 import type { IdGenerator } from "../kernel/IdGenerator.ts"
 import type { OrganizationId, ReviewId, SurveyId } from "../kernel/Ids.ts"
 import type { ListParams } from "../kernel/ListQuery.ts"
-import * as Provisioning from "../organizations/Provisioning.ts"
+import { Organizations } from "../organizations/Organizations.ts"
 import type { Review, ReviewInclude, ReviewRecord, SurveyAnswer } from "./Review.ts"
 import { reviewIncludeNames } from "./Review.ts"
 import { Reviews } from "./Reviews.ts"
@@ -63,8 +63,8 @@ interface Fixture {
  */
 const makeFixture = (count = 40) =>
   Effect.gen(function*() {
-    const org = yield* Provisioning.createOrganization({ name: "Reviews" })
-    const other = yield* Provisioning.createOrganization({ name: "Other reviews" })
+    const org = yield* Organizations.use((o) => o.createOrganization({ name: "Reviews" }))
+    const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other reviews" }))
     const catalogs = yield* Catalogs
     const as = asDashboard(org.id)
     const products: Array<Product> = []

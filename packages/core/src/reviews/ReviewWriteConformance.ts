@@ -11,7 +11,7 @@ import { CoreLayer } from "../CoreLayer.ts"
 import { EventOutbox } from "../kernel/EventOutbox.ts"
 import type { OrganizationId, ProductId, ReviewId, SecretKeyId, SiteId } from "../kernel/Ids.ts"
 import type { Permission } from "../kernel/Permission.ts"
-import * as Provisioning from "../organizations/Provisioning.ts"
+import { Organizations } from "../organizations/Organizations.ts"
 import { checkRedaction, REDACTION_MARKER } from "./Redaction.ts"
 import type { ReviewRecord } from "./Review.ts"
 import type { ReviewImportRow } from "./ReviewRequests.ts"
@@ -51,7 +51,7 @@ const tick = (seconds: number): Effect.Effect<Timestamp> => TestClock.adjust(Dur
 /** An organization with one product and the given reviews of it. */
 const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme Store") =>
   Effect.gen(function*() {
-    const organization = yield* Provisioning.createOrganization({ name })
+    const organization = yield* Organizations.use((o) => o.createOrganization({ name }))
     const fx = yield* StoreTestKit
     const product = makeProduct()
     yield* fx.insertProduct(organization.id, product)
@@ -240,7 +240,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
         const { org, reviews: [review] } = yield* seed()
-        const other = yield* Provisioning.createOrganization({ name: "Other" })
+        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const asOther = as(callerFor(other.id))
         const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }, CurrentCaller>> = [
             writes.update(review!.id, { published: true }),
@@ -271,7 +271,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     it.effect("deleting keeps a content-free record, removes files, answers and reply, recalculates stats, fires review.deleted", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
-        const organization = yield* Provisioning.createOrganization({ name: "Deleting" })
+        const organization = yield* Organizations.use((o) => o.createOrganization({ name: "Deleting" }))
         const org = organization.id
         const fx = yield* StoreTestKit
         const product = makeProduct()
@@ -320,7 +320,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     /** Two products, customers and six reviews in one organization, plus a review in another organization. */
     const bulkSeed = Effect.gen(function*() {
-      const organization = yield* Provisioning.createOrganization({ name: "Bulk" })
+      const organization = yield* Organizations.use((o) => o.createOrganization({ name: "Bulk" }))
       const org = organization.id
       const fx = yield* StoreTestKit
       const mug = makeProduct({ slug: "mug", title: "Blue Mug" })
@@ -460,7 +460,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     // POST /reviews/import
 
     const importSeed = Effect.gen(function*() {
-      const organization = yield* Provisioning.createOrganization({ name: "Importing Shop" })
+      const organization = yield* Organizations.use((o) => o.createOrganization({ name: "Importing Shop" }))
       const org = organization.id
       const fx = yield* StoreTestKit
       const site = makeSite()

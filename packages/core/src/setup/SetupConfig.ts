@@ -1,13 +1,30 @@
 /**
  * Where storefront widgets come from and which API origin they call: configuration of the host, not data of an
- * organization, so it is a service the host provides (the HTTP adapter builds it from EMBED_SCRIPT_URL and
- * PUBLIC_API_BASE_URL) rather than something a store reads.
+ * organization, so the `Setup` service reads it when it is built rather than from a store. A reference with a
+ * default, so `CoreLayer` needs nothing but a store; the HTTP adapter provides it from EMBED_SCRIPT_URL and
+ * PUBLIC_API_BASE_URL.
  */
 import { Context } from "effect"
 
-export class SetupConfig extends Context.Service<SetupConfig, {
+/** A placeholder until the widget bundle has a real home: set EMBED_SCRIPT_URL in every real deployment. */
+export const DEFAULT_EMBED_SCRIPT_URL = "https://cdn.example.com/widgets/v1/embed.js"
+
+export interface SetupConfigValues {
   /** Where the storefront widget bundle is published (Setup state `embedScriptUrl`). */
   readonly embedScriptUrl: string
-  /** The API origin the widgets should call (Setup state `apiBaseUrl`). */
-  readonly apiBaseUrl: string
-}>()("feedback/SetupConfig") {}
+  /**
+   * The API origin the widgets should call (Setup state `apiBaseUrl`). Undefined: the origin each call names
+   * (`SetupRequest.apiOrigin`, the HTTP adapter passes the origin the request was addressed to).
+   */
+  readonly apiBaseUrl: string | undefined
+}
+
+export const SetupConfig = Context.Reference<SetupConfigValues>("feedback/SetupConfig", {
+  defaultValue: () => ({ embedScriptUrl: DEFAULT_EMBED_SCRIPT_URL, apiBaseUrl: undefined })
+})
+
+/** What one call may say about how it was reached. */
+export interface SetupRequest {
+  /** The API origin as this caller reached it; used for `apiBaseUrl` when the configuration names none. */
+  readonly apiOrigin?: string | undefined
+}

@@ -4,7 +4,7 @@
  * setup in one unit of work, and a property test of random histories through the real store.
  */
 import { assert, layer } from "@effect/vitest"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, type Context, Effect, Layer, Option, Schema } from "effect"
 import * as fc from "fast-check"
 import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
 import type { Forbidden, InvalidRequest } from "../kernel/Errors.ts"
@@ -12,11 +12,12 @@ import { EventOutbox } from "../kernel/EventOutbox.ts"
 import type { IdGenerator } from "../kernel/IdGenerator.ts"
 import type { IntegrationId, LoyaltyProgramId, OrganizationId, ProductId, PublishableKeyId, ReviewId, SecretKeyId, SiteId, WishlistId } from "../kernel/Ids.ts"
 import type { Permission } from "../kernel/Permission.ts"
-import * as Provisioning from "../organizations/Provisioning.ts"
+import { Organizations } from "../organizations/Organizations.ts"
 import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
 import { EmailTemplate, type ReviewsSetupAnswersInput, SurveyFlow } from "./ReviewsSetupPlan.ts"
-import { getSetupState, recordSetupOutcome, setupReviews } from "./Setup.ts"
+import { Setup } from "./Setup.ts"
 import { SetupConfig } from "./SetupConfig.ts"
+import { CoreLayer } from "../CoreLayer.ts"
 import { SetupRepository } from "./SetupRepository.ts"
 import {
   type Area,
@@ -38,10 +39,13 @@ import { fromMillis } from "../kernel/Timestamp.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 import { seedProduct, seedReview, seedSite, StoreTestKit } from "../testing/StoreTestKit.ts"
 
-const config = SetupConfig.of({
+const config = {
   embedScriptUrl: "https://cdn.example.test/widgets/v1/embed.js",
   apiBaseUrl: "https://api.example.test"
-})
+}
+
+/** The test configuration, which the `Setup` service captures when it is built. */
+const TestSetupConfig = Layer.succeed(SetupConfig, config)
 
 const T0 = Date.parse("2026-03-01T00:00:00.000Z")
 const iso = (ms: number) => fromMillis(ms)
@@ -69,15 +73,15 @@ const as = (organizationId: OrganizationId, permissions: ReadonlyArray<Permissio
       organizationId,
       keyId: "00000000-0000-4000-8000-00000000000a" as SecretKeyId,
       permissions: new Set(permissions)
-    })),
-    Effect.provideService(SetupConfig, config)
+    }))
   )
 
+const getSetupState = Setup.use((s) => s.getState())
 const get = (org: OrganizationId, ms: number) => getSetupState.pipe(as(org), atTime(ms))
 const patch = (org: OrganizationId, area: Area, outcome: SetupOutcome, ms: number) =>
-  recordSetupOutcome({ area, outcome }).pipe(as(org), atTime(ms))
+  Setup.use((s) => s.recordOutcome({ area, outcome })).pipe(as(org), atTime(ms))
 const guided = (org: OrganizationId, answers: ReviewsSetupAnswersInput, ms: number) =>
-  setupReviews(answers).pipe(as(org), atTime(ms))
+  Setup.use((s) => s.setupReviews(answers)).pipe(as(org), atTime(ms))
 
 const noSignals: SetupSignals = {
   hasSite: false,
@@ -100,7 +104,7 @@ const untouched: AreaStatus = {
   needsSetup: true
 }
 
-const newOrganization = (name: string) => Provisioning.createOrganization({ name }).pipe(atTime(T0))
+const newOrganization = (name: string) => Organizations.use((o) => o.createOrganization({ name })).pipe(atTime(T0))
 const storedDecisions = (org: OrganizationId) => SetupRepository.use((r) => r.decisions(org))
 const signalsOf = (org: OrganizationId) => SetupRepository.use((r) => r.signals(org))
 
@@ -168,7 +172,7 @@ const modelSignals = (m: Model): SetupSignals => ({
 /** A site id that no site has: a program attached to it is not on a site. */
 const danglingSiteId = "00000000-0000-4000-8000-0000000000d5" as SiteId
 
-type RunServices = StoreServices | IdGenerator | StoreTestKit
+type RunServices = StoreServices | IdGenerator | StoreTestKit | Setup | Organizations
 
 const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunServices> =>
   Effect.gen(function*() {
@@ -226,12 +230,12 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
               m.sites.push((yield* seedSite(org).pipe(at)).id)
               break
             case "publishableKey": {
-              const k = yield* Provisioning.createPublishableKey(org).pipe(at)
+              const k = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(at)
               m.keys.push({ id: k.id, key: k.key })
               break
             }
             case "integration":
-              m.integrations.push((yield* Provisioning.createIntegration(org, "shopify").pipe(at)).id)
+              m.integrations.push((yield* Organizations.use((o) => o.createIntegration(org, "shopify")).pipe(at)).id)
               break
             case "product":
               m.products.push((yield* seedProduct(org).pipe(at)).id)
@@ -243,16 +247,16 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
               break
             }
             case "loyaltyProgram":
-              m.programs.push({ id: (yield* Provisioning.createLoyaltyProgram(org, { status: "draft" }).pipe(at)).id, siteId: null })
+              m.programs.push({ id: (yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft" })).pipe(at)).id, siteId: null })
               break
             case "loyaltyProgramOnSite": {
               const siteId = m.sites.at(-1) ?? danglingSiteId
-              const program = yield* Provisioning.createLoyaltyProgram(org, { status: "live", siteId }).pipe(at)
+              const program = yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "live", siteId })).pipe(at)
               m.programs.push({ id: program.id, siteId })
               break
             }
             case "wishlist":
-              m.wishlists.push((yield* Provisioning.createWishlist(org, {}).pipe(at)).id)
+              m.wishlists.push((yield* Organizations.use((o) => o.createWishlist(org, {})).pipe(at)).id)
               break
           }
           break
@@ -339,7 +343,7 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
 // -----------------------------------------------------------------------------------------------------------------
 
 export const setupConformance: ConformanceSuite = (store) =>
-  layer(store, { timeout: 120_000 })("organization setup", (it) => {
+  layer(CoreLayer.pipe(Layer.provide(TestSetupConfig), Layer.provideMerge(store)), { timeout: 120_000 })("organization setup", (it) => {
     it.effect("a new organization: every signal false, every area needs setup, nothing stored", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("New")
@@ -360,11 +364,11 @@ export const setupConformance: ConformanceSuite = (store) =>
         const other = (yield* newOrganization("Other")).id
         // Everything in another organization changes nothing here.
         const otherSite = yield* seedSite(other)
-        yield* Provisioning.createPublishableKey(other)
-        yield* Provisioning.createIntegration(other, "shopify")
+        yield* Organizations.use((o) => o.createPublishableKey(other))
+        yield* Organizations.use((o) => o.createIntegration(other, "shopify"))
         yield* seedReview(other, { productId: (yield* seedProduct(other)).id })
-        yield* Provisioning.createLoyaltyProgram(other, { status: "live", siteId: otherSite.id })
-        yield* Provisioning.createWishlist(other, {})
+        yield* Organizations.use((o) => o.createLoyaltyProgram(other, { status: "live", siteId: otherSite.id }))
+        yield* Organizations.use((o) => o.createWishlist(other, {}))
         yield* guided(other, {}, T0)
         assert.deepStrictEqual(yield* signalsOf(org), noSignals)
 
@@ -375,21 +379,21 @@ export const setupConformance: ConformanceSuite = (store) =>
             assert.deepStrictEqual(yield* signalsOf(org), expected)
           })
         // A program on another organization's site is not on a site of this one.
-        yield* Provisioning.createLoyaltyProgram(org, { status: "draft", siteId: otherSite.id })
+        yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft", siteId: otherSite.id }))
         yield* expectAfter({ hasLoyaltyProgram: true })
         const site = yield* seedSite(org)
         yield* expectAfter({ hasSite: true })
-        yield* Provisioning.createLoyaltyProgram(org, { status: "draft", siteId: site.id })
+        yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft", siteId: site.id }))
         yield* expectAfter({ loyaltyProgramOnSite: true })
-        yield* Provisioning.createPublishableKey(org)
+        yield* Organizations.use((o) => o.createPublishableKey(org))
         yield* expectAfter({ hasPublishableKey: true })
-        yield* Provisioning.createIntegration(org, "shopify")
+        yield* Organizations.use((o) => o.createIntegration(org, "shopify"))
         yield* expectAfter({ hasIntegration: true })
         const product = yield* seedProduct(org)
         yield* expectAfter({ hasProducts: true })
         yield* seedReview(org, { productId: product.id })
         yield* expectAfter({ hasReview: true })
-        yield* Provisioning.createWishlist(org, {})
+        yield* Organizations.use((o) => o.createWishlist(org, {}))
         yield* expectAfter({ hasWishlist: true })
         yield* guided(org, {}, T0)
         yield* expectAfter({ hasActiveSurveyFlow: true })
@@ -403,7 +407,7 @@ export const setupConformance: ConformanceSuite = (store) =>
         const org = (yield* newOrganization("Site")).id
         const site = yield* seedSite(org)
         assert.isTrue((yield* get(org, T0 + 1_000)).areas.site.needsSetup, "a site alone does not configure it")
-        const key = yield* Provisioning.createPublishableKey(org).pipe(atTime(T0 + 1_500))
+        const key = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(atTime(T0 + 1_500))
         const first = yield* get(org, T0 + 2_000)
         assert.deepStrictEqual(first.areas.site, {
           ...untouched,
@@ -416,7 +420,7 @@ export const setupConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(first.areas.reviews, untouched)
         assert.strictEqual((yield* storedDecisions(org)).site.completedAt, iso(T0 + 2_000), "persisted, not only shown")
         // The newest key is reported.
-        const newer = yield* Provisioning.createPublishableKey(org).pipe(atTime(T0 + 2_500))
+        const newer = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(atTime(T0 + 2_500))
         const second = yield* get(org, T0 + 3_000)
         assert.strictEqual(second.areas.site.completedAt, iso(T0 + 2_000))
         assert.strictEqual(second.publishableKey, newer.key)
@@ -573,7 +577,9 @@ export const setupConformance: ConformanceSuite = (store) =>
           insertSurveyFlow: () => Effect.die(new Error("storage failed"))
         })
         const exit = yield* Effect.exit(
-          guided(org, { reminder: true }, T0 + 1_000).pipe(Effect.provideService(ReviewAutomationRepository, failingFlowInsert))
+          guided(org, { reminder: true }, T0 + 1_000).pipe(Effect.provide(Setup.layer.pipe(
+            Layer.provide([Layer.succeed(ReviewAutomationRepository, failingFlowInsert), TestSetupConfig])
+          ), { local: true }))
         )
         assert.isTrue(exit._tag === "Failure")
         assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
@@ -590,8 +596,8 @@ export const setupConformance: ConformanceSuite = (store) =>
         const noSettings = as(org, ["reviews:read", "reviews:write"])
         const denied: ReadonlyArray<readonly [Effect.Effect<unknown, Forbidden | InvalidRequest, RunServices>, Permission]> = [
           [getSetupState.pipe(noSettings), "settings:read"],
-          [recordSetupOutcome({ area: "site", outcome: "dismissed" }).pipe(readOnly), "settings:write"],
-          [setupReviews({}).pipe(readOnly), "settings:write"]
+          [Setup.use((s) => s.recordOutcome({ area: "site", outcome: "dismissed" })).pipe(readOnly), "settings:write"],
+          [Setup.use((s) => s.setupReviews({})).pipe(readOnly), "settings:write"]
         ]
         for (const [effect, permission] of denied) {
           const error = yield* Effect.flip(effect)
@@ -605,7 +611,7 @@ export const setupConformance: ConformanceSuite = (store) =>
     it.effect("concurrent reads record one completedAt, and every answer shows that one", () =>
       Effect.gen(function*() {
         const org = (yield* newOrganization("Concurrent reads")).id
-        yield* Provisioning.createWishlist(org, {})
+        yield* Organizations.use((o) => o.createWishlist(org, {}))
         const times = Array.from({ length: 12 }, (_, i) => T0 + (i + 1) * 1_000)
         const answers = yield* Effect.forEach(times, (ms) => get(org, ms), { concurrency: "unbounded" })
         const stored = (yield* storedDecisions(org)).wishlists.completedAt
@@ -628,13 +634,14 @@ export const setupConformance: ConformanceSuite = (store) =>
 
     it.effect("property: random histories of records and outcomes through the store follow the rules", () =>
       Effect.gen(function*() {
-        const context = yield* Effect.context<RunServices>()
-        const run = Effect.runPromiseWith(context)
-        yield* Effect.promise(() =>
-          fc.assert(
-            fc.asyncProperty(fc.array(arbOp, { minLength: 1, maxLength: 15 }), (ops) => run(runHistory(ops))),
-            { numRuns: 30 }
-          )
-        )
+        // fast-check drives the histories through Promises, so each is run with the suite's services.
+        yield* Effect.contextWith((services: Context.Context<RunServices>) =>
+          Effect.promise(() =>
+            fc.assert(
+              fc.asyncProperty(fc.array(arbOp, { minLength: 1, maxLength: 15 }), (ops) =>
+                Effect.runPromiseWith(services)(runHistory(ops))),
+              { numRuns: 30 }
+            )
+          ))
       }))
   })

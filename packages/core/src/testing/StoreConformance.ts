@@ -6,14 +6,13 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { authenticateSecretKey } from "../organizations/Authentication.ts"
-import { EventOutbox, recordEvent } from "../kernel/EventOutbox.ts"
+import { EventOutbox } from "../kernel/EventOutbox.ts"
 import { IdGenerator } from "../kernel/IdGenerator.ts"
 import type { OrganizationId, SecretKeyId } from "../kernel/Ids.ts"
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
-import * as Provisioning from "../organizations/Provisioning.ts"
+import { Organizations } from "../organizations/Organizations.ts"
 import { StorefrontRecordRepository } from "../organizations/StorefrontRecordRepository.ts"
-import { transactional } from "../kernel/UnitOfWork.ts"
+import { recordEvent, transactional } from "../testing/TestTransactions.ts"
 import { productQuestionConformance } from "../questions/ProductQuestionConformance.ts"
 import { rateLimitConformance } from "../ratelimit/RateLimitConformance.ts"
 import { webhookConformance } from "../webhooks/WebhookConformance.ts"
@@ -25,97 +24,103 @@ import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
 import type { StoreServices } from "../kernel/StoreServices.ts"
 import { setupConformance } from "../setup/SetupConformance.ts"
 import type { StoreTestKit } from "./StoreTestKit.ts"
+import { ConformanceDns } from "./ConformanceDns.ts"
+import type { HostResolver } from "../webhooks/WebhookDestination.ts"
+import { CoreLayer } from "../CoreLayer.ts"
 export type { StoreServices }
 
 /** The test-only service every store implements for the suites (never part of a production layer). */
 export type TestSupport = StoreTestKit
 
-/** What a suite gets: the store under test (with ids) as a layer shared by the suite's tests. */
-export type ConformanceSuite = (store: Layer.Layer<StoreServices | TestSupport | IdGenerator>) => void
+/**
+ * What a suite gets: the store under test, with ids and the suites' fixed DNS (`ConformanceDns`), as a layer shared
+ * by the suite's tests; `CoreLayer.pipe(Layer.provideMerge(store))` gives it every use-case service over it.
+ */
+export type ConformanceSuite = (store: Layer.Layer<StoreServices | TestSupport | IdGenerator | HostResolver>) => void
 
 const organizationsSuite: ConformanceSuite = (store) =>
-  layer(store, { timeout: 60_000 })("organizations and keys", (it) => {
+  layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("organizations and keys", (it) => {
     it.effect("creates, finds and re-plans an organization", () =>
       Effect.gen(function*() {
-        const org = yield* Provisioning.createOrganization({ name: "Acme", apiRequestsPerMinute: 120 })
-        const found = yield* Provisioning.findOrganization(org.id)
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Acme", apiRequestsPerMinute: 120 }))
+        const found = yield* Organizations.use((o) => o.findOrganization(org.id))
         assert.deepStrictEqual(found, org)
-        const replanned = yield* Provisioning.setApiRequestsPerMinute(org.id, 60)
+        const replanned = yield* Organizations.use((o) => o.setApiRequestsPerMinute(org.id, 60))
         assert.strictEqual(replanned.plan.apiRequestsPerMinute, 60)
-        assert.strictEqual((yield* Provisioning.findOrganization(org.id)).plan.apiRequestsPerMinute, 60)
+        assert.strictEqual((yield* Organizations.use((o) => o.findOrganization(org.id))).plan.apiRequestsPerMinute, 60)
         assert.isFalse(yield* OrganizationRepository.use((r) => r.isEmpty))
       }))
 
     it.effect("an unknown organization is NotFound", () =>
       Effect.gen(function*() {
         const missing = "00000000-0000-4000-8000-000000000000" as OrganizationId
-        const error = yield* Effect.flip(Provisioning.findOrganization(missing))
+        const error = yield* Effect.flip(Organizations.use((o) => o.findOrganization(missing)))
         assert.strictEqual(error._tag, "NotFound")
-        const replan = yield* Effect.flip(Provisioning.setApiRequestsPerMinute(missing, 10))
+        const replan = yield* Effect.flip(Organizations.use((o) => o.setApiRequestsPerMinute(missing, 10)))
         assert.strictEqual(replan._tag, "NotFound")
       }))
 
     it.effect("a secret key authenticates until revoked, and only its hash is stored", () =>
       Effect.gen(function*() {
-        const org = yield* Provisioning.createOrganization({ name: "Keys" })
-        const issued = yield* Provisioning.issueSecretKey(org.id, { permissions: ["reviews:read", "reviews:read"] })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Keys" }))
+        const issued = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["reviews:read", "reviews:read"] }))
         assert.match(issued.secretKey, /^sk_[A-Za-z0-9_-]{43}$/)
         assert.deepStrictEqual(issued.permissions, ["reviews:read"])
-        const auth = yield* authenticateSecretKey(issued.secretKey)
+        const auth = yield* Organizations.use((o) => o.authenticateSecretKey(issued.secretKey))
         assert.strictEqual(auth.caller.organizationId, org.id)
         assert.isTrue(auth.caller.permissions.has("reviews:read"))
         assert.isFalse(auth.caller.permissions.has("reviews:write"))
-        const listed = yield* Provisioning.listSecretKeys(org.id)
+        const listed = yield* Organizations.use((o) => o.listSecretKeys(org.id))
         assert.strictEqual(listed.length, 1)
         assert.notInclude(JSON.stringify(listed), issued.secretKey)
-        const revoked = yield* Provisioning.revokeSecretKey(org.id, issued.id)
+        const revoked = yield* Organizations.use((o) => o.revokeSecretKey(org.id, issued.id))
         assert.isNotNull(revoked.revokedAt)
-        const again = yield* Provisioning.revokeSecretKey(org.id, issued.id)
+        const again = yield* Organizations.use((o) => o.revokeSecretKey(org.id, issued.id))
         assert.strictEqual(again.revokedAt, revoked.revokedAt)
-        const denied = yield* Effect.flip(authenticateSecretKey(issued.secretKey))
+        const denied = yield* Effect.flip(Organizations.use((o) => o.authenticateSecretKey(issued.secretKey)))
         assert.strictEqual(denied._tag, "Unauthorized")
       }))
 
     it.effect("unknown and malformed keys are the same Unauthorized", () =>
       Effect.gen(function*() {
-        const a = yield* Effect.flip(authenticateSecretKey("sk_" + "x".repeat(43)))
-        const b = yield* Effect.flip(authenticateSecretKey("nonsense"))
+        const a = yield* Effect.flip(Organizations.use((o) => o.authenticateSecretKey("sk_" + "x".repeat(43))))
+        const b = yield* Effect.flip(Organizations.use((o) => o.authenticateSecretKey("nonsense")))
         assert.strictEqual(a._tag, "Unauthorized")
         assert.deepStrictEqual(a.message, b.message)
       }))
 
     it.effect("a key of one organization cannot be revoked through another", () =>
       Effect.gen(function*() {
-        const a = yield* Provisioning.createOrganization({ name: "A" })
-        const b = yield* Provisioning.createOrganization({ name: "B" })
-        const key = yield* Provisioning.issueSecretKey(a.id, { permissions: [] })
-        const error = yield* Effect.flip(Provisioning.revokeSecretKey(b.id, key.id))
+        const a = yield* Organizations.use((o) => o.createOrganization({ name: "A" }))
+        const b = yield* Organizations.use((o) => o.createOrganization({ name: "B" }))
+        const key = yield* Organizations.use((o) => o.issueSecretKey(a.id, { permissions: [] }))
+        const error = yield* Effect.flip(Organizations.use((o) => o.revokeSecretKey(b.id, key.id)))
         assert.strictEqual(error._tag, "NotFound")
-        yield* authenticateSecretKey(key.secretKey)
+        yield* Organizations.use((o) => o.authenticateSecretKey(key.secretKey))
         const missing = yield* Effect.flip(
-          Provisioning.revokeSecretKey(a.id, "00000000-0000-4000-8000-000000000001" as SecretKeyId)
+          Organizations.use((o) => o.revokeSecretKey(a.id, "00000000-0000-4000-8000-000000000001" as SecretKeyId))
         )
         assert.strictEqual(missing._tag, "NotFound")
       }))
 
     it.effect("storefront records belong to an existing organization; the newest publishable key wins", () =>
       Effect.gen(function*() {
-        const org = yield* Provisioning.createOrganization({ name: "Shop" })
-        const first = yield* Provisioning.createPublishableKey(org.id)
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Shop" }))
+        const first = yield* Organizations.use((o) => o.createPublishableKey(org.id))
         yield* TestClock.adjust("1 second")
-        const second = yield* Provisioning.createPublishableKey(org.id)
+        const second = yield* Organizations.use((o) => o.createPublishableKey(org.id))
         assert.match(first.key, /^pk_/)
         const newest = yield* StorefrontRecordRepository.use((r) => r.newestPublishableKey(org.id))
         assert.deepStrictEqual(Option.getOrNull(newest), second)
-        const integration = yield* Provisioning.createIntegration(org.id, "shopify")
+        const integration = yield* Organizations.use((o) => o.createIntegration(org.id, "shopify"))
         assert.strictEqual(integration.platform, "shopify")
-        const program = yield* Provisioning.createLoyaltyProgram(org.id, { status: "draft" })
+        const program = yield* Organizations.use((o) => o.createLoyaltyProgram(org.id, { status: "draft" }))
         assert.strictEqual(program.siteId, null)
-        const wishlist = yield* Provisioning.createWishlist(org.id, {})
+        const wishlist = yield* Organizations.use((o) => o.createWishlist(org.id, {}))
         assert.isTrue(yield* StorefrontRecordRepository.use((r) => r.deleteWishlist(org.id, wishlist.id)))
         assert.isFalse(yield* StorefrontRecordRepository.use((r) => r.deleteWishlist(org.id, wishlist.id)))
         const missing = "00000000-0000-4000-8000-000000000002" as OrganizationId
-        const error = yield* Effect.flip(Provisioning.createIntegration(missing, "shopify"))
+        const error = yield* Effect.flip(Organizations.use((o) => o.createIntegration(missing, "shopify")))
         assert.strictEqual(error._tag, "NotFound")
       }))
   })
@@ -125,10 +130,10 @@ class Boom {
 }
 
 const unitOfWorkSuite: ConformanceSuite = (store) =>
-  layer(store, { timeout: 60_000 })("unit of work and outbox", (it) => {
+  layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("unit of work and outbox", (it) => {
     it.effect("commits writes and events together", () =>
       Effect.gen(function*() {
-        const org = yield* Provisioning.createOrganization({ name: "Outbox" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Outbox" }))
         yield* transactional(Effect.gen(function*() {
           yield* recordEvent(org.id, "review.created", { n: 1 })
           yield* recordEvent(org.id, "review.updated", { n: 2, nested: { ok: true } })
@@ -140,22 +145,22 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 
     it.effect("a failed unit of work leaves no write and no event", () =>
       Effect.gen(function*() {
-        const org = yield* Provisioning.createOrganization({ name: "Rollback" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Rollback" }))
         const exit = yield* Effect.exit(transactional(Effect.gen(function*() {
-          yield* Provisioning.createPublishableKey(org.id)
+          yield* Organizations.use((o) => o.createPublishableKey(org.id))
           yield* recordEvent(org.id, "review.created", {})
-          yield* Provisioning.setApiRequestsPerMinute(org.id, 1)
+          yield* Organizations.use((o) => o.setApiRequestsPerMinute(org.id, 1))
           return yield* Effect.fail(new Boom())
         })))
         assert.isTrue(Exit.isFailure(exit))
         assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org.id)), [])
         assert.isTrue(Option.isNone(yield* StorefrontRecordRepository.use((r) => r.newestPublishableKey(org.id))))
-        assert.strictEqual((yield* Provisioning.findOrganization(org.id)).plan.apiRequestsPerMinute, 600)
+        assert.strictEqual((yield* Organizations.use((o) => o.findOrganization(org.id))).plan.apiRequestsPerMinute, 600)
       }))
 
     it.effect("a defect inside a unit of work rolls it back too", () =>
       Effect.gen(function*() {
-        const org = yield* Provisioning.createOrganization({ name: "Defect" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Defect" }))
         yield* Effect.exit(transactional(Effect.gen(function*() {
           yield* recordEvent(org.id, "review.created", {})
           return yield* Effect.die("boom")
@@ -165,7 +170,7 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 
     it.effect("concurrent units of work do not lose each other's writes", () =>
       Effect.gen(function*() {
-        const org = yield* Provisioning.createOrganization({ name: "Concurrent" })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Concurrent" }))
         yield* Effect.forEach(
           Array.from({ length: 20 }, (_, i) => i),
           (i) => transactional(recordEvent(org.id, "review.created", { i })),
@@ -194,7 +199,7 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
 /** Runs the whole conformance suite against `store`. */
 export const runStoreConformance = (name: string, store: Layer.Layer<StoreServices | TestSupport>) =>
   describe(`store conformance: ${name}`, () => {
-    const withIds = Layer.merge(store, IdGenerator.uuidV7)
+    const withIds = Layer.mergeAll(store, IdGenerator.uuidV7, ConformanceDns)
     for (const [, suite] of conformanceSuites) suite(withIds)
   })
 

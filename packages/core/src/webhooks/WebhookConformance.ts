@@ -10,14 +10,14 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
-import { EventOutbox, recordEvent } from "../kernel/EventOutbox.ts"
+import { EventOutbox } from "../kernel/EventOutbox.ts"
 import { IdGenerator } from "../kernel/IdGenerator.ts"
 import type { OrganizationId, SecretKeyId, WebhookId } from "../kernel/Ids.ts"
 import type { Permission } from "../kernel/Permission.ts"
-import * as Provisioning from "../organizations/Provisioning.ts"
+import { Organizations } from "../organizations/Organizations.ts"
 import type { StoreServices } from "../kernel/StoreServices.ts"
 import { fromMillis } from "../kernel/Timestamp.ts"
-import { transactional } from "../kernel/UnitOfWork.ts"
+import { recordEvent, transactional } from "../testing/TestTransactions.ts"
 import { toWebhookDelivery } from "./Webhook.ts"
 import { CurrentWebhookSettings, HostNotResolved, HostResolver } from "./WebhookDestination.ts"
 import {
@@ -30,23 +30,12 @@ import {
   WebhookTransport
 } from "./WebhookDispatcher.ts"
 import { WebhookRepository } from "./WebhookRepository.ts"
-import * as Webhooks from "./Webhooks.ts"
+import { Webhooks } from "./Webhooks.ts"
+import type { CreateWebhook } from "./Webhook.ts"
+import { CoreLayer } from "../CoreLayer.ts"
+import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 import { verifyWebhookSignature } from "./WebhookSignature.ts"
 
-type Suite = (store: Layer.Layer<StoreServices | IdGenerator>) => void
-
-const dns: Record<string, ReadonlyArray<string>> = {
-  "hooks.example.com": ["93.184.216.34"],
-  "other.example.com": ["2606:2800:220:1:248:1893:25c8:1946"],
-  "internal.example.com": ["10.0.0.5"],
-  "mixed.example.com": ["93.184.216.34", "127.0.0.1"]
-}
-const FakeResolver = Layer.succeed(HostResolver, HostResolver.of({
-  resolve: (hostname) => {
-    const found = dns[hostname]
-    return found === undefined ? Effect.fail(new HostNotResolved({ hostname })) : Effect.succeed(found)
-  }
-}))
 
 const all: ReadonlyArray<Permission> = ["settings:read", "settings:write"]
 
@@ -57,11 +46,10 @@ const as = (organizationId: OrganizationId, permissions: ReadonlyArray<Permissio
       organizationId,
       keyId: "00000000-0000-4000-8000-0000000000aa" as SecretKeyId,
       permissions: new Set(permissions)
-    })),
-    Effect.provide(FakeResolver)
+    }))
   )
 
-const newOrganization = (name: string) => Effect.map(Provisioning.createOrganization({ name }), (o) => o.id)
+const newOrganization = (name: string) => Effect.map(Organizations.use((o) => o.createOrganization({ name })), (o) => o.id)
 
 const eventsOf = (organizationId: OrganizationId) =>
   EventOutbox.use((o) => o.listForOrganization(organizationId)).pipe(Effect.map((es) => es.map((e) => e.event)))
@@ -88,39 +76,39 @@ const drain = Effect.gen(function*() {
 })
 const DRAIN = "00000000-0000-4000-8000-00000000d0d0"
 
-type It = Parameters<Parameters<ReturnType<typeof layer<StoreServices | IdGenerator | HostResolver, never>>>[1]>[0]
+type It = Parameters<Parameters<ReturnType<typeof layer<StoreServices | IdGenerator | HostResolver | Webhooks | Organizations, never>>>[1]>[0]
 
 const registration = (it: It) =>
   describe("registration", () => {
     it.effect("creates, reads, updates and deletes, recording an event for each change, never exposing the secret", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Hooks")
-        const created = yield* Webhooks.createWebhook({
+        const created = yield* Webhooks.use((w) => w.create({
           url: "HTTPS://Hooks.Example.com/receive",
           events: ["review.created", "review.updated", "review.created"],
           hmacSecret: "s3cret-value-0123456789"
-        }).pipe(as(org))
+        })).pipe(as(org))
         assert.strictEqual(created.url, HOOK)
         assert.deepStrictEqual(created.events, ["review.created", "review.updated"])
         assert.isTrue(created.hasSecret)
         assert.deepStrictEqual(Object.keys(created).sort(), ["createdAt", "events", "hasSecret", "id", "updatedAt", "url"])
-        assert.deepStrictEqual(yield* Webhooks.getWebhook(created.id).pipe(as(org)), created)
+        assert.deepStrictEqual(yield* Webhooks.use((w) => w.get(created.id)).pipe(as(org)), created)
 
         yield* TestClock.adjust("1 second")
-        const kept = yield* Webhooks.updateWebhook(created.id, { events: ["productQuestion.created"] }).pipe(as(org))
+        const kept = yield* Webhooks.use((w) => w.update(created.id, { events: ["productQuestion.created"] })).pipe(as(org))
         assert.deepStrictEqual(kept.events, ["productQuestion.created"])
         assert.isTrue(kept.hasSecret, "omitting hmacSecret keeps it")
         assert.isTrue(kept.updatedAt > created.updatedAt)
-        const cleared = yield* Webhooks.updateWebhook(created.id, { hmacSecret: null }).pipe(as(org))
+        const cleared = yield* Webhooks.use((w) => w.update(created.id, { hmacSecret: null })).pipe(as(org))
         assert.isFalse(cleared.hasSecret, "null removes the secret")
         const stored = yield* WebhookRepository.use((r) => r.findById(org, created.id))
         assert.strictEqual(Option.getOrThrow(stored).hmacSecret, null)
-        const unchanged = yield* Webhooks.updateWebhook(created.id, { url: HOOK }).pipe(as(org))
+        const unchanged = yield* Webhooks.use((w) => w.update(created.id, { url: HOOK })).pipe(as(org))
         assert.deepStrictEqual(unchanged, cleared, "a PATCH that changes nothing changes nothing")
 
-        const deleted = yield* Webhooks.deleteWebhook(created.id).pipe(as(org))
+        const deleted = yield* Webhooks.use((w) => w.delete(created.id)).pipe(as(org))
         assert.deepStrictEqual(deleted, cleared)
-        const gone = yield* Effect.flip(Webhooks.getWebhook(created.id).pipe(as(org)))
+        const gone = yield* Effect.flip(Webhooks.use((w) => w.get(created.id)).pipe(as(org)))
         assert.strictEqual(gone._tag, "NotFound")
 
         const outbox = yield* EventOutbox.use((o) => o.listForOrganization(org))
@@ -137,7 +125,7 @@ const registration = (it: It) =>
     it.effect("refuses bad input with a 400 naming the field, and writes nothing", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Invalid")
-        const cases: ReadonlyArray<readonly [Parameters<typeof Webhooks.createWebhook>[0], string]> = [
+        const cases: ReadonlyArray<readonly [CreateWebhook, string]> = [
           [{ url: "not a url", events: ["review.created"] }, "body.url"],
           [{ url: "http://hooks.example.com/x", events: ["review.created"] }, "body.url"],
           [{ url: "https://169.254.169.254/latest", events: ["review.created"] }, "body.url"],
@@ -152,29 +140,33 @@ const registration = (it: It) =>
           [{ url: HOOK, events: ["review.created"], hmacSecret: "" }, "body.hmacSecret"]
         ]
         for (const [input, path] of cases) {
-          const error = yield* Effect.flip(Webhooks.createWebhook(input).pipe(as(org)))
+          const error = yield* Effect.flip(Webhooks.use((w) => w.create(input)).pipe(as(org)))
           assert.strictEqual(error._tag, "InvalidRequest", JSON.stringify(input))
           if (error._tag === "InvalidRequest") assert.strictEqual(error.issues[0]?.path, path, JSON.stringify(input))
         }
-        const list = yield* Webhooks.listWebhooks({}).pipe(as(org))
+        const list = yield* Webhooks.use((w) => w.list({})).pipe(as(org))
         assert.deepStrictEqual(list.data, [])
         assert.deepStrictEqual(yield* eventsOf(org), [])
 
-        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
         const badPatch = yield* Effect.flip(
-          Webhooks.updateWebhook(hook.id, { url: "https://10.1.2.3/", events: ["review.updated"] }).pipe(as(org))
+          Webhooks.use((w) => w.update(hook.id, { url: "https://10.1.2.3/", events: ["review.updated"] })).pipe(as(org))
         )
         assert.strictEqual(badPatch._tag, "InvalidRequest")
-        assert.deepStrictEqual(yield* Webhooks.getWebhook(hook.id).pipe(as(org)), hook)
+        assert.deepStrictEqual(yield* Webhooks.use((w) => w.get(hook.id)).pipe(as(org)), hook)
         assert.deepStrictEqual(yield* eventsOf(org), ["webhook.created"])
       }))
 
     it.effect("the settings can allow http and private hosts", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Local")
-        const hook = yield* Webhooks.createWebhook({ url: "http://127.0.0.1:9/x", events: ["review.created"] }).pipe(
+        // The service reads its settings when it is built: a host with other settings builds it with them.
+        const permissive = Webhooks.layer.pipe(
+          Layer.provide(Layer.succeed(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 1000 }))
+        )
+        const hook = yield* Webhooks.use((w) => w.create({ url: "http://127.0.0.1:9/x", events: ["review.created"] })).pipe(
           as(org),
-          Effect.provideService(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 1000 })
+          Effect.provide(permissive, { local: true })
         )
         assert.strictEqual(hook.url, "http://127.0.0.1:9/x")
         assert.isFalse(hook.hasSecret)
@@ -184,28 +176,28 @@ const registration = (it: It) =>
       Effect.gen(function*() {
         const a = yield* newOrganization("A")
         const b = yield* newOrganization("B")
-        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(a))
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(a))
         const errors = [
-          yield* Effect.flip(Webhooks.getWebhook(hook.id).pipe(as(b))),
-          yield* Effect.flip(Webhooks.updateWebhook(hook.id, { events: ["review.deleted"] }).pipe(as(b))),
-          yield* Effect.flip(Webhooks.deleteWebhook(hook.id).pipe(as(b))),
-          yield* Effect.flip(Webhooks.listWebhookDeliveries(hook.id, {}).pipe(as(b)))
+          yield* Effect.flip(Webhooks.use((w) => w.get(hook.id)).pipe(as(b))),
+          yield* Effect.flip(Webhooks.use((w) => w.update(hook.id, { events: ["review.deleted"] })).pipe(as(b))),
+          yield* Effect.flip(Webhooks.use((w) => w.delete(hook.id)).pipe(as(b))),
+          yield* Effect.flip(Webhooks.use((w) => w.listDeliveries(hook.id, {})).pipe(as(b)))
         ]
         assert.deepStrictEqual(errors.map((e) => e._tag), ["NotFound", "NotFound", "NotFound", "NotFound"])
-        assert.deepStrictEqual(yield* Webhooks.getWebhook(hook.id).pipe(as(a)), hook)
-        assert.deepStrictEqual((yield* Webhooks.listWebhooks({}).pipe(as(b))).data, [])
+        assert.deepStrictEqual(yield* Webhooks.use((w) => w.get(hook.id)).pipe(as(a)), hook)
+        assert.deepStrictEqual((yield* Webhooks.use((w) => w.list({})).pipe(as(b))).data, [])
       }))
 
     it.effect("needs settings:read to read and settings:write to change", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Perms")
         const denied = yield* Effect.flip(
-          Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org, ["settings:read"]))
+          Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org, ["settings:read"]))
         )
         assert.deepInclude(denied, { _tag: "Forbidden", permission: "settings:write" })
-        const cannotList = yield* Effect.flip(Webhooks.listWebhooks({}).pipe(as(org, ["reviews:read"])))
+        const cannotList = yield* Effect.flip(Webhooks.use((w) => w.list({})).pipe(as(org, ["reviews:read"])))
         assert.deepInclude(cannotList, { _tag: "Forbidden", permission: "settings:read" })
-        const events = yield* Webhooks.listWebhookEvents.pipe(as(org, ["settings:read"]))
+        const events = yield* Webhooks.use((w) => w.listEvents()).pipe(as(org, ["settings:read"]))
         assert.include(events.data, "webhook.created")
       }))
 
@@ -214,29 +206,29 @@ const registration = (it: It) =>
         const org = yield* newOrganization("Pages")
         const created: Array<{ id: WebhookId; createdAt: string }> = []
         for (let i = 0; i < 5; i++) {
-          created.push(yield* Webhooks.createWebhook({ url: `${HOOK}/${i}`, events: ["review.created"] }).pipe(as(org)))
+          created.push(yield* Webhooks.use((w) => w.create({ url: `${HOOK}/${i}`, events: ["review.created"] })).pipe(as(org)))
           if (i % 2 === 0) yield* TestClock.adjust("1 second") // some share a createdAt: id breaks the tie
         }
         const ids = [...created]
           .sort((x, y) => x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1)
           .map((w) => w.id)
-        const first = yield* Webhooks.listWebhooks({ limit: 2 }).pipe(as(org))
+        const first = yield* Webhooks.use((w) => w.list({ limit: 2 })).pipe(as(org))
         assert.strictEqual(first.data.length, 2)
         assert.isNotNull(first.nextCursor)
-        const second = yield* Webhooks.listWebhooks({ limit: 2, cursor: first.nextCursor! }).pipe(as(org))
-        const third = yield* Webhooks.listWebhooks({ limit: 2, cursor: second.nextCursor! }).pipe(as(org))
+        const second = yield* Webhooks.use((w) => w.list({ limit: 2, cursor: first.nextCursor! })).pipe(as(org))
+        const third = yield* Webhooks.use((w) => w.list({ limit: 2, cursor: second.nextCursor! })).pipe(as(org))
         assert.isNull(third.nextCursor)
         const seen = [...first.data, ...second.data, ...third.data].map((w) => w.id)
         assert.deepStrictEqual(seen, ids)
-        const whole = yield* Webhooks.listWebhooks({ limit: 5 }).pipe(as(org))
+        const whole = yield* Webhooks.use((w) => w.list({ limit: 5 })).pipe(as(org))
         assert.isNull(whole.nextCursor)
 
         for (const query of [{ limit: 0 }, { limit: 251 }, { limit: 1.5 }, { cursor: "garbage!" }, { cursor: "e30" }]) {
-          const error = yield* Effect.flip(Webhooks.listWebhooks(query).pipe(as(org)))
+          const error = yield* Effect.flip(Webhooks.use((w) => w.list(query)).pipe(as(org)))
           assert.strictEqual(error._tag, "InvalidRequest", JSON.stringify(query))
         }
         const foreign = yield* Effect.flip(
-          Webhooks.listWebhookDeliveries(ids[0]!, { cursor: first.nextCursor! }).pipe(as(org))
+          Webhooks.use((w) => w.listDeliveries(ids[0]!, { cursor: first.nextCursor! })).pipe(as(org))
         )
         assert.strictEqual(foreign._tag, "InvalidRequest", "a cursor of another list is refused")
       }))
@@ -260,10 +252,10 @@ const delivery = (it: It) =>
         yield* drain
         const org = yield* newOrganization("Fan-out")
         const other = yield* newOrganization("Other")
-        const reviews = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created", "review.deleted"] }).pipe(as(org))
-        const questions = yield* Webhooks.createWebhook({ url: HOOK, events: ["productQuestion.created"] }).pipe(as(org))
-        const both = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created", "productQuestion.created"] }).pipe(as(org))
-        const foreign = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(other))
+        const reviews = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "review.deleted"] })).pipe(as(org))
+        const questions = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["productQuestion.created"] })).pipe(as(org))
+        const both = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "productQuestion.created"] })).pipe(as(org))
+        const foreign = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(other))
         yield* transactional(Effect.gen(function*() {
           yield* recordEvent(org, "review.created", { id: "r1", n: 1 })
           yield* recordEvent(org, "review.updated", { id: "r1" })
@@ -299,7 +291,7 @@ const delivery = (it: It) =>
         const org = yield* newOrganization("Late")
         yield* transactional(recordEvent(org, "review.created", { before: true }))
         yield* TestClock.adjust("1 second")
-        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
         yield* transactional(recordEvent(org, "review.created", { before: false }))
         yield* fanOutOnce(1000)
         const log = yield* WebhookRepository.use((r) => r.listDeliveries(org, hook.id, { after: undefined, limit: 10 }))
@@ -310,7 +302,7 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Rollback")
-        yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
         yield* transactional(recordEvent(org, "review.created", {}))
         const exit = yield* Effect.exit(transactional(Effect.gen(function*() {
           const taken = yield* WebhookRepository.use((r) => r.takeUndispatchedEvents(1000))
@@ -326,8 +318,8 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Claims")
-        const a = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
-        const b = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        const a = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const b = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
         for (let i = 0; i < 4; i++) {
           yield* transactional(recordEvent(org, "review.created", { i }))
           yield* TestClock.adjust("10 millis")
@@ -375,7 +367,7 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Crash")
-        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
         yield* transactional(Effect.all([recordEvent(org, "review.created", { n: 1 }), recordEvent(org, "review.created", { n: 2 }), recordEvent(org, "review.created", { n: 3 })]))
         yield* fanOutOnce(1000)
         const repo = yield* WebhookRepository
@@ -407,8 +399,8 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Send")
-        const signed = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"], hmacSecret: "k3y-0123456789abcdef" }).pipe(as(org))
-        const plain = yield* Webhooks.createWebhook({ url: "https://other.example.com/x", events: ["review.created"] }).pipe(as(org))
+        const signed = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"], hmacSecret: "k3y-0123456789abcdef" })).pipe(as(org))
+        const plain = yield* Webhooks.use((w) => w.create({ url: "https://other.example.com/x", events: ["review.created"] })).pipe(as(org))
         yield* transactional(recordEvent(org, "review.created", { id: "r9" }))
         yield* fanOutOnce(1000)
         const repo = yield* WebhookRepository
@@ -452,10 +444,10 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Delete")
-        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.created"] }).pipe(as(org))
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
         yield* transactional(recordEvent(org, "review.created", {}))
         yield* fanOutOnce(1000)
-        yield* Webhooks.deleteWebhook(hook.id).pipe(as(org))
+        yield* Webhooks.use((w) => w.delete(hook.id)).pipe(as(org))
         const repo = yield* WebhookRepository
         const claimed = yield* repo.claimDeliveries({ dispatcherId: DRAIN, at: fromMillis(0), limit: 100, perWebhookLimit: 100 })
         assert.notInclude(claimed.map((c) => c.delivery.webhookId), hook.id)
@@ -467,14 +459,14 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Log")
-        const hook = yield* Webhooks.createWebhook({ url: HOOK, events: ["review.updated"] }).pipe(as(org))
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.updated"] })).pipe(as(org))
         for (let i = 0; i < 3; i++) {
           yield* transactional(recordEvent(org, "review.updated", { i }))
           yield* fanOutOnce(1000)
           yield* TestClock.adjust("1 second")
         }
-        const first = yield* Webhooks.listWebhookDeliveries(hook.id, { limit: 2 }).pipe(as(org))
-        const second = yield* Webhooks.listWebhookDeliveries(hook.id, { limit: 2, cursor: first.nextCursor! }).pipe(as(org))
+        const first = yield* Webhooks.use((w) => w.listDeliveries(hook.id, { limit: 2 })).pipe(as(org))
+        const second = yield* Webhooks.use((w) => w.listDeliveries(hook.id, { limit: 2, cursor: first.nextCursor! })).pipe(as(org))
         assert.isNull(second.nextCursor)
         assert.deepStrictEqual([...first.data, ...second.data].map((d) => (d.payload.data as { i: number }).i), [2, 1, 0])
         assert.deepStrictEqual(Object.keys(first.data[0]!).sort(), [
@@ -485,8 +477,8 @@ const delivery = (it: It) =>
   })
 
 /** The webhook suites, for `conformanceSuites`. */
-export const webhookConformance: Suite = (store) =>
-  layer(Layer.merge(store, FakeResolver), { timeout: 60_000 })("webhooks", (it) => {
+export const webhookConformance: ConformanceSuite = (store) =>
+  layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("webhooks", (it) => {
     registration(it)
     delivery(it)
   })

@@ -23,11 +23,11 @@
 import { Cause, Context, Effect, FiberSet, Latch, type Scope, Semaphore } from "effect"
 import type { DomainEvent } from "../kernel/EventOutbox.ts"
 import type { DomainEventId, OrganizationId, WebhookDeliveryId } from "../kernel/Ids.ts"
-import { type IdGenerator, nextId } from "../kernel/IdGenerator.ts"
+import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
-import { transactional, type UnitOfWork } from "../kernel/UnitOfWork.ts"
+import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { WebhookDeliveryRecord, WebhookEnvelope, WebhookRecord } from "./Webhook.ts"
-import { checkDestination, CurrentWebhookSettings, type HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
+import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
 import { type ClaimedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
 import { signWebhookBody } from "./WebhookSignature.ts"
 
@@ -116,12 +116,19 @@ export interface FanOutResult {
   readonly deliveries: number
 }
 
-/** Fans out up to `batchSize` outbox events in one unit of work. */
-export const fanOutOnce = (
-  batchSize: number
-): Effect.Effect<FanOutResult, never, WebhookRepository | UnitOfWork | IdGenerator> =>
-  transactional(Effect.gen(function*() {
-    const repo = yield* WebhookRepository
+/** What the dispatcher's steps work with, captured once when a dispatcher starts. */
+interface DispatcherDeps {
+  readonly repo: WebhookRepository["Service"]
+  readonly uow: UnitOfWork["Service"]
+  readonly ids: IdGenerator["Service"]
+  readonly transport: WebhookTransport["Service"]
+  readonly resolver: HostResolver["Service"]
+  readonly settings: WebhookSettings
+}
+
+const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSize: number): Effect.Effect<FanOutResult> =>
+  deps.uow.transaction(Effect.gen(function*() {
+    const { repo, ids } = deps
     const events = yield* repo.takeUndispatchedEvents(batchSize)
     if (events.length === 0) return { events: 0, deliveries: 0 }
     const organizations = [...new Set(events.map((e) => e.organizationId))]
@@ -130,9 +137,9 @@ export const fanOutOnce = (
     const deliveries: Array<WebhookDeliveryRecord> = []
     for (const event of events) {
       for (const webhook of subscribersOf(event, webhooks)) {
-        const idempotencyKey = yield* nextId<string>()
+        const idempotencyKey = yield* nextIdFrom<string>(ids)
         deliveries.push({
-          id: yield* nextId<WebhookDeliveryId>(),
+          id: yield* nextIdFrom<WebhookDeliveryId>(ids),
           organizationId: webhook.organizationId,
           webhookId: webhook.id,
           eventId: event.id as DomainEventId,
@@ -153,6 +160,43 @@ export const fanOutOnce = (
     return { events: events.length, deliveries: deliveries.length }
   }))
 
+/** Fans out up to `batchSize` outbox events in one unit of work (one step of a dispatcher; tests run it alone). */
+export const fanOutOnce = (
+  batchSize: number
+): Effect.Effect<FanOutResult, never, WebhookRepository | UnitOfWork | IdGenerator> =>
+  Effect.gen(function*() {
+    return yield* fanOutWith({ repo: yield* WebhookRepository, uow: yield* UnitOfWork, ids: yield* IdGenerator }, batchSize)
+  })
+
+const sendClaimedWith = (
+  deps: Pick<DispatcherDeps, "repo" | "transport" | "resolver" | "settings">,
+  dispatcherId: string,
+  claimed: ClaimedDelivery
+): Effect.Effect<DeliveryOutcome> =>
+  Effect.gen(function*() {
+    const { settings } = deps
+    const { delivery } = claimed
+    const destination = yield* Effect.result(
+      checkDestination(claimed.url, settings).pipe(Effect.provideService(HostResolver, deps.resolver))
+    )
+    let outcome: DeliveryOutcome
+    if (destination._tag === "Failure") {
+      outcome = { status: "failed", responseStatus: null, error: destination.failure.reason, durationMs: 0 }
+    } else {
+      const started = performance.now()
+      const result = yield* deps.transport.post({
+        url: destination.success.url,
+        address: destination.success.address,
+        headers: requestHeaders(delivery.body, claimed.hmacSecret),
+        body: delivery.body,
+        timeoutMs: settings.timeoutMs
+      })
+      outcome = outcomeOf(result, Math.round(performance.now() - started), settings.timeoutMs)
+    }
+    yield* deps.repo.completeDelivery(dispatcherId, delivery.organizationId, delivery.id, outcome)
+    return outcome
+  })
+
 /**
  * Sends one claimed delivery and records its outcome. The destination is checked again (DNS may have changed since
  * registration) and the POST goes to the checked address.
@@ -162,35 +206,24 @@ export const sendClaimed = (
   claimed: ClaimedDelivery
 ): Effect.Effect<DeliveryOutcome, never, WebhookRepository | WebhookTransport | HostResolver> =>
   Effect.gen(function*() {
-    const settings = yield* CurrentWebhookSettings
-    const { delivery } = claimed
-    const destination = yield* Effect.result(checkDestination(claimed.url, settings))
-    let outcome: DeliveryOutcome
-    if (destination._tag === "Failure") {
-      outcome = { status: "failed", responseStatus: null, error: destination.failure.reason, durationMs: 0 }
-    } else {
-      const transport = yield* WebhookTransport
-      const started = performance.now()
-      const result = yield* transport.post({
-        url: destination.success.url,
-        address: destination.success.address,
-        headers: requestHeaders(delivery.body, claimed.hmacSecret),
-        body: delivery.body,
-        timeoutMs: settings.timeoutMs
-      })
-      outcome = outcomeOf(result, Math.round(performance.now() - started), settings.timeoutMs)
+    const deps = {
+      repo: yield* WebhookRepository,
+      transport: yield* WebhookTransport,
+      resolver: yield* HostResolver,
+      settings: yield* CurrentWebhookSettings
     }
-    yield* WebhookRepository.use((r) => r.completeDelivery(dispatcherId, delivery.organizationId, delivery.id, outcome))
-    return outcome
+    return yield* sendClaimedWith(deps, dispatcherId, claimed)
+  })
+
+const failInterruptedWith = (repo: WebhookRepository["Service"], leaseMs: number): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    const at = yield* now
+    return yield* repo.failInterrupted(fromMillis(toMillis(at) - leaseMs), INTERRUPTED)
   })
 
 /** Fails the in-flight deliveries of dispatchers whose lease lapsed. */
 export const failInterruptedDeliveries = (leaseMs: number): Effect.Effect<number, never, WebhookRepository> =>
-  Effect.gen(function*() {
-    const at = yield* now
-    const staleBefore = fromMillis(toMillis(at) - leaseMs)
-    return yield* WebhookRepository.use((r) => r.failInterrupted(staleBefore, INTERRUPTED))
-  })
+  WebhookRepository.use((repo) => failInterruptedWith(repo, leaseMs))
 
 // --- the background dispatcher -----------------------------------------------------------------------------------
 
@@ -219,6 +252,7 @@ export const defaultDispatcherOptions: DispatcherOptions = {
   leaseMs: 30_000
 }
 
+/** What a dispatcher captures when it starts (besides `CurrentWebhookSettings`, a reference with safe defaults). */
 export type DispatcherServices = WebhookRepository | UnitOfWork | IdGenerator | WebhookTransport | HostResolver
 
 /** Repeats `step` forever; a defect is logged and retried after `pauseMs` instead of stopping the loop. */
@@ -231,7 +265,7 @@ const resilient = (name: string, step: Effect.Effect<void>, pauseMs: number): Ef
           Effect.andThen(Effect.sleep(pauseMs))
         )
     )
-  )) as Effect.Effect<never>
+  ))
 
 /**
  * Starts a dispatcher in the current scope and returns its id. Closing the scope stops it gracefully: no new claims,
@@ -242,10 +276,17 @@ export const startDispatcher = (
 ): Effect.Effect<string, never, DispatcherServices | Scope.Scope> =>
   Effect.gen(function*() {
     const options: DispatcherOptions = { ...defaultDispatcherOptions, ...overrides }
-    const repo = yield* WebhookRepository
-    const context = yield* Effect.context<DispatcherServices>()
-    const settings = yield* CurrentWebhookSettings
-    const dispatcherId = yield* nextId<string>()
+    // Everything is captured once: the loops below need nothing from the context they run in.
+    const deps: DispatcherDeps = {
+      repo: yield* WebhookRepository,
+      uow: yield* UnitOfWork,
+      ids: yield* IdGenerator,
+      transport: yield* WebhookTransport,
+      resolver: yield* HostResolver,
+      settings: yield* CurrentWebhookSettings
+    }
+    const { repo } = deps
+    const dispatcherId = yield* nextIdFrom<string>(deps.ids)
 
     // Finalizers run in reverse: the lease goes last, after the deliveries below have finished.
     yield* Effect.flatMap(now, (at) => repo.heartbeat(dispatcherId, at))
@@ -254,9 +295,9 @@ export const startDispatcher = (
       "heartbeat",
       Effect.gen(function*() {
         yield* repo.heartbeat(dispatcherId, yield* now)
-        yield* failInterruptedDeliveries(options.leaseMs)
+        yield* failInterruptedWith(repo, options.leaseMs)
         yield* Effect.sleep(options.heartbeatIntervalMs)
-      }).pipe(Effect.provide(context)),
+      }),
       options.heartbeatIntervalMs
     ).pipe(Effect.forkScoped)
 
@@ -268,14 +309,12 @@ export const startDispatcher = (
     const deliver = (claimed: ClaimedDelivery) =>
       Effect.uninterruptible(
         (options.afterClaim === undefined ? Effect.void : options.afterClaim(claimed)).pipe(
-          Effect.andThen(sendClaimed(dispatcherId, claimed)),
+          Effect.andThen(sendClaimedWith(deps, dispatcherId, claimed)),
           Effect.catchCause((cause) =>
             Effect.logError("webhook dispatcher: a delivery failed unexpectedly", Cause.pretty(cause))
           ),
           Effect.ensuring(Effect.andThen(slots.release(1), wake.release)), // a freed slot may admit a waiting claim
-          Effect.asVoid,
-          Effect.provide(context),
-          Effect.provideService(CurrentWebhookSettings, settings)
+          Effect.asVoid
         )
       )
 
@@ -299,10 +338,10 @@ export const startDispatcher = (
     })
 
     const fanOutStep = Effect.gen(function*() {
-      const result = yield* fanOutOnce(options.fanOutBatchSize)
+      const result = yield* fanOutWith(deps, options.fanOutBatchSize)
       if (result.deliveries > 0) yield* wake.release
       if (result.events === 0) yield* Effect.sleep(options.pollIntervalMs)
-    }).pipe(Effect.provide(context))
+    })
 
     yield* resilient("claim", claimStep, options.pollIntervalMs).pipe(Effect.forkScoped)
     yield* resilient("fan-out", fanOutStep, options.pollIntervalMs).pipe(Effect.forkScoped)

@@ -5,18 +5,18 @@
  *
  * The destination check resolves DNS, so it runs before the unit of work opens (no transaction waits on DNS).
  */
-import { Effect, Option, Result } from "effect"
+import { Context, Effect, Layer, Option, Result } from "effect"
 import { type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { type CursorBinding, type CursorIssuer, decodeCursor, encodeCursor, type Sort } from "../kernel/Cursor.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
 import { EVENT_NAMES, type EventName, isEventName } from "./EventCatalog.ts"
-import { type EventOutbox, recordEvent } from "../kernel/EventOutbox.ts"
+import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "../kernel/Errors.ts"
 import type { OrganizationId, WebhookId } from "../kernel/Ids.ts"
-import { type IdGenerator, nextId } from "../kernel/IdGenerator.ts"
+import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import { matchAll } from "../kernel/Filter.ts"
 import { now } from "../kernel/Timestamp.ts"
-import { transactional, type UnitOfWork } from "../kernel/UnitOfWork.ts"
+import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import {
   type CreateWebhook,
   HMAC_SECRET_MAX_LENGTH,
@@ -31,7 +31,7 @@ import {
   type WebhookList,
   type WebhookRecord
 } from "./Webhook.ts"
-import { checkDestination, CurrentWebhookSettings, type HostResolver } from "./WebhookDestination.ts"
+import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
 import { type WebhookListPosition, WebhookRepository } from "./WebhookRepository.ts"
 
 export const MAX_HMAC_SECRET_LENGTH = HMAC_SECRET_MAX_LENGTH
@@ -59,7 +59,7 @@ export const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result
       })
     }
   })
-  if (issues.length > 0) return Result.fail(invalid(issues))
+  if (issues.length > 0) return Result.fail(InvalidRequest.of(issues))
   return Result.succeed([...seen])
 }
 
@@ -68,15 +68,18 @@ export const checkWebhookSecret = (secret: string): Result.Result<string, Invali
   return problem === undefined ? Result.succeed(secret) : Result.fail(InvalidRequest.single("body.hmacSecret", problem))
 }
 
-const invalid = (issues: ReadonlyArray<RequestIssue>): InvalidRequest => InvalidRequest.of(issues)
-
 /** The URL as it will be stored (normalised by the URL parser), or a 400 naming `body.url`. */
-const checkUrl = (url: string): Effect.Effect<string, InvalidRequest, HostResolver> =>
-  Effect.flatMap(CurrentWebhookSettings, (settings) =>
-    checkDestination(url, settings).pipe(
-      Effect.map((d) => d.url.href),
-      Effect.mapError((e) => new InvalidRequest({ message: e.reason, issues: [{ path: "body.url", message: e.reason }] }))
-    ))
+const checkUrl = (
+  url: string,
+  settings: WebhookSettings,
+  resolver: HostResolver["Service"]
+): Effect.Effect<string, InvalidRequest> =>
+  checkDestination(url, settings).pipe(
+    Effect.provideService(HostResolver, resolver),
+    Effect.map((d) => d.url.href),
+    // The reason is a whole sentence already, so it is the message as it stands.
+    Effect.mapError((e) => new InvalidRequest({ message: e.reason, issues: [{ path: "body.url", message: e.reason }] }))
+  )
 
 // --- pagination --------------------------------------------------------------------------------------------------
 
@@ -123,10 +126,11 @@ const page = <Row extends { readonly createdAt: WebhookListPosition["createdAt"]
   scope: string,
   query: WebhookPageQuery,
   fetch: (request: { after: WebhookListPosition | undefined; limit: number }) => Effect.Effect<ReadonlyArray<Row>>,
-  view: (row: Row) => Out
-): Effect.Effect<{ data: ReadonlyArray<Out>; nextCursor: string | null }, InvalidRequest, CursorKey> =>
+  view: (row: Row) => Out,
+  key: CursorKey["Service"]
+): Effect.Effect<{ data: ReadonlyArray<Out>; nextCursor: string | null }, InvalidRequest> =>
   Effect.gen(function*() {
-    const issuer: CursorIssuer = { key: yield* CursorKey, organizationId }
+    const issuer: CursorIssuer = { key, organizationId }
     const limit = yield* Effect.fromResult(checkLimit(query.limit))
     const after = query.cursor === undefined || query.cursor === ""
       ? undefined
@@ -142,127 +146,141 @@ const page = <Row extends { readonly createdAt: WebhookListPosition["createdAt"]
     }
   })
 
-// --- use-cases ---------------------------------------------------------------------------------------------------
+// --- the service ---------------------------------------------------------------------------------------------------
 
-type Writes = CurrentCaller | WebhookRepository | UnitOfWork | EventOutbox | IdGenerator
-
-const findOwned = (organizationId: OrganizationId, id: WebhookId): Effect.Effect<WebhookRecord, NotFound, WebhookRepository> =>
-  WebhookRepository.use((r) => r.findById(organizationId, id)).pipe(
-    Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(NotFound.of("webhook", id)),
-      onSome: Effect.succeed
-    }))
-  )
-
-/** `GET /webhook-events`: every event name a webhook can subscribe to. */
-export const listWebhookEvents: Effect.Effect<WebhookEventList, Forbidden, CurrentCaller> = Effect.as(
-  requirePermission("settings:read"),
-  { data: EVENT_NAMES }
-)
-
-export const createWebhook = (
-  input: CreateWebhook
-): Effect.Effect<Webhook, Forbidden | InvalidRequest, Writes | HostResolver> =>
-  Effect.gen(function*() {
-    const caller = yield* requirePermission("settings:write")
-    const events = yield* Effect.fromResult(checkWebhookEvents(input.events))
-    const hmacSecret = input.hmacSecret === undefined || input.hmacSecret === null
-      ? null
-      : yield* Effect.fromResult(checkWebhookSecret(input.hmacSecret))
-    const url = yield* checkUrl(input.url)
-    return yield* transactional(Effect.gen(function*() {
-      const at = yield* now
-      const record: WebhookRecord = {
-        id: yield* nextId<WebhookId>(),
-        organizationId: caller.organizationId,
-        url,
-        events,
-        hmacSecret,
-        createdAt: at,
-        updatedAt: at
-      }
-      yield* WebhookRepository.use((r) => r.insert(record))
-      const view = toWebhook(record)
-      yield* recordEvent(caller.organizationId, "webhook.created", view)
-      return view
-    }))
-  })
-
-export const getWebhook = (id: WebhookId): Effect.Effect<Webhook, Forbidden | NotFound, CurrentCaller | WebhookRepository> =>
-  Effect.gen(function*() {
-    const caller = yield* requirePermission("settings:read")
-    return toWebhook(yield* findOwned(caller.organizationId, id))
-  })
-
-export const listWebhooks = (
-  query: WebhookPageQuery
-): Effect.Effect<WebhookList, Forbidden | InvalidRequest, CurrentCaller | WebhookRepository | CursorKey> =>
-  Effect.gen(function*() {
-    const caller = yield* requirePermission("settings:read")
+export class Webhooks extends Context.Service<Webhooks, {
+  /** `GET /webhook-events`: every event name a webhook can subscribe to. */
+  readonly listEvents: () => Effect.Effect<WebhookEventList, Forbidden, CurrentCaller>
+  readonly create: (input: CreateWebhook) => Effect.Effect<Webhook, Forbidden | InvalidRequest, CurrentCaller>
+  readonly get: (id: WebhookId) => Effect.Effect<Webhook, Forbidden | NotFound, CurrentCaller>
+  readonly list: (query: WebhookPageQuery) => Effect.Effect<WebhookList, Forbidden | InvalidRequest, CurrentCaller>
+  /** Only sent fields change; a PATCH that changes nothing writes nothing and fires no event. */
+  readonly update: (
+    id: WebhookId,
+    patch: UpdateWebhook
+  ) => Effect.Effect<Webhook, Forbidden | InvalidRequest | NotFound, CurrentCaller>
+  /** Deletes the webhook with its delivery log; its pending deliveries are never sent. Returns it as it was. */
+  readonly delete: (id: WebhookId) => Effect.Effect<Webhook, Forbidden | NotFound, CurrentCaller>
+  /** `GET /webhooks/{id}/events`: the webhook's deliveries, newest first. */
+  readonly listDeliveries: (
+    id: WebhookId,
+    query: WebhookPageQuery
+  ) => Effect.Effect<WebhookDeliveryList, Forbidden | InvalidRequest | NotFound, CurrentCaller>
+}>()("feedback/Webhooks") {
+  /**
+   * Captures the store, the DNS resolver and the webhook settings (a reference: the safe defaults unless the host
+   * provides its own, docs/DECISIONS.md §7) once.
+   */
+  static readonly layer = Layer.effect(Webhooks, Effect.gen(function*() {
     const repo = yield* WebhookRepository
-    return yield* page(caller.organizationId, "webhooks", query, (p) => repo.list(caller.organizationId, p), toWebhook)
-  })
+    const uow = yield* UnitOfWork
+    const ids = yield* IdGenerator
+    const cursorKey = yield* CursorKey
+    const resolver = yield* HostResolver
+    const settings = yield* CurrentWebhookSettings
+    const events = makeEventRecorder(yield* EventOutbox, ids)
 
-/** Only sent fields change; a PATCH that changes nothing writes nothing and fires no event. */
-export const updateWebhook = (
-  id: WebhookId,
-  patch: UpdateWebhook
-): Effect.Effect<Webhook, Forbidden | InvalidRequest | NotFound, Writes | HostResolver> =>
-  Effect.gen(function*() {
-    const caller = yield* requirePermission("settings:write")
-    const events = patch.events === undefined ? undefined : yield* Effect.fromResult(checkWebhookEvents(patch.events))
-    const hmacSecret = patch.hmacSecret === undefined || patch.hmacSecret === null
-      ? patch.hmacSecret
-      : yield* Effect.fromResult(checkWebhookSecret(patch.hmacSecret))
-    // 404 before the (slower) destination check, so a missing webhook is reported as such.
-    yield* findOwned(caller.organizationId, id)
-    const url = patch.url === undefined ? undefined : yield* checkUrl(patch.url)
-    return yield* transactional(Effect.gen(function*() {
-      const current = yield* findOwned(caller.organizationId, id)
-      const next = {
-        ...current,
-        ...(url === undefined ? {} : { url }),
-        ...(events === undefined ? {} : { events }),
-        ...(hmacSecret === undefined ? {} : { hmacSecret })
-      }
-      const changed = next.url !== current.url || next.hmacSecret !== current.hmacSecret ||
-        next.events.length !== current.events.length || next.events.some((e, i) => e !== current.events[i])
-      if (!changed) return toWebhook(current)
-      const updated: WebhookRecord = { ...next, updatedAt: yield* now }
-      yield* WebhookRepository.use((r) => r.update(updated))
-      const view = toWebhook(updated)
-      yield* recordEvent(caller.organizationId, "webhook.updated", view)
-      return view
-    }))
-  })
+    const findOwned = (organizationId: OrganizationId, id: WebhookId): Effect.Effect<WebhookRecord, NotFound> =>
+      repo.findById(organizationId, id).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(NotFound.of("webhook", id)),
+          onSome: Effect.succeed
+        }))
+      )
 
-/** Deletes the webhook with its delivery log; its pending deliveries are never sent. Returns it as it was. */
-export const deleteWebhook = (id: WebhookId): Effect.Effect<Webhook, Forbidden | NotFound, Writes> =>
-  Effect.gen(function*() {
-    const caller = yield* requirePermission("settings:write")
-    return yield* transactional(Effect.gen(function*() {
-      const current = yield* findOwned(caller.organizationId, id)
-      yield* WebhookRepository.use((r) => r.remove(caller.organizationId, id))
-      const view = toWebhook(current)
-      yield* recordEvent(caller.organizationId, "webhook.deleted", view)
-      return view
-    }))
-  })
+    const listEvents = Effect.fn("Webhooks.listEvents")(function*() {
+      yield* requirePermission("settings:read")
+      return { data: EVENT_NAMES } satisfies WebhookEventList
+    })
 
-/** `GET /webhooks/{id}/events`: the webhook's deliveries, newest first. */
-export const listWebhookDeliveries = (
-  id: WebhookId,
-  query: WebhookPageQuery
-): Effect.Effect<WebhookDeliveryList, Forbidden | InvalidRequest | NotFound, CurrentCaller | WebhookRepository | CursorKey> =>
-  Effect.gen(function*() {
-    const caller = yield* requirePermission("settings:read")
-    yield* findOwned(caller.organizationId, id)
-    const repo = yield* WebhookRepository
-    return yield* page(
-      caller.organizationId,
-      `webhooks/${id.toLowerCase()}/events`,
-      query,
-      (p) => repo.listDeliveries(caller.organizationId, id, p),
-      toWebhookDelivery
-    )
-  })
+    const create = Effect.fn("Webhooks.create")(function*(input: CreateWebhook) {
+      const caller = yield* requirePermission("settings:write")
+      const subscribed = yield* Effect.fromResult(checkWebhookEvents(input.events))
+      const hmacSecret = input.hmacSecret === undefined || input.hmacSecret === null
+        ? null
+        : yield* Effect.fromResult(checkWebhookSecret(input.hmacSecret))
+      // DNS before the unit of work opens: no transaction waits on it.
+      const url = yield* checkUrl(input.url, settings, resolver)
+      return yield* uow.transaction(Effect.gen(function*() {
+        const at = yield* now
+        const record: WebhookRecord = {
+          id: yield* nextIdFrom<WebhookId>(ids),
+          organizationId: caller.organizationId,
+          url,
+          events: subscribed,
+          hmacSecret,
+          createdAt: at,
+          updatedAt: at
+        }
+        yield* repo.insert(record)
+        const view = toWebhook(record)
+        yield* events.record(caller.organizationId, "webhook.created", view)
+        return view
+      }))
+    })
+
+    const get = Effect.fn("Webhooks.get")(function*(id: WebhookId) {
+      const caller = yield* requirePermission("settings:read")
+      return toWebhook(yield* findOwned(caller.organizationId, id))
+    })
+
+    const list = Effect.fn("Webhooks.list")(function*(query: WebhookPageQuery) {
+      const caller = yield* requirePermission("settings:read")
+      return yield* page(caller.organizationId, "webhooks", query, (p) => repo.list(caller.organizationId, p), toWebhook, cursorKey)
+    })
+
+    const update = Effect.fn("Webhooks.update")(function*(id: WebhookId, patch: UpdateWebhook) {
+      const caller = yield* requirePermission("settings:write")
+      const subscribed = patch.events === undefined ? undefined : yield* Effect.fromResult(checkWebhookEvents(patch.events))
+      const hmacSecret = patch.hmacSecret === undefined || patch.hmacSecret === null
+        ? patch.hmacSecret
+        : yield* Effect.fromResult(checkWebhookSecret(patch.hmacSecret))
+      // 404 before the (slower) destination check, so a missing webhook is reported as such.
+      yield* findOwned(caller.organizationId, id)
+      const url = patch.url === undefined ? undefined : yield* checkUrl(patch.url, settings, resolver)
+      return yield* uow.transaction(Effect.gen(function*() {
+        const current = yield* findOwned(caller.organizationId, id)
+        const next = {
+          ...current,
+          ...(url === undefined ? {} : { url }),
+          ...(subscribed === undefined ? {} : { events: subscribed }),
+          ...(hmacSecret === undefined ? {} : { hmacSecret })
+        }
+        const changed = next.url !== current.url || next.hmacSecret !== current.hmacSecret ||
+          next.events.length !== current.events.length || next.events.some((e, i) => e !== current.events[i])
+        if (!changed) return toWebhook(current)
+        const updated: WebhookRecord = { ...next, updatedAt: yield* now }
+        yield* repo.update(updated)
+        const view = toWebhook(updated)
+        yield* events.record(caller.organizationId, "webhook.updated", view)
+        return view
+      }))
+    })
+
+    const remove = Effect.fn("Webhooks.delete")(function*(id: WebhookId) {
+      const caller = yield* requirePermission("settings:write")
+      return yield* uow.transaction(Effect.gen(function*() {
+        const current = yield* findOwned(caller.organizationId, id)
+        yield* repo.remove(caller.organizationId, id)
+        const view = toWebhook(current)
+        yield* events.record(caller.organizationId, "webhook.deleted", view)
+        return view
+      }))
+    })
+
+    const listDeliveries = Effect.fn("Webhooks.listDeliveries")(function*(id: WebhookId, query: WebhookPageQuery) {
+      const caller = yield* requirePermission("settings:read")
+      yield* findOwned(caller.organizationId, id)
+      return yield* page(
+        caller.organizationId,
+        `webhooks/${id.toLowerCase()}/events`,
+        query,
+        (p) => repo.listDeliveries(caller.organizationId, id, p),
+        toWebhookDelivery,
+        cursorKey
+      )
+    })
+
+    return Webhooks.of({ listEvents, create, get, list, update, delete: remove, listDeliveries })
+  }))
+}

@@ -9,10 +9,10 @@
 import {
   hashSecretKey,
   OrganizationRepository,
+  Organizations,
   permissions,
-  Provisioning,
   SecretKeyRepository,
-  transactional
+  UnitOfWork
 } from "@feedback/core"
 import { Effect, Option } from "effect"
 import type { StoreChoice } from "../StoreSelection.ts"
@@ -34,31 +34,37 @@ export const demoSeeding = (demo: boolean | undefined, store: StoreChoice): { re
     ? { _tag: "Off", reason: "not seeded on a PostgreSQL server; set DEMO=true to create a demo organization" }
     : { _tag: "Seed" }
 
-const seedOnce = (fixedKey: string | undefined) =>
-  transactional(Effect.gen(function*() {
-    if (fixedKey !== undefined) {
-      const known = yield* SecretKeyRepository.use((r) => r.findByHash(hashSecretKey(fixedKey)))
-      if (Option.isSome(known)) {
-        return (known.value.revokedAt === null ? { _tag: "Existing", secretKey: fixedKey } : { _tag: "Revoked" }) as DemoSeedResult
-      }
-    } else if (!(yield* OrganizationRepository.use((r) => r.isEmpty))) {
-      return { _tag: "Existing", secretKey: undefined } as DemoSeedResult
-    }
-    const organization = yield* Provisioning.createOrganization({ name: "Demo organization" })
-    const input = { permissions, name: "Demo key" }
-    const key = yield* (fixedKey === undefined
-      ? Provisioning.issueSecretKey(organization.id, input)
-      : Provisioning.issueChosenSecretKey(organization.id, input, fixedKey))
-    return { _tag: "Created", organizationId: organization.id, secretKey: key.secretKey } as DemoSeedResult
-  }))
-
 /**
  * Seeds in one transaction, so a failed seed leaves nothing behind. Another process starting at the same moment
  * with the same DEMO_SECRET_KEY may win the key; this one then rolls back its organization and reports the key.
+ * Provisioning goes through the `Organizations` service, like the operator API.
  */
 export const seedDemo = (fixedKey: string | undefined) =>
-  seedOnce(fixedKey).pipe(
-    Effect.catchTag("SecretKeyHashTaken", () => seedOnce(fixedKey)),
-    Effect.catchTag("NotFound", Effect.die),
-    Effect.catchTag("SecretKeyHashTaken", Effect.die)
-  )
+  Effect.gen(function*() {
+    const organizations = yield* Organizations
+    const uow = yield* UnitOfWork
+    const keys = yield* SecretKeyRepository
+    const organizationStore = yield* OrganizationRepository
+    const seedOnce = uow.transaction(Effect.gen(function*() {
+      if (fixedKey !== undefined) {
+        const known = yield* keys.findByHash(hashSecretKey(fixedKey))
+        if (Option.isSome(known)) {
+          return (known.value.revokedAt === null ? { _tag: "Existing", secretKey: fixedKey } : { _tag: "Revoked" }) satisfies DemoSeedResult
+        }
+      } else if (!(yield* organizationStore.isEmpty)) {
+        return { _tag: "Existing", secretKey: undefined } satisfies DemoSeedResult
+      }
+      const organization = yield* organizations.createOrganization({ name: "Demo organization" })
+      const input = { permissions, name: "Demo key" }
+      const key = yield* (fixedKey === undefined
+        ? organizations.issueSecretKey(organization.id, input)
+        : organizations.issueChosenSecretKey(organization.id, input, fixedKey))
+      return { _tag: "Created", organizationId: organization.id, secretKey: key.secretKey } satisfies DemoSeedResult
+    }))
+    const result: DemoSeedResult = yield* seedOnce.pipe(
+      Effect.catchTag("SecretKeyHashTaken", () => seedOnce),
+      Effect.catchTag("NotFound", Effect.die),
+      Effect.catchTag("SecretKeyHashTaken", Effect.die)
+    )
+    return result
+  })

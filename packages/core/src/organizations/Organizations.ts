@@ -1,0 +1,273 @@
+/**
+ * Organizations as one service (docs/DECISIONS.md §2): the caller's own organization (`GET /organization`), turning a
+ * presented secret key into a caller, and what an operator (or an embedding host) provisions and the admin API
+ * cannot: organizations, their secret keys, publishable keys, connected stores, loyalty programs, wishlists and the
+ * plan allowance. Provisioning trusts its caller; the HTTP adapter exposes it under `/operator` behind
+ * OPERATOR_TOKEN. Built once over the store, like every other use-case service.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { type CurrentCaller, requirePermission, SecretKeyCaller } from "../kernel/Caller.ts"
+import { type Forbidden, NotFound, Unauthorized } from "../kernel/Errors.ts"
+import type {
+  CustomerId,
+  IntegrationId,
+  LoyaltyProgramId,
+  OrganizationId,
+  PublishableKeyId,
+  SecretKeyId,
+  SiteId,
+  WishlistId
+} from "../kernel/Ids.ts"
+import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
+import type { Permission } from "../kernel/Permission.ts"
+import { now } from "../kernel/Timestamp.ts"
+import { UnitOfWork } from "../kernel/UnitOfWork.ts"
+import { randomBytes } from "node:crypto"
+import { DEFAULT_API_REQUESTS_PER_MINUTE, type Organization } from "./Organization.ts"
+import { OrganizationRepository } from "./OrganizationRepository.ts"
+import {
+  generateSecretKey,
+  hashSecretKey,
+  isWellFormedSecretKey,
+  type IssuedSecretKey,
+  type SecretKeyRecord,
+  type SecretKeyView,
+  toView
+} from "./SecretKey.ts"
+import { type SecretKeyHashTaken, SecretKeyRepository } from "./SecretKeyRepository.ts"
+import { StorefrontRecordRepository } from "./StorefrontRecordRepository.ts"
+import {
+  type Integration,
+  type IntegrationPlatform,
+  type LoyaltyProgram,
+  type LoyaltyProgramStatus,
+  PUBLISHABLE_KEY_PREFIX,
+  type PublishableKey,
+  type Wishlist
+} from "./StorefrontRecords.ts"
+
+/** A secret key that authenticated: the caller it makes and the organization it belongs to. */
+export interface Authenticated {
+  readonly caller: SecretKeyCaller
+  readonly organization: Organization
+}
+
+export interface SecretKeyInput {
+  readonly permissions: ReadonlyArray<Permission>
+  readonly name?: string | undefined
+}
+
+export class Organizations extends Context.Service<Organizations, {
+  /** `GET /organization`: the caller's own organization (`settings:read`). */
+  readonly current: () => Effect.Effect<Organization, Forbidden | NotFound, CurrentCaller>
+  /**
+   * Turns a presented secret key into a caller. Every failure (malformed, unknown, revoked, organization gone) is the
+   * same Unauthorized, so the answer reveals nothing about which keys exist.
+   */
+  readonly authenticateSecretKey: (presented: string) => Effect.Effect<Authenticated, Unauthorized>
+
+  readonly createOrganization: (input: {
+    readonly name: string
+    readonly apiRequestsPerMinute?: number | undefined
+  }) => Effect.Effect<Organization>
+  /** The organization, or NotFound. */
+  readonly findOrganization: (id: OrganizationId) => Effect.Effect<Organization, NotFound>
+  readonly setApiRequestsPerMinute: (id: OrganizationId, apiRequestsPerMinute: number) => Effect.Effect<Organization, NotFound>
+
+  /** Issues a secret key. The answer is the only place the clear key ever appears; the store keeps its hash. */
+  readonly issueSecretKey: (organizationId: OrganizationId, input: SecretKeyInput) => Effect.Effect<IssuedSecretKey, NotFound>
+  /**
+   * Issues a key with a secret the host chose (the demo's DEMO_SECRET_KEY). A secret that was ever issued, even if
+   * revoked since, is refused with `SecretKeyHashTaken`: a revoked key is never live again.
+   */
+  readonly issueChosenSecretKey: (
+    organizationId: OrganizationId,
+    input: SecretKeyInput,
+    secretKey: string
+  ) => Effect.Effect<IssuedSecretKey, NotFound | SecretKeyHashTaken>
+  readonly revokeSecretKey: (organizationId: OrganizationId, keyId: SecretKeyId) => Effect.Effect<SecretKeyView, NotFound>
+  readonly listSecretKeys: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<SecretKeyView>, NotFound>
+
+  readonly createPublishableKey: (organizationId: OrganizationId) => Effect.Effect<PublishableKey, NotFound>
+  readonly createIntegration: (
+    organizationId: OrganizationId,
+    platform: IntegrationPlatform
+  ) => Effect.Effect<Integration, NotFound>
+  readonly createLoyaltyProgram: (
+    organizationId: OrganizationId,
+    input: { readonly siteId?: SiteId | null | undefined; readonly status: LoyaltyProgramStatus }
+  ) => Effect.Effect<LoyaltyProgram, NotFound>
+  readonly createWishlist: (
+    organizationId: OrganizationId,
+    input: { readonly customerId?: CustomerId | null | undefined }
+  ) => Effect.Effect<Wishlist, NotFound>
+}>()("feedback/Organizations") {
+  static readonly layer = Layer.effect(Organizations, Effect.gen(function*() {
+    const organizations = yield* OrganizationRepository
+    const keys = yield* SecretKeyRepository
+    const storefront = yield* StorefrontRecordRepository
+    const uow = yield* UnitOfWork
+    const ids = yield* IdGenerator
+
+    const findOrganization = Effect.fn("Organizations.findOrganization")(function*(id: OrganizationId) {
+      const found = yield* organizations.findById(id)
+      if (Option.isNone(found)) return yield* NotFound.of("organization", id)
+      return found.value
+    })
+
+    const current = Effect.fn("Organizations.current")(function*() {
+      const caller = yield* requirePermission("settings:read")
+      return yield* findOrganization(caller.organizationId)
+    })
+
+    const authenticateSecretKey = Effect.fn("Organizations.authenticateSecretKey")(function*(presented: string) {
+      if (!isWellFormedSecretKey(presented)) return yield* Unauthorized.default()
+      const found = yield* keys.findByHash(hashSecretKey(presented))
+      if (Option.isNone(found) || found.value.revokedAt !== null) return yield* Unauthorized.default()
+      const key = found.value
+      const organization = yield* organizations.findById(key.organizationId)
+      if (Option.isNone(organization)) return yield* Unauthorized.default()
+      return {
+        caller: new SecretKeyCaller({ organizationId: key.organizationId, keyId: key.id, permissions: new Set(key.permissions) }),
+        organization: organization.value
+      }
+    })
+
+    const createOrganization = Effect.fn("Organizations.createOrganization")(function*(input: {
+      readonly name: string
+      readonly apiRequestsPerMinute?: number | undefined
+    }) {
+      const organization: Organization = {
+        id: yield* nextIdFrom<OrganizationId>(ids),
+        name: input.name,
+        plan: { apiRequestsPerMinute: input.apiRequestsPerMinute ?? DEFAULT_API_REQUESTS_PER_MINUTE },
+        createdAt: yield* now
+      }
+      yield* organizations.insert(organization)
+      return organization
+    })
+
+    const setApiRequestsPerMinute = Effect.fn("Organizations.setApiRequestsPerMinute")(
+      function*(id: OrganizationId, apiRequestsPerMinute: number) {
+        const updated = yield* organizations.setApiRequestsPerMinute(id, apiRequestsPerMinute)
+        if (Option.isNone(updated)) return yield* NotFound.of("organization", id)
+        return updated.value
+      }
+    )
+
+    const issue = (organizationId: OrganizationId, input: SecretKeyInput, secretKey: string) =>
+      uow.transaction(Effect.gen(function*() {
+        yield* findOrganization(organizationId)
+        const record: SecretKeyRecord = {
+          id: yield* nextIdFrom<SecretKeyId>(ids),
+          organizationId,
+          name: input.name ?? "Secret key",
+          permissions: [...new Set(input.permissions)],
+          keyHash: hashSecretKey(secretKey),
+          createdAt: yield* now,
+          revokedAt: null
+        }
+        yield* keys.insert(record)
+        return { ...toView(record), secretKey } satisfies IssuedSecretKey
+      }))
+
+    const issueSecretKey = Effect.fn("Organizations.issueSecretKey")(function*(organizationId: OrganizationId, input: SecretKeyInput) {
+      // 256 random bits never repeat; a clash would mean a broken random source, which must not be papered over.
+      return yield* issue(organizationId, input, generateSecretKey()).pipe(Effect.catchTag("SecretKeyHashTaken", Effect.die))
+    })
+
+    const issueChosenSecretKey = Effect.fn("Organizations.issueChosenSecretKey")(
+      function*(organizationId: OrganizationId, input: SecretKeyInput, secretKey: string) {
+        if (!isWellFormedSecretKey(secretKey)) {
+          return yield* Effect.die(new Error("a chosen secret key must be sk_ followed by at least 32 URL-safe characters"))
+        }
+        return yield* issue(organizationId, input, secretKey)
+      }
+    )
+
+    const revokeSecretKey = Effect.fn("Organizations.revokeSecretKey")(function*(organizationId: OrganizationId, keyId: SecretKeyId) {
+      const revoked = yield* keys.revoke(organizationId, keyId, yield* now)
+      if (Option.isNone(revoked)) return yield* NotFound.of("secret key", keyId)
+      return toView(revoked.value)
+    })
+
+    const listSecretKeys = Effect.fn("Organizations.listSecretKeys")(function*(organizationId: OrganizationId) {
+      yield* findOrganization(organizationId)
+      const listed = yield* keys.listForOrganization(organizationId)
+      return listed.map(toView)
+    })
+
+    /** Runs `make` for an existing organization only, so no record is ever orphaned. */
+    const forOrganization = <A>(organizationId: OrganizationId, make: Effect.Effect<A>): Effect.Effect<A, NotFound> =>
+      uow.transaction(Effect.andThen(findOrganization(organizationId), make))
+
+    const createPublishableKey = Effect.fn("Organizations.createPublishableKey")(function*(organizationId: OrganizationId) {
+      return yield* forOrganization(organizationId, Effect.gen(function*() {
+        const key: PublishableKey = {
+          id: yield* nextIdFrom<PublishableKeyId>(ids),
+          key: PUBLISHABLE_KEY_PREFIX + randomBytes(24).toString("base64url"),
+          createdAt: yield* now
+        }
+        yield* storefront.insertPublishableKey({ ...key, organizationId })
+        return key
+      }))
+    })
+
+    const createIntegration = Effect.fn("Organizations.createIntegration")(
+      function*(organizationId: OrganizationId, platform: IntegrationPlatform) {
+        return yield* forOrganization(organizationId, Effect.gen(function*() {
+          const integration: Integration = { id: yield* nextIdFrom<IntegrationId>(ids), platform, createdAt: yield* now }
+          yield* storefront.insertIntegration({ ...integration, organizationId })
+          return integration
+        }))
+      }
+    )
+
+    const createLoyaltyProgram = Effect.fn("Organizations.createLoyaltyProgram")(function*(
+      organizationId: OrganizationId,
+      input: { readonly siteId?: SiteId | null | undefined; readonly status: LoyaltyProgramStatus }
+    ) {
+      return yield* forOrganization(organizationId, Effect.gen(function*() {
+        const program: LoyaltyProgram = {
+          id: yield* nextIdFrom<LoyaltyProgramId>(ids),
+          siteId: input.siteId ?? null,
+          status: input.status,
+          createdAt: yield* now
+        }
+        yield* storefront.insertLoyaltyProgram({ ...program, organizationId })
+        return program
+      }))
+    })
+
+    const createWishlist = Effect.fn("Organizations.createWishlist")(function*(
+      organizationId: OrganizationId,
+      input: { readonly customerId?: CustomerId | null | undefined }
+    ) {
+      return yield* forOrganization(organizationId, Effect.gen(function*() {
+        const wishlist: Wishlist = {
+          id: yield* nextIdFrom<WishlistId>(ids),
+          customerId: input.customerId ?? null,
+          createdAt: yield* now
+        }
+        yield* storefront.insertWishlist({ ...wishlist, organizationId })
+        return wishlist
+      }))
+    })
+
+    return Organizations.of({
+      current,
+      authenticateSecretKey,
+      createOrganization,
+      findOrganization,
+      setApiRequestsPerMinute,
+      issueSecretKey,
+      issueChosenSecretKey,
+      revokeSecretKey,
+      listSecretKeys,
+      createPublishableKey,
+      createIntegration,
+      createLoyaltyProgram,
+      createWishlist
+    })
+  }))
+}
