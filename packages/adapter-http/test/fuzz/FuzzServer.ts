@@ -45,9 +45,12 @@ const caller = (handler: Send, onBody: (body: unknown) => void = () => {}) => as
 
 /** A few of every record organization A or B can own, so ids in paths and bodies name real records. */
 const seedRecords = async (call: ReturnType<typeof caller>, key: string, pool: IdPool, tag: string) => {
+  // The round's ids join the pool only once the round is complete: fuzz requests running meanwhile must not delete
+  // a product the round is still attaching reviews and questions to.
+  const created: Array<readonly [string, string]> = []
   const create = async (url: string, body: unknown) => {
     const record = await call("POST", url, key, body)
-    pool.add(responseCollectionOf(url), record.id)
+    created.push([responseCollectionOf(url), record.id])
     return record
   }
   const sites: Array<{ id: string }> = []
@@ -67,7 +70,7 @@ const seedRecords = async (call: ReturnType<typeof caller>, key: string, pool: I
     }))
   })
   const reviews: Array<string> = imported.imported.map((row: { id: string }) => row.id)
-  for (const id of reviews) pool.add("reviews", id)
+  for (const id of reviews) created.push(["reviews", id])
   for (const id of reviews.slice(0, 3)) await call("POST", `/reviews/${id}/response`, key, { body: "Thank you", published: true })
   for (let i = 0; i < 3; i++) {
     const question = await create("/product-questions", {
@@ -78,6 +81,7 @@ const seedRecords = async (call: ReturnType<typeof caller>, key: string, pool: I
     await call("POST", `/product-questions/${question.id}/answers`, key, { body: "Yes", published: true })
   }
   await create("/webhooks", { url: `https://${HOOK_HOST}/${tag}`, events: [EVENT_NAMES[0]] })
+  for (const [collection, id] of created) pool.add(collection, id)
 }
 
 const hash = (s: string) => [...s].reduce((h, c) => (Math.imul(h, 31) + c.charCodeAt(0)) >>> 0, 7)
