@@ -109,18 +109,22 @@ export class Organizations extends Context.Service<Organizations, {
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
 
+    const lookUp = (id: OrganizationId) =>
+      Effect.flatMap(organizations.findById(id), (found) =>
+        Option.isNone(found) ? Effect.fail(NotFound.of("organization", id)) : Effect.succeed(found.value))
+
     const findOrganization = Effect.fn("Organizations.findOrganization")(function*(id: OrganizationId) {
-      const found = yield* organizations.findById(id)
-      if (Option.isNone(found)) return yield* NotFound.of("organization", id)
-      return found.value
+      return yield* lookUp(id)
     })
 
     const current = Effect.fn("Organizations.current")(function*() {
       const caller = yield* requirePermission("settings:read")
-      return yield* findOrganization(caller.organizationId)
+      return yield* lookUp(caller.organizationId)
     })
 
-    const authenticateSecretKey = Effect.fn("Organizations.authenticateSecretKey")(function*(presented: string) {
+    // Admission, not a use-case: it runs before every authenticated request, so it opens no span of its own (a
+    // span per request here cost measurable CPU on the hot path); the request's use-case span follows it.
+    const authenticateSecretKey = Effect.fnUntraced(function*(presented: string) {
       if (!isWellFormedSecretKey(presented)) return yield* Unauthorized.default()
       const found = yield* keys.findByHash(hashSecretKey(presented))
       if (Option.isNone(found) || found.value.revokedAt !== null) return yield* Unauthorized.default()
