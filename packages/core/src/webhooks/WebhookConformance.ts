@@ -31,7 +31,7 @@ import {
 } from "./WebhookDispatcher.ts"
 import { WebhookRepository } from "./WebhookRepository.ts"
 import { Webhooks } from "./Webhooks.ts"
-import type { CreateWebhook } from "./Webhook.ts"
+import type { CreateWebhook } from "./WebhookRequests.ts"
 import { CoreLayer } from "../CoreLayer.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 import { verifyWebhookSignature } from "./WebhookSignature.ts"

@@ -22,9 +22,11 @@ import {
   HMAC_SECRET_MAX_LENGTH,
   hmacSecretProblem,
   MAX_SUBSCRIBED_EVENTS,
+  type UpdateWebhook
+} from "./WebhookRequests.ts"
+import {
   toWebhook,
   toWebhookDelivery,
-  type UpdateWebhook,
   type Webhook,
   type WebhookDeliveryList,
   type WebhookEventList,

@@ -1,0 +1,45 @@
+/** What the webhook endpoints accept (docs/DECISIONS.md §7, §11): URLs, event lists and secrets, bounded. */
+import { Schema } from "effect"
+import { BoundedArray } from "../kernel/BoundedArray.ts"
+import { BoundedText, textProblem } from "../kernel/Text.ts"
+
+/** A webhook's HMAC secret: long enough to resist guessing, short enough to be a secret and not a payload. */
+export const HMAC_SECRET_MIN_LENGTH = 16
+export const HMAC_SECRET_MAX_LENGTH = 256
+/** More than the event catalog holds, so any subscription fits, yet a bounded amount of work to check. */
+export const MAX_SUBSCRIBED_EVENTS = 100
+export const WEBHOOK_URL_MAX_LENGTH = 2048
+
+const secretLength =
+  `must be ${HMAC_SECRET_MIN_LENGTH} to ${HMAC_SECRET_MAX_LENGTH} characters; send null to remove the secret`
+
+/** Why `secret` cannot be a webhook secret, or undefined. */
+export const hmacSecretProblem = (secret: string): string | undefined =>
+  secret.length < HMAC_SECRET_MIN_LENGTH || secret.length > HMAC_SECRET_MAX_LENGTH ? secretLength : textProblem(secret)
+
+export const HmacSecret = Schema.String.check(
+  Schema.isBetweenLength(HMAC_SECRET_MIN_LENGTH, HMAC_SECRET_MAX_LENGTH, { message: secretLength }).abort(),
+  Schema.makeFilter(textProblem)
+)
+
+const WebhookUrl = BoundedText(WEBHOOK_URL_MAX_LENGTH, 1)
+const EventNames = BoundedArray(BoundedText(200), MAX_SUBSCRIBED_EVENTS, `list at most ${MAX_SUBSCRIBED_EVENTS} event names`)
+
+/** `POST /webhooks`. `hmacSecret` omitted or null: deliveries are unsigned. */
+export const CreateWebhook = Schema.Struct({
+  url: WebhookUrl,
+  events: EventNames,
+  hmacSecret: Schema.optionalKey(Schema.NullOr(HmacSecret))
+})
+export type CreateWebhook = typeof CreateWebhook.Type
+
+/**
+ * `PATCH /webhooks/{id}`: only sent fields change. `events` replaces the subscription wholesale; `hmacSecret`
+ * omitted keeps the secret, a string replaces it, `null` removes it.
+ */
+export const UpdateWebhook = Schema.Struct({
+  url: Schema.optionalKey(WebhookUrl),
+  events: Schema.optionalKey(EventNames),
+  hmacSecret: Schema.optionalKey(Schema.NullOr(HmacSecret))
+})
+export type UpdateWebhook = typeof UpdateWebhook.Type
