@@ -20,6 +20,9 @@ import { type CursorKey, cursorTagBytes, verifyCursorTag } from "./CursorKey.ts"
 import { InvalidRequest } from "./Errors.ts"
 import { canonicalFilter, type FieldType, type FilterAst } from "./Filter.ts"
 import { compareStrings, compareValues } from "./FilterEvaluate.ts"
+import { isUuid } from "./Ids.ts"
+import { textProblem } from "./Text.ts"
+import { parse as parseTimestamp } from "./Timestamp.ts"
 
 export type SortDirection = "asc" | "desc"
 
@@ -88,27 +91,20 @@ export const encodeCursor = (position: CursorPosition, binding: CursorBinding, i
 }
 
 const maxTokenLength = 1_024
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const canonicalTimestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 /**
- * A real instant in canonical form that both JS and PostgreSQL hold: the round trip through `Date` rejects
+ * A real instant in canonical form that both JS and PostgreSQL hold, by the one strict parser (`Timestamp.parse`): it rejects
  * 2026-02-30 and 24:00, and the year range rejects 0000 (PostgreSQL has no year 0; JS would take it as 1 BC).
  */
-export const isCanonicalInstant = (v: string): boolean => {
-  if (!canonicalTimestampPattern.test(v) || v < "0001-01-01") return false
-  const ms = Date.parse(v)
-  return !Number.isNaN(ms) && new Date(ms).toISOString() === v
-}
+export const isCanonicalInstant = (v: string): boolean => parseTimestamp(v) === v
 
 /** Whether a decoded sort value has the shape the sort field's values have (so SQL casts cannot fail). */
 const sortValueFits: Readonly<Record<FieldType, (v: unknown) => boolean>> = {
-  uuid: (v) => typeof v === "string" && uuidPattern.test(v),
+  uuid: (v) => typeof v === "string" && isUuid(v),
   boolean: (v) => typeof v === "boolean",
   number: (v) => typeof v === "number" && Number.isFinite(v),
   timestamp: (v) => typeof v === "string" && isCanonicalInstant(v),
-  string: (v) => typeof v === "string" && !v.includes("\u0000") && !loneSurrogate.test(v)
+  string: (v) => typeof v === "string" && textProblem(v) === undefined
 }
 
 const malformed = () =>
@@ -141,7 +137,7 @@ export const decodeCursor = (
       "was issued for a different list, sort, filter or search; repeat the original query or start again without a cursor"
     ))
   }
-  if (!uuidPattern.test(i)) return malformed()
+  if (!isUuid(i)) return malformed()
   if (k !== null && !sortValueFits[binding.sort.type](k)) return malformed()
   return Result.succeed({ value: k as SortValue, id: i.toLowerCase() })
 }

@@ -22,6 +22,7 @@
  */
 import { Result } from "effect"
 import { InvalidRequest, type RequestIssue } from "./Errors.ts"
+import { isUuid } from "./Ids.ts"
 import { textProblem } from "./Text.ts"
 import * as Timestamp from "./Timestamp.ts"
 
@@ -204,7 +205,6 @@ const typeDescription: Readonly<Record<FieldType, string>> = {
   string: "a string"
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /**
  * Any ISO 8601 date-time with an offset, normalised to the canonical Timestamp, or undefined (an impossible date
  * such as `02-30` or `24:00` is refused, not rolled over). The one parser of `Timestamp.ts`.
@@ -265,7 +265,7 @@ const checkValue = (state: ParseState, type: FieldType, value: unknown, path: st
   const wrongType = () => report(state, path, `must be ${typeDescription[type]}`)
   switch (type) {
     case "uuid":
-      return typeof value === "string" && uuidPattern.test(value) ? value.toLowerCase() : wrongType()
+      return typeof value === "string" && isUuid(value) ? value.toLowerCase() : wrongType()
     case "boolean":
       return typeof value === "boolean" ? value : wrongType()
     case "number":

@@ -9,6 +9,11 @@ import { Schema, SchemaTransformation } from "effect"
  * string on every store and in every answer whatever case a caller sent (PostgreSQL's `uuid` type ignores case,
  * a memory map does not).
  */
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Whether `s` has a UUID's shape, in either letter case (for values read outside a Schema: filters, cursors). */
+export const isUuid = (s: string): boolean => uuidPattern.test(s)
+
 export const Uuid = Schema.String.pipe(Schema.check(Schema.isUUID()), Schema.decode(SchemaTransformation.toLowerCase()))
 
 export const OrganizationId = Uuid.pipe(Schema.brand("OrganizationId"))

@@ -33,6 +33,7 @@ import {
 } from "./Filter.ts"
 import { evaluateFilter, type FieldAccessor, normalizeValue } from "./FilterEvaluate.ts"
 import { matchesSearch } from "./Search.ts"
+import { textProblem } from "./Text.ts"
 
 export const listLimits = {
   defaultLimit: 50,
@@ -152,7 +153,7 @@ export const parseSearch = (raw: string | undefined): Result.Result<string | und
   if (term.length > listLimits.maxSearchLength) {
     return Result.fail(InvalidRequest.single("search", `is longer than ${listLimits.maxSearchLength} characters`))
   }
-  if (term.includes("\u0000") || /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(term)) {
+  if (textProblem(term) !== undefined) {
     return Result.fail(InvalidRequest.single("search", "must be well-formed text without NUL characters"))
   }
   return Result.succeed(term)
