@@ -4,7 +4,7 @@
  *   npm start        (prints a demo key)
  *   ADMIN_API_URL=http://127.0.0.1:3000 ADMIN_API_KEY=sk_… node examples/typed-client/main.ts
  */
-import { AdminClient, AdminClientLayer } from "@feedback/adapter-http/client"
+import { AdminClient, AdminClientLayer } from "@feedback/client/effect"
 import { Effect } from "effect"
 
 const program = Effect.gen(function*() {

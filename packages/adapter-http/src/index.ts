@@ -1,3 +1,2 @@
-export * from "./api/index.ts"
-export * from "./client/index.ts"
+export * from "@feedback/client/effect"
 export * from "./server/index.ts"

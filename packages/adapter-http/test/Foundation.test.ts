@@ -5,7 +5,7 @@
 import { compileErrors, validate } from "@readme/openapi-parser"
 import { HttpApi } from "effect/http-api"
 import { afterAll, describe, expect, it } from "vitest"
-import { AdminApi } from "../src/api/Api.ts"
+import { AdminApi } from "@feedback/client/effect"
 import { makeTestServer } from "./TestServer.ts"
 
 const server = makeTestServer()

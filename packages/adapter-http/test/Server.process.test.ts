@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { AdminClient, AdminClientLayer } from "../src/client/AdminClient.ts"
+import { AdminClient, AdminClientLayer } from "@feedback/client/effect"
 import { freshServerDatabase, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
 import { demoKeyOf, startServer } from "./ServerProcess.ts"
 

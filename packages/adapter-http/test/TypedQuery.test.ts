@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AdminClient, AdminClientLayer } from "../src/client/AdminClient.ts"
+import { AdminClient, AdminClientLayer } from "@feedback/client/effect"
 import { makeTestServer, type TestServer } from "./TestServer.ts"
 
 let server: TestServer

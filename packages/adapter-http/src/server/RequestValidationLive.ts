@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
-import { RequestValidation } from "../api/Security.ts"
+import { RequestValidation } from "@feedback/client/effect"
 import { invalidRequestOfSchema } from "@feedback/core"
 
 const requestParts = { Params: "path", Query: "query", Payload: "body", Headers: "headers" } as const

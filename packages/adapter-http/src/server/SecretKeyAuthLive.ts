@@ -23,7 +23,7 @@ import {
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { HttpEffect, HttpServerResponse } from "effect/http"
-import { RequiredPermission, SecretKeyAuth } from "../api/Security.ts"
+import { RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
 import { guardJsonBody } from "./JsonBodyShape.ts"
 
 const rateLimitHeaders = (decision: SpendDecision): Record<string, string> => ({

@@ -6,7 +6,7 @@
 import { errorWire, isStoreRejection, type StoreRejection } from "@feedback/core"
 import { Effect, Schema } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import { ConflictResponse, InvalidRequestResponse } from "../api/ErrorResponses.ts"
+import { ConflictResponse, InvalidRequestResponse } from "@feedback/client/effect"
 
 const encodeInvalidRequest = Schema.encodeSync(InvalidRequestResponse)
 const encodeConflict = Schema.encodeSync(ConflictResponse)

@@ -6,9 +6,7 @@
  */
 import { Arbitrary, Context, Effect, Option, Schema } from "effect"
 import { HttpApi } from "effect/http-api"
-import { AdminApi } from "../../src/api/Api.ts"
-import { OperatorApi } from "../../src/api/organizations/OperatorApi.ts"
-import { OperatorAuth, RequiredPermission, SecretKeyAuth } from "../../src/api/Security.ts"
+import { AdminApi, OperatorApi, OperatorAuth, RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
 
 export type Auth = "secretKey" | "operator" | "none"
 

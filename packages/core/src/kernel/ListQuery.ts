@@ -6,7 +6,7 @@
  * Every parser returns a `Result` whose failure is an `InvalidRequest` naming the parameter; `parseListRequest`
  * reports the problems of all parameters at once. An empty parameter (`?search=`) is the same as an omitted one.
  *
- * The HTTP contract decodes `limit`, `sort` and `include` with these same parsers (`adapter-http/src/api/ListParams.ts`),
+ * The HTTP contract decodes `limit`, `sort` and `include` with these same parsers (`client/src/api/ListParams.ts`),
  * so its typed values (`limit: 10`, `include: ["product"]`) arrive here already checked; they are checked again,
  * because an embedding host calls the core directly with either the raw strings or the typed values.
  */

@@ -2,7 +2,7 @@
 import { Catalogs } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../api/Api.ts"
+import { AdminApi } from "@feedback/client/effect"
 
 export const SitesHandlers = HttpApiBuilder.group(AdminApi, "sites", Effect.fn(function*(handlers) {
   const catalogs = yield* Catalogs

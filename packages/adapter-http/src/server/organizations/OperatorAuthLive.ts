@@ -2,7 +2,7 @@
 import { Unauthorized } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { OperatorAuth } from "../../api/Security.ts"
+import { OperatorAuth } from "@feedback/client/effect"
 import { guardJsonBody } from "../JsonBodyShape.ts"
 
 const digest = (s: string) => createHash("sha256").update(s).digest()

@@ -2,7 +2,7 @@
 import { Organizations } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { OperatorApi } from "../../api/organizations/OperatorApi.ts"
+import { OperatorApi } from "@feedback/client/effect"
 
 export const OperatorHandlers = HttpApiBuilder.group(OperatorApi, "operator", Effect.fn(function*(handlers) {
   const organizations = yield* Organizations

@@ -2,7 +2,7 @@
 import { Organizations } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../api/Api.ts"
+import { AdminApi } from "@feedback/client/effect"
 
 export const SystemHandlers = HttpApiBuilder.group(AdminApi, "system", (handlers) =>
   handlers.handle("health", () => Effect.succeed({ status: "ok" as const })))

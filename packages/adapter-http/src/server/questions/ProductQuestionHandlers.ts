@@ -2,7 +2,7 @@
 import { ProductQuestions } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../api/Api.ts"
+import { AdminApi } from "@feedback/client/effect"
 
 export const ProductQuestionHandlers = HttpApiBuilder.group(AdminApi, "productQuestions", Effect.fn(function*(handlers) {
   const questions = yield* ProductQuestions

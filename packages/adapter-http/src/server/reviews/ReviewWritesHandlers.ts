@@ -2,7 +2,7 @@
 import { ReviewWrites } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../api/Api.ts"
+import { AdminApi } from "@feedback/client/effect"
 
 export const ReviewWritesHandlers = HttpApiBuilder.group(AdminApi, "reviewWrites", Effect.fn(function*(handlers) {
   const writes = yield* ReviewWrites

@@ -2,7 +2,7 @@
 import { Reviews } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../api/Api.ts"
+import { AdminApi } from "@feedback/client/effect"
 
 export const ReviewsReadHandlers = HttpApiBuilder.group(AdminApi, "reviewsRead", Effect.fn(function*(handlers) {
   const reviews = yield* Reviews

@@ -8,7 +8,7 @@ import { DEFAULT_EMBED_SCRIPT_URL, Setup, SetupConfig, type SetupRequest } from 
 import { Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../api/Api.ts"
+import { AdminApi } from "@feedback/client/effect"
 
 export { DEFAULT_EMBED_SCRIPT_URL }
 

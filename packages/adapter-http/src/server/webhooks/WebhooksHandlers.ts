@@ -2,7 +2,7 @@
 import { Webhooks } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../api/Api.ts"
+import { AdminApi } from "@feedback/client/effect"
 
 export const WebhooksHandlers = HttpApiBuilder.group(AdminApi, "webhooks", Effect.fn(function*(handlers) {
   const webhooks = yield* Webhooks

@@ -6,8 +6,8 @@
 import { Context, Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
-import { AdminApi } from "../api/Api.ts"
-import { SecretKeyAuth } from "../api/Security.ts"
+import { AdminApi } from "./api/Api.ts"
+import { SecretKeyAuth } from "./api/Security.ts"
 
 export class AdminClient extends Context.Service<AdminClient, HttpApiClient.ForApi<typeof AdminApi>>()(
   "feedback/AdminClient"
