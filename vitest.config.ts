@@ -3,7 +3,16 @@ import { defineConfig } from "vitest/config"
 // Under CI the JSON report feeds the closing `N passed, M failed` line of .ci/run.
 const ci = process.env["CI"] === "true"
 
+// Workspace packages resolve each other's TypeScript sources through this export condition, so development needs no
+// build; published packages resolve `dist/`. Child processes the tests start (servers, dispatchers) inherit it.
+const sourceCondition = "@feedback/source"
+if (!(process.env["NODE_OPTIONS"] ?? "").includes(`--conditions=${sourceCondition}`)) {
+  process.env["NODE_OPTIONS"] = `${process.env["NODE_OPTIONS"] ?? ""} --conditions=${sourceCondition}`.trim()
+}
+
 export default defineConfig({
+  resolve: { conditions: [sourceCondition, "import", "module", "node", "default"] },
+  ssr: { resolve: { conditions: [sourceCondition, "import", "node", "default"], externalConditions: [sourceCondition] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts"],
     testTimeout: 60_000,
