@@ -1,0 +1,40 @@
+/**
+ * The Admin API mounted in an Express 5 app under `/api`. Express strips the mount path from `req.url`, and no body
+ * parser runs before the API (it reads and limits bodies itself).
+ *
+ *   node examples/express/server.ts          then   curl localhost:4000/api/health
+ */
+import { makeNodeHandler } from "@feedback/adapter-http/server"
+import express from "express"
+import type { Server } from "node:http"
+import { openHostStore, urlOf } from "../shared/HostStore.ts"
+
+export const startExpressHost = async (port = Number(process.env["PORT"] ?? 4000)) => {
+  const store = openHostStore()
+  const api = await makeNodeHandler(store.services, {}, store.runtime.memoMap)
+  const tenant = await store.provisionTenant("Express shop")
+
+  const app = express()
+  app.get("/", (_req, res) => {
+    res.type("text/plain").send("the host's own page\n")
+  })
+  app.use("/api", (req, res) => api.handler(req, res))
+
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(port, "127.0.0.1", () => resolve(s))
+  })
+  return {
+    url: urlOf(server.address()),
+    key: tenant.secretKey,
+    close: async () => {
+      await new Promise((resolve) => server.close(resolve))
+      await api.dispose()
+      await store.runtime.dispose()
+    }
+  }
+}
+
+if (import.meta.main) {
+  const host = await startExpressHost()
+  console.log(`Express on ${host.url}; Admin API under ${host.url}/api — key ${host.key}`)
+}

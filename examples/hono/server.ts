@@ -1,0 +1,39 @@
+/**
+ * The Admin API mounted in a Hono app. Hono speaks `Request → Response`, so it takes the API's fetch-style handler
+ * (`makeWebHandler`); `app.mount` strips the `/api` prefix. Served here by `@hono/node-server`; the same app runs on
+ * any runtime Hono supports.
+ *
+ *   node examples/hono/server.ts             then   curl localhost:4000/api/health
+ */
+import { serve } from "@hono/node-server"
+import { makeWebHandler } from "@feedback/adapter-http/server"
+import { Hono } from "hono"
+import { openHostStore, urlOf } from "../shared/HostStore.ts"
+
+export const startHonoHost = async (port = Number(process.env["PORT"] ?? 4000)) => {
+  const store = openHostStore()
+  const api = makeWebHandler(store.services, {}, store.runtime.memoMap)
+  const tenant = await store.provisionTenant("Hono shop")
+
+  const app = new Hono()
+  app.get("/", (c) => c.text("the host's own page\n"))
+  app.mount("/api", (request) => api.handler(request))
+
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, port, hostname: "127.0.0.1" }, () => resolve(s))
+  })
+  return {
+    url: urlOf(server.address()),
+    key: tenant.secretKey,
+    close: async () => {
+      await new Promise((resolve) => server.close(resolve))
+      await api.dispose()
+      await store.runtime.dispose()
+    }
+  }
+}
+
+if (import.meta.main) {
+  const host = await startHonoHost()
+  console.log(`Hono on ${host.url}; Admin API under ${host.url}/api — key ${host.key}`)
+}

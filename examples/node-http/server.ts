@@ -1,0 +1,41 @@
+/**
+ * The Admin API inside a plain `node:http` host: the host serves its own pages and hands everything under `/api` to
+ * the API's Node handler, which reads the request itself (bodies stream, repeated headers stay repeated).
+ *
+ *   node examples/node-http/server.ts        then   curl localhost:4000/api/health
+ */
+import { makeNodeHandler } from "@feedback/adapter-http/server"
+import { createServer } from "node:http"
+import { openHostStore, urlOf } from "../shared/HostStore.ts"
+
+const PREFIX = "/api"
+
+export const startNodeHttpHost = async (port = Number(process.env["PORT"] ?? 4000)) => {
+  const store = openHostStore()
+  const api = await makeNodeHandler(store.services, {}, store.runtime.memoMap)
+  const tenant = await store.provisionTenant("node:http shop")
+
+  const server = createServer((req, res) => {
+    const url = req.url ?? "/"
+    if (url === PREFIX || url.startsWith(`${PREFIX}/`) || url.startsWith(`${PREFIX}?`)) {
+      req.url = url.slice(PREFIX.length) || "/"
+      return api.handler(req, res)
+    }
+    res.writeHead(200, { "content-type": "text/plain" }).end("the host's own page\n")
+  })
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
+  return {
+    url: urlOf(server.address()),
+    key: tenant.secretKey,
+    close: async () => {
+      await new Promise((resolve) => server.close(resolve))
+      await api.dispose()
+      await store.runtime.dispose()
+    }
+  }
+}
+
+if (import.meta.main) {
+  const host = await startNodeHttpHost()
+  console.log(`host on ${host.url}; Admin API under ${host.url}${PREFIX} — key ${host.key}`)
+}

@@ -1,0 +1,54 @@
+/**
+ * The checks every example host's test runs: the host's own page, the API under its prefix with and without a key,
+ * a JSON body that reaches the API intact, and a refused body that comes back in the API's error envelope.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest"
+
+export interface RunningHost {
+  readonly url: string
+  readonly key: string
+  readonly close: () => Promise<void>
+}
+
+export const checkHost = (start: (port: number) => Promise<RunningHost>, prefix = "/api") => {
+  let host: RunningHost
+  beforeAll(async () => {
+    host = await start(0)
+  })
+  afterAll(() => host.close())
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(`${host.url}${prefix}${path}`, { ...init, headers: { authorization: `Bearer ${host.key}`, ...init.headers } })
+
+  it("serves its own page and the API's health check under the prefix", async () => {
+    expect(await (await fetch(`${host.url}/`)).text()).toContain("host's own page")
+    const health = await fetch(`${host.url}${prefix}/health`)
+    expect(health.status).toBe(200)
+  })
+
+  it("authenticates with the tenant's key and refuses without it", async () => {
+    const res = await api("/organization")
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { name: string }).name).toMatch(/shop$/)
+    const denied = await fetch(`${host.url}${prefix}/organization`)
+    expect(denied.status).toBe(401)
+    expect(((await denied.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED")
+  })
+
+  it("passes request bodies through untouched, and query strings", async () => {
+    const created = await api("/products", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ title: "Host mug", slug: "host-mug" })
+    })
+    expect(created.status).toBe(201)
+    const { id } = (await created.json()) as { id: string }
+    const listed = await api("/products?limit=5")
+    expect(((await listed.json()) as { data: Array<{ id: string }> }).data.map((p) => p.id)).toContain(id)
+  })
+
+  it("answers the API's own error envelope for a malformed body", async () => {
+    const res = await api("/products", { method: "POST", headers: { "content-type": "application/json" }, body: "{\"title\":" })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("INVALID_REQUEST")
+  })
+}

@@ -1,0 +1,40 @@
+/**
+ * A Node `(req, res)` handler for the API, beside the fetch-style `makeWebHandler`: what Express, Fastify (its raw
+ * request), `node:http` and `node:https` hosts mount directly. Bodies stream through and repeated headers stay
+ * repeated, because the request is read by `@effect/platform-node` itself rather than converted to a `Request`.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { ApiApplication, apiMiddleware, type ApiServerOptions, type ApiServices } from "./ApiServer.ts"
+
+export interface NodeHandler {
+  /** Serves one request; a host mounting it under a prefix strips the prefix from `req.url` first. */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void
+  /** Stops the background workers (in-flight work finishes) and releases what the handler built. */
+  readonly dispose: () => Promise<void>
+}
+
+/**
+ * Builds the routes (and the background workers unless `options.workers` is false) over `services`. Pass a host
+ * runtime's memo map to share the layers, and so the store, that the host already built.
+ */
+export const makeNodeHandler = <E>(
+  services: Layer.Layer<ApiServices, E>,
+  options: ApiServerOptions = {},
+  memoMap?: Layer.MemoMap
+): Promise<NodeHandler> =>
+  Effect.runPromise(Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const app = ApiApplication(options).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices))
+    const context = yield* Layer.buildWithMemoMap(Layer.provideMerge(app, HttpRouter.layer), memoMap ?? Layer.makeMemoMapUnsafe(), scope).pipe(
+      Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
+    )
+    const router = Context.get(context, HttpRouter.HttpRouter)
+    const handler = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope, middleware: apiMiddleware(options) }).pipe(
+      Effect.provideContext(context)
+    )
+    let disposing: Promise<void> | undefined
+    return { handler, dispose: () => disposing ??= Effect.runPromise(Scope.close(scope, Exit.void)) }
+  }))
