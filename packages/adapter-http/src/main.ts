@@ -53,7 +53,8 @@ const isHttpUrl = (value: string) => {
   }
 }
 
-const main = Effect.gen(function*() {
+/** The standalone server, configured from the environment: `npm start` and `feedback-admin-api serve`. */
+export const serve = Effect.gen(function*() {
   const config = yield* ServerConfig
   const demoKey = Option.getOrUndefined(config.demoSecretKey)
   if (demoKey !== undefined && !isWellFormedSecretKey(demoKey)) {
@@ -131,7 +132,7 @@ const main = Effect.gen(function*() {
 
 // SIGTERM/SIGINT interrupt the server: it stops accepting, finishes in-flight requests, closes the pool, and a
 // shutdown asked for is a success (exit 0), not an error.
-const teardown: Runtime.Teardown = (exit, onExit) =>
+export const teardown: Runtime.Teardown = (exit, onExit) =>
   onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
 
-NodeRuntime.runMain(main, { teardown })
+if (import.meta.main) NodeRuntime.runMain(serve, { teardown })

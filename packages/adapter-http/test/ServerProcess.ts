@@ -27,14 +27,14 @@ const LISTENING = /Admin API listening on (http:\/\/\S+)/
 
 export const startServerProcess = async (
   env: Readonly<Record<string, string>>,
-  options: { readonly script?: string; readonly timeoutMs?: number } = {}
+  options: { readonly script?: string; readonly args?: ReadonlyArray<string>; readonly timeoutMs?: number } = {}
 ): Promise<ServerProcess> => {
   const dir = mkdtempSync(Path.join(tmpdir(), "fb-server-"))
   const outPath = Path.join(dir, "stdout.log")
   const errPath = Path.join(dir, "stderr.log")
   const out = openSync(outPath, "w")
   const err = openSync(errPath, "w")
-  const child: ChildProcess = spawn(process.execPath, [options.script ?? mainScript], {
+  const child: ChildProcess = spawn(process.execPath, [options.script ?? mainScript, ...(options.args ?? [])], {
     cwd: repoRoot,
     env: { ...process.env, PORT: "0", HOST: "127.0.0.1", ...env },
     stdio: ["ignore", out, err]

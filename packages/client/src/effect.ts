@@ -4,3 +4,4 @@
  */
 export * from "./api/index.ts"
 export * from "./AdminClient.ts"
+export * from "./OperatorClient.ts"
