@@ -10,6 +10,7 @@ import { Organizations } from "./organizations/Organizations.ts"
 import { ProductQuestions } from "./questions/ProductQuestions.ts"
 import { Reviews } from "./reviews/Reviews.ts"
 import { ReviewWrites } from "./reviews/ReviewWrites.ts"
+import { ReviewAutomation } from "./setup/ReviewAutomation.ts"
 import { Setup } from "./setup/Setup.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 
@@ -20,5 +21,6 @@ export const CoreLayer = Layer.mergeAll(
   ReviewWrites.layer,
   ProductQuestions.layer,
   Setup.layer,
+  ReviewAutomation.layer,
   Webhooks.layer
 )

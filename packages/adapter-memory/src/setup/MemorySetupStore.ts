@@ -16,6 +16,7 @@ import {
   type Product,
   type PublishableKey,
   ReviewAutomationRepository,
+  takeNewestFirst,
   type ReviewRecord,
   type SetupDecisions,
   SetupRepository,
@@ -116,6 +117,23 @@ export const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRep
   const emailTemplates = db.table<string, Owned<EmailTemplate>>("email_templates")
   const surveyFlows = db.table<string, Owned<SurveyFlow>>("survey_flows")
   const reviewSettings = db.table<string, ReviewSettingsRow>("review_settings")
+  const owned = <R extends { readonly organizationId: OrganizationId }>(table: { values: () => Iterable<R> }, organizationId: OrganizationId) =>
+    [...table.values()].filter((r) => r.organizationId === organizationId)
+  const ownedBy = <R extends { readonly organizationId: OrganizationId }>(table: { get: (id: string) => R | undefined }, organizationId: OrganizationId, id: string) => {
+    const row = table.get(id)
+    return row?.organizationId === organizationId ? row : undefined
+  }
+  const unowned = <R extends { readonly organizationId: OrganizationId }>({ organizationId: _, ...row }: R): Omit<R, "organizationId"> => row
+  const flowsSending = (organizationId: OrganizationId, templateId: string) =>
+    owned(surveyFlows, organizationId).sort(byCreation).filter((f) => f.steps.some((s) => s.emailTemplateId === templateId)).map((f) => f.id)
+  // The same integrity the SQL foreign key gives: an email step names a template of the organization.
+  const checkTemplates = (flow: Owned<SurveyFlow>) => {
+    for (const step of flow.steps) {
+      if (step.emailTemplateId !== null && emailTemplates.get(step.emailTemplateId)?.organizationId !== flow.organizationId) {
+        throw new Error(`survey flow step refers to a missing email template ${step.emailTemplateId}`)
+      }
+    }
+  }
   return ReviewAutomationRepository.of({
     insertEmailTemplate: (template) => db.mutate(() => emailTemplates.set(template.id, template)),
     listEmailTemplates: (organizationId) =>
@@ -127,12 +145,7 @@ export const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRep
       ),
     insertSurveyFlow: (flow) =>
       db.mutate(() => {
-        // The same integrity the SQL foreign key gives: an email step names a template of the organization.
-        for (const step of flow.steps) {
-          if (step.emailTemplateId !== null && emailTemplates.get(step.emailTemplateId)?.organizationId !== flow.organizationId) {
-            throw new Error(`survey flow step refers to a missing email template ${step.emailTemplateId}`)
-          }
-        }
+        checkTemplates(flow)
         surveyFlows.set(flow.id, { ...flow, steps: [...flow.steps].sort((a, b) => a.position - b.position) })
       }),
     listSurveyFlows: (organizationId) =>
@@ -157,7 +170,36 @@ export const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRep
           autoPublish: r.autoPublish,
           autoPublishMinRating: r.autoPublishMinRating
         }))
-      )
+      ),
+    pageEmailTemplates: (organizationId, page) =>
+      Effect.sync(() => takeNewestFirst(owned(emailTemplates, organizationId), page).map(unowned)),
+    findEmailTemplate: (organizationId, id) =>
+      Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(emailTemplates, organizationId, id)), unowned)),
+    updateEmailTemplate: (template) =>
+      db.mutate(() => {
+        if (ownedBy(emailTemplates, template.organizationId, template.id) !== undefined) emailTemplates.set(template.id, template)
+      }),
+    deleteEmailTemplate: (organizationId, id) =>
+      db.mutate(() => {
+        // The SQL foreign key's RESTRICT: a template a step sends is never deleted underneath it.
+        if (flowsSending(organizationId, id).length > 0) throw new Error(`email template ${id} is still sent by a survey flow`)
+        if (ownedBy(emailTemplates, organizationId, id) !== undefined) emailTemplates.delete(id)
+      }),
+    flowsUsingTemplate: (organizationId, id) => Effect.sync(() => flowsSending(organizationId, id)),
+    pageSurveyFlows: (organizationId, page) =>
+      Effect.sync(() => takeNewestFirst(owned(surveyFlows, organizationId), page).map(unowned)),
+    findSurveyFlow: (organizationId, id) =>
+      Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(surveyFlows, organizationId, id)), unowned)),
+    replaceSurveyFlow: (flow) =>
+      db.mutate(() => {
+        if (ownedBy(surveyFlows, flow.organizationId, flow.id) === undefined) return
+        checkTemplates(flow)
+        surveyFlows.set(flow.id, { ...flow, steps: [...flow.steps].sort((a, b) => a.position - b.position) })
+      }),
+    deleteSurveyFlow: (organizationId, id) =>
+      db.mutate(() => {
+        if (ownedBy(surveyFlows, organizationId, id) !== undefined) surveyFlows.delete(id)
+      })
   })
 }))
 

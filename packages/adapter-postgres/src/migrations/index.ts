@@ -11,6 +11,7 @@ import { setupMigration } from "./0050_setup.ts"
 import { rateLimitSpendMigration } from "./0060_rate_limit_spend.ts"
 import { instanceSecretsMigration } from "./0070_instance_secrets.ts"
 import { uniqueSecretKeyHashMigration } from "./0071_unique_secret_key_hash.ts"
+import { editableAutomationMigration } from "./0080_editable_automation.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -23,5 +24,6 @@ export const migrations: ReadonlyArray<Migration> = [
   setupMigration,
   rateLimitSpendMigration,
   instanceSecretsMigration,
-  uniqueSecretKeyHashMigration
+  uniqueSecretKeyHashMigration,
+  editableAutomationMigration
 ]

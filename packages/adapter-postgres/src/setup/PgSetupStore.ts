@@ -5,7 +5,9 @@ import {
   type AreaDecisions,
   emptyAreaDecisions,
   type EmailTemplate,
+  type NewestFirstPageRequest,
   type OrganizationId,
+  type Owned,
   ReviewAutomationRepository,
   type SetupDecisions,
   SetupRepository,
@@ -133,74 +135,133 @@ interface SurveyFlowStepRow {
 }
 
 
+const toEmailTemplate = (r: EmailTemplateRow): EmailTemplate => ({
+  id: r.id as EmailTemplate["id"],
+  name: r.name,
+  type: r.type,
+  subject: r.subject,
+  body: r.body,
+  createdAt: toTimestamp(r.createdAt),
+  updatedAt: toTimestamp(r.updatedAt)
+})
+
+/** Flows with their steps (the steps of every flow in `flows`, in any order). */
+const toSurveyFlows = (flows: ReadonlyArray<SurveyFlowRow>, steps: ReadonlyArray<SurveyFlowStepRow>): ReadonlyArray<SurveyFlow> =>
+  flows.map((r): SurveyFlow => ({
+    id: r.id as SurveyFlow["id"],
+    name: r.name,
+    isActive: r.isActive,
+    triggerEvent: r.triggerEvent,
+    condition: r.condition,
+    steps: steps.filter((s) => s.surveyFlowId === r.id).sort((a, b) => Number(a.position) - Number(b.position)).map((s) => ({
+      id: s.id,
+      type: s.type,
+      position: Number(s.position),
+      emailTemplateId: s.emailTemplateId as SurveyFlow["steps"][number]["emailTemplateId"],
+      url: s.url,
+      waitSeconds: s.waitSeconds === null ? null : Number(s.waitSeconds)
+    })),
+    metadata: jsonValue(r.metadata) as SurveyFlow["metadata"],
+    createdAt: toTimestamp(r.createdAt),
+    updatedAt: toTimestamp(r.updatedAt)
+  }))
+
 export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const templateColumns = sql`id, name, type, subject, body, created_at, updated_at`
+  const flowColumns = sql`id, name, is_active, trigger_event, condition, metadata, created_at, updated_at`
+  /** Keyset condition of a newest-first page. */
+  const olderThan = (page: NewestFirstPageRequest) =>
+    page.after === undefined ? sql`TRUE` : sql`(created_at, id) < (${page.after.createdAt}, ${page.after.id})`
+  const stepsOf = (organizationId: OrganizationId, flowIds: ReadonlyArray<string>) =>
+    flowIds.length === 0
+      ? Effect.succeed([] as ReadonlyArray<SurveyFlowStepRow>)
+      : sql<SurveyFlowStepRow>`SELECT id, survey_flow_id, position, type, email_template_id, url, wait_seconds
+          FROM survey_flow_steps WHERE organization_id = ${organizationId} AND ${sql.in("survey_flow_id", flowIds)}`
+  const flowsWithSteps = (organizationId: OrganizationId, rows: ReadonlyArray<SurveyFlowRow>) =>
+    Effect.map(stepsOf(organizationId, rows.map((r) => r.id)), (steps) => toSurveyFlows(rows, steps))
+  const insertSteps = (f: Owned<SurveyFlow>) => {
+    const steps = f.steps.map((s) => ({
+      organizationId: f.organizationId,
+      id: s.id,
+      surveyFlowId: f.id,
+      position: s.position,
+      type: s.type,
+      emailTemplateId: s.emailTemplateId,
+      url: s.url,
+      waitSeconds: s.waitSeconds
+    }))
+    return Arr.isArrayNonEmpty(steps) ? Effect.asVoid(sql`INSERT INTO survey_flow_steps ${sql.insert(steps)}`) : Effect.void
+  }
   return ReviewAutomationRepository.of({
     insertEmailTemplate: (t) =>
       sql`INSERT INTO email_templates (organization_id, id, name, type, subject, body, created_at, updated_at)
           VALUES (${t.organizationId}, ${t.id}, ${t.name}, ${t.type}, ${t.subject}, ${t.body}, ${t.createdAt},
                   ${t.updatedAt})`.pipe(Effect.asVoid, orDie),
     listEmailTemplates: (organizationId) =>
-      sql<EmailTemplateRow>`SELECT id, name, type, subject, body, created_at, updated_at FROM email_templates
-          WHERE organization_id = ${organizationId} ORDER BY created_at, id`.pipe(
-        Effect.map((rows) =>
-          rows.map((r): EmailTemplate => ({
-            id: r.id as EmailTemplate["id"],
-            name: r.name,
-            type: r.type,
-            subject: r.subject,
-            body: r.body,
-            createdAt: toTimestamp(r.createdAt),
-            updatedAt: toTimestamp(r.updatedAt)
-          }))
-        ),
-        orDie
-      ),
+      sql<EmailTemplateRow>`SELECT ${templateColumns} FROM email_templates
+          WHERE organization_id = ${organizationId} ORDER BY created_at, id`.pipe(Effect.map((rows) => rows.map(toEmailTemplate)), orDie),
     insertSurveyFlow: (f) =>
       Effect.gen(function*() {
         yield* sql`INSERT INTO survey_flows (organization_id, id, name, is_active, trigger_event, condition, metadata,
               created_at, updated_at)
             VALUES (${f.organizationId}, ${f.id}, ${f.name}, ${f.isActive}, ${f.triggerEvent}, ${f.condition},
                     ${JSON.stringify(f.metadata)}::jsonb, ${f.createdAt}, ${f.updatedAt})`
-        const steps = f.steps.map((s) => ({
-          organizationId: f.organizationId,
-          id: s.id,
-          surveyFlowId: f.id,
-          position: s.position,
-          type: s.type,
-          emailTemplateId: s.emailTemplateId,
-          url: s.url,
-          waitSeconds: s.waitSeconds
-        }))
-        if (Arr.isArrayNonEmpty(steps)) yield* sql`INSERT INTO survey_flow_steps ${sql.insert(steps)}`
+        yield* insertSteps(f)
       }).pipe(orDie),
     listSurveyFlows: (organizationId) =>
       Effect.gen(function*() {
-        const flows = yield* sql<SurveyFlowRow>`SELECT id, name, is_active, trigger_event, condition, metadata,
-              created_at, updated_at
+        const flows = yield* sql<SurveyFlowRow>`SELECT ${flowColumns}
             FROM survey_flows WHERE organization_id = ${organizationId} ORDER BY created_at, id`
         const steps = yield* sql<SurveyFlowStepRow>`SELECT id, survey_flow_id, position, type, email_template_id, url,
               wait_seconds
-            FROM survey_flow_steps WHERE organization_id = ${organizationId} ORDER BY survey_flow_id, position`
-        return flows.map((r): SurveyFlow => ({
-          id: r.id as SurveyFlow["id"],
-          name: r.name,
-          isActive: r.isActive,
-          triggerEvent: r.triggerEvent,
-          condition: r.condition,
-          steps: steps.filter((s) => s.surveyFlowId === r.id).map((s) => ({
-            id: s.id,
-            type: s.type,
-            position: Number(s.position),
-            emailTemplateId: s.emailTemplateId as SurveyFlow["steps"][number]["emailTemplateId"],
-            url: s.url,
-            waitSeconds: s.waitSeconds === null ? null : Number(s.waitSeconds)
-          })),
-          metadata: jsonValue(r.metadata) as SurveyFlow["metadata"],
-          createdAt: toTimestamp(r.createdAt),
-          updatedAt: toTimestamp(r.updatedAt)
-        }))
+            FROM survey_flow_steps WHERE organization_id = ${organizationId}`
+        return toSurveyFlows(flows, steps)
       }).pipe(orDie),
+    pageEmailTemplates: (organizationId, page) =>
+      sql<EmailTemplateRow>`SELECT ${templateColumns} FROM email_templates
+          WHERE organization_id = ${organizationId} AND ${olderThan(page)}
+          ORDER BY created_at DESC, id DESC LIMIT ${page.limit}`.pipe(Effect.map((rows) => rows.map(toEmailTemplate)), orDie),
+    findEmailTemplate: (organizationId, id) =>
+      sql<EmailTemplateRow>`SELECT ${templateColumns} FROM email_templates
+          WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Arr.head(rows), toEmailTemplate)),
+        orDie
+      ),
+    updateEmailTemplate: (t) =>
+      sql`UPDATE email_templates SET name = ${t.name}, subject = ${t.subject}, body = ${t.body}, updated_at = ${t.updatedAt}
+          WHERE organization_id = ${t.organizationId} AND id = ${t.id}`.pipe(Effect.asVoid, orDie),
+    deleteEmailTemplate: (organizationId, id) =>
+      sql`DELETE FROM email_templates WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(Effect.asVoid, orDie),
+    flowsUsingTemplate: (organizationId, id) =>
+      sql<{ readonly id: string }>`SELECT f.id FROM survey_flows f
+          WHERE f.organization_id = ${organizationId} AND EXISTS (
+            SELECT 1 FROM survey_flow_steps s
+            WHERE s.organization_id = f.organization_id AND s.survey_flow_id = f.id AND s.email_template_id = ${id})
+          ORDER BY f.created_at, f.id`.pipe(Effect.map((rows) => rows.map((r) => r.id as SurveyFlow["id"])), orDie),
+    pageSurveyFlows: (organizationId, page) =>
+      sql<SurveyFlowRow>`SELECT ${flowColumns} FROM survey_flows
+          WHERE organization_id = ${organizationId} AND ${olderThan(page)}
+          ORDER BY created_at DESC, id DESC LIMIT ${page.limit}`.pipe(
+        Effect.flatMap((rows) => flowsWithSteps(organizationId, rows)),
+        orDie
+      ),
+    findSurveyFlow: (organizationId, id) =>
+      sql<SurveyFlowRow>`SELECT ${flowColumns} FROM survey_flows WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
+        Effect.flatMap((rows) => flowsWithSteps(organizationId, rows)),
+        Effect.map(Arr.head),
+        orDie
+      ),
+    replaceSurveyFlow: (f) =>
+      Effect.gen(function*() {
+        yield* sql`UPDATE survey_flows SET name = ${f.name}, is_active = ${f.isActive}, trigger_event = ${f.triggerEvent},
+              condition = ${f.condition}, metadata = ${JSON.stringify(f.metadata)}::jsonb, updated_at = ${f.updatedAt}
+            WHERE organization_id = ${f.organizationId} AND id = ${f.id}`
+        yield* sql`DELETE FROM survey_flow_steps WHERE organization_id = ${f.organizationId} AND survey_flow_id = ${f.id}`
+        yield* insertSteps(f)
+      }).pipe(orDie),
+    deleteSurveyFlow: (organizationId, id) =>
+      sql`DELETE FROM survey_flows WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(Effect.asVoid, orDie),
     saveAutoPublishPreference: (organizationId, preference, at) =>
       sql`INSERT INTO review_settings (organization_id, auto_publish, auto_publish_min_rating, updated_at)
           VALUES (${organizationId}, ${preference.autoPublish}, ${preference.autoPublishMinRating}, ${at})

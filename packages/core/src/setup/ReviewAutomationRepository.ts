@@ -3,7 +3,8 @@
  * auto-publish preference. The guided reviews setup writes them; `hasActiveSurveyFlow` reads the flows.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { OrganizationId } from "../kernel/Ids.ts"
+import type { EmailTemplateId, OrganizationId, SurveyFlowId } from "../kernel/Ids.ts"
+import type { NewestFirstPageRequest } from "../kernel/NewestFirstPage.ts"
 import type { AutoPublishPreference, EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
 import type { Owned } from "../organizations/StorefrontRecords.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
@@ -23,4 +24,19 @@ export class ReviewAutomationRepository extends Context.Service<ReviewAutomation
     at: Timestamp
   ) => Effect.Effect<void>
   readonly autoPublishPreference: (organizationId: OrganizationId) => Effect.Effect<Option.Option<AutoPublishPreference>>
+
+  // Editing (docs/DECISIONS.md §13). Pages are newest first by (createdAt, id).
+  readonly pageEmailTemplates: (organizationId: OrganizationId, page: NewestFirstPageRequest) => Effect.Effect<ReadonlyArray<EmailTemplate>>
+  readonly findEmailTemplate: (organizationId: OrganizationId, id: EmailTemplateId) => Effect.Effect<Option.Option<EmailTemplate>>
+  /** Writes name, subject, body and updatedAt of an existing template. */
+  readonly updateEmailTemplate: (template: Owned<EmailTemplate>) => Effect.Effect<void>
+  readonly deleteEmailTemplate: (organizationId: OrganizationId, id: EmailTemplateId) => Effect.Effect<void>
+  /** The flows with a step that sends the template, oldest first. */
+  readonly flowsUsingTemplate: (organizationId: OrganizationId, id: EmailTemplateId) => Effect.Effect<ReadonlyArray<SurveyFlowId>>
+  readonly pageSurveyFlows: (organizationId: OrganizationId, page: NewestFirstPageRequest) => Effect.Effect<ReadonlyArray<SurveyFlow>>
+  readonly findSurveyFlow: (organizationId: OrganizationId, id: SurveyFlowId) => Effect.Effect<Option.Option<SurveyFlow>>
+  /** Writes every field of an existing flow and replaces its steps with `flow.steps`. */
+  readonly replaceSurveyFlow: (flow: Owned<SurveyFlow>) => Effect.Effect<void>
+  /** Deletes the flow with its steps. */
+  readonly deleteSurveyFlow: (organizationId: OrganizationId, id: SurveyFlowId) => Effect.Effect<void>
 }>()("feedback/ReviewAutomationRepository") {}

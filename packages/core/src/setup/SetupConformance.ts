@@ -645,3 +645,6 @@ export const setupConformance: ConformanceSuite = (store) =>
           ))
       }))
   })
+
+/** The helpers the automation suite shares (`AutomationConformance.ts`). */
+export { as, atTime, get as getSetupAt, guided, newOrganization, T0, TestSetupConfig }

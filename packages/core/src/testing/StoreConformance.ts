@@ -23,6 +23,7 @@ import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
 
 import type { StoreServices } from "../kernel/StoreServices.ts"
 import { setupConformance } from "../setup/SetupConformance.ts"
+import { automationConformance } from "../setup/AutomationConformance.ts"
 import type { StoreTestKit } from "./StoreTestKit.ts"
 import { ConformanceDns } from "./ConformanceDns.ts"
 import type { HostResolver } from "../webhooks/WebhookDestination.ts"
@@ -188,6 +189,7 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["product questions", productQuestionConformance],
   ["unit of work", unitOfWorkSuite],
   ["setup", setupConformance],
+  ["automation", automationConformance],
   ["webhooks", webhookConformance],
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],

@@ -12,20 +12,12 @@
 import { Context, type Effect, type Option } from "effect"
 import type { DomainEvent } from "../kernel/EventOutbox.ts"
 import type { OrganizationId, WebhookDeliveryId, WebhookId } from "../kernel/Ids.ts"
+import type { NewestFirstPageRequest, NewestFirstPosition } from "../kernel/NewestFirstPage.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 import type { WebhookDeliveryRecord, WebhookRecord } from "./Webhook.ts"
 
-/** A keyset position in a newest-first list: rows strictly older than (createdAt, id) come next. */
-export interface WebhookListPosition {
-  readonly createdAt: Timestamp
-  readonly id: string
-}
-
-export interface WebhookPageRequest {
-  readonly after: WebhookListPosition | undefined
-  /** Rows to return at most (the core asks for one more than the page size to learn whether a next page exists). */
-  readonly limit: number
-}
+export type WebhookListPosition = NewestFirstPosition
+export type WebhookPageRequest = NewestFirstPageRequest
 
 /** A delivery a dispatcher has claimed, with what it needs to send it (read at claim time). */
 export interface ClaimedDelivery {

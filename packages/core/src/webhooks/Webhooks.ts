@@ -7,14 +7,13 @@
  */
 import { Context, Effect, Layer, Option, Result } from "effect"
 import { type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
-import { type CursorBinding, type CursorIssuer, decodeCursor, encodeCursor, type Sort } from "../kernel/Cursor.ts"
+import { newestFirstLimits, newestFirstPage, type NewestFirstPageQuery } from "../kernel/NewestFirstPage.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
 import { EVENT_NAMES, type EventName, isEventName } from "./EventCatalog.ts"
 import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "../kernel/Errors.ts"
 import type { OrganizationId, WebhookId } from "../kernel/Ids.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
-import { matchAll } from "../kernel/Filter.ts"
 import { now } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import {
@@ -34,11 +33,10 @@ import {
   type WebhookRecord
 } from "./Webhook.ts"
 import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
-import { type WebhookListPosition, WebhookRepository } from "./WebhookRepository.ts"
+import { WebhookRepository } from "./WebhookRepository.ts"
 
 export const MAX_HMAC_SECRET_LENGTH = HMAC_SECRET_MAX_LENGTH
 
-export const webhookListLimits = { defaultLimit: 50, maxLimit: 250 } as const
 
 // --- input rules -------------------------------------------------------------------------------------------------
 
@@ -85,68 +83,8 @@ const checkUrl = (
 
 // --- pagination --------------------------------------------------------------------------------------------------
 
-export interface WebhookPageQuery {
-  readonly limit?: number | undefined
-  readonly cursor?: string | undefined
-}
-
-/**
- * Webhook lists page with the cursors of every other list (`Cursor.ts`): newest first by (createdAt, id), bound to
- * the organization and to the list (`scope`), so a cursor of one webhook's delivery log is refused on another's.
- */
-const webhookListSort: Sort = { field: "createdAt", direction: "desc", type: "timestamp" }
-
-const webhookListBinding = (scope: string): CursorBinding => ({
-  endpoint: scope,
-  sort: webhookListSort,
-  filter: matchAll,
-  search: undefined
-})
-
-export const encodeListCursor = (scope: string, position: WebhookListPosition, issuer: CursorIssuer): string =>
-  encodeCursor({ value: position.createdAt, id: position.id }, webhookListBinding(scope), issuer)
-
-export const decodeListCursor = (
-  scope: string,
-  token: string,
-  issuer: CursorIssuer
-): Result.Result<WebhookListPosition, InvalidRequest> =>
-  Result.flatMap(decodeCursor(token, webhookListBinding(scope), issuer), ({ value, id }) =>
-    typeof value === "string"
-      ? Result.succeed({ createdAt: value as WebhookListPosition["createdAt"], id })
-      : Result.fail(InvalidRequest.single("cursor", "is not a cursor of this list; pass `nextCursor` from the previous page unchanged")))
-
-const checkLimit = (limit: number | undefined): Result.Result<number, InvalidRequest> =>
-  limit === undefined
-    ? Result.succeed(webhookListLimits.defaultLimit)
-    : Number.isInteger(limit) && limit >= 1 && limit <= webhookListLimits.maxLimit
-    ? Result.succeed(limit)
-    : Result.fail(InvalidRequest.single("limit", `must be a whole number from 1 to ${webhookListLimits.maxLimit}`))
-
-const page = <Row extends { readonly createdAt: WebhookListPosition["createdAt"]; readonly id: string }, Out>(
-  organizationId: OrganizationId,
-  scope: string,
-  query: WebhookPageQuery,
-  fetch: (request: { after: WebhookListPosition | undefined; limit: number }) => Effect.Effect<ReadonlyArray<Row>>,
-  view: (row: Row) => Out,
-  key: CursorKey["Service"]
-): Effect.Effect<{ data: ReadonlyArray<Out>; nextCursor: string | null }, InvalidRequest> =>
-  Effect.gen(function*() {
-    const issuer: CursorIssuer = { key, organizationId }
-    const limit = yield* Effect.fromResult(checkLimit(query.limit))
-    const after = query.cursor === undefined || query.cursor === ""
-      ? undefined
-      : yield* Effect.fromResult(decodeListCursor(scope, query.cursor, issuer))
-    const rows = yield* fetch({ after, limit: limit + 1 })
-    const pageRows = rows.slice(0, limit)
-    const last = pageRows[pageRows.length - 1]
-    return {
-      data: pageRows.map(view),
-      nextCursor: rows.length > limit && last !== undefined
-        ? encodeListCursor(scope, { createdAt: last.createdAt, id: last.id }, issuer)
-        : null
-    }
-  })
+export const webhookListLimits = newestFirstLimits
+export type WebhookPageQuery = NewestFirstPageQuery
 
 // --- the service ---------------------------------------------------------------------------------------------------
 
@@ -228,7 +166,7 @@ export class Webhooks extends Context.Service<Webhooks, {
 
     const list = Effect.fn("Webhooks.list")(function*(query: WebhookPageQuery) {
       const caller = yield* requirePermission("settings:read")
-      return yield* page(caller.organizationId, "webhooks", query, (p) => repo.list(caller.organizationId, p), toWebhook, cursorKey)
+      return yield* newestFirstPage(caller.organizationId, "webhooks", query, (p) => repo.list(caller.organizationId, p), toWebhook, cursorKey)
     })
 
     const update = Effect.fn("Webhooks.update")(function*(id: WebhookId, patch: UpdateWebhook) {
@@ -273,7 +211,7 @@ export class Webhooks extends Context.Service<Webhooks, {
     const listDeliveries = Effect.fn("Webhooks.listDeliveries")(function*(id: WebhookId, query: WebhookPageQuery) {
       const caller = yield* requirePermission("settings:read")
       yield* findOwned(caller.organizationId, id)
-      return yield* page(
+      return yield* newestFirstPage(
         caller.organizationId,
         `webhooks/${id.toLowerCase()}/events`,
         query,
