@@ -47,10 +47,12 @@ describe("the OpenAPI document", () => {
     const limits = parametersNamed("limit")
     expect(limits.map((l) => l.op).sort()).toEqual([
       "GET /customers",
+      "GET /email-templates",
       "GET /product-questions",
       "GET /products",
       "GET /reviews",
       "GET /sites",
+      "GET /survey-flows",
       "GET /webhooks",
       "GET /webhooks/{id}/events"
     ])
@@ -63,6 +65,7 @@ describe("the OpenAPI document", () => {
     const sorts = parametersNamed("sort")
     expect(sorts.map((s) => s.op).sort()).toEqual([
       "GET /customers",
+      "GET /email-templates",
       "GET /product-questions",
       "GET /products",
       "GET /reviews",

@@ -20,6 +20,7 @@ import { ReviewWritesHandlers } from "./reviews/ReviewWritesHandlers.ts"
 import { ReviewsReadHandlers } from "./reviews/ReviewsReadHandlers.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
+import { AutomationHandlers } from "./setup/AutomationHandlers.ts"
 import { setupConfigLayer, SetupHandlers } from "./setup/SetupHandlers.ts"
 import { StoreRejectionResponses } from "./StoreRejections.ts"
 import { WebhookDispatcherLive, WebhookRuntime, type WebhookServerOptions } from "./webhooks/WebhookServer.ts"
@@ -53,7 +54,7 @@ export interface ApiServerOptions {
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
-  Layer.provide(ProductQuestionHandlers),
+  Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
   Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )

@@ -10,6 +10,7 @@ import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
 import { ReviewsReadApi } from "./reviews/ReviewsReadApi.ts"
 import { RequestValidation } from "./Security.ts"
+import { AutomationApi } from "./setup/AutomationApi.ts"
 import { SetupApi } from "./setup/SetupApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { WebhooksApi } from "./webhooks/WebhooksApi.ts"
@@ -19,6 +20,7 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(OrganizationApi)
   .add(ProductQuestionsApi)
   .add(SetupApi)
+  .add(AutomationApi)
   .add(WebhooksApi)
   .add(ReviewWritesApi)
   .add(SitesApi, ProductsApi, CustomersApi)

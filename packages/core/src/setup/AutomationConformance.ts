@@ -131,11 +131,11 @@ export const automationConformance: ConformanceSuite = (store) =>
         const other = yield* withSetup("Foreign")
         const before = (yield* eventsOf(org)).length
         const cases: ReadonlyArray<readonly [Parameters<ReviewAutomation["Service"]["updateSurveyFlow"]>[1]["steps"], ReadonlyArray<string>]> = [
-          [[{ type: "wait", position: 0 }], ["body.steps.0.waitSeconds"]],
-          [[{ type: "email", position: 0, waitSeconds: 5 }], ["body.steps.0.emailTemplateId", "body.steps.0.waitSeconds"]],
-          [[{ type: "wait", position: 1, waitSeconds: 5 }, { type: "wait", position: 1, waitSeconds: 6 }], ["body.steps.1.position"]],
-          [[{ type: "email", position: 0, emailTemplateId: other.request.id }], ["body.steps.0.emailTemplateId"]],
-          [[{ type: "email", position: 0, emailTemplateId: "00000000-0000-4000-8000-000000000999" as EmailTemplateId }], ["body.steps.0.emailTemplateId"]]
+          [[{ type: "wait", position: 0 }], ["body.steps[0].waitSeconds"]],
+          [[{ type: "email", position: 0, waitSeconds: 5 }], ["body.steps[0].emailTemplateId", "body.steps[0].waitSeconds"]],
+          [[{ type: "wait", position: 1, waitSeconds: 5 }, { type: "wait", position: 1, waitSeconds: 6 }], ["body.steps[1].position"]],
+          [[{ type: "email", position: 0, emailTemplateId: other.request.id }], ["body.steps[0].emailTemplateId"]],
+          [[{ type: "email", position: 0, emailTemplateId: "00000000-0000-4000-8000-000000000999" as EmailTemplateId }], ["body.steps[0].emailTemplateId"]]
         ]
         for (const [steps, paths] of cases) {
           const error = yield* Effect.flip(automation.use((a) => a.updateSurveyFlow(flow.id, { steps: steps!, name: "never" })).pipe(as(org)))

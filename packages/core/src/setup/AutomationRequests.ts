@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { BoundedArray } from "../kernel/BoundedArray.ts"
 import { EmailTemplateId } from "../kernel/Ids.ts"
+import { EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
 import { MetadataInput } from "../kernel/Metadata.ts"
 import { BoundedText, RequiredText } from "../kernel/Text.ts"
 
@@ -56,3 +57,8 @@ export const SurveyFlowPatch = Schema.Struct({
   metadata: Schema.optionalKey(MetadataInput)
 })
 export type SurveyFlowPatch = typeof SurveyFlowPatch.Type
+
+export const EmailTemplateList = Schema.Struct({ data: Schema.Array(EmailTemplate), nextCursor: Schema.NullOr(Schema.String) })
+export type EmailTemplateList = typeof EmailTemplateList.Type
+export const SurveyFlowList = Schema.Struct({ data: Schema.Array(SurveyFlow), nextCursor: Schema.NullOr(Schema.String) })
+export type SurveyFlowList = typeof SurveyFlowList.Type

@@ -20,10 +20,10 @@ export const stepIssues = (steps: ReadonlyArray<SurveyFlowStepWrite>): ReadonlyA
   steps.forEach((step, i) => {
     const shape = stepShape[step.type]
     const value = (field: "waitSeconds" | "emailTemplateId") => step[field] ?? null
-    if (value(shape.needs) === null) issues.push({ path: `body.steps.${i}.${shape.needs}`, message: `is required for a ${step.type} step` })
-    if (value(shape.refuses) !== null) issues.push({ path: `body.steps.${i}.${shape.refuses}`, message: `does not apply to a ${step.type} step; send null or omit it` })
+    if (value(shape.needs) === null) issues.push({ path: `body.steps[${i}].${shape.needs}`, message: `is required for a ${step.type} step` })
+    if (value(shape.refuses) !== null) issues.push({ path: `body.steps[${i}].${shape.refuses}`, message: `does not apply to a ${step.type} step; send null or omit it` })
     const earlier = seen.get(step.position)
-    if (earlier !== undefined) issues.push({ path: `body.steps.${i}.position`, message: `repeats the position of step ${earlier}` })
+    if (earlier !== undefined) issues.push({ path: `body.steps[${i}].position`, message: `repeats the position of step ${earlier}` })
     else seen.set(step.position, i)
   })
   return issues

@@ -120,7 +120,7 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
           if (missing.length > 0) {
             return yield* InvalidRequest.of(patch.steps.flatMap((s, i) =>
               s.type === "email" && s.emailTemplateId != null && missing.includes(s.emailTemplateId)
-                ? [{ path: `body.steps.${i}.emailTemplateId`, message: "is not an email template of this organization" }]
+                ? [{ path: `body.steps[${i}].emailTemplateId`, message: "is not an email template of this organization" }]
                 : []
             ))
           }

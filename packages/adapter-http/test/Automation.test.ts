@@ -1,0 +1,86 @@
+/**
+ * The review automation over HTTP (docs/DECISIONS.md §13): what the guided setup creates is listed, edited and deleted
+ * through `/email-templates` and `/survey-flows`, with 400s that name the field, the in-use 409, and the setup signal
+ * following `isActive`. The rules themselves are proven on every store by the core's conformance suite.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest"
+import { makeTestServer, type TestServer } from "./TestServer.ts"
+
+let server: TestServer
+let key: string
+let readOnly: string
+beforeAll(async () => {
+  server = makeTestServer()
+  key = (await server.provision()).key
+  readOnly = (await server.provision({ permissions: ["settings:read"] })).key
+})
+afterAll(() => server.dispose())
+
+const call = (method: string, path: string, body?: unknown, token = key) => server.request(method, path, { token, body })
+
+it("edits what the guided setup created, announces it, and keeps templates that flows send", async () => {
+  const setup = await call("POST", "/organization/setup/reviews", { data: { reminder: true } })
+  expect(setup.status).toBe(201)
+  const flowId: string = setup.body.surveyFlow.id
+  const [request, reminder] = setup.body.emailTemplates as Array<{ id: string; subject: string }>
+
+  const templates = await call("GET", "/email-templates?limit=1")
+  expect(templates.status).toBe(200)
+  expect(templates.body.data).toHaveLength(1)
+  const next = await call("GET", `/email-templates?limit=1&cursor=${encodeURIComponent(templates.body.nextCursor)}`)
+  expect([...templates.body.data, ...next.body.data].map((t: { id: string }) => t.id).sort()).toEqual([request!.id, reminder!.id].sort())
+
+  const edited = await call("PATCH", `/email-templates/${request!.id}`, { subject: "How did we do?" })
+  expect(edited.status).toBe(200)
+  expect(edited.body.subject).toBe("How did we do?")
+  expect((await call("GET", `/email-templates/${request!.id}`)).body.subject).toBe("How did we do?")
+
+  const inUse = await call("DELETE", `/email-templates/${reminder!.id}`)
+  expect(inUse.status).toBe(409)
+  expect(inUse.body.error.code).toBe("CONFLICT")
+  expect(inUse.body.error.message).toContain(flowId)
+
+  const off = await call("PATCH", `/survey-flows/${flowId}`, { isActive: false, steps: [{ type: "wait", position: 0, waitSeconds: 86_400 }, { type: "email", position: 1, emailTemplateId: request!.id }] })
+  expect(off.status).toBe(200)
+  expect(off.body.isActive).toBe(false)
+  expect(off.body.steps).toHaveLength(2)
+  expect((await call("GET", "/organization/setup")).body.signals.hasActiveSurveyFlow).toBe(false)
+  expect((await call("DELETE", `/email-templates/${reminder!.id}`)).status).toBe(200)
+  expect((await call("GET", `/email-templates/${reminder!.id}`)).status).toBe(404)
+
+  const deleted = await call("DELETE", `/survey-flows/${flowId}`)
+  expect(deleted.status).toBe(200)
+  expect(deleted.body.id).toBe(flowId)
+  expect((await call("GET", "/survey-flows")).body.data).toEqual([])
+})
+
+it("answers 400 naming the field for malformed edits, and changes nothing", async () => {
+  const setup = await call("POST", "/organization/setup/reviews", { data: {} })
+  const flowId: string = setup.body.surveyFlow.id
+  const cases: Array<[unknown, string]> = [
+    [{ steps: [{ type: "wait", position: 0 }] }, "body.steps[0].waitSeconds"],
+    [{ steps: [{ type: "sms", position: 0 }] }, "body.steps[0].type"],
+    [{ steps: [{ type: "wait", position: 0, waitSeconds: 31_536_001 }] }, "body.steps[0].waitSeconds"],
+    [{ steps: [{ type: "email", position: 0, emailTemplateId: "00000000-0000-4000-8000-000000000001" }] }, "body.steps[0].emailTemplateId"],
+    [{ isActive: "no" }, "body.isActive"],
+    [{ colour: "blue" }, "body.colour"]
+  ]
+  for (const [body, path] of cases) {
+    const res = await call("PATCH", `/survey-flows/${flowId}`, body)
+    expect(res.status, JSON.stringify(res.body)).toBe(400)
+    expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toContain(path)
+  }
+  expect((await call("GET", `/survey-flows/${flowId}`)).body).toEqual(setup.body.surveyFlow)
+  expect((await call("PATCH", `/email-templates/${setup.body.emailTemplates[0].id}`, { subject: "" })).status).toBe(400)
+})
+
+it("needs settings:write to change and settings:read to read", async () => {
+  const setup = await call("POST", "/organization/setup/reviews", { data: {} })
+  expect((await call("GET", "/survey-flows", undefined, readOnly)).status).toBe(200)
+  for (const [method, path] of [["DELETE", `/survey-flows/${setup.body.surveyFlow.id}`], ["PATCH", `/email-templates/${setup.body.emailTemplates[0].id}`]] as const) {
+    const denied = await call(method, path, method === "PATCH" ? { name: "x" } : undefined, readOnly)
+    expect(denied.status).toBe(403)
+    expect(denied.body.error.code).toBe("FORBIDDEN")
+  }
+  expect((await call("GET", `/survey-flows/${setup.body.surveyFlow.id}`)).status).toBe(200)
+})

@@ -1,0 +1,83 @@
+/**
+ * The review automation as editable records (docs/DECISIONS.md §13): the email templates and survey flows that the
+ * guided reviews setup creates, listed newest first, read, edited (only sent fields change) and deleted.
+ */
+import {
+  EmailTemplate,
+  EmailTemplateId,
+  EmailTemplateList,
+  EmailTemplatePatch,
+  SurveyFlow,
+  SurveyFlowId,
+  SurveyFlowList,
+  SurveyFlowPatch
+} from "@feedback/core"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { ConflictResponse, InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
+import { pageQuery } from "../ListParams.ts"
+import { requires, SecretKeyAuth } from "../Security.ts"
+
+const template = { id: EmailTemplateId }
+const flow = { id: SurveyFlowId }
+const doc = (summary: string, description: string) => OpenApi.annotations({ summary, description })
+
+export class AutomationApi extends HttpApiGroup.make("automation")
+  .add(
+    HttpApiEndpoint.get("listEmailTemplates", "/email-templates", { query: pageQuery, success: EmailTemplateList, error: InvalidRequestResponse })
+      .annotateMerge(doc("List email templates", "The organization's email templates, newest first, with a cursor to the next page."))
+      .pipe(requires("settings:read")),
+    HttpApiEndpoint.get("getEmailTemplate", "/email-templates/:id", { params: template, success: EmailTemplate, error: NotFoundResponse })
+      .annotateMerge(doc("Get an email template", "One email template by id."))
+      .pipe(requires("settings:read")),
+    HttpApiEndpoint.patch("updateEmailTemplate", "/email-templates/:id", {
+      params: template,
+      payload: EmailTemplatePatch,
+      success: EmailTemplate,
+      error: [InvalidRequestResponse, NotFoundResponse]
+    })
+      .annotateMerge(doc(
+        "Edit an email template",
+        "Changes `name`, `subject` or `body`; only sent fields change. Fires `emailTemplate.updated`, unless nothing changed."
+      ))
+      .pipe(requires("settings:write")),
+    HttpApiEndpoint.delete("deleteEmailTemplate", "/email-templates/:id", {
+      params: template,
+      success: EmailTemplate,
+      error: [NotFoundResponse, ConflictResponse]
+    })
+      .annotateMerge(doc(
+        "Delete an email template",
+        "Deletes the template and returns it as it was; fires `emailTemplate.deleted`. A template that a survey flow's step " +
+          "sends is a 409 naming the flows: change or delete those flows first."
+      ))
+      .pipe(requires("settings:write")),
+    HttpApiEndpoint.get("listSurveyFlows", "/survey-flows", { query: pageQuery, success: SurveyFlowList, error: InvalidRequestResponse })
+      .annotateMerge(doc("List survey flows", "The organization's survey flows with their steps, newest first, with a cursor to the next page."))
+      .pipe(requires("settings:read")),
+    HttpApiEndpoint.get("getSurveyFlow", "/survey-flows/:id", { params: flow, success: SurveyFlow, error: NotFoundResponse })
+      .annotateMerge(doc("Get a survey flow", "One survey flow with its steps in position order."))
+      .pipe(requires("settings:read")),
+    HttpApiEndpoint.patch("updateSurveyFlow", "/survey-flows/:id", {
+      params: flow,
+      payload: SurveyFlowPatch,
+      success: SurveyFlow,
+      error: [InvalidRequestResponse, NotFoundResponse]
+    })
+      .annotateMerge(doc(
+        "Edit a survey flow",
+        "Changes `name`, `isActive`, `triggerEvent`, `condition`, `metadata` or `steps`; only sent fields change, and " +
+          "`steps` and `metadata` are replaced wholesale. A `wait` step needs `waitSeconds` (0 to 31,536,000), an `email` " +
+          "step the `emailTemplateId` of a template of this organization; positions are distinct. Switching every flow " +
+          "off turns `hasActiveSurveyFlow` off. Fires `surveyFlow.updated`, unless nothing changed."
+      ))
+      .pipe(requires("settings:write")),
+    HttpApiEndpoint.delete("deleteSurveyFlow", "/survey-flows/:id", { params: flow, success: SurveyFlow, error: NotFoundResponse })
+      .annotateMerge(doc("Delete a survey flow", "Deletes the flow with its steps and returns it as it was; fires `surveyFlow.deleted`."))
+      .pipe(requires("settings:write"))
+  )
+  .middleware(SecretKeyAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "Review automation",
+    description: "The email templates and survey flows that send review requests: ordinary records, editable after the guided setup creates them."
+  }))
+{}
