@@ -122,6 +122,21 @@ export const MemoryProductQuestionRepository = Layer.effect(ProductQuestionRepos
         return Option.some(unowned(current) as ProductQuestionRecord)
       }),
     insertAnswer: (answer) => db.mutate(() => answers.set(answer.id, answer)),
+    findAnswer: (organizationId, questionId, answerId) =>
+      Effect.sync(() => {
+        const a = answers.get(answerId)
+        return a !== undefined && a.organizationId === organizationId && a.productQuestionId === questionId
+          ? Option.some(unowned(a) as ProductQuestionAnswer)
+          : Option.none()
+      }),
+    updateAnswer: (answer) =>
+      db.mutate(() => {
+        if (answers.get(answer.id)?.organizationId === answer.organizationId) answers.set(answer.id, answer)
+      }),
+    deleteAnswer: (organizationId, answerId) =>
+      db.mutate(() => {
+        if (answers.get(answerId)?.organizationId === organizationId) answers.delete(answerId)
+      }),
     answersOf: (organizationId, questionIds) =>
       Effect.sync(() => {
         const wanted = new Set<string>(questionIds)

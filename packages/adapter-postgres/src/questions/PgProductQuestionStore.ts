@@ -187,6 +187,21 @@ export const PgProductQuestionRepository = Layer.effect(ProductQuestionRepositor
           VALUES (${a.organizationId}, ${a.id}, ${a.productQuestionId}, ${a.body}, ${a.authorType}, ${a.authorName},
             ${a.userId}, ${a.customerId}, ${a.published}, ${a.moderatedAt}, ${a.flagged}, ${jsonb(a.flags)}::jsonb,
             ${jsonb(a.metadata)}::jsonb, ${a.createdAt}, ${a.updatedAt})`.pipe(Effect.asVoid, orDie),
+    findAnswer: (organizationId, questionId, answerId) =>
+      sql<Row>`SELECT * FROM product_question_answers
+          WHERE organization_id = ${organizationId} AND id = ${answerId} AND product_question_id = ${questionId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toAnswer)),
+        orDie
+      ),
+    updateAnswer: (a: OwnedAnswer) =>
+      sql`UPDATE product_question_answers SET body = ${a.body}, published = ${a.published}, moderated_at = ${a.moderatedAt},
+            author_name = ${a.authorName}, metadata = ${jsonb(a.metadata)}::jsonb, updated_at = ${a.updatedAt}
+          WHERE organization_id = ${a.organizationId} AND id = ${a.id}`.pipe(Effect.asVoid, orDie),
+    deleteAnswer: (organizationId, answerId) =>
+      sql`DELETE FROM product_question_answers WHERE organization_id = ${organizationId} AND id = ${answerId}`.pipe(
+        Effect.asVoid,
+        orDie
+      ),
     answersOf: (organizationId, questionIds) =>
       questionIds.length === 0
         ? Effect.succeed([])

@@ -213,6 +213,30 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/product-questions/{id}/answers/{answerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an answer
+         * @description Deletes the answer and returns it as it was; the question's counts and `answeredAt` follow. Fires `productQuestionAnswer.deleted`.
+         */
+        delete: operations["productQuestions.deleteAnswer"];
+        options?: never;
+        head?: never;
+        /**
+         * Edit an answer
+         * @description Changes `body`, `published`, `authorName` or `metadata`; only sent fields change. Publishing or hiding keeps the question's counts and `answeredAt` current; publishing the question's first published answer emails the asker, once per question. Fires `productQuestionAnswer.updated`, unless nothing changed.
+         */
+        patch: operations["productQuestions.updateAnswer"];
+        trace?: never;
+    };
     "/products": {
         parameters: {
             query?: never;
@@ -2556,6 +2580,199 @@ export interface operations {
         responses: {
             /** @description Success */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorName: string | null;
+                        authorType: string;
+                        body: string;
+                        createdAt: string;
+                        customerId: string | null;
+                        flagged: boolean;
+                        flags: {
+                            code: string;
+                            detail: string;
+                            score: number | ("Infinity" | "-Infinity" | "NaN");
+                        }[];
+                        /** Format: uuid */
+                        id: string;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        moderatedAt: string | null;
+                        /** Format: uuid */
+                        productQuestionId: string;
+                        published: boolean;
+                        updatedAt: string;
+                        userId: string | null;
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
+    "productQuestions.deleteAnswer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                answerId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorName: string | null;
+                        authorType: string;
+                        body: string;
+                        createdAt: string;
+                        customerId: string | null;
+                        flagged: boolean;
+                        flags: {
+                            code: string;
+                            detail: string;
+                            score: number | ("Infinity" | "-Infinity" | "NaN");
+                        }[];
+                        /** Format: uuid */
+                        id: string;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        moderatedAt: string | null;
+                        /** Format: uuid */
+                        productQuestionId: string;
+                        published: boolean;
+                        updatedAt: string;
+                        userId: string | null;
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
+    "productQuestions.updateAnswer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                answerId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    authorName?: string;
+                    body?: string;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    published?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };

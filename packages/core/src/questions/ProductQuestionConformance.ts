@@ -293,6 +293,61 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(events.slice(1).map((e) => e.data), [draft, first, second])
       }))
 
+    it.effect("an answer edit changes only sent fields; publishing and hiding keep counts and answeredAt current", () =>
+      Effect.gen(function*() {
+        const { org, product } = yield* setup("Edit answers")
+        const q = yield* ask(org.id, { productId: product.id })
+        const draft = yield* answer(org.id, q.id, { body: "Draft", published: false, metadata: { by: "bot" } })
+        const before = (yield* eventsOf(org.id)).length
+        yield* TestClock.adjust("1 minute")
+        const edited = yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { body: "Final text" })))
+        assert.deepStrictEqual(edited, { ...draft, body: "Final text", updatedAt: after(draft.createdAt, 60_000) })
+        const afterEdit = yield* get(org.id, q.id)
+        assert.deepStrictEqual([afterEdit.answerCount, afterEdit.publishedAnswerCount, afterEdit.answeredAt], [1, 0, null])
+        yield* TestClock.adjust("1 minute")
+        const published = yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true })))
+        assert.isTrue(published.published)
+        assert.strictEqual(published.moderatedAt, after(draft.createdAt, 120_000))
+        let current = yield* get(org.id, q.id)
+        assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [1, 1, after(draft.createdAt, 120_000)])
+        assert.deepStrictEqual(ids((yield* list(org.id, { answered: "true" })).data), [q.id])
+        // Sending what is already there changes nothing and announces nothing.
+        assert.deepStrictEqual(yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true, body: "Final text" }))), published)
+        yield* TestClock.adjust("1 minute")
+        const hidden = yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: false })))
+        current = yield* get(org.id, q.id)
+        assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [1, 0, null])
+        assert.deepStrictEqual(ids((yield* list(org.id, { answered: "true" })).data), [])
+        const events = (yield* eventsOf(org.id)).slice(before)
+        assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [
+          ["productQuestionAnswer.updated", edited],
+          ["productQuestionAnswer.updated", published],
+          ["productQuestionAnswer.updated", hidden]
+        ])
+      }))
+
+    it.effect("deleting an answer returns it, fires productQuestionAnswer.deleted and keeps the counts; other questions' answers are not found", () =>
+      Effect.gen(function*() {
+        const { org, product } = yield* setup("Delete answers")
+        const q = yield* ask(org.id, { productId: product.id })
+        const other = yield* ask(org.id, { productId: product.id, body: "Another?" })
+        const first = yield* answer(org.id, q.id)
+        const second = yield* answer(org.id, q.id, { published: false })
+        assert.deepInclude(yield* Effect.flip(as(org.id, ProductQuestions.use((p) => p.deleteAnswer(other.id, first.id)))), { _tag: "NotFound" })
+        const stranger = yield* setup("Stranger")
+        assert.deepInclude(yield* Effect.flip(as(stranger.org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, first.id, { body: "x" })))), { _tag: "NotFound" })
+        assert.deepStrictEqual(yield* as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, second.id))), second)
+        let current = yield* get(org.id, q.id)
+        assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [1, 1, first.createdAt])
+        assert.deepStrictEqual(yield* as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, first.id))), first)
+        current = yield* get(org.id, q.id)
+        assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [0, 0, null])
+        assert.deepStrictEqual((yield* as(org.id, ProductQuestions.use((p) => p.listAnswers(q.id)))).data, [])
+        const events = yield* eventsOf(org.id)
+        assert.deepStrictEqual(events.slice(-2).map((e) => [e.event, e.data]), [["productQuestionAnswer.deleted", second], ["productQuestionAnswer.deleted", first]])
+        assert.deepInclude(yield* Effect.flip(as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, first.id)))), { _tag: "NotFound" })
+      }))
+
     it.effect("answered=true lists exactly the questions with a published answer; false the others", () =>
       Effect.gen(function*() {
         const { org, product } = yield* setup()
@@ -474,6 +529,28 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         assert.strictEqual(mailer.calls.filter((m) => m.to === optedOut.askerEmail).length, 0)
         assert.isNull((yield* get(org.id, anonymous.id)).notifiedAt)
         assert.isNotNull((yield* get(org.id, anonymous.id)).answeredAt)
+      }))
+
+    it.effect("a first published answer reached by an edit emails the asker, once however often it is hidden and shown", () =>
+      Effect.gen(function*() {
+        yield* drainOthers
+        const { org, product } = yield* setup("Edit mail shop")
+        const email = unique("edit-asker")
+        const q = yield* ask(org.id, { productId: product.id, askerEmail: email })
+        const draft = yield* answer(org.id, q.id, { published: false, body: "Draft" })
+        assert.deepStrictEqual(yield* noticesOf(org.id), [])
+        yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { body: "Edited draft" })))
+        assert.deepStrictEqual(yield* noticesOf(org.id), [])
+        yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true })))
+        const notices = yield* noticesOf(org.id)
+        assert.strictEqual(notices.length, 1)
+        assert.strictEqual(notices[0]!.recipient, email)
+        assert.strictEqual(notices[0]!.productQuestionAnswerId, draft.id)
+        assert.include(notices[0]!.text, "Edited draft")
+        yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: false })))
+        yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true })))
+        yield* answer(org.id, q.id)
+        assert.strictEqual((yield* noticesOf(org.id)).length, 1)
       }))
 
     it.effect("concurrent first answers record one notice", () =>

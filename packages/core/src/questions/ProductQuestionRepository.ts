@@ -1,7 +1,7 @@
 /** Storage of product questions and their answers, and the catalog reads their use-cases need. */
 import { Context, type Effect, type Option } from "effect"
 import type { Customer, Product } from "../catalog/Catalog.ts"
-import type { CustomerId, OrganizationId, ProductId, ProductQuestionId, SiteId } from "../kernel/Ids.ts"
+import type { CustomerId, OrganizationId, ProductId, ProductQuestionAnswerId, ProductQuestionId, SiteId } from "../kernel/Ids.ts"
 import type { ListRequest, Page } from "../kernel/ListQuery.ts"
 import type { ProductQuestionAnswer, ProductQuestionRecord } from "./ProductQuestion.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
@@ -42,6 +42,15 @@ export class ProductQuestionRepository extends Context.Service<ProductQuestionRe
    */
   readonly delete: (organizationId: OrganizationId, id: ProductQuestionId) => Effect.Effect<Option.Option<ProductQuestionRecord>>
   readonly insertAnswer: (answer: OwnedAnswer) => Effect.Effect<void>
+  /** One answer of the question, or none (an answer of another question or organization is none). */
+  readonly findAnswer: (
+    organizationId: OrganizationId,
+    questionId: ProductQuestionId,
+    answerId: ProductQuestionAnswerId
+  ) => Effect.Effect<Option.Option<ProductQuestionAnswer>>
+  /** Writes every editable field of an existing answer (body, published, moderatedAt, authorName, metadata, updatedAt). */
+  readonly updateAnswer: (answer: OwnedAnswer) => Effect.Effect<void>
+  readonly deleteAnswer: (organizationId: OrganizationId, answerId: ProductQuestionAnswerId) => Effect.Effect<void>
   /** Every answer of the questions, oldest first (createdAt, then id). One query however many questions. */
   readonly answersOf: (
     organizationId: OrganizationId,

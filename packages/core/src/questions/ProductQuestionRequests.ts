@@ -63,3 +63,12 @@ export const CreateProductQuestionAnswer = Schema.Struct({
   authorName: Schema.optionalKey(PersonName)
 })
 export type CreateProductQuestionAnswer = typeof CreateProductQuestionAnswer.Type
+
+/** PATCH of an answer (docs/DECISIONS.md §13): only sent fields change; `metadata` is replaced wholesale. */
+export const UpdateProductQuestionAnswer = Schema.Struct({
+  body: Schema.optionalKey(AnswerBody),
+  published: Schema.optionalKey(Schema.Boolean),
+  metadata: Schema.optionalKey(MetadataInput),
+  authorName: Schema.optionalKey(PersonName)
+})
+export type UpdateProductQuestionAnswer = typeof UpdateProductQuestionAnswer.Type

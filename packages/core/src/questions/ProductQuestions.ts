@@ -47,10 +47,10 @@ import {
   productQuestionIncludeNames,
   type ProductQuestionRecord
 } from "./ProductQuestion.ts"
-import type { CreateProductQuestion, CreateProductQuestionAnswer, UpdateProductQuestion } from "./ProductQuestionRequests.ts"
+import type { CreateProductQuestion, CreateProductQuestionAnswer, UpdateProductQuestion, UpdateProductQuestionAnswer } from "./ProductQuestionRequests.ts"
 import { renderAnswerNotice, shouldNotifyAsker } from "./ProductQuestionNotice.ts"
 import { type AnsweredFilter, ProductQuestionRepository } from "./ProductQuestionRepository.ts"
-import { now } from "../kernel/Timestamp.ts"
+import { now, type Timestamp } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 
 export interface ProductQuestionListParams extends ListParams {
@@ -94,6 +94,21 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
   readonly createAnswer: (
     id: ProductQuestionId,
     input: CreateProductQuestionAnswer
+  ) => Effect.Effect<ProductQuestionAnswer, Forbidden | NotFound, CurrentCaller>
+  /**
+   * `PATCH /product-questions/{id}/answers/{answerId}`: only sent fields change. Publishing or hiding stamps the
+   * answer's `moderatedAt` and keeps the question's counts and `answeredAt` current; an edit that publishes the
+   * question's first published answer emails the asker like a created one (once per question, ever).
+   */
+  readonly updateAnswer: (
+    id: ProductQuestionId,
+    answerId: ProductQuestionAnswerId,
+    input: UpdateProductQuestionAnswer
+  ) => Effect.Effect<ProductQuestionAnswer, Forbidden | NotFound, CurrentCaller>
+  /** `DELETE /product-questions/{id}/answers/{answerId}`: returns the deleted answer; counts and `answeredAt` follow. */
+  readonly deleteAnswer: (
+    id: ProductQuestionId,
+    answerId: ProductQuestionAnswerId
   ) => Effect.Effect<ProductQuestionAnswer, Forbidden | NotFound, CurrentCaller>
 }>()("feedback/ProductQuestions") {
   static readonly layer = Layer.effect(ProductQuestions, Effect.gen(function*() {
@@ -281,6 +296,49 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
       }))
     })
 
+
+    /**
+     * Emails the asker when `answer` is the question's first published answer (`question` as it was before) and the
+     * asker left an address. The outbox keeps one notice per question, so the asker hears once however answers change.
+     */
+    const notifyAskerOf = (
+      organizationId: OrganizationId,
+      question: ProductQuestionRecord,
+      answer: ProductQuestionAnswer,
+      at: Timestamp,
+      knownOrganizationName?: string
+    ) =>
+      Effect.gen(function*() {
+        if (!shouldNotifyAsker(question, answer)) return
+        const organizationName = knownOrganizationName ??
+          Option.match(yield* organizations.findById(organizationId), { onNone: () => "", onSome: (o) => o.name })
+        const [product] = yield* repo.productsByIds(organizationId, [question.productId])
+        const message = renderAnswerNotice({
+          organizationName,
+          productTitle: product?.title ?? null,
+          productUrl: product?.url ?? null,
+          question,
+          answer
+        })
+        yield* emails.enqueue({
+          id: yield* nextIdFrom<EmailNoticeId>(ids),
+          organizationId,
+          productQuestionId: question.id,
+          productQuestionAnswerId: answer.id,
+          recipient: question.askerEmail!,
+          subject: message.subject,
+          text: message.text,
+          status: "pending",
+          attempts: 0,
+          nextAttemptAt: at,
+          claimedBy: null,
+          claimedAt: null,
+          error: null,
+          createdAt: at,
+          finishedAt: null
+        })
+      })
+
     const createAnswer = Effect.fn("ProductQuestions.createAnswer")(function*(
       id: ProductQuestionId,
       input: CreateProductQuestionAnswer
@@ -315,42 +373,62 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
           updatedAt: at
         }
         yield* repo.insertAnswer({ ...answer, organizationId })
-        yield* repo.update({
-          ...question,
-          organizationId,
-          answerCount: question.answerCount + 1,
-          publishedAnswerCount: question.publishedAnswerCount + (published ? 1 : 0),
-          answeredAt: question.answeredAt ?? (published ? at : null),
-          updatedAt: at
-        })
-        if (shouldNotifyAsker(question, answer)) {
-          const [product] = yield* repo.productsByIds(organizationId, [question.productId])
-          const message = renderAnswerNotice({
-            organizationName: organization.name,
-            productTitle: product?.title ?? null,
-            productUrl: product?.url ?? null,
-            question,
-            answer
-          })
-          yield* emails.enqueue({
-            id: yield* nextIdFrom<EmailNoticeId>(ids),
-            organizationId,
-            productQuestionId: id,
-            productQuestionAnswerId: answer.id,
-            recipient: question.askerEmail!,
-            subject: message.subject,
-            text: message.text,
-            status: "pending",
-            attempts: 0,
-            nextAttemptAt: at,
-            claimedBy: null,
-            claimedAt: null,
-            error: null,
-            createdAt: at,
-            finishedAt: null
-          })
-        }
+        yield* repo.update({ ...question, organizationId, ...answerCounts(question, { answers: 1, published: published ? 1 : 0 }, at) })
+        yield* notifyAskerOf(organizationId, question, answer, at, organization.name)
         yield* events.record(organizationId, "productQuestionAnswer.created", answer)
+        return answer
+      }))
+    })
+
+    const findAnswer = (organizationId: OrganizationId, id: ProductQuestionId, answerId: ProductQuestionAnswerId) =>
+      repo.findAnswer(organizationId, id, answerId).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(NotFound.of("product question answer", answerId)),
+          onSome: Effect.succeed
+        }))
+      )
+
+    const updateAnswer = Effect.fn("ProductQuestions.updateAnswer")(function*(
+      id: ProductQuestionId,
+      answerId: ProductQuestionAnswerId,
+      input: UpdateProductQuestionAnswer
+    ) {
+      const caller = yield* requirePermission("reviews:write")
+      const organizationId = caller.organizationId
+      return yield* uow.transaction(Effect.gen(function*() {
+        // The question is locked first, as by createAnswer: counts and the first-answer notice are decided once.
+        const question = yield* findQuestion(organizationId, id, true)
+        const current = yield* findAnswer(organizationId, id, answerId)
+        const next = { ...current, ...input }
+        const changed = next.body !== current.body || next.published !== current.published ||
+          next.authorName !== current.authorName || (input.metadata !== undefined && JSON.stringify(input.metadata) !== JSON.stringify(current.metadata))
+        if (!changed) return current
+        const at = yield* now
+        const answer: ProductQuestionAnswer = {
+          ...next,
+          moderatedAt: next.published === current.published ? current.moderatedAt : at,
+          updatedAt: at
+        }
+        yield* repo.updateAnswer({ ...answer, organizationId })
+        if (answer.published !== current.published) {
+          yield* repo.update({ ...question, organizationId, ...answerCounts(question, { answers: 0, published: answer.published ? 1 : -1 }, at) })
+        }
+        if (!current.published) yield* notifyAskerOf(organizationId, question, answer, at)
+        yield* events.record(organizationId, "productQuestionAnswer.updated", answer)
+        return answer
+      }))
+    })
+
+    const deleteAnswer = Effect.fn("ProductQuestions.deleteAnswer")(function*(id: ProductQuestionId, answerId: ProductQuestionAnswerId) {
+      const caller = yield* requirePermission("reviews:write")
+      const organizationId = caller.organizationId
+      return yield* uow.transaction(Effect.gen(function*() {
+        const question = yield* findQuestion(organizationId, id, true)
+        const answer = yield* findAnswer(organizationId, id, answerId)
+        const at = yield* now
+        yield* repo.deleteAnswer(organizationId, answerId)
+        yield* repo.update({ ...question, organizationId, ...answerCounts(question, { answers: -1, published: answer.published ? -1 : 0 }, at) })
+        yield* events.record(organizationId, "productQuestionAnswer.deleted", answer)
         return answer
       }))
     })
@@ -362,13 +440,33 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
       create,
       update,
       delete: deleteQuestion,
-      createAnswer
+      createAnswer,
+      updateAnswer,
+      deleteAnswer
     })
   }))
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Pure rules
+
+/**
+ * A question's counts after its answers change by `delta`. It is answered (`answeredAt` set) while at least one
+ * published answer remains, since the moment it last became so; hiding or deleting the last one clears it.
+ */
+export const answerCounts = (
+  question: Pick<ProductQuestionRecord, "answerCount" | "publishedAnswerCount" | "answeredAt">,
+  delta: { readonly answers: number; readonly published: number },
+  at: Timestamp
+): Pick<ProductQuestionRecord, "answerCount" | "publishedAnswerCount" | "answeredAt" | "updatedAt"> => {
+  const publishedAnswerCount = question.publishedAnswerCount + delta.published
+  return {
+    answerCount: question.answerCount + delta.answers,
+    publishedAnswerCount,
+    answeredAt: publishedAnswerCount === 0 ? null : question.answeredAt ?? at,
+    updatedAt: at
+  }
+}
 
 /** `answered`: `true`, `false` (as a query string or a boolean), or absent/empty for both. */
 export const parseAnswered = (raw: string | boolean | undefined): Result.Result<AnsweredFilter, InvalidRequest> =>

@@ -14,4 +14,6 @@ export const ProductQuestionHandlers = HttpApiBuilder.group(AdminApi, "productQu
     .handle("delete", ({ params }) => questions.delete(params.id))
     .handle("listAnswers", ({ params }) => questions.listAnswers(params.id))
     .handle("createAnswer", ({ params, payload }) => questions.createAnswer(params.id, payload))
+    .handle("updateAnswer", ({ params, payload }) => questions.updateAnswer(params.id, params.answerId, payload))
+    .handle("deleteAnswer", ({ params }) => questions.deleteAnswer(params.id, params.answerId))
 }))

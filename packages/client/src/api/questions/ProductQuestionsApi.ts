@@ -7,10 +7,12 @@ import {
   CreateProductQuestionAnswer,
   ProductQuestion,
   ProductQuestionAnswer,
+  ProductQuestionAnswerId,
   ProductQuestionId,
   productQuestionListEndpoint,
   ProductQuestionRecord,
-  UpdateProductQuestion
+  UpdateProductQuestion,
+  UpdateProductQuestionAnswer
 } from "@feedback/core"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
@@ -19,6 +21,7 @@ import { answeredParam, includeParam, listQuery } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
 const include = includeParam(productQuestionListEndpoint.includes)
+const answerParams = { id: ProductQuestionId, answerId: ProductQuestionAnswerId }
 
 /** The list parameters of `docs/DECISIONS.md` §4 plus `answered`. */
 export const ProductQuestionListQuery = Schema.Struct({
@@ -77,7 +80,31 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
       payload: CreateProductQuestionAnswer,
       success: ProductQuestionAnswer.pipe(HttpApiSchema.status(201)),
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(requires("reviews:write"))
+    }).pipe(requires("reviews:write")),
+    HttpApiEndpoint.patch("updateAnswer", "/product-questions/:id/answers/:answerId", {
+      params: answerParams,
+      payload: UpdateProductQuestionAnswer,
+      success: ProductQuestionAnswer,
+      error: [InvalidRequestResponse, NotFoundResponse]
+    })
+      .annotateMerge(OpenApi.annotations({
+        summary: "Edit an answer",
+        description: "Changes `body`, `published`, `authorName` or `metadata`; only sent fields change. Publishing or " +
+          "hiding keeps the question's counts and `answeredAt` current; publishing the question's first published " +
+          "answer emails the asker, once per question. Fires `productQuestionAnswer.updated`, unless nothing changed."
+      }))
+      .pipe(requires("reviews:write")),
+    HttpApiEndpoint.delete("deleteAnswer", "/product-questions/:id/answers/:answerId", {
+      params: answerParams,
+      success: ProductQuestionAnswer,
+      error: NotFoundResponse
+    })
+      .annotateMerge(OpenApi.annotations({
+        summary: "Delete an answer",
+        description: "Deletes the answer and returns it as it was; the question's counts and `answeredAt` follow. " +
+          "Fires `productQuestionAnswer.deleted`."
+      }))
+      .pipe(requires("reviews:write"))
   )
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({
