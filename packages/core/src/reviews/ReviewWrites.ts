@@ -175,6 +175,12 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
         for (const email of unseen) customers.push(newCustomer(yield* nextIdFrom<CustomerId>(ids), at, { email }))
         const created = yield* repo.ensureCustomers(organizationId, customers)
         for (const [email, id] of created) found.set(email, id)
+        // Announced like every other customer creation (docs/DECISIONS.md §13), once each, in this unit of work; an
+        // address a concurrent writer created first is that writer's customer and its event.
+        yield* events.recordAll(
+          organizationId,
+          customers.filter((c) => created.get(c.email) === c.id).map((customer) => ({ event: "customer.updated", data: customer }))
+        )
         return found
       })
 
