@@ -1,5 +1,5 @@
 /** Webhook registration over HTTP: validation, nullable secret, strict bodies, permissions, isolation. */
-import { EVENT_NAMES, HostNotResolved, HostResolver } from "@feedback/core"
+import { EVENT_NAMES, HostNotResolved, HostResolver, SERVICE_EVENT_NAMES } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeTestServer } from "./TestServer.ts"
@@ -178,7 +178,11 @@ describe("webhook registration over HTTP", () => {
     const { key } = await strict.provision({ permissions: ["settings:read"] })
     const res = await strict.request("GET", "/webhook-events", { token: key })
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ data: [...EVENT_NAMES] })
+    expect(res.body).toEqual({ data: [...EVENT_NAMES], emitted: [...SERVICE_EVENT_NAMES] })
+    // A name nobody emits here is still subscribable (a host may emit it elsewhere; the catalog is the contract).
+    const silent = EVENT_NAMES.find((n) => !SERVICE_EVENT_NAMES.includes(n))!
+    const created = await strict.request("POST", "/webhooks", { token: (await strict.provision()).key, body: { url: HOOK, events: [silent] } })
+    expect(created.status).toBe(201)
   })
 
   it("paginates newest first and refuses bad limits and cursors", async () => {

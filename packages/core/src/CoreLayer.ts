@@ -12,6 +12,7 @@ import { Reviews } from "./reviews/Reviews.ts"
 import { ReviewWrites } from "./reviews/ReviewWrites.ts"
 import { ReviewAutomation } from "./setup/ReviewAutomation.ts"
 import { Setup } from "./setup/Setup.ts"
+import { HostEvents } from "./webhooks/HostEvents.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 
 export const CoreLayer = Layer.mergeAll(
@@ -22,5 +23,6 @@ export const CoreLayer = Layer.mergeAll(
   ProductQuestions.layer,
   Setup.layer,
   ReviewAutomation.layer,
-  Webhooks.layer
+  Webhooks.layer,
+  HostEvents.layer
 )

@@ -3,7 +3,7 @@
  * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
-import { CoreLayer, type IdGenerator, type StoreServices } from "@feedback/core"
+import { CoreLayer, type EventName, HostEventNames, type IdGenerator, type StoreServices } from "@feedback/core"
 import { Layer, type Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -50,6 +50,11 @@ export interface ApiServerOptions {
    * `BackgroundWorkers` in a long-lived one; events and notices wait in the store's outboxes until then.
    */
   readonly workers?: boolean | undefined
+  /**
+   * Catalog event names the embedding host records for its own records with `HostEvents` (orders, loyalty…);
+   * `GET /webhook-events` reports them as emitted. None by default.
+   */
+  readonly hostEvents?: ReadonlyArray<EventName> | undefined
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
@@ -80,7 +85,7 @@ export const ApiRoutes = (options: ApiServerOptions) =>
     StoreRejectionResponses
   ).pipe(
     Layer.provide(CoreLayer),
-    Layer.provide([setupConfigLayer(options), WebhookRuntime(options.webhooks)])
+    Layer.provide([setupConfigLayer(options), WebhookRuntime(options.webhooks), Layer.succeed(HostEventNames, options.hostEvents ?? [])])
   )
 
 /**

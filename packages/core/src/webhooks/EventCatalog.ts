@@ -55,3 +55,35 @@ export type EventName = typeof EventName.Type
 const known: ReadonlySet<string> = new Set(EVENT_NAMES)
 
 export const isEventName = (u: unknown): u is EventName => typeof u === "string" && known.has(u)
+
+/**
+ * The names this service's own use-cases record, in catalog order. The rest of the catalog concerns records an
+ * embedding host owns (orders, loyalty, wishlists, tags…): they fire only when the host declares and records them
+ * (`HostEvents`). `test/EventCatalog.test.ts` checks this list against the names the sources record.
+ */
+export const SERVICE_EVENT_NAMES: ReadonlyArray<EventName> = EVENT_NAMES.filter((name) =>
+  [
+    "customer.updated",
+    "product.updated",
+    "product.deleted",
+    "site.created",
+    "review.created",
+    "review.updated",
+    "review.deleted",
+    "productQuestion.created",
+    "productQuestion.updated",
+    "productQuestion.deleted",
+    "productQuestionAnswer.created",
+    "productQuestionAnswer.updated",
+    "productQuestionAnswer.deleted",
+    "surveyFlow.created",
+    "surveyFlow.updated",
+    "surveyFlow.deleted",
+    "emailTemplate.created",
+    "emailTemplate.updated",
+    "emailTemplate.deleted",
+    "webhook.created",
+    "webhook.updated",
+    "webhook.deleted"
+  ].includes(name)
+)

@@ -119,5 +119,10 @@ export const WebhookDeliveryList = Schema.Struct({
 })
 export type WebhookDeliveryList = typeof WebhookDeliveryList.Type
 
-export const WebhookEventList = Schema.Struct({ data: Schema.Array(EventName) })
+/**
+ * `GET /webhook-events`: every name a webhook may subscribe to (`data`), and the names this deployment emits
+ * (`emitted`): the service's own plus those its embedding host records. A subscription to any catalog name is
+ * accepted; one to a name outside `emitted` simply never fires here.
+ */
+export const WebhookEventList = Schema.Struct({ data: Schema.Array(EventName), emitted: Schema.Array(EventName) })
 export type WebhookEventList = typeof WebhookEventList.Type

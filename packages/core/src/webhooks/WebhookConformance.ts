@@ -7,7 +7,7 @@
  * earlier tests left behind.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
 import { EventOutbox } from "../kernel/EventOutbox.ts"
@@ -31,6 +31,9 @@ import {
 } from "./WebhookDispatcher.ts"
 import { WebhookRepository } from "./WebhookRepository.ts"
 import { Webhooks } from "./Webhooks.ts"
+import { emittedEventNames, HostEventNames, HostEvents, hostEventNamesProblem } from "./HostEvents.ts"
+import { SERVICE_EVENT_NAMES } from "./EventCatalog.ts"
+import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { CreateWebhook } from "./WebhookRequests.ts"
 import { CoreLayer } from "../CoreLayer.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
@@ -77,6 +80,50 @@ const drain = Effect.gen(function*() {
 const DRAIN = "00000000-0000-4000-8000-00000000d0d0"
 
 type It = Parameters<Parameters<ReturnType<typeof layer<StoreServices | IdGenerator | HostResolver | Webhooks | Organizations, never>>>[1]>[0]
+
+/**
+ * Events of records the host owns (docs/DECISIONS.md §13): recorded in the host's unit of work (gone with it when it
+ * rolls back), fanned out to subscribed webhooks like the service's own, and reported as emitted.
+ */
+const hostEvents = (it: It) =>
+  describe("host events", () => {
+    const HostLayer = Layer.fresh(HostEvents.layer).pipe(Layer.provide(Layer.succeed(HostEventNames, ["order.updated", "loyaltyMembership.created"])))
+    const order = { id: "ord_1001", status: "fulfilled" }
+
+    it.effect("a host records its own event inside its unit of work; a rolled-back one leaves nothing", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Host events")
+        const host = yield* HostEvents
+        const uow = yield* UnitOfWork
+        yield* uow.transaction(host.record(org, "order.updated", order))
+        const failed = yield* Effect.exit(uow.transaction(Effect.andThen(host.record(org, "order.updated", { ...order, id: "ord_lost" }), Effect.fail("host write failed"))))
+        assert.isTrue(Exit.isFailure(failed))
+        const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
+        assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["order.updated", order]])
+        // Undeclared names are the host's bug, not data: a defect that records nothing.
+        const undeclared = yield* Effect.exit(host.record(org, "wishlist.created", {}))
+        assert.isTrue(Exit.isFailure(undeclared) && Cause.hasDies(undeclared.cause))
+        assert.strictEqual((yield* EventOutbox.use((o) => o.listForOrganization(org))).length, 1)
+      }).pipe(Effect.provide(HostLayer)))
+
+    it.effect("a host event reaches the webhooks subscribed to it, and only those", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Host delivery")
+        const orders = yield* Webhooks.use((w) => w.create({ url: `${HOOK}/orders`, events: ["order.updated"] })).pipe(as(org))
+        yield* Webhooks.use((w) => w.create({ url: `${HOOK}/reviews`, events: ["review.created"] })).pipe(as(org))
+        yield* HostEvents.use((h) => h.record(org, "order.updated", order)).pipe(transactional)
+        yield* drain
+        const deliveries = yield* WebhookRepository.use((r) => r.listDeliveries(org, orders.id, { after: undefined, limit: 10 }))
+        assert.deepStrictEqual(deliveries.map((d) => d.event), ["order.updated"])
+      }).pipe(Effect.provide(HostLayer)))
+
+    it("declarations are checked: unknown names and the service's own names are refused", () => {
+      assert.include(hostEventNamesProblem(["order.shipped"]) ?? "", "not in the event catalog: order.shipped")
+      assert.include(hostEventNamesProblem(["review.created"]) ?? "", "recorded by the service itself")
+      assert.isUndefined(hostEventNamesProblem(["order.updated", "wishlist.created"]))
+      assert.deepStrictEqual(emittedEventNames(["order.updated"]), [...SERVICE_EVENT_NAMES, "order.updated"])
+    })
+  })
 
 const registration = (it: It) =>
   describe("registration", () => {
@@ -481,4 +528,5 @@ export const webhookConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("webhooks", (it) => {
     registration(it)
     delivery(it)
+    hostEvents(it)
   })

@@ -10,6 +10,7 @@ import { type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { newestFirstLimits, newestFirstPage, type NewestFirstPageQuery } from "../kernel/NewestFirstPage.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
 import { EVENT_NAMES, type EventName, isEventName } from "./EventCatalog.ts"
+import { emittedEventNames, HostEventNames } from "./HostEvents.ts"
 import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "../kernel/Errors.ts"
 import type { OrganizationId, WebhookId } from "../kernel/Ids.ts"
@@ -119,6 +120,7 @@ export class Webhooks extends Context.Service<Webhooks, {
     const resolver = yield* HostResolver
     const settings = yield* CurrentWebhookSettings
     const events = makeEventRecorder(yield* EventOutbox, ids)
+    const emitted = emittedEventNames(yield* HostEventNames)
 
     const findOwned = (organizationId: OrganizationId, id: WebhookId): Effect.Effect<WebhookRecord, NotFound> =>
       repo.findById(organizationId, id).pipe(
@@ -130,7 +132,7 @@ export class Webhooks extends Context.Service<Webhooks, {
 
     const listEvents = Effect.fn("Webhooks.listEvents")(function*() {
       yield* requirePermission("settings:read")
-      return { data: EVENT_NAMES } satisfies WebhookEventList
+      return { data: EVENT_NAMES, emitted } satisfies WebhookEventList
     })
 
     const create = Effect.fn("Webhooks.create")(function*(input: CreateWebhook) {
