@@ -7,6 +7,7 @@
 import { Layer } from "effect"
 import { Catalogs } from "./catalog/Catalogs.ts"
 import { Organizations } from "./organizations/Organizations.ts"
+import { RateLimits } from "./ratelimit/RateLimits.ts"
 import { ProductQuestions } from "./questions/ProductQuestions.ts"
 import { Reviews } from "./reviews/Reviews.ts"
 import { ReviewWrites } from "./reviews/ReviewWrites.ts"
@@ -17,6 +18,7 @@ import { Webhooks } from "./webhooks/Webhooks.ts"
 
 export const CoreLayer = Layer.mergeAll(
   Organizations.layer,
+  RateLimits.layer,
   Catalogs.layer,
   Reviews.layer,
   ReviewWrites.layer,

@@ -1,5 +1,6 @@
 export * as Timestamp from "./kernel/Timestamp.ts"
 export * as TokenBucket from "./ratelimit/TokenBucket.ts"
+export * from "./ratelimit/RateLimits.ts"
 export * from "./organizations/Organizations.ts"
 export * from "./kernel/Caller.ts"
 export * as Includes from "./kernel/Includes.ts"

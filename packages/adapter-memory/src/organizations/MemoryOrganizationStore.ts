@@ -38,11 +38,11 @@ export const MemoryOrganizationRepository = Layer.effect(OrganizationRepository,
   return OrganizationRepository.of({
     insert: (organization) => db.mutate(() => organizations.set(organization.id, organization)),
     findById: (id) => Effect.sync(() => Option.fromUndefinedOr(organizations.get(id))),
-    setApiRequestsPerMinute: (id, apiRequestsPerMinute) =>
+    setPlan: (id, plan) =>
       db.mutate(() => {
         const current = organizations.get(id)
         if (current === undefined) return Option.none()
-        const updated: Organization = { ...current, plan: { ...current.plan, apiRequestsPerMinute } }
+        const updated: Organization = { ...current, plan }
         organizations.set(id, updated)
         return Option.some(updated)
       }),

@@ -12,6 +12,7 @@ import { rateLimitSpendMigration } from "./0060_rate_limit_spend.ts"
 import { instanceSecretsMigration } from "./0070_instance_secrets.ts"
 import { uniqueSecretKeyHashMigration } from "./0071_unique_secret_key_hash.ts"
 import { editableAutomationMigration } from "./0080_editable_automation.ts"
+import { loyaltyAllowancesMigration } from "./0081_loyalty_allowances.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -25,5 +26,6 @@ export const migrations: ReadonlyArray<Migration> = [
   rateLimitSpendMigration,
   instanceSecretsMigration,
   uniqueSecretKeyHashMigration,
-  editableAutomationMigration
+  editableAutomationMigration,
+  loyaltyAllowancesMigration
 ]

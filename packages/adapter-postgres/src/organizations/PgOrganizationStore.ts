@@ -29,12 +29,18 @@ interface OrganizationRow {
   readonly organizationId: string
   readonly name: string
   readonly apiRequestsPerMinute: number
+  readonly loyaltyEventsPerMinute: number | null
+  readonly loyaltyStampsPerMinute: number | null
   readonly createdAt: Date
 }
 const toOrganization = (r: OrganizationRow): Organization => ({
   id: r.organizationId as Organization["id"],
   name: r.name,
-  plan: { apiRequestsPerMinute: Number(r.apiRequestsPerMinute) },
+  plan: {
+    apiRequestsPerMinute: Number(r.apiRequestsPerMinute),
+    ...(r.loyaltyEventsPerMinute === null ? {} : { loyaltyEventsPerMinute: Number(r.loyaltyEventsPerMinute) }),
+    ...(r.loyaltyStampsPerMinute === null ? {} : { loyaltyStampsPerMinute: Number(r.loyaltyStampsPerMinute) })
+  },
   createdAt: toTimestamp(r.createdAt)
 })
 
@@ -42,15 +48,19 @@ export const PgOrganizationRepository = Layer.effect(OrganizationRepository, Eff
   const sql = yield* SqlClient.SqlClient
   return OrganizationRepository.of({
     insert: (o) =>
-      sql`INSERT INTO organizations (organization_id, name, api_requests_per_minute, created_at)
-          VALUES (${o.id}, ${o.name}, ${o.plan.apiRequestsPerMinute}, ${o.createdAt})`.pipe(Effect.asVoid, orDie),
+      sql`INSERT INTO organizations (organization_id, name, api_requests_per_minute, loyalty_events_per_minute,
+            loyalty_stamps_per_minute, created_at)
+          VALUES (${o.id}, ${o.name}, ${o.plan.apiRequestsPerMinute}, ${o.plan.loyaltyEventsPerMinute ?? null},
+            ${o.plan.loyaltyStampsPerMinute ?? null}, ${o.createdAt})`.pipe(Effect.asVoid, orDie),
     findById: (id) =>
       sql<OrganizationRow>`SELECT * FROM organizations WHERE organization_id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
         orDie
       ),
-    setApiRequestsPerMinute: (id, value) =>
-      sql<OrganizationRow>`UPDATE organizations SET api_requests_per_minute = ${value}
+    setPlan: (id, plan) =>
+      sql<OrganizationRow>`UPDATE organizations SET api_requests_per_minute = ${plan.apiRequestsPerMinute},
+            loyalty_events_per_minute = ${plan.loyaltyEventsPerMinute ?? null},
+            loyalty_stamps_per_minute = ${plan.loyaltyStampsPerMinute ?? null}
           WHERE organization_id = ${id} RETURNING *`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
         orDie

@@ -1348,6 +1348,8 @@ export interface operations {
                         name: string;
                         plan: {
                             apiRequestsPerMinute: number;
+                            loyaltyEventsPerMinute?: number;
+                            loyaltyStampsPerMinute?: number;
                         };
                     };
                 };

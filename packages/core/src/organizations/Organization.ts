@@ -8,8 +8,35 @@ export const DEFAULT_API_REQUESTS_PER_MINUTE = 600
 
 export const ApiRequestsPerMinute = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 })))
 
-export const Plan = Schema.Struct({ apiRequestsPerMinute: ApiRequestsPerMinute })
+/**
+ * The plan: `apiRequestsPerMinute` sizes the organization bucket; the loyalty allowances, present only when set,
+ * size the per-endpoint buckets of `POST /loyalty-events` and `/loyalty-stamps` (spec: Limits), which an embedding
+ * host's routes spend from through `RateLimits` (docs/DECISIONS.md §13).
+ */
+export const Plan = Schema.Struct({
+  apiRequestsPerMinute: ApiRequestsPerMinute,
+  loyaltyEventsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
+  loyaltyStampsPerMinute: Schema.optionalKey(ApiRequestsPerMinute)
+})
 export type Plan = typeof Plan.Type
+
+/** A change of plan: only sent fields change; `null` removes a loyalty allowance (its bucket's defaults apply). */
+export const PlanPatch = Schema.Struct({
+  apiRequestsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
+  loyaltyEventsPerMinute: Schema.optionalKey(Schema.NullOr(ApiRequestsPerMinute)),
+  loyaltyStampsPerMinute: Schema.optionalKey(Schema.NullOr(ApiRequestsPerMinute))
+})
+export type PlanPatch = typeof PlanPatch.Type
+
+export const applyPlanPatch = (plan: Plan, patch: PlanPatch): Plan => {
+  const next: { -readonly [K in keyof Plan]: Plan[K] } = { ...plan, apiRequestsPerMinute: patch.apiRequestsPerMinute ?? plan.apiRequestsPerMinute }
+  for (const key of ["loyaltyEventsPerMinute", "loyaltyStampsPerMinute"] as const) {
+    const value = patch[key]
+    if (value === null) delete next[key]
+    else if (value !== undefined) next[key] = value
+  }
+  return next
+}
 
 export const Organization = Schema.Struct({
   id: OrganizationId,

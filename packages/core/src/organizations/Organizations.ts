@@ -23,7 +23,7 @@ import type { Permission } from "../kernel/Permission.ts"
 import { now } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import { randomBytes } from "node:crypto"
-import { DEFAULT_API_REQUESTS_PER_MINUTE, type Organization } from "./Organization.ts"
+import { applyPlanPatch, DEFAULT_API_REQUESTS_PER_MINUTE, type Organization, type PlanPatch } from "./Organization.ts"
 import { OrganizationRepository } from "./OrganizationRepository.ts"
 import {
   generateSecretKey,
@@ -73,6 +73,8 @@ export class Organizations extends Context.Service<Organizations, {
   /** The organization, or NotFound. */
   readonly findOrganization: (id: OrganizationId) => Effect.Effect<Organization, NotFound>
   readonly setApiRequestsPerMinute: (id: OrganizationId, apiRequestsPerMinute: number) => Effect.Effect<Organization, NotFound>
+  /** The operator's change of plan (`PATCH /operator/organizations/{id}`): only sent fields change. */
+  readonly updatePlan: (id: OrganizationId, patch: PlanPatch) => Effect.Effect<Organization, NotFound>
 
   /** Issues a secret key. The answer is the only place the clear key ever appears; the store keeps its hash. */
   readonly issueSecretKey: (organizationId: OrganizationId, input: SecretKeyInput) => Effect.Effect<IssuedSecretKey, NotFound>
@@ -151,13 +153,15 @@ export class Organizations extends Context.Service<Organizations, {
       return organization
     })
 
-    const setApiRequestsPerMinute = Effect.fn("Organizations.setApiRequestsPerMinute")(
-      function*(id: OrganizationId, apiRequestsPerMinute: number) {
-        const updated = yield* organizations.setApiRequestsPerMinute(id, apiRequestsPerMinute)
-        if (Option.isNone(updated)) return yield* NotFound.of("organization", id)
-        return updated.value
-      }
-    )
+    const updatePlan = Effect.fn("Organizations.updatePlan")(function*(id: OrganizationId, patch: PlanPatch) {
+      const current = yield* organizations.findById(id)
+      if (Option.isNone(current)) return yield* NotFound.of("organization", id)
+      const updated = yield* organizations.setPlan(id, applyPlanPatch(current.value.plan, patch))
+      if (Option.isNone(updated)) return yield* NotFound.of("organization", id)
+      return updated.value
+    })
+
+    const setApiRequestsPerMinute = (id: OrganizationId, apiRequestsPerMinute: number) => updatePlan(id, { apiRequestsPerMinute })
 
     const issue = (organizationId: OrganizationId, input: SecretKeyInput, secretKey: string) =>
       uow.transaction(Effect.gen(function*() {
@@ -264,6 +268,7 @@ export class Organizations extends Context.Service<Organizations, {
       createOrganization,
       findOrganization,
       setApiRequestsPerMinute,
+      updatePlan,
       issueSecretKey,
       issueChosenSecretKey,
       revokeSecretKey,

@@ -8,7 +8,11 @@
  * processes, a database whose default isolation is REPEATABLE READ).
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Layer } from "effect"
+import { CurrentCaller, DashboardCaller, SecretKeyCaller } from "../kernel/Caller.ts"
+import type { OrganizationId, SecretKeyId, UserId } from "../kernel/Ids.ts"
+import { Organizations } from "../organizations/Organizations.ts"
+import { RateLimits } from "./RateLimits.ts"
 import { TestClock } from "effect/testing"
 import { nextId } from "../kernel/IdGenerator.ts"
 import { RateLimitStore, type SpendDecision, tooManyRequests } from "./RateLimitStore.ts"
@@ -29,7 +33,53 @@ const history = bucketsFor("POST", "/loyalty-history", { apiRequestsPerMinute: 6
 const spend = (organizationId: string, buckets: ReturnType<typeof reviews>, cost: number) =>
   RateLimitStore.use((store) => store.spend(organizationId, buckets, cost))
 
-export const rateLimitConformance: ConformanceSuite = (store) =>
+export const rateLimitConformance: ConformanceSuite = (store) => {
+  hostRouteLimits(store)
+  storeLimits(store)
+}
+
+const keyOf = (organizationId: OrganizationId) =>
+  new SecretKeyCaller({ organizationId, keyId: "00000000-0000-4000-8000-00000000000b" as SecretKeyId, permissions: new Set() })
+
+/**
+ * A host's own routes charged through `RateLimits` (docs/DECISIONS.md §13): the endpoint bucket sized by the plan's
+ * allowance, spent atomically with the organization bucket, a dashboard user unmetered.
+ */
+const hostRouteLimits: ConformanceSuite = (store) =>
+  layer(Layer.mergeAll(RateLimits.layer, Organizations.layer).pipe(Layer.provideMerge(store)), { timeout: 60_000 })("rate limits of host routes", (it) => {
+    const charge = (organizationId: OrganizationId, route: string) =>
+      RateLimits.use((r) => r.charge("POST", route)).pipe(Effect.provideService(CurrentCaller, keyOf(organizationId)))
+
+    it.effect("a plan's loyalty allowance sizes its endpoint's bucket; the organization bucket is charged with it", () =>
+      Effect.gen(function*() {
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Loyal", apiRequestsPerMinute: 1_000 }))
+        yield* Organizations.use((o) => o.updatePlan(org.id, { loyaltyStampsPerMinute: 5 }))
+        const results = yield* concurrently(8, () => Effect.exit(charge(org.id, "/loyalty-stamps")))
+        const ok = results.filter(Exit.isSuccess)
+        assert.strictEqual(ok.length, 5)
+        // Each admitted stamp also took a token of the organization's 1,000: no refusal charged either bucket.
+        const org0 = yield* RateLimitStore.use((s) => s.spend(org.id, bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 1_000 }), 1))
+        assert.deepInclude(org0, { _tag: "Admitted", remaining: 1_000 - 5 - 1 })
+        const refused = results.find(Exit.isFailure)
+        assert.isTrue(refused !== undefined && Exit.isFailure(refused) && JSON.stringify(refused.cause).includes("loyalty-stamps"))
+        // Events have the spec's default bucket (120) while the plan sets no allowance for them.
+        assert.strictEqual((yield* concurrently(130, () => Effect.exit(charge(org.id, "/loyalty-events")))).filter(Exit.isSuccess).length, 120)
+        // Removing the allowance restores the default of its bucket; the next minute refills it.
+        yield* Organizations.use((o) => o.updatePlan(org.id, { loyaltyStampsPerMinute: null }))
+        assert.isUndefined((yield* Organizations.use((o) => o.findOrganization(org.id))).plan.loyaltyStampsPerMinute)
+      }))
+
+    it.effect("an empty organization bucket refuses the host route too, and a dashboard user is never charged", () =>
+      Effect.gen(function*() {
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Tight", apiRequestsPerMinute: 2 }))
+        assert.strictEqual((yield* concurrently(3, () => Effect.exit(charge(org.id, "/loyalty-events")))).filter(Exit.isSuccess).length, 2)
+        const dashboard = new DashboardCaller({ organizationId: org.id, userId: "00000000-0000-4000-8000-00000000000c" as UserId, name: "Dana" })
+        const unmetered = yield* RateLimits.use((r) => r.charge("POST", "/loyalty-events")).pipe(Effect.provideService(CurrentCaller, dashboard))
+        assert.deepStrictEqual(unmetered, { _tag: "Unmetered" })
+      }))
+  })
+
+const storeLimits: ConformanceSuite = (store) =>
   layer(store, { timeout: 60_000 })("rate limit store", (it) => {
     it.effect("concurrent spends at one instant admit exactly the ceiling; refill is continuous up to the ceiling", () =>
       Effect.gen(function*() {

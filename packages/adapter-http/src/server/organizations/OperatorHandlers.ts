@@ -9,7 +9,7 @@ export const OperatorHandlers = HttpApiBuilder.group(OperatorApi, "operator", Ef
   return handlers
     .handle("createOrganization", ({ payload }) => organizations.createOrganization(payload))
     .handle("updateOrganization", ({ params, payload }) =>
-      organizations.setApiRequestsPerMinute(params.id, payload.apiRequestsPerMinute))
+      organizations.updatePlan(params.id, payload))
     .handle("listKeys", ({ params }) => Effect.map(organizations.listSecretKeys(params.id), (data) => ({ data })))
     .handle("issueKey", ({ params, payload }) => organizations.issueSecretKey(params.id, payload))
     .handle("revokeKey", ({ params }) => organizations.revokeSecretKey(params.id, params.keyId))

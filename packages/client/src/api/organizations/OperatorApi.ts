@@ -5,6 +5,7 @@
  */
 import {
   ApiRequestsPerMinute,
+  PlanPatch,
   BoundedArray,
   BoundedText,
   Integration,
@@ -46,7 +47,8 @@ export const CreateLoyaltyProgram = Schema.Struct({
   status: LoyaltyProgramStatus
 })
 export const CreateWishlist = Schema.Struct({ customerId: Schema.optionalKey(Schema.NullOr(CustomerId)) })
-export const UpdateOrganization = Schema.Struct({ apiRequestsPerMinute: ApiRequestsPerMinute })
+/** The plan change: only sent fields change; `null` removes a loyalty allowance. */
+export const UpdateOrganization = PlanPatch
 
 const errors = [InvalidRequestResponse, NotFoundResponse] as const
 
