@@ -7,7 +7,7 @@
 import { makeNodeHandler } from "@feedback/adapter-http/server"
 import express from "express"
 import type { Server } from "node:http"
-import { openHostStore, urlOf } from "../shared/HostStore.ts"
+import { openHostStore, runningHost } from "../shared/HostStore.ts"
 
 export const startExpressHost = async (port = Number(process.env["PORT"] ?? 4000)) => {
   const store = openHostStore()
@@ -23,15 +23,7 @@ export const startExpressHost = async (port = Number(process.env["PORT"] ?? 4000
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(port, "127.0.0.1", () => resolve(s))
   })
-  return {
-    url: urlOf(server.address()),
-    key: tenant.secretKey,
-    close: async () => {
-      await new Promise((resolve) => server.close(resolve))
-      await api.dispose()
-      await store.runtime.dispose()
-    }
-  }
+  return runningHost(server, tenant.secretKey, api, store.runtime)
 }
 
 if (import.meta.main) {

@@ -8,7 +8,7 @@
 import { serve } from "@hono/node-server"
 import { makeWebHandler } from "@feedback/adapter-http/server"
 import { Hono } from "hono"
-import { openHostStore, urlOf } from "../shared/HostStore.ts"
+import { openHostStore, runningHost } from "../shared/HostStore.ts"
 
 export const startHonoHost = async (port = Number(process.env["PORT"] ?? 4000)) => {
   const store = openHostStore()
@@ -22,15 +22,7 @@ export const startHonoHost = async (port = Number(process.env["PORT"] ?? 4000)) 
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, port, hostname: "127.0.0.1" }, () => resolve(s))
   })
-  return {
-    url: urlOf(server.address()),
-    key: tenant.secretKey,
-    close: async () => {
-      await new Promise((resolve) => server.close(resolve))
-      await api.dispose()
-      await store.runtime.dispose()
-    }
-  }
+  return runningHost(server, tenant.secretKey, api, store.runtime)
 }
 
 if (import.meta.main) {

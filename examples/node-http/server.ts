@@ -6,7 +6,7 @@
  */
 import { makeNodeHandler } from "@feedback/adapter-http/server"
 import { createServer } from "node:http"
-import { openHostStore, urlOf } from "../shared/HostStore.ts"
+import { openHostStore, runningHost } from "../shared/HostStore.ts"
 
 const PREFIX = "/api"
 
@@ -24,15 +24,7 @@ export const startNodeHttpHost = async (port = Number(process.env["PORT"] ?? 400
     res.writeHead(200, { "content-type": "text/plain" }).end("the host's own page\n")
   })
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
-  return {
-    url: urlOf(server.address()),
-    key: tenant.secretKey,
-    close: async () => {
-      await new Promise((resolve) => server.close(resolve))
-      await api.dispose()
-      await store.runtime.dispose()
-    }
-  }
+  return runningHost(server, tenant.secretKey, api, store.runtime)
 }
 
 if (import.meta.main) {

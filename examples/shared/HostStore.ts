@@ -23,3 +23,20 @@ export const openHostStore = (databaseUrl = process.env["DATABASE_URL"] ?? "memo
 
 export const urlOf = (address: ReturnType<import("node:net").Server["address"]>) =>
   `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+
+/**
+ * What an example host hands its caller: where it listens, the tenant's key, and a `close` that stops the server
+ * first (no new requests), then the API (its workers finish in-flight work), then the store.
+ */
+export const runningHost = (
+  server: import("node:net").Server,
+  key: string,
+  ...resources: ReadonlyArray<{ readonly dispose: () => Promise<void> }>
+) => ({
+  url: urlOf(server.address()),
+  key,
+  close: async () => {
+    await new Promise((resolve) => server.close(resolve))
+    for (const resource of resources) await resource.dispose()
+  }
+})
