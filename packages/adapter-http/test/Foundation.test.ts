@@ -137,6 +137,15 @@ describe("operator API", () => {
     expect((await server.operator("POST", `/organizations/${org.body.id}/wishlists`, {})).status).toBe(201)
     const patched = await server.operator("PATCH", `/organizations/${org.body.id}`, { apiRequestsPerMinute: 60 })
     expect(patched.body.plan.apiRequestsPerMinute).toBe(60)
+    // Loyalty allowances: only sent fields change, null removes one, GET /organization shows them only when set.
+    const loyal = await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyEventsPerMinute: 30, loyaltyStampsPerMinute: 10 })
+    expect(loyal.body.plan).toEqual({ apiRequestsPerMinute: 60, loyaltyEventsPerMinute: 30, loyaltyStampsPerMinute: 10 })
+    const cleared = await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyStampsPerMinute: null })
+    expect(cleared.body.plan).toEqual({ apiRequestsPerMinute: 60, loyaltyEventsPerMinute: 30 })
+    expectEnvelope(await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyEventsPerMinute: 0 }), 400, "INVALID_REQUEST")
+    const reader = await server.operator("POST", `/organizations/${org.body.id}/keys`, { permissions: ["settings:read"] })
+    const seen = await server.request("GET", "/organization", { token: reader.body.secretKey })
+    expect(seen.body.plan).toEqual({ apiRequestsPerMinute: 60, loyaltyEventsPerMinute: 30 })
   })
 })
 
