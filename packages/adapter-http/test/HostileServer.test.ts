@@ -86,6 +86,18 @@ describe.each(stores)("framework errors and the access log on %s", (_name, makeS
     expect(boom.body.error.details.requestId).toBe(boom.headers.get("x-request-id"))
   })
 
+  it("takes a caller's well-formed X-Request-Id as the request's id, in the response, the 500 body and the log; replaces any other", async () => {
+    lines.length = 0
+    const traced = await server.request("GET", "/test-boom", { headers: { "x-request-id": "client-7f3a:retry.2" } })
+    expect(traced.headers.get("x-request-id")).toBe("client-7f3a:retry.2")
+    expect(traced.body.error.details.requestId).toBe("client-7f3a:retry.2")
+    expect(lines.join("\n")).toContain(`"requestId":"client-7f3a:retry.2"`)
+    for (const hostile of ["", "x".repeat(129), "a b", "id\"},{\"level\":\"fake", "ünïcode"]) {
+      const res = await server.request("GET", "/health", { headers: { "x-request-id": hostile } })
+      expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{8}[0-9a-z]+$/)
+    }
+  })
+
   it("the access log has time, level, path and parameter names; never values or the Authorization header", async () => {
     lines.length = 0
     await server.request("GET", "/reviews?search=top-secret-term&filter=rating%20eq%205&limit=5", { token: key })

@@ -13,13 +13,8 @@
 import { errorWire } from "@feedback/core"
 import { ByteSize, Cause, Effect } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { randomBytes } from "node:crypto"
+import { nextRequestId, requestIdOf } from "./RequestIds.ts"
 import type { RouteTable } from "./RouteTable.ts"
-
-const processTag = randomBytes(4).toString("hex")
-let counter = 0
-/** Unique per process and cheap: a random process tag and a counter. */
-const nextRequestId = () => `req_${processTag}${(counter++).toString(36)}`
 
 const envelope = (status: number, code: string, message: string, details?: object, headers?: Record<string, string>) =>
   HttpServerResponse.jsonUnsafe(
@@ -161,7 +156,7 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const requestId = nextRequestId()
+    const requestId = requestIdOf(request.headers["x-request-id"])
     const started = performance.now()
     let status = 0
     const onResponse: HttpEffect.PreResponseHandler = (req, response) => {
