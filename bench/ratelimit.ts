@@ -63,7 +63,7 @@ const decisionsPerSecond = (spend: Spend, orgs: ReadonlyArray<string>, concurren
     return count / ((performance.now() - started) / 1000)
   })
 
-const noOpDecision: SpendDecision = { _tag: "Admitted", cost: 1, limit: 30_000_000, remaining: 30_000_000 }
+const noOpDecision: SpendDecision = { _tag: "Admitted", cost: 1, limit: 30_000_000, remaining: 30_000_000, fullInSeconds: 0 }
 const noOpStore: Spend = () => Effect.succeed(noOpDecision)
 const viaStore = (store: RateLimitStore["Service"]): Spend => (org) => store.spend(org, buckets, 1)
 

@@ -22,7 +22,7 @@ const options = {
 export const AlwaysAdmit = Layer.succeed(RateLimitStore, RateLimitStore.of({
   spend: (_organizationId, buckets, cost) => {
     const limit = buckets[0]?.spec.ceiling ?? 0
-    return Effect.succeed({ _tag: "Admitted", cost, limit, remaining: limit })
+    return Effect.succeed({ _tag: "Admitted", cost, limit, remaining: limit, fullInSeconds: 0 })
   }
 }))
 

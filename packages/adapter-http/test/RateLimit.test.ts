@@ -144,6 +144,9 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
     const admitted = await s.request("GET", "/organization", { token: key })
     assert.strictEqual(admitted.status, 200)
     assert.strictEqual(admitted.headers.get("x-ratelimit-remaining"), "0")
+    // The IETF fields (draft-11): a minute's policy of 600, and 0 left with 60 s until the bucket is full again.
+    assert.strictEqual(admitted.headers.get("ratelimit-policy"), `"org";q=600;w=60`)
+    assert.strictEqual(admitted.headers.get("ratelimit"), `"org";r=0;t=60`)
     // A second refills 10, no more.
     clock.advance("1 second")
     const afterSecond = await inParallel(15, 5, () => s.request("GET", "/organization", { token: key }))
@@ -200,6 +203,8 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
     // The bucket is still full: the first charged request leaves 599.
     const first = await s.request("GET", "/organization", { token: key })
     assert.strictEqual(first.headers.get("x-ratelimit-remaining"), "599")
+    // One token spent at 10 a second: full again within a second.
+    assert.strictEqual(first.headers.get("ratelimit"), `"org";r=599;t=1`)
     assert.isString(keyId)
   })
 

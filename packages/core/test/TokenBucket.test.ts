@@ -360,3 +360,27 @@ describe("spend", () => {
     expect(() => spend([{ state: undefined, spec: { ceiling: 1e12, refillPerSecond: 1 } }], 1, T0)).toThrow(RangeError)
   })
 })
+
+describe("fullInSeconds (the IETF RateLimit field's t)", () => {
+  it("is the least whole number of seconds after which every bucket is full again, with no other spending", () => {
+    fc.assert(
+      fc.property(
+        planSpec,
+        fc.array(fc.record({ afterMs: fc.integer({ min: 0, max: 5_000 }), cost: fc.integer({ min: 0, max: 50 }) }), { maxLength: 20 }),
+        ({ spec }, spends) => {
+          let state: BucketState | undefined
+          let now = T0
+          for (const { afterMs, cost } of spends) {
+            now += afterMs
+            const result = spend([{ state, spec }], cost, now)
+            if (result._tag === "Admitted") state = result.states[0]
+            const s = result.fullInSeconds[0]!
+            const level = (ms: number) => refill(state, spec, ms).tokens
+            expect(level(now + s * 1000)).toBe(spec.ceiling)
+            if (s > 0) expect(level(now + (s - 1) * 1000)).toBeLessThan(spec.ceiling)
+          }
+        }
+      )
+    )
+  })
+})

@@ -26,10 +26,18 @@ import { HttpEffect, HttpServerResponse } from "effect/http"
 import { RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
 import { guardJsonBody } from "./JsonBodyShape.ts"
 
-const rateLimitHeaders = (decision: SpendDecision): Record<string, string> => ({
+/**
+ * The rate-limit headers of a decision: the `X-RateLimit-*` pair and `Retry-After` (docs/DECISIONS.md §3), and the
+ * IETF fields (draft-ietf-httpapi-ratelimit-headers-11, §15): the policy of the organization bucket, a minute's
+ * worth of `q` tokens, and its state, `r` whole tokens left and `t` whole seconds until it is full again. The API's
+ * own routes spend from the organization bucket only, so `"org"` is the one list member.
+ */
+export const rateLimitHeaders = (decision: SpendDecision): Record<string, string> => ({
   "x-rate-limit-cost": String(decision.cost),
   "x-ratelimit-limit": String(decision.limit),
   "x-ratelimit-remaining": String(decision.remaining),
+  "ratelimit-policy": `"org";q=${decision.limit};w=60`,
+  "ratelimit": `"org";r=${decision.remaining}` + (decision.fullInSeconds === undefined ? "" : `;t=${decision.fullInSeconds}`),
   ...(decision._tag === "Refused" && decision.retryAfterSeconds !== undefined
     ? { "retry-after": String(decision.retryAfterSeconds) }
     : {})

@@ -96,6 +96,9 @@ const storeLimits: ConformanceSuite = (store) =>
             assert.deepInclude(d, { remaining: 0, retryAfterSeconds: 1, refusedBy: ORG_BUCKET_KEY, refusedByCeiling: 120 })
           }
         }
+        // Emptied, the bucket refills 2 tokens a second: full again in 60 s, which every store reports.
+        const last = yield* spend(org, buckets, 1)
+        assert.deepInclude(last, { _tag: "Refused", remaining: 0, fullInSeconds: 60 })
         yield* TestClock.adjust("1 second")
         assert.strictEqual(admitted(yield* concurrently(20, () => spend(org, buckets, 1))).length, 2)
         // Ten minutes refill the whole ceiling, and no more.
@@ -143,6 +146,7 @@ const storeLimits: ConformanceSuite = (store) =>
           cost: 10,
           limit: 5,
           remaining: 5,
+          fullInSeconds: 0,
           retryAfterSeconds: undefined,
           refusedBy: ORG_BUCKET_KEY,
           refusedByCeiling: 5

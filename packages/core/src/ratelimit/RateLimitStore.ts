@@ -18,6 +18,8 @@ export interface SpendAdmitted {
   readonly limit: number
   /** Whole tokens left in the organization bucket after the charge (`X-RateLimit-Remaining`). */
   readonly remaining: number
+  /** Whole seconds until the organization bucket is full again (the IETF `RateLimit` field's `t`). */
+  readonly fullInSeconds: number | undefined
 }
 
 export interface SpendRefused {
@@ -26,6 +28,8 @@ export interface SpendRefused {
   readonly limit: number
   /** Whole tokens in the organization bucket now; nothing was charged. */
   readonly remaining: number
+  /** Whole seconds until the organization bucket is full again. */
+  readonly fullInSeconds: number | undefined
   /** Least whole seconds (≥ 1) until the same request is affordable; `undefined` when it never is (`Retry-After`). */
   readonly retryAfterSeconds: number | undefined
   /** Key of the bucket that refused (the one never affordable, else the one to wait longest for). */
@@ -66,13 +70,15 @@ export const toSpendDecision = (
 ): SpendDecision => {
   const limit = buckets[0]?.spec.ceiling ?? 0
   const remaining = result.remaining[0] ?? 0
-  if (result._tag === "Admitted") return { _tag: "Admitted", cost, limit, remaining }
+  const fullInSeconds = result.fullInSeconds[0]
+  if (result._tag === "Admitted") return { _tag: "Admitted", cost, limit, remaining, fullInSeconds }
   const refusing = buckets[result.refusedBy]
   return {
     _tag: "Refused",
     cost,
     limit,
     remaining,
+    fullInSeconds,
     retryAfterSeconds: result.retryAfterSeconds,
     refusedBy: refusing?.key ?? "",
     refusedByCeiling: refusing?.spec.ceiling ?? 0

@@ -46,6 +46,8 @@ export interface Admitted {
   readonly states: ReadonlyArray<BucketState>
   /** Whole tokens left in each bucket after the charge (floored). */
   readonly remaining: ReadonlyArray<number>
+  /** Whole seconds (rounded up) until each bucket is full again with no other spending; undefined if it never refills. */
+  readonly fullInSeconds: ReadonlyArray<number | undefined>
 }
 
 export interface Refused {
@@ -61,6 +63,8 @@ export interface Refused {
   readonly states: ReadonlyArray<BucketState | undefined>
   /** Whole tokens available in each bucket now (floored), for `X-RateLimit-Remaining` on the 429. */
   readonly remaining: ReadonlyArray<number>
+  /** As for `Admitted`, from the unchanged levels. */
+  readonly fullInSeconds: ReadonlyArray<number | undefined>
 }
 
 export type SpendResult = Admitted | Refused
@@ -164,13 +168,22 @@ export const spend = (requests: ReadonlyArray<BucketRequest>, cost: number, nowM
     return levelAt(state, spec, now)
   })
   const remainingNow = levels.map((l) => wholeTokens(l.units))
+  // Whole seconds from `now` until a level of `units` (credited up to `atMs`) reaches the ceiling.
+  const fullIn = (spec: BucketSpec, units: number, atMs: number): number | undefined => {
+    const missing = ceilingUnits(spec) - units
+    if (missing <= 0) return 0
+    const rate = rateUnitsPerMs(spec)
+    return rate === 0 ? undefined : ceilDiv(Math.max(0, atMs - now) + ceilDiv(missing, rate), 1000)
+  }
+  const fullNow = () => levels.map((l, i) => fullIn(requests[i]!.spec, l.units, l.atMs))
 
   if (levels.every((l) => l.units >= costUnits)) {
     const after = levels.map((l) => l.units - costUnits)
     return {
       _tag: "Admitted",
       states: levels.map((l, i) => stateOf(after[i]!, l.atMs)),
-      remaining: after.map(wholeTokens)
+      remaining: after.map(wholeTokens),
+      fullInSeconds: levels.map((l, i) => fullIn(requests[i]!.spec, after[i]!, l.atMs))
     }
   }
 
@@ -183,13 +196,13 @@ export const spend = (requests: ReadonlyArray<BucketRequest>, cost: number, nowM
     const { spec } = requests[i]!
     const level = levels[i]!
     if (costUnits > ceilingUnits(spec)) {
-      return { _tag: "Refused", retryAfterSeconds: undefined, refusedBy: i, states, remaining: remainingNow }
+      return { _tag: "Refused", retryAfterSeconds: undefined, refusedBy: i, states, remaining: remainingNow, fullInSeconds: fullNow() }
     }
     const deficit = costUnits - level.units
     if (deficit <= 0) continue // affordable now, and refill only ever raises it further
     const rate = rateUnitsPerMs(spec)
     if (rate === 0) {
-      return { _tag: "Refused", retryAfterSeconds: undefined, refusedBy: i, states, remaining: remainingNow }
+      return { _tag: "Refused", retryAfterSeconds: undefined, refusedBy: i, states, remaining: remainingNow, fullInSeconds: fullNow() }
     }
     // The level stays put until `atMs` (credit already given up to then), then gains `rate` per ms; it reaches the
     // cost after exactly ⌈deficit / rate⌉ more ms. The cap cannot get in the way since cost ≤ ceiling.
@@ -205,6 +218,7 @@ export const spend = (requests: ReadonlyArray<BucketRequest>, cost: number, nowM
     retryAfterSeconds: Math.max(1, ceilDiv(longestWait, 1000)),
     refusedBy,
     states,
-    remaining: remainingNow
+    remaining: remainingNow,
+    fullInSeconds: fullNow()
   }
 }
