@@ -4,6 +4,7 @@ import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
 import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
 import { MemoryInstanceSecretRepository } from "./kernel/MemoryInstanceSecrets.ts"
+import { MemoryStoreHealth } from "./kernel/MemoryStoreHealth.ts"
 import { MemoryRateLimitStore } from "./ratelimit/MemoryRateLimitStore.ts"
 import { MemoryReviewRepository } from "./reviews/MemoryReviewStore.ts"
 import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./questions/MemoryProductQuestionStore.ts"
@@ -31,5 +32,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemorySetupStore,
   MemoryWebhookRepository,
   MemoryReviewWriteRepository,
+  MemoryStoreHealth,
   CursorKey.layerStored.pipe(Layer.provideMerge(MemoryInstanceSecretRepository))
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

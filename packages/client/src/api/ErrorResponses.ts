@@ -15,6 +15,7 @@ import {
   NotFound,
   PayloadTooLarge,
   RequestIssue,
+  StoreUnavailable,
   TooManyRequests,
   Unauthorized
 } from "@feedback/core"
@@ -92,6 +93,7 @@ export const NotFoundResponse = wire(
   (d) => ({ resource: d.resource })
 )
 export const ConflictResponse = wire(Conflict, "Conflict", NoDetails, () => undefined, () => ({}))
+export const StoreUnavailableResponse = wire(StoreUnavailable, "StoreUnavailable", NoDetails, () => undefined, () => ({}))
 export const PayloadTooLargeResponse = wire(
   PayloadTooLarge,
   "PayloadTooLarge",

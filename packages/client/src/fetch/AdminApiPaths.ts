@@ -105,6 +105,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Liveness
+         * @description 200 while the process serves requests; it does not touch the store (use `/ready` for that).
+         */
         get: operations["health"];
         put?: never;
         post?: never;
@@ -279,6 +283,26 @@ export type paths = {
         get?: never;
         put?: never;
         post: operations["products.import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description 200 when the store answers a trivial query within 2 seconds, 503 `SERVICE_UNAVAILABLE` otherwise: for load balancers and orchestrators deciding whether to send traffic here. No key needed.
+         */
+        get: operations["ready"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -580,6 +604,14 @@ export type components = {
                 details: {
                     resource: string;
                 };
+                message: string;
+            };
+        };
+        StoreUnavailableEncoded: {
+            error: {
+                /** @enum {string} */
+                code: "SERVICE_UNAVAILABLE";
+                details?: unknown;
                 message: string;
             };
         };
@@ -3410,6 +3442,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
+    ready: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description StoreUnavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreUnavailableEncoded"];
                 };
             };
         };

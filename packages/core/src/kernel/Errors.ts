@@ -124,7 +124,8 @@ export const errorWire = {
   InvalidRedaction: { status: 422, code: "INVALID_REDACTION" },
   ImportFailed: { status: 422, code: "IMPORT_FAILED" },
   TooManyRequests: { status: 429, code: "TOO_MANY_REQUESTS" },
-  Internal: { status: 500, code: "INTERNAL" }
+  Internal: { status: 500, code: "INTERNAL" },
+  StoreUnavailable: { status: 503, code: "SERVICE_UNAVAILABLE" }
 } as const
 
 export type ApiError =

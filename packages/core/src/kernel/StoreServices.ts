@@ -12,6 +12,7 @@ import type { ReviewWriteRepository } from "../reviews/ReviewWriteRepository.ts"
 import type { SecretKeyRepository } from "../organizations/SecretKeyRepository.ts"
 import type { SetupRepository } from "../setup/SetupRepository.ts"
 import type { StorefrontRecordRepository } from "../organizations/StorefrontRecordRepository.ts"
+import type { StoreHealth } from "./StoreHealth.ts"
 import type { UnitOfWork } from "./UnitOfWork.ts"
 import type { WebhookRepository } from "../webhooks/WebhookRepository.ts"
 
@@ -29,3 +30,4 @@ export type StoreServices =
   | WebhookRepository
   | ReviewWriteRepository
   | InstanceSecretRepository | CursorKey
+  | StoreHealth

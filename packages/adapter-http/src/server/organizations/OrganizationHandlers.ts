@@ -1,11 +1,15 @@
 /** Handlers of the foundation's groups: system and organization. */
-import { Organizations } from "@feedback/core"
+import { Organizations, StoreHealth } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 
-export const SystemHandlers = HttpApiBuilder.group(AdminApi, "system", (handlers) =>
-  handlers.handle("health", () => Effect.succeed({ status: "ok" as const })))
+export const SystemHandlers = HttpApiBuilder.group(AdminApi, "system", Effect.fn(function*(handlers) {
+  const store = yield* StoreHealth
+  return handlers
+    .handle("health", () => Effect.succeed({ status: "ok" as const }))
+    .handle("ready", () => Effect.as(store.check, { status: "ok" as const }))
+}))
 
 export const OrganizationHandlers = HttpApiBuilder.group(AdminApi, "organization", Effect.fn(function*(handlers) {
   const organizations = yield* Organizations

@@ -1,0 +1,40 @@
+/**
+ * The readiness check on a real server (docs/DECISIONS.md §16): it answers while the server does, and once the server
+ * is stopped under a running pool it fails as `StoreUnavailable` within its time bound rather than hanging. Needs
+ * PostgreSQL's server binaries to start a throwaway server of its own, which a run with TEST_DATABASE_URL has.
+ */
+import { StoreHealth } from "@feedback/core"
+import { Exit, ManagedRuntime } from "effect"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import { afterAll, expect, it } from "vitest"
+import { PgStoreLayer } from "../src/PgStore.ts"
+import { describeWithServer } from "./TestDatabase.ts"
+
+const script = Path.resolve(import.meta.dirname, "../../../.ci/postgres.sh")
+
+describeWithServer("readiness on a PostgreSQL server of its own", () => {
+  const dir = mkdtempSync(Path.join(tmpdir(), "fb-ready-pg-"))
+  const port = 30_000 + Math.floor(Math.random() * 10_000)
+  let runtime: ManagedRuntime.ManagedRuntime<StoreHealth, unknown> | undefined
+  afterAll(async () => {
+    await runtime?.dispose().catch(() => undefined)
+    execFileSync("bash", [script, "stop", dir])
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("answers while the server runs, and is StoreUnavailable within seconds once it stops", { timeout: 120_000 }, async () => {
+    const url = execFileSync("bash", [script, "start", dir, String(port)], { encoding: "utf8" }).trim()
+    runtime = ManagedRuntime.make(PgStoreLayer({ _tag: "Server", url, maxConnections: 2 }))
+    const check = () => runtime!.runPromiseExit(StoreHealth.use((h) => h.check))
+    expect(Exit.isSuccess(await check())).toBe(true)
+    execFileSync("bash", [script, "stop", dir])
+    const started = Date.now()
+    const down = await check()
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(Exit.isFailure(down) && JSON.stringify(down.cause).includes("StoreUnavailable")).toBe(true)
+  })
+})
+
