@@ -3,7 +3,8 @@
  * registers a webhook subscribed to `webhook.created`, so creating it is the event it receives.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import type { StoreServices } from "@feedback/core"
+import { standardWebhookSecret, type StoreServices } from "@feedback/core"
+import { Webhook as StandardWebhook } from "standardwebhooks"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -77,6 +78,40 @@ describe("webhook delivery to a real receiver", () => {
     const forged = createHmac("sha256", "wrong").update(request.raw).digest()
     expect(timingSafeEqual(given, forged)).toBe(false)
     expect(JSON.stringify(row)).not.toContain(secret)
+  })
+
+  it("sends the Standard Webhooks headers: the standardwebhooks package verifies every signed delivery, and refuses tampering", async () => {
+    const secret = "a-webhook-secret-of-32-characters!"
+    const before = requestsTo("/ok").length
+    const { row } = await deliverTo(receiver.url("/ok"), { hmacSecret: secret })
+    const request = requestsTo("/ok").slice(before)[0]!
+    const headers = {
+      "webhook-id": String(request.headers["webhook-id"]),
+      "webhook-timestamp": String(request.headers["webhook-timestamp"]),
+      "webhook-signature": String(request.headers["webhook-signature"])
+    }
+    expect(headers["webhook-id"]).toBe(row.idempotencyKey)
+    expect(Math.abs(Number(headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(60)
+    expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/)
+    // The reference implementation, configured as its users do: whsec_ + base64 of the secret.
+    const verifier = new StandardWebhook(standardWebhookSecret(secret))
+    const body = request.raw.toString("utf8")
+    expect(verifier.verify(body, headers)).toEqual(JSON.parse(body))
+    expect(() => verifier.verify(body.replace("webhook.created", "webhook.deleted"), headers)).toThrow()
+    expect(() => verifier.verify(body, { ...headers, "webhook-id": "replayed-under-another-id" })).toThrow()
+    expect(() => new StandardWebhook(standardWebhookSecret("another-secret-of-32-characters!!")).verify(body, headers)).toThrow()
+    // And by hand: HMAC over "id.timestamp.body".
+    const expected = createHmac("sha256", secret).update(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${body}`).digest("base64")
+    expect(headers["webhook-signature"]).toBe(`v1,${expected}`)
+  })
+
+  it("an unsigned webhook still gets webhook-id and webhook-timestamp, and no signature", async () => {
+    const before = requestsTo("/ok").length
+    const { row } = await deliverTo(receiver.url("/ok"))
+    const request = requestsTo("/ok").slice(before)[0]!
+    expect(request.headers["webhook-id"]).toBe(row.idempotencyKey)
+    expect(request.headers["webhook-timestamp"]).toMatch(/^\d+$/)
+    expect(request.headers["webhook-signature"]).toBeUndefined()
   })
 
   it("records a non-2xx answer as failed with its status and the first 1 KiB of the body", async () => {

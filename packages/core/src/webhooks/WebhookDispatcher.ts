@@ -20,7 +20,7 @@
  * Shutdown (closing the scope) stops claiming, lets in-flight POSTs finish (each within the timeout), then
  * retires the dispatcher's lease.
  */
-import { Cause, Context, Effect, FiberSet, Latch, type Scope, Semaphore } from "effect"
+import { Cause, Clock, Context, Effect, FiberSet, Latch, type Scope, Semaphore } from "effect"
 import type { DomainEvent } from "../kernel/EventOutbox.ts"
 import type { DomainEventId, OrganizationId, WebhookDeliveryId } from "../kernel/Ids.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
@@ -29,7 +29,7 @@ import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { WebhookDeliveryRecord, WebhookEnvelope, WebhookRecord } from "./Webhook.ts"
 import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
 import { type ClaimedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
-import { signWebhookBody } from "./WebhookSignature.ts"
+import { signWebhookBody, standardWebhookSignature } from "./WebhookSignature.ts"
 
 /** How much of a failed response's body is kept in the delivery log. */
 export const RESPONSE_EXCERPT_BYTES = 1024
@@ -85,10 +85,24 @@ export const envelopeBody = (event: DomainEvent, idempotencyKey: string): string
   return JSON.stringify(envelope)
 }
 
-export const requestHeaders = (body: string, hmacSecret: string | null): Record<string, string> => ({
+/**
+ * The headers of one attempt: the spec's `X-Webhook-Signature` over the body, and the Standard Webhooks headers
+ * (docs/DECISIONS.md §17): `webhook-id` (the delivery's idempotency key), `webhook-timestamp` (Unix seconds of this
+ * attempt) and, with a secret, `webhook-signature`.
+ */
+export const requestHeaders = (
+  body: string,
+  hmacSecret: string | null,
+  attempt: { readonly webhookId: string; readonly timestampSeconds: number }
+): Record<string, string> => ({
   "content-type": "application/json",
   "user-agent": WEBHOOK_USER_AGENT,
-  ...(hmacSecret === null ? {} : { "x-webhook-signature": signWebhookBody(body, hmacSecret) })
+  "webhook-id": attempt.webhookId,
+  "webhook-timestamp": String(attempt.timestampSeconds),
+  ...(hmacSecret === null ? {} : {
+    "x-webhook-signature": signWebhookBody(body, hmacSecret),
+    "webhook-signature": standardWebhookSignature(attempt.webhookId, attempt.timestampSeconds, body, hmacSecret)
+  })
 })
 
 /** 2xx is delivered; any other answer, a network error or a timeout is a failure, recorded as such. */
@@ -184,10 +198,11 @@ const sendClaimedWith = (
       outcome = { status: "failed", responseStatus: null, error: destination.failure.reason, durationMs: 0 }
     } else {
       const started = performance.now()
+      const timestampSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const result = yield* deps.transport.post({
         url: destination.success.url,
         address: destination.success.address,
-        headers: requestHeaders(delivery.body, claimed.hmacSecret),
+        headers: requestHeaders(delivery.body, claimed.hmacSecret, { webhookId: delivery.idempotencyKey, timestampSeconds }),
         body: delivery.body,
         timeoutMs: settings.timeoutMs
       })

@@ -41,3 +41,15 @@ export const verifyWebhookSignature = (
   const given = Buffer.from(hex, "hex")
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
+
+/**
+ * The Standard Webhooks signature (https://www.standardwebhooks.com, docs/DECISIONS.md §17): `v1,` + base64 of
+ * HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the secret's UTF-8 bytes. A receiver using a
+ * Standard Webhooks library configures `whsec_` + base64 of the secret. Binding the id and the time into the
+ * signature is what lets receivers refuse replays, which the body-only `X-Webhook-Signature` cannot.
+ */
+export const standardWebhookSignature = (webhookId: string, timestampSeconds: number, rawBody: string, secret: string): string =>
+  "v1," + createHmac("sha256", secret).update(`${webhookId}.${timestampSeconds}.${rawBody}`).digest("base64")
+
+/** The secret as a Standard Webhooks library takes it. */
+export const standardWebhookSecret = (secret: string): string => "whsec_" + Buffer.from(secret, "utf8").toString("base64")
