@@ -50,6 +50,8 @@ export const WebhookEnvelope = Schema.Struct({
   event: Schema.String,
   timestamp: Timestamp,
   idempotencyKey: Uuid,
+  /** The event this delivers: the same for a redelivery (docs/DECISIONS.md §17); a consumer dedupes on it. */
+  eventId: Uuid,
   data: Schema.Unknown
 })
 export type WebhookEnvelope = typeof WebhookEnvelope.Type

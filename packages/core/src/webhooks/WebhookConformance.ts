@@ -323,10 +323,10 @@ const delivery = (it: It) =>
         const d = r[0]!
         assert.strictEqual(d.status, "pending")
         // Top-level keys in the documented order (the data's own key order is the outbox's to keep).
-        assert.match(d.body, /^\{"event":"review\.created","timestamp":"[^"]+","idempotencyKey":"[^"]+","data":\{/)
-        assert.deepStrictEqual(JSON.parse(d.body), { event: "review.created", timestamp: d.createdAt, idempotencyKey: d.idempotencyKey, data: { id: "r1", n: 1 } })
+        assert.match(d.body, /^\{"event":"review\.created","timestamp":"[^"]+","idempotencyKey":"[^"]+","eventId":"[^"]+","data":\{/)
+        assert.deepStrictEqual(JSON.parse(d.body), { event: "review.created", timestamp: d.createdAt, idempotencyKey: d.idempotencyKey, eventId: d.eventId, data: { id: "r1", n: 1 } })
         const view = toWebhookDelivery(d)
-        assert.deepStrictEqual(view.payload, { event: "review.created", timestamp: d.createdAt, idempotencyKey: d.idempotencyKey, data: { id: "r1", n: 1 } })
+        assert.deepStrictEqual(view.payload, { event: "review.created", timestamp: d.createdAt, idempotencyKey: d.idempotencyKey, eventId: d.eventId, data: { id: "r1", n: 1 } })
         assert.deepInclude(view, { status: "pending", responseStatus: null, error: null, durationMs: null, attemptedAt: null })
         const keys = [...r, ...(yield* log(questions.id)), ...(yield* log(both.id))].map((x) => x.idempotencyKey)
         assert.strictEqual(new Set(keys).size, keys.length)

@@ -80,6 +80,7 @@ export const envelopeBody = (event: DomainEvent, idempotencyKey: string): string
     event: event.event,
     timestamp: event.occurredAt,
     idempotencyKey,
+    eventId: event.id,
     data: event.data
   }
   return JSON.stringify(envelope)
