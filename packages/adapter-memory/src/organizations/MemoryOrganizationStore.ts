@@ -13,7 +13,11 @@ import {
   SecretKeyRepository,
   StorefrontRecordRepository,
   UnitOfWork,
-  type Wishlist
+  type Wishlist,
+  isAbout,
+  redactData,
+  redactDeliveryBody,
+  type WebhookDeliveryRecord
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase, type MemoryTable } from "../kernel/MemoryDatabase.ts"
@@ -28,7 +32,23 @@ export const MemoryEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*(
     append: (event) => db.mutate(() => events.set(event.id, event)),
     appendAll: (batch) => db.mutate(() => batch.forEach((event) => events.set(event.id, event))),
     listForOrganization: (organizationId) =>
-      Effect.sync(() => [...events.values()].filter((e) => e.organizationId === organizationId))
+      Effect.sync(() => [...events.values()].filter((e) => e.organizationId === organizationId)),
+    redact: (organizationId, redaction) =>
+      db.mutate(() => {
+        const deliveries = db.table<string, WebhookDeliveryRecord>("webhook_deliveries")
+        const about = new Set<string>()
+        for (const e of events.values()) {
+          if (e.organizationId !== organizationId || !isAbout(e, redaction)) continue
+          about.add(e.id)
+          const data = redactData(e.data, redaction.fields)
+          if (data !== e.data) events.set(e.id, { ...e, data })
+        }
+        for (const d of deliveries.values()) {
+          if (d.organizationId !== organizationId || !about.has(d.eventId)) continue
+          const body = redactDeliveryBody(d.body, redaction.fields)
+          if (body !== d.body) deliveries.set(d.id, { ...d, body })
+        }
+      })
   })
 }))
 

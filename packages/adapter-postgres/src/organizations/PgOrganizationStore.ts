@@ -10,11 +10,13 @@ import {
   type SecretKeyRecord,
   SecretKeyRepository,
   StorefrontRecordRepository,
-  UnitOfWork
+  UnitOfWork,
+  redactData,
+  redactDeliveryBody
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
+import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 import type { SqlError } from "effect/sql/SqlError"
 import { dieSql, orDie } from "../kernel/SqlErrors.ts"
 
@@ -187,6 +189,30 @@ export const PgEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
           })))}::jsonb) AS (organization_id uuid, id uuid, event text, data jsonb, occurred_at timestamptz))
             WITH ORDINALITY AS e(organization_id, id, event, data, occurred_at, n)
           ORDER BY e.n`.pipe(Effect.asVoid, orDie),
+    redact: (organizationId, redaction) =>
+      Effect.gen(function*() {
+        // Few rows (the events of one record): read, rewrite in the same code as every store, write back.
+        const events = yield* sql<{ readonly id: string; readonly event: string; readonly data: unknown }>`SELECT id, event, data
+            FROM domain_events WHERE organization_id = ${organizationId} AND event LIKE ${redaction.resource + ".%"}
+              AND data ->> 'id' = ${redaction.recordId}`
+        for (const e of events) {
+          const stored = jsonValue(e.data)
+          const data = redactData(stored, redaction.fields)
+          if (data !== stored) {
+            yield* sql`UPDATE domain_events SET data = ${JSON.stringify(data)}::jsonb
+                WHERE organization_id = ${organizationId} AND id = ${e.id}`
+          }
+        }
+        if (events.length === 0) return
+        const deliveries = yield* sql<{ readonly id: string; readonly payload: string }>`SELECT id, payload FROM webhook_deliveries
+            WHERE organization_id = ${organizationId} AND event_id IN ${sql.in(events.map((e) => e.id))}`
+        for (const d of deliveries) {
+          const body = redactDeliveryBody(d.payload, redaction.fields)
+          if (body !== d.payload) {
+            yield* sql`UPDATE webhook_deliveries SET payload = ${body} WHERE organization_id = ${organizationId} AND id = ${d.id}`
+          }
+        }
+      }).pipe(orDie),
     listForOrganization: (organizationId) =>
       sql<DomainEventRow>`SELECT organization_id, id, event, data, occurred_at FROM domain_events
           WHERE organization_id = ${organizationId} ORDER BY seq`.pipe(

@@ -24,7 +24,44 @@ export class EventOutbox extends Context.Service<EventOutbox, {
   readonly appendAll: (events: ReadonlyArray<DomainEvent>) => Effect.Effect<void>
   /** Events of an organization in the order they were recorded (for tests and diagnostics). */
   readonly listForOrganization: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<DomainEvent>>
+  /**
+   * Privacy (docs/DECISIONS.md §17): sets `fields` to null in the data of the organization's events about one record
+   * (named `<resource>.*`, `data.id` = `recordId`) and in the bodies of their webhook deliveries, whose bytes stay
+   * as they were otherwise (`redactDeliveryBody`). Runs in the unit of work of the deletion that asks for it.
+   */
+  readonly redact: (organizationId: OrganizationId, redaction: Redaction) => Effect.Effect<void>
 }>()("feedback/EventOutbox") {}
+
+export interface Redaction {
+  readonly resource: string
+  readonly recordId: string
+  readonly fields: ReadonlyArray<string>
+}
+
+/** Whether an event is about the redaction's record. */
+export const isAbout = (event: { readonly event: string; readonly data: unknown }, r: Redaction): boolean =>
+  event.event.startsWith(`${r.resource}.`) && typeof event.data === "object" && event.data !== null &&
+  (event.data as { readonly id?: unknown }).id === r.recordId
+
+/** The data with each present, non-null field of `fields` set to null; the same object when there is none. */
+export const redactData = (data: unknown, fields: ReadonlyArray<string>): unknown => {
+  if (typeof data !== "object" || data === null) return data
+  const record = data as Record<string, unknown>
+  if (!fields.some((f) => record[f] !== undefined && record[f] !== null)) return data
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(record)) out[k] = fields.includes(k) && v !== undefined ? null : v
+  return out
+}
+
+/**
+ * A delivery body with its envelope's `data` redacted. Bodies are `JSON.stringify` of the envelope, so parsing and
+ * stringifying again gives the same bytes but for the redacted values (keys keep their order).
+ */
+export const redactDeliveryBody = (body: string, fields: ReadonlyArray<string>): string => {
+  const envelope = JSON.parse(body) as { data?: unknown }
+  const data = redactData(envelope.data, fields)
+  return data === envelope.data ? body : JSON.stringify({ ...envelope, data })
+}
 
 /**
  * Records domain events through one outbox with ids from one generator. A service makes it once, from the outbox

@@ -18,7 +18,10 @@ import type { ReviewImportRow } from "./ReviewRequests.ts"
 import { ReviewRepository } from "./ReviewRepository.ts"
 import { ReviewWriteRepository } from "./ReviewWriteRepository.ts"
 import { REVIEW_IMPORT_JOB, ReviewWrites } from "./ReviewWrites.ts"
-import { now, type Timestamp } from "../kernel/Timestamp.ts"
+import { fromMillis, now, type Timestamp } from "../kernel/Timestamp.ts"
+import type { WebhookRecord } from "../webhooks/Webhook.ts"
+import { fanOutOnce } from "../webhooks/WebhookDispatcher.ts"
+import { WebhookRepository } from "../webhooks/WebhookRepository.ts"
 import { freshId, makeCustomer, makeProduct, makeReview, makeSite, StoreTestKit } from "../testing/StoreTestKit.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 
@@ -303,6 +306,41 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const again = yield* Effect.flip(writes.delete(doomed.id, { reason: "spam" }).pipe(as(caller)))
         assert.strictEqual(again._tag, "NotFound")
         assert.deepStrictEqual(yield* getReview(org, kept.id), kept)
+      }))
+
+    it.effect("a customer_request deletion takes the review's words out of its events, their delivery logs and its own event", () =>
+      Effect.gen(function*() {
+        const writes = yield* ReviewWrites
+        const { org, reviews: [review, bystander], caller } = yield* seed([{ title: "My name is Ada", body: "Ada Lovelace, 12 Main St" }, { title: "Other", body: "Keep me" }])
+        // A webhook that got the review's events, so their bodies sit in its delivery log.
+        const hook: WebhookRecord = {
+          id: freshId() as WebhookRecord["id"], organizationId: org, url: "https://hooks.example.com/r", hmacSecret: null,
+          events: ["review.updated", "review.deleted"], createdAt: fromMillis(0), updatedAt: fromMillis(0)
+        }
+        yield* WebhookRepository.use((r) => r.insert(hook))
+        yield* writes.update(review!.id, { title: "My name is [redacted]" }).pipe(as(caller))
+        yield* writes.update(bystander!.id, { published: !bystander!.published }).pipe(as(caller))
+        while ((yield* fanOutOnce(1000)).events > 0) { /* fan everything out */ }
+        const logOf = () => WebhookRepository.use((r) => r.listDeliveries(org, hook.id, { after: undefined, limit: 100 }))
+        const before = yield* logOf()
+        assert.isTrue(before.some((d) => d.body.includes("Ada Lovelace")))
+
+        yield* writes.delete(review!.id, { reason: "customer_request" }).pipe(as(caller))
+        while ((yield* fanOutOnce(1000)).events > 0) { /* fan the deletion out */ }
+        const stored = JSON.stringify(yield* events(org))
+        for (const words of ["My name is", "Ada Lovelace", "12 Main St"]) assert.notInclude(stored, words)
+        const log = yield* logOf()
+        for (const d of log) for (const words of ["My name is", "Ada Lovelace"]) assert.notInclude(d.body, words)
+        const aboutReview = (yield* events(org)).filter((e) => (e.data as { id?: string }).id === review!.id)
+        assert.deepStrictEqual(aboutReview.map((e) => e.event), ["review.updated", "review.deleted"])
+        for (const e of aboutReview) assert.deepInclude(e.data, { id: review!.id, title: null, body: null, originalTitle: null, originalBody: null, rating: review!.rating })
+        // Bodies keep their bytes but for the removed words; other records' events are untouched.
+        const redactedBody = log.find((d) => d.eventId === before.find((b) => b.body.includes("Ada Lovelace"))!.eventId)!.body
+        assert.deepStrictEqual(Object.keys(JSON.parse(redactedBody)), ["event", "timestamp", "idempotencyKey", "eventId", "data"])
+        assert.include(stored, "Keep me")
+        // The deletion record holds no content, as for every reason.
+        const record = Option.getOrThrow(yield* StoreTestKit.use((f) => f.deletion(org, review!.id)))
+        assert.notInclude(JSON.stringify(record), "Ada")
       }))
 
     it.effect("a deletion with reason other keeps its note", () =>

@@ -14,7 +14,7 @@ import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { newCustomer } from "../catalog/Catalog.ts"
 import { actorId, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { Conflict, type Forbidden, type ImportFailed, InvalidRequest, type InvalidRedaction, NotFound } from "../kernel/Errors.ts"
-import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
+import { EventOutbox, makeEventRecorder, redactData } from "../kernel/EventOutbox.ts"
 import { parseFilter, parseTimestampValue, reviewFilterCatalog } from "../kernel/Filter.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { CustomerId, FileId, ImportJobId, OrganizationId, ReviewId, ReviewReplyId } from "../kernel/Ids.ts"
@@ -41,6 +41,9 @@ export const REVIEW_IMPORT_JOB = { type: "reviews", action: "create" } as const
 
 /** The review as events carry it: the API's shape without extras (any store-only fields dropped). */
 export const reviewEventData = (review: ReviewRecord): unknown => Schema.encodeSync(ReviewRecord)(review)
+
+/** What a `customer_request` deletion removes from stored events and delivery logs: the customer's own words. */
+export const REVIEW_CONTENT_FIELDS = ["title", "body", "originalTitle", "originalBody"] as const
 
 export class ReviewWrites extends Context.Service<ReviewWrites, {
   /** `PATCH /reviews/{id}`: moderate (published), redact (title/body), replace metadata. */
@@ -87,7 +90,8 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
     const organizations = yield* OrganizationRepository
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
-    const events = makeEventRecorder(yield* EventOutbox, ids)
+    const outbox = yield* EventOutbox
+    const events = makeEventRecorder(outbox, ids)
 
     const organizationName = (organizationId: OrganizationId) =>
       organizations.findById(organizationId).pipe(
@@ -127,7 +131,12 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
           deletedAt: yield* now
         })
         yield* repo.recalculateProductStats(organizationId, [review.productId])
-        yield* events.record(organizationId, "review.deleted", reviewEventData(review))
+        // A customer's request takes their words out of every stored copy: the events about the review, the
+        // delivery logs built from them, and the deletion's own event (docs/DECISIONS.md §17).
+        const privacy = request.reason === "customer_request"
+        if (privacy) yield* outbox.redact(organizationId, { resource: "review", recordId: review.id, fields: REVIEW_CONTENT_FIELDS })
+        const data = reviewEventData(review)
+        yield* events.record(organizationId, "review.deleted", privacy ? redactData(data, REVIEW_CONTENT_FIELDS) : data)
         return review
       }))
     })
