@@ -138,7 +138,7 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
         organizationId: org.id,
         url,
         events: ["review.updated"],
-        hmacSecret: "bench-secret-0123456789",
+        hmacSecret: "bench-secret-0123456789", previousHmacSecret: null, previousSecretExpiresAt: null,
         createdAt: at,
         updatedAt: at
       })

@@ -106,6 +106,45 @@ describe("webhook delivery to a real receiver", () => {
     expect(headers["webhook-signature"]).toBe(`v1,${expected}`)
   })
 
+  it("rotates the secret with an overlap: both secrets verify while it lasts; without overlap only the new one", async () => {
+    const [oldSecret, newSecret, lastSecret] = ["old-secret-0123456789abcdef", "new-secret-0123456789abcdef", "last-secret-0123456789abcdef"]
+    const { key, webhook } = await deliverTo(receiver.url("/rotating"), { hmacSecret: oldSecret, events: ["webhook.created", "webhook.updated"] })
+    const deliveryOf = async (n: number) => {
+      const got = await eventually(async () => requestsTo("/rotating").length >= n ? requestsTo("/rotating")[n - 1] : undefined, 5_000, `delivery ${n}`)
+      const headers = {
+        "webhook-id": String(got.headers["webhook-id"]),
+        "webhook-timestamp": String(got.headers["webhook-timestamp"]),
+        "webhook-signature": String(got.headers["webhook-signature"])
+      }
+      return { body: got.raw.toString("utf8"), headers, legacy: String(got.headers["x-webhook-signature"]) }
+    }
+    const verifies = (secret: string, d: Awaited<ReturnType<typeof deliveryOf>>) => {
+      try {
+        new StandardWebhook(standardWebhookSecret(secret)).verify(d.body, d.headers)
+        return true
+      } catch {
+        return false
+      }
+    }
+    // Rotating fires webhook.updated, delivered during the overlap (a day by default).
+    const rotated = await server.request("POST", `/webhooks/${webhook.id}/rotate-secret`, { token: key, body: { hmacSecret: newSecret } })
+    expect(rotated.status).toBe(200)
+    expect(rotated.body.hasSecret).toBe(true)
+    const during = await deliveryOf(2)
+    expect(during.headers["webhook-signature"].split(" ")).toHaveLength(2)
+    expect([verifies(newSecret, during), verifies(oldSecret, during), verifies(lastSecret, during)]).toEqual([true, true, false])
+    expect(during.legacy).toBe(`sha256=${createHmac("sha256", newSecret).update(during.body).digest("hex")}`)
+    // No overlap: the replaced secret stops signing at once.
+    await server.request("POST", `/webhooks/${webhook.id}/rotate-secret`, { token: key, body: { hmacSecret: lastSecret, overlapSeconds: 0 } })
+    const after = await deliveryOf(3)
+    expect([verifies(lastSecret, after), verifies(newSecret, after), verifies(oldSecret, after)]).toEqual([true, false, false])
+    // Bad input changes nothing.
+    for (const body of [{ hmacSecret: "short" }, { hmacSecret: lastSecret, overlapSeconds: 604_801 }, { overlapSeconds: 10 }]) {
+      const res = await server.request("POST", `/webhooks/${webhook.id}/rotate-secret`, { token: key, body })
+      expect(res.status).toBe(400)
+    }
+  })
+
   it("an unsigned webhook still gets webhook-id and webhook-timestamp, and no signature", async () => {
     const before = requestsTo("/ok").length
     const { row } = await deliverTo(receiver.url("/ok"))

@@ -76,7 +76,7 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
             organizationId: org.id,
             url: "https://example.com/hook",
             events: ["review.created"],
-            hmacSecret: "0123456789abcdef\u0000",
+            hmacSecret: "0123456789abcdef\u0000", previousHmacSecret: null, previousSecretExpiresAt: null,
             createdAt: at,
             updatedAt: at
           })

@@ -11,7 +11,8 @@ import {
   type WebhookDeliveryRecord,
   type WebhookListPosition,
   type WebhookRecord,
-  WebhookRepository
+  WebhookRepository,
+  previousSecretOf
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
@@ -112,7 +113,7 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
           inFlight.set(d.webhookId, busy + 1)
           const delivery: WebhookDeliveryRecord = { ...d, status: "in_flight", claimedBy: dispatcherId, attemptedAt: at }
           deliveries.set(d.id, delivery)
-          claimed.push({ delivery, url: webhook.url, hmacSecret: webhook.hmacSecret })
+          claimed.push({ delivery, url: webhook.url, hmacSecret: webhook.hmacSecret, previousSecret: previousSecretOf(webhook) })
         }
         return claimed
       }),

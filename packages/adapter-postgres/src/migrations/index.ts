@@ -13,6 +13,7 @@ import { instanceSecretsMigration } from "./0070_instance_secrets.ts"
 import { uniqueSecretKeyHashMigration } from "./0071_unique_secret_key_hash.ts"
 import { editableAutomationMigration } from "./0080_editable_automation.ts"
 import { loyaltyAllowancesMigration } from "./0081_loyalty_allowances.ts"
+import { webhookSecretRotationMigration } from "./0082_webhook_secret_rotation.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -27,5 +28,6 @@ export const migrations: ReadonlyArray<Migration> = [
   instanceSecretsMigration,
   uniqueSecretKeyHashMigration,
   editableAutomationMigration,
-  loyaltyAllowancesMigration
+  loyaltyAllowancesMigration,
+  webhookSecretRotationMigration
 ]

@@ -12,7 +12,8 @@ import {
   type WebhookDeliveryRecord,
   type WebhookListPosition,
   type WebhookRecord,
-  WebhookRepository
+  WebhookRepository,
+  previousSecretOf
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -25,6 +26,8 @@ interface WebhookRow {
   readonly url: string
   readonly events: ReadonlyArray<string>
   readonly hmacSecret: string | null
+  readonly previousHmacSecret: string | null
+  readonly previousSecretExpiresAt: Date | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }
@@ -35,6 +38,8 @@ const toWebhookRecord = (r: WebhookRow): WebhookRecord => ({
   url: r.url,
   events: r.events as WebhookRecord["events"],
   hmacSecret: r.hmacSecret,
+  previousHmacSecret: r.previousHmacSecret,
+  previousSecretExpiresAt: r.previousSecretExpiresAt === null ? null : toTimestamp(r.previousSecretExpiresAt),
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })
@@ -99,11 +104,13 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
 
   return WebhookRepository.of({
     insert: (w) =>
-      sql`INSERT INTO webhooks (organization_id, id, url, events, hmac_secret, created_at, updated_at)
+      sql`INSERT INTO webhooks (organization_id, id, url, events, hmac_secret, previous_hmac_secret,
+            previous_secret_expires_at, created_at, updated_at)
           VALUES (${w.organizationId}, ${w.id}, ${w.url}, ${eventsArray(w.events)}, ${w.hmacSecret},
-                  ${w.createdAt}, ${w.updatedAt})`.pipe(Effect.asVoid, orDie),
+                  ${w.previousHmacSecret}, ${w.previousSecretExpiresAt}, ${w.createdAt}, ${w.updatedAt})`.pipe(Effect.asVoid, orDie),
     update: (w) =>
       sql`UPDATE webhooks SET url = ${w.url}, events = ${eventsArray(w.events)}, hmac_secret = ${w.hmacSecret},
+            previous_hmac_secret = ${w.previousHmacSecret}, previous_secret_expires_at = ${w.previousSecretExpiresAt},
             updated_at = ${w.updatedAt}
           WHERE organization_id = ${w.organizationId} AND id = ${w.id}`.pipe(Effect.asVoid, orDie),
     remove: (organizationId, id) =>
@@ -182,7 +189,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
         { discard: true }
       ).pipe(orDie),
     claimDeliveries: ({ at, dispatcherId, limit, perWebhookLimit }) =>
-      sql<DeliveryRow & { url: string; hmacSecret: string | null }>`
+      sql<DeliveryRow & { url: string; hmacSecret: string | null; previousHmacSecret: string | null; previousSecretExpiresAt: Date | null }>`
           WITH in_flight AS (
             SELECT organization_id, webhook_id, count(*)::int AS n FROM webhook_deliveries
             WHERE status = 'in_flight' GROUP BY organization_id, webhook_id
@@ -206,10 +213,18 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           FROM picked p, webhooks w
           WHERE d.organization_id = p.organization_id AND d.id = p.id
             AND w.organization_id = d.organization_id AND w.id = d.webhook_id
-          RETURNING d.*, w.url, w.hmac_secret`.pipe(
+          RETURNING d.*, w.url, w.hmac_secret, w.previous_hmac_secret, w.previous_secret_expires_at`.pipe(
         Effect.map((rows) =>
           rows
-            .map((r): ClaimedDelivery => ({ delivery: toDeliveryRecord(r), url: r.url, hmacSecret: r.hmacSecret }))
+            .map((r): ClaimedDelivery => ({
+              delivery: toDeliveryRecord(r),
+              url: r.url,
+              hmacSecret: r.hmacSecret,
+              previousSecret: previousSecretOf({
+                previousHmacSecret: r.previousHmacSecret,
+                previousSecretExpiresAt: r.previousSecretExpiresAt === null ? null : toTimestamp(r.previousSecretExpiresAt)
+              })
+            }))
             .sort((a, b) => oldestFirst(a.delivery, b.delivery))
         ),
         orDie

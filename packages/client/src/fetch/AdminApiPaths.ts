@@ -541,6 +541,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description Signs with `hmacSecret` from now on. For `overlapSeconds` (default 86,400, at most 604,800) the replaced secret still signs too: `webhook-signature` carries both signatures, space-separated, so a receiver can switch secrets without rejecting a delivery. `X-Webhook-Signature` uses the new secret.
+         */
+        post: operations["webhooks.rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -5600,6 +5620,8 @@ export interface operations {
                                 data: unknown;
                                 event: string;
                                 /** Format: uuid */
+                                eventId: string;
+                                /** Format: uuid */
                                 idempotencyKey: string;
                                 timestamp: string;
                             };
@@ -5610,6 +5632,88 @@ export interface operations {
                             webhookId: string;
                         }[];
                         nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
+    "webhooks.rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    hmacSecret: string;
+                    overlapSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
+                        hasSecret: boolean;
+                        /** Format: uuid */
+                        id: string;
+                        updatedAt: string;
+                        url: string;
                     };
                 };
             };

@@ -716,7 +716,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
             organizationId: org.id,
             url: "https://hooks.example.com/questions",
             events: ["productQuestion.created", "productQuestion.updated"],
-            hmacSecret: null,
+            hmacSecret: null, previousHmacSecret: null, previousSecretExpiresAt: null,
             createdAt: webhookAt,
             updatedAt: webhookAt
           })

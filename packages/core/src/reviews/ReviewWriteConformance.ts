@@ -314,7 +314,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const { org, reviews: [review, bystander], caller } = yield* seed([{ title: "My name is Ada", body: "Ada Lovelace, 12 Main St" }, { title: "Other", body: "Keep me" }])
         // A webhook that got the review's events, so their bodies sit in its delivery log.
         const hook: WebhookRecord = {
-          id: freshId() as WebhookRecord["id"], organizationId: org, url: "https://hooks.example.com/r", hmacSecret: null,
+          id: freshId() as WebhookRecord["id"], organizationId: org, url: "https://hooks.example.com/r", hmacSecret: null, previousHmacSecret: null, previousSecretExpiresAt: null,
           events: ["review.updated", "review.deleted"], createdAt: fromMillis(0), updatedAt: fromMillis(0)
         }
         yield* WebhookRepository.use((r) => r.insert(hook))

@@ -32,9 +32,23 @@ export interface WebhookRecord {
   readonly url: string
   readonly events: ReadonlyArray<EventName>
   readonly hmacSecret: string | null
+  /**
+   * The secret a rotation replaced, still signing beside the new one until `previousSecretExpiresAt`
+   * (docs/DECISIONS.md §17); null when there is no overlap.
+   */
+  readonly previousHmacSecret: string | null
+  readonly previousSecretExpiresAt: Timestamp | null
   readonly createdAt: Timestamp
   readonly updatedAt: Timestamp
 }
+
+/** The replaced secret of a record as a claim carries it (null when none is kept). */
+export const previousSecretOf = (
+  r: Pick<WebhookRecord, "previousHmacSecret" | "previousSecretExpiresAt">
+): { readonly hmacSecret: string; readonly expiresAt: Timestamp } | null =>
+  r.previousHmacSecret === null || r.previousSecretExpiresAt === null
+    ? null
+    : { hmacSecret: r.previousHmacSecret, expiresAt: r.previousSecretExpiresAt }
 
 export const toWebhook = (r: WebhookRecord): Webhook => ({
   id: r.id,

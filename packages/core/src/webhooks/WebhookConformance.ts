@@ -7,7 +7,7 @@
  * earlier tests left behind.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Clock, Effect, Exit, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
 import { EventOutbox } from "../kernel/EventOutbox.ts"
@@ -124,6 +124,30 @@ const hostEvents = (it: It) =>
       assert.deepStrictEqual(emittedEventNames(["order.updated"]), [...SERVICE_EVENT_NAMES, "order.updated"])
     })
   })
+
+/** Secret rotation (docs/DECISIONS.md §17): what the store keeps and what a claim hands the dispatcher. */
+const rotation = (it: It) =>
+  it.effect("a rotation keeps the replaced secret until the overlap ends; a PATCH of the secret or no overlap keeps none", () =>
+    Effect.gen(function*() {
+      yield* drain
+      const org = yield* newOrganization("Rotation")
+      const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"], hmacSecret: "first-secret-0123456789" })).pipe(as(org))
+      const rotatedAt = yield* Clock.currentTimeMillis
+      yield* Webhooks.use((w) => w.rotateSecret(hook.id, { hmacSecret: "second-secret-0123456789", overlapSeconds: 3_600 })).pipe(as(org))
+      const repo = yield* WebhookRepository
+      const stored = Option.getOrThrow(yield* repo.findById(org, hook.id))
+      assert.deepInclude(stored, { hmacSecret: "second-secret-0123456789", previousHmacSecret: "first-secret-0123456789", previousSecretExpiresAt: fromMillis(rotatedAt + 3_600_000) })
+      yield* transactional(recordEvent(org, "review.created", { id: "r" }))
+      yield* fanOutOnce(1000)
+      const [claim] = yield* repo.claimDeliveries({ dispatcherId: "00000000-0000-4000-8000-0000000000e1", at: fromMillis(rotatedAt), limit: 10, perWebhookLimit: 10 })
+      assert.deepStrictEqual([claim!.hmacSecret, claim!.previousSecret], ["second-secret-0123456789", { hmacSecret: "first-secret-0123456789", expiresAt: fromMillis(rotatedAt + 3_600_000) }])
+      yield* Webhooks.use((w) => w.update(hook.id, { hmacSecret: "third-secret-0123456789" })).pipe(as(org))
+      assert.deepInclude(Option.getOrThrow(yield* repo.findById(org, hook.id)), { previousHmacSecret: null, previousSecretExpiresAt: null })
+      yield* Webhooks.use((w) => w.rotateSecret(hook.id, { hmacSecret: "fourth-secret-0123456789", overlapSeconds: 0 })).pipe(as(org))
+      assert.deepInclude(Option.getOrThrow(yield* repo.findById(org, hook.id)), { hmacSecret: "fourth-secret-0123456789", previousHmacSecret: null })
+      const missing = yield* Effect.flip(Webhooks.use((w) => w.rotateSecret("00000000-0000-4000-8000-000000000000" as WebhookId, { hmacSecret: "fifth-secret-0123456789" })).pipe(as(org)))
+      assert.strictEqual(missing._tag, "NotFound")
+    }))
 
 const registration = (it: It) =>
   describe("registration", () => {
@@ -529,4 +553,5 @@ export const webhookConformance: ConformanceSuite = (store) =>
     registration(it)
     delivery(it)
     hostEvents(it)
+    rotation(it)
   })

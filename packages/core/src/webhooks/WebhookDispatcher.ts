@@ -94,17 +94,25 @@ export const envelopeBody = (event: DomainEvent, idempotencyKey: string): string
 export const requestHeaders = (
   body: string,
   hmacSecret: string | null,
-  attempt: { readonly webhookId: string; readonly timestampSeconds: number }
-): Record<string, string> => ({
-  "content-type": "application/json",
-  "user-agent": WEBHOOK_USER_AGENT,
-  "webhook-id": attempt.webhookId,
-  "webhook-timestamp": String(attempt.timestampSeconds),
-  ...(hmacSecret === null ? {} : {
-    "x-webhook-signature": signWebhookBody(body, hmacSecret),
-    "webhook-signature": standardWebhookSignature(attempt.webhookId, attempt.timestampSeconds, body, hmacSecret)
-  })
-})
+  attempt: {
+    readonly webhookId: string
+    readonly timestampSeconds: number
+    /** A rotation's replaced secret while its overlap lasts: `webhook-signature` then carries both (§17). */
+    readonly previousSecret?: string | undefined
+  }
+): Record<string, string> => {
+  const sign = (secret: string) => standardWebhookSignature(attempt.webhookId, attempt.timestampSeconds, body, secret)
+  return {
+    "content-type": "application/json",
+    "user-agent": WEBHOOK_USER_AGENT,
+    "webhook-id": attempt.webhookId,
+    "webhook-timestamp": String(attempt.timestampSeconds),
+    ...(hmacSecret === null ? {} : {
+      "x-webhook-signature": signWebhookBody(body, hmacSecret),
+      "webhook-signature": attempt.previousSecret === undefined ? sign(hmacSecret) : `${sign(hmacSecret)} ${sign(attempt.previousSecret)}`
+    })
+  }
+}
 
 /** 2xx is delivered; any other answer, a network error or a timeout is a failure, recorded as such. */
 export const outcomeOf = (result: TransportResult, durationMs: number, timeoutMs: number): DeliveryOutcome => {
@@ -199,11 +207,16 @@ const sendClaimedWith = (
       outcome = { status: "failed", responseStatus: null, error: destination.failure.reason, durationMs: 0 }
     } else {
       const started = performance.now()
-      const timestampSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+      const nowMs = yield* Clock.currentTimeMillis
+      const previous = claimed.previousSecret
       const result = yield* deps.transport.post({
         url: destination.success.url,
         address: destination.success.address,
-        headers: requestHeaders(delivery.body, claimed.hmacSecret, { webhookId: delivery.idempotencyKey, timestampSeconds }),
+        headers: requestHeaders(delivery.body, claimed.hmacSecret, {
+          webhookId: delivery.idempotencyKey,
+          timestampSeconds: Math.floor(nowMs / 1000),
+          previousSecret: previous !== null && toMillis(previous.expiresAt) > nowMs ? previous.hmacSecret : undefined
+        }),
         body: delivery.body,
         timeoutMs: settings.timeoutMs
       })

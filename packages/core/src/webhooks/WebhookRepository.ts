@@ -24,6 +24,8 @@ export interface ClaimedDelivery {
   readonly delivery: WebhookDeliveryRecord
   readonly url: string
   readonly hmacSecret: string | null
+  /** The replaced secret while a rotation's overlap may still be running; the dispatcher checks the time. */
+  readonly previousSecret: { readonly hmacSecret: string; readonly expiresAt: Timestamp } | null
 }
 
 export interface ClaimRequest {

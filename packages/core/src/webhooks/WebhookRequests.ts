@@ -43,3 +43,14 @@ export const UpdateWebhook = Schema.Struct({
   hmacSecret: Schema.optionalKey(Schema.NullOr(HmacSecret))
 })
 export type UpdateWebhook = typeof UpdateWebhook.Type
+
+/** Longest overlap of a rotation: a week (docs/DECISIONS.md §17). */
+export const MAX_ROTATION_OVERLAP_SECONDS = 604_800
+export const DEFAULT_ROTATION_OVERLAP_SECONDS = 86_400
+
+/** `POST /webhooks/{id}/rotate-secret`: the new secret, and how long the replaced one still signs beside it. */
+export const RotateWebhookSecret = Schema.Struct({
+  hmacSecret: HmacSecret,
+  overlapSeconds: Schema.optionalKey(Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: MAX_ROTATION_OVERLAP_SECONDS }))))
+})
+export type RotateWebhookSecret = typeof RotateWebhookSecret.Type

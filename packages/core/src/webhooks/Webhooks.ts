@@ -15,13 +15,15 @@ import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "../kernel/Errors.ts"
 import type { OrganizationId, WebhookId } from "../kernel/Ids.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
-import { now } from "../kernel/Timestamp.ts"
+import { fromMillis, now, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import {
   type CreateWebhook,
   HMAC_SECRET_MAX_LENGTH,
   hmacSecretProblem,
+  DEFAULT_ROTATION_OVERLAP_SECONDS,
   MAX_SUBSCRIBED_EVENTS,
+  type RotateWebhookSecret,
   type UpdateWebhook
 } from "./WebhookRequests.ts"
 import {
@@ -102,6 +104,14 @@ export class Webhooks extends Context.Service<Webhooks, {
   ) => Effect.Effect<Webhook, Forbidden | InvalidRequest | NotFound, CurrentCaller>
   /** Deletes the webhook with its delivery log; its pending deliveries are never sent. Returns it as it was. */
   readonly delete: (id: WebhookId) => Effect.Effect<Webhook, Forbidden | NotFound, CurrentCaller>
+  /**
+   * `POST /webhooks/{id}/rotate-secret`: the new secret signs from now on; the replaced one still signs beside it
+   * in `webhook-signature` for `overlapSeconds` (default a day), so receivers can switch without losing a delivery.
+   */
+  readonly rotateSecret: (
+    id: WebhookId,
+    input: RotateWebhookSecret
+  ) => Effect.Effect<Webhook, Forbidden | InvalidRequest | NotFound, CurrentCaller>
   /** `GET /webhooks/{id}/events`: the webhook's deliveries, newest first. */
   readonly listDeliveries: (
     id: WebhookId,
@@ -151,6 +161,8 @@ export class Webhooks extends Context.Service<Webhooks, {
           url,
           events: subscribed,
           hmacSecret,
+          previousHmacSecret: null,
+          previousSecretExpiresAt: null,
           createdAt: at,
           updatedAt: at
         }
@@ -186,7 +198,8 @@ export class Webhooks extends Context.Service<Webhooks, {
           ...current,
           ...(url === undefined ? {} : { url }),
           ...(subscribed === undefined ? {} : { events: subscribed }),
-          ...(hmacSecret === undefined ? {} : { hmacSecret })
+          // A PATCH replaces the secret at once (a rotation with overlap is POST …/rotate-secret).
+          ...(hmacSecret === undefined ? {} : { hmacSecret, previousHmacSecret: null, previousSecretExpiresAt: null })
         }
         const changed = next.url !== current.url || next.hmacSecret !== current.hmacSecret ||
           next.events.length !== current.events.length || next.events.some((e, i) => e !== current.events[i])
@@ -223,6 +236,28 @@ export class Webhooks extends Context.Service<Webhooks, {
       )
     })
 
-    return Webhooks.of({ listEvents, create, get, list, update, delete: remove, listDeliveries })
+    const rotateSecret = Effect.fn("Webhooks.rotateSecret")(function*(id: WebhookId, input: RotateWebhookSecret) {
+      const caller = yield* requirePermission("settings:write")
+      const secret = yield* Effect.fromResult(checkWebhookSecret(input.hmacSecret))
+      const overlapSeconds = input.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS
+      return yield* uow.transaction(Effect.gen(function*() {
+        const current = yield* findOwned(caller.organizationId, id)
+        const at = yield* now
+        const keepsOld = current.hmacSecret !== null && current.hmacSecret !== secret && overlapSeconds > 0
+        const updated: WebhookRecord = {
+          ...current,
+          hmacSecret: secret,
+          previousHmacSecret: keepsOld ? current.hmacSecret : null,
+          previousSecretExpiresAt: keepsOld ? fromMillis(toMillis(at) + overlapSeconds * 1000) : null,
+          updatedAt: at
+        }
+        yield* repo.update(updated)
+        const view = toWebhook(updated)
+        yield* events.record(caller.organizationId, "webhook.updated", view)
+        return view
+      }))
+    })
+
+    return Webhooks.of({ listEvents, create, get, list, update, delete: remove, listDeliveries, rotateSecret })
   }))
 }

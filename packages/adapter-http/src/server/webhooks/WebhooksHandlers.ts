@@ -14,4 +14,5 @@ export const WebhooksHandlers = HttpApiBuilder.group(AdminApi, "webhooks", Effec
     .handle("update", ({ params, payload }) => webhooks.update(params.id, payload))
     .handle("delete", ({ params }) => webhooks.delete(params.id))
     .handle("listDeliveries", ({ params, query }) => webhooks.listDeliveries(params.id, query))
+    .handle("rotateSecret", ({ params, payload }) => webhooks.rotateSecret(params.id, payload))
 }))

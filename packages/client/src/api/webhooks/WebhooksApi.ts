@@ -5,6 +5,7 @@
  */
 import {
   CreateWebhook,
+  RotateWebhookSecret,
   UpdateWebhook,
   Webhook,
   WebhookDeliveryList,
@@ -47,6 +48,19 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.delete("delete", "/webhooks/:id", { params, success: Webhook, error: NotFoundResponse }).pipe(
       requires("settings:write")
     ),
+    HttpApiEndpoint.post("rotateSecret", "/webhooks/:id/rotate-secret", {
+      params,
+      payload: RotateWebhookSecret,
+      success: Webhook,
+      error: [InvalidRequestResponse, NotFoundResponse]
+    })
+      .annotateMerge(OpenApi.annotations({
+        summary: "Rotate a webhook's secret",
+        description: "Signs with `hmacSecret` from now on. For `overlapSeconds` (default 86,400, at most 604,800) the " +
+          "replaced secret still signs too: `webhook-signature` carries both signatures, space-separated, so a " +
+          "receiver can switch secrets without rejecting a delivery. `X-Webhook-Signature` uses the new secret."
+      }))
+      .pipe(requires("settings:write")),
     HttpApiEndpoint.get("listDeliveries", "/webhooks/:id/events", {
       params,
       query: pageQuery,
