@@ -145,6 +145,54 @@ describe("webhook delivery to a real receiver", () => {
     }
   })
 
+  it("redelivers on request: a new row and key, the same event and data, sent again; never on its own", async () => {
+    const before = requestsTo("/ok").length
+    const { key, webhook, row } = await deliverTo(receiver.url("/ok"))
+    const again = await server.request("POST", `/webhooks/${webhook.id}/events/${row.id}/redeliver`, { token: key })
+    expect(again.status).toBe(202)
+    expect(again.body).toMatchObject({ status: "pending", eventId: row.eventId, redeliveryOf: row.id, event: row.event })
+    expect(again.body.idempotencyKey).not.toBe(row.idempotencyKey)
+    const finished = await eventually(async () => {
+      const log = await server.request("GET", `/webhooks/${webhook.id}/events`, { token: key })
+      const r = log.body.data.find((d: { id: string }) => d.id === again.body.id)
+      return r !== undefined && r.status !== "pending" ? r : undefined
+    }, 5_000, "the redelivery")
+    expect(finished.status).toBe("delivered")
+    const got = requestsTo("/ok").slice(before)
+    expect(got).toHaveLength(2)
+    const [first, second] = got.map((r) => JSON.parse(r.raw.toString("utf8")))
+    expect(second).toEqual({ ...first, idempotencyKey: again.body.idempotencyKey })
+    expect(got[1]!.headers["webhook-id"]).toBe(again.body.idempotencyKey)
+    // Unknown or foreign deliveries are 404.
+    const other = await server.provision()
+    expect((await server.request("POST", `/webhooks/${webhook.id}/events/${row.id}/redeliver`, { token: other.key })).status).toBe(404)
+    expect((await server.request("POST", `/webhooks/${webhook.id}/events/00000000-0000-4000-8000-000000000000/redeliver`, { token: key })).status).toBe(404)
+  })
+
+  it("pings: answers the finished test delivery, signed, logged with the webhook's deliveries", async () => {
+    const secret = "ping-secret-0123456789abcdef"
+    const { key, webhook } = await deliverTo(receiver.url("/ok"), { hmacSecret: secret })
+    const before = requestsTo("/ok").length
+    const pinged = await server.request("POST", `/webhooks/${webhook.id}/ping`, { token: key })
+    expect(pinged.status).toBe(200)
+    expect(pinged.body).toMatchObject({ event: "webhook.ping", status: "delivered", responseStatus: 200, redeliveryOf: null })
+    const got = requestsTo("/ok").slice(before)[0]!
+    const body = got.raw.toString("utf8")
+    expect(JSON.parse(body)).toMatchObject({ event: "webhook.ping", data: { id: webhook.id, hasSecret: true } })
+    expect(body).not.toContain(secret)
+    new StandardWebhook(standardWebhookSecret(secret)).verify(body, {
+      "webhook-id": String(got.headers["webhook-id"]),
+      "webhook-timestamp": String(got.headers["webhook-timestamp"]),
+      "webhook-signature": String(got.headers["webhook-signature"])
+    })
+    const log = await server.request("GET", `/webhooks/${webhook.id}/events`, { token: key })
+    expect(log.body.data[0]).toMatchObject({ id: pinged.body.id, event: "webhook.ping" })
+    // A receiver that fails is reported, not hidden.
+    const failing = await deliverTo(receiver.url("/fail"))
+    const bad = await server.request("POST", `/webhooks/${failing.webhook.id}/ping`, { token: failing.key })
+    expect(bad.body).toMatchObject({ status: "failed", responseStatus: 500 })
+  })
+
   it("an unsigned webhook still gets webhook-id and webhook-timestamp, and no signature", async () => {
     const before = requestsTo("/ok").length
     const { row } = await deliverTo(receiver.url("/ok"))

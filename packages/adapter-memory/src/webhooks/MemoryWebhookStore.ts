@@ -85,13 +85,20 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
         const wanted = new Set<string>(organizationIds)
         return [...webhooks.values()].filter((w) => wanted.has(w.organizationId))
       }),
+    findDelivery: (organizationId, webhookId, id) =>
+      Effect.sync(() => {
+        const d = deliveries.get(id)
+        return d !== undefined && d.organizationId === organizationId && d.webhookId === webhookId ? Option.some(d) : Option.none()
+      }),
     insertDeliveries: (rows) =>
       db.mutate(() => {
-        const existing = new Set([...deliveries.values()].map((d) => `${d.webhookId}/${d.eventId}`))
+        // One first delivery per (event, webhook); redeliveries are extra rows by design.
+        const firsts = (ds: Iterable<WebhookDeliveryRecord>) => [...ds].filter((d) => d.redeliveryOf === null)
+        const existing = new Set(firsts(deliveries.values()).map((d) => `${d.webhookId}/${d.eventId}`))
         for (const d of rows) {
           const key = `${d.webhookId}/${d.eventId}`
-          if (existing.has(key) || webhooks.get(d.webhookId) === undefined) continue
-          existing.add(key)
+          if ((d.redeliveryOf === null && existing.has(key)) || webhooks.get(d.webhookId) === undefined) continue
+          if (d.redeliveryOf === null) existing.add(key)
           deliveries.set(d.id, d)
         }
       }),

@@ -14,6 +14,7 @@ import { uniqueSecretKeyHashMigration } from "./0071_unique_secret_key_hash.ts"
 import { editableAutomationMigration } from "./0080_editable_automation.ts"
 import { loyaltyAllowancesMigration } from "./0081_loyalty_allowances.ts"
 import { webhookSecretRotationMigration } from "./0082_webhook_secret_rotation.ts"
+import { webhookRedeliveryMigration } from "./0083_webhook_redelivery.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -29,5 +30,6 @@ export const migrations: ReadonlyArray<Migration> = [
   uniqueSecretKeyHashMigration,
   editableAutomationMigration,
   loyaltyAllowancesMigration,
-  webhookSecretRotationMigration
+  webhookSecretRotationMigration,
+  webhookRedeliveryMigration
 ]

@@ -59,6 +59,7 @@ interface DeliveryRow {
   readonly createdAt: Date
   readonly attemptedAt: Date | null
   readonly claimedBy: string | null
+  readonly redeliveryOf: string | null
 }
 
 const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord => ({
@@ -75,7 +76,8 @@ const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord => ({
   durationMs: r.durationMs === null ? null : Number(r.durationMs),
   createdAt: toTimestamp(r.createdAt),
   attemptedAt: toNullableTimestamp(r.attemptedAt),
-  claimedBy: r.claimedBy
+  claimedBy: r.claimedBy,
+  redeliveryOf: r.redeliveryOf as WebhookDeliveryRecord["redeliveryOf"]
 })
 
 interface EventRow {
@@ -162,6 +164,12 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           Effect.map((rows) => rows.map(toWebhookRecord)),
           orDie
         ),
+    findDelivery: (organizationId, webhookId, id) =>
+      sql<DeliveryRow>`SELECT * FROM webhook_deliveries
+          WHERE organization_id = ${organizationId} AND id = ${id} AND webhook_id = ${webhookId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toDeliveryRecord)),
+        orDie
+      ),
     insertDeliveries: (deliveries) =>
       Effect.forEach(
         Array.from({ length: Math.ceil(deliveries.length / INSERT_CHUNK) }, (_, i) =>
@@ -181,10 +189,11 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             durationMs: d.durationMs,
             createdAt: d.createdAt,
             attemptedAt: d.attemptedAt,
-            claimedBy: d.claimedBy
+            claimedBy: d.claimedBy,
+            redeliveryOf: d.redeliveryOf
           }))
           return sql`INSERT INTO webhook_deliveries ${sql.insert(rows as [typeof rows[0], ...typeof rows])}
-              ON CONFLICT (organization_id, webhook_id, event_id) DO NOTHING`
+              ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING`
         },
         { discard: true }
       ).pipe(orDie),

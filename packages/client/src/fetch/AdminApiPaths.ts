@@ -541,6 +541,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/events/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver a delivery
+         * @description Queues the delivery again: a new row with a new `idempotencyKey`, the same `eventId` and payload `data`, and `redeliveryOf` naming the original. Nothing is ever resent automatically; this is how to resend.
+         */
+        post: operations["webhooks.redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery
+         * @description Sends event `webhook.ping` with the webhook (without its secret) as `data`, signed like every delivery, and answers the finished delivery row (status, response status, error, duration); it is logged with the webhook's deliveries. If no dispatcher finishes it within the delivery timeout the row is answered as it stands.
+         */
+        post: operations["webhooks.ping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -5613,6 +5653,8 @@ export interface operations {
                             error: string | null;
                             event: string;
                             /** Format: uuid */
+                            eventId: string;
+                            /** Format: uuid */
                             id: string;
                             /** Format: uuid */
                             idempotencyKey: string;
@@ -5625,6 +5667,7 @@ export interface operations {
                                 idempotencyKey: string;
                                 timestamp: string;
                             };
+                            redeliveryOf: string | null;
                             responseStatus: number | ("Infinity" | "-Infinity" | "NaN") | null;
                             /** @enum {string} */
                             status: "pending" | "delivered" | "failed";
@@ -5632,6 +5675,195 @@ export interface operations {
                             webhookId: string;
                         }[];
                         nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
+    "webhooks.redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attemptedAt: string | null;
+                        createdAt: string;
+                        durationMs: number | ("Infinity" | "-Infinity" | "NaN") | null;
+                        error: string | null;
+                        event: string;
+                        /** Format: uuid */
+                        eventId: string;
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        idempotencyKey: string;
+                        payload: {
+                            data: unknown;
+                            event: string;
+                            /** Format: uuid */
+                            eventId: string;
+                            /** Format: uuid */
+                            idempotencyKey: string;
+                            timestamp: string;
+                        };
+                        redeliveryOf: string | null;
+                        responseStatus: number | ("Infinity" | "-Infinity" | "NaN") | null;
+                        /** @enum {string} */
+                        status: "pending" | "delivered" | "failed";
+                        /** Format: uuid */
+                        webhookId: string;
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
+    "webhooks.ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attemptedAt: string | null;
+                        createdAt: string;
+                        durationMs: number | ("Infinity" | "-Infinity" | "NaN") | null;
+                        error: string | null;
+                        event: string;
+                        /** Format: uuid */
+                        eventId: string;
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        idempotencyKey: string;
+                        payload: {
+                            data: unknown;
+                            event: string;
+                            /** Format: uuid */
+                            eventId: string;
+                            /** Format: uuid */
+                            idempotencyKey: string;
+                            timestamp: string;
+                        };
+                        redeliveryOf: string | null;
+                        responseStatus: number | ("Infinity" | "-Infinity" | "NaN") | null;
+                        /** @enum {string} */
+                        status: "pending" | "delivered" | "failed";
+                        /** Format: uuid */
+                        webhookId: string;
                     };
                 };
             };

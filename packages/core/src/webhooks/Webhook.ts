@@ -78,6 +78,10 @@ export const WebhookDelivery = Schema.Struct({
   id: WebhookDeliveryId,
   webhookId: WebhookId,
   event: Schema.String,
+  /** The event delivered: a redelivery has its original's. */
+  eventId: Uuid,
+  /** The delivery this one sends again; null for the first delivery of the event. */
+  redeliveryOf: Schema.NullOr(WebhookDeliveryId),
   idempotencyKey: Uuid,
   status: WebhookDeliveryStatus,
   payload: WebhookEnvelope,
@@ -110,12 +114,16 @@ export interface WebhookDeliveryRecord {
   readonly attemptedAt: Timestamp | null
   /** The dispatcher that claimed it; null while pending. */
   readonly claimedBy: string | null
+  /** The delivery this one sends again (a manual redelivery, docs/DECISIONS.md §17); null for the first. */
+  readonly redeliveryOf: WebhookDeliveryId | null
 }
 
 export const toWebhookDelivery = (r: WebhookDeliveryRecord): WebhookDelivery => ({
   id: r.id,
   webhookId: r.webhookId,
   event: r.event,
+  eventId: r.eventId,
+  redeliveryOf: r.redeliveryOf,
   idempotencyKey: r.idempotencyKey,
   status: r.status === "in_flight" ? "pending" : r.status,
   payload: JSON.parse(r.body) as WebhookEnvelope,

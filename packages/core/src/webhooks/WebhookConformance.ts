@@ -149,6 +149,29 @@ const rotation = (it: It) =>
       assert.strictEqual(missing._tag, "NotFound")
     }))
 
+/** Redeliveries (docs/DECISIONS.md §17): extra rows for the same event; the first delivery stays unique. */
+const redelivery = (it: It) =>
+  it.effect("a redelivery is another row of the same event with a new key; a repeated first delivery is still ignored", () =>
+    Effect.gen(function*() {
+      const org = yield* newOrganization("Redelivery")
+      const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+      yield* transactional(recordEvent(org, "review.created", { id: "r1" }))
+      yield* drain
+      const repo = yield* WebhookRepository
+      const [first] = yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })
+      const again = yield* Webhooks.use((w) => w.redeliver(hook.id, first!.id)).pipe(as(org))
+      const twice = yield* Webhooks.use((w) => w.redeliver(hook.id, first!.id)).pipe(as(org))
+      assert.deepInclude(again, { eventId: first!.eventId, redeliveryOf: first!.id, status: "pending" })
+      assert.notStrictEqual(again.idempotencyKey, twice.idempotencyKey)
+      assert.deepStrictEqual(again.payload, { ...JSON.parse(first!.body), idempotencyKey: again.idempotencyKey })
+      // The fan-out's guarantee still holds for first deliveries.
+      yield* repo.insertDeliveries([{ ...first!, id: "00000000-0000-4000-8000-00000000f1f1" as never, idempotencyKey: "00000000-0000-4000-8000-00000000f2f2", status: "pending" }])
+      const log = yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })
+      assert.strictEqual(log.length, 3)
+      assert.strictEqual(log.filter((d) => d.redeliveryOf === null).length, 1)
+      assert.strictEqual((yield* Effect.flip(Webhooks.use((w) => w.redeliver(hook.id, "00000000-0000-4000-8000-000000000000" as never)).pipe(as(org))))._tag, "NotFound")
+    }))
+
 const registration = (it: It) =>
   describe("registration", () => {
     it.effect("creates, reads, updates and deletes, recording an event for each change, never exposing the secret", () =>
@@ -541,7 +564,7 @@ const delivery = (it: It) =>
         assert.isNull(second.nextCursor)
         assert.deepStrictEqual([...first.data, ...second.data].map((d) => (d.payload.data as { i: number }).i), [2, 1, 0])
         assert.deepStrictEqual(Object.keys(first.data[0]!).sort(), [
-          "attemptedAt", "createdAt", "durationMs", "error", "event", "id", "idempotencyKey", "payload", "responseStatus", "status", "webhookId"
+          "attemptedAt", "createdAt", "durationMs", "error", "event", "eventId", "id", "idempotencyKey", "payload", "redeliveryOf", "responseStatus", "status", "webhookId"
         ])
         yield* drain
       }))
@@ -554,4 +577,5 @@ export const webhookConformance: ConformanceSuite = (store) =>
     delivery(it)
     hostEvents(it)
     rotation(it)
+    redelivery(it)
   })

@@ -175,7 +175,8 @@ const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSiz
           durationMs: null,
           createdAt: at,
           attemptedAt: null,
-          claimedBy: null
+          claimedBy: null,
+          redeliveryOf: null
         })
       }
     }

@@ -59,6 +59,12 @@ export class WebhookRepository extends Context.Service<WebhookRepository, {
     webhookId: WebhookId,
     page: WebhookPageRequest
   ) => Effect.Effect<ReadonlyArray<WebhookDeliveryRecord>>
+  /** One delivery of the webhook, or none. */
+  readonly findDelivery: (
+    organizationId: OrganizationId,
+    webhookId: WebhookId,
+    id: WebhookDeliveryId
+  ) => Effect.Effect<Option.Option<WebhookDeliveryRecord>>
 
   // --- the dispatcher ------------------------------------------------------------------------------------------
 
@@ -70,7 +76,10 @@ export class WebhookRepository extends Context.Service<WebhookRepository, {
   readonly takeUndispatchedEvents: (limit: number) => Effect.Effect<ReadonlyArray<DomainEvent>>
   /** Every webhook of these organizations. */
   readonly webhooksOf: (organizationIds: ReadonlyArray<OrganizationId>) => Effect.Effect<ReadonlyArray<WebhookRecord>>
-  /** New pending deliveries; one that repeats an (event, webhook) pair already stored is ignored. */
+  /**
+   * New pending deliveries; a first delivery (`redeliveryOf` null) that repeats an (event, webhook) pair already
+   * stored is ignored. Redeliveries and pings are always stored.
+   */
   readonly insertDeliveries: (deliveries: ReadonlyArray<WebhookDeliveryRecord>) => Effect.Effect<void>
   /**
    * Atomically moves up to `limit` pending deliveries, oldest first, to `in_flight` for this dispatcher (with

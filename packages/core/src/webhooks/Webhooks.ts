@@ -5,7 +5,7 @@
  *
  * The destination check resolves DNS, so it runs before the unit of work opens (no transaction waits on DNS).
  */
-import { Context, Effect, Layer, Option, Result } from "effect"
+import { Clock, Context, Effect, Layer, Option, Result } from "effect"
 import { type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { newestFirstLimits, newestFirstPage, type NewestFirstPageQuery } from "../kernel/NewestFirstPage.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
@@ -13,7 +13,7 @@ import { EVENT_NAMES, type EventName, isEventName } from "./EventCatalog.ts"
 import { emittedEventNames, HostEventNames } from "./HostEvents.ts"
 import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "../kernel/Errors.ts"
-import type { OrganizationId, WebhookId } from "../kernel/Ids.ts"
+import type { OrganizationId, WebhookDeliveryId, WebhookId } from "../kernel/Ids.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import { fromMillis, now, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
@@ -30,7 +30,9 @@ import {
   toWebhook,
   toWebhookDelivery,
   type Webhook,
+  type WebhookDelivery,
   type WebhookDeliveryList,
+  type WebhookDeliveryRecord,
   type WebhookEventList,
   type WebhookList,
   type WebhookRecord
@@ -89,6 +91,12 @@ const checkUrl = (
 export const webhookListLimits = newestFirstLimits
 export type WebhookPageQuery = NewestFirstPageQuery
 
+/** The event name of a test delivery (not in the catalog: nobody subscribes to it, every webhook can be pinged). */
+export const PING_EVENT = "webhook.ping"
+const PING_POLL_MS = 50
+/** Beyond the delivery timeout: time for an idle dispatcher to notice the ping (it polls every 200 ms). */
+const PING_MARGIN_MS = 2_000
+
 // --- the service ---------------------------------------------------------------------------------------------------
 
 export class Webhooks extends Context.Service<Webhooks, {
@@ -108,6 +116,19 @@ export class Webhooks extends Context.Service<Webhooks, {
    * `POST /webhooks/{id}/rotate-secret`: the new secret signs from now on; the replaced one still signs beside it
    * in `webhook-signature` for `overlapSeconds` (default a day), so receivers can switch without losing a delivery.
    */
+  /**
+   * `POST /webhooks/{id}/events/{deliveryId}/redeliver`: a new pending delivery of the same event and payload `data`,
+   * with a new idempotency key and `redeliveryOf`; the dispatcher sends it like any delivery. Never automatic.
+   */
+  readonly redeliver: (
+    id: WebhookId,
+    deliveryId: WebhookDeliveryId
+  ) => Effect.Effect<WebhookDelivery, Forbidden | NotFound, CurrentCaller>
+  /**
+   * `POST /webhooks/{id}/ping`: a `webhook.ping` delivery whose `data` is the webhook, sent by the dispatcher like any
+   * delivery and logged; answers the row once it finished (or as it stands after the delivery timeout and a margin).
+   */
+  readonly ping: (id: WebhookId) => Effect.Effect<WebhookDelivery, Forbidden | NotFound, CurrentCaller>
   readonly rotateSecret: (
     id: WebhookId,
     input: RotateWebhookSecret
@@ -258,6 +279,69 @@ export class Webhooks extends Context.Service<Webhooks, {
       }))
     })
 
-    return Webhooks.of({ listEvents, create, get, list, update, delete: remove, listDeliveries, rotateSecret })
+    /** A pending delivery outside the fan-out (a redelivery or a ping), stored in its own unit of work. */
+    const extraDelivery = (
+      webhook: WebhookRecord,
+      fields: { readonly eventId: string; readonly event: string; readonly redeliveryOf: WebhookDeliveryId | null },
+      envelope: (idempotencyKey: string) => string
+    ) =>
+      Effect.gen(function*() {
+        const idempotencyKey = yield* nextIdFrom<string>(ids)
+        const record: WebhookDeliveryRecord = {
+          id: yield* nextIdFrom<WebhookDeliveryId>(ids),
+          organizationId: webhook.organizationId,
+          webhookId: webhook.id,
+          eventId: fields.eventId as WebhookDeliveryRecord["eventId"],
+          event: fields.event,
+          idempotencyKey,
+          status: "pending",
+          body: envelope(idempotencyKey),
+          responseStatus: null,
+          error: null,
+          durationMs: null,
+          createdAt: yield* now,
+          attemptedAt: null,
+          claimedBy: null,
+          redeliveryOf: fields.redeliveryOf
+        }
+        yield* repo.insertDeliveries([record])
+        return record
+      })
+
+    const redeliver = Effect.fn("Webhooks.redeliver")(function*(id: WebhookId, deliveryId: WebhookDeliveryId) {
+      const caller = yield* requirePermission("settings:write")
+      return yield* uow.transaction(Effect.gen(function*() {
+        const webhook = yield* findOwned(caller.organizationId, id)
+        const original = yield* repo.findDelivery(caller.organizationId, id, deliveryId).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(NotFound.of("webhook delivery", deliveryId)), onSome: Effect.succeed }))
+        )
+        // The original envelope with a new key: same event, timestamp, eventId and data, key order kept.
+        const record = yield* extraDelivery(webhook, { eventId: original.eventId, event: original.event, redeliveryOf: original.id }, (key) =>
+          JSON.stringify({ ...(JSON.parse(original.body) as object), idempotencyKey: key }))
+        return toWebhookDelivery(record)
+      }))
+    })
+
+    const ping = Effect.fn("Webhooks.ping")(function*(id: WebhookId) {
+      const caller = yield* requirePermission("settings:write")
+      const record = yield* uow.transaction(Effect.gen(function*() {
+        const webhook = yield* findOwned(caller.organizationId, id)
+        const eventId = yield* nextIdFrom<string>(ids)
+        const at = yield* now
+        return yield* extraDelivery(webhook, { eventId, event: PING_EVENT, redeliveryOf: null }, (key) =>
+          JSON.stringify({ event: PING_EVENT, timestamp: at, idempotencyKey: key, eventId, data: toWebhook(webhook) }))
+      }))
+      // Committed: whichever dispatcher claims it sends it; wait for the outcome within the delivery timeout.
+      const finished = (d: WebhookDeliveryRecord) => d.status === "delivered" || d.status === "failed"
+      const deadline = (yield* Clock.currentTimeMillis) + settings.timeoutMs + PING_MARGIN_MS
+      let current = record
+      while (!finished(current) && (yield* Clock.currentTimeMillis) < deadline) {
+        yield* Effect.sleep(PING_POLL_MS)
+        current = Option.getOrElse(yield* repo.findDelivery(caller.organizationId, id, record.id), () => current)
+      }
+      return toWebhookDelivery(current)
+    })
+
+    return Webhooks.of({ listEvents, create, get, list, update, delete: remove, listDeliveries, rotateSecret, redeliver, ping })
   }))
 }

@@ -15,4 +15,6 @@ export const WebhooksHandlers = HttpApiBuilder.group(AdminApi, "webhooks", Effec
     .handle("delete", ({ params }) => webhooks.delete(params.id))
     .handle("listDeliveries", ({ params, query }) => webhooks.listDeliveries(params.id, query))
     .handle("rotateSecret", ({ params, payload }) => webhooks.rotateSecret(params.id, payload))
+    .handle("redeliver", ({ params }) => webhooks.redeliver(params.id, params.deliveryId))
+    .handle("ping", ({ params }) => webhooks.ping(params.id))
 }))

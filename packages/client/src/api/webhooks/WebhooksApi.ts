@@ -8,6 +8,8 @@ import {
   RotateWebhookSecret,
   UpdateWebhook,
   Webhook,
+  WebhookDelivery,
+  WebhookDeliveryId,
   WebhookDeliveryList,
   WebhookEventList,
   WebhookId,
@@ -59,6 +61,25 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         description: "Signs with `hmacSecret` from now on. For `overlapSeconds` (default 86,400, at most 604,800) the " +
           "replaced secret still signs too: `webhook-signature` carries both signatures, space-separated, so a " +
           "receiver can switch secrets without rejecting a delivery. `X-Webhook-Signature` uses the new secret."
+      }))
+      .pipe(requires("settings:write")),
+    HttpApiEndpoint.post("redeliver", "/webhooks/:id/events/:deliveryId/redeliver", {
+      params: { id: WebhookId, deliveryId: WebhookDeliveryId },
+      success: WebhookDelivery.pipe(HttpApiSchema.status(202)),
+      error: NotFoundResponse
+    })
+      .annotateMerge(OpenApi.annotations({
+        summary: "Redeliver a delivery",
+        description: "Queues the delivery again: a new row with a new `idempotencyKey`, the same `eventId` and payload " +
+          "`data`, and `redeliveryOf` naming the original. Nothing is ever resent automatically; this is how to resend."
+      }))
+      .pipe(requires("settings:write")),
+    HttpApiEndpoint.post("ping", "/webhooks/:id/ping", { params, success: WebhookDelivery, error: NotFoundResponse })
+      .annotateMerge(OpenApi.annotations({
+        summary: "Send a test delivery",
+        description: "Sends event `webhook.ping` with the webhook (without its secret) as `data`, signed like every " +
+          "delivery, and answers the finished delivery row (status, response status, error, duration); it is logged " +
+          "with the webhook's deliveries. If no dispatcher finishes it within the delivery timeout the row is answered as it stands."
       }))
       .pipe(requires("settings:write")),
     HttpApiEndpoint.get("listDeliveries", "/webhooks/:id/events", {
