@@ -2,7 +2,7 @@
  * The standalone server (`npm start`). Configuration comes from the environment; see README for the table.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { isWellFormedSecretKey, Organizations } from "@feedback/core"
+import { isWellFormedSecretKey, MIN_EVENT_RETENTION_DAYS, Organizations } from "@feedback/core"
 import { Cause, Config, Effect, Exit, Layer, Option, Redacted, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ApiApplication, apiMiddleware } from "./server/ApiServer.ts"
@@ -25,6 +25,7 @@ const ServerConfig = Config.all({
   logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
   embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
   publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
+  eventRetentionDays: Config.Int("EVENT_RETENTION_DAYS").pipe(Config.withDefault(MIN_EVENT_RETENTION_DAYS)),
   limits: Config.all({
     requestTimeoutMs: Config.Int("REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.requestTimeoutMs)),
     importRequestTimeoutMs: Config.Int("IMPORT_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.importRequestTimeoutMs)),
@@ -77,6 +78,9 @@ export const serve = Effect.gen(function*() {
     ? { url: config.smtpUrl.value, from: config.mailFrom.value }
     : undefined
   const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
+  if (config.eventRetentionDays < MIN_EVENT_RETENTION_DAYS) {
+    return yield* Effect.die(new Error(`EVENT_RETENTION_DAYS must be at least ${MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`))
+  }
   if (config.webhooks.timeoutMs < 1) return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
   const demo = demoSeeding(Option.getOrUndefined(config.demo), store)
   const log = (line: string) => process.stdout.write(line + "\n")
@@ -86,7 +90,8 @@ export const serve = Effect.gen(function*() {
     embedScriptUrl: config.embedScriptUrl,
     publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
     email: { smtp },
-    webhooks: config.webhooks
+    webhooks: config.webhooks,
+    eventRetentionDays: config.eventRetentionDays
   }
 
   const Announce = Layer.effectDiscard(Effect.gen(function*() {

@@ -3,8 +3,8 @@
  * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
-import { CoreLayer, type EventName, HostEventNames, type IdGenerator, type StoreServices } from "@feedback/core"
-import { Layer, type Redacted } from "effect"
+import { CoreLayer, type EventName, eventRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices } from "@feedback/core"
+import { Effect, Layer, type Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
@@ -55,6 +55,8 @@ export interface ApiServerOptions {
    * `GET /webhook-events` reports them as emitted. None by default.
    */
   readonly hostEvents?: ReadonlyArray<EventName> | undefined
+  /** Days the event feed keeps events (`EVENT_RETENTION_DAYS`; at least and by default 30); purged hourly by a worker. */
+  readonly eventRetentionDays?: number | undefined
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
@@ -93,8 +95,12 @@ export const ApiRoutes = (options: ApiServerOptions) =>
  * (docs/DECISIONS.md §7) and the asker-notice email worker (§6), each off when its own option says so. Both stop
  * gracefully with the layer (in-flight deliveries and sends finish first).
  */
-export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email">) =>
-  Layer.mergeAll(WebhookDispatcherLive(options.webhooks), EmailWorkerFor(options.email)).pipe(
+export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays">) =>
+  Layer.mergeAll(
+    WebhookDispatcherLive(options.webhooks),
+    EmailWorkerFor(options.email),
+    Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS)))
+  ).pipe(
     Layer.provide(WebhookRuntime(options.webhooks))
   )
 

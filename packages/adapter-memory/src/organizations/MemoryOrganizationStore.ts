@@ -28,9 +28,44 @@ export const MemoryUnitOfWork = Layer.effect(UnitOfWork, Effect.map(MemoryDataba
 export const MemoryEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const events = db.table<string, DomainEvent>("domain_events")
+  // The recording order, for the feed: a transaction holds the database's one write lock, so this is commit order.
+  const order = db.table<string, number>("domain_event_order")
+  const fannedOut = db.table<string, true>("webhook_fanned_out_events")
+  // A rolled-back transaction leaves a gap in the numbers, never a repeat.
+  let lastSeq = 0
+  const appendOne = (event: DomainEvent) => {
+    events.set(event.id, event)
+    order.set(event.id, ++lastSeq)
+  }
   return EventOutbox.of({
-    append: (event) => db.mutate(() => events.set(event.id, event)),
-    appendAll: (batch) => db.mutate(() => batch.forEach((event) => events.set(event.id, event))),
+    append: (event) => db.mutate(() => appendOne(event)),
+    appendAll: (batch) => db.mutate(() => batch.forEach(appendOne)),
+    // Read under the write lock, so a transaction still running (and perhaps rolling back) is never seen.
+    feed: (organizationId, request) =>
+      db.transaction(Effect.sync(() => {
+        const after = request.after === undefined ? 0 : Number(request.after)
+        const wanted = request.events === undefined ? undefined : new Set(request.events)
+        return [...events.values()]
+          .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
+          .filter(({ event, seq }) => event.organizationId === organizationId && seq > after && (wanted === undefined || wanted.has(event.event)))
+          .sort((a, b) => a.seq - b.seq)
+          .slice(0, request.limit)
+          .map(({ event, seq }) => ({ position: String(seq), event }))
+      })),
+    purge: (before, limit) =>
+      db.mutate(() => {
+        let purged = 0
+        for (const e of [...events.values()]) {
+          if (purged >= limit) break
+          // Only what the dispatcher already fanned out: an event waiting for its deliveries stays.
+          if (e.occurredAt < before && fannedOut.get(e.id) === true) {
+            events.delete(e.id)
+            order.delete(e.id)
+            purged++
+          }
+        }
+        return purged
+      }),
     listForOrganization: (organizationId) =>
       Effect.sync(() => [...events.values()].filter((e) => e.organizationId === organizationId)),
     redact: (organizationId, redaction) =>

@@ -15,6 +15,7 @@ import { editableAutomationMigration } from "./0080_editable_automation.ts"
 import { loyaltyAllowancesMigration } from "./0081_loyalty_allowances.ts"
 import { webhookSecretRotationMigration } from "./0082_webhook_secret_rotation.ts"
 import { webhookRedeliveryMigration } from "./0083_webhook_redelivery.ts"
+import { eventFeedMigration } from "./0084_event_feed.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -31,5 +32,6 @@ export const migrations: ReadonlyArray<Migration> = [
   editableAutomationMigration,
   loyaltyAllowancesMigration,
   webhookSecretRotationMigration,
-  webhookRedeliveryMigration
+  webhookRedeliveryMigration,
+  eventFeedMigration
 ]

@@ -167,6 +167,14 @@ interface DomainEventRow {
   readonly occurredAt: Date
 }
 
+const toDomainEvent = (r: DomainEventRow): DomainEvent => ({
+  id: r.id as DomainEvent["id"],
+  organizationId: r.organizationId as DomainEvent["organizationId"],
+  event: r.event,
+  data: jsonValue(r.data),
+  occurredAt: toTimestamp(r.occurredAt)
+})
+
 export const PgEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   return EventOutbox.of({
@@ -213,18 +221,31 @@ export const PgEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
           }
         }
       }).pipe(orDie),
+    feed: (organizationId, request) => {
+      const [tx, seq] = (request.after ?? "0:0").split(":")
+      return sql<DomainEventRow & { readonly tx: string; readonly seq: string }>`SELECT organization_id, id, event, data,
+            occurred_at, tx::text AS tx, seq::text AS seq
+          FROM domain_events
+          WHERE organization_id = ${organizationId}
+            AND tx < pg_snapshot_xmin(pg_current_snapshot())
+            AND (tx, seq) > (${tx ?? "0"}::xid8, ${seq ?? "0"}::bigint)
+            ${request.events === undefined ? sql`` : sql`AND event IN ${sql.in([...request.events])}`}
+          ORDER BY tx, seq
+          LIMIT ${request.limit}`.pipe(
+        Effect.map((rows) => rows.map((r) => ({ position: `${r.tx}:${r.seq}`, event: toDomainEvent(r) }))),
+        orDie
+      )
+    },
+    purge: (before, limit) =>
+      sql<{ readonly n: number }>`WITH gone AS (
+            DELETE FROM domain_events WHERE ctid IN (
+              SELECT ctid FROM domain_events WHERE occurred_at < ${before} AND NOT fan_out_pending LIMIT ${limit})
+            RETURNING 1)
+          SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), orDie),
     listForOrganization: (organizationId) =>
       sql<DomainEventRow>`SELECT organization_id, id, event, data, occurred_at FROM domain_events
           WHERE organization_id = ${organizationId} ORDER BY seq`.pipe(
-        Effect.map((rows) =>
-          rows.map((r): DomainEvent => ({
-            id: r.id as DomainEvent["id"],
-            organizationId: r.organizationId as DomainEvent["organizationId"],
-            event: r.event,
-            data: typeof r.data === "string" ? JSON.parse(r.data) : r.data,
-            occurredAt: toTimestamp(r.occurredAt)
-          }))
-        ),
+        Effect.map((rows) => rows.map(toDomainEvent)),
         orDie
       )
   })

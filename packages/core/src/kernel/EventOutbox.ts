@@ -30,7 +30,29 @@ export class EventOutbox extends Context.Service<EventOutbox, {
    * as they were otherwise (`redactDeliveryBody`). Runs in the unit of work of the deletion that asks for it.
    */
   readonly redact: (organizationId: OrganizationId, redaction: Redaction) => Effect.Effect<void>
+  /**
+   * The event feed (docs/DECISIONS.md §17): the organization's committed events after `after`, oldest first, at most
+   * `limit`, only those named in `events` when given. A position is final: no event ever appears before a position
+   * already handed out (PostgreSQL orders by committing transaction, then by recording order).
+   */
+  readonly feed: (organizationId: OrganizationId, request: FeedRequest) => Effect.Effect<ReadonlyArray<FeedEntry>>
+  /** Deletes up to `limit` events recorded before `before` that were already fanned out; how many. */
+  readonly purge: (before: Timestamp, limit: number) => Effect.Effect<number>
 }>()("feedback/EventOutbox") {}
+
+/** A place in the feed: opaque to the core, ordered by the store. */
+export type FeedPosition = string
+
+export interface FeedRequest {
+  readonly after: FeedPosition | undefined
+  readonly limit: number
+  readonly events: ReadonlyArray<string> | undefined
+}
+
+export interface FeedEntry {
+  readonly position: FeedPosition
+  readonly event: DomainEvent
+}
 
 export interface Redaction {
   readonly resource: string

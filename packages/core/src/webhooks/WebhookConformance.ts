@@ -172,6 +172,62 @@ const redelivery = (it: It) =>
       assert.strictEqual((yield* Effect.flip(Webhooks.use((w) => w.redeliver(hook.id, "00000000-0000-4000-8000-000000000000" as never)).pipe(as(org))))._tag, "NotFound")
     }))
 
+/** The event feed (docs/DECISIONS.md §17). */
+const feed = (it: It) =>
+  describe("event feed", () => {
+    const read = (org: OrganizationId, query: Parameters<Webhooks["Service"]["feed"]>[0]) => Webhooks.use((w) => w.feed(query)).pipe(as(org, ["settings:read"]))
+
+    it.effect("lists every event oldest first, resumes from a cursor that is never null, and filters by name", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Feed")
+        const other = yield* newOrganization("Feed neighbour")
+        yield* transactional(recordEvent(other, "review.created", { id: "foreign" }))
+        for (let i = 0; i < 5; i++) yield* transactional(recordEvent(org, i % 2 === 0 ? "review.created" : "product.updated", { id: `r${i}` }))
+        const first = yield* read(org, { limit: 3 })
+        assert.deepStrictEqual(first.data.map((e) => (e.data as { id: string }).id), ["r0", "r1", "r2"])
+        const rest = yield* read(org, { cursor: first.nextCursor })
+        assert.deepStrictEqual(rest.data.map((e) => (e.data as { id: string }).id), ["r3", "r4"])
+        // At the end: an empty page and a cursor that picks up what happens next.
+        const end = yield* read(org, { cursor: rest.nextCursor })
+        assert.deepStrictEqual(end.data, [])
+        yield* transactional(recordEvent(org, "review.deleted", { id: "r5" }))
+        assert.deepStrictEqual((yield* read(org, { cursor: end.nextCursor })).data.map((e) => e.event), ["review.deleted"])
+        // Filtered by name; the cursor is bound to the names.
+        const reviews = yield* read(org, { events: "review.created,review.deleted", limit: 2 })
+        assert.deepStrictEqual(reviews.data.map((e) => (e.data as { id: string }).id), ["r0", "r2"])
+        assert.deepStrictEqual((yield* read(org, { events: ["review.deleted", "review.created"], cursor: reviews.nextCursor })).data.map((e) => (e.data as { id: string }).id), ["r4", "r5"])
+        const misuse = yield* Effect.flip(read(org, { events: "product.updated", cursor: reviews.nextCursor }))
+        assert.strictEqual(misuse._tag, "InvalidRequest")
+        const unknown = yield* Effect.flip(read(org, { events: "review.created,order.shipped" }))
+        assert.deepStrictEqual(unknown._tag === "InvalidRequest" ? unknown.issues.map((i) => i.path) : [], ["events[1]"])
+        // Each entry is the event as recorded; other organizations' events never show.
+        const all = yield* read(org, { limit: 250 })
+        const stored = yield* EventOutbox.use((o) => o.listForOrganization(org))
+        assert.deepStrictEqual(all.data, stored.map((e) => ({ id: e.id, event: e.event, timestamp: e.occurredAt, data: e.data })))
+        assert.strictEqual((yield* Effect.flip(read(org, { cursor: (yield* read(other, {})).nextCursor })))._tag, "InvalidRequest")
+      }))
+
+    it.effect("purging removes only old events that were fanned out, in bounded batches", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Purge")
+        yield* transactional(recordEvent(org, "review.created", { id: "old" }))
+        yield* drain
+        const cutoff = fromMillis(Date.UTC(9999, 0, 1))
+        yield* transactional(recordEvent(org, "review.created", { id: "waiting" }))
+        const outbox = yield* EventOutbox
+        let purged = 0
+        for (;;) {
+          const n = yield* outbox.purge(cutoff, 1_000)
+          purged += n
+          if (n === 0) break
+        }
+        assert.isAtLeast(purged, 1)
+        assert.deepStrictEqual((yield* read(org, {})).data.map((e) => (e.data as { id: string }).id), ["waiting"])
+        yield* drain
+      }))
+  })
+
 const registration = (it: It) =>
   describe("registration", () => {
     it.effect("creates, reads, updates and deletes, recording an event for each change, never exposing the secret", () =>
@@ -578,4 +634,5 @@ export const webhookConformance: ConformanceSuite = (store) =>
     hostEvents(it)
     rotation(it)
     redelivery(it)
+    feed(it)
   })

@@ -11,6 +11,7 @@ import { newestFirstLimits, newestFirstPage, type NewestFirstPageQuery } from ".
 import { CursorKey } from "../kernel/CursorKey.ts"
 import { EVENT_NAMES, type EventName, isEventName } from "./EventCatalog.ts"
 import { emittedEventNames, HostEventNames } from "./HostEvents.ts"
+import { type EventFeedPage, type EventFeedQuery, feedCursor, parseFeedQuery } from "./EventFeed.ts"
 import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "../kernel/Errors.ts"
 import type { OrganizationId, WebhookDeliveryId, WebhookId } from "../kernel/Ids.ts"
@@ -129,6 +130,8 @@ export class Webhooks extends Context.Service<Webhooks, {
    * delivery and logged; answers the row once it finished (or as it stands after the delivery timeout and a margin).
    */
   readonly ping: (id: WebhookId) => Effect.Effect<WebhookDelivery, Forbidden | NotFound, CurrentCaller>
+  /** `GET /events`: the organization's event feed, oldest first (`EventFeed.ts`). */
+  readonly feed: (query: EventFeedQuery) => Effect.Effect<EventFeedPage, Forbidden | InvalidRequest, CurrentCaller>
   readonly rotateSecret: (
     id: WebhookId,
     input: RotateWebhookSecret
@@ -342,6 +345,19 @@ export class Webhooks extends Context.Service<Webhooks, {
       return toWebhookDelivery(current)
     })
 
-    return Webhooks.of({ listEvents, create, get, list, update, delete: remove, listDeliveries, rotateSecret, redeliver, ping })
+    const outbox = yield* EventOutbox
+    const feed = Effect.fn("Webhooks.feed")(function*(query: EventFeedQuery) {
+      const caller = yield* requirePermission("settings:read")
+      const issuer = { key: cursorKey, organizationId: caller.organizationId }
+      const parsed = yield* Effect.fromResult(parseFeedQuery(query, issuer))
+      const entries = yield* outbox.feed(caller.organizationId, parsed)
+      const last = entries[entries.length - 1]
+      return {
+        data: entries.map(({ event }) => ({ id: event.id, event: event.event, timestamp: event.occurredAt, data: event.data })),
+        nextCursor: feedCursor(last === undefined ? parsed.after : last.position, parsed.events, issuer)
+      } satisfies EventFeedPage
+    })
+
+    return Webhooks.of({ listEvents, create, get, list, update, delete: remove, listDeliveries, rotateSecret, redeliver, ping, feed })
   }))
 }

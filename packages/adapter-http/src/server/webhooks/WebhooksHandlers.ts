@@ -17,4 +17,5 @@ export const WebhooksHandlers = HttpApiBuilder.group(AdminApi, "webhooks", Effec
     .handle("rotateSecret", ({ params, payload }) => webhooks.rotateSecret(params.id, payload))
     .handle("redeliver", ({ params }) => webhooks.redeliver(params.id, params.deliveryId))
     .handle("ping", ({ params }) => webhooks.ping(params.id))
+    .handle("feed", ({ query }) => webhooks.feed(query))
 }))

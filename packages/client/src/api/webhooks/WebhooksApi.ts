@@ -5,6 +5,7 @@
  */
 import {
   CreateWebhook,
+  EventFeedPage,
   RotateWebhookSecret,
   UpdateWebhook,
   Webhook,
@@ -82,6 +83,19 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
           "with the webhook's deliveries. If no dispatcher finishes it within the delivery timeout the row is answered as it stands."
       }))
       .pipe(requires("settings:write")),
+    HttpApiEndpoint.get("feed", "/events", {
+      query: { ...pageQuery, events: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(10_000))) },
+      success: EventFeedPage,
+      error: InvalidRequestResponse
+    })
+      .annotateMerge(OpenApi.annotations({
+        summary: "Read the event feed",
+        description: "Every event of the organization, oldest first, whether or not a webhook subscribed; `events` " +
+          "(comma-separated names) narrows it. `nextCursor` is never null: keep it and call again later for what " +
+          "happened since. After a receiver was down, catch up here and deduplicate on `id` (a delivery's `eventId`). " +
+          "Events are kept at least 30 days."
+      }))
+      .pipe(requires("settings:read")),
     HttpApiEndpoint.get("listDeliveries", "/webhooks/:id/events", {
       params,
       query: pageQuery,
