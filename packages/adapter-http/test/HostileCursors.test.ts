@@ -95,18 +95,20 @@ const populate = async (server: TestServer, runtime: ManagedRuntime.ManagedRunti
         id: yield* nextId<WebhookDeliveryId>(),
         organizationId: organizationId as OrganizationId,
         webhookId: hookId,
-        eventId: yield* nextId(),
+        eventId: yield* nextId<WebhookDeliveryRecord["eventId"]>(),
         event: "review.created",
         idempotencyKey,
         status: "pending",
+        // A body as deliveries made before envelopes carried `eventId` have it: the log must still read them.
         body: JSON.stringify({ event: "review.created", timestamp: createdAt, idempotencyKey, data: { n: i } }),
         responseStatus: null,
         error: null,
         durationMs: null,
         createdAt,
         attemptedAt: null,
-        claimedBy: null
-      } as WebhookDeliveryRecord)
+        claimedBy: null,
+        redeliveryOf: null
+      })
     }
     yield* WebhookRepository.use((r) => r.insertDeliveries(deliveries))
   }))

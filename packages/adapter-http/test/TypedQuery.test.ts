@@ -48,6 +48,7 @@ describe("the OpenAPI document", () => {
     expect(limits.map((l) => l.op).sort()).toEqual([
       "GET /customers",
       "GET /email-templates",
+      "GET /events",
       "GET /product-questions",
       "GET /products",
       "GET /reviews",

@@ -134,6 +134,7 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
         return true
       }),
     heartbeat: (dispatcherId, at) => db.mutate(() => dispatchers.set(dispatcherId, at)),
+    dispatcherAlive: (since) => Effect.sync(() => [...dispatchers.values()].some((at) => at >= since)),
     removeDispatcher: (dispatcherId) => db.mutate(() => void dispatchers.delete(dispatcherId)),
     failInterrupted: (staleBefore, error) =>
       db.mutate(() => {

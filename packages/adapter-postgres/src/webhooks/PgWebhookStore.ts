@@ -245,6 +245,11 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'in_flight'
             AND claimed_by = ${dispatcherId}
           RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
+    dispatcherAlive: (since) =>
+      sql<{ alive: boolean }>`SELECT EXISTS (SELECT 1 FROM webhook_dispatchers WHERE heartbeat_at >= ${since}) AS alive`.pipe(
+        Effect.map((rows) => rows[0]?.alive === true),
+        orDie
+      ),
     heartbeat: (dispatcherId, at) =>
       sql`INSERT INTO webhook_dispatchers (id, heartbeat_at) VALUES (${dispatcherId}, ${at})
           ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at`.pipe(Effect.asVoid, orDie),

@@ -5751,7 +5751,7 @@ export interface operations {
                                 data: unknown;
                                 event: string;
                                 /** Format: uuid */
-                                eventId: string;
+                                eventId?: string;
                                 /** Format: uuid */
                                 idempotencyKey: string;
                                 timestamp: string;
@@ -5848,7 +5848,7 @@ export interface operations {
                             data: unknown;
                             event: string;
                             /** Format: uuid */
-                            eventId: string;
+                            eventId?: string;
                             /** Format: uuid */
                             idempotencyKey: string;
                             timestamp: string;
@@ -5942,7 +5942,7 @@ export interface operations {
                             data: unknown;
                             event: string;
                             /** Format: uuid */
-                            eventId: string;
+                            eventId?: string;
                             /** Format: uuid */
                             idempotencyKey: string;
                             timestamp: string;

@@ -64,8 +64,11 @@ export const WebhookEnvelope = Schema.Struct({
   event: Schema.String,
   timestamp: Timestamp,
   idempotencyKey: Uuid,
-  /** The event this delivers: the same for a redelivery (docs/DECISIONS.md §17); a consumer dedupes on it. */
-  eventId: Uuid,
+  /**
+   * The event this delivers: the same for a redelivery (docs/DECISIONS.md §17); a consumer dedupes on it. Absent
+   * only in the logged bodies of deliveries made before envelopes carried it.
+   */
+  eventId: Schema.optionalKey(Uuid),
   data: Schema.Unknown
 })
 export type WebhookEnvelope = typeof WebhookEnvelope.Type

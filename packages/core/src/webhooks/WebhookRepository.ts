@@ -93,6 +93,8 @@ export class WebhookRepository extends Context.Service<WebhookRepository, {
     id: WebhookDeliveryId,
     outcome: DeliveryOutcome
   ) => Effect.Effect<boolean>
+  /** Whether any dispatcher (of any process) heart-beat at or after `since`. */
+  readonly dispatcherAlive: (since: Timestamp) => Effect.Effect<boolean>
   /** Registers the dispatcher or renews its lease. */
   readonly heartbeat: (dispatcherId: string, at: Timestamp) => Effect.Effect<void>
   /** Forgets a dispatcher that stopped cleanly (after its in-flight deliveries finished). */

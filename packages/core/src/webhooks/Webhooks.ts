@@ -97,6 +97,8 @@ export const PING_EVENT = "webhook.ping"
 const PING_POLL_MS = 50
 /** Beyond the delivery timeout: time for an idle dispatcher to notice the ping (it polls every 200 ms). */
 const PING_MARGIN_MS = 2_000
+/** A dispatcher that heart-beat this recently is taken to be running (it beats every 5 s). */
+const DISPATCHER_ALIVE_MS = 30_000
 
 // --- the service ---------------------------------------------------------------------------------------------------
 
@@ -334,9 +336,12 @@ export class Webhooks extends Context.Service<Webhooks, {
         return yield* extraDelivery(webhook, { eventId, event: PING_EVENT, redeliveryOf: null }, (key) =>
           JSON.stringify({ event: PING_EVENT, timestamp: at, idempotencyKey: key, eventId, data: toWebhook(webhook) }))
       }))
-      // Committed: whichever dispatcher claims it sends it; wait for the outcome within the delivery timeout.
+      // Committed: whichever dispatcher claims it sends it; wait for the outcome within the delivery timeout, unless
+      // no dispatcher runs at all (a deployment with workers elsewhere, stopped): then answer the queued row at once.
       const finished = (d: WebhookDeliveryRecord) => d.status === "delivered" || d.status === "failed"
-      const deadline = (yield* Clock.currentTimeMillis) + settings.timeoutMs + PING_MARGIN_MS
+      const started = yield* Clock.currentTimeMillis
+      if (!(yield* repo.dispatcherAlive(fromMillis(started - DISPATCHER_ALIVE_MS)))) return toWebhookDelivery(record)
+      const deadline = started + settings.timeoutMs + PING_MARGIN_MS
       let current = record
       while (!finished(current) && (yield* Clock.currentTimeMillis) < deadline) {
         yield* Effect.sleep(PING_POLL_MS)
