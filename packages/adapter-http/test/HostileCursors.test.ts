@@ -107,7 +107,8 @@ const populate = async (server: TestServer, runtime: ManagedRuntime.ManagedRunti
         createdAt,
         attemptedAt: null,
         claimedBy: null,
-        redeliveryOf: null
+        redeliveryOf: null,
+        recordKey: null
       })
     }
     yield* WebhookRepository.use((r) => r.insertDeliveries(deliveries))

@@ -166,4 +166,49 @@ describeWithServer("webhook delivery across processes (PostgreSQL)", (serverUrl)
     }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 }))))
     expect(claimers[0]?.n).toBe(2)
   }, 60_000)
+
+  it("two processes deliver the events of each record in the order they happened, unrelated records in parallel", async () => {
+    const databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
+    const receiver = await receiverFor()
+    const api = apiServer(databaseUrl)
+    const { key, organizationId } = await api.provision()
+    const hook = (await api.request("POST", "/webhooks", {
+      token: key,
+      body: { url: receiver.url("/jitter?hook=ordered"), events: ["review.updated"] }
+    })).body.id as string
+    // 5 records × 8 updates, each update its own transaction (as a PATCH is), interleaved across records, all
+    // waiting when the dispatchers start: each claim could take several updates of one record at once.
+    const Store = Layer.merge(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 2 }), IdGenerator.uuidV7)
+    await Effect.runPromise(Effect.gen(function*() {
+      for (let n = 0; n < 8; n++) {
+        for (let r = 0; r < 5; r++) yield* transactional(recordEvent(organizationId as OrganizationId, "review.updated", { id: `rec-${r}`, n }))
+      }
+    }).pipe(Effect.provide(Store)))
+    const children = [spawnDispatcher(databaseUrl), spawnDispatcher(databaseUrl)]
+    for (const c of children) cleanups.push(async () => c.process.kill("SIGKILL"))
+    await Promise.all(children.map((c) => waitForLine(c, "READY")))
+
+    await eventually(async () => {
+      const log = await deliveries(api, key, hook)
+      return log.length === 40 && log.every((d) => d.status !== "pending") ? true : undefined
+    }, 30_000, "40 deliveries to finish", 250)
+    for (const c of children) c.process.kill("SIGTERM")
+    await Promise.all(children.map((c) => c.exited))
+
+    const received = receiver.received.map((r) => JSON.parse(r.raw.toString("utf8")).data as { id: string; n: number })
+    expect(received).toHaveLength(40)
+    for (let r = 0; r < 5; r++) {
+      expect(received.filter((d) => d.id === `rec-${r}`).map((d) => d.n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7])
+    }
+    // One at a time: no update of a record was attempted before the previous one had finished.
+    const log = await deliveries(api, key, hook)
+    const attempts = log.map((d) => ({ ...(d.payload.data as { id: string; n: number }), start: Date.parse(d.attemptedAt), end: Date.parse(d.attemptedAt) + d.durationMs }))
+    for (let r = 0; r < 5; r++) {
+      const mine = attempts.filter((a) => a.id === `rec-${r}`).sort((a, b) => a.n - b.n)
+      // (1 ms of slack: durations are rounded to whole milliseconds.)
+      for (let i = 1; i < mine.length; i++) expect(mine[i]!.start).toBeGreaterThanOrEqual(mine[i - 1]!.end - 1)
+    }
+    // Unrelated records did overlap: ordering did not serialise the whole webhook.
+    expect(attempts.some((a) => attempts.some((b) => b.id !== a.id && b.start < a.end && a.start < b.end))).toBe(true)
+  }, 60_000)
 })

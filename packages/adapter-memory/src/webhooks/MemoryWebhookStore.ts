@@ -111,11 +111,21 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
           else if (d.status === "pending") pending.push(d)
         }
         pending.sort((a, b) => -newestFirst(a, b))
+        // Deliveries about one record go out one at a time, in event order (fan-out order here): a record with a
+        // delivery in flight, or one already passed over in this pass, waits.
+        const recordBusy = new Set(
+          [...deliveries.values()].filter((d) => d.status === "in_flight" && d.recordKey !== null).map((d) => `${d.webhookId}/${d.recordKey}`)
+        )
         const claimed: Array<ClaimedDelivery> = []
         for (const d of pending) {
           if (claimed.length >= limit) break
           const busy = inFlight.get(d.webhookId) ?? 0
           const webhook = webhooks.get(d.webhookId)
+          const record = d.recordKey === null ? undefined : `${d.webhookId}/${d.recordKey}`
+          if (record !== undefined) {
+            if (recordBusy.has(record)) continue
+            recordBusy.add(record)
+          }
           if (busy >= perWebhookLimit || webhook === undefined) continue
           inFlight.set(d.webhookId, busy + 1)
           const delivery: WebhookDeliveryRecord = { ...d, status: "in_flight", claimedBy: dispatcherId, attemptedAt: at }

@@ -16,6 +16,7 @@ import { loyaltyAllowancesMigration } from "./0081_loyalty_allowances.ts"
 import { webhookSecretRotationMigration } from "./0082_webhook_secret_rotation.ts"
 import { webhookRedeliveryMigration } from "./0083_webhook_redelivery.ts"
 import { eventFeedMigration } from "./0084_event_feed.ts"
+import { webhookDeliveryOrderMigration } from "./0085_webhook_delivery_order.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -33,5 +34,6 @@ export const migrations: ReadonlyArray<Migration> = [
   loyaltyAllowancesMigration,
   webhookSecretRotationMigration,
   webhookRedeliveryMigration,
-  eventFeedMigration
+  eventFeedMigration,
+  webhookDeliveryOrderMigration
 ]

@@ -60,6 +60,7 @@ interface DeliveryRow {
   readonly attemptedAt: Date | null
   readonly claimedBy: string | null
   readonly redeliveryOf: string | null
+  readonly recordKey: string | null
 }
 
 const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord => ({
@@ -77,7 +78,8 @@ const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord => ({
   createdAt: toTimestamp(r.createdAt),
   attemptedAt: toNullableTimestamp(r.attemptedAt),
   claimedBy: r.claimedBy,
-  redeliveryOf: r.redeliveryOf as WebhookDeliveryRecord["redeliveryOf"]
+  redeliveryOf: r.redeliveryOf as WebhookDeliveryRecord["redeliveryOf"],
+  recordKey: r.recordKey
 })
 
 interface EventRow {
@@ -190,10 +192,20 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             createdAt: d.createdAt,
             attemptedAt: d.attemptedAt,
             claimedBy: d.claimedBy,
-            redeliveryOf: d.redeliveryOf
+            redeliveryOf: d.redeliveryOf,
+            recordKey: d.recordKey
           }))
+          // Ordered deliveries take their event's place in the outbox (`seq`): fan-outs of several processes may
+          // commit out of order, the events of one record cannot (docs/DECISIONS.md §17).
           return sql`INSERT INTO webhook_deliveries ${sql.insert(rows as [typeof rows[0], ...typeof rows])}
-              ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING`
+              ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING`.pipe(
+            Effect.andThen(Effect.suspend(() => {
+              const ordered = rows.filter((r) => r.recordKey !== null).map((r) => r.id)
+              return ordered.length === 0 ? Effect.void : sql`UPDATE webhook_deliveries d SET event_seq = e.seq FROM domain_events e
+                  WHERE d.id IN ${sql.in(ordered)}
+                    AND e.organization_id = d.organization_id AND e.id = d.event_id AND d.event_seq IS NULL`
+            }))
+          )
         },
         { discard: true }
       ).pipe(orDie),
@@ -209,6 +221,12 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             FROM webhook_deliveries d
             LEFT JOIN in_flight f ON f.organization_id = d.organization_id AND f.webhook_id = d.webhook_id
             WHERE d.status = 'pending' AND COALESCE(f.n, 0) < ${perWebhookLimit}
+              -- One record's deliveries go out one at a time, in event order: an earlier one pending or in flight waits.
+              AND NOT EXISTS (
+                SELECT 1 FROM webhook_deliveries e
+                WHERE e.organization_id = d.organization_id AND e.webhook_id = d.webhook_id
+                  AND e.record_key = d.record_key AND e.status IN ('pending', 'in_flight')
+                  AND (e.event_seq, e.id) < (d.event_seq, d.id))
           ), picked AS (
             SELECT d.organization_id, d.id FROM webhook_deliveries d
             JOIN ranked r ON r.organization_id = d.organization_id AND r.id = d.id

@@ -119,6 +119,11 @@ export interface WebhookDeliveryRecord {
   readonly claimedBy: string | null
   /** The delivery this one sends again (a manual redelivery, docs/DECISIONS.md §17); null for the first. */
   readonly redeliveryOf: WebhookDeliveryId | null
+  /**
+   * The record the event is about (`review/<id>`), whose deliveries to one webhook go out in event order, one at a
+   * time (docs/DECISIONS.md §17); null for events without a record id, redeliveries and pings, which are not ordered.
+   */
+  readonly recordKey: string | null
 }
 
 export const toWebhookDelivery = (r: WebhookDeliveryRecord): WebhookDelivery => ({

@@ -228,6 +228,36 @@ const feed = (it: It) =>
       }))
   })
 
+/** Order per record (docs/DECISIONS.md §17). */
+const ordering = (it: It) =>
+  it.effect("deliveries about one record are claimed one at a time in event order; other records are not held up", () =>
+    Effect.gen(function*() {
+      yield* drain
+      const org = yield* newOrganization("Ordering")
+      const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "review.updated", "review.deleted"] })).pipe(as(org))
+      for (const [event, id, n] of [["review.created", "a", 1], ["review.updated", "a", 2], ["review.created", "b", 1], ["review.updated", "a", 3], ["review.deleted", "a", 4]] as const) {
+        yield* transactional(recordEvent(org, event, { id, n }))
+        yield* TestClock.adjust("1 millis")
+      }
+      while ((yield* fanOutOnce(1_000)).events > 0) { /* fan out */ }
+      const repo = yield* WebhookRepository
+      const D = "00000000-0000-4000-8000-0000000000e7"
+      const at = fromMillis(1_000)
+      const seen: Array<string> = []
+      for (let round = 0; round < 10; round++) {
+        const claimed = (yield* repo.claimDeliveries({ dispatcherId: D, at, limit: 100, perWebhookLimit: 100 })).filter((c) => c.delivery.webhookId === hook.id)
+        if (claimed.length === 0) break
+        const about = claimed.map((c) => JSON.parse(c.delivery.body).data as { id: string; n: number })
+        // Never two of one record at once.
+        assert.strictEqual(new Set(about.map((d) => d.id)).size, about.length)
+        seen.push(...about.map((d) => `${d.id}${d.n}`))
+        for (const c of claimed) yield* repo.completeDelivery(D, org, c.delivery.id, { status: "delivered", responseStatus: 200, error: null, durationMs: 1 })
+      }
+      assert.deepStrictEqual(seen.filter((s) => s.startsWith("a")), ["a1", "a2", "a3", "a4"])
+      // b went out in the first round, beside a1, not after a's whole history.
+      assert.isBelow(seen.indexOf("b1"), 2)
+    }))
+
 const registration = (it: It) =>
   describe("registration", () => {
     it.effect("creates, reads, updates and deletes, recording an event for each change, never exposing the secret", () =>
@@ -635,4 +665,5 @@ export const webhookConformance: ConformanceSuite = (store) =>
     rotation(it)
     redelivery(it)
     feed(it)
+    ordering(it)
   })

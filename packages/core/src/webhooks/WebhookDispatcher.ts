@@ -74,6 +74,12 @@ export const subscribersOf = (event: DomainEvent, webhooks: ReadonlyArray<Webhoo
     w.organizationId === event.organizationId && w.events.includes(event.event as never) && w.createdAt <= event.occurredAt
   )
 
+/** The ordering key of an event's deliveries: its resource and record id (`review/0190…`), when it has one. */
+export const recordKeyOf = (event: Pick<DomainEvent, "event" | "data">): string | null => {
+  const id = typeof event.data === "object" && event.data !== null ? (event.data as { readonly id?: unknown }).id : undefined
+  return typeof id === "string" && id !== "" ? `${event.event.slice(0, event.event.indexOf("."))}/${id}` : null
+}
+
 /** The exact bytes POSTed: the envelope with its keys in the documented order. */
 export const envelopeBody = (event: DomainEvent, idempotencyKey: string): string => {
   const envelope: WebhookEnvelope = {
@@ -176,7 +182,8 @@ const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSiz
           createdAt: at,
           attemptedAt: null,
           claimedBy: null,
-          redeliveryOf: null
+          redeliveryOf: null,
+          recordKey: recordKeyOf(event)
         })
       }
     }

@@ -307,7 +307,8 @@ export class Webhooks extends Context.Service<Webhooks, {
           createdAt: yield* now,
           attemptedAt: null,
           claimedBy: null,
-          redeliveryOf: fields.redeliveryOf
+          redeliveryOf: fields.redeliveryOf,
+          recordKey: null
         }
         yield* repo.insertDeliveries([record])
         return record
