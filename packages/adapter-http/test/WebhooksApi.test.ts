@@ -214,3 +214,23 @@ describe("webhook registration over HTTP", () => {
     expect(res.body.paths["/webhooks"].post["x-required-permission"]).toBe("settings:write")
   })
 })
+
+describe("the OpenAPI document's webhooks section", () => {
+  const doc = makeTestServer()
+  afterAll(() => doc.dispose())
+
+  it("describes one delivery per event the service emits, with the envelope and the record as data", async () => {
+    const spec = (await doc.request("GET", "/openapi.json")).body
+    expect(spec.openapi).toMatch(/^3\.1\./)
+    expect(Object.keys(spec.webhooks).sort()).toEqual([...SERVICE_EVENT_NAMES, "webhook.ping"].sort())
+    const review = spec.webhooks["review.created"].post
+    const body = review.requestBody.content["application/json"].schema
+    expect(body.required).toEqual(["event", "timestamp", "idempotencyKey", "eventId", "data"])
+    expect(body.properties.event.const).toBe("review.created")
+    expect(Object.keys(body.properties.data.properties)).toEqual(expect.arrayContaining(["id", "rating", "title", "body", "productId"]))
+    expect(review.parameters.map((p: { name: string }) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature", "X-Webhook-Signature"])
+    const ping = spec.webhooks["webhook.ping"].post.requestBody.content["application/json"].schema
+    expect(Object.keys(ping.properties.data.properties)).toContain("hasSecret")
+    expect(JSON.stringify(ping)).not.toContain("hmacSecret")
+  })
+})

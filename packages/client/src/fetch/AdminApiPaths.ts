@@ -622,7 +622,2112 @@ export type paths = {
         trace?: never;
     };
 };
-export type webhooks = Record<string, never>;
+export type webhooks = {
+    "customer.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * customer.updated
+         * @description Sent to webhooks subscribed to `customer.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            birthday: string | null;
+                            country: string | null;
+                            createdAt: string;
+                            email: string;
+                            emailOptOut: boolean;
+                            emailOptOutAt: string | null;
+                            emailOptOutSource: string | null;
+                            firstName: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            lastName: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            notes: string | null;
+                            phone: string | null;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "customer.updated";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "emailTemplate.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * emailTemplate.created
+         * @description Sent to webhooks subscribed to `emailTemplate.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            body: string;
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            subject: string;
+                            type: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "emailTemplate.created";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "emailTemplate.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * emailTemplate.deleted
+         * @description Sent to webhooks subscribed to `emailTemplate.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            body: string;
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            subject: string;
+                            type: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "emailTemplate.deleted";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "emailTemplate.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * emailTemplate.updated
+         * @description Sent to webhooks subscribed to `emailTemplate.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            body: string;
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            subject: string;
+                            type: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "emailTemplate.updated";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.deleted
+         * @description Sent to webhooks subscribed to `product.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
+                            createdAt: string;
+                            description: string | null;
+                            externalId: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            imageUrl: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            notes: string | null;
+                            publishedReviewCount: number;
+                            reviewCount: number;
+                            slug: string;
+                            title: string;
+                            updatedAt: string;
+                            url: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "product.deleted";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.updated
+         * @description Sent to webhooks subscribed to `product.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
+                            createdAt: string;
+                            description: string | null;
+                            externalId: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            imageUrl: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            notes: string | null;
+                            publishedReviewCount: number;
+                            reviewCount: number;
+                            slug: string;
+                            title: string;
+                            updatedAt: string;
+                            url: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "product.updated";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "productQuestion.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * productQuestion.created
+         * @description Sent to webhooks subscribed to `productQuestion.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            answerCount: number;
+                            answeredAt: string | null;
+                            askerEmail: string | null;
+                            askerName: string | null;
+                            body: string;
+                            createdAt: string;
+                            customerId: string | null;
+                            flagged: boolean;
+                            flags: ({
+                                code: string;
+                                detail: string;
+                                score: number | ("Infinity" | "-Infinity" | "NaN");
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: uuid */
+                            id: string;
+                            instantAnswerId: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            moderatedAt: string | null;
+                            notifiedAt: string | null;
+                            notifyByEmail: boolean;
+                            /** Format: uuid */
+                            productId: string;
+                            published: boolean;
+                            publishedAnswerCount: number;
+                            siteId: string | null;
+                            source: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "productQuestion.created";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "productQuestion.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * productQuestion.deleted
+         * @description Sent to webhooks subscribed to `productQuestion.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            answerCount: number;
+                            answeredAt: string | null;
+                            askerEmail: string | null;
+                            askerName: string | null;
+                            body: string;
+                            createdAt: string;
+                            customerId: string | null;
+                            flagged: boolean;
+                            flags: ({
+                                code: string;
+                                detail: string;
+                                score: number | ("Infinity" | "-Infinity" | "NaN");
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: uuid */
+                            id: string;
+                            instantAnswerId: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            moderatedAt: string | null;
+                            notifiedAt: string | null;
+                            notifyByEmail: boolean;
+                            /** Format: uuid */
+                            productId: string;
+                            published: boolean;
+                            publishedAnswerCount: number;
+                            siteId: string | null;
+                            source: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "productQuestion.deleted";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "productQuestion.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * productQuestion.updated
+         * @description Sent to webhooks subscribed to `productQuestion.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            answerCount: number;
+                            answeredAt: string | null;
+                            askerEmail: string | null;
+                            askerName: string | null;
+                            body: string;
+                            createdAt: string;
+                            customerId: string | null;
+                            flagged: boolean;
+                            flags: ({
+                                code: string;
+                                detail: string;
+                                score: number | ("Infinity" | "-Infinity" | "NaN");
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: uuid */
+                            id: string;
+                            instantAnswerId: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            moderatedAt: string | null;
+                            notifiedAt: string | null;
+                            notifyByEmail: boolean;
+                            /** Format: uuid */
+                            productId: string;
+                            published: boolean;
+                            publishedAnswerCount: number;
+                            siteId: string | null;
+                            source: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "productQuestion.updated";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "productQuestionAnswer.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * productQuestionAnswer.created
+         * @description Sent to webhooks subscribed to `productQuestionAnswer.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            authorName: string | null;
+                            authorType: string;
+                            body: string;
+                            createdAt: string;
+                            customerId: string | null;
+                            flagged: boolean;
+                            flags: ({
+                                code: string;
+                                detail: string;
+                                score: number | ("Infinity" | "-Infinity" | "NaN");
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: uuid */
+                            id: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            moderatedAt: string | null;
+                            /** Format: uuid */
+                            productQuestionId: string;
+                            published: boolean;
+                            updatedAt: string;
+                            userId: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "productQuestionAnswer.created";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "productQuestionAnswer.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * productQuestionAnswer.deleted
+         * @description Sent to webhooks subscribed to `productQuestionAnswer.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            authorName: string | null;
+                            authorType: string;
+                            body: string;
+                            createdAt: string;
+                            customerId: string | null;
+                            flagged: boolean;
+                            flags: ({
+                                code: string;
+                                detail: string;
+                                score: number | ("Infinity" | "-Infinity" | "NaN");
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: uuid */
+                            id: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            moderatedAt: string | null;
+                            /** Format: uuid */
+                            productQuestionId: string;
+                            published: boolean;
+                            updatedAt: string;
+                            userId: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "productQuestionAnswer.deleted";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "productQuestionAnswer.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * productQuestionAnswer.updated
+         * @description Sent to webhooks subscribed to `productQuestionAnswer.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            authorName: string | null;
+                            authorType: string;
+                            body: string;
+                            createdAt: string;
+                            customerId: string | null;
+                            flagged: boolean;
+                            flags: ({
+                                code: string;
+                                detail: string;
+                                score: number | ("Infinity" | "-Infinity" | "NaN");
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: uuid */
+                            id: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            moderatedAt: string | null;
+                            /** Format: uuid */
+                            productQuestionId: string;
+                            published: boolean;
+                            updatedAt: string;
+                            userId: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "productQuestionAnswer.updated";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * review.created
+         * @description Sent to webhooks subscribed to `review.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            body: string | null;
+                            browserFingerprint: string | null;
+                            createdAt: string;
+                            customerId: string | null;
+                            externalId: string | null;
+                            flagged: boolean;
+                            flags: ({
+                                code: string;
+                                detail: string;
+                                score: number | ("Infinity" | "-Infinity" | "NaN");
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: uuid */
+                            id: string;
+                            ipAddress: string | null;
+                            ipCountry: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            moderatedAt: string | null;
+                            originalBody: string | null;
+                            originalTitle: string | null;
+                            /** Format: uuid */
+                            productId: string;
+                            productVariantId: string | null;
+                            published: boolean;
+                            rating: number | ("Infinity" | "-Infinity" | "NaN");
+                            redactedAt: string | null;
+                            siteId: string | null;
+                            submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
+                            surveyId: string | null;
+                            title: string | null;
+                            updatedAt: string;
+                            userAgent: string | null;
+                            verifiedBuyer: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "review.created";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * review.deleted
+         * @description Sent to webhooks subscribed to `review.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            body: string | null;
+                            browserFingerprint: string | null;
+                            createdAt: string;
+                            customerId: string | null;
+                            externalId: string | null;
+                            flagged: boolean;
+                            flags: ({
+                                code: string;
+                                detail: string;
+                                score: number | ("Infinity" | "-Infinity" | "NaN");
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: uuid */
+                            id: string;
+                            ipAddress: string | null;
+                            ipCountry: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            moderatedAt: string | null;
+                            originalBody: string | null;
+                            originalTitle: string | null;
+                            /** Format: uuid */
+                            productId: string;
+                            productVariantId: string | null;
+                            published: boolean;
+                            rating: number | ("Infinity" | "-Infinity" | "NaN");
+                            redactedAt: string | null;
+                            siteId: string | null;
+                            submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
+                            surveyId: string | null;
+                            title: string | null;
+                            updatedAt: string;
+                            userAgent: string | null;
+                            verifiedBuyer: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "review.deleted";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * review.updated
+         * @description Sent to webhooks subscribed to `review.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            body: string | null;
+                            browserFingerprint: string | null;
+                            createdAt: string;
+                            customerId: string | null;
+                            externalId: string | null;
+                            flagged: boolean;
+                            flags: ({
+                                code: string;
+                                detail: string;
+                                score: number | ("Infinity" | "-Infinity" | "NaN");
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: uuid */
+                            id: string;
+                            ipAddress: string | null;
+                            ipCountry: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            moderatedAt: string | null;
+                            originalBody: string | null;
+                            originalTitle: string | null;
+                            /** Format: uuid */
+                            productId: string;
+                            productVariantId: string | null;
+                            published: boolean;
+                            rating: number | ("Infinity" | "-Infinity" | "NaN");
+                            redactedAt: string | null;
+                            siteId: string | null;
+                            submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
+                            surveyId: string | null;
+                            title: string | null;
+                            updatedAt: string;
+                            userAgent: string | null;
+                            verifiedBuyer: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "review.updated";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "site.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * site.created
+         * @description Sent to webhooks subscribed to `site.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            domain: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "site.created";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "surveyFlow.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * surveyFlow.created
+         * @description Sent to webhooks subscribed to `surveyFlow.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            condition: string;
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            isActive: boolean;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            name: string;
+                            steps: ({
+                                emailTemplateId: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                position: number;
+                                type: string;
+                                url: string | null;
+                                waitSeconds: number | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            triggerEvent: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "surveyFlow.created";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "surveyFlow.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * surveyFlow.deleted
+         * @description Sent to webhooks subscribed to `surveyFlow.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            condition: string;
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            isActive: boolean;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            name: string;
+                            steps: ({
+                                emailTemplateId: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                position: number;
+                                type: string;
+                                url: string | null;
+                                waitSeconds: number | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            triggerEvent: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "surveyFlow.deleted";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "surveyFlow.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * surveyFlow.updated
+         * @description Sent to webhooks subscribed to `surveyFlow.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            condition: string;
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            isActive: boolean;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            name: string;
+                            steps: ({
+                                emailTemplateId: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                position: number;
+                                type: string;
+                                url: string | null;
+                                waitSeconds: number | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            triggerEvent: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "surveyFlow.updated";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.created
+         * @description Sent to webhooks subscribed to `webhook.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
+                            hasSecret: boolean;
+                            /** Format: uuid */
+                            id: string;
+                            updatedAt: string;
+                            url: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "webhook.created";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.deleted
+         * @description Sent to webhooks subscribed to `webhook.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
+                            hasSecret: boolean;
+                            /** Format: uuid */
+                            id: string;
+                            updatedAt: string;
+                            url: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "webhook.deleted";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.ping": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.ping
+         * @description A test delivery sent by `POST /webhooks/{id}/ping`; `data` is the webhook (never its secret).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
+                            hasSecret: boolean;
+                            /** Format: uuid */
+                            id: string;
+                            updatedAt: string;
+                            url: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "webhook.ping";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.updated
+         * @description Sent to webhooks subscribed to `webhook.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The delivery's idempotency key. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                    "webhook-signature"?: string;
+                    /** @description Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                    "X-Webhook-Signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
+                            hasSecret: boolean;
+                            /** Format: uuid */
+                            id: string;
+                            updatedAt: string;
+                            url: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        event: "webhook.updated";
+                        /**
+                         * Format: uuid
+                         * @description The event's id in `GET /events`; a redelivery carries its original's.
+                         */
+                        eventId: string;
+                        /**
+                         * Format: uuid
+                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                         */
+                        idempotencyKey: string;
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+};
 export type components = {
     schemas: {
         ConflictEncoded: {

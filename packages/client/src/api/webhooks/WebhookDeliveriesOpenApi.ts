@@ -1,0 +1,91 @@
+/**
+ * The deliveries this service POSTs, as the OpenAPI 3.1 `webhooks` section (docs/DECISIONS.md §17): one entry per
+ * event name the service emits (and `webhook.ping`), with the envelope and the JSON Schema of its `data`, so clients
+ * generated from the document get receiver types too. Events an embedding host records are its own to describe.
+ */
+import {
+  Customer,
+  EmailTemplate,
+  PING_EVENT,
+  Product,
+  ProductQuestionAnswer,
+  ProductQuestionRecord,
+  ReviewRecord,
+  SERVICE_EVENT_NAMES,
+  Site,
+  SurveyFlow,
+  Webhook
+} from "@feedback/core"
+import { Schema } from "effect"
+
+/** The record each resource's events carry as `data`, in the shape the API returns it. */
+const dataOf: Readonly<Record<string, Schema.Top>> = {
+  customer: Customer,
+  product: Product,
+  site: Site,
+  review: ReviewRecord,
+  productQuestion: ProductQuestionRecord,
+  productQuestionAnswer: ProductQuestionAnswer,
+  surveyFlow: SurveyFlow,
+  emailTemplate: EmailTemplate,
+  webhook: Webhook
+}
+
+const jsonSchemaOf = (schema: Schema.Top): object => Schema.toJsonSchemaDocument(schema as never).schema as object
+
+const uuid = { type: "string", format: "uuid" }
+
+const envelope = (event: string, data: object) => ({
+  type: "object",
+  required: ["event", "timestamp", "idempotencyKey", "eventId", "data"],
+  additionalProperties: false,
+  properties: {
+    event: { type: "string", const: event },
+    timestamp: { type: "string", format: "date-time", description: "When the event happened." },
+    idempotencyKey: { ...uuid, description: "Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`." },
+    eventId: { ...uuid, description: "The event's id in `GET /events`; a redelivery carries its original's." },
+    data
+  }
+})
+
+const signatureHeaders = [
+  { name: "webhook-id", in: "header", required: true, schema: uuid, description: "The delivery's idempotency key." },
+  { name: "webhook-timestamp", in: "header", required: true, schema: { type: "string" }, description: "Unix seconds of this attempt." },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: false,
+    schema: { type: "string" },
+    description: "Standard Webhooks: `v1,<base64 HMAC-SHA256 of \"{webhook-id}.{webhook-timestamp}.{body}\">`, space-separated during a secret rotation. Sent when the webhook has a secret."
+  },
+  {
+    name: "X-Webhook-Signature",
+    in: "header",
+    required: false,
+    schema: { type: "string" },
+    description: "`sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret."
+  }
+]
+
+const operation = (event: string, data: object) => ({
+  post: {
+    summary: event,
+    description: event === PING_EVENT
+      ? "A test delivery sent by `POST /webhooks/{id}/ping`; `data` is the webhook (never its secret)."
+      : `Sent to webhooks subscribed to \`${event}\`. Deliveries about one record arrive in order; none is retried automatically (catch up with \`GET /events\`).`,
+    parameters: signatureHeaders,
+    requestBody: { required: true, content: { "application/json": { schema: envelope(event, data) } } },
+    responses: { "2XX": { description: "Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed." } }
+  }
+})
+
+/** Adds the `webhooks` section to a generated OpenAPI document. */
+export const withWebhookDeliveries = (spec: Record<string, any>): Record<string, any> => {
+  const webhooks: Record<string, unknown> = {}
+  for (const event of [...SERVICE_EVENT_NAMES, PING_EVENT]) {
+    const resource = event === PING_EVENT ? "webhook" : event.slice(0, event.indexOf("."))
+    const schema = dataOf[resource]
+    webhooks[event] = operation(event, schema === undefined ? {} : jsonSchemaOf(schema))
+  }
+  return { ...spec, webhooks }
+}
