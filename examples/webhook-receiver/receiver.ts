@@ -1,40 +1,43 @@
 /**
- * A minimal webhook receiver on node:http: what a merchant's endpoint should do with our deliveries.
+ * A webhook receiver that loses nothing and does nothing twice, across its own crashes (docs/WEBHOOKS.md):
  *
- * 1. Read the raw body bytes (capped), and verify `X-Webhook-Signature` against those exact bytes *before* parsing:
- *    re-serialising parsed JSON would not reproduce the signed bytes.
- * 2. Parse the envelope `{event, timestamp, idempotencyKey, data}`.
- * 3. De-duplicate by `idempotencyKey`: the service never sends a key twice, but a receiver can still see work twice
- *    (for example when its own answer is lost after it processed a delivery), so it records keys and ignores repeats.
- * 4. Answer 2xx quickly. Deliveries are never retried, so do slow work after answering (here: none).
+ * 1. Verify every delivery with the `standardwebhooks` package (the reference implementation) over the raw bytes,
+ *    configured with `whsec_` + base64 of the webhook's secret; it also refuses replays outside its time tolerance.
+ * 2. Process each event once: `eventId` is the key (a redelivery carries its original's), and the journal of
+ *    processed ids is the work's own record (one appended line each), so a crash never half-records it.
+ * 3. Catch up from `GET /events` on start: deliveries sent while the receiver was down are never retried, but the
+ *    feed has every event; the receiver reads it from the cursor it saved last and skips what it already processed.
+ * 4. Answer 2xx quickly.
  *
- * Run: `WEBHOOK_SECRET=... PORT=4000 node examples/webhook-receiver/receiver.ts`
+ * Run: ADMIN_API_URL=… ADMIN_API_KEY=sk_… WEBHOOK_SECRET=… STATE_DIR=./receiver-state PORT=4100 node receiver.ts
  */
-import { verifyWebhookSignature } from "@feedback/core"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
-import { pathToFileURL } from "node:url"
-
-export interface WebhookEnvelope {
-  readonly event: string
-  readonly timestamp: string
-  readonly idempotencyKey: string
-  readonly data: unknown
-}
+import { createAdminApiClient } from "@feedback/client"
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { createServer, type IncomingMessage, type Server } from "node:http"
+import * as Path from "node:path"
+import { Webhook } from "standardwebhooks"
 
 export interface ReceiverOptions {
-  /** The webhook's `hmacSecret`; without one, deliveries are accepted unsigned. */
-  readonly secret?: string | undefined
-  /** Called once per idempotency key. */
-  readonly onEvent?: ((envelope: WebhookEnvelope) => void | Promise<void>) | undefined
+  readonly apiUrl: string
+  readonly apiKey: string
+  /** The webhook's `hmacSecret`. */
+  readonly secret: string
+  /** Where the journal of processed events and the feed cursor live. */
+  readonly stateDir: string
+  /** The event names this receiver handles (those its webhook subscribes to). */
+  readonly events: ReadonlyArray<string>
   readonly log?: ((line: string) => void) | undefined
-  /** How many recent keys to remember (a real receiver would keep them in its database). */
-  readonly rememberKeys?: number | undefined
+}
+
+interface Processed {
+  readonly id: string
+  readonly event: string
+  readonly via: "delivery" | "feed"
 }
 
 const MAX_BODY_BYTES = 1024 * 1024
 
-const readRaw = (req: IncomingMessage): Promise<Buffer | undefined> =>
+const readRaw = (req: IncomingMessage): Promise<string | undefined> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -45,76 +48,79 @@ const readRaw = (req: IncomingMessage): Promise<Buffer | undefined> =>
         req.destroy()
       } else chunks.push(chunk)
     })
-    req.on("end", () => resolve(Buffer.concat(chunks)))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
     req.on("error", reject)
   })
 
-const isEnvelope = (u: unknown): u is WebhookEnvelope =>
-  typeof u === "object" && u !== null && typeof (u as WebhookEnvelope).event === "string" &&
-  typeof (u as WebhookEnvelope).idempotencyKey === "string" && typeof (u as WebhookEnvelope).timestamp === "string"
-
-/** Keys seen, oldest first, bounded: a Map keeps insertion order. */
-class SeenKeys {
-  private readonly keys = new Map<string, true>()
-  private readonly capacity: number
-  constructor(capacity: number) {
-    this.capacity = capacity
-  }
-  has(key: string) {
-    return this.keys.has(key)
-  }
-  add(key: string) {
-    this.keys.set(key, true)
-    if (this.keys.size > this.capacity) this.keys.delete(this.keys.keys().next().value!)
-  }
-}
-
-export const createReceiver = (options: ReceiverOptions = {}): Server => {
+export const startReceiver = async (options: ReceiverOptions, port: number): Promise<{ server: Server; url: string; caughtUp: number }> => {
   const log = options.log ?? ((line: string) => process.stdout.write(line + "\n"))
-  const seen = new SeenKeys(options.rememberKeys ?? 100_000)
-  const answer = (res: ServerResponse, status: number, body: object) =>
-    res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
+  mkdirSync(options.stateDir, { recursive: true })
+  const journal = Path.join(options.stateDir, "processed.ndjson")
+  const cursorFile = Path.join(options.stateDir, "cursor")
+  const processed = new Set(
+    existsSync(journal)
+      ? readFileSync(journal, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => (JSON.parse(l) as Processed).id)
+      : []
+  )
+  /** The work, once per event: here, one journal line (a real receiver updates its own records). */
+  const processOnce = (id: string, event: string, via: Processed["via"]) => {
+    if (processed.has(id)) return false
+    processed.add(id)
+    appendFileSync(journal, JSON.stringify({ id, event, via } satisfies Processed) + "\n")
+    return true
+  }
 
-  return createServer(async (req, res) => {
-    if (req.method !== "POST") return answer(res, 405, { error: "POST only" })
+  const verifier = new Webhook("whsec_" + Buffer.from(options.secret, "utf8").toString("base64"))
+  const server = createServer(async (req, res) => {
+    if (req.method !== "POST") return res.writeHead(405).end()
     const raw = await readRaw(req)
-    if (raw === undefined) return answer(res, 413, { error: "body too large" })
-    if (options.secret !== undefined && !verifyWebhookSignature(raw, req.headers["x-webhook-signature"] as string | undefined, options.secret)) {
-      log("rejected: bad or missing signature")
-      return answer(res, 401, { error: "bad signature" })
-    }
-    let envelope: unknown
+    if (raw === undefined) return res.writeHead(413).end()
+    let envelope: { event: string; eventId: string }
     try {
-      envelope = JSON.parse(raw.toString("utf8"))
+      envelope = verifier.verify(raw, {
+        "webhook-id": String(req.headers["webhook-id"] ?? ""),
+        "webhook-timestamp": String(req.headers["webhook-timestamp"] ?? ""),
+        "webhook-signature": String(req.headers["webhook-signature"] ?? "")
+      }) as { event: string; eventId: string }
     } catch {
-      return answer(res, 400, { error: "body is not JSON" })
+      log("refused a delivery whose signature does not verify")
+      return res.writeHead(401).end()
     }
-    if (!isEnvelope(envelope)) return answer(res, 400, { error: "not a webhook envelope" })
-    if (seen.has(envelope.idempotencyKey)) {
-      log(`duplicate ${envelope.idempotencyKey} ignored`)
-      return answer(res, 200, { duplicate: true })
-    }
-    try {
-      await options.onEvent?.(envelope)
-    } catch (error) {
-      log(`failed to handle ${envelope.event} ${envelope.idempotencyKey}: ${String(error)}`)
-      return answer(res, 500, { error: "handler failed" })
-    }
-    seen.add(envelope.idempotencyKey)
-    log(`${envelope.timestamp} ${envelope.event} ${envelope.idempotencyKey}`)
-    return answer(res, 200, { received: true })
+    processOnce(envelope.eventId, envelope.event, "delivery")
+    res.writeHead(204).end()
   })
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
+
+  // Catch up: everything since the saved cursor, page by page, saving the cursor after each page.
+  const client = createAdminApiClient({ baseUrl: options.apiUrl, secretKey: options.apiKey })
+  let cursor = existsSync(cursorFile) ? readFileSync(cursorFile, "utf8").trim() : undefined
+  let caughtUp = 0
+  for (;;) {
+    const page = await client.GET("/events", {
+      params: { query: { limit: 250, events: options.events.join(","), ...(cursor === undefined || cursor === "" ? {} : { cursor }) } }
+    })
+    if (page.data === undefined) throw new Error(`GET /events answered ${page.response.status}`)
+    for (const e of page.data.data) if (processOnce(e.id, e.event, "feed")) caughtUp++
+    writeFileSync(cursorFile, page.data.nextCursor)
+    cursor = page.data.nextCursor
+    if (page.data.data.length < 250) break
+  }
+  const address = server.address()
+  return { server, url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : port}`, caughtUp }
 }
 
-const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href
-if (isMain) {
-  const secret = process.env["WEBHOOK_SECRET"] || undefined
-  const server = createReceiver({ secret })
-  server.listen(Number(process.env["PORT"] ?? 4000), process.env["HOST"] ?? "127.0.0.1", () => {
-    const { address, port } = server.address() as AddressInfo
-    process.stdout.write(`webhook receiver on http://${address}:${port}/ (${secret === undefined ? "unsigned deliveries accepted" : "signature required"})\n`)
-  })
-  const stop = () => server.close(() => process.exit(0))
-  process.once("SIGINT", stop)
-  process.once("SIGTERM", stop)
+if (import.meta.main) {
+  const env = (name: string) => {
+    const value = process.env[name]
+    if (value === undefined || value === "") throw new Error(`${name} is required`)
+    return value
+  }
+  const { url, caughtUp } = await startReceiver({
+    apiUrl: env("ADMIN_API_URL"),
+    apiKey: env("ADMIN_API_KEY"),
+    secret: env("WEBHOOK_SECRET"),
+    stateDir: process.env["STATE_DIR"] ?? "./receiver-state",
+    events: (process.env["EVENTS"] ?? "product.updated").split(",")
+  }, Number(process.env["PORT"] ?? 4100))
+  console.log(`RECEIVING on ${url} (caught up ${caughtUp} events from the feed)`)
 }
