@@ -201,9 +201,10 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
               ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING`.pipe(
             Effect.andThen(Effect.suspend(() => {
               const ordered = rows.filter((r) => r.recordKey !== null).map((r) => r.id)
-              return ordered.length === 0 ? Effect.void : sql`UPDATE webhook_deliveries d SET event_seq = e.seq FROM domain_events e
+              return ordered.length === 0 ? Effect.void : Effect.asVoid(sql`UPDATE webhook_deliveries d SET event_seq = e.seq
+                  FROM domain_events e
                   WHERE d.id IN ${sql.in(ordered)}
-                    AND e.organization_id = d.organization_id AND e.id = d.event_id AND d.event_seq IS NULL`
+                    AND e.organization_id = d.organization_id AND e.id = d.event_id AND d.event_seq IS NULL`)
             }))
           )
         },
