@@ -9,7 +9,7 @@ import { ApiApplication, apiMiddleware } from "./server/ApiServer.ts"
 import { demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
 import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
 import { DEFAULT_EMBED_SCRIPT_URL } from "./server/setup/SetupHandlers.ts"
-import { chooseStore, describeStore, storeLayer } from "./server/StoreSelection.ts"
+import { chooseStore, describeRateLimitStore, describeStore, isRateLimitUrl, storeLayer } from "./server/StoreSelection.ts"
 
 const ServerConfig = Config.all({
   port: Config.Int("PORT").pipe(Config.withDefault(3000)),
@@ -19,6 +19,7 @@ const ServerConfig = Config.all({
   operatorToken: Config.Redacted("OPERATOR_TOKEN").pipe(Config.option),
   demo: Config.Boolean("DEMO").pipe(Config.option),
   cursorSecret: Config.Redacted("CURSOR_SECRET").pipe(Config.option),
+  rateLimitUrl: Config.Redacted("RATE_LIMIT_URL").pipe(Config.option),
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
   smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
   mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
@@ -78,6 +79,10 @@ export const serve = Effect.gen(function*() {
     ? { url: config.smtpUrl.value, from: config.mailFrom.value }
     : undefined
   const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
+  const rateLimitUrl = Option.getOrUndefined(Option.map(config.rateLimitUrl, Redacted.value))
+  if (rateLimitUrl !== undefined && !isRateLimitUrl(rateLimitUrl)) {
+    return yield* Effect.die(new Error("RATE_LIMIT_URL must be a redis:// or rediss:// URL"))
+  }
   if (config.eventRetentionDays < MIN_EVENT_RETENTION_DAYS) {
     return yield* Effect.die(new Error(`EVENT_RETENTION_DAYS must be at least ${MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`))
   }
@@ -102,6 +107,7 @@ export const serve = Effect.gen(function*() {
       `Admin API listening on ${url}`,
       `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
       `  Store: ${describeStore(store)}`,
+      `  Rate limits: ${describeRateLimitStore(rateLimitUrl)}`,
       `  Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`,
       options.operatorToken === undefined ? "  Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `  Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`,
       `  Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`,
@@ -120,7 +126,10 @@ export const serve = Effect.gen(function*() {
     yield* Effect.sync(() => process.stdout.write(lines.join("\n") + "\n"))
   })).pipe(Layer.provide(Organizations.layer))
 
-  const Services = storeLayer(store, { cursorSecret: Option.getOrUndefined(config.cursorSecret) })
+  const Services = storeLayer(store, {
+    cursorSecret: Option.getOrUndefined(config.cursorSecret),
+    rateLimitUrl: Option.getOrUndefined(config.rateLimitUrl)
+  })
   const App = HttpRouter.serve(ApiApplication(options), {
     disableLogger: true,
     disableListenLog: true,
