@@ -3,7 +3,7 @@
  * repeat must see the claim (and answer 409) while the first request's unit of work still holds that lock. The
  * recorded response is a journaled write inside the unit of work, so it rolls back with the operation.
  */
-import { decideClaim, IdempotencyStore, type IdempotencyRecord } from "@feedback/core"
+import { decideClaim, IdempotencyStore, type IdempotencyRecord, redactStoredResponse } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 
@@ -41,6 +41,15 @@ export const MemoryIdempotencyStore = Layer.effect(IdempotencyStore, Effect.gen(
         const id = rowKey(organizationId, key)
         const row = keys.rows.get(id)
         if (row !== undefined && row.token === token && row.response === null) keys.rows.delete(id)
+      }),
+    redact: (organizationId, redaction) =>
+      db.mutate(() => {
+        const prefix = rowKey(organizationId, "")
+        for (const [id, row] of keys.rows) {
+          if (!id.startsWith(prefix) || row.response === null) continue
+          const response = redactStoredResponse(row.response, redaction)
+          if (response !== row.response) keys.set(id, { ...row, response })
+        }
       }),
     purgeExpired: (before, limit) =>
       Effect.sync(() => {

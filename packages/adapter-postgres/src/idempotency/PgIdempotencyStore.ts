@@ -4,7 +4,7 @@
  * then see it running). The response is recorded by an `UPDATE` that names the claim's token, inside the request's
  * transaction: it commits with the operation's effects, and an attempt whose claim was taken over records nothing.
  */
-import { decideClaim, type ClaimOutcome, type IdempotencyClaim, IdempotencyStore } from "@feedback/core"
+import { decideClaim, type ClaimOutcome, type IdempotencyClaim, IdempotencyStore, redactStoredResponse } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { toTimestamp } from "../kernel/SqlRows.ts"
@@ -78,6 +78,21 @@ export const PgIdempotencyStore = Layer.effect(IdempotencyStore, Effect.gen(func
       yield* sql`DELETE FROM idempotency_keys
         WHERE organization_id = ${organizationId} AND idempotency_key = ${key} AND claim_token = ${token}
           AND response_status IS NULL`
+    }, orDie),
+    // The id as a substring narrows the rows to parse (strpos: no pattern syntax to escape).
+    redact: Effect.fn("IdempotencyStore.redact")(function*(organizationId, redaction) {
+      const rows = yield* sql<{ readonly idempotencyKey: string; readonly responseStatus: number; readonly responseContentType: string | null; readonly responseBody: string }>`
+        SELECT idempotency_key, response_status, response_content_type, response_body FROM idempotency_keys
+        WHERE organization_id = ${organizationId} AND response_status IS NOT NULL
+          AND strpos(response_body, ${redaction.recordId}) > 0
+        FOR UPDATE`
+      for (const row of rows) {
+        const before = { status: row.responseStatus, contentType: row.responseContentType, body: row.responseBody }
+        const after = redactStoredResponse(before, redaction)
+        if (after === before) continue
+        yield* sql`UPDATE idempotency_keys SET response_body = ${after.body}
+          WHERE organization_id = ${organizationId} AND idempotency_key = ${row.idempotencyKey}`
+      }
     }, orDie),
     purgeExpired: (before, limit) =>
       sql<{ readonly n: number }>`WITH gone AS (

@@ -8,8 +8,9 @@ import { Conflict, IdempotencyKeyReused } from "../kernel/Errors.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import { fromMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type StoredResponse } from "./IdempotencyRules.ts"
-import { IdempotencyStore } from "./IdempotencyStore.ts"
+import type { Redaction } from "../kernel/EventOutbox.ts"
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, redactStoredResponse, type StoredResponse } from "./IdempotencyRules.ts"
+import { CurrentErasures, IdempotencyStore } from "./IdempotencyStore.ts"
 
 export interface IdempotentRequest {
   readonly organizationId: string
@@ -69,16 +70,18 @@ export class Idempotency extends Context.Service<Idempotency, {
         }
         // Claimed. A success is recorded with its effects (atomic) or right after them; a failure's effects were
         // rolled back, so recording it separately is exact too. Lost the claim → roll back and answer 409.
+        const erasures: Array<Redaction> = []
         const record = (exit: Exit.Exit<A, E>) =>
           Effect.flatMap(options.recordOf(exit), (response) =>
             response === undefined
               ? Effect.succeed(false)
-              : Effect.flatMap(store.complete(organizationId, key, token, response), (held) =>
+              : Effect.flatMap(store.complete(organizationId, key, token, erasures.reduce(redactStoredResponse, response)), (held) =>
                 held ? Effect.succeed(true) : Effect.fail(conflictInProgress())))
         const recordedSuccess = (value: A) => Effect.as(record(Exit.succeed(value)), value)
+        const observed = Effect.provideService(operation, CurrentErasures, erasures)
         const ran = options.atomic === false
-          ? Effect.flatMap(operation, recordedSuccess)
-          : uow.transaction(Effect.flatMap(operation, recordedSuccess))
+          ? Effect.flatMap(observed, recordedSuccess)
+          : uow.transaction(Effect.flatMap(observed, recordedSuccess))
         // On failure the effects were rolled back: record what the operation decided, else free the key. A finalizer,
         // so a client that hangs up mid-request does not leave its key blocked until the lease ends.
         const settle = (exit: Exit.Exit<A, E | Conflict>) =>

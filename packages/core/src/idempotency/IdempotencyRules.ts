@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto"
 import { Result } from "effect"
 import { InvalidRequest } from "../kernel/Errors.ts"
+import { redactData, type Redaction } from "../kernel/EventOutbox.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 
 export const IDEMPOTENCY_KEY_HEADER = "idempotency-key"
@@ -96,4 +97,22 @@ export const decideClaim = (stored: IdempotencyRecord | undefined, claim: Idempo
   if (stored.fingerprint !== claim.fingerprint) return { _tag: "Reused" }
   if (stored.response !== null) return { _tag: "Replay", response: stored.response }
   return stored.leaseUntil <= claim.now ? { _tag: "Claimed" } : { _tag: "InProgress" }
+}
+
+/**
+ * A recorded response with an erased record's fields set to null (docs/DECISIONS.md §18: erasure reaches recorded
+ * responses too). Only a body that is the record itself (a JSON object whose `id` is the record's) is touched; its
+ * other bytes stay as they were, like a redacted delivery body.
+ */
+export const redactStoredResponse = (response: StoredResponse, redaction: Redaction): StoredResponse => {
+  if (!response.body.includes(redaction.recordId)) return response
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(response.body)
+  } catch {
+    return response
+  }
+  if (typeof parsed !== "object" || parsed === null || (parsed as { readonly id?: unknown }).id !== redaction.recordId) return response
+  const redacted = redactData(parsed, redaction.fields)
+  return redacted === parsed ? response : { ...response, body: JSON.stringify(redacted) }
 }

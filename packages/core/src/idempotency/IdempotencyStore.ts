@@ -3,7 +3,8 @@
  * on the store, so a repeat is recognised wherever it lands. A store decides a claim exactly as `decideClaim` does,
  * atomically against concurrent claims of the same key.
  */
-import { Context, type Effect } from "effect"
+import { Context, Effect } from "effect"
+import type { Redaction } from "../kernel/EventOutbox.ts"
 import type { ClaimOutcome, IdempotencyClaim, StoredResponse } from "./IdempotencyRules.ts"
 
 export class IdempotencyStore extends Context.Service<IdempotencyStore, {
@@ -19,6 +20,29 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
   readonly complete: (organizationId: string, key: string, token: string, response: StoredResponse) => Effect.Effect<boolean>
   /** Gives up the attempt's claim, when it has recorded nothing (the outcome is not recorded, or it failed). */
   readonly release: (organizationId: string, key: string, token: string) => Effect.Effect<void>
+  /**
+   * Erasure: applies `redactStoredResponse` to every response the organization has recorded. Runs in the unit of
+   * work of the deletion that erases the record.
+   */
+  readonly redact: (organizationId: string, redaction: Redaction) => Effect.Effect<void>
   /** Deletes at most `limit` keys that expired before `before`; answers how many. */
   readonly purgeExpired: (before: string, limit: number) => Effect.Effect<number>
 }>()("feedback/IdempotencyStore") {}
+
+/**
+ * The erasures of the running operation, so `Idempotency.run` redacts the operation's own response before recording
+ * it (the deletion that erases a record answers it as it was; its replay must not keep the erased fields).
+ */
+export const CurrentErasures = Context.Reference<Array<Redaction> | undefined>("feedback/CurrentErasures", {
+  defaultValue: () => undefined
+})
+
+/**
+ * Erases a record's fields from recorded responses: those recorded so far, and the running request's own. A
+ * use-case that erases personal data calls it inside its unit of work.
+ */
+export const eraseFromRecordedResponses = (store: IdempotencyStore["Service"], organizationId: string, redaction: Redaction) =>
+  Effect.flatMap(CurrentErasures, (pending) => {
+    pending?.push(redaction)
+    return store.redact(organizationId, redaction)
+  })
