@@ -5,8 +5,8 @@
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import type { StoreServices } from "@feedback/core"
-import type { Layer } from "effect"
+import { HostNotResolved, HostResolver, type StoreServices } from "@feedback/core"
+import { Effect, Layer } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
 import { makeManualClock, type ManualClock } from "./ManualClock.ts"
@@ -16,6 +16,12 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, u
   ["memory store", () => MemoryStoreLayer],
   [storeName, () => freshLayer(PgStoreLayer)]
 ]
+
+// Webhook destinations resolve without the network; no dispatcher runs, so a ping answers its queued delivery.
+const FakeDns = Layer.succeed(HostResolver, HostResolver.of({
+  resolve: (hostname) =>
+    hostname === "hooks.example.com" ? Effect.succeed(["93.184.216.34"]) : Effect.fail(new HostNotResolved({ hostname }))
+}))
 
 let counter = 0
 const freshKey = () => `key-${Date.now()}-${++counter}`
@@ -31,7 +37,7 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
   let clock: ManualClock
   beforeAll(() => {
     clock = makeManualClock(Date.now())
-    server = makeTestServer(makeStore(), { clock, workers: false })
+    server = makeTestServer(makeStore(), { clock, workers: false, webhooks: { dispatcher: false, resolver: FakeDns } })
   })
   afterAll(async () => {
     await server.dispose()
@@ -151,6 +157,27 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
       if (r.status === 201) assert.deepStrictEqual(r.body, ran[0]!.body)
       else assertError(r, 409, "CONFLICT")
     }
+  })
+
+  it("an operation that commits before it answers (ping) is recorded after it, and still runs once", async () => {
+    const { key: token } = await server.provision()
+    const hook = await server.request("POST", "/webhooks", {
+      token,
+      body: { url: "https://hooks.example.com/in", events: ["review.created"] },
+      headers: { "idempotency-key": freshKey() }
+    })
+    assert.strictEqual(hook.status, 201, hook.text)
+    const key = freshKey()
+    const ping = () => server.request("POST", `/webhooks/${hook.body.id}/ping`, { token, headers: { "idempotency-key": key } })
+    const first = await ping()
+    assert.isTrue(first.status >= 200 && first.status < 300, first.text)
+    const again = await ping()
+    assert.strictEqual(again.status, first.status)
+    assert.strictEqual(again.headers.get("idempotent-replayed"), "true")
+    assert.deepStrictEqual(again.body, first.body)
+    const deliveries = await server.request("GET", `/webhooks/${hook.body.id}/events`, { token })
+    assert.strictEqual(deliveries.status, 200, deliveries.text)
+    assert.strictEqual(deliveries.body.data.length, 1)
   })
 
   it("after 24 hours the key is free again", async () => {
