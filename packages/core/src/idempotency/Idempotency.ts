@@ -48,8 +48,9 @@ export class Idempotency extends Context.Service<Idempotency, {
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
 
+    // Uninterruptible from the claim until the finalizer that settles it is in place; only the operation is not.
     const run = <A, E, R>(request: IdempotentRequest, operation: Effect.Effect<A, E, R>, options: IdempotentOptions<A, E>) =>
-      Effect.gen(function*() {
+      Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
         const { organizationId, key } = request
         const token = yield* nextIdFrom<string>(ids)
         const millis = yield* Clock.currentTimeMillis
@@ -77,7 +78,10 @@ export class Idempotency extends Context.Service<Idempotency, {
               ? Effect.succeed(false)
               : Effect.flatMap(store.complete(organizationId, key, token, erasures.reduce(redactStoredResponse, response)), (held) =>
                 held ? Effect.succeed(true) : Effect.fail(conflictInProgress())))
-        const recordedSuccess = (value: A) => Effect.as(record(Exit.succeed(value)), value)
+        // A success with nothing to record (a status such as 400, a streamed body) frees the key like a failure.
+        const recordedSuccess = (value: A) =>
+          Effect.flatMap(record(Exit.succeed(value)), (recorded) =>
+            recorded ? Effect.succeed(value) : Effect.as(store.release(organizationId, key, token), value))
         const observed = Effect.provideService(operation, CurrentErasures, erasures)
         const ran = options.atomic === false
           ? Effect.flatMap(observed, recordedSuccess)
@@ -91,9 +95,9 @@ export class Idempotency extends Context.Service<Idempotency, {
               : yield* Effect.exit(record(exit as Exit.Exit<A, E>)).pipe(Effect.map((e) => Exit.isSuccess(e) && e.value))
             if (!recorded) yield* store.release(organizationId, key, token)
           })
-        const value = yield* Effect.onExit(ran, settle)
+        const value = yield* Effect.onExit(restore(ran), settle)
         return { _tag: "Ran", value } as IdempotentResult<A>
-      }).pipe(Effect.withSpan("Idempotency.run"))
+      })).pipe(Effect.withSpan("Idempotency.run"))
 
     return Idempotency.of({ run })
   }))

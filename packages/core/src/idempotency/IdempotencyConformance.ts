@@ -80,6 +80,12 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
         yield* Effect.exit(run(org.id, "bad", Effect.die("crash")))
         assert.deepStrictEqual(yield* run(org.id, "bad", write(org.id, 2)), { _tag: "Ran", value: { n: 2 } })
         assert.strictEqual((yield* eventsOf(org.id)).length, 1)
+        // A success with nothing to record (say, a streamed body) runs and leaves the key free too.
+        const unrecorded = Idempotency.use((i) =>
+          i.run({ organizationId: org.id, key: "stream", fingerprint: "f" }, write(org.id, 3), { recordOf: () => Effect.succeed(undefined) }))
+        assert.strictEqual((yield* unrecorded)._tag, "Ran")
+        assert.strictEqual((yield* unrecorded)._tag, "Ran")
+        assert.strictEqual((yield* eventsOf(org.id)).length, 3)
       }))
 
     it.effect("a key claimed and still running is 409; past its lease another request takes it over", () =>
