@@ -16,7 +16,7 @@
 import { Clock, Effect, Layer } from "effect"
 import * as Redis from "effect/persistence/Redis"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
-import { assertBuckets, type KeyedBucket, RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
+import { assertBuckets, type KeyedBucket, LocalRefusals, RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
 
 /**
  * KEYS: one hash per bucket (`u` = level in units, `t` = credited up to, in ms).
@@ -124,8 +124,9 @@ export const makeRedisRateLimitStore = (options: RedisRateLimitOptions = {}) =>
   })
 
 /** The store over a `Redis` service the host provides (e.g. its own client). */
+/** A refusal known from an earlier one costs no round trip (`LocalRefusals`). */
 export const layerRedis = (options?: RedisRateLimitOptions): Layer.Layer<RateLimitStore, never, Redis.Redis> =>
-  Layer.effect(RateLimitStore, makeRedisRateLimitStore(options))
+  Layer.effect(RateLimitStore, Effect.map(makeRedisRateLimitStore(options), (store) => LocalRefusals.withLocalRefusals(store)))
 
 /** The store over its own node-redis client connected to `url` (`redis://…` or `rediss://…`), closed with the layer. */
 export const layer = (url: string, options?: RedisRateLimitOptions): Layer.Layer<RateLimitStore, Redis.RedisError> =>
