@@ -20,6 +20,7 @@ const ServerConfig = Config.all({
   demo: Config.Boolean("DEMO").pipe(Config.option),
   cursorSecret: Config.Redacted("CURSOR_SECRET").pipe(Config.option),
   rateLimitUrl: Config.Redacted("RATE_LIMIT_URL").pipe(Config.option),
+  workSignals: Config.Literals(["notify", "poll"], "WORK_SIGNALS").pipe(Config.withDefault("notify" as const)),
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
   smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
   mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
@@ -78,7 +79,8 @@ export const serve = Effect.gen(function*() {
   const smtp = Option.isSome(config.smtpUrl) && Option.isSome(config.mailFrom)
     ? { url: config.smtpUrl.value, from: config.mailFrom.value }
     : undefined
-  const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
+  const chosen = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
+  const store = chosen._tag === "Server" ? { ...chosen, workSignals: config.workSignals } : chosen
   const rateLimitUrl = Option.getOrUndefined(Option.map(config.rateLimitUrl, Redacted.value))
   if (rateLimitUrl !== undefined && !isRateLimitUrl(rateLimitUrl)) {
     return yield* Effect.die(new Error("RATE_LIMIT_URL must be a redis:// or rediss:// URL"))

@@ -7,6 +7,7 @@ import { PgDatabase, type DatabaseTarget } from "./kernel/PgDatabase.ts"
 import { PgCatalogRepository } from "./catalog/PgCatalogStore.ts"
 import { PgInstanceSecretRepository } from "./kernel/PgInstanceSecrets.ts"
 import { PgStoreHealth } from "./kernel/PgStoreHealth.ts"
+import { PgWorkSignals } from "./kernel/PgWorkSignals.ts"
 import { PgIdempotencyStore } from "./idempotency/PgIdempotencyStore.ts"
 import { PgRateLimitStore } from "./ratelimit/PgRateLimitStore.ts"
 import { PgReviewRepository } from "./reviews/PgReviewStore.ts"
@@ -44,6 +45,11 @@ export const PgStoreServices = Layer.mergeAll(
   CursorKey.layerStored.pipe(Layer.provideMerge(PgInstanceSecretRepository))
 ).pipe(Layer.provideMerge(Migrated))
 
-/** The store services with their own connection to `target`. */
+/**
+ * The store services with their own connection to `target`. On a server, idle background workers wait for the
+ * database's notifications (`PgWorkSignals`); embedded PGlite keeps polling in process.
+ */
 export const PgStoreLayer = (target: DatabaseTarget) =>
-  PgStoreServices.pipe(Layer.provideMerge(PgDatabase(target)))
+  (target._tag === "Server" && target.workSignals !== "poll" ? Layer.merge(PgStoreServices, PgWorkSignals()) : PgStoreServices).pipe(
+    Layer.provideMerge(PgDatabase(target))
+  )

@@ -13,7 +13,7 @@ import { Layer, Redacted } from "effect"
 
 export type StoreChoice =
   | { readonly _tag: "Memory" }
-  | { readonly _tag: "Server"; readonly url: string }
+  | { readonly _tag: "Server"; readonly url: string; readonly workSignals?: "notify" | "poll" | undefined }
   | { readonly _tag: "Embedded"; readonly dataDir: string }
 
 export const chooseStore = (databaseUrl: string | undefined, dataDir: string): StoreChoice =>

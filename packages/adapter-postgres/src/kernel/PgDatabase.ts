@@ -16,7 +16,13 @@ import { chmodSync, mkdirSync, rmSync } from "node:fs"
 import * as Path from "node:path"
 
 export type DatabaseTarget =
-  | { readonly _tag: "Server"; readonly url: string; readonly maxConnections?: number | undefined }
+  | {
+    readonly _tag: "Server"
+    readonly url: string
+    readonly maxConnections?: number | undefined
+    /** How idle background workers wait: `notify` (LISTEN/NOTIFY, the default) or `poll` (docs/DECISIONS.md §23). */
+    readonly workSignals?: "notify" | "poll" | undefined
+  }
   | { readonly _tag: "Embedded"; readonly dataDir: string }
 
 const camelCase = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())

@@ -19,6 +19,7 @@ import { eventFeedMigration } from "./0084_event_feed.ts"
 import { webhookDeliveryOrderMigration } from "./0085_webhook_delivery_order.ts"
 import { idempotencyKeysMigration } from "./0090_idempotency_keys.ts"
 import { searchIndexMigration } from "./0092_search_index.ts"
+import { workSignalsMigration } from "./0093_work_signals.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -39,5 +40,6 @@ export const migrations: ReadonlyArray<Migration> = [
   eventFeedMigration,
   webhookDeliveryOrderMigration,
   idempotencyKeysMigration,
-  searchIndexMigration
+  searchIndexMigration,
+  workSignalsMigration
 ]

@@ -14,6 +14,7 @@
  * - Shutdown (closing the worker's scope) never cuts a claimed notice short: claim, send and record run
  *   uninterruptibly, and the transport must finish within its own timeouts.
  */
+import { WorkSignals } from "../kernel/WorkSignals.ts"
 import { Cause, Effect, Layer, Option } from "effect"
 import { EmailOutboxRepository, type EmailNotice, type NoticeCompletion } from "./EmailOutbox.ts"
 import { Mailer, type MailerResult } from "./Mailer.ts"
@@ -133,7 +134,7 @@ export const runEmailNoticeWorker = (settings: EmailWorkerSettings): Effect.Effe
     yield* deliverDueNotices(settings)
   }).pipe(
     Effect.catchCause((cause) => Effect.logError("email notice worker round failed", Cause.pretty(cause))),
-    Effect.andThen(Effect.sleep(settings.pollIntervalMs)),
+    Effect.andThen(WorkSignals.use((signals) => signals.idle("email", settings.pollIntervalMs))),
     Effect.forever
   )
 

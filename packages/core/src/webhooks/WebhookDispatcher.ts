@@ -26,6 +26,7 @@ import type { DomainEventId, OrganizationId, WebhookDeliveryId } from "../kernel
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
+import { WorkSignals } from "../kernel/WorkSignals.ts"
 import type { WebhookDeliveryRecord, WebhookEnvelope, WebhookRecord } from "./Webhook.ts"
 import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
 import { type ClaimedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
@@ -269,7 +270,7 @@ export interface DispatcherOptions {
   readonly concurrency: number
   /** Deliveries in flight at most per webhook (exact within a process, approximate across processes). */
   readonly perWebhookConcurrency: number
-  /** How often to look for work when idle. */
+  /** How often to look for work when idle, unless the store signals work (`WorkSignals`). */
   readonly pollIntervalMs: number
   /** Outbox events fanned out per unit of work. */
   readonly fanOutBatchSize: number
@@ -341,7 +342,9 @@ export const startDispatcher = (
     const inFlight = yield* FiberSet.make<void, never>()
     const slots = yield* Semaphore.make(options.concurrency)
     const wake = yield* Latch.make(false)
-    const idle = Effect.timeoutOption(wake.await, options.pollIntervalMs)
+    // Woken by a slot freed here, or by the store's signal that deliveries may be claimable (another process's).
+    const signals = yield* WorkSignals
+    const idle = Effect.raceFirst(wake.await, signals.idle("deliveries", options.pollIntervalMs))
 
     const deliver = (claimed: ClaimedDelivery) =>
       Effect.uninterruptible(
@@ -377,7 +380,7 @@ export const startDispatcher = (
     const fanOutStep = Effect.gen(function*() {
       const result = yield* fanOutWith(deps, options.fanOutBatchSize)
       if (result.deliveries > 0) yield* wake.release
-      if (result.events === 0) yield* Effect.sleep(options.pollIntervalMs)
+      if (result.events === 0) yield* signals.idle("events", options.pollIntervalMs)
     })
 
     yield* resilient("claim", claimStep, options.pollIntervalMs).pipe(Effect.forkScoped)

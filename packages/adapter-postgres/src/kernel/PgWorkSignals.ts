@@ -1,0 +1,71 @@
+/**
+ * `WorkSignals` on a PostgreSQL server (docs/DECISIONS.md §23): one connection of the pool `LISTEN`s on
+ * `feedback_work` (migration 93 sends on it when work commits) and opens a latch per channel. A worker with nothing
+ * to do waits for its latch or the fallback, whichever comes first; the fallback catches what no write announces
+ * (an email retry coming due) and anything a notification could miss. While the listening connection is down, the
+ * workers poll as they would without it, and the listener reconnects.
+ *
+ * Not for embedded PGlite: it has one connection, which a listener would hold for good, and every writer is in
+ * this process anyway.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { type WorkChannel, workChannels, WorkSignals, type WorkSignalsService } from "@feedback/core"
+import { Cause, Deferred, Effect, Latch, Layer, Queue, Schedule } from "effect"
+
+export interface PgWorkSignalsOptions {
+  /** How long an idle worker waits without a notification; default 10 s. */
+  readonly fallbackMs?: number | undefined
+}
+
+export const CHANNEL = "feedback_work"
+
+export const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
+  Effect.gen(function*() {
+    const pg = yield* PgClient.PgClient
+    const fallbackMs = options.fallbackMs ?? 10_000
+    const latches = new Map<WorkChannel, Latch.Latch>()
+    for (const channel of workChannels) latches.set(channel, yield* Latch.make(false))
+    let listening = false
+    const started = yield* Deferred.make<void>()
+
+    const listen = Effect.scoped(Effect.gen(function*() {
+      const notifications = yield* pg.listen(CHANNEL)
+      listening = true
+      yield* Deferred.succeed(started, undefined)
+      // Work may have committed while nobody listened: every worker looks once.
+      for (const latch of latches.values()) yield* latch.open
+      while (true) {
+        const { payload } = yield* Queue.take(notifications)
+        const latch = latches.get(payload as WorkChannel)
+        if (latch !== undefined) yield* latch.open
+      }
+    })).pipe(
+      // Waiters stop trusting the notifications: each looks once and then polls until the listener is back.
+      Effect.ensuring(Effect.suspend(() => {
+        listening = false
+        return Effect.forEach(latches.values(), (latch) => latch.open, { discard: true })
+      })),
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.logWarning("work signals: the LISTEN connection failed; polling until it is back", Cause.pretty(cause))
+      ),
+      Effect.repeat(Schedule.spaced("1 second"))
+    )
+    yield* Effect.forkScoped(listen)
+    // Workers start listening with the store; a database that does not answer LISTEN soon leaves them polling.
+    yield* Deferred.await(started).pipe(Effect.timeoutOption("5 seconds"))
+
+    const service: WorkSignalsService = {
+      idle: (channel, pollMs) => {
+        const latch = latches.get(channel)!
+        return listening
+          ? Effect.raceFirst(latch.await, Effect.sleep(Math.max(pollMs, fallbackMs))).pipe(Effect.andThen(latch.close))
+          : Effect.sleep(pollMs)
+      }
+    }
+    return service
+  })
+
+export const PgWorkSignals = (options?: PgWorkSignalsOptions): Layer.Layer<never, never, PgClient.PgClient> =>
+  Layer.effectContext(Effect.map(makePgWorkSignals(options), (service) => WorkSignals.context(service)))

@@ -1,0 +1,86 @@
+/**
+ * Wake-ups on a PostgreSQL server (migration 93, `PgWorkSignals`): a worker idling with a long poll is woken when
+ * work commits in another connection — not before the commit, not by a rollback — and a listener whose connection
+ * is killed goes back to polling, then listens again.
+ */
+import { assert, layer } from "@effect/vitest"
+import { PgClient } from "@effect/sql-pg"
+import { IdGenerator, Organizations, type WorkChannel, WorkSignals, type WorkSignalsService } from "@feedback/core"
+import { recordEvent, transactional } from "@feedback/core/testing"
+import { Effect, Fiber, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { PgStoreServices } from "../src/PgStore.ts"
+import { PgWorkSignals } from "../src/kernel/PgWorkSignals.ts"
+import { describeWithServer, freshServerDatabase } from "./TestDatabase.ts"
+
+const LONG_POLL = 60_000
+
+describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
+  // Two pools on one fresh database: the listener's (the worker's process) and the writer's (another process).
+  let databaseUrl = ""
+  const pool = (name: string) => PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 4, applicationName: name })
+  const writer = Layer.unwrap(Effect.map(freshServerDatabase(serverUrl), (url) => {
+    databaseUrl = url
+    return Organizations.layer.pipe(
+      Layer.provideMerge(PgStoreServices),
+      Layer.provideMerge(IdGenerator.uuidV7),
+      Layer.provideMerge(pool("writer"))
+    )
+  })).pipe(Layer.orDie)
+
+  layer(writer, { timeout: 60_000, excludeTestServices: true })("a worker in another process", (it) => {
+    // The worker's process: its own pool, listening, as `PgStoreLayer` builds it for a server.
+    const withListener = <A, E, R>(channel: WorkChannel, body: (signals: WorkSignalsService) => Effect.Effect<A, E, R>) =>
+      Effect.gen(function*() {
+        const signals = yield* WorkSignals
+        // Settle: the first idle returns at once (work may have committed before the listener started).
+        yield* signals.idle(channel, LONG_POLL).pipe(Effect.timeout("2 seconds"))
+        return yield* body(signals)
+      }).pipe(Effect.provide(PgWorkSignals({ fallbackMs: LONG_POLL }).pipe(Layer.provide(pool("listener")), Layer.orDie)))
+
+    it.effect("is woken by committed events, not by uncommitted or rolled-back ones", () =>
+      withListener("events", (signals) => Effect.gen(function*() {
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Signals" }))
+        const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
+        // A rolled-back event wakes nobody.
+        yield* transactional(Effect.andThen(recordEvent(org.id, "review.created", { id: "x" }), Effect.fail("undo"))).pipe(Effect.ignore)
+        yield* Effect.sleep("300 millis")
+        assert.isTrue(waiting.pollUnsafe() === undefined, "woken by a rollback")
+        // An event committed by the other pool wakes it at once (well before the 60 s poll).
+        const started = Date.now()
+        yield* transactional(recordEvent(org.id, "review.created", { id: "y" }))
+        yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
+        assert.isBelow(Date.now() - started, 5_000)
+        // Other channels stay asleep (once settled: the listener's start wakes every channel once).
+        yield* signals.idle("email", LONG_POLL).pipe(Effect.timeout("2 seconds"))
+        const email = yield* Effect.forkChild(signals.idle("email", LONG_POLL))
+        yield* Effect.sleep("300 millis")
+        assert.isTrue(email.pollUnsafe() === undefined, "the email channel woke for an event")
+        yield* Fiber.interrupt(email)
+      })))
+
+    it.effect("a signal that arrives while the worker is busy is kept for its next idle", () =>
+      withListener("events", (signals) => Effect.gen(function*() {
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Busy" }))
+        yield* transactional(recordEvent(org.id, "review.created", { id: "z" }))
+        yield* Effect.sleep("300 millis") // delivered while nobody waits
+        yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds"))
+      })))
+
+    it.effect("a killed listening connection falls back to polling, then listens again", () =>
+      withListener("events", (signals) => Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE application_name = 'listener' AND query ILIKE 'LISTEN%'`
+        // The waiters look once, and while it reconnects, idle is the caller's poll.
+        yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
+        yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
+        yield* Effect.sleep("2500 millis") // the listener retries every second
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Again" }))
+        yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds")) // the reconnect opens every latch
+        const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
+        yield* transactional(recordEvent(org.id, "review.created", { id: "w" }))
+        yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
+      })))
+  })
+})

@@ -1,0 +1,28 @@
+/**
+ * How background workers (webhook fan-out and delivery, answer notices) wait for work. Each loop that found nothing
+ * calls `idle` with its channel: by default that is a short sleep — polling, which costs nothing with the memory store
+ * or the embedded database, whose writers share the process. A store whose writes come from other processes (a
+ * PostgreSQL server) provides one that wakes on a notification sent when such work commits, and otherwise sleeps a
+ * fallback of seconds, so an idle server asks its database next to nothing (docs/DECISIONS.md §23).
+ */
+import { Context, Effect } from "effect"
+
+/** What a signal announces: new domain events, deliveries that may be claimable, answer notices, import/export jobs. */
+export type WorkChannel = "events" | "deliveries" | "email" | "jobs"
+
+export const workChannels: ReadonlyArray<WorkChannel> = ["events", "deliveries", "email", "jobs"]
+
+export interface WorkSignalsService {
+  /**
+   * Returns when work on `channel` may be waiting, or after `pollMs` if the store cannot tell (or after its own
+   * fallback if it can). A signal that arrived while nobody waited is not lost: the next `idle` returns at once.
+   */
+  readonly idle: (channel: WorkChannel, pollMs: number) => Effect.Effect<void>
+}
+
+/** Polling: the default of every store. */
+export const pollingWorkSignals: WorkSignalsService = { idle: (_channel, pollMs) => Effect.sleep(pollMs) }
+
+export const WorkSignals = Context.Reference<WorkSignalsService>("feedback/WorkSignals", {
+  defaultValue: () => pollingWorkSignals
+})
