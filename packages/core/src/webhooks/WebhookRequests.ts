@@ -30,7 +30,7 @@ export const CreateWebhook = Schema.Struct({
   url: WebhookUrl,
   events: EventNames,
   hmacSecret: Schema.optionalKey(Schema.NullOr(HmacSecret))
-})
+}).annotate({ identifier: "CreateWebhook" })
 export type CreateWebhook = typeof CreateWebhook.Type
 
 /**
@@ -41,7 +41,7 @@ export const UpdateWebhook = Schema.Struct({
   url: Schema.optionalKey(WebhookUrl),
   events: Schema.optionalKey(EventNames),
   hmacSecret: Schema.optionalKey(Schema.NullOr(HmacSecret))
-})
+}).annotate({ identifier: "UpdateWebhook" })
 export type UpdateWebhook = typeof UpdateWebhook.Type
 
 /** Longest overlap of a rotation: a week (docs/DECISIONS.md §17). */
@@ -52,5 +52,5 @@ export const DEFAULT_ROTATION_OVERLAP_SECONDS = 86_400
 export const RotateWebhookSecret = Schema.Struct({
   hmacSecret: HmacSecret,
   overlapSeconds: Schema.optionalKey(Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: MAX_ROTATION_OVERLAP_SECONDS }))))
-})
+}).annotate({ identifier: "RotateWebhookSecret" })
 export type RotateWebhookSecret = typeof RotateWebhookSecret.Type
