@@ -126,7 +126,23 @@ const samples: Readonly<Record<string, ReadonlyArray<unknown>>> = {
   authorName: ["The Example Shop team"],
   subject: ["How did we do?"],
   message: ["A human-readable explanation."],
-  code: ["INVALID_REQUEST"],
+  code: ["profanity"],
+  customer: ["ada@example.com"],
+  product: ["everyday-ceramic-mug"],
+  response: ["Thank you for the kind words!"],
+  note: ["Posted twice by mistake."],
+  originalTitle: ["Fits perfectly"],
+  originalBody: ["Comfortable from day one and true to size. Would buy again."],
+  browserFingerprint: ["fp_3c9a1e7b"],
+  type: ["rating"],
+  action: ["created"],
+  event: ["review.created"],
+  timestamp: ["2026-03-14T09:26:53.000Z"],
+  responseStatus: [200],
+  durationMs: [182],
+  averageRating: [4.6],
+  reviewCount: [12],
+  publishedReviewCount: [10],
   path: ["body.rating"],
   hmacSecret: ["whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v"],
   reason: ["Requested by the customer"],
@@ -149,12 +165,24 @@ const samples: Readonly<Record<string, ReadonlyArray<unknown>>> = {
   fileName: ["photo.jpg"],
   contentType: ["image/jpeg"],
   label: ["How would you rate the fit?"],
+  lowLabel: ["Too small"],
+  highLabel: ["Too large"],
+  middleLabel: ["Just right"],
   detail: ["Repeated text"],
   description: ["Hand-glazed stoneware, 350 ml."],
   currencyCode: ["EUR"],
   permission: ["reviews:write"],
   resource: ["review"]
 }
+
+/** Values by the end of a property's name, when `samples` has none for the whole name. */
+const bySuffix: ReadonlyArray<readonly [RegExp, string]> = [
+  [/email$/i, "ada@example.com"],
+  [/urls?$/i, "https://shop.example.com/images/everyday-ceramic-mug.jpg"],
+  [/name$/i, "Ada Lovelace"],
+  [/label$/i, "Just right"],
+  [/labels$/i, "Just right"]
+]
 
 const uuid = "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
 const timestamp = "2026-03-14T09:26:53.000Z"
@@ -163,6 +191,10 @@ const typeOf = (value: unknown): string =>
   value === null ? "null" : Array.isArray(value) ? "array" : Number.isInteger(value) ? "integer" : typeof value
 
 const fits = (schema: Json, value: unknown): boolean => {
+  // A sample never stands in for a referenced record; a union fits when one member does.
+  if (schema["$ref"] !== undefined) return false
+  const alternatives: ReadonlyArray<Json> | undefined = schema["anyOf"] ?? schema["oneOf"]
+  if (alternatives !== undefined) return alternatives.some((alternative) => fits(alternative, value))
   if (schema["enum"] !== undefined) return schema["enum"].includes(value)
   if (schema["const"] !== undefined) return schema["const"] === value
   const types: ReadonlyArray<string> = [schema["type"]].flat().filter(Boolean)
@@ -224,11 +256,12 @@ export const exampleOf = (schema: Json, components: Json, name?: string, depth =
       if (schema["format"] === "uuid") return uuid
       if (schema["format"] === "date-time" || /At$/.test(name ?? "")) return timestamp
       if (name !== undefined && /Id$/.test(name)) return uuid
+      for (const [suffix, value] of bySuffix) if (suffix.test(name ?? "") && fits(schema, value)) return value
       return "text".padEnd(schema["minLength"] ?? 0, "x").slice(0, schema["maxLength"] ?? 4)
     case "integer":
-      return schema["minimum"] ?? 1
     case "number":
-      return schema["minimum"] ?? 1
+      // 1 unless the bounds exclude it (Effect bounds every integer to the safe range).
+      return fits(schema, 1) ? 1 : schema["minimum"] ?? schema["maximum"]
     case "boolean":
       return true
     case "null":

@@ -2103,7 +2103,7 @@ export type components = {
                  *         "code": "IMPORT_FAILED",
                  *         "message": "A human-readable explanation.",
                  *         "details": {
-                 *           "index": -9007199254740991,
+                 *           "index": 1,
                  *           "message": "A human-readable explanation."
                  *         }
                  *       }
@@ -2289,7 +2289,7 @@ export type components = {
                  *         "code": "TOO_MANY_REQUESTS",
                  *         "message": "A human-readable explanation.",
                  *         "details": {
-                 *           "retryAfterSeconds": -9007199254740991,
+                 *           "retryAfterSeconds": 1,
                  *           "cost": 1,
                  *           "limit": 1,
                  *           "remaining": 1
@@ -2623,13 +2623,13 @@ export interface operations {
                      * @example {
                      *       "imported": [
                      *         {
-                     *           "index": -9007199254740991,
+                     *           "index": 1,
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
                      *         }
                      *       ],
                      *       "skipped": [
                      *         {
-                     *           "index": -9007199254740991,
+                     *           "index": 1,
                      *           "message": "A human-readable explanation."
                      *         }
                      *       ]
@@ -2679,7 +2679,7 @@ export interface operations {
                      *         {
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "name": "Summer collection",
-                     *           "type": "text",
+                     *           "type": "rating",
                      *           "subject": "How did we do?",
                      *           "body": "Comfortable from day one and true to size. Would buy again.",
                      *           "createdAt": "2026-03-14T09:26:53.000Z",
@@ -2727,7 +2727,7 @@ export interface operations {
                      * @example {
                      *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "name": "Summer collection",
-                     *       "type": "text",
+                     *       "type": "rating",
                      *       "subject": "How did we do?",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
@@ -2773,7 +2773,7 @@ export interface operations {
                      * @example {
                      *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "name": "Summer collection",
-                     *       "type": "text",
+                     *       "type": "rating",
                      *       "subject": "How did we do?",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
@@ -2831,7 +2831,7 @@ export interface operations {
                      * @example {
                      *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "name": "Summer collection",
-                     *       "type": "text",
+                     *       "type": "rating",
                      *       "subject": "How did we do?",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
@@ -2882,8 +2882,8 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *           "event": "text",
-                     *           "timestamp": "text",
+                     *           "event": "review.created",
+                     *           "timestamp": "2026-03-14T09:26:53.000Z",
                      *           "data": {}
                      *         }
                      *       ],
@@ -3106,8 +3106,8 @@ export interface operations {
                      *         }
                      *       },
                      *       "publishableKey": "text",
-                     *       "embedScriptUrl": "text",
-                     *       "apiBaseUrl": "text"
+                     *       "embedScriptUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *       "apiBaseUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg"
                      *     }
                      */
                     "application/json": components["schemas"]["SetupState"];
@@ -3200,8 +3200,8 @@ export interface operations {
                      *         }
                      *       },
                      *       "publishableKey": "text",
-                     *       "embedScriptUrl": "text",
-                     *       "apiBaseUrl": "text"
+                     *       "embedScriptUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *       "apiBaseUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg"
                      *     }
                      */
                     "application/json": components["schemas"]["SetupState"];
@@ -3230,7 +3230,7 @@ export interface operations {
                  * @example {
                  *       "data": {
                  *         "triggerEvent": "order.created",
-                 *         "delayDays": 0,
+                 *         "delayDays": 1,
                  *         "reminder": true,
                  *         "reminderDelayDays": 1,
                  *         "template": "standard",
@@ -3304,8 +3304,8 @@ export interface operations {
                      *           }
                      *         },
                      *         "publishableKey": "text",
-                     *         "embedScriptUrl": "text",
-                     *         "apiBaseUrl": "text"
+                     *         "embedScriptUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *         "apiBaseUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg"
                      *       },
                      *       "surveyFlow": {
                      *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
@@ -3316,11 +3316,11 @@ export interface operations {
                      *         "steps": [
                      *           {
                      *             "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *             "type": "text",
-                     *             "position": 0,
+                     *             "type": "rating",
+                     *             "position": 1,
                      *             "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *             "url": "https://hooks.example.com/feedback",
-                     *             "waitSeconds": 0
+                     *             "waitSeconds": 1
                      *           }
                      *         ],
                      *         "metadata": {},
@@ -3331,7 +3331,7 @@ export interface operations {
                      *         {
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "name": "Summer collection",
-                     *           "type": "text",
+                     *           "type": "rating",
                      *           "subject": "How did we do?",
                      *           "body": "Comfortable from day one and true to size. Would buy again.",
                      *           "createdAt": "2026-03-14T09:26:53.000Z",
@@ -3391,15 +3391,15 @@ export interface operations {
                      *           "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "body": "Comfortable from day one and true to size. Would buy again.",
-                     *           "askerName": "text",
-                     *           "askerEmail": "text",
+                     *           "askerName": "Ada Lovelace",
+                     *           "askerEmail": "ada@example.com",
                      *           "notifyByEmail": true,
                      *           "published": true,
                      *           "moderatedAt": "2026-03-14T09:26:53.000Z",
                      *           "flagged": true,
                      *           "flags": [
                      *             {
-                     *               "code": "INVALID_REQUEST",
+                     *               "code": "profanity",
                      *               "detail": "Repeated text",
                      *               "score": 1
                      *             }
@@ -3408,8 +3408,8 @@ export interface operations {
                      *           "answeredAt": "2026-03-14T09:26:53.000Z",
                      *           "notifiedAt": "2026-03-14T09:26:53.000Z",
                      *           "source": "text",
-                     *           "answerCount": -9007199254740991,
-                     *           "publishedAnswerCount": -9007199254740991,
+                     *           "answerCount": 1,
+                     *           "publishedAnswerCount": 1,
                      *           "metadata": {},
                      *           "createdAt": "2026-03-14T09:26:53.000Z",
                      *           "updatedAt": "2026-03-14T09:26:53.000Z",
@@ -3434,14 +3434,14 @@ export interface operations {
                      *             "slug": "everyday-ceramic-mug",
                      *             "title": "Fits perfectly",
                      *             "description": "Hand-glazed stoneware, 350 ml.",
-                     *             "imageUrl": "text",
+                     *             "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *             "url": "https://hooks.example.com/feedback",
                      *             "externalId": "sku-1042",
                      *             "metadata": {},
                      *             "notes": "Prefers email.",
-                     *             "reviewCount": -9007199254740991,
-                     *             "publishedReviewCount": -9007199254740991,
-                     *             "averageRating": 1,
+                     *             "reviewCount": 12,
+                     *             "publishedReviewCount": 10,
+                     *             "averageRating": 4.6,
                      *             "createdAt": "2026-03-14T09:26:53.000Z",
                      *             "updatedAt": "2026-03-14T09:26:53.000Z"
                      *           },
@@ -3492,8 +3492,8 @@ export interface operations {
                  * @example {
                  *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                  *       "body": "Comfortable from day one and true to size. Would buy again.",
-                 *       "askerName": "text",
-                 *       "askerEmail": "text",
+                 *       "askerName": "Ada Lovelace",
+                 *       "askerEmail": "ada@example.com",
                  *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                  *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                  *       "published": true,
@@ -3523,15 +3523,15 @@ export interface operations {
                      *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
-                     *       "askerName": "text",
-                     *       "askerEmail": "text",
+                     *       "askerName": "Ada Lovelace",
+                     *       "askerEmail": "ada@example.com",
                      *       "notifyByEmail": true,
                      *       "published": true,
                      *       "moderatedAt": "2026-03-14T09:26:53.000Z",
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
@@ -3540,8 +3540,8 @@ export interface operations {
                      *       "answeredAt": "2026-03-14T09:26:53.000Z",
                      *       "notifiedAt": "2026-03-14T09:26:53.000Z",
                      *       "source": "text",
-                     *       "answerCount": -9007199254740991,
-                     *       "publishedAnswerCount": -9007199254740991,
+                     *       "answerCount": 1,
+                     *       "publishedAnswerCount": 1,
                      *       "metadata": {},
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
@@ -3592,15 +3592,15 @@ export interface operations {
                      *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
-                     *       "askerName": "text",
-                     *       "askerEmail": "text",
+                     *       "askerName": "Ada Lovelace",
+                     *       "askerEmail": "ada@example.com",
                      *       "notifyByEmail": true,
                      *       "published": true,
                      *       "moderatedAt": "2026-03-14T09:26:53.000Z",
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
@@ -3609,8 +3609,8 @@ export interface operations {
                      *       "answeredAt": "2026-03-14T09:26:53.000Z",
                      *       "notifiedAt": "2026-03-14T09:26:53.000Z",
                      *       "source": "text",
-                     *       "answerCount": -9007199254740991,
-                     *       "publishedAnswerCount": -9007199254740991,
+                     *       "answerCount": 1,
+                     *       "publishedAnswerCount": 1,
                      *       "metadata": {},
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z",
@@ -3635,14 +3635,14 @@ export interface operations {
                      *         "slug": "everyday-ceramic-mug",
                      *         "title": "Fits perfectly",
                      *         "description": "Hand-glazed stoneware, 350 ml.",
-                     *         "imageUrl": "text",
+                     *         "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *         "url": "https://hooks.example.com/feedback",
                      *         "externalId": "sku-1042",
                      *         "metadata": {},
                      *         "notes": "Prefers email.",
-                     *         "reviewCount": -9007199254740991,
-                     *         "publishedReviewCount": -9007199254740991,
-                     *         "averageRating": 1,
+                     *         "reviewCount": 12,
+                     *         "publishedReviewCount": 10,
+                     *         "averageRating": 4.6,
                      *         "createdAt": "2026-03-14T09:26:53.000Z",
                      *         "updatedAt": "2026-03-14T09:26:53.000Z"
                      *       },
@@ -3660,7 +3660,7 @@ export interface operations {
                      *           "flagged": true,
                      *           "flags": [
                      *             {
-                     *               "code": "INVALID_REQUEST",
+                     *               "code": "profanity",
                      *               "detail": "Repeated text",
                      *               "score": 1
                      *             }
@@ -3714,15 +3714,15 @@ export interface operations {
                      *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
-                     *       "askerName": "text",
-                     *       "askerEmail": "text",
+                     *       "askerName": "Ada Lovelace",
+                     *       "askerEmail": "ada@example.com",
                      *       "notifyByEmail": true,
                      *       "published": true,
                      *       "moderatedAt": "2026-03-14T09:26:53.000Z",
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
@@ -3731,8 +3731,8 @@ export interface operations {
                      *       "answeredAt": "2026-03-14T09:26:53.000Z",
                      *       "notifiedAt": "2026-03-14T09:26:53.000Z",
                      *       "source": "text",
-                     *       "answerCount": -9007199254740991,
-                     *       "publishedAnswerCount": -9007199254740991,
+                     *       "answerCount": 1,
+                     *       "publishedAnswerCount": 1,
                      *       "metadata": {},
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
@@ -3766,7 +3766,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "published": true,
-                 *       "askerName": "text"
+                 *       "askerName": "Ada Lovelace"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateProductQuestion"];
@@ -3792,15 +3792,15 @@ export interface operations {
                      *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
-                     *       "askerName": "text",
-                     *       "askerEmail": "text",
+                     *       "askerName": "Ada Lovelace",
+                     *       "askerEmail": "ada@example.com",
                      *       "notifyByEmail": true,
                      *       "published": true,
                      *       "moderatedAt": "2026-03-14T09:26:53.000Z",
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
@@ -3809,8 +3809,8 @@ export interface operations {
                      *       "answeredAt": "2026-03-14T09:26:53.000Z",
                      *       "notifiedAt": "2026-03-14T09:26:53.000Z",
                      *       "source": "text",
-                     *       "answerCount": -9007199254740991,
-                     *       "publishedAnswerCount": -9007199254740991,
+                     *       "answerCount": 1,
+                     *       "publishedAnswerCount": 1,
                      *       "metadata": {},
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z",
@@ -3835,14 +3835,14 @@ export interface operations {
                      *         "slug": "everyday-ceramic-mug",
                      *         "title": "Fits perfectly",
                      *         "description": "Hand-glazed stoneware, 350 ml.",
-                     *         "imageUrl": "text",
+                     *         "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *         "url": "https://hooks.example.com/feedback",
                      *         "externalId": "sku-1042",
                      *         "metadata": {},
                      *         "notes": "Prefers email.",
-                     *         "reviewCount": -9007199254740991,
-                     *         "publishedReviewCount": -9007199254740991,
-                     *         "averageRating": 1,
+                     *         "reviewCount": 12,
+                     *         "publishedReviewCount": 10,
+                     *         "averageRating": 4.6,
                      *         "createdAt": "2026-03-14T09:26:53.000Z",
                      *         "updatedAt": "2026-03-14T09:26:53.000Z"
                      *       },
@@ -3860,7 +3860,7 @@ export interface operations {
                      *           "flagged": true,
                      *           "flags": [
                      *             {
-                     *               "code": "INVALID_REQUEST",
+                     *               "code": "profanity",
                      *               "detail": "Repeated text",
                      *               "score": 1
                      *             }
@@ -3925,7 +3925,7 @@ export interface operations {
                      *           "flagged": true,
                      *           "flags": [
                      *             {
-                     *               "code": "INVALID_REQUEST",
+                     *               "code": "profanity",
                      *               "detail": "Repeated text",
                      *               "score": 1
                      *             }
@@ -3997,7 +3997,7 @@ export interface operations {
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
@@ -4059,7 +4059,7 @@ export interface operations {
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
@@ -4130,7 +4130,7 @@ export interface operations {
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
@@ -4189,14 +4189,14 @@ export interface operations {
                      *           "slug": "everyday-ceramic-mug",
                      *           "title": "Fits perfectly",
                      *           "description": "Hand-glazed stoneware, 350 ml.",
-                     *           "imageUrl": "text",
+                     *           "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *           "url": "https://hooks.example.com/feedback",
                      *           "externalId": "sku-1042",
                      *           "metadata": {},
                      *           "notes": "Prefers email.",
-                     *           "reviewCount": -9007199254740991,
-                     *           "publishedReviewCount": -9007199254740991,
-                     *           "averageRating": 1,
+                     *           "reviewCount": 12,
+                     *           "publishedReviewCount": 10,
+                     *           "averageRating": 4.6,
                      *           "createdAt": "2026-03-14T09:26:53.000Z",
                      *           "updatedAt": "2026-03-14T09:26:53.000Z"
                      *         }
@@ -4229,7 +4229,7 @@ export interface operations {
                  *       "slug": "everyday-ceramic-mug",
                  *       "title": "Fits perfectly",
                  *       "description": "Hand-glazed stoneware, 350 ml.",
-                 *       "imageUrl": "text",
+                 *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                  *       "url": "https://hooks.example.com/feedback",
                  *       "externalId": "sku-1042",
                  *       "notes": "Prefers email."
@@ -4257,14 +4257,14 @@ export interface operations {
                      *       "slug": "everyday-ceramic-mug",
                      *       "title": "Fits perfectly",
                      *       "description": "Hand-glazed stoneware, 350 ml.",
-                     *       "imageUrl": "text",
+                     *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *       "url": "https://hooks.example.com/feedback",
                      *       "externalId": "sku-1042",
                      *       "metadata": {},
                      *       "notes": "Prefers email.",
-                     *       "reviewCount": -9007199254740991,
-                     *       "publishedReviewCount": -9007199254740991,
-                     *       "averageRating": 1,
+                     *       "reviewCount": 12,
+                     *       "publishedReviewCount": 10,
+                     *       "averageRating": 4.6,
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -4312,14 +4312,14 @@ export interface operations {
                      *       "slug": "everyday-ceramic-mug",
                      *       "title": "Fits perfectly",
                      *       "description": "Hand-glazed stoneware, 350 ml.",
-                     *       "imageUrl": "text",
+                     *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *       "url": "https://hooks.example.com/feedback",
                      *       "externalId": "sku-1042",
                      *       "metadata": {},
                      *       "notes": "Prefers email.",
-                     *       "reviewCount": -9007199254740991,
-                     *       "publishedReviewCount": -9007199254740991,
-                     *       "averageRating": 1,
+                     *       "reviewCount": 12,
+                     *       "publishedReviewCount": 10,
+                     *       "averageRating": 4.6,
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -4365,14 +4365,14 @@ export interface operations {
                      *       "slug": "everyday-ceramic-mug",
                      *       "title": "Fits perfectly",
                      *       "description": "Hand-glazed stoneware, 350 ml.",
-                     *       "imageUrl": "text",
+                     *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *       "url": "https://hooks.example.com/feedback",
                      *       "externalId": "sku-1042",
                      *       "metadata": {},
                      *       "notes": "Prefers email.",
-                     *       "reviewCount": -9007199254740991,
-                     *       "publishedReviewCount": -9007199254740991,
-                     *       "averageRating": 1,
+                     *       "reviewCount": 12,
+                     *       "publishedReviewCount": 10,
+                     *       "averageRating": 4.6,
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -4406,7 +4406,7 @@ export interface operations {
                  *       "slug": "everyday-ceramic-mug",
                  *       "title": "Fits perfectly",
                  *       "description": "Hand-glazed stoneware, 350 ml.",
-                 *       "imageUrl": "text",
+                 *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                  *       "url": "https://hooks.example.com/feedback",
                  *       "externalId": "sku-1042",
                  *       "notes": "Prefers email."
@@ -4434,14 +4434,14 @@ export interface operations {
                      *       "slug": "everyday-ceramic-mug",
                      *       "title": "Fits perfectly",
                      *       "description": "Hand-glazed stoneware, 350 ml.",
-                     *       "imageUrl": "text",
+                     *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *       "url": "https://hooks.example.com/feedback",
                      *       "externalId": "sku-1042",
                      *       "metadata": {},
                      *       "notes": "Prefers email.",
-                     *       "reviewCount": -9007199254740991,
-                     *       "publishedReviewCount": -9007199254740991,
-                     *       "averageRating": 1,
+                     *       "reviewCount": 12,
+                     *       "publishedReviewCount": 10,
+                     *       "averageRating": 4.6,
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -4477,7 +4477,7 @@ export interface operations {
                  *           "slug": "everyday-ceramic-mug",
                  *           "title": "Fits perfectly",
                  *           "description": "Hand-glazed stoneware, 350 ml.",
-                 *           "imageUrl": "text",
+                 *           "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                  *           "url": "https://hooks.example.com/feedback",
                  *           "externalId": "sku-1042",
                  *           "notes": "Prefers email."
@@ -4506,13 +4506,13 @@ export interface operations {
                      * @example {
                      *       "imported": [
                      *         {
-                     *           "index": -9007199254740991,
+                     *           "index": 1,
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
                      *         }
                      *       ],
                      *       "skipped": [
                      *         {
-                     *           "index": -9007199254740991,
+                     *           "index": 1,
                      *           "message": "A human-readable explanation."
                      *         }
                      *       ]
@@ -4663,8 +4663,8 @@ export interface operations {
                      *           "surveyId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "title": "Fits perfectly",
                      *           "body": "Comfortable from day one and true to size. Would buy again.",
-                     *           "originalTitle": "text",
-                     *           "originalBody": "text",
+                     *           "originalTitle": "Fits perfectly",
+                     *           "originalBody": "Comfortable from day one and true to size. Would buy again.",
                      *           "redactedAt": "2026-03-14T09:26:53.000Z",
                      *           "rating": 5,
                      *           "published": true,
@@ -4672,14 +4672,14 @@ export interface operations {
                      *           "flagged": true,
                      *           "flags": [
                      *             {
-                     *               "code": "INVALID_REQUEST",
+                     *               "code": "profanity",
                      *               "detail": "Repeated text",
                      *               "score": 1
                      *             }
                      *           ],
                      *           "moderatedAt": "2026-03-14T09:26:53.000Z",
                      *           "ipAddress": "203.0.113.7",
-                     *           "browserFingerprint": "text",
+                     *           "browserFingerprint": "fp_3c9a1e7b",
                      *           "ipCountry": "GB",
                      *           "userAgent": "Mozilla/5.0",
                      *           "submitSeconds": 1,
@@ -4689,9 +4689,9 @@ export interface operations {
                      *           "updatedAt": "2026-03-14T09:26:53.000Z",
                      *           "importJob": {
                      *             "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *             "type": "text",
-                     *             "action": "text",
-                     *             "row": -9007199254740991,
+                     *             "type": "rating",
+                     *             "action": "created",
+                     *             "row": 1,
                      *             "createdAt": "2026-03-14T09:26:53.000Z"
                      *           },
                      *           "customer": {
@@ -4715,14 +4715,14 @@ export interface operations {
                      *             "slug": "everyday-ceramic-mug",
                      *             "title": "Fits perfectly",
                      *             "description": "Hand-glazed stoneware, 350 ml.",
-                     *             "imageUrl": "text",
+                     *             "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *             "url": "https://hooks.example.com/feedback",
                      *             "externalId": "sku-1042",
                      *             "metadata": {},
                      *             "notes": "Prefers email.",
-                     *             "reviewCount": -9007199254740991,
-                     *             "publishedReviewCount": -9007199254740991,
-                     *             "averageRating": 1,
+                     *             "reviewCount": 12,
+                     *             "publishedReviewCount": 10,
+                     *             "averageRating": 4.6,
                      *             "createdAt": "2026-03-14T09:26:53.000Z",
                      *             "updatedAt": "2026-03-14T09:26:53.000Z"
                      *           },
@@ -4741,7 +4741,7 @@ export interface operations {
                      *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *               "fileName": "photo.jpg",
                      *               "contentType": "image/jpeg",
-                     *               "sizeBytes": -9007199254740991,
+                     *               "sizeBytes": 1,
                      *               "url": "https://hooks.example.com/feedback"
                      *             }
                      *           ],
@@ -4749,18 +4749,18 @@ export interface operations {
                      *             {
                      *               "questionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *               "label": "How would you rate the fit?",
-                     *               "type": "text",
-                     *               "step": -9007199254740991,
-                     *               "steps": -9007199254740991,
-                     *               "lowLabel": "text",
-                     *               "highLabel": "text",
-                     *               "middleLabel": "text",
+                     *               "type": "rating",
+                     *               "step": 1,
+                     *               "steps": 1,
+                     *               "lowLabel": "Too small",
+                     *               "highLabel": "Too large",
+                     *               "middleLabel": "Just right",
                      *               "optionLabels": []
                      *             }
                      *           ],
                      *           "collisions": {
-                     *             "browserFingerprint": -9007199254740991,
-                     *             "ipAddress": -9007199254740991
+                     *             "browserFingerprint": 1,
+                     *             "ipAddress": 1
                      *           }
                      *         }
                      *       ],
@@ -4813,8 +4813,8 @@ export interface operations {
                      *       "surveyId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "title": "Fits perfectly",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
-                     *       "originalTitle": "text",
-                     *       "originalBody": "text",
+                     *       "originalTitle": "Fits perfectly",
+                     *       "originalBody": "Comfortable from day one and true to size. Would buy again.",
                      *       "redactedAt": "2026-03-14T09:26:53.000Z",
                      *       "rating": 5,
                      *       "published": true,
@@ -4822,14 +4822,14 @@ export interface operations {
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
                      *       ],
                      *       "moderatedAt": "2026-03-14T09:26:53.000Z",
                      *       "ipAddress": "203.0.113.7",
-                     *       "browserFingerprint": "text",
+                     *       "browserFingerprint": "fp_3c9a1e7b",
                      *       "ipCountry": "GB",
                      *       "userAgent": "Mozilla/5.0",
                      *       "submitSeconds": 1,
@@ -4839,9 +4839,9 @@ export interface operations {
                      *       "updatedAt": "2026-03-14T09:26:53.000Z",
                      *       "importJob": {
                      *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *         "type": "text",
-                     *         "action": "text",
-                     *         "row": -9007199254740991,
+                     *         "type": "rating",
+                     *         "action": "created",
+                     *         "row": 1,
                      *         "createdAt": "2026-03-14T09:26:53.000Z"
                      *       },
                      *       "customer": {
@@ -4865,14 +4865,14 @@ export interface operations {
                      *         "slug": "everyday-ceramic-mug",
                      *         "title": "Fits perfectly",
                      *         "description": "Hand-glazed stoneware, 350 ml.",
-                     *         "imageUrl": "text",
+                     *         "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                      *         "url": "https://hooks.example.com/feedback",
                      *         "externalId": "sku-1042",
                      *         "metadata": {},
                      *         "notes": "Prefers email.",
-                     *         "reviewCount": -9007199254740991,
-                     *         "publishedReviewCount": -9007199254740991,
-                     *         "averageRating": 1,
+                     *         "reviewCount": 12,
+                     *         "publishedReviewCount": 10,
+                     *         "averageRating": 4.6,
                      *         "createdAt": "2026-03-14T09:26:53.000Z",
                      *         "updatedAt": "2026-03-14T09:26:53.000Z"
                      *       },
@@ -4891,7 +4891,7 @@ export interface operations {
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "fileName": "photo.jpg",
                      *           "contentType": "image/jpeg",
-                     *           "sizeBytes": -9007199254740991,
+                     *           "sizeBytes": 1,
                      *           "url": "https://hooks.example.com/feedback"
                      *         }
                      *       ],
@@ -4899,20 +4899,20 @@ export interface operations {
                      *         {
                      *           "questionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "label": "How would you rate the fit?",
-                     *           "type": "text",
-                     *           "step": -9007199254740991,
-                     *           "steps": -9007199254740991,
-                     *           "lowLabel": "text",
-                     *           "highLabel": "text",
-                     *           "middleLabel": "text",
+                     *           "type": "rating",
+                     *           "step": 1,
+                     *           "steps": 1,
+                     *           "lowLabel": "Too small",
+                     *           "highLabel": "Too large",
+                     *           "middleLabel": "Just right",
                      *           "optionLabels": [
-                     *             "text"
+                     *             "Just right"
                      *           ]
                      *         }
                      *       ],
                      *       "collisions": {
-                     *         "browserFingerprint": -9007199254740991,
-                     *         "ipAddress": -9007199254740991
+                     *         "browserFingerprint": 1,
+                     *         "ipAddress": 1
                      *       }
                      *     }
                      */
@@ -4942,7 +4942,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "reason": "customer_request",
-                 *       "note": "text"
+                 *       "note": "Posted twice by mistake."
                  *     }
                  */
                 "application/json": components["schemas"]["ReviewDeletionRequest"];
@@ -4971,8 +4971,8 @@ export interface operations {
                      *       "surveyId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "title": "Fits perfectly",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
-                     *       "originalTitle": "text",
-                     *       "originalBody": "text",
+                     *       "originalTitle": "Fits perfectly",
+                     *       "originalBody": "Comfortable from day one and true to size. Would buy again.",
                      *       "redactedAt": "2026-03-14T09:26:53.000Z",
                      *       "rating": 5,
                      *       "published": true,
@@ -4980,14 +4980,14 @@ export interface operations {
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
                      *       ],
                      *       "moderatedAt": "2026-03-14T09:26:53.000Z",
                      *       "ipAddress": "203.0.113.7",
-                     *       "browserFingerprint": "text",
+                     *       "browserFingerprint": "fp_3c9a1e7b",
                      *       "ipCountry": "GB",
                      *       "userAgent": "Mozilla/5.0",
                      *       "submitSeconds": 1,
@@ -5055,8 +5055,8 @@ export interface operations {
                      *       "surveyId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "title": "Fits perfectly",
                      *       "body": "Comfortable from day one and true to size. Would buy again.",
-                     *       "originalTitle": "text",
-                     *       "originalBody": "text",
+                     *       "originalTitle": "Fits perfectly",
+                     *       "originalBody": "Comfortable from day one and true to size. Would buy again.",
                      *       "redactedAt": "2026-03-14T09:26:53.000Z",
                      *       "rating": 5,
                      *       "published": true,
@@ -5064,14 +5064,14 @@ export interface operations {
                      *       "flagged": true,
                      *       "flags": [
                      *         {
-                     *           "code": "INVALID_REQUEST",
+                     *           "code": "profanity",
                      *           "detail": "Repeated text",
                      *           "score": 1
                      *         }
                      *       ],
                      *       "moderatedAt": "2026-03-14T09:26:53.000Z",
                      *       "ipAddress": "203.0.113.7",
-                     *       "browserFingerprint": "text",
+                     *       "browserFingerprint": "fp_3c9a1e7b",
                      *       "ipCountry": "GB",
                      *       "userAgent": "Mozilla/5.0",
                      *       "submitSeconds": 1,
@@ -5299,7 +5299,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "count": -9007199254740991
+                     *       "count": 1
                      *     }
                      */
                     "application/json": components["schemas"]["BulkUpdateResult"];
@@ -5330,10 +5330,10 @@ export interface operations {
                  *         {
                  *           "externalId": "sku-1042",
                  *           "site": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *           "customer": "text",
-                 *           "product": "text",
+                 *           "customer": "ada@example.com",
+                 *           "product": "everyday-ceramic-mug",
                  *           "productExternalId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *           "productUrl": "text",
+                 *           "productUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
                  *           "productVariant": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                  *           "title": "Fits perfectly",
                  *           "body": "Comfortable from day one and true to size. Would buy again.",
@@ -5343,23 +5343,23 @@ export interface operations {
                  *           "verifiedBuyer": true,
                  *           "createdAt": "2026-03-14T09:26:53.000Z",
                  *           "imageUrls": [
-                 *             "text"
+                 *             "https://shop.example.com/images/everyday-ceramic-mug.jpg"
                  *           ],
-                 *           "response": "text",
+                 *           "response": "Thank you for the kind words!",
                  *           "responderName": "The Example Shop team",
                  *           "responseCreatedAt": "2026-03-14T09:26:53.000Z",
                  *           "answers": [
                  *             {
                  *               "questionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                  *               "label": "How would you rate the fit?",
-                 *               "type": "text",
-                 *               "step": 0,
+                 *               "type": "rating",
+                 *               "step": 1,
                  *               "steps": 1,
-                 *               "lowLabel": "text",
-                 *               "highLabel": "text",
-                 *               "middleLabel": "text",
+                 *               "lowLabel": "Too small",
+                 *               "highLabel": "Too large",
+                 *               "middleLabel": "Just right",
                  *               "optionLabels": [
-                 *                 "text"
+                 *                 "Just right"
                  *               ]
                  *             }
                  *           ]
@@ -5388,16 +5388,16 @@ export interface operations {
                      * @example {
                      *       "imported": [
                      *         {
-                     *           "index": -9007199254740991,
+                     *           "index": 1,
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "imageUrls": [
-                     *             "text"
+                     *             "https://shop.example.com/images/everyday-ceramic-mug.jpg"
                      *           ]
                      *         }
                      *       ],
                      *       "skipped": [
                      *         {
-                     *           "index": -9007199254740991,
+                     *           "index": 1,
                      *           "message": "A human-readable explanation."
                      *         }
                      *       ]
@@ -5602,11 +5602,11 @@ export interface operations {
                      *           "steps": [
                      *             {
                      *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *               "type": "text",
-                     *               "position": 0,
+                     *               "type": "rating",
+                     *               "position": 1,
                      *               "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *               "url": "https://hooks.example.com/feedback",
-                     *               "waitSeconds": 0
+                     *               "waitSeconds": 1
                      *             }
                      *           ],
                      *           "metadata": {},
@@ -5661,11 +5661,11 @@ export interface operations {
                      *       "steps": [
                      *         {
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *           "type": "text",
-                     *           "position": 0,
+                     *           "type": "rating",
+                     *           "position": 1,
                      *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "url": "https://hooks.example.com/feedback",
-                     *           "waitSeconds": 0
+                     *           "waitSeconds": 1
                      *         }
                      *       ],
                      *       "metadata": {},
@@ -5718,11 +5718,11 @@ export interface operations {
                      *       "steps": [
                      *         {
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *           "type": "text",
-                     *           "position": 0,
+                     *           "type": "rating",
+                     *           "position": 1,
                      *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "url": "https://hooks.example.com/feedback",
-                     *           "waitSeconds": 0
+                     *           "waitSeconds": 1
                      *         }
                      *       ],
                      *       "metadata": {},
@@ -5762,8 +5762,8 @@ export interface operations {
                  *       "steps": [
                  *         {
                  *           "type": "wait",
-                 *           "position": 0,
-                 *           "waitSeconds": 0,
+                 *           "position": 1,
+                 *           "waitSeconds": 1,
                  *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
                  *         }
                  *       ]
@@ -5795,11 +5795,11 @@ export interface operations {
                      *       "steps": [
                      *         {
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *           "type": "text",
-                     *           "position": 0,
+                     *           "type": "rating",
+                     *           "position": 1,
                      *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "url": "https://hooks.example.com/feedback",
-                     *           "waitSeconds": 0
+                     *           "waitSeconds": 1
                      *         }
                      *       ],
                      *       "metadata": {},
@@ -6162,21 +6162,21 @@ export interface operations {
                      *         {
                      *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "webhookId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *           "event": "text",
+                     *           "event": "review.created",
                      *           "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "redeliveryOf": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *           "status": "pending",
                      *           "payload": {
-                     *             "event": "text",
-                     *             "timestamp": "text",
+                     *             "event": "review.created",
+                     *             "timestamp": "2026-03-14T09:26:53.000Z",
                      *             "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *             "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *             "data": {}
                      *           },
-                     *           "responseStatus": -9007199254740991,
+                     *           "responseStatus": 200,
                      *           "error": null,
-                     *           "durationMs": 1,
+                     *           "durationMs": 182,
                      *           "createdAt": "2026-03-14T09:26:53.000Z",
                      *           "attemptedAt": "2026-03-14T09:26:53.000Z"
                      *         }
@@ -6224,21 +6224,21 @@ export interface operations {
                      * @example {
                      *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "webhookId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *       "event": "text",
+                     *       "event": "review.created",
                      *       "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "redeliveryOf": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "status": "pending",
                      *       "payload": {
-                     *         "event": "text",
-                     *         "timestamp": "text",
+                     *         "event": "review.created",
+                     *         "timestamp": "2026-03-14T09:26:53.000Z",
                      *         "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *         "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *         "data": {}
                      *       },
-                     *       "responseStatus": -9007199254740991,
+                     *       "responseStatus": 200,
                      *       "error": null,
-                     *       "durationMs": 1,
+                     *       "durationMs": 182,
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "attemptedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -6282,21 +6282,21 @@ export interface operations {
                      * @example {
                      *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "webhookId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                     *       "event": "text",
+                     *       "event": "review.created",
                      *       "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "redeliveryOf": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "status": "pending",
                      *       "payload": {
-                     *         "event": "text",
-                     *         "timestamp": "text",
+                     *         "event": "review.created",
+                     *         "timestamp": "2026-03-14T09:26:53.000Z",
                      *         "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *         "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *         "data": {}
                      *       },
-                     *       "responseStatus": -9007199254740991,
+                     *       "responseStatus": 200,
                      *       "error": null,
-                     *       "durationMs": 1,
+                     *       "durationMs": 182,
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "attemptedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -6327,7 +6327,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v",
-                 *       "overlapSeconds": 0
+                 *       "overlapSeconds": 1
                  *     }
                  */
                 "application/json": components["schemas"]["RotateWebhookSecret"];
