@@ -67,7 +67,7 @@ export const makeConformance = (document: Json) => {
     const response = resolve(listed)
     const problems: Array<string> = []
     for (const [name, header] of Object.entries<Json>(response["headers"] ?? {})) {
-      if (resolve(header)["required"] === true || header["required"] === true) {
+      if (resolve(header)["required"] === true) {
         if (!answer.headers.has(name)) problems.push(`${key} ${answer.status}: required header ${name} is missing`)
       }
     }

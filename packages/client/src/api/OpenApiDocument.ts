@@ -16,14 +16,20 @@ type Json = Record<string, any>
 
 const methods = ["get", "put", "post", "patch", "delete"] as const
 
-const header = (description: string, schema: Json, example: unknown) => ({ description, schema, example })
+const header = (description: string, schema: Json, example: unknown, required = false) => ({
+  description,
+  schema,
+  example,
+  ...(required ? { required } : {})
+})
 
 /** The response headers, as `components.headers`. */
 const headers: Json = {
   "X-Request-Id": header(
     "This request's id (`req_…`), also in the access log and in a 500's body; quote it when asking for support.",
     { type: "string" },
-    "req_01jd8k3x5v2w7y9z"
+    "req_01jd8k3x5v2w7y9z",
+    true
   ),
   "X-RateLimit-Limit": header(
     "The organization's budget per minute (tokens; most requests cost 1, see `x-rate-limit-cost`).",
@@ -314,17 +320,17 @@ export const withDocumentation = (input: Json): Json => {
       for (const [status, response] of Object.entries<Json>(responses)) {
         const text = statusText[status]
         // Effect describes a response by its schema's name; say when it happens instead.
-        if (text !== undefined && (status.startsWith("2") ? true : !String(response["description"]).includes(" "))) {
+        if (text !== undefined && (status.startsWith("2") || !String(response["description"]).includes(" "))) {
           response["description"] = status.startsWith("2") ? `${text}${describedBody(response)}` : text
         }
         response["headers"] = {
           ...response["headers"],
-          "X-Request-Id": { ...ref("X-Request-Id"), required: true },
+          "X-Request-Id": ref("X-Request-Id"),
           ...(limited ? Object.fromEntries(rateLimited.map((name) => [name, ref(name)])) : {}),
           ...(limited && status === "429" ? { "Retry-After": ref("Retry-After") } : {})
         }
         for (const media of Object.values<Json>(response["content"] ?? {})) withExample(media, schemas)
-        const shared = limited && !status.startsWith("2") ? sharedName(response) : undefined
+        const shared = limited && !status.startsWith("2") ? bodyComponent(response) : undefined
         if (shared !== undefined) {
           // An error answered alike by many operations is one `components.responses` entry they refer to.
           spec["components"]["responses"] ??= {}
@@ -350,10 +356,7 @@ const bodyComponent = (response: Json): string | undefined => {
   return typeof schema?.["$ref"] === "string" ? schema["$ref"].replace("#/components/schemas/", "") : undefined
 }
 
-const sharedName = (response: Json): string | undefined => bodyComponent(response)
-
 const describedBody = (response: Json): string => {
-  const schema = response["content"]?.["application/json"]?.["schema"]
-  const name = typeof schema?.["$ref"] === "string" ? schema["$ref"].replace("#/components/schemas/", "") : undefined
+  const name = bodyComponent(response)
   return name === undefined ? "" : ` The body is a \`${name}\`.`
 }
