@@ -12,9 +12,7 @@ export class OrganizationApi extends HttpApiGroup.make("organization")
         "Get your organization",
         "The organization the key belongs to, with its plan: `plan.apiRequestsPerMinute` is the rate limit every key of the organization shares."
       ))
-      .pipe(
-      requires("settings:read")
-    )
+      .pipe(requires("settings:read"))
   )
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({ title: "Organization", description: "The caller's organization and plan." }))

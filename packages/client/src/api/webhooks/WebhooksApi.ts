@@ -47,9 +47,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         "List webhook event names",
         "Every event name a webhook may subscribe to (`data`) and those this deployment emits (`emitted`)."
       ))
-      .pipe(
-      requires("settings:read")
-    ),
+      .pipe(requires("settings:read")),
     HttpApiEndpoint.post("create", "/webhooks", {
       payload: CreateWebhook,
       success: Webhook.pipe(HttpApiSchema.status(201)),
@@ -75,9 +73,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         "Get a webhook",
         "One webhook by id (never its secret)."
       ))
-      .pipe(
-      requires("settings:read")
-    ),
+      .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("update", "/webhooks/:id", {
       params,
       payload: UpdateWebhook,
@@ -94,9 +90,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         "Delete a webhook",
         "Stops deliveries to the webhook and answers it as it was; its delivery log goes with it."
       ))
-      .pipe(
-      requires("settings:write")
-    ),
+      .pipe(requires("settings:write")),
     HttpApiEndpoint.post("rotateSecret", "/webhooks/:id/rotate-secret", {
       params,
       payload: RotateWebhookSecret,
