@@ -11,7 +11,10 @@
  *
  * Run: ADMIN_API_URL=… ADMIN_API_KEY=sk_… WEBHOOK_SECRET=… STATE_DIR=./receiver-state PORT=4100 node receiver.ts
  */
-import { createAdminApiClient } from "@feedback/client"
+import { type AdminApiPaths, createAdminApiClient } from "@feedback/client"
+
+/** An event name `GET /events` takes, as the OpenAPI document lists them. */
+type FeedEventName = NonNullable<NonNullable<AdminApiPaths["/events"]["get"]["parameters"]["query"]>["events"]>[number]
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import * as Path from "node:path"
@@ -25,7 +28,7 @@ export interface ReceiverOptions {
   /** Where the journal of processed events and the feed cursor live. */
   readonly stateDir: string
   /** The event names this receiver handles (those its webhook subscribes to). */
-  readonly events: ReadonlyArray<string>
+  readonly events: ReadonlyArray<FeedEventName>
   readonly log?: ((line: string) => void) | undefined
 }
 
@@ -97,7 +100,7 @@ export const startReceiver = async (options: ReceiverOptions, port: number): Pro
   let caughtUp = 0
   for (;;) {
     const page = await client.GET("/events", {
-      params: { query: { limit: 250, events: options.events.join(","), ...(cursor === undefined || cursor === "" ? {} : { cursor }) } }
+      params: { query: { limit: 250, events: [...options.events], ...(cursor === undefined || cursor === "" ? {} : { cursor }) } }
     })
     if (page.data === undefined) throw new Error(`GET /events answered ${page.response.status}`)
     for (const e of page.data.data) if (processOnce(e.id, e.event, "feed")) caughtUp++
@@ -120,7 +123,8 @@ if (import.meta.main) {
     apiKey: env("ADMIN_API_KEY"),
     secret: env("WEBHOOK_SECRET"),
     stateDir: process.env["STATE_DIR"] ?? "./receiver-state",
-    events: (process.env["EVENTS"] ?? "product.updated").split(",")
+    // Names outside the catalog are the server's to refuse (a 400 naming them).
+    events: (process.env["EVENTS"] ?? "product.updated").split(",") as Array<FeedEventName>
   }, Number(process.env["PORT"] ?? 4100))
   console.log(`RECEIVING on ${url} (caught up ${caughtUp} events from the feed)`)
 }

@@ -227,10 +227,14 @@ describe("the OpenAPI document's webhooks section", () => {
     const body = review.requestBody.content["application/json"].schema
     expect(body.required).toEqual(["event", "timestamp", "idempotencyKey", "eventId", "data"])
     expect(body.properties.event.const).toBe("review.created")
-    expect(Object.keys(body.properties.data.properties)).toEqual(expect.arrayContaining(["id", "rating", "title", "body", "productId"]))
+    // The record is the named component the API's own operations answer, so generated receivers share its type.
+    expect(body.properties.data).toEqual({ $ref: "#/components/schemas/ReviewRecord" })
+    const record = spec.components.schemas["ReviewRecord"]
+    expect(Object.keys(record.properties)).toEqual(expect.arrayContaining(["id", "rating", "title", "body", "productId"]))
     expect(review.parameters.map((p: { name: string }) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature", "X-Webhook-Signature"])
     const ping = spec.webhooks["webhook.ping"].post.requestBody.content["application/json"].schema
-    expect(Object.keys(ping.properties.data.properties)).toContain("hasSecret")
-    expect(JSON.stringify(ping)).not.toContain("hmacSecret")
+    expect(ping.properties.data).toEqual({ $ref: "#/components/schemas/Webhook" })
+    expect(Object.keys(spec.components.schemas["Webhook"].properties)).toContain("hasSecret")
+    expect(JSON.stringify(spec.components.schemas["Webhook"])).not.toContain("hmacSecret")
   })
 })

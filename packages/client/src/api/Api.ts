@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { CustomersApi, ProductsApi, SitesApi } from "./catalog/CatalogApi.ts"
 import { withIdempotencyKeys } from "./IdempotencyOpenApi.ts"
+import { withDocumentation } from "./OpenApiDocument.ts"
 import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { withWebhookDeliveries } from "./webhooks/WebhookDeliveriesOpenApi.ts"
 import { OrganizationApi } from "./organizations/OrganizationApi.ts"
@@ -34,7 +35,15 @@ export class AdminApi extends HttpApi.make("admin-api")
   .annotateMerge(OpenApi.annotations({
     title: "Feedback platform Admin API",
     version: "0.1.0",
-    description: "Merchant Admin API: setup status, reviews and replies, product questions, webhooks and rate limits.",
-    transform: (spec) => withIdempotencyKeys(withWebhookDeliveries(withRateLimitCosts(spec)))
+    description: "Merchant Admin API: setup status, reviews and replies, product questions, webhooks and rate limits.\n\n" +
+      "Authenticate with a secret key: `Authorization: Bearer sk_…`. Every response carries `X-Request-Id`; every " +
+      "authenticated one the organization's rate-limit state. Errors are `{\"error\": {\"code\", \"message\", \"details\"?}}`.",
+    license: { name: "MIT", identifier: "MIT" },
+    servers: [{
+      url: "{origin}",
+      description: "Your deployment of the API; `npm start` serves it on port 3000 (`PORT`).",
+      variables: { origin: { default: "http://localhost:3000", description: "Scheme, host and port of the server." } }
+    }],
+    transform: (spec) => withDocumentation(withIdempotencyKeys(withWebhookDeliveries(withRateLimitCosts(spec))))
   }))
 {}

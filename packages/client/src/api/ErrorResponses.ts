@@ -32,7 +32,7 @@ const envelope = <T extends Tag, D extends Schema.Top>(tag: T, details: D) =>
       message: Schema.String,
       details
     })
-  })
+  }).annotate({ identifier: `${tag}Error` })
 
 /**
  * Builds the wire schema of one error class. `toDetails` picks what the envelope's `details` shows of the error's
@@ -97,7 +97,7 @@ export const StoreUnavailableResponse = wire(StoreUnavailable, "StoreUnavailable
 export const PayloadTooLargeResponse = wire(
   PayloadTooLarge,
   "PayloadTooLarge",
-  Schema.Struct({ limitBytes: Schema.Number }),
+  Schema.Struct({ limitBytes: Schema.Int }),
   (e) => ({ limitBytes: e.limitBytes }),
   (d) => ({ limitBytes: d.limitBytes })
 )
@@ -111,7 +111,7 @@ export const InvalidRedactionResponse = wire(
 export const ImportFailedResponse = wire(
   ImportFailed,
   "ImportFailed",
-  Schema.Struct({ index: Schema.Number, message: Schema.String }),
+  Schema.Struct({ index: Schema.Int, message: Schema.String }),
   (e) => ({ index: e.index, message: e.message }),
   (d) => ({ index: d.index })
 )
@@ -119,10 +119,10 @@ export const TooManyRequestsResponse = wire(
   TooManyRequests,
   "TooManyRequests",
   Schema.Struct({
-    retryAfterSeconds: Schema.optionalKey(Schema.Number),
-    cost: Schema.Number,
-    limit: Schema.Number,
-    remaining: Schema.Number
+    retryAfterSeconds: Schema.optionalKey(Schema.Int),
+    cost: Schema.Finite,
+    limit: Schema.Finite,
+    remaining: Schema.Finite
   }),
   (e) => ({
     ...(e.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: e.retryAfterSeconds }),

@@ -123,22 +123,27 @@ export const sortParam = <const Value extends string>(values: ReadonlyArray<Valu
 const includeSeparator = ","
 
 /**
- * `include`: extras to add to each record, as a list. On the wire a comma-separated string (`include=product,files`),
- * which the OpenAPI document describes with a pattern built from the names.
+ * The document of a list-valued parameter sent as one comma-separated value: an array of the `values`, which the
+ * document's post-processing marks `style: form, explode: false` (`include=product,files`).
  */
-export const includeParam = <const Include extends string>(values: ReadonlyArray<Include>) => {
-  const name = `(?:${values.join("|")})`
-  return queryParameter(Schema.Array(Schema.Literals(values)), {
-    document: {
-      type: "string",
-      pattern: `^${name}(?:${includeSeparator}${name})*$`,
-      description: `Comma-separated extra fields, any of: ${values.join(", ")}. Each costs one more query per page.`,
-      examples: [values.slice(0, 2).join(includeSeparator)]
-    },
+export const commaSeparated = (values: ReadonlyArray<string>, description: string): ParameterDocument => ({
+  type: "array",
+  items: { type: "string", enum: values },
+  uniqueItems: true,
+  description,
+  examples: [values.slice(0, 2)]
+})
+
+/**
+ * `include`: extras to add to each record, as a list. On the wire a comma-separated string (`include=product,files`),
+ * which the OpenAPI document describes as an array of the names, not exploded.
+ */
+export const includeParam = <const Include extends string>(values: ReadonlyArray<Include>) =>
+  queryParameter(Schema.Array(Schema.Literals(values)), {
+    document: commaSeparated(values, `Extra fields to add, any of: ${values.join(", ")}. Each costs one more query per page.`),
     parse: (raw) => parseInclude(raw, values),
     format: (names) => names.join(includeSeparator)
   })
-}
 
 /** A true/false flag, read by the core's parser for it (`parse` fails with the message the 400 gives). */
 export const flagParam = (
@@ -172,5 +177,8 @@ export const listQuery = <const Sort extends string>(endpoint: {
 /** `limit` and `cursor`, for the lists that take neither sort nor filter (webhooks, deliveries). */
 export const pageQuery = { limit: limitParam, cursor: cursorParam }
 
+/** A page of `record`s, named `<Record>Page` in the OpenAPI document so generated clients get a named type. */
 export const pageOf = <S extends Schema.Top>(record: S) =>
-  Schema.Struct({ data: Schema.Array(record), nextCursor: Schema.NullOr(Schema.String) })
+  Schema.Struct({ data: Schema.Array(record), nextCursor: Schema.NullOr(Schema.String) }).annotate({
+    identifier: `${SchemaAST.resolveIdentifier(record.ast) ?? "Record"}Page`
+  })

@@ -23,6 +23,9 @@ export type AdminApiClient = Client<paths>
  */
 export const createAdminApiClient = ({ secretKey, headers, ...options }: AdminApiClientOptions): AdminApiClient =>
   createClient<paths>({
+    // List parameters (`include`, `events`) go as one comma-separated value, as the document declares them
+    // (`style: form, explode: false`); the server refuses a repeated parameter.
+    querySerializer: { array: { style: "form", explode: false } },
     ...options,
     headers: { ...(headers as Record<string, string> | undefined), authorization: `Bearer ${secretKey}` }
   })

@@ -9,8 +9,16 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List customers
+         * @description Your customers, a page at a time; `sort`, `search` (name and email) and `filter` narrow and order it.
+         */
         get: operations["customers.list"];
         put?: never;
+        /**
+         * Create a customer
+         * @description Records a shopper. `email` is stored lower-cased and must be unique in your organization (409 otherwise).
+         */
         post: operations["customers.create"];
         delete?: never;
         options?: never;
@@ -25,6 +33,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a customer
+         * @description One customer by id.
+         */
         get: operations["customers.get"];
         put?: never;
         post?: never;
@@ -43,6 +55,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
+        /**
+         * Import customers
+         * @description Creates or updates many customers in one transaction, matched on `email`: use it to sync your shop's customers. Rows that cannot be imported are listed under `skipped`, or with `strict` the first one fails the import (422 `IMPORT_FAILED`).
+         */
         post: operations["customers.import"];
         delete?: never;
         options?: never;
@@ -126,7 +142,7 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * Liveness
+         * Check liveness
          * @description 200 while the process serves requests; it does not touch the store (use `/ready` for that).
          */
         get: operations["health"];
@@ -145,6 +161,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get your organization
+         * @description The organization the key belongs to, with its plan: `plan.apiRequestsPerMinute` is the rate limit every key of the organization shares.
+         */
         get: operations["organization.get"];
         put?: never;
         post?: never;
@@ -161,14 +181,20 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** @description The setup state. An area whose records say it is running is recorded as completed the first time it is seen. */
+        /**
+         * Get the setup state
+         * @description Which areas of your account are set up, dismissed or still open, each with when that was decided: use it to show a setup checklist. An area whose records say it is running is recorded as completed the first time it is seen.
+         */
         get: operations["setup.get"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** @description Records an outcome on one area and answers the state after it. Every outcome is irreversible and keeps its first time; other areas are unchanged. */
+        /**
+         * Record a setup decision
+         * @description Records an outcome on one area and answers the state after it. Every outcome is irreversible and keeps its first time; other areas are unchanged.
+         */
         patch: operations["setup.update"];
         trace?: never;
     };
@@ -181,7 +207,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** @description Creates the review-request email (and a reminder when asked for), an active survey flow that sends them on the chosen order event, and the auto-publish preference, in one transaction. */
+        /**
+         * Set up review requests
+         * @description Creates the review-request email (and a reminder when asked for), an active survey flow that sends them on the chosen order event, and the auto-publish preference, in one transaction.
+         */
         post: operations["setup.setupReviews"];
         delete?: never;
         options?: never;
@@ -196,8 +225,16 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List product questions
+         * @description Shopper questions, newest first by default, published or not; `answered` keeps only answered (true) or unanswered (false) ones, `include` adds the product or the answers.
+         */
         get: operations["productQuestions.list"];
         put?: never;
+        /**
+         * Record a product question
+         * @description Records a question a shopper asked about a product (for example from your own storefront form). It is unpublished until you publish it. Fires `productQuestion.created`.
+         */
         post: operations["productQuestions.create"];
         delete?: never;
         options?: never;
@@ -212,12 +249,24 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a product question
+         * @description One question with its answer counts; `include` adds the product or the answers.
+         */
         get: operations["productQuestions.get"];
         put?: never;
         post?: never;
+        /**
+         * Delete a product question
+         * @description Deletes the question with its answers and answers it as it was. Fires `productQuestion.deleted`.
+         */
         delete: operations["productQuestions.delete"];
         options?: never;
         head?: never;
+        /**
+         * Moderate a product question
+         * @description Publishes or hides the question, or replaces its `metadata`; only sent fields change and the shopper's text is not editable. Fires `productQuestion.updated`, unless nothing changed.
+         */
         patch: operations["productQuestions.update"];
         trace?: never;
     };
@@ -228,8 +277,16 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List a question's answers
+         * @description Every answer to the question, published or not, oldest first.
+         */
         get: operations["productQuestions.listAnswers"];
         put?: never;
+        /**
+         * Answer a product question
+         * @description Adds an answer as the store. A published first answer emails the asker once, when they left an address. Fires `productQuestionAnswer.created`.
+         */
         post: operations["productQuestions.createAnswer"];
         delete?: never;
         options?: never;
@@ -268,8 +325,16 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List products
+         * @description Your products with their review stats (`reviewCount`, `publishedReviewCount`, `averageRating`), a page at a time; `sort`, `search` and `filter` narrow and order it.
+         */
         get: operations["products.list"];
         put?: never;
+        /**
+         * Create a product
+         * @description Adds a product to your catalog so reviews and questions can be attached to it. `slug` and `externalId` must be unique in your organization (409 otherwise). Answers the product with its review stats (zero).
+         */
         post: operations["products.create"];
         delete?: never;
         options?: never;
@@ -284,12 +349,24 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a product
+         * @description One product with its review stats.
+         */
         get: operations["products.get"];
         put?: never;
         post?: never;
+        /**
+         * Delete a product
+         * @description Deletes the product and answers it as it was. A product that reviews still refer to is a 409: delete or move those reviews first.
+         */
         delete: operations["products.delete"];
         options?: never;
         head?: never;
+        /**
+         * Update a product
+         * @description Changes the sent fields only. A `slug` or `externalId` another product has is a 409. Answers the product as it is now.
+         */
         patch: operations["products.update"];
         trace?: never;
     };
@@ -302,6 +379,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
+        /**
+         * Import products
+         * @description Creates or updates many products in one transaction, matched on `externalId`: use it to sync your catalog. Rows that cannot be imported are listed under `skipped`, or with `strict` the first one fails the import (422 `IMPORT_FAILED`, nothing imported).
+         */
         post: operations["products.import"];
         delete?: never;
         options?: never;
@@ -317,7 +398,7 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * Readiness
+         * Check readiness
          * @description 200 when the store answers a trivial query within 2 seconds, 503 `SERVICE_UNAVAILABLE` otherwise: for load balancers and orchestrators deciding whether to send traffic here. No key needed.
          */
         get: operations["ready"];
@@ -336,7 +417,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** @description List reviews, newest first by default, including unpublished ones. */
+        /**
+         * List reviews
+         * @description Your reviews, newest first by default, published or not, a page at a time: pass `nextCursor` back as `cursor` for the next page. `sort`, `search` and `filter` narrow and order it; `include` adds related records.
+         */
         get: operations["reviewsRead.list"];
         put?: never;
         post?: never;
@@ -353,14 +437,24 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a review
+         * @description One review, published or not; `include` adds the customer, product, reply, files, survey answers, import provenance or collision counts.
+         */
         get: operations["reviewsRead.get"];
         put?: never;
         post?: never;
-        /** @description Permanently deletes the review with its files, answers and reply; keeps a deletion record with the reason and actor. Answers the deleted review; fires `review.deleted`. To hide a review, unpublish it instead. */
+        /**
+         * Delete a review
+         * @description Permanently deletes the review with its files, answers and reply; keeps a deletion record with the reason and actor. Answers the deleted review; fires `review.deleted`. To hide a review, unpublish it instead.
+         */
         delete: operations["reviewWrites.delete"];
         options?: never;
         head?: never;
-        /** @description Moderates (`published`, which also stamps `moderatedAt`), redacts (`title`/`body`: the current text with spans replaced by `[redacted]`) or replaces `metadata`. Fires `review.updated` when the review changed. */
+        /**
+         * Moderate or redact a review
+         * @description Moderates (`published`, which also stamps `moderatedAt`), redacts (`title`/`body`: the current text with spans replaced by `[redacted]`) or replaces `metadata`. Fires `review.updated` when the review changed.
+         */
         patch: operations["reviewWrites.update"];
         trace?: never;
     };
@@ -373,13 +467,22 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** @description Creates the review's reply: a draft unless `published` is true. A second reply is a 409. */
+        /**
+         * Reply to a review
+         * @description Creates the review's reply: a draft unless `published` is true. A second reply is a 409.
+         */
         post: operations["reviewWrites.createResponse"];
-        /** @description Deletes the reply and answers it; the review is untouched. */
+        /**
+         * Delete a review's reply
+         * @description Deletes the reply and answers it; the review is untouched.
+         */
         delete: operations["reviewWrites.deleteResponse"];
         options?: never;
         head?: never;
-        /** @description Edits, publishes or unpublishes the reply; only sent fields change. */
+        /**
+         * Edit a review's reply
+         * @description Edits, publishes or unpublishes the reply; only sent fields change.
+         */
         patch: operations["reviewWrites.updateResponse"];
         trace?: never;
     };
@@ -396,7 +499,10 @@ export type paths = {
         delete?: never;
         options?: never;
         head?: never;
-        /** @description Publishes or rejects every review matching `filter` AND `search` (omitted: every review), stamping each moderated. Answers how many matched; fires `review.updated` for each review whose `published` changed. */
+        /**
+         * Moderate reviews in bulk
+         * @description Publishes or rejects every review matching `filter` AND `search` (omitted: every review), stamping each moderated. Answers how many matched; fires `review.updated` for each review whose `published` changed.
+         */
         patch: operations["reviewWrites.bulkUpdate"];
         trace?: never;
     };
@@ -409,7 +515,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** @description Imports up to 10,000 reviews in one transaction. Rows whose product, site or externalId do not resolve are skipped and listed, or with `strict` the first of them fails the import (422 IMPORT_FAILED, nothing imported). */
+        /**
+         * Import reviews
+         * @description Imports up to 10,000 reviews in one transaction. Rows whose product, site or externalId do not resolve are skipped and listed, or with `strict` the first of them fails the import (422 IMPORT_FAILED, nothing imported).
+         */
         post: operations["reviewWrites.import"];
         delete?: never;
         options?: never;
@@ -424,8 +533,16 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List sites
+         * @description Your sites, a page at a time: pass `nextCursor` back as `cursor` for the next page; `sort`, `search` and `filter` narrow and order it.
+         */
         get: operations["sites.list"];
         put?: never;
+        /**
+         * Create a site
+         * @description Registers one of your storefronts (name and domain). Reviews and questions can name the site they were left on. Answers the new site.
+         */
         post: operations["sites.create"];
         delete?: never;
         options?: never;
@@ -440,6 +557,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a site
+         * @description One site by id; 404 when it is not one of your organization's.
+         */
         get: operations["sites.get"];
         put?: never;
         post?: never;
@@ -504,6 +625,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List webhook event names
+         * @description Every event name a webhook may subscribe to (`data`) and those this deployment emits (`emitted`).
+         */
         get: operations["webhooks.listEvents"];
         put?: never;
         post?: never;
@@ -520,8 +645,16 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List webhooks
+         * @description Your webhooks, newest first, a page at a time.
+         */
         get: operations["webhooks.list"];
         put?: never;
+        /**
+         * Create a webhook
+         * @description Subscribes an HTTPS URL to event names. With `hmacSecret` every delivery is signed (Standard Webhooks `webhook-signature` and `X-Webhook-Signature`); the secret is never answered back.
+         */
         post: operations["webhooks.create"];
         delete?: never;
         options?: never;
@@ -536,12 +669,24 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Get a webhook
+         * @description One webhook by id (never its secret).
+         */
         get: operations["webhooks.get"];
         put?: never;
         post?: never;
+        /**
+         * Delete a webhook
+         * @description Stops deliveries to the webhook and answers it as it was; its delivery log goes with it.
+         */
         delete: operations["webhooks.delete"];
         options?: never;
         head?: never;
+        /**
+         * Update a webhook
+         * @description Changes the sent fields only: `events` replaces the subscription wholesale; `hmacSecret` a string replaces the secret at once, `null` removes it (use rotate-secret for an overlap).
+         */
         patch: operations["webhooks.update"];
         trace?: never;
     };
@@ -552,6 +697,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
+        /**
+         * List a webhook's deliveries
+         * @description The webhook's delivery log, newest first: each delivery's event, payload, status, response status, error and duration.
+         */
         get: operations["webhooks.listDeliveries"];
         put?: never;
         post?: never;
@@ -636,76 +785,7 @@ export type webhooks = {
          * customer.updated
          * @description Sent to webhooks subscribed to `customer.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            birthday: string | null;
-                            country: string | null;
-                            createdAt: string;
-                            email: string;
-                            emailOptOut: boolean;
-                            emailOptOutAt: string | null;
-                            emailOptOutSource: string | null;
-                            firstName: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            lastName: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            phone: string | null;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "customer.updated";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.customer.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -725,67 +805,7 @@ export type webhooks = {
          * emailTemplate.created
          * @description Sent to webhooks subscribed to `emailTemplate.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            body: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            subject: string;
-                            type: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "emailTemplate.created";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.emailTemplate.created"];
         delete?: never;
         options?: never;
         head?: never;
@@ -805,67 +825,7 @@ export type webhooks = {
          * emailTemplate.deleted
          * @description Sent to webhooks subscribed to `emailTemplate.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            body: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            subject: string;
-                            type: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "emailTemplate.deleted";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.emailTemplate.deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -885,67 +845,7 @@ export type webhooks = {
          * emailTemplate.updated
          * @description Sent to webhooks subscribed to `emailTemplate.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            body: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            subject: string;
-                            type: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "emailTemplate.updated";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.emailTemplate.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -965,76 +865,7 @@ export type webhooks = {
          * product.deleted
          * @description Sent to webhooks subscribed to `product.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            createdAt: string;
-                            description: string | null;
-                            externalId: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            imageUrl: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            publishedReviewCount: number;
-                            reviewCount: number;
-                            slug: string;
-                            title: string;
-                            updatedAt: string;
-                            url: string | null;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "product.deleted";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.product.deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1054,76 +885,7 @@ export type webhooks = {
          * product.updated
          * @description Sent to webhooks subscribed to `product.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            createdAt: string;
-                            description: string | null;
-                            externalId: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            imageUrl: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            publishedReviewCount: number;
-                            reviewCount: number;
-                            slug: string;
-                            title: string;
-                            updatedAt: string;
-                            url: string | null;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "product.updated";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.product.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1143,90 +905,7 @@ export type webhooks = {
          * productQuestion.created
          * @description Sent to webhooks subscribed to `productQuestion.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            answerCount: number;
-                            answeredAt: string | null;
-                            askerEmail: string | null;
-                            askerName: string | null;
-                            body: string;
-                            createdAt: string;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: ({
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            /** Format: uuid */
-                            id: string;
-                            instantAnswerId: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            notifiedAt: string | null;
-                            notifyByEmail: boolean;
-                            /** Format: uuid */
-                            productId: string;
-                            published: boolean;
-                            publishedAnswerCount: number;
-                            siteId: string | null;
-                            source: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "productQuestion.created";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.productQuestion.created"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1246,90 +925,7 @@ export type webhooks = {
          * productQuestion.deleted
          * @description Sent to webhooks subscribed to `productQuestion.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            answerCount: number;
-                            answeredAt: string | null;
-                            askerEmail: string | null;
-                            askerName: string | null;
-                            body: string;
-                            createdAt: string;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: ({
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            /** Format: uuid */
-                            id: string;
-                            instantAnswerId: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            notifiedAt: string | null;
-                            notifyByEmail: boolean;
-                            /** Format: uuid */
-                            productId: string;
-                            published: boolean;
-                            publishedAnswerCount: number;
-                            siteId: string | null;
-                            source: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "productQuestion.deleted";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.productQuestion.deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1349,90 +945,7 @@ export type webhooks = {
          * productQuestion.updated
          * @description Sent to webhooks subscribed to `productQuestion.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            answerCount: number;
-                            answeredAt: string | null;
-                            askerEmail: string | null;
-                            askerName: string | null;
-                            body: string;
-                            createdAt: string;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: ({
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            /** Format: uuid */
-                            id: string;
-                            instantAnswerId: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            notifiedAt: string | null;
-                            notifyByEmail: boolean;
-                            /** Format: uuid */
-                            productId: string;
-                            published: boolean;
-                            publishedAnswerCount: number;
-                            siteId: string | null;
-                            source: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "productQuestion.updated";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.productQuestion.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1452,83 +965,7 @@ export type webhooks = {
          * productQuestionAnswer.created
          * @description Sent to webhooks subscribed to `productQuestionAnswer.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            authorName: string | null;
-                            authorType: string;
-                            body: string;
-                            createdAt: string;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: ({
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            /** Format: uuid */
-                            id: string;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            /** Format: uuid */
-                            productQuestionId: string;
-                            published: boolean;
-                            updatedAt: string;
-                            userId: string | null;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "productQuestionAnswer.created";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.productQuestionAnswer.created"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1548,83 +985,7 @@ export type webhooks = {
          * productQuestionAnswer.deleted
          * @description Sent to webhooks subscribed to `productQuestionAnswer.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            authorName: string | null;
-                            authorType: string;
-                            body: string;
-                            createdAt: string;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: ({
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            /** Format: uuid */
-                            id: string;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            /** Format: uuid */
-                            productQuestionId: string;
-                            published: boolean;
-                            updatedAt: string;
-                            userId: string | null;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "productQuestionAnswer.deleted";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.productQuestionAnswer.deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1644,83 +1005,7 @@ export type webhooks = {
          * productQuestionAnswer.updated
          * @description Sent to webhooks subscribed to `productQuestionAnswer.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            authorName: string | null;
-                            authorType: string;
-                            body: string;
-                            createdAt: string;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: ({
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            /** Format: uuid */
-                            id: string;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            /** Format: uuid */
-                            productQuestionId: string;
-                            published: boolean;
-                            updatedAt: string;
-                            userId: string | null;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "productQuestionAnswer.updated";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.productQuestionAnswer.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1740,95 +1025,7 @@ export type webhooks = {
          * review.created
          * @description Sent to webhooks subscribed to `review.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            body: string | null;
-                            browserFingerprint: string | null;
-                            createdAt: string;
-                            customerId: string | null;
-                            externalId: string | null;
-                            flagged: boolean;
-                            flags: ({
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            /** Format: uuid */
-                            id: string;
-                            ipAddress: string | null;
-                            ipCountry: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            originalBody: string | null;
-                            originalTitle: string | null;
-                            /** Format: uuid */
-                            productId: string;
-                            productVariantId: string | null;
-                            published: boolean;
-                            rating: number | ("Infinity" | "-Infinity" | "NaN");
-                            redactedAt: string | null;
-                            siteId: string | null;
-                            submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            surveyId: string | null;
-                            title: string | null;
-                            updatedAt: string;
-                            userAgent: string | null;
-                            verifiedBuyer: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "review.created";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.review.created"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1848,95 +1045,7 @@ export type webhooks = {
          * review.deleted
          * @description Sent to webhooks subscribed to `review.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            body: string | null;
-                            browserFingerprint: string | null;
-                            createdAt: string;
-                            customerId: string | null;
-                            externalId: string | null;
-                            flagged: boolean;
-                            flags: ({
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            /** Format: uuid */
-                            id: string;
-                            ipAddress: string | null;
-                            ipCountry: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            originalBody: string | null;
-                            originalTitle: string | null;
-                            /** Format: uuid */
-                            productId: string;
-                            productVariantId: string | null;
-                            published: boolean;
-                            rating: number | ("Infinity" | "-Infinity" | "NaN");
-                            redactedAt: string | null;
-                            siteId: string | null;
-                            submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            surveyId: string | null;
-                            title: string | null;
-                            updatedAt: string;
-                            userAgent: string | null;
-                            verifiedBuyer: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "review.deleted";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.review.deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1956,95 +1065,7 @@ export type webhooks = {
          * review.updated
          * @description Sent to webhooks subscribed to `review.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            body: string | null;
-                            browserFingerprint: string | null;
-                            createdAt: string;
-                            customerId: string | null;
-                            externalId: string | null;
-                            flagged: boolean;
-                            flags: ({
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            /** Format: uuid */
-                            id: string;
-                            ipAddress: string | null;
-                            ipCountry: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            originalBody: string | null;
-                            originalTitle: string | null;
-                            /** Format: uuid */
-                            productId: string;
-                            productVariantId: string | null;
-                            published: boolean;
-                            rating: number | ("Infinity" | "-Infinity" | "NaN");
-                            redactedAt: string | null;
-                            siteId: string | null;
-                            submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            surveyId: string | null;
-                            title: string | null;
-                            updatedAt: string;
-                            userAgent: string | null;
-                            verifiedBuyer: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "review.updated";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.review.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2064,65 +1085,7 @@ export type webhooks = {
          * site.created
          * @description Sent to webhooks subscribed to `site.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            createdAt: string;
-                            domain: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "site.created";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.site.created"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2142,81 +1105,7 @@ export type webhooks = {
          * surveyFlow.created
          * @description Sent to webhooks subscribed to `surveyFlow.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            condition: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            isActive: boolean;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            name: string;
-                            steps: ({
-                                emailTemplateId: string | null;
-                                /** Format: uuid */
-                                id: string;
-                                position: number;
-                                type: string;
-                                url: string | null;
-                                waitSeconds: number | null;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            triggerEvent: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "surveyFlow.created";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.surveyFlow.created"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2236,81 +1125,7 @@ export type webhooks = {
          * surveyFlow.deleted
          * @description Sent to webhooks subscribed to `surveyFlow.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            condition: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            isActive: boolean;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            name: string;
-                            steps: ({
-                                emailTemplateId: string | null;
-                                /** Format: uuid */
-                                id: string;
-                                position: number;
-                                type: string;
-                                url: string | null;
-                                waitSeconds: number | null;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            triggerEvent: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "surveyFlow.deleted";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.surveyFlow.deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2330,81 +1145,7 @@ export type webhooks = {
          * surveyFlow.updated
          * @description Sent to webhooks subscribed to `surveyFlow.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            condition: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            isActive: boolean;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            name: string;
-                            steps: ({
-                                emailTemplateId: string | null;
-                                /** Format: uuid */
-                                id: string;
-                                position: number;
-                                type: string;
-                                url: string | null;
-                                waitSeconds: number | null;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                            triggerEvent: string;
-                            updatedAt: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "surveyFlow.updated";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.surveyFlow.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2424,66 +1165,7 @@ export type webhooks = {
          * webhook.created
          * @description Sent to webhooks subscribed to `webhook.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            createdAt: string;
-                            events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                            hasSecret: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            updatedAt: string;
-                            url: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "webhook.created";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.webhook.created"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2503,66 +1185,7 @@ export type webhooks = {
          * webhook.deleted
          * @description Sent to webhooks subscribed to `webhook.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            createdAt: string;
-                            events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                            hasSecret: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            updatedAt: string;
-                            url: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "webhook.deleted";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.webhook.deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2582,66 +1205,7 @@ export type webhooks = {
          * webhook.ping
          * @description A test delivery sent by `POST /webhooks/{id}/ping`; `data` is the webhook (never its secret).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            createdAt: string;
-                            events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                            hasSecret: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            updatedAt: string;
-                            url: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "webhook.ping";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.webhook.ping"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2661,66 +1225,7 @@ export type webhooks = {
          * webhook.updated
          * @description Sent to webhooks subscribed to `webhook.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The delivery's idempotency key. */
-                    "webhook-id": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
-                    "webhook-signature"?: string;
-                    /** @description Unix seconds of this attempt. */
-                    "webhook-timestamp": string;
-                    /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
-                    "X-Webhook-Signature"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        data: {
-                            createdAt: string;
-                            events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                            hasSecret: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            updatedAt: string;
-                            url: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /** @constant */
-                        event: "webhook.updated";
-                        /**
-                         * Format: uuid
-                         * @description The event's id in `GET /events`; a redelivery carries its original's.
-                         */
-                        eventId: string;
-                        /**
-                         * Format: uuid
-                         * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
-                         */
-                        idempotencyKey: string;
-                        /**
-                         * Format: date-time
-                         * @description When the event happened.
-                         */
-                        timestamp: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
-                "2XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["webhook.webhook.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2730,7 +1235,17 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
-        ConflictEncoded: {
+        BulkUpdateBody: {
+            published: boolean;
+        };
+        BulkUpdateResult: {
+            count: number;
+        };
+        Collisions: {
+            browserFingerprint: number;
+            ipAddress: number;
+        };
+        ConflictError: {
             error: {
                 /** @enum {string} */
                 code: "CONFLICT";
@@ -2738,7 +1253,112 @@ export type components = {
                 message: string;
             };
         };
-        ForbiddenEncoded: {
+        CreateProductQuestion: {
+            askerEmail?: string | null;
+            askerName?: string | null;
+            body: string;
+            customerId?: string | null;
+            metadata?: {
+                [key: string]: string;
+            };
+            notifyByEmail?: boolean;
+            /** Format: uuid */
+            productId: string;
+            published?: boolean;
+            siteId?: string | null;
+        };
+        CreateProductQuestionAnswer: {
+            authorName?: string;
+            body: string;
+            metadata?: {
+                [key: string]: string;
+            };
+            published?: boolean;
+        };
+        CreateWebhook: {
+            events: (string & ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted"))[];
+            hmacSecret?: string | null;
+            url: string;
+        };
+        Customer: {
+            birthday: string | null;
+            country: string | null;
+            createdAt: string;
+            email: string;
+            emailOptOut: boolean;
+            emailOptOutAt: string | null;
+            emailOptOutSource: string | null;
+            firstName: string | null;
+            /** Format: uuid */
+            id: string;
+            lastName: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            notes: string | null;
+            phone: string | null;
+            updatedAt: string;
+        };
+        CustomerCreate: {
+            birthday?: string | null;
+            country?: string | null;
+            email: string;
+            emailOptOut?: boolean;
+            emailOptOutAt?: string | null;
+            emailOptOutSource?: string | null;
+            firstName?: string | null;
+            lastName?: string | null;
+            metadata?: {
+                [key: string]: string;
+            };
+            notes?: string | null;
+            phone?: string | null;
+        };
+        CustomerImport: {
+            data: components["schemas"]["CustomerCreate"][];
+            strict?: boolean;
+        };
+        CustomerPage: {
+            data: components["schemas"]["Customer"][];
+            nextCursor: string | null;
+        };
+        EmailTemplate: {
+            body: string;
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            subject: string;
+            type: string;
+            updatedAt: string;
+        };
+        EmailTemplateList: {
+            data: components["schemas"]["EmailTemplate"][];
+            nextCursor: string | null;
+        };
+        EmailTemplatePatch: {
+            body?: string;
+            name?: string;
+            subject?: string;
+        };
+        EventFeedPage: {
+            data: {
+                data: unknown;
+                event: string;
+                /** Format: uuid */
+                id: string;
+                timestamp: string;
+            }[];
+            nextCursor: string;
+        };
+        /** @enum {string} */
+        EventName: "customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted";
+        Flag: {
+            code: string;
+            detail: string;
+            score: number;
+        };
+        ForbiddenError: {
             error: {
                 /** @enum {string} */
                 code: "FORBIDDEN";
@@ -2748,18 +1368,91 @@ export type components = {
                 message: string;
             };
         };
-        ImportFailedEncoded: {
+        Health: {
+            /** @enum {string} */
+            status: "ok";
+        };
+        ImportFailedError: {
             error: {
                 /** @enum {string} */
                 code: "IMPORT_FAILED";
                 details: {
-                    index: number | ("Infinity" | "-Infinity" | "NaN");
+                    index: number;
                     message: string;
                 };
                 message: string;
             };
         };
-        InvalidRedactionEncoded: {
+        ImportJobRef: {
+            action: string;
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            row: number;
+            type: string;
+        };
+        ImportRequest: {
+            data: {
+                answers?: {
+                    highLabel?: string | null;
+                    label: string;
+                    lowLabel?: string | null;
+                    middleLabel?: string | null;
+                    optionLabels?: string[];
+                    /** Format: uuid */
+                    questionId: string;
+                    step: number;
+                    steps: number;
+                    type: string;
+                }[];
+                body?: string | null;
+                createdAt?: string;
+                customer?: string;
+                externalId?: string;
+                imageUrls?: string[];
+                metadata?: {
+                    [key: string]: string;
+                };
+                pending?: boolean;
+                product?: string;
+                productExternalId?: string;
+                productUrl?: string;
+                /** Format: uuid */
+                productVariant?: string;
+                published?: boolean;
+                rating: number;
+                responderName?: string;
+                response?: string;
+                responseCreatedAt?: string;
+                /** Format: uuid */
+                site?: string;
+                title?: string | null;
+                verifiedBuyer?: boolean;
+            }[];
+            strict?: boolean;
+        };
+        ImportResult: {
+            imported: {
+                /** Format: uuid */
+                id: string;
+                index: number;
+            }[];
+            skipped: {
+                index: number;
+                message: string;
+            }[];
+        };
+        InternalError: {
+            error: {
+                /** @enum {string} */
+                code: "INTERNAL";
+                details?: {
+                    requestId: string;
+                };
+                message: string;
+            };
+        };
+        InvalidRedactionError: {
             error: {
                 /** @enum {string} */
                 code: "INVALID_REDACTION";
@@ -2769,20 +1462,17 @@ export type components = {
                 message: string;
             };
         };
-        InvalidRequestEncoded: {
+        InvalidRequestError: {
             error: {
                 /** @enum {string} */
                 code: "INVALID_REQUEST";
                 details: {
-                    issues: {
-                        message: string;
-                        path: string;
-                    }[];
+                    issues: components["schemas"]["RequestIssue"][];
                 };
                 message: string;
             };
         };
-        NotFoundEncoded: {
+        NotFoundError: {
             error: {
                 /** @enum {string} */
                 code: "NOT_FOUND";
@@ -2792,7 +1482,400 @@ export type components = {
                 message: string;
             };
         };
-        StoreUnavailableEncoded: {
+        Organization: {
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            plan: {
+                apiRequestsPerMinute: number;
+                loyaltyEventsPerMinute?: number;
+                loyaltyStampsPerMinute?: number;
+            };
+        };
+        PayloadTooLargeError: {
+            error: {
+                /** @enum {string} */
+                code: "PAYLOAD_TOO_LARGE";
+                details?: {
+                    limitBytes: number;
+                };
+                message: string;
+            };
+        };
+        Product: {
+            averageRating: number | null;
+            createdAt: string;
+            description: string | null;
+            externalId: string | null;
+            /** Format: uuid */
+            id: string;
+            imageUrl: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            notes: string | null;
+            publishedReviewCount: number;
+            reviewCount: number;
+            slug: string;
+            title: string;
+            updatedAt: string;
+            url: string | null;
+        };
+        ProductCreate: {
+            description?: string | null;
+            externalId?: string | null;
+            imageUrl?: string | null;
+            metadata?: {
+                [key: string]: string;
+            };
+            notes?: string | null;
+            slug: string;
+            title: string;
+            url?: string | null;
+        };
+        ProductImport: {
+            data: components["schemas"]["ProductCreate"][];
+            strict?: boolean;
+        };
+        ProductPage: {
+            data: components["schemas"]["Product"][];
+            nextCursor: string | null;
+        };
+        ProductPatch: {
+            description?: string | null;
+            externalId?: string | null;
+            imageUrl?: string | null;
+            metadata?: {
+                [key: string]: string;
+            };
+            notes?: string | null;
+            slug?: string;
+            title?: string;
+            url?: string | null;
+        };
+        ProductQuestion: {
+            answerCount: number;
+            answeredAt: string | null;
+            answers?: components["schemas"]["ProductQuestionAnswer"][];
+            askerEmail: string | null;
+            askerName: string | null;
+            body: string;
+            createdAt: string;
+            customer?: components["schemas"]["Customer"] | null;
+            customerId: string | null;
+            flagged: boolean;
+            flags: components["schemas"]["Flag"][];
+            /** Format: uuid */
+            id: string;
+            instantAnswerId: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            moderatedAt: string | null;
+            notifiedAt: string | null;
+            notifyByEmail: boolean;
+            product?: components["schemas"]["Product"] | null;
+            /** Format: uuid */
+            productId: string;
+            published: boolean;
+            publishedAnswerCount: number;
+            siteId: string | null;
+            source: string;
+            updatedAt: string;
+        };
+        ProductQuestionAnswer: {
+            authorName: string | null;
+            authorType: string;
+            body: string;
+            createdAt: string;
+            customerId: string | null;
+            flagged: boolean;
+            flags: components["schemas"]["Flag"][];
+            /** Format: uuid */
+            id: string;
+            metadata: {
+                [key: string]: string;
+            };
+            moderatedAt: string | null;
+            /** Format: uuid */
+            productQuestionId: string;
+            published: boolean;
+            updatedAt: string;
+            userId: string | null;
+        };
+        ProductQuestionAnswerList: {
+            data: components["schemas"]["ProductQuestionAnswer"][];
+        };
+        ProductQuestionPage: {
+            data: components["schemas"]["ProductQuestion"][];
+            nextCursor: string | null;
+        };
+        ProductQuestionRecord: {
+            answerCount: number;
+            answeredAt: string | null;
+            askerEmail: string | null;
+            askerName: string | null;
+            body: string;
+            createdAt: string;
+            customerId: string | null;
+            flagged: boolean;
+            flags: components["schemas"]["Flag"][];
+            /** Format: uuid */
+            id: string;
+            instantAnswerId: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            moderatedAt: string | null;
+            notifiedAt: string | null;
+            notifyByEmail: boolean;
+            /** Format: uuid */
+            productId: string;
+            published: boolean;
+            publishedAnswerCount: number;
+            siteId: string | null;
+            source: string;
+            updatedAt: string;
+        };
+        ReplyCreate: {
+            body: string;
+            metadata?: {
+                [key: string]: string;
+            };
+            published?: boolean;
+            responderName?: string;
+        };
+        ReplyPatch: {
+            body?: string;
+            metadata?: {
+                [key: string]: string;
+            };
+            published?: boolean;
+            responderName?: string;
+        };
+        RequestIssue: {
+            message: string;
+            path: string;
+        };
+        Review: {
+            answers?: components["schemas"]["SurveyAnswer"][];
+            body: string | null;
+            browserFingerprint: string | null;
+            collisions?: components["schemas"]["Collisions"];
+            createdAt: string;
+            customer?: components["schemas"]["Customer"] | null;
+            customerId: string | null;
+            externalId: string | null;
+            files?: components["schemas"]["ReviewFile"][];
+            flagged: boolean;
+            flags: components["schemas"]["Flag"][];
+            /** Format: uuid */
+            id: string;
+            importJob?: components["schemas"]["ImportJobRef"] | null;
+            ipAddress: string | null;
+            ipCountry: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            moderatedAt: string | null;
+            originalBody: string | null;
+            originalTitle: string | null;
+            product?: components["schemas"]["Product"] | null;
+            /** Format: uuid */
+            productId: string;
+            productVariantId: string | null;
+            published: boolean;
+            rating: number;
+            redactedAt: string | null;
+            response?: components["schemas"]["ReviewReply"] | null;
+            siteId: string | null;
+            submitSeconds: number | null;
+            surveyId: string | null;
+            title: string | null;
+            updatedAt: string;
+            userAgent: string | null;
+            verifiedBuyer: boolean;
+        };
+        ReviewDeletionRequest: {
+            note?: string;
+            /** @enum {string} */
+            reason: "customer_request" | "spam" | "abusive_content" | "not_about_product" | "duplicate" | "test_data" | "other";
+        };
+        ReviewFile: {
+            contentType: string;
+            fileName: string;
+            /** Format: uuid */
+            id: string;
+            sizeBytes: number;
+            url: string;
+        };
+        ReviewImportResult: {
+            imported: {
+                /** Format: uuid */
+                id: string;
+                imageUrls: string[];
+                index: number;
+            }[];
+            skipped: {
+                index: number;
+                message: string;
+            }[];
+        };
+        ReviewPage: {
+            data: components["schemas"]["Review"][];
+            nextCursor: string | null;
+        };
+        ReviewPatch: {
+            body?: string | null;
+            metadata?: {
+                [key: string]: string;
+            };
+            published?: boolean;
+            title?: string | null;
+        };
+        ReviewRecord: {
+            body: string | null;
+            browserFingerprint: string | null;
+            createdAt: string;
+            customerId: string | null;
+            externalId: string | null;
+            flagged: boolean;
+            flags: components["schemas"]["Flag"][];
+            /** Format: uuid */
+            id: string;
+            ipAddress: string | null;
+            ipCountry: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            moderatedAt: string | null;
+            originalBody: string | null;
+            originalTitle: string | null;
+            /** Format: uuid */
+            productId: string;
+            productVariantId: string | null;
+            published: boolean;
+            rating: number;
+            redactedAt: string | null;
+            siteId: string | null;
+            submitSeconds: number | null;
+            surveyId: string | null;
+            title: string | null;
+            updatedAt: string;
+            userAgent: string | null;
+            verifiedBuyer: boolean;
+        };
+        ReviewReply: {
+            body: string;
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            metadata: {
+                [key: string]: string;
+            };
+            published: boolean;
+            responderName: string;
+            /** Format: uuid */
+            reviewId: string;
+            updatedAt: string;
+        };
+        ReviewsSetupAnswers: {
+            autoPublish?: boolean;
+            autoPublishMinRating?: number;
+            delayDays?: number;
+            reminder?: boolean;
+            reminderDelayDays?: number;
+            /** @enum {string} */
+            template?: "standard" | "minimal" | "photo";
+            /** @enum {string} */
+            triggerEvent?: "order.created" | "order.fulfilled" | "order.delivered";
+        };
+        ReviewsSetupBody: {
+            data: components["schemas"]["ReviewsSetupAnswers"];
+        };
+        ReviewsSetupResult: {
+            data: components["schemas"]["SetupState"];
+            emailTemplates: components["schemas"]["EmailTemplate"][];
+            surveyFlow: components["schemas"]["SurveyFlow"];
+        };
+        RotateWebhookSecret: {
+            hmacSecret: string;
+            overlapSeconds?: number;
+        };
+        SetupPatch: {
+            /** @enum {string} */
+            area: "reviews" | "loyalty" | "wishlists" | "site";
+            /** @enum {string} */
+            outcome: "completed" | "dismissed" | "widgetBannerDismissed" | "widgetHintDismissed";
+        };
+        SetupState: {
+            apiBaseUrl: string;
+            areas: {
+                loyalty: {
+                    completedAt: string | null;
+                    configured: boolean;
+                    dismissedAt: string | null;
+                    needsSetup: boolean;
+                    widgetBannerDismissedAt: string | null;
+                    widgetHintDismissedAt: string | null;
+                };
+                reviews: {
+                    completedAt: string | null;
+                    configured: boolean;
+                    dismissedAt: string | null;
+                    needsSetup: boolean;
+                    widgetBannerDismissedAt: string | null;
+                    widgetHintDismissedAt: string | null;
+                };
+                site: {
+                    completedAt: string | null;
+                    configured: boolean;
+                    dismissedAt: string | null;
+                    needsSetup: boolean;
+                    widgetBannerDismissedAt: string | null;
+                    widgetHintDismissedAt: string | null;
+                };
+                wishlists: {
+                    completedAt: string | null;
+                    configured: boolean;
+                    dismissedAt: string | null;
+                    needsSetup: boolean;
+                    widgetBannerDismissedAt: string | null;
+                    widgetHintDismissedAt: string | null;
+                };
+            };
+            embedScriptUrl: string;
+            publishableKey: string | null;
+            signals: {
+                hasActiveSurveyFlow: boolean;
+                hasIntegration: boolean;
+                hasLoyaltyProgram: boolean;
+                hasProducts: boolean;
+                hasPublishableKey: boolean;
+                hasReview: boolean;
+                hasSite: boolean;
+                hasWishlist: boolean;
+                loyaltyProgramOnSite: boolean;
+            };
+        };
+        Site: {
+            createdAt: string;
+            domain: string | null;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            updatedAt: string;
+        };
+        SiteCreate: {
+            domain?: string | null;
+            name: string;
+        };
+        SitePage: {
+            data: components["schemas"]["Site"][];
+            nextCursor: string | null;
+        };
+        StoreUnavailableError: {
             error: {
                 /** @enum {string} */
                 code: "SERVICE_UNAVAILABLE";
@@ -2800,20 +1883,74 @@ export type components = {
                 message: string;
             };
         };
-        TooManyRequestsEncoded: {
+        SurveyAnswer: {
+            highLabel: string | null;
+            label: string;
+            lowLabel: string | null;
+            middleLabel: string | null;
+            optionLabels: string[];
+            /** Format: uuid */
+            questionId: string;
+            step: number;
+            steps: number;
+            type: string;
+        };
+        SurveyFlow: {
+            condition: string;
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            isActive: boolean;
+            metadata: {
+                [key: string]: string;
+            };
+            name: string;
+            steps: {
+                emailTemplateId: string | null;
+                /** Format: uuid */
+                id: string;
+                position: number;
+                type: string;
+                url: string | null;
+                waitSeconds: number | null;
+            }[];
+            triggerEvent: string;
+            updatedAt: string;
+        };
+        SurveyFlowList: {
+            data: components["schemas"]["SurveyFlow"][];
+            nextCursor: string | null;
+        };
+        SurveyFlowPatch: {
+            condition?: string;
+            isActive?: boolean;
+            metadata?: {
+                [key: string]: string;
+            };
+            name?: string;
+            steps?: {
+                emailTemplateId?: string | null;
+                position: number;
+                /** @enum {string} */
+                type: "wait" | "email";
+                waitSeconds?: number | null;
+            }[];
+            triggerEvent?: string;
+        };
+        TooManyRequestsError: {
             error: {
                 /** @enum {string} */
                 code: "TOO_MANY_REQUESTS";
                 details: {
-                    cost: number | ("Infinity" | "-Infinity" | "NaN");
-                    limit: number | ("Infinity" | "-Infinity" | "NaN");
-                    remaining: number | ("Infinity" | "-Infinity" | "NaN");
-                    retryAfterSeconds?: number | ("Infinity" | "-Infinity" | "NaN");
+                    cost: number;
+                    limit: number;
+                    remaining: number;
+                    retryAfterSeconds?: number;
                 };
                 message: string;
             };
         };
-        UnauthorizedEncoded: {
+        UnauthorizedError: {
             error: {
                 /** @enum {string} */
                 code: "UNAUTHORIZED";
@@ -2821,8 +1958,398 @@ export type components = {
                 message: string;
             };
         };
+        UnsupportedMediaTypeError: {
+            error: {
+                /** @enum {string} */
+                code: "UNSUPPORTED_MEDIA_TYPE";
+                message: string;
+            };
+        };
+        UpdateProductQuestion: {
+            askerName?: string | null;
+            metadata?: {
+                [key: string]: string;
+            };
+            published?: boolean;
+        };
+        UpdateProductQuestionAnswer: {
+            authorName?: string;
+            body?: string;
+            metadata?: {
+                [key: string]: string;
+            };
+            published?: boolean;
+        };
+        UpdateWebhook: {
+            events?: (string & ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted"))[];
+            hmacSecret?: string | null;
+            url?: string;
+        };
+        Webhook: {
+            createdAt: string;
+            events: components["schemas"]["EventName"][];
+            hasSecret: boolean;
+            /** Format: uuid */
+            id: string;
+            updatedAt: string;
+            url: string;
+        };
+        WebhookDelivery: {
+            attemptedAt: string | null;
+            createdAt: string;
+            durationMs: number | null;
+            error: string | null;
+            event: string;
+            /** Format: uuid */
+            eventId: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            idempotencyKey: string;
+            payload: {
+                data: unknown;
+                event: string;
+                /** Format: uuid */
+                eventId?: string;
+                /** Format: uuid */
+                idempotencyKey: string;
+                timestamp: string;
+            };
+            redeliveryOf: string | null;
+            responseStatus: number | null;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            /** Format: uuid */
+            webhookId: string;
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            nextCursor: string | null;
+        };
+        WebhookEventList: {
+            data: components["schemas"]["EventName"][];
+            emitted: components["schemas"]["EventName"][];
+        };
+        WebhookList: {
+            data: components["schemas"]["Webhook"][];
+            nextCursor: string | null;
+        };
     };
-    responses: never;
+    responses: {
+        /** @description `CONFLICT`: the request contradicts the current state (a duplicate, or a record still in use). */
+        ConflictError: {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "CONFLICT",
+                 *         "message": "A human-readable explanation."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConflictError"];
+            };
+        };
+        /** @description `FORBIDDEN`: the key lacks the permission this operation needs (`details.permission`). */
+        ForbiddenError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "FORBIDDEN",
+                 *         "message": "A human-readable explanation.",
+                 *         "details": {
+                 *           "permission": "reviews:write"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ForbiddenError"];
+            };
+        };
+        /** @description The request is well-formed but cannot be carried out (see the error's `code`). */
+        ImportFailedError: {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "IMPORT_FAILED",
+                 *         "message": "A human-readable explanation.",
+                 *         "details": {
+                 *           "index": 1,
+                 *           "message": "A human-readable explanation."
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportFailedError"];
+            };
+        };
+        /** @description `INTERNAL`: an unexpected failure, logged under `details.requestId`; nothing was changed. */
+        InternalError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "INTERNAL",
+                 *         "message": "A human-readable explanation.",
+                 *         "details": {
+                 *           "requestId": "req_01jd8k3x5v2w7y9z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["InternalError"];
+            };
+        };
+        /** @description The request is well-formed but cannot be carried out (see the error's `code`). */
+        InvalidRedactionError: {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "INVALID_REDACTION",
+                 *         "message": "A human-readable explanation.",
+                 *         "details": {
+                 *           "field": "text"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvalidRedactionError"];
+            };
+        };
+        /** @description `INVALID_REQUEST`: a parameter or body field is missing or wrong; `details.issues` names each one. */
+        InvalidRequestError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "INVALID_REQUEST",
+                 *         "message": "A human-readable explanation.",
+                 *         "details": {
+                 *           "issues": [
+                 *             {
+                 *               "path": "body.rating",
+                 *               "message": "A human-readable explanation."
+                 *             }
+                 *           ]
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvalidRequestError"];
+            };
+        };
+        /** @description `NOT_FOUND`: no such record in this organization (`details.resource`). */
+        NotFoundError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "NOT_FOUND",
+                 *         "message": "A human-readable explanation.",
+                 *         "details": {
+                 *           "resource": "review"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["NotFoundError"];
+            };
+        };
+        /** @description `PAYLOAD_TOO_LARGE`: the body is larger than `details.limitBytes`. */
+        PayloadTooLargeError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "PAYLOAD_TOO_LARGE",
+                 *         "message": "A human-readable explanation.",
+                 *         "details": {
+                 *           "limitBytes": 1
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PayloadTooLargeError"];
+            };
+        };
+        /** @description `SERVICE_UNAVAILABLE`: the store does not answer or the server is shutting down; retry shortly. */
+        StoreUnavailableError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "SERVICE_UNAVAILABLE",
+                 *         "message": "A human-readable explanation."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["StoreUnavailableError"];
+            };
+        };
+        /** @description `TOO_MANY_REQUESTS`: the organization's rate limit cannot afford this request; wait `Retry-After` seconds. */
+        TooManyRequestsError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "TOO_MANY_REQUESTS",
+                 *         "message": "A human-readable explanation.",
+                 *         "details": {
+                 *           "retryAfterSeconds": 1,
+                 *           "cost": 1,
+                 *           "limit": 1,
+                 *           "remaining": 1
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TooManyRequestsError"];
+            };
+        };
+        /** @description `UNAUTHORIZED`: no key, or a key that is unknown or revoked. */
+        UnauthorizedError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "UNAUTHORIZED",
+                 *         "message": "A human-readable explanation."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UnauthorizedError"];
+            };
+        };
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: the body is not `application/json`. */
+        UnsupportedMediaTypeError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "UNSUPPORTED_MEDIA_TYPE",
+                 *         "message": "A human-readable explanation."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UnsupportedMediaTypeError"];
+            };
+        };
+    };
     parameters: {
         /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
         IdempotencyKey: string;
@@ -2831,6 +2358,41 @@ export type components = {
     headers: {
         /** @description `true` when this answer is the recorded response of an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
+        /**
+         * @description The IETF rate-limit state: `"org";r=<whole tokens left>;t=<whole seconds until the bucket is full>`.
+         * @example "org";r=119;t=1
+         */
+        RateLimit: string;
+        /**
+         * @description The IETF rate-limit policy (draft-ietf-httpapi-ratelimit-headers): `"org";q=<tokens>;w=60`.
+         * @example "org";q=120;w=60
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description Whole seconds to wait before the request can be afforded.
+         * @example 2
+         */
+        "Retry-After": number;
+        /**
+         * @description Tokens this request cost.
+         * @example 1
+         */
+        "X-Rate-Limit-Cost": number;
+        /**
+         * @description The organization's budget per minute (tokens; most requests cost 1, see `x-rate-limit-cost`).
+         * @example 120
+         */
+        "X-RateLimit-Limit": number;
+        /**
+         * @description Whole tokens left in the organization's bucket after this request.
+         * @example 119
+         */
+        "X-RateLimit-Remaining": number;
+        /**
+         * @description This request's id (`req_…`), also in the access log and in a 500's body; quote it when asking for support.
+         * @example req_01jd8k3x5v2w7y9z
+         */
+        "X-Request-Id": string;
     };
     pathItems: never;
 };
@@ -2851,72 +2413,50 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `CustomerPage`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            birthday: string | null;
-                            country: string | null;
-                            createdAt: string;
-                            email: string;
-                            emailOptOut: boolean;
-                            emailOptOutAt: string | null;
-                            emailOptOutSource: string | null;
-                            firstName: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            lastName: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            phone: string | null;
-                            updatedAt: string;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "email": "ada@example.com",
+                     *           "phone": "+44 20 7946 0958",
+                     *           "firstName": "Ada",
+                     *           "lastName": "Lovelace",
+                     *           "country": "GB",
+                     *           "birthday": "1990-12-10",
+                     *           "metadata": {},
+                     *           "notes": "Prefers email.",
+                     *           "emailOptOut": true,
+                     *           "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                     *           "emailOptOutSource": "unsubscribe-link",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CustomerPage"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "customers.create": {
@@ -2931,98 +2471,67 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    birthday?: string | null;
-                    country?: string | null;
-                    email: string;
-                    emailOptOut?: boolean;
-                    emailOptOutAt?: string | null;
-                    emailOptOutSource?: string | null;
-                    firstName?: string | null;
-                    lastName?: string | null;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    notes?: string | null;
-                    phone?: string | null;
-                };
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "phone": "+44 20 7946 0958",
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "country": "GB",
+                 *       "birthday": "1990-12-10",
+                 *       "notes": "Prefers email.",
+                 *       "emailOptOut": true,
+                 *       "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                 *       "emailOptOutSource": "unsubscribe-link"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CustomerCreate"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created. The body is a `Customer`. */
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        birthday: string | null;
-                        country: string | null;
-                        createdAt: string;
-                        email: string;
-                        emailOptOut: boolean;
-                        emailOptOutAt: string | null;
-                        emailOptOutSource: string | null;
-                        firstName: string | null;
-                        /** Format: uuid */
-                        id: string;
-                        lastName: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        notes: string | null;
-                        phone: string | null;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "email": "ada@example.com",
+                     *       "phone": "+44 20 7946 0958",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "country": "GB",
+                     *       "birthday": "1990-12-10",
+                     *       "metadata": {},
+                     *       "notes": "Prefers email.",
+                     *       "emailOptOut": true,
+                     *       "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                     *       "emailOptOutSource": "unsubscribe-link",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Customer"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ConflictEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "customers.get": {
@@ -3036,78 +2545,46 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Customer`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        birthday: string | null;
-                        country: string | null;
-                        createdAt: string;
-                        email: string;
-                        emailOptOut: boolean;
-                        emailOptOutAt: string | null;
-                        emailOptOutSource: string | null;
-                        firstName: string | null;
-                        /** Format: uuid */
-                        id: string;
-                        lastName: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        notes: string | null;
-                        phone: string | null;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "email": "ada@example.com",
+                     *       "phone": "+44 20 7946 0958",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "country": "GB",
+                     *       "birthday": "1990-12-10",
+                     *       "metadata": {},
+                     *       "notes": "Prefers email.",
+                     *       "emailOptOut": true,
+                     *       "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                     *       "emailOptOutSource": "unsubscribe-link",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Customer"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "customers.import": {
@@ -3122,93 +2599,70 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    data: {
-                        birthday?: string | null;
-                        country?: string | null;
-                        email: string;
-                        emailOptOut?: boolean;
-                        emailOptOutAt?: string | null;
-                        emailOptOutSource?: string | null;
-                        firstName?: string | null;
-                        lastName?: string | null;
-                        metadata?: {
-                            [key: string]: string;
-                        };
-                        notes?: string | null;
-                        phone?: string | null;
-                    }[];
-                    strict?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "email": "ada@example.com",
+                 *           "phone": "+44 20 7946 0958",
+                 *           "firstName": "Ada",
+                 *           "lastName": "Lovelace",
+                 *           "country": "GB",
+                 *           "birthday": "1990-12-10",
+                 *           "notes": "Prefers email.",
+                 *           "emailOptOut": true,
+                 *           "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                 *           "emailOptOutSource": "unsubscribe-link"
+                 *         }
+                 *       ],
+                 *       "strict": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CustomerImport"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ImportResult`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        imported: {
-                            /** Format: uuid */
-                            id: string;
-                            index: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        skipped: {
-                            index: number | ("Infinity" | "-Infinity" | "NaN");
-                            message: string;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "imported": [
+                     *         {
+                     *           "index": 1,
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *         }
+                     *       ],
+                     *       "skipped": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportResult"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description ImportFailed */
-            422: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ImportFailedEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["ImportFailedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "automation.listEmailTemplates": {
@@ -3223,63 +2677,43 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `EmailTemplateList`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            body: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            subject: string;
-                            type: string;
-                            updatedAt: string;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "name": "Summer collection",
+                     *           "type": "rating",
+                     *           "subject": "How did we do?",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailTemplateList"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "automation.getEmailTemplate": {
@@ -3293,69 +2727,39 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `EmailTemplate`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        body: string;
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        subject: string;
-                        type: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "name": "Summer collection",
+                     *       "type": "rating",
+                     *       "subject": "How did we do?",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailTemplate"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "automation.deleteEmailTemplate": {
@@ -3372,81 +2776,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `EmailTemplate`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        body: string;
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        subject: string;
-                        type: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "name": "Summer collection",
+                     *       "type": "rating",
+                     *       "subject": "How did we do?",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailTemplate"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ConflictEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "automation.updateEmailTemplate": {
@@ -3463,86 +2827,60 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    body?: string;
-                    name?: string;
-                    subject?: string;
-                };
+                /**
+                 * @example {
+                 *       "name": "Summer collection",
+                 *       "subject": "How did we do?",
+                 *       "body": "Comfortable from day one and true to size. Would buy again."
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailTemplatePatch"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `EmailTemplate`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        body: string;
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        subject: string;
-                        type: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "name": "Summer collection",
+                     *       "type": "rating",
+                     *       "subject": "How did we do?",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmailTemplate"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.feed": {
         parameters: {
             query?: {
                 cursor?: string;
-                events?: string;
+                events?: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
                 limit?: number;
             };
             header?: never;
@@ -3551,60 +2889,40 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `EventFeedPage`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            data: unknown;
-                            event: string;
-                            /** Format: uuid */
-                            id: string;
-                            timestamp: string;
-                        }[];
-                        nextCursor: string;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "event": "review.created",
+                     *           "timestamp": "2026-03-14T09:26:53.000Z",
+                     *           "data": {}
+                     *         }
+                     *       ],
+                     *       "nextCursor": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventFeedPage"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     health: {
@@ -3616,25 +2934,84 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Health`. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ok";
-                    };
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description InvalidRequest */
+            /** @description `INVALID_REQUEST`: a parameter or body field is missing or wrong; `details.issues` names each one. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INVALID_REQUEST",
+                     *         "message": "A human-readable explanation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "body.rating",
+                     *               "message": "A human-readable explanation."
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `INTERNAL`: an unexpected failure, logged under `details.requestId`; nothing was changed. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "A human-readable explanation.",
+                     *         "details": {
+                     *           "requestId": "req_01jd8k3x5v2w7y9z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the store does not answer or the server is shutting down; retry shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A human-readable explanation."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StoreUnavailableError"];
                 };
             };
         };
@@ -3648,70 +3025,40 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Organization`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        plan: {
-                            apiRequestsPerMinute: number;
-                            loyaltyEventsPerMinute?: number;
-                            loyaltyStampsPerMinute?: number;
-                        };
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "name": "Summer collection",
+                     *       "plan": {
+                     *         "apiRequestsPerMinute": 1,
+                     *         "loyaltyEventsPerMinute": 1,
+                     *         "loyaltyStampsPerMinute": 1
+                     *       },
+                     *       "createdAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Organization"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "setup.get": {
@@ -3723,100 +3070,79 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `SetupState`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        apiBaseUrl: string;
-                        areas: {
-                            loyalty: {
-                                completedAt: string | null;
-                                configured: boolean;
-                                dismissedAt: string | null;
-                                needsSetup: boolean;
-                                widgetBannerDismissedAt: string | null;
-                                widgetHintDismissedAt: string | null;
-                            };
-                            reviews: {
-                                completedAt: string | null;
-                                configured: boolean;
-                                dismissedAt: string | null;
-                                needsSetup: boolean;
-                                widgetBannerDismissedAt: string | null;
-                                widgetHintDismissedAt: string | null;
-                            };
-                            site: {
-                                completedAt: string | null;
-                                configured: boolean;
-                                dismissedAt: string | null;
-                                needsSetup: boolean;
-                                widgetBannerDismissedAt: string | null;
-                                widgetHintDismissedAt: string | null;
-                            };
-                            wishlists: {
-                                completedAt: string | null;
-                                configured: boolean;
-                                dismissedAt: string | null;
-                                needsSetup: boolean;
-                                widgetBannerDismissedAt: string | null;
-                                widgetHintDismissedAt: string | null;
-                            };
-                        };
-                        embedScriptUrl: string;
-                        publishableKey: string | null;
-                        signals: {
-                            hasActiveSurveyFlow: boolean;
-                            hasIntegration: boolean;
-                            hasLoyaltyProgram: boolean;
-                            hasProducts: boolean;
-                            hasPublishableKey: boolean;
-                            hasReview: boolean;
-                            hasSite: boolean;
-                            hasWishlist: boolean;
-                            loyaltyProgramOnSite: boolean;
-                        };
-                    };
+                    /**
+                     * @example {
+                     *       "signals": {
+                     *         "hasSite": true,
+                     *         "hasPublishableKey": true,
+                     *         "hasIntegration": true,
+                     *         "hasProducts": true,
+                     *         "hasActiveSurveyFlow": true,
+                     *         "hasReview": true,
+                     *         "hasLoyaltyProgram": true,
+                     *         "loyaltyProgramOnSite": true,
+                     *         "hasWishlist": true
+                     *       },
+                     *       "areas": {
+                     *         "reviews": {
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "configured": true,
+                     *           "needsSetup": true
+                     *         },
+                     *         "loyalty": {
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "configured": true,
+                     *           "needsSetup": true
+                     *         },
+                     *         "wishlists": {
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "configured": true,
+                     *           "needsSetup": true
+                     *         },
+                     *         "site": {
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "configured": true,
+                     *           "needsSetup": true
+                     *         }
+                     *       },
+                     *       "publishableKey": "text",
+                     *       "embedScriptUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *       "apiBaseUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SetupState"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "setup.update": {
@@ -3831,110 +3157,92 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @enum {string} */
-                    area: "reviews" | "loyalty" | "wishlists" | "site";
-                    /** @enum {string} */
-                    outcome: "completed" | "dismissed" | "widgetBannerDismissed" | "widgetHintDismissed";
-                };
+                /**
+                 * @example {
+                 *       "area": "reviews",
+                 *       "outcome": "completed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SetupPatch"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `SetupState`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        apiBaseUrl: string;
-                        areas: {
-                            loyalty: {
-                                completedAt: string | null;
-                                configured: boolean;
-                                dismissedAt: string | null;
-                                needsSetup: boolean;
-                                widgetBannerDismissedAt: string | null;
-                                widgetHintDismissedAt: string | null;
-                            };
-                            reviews: {
-                                completedAt: string | null;
-                                configured: boolean;
-                                dismissedAt: string | null;
-                                needsSetup: boolean;
-                                widgetBannerDismissedAt: string | null;
-                                widgetHintDismissedAt: string | null;
-                            };
-                            site: {
-                                completedAt: string | null;
-                                configured: boolean;
-                                dismissedAt: string | null;
-                                needsSetup: boolean;
-                                widgetBannerDismissedAt: string | null;
-                                widgetHintDismissedAt: string | null;
-                            };
-                            wishlists: {
-                                completedAt: string | null;
-                                configured: boolean;
-                                dismissedAt: string | null;
-                                needsSetup: boolean;
-                                widgetBannerDismissedAt: string | null;
-                                widgetHintDismissedAt: string | null;
-                            };
-                        };
-                        embedScriptUrl: string;
-                        publishableKey: string | null;
-                        signals: {
-                            hasActiveSurveyFlow: boolean;
-                            hasIntegration: boolean;
-                            hasLoyaltyProgram: boolean;
-                            hasProducts: boolean;
-                            hasPublishableKey: boolean;
-                            hasReview: boolean;
-                            hasSite: boolean;
-                            hasWishlist: boolean;
-                            loyaltyProgramOnSite: boolean;
-                        };
-                    };
+                    /**
+                     * @example {
+                     *       "signals": {
+                     *         "hasSite": true,
+                     *         "hasPublishableKey": true,
+                     *         "hasIntegration": true,
+                     *         "hasProducts": true,
+                     *         "hasActiveSurveyFlow": true,
+                     *         "hasReview": true,
+                     *         "hasLoyaltyProgram": true,
+                     *         "loyaltyProgramOnSite": true,
+                     *         "hasWishlist": true
+                     *       },
+                     *       "areas": {
+                     *         "reviews": {
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "configured": true,
+                     *           "needsSetup": true
+                     *         },
+                     *         "loyalty": {
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "configured": true,
+                     *           "needsSetup": true
+                     *         },
+                     *         "wishlists": {
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "configured": true,
+                     *           "needsSetup": true
+                     *         },
+                     *         "site": {
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *           "configured": true,
+                     *           "needsSetup": true
+                     *         }
+                     *       },
+                     *       "publishableKey": "text",
+                     *       "embedScriptUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *       "apiBaseUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SetupState"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "setup.setupReviews": {
@@ -3949,151 +3257,132 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    data: {
-                        autoPublish?: boolean;
-                        autoPublishMinRating?: number;
-                        delayDays?: number;
-                        reminder?: boolean;
-                        reminderDelayDays?: number;
-                        /** @enum {string} */
-                        template?: "standard" | "minimal" | "photo";
-                        /** @enum {string} */
-                        triggerEvent?: "order.created" | "order.fulfilled" | "order.delivered";
-                    };
-                };
+                /**
+                 * @example {
+                 *       "data": {
+                 *         "triggerEvent": "order.created",
+                 *         "delayDays": 1,
+                 *         "reminder": true,
+                 *         "reminderDelayDays": 1,
+                 *         "template": "standard",
+                 *         "autoPublish": true,
+                 *         "autoPublishMinRating": 1
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReviewsSetupBody"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created. The body is a `ReviewsSetupResult`. */
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            apiBaseUrl: string;
-                            areas: {
-                                loyalty: {
-                                    completedAt: string | null;
-                                    configured: boolean;
-                                    dismissedAt: string | null;
-                                    needsSetup: boolean;
-                                    widgetBannerDismissedAt: string | null;
-                                    widgetHintDismissedAt: string | null;
-                                };
-                                reviews: {
-                                    completedAt: string | null;
-                                    configured: boolean;
-                                    dismissedAt: string | null;
-                                    needsSetup: boolean;
-                                    widgetBannerDismissedAt: string | null;
-                                    widgetHintDismissedAt: string | null;
-                                };
-                                site: {
-                                    completedAt: string | null;
-                                    configured: boolean;
-                                    dismissedAt: string | null;
-                                    needsSetup: boolean;
-                                    widgetBannerDismissedAt: string | null;
-                                    widgetHintDismissedAt: string | null;
-                                };
-                                wishlists: {
-                                    completedAt: string | null;
-                                    configured: boolean;
-                                    dismissedAt: string | null;
-                                    needsSetup: boolean;
-                                    widgetBannerDismissedAt: string | null;
-                                    widgetHintDismissedAt: string | null;
-                                };
-                            };
-                            embedScriptUrl: string;
-                            publishableKey: string | null;
-                            signals: {
-                                hasActiveSurveyFlow: boolean;
-                                hasIntegration: boolean;
-                                hasLoyaltyProgram: boolean;
-                                hasProducts: boolean;
-                                hasPublishableKey: boolean;
-                                hasReview: boolean;
-                                hasSite: boolean;
-                                hasWishlist: boolean;
-                                loyaltyProgramOnSite: boolean;
-                            };
-                        };
-                        emailTemplates: {
-                            body: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            subject: string;
-                            type: string;
-                            updatedAt: string;
-                        }[];
-                        surveyFlow: {
-                            condition: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            isActive: boolean;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            name: string;
-                            steps: {
-                                emailTemplateId: string | null;
-                                /** Format: uuid */
-                                id: string;
-                                position: number;
-                                type: string;
-                                url: string | null;
-                                waitSeconds: number | null;
-                            }[];
-                            triggerEvent: string;
-                            updatedAt: string;
-                        };
-                    };
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "signals": {
+                     *           "hasSite": true,
+                     *           "hasPublishableKey": true,
+                     *           "hasIntegration": true,
+                     *           "hasProducts": true,
+                     *           "hasActiveSurveyFlow": true,
+                     *           "hasReview": true,
+                     *           "hasLoyaltyProgram": true,
+                     *           "loyaltyProgramOnSite": true,
+                     *           "hasWishlist": true
+                     *         },
+                     *         "areas": {
+                     *           "reviews": {
+                     *             "completedAt": "2026-03-14T09:26:53.000Z",
+                     *             "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "configured": true,
+                     *             "needsSetup": true
+                     *           },
+                     *           "loyalty": {
+                     *             "completedAt": "2026-03-14T09:26:53.000Z",
+                     *             "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "configured": true,
+                     *             "needsSetup": true
+                     *           },
+                     *           "wishlists": {
+                     *             "completedAt": "2026-03-14T09:26:53.000Z",
+                     *             "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "configured": true,
+                     *             "needsSetup": true
+                     *           },
+                     *           "site": {
+                     *             "completedAt": "2026-03-14T09:26:53.000Z",
+                     *             "dismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "widgetBannerDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "widgetHintDismissedAt": "2026-03-14T09:26:53.000Z",
+                     *             "configured": true,
+                     *             "needsSetup": true
+                     *           }
+                     *         },
+                     *         "publishableKey": "text",
+                     *         "embedScriptUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *         "apiBaseUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg"
+                     *       },
+                     *       "surveyFlow": {
+                     *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "name": "Summer collection",
+                     *         "isActive": true,
+                     *         "triggerEvent": "text",
+                     *         "condition": "text",
+                     *         "steps": [
+                     *           {
+                     *             "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "type": "rating",
+                     *             "position": 1,
+                     *             "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "url": "https://hooks.example.com/feedback",
+                     *             "waitSeconds": 1
+                     *           }
+                     *         ],
+                     *         "metadata": {},
+                     *         "createdAt": "2026-03-14T09:26:53.000Z",
+                     *         "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *       },
+                     *       "emailTemplates": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "name": "Summer collection",
+                     *           "type": "rating",
+                     *           "subject": "How did we do?",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewsSetupResult"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "productQuestions.list": {
@@ -4102,7 +3391,7 @@ export interface operations {
                 answered?: boolean;
                 cursor?: string;
                 filter?: string;
-                include?: string;
+                include?: ("customer" | "product" | "answers")[];
                 limit?: number;
                 search?: string;
                 sort?: "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt" | "answeredAt" | "-answeredAt";
@@ -4113,146 +3402,113 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ProductQuestionPage`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            answerCount: number;
-                            answeredAt: string | null;
-                            answers?: {
-                                authorName: string | null;
-                                authorType: string;
-                                body: string;
-                                createdAt: string;
-                                customerId: string | null;
-                                flagged: boolean;
-                                flags: {
-                                    code: string;
-                                    detail: string;
-                                    score: number | ("Infinity" | "-Infinity" | "NaN");
-                                }[];
-                                /** Format: uuid */
-                                id: string;
-                                metadata: {
-                                    [key: string]: string;
-                                };
-                                moderatedAt: string | null;
-                                /** Format: uuid */
-                                productQuestionId: string;
-                                published: boolean;
-                                updatedAt: string;
-                                userId: string | null;
-                            }[];
-                            askerEmail: string | null;
-                            askerName: string | null;
-                            body: string;
-                            createdAt: string;
-                            customer?: {
-                                birthday: string | null;
-                                country: string | null;
-                                createdAt: string;
-                                email: string;
-                                emailOptOut: boolean;
-                                emailOptOutAt: string | null;
-                                emailOptOutSource: string | null;
-                                firstName: string | null;
-                                /** Format: uuid */
-                                id: string;
-                                lastName: string | null;
-                                metadata: {
-                                    [key: string]: string;
-                                };
-                                notes: string | null;
-                                phone: string | null;
-                                updatedAt: string;
-                            } | null;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: {
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            }[];
-                            /** Format: uuid */
-                            id: string;
-                            instantAnswerId: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            notifiedAt: string | null;
-                            notifyByEmail: boolean;
-                            product?: {
-                                averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                                createdAt: string;
-                                description: string | null;
-                                externalId: string | null;
-                                /** Format: uuid */
-                                id: string;
-                                imageUrl: string | null;
-                                metadata: {
-                                    [key: string]: string;
-                                };
-                                notes: string | null;
-                                publishedReviewCount: number;
-                                reviewCount: number;
-                                slug: string;
-                                title: string;
-                                updatedAt: string;
-                                url: string | null;
-                            } | null;
-                            /** Format: uuid */
-                            productId: string;
-                            published: boolean;
-                            publishedAnswerCount: number;
-                            siteId: string | null;
-                            source: string;
-                            updatedAt: string;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "askerName": "Ada Lovelace",
+                     *           "askerEmail": "ada@example.com",
+                     *           "notifyByEmail": true,
+                     *           "published": true,
+                     *           "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *           "flagged": true,
+                     *           "flags": [
+                     *             {
+                     *               "code": "profanity",
+                     *               "detail": "Repeated text",
+                     *               "score": 1
+                     *             }
+                     *           ],
+                     *           "instantAnswerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "answeredAt": "2026-03-14T09:26:53.000Z",
+                     *           "notifiedAt": "2026-03-14T09:26:53.000Z",
+                     *           "source": "text",
+                     *           "answerCount": 1,
+                     *           "publishedAnswerCount": 1,
+                     *           "metadata": {},
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z",
+                     *           "customer": {
+                     *             "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "email": "ada@example.com",
+                     *             "phone": "+44 20 7946 0958",
+                     *             "firstName": "Ada",
+                     *             "lastName": "Lovelace",
+                     *             "country": "GB",
+                     *             "birthday": "1990-12-10",
+                     *             "metadata": {},
+                     *             "notes": "Prefers email.",
+                     *             "emailOptOut": true,
+                     *             "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                     *             "emailOptOutSource": "unsubscribe-link",
+                     *             "createdAt": "2026-03-14T09:26:53.000Z",
+                     *             "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *           },
+                     *           "product": {
+                     *             "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "slug": "everyday-ceramic-mug",
+                     *             "title": "Fits perfectly",
+                     *             "description": "Hand-glazed stoneware, 350 ml.",
+                     *             "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *             "url": "https://hooks.example.com/feedback",
+                     *             "externalId": "sku-1042",
+                     *             "metadata": {},
+                     *             "notes": "Prefers email.",
+                     *             "reviewCount": 12,
+                     *             "publishedReviewCount": 10,
+                     *             "averageRating": 4.6,
+                     *             "createdAt": "2026-03-14T09:26:53.000Z",
+                     *             "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *           },
+                     *           "answers": [
+                     *             {
+                     *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "productQuestionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "body": "Comfortable from day one and true to size. Would buy again.",
+                     *               "authorType": "text",
+                     *               "authorName": "The Example Shop team",
+                     *               "userId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "published": true,
+                     *               "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *               "flagged": true,
+                     *               "flags": [],
+                     *               "metadata": {},
+                     *               "createdAt": "2026-03-14T09:26:53.000Z",
+                     *               "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductQuestionPage"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "productQuestions.create": {
@@ -4267,105 +3523,83 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    askerEmail?: string | null;
-                    askerName?: string | null;
-                    body: string;
-                    customerId?: string | null;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    notifyByEmail?: boolean;
-                    /** Format: uuid */
-                    productId: string;
-                    published?: boolean;
-                    siteId?: string | null;
-                };
+                /**
+                 * @example {
+                 *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "askerName": "Ada Lovelace",
+                 *       "askerEmail": "ada@example.com",
+                 *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "published": true,
+                 *       "notifyByEmail": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateProductQuestion"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created. The body is a `ProductQuestionRecord`. */
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        answerCount: number;
-                        answeredAt: string | null;
-                        askerEmail: string | null;
-                        askerName: string | null;
-                        body: string;
-                        createdAt: string;
-                        customerId: string | null;
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        instantAnswerId: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        notifiedAt: string | null;
-                        notifyByEmail: boolean;
-                        /** Format: uuid */
-                        productId: string;
-                        published: boolean;
-                        publishedAnswerCount: number;
-                        siteId: string | null;
-                        source: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "askerName": "Ada Lovelace",
+                     *       "askerEmail": "ada@example.com",
+                     *       "notifyByEmail": true,
+                     *       "published": true,
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "instantAnswerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "answeredAt": "2026-03-14T09:26:53.000Z",
+                     *       "notifiedAt": "2026-03-14T09:26:53.000Z",
+                     *       "source": "text",
+                     *       "answerCount": 1,
+                     *       "publishedAnswerCount": 1,
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductQuestionRecord"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "productQuestions.get": {
         parameters: {
             query?: {
-                include?: string;
+                include?: ("customer" | "product" | "answers")[];
             };
             header?: never;
             path: {
@@ -4375,152 +3609,115 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ProductQuestion`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        answerCount: number;
-                        answeredAt: string | null;
-                        answers?: {
-                            authorName: string | null;
-                            authorType: string;
-                            body: string;
-                            createdAt: string;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: {
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            }[];
-                            /** Format: uuid */
-                            id: string;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            /** Format: uuid */
-                            productQuestionId: string;
-                            published: boolean;
-                            updatedAt: string;
-                            userId: string | null;
-                        }[];
-                        askerEmail: string | null;
-                        askerName: string | null;
-                        body: string;
-                        createdAt: string;
-                        customer?: {
-                            birthday: string | null;
-                            country: string | null;
-                            createdAt: string;
-                            email: string;
-                            emailOptOut: boolean;
-                            emailOptOutAt: string | null;
-                            emailOptOutSource: string | null;
-                            firstName: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            lastName: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            phone: string | null;
-                            updatedAt: string;
-                        } | null;
-                        customerId: string | null;
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        instantAnswerId: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        notifiedAt: string | null;
-                        notifyByEmail: boolean;
-                        product?: {
-                            averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            createdAt: string;
-                            description: string | null;
-                            externalId: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            imageUrl: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            publishedReviewCount: number;
-                            reviewCount: number;
-                            slug: string;
-                            title: string;
-                            updatedAt: string;
-                            url: string | null;
-                        } | null;
-                        /** Format: uuid */
-                        productId: string;
-                        published: boolean;
-                        publishedAnswerCount: number;
-                        siteId: string | null;
-                        source: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "askerName": "Ada Lovelace",
+                     *       "askerEmail": "ada@example.com",
+                     *       "notifyByEmail": true,
+                     *       "published": true,
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "instantAnswerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "answeredAt": "2026-03-14T09:26:53.000Z",
+                     *       "notifiedAt": "2026-03-14T09:26:53.000Z",
+                     *       "source": "text",
+                     *       "answerCount": 1,
+                     *       "publishedAnswerCount": 1,
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "customer": {
+                     *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+44 20 7946 0958",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "country": "GB",
+                     *         "birthday": "1990-12-10",
+                     *         "metadata": {},
+                     *         "notes": "Prefers email.",
+                     *         "emailOptOut": true,
+                     *         "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                     *         "emailOptOutSource": "unsubscribe-link",
+                     *         "createdAt": "2026-03-14T09:26:53.000Z",
+                     *         "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *       },
+                     *       "product": {
+                     *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "slug": "everyday-ceramic-mug",
+                     *         "title": "Fits perfectly",
+                     *         "description": "Hand-glazed stoneware, 350 ml.",
+                     *         "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *         "url": "https://hooks.example.com/feedback",
+                     *         "externalId": "sku-1042",
+                     *         "metadata": {},
+                     *         "notes": "Prefers email.",
+                     *         "reviewCount": 12,
+                     *         "publishedReviewCount": 10,
+                     *         "averageRating": 4.6,
+                     *         "createdAt": "2026-03-14T09:26:53.000Z",
+                     *         "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *       },
+                     *       "answers": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productQuestionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "authorType": "text",
+                     *           "authorName": "The Example Shop team",
+                     *           "userId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "published": true,
+                     *           "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *           "flagged": true,
+                     *           "flags": [
+                     *             {
+                     *               "code": "profanity",
+                     *               "detail": "Repeated text",
+                     *               "score": 1
+                     *             }
+                     *           ],
+                     *           "metadata": {},
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductQuestion"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "productQuestions.delete": {
@@ -4537,98 +3734,66 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ProductQuestionRecord`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        answerCount: number;
-                        answeredAt: string | null;
-                        askerEmail: string | null;
-                        askerName: string | null;
-                        body: string;
-                        createdAt: string;
-                        customerId: string | null;
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        instantAnswerId: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        notifiedAt: string | null;
-                        notifyByEmail: boolean;
-                        /** Format: uuid */
-                        productId: string;
-                        published: boolean;
-                        publishedAnswerCount: number;
-                        siteId: string | null;
-                        source: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "askerName": "Ada Lovelace",
+                     *       "askerEmail": "ada@example.com",
+                     *       "notifyByEmail": true,
+                     *       "published": true,
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "instantAnswerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "answeredAt": "2026-03-14T09:26:53.000Z",
+                     *       "notifiedAt": "2026-03-14T09:26:53.000Z",
+                     *       "source": "text",
+                     *       "answerCount": 1,
+                     *       "publishedAnswerCount": 1,
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductQuestionRecord"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "productQuestions.update": {
         parameters: {
             query?: {
-                include?: string;
+                include?: ("customer" | "product" | "answers")[];
             };
             header?: {
                 /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
@@ -4641,164 +3806,128 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    askerName?: string | null;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    published?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "published": true,
+                 *       "askerName": "Ada Lovelace"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateProductQuestion"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ProductQuestion`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        answerCount: number;
-                        answeredAt: string | null;
-                        answers?: {
-                            authorName: string | null;
-                            authorType: string;
-                            body: string;
-                            createdAt: string;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: {
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            }[];
-                            /** Format: uuid */
-                            id: string;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            /** Format: uuid */
-                            productQuestionId: string;
-                            published: boolean;
-                            updatedAt: string;
-                            userId: string | null;
-                        }[];
-                        askerEmail: string | null;
-                        askerName: string | null;
-                        body: string;
-                        createdAt: string;
-                        customer?: {
-                            birthday: string | null;
-                            country: string | null;
-                            createdAt: string;
-                            email: string;
-                            emailOptOut: boolean;
-                            emailOptOutAt: string | null;
-                            emailOptOutSource: string | null;
-                            firstName: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            lastName: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            phone: string | null;
-                            updatedAt: string;
-                        } | null;
-                        customerId: string | null;
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        instantAnswerId: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        notifiedAt: string | null;
-                        notifyByEmail: boolean;
-                        product?: {
-                            averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            createdAt: string;
-                            description: string | null;
-                            externalId: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            imageUrl: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            publishedReviewCount: number;
-                            reviewCount: number;
-                            slug: string;
-                            title: string;
-                            updatedAt: string;
-                            url: string | null;
-                        } | null;
-                        /** Format: uuid */
-                        productId: string;
-                        published: boolean;
-                        publishedAnswerCount: number;
-                        siteId: string | null;
-                        source: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "askerName": "Ada Lovelace",
+                     *       "askerEmail": "ada@example.com",
+                     *       "notifyByEmail": true,
+                     *       "published": true,
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "instantAnswerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "answeredAt": "2026-03-14T09:26:53.000Z",
+                     *       "notifiedAt": "2026-03-14T09:26:53.000Z",
+                     *       "source": "text",
+                     *       "answerCount": 1,
+                     *       "publishedAnswerCount": 1,
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "customer": {
+                     *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+44 20 7946 0958",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "country": "GB",
+                     *         "birthday": "1990-12-10",
+                     *         "metadata": {},
+                     *         "notes": "Prefers email.",
+                     *         "emailOptOut": true,
+                     *         "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                     *         "emailOptOutSource": "unsubscribe-link",
+                     *         "createdAt": "2026-03-14T09:26:53.000Z",
+                     *         "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *       },
+                     *       "product": {
+                     *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "slug": "everyday-ceramic-mug",
+                     *         "title": "Fits perfectly",
+                     *         "description": "Hand-glazed stoneware, 350 ml.",
+                     *         "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *         "url": "https://hooks.example.com/feedback",
+                     *         "externalId": "sku-1042",
+                     *         "metadata": {},
+                     *         "notes": "Prefers email.",
+                     *         "reviewCount": 12,
+                     *         "publishedReviewCount": 10,
+                     *         "averageRating": 4.6,
+                     *         "createdAt": "2026-03-14T09:26:53.000Z",
+                     *         "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *       },
+                     *       "answers": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productQuestionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "authorType": "text",
+                     *           "authorName": "The Example Shop team",
+                     *           "userId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "published": true,
+                     *           "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *           "flagged": true,
+                     *           "flags": [
+                     *             {
+                     *               "code": "profanity",
+                     *               "detail": "Repeated text",
+                     *               "score": 1
+                     *             }
+                     *           ],
+                     *           "metadata": {},
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductQuestion"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "productQuestions.listAnswers": {
@@ -4812,85 +3941,56 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ProductQuestionAnswerList`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            authorName: string | null;
-                            authorType: string;
-                            body: string;
-                            createdAt: string;
-                            customerId: string | null;
-                            flagged: boolean;
-                            flags: {
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            }[];
-                            /** Format: uuid */
-                            id: string;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            /** Format: uuid */
-                            productQuestionId: string;
-                            published: boolean;
-                            updatedAt: string;
-                            userId: string | null;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productQuestionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "authorType": "text",
+                     *           "authorName": "The Example Shop team",
+                     *           "userId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "published": true,
+                     *           "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *           "flagged": true,
+                     *           "flags": [
+                     *             {
+                     *               "code": "profanity",
+                     *               "detail": "Repeated text",
+                     *               "score": 1
+                     *             }
+                     *           ],
+                     *           "metadata": {},
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductQuestionAnswerList"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "productQuestions.createAnswer": {
@@ -4907,96 +4007,66 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    authorName?: string;
-                    body: string;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    published?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "published": true,
+                 *       "authorName": "The Example Shop team"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateProductQuestionAnswer"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created. The body is a `ProductQuestionAnswer`. */
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        authorName: string | null;
-                        authorType: string;
-                        body: string;
-                        createdAt: string;
-                        customerId: string | null;
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        /** Format: uuid */
-                        productQuestionId: string;
-                        published: boolean;
-                        updatedAt: string;
-                        userId: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productQuestionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "authorType": "text",
+                     *       "authorName": "The Example Shop team",
+                     *       "userId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "published": true,
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductQuestionAnswer"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "productQuestions.deleteAnswer": {
@@ -5014,85 +4084,53 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ProductQuestionAnswer`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        authorName: string | null;
-                        authorType: string;
-                        body: string;
-                        createdAt: string;
-                        customerId: string | null;
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        /** Format: uuid */
-                        productQuestionId: string;
-                        published: boolean;
-                        updatedAt: string;
-                        userId: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productQuestionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "authorType": "text",
+                     *       "authorName": "The Example Shop team",
+                     *       "userId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "published": true,
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductQuestionAnswer"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "productQuestions.updateAnswer": {
@@ -5110,96 +4148,66 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    authorName?: string;
-                    body?: string;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    published?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "published": true,
+                 *       "authorName": "The Example Shop team"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateProductQuestionAnswer"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ProductQuestionAnswer`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        authorName: string | null;
-                        authorType: string;
-                        body: string;
-                        createdAt: string;
-                        customerId: string | null;
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        /** Format: uuid */
-                        productQuestionId: string;
-                        published: boolean;
-                        updatedAt: string;
-                        userId: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productQuestionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "authorType": "text",
+                     *       "authorName": "The Example Shop team",
+                     *       "userId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "published": true,
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductQuestionAnswer"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "products.list": {
@@ -5217,72 +4225,50 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ProductPage`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            createdAt: string;
-                            description: string | null;
-                            externalId: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            imageUrl: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            publishedReviewCount: number;
-                            reviewCount: number;
-                            slug: string;
-                            title: string;
-                            updatedAt: string;
-                            url: string | null;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "slug": "everyday-ceramic-mug",
+                     *           "title": "Fits perfectly",
+                     *           "description": "Hand-glazed stoneware, 350 ml.",
+                     *           "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *           "url": "https://hooks.example.com/feedback",
+                     *           "externalId": "sku-1042",
+                     *           "metadata": {},
+                     *           "notes": "Prefers email.",
+                     *           "reviewCount": 12,
+                     *           "publishedReviewCount": 10,
+                     *           "averageRating": 4.6,
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductPage"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "products.create": {
@@ -5297,95 +4283,64 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    description?: string | null;
-                    externalId?: string | null;
-                    imageUrl?: string | null;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    notes?: string | null;
-                    slug: string;
-                    title: string;
-                    url?: string | null;
-                };
+                /**
+                 * @example {
+                 *       "slug": "everyday-ceramic-mug",
+                 *       "title": "Fits perfectly",
+                 *       "description": "Hand-glazed stoneware, 350 ml.",
+                 *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                 *       "url": "https://hooks.example.com/feedback",
+                 *       "externalId": "sku-1042",
+                 *       "notes": "Prefers email."
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProductCreate"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created. The body is a `Product`. */
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        createdAt: string;
-                        description: string | null;
-                        externalId: string | null;
-                        /** Format: uuid */
-                        id: string;
-                        imageUrl: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        notes: string | null;
-                        publishedReviewCount: number;
-                        reviewCount: number;
-                        slug: string;
-                        title: string;
-                        updatedAt: string;
-                        url: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "slug": "everyday-ceramic-mug",
+                     *       "title": "Fits perfectly",
+                     *       "description": "Hand-glazed stoneware, 350 ml.",
+                     *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "externalId": "sku-1042",
+                     *       "metadata": {},
+                     *       "notes": "Prefers email.",
+                     *       "reviewCount": 12,
+                     *       "publishedReviewCount": 10,
+                     *       "averageRating": 4.6,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ConflictEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "products.get": {
@@ -5399,78 +4354,46 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Product`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        createdAt: string;
-                        description: string | null;
-                        externalId: string | null;
-                        /** Format: uuid */
-                        id: string;
-                        imageUrl: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        notes: string | null;
-                        publishedReviewCount: number;
-                        reviewCount: number;
-                        slug: string;
-                        title: string;
-                        updatedAt: string;
-                        url: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "slug": "everyday-ceramic-mug",
+                     *       "title": "Fits perfectly",
+                     *       "description": "Hand-glazed stoneware, 350 ml.",
+                     *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "externalId": "sku-1042",
+                     *       "metadata": {},
+                     *       "notes": "Prefers email.",
+                     *       "reviewCount": 12,
+                     *       "publishedReviewCount": 10,
+                     *       "averageRating": 4.6,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "products.delete": {
@@ -5487,90 +4410,48 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Product`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        createdAt: string;
-                        description: string | null;
-                        externalId: string | null;
-                        /** Format: uuid */
-                        id: string;
-                        imageUrl: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        notes: string | null;
-                        publishedReviewCount: number;
-                        reviewCount: number;
-                        slug: string;
-                        title: string;
-                        updatedAt: string;
-                        url: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "slug": "everyday-ceramic-mug",
+                     *       "title": "Fits perfectly",
+                     *       "description": "Hand-glazed stoneware, 350 ml.",
+                     *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "externalId": "sku-1042",
+                     *       "metadata": {},
+                     *       "notes": "Prefers email.",
+                     *       "reviewCount": 12,
+                     *       "publishedReviewCount": 10,
+                     *       "averageRating": 4.6,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ConflictEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "products.update": {
@@ -5587,105 +4468,65 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    description?: string | null;
-                    externalId?: string | null;
-                    imageUrl?: string | null;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    notes?: string | null;
-                    slug?: string;
-                    title?: string;
-                    url?: string | null;
-                };
+                /**
+                 * @example {
+                 *       "slug": "everyday-ceramic-mug",
+                 *       "title": "Fits perfectly",
+                 *       "description": "Hand-glazed stoneware, 350 ml.",
+                 *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                 *       "url": "https://hooks.example.com/feedback",
+                 *       "externalId": "sku-1042",
+                 *       "notes": "Prefers email."
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProductPatch"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Product`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        createdAt: string;
-                        description: string | null;
-                        externalId: string | null;
-                        /** Format: uuid */
-                        id: string;
-                        imageUrl: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        notes: string | null;
-                        publishedReviewCount: number;
-                        reviewCount: number;
-                        slug: string;
-                        title: string;
-                        updatedAt: string;
-                        url: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "slug": "everyday-ceramic-mug",
+                     *       "title": "Fits perfectly",
+                     *       "description": "Hand-glazed stoneware, 350 ml.",
+                     *       "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "externalId": "sku-1042",
+                     *       "metadata": {},
+                     *       "notes": "Prefers email.",
+                     *       "reviewCount": 12,
+                     *       "publishedReviewCount": 10,
+                     *       "averageRating": 4.6,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ConflictEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "products.import": {
@@ -5700,90 +4541,67 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    data: {
-                        description?: string | null;
-                        externalId?: string | null;
-                        imageUrl?: string | null;
-                        metadata?: {
-                            [key: string]: string;
-                        };
-                        notes?: string | null;
-                        slug: string;
-                        title: string;
-                        url?: string | null;
-                    }[];
-                    strict?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "slug": "everyday-ceramic-mug",
+                 *           "title": "Fits perfectly",
+                 *           "description": "Hand-glazed stoneware, 350 ml.",
+                 *           "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                 *           "url": "https://hooks.example.com/feedback",
+                 *           "externalId": "sku-1042",
+                 *           "notes": "Prefers email."
+                 *         }
+                 *       ],
+                 *       "strict": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProductImport"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ImportResult`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        imported: {
-                            /** Format: uuid */
-                            id: string;
-                            index: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        skipped: {
-                            index: number | ("Infinity" | "-Infinity" | "NaN");
-                            message: string;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "imported": [
+                     *         {
+                     *           "index": 1,
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *         }
+                     *       ],
+                     *       "skipped": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportResult"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description ImportFailed */
-            422: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ImportFailedEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["ImportFailedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     ready: {
@@ -5795,34 +4613,84 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Health`. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ok";
-                    };
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description InvalidRequest */
+            /** @description `INVALID_REQUEST`: a parameter or body field is missing or wrong; `details.issues` names each one. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INVALID_REQUEST",
+                     *         "message": "A human-readable explanation.",
+                     *         "details": {
+                     *           "issues": [
+                     *             {
+                     *               "path": "body.rating",
+                     *               "message": "A human-readable explanation."
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidRequestError"];
                 };
             };
-            /** @description StoreUnavailable */
-            503: {
+            /** @description `INTERNAL`: an unexpected failure, logged under `details.requestId`; nothing was changed. */
+            500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["StoreUnavailableEncoded"];
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INTERNAL",
+                     *         "message": "A human-readable explanation.",
+                     *         "details": {
+                     *           "requestId": "req_01jd8k3x5v2w7y9z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: the store does not answer or the server is shutting down; retry shortly. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A human-readable explanation."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StoreUnavailableError"];
                 };
             };
         };
@@ -5832,7 +4700,7 @@ export interface operations {
             query?: {
                 cursor?: string;
                 filter?: string;
-                include?: string;
+                include?: ("importJob" | "customer" | "product" | "response" | "files" | "answers" | "collisions")[];
                 limit?: number;
                 search?: string;
                 sort?: "rating" | "-rating" | "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt";
@@ -5843,179 +4711,149 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ReviewPage`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            answers?: {
-                                highLabel: string | null;
-                                label: string;
-                                lowLabel: string | null;
-                                middleLabel: string | null;
-                                optionLabels: string[];
-                                /** Format: uuid */
-                                questionId: string;
-                                step: number | ("Infinity" | "-Infinity" | "NaN");
-                                steps: number | ("Infinity" | "-Infinity" | "NaN");
-                                type: string;
-                            }[];
-                            body: string | null;
-                            browserFingerprint: string | null;
-                            collisions?: {
-                                browserFingerprint: number | ("Infinity" | "-Infinity" | "NaN");
-                                ipAddress: number | ("Infinity" | "-Infinity" | "NaN");
-                            };
-                            createdAt: string;
-                            customer?: {
-                                birthday: string | null;
-                                country: string | null;
-                                createdAt: string;
-                                email: string;
-                                emailOptOut: boolean;
-                                emailOptOutAt: string | null;
-                                emailOptOutSource: string | null;
-                                firstName: string | null;
-                                /** Format: uuid */
-                                id: string;
-                                lastName: string | null;
-                                metadata: {
-                                    [key: string]: string;
-                                };
-                                notes: string | null;
-                                phone: string | null;
-                                updatedAt: string;
-                            } | null;
-                            customerId: string | null;
-                            externalId: string | null;
-                            files?: {
-                                contentType: string;
-                                fileName: string;
-                                /** Format: uuid */
-                                id: string;
-                                sizeBytes: number | ("Infinity" | "-Infinity" | "NaN");
-                                url: string;
-                            }[];
-                            flagged: boolean;
-                            flags: {
-                                code: string;
-                                detail: string;
-                                score: number | ("Infinity" | "-Infinity" | "NaN");
-                            }[];
-                            /** Format: uuid */
-                            id: string;
-                            importJob?: {
-                                action: string;
-                                createdAt: string;
-                                /** Format: uuid */
-                                id: string;
-                                row: number | ("Infinity" | "-Infinity" | "NaN");
-                                type: string;
-                            } | null;
-                            ipAddress: string | null;
-                            ipCountry: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            moderatedAt: string | null;
-                            originalBody: string | null;
-                            originalTitle: string | null;
-                            product?: {
-                                averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                                createdAt: string;
-                                description: string | null;
-                                externalId: string | null;
-                                /** Format: uuid */
-                                id: string;
-                                imageUrl: string | null;
-                                metadata: {
-                                    [key: string]: string;
-                                };
-                                notes: string | null;
-                                publishedReviewCount: number;
-                                reviewCount: number;
-                                slug: string;
-                                title: string;
-                                updatedAt: string;
-                                url: string | null;
-                            } | null;
-                            /** Format: uuid */
-                            productId: string;
-                            productVariantId: string | null;
-                            published: boolean;
-                            rating: number | ("Infinity" | "-Infinity" | "NaN");
-                            redactedAt: string | null;
-                            response?: {
-                                body: string;
-                                createdAt: string;
-                                /** Format: uuid */
-                                id: string;
-                                metadata: {
-                                    [key: string]: string;
-                                };
-                                published: boolean;
-                                responderName: string;
-                                /** Format: uuid */
-                                reviewId: string;
-                                updatedAt: string;
-                            } | null;
-                            siteId: string | null;
-                            submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            surveyId: string | null;
-                            title: string | null;
-                            updatedAt: string;
-                            userAgent: string | null;
-                            verifiedBuyer: boolean;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "surveyId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "title": "Fits perfectly",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "originalTitle": "Fits perfectly",
+                     *           "originalBody": "Comfortable from day one and true to size. Would buy again.",
+                     *           "redactedAt": "2026-03-14T09:26:53.000Z",
+                     *           "rating": 5,
+                     *           "published": true,
+                     *           "verifiedBuyer": true,
+                     *           "flagged": true,
+                     *           "flags": [
+                     *             {
+                     *               "code": "profanity",
+                     *               "detail": "Repeated text",
+                     *               "score": 1
+                     *             }
+                     *           ],
+                     *           "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *           "ipAddress": "203.0.113.7",
+                     *           "browserFingerprint": "fp_3c9a1e7b",
+                     *           "ipCountry": "GB",
+                     *           "userAgent": "Mozilla/5.0",
+                     *           "submitSeconds": 1,
+                     *           "metadata": {},
+                     *           "externalId": "sku-1042",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z",
+                     *           "importJob": {
+                     *             "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "type": "rating",
+                     *             "action": "created",
+                     *             "row": 1,
+                     *             "createdAt": "2026-03-14T09:26:53.000Z"
+                     *           },
+                     *           "customer": {
+                     *             "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "email": "ada@example.com",
+                     *             "phone": "+44 20 7946 0958",
+                     *             "firstName": "Ada",
+                     *             "lastName": "Lovelace",
+                     *             "country": "GB",
+                     *             "birthday": "1990-12-10",
+                     *             "metadata": {},
+                     *             "notes": "Prefers email.",
+                     *             "emailOptOut": true,
+                     *             "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                     *             "emailOptOutSource": "unsubscribe-link",
+                     *             "createdAt": "2026-03-14T09:26:53.000Z",
+                     *             "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *           },
+                     *           "product": {
+                     *             "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "slug": "everyday-ceramic-mug",
+                     *             "title": "Fits perfectly",
+                     *             "description": "Hand-glazed stoneware, 350 ml.",
+                     *             "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *             "url": "https://hooks.example.com/feedback",
+                     *             "externalId": "sku-1042",
+                     *             "metadata": {},
+                     *             "notes": "Prefers email.",
+                     *             "reviewCount": 12,
+                     *             "publishedReviewCount": 10,
+                     *             "averageRating": 4.6,
+                     *             "createdAt": "2026-03-14T09:26:53.000Z",
+                     *             "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *           },
+                     *           "response": {
+                     *             "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "body": "Comfortable from day one and true to size. Would buy again.",
+                     *             "responderName": "The Example Shop team",
+                     *             "published": true,
+                     *             "metadata": {},
+                     *             "createdAt": "2026-03-14T09:26:53.000Z",
+                     *             "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *           },
+                     *           "files": [
+                     *             {
+                     *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "fileName": "photo.jpg",
+                     *               "contentType": "image/jpeg",
+                     *               "sizeBytes": 1,
+                     *               "url": "https://hooks.example.com/feedback"
+                     *             }
+                     *           ],
+                     *           "answers": [
+                     *             {
+                     *               "questionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "label": "How would you rate the fit?",
+                     *               "type": "rating",
+                     *               "step": 1,
+                     *               "steps": 1,
+                     *               "lowLabel": "Too small",
+                     *               "highLabel": "Too large",
+                     *               "middleLabel": "Just right",
+                     *               "optionLabels": []
+                     *             }
+                     *           ],
+                     *           "collisions": {
+                     *             "browserFingerprint": 1,
+                     *             "ipAddress": 1
+                     *           }
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewPage"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "reviewsRead.get": {
         parameters: {
             query?: {
-                include?: string;
+                include?: ("importJob" | "customer" | "product" | "response" | "files" | "answers" | "collisions")[];
             };
             header?: never;
             path: {
@@ -6025,179 +4863,141 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Review`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        answers?: {
-                            highLabel: string | null;
-                            label: string;
-                            lowLabel: string | null;
-                            middleLabel: string | null;
-                            optionLabels: string[];
-                            /** Format: uuid */
-                            questionId: string;
-                            step: number | ("Infinity" | "-Infinity" | "NaN");
-                            steps: number | ("Infinity" | "-Infinity" | "NaN");
-                            type: string;
-                        }[];
-                        body: string | null;
-                        browserFingerprint: string | null;
-                        collisions?: {
-                            browserFingerprint: number | ("Infinity" | "-Infinity" | "NaN");
-                            ipAddress: number | ("Infinity" | "-Infinity" | "NaN");
-                        };
-                        createdAt: string;
-                        customer?: {
-                            birthday: string | null;
-                            country: string | null;
-                            createdAt: string;
-                            email: string;
-                            emailOptOut: boolean;
-                            emailOptOutAt: string | null;
-                            emailOptOutSource: string | null;
-                            firstName: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            lastName: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            phone: string | null;
-                            updatedAt: string;
-                        } | null;
-                        customerId: string | null;
-                        externalId: string | null;
-                        files?: {
-                            contentType: string;
-                            fileName: string;
-                            /** Format: uuid */
-                            id: string;
-                            sizeBytes: number | ("Infinity" | "-Infinity" | "NaN");
-                            url: string;
-                        }[];
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        importJob?: {
-                            action: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            row: number | ("Infinity" | "-Infinity" | "NaN");
-                            type: string;
-                        } | null;
-                        ipAddress: string | null;
-                        ipCountry: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        originalBody: string | null;
-                        originalTitle: string | null;
-                        product?: {
-                            averageRating: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            createdAt: string;
-                            description: string | null;
-                            externalId: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            imageUrl: string | null;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            notes: string | null;
-                            publishedReviewCount: number;
-                            reviewCount: number;
-                            slug: string;
-                            title: string;
-                            updatedAt: string;
-                            url: string | null;
-                        } | null;
-                        /** Format: uuid */
-                        productId: string;
-                        productVariantId: string | null;
-                        published: boolean;
-                        rating: number | ("Infinity" | "-Infinity" | "NaN");
-                        redactedAt: string | null;
-                        response?: {
-                            body: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            published: boolean;
-                            responderName: string;
-                            /** Format: uuid */
-                            reviewId: string;
-                            updatedAt: string;
-                        } | null;
-                        siteId: string | null;
-                        submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        surveyId: string | null;
-                        title: string | null;
-                        updatedAt: string;
-                        userAgent: string | null;
-                        verifiedBuyer: boolean;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "surveyId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "title": "Fits perfectly",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "originalTitle": "Fits perfectly",
+                     *       "originalBody": "Comfortable from day one and true to size. Would buy again.",
+                     *       "redactedAt": "2026-03-14T09:26:53.000Z",
+                     *       "rating": 5,
+                     *       "published": true,
+                     *       "verifiedBuyer": true,
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "ipAddress": "203.0.113.7",
+                     *       "browserFingerprint": "fp_3c9a1e7b",
+                     *       "ipCountry": "GB",
+                     *       "userAgent": "Mozilla/5.0",
+                     *       "submitSeconds": 1,
+                     *       "metadata": {},
+                     *       "externalId": "sku-1042",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "importJob": {
+                     *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "type": "rating",
+                     *         "action": "created",
+                     *         "row": 1,
+                     *         "createdAt": "2026-03-14T09:26:53.000Z"
+                     *       },
+                     *       "customer": {
+                     *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+44 20 7946 0958",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "country": "GB",
+                     *         "birthday": "1990-12-10",
+                     *         "metadata": {},
+                     *         "notes": "Prefers email.",
+                     *         "emailOptOut": true,
+                     *         "emailOptOutAt": "2026-03-14T09:26:53.000Z",
+                     *         "emailOptOutSource": "unsubscribe-link",
+                     *         "createdAt": "2026-03-14T09:26:53.000Z",
+                     *         "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *       },
+                     *       "product": {
+                     *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "slug": "everyday-ceramic-mug",
+                     *         "title": "Fits perfectly",
+                     *         "description": "Hand-glazed stoneware, 350 ml.",
+                     *         "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *         "url": "https://hooks.example.com/feedback",
+                     *         "externalId": "sku-1042",
+                     *         "metadata": {},
+                     *         "notes": "Prefers email.",
+                     *         "reviewCount": 12,
+                     *         "publishedReviewCount": 10,
+                     *         "averageRating": 4.6,
+                     *         "createdAt": "2026-03-14T09:26:53.000Z",
+                     *         "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *       },
+                     *       "response": {
+                     *         "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "body": "Comfortable from day one and true to size. Would buy again.",
+                     *         "responderName": "The Example Shop team",
+                     *         "published": true,
+                     *         "metadata": {},
+                     *         "createdAt": "2026-03-14T09:26:53.000Z",
+                     *         "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *       },
+                     *       "files": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "fileName": "photo.jpg",
+                     *           "contentType": "image/jpeg",
+                     *           "sizeBytes": 1,
+                     *           "url": "https://hooks.example.com/feedback"
+                     *         }
+                     *       ],
+                     *       "answers": [
+                     *         {
+                     *           "questionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "label": "How would you rate the fit?",
+                     *           "type": "rating",
+                     *           "step": 1,
+                     *           "steps": 1,
+                     *           "lowLabel": "Too small",
+                     *           "highLabel": "Too large",
+                     *           "middleLabel": "Just right",
+                     *           "optionLabels": [
+                     *             "Just right"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "collisions": {
+                     *         "browserFingerprint": 1,
+                     *         "ipAddress": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Review"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "reviewWrites.delete": {
@@ -6214,105 +5014,77 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    note?: string;
-                    /** @enum {string} */
-                    reason: "customer_request" | "spam" | "abusive_content" | "not_about_product" | "duplicate" | "test_data" | "other";
-                };
+                /**
+                 * @example {
+                 *       "reason": "customer_request",
+                 *       "note": "Posted twice by mistake."
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReviewDeletionRequest"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ReviewRecord`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        body: string | null;
-                        browserFingerprint: string | null;
-                        createdAt: string;
-                        customerId: string | null;
-                        externalId: string | null;
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        ipAddress: string | null;
-                        ipCountry: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        originalBody: string | null;
-                        originalTitle: string | null;
-                        /** Format: uuid */
-                        productId: string;
-                        productVariantId: string | null;
-                        published: boolean;
-                        rating: number | ("Infinity" | "-Infinity" | "NaN");
-                        redactedAt: string | null;
-                        siteId: string | null;
-                        submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        surveyId: string | null;
-                        title: string | null;
-                        updatedAt: string;
-                        userAgent: string | null;
-                        verifiedBuyer: boolean;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "surveyId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "title": "Fits perfectly",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "originalTitle": "Fits perfectly",
+                     *       "originalBody": "Comfortable from day one and true to size. Would buy again.",
+                     *       "redactedAt": "2026-03-14T09:26:53.000Z",
+                     *       "rating": 5,
+                     *       "published": true,
+                     *       "verifiedBuyer": true,
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "ipAddress": "203.0.113.7",
+                     *       "browserFingerprint": "fp_3c9a1e7b",
+                     *       "ipCountry": "GB",
+                     *       "userAgent": "Mozilla/5.0",
+                     *       "submitSeconds": 1,
+                     *       "metadata": {},
+                     *       "externalId": "sku-1042",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewRecord"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "reviewWrites.update": {
@@ -6329,118 +5101,79 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    body?: string | null;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    published?: boolean;
-                    title?: string | null;
-                };
+                /**
+                 * @example {
+                 *       "title": "Fits perfectly",
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "published": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReviewPatch"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ReviewRecord`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        body: string | null;
-                        browserFingerprint: string | null;
-                        createdAt: string;
-                        customerId: string | null;
-                        externalId: string | null;
-                        flagged: boolean;
-                        flags: {
-                            code: string;
-                            detail: string;
-                            score: number | ("Infinity" | "-Infinity" | "NaN");
-                        }[];
-                        /** Format: uuid */
-                        id: string;
-                        ipAddress: string | null;
-                        ipCountry: string | null;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        moderatedAt: string | null;
-                        originalBody: string | null;
-                        originalTitle: string | null;
-                        /** Format: uuid */
-                        productId: string;
-                        productVariantId: string | null;
-                        published: boolean;
-                        rating: number | ("Infinity" | "-Infinity" | "NaN");
-                        redactedAt: string | null;
-                        siteId: string | null;
-                        submitSeconds: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        surveyId: string | null;
-                        title: string | null;
-                        updatedAt: string;
-                        userAgent: string | null;
-                        verifiedBuyer: boolean;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "surveyId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "title": "Fits perfectly",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "originalTitle": "Fits perfectly",
+                     *       "originalBody": "Comfortable from day one and true to size. Would buy again.",
+                     *       "redactedAt": "2026-03-14T09:26:53.000Z",
+                     *       "rating": 5,
+                     *       "published": true,
+                     *       "verifiedBuyer": true,
+                     *       "flagged": true,
+                     *       "flags": [
+                     *         {
+                     *           "code": "profanity",
+                     *           "detail": "Repeated text",
+                     *           "score": 1
+                     *         }
+                     *       ],
+                     *       "moderatedAt": "2026-03-14T09:26:53.000Z",
+                     *       "ipAddress": "203.0.113.7",
+                     *       "browserFingerprint": "fp_3c9a1e7b",
+                     *       "ipCountry": "GB",
+                     *       "userAgent": "Mozilla/5.0",
+                     *       "submitSeconds": 1,
+                     *       "metadata": {},
+                     *       "externalId": "sku-1042",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewRecord"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description InvalidRedaction */
-            422: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRedactionEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["InvalidRedactionError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "reviewWrites.createResponse": {
@@ -6457,96 +5190,55 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    body: string;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    published?: boolean;
-                    responderName?: string;
-                };
+                /**
+                 * @example {
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "published": true,
+                 *       "responderName": "The Example Shop team"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReplyCreate"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created. The body is a `ReviewReply`. */
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        body: string;
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        published: boolean;
-                        responderName: string;
-                        /** Format: uuid */
-                        reviewId: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "responderName": "The Example Shop team",
+                     *       "published": true,
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewReply"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description Conflict */
-            409: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ConflictEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "reviewWrites.deleteResponse": {
@@ -6563,75 +5255,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ReviewReply`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        body: string;
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        published: boolean;
-                        responderName: string;
-                        /** Format: uuid */
-                        reviewId: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "responderName": "The Example Shop team",
+                     *       "published": true,
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewReply"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "reviewWrites.updateResponse": {
@@ -6648,86 +5306,54 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    body?: string;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    published?: boolean;
-                    responderName?: string;
-                };
+                /**
+                 * @example {
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "responderName": "The Example Shop team",
+                 *       "published": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReplyPatch"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ReviewReply`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        body: string;
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        published: boolean;
-                        responderName: string;
-                        /** Format: uuid */
-                        reviewId: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "body": "Comfortable from day one and true to size. Would buy again.",
+                     *       "responderName": "The Example Shop team",
+                     *       "published": true,
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewReply"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "reviewWrites.bulkUpdate": {
@@ -6745,60 +5371,44 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    published: boolean;
-                };
+                /**
+                 * @example {
+                 *       "published": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["BulkUpdateBody"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `BulkUpdateResult`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        count: number;
-                    };
+                    /**
+                     * @example {
+                     *       "count": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BulkUpdateResult"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "reviewWrites.import": {
@@ -6813,116 +5423,98 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    data: {
-                        answers?: {
-                            highLabel?: string | null;
-                            label: string;
-                            lowLabel?: string | null;
-                            middleLabel?: string | null;
-                            optionLabels?: string[];
-                            /** Format: uuid */
-                            questionId: string;
-                            step: number;
-                            steps: number;
-                            type: string;
-                        }[];
-                        body?: string | null;
-                        createdAt?: string;
-                        customer?: string;
-                        externalId?: string;
-                        imageUrls?: string[];
-                        metadata?: {
-                            [key: string]: string;
-                        };
-                        pending?: boolean;
-                        product?: string;
-                        productExternalId?: string;
-                        productUrl?: string;
-                        /** Format: uuid */
-                        productVariant?: string;
-                        published?: boolean;
-                        rating: number;
-                        responderName?: string;
-                        response?: string;
-                        responseCreatedAt?: string;
-                        /** Format: uuid */
-                        site?: string;
-                        title?: string | null;
-                        verifiedBuyer?: boolean;
-                    }[];
-                    strict?: boolean;
-                };
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "externalId": "sku-1042",
+                 *           "site": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *           "customer": "ada@example.com",
+                 *           "product": "everyday-ceramic-mug",
+                 *           "productExternalId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *           "productUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                 *           "productVariant": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *           "title": "Fits perfectly",
+                 *           "body": "Comfortable from day one and true to size. Would buy again.",
+                 *           "rating": 5,
+                 *           "published": true,
+                 *           "pending": true,
+                 *           "verifiedBuyer": true,
+                 *           "createdAt": "2026-03-14T09:26:53.000Z",
+                 *           "imageUrls": [
+                 *             "https://shop.example.com/images/everyday-ceramic-mug.jpg"
+                 *           ],
+                 *           "response": "Thank you for the kind words!",
+                 *           "responderName": "The Example Shop team",
+                 *           "responseCreatedAt": "2026-03-14T09:26:53.000Z",
+                 *           "answers": [
+                 *             {
+                 *               "questionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *               "label": "How would you rate the fit?",
+                 *               "type": "rating",
+                 *               "step": 1,
+                 *               "steps": 1,
+                 *               "lowLabel": "Too small",
+                 *               "highLabel": "Too large",
+                 *               "middleLabel": "Just right",
+                 *               "optionLabels": [
+                 *                 "Just right"
+                 *               ]
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "strict": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportRequest"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `ReviewImportResult`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        imported: {
-                            /** Format: uuid */
-                            id: string;
-                            imageUrls: string[];
-                            index: number;
-                        }[];
-                        skipped: {
-                            index: number;
-                            message: string;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "imported": [
+                     *         {
+                     *           "index": 1,
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "imageUrls": [
+                     *             "https://shop.example.com/images/everyday-ceramic-mug.jpg"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "skipped": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewImportResult"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description ImportFailed */
-            422: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ImportFailedEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["ImportFailedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "sites.list": {
@@ -6940,61 +5532,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `SitePage`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            createdAt: string;
-                            domain: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            updatedAt: string;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "name": "Summer collection",
+                     *           "domain": "shop.example.com",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SitePage"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "sites.create": {
@@ -7009,66 +5581,49 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    domain?: string | null;
-                    name: string;
-                };
+                /**
+                 * @example {
+                 *       "name": "Summer collection",
+                 *       "domain": "shop.example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SiteCreate"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created. The body is a `Site`. */
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string;
-                        domain: string | null;
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "name": "Summer collection",
+                     *       "domain": "shop.example.com",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Site"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "sites.get": {
@@ -7082,67 +5637,37 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Site`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string;
-                        domain: string | null;
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "name": "Summer collection",
+                     *       "domain": "shop.example.com",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Site"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "automation.listSurveyFlows": {
@@ -7157,75 +5682,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `SurveyFlowList`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            condition: string;
-                            createdAt: string;
-                            /** Format: uuid */
-                            id: string;
-                            isActive: boolean;
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            name: string;
-                            steps: {
-                                emailTemplateId: string | null;
-                                /** Format: uuid */
-                                id: string;
-                                position: number;
-                                type: string;
-                                url: string | null;
-                                waitSeconds: number | null;
-                            }[];
-                            triggerEvent: string;
-                            updatedAt: string;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "name": "Summer collection",
+                     *           "isActive": true,
+                     *           "triggerEvent": "text",
+                     *           "condition": "text",
+                     *           "steps": [
+                     *             {
+                     *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "type": "rating",
+                     *               "position": 1,
+                     *               "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "url": "https://hooks.example.com/feedback",
+                     *               "waitSeconds": 1
+                     *             }
+                     *           ],
+                     *           "metadata": {},
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SurveyFlowList"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "automation.getSurveyFlow": {
@@ -7239,81 +5743,50 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `SurveyFlow`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        condition: string;
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActive: boolean;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        name: string;
-                        steps: {
-                            emailTemplateId: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            position: number;
-                            type: string;
-                            url: string | null;
-                            waitSeconds: number | null;
-                        }[];
-                        triggerEvent: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "name": "Summer collection",
+                     *       "isActive": true,
+                     *       "triggerEvent": "text",
+                     *       "condition": "text",
+                     *       "steps": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "type": "rating",
+                     *           "position": 1,
+                     *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "url": "https://hooks.example.com/feedback",
+                     *           "waitSeconds": 1
+                     *         }
+                     *       ],
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SurveyFlow"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "automation.deleteSurveyFlow": {
@@ -7330,83 +5803,51 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `SurveyFlow`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        condition: string;
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActive: boolean;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        name: string;
-                        steps: {
-                            emailTemplateId: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            position: number;
-                            type: string;
-                            url: string | null;
-                            waitSeconds: number | null;
-                        }[];
-                        triggerEvent: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "name": "Summer collection",
+                     *       "isActive": true,
+                     *       "triggerEvent": "text",
+                     *       "condition": "text",
+                     *       "steps": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "type": "rating",
+                     *           "position": 1,
+                     *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "url": "https://hooks.example.com/feedback",
+                     *           "waitSeconds": 1
+                     *         }
+                     *       ],
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SurveyFlow"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "automation.updateSurveyFlow": {
@@ -7423,102 +5864,73 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    condition?: string;
-                    isActive?: boolean;
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    name?: string;
-                    steps?: {
-                        emailTemplateId?: string | null;
-                        position: number;
-                        /** @enum {string} */
-                        type: "wait" | "email";
-                        waitSeconds?: number | null;
-                    }[];
-                    triggerEvent?: string;
-                };
+                /**
+                 * @example {
+                 *       "name": "Summer collection",
+                 *       "isActive": true,
+                 *       "triggerEvent": "text",
+                 *       "condition": "text",
+                 *       "steps": [
+                 *         {
+                 *           "type": "wait",
+                 *           "position": 1,
+                 *           "waitSeconds": 1,
+                 *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["SurveyFlowPatch"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `SurveyFlow`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        condition: string;
-                        createdAt: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActive: boolean;
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        name: string;
-                        steps: {
-                            emailTemplateId: string | null;
-                            /** Format: uuid */
-                            id: string;
-                            position: number;
-                            type: string;
-                            url: string | null;
-                            waitSeconds: number | null;
-                        }[];
-                        triggerEvent: string;
-                        updatedAt: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "name": "Summer collection",
+                     *       "isActive": true,
+                     *       "triggerEvent": "text",
+                     *       "condition": "text",
+                     *       "steps": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "type": "rating",
+                     *           "position": 1,
+                     *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "url": "https://hooks.example.com/feedback",
+                     *           "waitSeconds": 1
+                     *         }
+                     *       ],
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SurveyFlow"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.listEvents": {
@@ -7530,54 +5942,37 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `WebhookEventList`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                        emitted: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         "customer.updated"
+                     *       ],
+                     *       "emitted": [
+                     *         "customer.updated"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEventList"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.list": {
@@ -7592,62 +5987,44 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `WebhookList`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            createdAt: string;
-                            events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                            hasSecret: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            updatedAt: string;
-                            url: string;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "url": "https://hooks.example.com/feedback",
+                     *           "events": [
+                     *             "customer.updated"
+                     *           ],
+                     *           "hasSecret": true,
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.create": {
@@ -7662,68 +6039,55 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    events: string[];
-                    hmacSecret?: string | null;
-                    url: string;
-                };
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/feedback",
+                 *       "events": [
+                 *         "customer.updated"
+                 *       ],
+                 *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWebhook"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Created. The body is a `Webhook`. */
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string;
-                        events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                        hasSecret: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        updatedAt: string;
-                        url: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "events": [
+                     *         "customer.updated"
+                     *       ],
+                     *       "hasSecret": true,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.get": {
@@ -7737,68 +6101,40 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Webhook`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string;
-                        events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                        hasSecret: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        updatedAt: string;
-                        url: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "events": [
+                     *         "customer.updated"
+                     *       ],
+                     *       "hasSecret": true,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.delete": {
@@ -7815,70 +6151,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Webhook`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string;
-                        events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                        hasSecret: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        updatedAt: string;
-                        url: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "events": [
+                     *         "customer.updated"
+                     *       ],
+                     *       "hasSecret": true,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.update": {
@@ -7895,78 +6202,56 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    events?: string[];
-                    hmacSecret?: string | null;
-                    url?: string;
-                };
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/feedback",
+                 *       "events": [
+                 *         "customer.updated"
+                 *       ],
+                 *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateWebhook"];
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `Webhook`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string;
-                        events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                        hasSecret: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        updatedAt: string;
-                        url: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "events": [
+                     *         "customer.updated"
+                     *       ],
+                     *       "hasSecret": true,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.listDeliveries": {
@@ -7983,90 +6268,56 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `WebhookDeliveryList`. */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            attemptedAt: string | null;
-                            createdAt: string;
-                            durationMs: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            error: string | null;
-                            event: string;
-                            /** Format: uuid */
-                            eventId: string;
-                            /** Format: uuid */
-                            id: string;
-                            /** Format: uuid */
-                            idempotencyKey: string;
-                            payload: {
-                                data: unknown;
-                                event: string;
-                                /** Format: uuid */
-                                eventId?: string;
-                                /** Format: uuid */
-                                idempotencyKey: string;
-                                timestamp: string;
-                            };
-                            redeliveryOf: string | null;
-                            responseStatus: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                            /** @enum {string} */
-                            status: "pending" | "delivered" | "failed";
-                            /** Format: uuid */
-                            webhookId: string;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "webhookId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "event": "review.created",
+                     *           "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "redeliveryOf": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "status": "pending",
+                     *           "payload": {
+                     *             "event": "review.created",
+                     *             "timestamp": "2026-03-14T09:26:53.000Z",
+                     *             "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *             "data": {}
+                     *           },
+                     *           "responseStatus": 200,
+                     *           "error": null,
+                     *           "durationMs": 182,
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "attemptedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.redeliver": {
@@ -8084,89 +6335,52 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description Accepted: queued, to be done shortly. The body is a `WebhookDelivery`. */
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        attemptedAt: string | null;
-                        createdAt: string;
-                        durationMs: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        error: string | null;
-                        event: string;
-                        /** Format: uuid */
-                        eventId: string;
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        idempotencyKey: string;
-                        payload: {
-                            data: unknown;
-                            event: string;
-                            /** Format: uuid */
-                            eventId?: string;
-                            /** Format: uuid */
-                            idempotencyKey: string;
-                            timestamp: string;
-                        };
-                        redeliveryOf: string | null;
-                        responseStatus: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        /** @enum {string} */
-                        status: "pending" | "delivered" | "failed";
-                        /** Format: uuid */
-                        webhookId: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "webhookId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "event": "review.created",
+                     *       "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "redeliveryOf": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "pending",
+                     *       "payload": {
+                     *         "event": "review.created",
+                     *         "timestamp": "2026-03-14T09:26:53.000Z",
+                     *         "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "data": {}
+                     *       },
+                     *       "responseStatus": 200,
+                     *       "error": null,
+                     *       "durationMs": 182,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "attemptedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.ping": {
@@ -8183,89 +6397,52 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description The request succeeded. The body is a `WebhookDelivery`. */
             200: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        attemptedAt: string | null;
-                        createdAt: string;
-                        durationMs: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        error: string | null;
-                        event: string;
-                        /** Format: uuid */
-                        eventId: string;
-                        /** Format: uuid */
-                        id: string;
-                        /** Format: uuid */
-                        idempotencyKey: string;
-                        payload: {
-                            data: unknown;
-                            event: string;
-                            /** Format: uuid */
-                            eventId?: string;
-                            /** Format: uuid */
-                            idempotencyKey: string;
-                            timestamp: string;
-                        };
-                        redeliveryOf: string | null;
-                        responseStatus: number | ("Infinity" | "-Infinity" | "NaN") | null;
-                        /** @enum {string} */
-                        status: "pending" | "delivered" | "failed";
-                        /** Format: uuid */
-                        webhookId: string;
-                    };
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "webhookId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "event": "review.created",
+                     *       "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "redeliveryOf": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "pending",
+                     *       "payload": {
+                     *         "event": "review.created",
+                     *         "timestamp": "2026-03-14T09:26:53.000Z",
+                     *         "idempotencyKey": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "eventId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *         "data": {}
+                     *       },
+                     *       "responseStatus": 200,
+                     *       "error": null,
+                     *       "durationMs": 182,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "attemptedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            /** @description InvalidRequest */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
-                };
-            };
-            /** @description NotFound */
-            404: {
-                headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
-                };
-            };
-            /** @description TooManyRequests */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
-                };
-            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "webhooks.rotateSecret": {
@@ -8282,76 +6459,1202 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v",
+                 *       "overlapSeconds": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["RotateWebhookSecret"];
+            };
+        };
+        responses: {
+            /** @description The request succeeded. The body is a `Webhook`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "events": [
+                     *         "customer.updated"
+                     *       ],
+                     *       "hasSecret": true,
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "webhook.customer.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
                 "application/json": {
-                    hmacSecret: string;
-                    overlapSeconds?: number;
+                    data: components["schemas"]["Customer"];
+                    /** @constant */
+                    event: "customer.updated";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
                 };
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        createdAt: string;
-                        events: ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted")[];
-                        hasSecret: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        updatedAt: string;
-                        url: string;
-                    };
+                content?: never;
+            };
+        };
+    };
+    "webhook.emailTemplate.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["EmailTemplate"];
+                    /** @constant */
+                    event: "emailTemplate.created";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
                 };
             };
-            /** @description InvalidRequest */
-            400: {
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                content?: never;
+            };
+        };
+    };
+    "webhook.emailTemplate.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["EmailTemplate"];
+                    /** @constant */
+                    event: "emailTemplate.deleted";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
                 };
             };
-            /** @description Unauthorized */
-            401: {
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                content?: never;
+            };
+        };
+    };
+    "webhook.emailTemplate.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["EmailTemplate"];
+                    /** @constant */
+                    event: "emailTemplate.updated";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
                 };
             };
-            /** @description Forbidden */
-            403: {
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                content?: never;
+            };
+        };
+    };
+    "webhook.product.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Product"];
+                    /** @constant */
+                    event: "product.deleted";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
                 };
             };
-            /** @description NotFound */
-            404: {
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["NotFoundEncoded"];
+                content?: never;
+            };
+        };
+    };
+    "webhook.product.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Product"];
+                    /** @constant */
+                    event: "product.updated";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
                 };
             };
-            /** @description TooManyRequests */
-            429: {
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                content?: never;
+            };
+        };
+    };
+    "webhook.productQuestion.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ProductQuestionRecord"];
+                    /** @constant */
+                    event: "productQuestion.created";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
                 };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.productQuestion.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ProductQuestionRecord"];
+                    /** @constant */
+                    event: "productQuestion.deleted";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.productQuestion.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ProductQuestionRecord"];
+                    /** @constant */
+                    event: "productQuestion.updated";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.productQuestionAnswer.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ProductQuestionAnswer"];
+                    /** @constant */
+                    event: "productQuestionAnswer.created";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.productQuestionAnswer.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ProductQuestionAnswer"];
+                    /** @constant */
+                    event: "productQuestionAnswer.deleted";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.productQuestionAnswer.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ProductQuestionAnswer"];
+                    /** @constant */
+                    event: "productQuestionAnswer.updated";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.review.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ReviewRecord"];
+                    /** @constant */
+                    event: "review.created";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.review.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ReviewRecord"];
+                    /** @constant */
+                    event: "review.deleted";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.review.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ReviewRecord"];
+                    /** @constant */
+                    event: "review.updated";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.site.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Site"];
+                    /** @constant */
+                    event: "site.created";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.surveyFlow.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["SurveyFlow"];
+                    /** @constant */
+                    event: "surveyFlow.created";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.surveyFlow.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["SurveyFlow"];
+                    /** @constant */
+                    event: "surveyFlow.deleted";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.surveyFlow.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["SurveyFlow"];
+                    /** @constant */
+                    event: "surveyFlow.updated";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.webhook.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Webhook"];
+                    /** @constant */
+                    event: "webhook.created";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.webhook.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Webhook"];
+                    /** @constant */
+                    event: "webhook.deleted";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.webhook.ping": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Webhook"];
+                    /** @constant */
+                    event: "webhook.ping";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.webhook.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Webhook"];
+                    /** @constant */
+                    event: "webhook.updated";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

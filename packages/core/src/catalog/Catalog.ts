@@ -15,14 +15,14 @@ export const Site = Schema.Struct({
   domain: Schema.NullOr(Text),
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}).annotate({ identifier: "Site" })
 export type Site = typeof Site.Type
 
 /** Review stats of a product: counts, and the average rating of its published reviews (null when none). */
 export const ProductReviewStats = Schema.Struct({
   reviewCount: Schema.Int,
   publishedReviewCount: Schema.Int,
-  averageRating: Schema.NullOr(Schema.Number)
+  averageRating: Schema.NullOr(Schema.Finite)
 })
 export type ProductReviewStats = typeof ProductReviewStats.Type
 
@@ -41,7 +41,7 @@ export const Product = Schema.Struct({
   ...ProductReviewStats.fields,
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}).annotate({ identifier: "Product" })
 export type Product = typeof Product.Type
 
 export const Customer = Schema.Struct({
@@ -60,7 +60,7 @@ export const Customer = Schema.Struct({
   emailOptOutSource: Schema.NullOr(Text),
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}).annotate({ identifier: "Customer" })
 export type Customer = typeof Customer.Type
 
 /**

@@ -35,7 +35,7 @@ const Url = StorableText(2048, 1)
 export const SiteCreate = Schema.Struct({
   name: Name(200),
   domain: nullable(Name(253))
-})
+}).annotate({ identifier: "SiteCreate" })
 export type SiteCreate = typeof SiteCreate.Type
 
 const productFields = {
@@ -49,7 +49,7 @@ const productFields = {
   notes: nullable(StorableText(5_000))
 }
 
-export const ProductCreate = Schema.Struct(productFields)
+export const ProductCreate = Schema.Struct(productFields).annotate({ identifier: "ProductCreate" })
 export type ProductCreate = typeof ProductCreate.Type
 
 /** Only sent fields change; `metadata` replaces the stored metadata wholesale. */
@@ -62,7 +62,7 @@ export const ProductPatch = Schema.Struct({
   externalId: productFields.externalId,
   metadata: productFields.metadata,
   notes: productFields.notes
-})
+}).annotate({ identifier: "ProductPatch" })
 export type ProductPatch = typeof ProductPatch.Type
 
 export const CustomerCreate = Schema.Struct({
@@ -78,7 +78,7 @@ export const CustomerCreate = Schema.Struct({
   /** When the customer opted out; defaults to the time of the call when `emailOptOut` is true. */
   emailOptOutAt: nullable(TimestampInput),
   emailOptOutSource: nullable(StorableText(100))
-})
+}).annotate({ identifier: "CustomerCreate" })
 export type CustomerCreate = typeof CustomerCreate.Type
 
 /** At most this many rows per catalog import request (docs/DECISIONS.md §5, applied to every import). */
@@ -92,15 +92,15 @@ const importRequest = <S extends Schema.Top>(row: S) =>
     strict: Schema.optionalKey(Schema.Boolean)
   })
 
-export const ProductImport = importRequest(ProductCreate)
+export const ProductImport = importRequest(ProductCreate).annotate({ identifier: "ProductImport" })
 export type ProductImport = typeof ProductImport.Type
-export const CustomerImport = importRequest(CustomerCreate)
+export const CustomerImport = importRequest(CustomerCreate).annotate({ identifier: "CustomerImport" })
 export type CustomerImport = typeof CustomerImport.Type
 
 export const ImportResult = Schema.Struct({
-  imported: Schema.Array(Schema.Struct({ index: Schema.Number, id: Uuid })),
-  skipped: Schema.Array(Schema.Struct({ index: Schema.Number, message: Schema.String }))
-})
+  imported: Schema.Array(Schema.Struct({ index: Schema.Int, id: Uuid })),
+  skipped: Schema.Array(Schema.Struct({ index: Schema.Int, message: Schema.String }))
+}).annotate({ identifier: "ImportResult" })
 export type ImportResult = typeof ImportResult.Type
 
 export const SiteList = Schema.Struct({ data: Schema.Array(Site), nextCursor: Schema.NullOr(Schema.String) })

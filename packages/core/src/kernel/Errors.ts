@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 
 /** One problem found in a request: where (`path`, dot/bracket notation such as `body.data[3].rating`) and what. */
-export const RequestIssue = Schema.Struct({ path: Schema.String, message: Schema.String })
+export const RequestIssue = Schema.Struct({ path: Schema.String, message: Schema.String }).annotate({ identifier: "RequestIssue" })
 export type RequestIssue = typeof RequestIssue.Type
 
 /**
@@ -82,7 +82,7 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
 /** 413: the request body is over the size limit. */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   message: Schema.String,
-  limitBytes: Schema.Number
+  limitBytes: Schema.Int
 }) {}
 
 /** 422: a title/body edit that is not the current text with spans replaced by `[redacted]`. */
@@ -94,7 +94,7 @@ export class InvalidRedaction extends Schema.TaggedError<InvalidRedaction>()("In
 /** 422: a strict import met a row it could not resolve; nothing was imported. */
 export class ImportFailed extends Schema.TaggedError<ImportFailed>()("ImportFailed", {
   message: Schema.String,
-  index: Schema.Number
+  index: Schema.Int
 }) {}
 
 /**
@@ -113,10 +113,10 @@ export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReuse
 /** 429: the request cannot afford its token cost. `retryAfterSeconds` is absent when it never can (cost > ceiling). */
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
   message: Schema.String,
-  retryAfterSeconds: Schema.optional(Schema.Number),
-  cost: Schema.Number,
-  limit: Schema.Number,
-  remaining: Schema.Number
+  retryAfterSeconds: Schema.optional(Schema.Int),
+  cost: Schema.Finite,
+  limit: Schema.Finite,
+  remaining: Schema.Finite
 }) {}
 
 /** 500: a defect. The body repeats the request id under which it was logged. */

@@ -43,5 +43,5 @@ export const Organization = Schema.Struct({
   name: Schema.String,
   plan: Plan,
   createdAt: Timestamp
-})
+}).annotate({ identifier: "Organization" })
 export type Organization = typeof Organization.Type

@@ -40,7 +40,7 @@ export const ProductQuestionAnswer = Schema.Struct({
   metadata: Metadata,
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}).annotate({ identifier: "ProductQuestionAnswer" })
 export type ProductQuestionAnswer = typeof ProductQuestionAnswer.Type
 
 /** The stored fields of a question (what the list returns without `include`). */
@@ -70,7 +70,7 @@ export const ProductQuestionFields = {
   updatedAt: Timestamp
 } as const
 
-export const ProductQuestionRecord = Schema.Struct(ProductQuestionFields)
+export const ProductQuestionRecord = Schema.Struct(ProductQuestionFields).annotate({ identifier: "ProductQuestionRecord" })
 export type ProductQuestionRecord = typeof ProductQuestionRecord.Type
 
 /** The extras `include` can add, each present only when asked for. */
@@ -80,7 +80,7 @@ export const ProductQuestionIncludes = {
   answers: Schema.optionalKey(Schema.Array(ProductQuestionAnswer))
 } as const
 
-export const ProductQuestion = Schema.Struct({ ...ProductQuestionFields, ...ProductQuestionIncludes })
+export const ProductQuestion = Schema.Struct({ ...ProductQuestionFields, ...ProductQuestionIncludes }).annotate({ identifier: "ProductQuestion" })
 export type ProductQuestion = typeof ProductQuestion.Type
 
 export const productQuestionIncludeNames = ["customer", "product", "answers"] as const

@@ -41,7 +41,7 @@ export const CreateProductQuestion = Schema.Struct({
   published: Schema.optionalKey(Schema.Boolean),
   notifyByEmail: Schema.optionalKey(Schema.Boolean),
   metadata: Schema.optionalKey(MetadataInput)
-})
+}).annotate({ identifier: "CreateProductQuestion" })
 export type CreateProductQuestion = typeof CreateProductQuestion.Type
 
 /**
@@ -52,7 +52,7 @@ export const UpdateProductQuestion = Schema.Struct({
   published: Schema.optionalKey(Schema.Boolean),
   askerName: Schema.optionalKey(Schema.NullOr(PersonName)),
   metadata: Schema.optionalKey(MetadataInput)
-})
+}).annotate({ identifier: "UpdateProductQuestion" })
 export type UpdateProductQuestion = typeof UpdateProductQuestion.Type
 
 /** `POST /product-questions/{id}/answers`. `published` defaults to true. */
@@ -61,7 +61,7 @@ export const CreateProductQuestionAnswer = Schema.Struct({
   published: Schema.optionalKey(Schema.Boolean),
   metadata: Schema.optionalKey(MetadataInput),
   authorName: Schema.optionalKey(PersonName)
-})
+}).annotate({ identifier: "CreateProductQuestionAnswer" })
 export type CreateProductQuestionAnswer = typeof CreateProductQuestionAnswer.Type
 
 /** PATCH of an answer (docs/DECISIONS.md §13): only sent fields change; `metadata` is replaced wholesale. */
@@ -70,5 +70,5 @@ export const UpdateProductQuestionAnswer = Schema.Struct({
   published: Schema.optionalKey(Schema.Boolean),
   metadata: Schema.optionalKey(MetadataInput),
   authorName: Schema.optionalKey(PersonName)
-})
+}).annotate({ identifier: "UpdateProductQuestionAnswer" })
 export type UpdateProductQuestionAnswer = typeof UpdateProductQuestionAnswer.Type

@@ -20,7 +20,7 @@ import {
 import { Metadata } from "../kernel/Metadata.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
 
-export const Flag = Schema.Struct({ code: Schema.String, detail: Schema.String, score: Schema.Number })
+export const Flag = Schema.Struct({ code: Schema.String, detail: Schema.String, score: Schema.Finite }).annotate({ identifier: "Flag" })
 export type Flag = typeof Flag.Type
 
 export const ReviewReply = Schema.Struct({
@@ -32,42 +32,42 @@ export const ReviewReply = Schema.Struct({
   metadata: Metadata,
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}).annotate({ identifier: "ReviewReply" })
 export type ReviewReply = typeof ReviewReply.Type
 
 export const ReviewFile = Schema.Struct({
   id: FileId,
   fileName: Schema.String,
   contentType: Schema.String,
-  sizeBytes: Schema.Number,
+  sizeBytes: Schema.Int,
   url: Schema.String
-})
+}).annotate({ identifier: "ReviewFile" })
 export type ReviewFile = typeof ReviewFile.Type
 
 export const SurveyAnswer = Schema.Struct({
   questionId: Uuid,
   label: Schema.String,
   type: Schema.String,
-  step: Schema.Number,
-  steps: Schema.Number,
+  step: Schema.Int,
+  steps: Schema.Int,
   lowLabel: Schema.NullOr(Schema.String),
   highLabel: Schema.NullOr(Schema.String),
   middleLabel: Schema.NullOr(Schema.String),
   optionLabels: Schema.Array(Schema.String)
-})
+}).annotate({ identifier: "SurveyAnswer" })
 export type SurveyAnswer = typeof SurveyAnswer.Type
 
 export const ImportJobRef = Schema.Struct({
   id: ImportJobId,
   type: Schema.String,
   action: Schema.String,
-  row: Schema.Number,
+  row: Schema.Int,
   createdAt: Timestamp
-})
+}).annotate({ identifier: "ImportJobRef" })
 export type ImportJobRef = typeof ImportJobRef.Type
 
 /** How many other reviews of the organization share this review's browser fingerprint / IP address. */
-export const Collisions = Schema.Struct({ browserFingerprint: Schema.Number, ipAddress: Schema.Number })
+export const Collisions = Schema.Struct({ browserFingerprint: Schema.Int, ipAddress: Schema.Int }).annotate({ identifier: "Collisions" })
 export type Collisions = typeof Collisions.Type
 
 /** The stored fields of a review (what `PATCH /reviews/{id}` returns: no extras). */
@@ -84,7 +84,7 @@ export const ReviewFields = {
   originalTitle: Schema.NullOr(Schema.String),
   originalBody: Schema.NullOr(Schema.String),
   redactedAt: Schema.NullOr(Timestamp),
-  rating: Schema.Number,
+  rating: Schema.Finite,
   published: Schema.Boolean,
   verifiedBuyer: Schema.Boolean,
   flagged: Schema.Boolean,
@@ -94,7 +94,7 @@ export const ReviewFields = {
   browserFingerprint: Schema.NullOr(Schema.String),
   ipCountry: Schema.NullOr(Schema.String),
   userAgent: Schema.NullOr(Schema.String),
-  submitSeconds: Schema.NullOr(Schema.Number),
+  submitSeconds: Schema.NullOr(Schema.Finite),
   metadata: Metadata,
   /** The merchant's id for an imported review (de-duplicates imports); null otherwise. */
   externalId: Schema.NullOr(Schema.String),
@@ -102,7 +102,7 @@ export const ReviewFields = {
   updatedAt: Timestamp
 } as const
 
-export const ReviewRecord = Schema.Struct(ReviewFields)
+export const ReviewRecord = Schema.Struct(ReviewFields).annotate({ identifier: "ReviewRecord" })
 export type ReviewRecord = typeof ReviewRecord.Type
 
 /**
@@ -152,7 +152,7 @@ export const ReviewIncludes = {
   collisions: Schema.optionalKey(Collisions)
 } as const
 
-export const Review = Schema.Struct({ ...ReviewFields, ...ReviewIncludes })
+export const Review = Schema.Struct({ ...ReviewFields, ...ReviewIncludes }).annotate({ identifier: "Review" })
 export type Review = typeof Review.Type
 
 export const reviewIncludeNames = ["importJob", "customer", "product", "response", "files", "answers", "collisions"] as const

@@ -63,7 +63,7 @@ export const ReviewPatch = Schema.Struct({
   body: Schema.optionalKey(Schema.NullOr(StoredText)),
   published: Schema.optionalKey(Schema.Boolean),
   metadata: Schema.optionalKey(MetadataInput)
-})
+}).annotate({ identifier: "ReviewPatch" })
 export type ReviewPatch = typeof ReviewPatch.Type
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -78,7 +78,7 @@ export const ReviewDeletionRequest = Schema.Struct({
   d.reason === "other" && (d.note === undefined || d.note.trim() === "")
     ? { path: ["note"], issue: "is required when reason is \"other\": say why the review is deleted" }
     : undefined
-))
+)).annotate({ identifier: "ReviewDeletionRequest" })
 export type ReviewDeletionRequest = typeof ReviewDeletionRequest.Type
 
 /** The record kept after a deletion: who, when and why, without the review's content (docs/DECISIONS.md §5). */
@@ -93,10 +93,10 @@ export interface ReviewDeletionRecord {
 // ---------------------------------------------------------------------------------------------------------------
 // PATCH /reviews/bulk-update
 
-export const BulkUpdateBody = Schema.Struct({ published: Schema.Boolean })
+export const BulkUpdateBody = Schema.Struct({ published: Schema.Boolean }).annotate({ identifier: "BulkUpdateBody" })
 export type BulkUpdateBody = typeof BulkUpdateBody.Type
 
-export const BulkUpdateResult = Schema.Struct({ count: Schema.Int })
+export const BulkUpdateResult = Schema.Struct({ count: Schema.Int }).annotate({ identifier: "BulkUpdateResult" })
 export type BulkUpdateResult = typeof BulkUpdateResult.Type
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -174,13 +174,13 @@ export const ImportRequest = Schema.Struct({
   data: BoundedArray(ReviewImportRow, IMPORT_MAX_ROWS, importTooLarge(IMPORT_MAX_ROWS)),
   /** Fail the whole import on the first row that cannot be resolved (default false: skip and list such rows). */
   strict: Schema.optionalKey(Schema.Boolean)
-})
+}).annotate({ identifier: "ImportRequest" })
 export type ImportRequest = typeof ImportRequest.Type
 
 export const ReviewImportResult = Schema.Struct({
   imported: Schema.Array(Schema.Struct({ index: Schema.Int, id: ReviewId, imageUrls: Schema.Array(Schema.String) })),
   skipped: Schema.Array(Schema.Struct({ index: Schema.Int, message: Schema.String }))
-})
+}).annotate({ identifier: "ReviewImportResult" })
 export type ReviewImportResult = typeof ReviewImportResult.Type
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -195,7 +195,7 @@ export const ReplyCreate = Schema.Struct({
   metadata: Schema.optionalKey(MetadataInput),
   /** Defaults to the organization's name. */
   responderName: Schema.optionalKey(RequiredText(200))
-})
+}).annotate({ identifier: "ReplyCreate" })
 export type ReplyCreate = typeof ReplyCreate.Type
 
 export const ReplyPatch = Schema.Struct({
@@ -203,6 +203,5 @@ export const ReplyPatch = Schema.Struct({
   responderName: Schema.optionalKey(RequiredText(200)),
   published: Schema.optionalKey(Schema.Boolean),
   metadata: Schema.optionalKey(MetadataInput)
-})
+}).annotate({ identifier: "ReplyPatch" })
 export type ReplyPatch = typeof ReplyPatch.Type
-

@@ -44,7 +44,7 @@ export const EmailTemplatePatch = Schema.Struct({
   name: Schema.optionalKey(RequiredText(automationLimits.nameLength)),
   subject: Schema.optionalKey(RequiredText(automationLimits.subjectLength)),
   body: Schema.optionalKey(RequiredText(automationLimits.bodyLength))
-})
+}).annotate({ identifier: "EmailTemplatePatch" })
 export type EmailTemplatePatch = typeof EmailTemplatePatch.Type
 
 export const SurveyFlowPatch = Schema.Struct({
@@ -55,10 +55,10 @@ export const SurveyFlowPatch = Schema.Struct({
   condition: Schema.optionalKey(BoundedText(automationLimits.conditionLength)),
   steps: Schema.optionalKey(BoundedArray(SurveyFlowStepWrite, automationLimits.maxSteps)),
   metadata: Schema.optionalKey(MetadataInput)
-})
+}).annotate({ identifier: "SurveyFlowPatch" })
 export type SurveyFlowPatch = typeof SurveyFlowPatch.Type
 
-export const EmailTemplateList = Schema.Struct({ data: Schema.Array(EmailTemplate), nextCursor: Schema.NullOr(Schema.String) })
+export const EmailTemplateList = Schema.Struct({ data: Schema.Array(EmailTemplate), nextCursor: Schema.NullOr(Schema.String) }).annotate({ identifier: "EmailTemplateList" })
 export type EmailTemplateList = typeof EmailTemplateList.Type
-export const SurveyFlowList = Schema.Struct({ data: Schema.Array(SurveyFlow), nextCursor: Schema.NullOr(Schema.String) })
+export const SurveyFlowList = Schema.Struct({ data: Schema.Array(SurveyFlow), nextCursor: Schema.NullOr(Schema.String) }).annotate({ identifier: "SurveyFlowList" })
 export type SurveyFlowList = typeof SurveyFlowList.Type

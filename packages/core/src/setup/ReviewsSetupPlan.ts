@@ -36,7 +36,7 @@ export const ReviewsSetupAnswers = Schema.Struct({
   template: ReviewTemplateStyle.pipe(Schema.withDecodingDefaultKey(Effect.succeed("standard" as const))),
   autoPublish: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(false))),
   autoPublishMinRating: intBetween(1, 5).pipe(Schema.withDecodingDefaultKey(Effect.succeed(4)))
-})
+}).annotate({ identifier: "ReviewsSetupAnswers" })
 /** Decoded answers: every field present. */
 export type ReviewsSetupAnswers = typeof ReviewsSetupAnswers.Type
 /** Answers as sent: every field optional. */
@@ -81,7 +81,7 @@ export const SurveyFlow = Schema.Struct({
   metadata: Metadata,
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}).annotate({ identifier: "SurveyFlow" })
 export type SurveyFlow = typeof SurveyFlow.Type
 
 /**
@@ -96,7 +96,7 @@ export const EmailTemplate = Schema.Struct({
   body: Schema.String,
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}).annotate({ identifier: "EmailTemplate" })
 export type EmailTemplate = typeof EmailTemplate.Type
 
 // ---------------------------------------------------------------------------------------------------------------

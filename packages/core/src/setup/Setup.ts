@@ -46,7 +46,7 @@ export const ReviewsSetupResult = Schema.Struct({
   data: SetupState,
   surveyFlow: SurveyFlow,
   emailTemplates: Schema.Array(EmailTemplate)
-})
+}).annotate({ identifier: "ReviewsSetupResult" })
 export type ReviewsSetupResult = typeof ReviewsSetupResult.Type
 
 /** A decoding failure of the answers as INVALID_REQUEST issues under `data.` (the HTTP adapter adds `body.`). */

@@ -81,11 +81,11 @@ export const SetupState = Schema.Struct({
   publishableKey: Schema.NullOr(Schema.String),
   embedScriptUrl: Schema.String,
   apiBaseUrl: Schema.String
-})
+}).annotate({ identifier: "SetupState" })
 export type SetupState = typeof SetupState.Type
 
 /** Body of PATCH /organization/setup. */
-export const SetupPatch = Schema.Struct({ area: Area, outcome: SetupOutcome })
+export const SetupPatch = Schema.Struct({ area: Area, outcome: SetupOutcome }).annotate({ identifier: "SetupPatch" })
 export type SetupPatch = typeof SetupPatch.Type
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ export const EVENT_NAMES = [
   ...crud("webhook")
 ] as const
 
-export const EventName = Schema.Literals(EVENT_NAMES)
+export const EventName = Schema.Literals(EVENT_NAMES).annotate({ identifier: "EventName" })
 export type EventName = typeof EventName.Type
 
 const known: ReadonlySet<string> = new Set(EVENT_NAMES)

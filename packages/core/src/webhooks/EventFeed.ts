@@ -26,7 +26,7 @@ export const EventFeedPage = Schema.Struct({
   data: Schema.Array(FeedEvent),
   /** Where to continue: pass it back later to get what happened since. Never null. */
   nextCursor: Schema.String
-})
+}).annotate({ identifier: "EventFeedPage" })
 export type EventFeedPage = typeof EventFeedPage.Type
 
 export interface EventFeedQuery {

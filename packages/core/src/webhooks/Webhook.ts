@@ -22,7 +22,7 @@ export const Webhook = Schema.Struct({
   hasSecret: Schema.Boolean,
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}).annotate({ identifier: "Webhook" })
 export type Webhook = typeof Webhook.Type
 
 /** What the stores keep: the view's fields plus the organization and the secret (null: deliveries are unsigned). */
@@ -88,12 +88,12 @@ export const WebhookDelivery = Schema.Struct({
   idempotencyKey: Uuid,
   status: WebhookDeliveryStatus,
   payload: WebhookEnvelope,
-  responseStatus: Schema.NullOr(Schema.Number),
+  responseStatus: Schema.NullOr(Schema.Int),
   error: Schema.NullOr(Schema.String),
-  durationMs: Schema.NullOr(Schema.Number),
+  durationMs: Schema.NullOr(Schema.Finite),
   createdAt: Timestamp,
   attemptedAt: Schema.NullOr(Timestamp)
-})
+}).annotate({ identifier: "WebhookDelivery" })
 export type WebhookDelivery = typeof WebhookDelivery.Type
 
 export type StoredDeliveryStatus = "pending" | "in_flight" | "delivered" | "failed"
@@ -142,13 +142,13 @@ export const toWebhookDelivery = (r: WebhookDeliveryRecord): WebhookDelivery => 
   attemptedAt: r.attemptedAt
 })
 
-export const WebhookList = Schema.Struct({ data: Schema.Array(Webhook), nextCursor: Schema.NullOr(Schema.String) })
+export const WebhookList = Schema.Struct({ data: Schema.Array(Webhook), nextCursor: Schema.NullOr(Schema.String) }).annotate({ identifier: "WebhookList" })
 export type WebhookList = typeof WebhookList.Type
 
 export const WebhookDeliveryList = Schema.Struct({
   data: Schema.Array(WebhookDelivery),
   nextCursor: Schema.NullOr(Schema.String)
-})
+}).annotate({ identifier: "WebhookDeliveryList" })
 export type WebhookDeliveryList = typeof WebhookDeliveryList.Type
 
 /**
@@ -156,5 +156,5 @@ export type WebhookDeliveryList = typeof WebhookDeliveryList.Type
  * (`emitted`): the service's own plus those its embedding host records. A subscription to any catalog name is
  * accepted; one to a name outside `emitted` simply never fires here.
  */
-export const WebhookEventList = Schema.Struct({ data: Schema.Array(EventName), emitted: Schema.Array(EventName) })
+export const WebhookEventList = Schema.Struct({ data: Schema.Array(EventName), emitted: Schema.Array(EventName) }).annotate({ identifier: "WebhookEventList" })
 export type WebhookEventList = typeof WebhookEventList.Type

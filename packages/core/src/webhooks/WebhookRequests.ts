@@ -1,6 +1,7 @@
 /** What the webhook endpoints accept (docs/DECISIONS.md §7, §11): URLs, event lists and secrets, bounded. */
 import { Schema } from "effect"
 import { BoundedArray } from "../kernel/BoundedArray.ts"
+import { EVENT_NAMES } from "./EventCatalog.ts"
 import { BoundedText, textProblem } from "../kernel/Text.ts"
 
 /** A webhook's HMAC secret: long enough to resist guessing, short enough to be a secret and not a payload. */
@@ -23,14 +24,21 @@ export const HmacSecret = Schema.String.check(
 )
 
 const WebhookUrl = BoundedText(WEBHOOK_URL_MAX_LENGTH, 1)
-const EventNames = BoundedArray(BoundedText(200), MAX_SUBSCRIBED_EVENTS, `list at most ${MAX_SUBSCRIBED_EVENTS} event names`)
+/**
+ * Each name is checked against the catalog by the webhook rules (a 400 naming the unknown ones), not by this
+ * schema; the OpenAPI document lists the catalog's names so generated clients type them.
+ */
+const EventNameInput = BoundedText(200).check(
+  Schema.makeFilter(() => true, { toJsonSchema: () => ({ enum: [...EVENT_NAMES] }) })
+)
+const EventNames = BoundedArray(EventNameInput, MAX_SUBSCRIBED_EVENTS, `list at most ${MAX_SUBSCRIBED_EVENTS} event names`)
 
 /** `POST /webhooks`. `hmacSecret` omitted or null: deliveries are unsigned. */
 export const CreateWebhook = Schema.Struct({
   url: WebhookUrl,
   events: EventNames,
   hmacSecret: Schema.optionalKey(Schema.NullOr(HmacSecret))
-})
+}).annotate({ identifier: "CreateWebhook" })
 export type CreateWebhook = typeof CreateWebhook.Type
 
 /**
@@ -41,7 +49,7 @@ export const UpdateWebhook = Schema.Struct({
   url: Schema.optionalKey(WebhookUrl),
   events: Schema.optionalKey(EventNames),
   hmacSecret: Schema.optionalKey(Schema.NullOr(HmacSecret))
-})
+}).annotate({ identifier: "UpdateWebhook" })
 export type UpdateWebhook = typeof UpdateWebhook.Type
 
 /** Longest overlap of a rotation: a week (docs/DECISIONS.md §17). */
@@ -52,5 +60,5 @@ export const DEFAULT_ROTATION_OVERLAP_SECONDS = 86_400
 export const RotateWebhookSecret = Schema.Struct({
   hmacSecret: HmacSecret,
   overlapSeconds: Schema.optionalKey(Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: MAX_ROTATION_OVERLAP_SECONDS }))))
-})
+}).annotate({ identifier: "RotateWebhookSecret" })
 export type RotateWebhookSecret = typeof RotateWebhookSecret.Type

@@ -24,6 +24,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { ConflictResponse, ImportFailedResponse, InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { listQuery, pageOf } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
+import { doc } from "../Describe.ts"
 
 export class SitesApi extends HttpApiGroup.make("sites")
   .add(
@@ -31,17 +32,32 @@ export class SitesApi extends HttpApiGroup.make("sites")
       payload: SiteCreate,
       success: Site.pipe(HttpApiSchema.status(201)),
       error: InvalidRequestResponse
-    }).pipe(requires("settings:write")),
+    })
+      .annotateMerge(doc(
+        "Create a site",
+        "Registers one of your storefronts (name and domain). Reviews and questions can name the site they were left on. Answers the new site."
+      ))
+      .pipe(requires("settings:write")),
     HttpApiEndpoint.get("list", "/sites", {
       query: listQuery(siteListEndpoint),
       success: pageOf(Site),
       error: InvalidRequestResponse
-    }).pipe(requires("settings:read")),
+    })
+      .annotateMerge(doc(
+        "List sites",
+        "Your sites, a page at a time: pass `nextCursor` back as `cursor` for the next page; `sort`, `search` and `filter` narrow and order it."
+      ))
+      .pipe(requires("settings:read")),
     HttpApiEndpoint.get("get", "/sites/:id", {
       params: { id: SiteId },
       success: Site,
       error: [NotFoundResponse, InvalidRequestResponse]
-    }).pipe(requires("settings:read"))
+    })
+      .annotateMerge(doc(
+        "Get a site",
+        "One site by id; 404 when it is not one of your organization's."
+      ))
+      .pipe(requires("settings:read"))
   )
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({ title: "Sites", description: "The merchant's storefront sites." }))
@@ -53,33 +69,63 @@ export class ProductsApi extends HttpApiGroup.make("products")
       payload: ProductCreate,
       success: Product.pipe(HttpApiSchema.status(201)),
       error: [ConflictResponse, InvalidRequestResponse]
-    }).pipe(requires("products:write")),
+    })
+      .annotateMerge(doc(
+        "Create a product",
+        "Adds a product to your catalog so reviews and questions can be attached to it. `slug` and `externalId` must be unique in your organization (409 otherwise). Answers the product with its review stats (zero)."
+      ))
+      .pipe(requires("products:write")),
     HttpApiEndpoint.get("list", "/products", {
       query: listQuery(productListEndpoint),
       success: pageOf(Product),
       error: InvalidRequestResponse
-    }).pipe(requires("products:read")),
+    })
+      .annotateMerge(doc(
+        "List products",
+        "Your products with their review stats (`reviewCount`, `publishedReviewCount`, `averageRating`), a page at a time; `sort`, `search` and `filter` narrow and order it."
+      ))
+      .pipe(requires("products:read")),
     HttpApiEndpoint.post("import", "/products/import", {
       payload: ProductImport,
       success: ImportResult,
       error: [ImportFailedResponse, InvalidRequestResponse]
-    }).pipe(requires("products:write")),
+    })
+      .annotateMerge(doc(
+        "Import products",
+        "Creates or updates many products in one transaction, matched on `externalId`: use it to sync your catalog. Rows that cannot be imported are listed under `skipped`, or with `strict` the first one fails the import (422 `IMPORT_FAILED`, nothing imported)."
+      ))
+      .pipe(requires("products:write")),
     HttpApiEndpoint.get("get", "/products/:id", {
       params: { id: ProductId },
       success: Product,
       error: [NotFoundResponse, InvalidRequestResponse]
-    }).pipe(requires("products:read")),
+    })
+      .annotateMerge(doc(
+        "Get a product",
+        "One product with its review stats."
+      ))
+      .pipe(requires("products:read")),
     HttpApiEndpoint.patch("update", "/products/:id", {
       params: { id: ProductId },
       payload: ProductPatch,
       success: Product,
       error: [NotFoundResponse, ConflictResponse, InvalidRequestResponse]
-    }).pipe(requires("products:write")),
+    })
+      .annotateMerge(doc(
+        "Update a product",
+        "Changes the sent fields only. A `slug` or `externalId` another product has is a 409. Answers the product as it is now."
+      ))
+      .pipe(requires("products:write")),
     HttpApiEndpoint.delete("delete", "/products/:id", {
       params: { id: ProductId },
       success: Product,
       error: [NotFoundResponse, ConflictResponse, InvalidRequestResponse]
-    }).pipe(requires("products:write"))
+    })
+      .annotateMerge(doc(
+        "Delete a product",
+        "Deletes the product and answers it as it was. A product that reviews still refer to is a 409: delete or move those reviews first."
+      ))
+      .pipe(requires("products:write"))
   )
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({
@@ -95,22 +141,42 @@ export class CustomersApi extends HttpApiGroup.make("customers")
       payload: CustomerCreate,
       success: Customer.pipe(HttpApiSchema.status(201)),
       error: [ConflictResponse, InvalidRequestResponse]
-    }).pipe(requires("customers:write")),
+    })
+      .annotateMerge(doc(
+        "Create a customer",
+        "Records a shopper. `email` is stored lower-cased and must be unique in your organization (409 otherwise)."
+      ))
+      .pipe(requires("customers:write")),
     HttpApiEndpoint.get("list", "/customers", {
       query: listQuery(customerListEndpoint),
       success: pageOf(Customer),
       error: InvalidRequestResponse
-    }).pipe(requires("customers:read")),
+    })
+      .annotateMerge(doc(
+        "List customers",
+        "Your customers, a page at a time; `sort`, `search` (name and email) and `filter` narrow and order it."
+      ))
+      .pipe(requires("customers:read")),
     HttpApiEndpoint.post("import", "/customers/import", {
       payload: CustomerImport,
       success: ImportResult,
       error: [ImportFailedResponse, InvalidRequestResponse]
-    }).pipe(requires("customers:write")),
+    })
+      .annotateMerge(doc(
+        "Import customers",
+        "Creates or updates many customers in one transaction, matched on `email`: use it to sync your shop's customers. Rows that cannot be imported are listed under `skipped`, or with `strict` the first one fails the import (422 `IMPORT_FAILED`)."
+      ))
+      .pipe(requires("customers:write")),
     HttpApiEndpoint.get("get", "/customers/:id", {
       params: { id: CustomerId },
       success: Customer,
       error: [NotFoundResponse, InvalidRequestResponse]
-    }).pipe(requires("customers:read"))
+    })
+      .annotateMerge(doc(
+        "Get a customer",
+        "One customer by id."
+      ))
+      .pipe(requires("customers:read"))
   )
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({

@@ -3,12 +3,16 @@ import { Organization } from "@feedback/core"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { NotFoundResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
+import { doc } from "../Describe.ts"
 
 export class OrganizationApi extends HttpApiGroup.make("organization")
   .add(
-    HttpApiEndpoint.get("get", "/organization", { success: Organization, error: NotFoundResponse }).pipe(
-      requires("settings:read")
-    )
+    HttpApiEndpoint.get("get", "/organization", { success: Organization, error: NotFoundResponse })
+      .annotateMerge(doc(
+        "Get your organization",
+        "The organization the key belongs to, with its plan: `plan.apiRequestsPerMinute` is the rate limit every key of the organization shares."
+      ))
+      .pipe(requires("settings:read"))
   )
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({ title: "Organization", description: "The caller's organization and plan." }))

@@ -19,6 +19,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { answeredParam, includeParam, listQuery } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
+import { doc } from "../Describe.ts"
 
 const include = includeParam(productQuestionListEndpoint.includes)
 const answerParams = { id: ProductQuestionId, answerId: ProductQuestionAnswerId }
@@ -33,9 +34,11 @@ export const ProductQuestionListQuery = Schema.Struct({
 export const ProductQuestionPage = Schema.Struct({
   data: Schema.Array(ProductQuestion),
   nextCursor: Schema.NullOr(Schema.String)
-})
+}).annotate({ identifier: "ProductQuestionPage" })
 
-export const ProductQuestionAnswerList = Schema.Struct({ data: Schema.Array(ProductQuestionAnswer) })
+export const ProductQuestionAnswerList = Schema.Struct({ data: Schema.Array(ProductQuestionAnswer) }).annotate({
+  identifier: "ProductQuestionAnswerList"
+})
 
 const idParams = { id: ProductQuestionId }
 const includeQuery = Schema.Struct({ include })
@@ -46,41 +49,76 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
       query: ProductQuestionListQuery,
       success: ProductQuestionPage,
       error: InvalidRequestResponse
-    }).pipe(requires("reviews:read")),
+    })
+      .annotateMerge(doc(
+        "List product questions",
+        "Shopper questions, newest first by default, published or not; `answered` keeps only answered (true) or unanswered (false) ones, `include` adds the product or the answers."
+      ))
+      .pipe(requires("reviews:read")),
     HttpApiEndpoint.post("create", "/product-questions", {
       payload: CreateProductQuestion,
       success: ProductQuestionRecord.pipe(HttpApiSchema.status(201)),
       error: InvalidRequestResponse
-    }).pipe(requires("reviews:write")),
+    })
+      .annotateMerge(doc(
+        "Record a product question",
+        "Records a question a shopper asked about a product (for example from your own storefront form). It is unpublished until you publish it. Fires `productQuestion.created`."
+      ))
+      .pipe(requires("reviews:write")),
     HttpApiEndpoint.get("get", "/product-questions/:id", {
       params: idParams,
       query: includeQuery,
       success: ProductQuestion,
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(requires("reviews:read")),
+    })
+      .annotateMerge(doc(
+        "Get a product question",
+        "One question with its answer counts; `include` adds the product or the answers."
+      ))
+      .pipe(requires("reviews:read")),
     HttpApiEndpoint.patch("update", "/product-questions/:id", {
       params: idParams,
       query: includeQuery,
       payload: UpdateProductQuestion,
       success: ProductQuestion,
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(requires("reviews:write")),
+    })
+      .annotateMerge(doc(
+        "Moderate a product question",
+        "Publishes or hides the question, or replaces its `metadata`; only sent fields change and the shopper's text is not editable. Fires `productQuestion.updated`, unless nothing changed."
+      ))
+      .pipe(requires("reviews:write")),
     HttpApiEndpoint.delete("delete", "/product-questions/:id", {
       params: idParams,
       success: ProductQuestionRecord,
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(requires("reviews:write")),
+    })
+      .annotateMerge(doc(
+        "Delete a product question",
+        "Deletes the question with its answers and answers it as it was. Fires `productQuestion.deleted`."
+      ))
+      .pipe(requires("reviews:write")),
     HttpApiEndpoint.get("listAnswers", "/product-questions/:id/answers", {
       params: idParams,
       success: ProductQuestionAnswerList,
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(requires("reviews:read")),
+    })
+      .annotateMerge(doc(
+        "List a question's answers",
+        "Every answer to the question, published or not, oldest first."
+      ))
+      .pipe(requires("reviews:read")),
     HttpApiEndpoint.post("createAnswer", "/product-questions/:id/answers", {
       params: idParams,
       payload: CreateProductQuestionAnswer,
       success: ProductQuestionAnswer.pipe(HttpApiSchema.status(201)),
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(requires("reviews:write")),
+    })
+      .annotateMerge(doc(
+        "Answer a product question",
+        "Adds an answer as the store. A published first answer emails the asker once, when they left an address. Fires `productQuestionAnswer.created`."
+      ))
+      .pipe(requires("reviews:write")),
     HttpApiEndpoint.patch("updateAnswer", "/product-questions/:id/answers/:answerId", {
       params: answerParams,
       payload: UpdateProductQuestionAnswer,

@@ -7,6 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { includeParam, listQuery, pageOf } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
+import { doc } from "../Describe.ts"
 
 const include = includeParam(reviewListEndpoint.includes)
 
@@ -18,14 +19,24 @@ export class ReviewsReadApi extends HttpApiGroup.make("reviewsRead")
       error: InvalidRequestResponse
     }).pipe(
       requires("reviews:read"),
-      (e) => e.annotate(OpenApi.Description, "List reviews, newest first by default, including unpublished ones.")
+      (e) =>
+        e.annotateMerge(OpenApi.annotations({
+          summary: "List reviews",
+          description: "Your reviews, newest first by default, published or not, a page at a time: pass `nextCursor` back " +
+            "as `cursor` for the next page. `sort`, `search` and `filter` narrow and order it; `include` adds related records."
+        }))
     ),
     HttpApiEndpoint.get("get", "/reviews/:id", {
       params: { id: ReviewId },
       query: { include },
       success: Review,
       error: [NotFoundResponse, InvalidRequestResponse]
-    }).pipe(requires("reviews:read"))
+    })
+      .annotateMerge(doc(
+        "Get a review",
+        "One review, published or not; `include` adds the customer, product, reply, files, survey answers, import provenance or collision counts."
+      ))
+      .pipe(requires("reviews:read"))
   )
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({ title: "Reviews", description: "Customer reviews: reading." }))

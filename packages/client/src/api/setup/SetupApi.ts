@@ -10,18 +10,20 @@ import { InvalidRequestResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
 /** Body of POST /organization/setup/reviews: the answers, each optional with its default (docs/DECISIONS.md §8). */
-export const ReviewsSetupBody = Schema.Struct({ data: ReviewsSetupAnswers })
+export const ReviewsSetupBody = Schema.Struct({ data: ReviewsSetupAnswers }).annotate({ identifier: "ReviewsSetupBody" })
 
 export class SetupApi extends HttpApiGroup.make("setup")
   .add(
     HttpApiEndpoint.get("get", "/organization/setup", { success: SetupState })
       .annotateMerge(OpenApi.annotations({
-        description: "The setup state. An area whose records say it is running is recorded as completed the first " +
-          "time it is seen."
+        summary: "Get the setup state",
+        description: "Which areas of your account are set up, dismissed or still open, each with when that was decided: use it to " +
+          "show a setup checklist. An area whose records say it is running is recorded as completed the first time it is seen."
       }))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("update", "/organization/setup", { payload: SetupPatch, success: SetupState })
       .annotateMerge(OpenApi.annotations({
+        summary: "Record a setup decision",
         description: "Records an outcome on one area and answers the state after it. Every outcome is " +
           "irreversible and keeps its first time; other areas are unchanged."
       }))
@@ -32,6 +34,7 @@ export class SetupApi extends HttpApiGroup.make("setup")
       error: InvalidRequestResponse
     })
       .annotateMerge(OpenApi.annotations({
+        summary: "Set up review requests",
         description: "Creates the review-request email (and a reminder when asked for), an active survey flow that " +
           "sends them on the chosen order event, and the auto-publish preference, in one transaction."
       }))

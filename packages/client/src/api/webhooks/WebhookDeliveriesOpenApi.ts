@@ -31,7 +31,20 @@ const dataOf: Readonly<Record<string, Schema.Top>> = {
   webhook: Webhook
 }
 
-const jsonSchemaOf = (schema: Schema.Top): object => Schema.toJsonSchemaDocument(schema as never).schema as object
+/**
+ * The JSON Schema of a record for the document: its named parts become `components.schemas` (kept when the API's
+ * own operations already put them there), so `$ref`s resolve in the OpenAPI document.
+ */
+const jsonSchemaOf = (schema: Schema.Top, components: Record<string, unknown>): object => {
+  const document = Schema.toJsonSchemaDocument(schema as never)
+  const toComponents = (value: unknown) =>
+    JSON.parse(
+      JSON.stringify(value),
+      (key, v) => key === "$ref" && typeof v === "string" ? v.replace("#/$defs/", "#/components/schemas/") : v
+    )
+  for (const [name, definition] of Object.entries(document.definitions)) components[name] ??= toComponents(definition)
+  return toComponents(document.schema)
+}
 
 const uuid = { type: "string", format: "uuid" }
 
@@ -69,6 +82,7 @@ const signatureHeaders = [
 
 const operation = (event: string, data: object) => ({
   post: {
+    operationId: `webhook.${event}`,
     summary: event,
     description: event === PING_EVENT
       ? "A test delivery sent by `POST /webhooks/{id}/ping`; `data` is the webhook (never its secret)."
@@ -82,10 +96,11 @@ const operation = (event: string, data: object) => ({
 /** Adds the `webhooks` section to a generated OpenAPI document. */
 export const withWebhookDeliveries = (spec: Record<string, any>): Record<string, any> => {
   const webhooks: Record<string, unknown> = {}
+  const components: Record<string, unknown> = (spec["components"] ??= {})["schemas"] ??= {}
   for (const event of [...SERVICE_EVENT_NAMES, PING_EVENT]) {
     const resource = event === PING_EVENT ? "webhook" : event.slice(0, event.indexOf("."))
     const schema = dataOf[resource]
-    webhooks[event] = operation(event, schema === undefined ? {} : jsonSchemaOf(schema))
+    webhooks[event] = operation(event, schema === undefined ? {} : jsonSchemaOf(schema, components))
   }
   return { ...spec, webhooks }
 }

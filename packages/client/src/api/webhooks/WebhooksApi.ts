@@ -5,6 +5,8 @@
  */
 import {
   CreateWebhook,
+  EVENT_NAMES,
+  InvalidRequest,
   EventFeedPage,
   RotateWebhookSecret,
   UpdateWebhook,
@@ -16,41 +18,79 @@ import {
   WebhookId,
   WebhookList
 } from "@feedback/core"
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
-import { pageQuery } from "../ListParams.ts"
+import { commaSeparated, pageQuery, queryParameter } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
+import { doc } from "../Describe.ts"
 
 const params = { id: WebhookId }
 
+/**
+ * `events` of the feed: comma-separated names, read by the feed itself (unknown names are a 400 there). The document
+ * lists the catalog's names.
+ */
+const eventsParam = queryParameter(Schema.String.check(Schema.isMaxLength(10_000)), {
+  document: commaSeparated(EVENT_NAMES, "Only events with these names (comma-separated); omitted: every event."),
+  parse: (raw) =>
+    raw.length > 10_000
+      ? Result.fail(InvalidRequest.of([{ path: "query.events", message: "Expected a value with a length of at most 10000" }]))
+      : Result.succeed(raw),
+  format: String
+})
+
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.get("listEvents", "/webhook-events", { success: WebhookEventList }).pipe(
-      requires("settings:read")
-    ),
+    HttpApiEndpoint.get("listEvents", "/webhook-events", { success: WebhookEventList })
+      .annotateMerge(doc(
+        "List webhook event names",
+        "Every event name a webhook may subscribe to (`data`) and those this deployment emits (`emitted`)."
+      ))
+      .pipe(requires("settings:read")),
     HttpApiEndpoint.post("create", "/webhooks", {
       payload: CreateWebhook,
       success: Webhook.pipe(HttpApiSchema.status(201)),
       error: InvalidRequestResponse
-    }).pipe(requires("settings:write")),
+    })
+      .annotateMerge(doc(
+        "Create a webhook",
+        "Subscribes an HTTPS URL to event names. With `hmacSecret` every delivery is signed (Standard Webhooks `webhook-signature` and `X-Webhook-Signature`); the secret is never answered back."
+      ))
+      .pipe(requires("settings:write")),
     HttpApiEndpoint.get("list", "/webhooks", {
       query: pageQuery,
       success: WebhookList,
       error: InvalidRequestResponse
-    }).pipe(requires("settings:read")),
-    HttpApiEndpoint.get("get", "/webhooks/:id", { params, success: Webhook, error: NotFoundResponse }).pipe(
-      requires("settings:read")
-    ),
+    })
+      .annotateMerge(doc(
+        "List webhooks",
+        "Your webhooks, newest first, a page at a time."
+      ))
+      .pipe(requires("settings:read")),
+    HttpApiEndpoint.get("get", "/webhooks/:id", { params, success: Webhook, error: NotFoundResponse })
+      .annotateMerge(doc(
+        "Get a webhook",
+        "One webhook by id (never its secret)."
+      ))
+      .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("update", "/webhooks/:id", {
       params,
       payload: UpdateWebhook,
       success: Webhook,
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(requires("settings:write")),
-    HttpApiEndpoint.delete("delete", "/webhooks/:id", { params, success: Webhook, error: NotFoundResponse }).pipe(
-      requires("settings:write")
-    ),
+    })
+      .annotateMerge(doc(
+        "Update a webhook",
+        "Changes the sent fields only: `events` replaces the subscription wholesale; `hmacSecret` a string replaces the secret at once, `null` removes it (use rotate-secret for an overlap)."
+      ))
+      .pipe(requires("settings:write")),
+    HttpApiEndpoint.delete("delete", "/webhooks/:id", { params, success: Webhook, error: NotFoundResponse })
+      .annotateMerge(doc(
+        "Delete a webhook",
+        "Stops deliveries to the webhook and answers it as it was; its delivery log goes with it."
+      ))
+      .pipe(requires("settings:write")),
     HttpApiEndpoint.post("rotateSecret", "/webhooks/:id/rotate-secret", {
       params,
       payload: RotateWebhookSecret,
@@ -84,7 +124,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       }))
       .pipe(requires("settings:write")),
     HttpApiEndpoint.get("feed", "/events", {
-      query: { ...pageQuery, events: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(10_000))) },
+      query: { ...pageQuery, events: eventsParam },
       success: EventFeedPage,
       error: InvalidRequestResponse
     })
@@ -101,7 +141,12 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       query: pageQuery,
       success: WebhookDeliveryList,
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(requires("settings:read"))
+    })
+      .annotateMerge(doc(
+        "List a webhook's deliveries",
+        "The webhook's delivery log, newest first: each delivery's event, payload, status, response status, error and duration."
+      ))
+      .pipe(requires("settings:read"))
   )
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({
