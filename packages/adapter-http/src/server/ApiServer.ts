@@ -6,9 +6,10 @@
 import { CoreLayer, type EventName, eventRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices } from "@feedback/core"
 import { Effect, Layer, type Redacted, References } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
 import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./catalog/CatalogHandlers.ts"
+import { DocsPage } from "./DocsPage.ts"
 import { errorEnvelope } from "./ErrorEnvelope.ts"
 import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
 import { MetricsRoute } from "./observability/MetricsRoute.ts"
@@ -72,7 +73,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
-const DocsRoute = HttpApiScalar.layer(AdminApi, { path: "/docs" })
+const DocsRoute = DocsPage(AdminApi, { path: "/docs" })
 
 const OperatorRoutes = (token: Redacted.Redacted<string>) =>
   HttpApiBuilder.layer(OperatorApi, { openapiPath: "/operator/openapi.json" }).pipe(
