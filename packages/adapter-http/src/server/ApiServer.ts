@@ -73,7 +73,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
-const DocsRoute = DocsPage(AdminApi, { path: "/docs" })
+const DocsRoute = DocsPage(AdminApi, { path: "/docs", scalar: { defaultOpenAllTags: true } })
 
 const OperatorRoutes = (token: Redacted.Redacted<string>) =>
   HttpApiBuilder.layer(OperatorApi, { openapiPath: "/operator/openapi.json" }).pipe(
