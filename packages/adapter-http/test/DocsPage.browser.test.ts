@@ -83,13 +83,14 @@ describe.skipIf(!present)(title, () => {
       // Rendered: the sidebar lists one entry per operation, and the reference shows every path.
       await page.waitForFunction(
         (count) => {
-          const sidebar = document.querySelector("aside[aria-label^='Sidebar']") as HTMLElement | null
+          // Runs in the page (the type check has no DOM library, hence the loose types).
+          const sidebar = (globalThis as any).document.querySelector("aside[aria-label^='Sidebar']") as { innerText: string } | null
           return sidebar !== null && (sidebar.innerText.match(/HTTP METHOD:/g) ?? []).length >= count
         },
         operations.length,
         { timeout: 120_000, polling: 500 }
       )
-      const text = await page.evaluate(() => document.body.innerText)
+      const text = await page.evaluate(() => (globalThis as any).document.body.innerText as string)
       const missing = operations.filter(({ path }) => !text.includes(path))
       expect(missing, "operations the rendered page does not show").toEqual([])
       expect(elsewhere, "requests that left the server's origin").toEqual([])
