@@ -5,6 +5,8 @@
  *    measured in the same run: the same loop calling a no-op store, and (PostgreSQL) the same loop running one
  *    trivial `SELECT 1` round trip on the same pool — so "1.00× of SELECT 1" would mean one round trip per decision.
  *    PostgreSQL is a fresh database on BENCH_DATABASE_URL / TEST_DATABASE_URL's server, else embedded PGlite.
+ *    Redis (the scale-out limiter, `RATE_LIMIT_URL`) is TEST_REDIS_URL's server, else a throwaway `redis-server`;
+ *    its round-trip baseline is one `PING` on the same client.
  * 2. The limiter's cost on a cheap request: `GET /organization` through the real HTTP server (a child process) under
  *    autocannon, with the limiter on vs a store whose spend always admits.
  *
@@ -21,6 +23,10 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { startServerProcess } from "../packages/adapter-http/test/ServerProcess.ts"
+import { RedisRateLimitStore } from "@feedback/adapter-redis"
+import * as NodeRedis from "@effect/platform-node/NodeRedis"
+import * as Redis from "effect/persistence/Redis"
+import { redisAvailable, startRedis } from "../packages/adapter-redis/test/TestRedis.ts"
 import {
   benchDatabaseServer,
   describeMachine,
@@ -104,8 +110,36 @@ const decisionBenchmarks = Effect.gen(function*() {
   if (database !== undefined) yield* Effect.promise(database.drop)
   if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true })
 
+  // --- Redis ------------------------------------------------------------------------------------------------------
+  if (redisAvailable) {
+    const redisServer = yield* Effect.promise(startRedis)
+    yield* Effect.scoped(Effect.gen(function*() {
+      const context = yield* Layer.build(
+        RedisRateLimitStore.layerRedis({ keyPrefix: `bench:${randomUUID()}:` }).pipe(
+          Layer.provideMerge(NodeRedis.layer({ url: redisServer.url })),
+          Layer.orDie
+        )
+      )
+      const store = Context.get(context, RateLimitStore)
+      const redis = Context.get(context, Redis.Redis)
+      const ping: Spend = () => redis.send("PING").pipe(Effect.orDie)
+      const redisConcurrency = 8
+      const noOp = yield* decisionsPerSecond(noOpStore, [hotOrg], redisConcurrency, DECISION_SECONDS)
+      const roundTrip = yield* decisionsPerSecond(ping, [hotOrg], redisConcurrency, DECISION_SECONDS)
+      rows.push([`no-op store (baseline), ${redisConcurrency} fibers`, fmt(noOp), "1.00×", ""])
+      rows.push([`PING on Redis, one client, ${redisConcurrency} fibers (baseline)`, fmt(roundTrip), ratio(roundTrip, noOp), "1.00×"])
+      for (const [name, orgs] of [["1 hot organization", [hotOrg]], ["1,000 organizations", manyOrgs]] as const) {
+        const rate = yield* decisionsPerSecond(viaStore(store), orgs, redisConcurrency, DECISION_SECONDS)
+        rows.push([`Redis, ${name}`, fmt(rate), ratio(rate, noOp), ratio(rate, roundTrip)])
+      }
+    }))
+    redisServer.stop()
+  } else {
+    rows.push(["Redis: skipped (no TEST_REDIS_URL, no redis-server on PATH)", "", "", ""])
+  }
+
   console.log("\nDecisions per second (each ratio against a baseline measured in this run)\n")
-  table(["store and load", "decisions/s", "vs no-op", "vs SELECT 1"], rows)
+  table(["store and load", "decisions/s", "vs no-op", "vs round trip (SELECT 1 / PING)"], rows)
 })
 
 const httpBenchmarks = async () => {

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 
 const root = Path.resolve(import.meta.dirname, "..")
-const packages = ["core", "client", "adapter-memory", "adapter-postgres", "adapter-http"] as const
+const packages = ["core", "client", "adapter-memory", "adapter-postgres", "adapter-redis", "adapter-http"] as const
 const CLIENT_ONLY_LIMIT_BYTES = 20 * 1024 * 1024
 const fixtures = Path.join(import.meta.dirname, "pack-check")
 

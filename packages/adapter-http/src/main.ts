@@ -11,7 +11,7 @@ import { OtlpLayer, parseOtlpHeaders } from "./server/observability/OtlpExport.t
 import { demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
 import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
 import { DEFAULT_EMBED_SCRIPT_URL } from "./server/setup/SetupHandlers.ts"
-import { chooseStore, describeStore, storeLayer } from "./server/StoreSelection.ts"
+import { chooseStore, describeRateLimitStore, describeStore, isRateLimitUrl, storeLayer } from "./server/StoreSelection.ts"
 
 const ServerConfig = Config.all({
   port: Config.Int("PORT").pipe(Config.withDefault(3000)),
@@ -21,6 +21,7 @@ const ServerConfig = Config.all({
   operatorToken: Config.Redacted("OPERATOR_TOKEN").pipe(Config.option),
   demo: Config.Boolean("DEMO").pipe(Config.option),
   cursorSecret: Config.Redacted("CURSOR_SECRET").pipe(Config.option),
+  rateLimitUrl: Config.Redacted("RATE_LIMIT_URL").pipe(Config.option),
   demoSecretKey: Config.String("DEMO_SECRET_KEY").pipe(Config.option),
   smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
   mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
@@ -97,6 +98,10 @@ const run = Effect.gen(function*() {
     ? { url: config.smtpUrl.value, from: config.mailFrom.value }
     : undefined
   const store = chooseStore(Option.getOrUndefined(config.databaseUrl), config.dataDir)
+  const rateLimitUrl = Option.getOrUndefined(Option.map(config.rateLimitUrl, Redacted.value))
+  if (rateLimitUrl !== undefined && !isRateLimitUrl(rateLimitUrl)) {
+    return yield* Effect.die(new Error("RATE_LIMIT_URL must be a redis:// or rediss:// URL"))
+  }
   if (config.eventRetentionDays < MIN_EVENT_RETENTION_DAYS) {
     return yield* Effect.die(new Error(`EVENT_RETENTION_DAYS must be at least ${MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`))
   }
@@ -129,6 +134,7 @@ const run = Effect.gen(function*() {
       [`Admin API listening on ${url}`, { url, docs: `${url}/docs`, openapi: `${url}/openapi.json` }],
       [`API reference: ${url}/docs (OpenAPI: ${url}/openapi.json)`],
       [`Store: ${describeStore(store)}`],
+      [`Rate limits: ${describeRateLimitStore(rateLimitUrl)}`],
       [`Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`],
       [options.operatorToken === undefined ? "Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`],
       [`Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`],
@@ -149,7 +155,10 @@ const run = Effect.gen(function*() {
     for (const [message, fields] of lines) yield* Effect.logInfo(message).pipe(Effect.annotateLogs(fields ?? {}))
   })).pipe(Layer.provide(Organizations.layer))
 
-  const Services = storeLayer(store, { cursorSecret: Option.getOrUndefined(config.cursorSecret) })
+  const Services = storeLayer(store, {
+    cursorSecret: Option.getOrUndefined(config.cursorSecret),
+    rateLimitUrl: Option.getOrUndefined(config.rateLimitUrl)
+  })
   const App = HttpRouter.serve(ApiApplication(options), {
     disableLogger: true,
     disableListenLog: true,

@@ -309,6 +309,26 @@ describe("answers, listing and deletion", () => {
     expect(JSON.stringify(await tablesContaining(a1.id))).not.toContain("product_question_answers")
     expect((await eventsOf(s.organizationId)).at(-1)).toBe("productQuestion.deleted")
   })
+
+  it("with Idempotency-Key, the responses recorded for retries keep no asker email after the deletion", async () => {
+    const s = await shop()
+    const email = `keyed-${s.organizationId}@example.com`
+    const keyed = (method: string, path: string, key: string, body?: unknown) =>
+      server.request(method, path, { token: s.key, headers: { "idempotency-key": key }, ...(body === undefined ? {} : { body }) })
+    const body = { productId: s.productId, body: "Keyed", askerEmail: email }
+    const created = await keyed("POST", "/product-questions", "create-q", body)
+    expect(created.status, created.text).toBe(201)
+    expect(await tablesContaining(email)).toContain("idempotency_keys")
+    const deleted = await keyed("DELETE", `/product-questions/${created.body.id}`, "delete-q")
+    expect(deleted.status, deleted.text).toBe(200)
+    expect(deleted.body.askerEmail).toBe(email)
+    expect(await tablesContaining(email)).toEqual([])
+    const replayed = await keyed("DELETE", `/product-questions/${created.body.id}`, "delete-q")
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true")
+    expect(replayed.body).toEqual({ ...deleted.body, askerEmail: null })
+    const recreated = await keyed("POST", "/product-questions", "create-q", body)
+    expect(recreated.body).toEqual({ ...created.body, askerEmail: null })
+  })
 })
 
 // ---------------------------------------------------------------------------------------------------------------

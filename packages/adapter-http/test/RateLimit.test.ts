@@ -10,7 +10,7 @@
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { Organizations, type StoreServices } from "@feedback/core"
+import { Idempotency, Organizations, type StoreServices } from "@feedback/core"
 import { Effect, Layer, Schema } from "effect"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
@@ -60,7 +60,7 @@ const CostlyRoutes = HttpApiBuilder.layer(CostlyApi).pipe(
           return { count: 0 }
         })))),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive]),
-  Layer.provide(Organizations.layer)
+  Layer.provide([Organizations.layer, Idempotency.layer])
 )
 
 // --- helpers -------------------------------------------------------------------------------------------------------

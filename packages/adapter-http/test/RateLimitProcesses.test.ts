@@ -3,15 +3,18 @@
  * Two real server processes (`src/main.ts`) share one fresh database on the TEST_DATABASE_URL server; a burst of
  * 2,400 concurrent requests for one organization is split across them, and the number admitted must lie within the
  * token bucket's exact bound: at least the ceiling, at most the ceiling plus what refilled while the burst ran.
- * Every other answer must be a well-formed 429.
+ * Every other answer must be a well-formed 429. The same burst runs again with the limiter on a shared Redis
+ * (`RATE_LIMIT_URL`, docs/DECISIONS.md §22), and the buckets it left in Redis show that Redis decided.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { Agent, request } from "node:http"
-import { afterAll, assert, beforeAll, it } from "vitest"
+import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { describeWithServer, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
 import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
+import { redisAvailable, startRedis } from "../../adapter-redis/test/TestRedis.ts"
+import { createClient } from "redis"
 
 const OPERATOR_TOKEN = "processes-test-operator-token-of-32-characters"
 const CEILING = 600 // apiRequestsPerMinute: 10 tokens per second
@@ -53,14 +56,24 @@ const dropDatabase = (serverUrl: string, databaseUrl: string) =>
     yield* sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))).pipe(Effect.ignore))
 
-describeWithServer("rate limit across server processes sharing PostgreSQL", (serverUrl) => {
+type Limiter = "PostgreSQL" | "Redis"
+
+const burstAcrossProcesses = (serverUrl: string, limiter: Limiter) => {
   const servers: Array<ServerProcess> = []
   const agents = Array.from({ length: 2 }, () => new Agent({ keepAlive: true, maxSockets: SOCKETS_PER_PROCESS }))
   let databaseUrl: string | undefined
+  let redis: Awaited<ReturnType<typeof startRedis>> | undefined
 
   beforeAll(async () => {
     databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
-    const env = { DATABASE_URL: databaseUrl, OPERATOR_TOKEN, LOG_REQUESTS: "false", PORT: "0" }
+    if (limiter === "Redis") redis = await startRedis()
+    const env = {
+      DATABASE_URL: databaseUrl,
+      OPERATOR_TOKEN,
+      LOG_REQUESTS: "false",
+      PORT: "0",
+      ...(redis === undefined ? {} : { RATE_LIMIT_URL: redis.url })
+    }
     // One after the other: the first applies the migrations and seeds the demo organization; the second finds both.
     for (let i = 0; i < 2; i++) servers.push(await startServerProcess(env))
   }, 60_000)
@@ -69,9 +82,10 @@ describeWithServer("rate limit across server processes sharing PostgreSQL", (ser
     for (const agent of agents) agent.destroy()
     await Promise.all(servers.map((s) => s.stop()))
     if (databaseUrl !== undefined) await dropDatabase(serverUrl, databaseUrl)
+    redis?.stop()
   }, 30_000)
 
-  it(`${REQUESTS} concurrent requests over two processes admit within the exact bound; the rest are well-formed 429s`, async () => {
+  it(`${limiter} limiter: ${REQUESTS} concurrent requests over two processes admit within the exact bound; the rest are well-formed 429s`, async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess]
     assert.notStrictEqual(a.pid, b.pid)
     const org = await call(agents[0]!, `${a.url}/operator/organizations`, {
@@ -133,5 +147,22 @@ describeWithServer("rate limit across server processes sharing PostgreSQL", (ser
       assert.strictEqual(r.headers["x-ratelimit-limit"], String(CEILING))
       assert.strictEqual(r.headers["x-ratelimit-remaining"], "0")
     }
+    if (redis !== undefined) {
+      // The organization's bucket lives in Redis (and nowhere else decided): its level is what the burst left.
+      const client = await createClient({ url: redis.url }).connect()
+      try {
+        const keys = await client.keys(`feedback:rl:{${organizationId}}:*`)
+        assert.deepStrictEqual(keys, [`feedback:rl:{${organizationId}}:org`])
+      } finally {
+        client.destroy()
+      }
+    }
   }, 120_000)
+}
+
+describeWithServer("rate limit across server processes sharing PostgreSQL", (serverUrl) => {
+  describe("limiter in PostgreSQL", () => burstAcrossProcesses(serverUrl, "PostgreSQL"))
+  if (redisAvailable) describe("limiter in a shared Redis (RATE_LIMIT_URL)", () => burstAcrossProcesses(serverUrl, "Redis"))
+  else if (process.env["CI"] === "true") it("runs the Redis limiter across processes", () => assert.fail("CI must provide Redis (TEST_REDIS_URL)"))
+  else describe.skip("limiter in a shared Redis — skipped: no TEST_REDIS_URL and no redis-server on PATH", () => burstAcrossProcesses(serverUrl, "Redis"))
 })

@@ -3,6 +3,7 @@ import { CursorKey } from "@feedback/core"
 import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
 import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
+import { MemoryIdempotencyStore } from "./idempotency/MemoryIdempotencyStore.ts"
 import { MemoryInstanceSecretRepository } from "./kernel/MemoryInstanceSecrets.ts"
 import { MemoryStoreHealth } from "./kernel/MemoryStoreHealth.ts"
 import { MemoryRateLimitStore } from "./ratelimit/MemoryRateLimitStore.ts"
@@ -33,5 +34,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryWebhookRepository,
   MemoryReviewWriteRepository,
   MemoryStoreHealth,
+  MemoryIdempotencyStore,
   CursorKey.layerStored.pipe(Layer.provideMerge(MemoryInstanceSecretRepository))
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

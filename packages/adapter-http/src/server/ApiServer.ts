@@ -3,7 +3,7 @@
  * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
-import { CoreLayer, type EventName, eventRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices } from "@feedback/core"
+import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices } from "@feedback/core"
 import { Effect, Layer, type Redacted, References } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
@@ -100,14 +100,16 @@ export const ApiRoutes = (options: ApiServerOptions) =>
 
 /**
  * The background work of a server process, needing the store services and an id generator: the webhook dispatcher
- * (docs/DECISIONS.md §7) and the asker-notice email worker (§6), each off when its own option says so. Both stop
- * gracefully with the layer (in-flight deliveries and sends finish first).
+ * (docs/DECISIONS.md §7) and the asker-notice email worker (§6), each off when its own option says so, and the
+ * hourly purges of expired events (§17) and idempotency keys (§18). Both workers stop gracefully with the layer
+ * (in-flight deliveries and sends finish first).
  */
 export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays">) =>
   Layer.mergeAll(
     WebhookDispatcherLive(options.webhooks),
     EmailWorkerFor(options.email),
-    Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS)))
+    Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
+    Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob()))
   ).pipe(
     Layer.provide(WebhookRuntime(options.webhooks)),
     // Untraced: the dispatcher polls several times a second, and spans of empty polls would bury the requests'.

@@ -5,7 +5,8 @@
  *    `Retry-After` and nothing applied when unaffordable);
  * 3. check the endpoint's declared permission (403);
  * 4. measure a JSON body before anything parses it (400 when too deep or too big in values; `JsonBodyShape.ts`);
- * 5. run the endpoint (which then decodes the request) with the caller provided.
+ * 5. run the endpoint (which then decodes the request) with the caller provided, under the request's
+ *    `Idempotency-Key` when a POST, PATCH or DELETE sends one (`idempotency/IdempotentRequests.ts`).
  * Every charged response carries `x-rate-limit-cost`, `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
  */
 import {
@@ -15,6 +16,7 @@ import {
   CurrentCaller,
   Forbidden,
   hasPermission,
+  Idempotency,
   Organizations,
   RateLimitStore,
   recordRateLimitDecision,
@@ -25,6 +27,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
+import { idempotently } from "./idempotency/IdempotentRequests.ts"
 import { guardJsonBody } from "./JsonBodyShape.ts"
 
 /**
@@ -70,6 +73,7 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
   // copies every service of the application into each request's context; docs/ARCHITECTURE.md).
   const organizations = yield* Organizations
   const rateLimits = yield* RateLimitStore
+  const idempotency = yield* Idempotency
   return SecretKeyAuth.of({
     bearer: (httpEffect, { credential, endpoint }) =>
       Effect.gen(function*() {
@@ -87,7 +91,11 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
         }
         if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
         yield* guardJsonBody
-        return yield* Effect.provideService(httpEffect, CurrentCaller, caller)
+        return yield* Effect.provideService(
+          idempotently(idempotency, endpoint, organization.id, httpEffect),
+          CurrentCaller,
+          caller
+        )
       })
   })
 }))

@@ -1,11 +1,14 @@
 /**
  * Which store backs the server (docs/DECISIONS.md §10): `DATABASE_URL=postgres://…` a PostgreSQL server, `memory` the
- * in-memory store, unset the embedded PGlite in `DATA_DIR`.
+ * in-memory store, unset the embedded PGlite in `DATA_DIR`. `RATE_LIMIT_URL=redis://…` moves only the rate limiter
+ * to Redis, for request volumes one PostgreSQL should not carry (docs/DECISIONS.md §22).
  */
 import { CursorKey, IdGenerator, type StoreServices } from "@feedback/core"
 import type { SqlError } from "effect/sql/SqlError"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
+import { RedisRateLimitStore } from "@feedback/adapter-redis"
+import type { RedisError } from "effect/persistence/Redis"
 import { Layer, Redacted } from "effect"
 
 export type StoreChoice =
@@ -40,11 +43,30 @@ const redactUrl = (url: string) => {
 export interface StoreOptions {
   /** `CURSOR_SECRET`: seals list cursors instead of the key generated once and kept in the store. */
   readonly cursorSecret?: Redacted.Redacted<string> | undefined
+  /** `RATE_LIMIT_URL`: a Redis server (`redis://…`, `rediss://…`) that keeps the token buckets instead of the store. */
+  readonly rateLimitUrl?: Redacted.Redacted<string> | undefined
 }
 
-export const storeLayer = (choice: StoreChoice, options: StoreOptions = {}): Layer.Layer<StoreServices | IdGenerator, SqlError> => {
+/** A limiter URL the server accepts: Redis, plain or over TLS. */
+export const isRateLimitUrl = (url: string): boolean => {
+  try {
+    return ["redis:", "rediss:"].includes(new URL(url).protocol)
+  } catch {
+    return false
+  }
+}
+
+export const describeRateLimitStore = (url: string | undefined): string =>
+  url === undefined ? "in the store" : `Redis at ${redactUrl(url)}`
+
+export const storeLayer = (
+  choice: StoreChoice,
+  options: StoreOptions = {}
+): Layer.Layer<StoreServices | IdGenerator, SqlError | RedisError> => {
   const store: Layer.Layer<StoreServices, SqlError> = choice._tag === "Memory" ? MemoryStoreLayer : PgStoreLayer(choice)
   // Merged after the store, the configured key replaces the store's generated one.
   const configured = options.cursorSecret === undefined ? Layer.empty : CursorKey.layer(Redacted.value(options.cursorSecret))
-  return Layer.mergeAll(store, IdGenerator.uuidV7, configured)
+  // Likewise a Redis limiter replaces the store's `RateLimitStore`; every other service stays in the store.
+  const limiter = options.rateLimitUrl === undefined ? Layer.empty : RedisRateLimitStore.layer(Redacted.value(options.rateLimitUrl))
+  return Layer.mergeAll(store, IdGenerator.uuidV7, configured, limiter)
 }

@@ -36,10 +36,12 @@ const embedded = (dataDir: string): Layer.Layer<PgClient.PgClient | SqlClient.Sq
     const socketPath = Path.join(dir, ".s.PGSQL.pglite")
     const useSocket = Buffer.byteLength(socketPath) <= MAX_SOCKET_PATH
     const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
+    // Trigram indexes serve search (migration 92); PGlite ships the extension but loads it only when asked.
+    const { pg_trgm } = yield* Effect.promise(() => import("@electric-sql/pglite/contrib/pg_trgm"))
     const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
     const server = yield* Effect.acquireRelease(
       Effect.promise(async () => {
-        const db = await PGlite.create(Path.join(dir, "pgdata"))
+        const db = await PGlite.create(Path.join(dir, "pgdata"), { extensions: { pg_trgm } })
         if (useSocket) rmSync(socketPath, { force: true })
         const server = new PGLiteSocketServer(
           useSocket ? { db, path: socketPath } : { db, port: 0, host: "127.0.0.1" }

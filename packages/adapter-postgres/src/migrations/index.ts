@@ -17,6 +17,8 @@ import { webhookSecretRotationMigration } from "./0082_webhook_secret_rotation.t
 import { webhookRedeliveryMigration } from "./0083_webhook_redelivery.ts"
 import { eventFeedMigration } from "./0084_event_feed.ts"
 import { webhookDeliveryOrderMigration } from "./0085_webhook_delivery_order.ts"
+import { idempotencyKeysMigration } from "./0090_idempotency_keys.ts"
+import { searchIndexMigration } from "./0092_search_index.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -35,5 +37,7 @@ export const migrations: ReadonlyArray<Migration> = [
   webhookSecretRotationMigration,
   webhookRedeliveryMigration,
   eventFeedMigration,
-  webhookDeliveryOrderMigration
+  webhookDeliveryOrderMigration,
+  idempotencyKeysMigration,
+  searchIndexMigration
 ]

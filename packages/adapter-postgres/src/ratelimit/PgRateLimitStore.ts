@@ -30,7 +30,7 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { assertBuckets, RateLimitStore, toSpendDecision } from "@feedback/core"
+import { assertBuckets, LocalRefusals, RateLimitStore, toSpendDecision } from "@feedback/core"
 import type { KeyedBucket } from "@feedback/core"
 import { TokenBucket } from "@feedback/core"
 import { orDie } from "../kernel/SqlErrors.ts"
@@ -154,7 +154,8 @@ export const makePgRateLimitStore = Effect.gen(function*() {
   return RateLimitStore.of({ spend })
 })
 
+/** The store as the server uses it: a refusal known from an earlier one costs no round trip (`LocalRefusals`). */
 export const PgRateLimitStore: Layer.Layer<RateLimitStore, never, SqlClient.SqlClient> = Layer.effect(
   RateLimitStore,
-  makePgRateLimitStore
+  Effect.map(makePgRateLimitStore, (store) => LocalRefusals.withLocalRefusals(store))
 )

@@ -17,12 +17,14 @@ import {
   type CollisionCounts,
   type FilterAst,
   fieldRefPath,
+  foldCase,
   type ImportJob,
   type ImportJobId,
   normalizeValue,
   type ReviewFile,
   type ReviewReader,
   type ReviewRecord,
+  searchPattern,
   ReviewRepository,
   type ReviewReply,
   type StoredReview,
@@ -100,23 +102,104 @@ export const reviewListFrom = (filter: FilterAst): string => {
 export const reviewSearchSql = (term: string | undefined, offset: number): SqlFragment => {
   if (term === undefined || term === "") return { text: "TRUE", params: [] }
   const own = compileSearch(term, ["r.title", "r.body"], offset)
-  const customer = compileSearch(term, ["sc.email", "sc.first_name", "sc.last_name"], offset + own.params.length)
-  const product = compileSearch(term, ["sp.title"], offset + own.params.length + customer.params.length)
+  // A term the trigram indexes serve: the related records are found through them, with the pattern `own` binds
+  // first (the same value); otherwise as `compileSearch` would search them.
+  const related = indexedSearchTerm(term)
+    ? {
+      customer: indexedLike(["sc.email", "sc.first_name", "sc.last_name"], offset + 1),
+      product: indexedLike(["sp.title"], offset + 1),
+      params: []
+    }
+    : (() => {
+      const customer = compileSearch(term, ["sc.email", "sc.first_name", "sc.last_name"], offset + own.params.length)
+      const product = compileSearch(term, ["sp.title"], offset + own.params.length + customer.params.length)
+      return { customer: customer.text, product: product.text, params: [...customer.params, ...product.params] }
+    })()
   return {
     text: `(${own.text}
-    OR r.customer_id IN (SELECT sc.id FROM customers sc WHERE sc.organization_id = $1 AND ${customer.text})
-    OR r.product_id IN (SELECT sp.id FROM products sp WHERE sp.organization_id = $1 AND ${product.text}))`,
-    params: [...own.params, ...customer.params, ...product.params]
+    OR r.customer_id IN (SELECT sc.id FROM customers sc WHERE sc.organization_id = $1 AND ${related.customer})
+    OR r.product_id IN (SELECT sp.id FROM products sp WHERE sp.organization_id = $1 AND ${related.product}))`,
+    params: [...own.params, ...related.params]
   }
 }
 
-/** The statement of one page (also used by the benchmark to time the same SQL directly). */
+/**
+ * The search over `columns` in the form their trigram indexes serve (migration 92), with the pattern in parameter
+ * `$index` (the one `compileSearch` adds first). Used for customers and products, whose hashed sub-plans would
+ * otherwise read every customer and product of the organization for each search.
+ */
+const indexedLike = (columns: ReadonlyArray<string>, index: number): string =>
+  `(${columns.map((c) => `search_fold(${c}) LIKE $${index} ESCAPE '\\'`).join(" OR ")})`
+
+/**
+ * Search terms the trigram indexes can serve (migration 92): `pg_trgm` draws its trigrams from runs of letters and
+ * digits, so a term without three in a row would make the index return every row. Such terms keep the scan.
+ */
+export const indexedSearchTerm = (term: string | undefined): term is string =>
+  term !== undefined && /[a-z0-9]{3}/.test(foldCase(term))
+
+/**
+ * How a search page is found (docs/DECISIONS.md §4), cheapest first, each step exact:
+ * 1. a common term: the first `SEARCH_WINDOW` reviews in list order already hold a page of matches;
+ * 2. a rare term: up to `SEARCH_CANDIDATES_MAX` matches collected through the trigram indexes, the page read among them;
+ * 3. in between: the list-index scan, which meets a match every few hundred reviews and stops at the page's end.
+ */
+export const SEARCH_WINDOW = 5_000
+export const SEARCH_CANDIDATES_MAX = 2_000
+
+/**
+ * The reviews that match `term` (docs/DECISIONS.md §4) through the trigram indexes; more than
+ * `SEARCH_CANDIDATES_MAX` rows means "too many". A review may be listed more than once (it can match in several
+ * ways); the `LIMIT` stops the scans once the term is known to be common. Same answers as `reviewSearchSql`:
+ * `search_fold` is the same folding as `translate` with the fold table, and `pg_trgm` rechecks every `LIKE`.
+ */
+export const searchCandidatesStatement = (organizationId: string, term: string, max = SEARCH_CANDIDATES_MAX) => {
+  const like = (column: string) => `search_fold(${column}) LIKE $2 ESCAPE '\\'`
+  return {
+    text: `SELECT s.id FROM reviews s WHERE s.organization_id = $1 AND (${like("s.title")} OR ${like("s.body")})
+  UNION ALL
+  SELECT s.id FROM reviews s WHERE s.organization_id = $1 AND s.customer_id IN (
+    SELECT sc.id FROM customers sc WHERE sc.organization_id = $1
+      AND (${like("sc.email")} OR ${like("sc.first_name")} OR ${like("sc.last_name")}))
+  UNION ALL
+  SELECT s.id FROM reviews s WHERE s.organization_id = $1 AND s.product_id IN (
+    SELECT sp.id FROM products sp WHERE sp.organization_id = $1 AND ${like("sp.title")})
+  LIMIT ${max + 1}`,
+    params: [organizationId, searchPattern(term)]
+  }
+}
+
+/** Where a search page looks (see `SEARCH_WINDOW`): among known matches, or in the first reviews in list order. */
+export type SearchScope =
+  | { readonly _tag: "Candidates"; readonly ids: ReadonlyArray<string> }
+  | { readonly _tag: "Window"; readonly size: number }
+
+/**
+ * The statement of one page (also used by the benchmark to time the same SQL directly). Without a scope, the search
+ * condition is checked along the list-index scan. `Candidates`: membership among the matches' ids. `Window`: the
+ * search is checked among the first `size` reviews of the list order only (a prefix of it, so its matches are the
+ * list's first matches; a page found there is the page).
+ */
 export const reviewPageStatement = (
   organizationId: string,
-  request: Parameters<ReviewReader["page"]>[1]
+  request: Parameters<ReviewReader["page"]>[1],
+  scope?: SearchScope
 ): { readonly text: string; readonly params: ReadonlyArray<unknown> } => {
   const q = compileListQuery({ ...request, search: undefined }, reviewListMapping, 1)
-  const search = reviewSearchSql(request.search, 1 + q.params.length)
+  if (scope?._tag === "Window") {
+    const search = reviewSearchSql(request.search, 1 + q.params.length)
+    return {
+      text: `SELECT r.* FROM (SELECT r.* FROM ${reviewListFrom(request.filter)}
+    WHERE r.organization_id = $1 AND ${q.where}
+    ORDER BY ${q.orderBy} LIMIT ${scope.size}) r
+  WHERE ${search.text}
+  ORDER BY ${q.orderBy} LIMIT ${request.limit + 1}`,
+      params: [organizationId, ...q.params, ...search.params]
+    }
+  }
+  const search = scope === undefined
+    ? reviewSearchSql(request.search, 1 + q.params.length)
+    : { text: `r.id = ANY($${2 + q.params.length}::uuid[])`, params: [`{${scope.ids.join(",")}}`] }
   return {
     text: `SELECT r.* FROM ${reviewListFrom(request.filter)}
   WHERE r.organization_id = $1 AND ${q.where} AND ${search.text}
@@ -124,6 +207,27 @@ export const reviewPageStatement = (
     params: [organizationId, ...q.params, ...search.params]
   }
 }
+
+/** The rows of one page, by the cheapest of the steps of `SEARCH_WINDOW` that is exact for the request. */
+export const reviewPageRows = (
+  sql: SqlClient.SqlClient,
+  organizationId: string,
+  request: Parameters<ReviewReader["page"]>[1],
+  limits: { readonly window: number; readonly candidatesMax: number } = { window: SEARCH_WINDOW, candidatesMax: SEARCH_CANDIDATES_MAX }
+) =>
+  Effect.gen(function*() {
+    const run = (statement: { readonly text: string; readonly params: ReadonlyArray<unknown> }) =>
+      sql.unsafe<StoredReviewDbRow>(statement.text, statement.params)
+    if (!indexedSearchTerm(request.search)) return yield* run(reviewPageStatement(organizationId, request))
+    const windowed = yield* run(reviewPageStatement(organizationId, request, { _tag: "Window", size: limits.window }))
+    if (windowed.length > request.limit) return windowed
+    const probe = searchCandidatesStatement(organizationId, request.search, limits.candidatesMax)
+    const found = yield* sql.unsafe<{ readonly id: string }>(probe.text, probe.params)
+    if (found.length > limits.candidatesMax) return yield* run(reviewPageStatement(organizationId, request))
+    if (found.length === 0) return []
+    const ids = [...new Set(found.map((r) => String(r.id)))]
+    return yield* run(reviewPageStatement(organizationId, request, { _tag: "Candidates", ids }))
+  })
 
 const groupBy = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, ReadonlyArray<A>> => {
   const out = new Map<string, Array<A>>()
@@ -140,9 +244,8 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
   const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
     new Map(rows.map((r) => [String(r[key]), map(r)]))
   return {
-    page: (organizationId, request) => {
-      const statement = reviewPageStatement(organizationId, request)
-      return sql.unsafe<StoredReviewDbRow>(statement.text, statement.params).pipe(
+    page: (organizationId, request) =>
+      reviewPageRows(sql, organizationId, request).pipe(
         Effect.map((rows) => {
           const stored = rows.map(toStoredReview)
           return toPage(stored, request, (s) => ({
@@ -151,8 +254,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           }))
         }),
         orDie
-      )
-    },
+      ),
     find: (organizationId, id) =>
       sql<StoredReviewDbRow>`SELECT * FROM reviews WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toStoredReview)),

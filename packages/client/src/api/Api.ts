@@ -4,6 +4,7 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { CustomersApi, ProductsApi, SitesApi } from "./catalog/CatalogApi.ts"
+import { withIdempotencyKeys } from "./IdempotencyOpenApi.ts"
 import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { withWebhookDeliveries } from "./webhooks/WebhookDeliveriesOpenApi.ts"
 import { OrganizationApi } from "./organizations/OrganizationApi.ts"
@@ -34,6 +35,6 @@ export class AdminApi extends HttpApi.make("admin-api")
     title: "Feedback platform Admin API",
     version: "0.1.0",
     description: "Merchant Admin API: setup status, reviews and replies, product questions, webhooks and rate limits.",
-    transform: (spec) => withWebhookDeliveries(withRateLimitCosts(spec))
+    transform: (spec) => withIdempotencyKeys(withWebhookDeliveries(withRateLimitCosts(spec)))
   }))
 {}

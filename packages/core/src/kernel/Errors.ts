@@ -97,6 +97,19 @@ export class ImportFailed extends Schema.TaggedError<ImportFailed>()("ImportFail
   index: Schema.Number
 }) {}
 
+/**
+ * 422: an `Idempotency-Key` already used, within 24 hours, for a request with another method, path or body
+ * (docs/DECISIONS.md §18). A client sends a fresh key for each distinct request.
+ */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
+  message: Schema.String
+}) {
+  static readonly default = (): IdempotencyKeyReused =>
+    new IdempotencyKeyReused({
+      message: "This Idempotency-Key was already used for a request with another method, path or body; send a new key for a new request."
+    })
+}
+
 /** 429: the request cannot afford its token cost. `retryAfterSeconds` is absent when it never can (cost > ceiling). */
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
   message: Schema.String,
@@ -123,6 +136,7 @@ export const errorWire = {
   UnsupportedMediaType: { status: 415, code: "UNSUPPORTED_MEDIA_TYPE" },
   InvalidRedaction: { status: 422, code: "INVALID_REDACTION" },
   ImportFailed: { status: 422, code: "IMPORT_FAILED" },
+  IdempotencyKeyReused: { status: 422, code: "IDEMPOTENCY_KEY_REUSED" },
   TooManyRequests: { status: 429, code: "TOO_MANY_REQUESTS" },
   Internal: { status: 500, code: "INTERNAL" },
   StoreUnavailable: { status: 503, code: "SERVICE_UNAVAILABLE" }
@@ -137,5 +151,6 @@ export type ApiError =
   | PayloadTooLarge
   | InvalidRedaction
   | ImportFailed
+  | IdempotencyKeyReused
   | TooManyRequests
   | Internal

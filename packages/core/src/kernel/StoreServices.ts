@@ -3,6 +3,7 @@ import type { CatalogRepository } from "../catalog/CatalogRepository.ts"
 import type { CursorKey, InstanceSecretRepository } from "./CursorKey.ts"
 import type { EmailOutboxRepository } from "../questions/EmailOutbox.ts"
 import type { EventOutbox } from "./EventOutbox.ts"
+import type { IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
 import type { ProductQuestionRepository } from "../questions/ProductQuestionRepository.ts"
 import type { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import type { RateLimitStore } from "../ratelimit/RateLimitStore.ts"
@@ -31,3 +32,4 @@ export type StoreServices =
   | ReviewWriteRepository
   | InstanceSecretRepository | CursorKey
   | StoreHealth
+  | IdempotencyStore

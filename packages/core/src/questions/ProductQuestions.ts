@@ -13,13 +13,15 @@
  *   with them without a question event.
  * - Deletion removes the answers, the email notices and every stored copy of the asker's address: the
  *   `productQuestion.deleted` event carries the question with `askerEmail: null`, and the events recorded earlier
- *   about it are blanked the same way. The response returns the question as it was, address included.
+ *   about it are blanked the same way, and so are responses recorded for Idempotency-Key retries (docs/DECISIONS.md
+ *   §18). The response returns the question as it was, address included.
  *
  * The bodies are validated by the Schemas of `ProductQuestion.ts` (the HTTP adapter decodes them; an embedding host
  * calling the service directly should decode with the same Schemas). The rules that need the store, and the
  * rules across fields, are checked here.
  */
 import { Context, Effect, Layer, Option, Result } from "effect"
+import { eraseFromRecordedResponses, IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
 import type { Customer, Product } from "../catalog/Catalog.ts"
 import { type Caller, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
@@ -114,6 +116,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
   static readonly layer = Layer.effect(ProductQuestions, Effect.gen(function*() {
     const repo = yield* ProductQuestionRepository
     const emails = yield* EmailOutboxRepository
+    const recorded = yield* IdempotencyStore
     const organizations = yield* OrganizationRepository
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
@@ -291,6 +294,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
           Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed }))
         )
         yield* emails.deleteForQuestion(organizationId, id)
+        yield* eraseFromRecordedResponses(recorded, organizationId, { resource: "productQuestion", recordId: id, fields: ["askerEmail"] })
         yield* events.record(organizationId, "productQuestion.deleted", { ...deleted, askerEmail: null })
         return deleted
       }))

@@ -141,7 +141,8 @@ const storeLimits: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = yield* nextId()
         const d = yield* spend(org, reviews(5), 10)
-        assert.deepStrictEqual(d, {
+        const { states: _states, ...decision } = d._tag === "Refused" ? d : { ...d, states: undefined }
+        assert.deepStrictEqual(decision, {
           _tag: "Refused",
           cost: 10,
           limit: 5,

@@ -9,7 +9,7 @@
 import { Context, type Effect } from "effect"
 import { TooManyRequests } from "../kernel/Errors.ts"
 import { type KeyedBucket, ORG_BUCKET_KEY } from "./RateLimitTable.ts"
-import type { SpendResult } from "./TokenBucket.ts"
+import type { BucketState, SpendResult } from "./TokenBucket.ts"
 
 export interface SpendAdmitted {
   readonly _tag: "Admitted"
@@ -36,6 +36,11 @@ export interface SpendRefused {
   readonly refusedBy: string
   /** Ceiling of that bucket, for the message. */
   readonly refusedByCeiling: number
+  /**
+   * The bucket levels the decision was made from, as stored (in request order; `undefined`: a full bucket). Nothing
+   * that spends can raise them, so they bound the levels until the next admission (`LocalRefusals`).
+   */
+  readonly states?: ReadonlyArray<BucketState | undefined> | undefined
 }
 
 export type SpendDecision = SpendAdmitted | SpendRefused
@@ -81,7 +86,8 @@ export const toSpendDecision = (
     fullInSeconds,
     retryAfterSeconds: result.retryAfterSeconds,
     refusedBy: refusing?.key ?? "",
-    refusedByCeiling: refusing?.spec.ceiling ?? 0
+    refusedByCeiling: refusing?.spec.ceiling ?? 0,
+    states: result.states
   }
 }
 

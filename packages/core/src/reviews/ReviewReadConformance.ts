@@ -27,6 +27,8 @@ import type { Timestamp } from "../kernel/Timestamp.ts"
 import { asDashboard, asKey } from "../testing/CallerFixtures.ts"
 import { makeImportJob, makeSeedReview, type SeedReview, StoreTestKit } from "../testing/StoreTestKit.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
+import { matchesSearch } from "../kernel/Search.ts"
+import fc from "fast-check"
 
 const BASE = Date.parse("2026-03-01T00:00:00.000Z")
 const at = (ms: number) => new Date(BASE + ms).toISOString() as Timestamp
@@ -353,6 +355,60 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
           both.map((r) => r.id).sort(),
           records.filter((r) => (r.title ?? "").includes("great") && r.published).map((r) => r.id).sort()
         )
+      }))
+
+    it.effect("search finds exactly the reviews whose texts contain the term, on random texts and terms", () =>
+      Effect.gen(function*() {
+        // Texts from a small alphabet (both cases, folded and unfolded Latin-1, LIKE's wildcards and escape), so that
+        // random terms often match, match in several fields at once, or almost match. A store that serves search
+        // from an index (PostgreSQL's trigram indexes) must answer exactly as this substring rule does.
+        const alphabet = fc.constantFrom(..."abcABC xyzÉé%_\\1".split(""))
+        const text = fc.string({ unit: alphabet, minLength: 0, maxLength: 14 })
+        const pick = <A>(arb: fc.Arbitrary<A>, n: number, seed: number) => fc.sample(arb, { numRuns: n, seed })
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Search" }))
+        const as = asDashboard(org.id)
+        const catalogs = yield* Catalogs
+        const products: Array<Product> = []
+        for (const [i, title] of pick(text.filter((t) => t.trim() !== ""), 4, 1).entries()) {
+          products.push(yield* as(catalogs.createProduct({ slug: `p${i}`, title })))
+        }
+        const customers: Array<Customer> = []
+        for (const [i, [first, last]] of pick(fc.tuple(text, text), 4, 2).entries()) {
+          customers.push(yield* as(catalogs.createCustomer({
+            email: `c${i}${first.replace(/[^a-z]/g, "")}@example.com`,
+            ...(first.trim() === "" ? {} : { firstName: first }),
+            ...(last.trim() === "" ? {} : { lastName: last })
+          })))
+        }
+        const seeds: Array<SeedReview> = []
+        for (const [i, [title, body]] of pick(fc.tuple(text, text), 60, 3).entries()) {
+          seeds.push(yield* makeSeedReview(org.id, {
+            productId: products[i % products.length]!.id,
+            customerId: i % 7 === 6 ? null : customers[i % customers.length]!.id,
+            fields: { createdAt: at(i * MINUTE), title: title === "" ? null : title, body }
+          }))
+        }
+        yield* StoreTestKit.use((s) => s.insertReviews(seeds))
+        const productOf = new Map(products.map((p) => [p.id as string, p]))
+        const customerOf = new Map(customers.map((c) => [c.id as string, c]))
+        const valuesOf = (r: ReviewRecord) => {
+          const c = r.customerId === null ? undefined : customerOf.get(r.customerId)
+          return [r.title, r.body, c?.email, c?.firstName, c?.lastName, productOf.get(r.productId)?.title]
+        }
+        const fx = { as } as Fixture
+        // Terms: pieces of the seeded texts (they match), and free strings of the same alphabet (they mostly do not).
+        const pieces = seeds.flatMap((s) => [s.review.title ?? "", s.review.body ?? ""]).filter((t) => t.trim().length >= 1)
+        const terms = [
+          ...pick(fc.tuple(fc.constantFrom(...pieces), fc.nat(), fc.nat()), 40, 4).map(([t, a, b]) => t.slice(a % t.length, a % t.length + 1 + (b % 6))),
+          ...pick(text.filter((t) => t.trim() !== ""), 30, 5),
+          "ABC", "éÉé", "%_\\", "xyz1"
+        ].filter((t) => t.trim() !== "")
+        for (const term of terms) {
+          // The API trims a term (docs/DECISIONS.md §4) before it matches.
+          const expected = seeds.map((s) => s.review).filter((r) => matchesSearch(term.trim(), valuesOf(r))).map((r) => r.id).sort()
+          const found = yield* walk(fx, { search: term, limit: "25" })
+          assert.deepStrictEqual(found.map((r) => r.id).sort(), expected, `search ${JSON.stringify(term)}`)
+        }
       }))
 
     it.effect("unknown fields, operators and wrong value types are InvalidRequest naming the path", () =>

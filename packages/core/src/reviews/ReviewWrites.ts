@@ -15,6 +15,7 @@ import { newCustomer } from "../catalog/Catalog.ts"
 import { actorId, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { Conflict, type Forbidden, type ImportFailed, InvalidRequest, type InvalidRedaction, NotFound } from "../kernel/Errors.ts"
 import { EventOutbox, makeEventRecorder, redactData } from "../kernel/EventOutbox.ts"
+import { eraseFromRecordedResponses, IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
 import { parseFilter, parseTimestampValue, reviewFilterCatalog } from "../kernel/Filter.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { CustomerId, FileId, ImportJobId, OrganizationId, ReviewId, ReviewReplyId } from "../kernel/Ids.ts"
@@ -91,6 +92,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
     const outbox = yield* EventOutbox
+    const recorded = yield* IdempotencyStore
     const events = makeEventRecorder(outbox, ids)
 
     const organizationName = (organizationId: OrganizationId) =>
@@ -134,7 +136,11 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
         // A customer's request takes their words out of every stored copy: the events about the review, the
         // delivery logs built from them, and the deletion's own event (docs/DECISIONS.md §17).
         const privacy = request.reason === "customer_request"
-        if (privacy) yield* outbox.redact(organizationId, { resource: "review", recordId: review.id, fields: REVIEW_CONTENT_FIELDS })
+        if (privacy) {
+          const redaction = { resource: "review", recordId: review.id, fields: REVIEW_CONTENT_FIELDS }
+          yield* outbox.redact(organizationId, redaction)
+          yield* eraseFromRecordedResponses(recorded, organizationId, redaction)
+        }
         const data = reviewEventData(review)
         yield* events.record(organizationId, "review.deleted", privacy ? redactData(data, REVIEW_CONTENT_FIELDS) : data)
         return review

@@ -19,6 +19,7 @@ import { webhookConformance } from "../webhooks/WebhookConformance.ts"
 import { reviewWriteConformance } from "../reviews/ReviewWriteConformance.ts"
 import { catalogConformance } from "../catalog/CatalogConformance.ts"
 import { cursorKeyConformance } from "../kernel/CursorKeyConformance.ts"
+import { idempotencyConformance } from "../idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
 
 import type { StoreServices } from "../kernel/StoreServices.ts"
@@ -195,7 +196,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["catalog", catalogConformance],
   ["reviews (read)", reviewReadConformance],
   ["cursor key", cursorKeyConformance],
-  ["rate limit", rateLimitConformance]
+  ["rate limit", rateLimitConformance],
+  ["idempotency keys", idempotencyConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

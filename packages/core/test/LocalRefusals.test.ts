@@ -1,0 +1,143 @@
+/**
+ * Cheap refusals (`LocalRefusals`): over a store, a process refuses locally while the levels the store last refused
+ * from cannot pay, and otherwise asks the store. Checked against the bare store on random sequences of spends and
+ * time steps: one process gets exactly the store's decisions (Retry-After and headers included) with fewer store
+ * calls; two processes sharing one store never admit what the store alone would refuse, and refuse only what it
+ * would refuse too. The store here is `TokenBucket` over a Map, as the memory store keeps it.
+ */
+import { describe, expect, it } from "vitest"
+import { Clock, Effect } from "effect"
+import fc from "fast-check"
+import {
+  assertBuckets,
+  bucketsFor,
+  type KeyedBucket,
+  LocalRefusals,
+  RateLimitStore,
+  type SpendDecision,
+  toSpendDecision,
+  TokenBucket
+} from "../src/index.ts"
+
+/** A store deciding with `TokenBucket` over a Map, counting its calls. */
+const bareStore = () => {
+  const levels = new Map<string, TokenBucket.BucketState>()
+  let calls = 0
+  const store = RateLimitStore.of({
+    spend: (org, buckets, cost) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        calls++
+        assertBuckets(buckets)
+        const result = TokenBucket.spend(buckets.map((b) => ({ spec: b.spec, state: levels.get(`${org}/${b.key}`) })), cost, now)
+        if (result._tag === "Admitted") buckets.forEach((b, i) => levels.set(`${org}/${b.key}`, result.states[i]!))
+        return toSpendDecision(buckets, result, cost)
+      })
+  })
+  return { store, calls: () => calls }
+}
+
+const at = (ms: number) => <A>(effect: Effect.Effect<A>) =>
+  Effect.provideService(effect, Clock.Clock, {
+    currentTimeMillisUnsafe: () => ms,
+    currentTimeMillis: Effect.succeed(ms),
+    currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
+    currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+    monotonicTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
+    monotonicTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+    sleep: () => Effect.void
+  })
+
+const withoutStates = (d: SpendDecision) => {
+  if (d._tag === "Admitted") return d
+  const { states: _states, ...rest } = d
+  return rest
+}
+
+const plan = { apiRequestsPerMinute: 12, loyaltyStampsPerMinute: 3 }
+const endpoints: ReadonlyArray<readonly [ReadonlyArray<KeyedBucket>, number]> = [
+  [bucketsFor("GET", "/reviews", plan), 1],
+  [bucketsFor("POST", "/reviews/import", plan), 10],
+  [bucketsFor("POST", "/loyalty-stamps", plan), 1],
+  [bucketsFor("GET", "/reviews", plan), 13] // above the ceiling: never affordable
+]
+
+/** A step: `wait` ms pass, then process `who` spends on endpoint `which` for organization `org`. */
+const step = fc.record({
+  wait: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1_000, max: 20_000 })),
+  which: fc.integer({ min: 0, max: endpoints.length - 1 }),
+  org: fc.constantFrom("a", "b"),
+  who: fc.constantFrom(0, 1)
+})
+
+describe("LocalRefusals", () => {
+  it("one process: exactly the store's decisions; the store is asked at least for every admission", () => {
+    fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 120 }), (steps) => {
+      const plain = bareStore()
+      const under = bareStore()
+      const cached = LocalRefusals.withLocalRefusals(under.store)
+      let now = 1_763_000_000_000
+      let refusals = 0
+      for (const s of steps) {
+        now += s.wait
+        const [buckets, cost] = endpoints[s.which]!
+        const expected = Effect.runSync(plain.store.spend(s.org, buckets, cost).pipe(at(now)))
+        const got = Effect.runSync(cached.spend(s.org, buckets, cost).pipe(at(now)))
+        expect(withoutStates(got)).toEqual(withoutStates(expected))
+        if (expected._tag === "Refused") refusals++
+      }
+      // Every call the cache saved was one that would have been refused.
+      expect(under.calls()).toBeGreaterThanOrEqual(steps.length - refusals)
+    }), { numRuns: 300 })
+  })
+
+  it("refuses a bucket known to be empty without asking the store, until the instant it can pay", () => {
+    const under = bareStore()
+    const cached = LocalRefusals.withLocalRefusals(under.store)
+    const [buckets] = endpoints[0]! // 12 per minute: one token every 5 s
+    const t0 = 1_763_000_000_000
+    for (let i = 0; i < 12; i++) expect(Effect.runSync(cached.spend("o", buckets, 1).pipe(at(t0)))._tag).toBe("Admitted")
+    expect(Effect.runSync(cached.spend("o", buckets, 1).pipe(at(t0)))).toMatchObject({ _tag: "Refused", retryAfterSeconds: 5 })
+    const afterFirstRefusal = under.calls()
+    for (let ms = 0; ms < 5_000; ms += 250) {
+      expect(Effect.runSync(cached.spend("o", buckets, 1).pipe(at(t0 + ms)))).toMatchObject({ _tag: "Refused" })
+    }
+    expect(under.calls()).toBe(afterFirstRefusal) // 20 refusals, no store call
+    expect(Effect.runSync(cached.spend("o", buckets, 1).pipe(at(t0 + 5_000)))._tag).toBe("Admitted")
+    expect(under.calls()).toBe(afterFirstRefusal + 1)
+  })
+
+  it("two processes over one store: never admit what the store refuses, never refuse what it admits", () => {
+    fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 150 }), (steps) => {
+      // The reference: the same sequence of spends on one bare store. The shared store under the two caches sees
+      // the same spends where the caches pass them on, so both must reach the same decision at every step.
+      const reference = bareStore()
+      const shared = bareStore()
+      const processes = [LocalRefusals.withLocalRefusals(shared.store), LocalRefusals.withLocalRefusals(shared.store)]
+      let now = 1_763_000_000_000
+      let admitted = 0
+      for (const s of steps) {
+        now += s.wait
+        const [buckets, cost] = endpoints[s.which]!
+        const expected = Effect.runSync(reference.store.spend(s.org, buckets, cost).pipe(at(now)))
+        const got = Effect.runSync(processes[s.who]!.spend(s.org, buckets, cost).pipe(at(now)))
+        expect(got._tag).toBe(expected._tag)
+        if (got._tag === "Admitted") admitted++
+      }
+      expect(shared.calls()).toBeGreaterThanOrEqual(admitted)
+    }), { numRuns: 300 })
+  })
+
+  it("keeps at most maxOrganizations bounds, the oldest going first", () => {
+    const under = bareStore()
+    const cached = LocalRefusals.withLocalRefusals(under.store, { maxOrganizations: 2 })
+    const [buckets, cost] = endpoints[3]! // never affordable: every call refuses
+    const t = 1_763_000_000_000
+    for (const org of ["x", "y", "z"]) Effect.runSync(cached.spend(org, buckets, cost).pipe(at(t)))
+    const before = under.calls()
+    Effect.runSync(cached.spend("z", buckets, cost).pipe(at(t)))
+    Effect.runSync(cached.spend("y", buckets, cost).pipe(at(t)))
+    expect(under.calls()).toBe(before) // y and z are remembered
+    Effect.runSync(cached.spend("x", buckets, cost).pipe(at(t)))
+    expect(under.calls()).toBe(before + 1) // x was evicted
+  })
+})
