@@ -58,8 +58,8 @@ const startBin = (cwd: string): Promise<{ url: string; child: ChildProcess }> =>
     }, 60_000)
     const onData = (chunk: Buffer) => {
       out += chunk.toString()
-      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1]
-      const key = /Demo key \(shown once; keep it\): (sk_\S+)/.exec(out)?.[1]
+      const url = /listening on (http:\/\/[^\s"]+)/.exec(out)?.[1]
+      const key = /Demo key \(shown once; keep it\): (sk_[A-Za-z0-9_-]+)/.exec(out)?.[1]
       if (url !== undefined && key !== undefined) {
         clearTimeout(timer)
         resolve({ url: `${url}#${key}`, child })

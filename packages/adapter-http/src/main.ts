@@ -5,7 +5,9 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { isWellFormedSecretKey, MIN_EVENT_RETENTION_DAYS, Organizations } from "@feedback/core"
 import { Cause, Config, Effect, Exit, Layer, Option, Redacted, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { ApiApplication, apiMiddleware } from "./server/ApiServer.ts"
+import { ApiApplication, apiMiddleware, ObservabilityLayer } from "./server/ApiServer.ts"
+import { JsonLoggerLayer, stdoutSink } from "./server/observability/JsonLogger.ts"
+import { OtlpLayer, parseOtlpHeaders } from "./server/observability/OtlpExport.ts"
 import { demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
 import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
 import { DEFAULT_EMBED_SCRIPT_URL } from "./server/setup/SetupHandlers.ts"
@@ -25,6 +27,15 @@ const ServerConfig = Config.all({
   smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
   mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
   logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
+  metricsToken: Config.Redacted("METRICS_TOKEN").pipe(Config.option),
+  otlp: Config.all({
+    endpoint: Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.option),
+    protocol: Config.Literals(["http/protobuf", "http/json"], "OTEL_EXPORTER_OTLP_PROTOCOL").pipe(Config.withDefault("http/protobuf" as const)),
+    headers: Config.String("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.option),
+    serviceName: Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault("feedback-admin-api")),
+    traceExportIntervalMs: Config.Int("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5_000)),
+    metricExportIntervalMs: Config.Int("OTEL_METRIC_EXPORT_INTERVAL").pipe(Config.withDefault(60_000))
+  }),
   embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
   publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
   eventRetentionDays: Config.Int("EVENT_RETENTION_DAYS").pipe(Config.withDefault(MIN_EVENT_RETENTION_DAYS)),
@@ -56,8 +67,16 @@ const isHttpUrl = (value: string) => {
   }
 }
 
-/** The standalone server, configured from the environment: `npm start` and `feedback-admin-api serve`. */
-export const serve = Effect.gen(function*() {
+/**
+ * The standalone server, configured from the environment: `npm start` and `feedback-admin-api serve`. Everything it
+ * writes to stdout is a JSON line (docs/OPERATIONS.md), the start-up summary and a refusal to start included.
+ */
+export const serve = Effect.suspend(() => run).pipe(
+  Effect.tapCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logFatal("the server stopped", cause)),
+  Effect.provide(JsonLoggerLayer(stdoutSink))
+)
+
+const run = Effect.gen(function*() {
   const config = yield* ServerConfig
   const demoKey = Option.getOrUndefined(config.demoSecretKey)
   if (demoKey !== undefined && !isWellFormedSecretKey(demoKey)) {
@@ -89,11 +108,18 @@ export const serve = Effect.gen(function*() {
     return yield* Effect.die(new Error(`EVENT_RETENTION_DAYS must be at least ${MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`))
   }
   if (config.webhooks.timeoutMs < 1) return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
+  const otlpEndpoint = Option.getOrUndefined(config.otlp.endpoint)
+  if (otlpEndpoint !== undefined && !isHttpUrl(otlpEndpoint)) {
+    return yield* Effect.die(new Error("OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL, e.g. http://collector:4318"))
+  }
+  for (const [name, value] of [["OTEL_BSP_SCHEDULE_DELAY", config.otlp.traceExportIntervalMs], ["OTEL_METRIC_EXPORT_INTERVAL", config.otlp.metricExportIntervalMs]] as const) {
+    if (value < 1) return yield* Effect.die(new Error(`${name} must be a positive number of milliseconds`))
+  }
   const demo = demoSeeding(Option.getOrUndefined(config.demo), store)
-  const log = (line: string) => process.stdout.write(line + "\n")
   const options = {
     operatorToken: Option.getOrUndefined(config.operatorToken),
     logRequests: config.logRequests,
+    metricsToken: Option.getOrUndefined(config.metricsToken),
     embedScriptUrl: config.embedScriptUrl,
     publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
     email: { smtp },
@@ -105,27 +131,30 @@ export const serve = Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
     const url = HttpServer.formatAddress(server.address)
     const seeded = demo._tag === "Off" ? demo : yield* seedDemo(demoKey)
-    const lines = [
-      `Admin API listening on ${url}`,
-      `  API reference: ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
-      `  Store: ${describeStore(store)}`,
-      `  Rate limits: ${describeRateLimitStore(rateLimitUrl)}`,
-      `  Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`,
-      options.operatorToken === undefined ? "  Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `  Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`,
-      `  Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`,
-      `  Limits: request ${config.limits.requestTimeoutMs} ms (imports ${config.limits.importRequestTimeoutMs} ms), headers ${config.limits.headersTimeoutMs} ms, keep-alive ${config.limits.keepAliveTimeoutMs} ms, ${config.limits.maxConnections} connections`,
+    // One JSON line per fact; the message reads as the old start-up text did, the fields are for machines.
+    const lines: ReadonlyArray<readonly [string, Record<string, unknown>?]> = [
+      [`Admin API listening on ${url}`, { url, docs: `${url}/docs`, openapi: `${url}/openapi.json` }],
+      [`API reference: ${url}/docs (OpenAPI: ${url}/openapi.json)`],
+      [`Store: ${describeStore(store)}`],
+      [`Rate limits: ${describeRateLimitStore(rateLimitUrl)}`],
+      [`Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`],
+      [options.operatorToken === undefined ? "Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`],
+      [`Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`],
+      [`Limits: request ${config.limits.requestTimeoutMs} ms (imports ${config.limits.importRequestTimeoutMs} ms), headers ${config.limits.headersTimeoutMs} ms, keep-alive ${config.limits.keepAliveTimeoutMs} ms, ${config.limits.maxConnections} connections`],
+      [`Metrics: ${url}/metrics (${options.metricsToken === undefined ? "open; set METRICS_TOKEN to require a bearer token" : "bearer METRICS_TOKEN"})`, { metrics: `${url}/metrics` }],
+      [otlpEndpoint === undefined ? "Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to export OTLP traces and metrics)" : `Tracing: OTLP (${config.otlp.protocol}) to ${otlpEndpoint} as ${config.otlp.serviceName}`],
       seeded._tag === "Off"
-        ? `  Demo: off (${seeded.reason})`
+        ? [`Demo: off (${seeded.reason})`]
         : seeded._tag === "Revoked"
-        ? "  Demo key: the DEMO_SECRET_KEY key was revoked and is not issued again; choose another DEMO_SECRET_KEY"
+        ? ["Demo key: the DEMO_SECRET_KEY key was revoked and is not issued again; choose another DEMO_SECRET_KEY"]
         : seeded._tag === "Created"
-        ? `  Demo key (shown once; keep it): ${seeded.secretKey}`
+        ? [`Demo key (shown once; keep it): ${seeded.secretKey}`, { demoKey: seeded.secretKey }]
         : seeded.secretKey !== undefined
-        ? `  Demo key: ${seeded.secretKey} (from DEMO_SECRET_KEY)`
-        : "  Demo key: printed at first start (only its hash is stored); set DEMO_SECRET_KEY to choose one",
-      `  Try: curl -H "Authorization: Bearer <${seeded._tag === "Off" || seeded._tag === "Revoked" ? "secret key" : "demo key"}>" ${url}/organization`
+        ? [`Demo key: ${seeded.secretKey} (from DEMO_SECRET_KEY)`, { demoKey: seeded.secretKey }]
+        : ["Demo key: printed at first start (only its hash is stored); set DEMO_SECRET_KEY to choose one"],
+      [`Try: curl -H "Authorization: Bearer <${seeded._tag === "Off" || seeded._tag === "Revoked" ? "secret key" : "demo key"}>" ${url}/organization`]
     ]
-    yield* Effect.sync(() => process.stdout.write(lines.join("\n") + "\n"))
+    for (const [message, fields] of lines) yield* Effect.logInfo(message).pipe(Effect.annotateLogs(fields ?? {}))
   })).pipe(Layer.provide(Organizations.layer))
 
   const Services = storeLayer(store, {
@@ -138,12 +167,26 @@ export const serve = Effect.gen(function*() {
     middleware: apiMiddleware(options)
   }).pipe(
     Layer.merge(Announce),
-    Layer.provide(NodeHttpServer.layer(hardenedServer(config.limits, config.logRequests ? log : () => {}), { port: config.port, host: config.host })),
-    Layer.provide(Services)
+    Layer.provide(NodeHttpServer.layer(hardenedServer(config.limits, config.logRequests ? stdoutSink : () => {}), { port: config.port, host: config.host })),
+    Layer.provide(Services),
+    // Request fibers run in the context the server is given, so the logger and span names are provided around it.
+    Layer.provide(ObservabilityLayer(options))
   )
-  // Nothing exports spans yet, so the server records none: a span per use-case call then costs a no-op span, not
-  // a live one (measurable on the hot path). A tracing exporter, when configured, is what should turn this on.
-  return yield* Layer.launch(App).pipe(Effect.withTracerEnabled(false))
+  if (otlpEndpoint === undefined) {
+    // Nothing exports spans, so the server records none: a span per use-case call then costs a no-op span, not a
+    // live one (measurable on the hot path).
+    return yield* Layer.launch(App).pipe(Effect.withTracerEnabled(false))
+  }
+  const otlp = OtlpLayer({
+    endpoint: otlpEndpoint,
+    protocol: config.otlp.protocol,
+    headers: parseOtlpHeaders(Option.getOrUndefined(config.otlp.headers)),
+    serviceName: config.otlp.serviceName,
+    traceExportIntervalMs: config.otlp.traceExportIntervalMs,
+    metricExportIntervalMs: config.otlp.metricExportIntervalMs
+  })
+  // The exporters are outermost: they start first and, on shutdown, flush after the server has finished.
+  return yield* Layer.launch(App.pipe(Layer.provide(otlp)))
 })
 
 // SIGTERM/SIGINT interrupt the server: it stops accepting, finishes in-flight requests, closes the pool, and a
@@ -151,4 +194,5 @@ export const serve = Effect.gen(function*() {
 export const teardown: Runtime.Teardown = (exit, onExit) =>
   onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
 
-if (import.meta.main) NodeRuntime.runMain(serve, { teardown })
+// `serve` logs its own failure as a JSON line; the runtime's report would be a second line in another format.
+if (import.meta.main) NodeRuntime.runMain(serve, { teardown, disableErrorReporting: true })

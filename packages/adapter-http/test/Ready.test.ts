@@ -11,7 +11,7 @@ import { makeTestServer } from "./TestServer.ts"
 
 const healthy = makeTestServer()
 const broken = makeTestServer(
-  Layer.merge(MemoryStoreLayer, Layer.succeed(StoreHealth, StoreHealth.of({ check: Effect.fail(new StoreUnavailable({ message: "The database does not answer; retry shortly." })) })))
+  Layer.merge(MemoryStoreLayer, Layer.succeed(StoreHealth, StoreHealth.of({ check: Effect.fail(new StoreUnavailable({ message: "The database does not answer; retry shortly." })), poolUsage: Effect.undefined })))
 )
 afterAll(async () => {
   await healthy.dispose()

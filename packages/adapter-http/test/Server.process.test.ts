@@ -25,6 +25,10 @@ describe("npm start", () => {
       expect(first.output()).toContain(`${first.url}/docs`)
       const key = demoKeyOf(first.output())
       expect(key).toMatch(/^sk_/)
+      // One format on stdout (docs/DECISIONS.md §19): every line JSON, the start-up facts as fields too.
+      const lines = first.output().split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
+      expect(lines.find((l) => l.url === first.url)).toMatchObject({ level: "info", docs: `${first.url}/docs` })
+      expect(lines.find((l) => l.demoKey !== undefined)?.demoKey).toBe(key)
       const res = await getOrganization(first.url, key!)
       expect(res.status).toBe(200)
       const org = await res.json() as { id: string; name: string }

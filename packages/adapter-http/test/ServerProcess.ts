@@ -23,7 +23,7 @@ export interface ServerProcess {
   readonly stop: () => Promise<void>
 }
 
-const LISTENING = /Admin API listening on (http:\/\/\S+)/
+const LISTENING = /Admin API listening on (http:\/\/[^\s"]+)/
 
 export const startServerProcess = async (
   env: Readonly<Record<string, string>>,
@@ -120,7 +120,7 @@ export const startServer = (env: Record<string, string>, timeoutMs = 60_000): Pr
       })
     const onData = (chunk: Buffer) => {
       out += chunk.toString()
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out)
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
       if (m && /Try: curl/.test(out)) {
         clearTimeout(timer)
         resolve({ url: m[1]!, output: () => out, process: child, stop })

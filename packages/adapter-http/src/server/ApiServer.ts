@@ -4,12 +4,15 @@
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
 import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices } from "@feedback/core"
-import { Effect, Layer, type Redacted } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { Effect, Layer, type Redacted, References } from "effect"
+import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
 import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./catalog/CatalogHandlers.ts"
+import { DocsPage } from "./DocsPage.ts"
 import { errorEnvelope } from "./ErrorEnvelope.ts"
+import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
+import { MetricsRoute } from "./observability/MetricsRoute.ts"
 import { OrganizationHandlers, SystemHandlers } from "./organizations/OrganizationHandlers.ts"
 import { OperatorAuthLive } from "./organizations/OperatorAuthLive.ts"
 import { OperatorHandlers } from "./organizations/OperatorHandlers.ts"
@@ -29,10 +32,14 @@ import { WebhooksHandlers } from "./webhooks/WebhooksHandlers.ts"
 export interface ApiServerOptions {
   /** Enables `/operator/…` when set. */
   readonly operatorToken?: Redacted.Redacted<string> | undefined
-  /** One access-log line per request (request id, method, URL, status, duration). */
+  /** One access-log line per request (request id, method, path, route, status, duration). */
   readonly logRequests?: boolean | undefined
-  /** Where log lines go; defaults to stdout. */
+  /** Where the API's JSON log lines go (docs/OPERATIONS.md); defaults to stdout. */
   readonly log?: ((line: string) => void) | undefined
+  /** Request metrics and `GET /metrics` (true by default). */
+  readonly metrics?: boolean | undefined
+  /** When set, `GET /metrics` requires it as a bearer token (`METRICS_TOKEN`). */
+  readonly metricsToken?: Redacted.Redacted<string> | undefined
   /** Setup state `embedScriptUrl` (EMBED_SCRIPT_URL); defaults to the placeholder `DEFAULT_EMBED_SCRIPT_URL`. */
   readonly embedScriptUrl?: string | undefined
   /**
@@ -66,7 +73,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
-const DocsRoute = HttpApiScalar.layer(AdminApi, { path: "/docs" })
+const DocsRoute = DocsPage(AdminApi, { path: "/docs", scalar: { defaultOpenAllTags: true } })
 
 const OperatorRoutes = (token: Redacted.Redacted<string>) =>
   HttpApiBuilder.layer(OperatorApi, { openapiPath: "/operator/openapi.json" }).pipe(
@@ -83,6 +90,7 @@ export const ApiRoutes = (options: ApiServerOptions) =>
   Layer.mergeAll(
     AdminRoutes,
     DocsRoute,
+    options.metrics === false ? Layer.empty : MetricsRoute(options.metricsToken),
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
     StoreRejectionResponses
   ).pipe(
@@ -103,24 +111,51 @@ export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "
     Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
     Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob()))
   ).pipe(
-    Layer.provide(WebhookRuntime(options.webhooks))
+    Layer.provide(WebhookRuntime(options.webhooks)),
+    // Untraced: the dispatcher polls several times a second, and spans of empty polls would bury the requests'.
+    Layer.provide(Layer.succeed(References.TracerEnabled, false))
   )
 
-/** The routes, and the background workers unless `workers: false`. */
+/** The routes, and the background workers unless `workers: false`, logging through `ObservabilityLayer`. */
 export const ApiApplication = (options: ApiServerOptions) =>
-  options.workers === false ? ApiRoutes(options) : Layer.merge(ApiRoutes(options), BackgroundWorkers(options))
+  (options.workers === false ? ApiRoutes(options) : Layer.merge(ApiRoutes(options), BackgroundWorkers(options))).pipe(
+    Layer.provideMerge(ObservabilityLayer(options))
+  )
 
 export type ApiServices = StoreServices | IdGenerator
 
-/** The outer middleware for `HttpRouter.serve` / `HttpRouter.toWebHandler`. */
-export const apiMiddleware = (options: ApiServerOptions) => {
-  const routes = routeTableOf(
+/** Every route served with these options, for 405s, metrics labels and span names. */
+const routesOf = (options: ApiServerOptions) =>
+  routeTableOf(
     options.operatorToken === undefined ? [AdminApi] : [AdminApi, OperatorApi],
-    [["GET", "/docs"], ["GET", "/openapi.json"], ...(options.operatorToken === undefined ? [] : [["GET", "/operator/openapi.json"] as const])]
+    [
+      ["GET", "/docs"],
+      ["GET", "/openapi.json"],
+      ...(options.metrics === false ? [] : [["GET", "/metrics"] as const]),
+      ...(options.operatorToken === undefined ? [] : [["GET", "/operator/openapi.json"] as const])
+    ]
   )
-  const log = options.log ?? ((line: string) => process.stdout.write(line + "\n"))
-  return errorEnvelope({ routes, log, logRequests: options.logRequests ?? false })
+
+/**
+ * What the API's fibers log and trace with (docs/DECISIONS.md §19): the JSON logger writing to `options.log`, and
+ * server spans named `METHOD /route/:pattern`. `ApiApplication` provides it to its own layers; a server built with
+ * `HttpRouter.serve` (whose request fibers run in the context it is given) provides it around the server too.
+ */
+export const ObservabilityLayer = (options: Pick<ApiServerOptions, "log" | "operatorToken" | "metrics">) => {
+  const routes = routesOf(options)
+  return Layer.mergeAll(
+    JsonLoggerLayer(options.log ?? stdoutSink),
+    Layer.succeed(HttpMiddleware.SpanNameGenerator)((request) => {
+      const q = request.url.indexOf("?")
+      const route = routes.routeOf(request.method, q === -1 ? request.url : request.url.slice(0, q))
+      return route === undefined ? request.method : `${request.method} ${route}`
+    })
+  )
 }
+
+/** The outer middleware for `HttpRouter.serve` / `HttpRouter.toWebHandler`. */
+export const apiMiddleware = (options: ApiServerOptions) =>
+  errorEnvelope({ routes: routesOf(options), logRequests: options.logRequests ?? false, metrics: options.metrics !== false })
 
 /**
  * A fetch-style handler (`Request → Promise<Response>`) over the given services: the seam for embedding the API in

@@ -11,9 +11,10 @@
  * answered on the socket by `rawErrorResponse`.
  */
 import { errorWire } from "@feedback/core"
-import { ByteSize, Cause, Effect } from "effect"
+import { ByteSize, Context, Effect, Tracer } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { nextRequestId, requestIdOf } from "./RequestIds.ts"
+import { recordRequest } from "./observability/HttpMetrics.ts"
 import type { RouteTable } from "./RouteTable.ts"
 
 const envelope = (status: number, code: string, message: string, details?: object, headers?: Record<string, string>) =>
@@ -32,8 +33,10 @@ export const isImport = (url: string) => {
 
 export interface EnvelopeOptions {
   readonly routes: RouteTable
-  readonly log: (line: string) => void
+  /** One access-log line per request through Effect's logger (docs/OPERATIONS.md); off: no log work at all. */
   readonly logRequests: boolean
+  /** Request counts and latencies (`/metrics`, OTLP). */
+  readonly metrics: boolean
 }
 
 /** The one body media type of this API; anything else on a body is a 415 that says so. */
@@ -147,35 +150,51 @@ export const loggedUrl = (url: string): string => {
   return names.size === 0 ? shown : `${shown}?${[...names].join("&")}`
 }
 
-/** One structured log line: time, level, then the fields. */
-export const logLine = (level: "info" | "warn" | "error", fields: Record<string, unknown>): string =>
-  JSON.stringify({ time: new Date().toISOString(), level, ...fields })
-
 export const errorEnvelope = (options: EnvelopeOptions) =>
 <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  Effect.withFiber((fiber) => {
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
     const requestId = requestIdOf(request.headers["x-request-id"])
     const started = performance.now()
+    // The server span (Effect's HTTP tracer, present only when a tracer exports spans) carries the request id.
+    const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
+    if (span !== undefined && span._tag === "Span" && span.sampled) span.attribute("http.request.id", requestId)
     let status = 0
     const onResponse: HttpEffect.PreResponseHandler = (req, response) => {
       const final = HttpServerResponse.setHeader(rewrite(options.routes, req, response, requestId), "x-request-id", requestId)
       status = final.status
-      if (options.logRequests) {
-        options.log(`{"time":"${new Date().toISOString()}","level":"info","requestId":"${requestId}","method":${JSON.stringify(req.method)},"path":${JSON.stringify(loggedUrl(req.url))},"status":${final.status},"ms":${(performance.now() - started).toFixed(1)}}`)
-      }
-      return Effect.succeed(final)
+      const method = req.method
+      const route = options.metrics || options.logRequests ? options.routes.routeOf(method, pathOf(req.url)) : undefined
+      const elapsedMs = performance.now() - started
+      const recorded = options.metrics ? recordRequest(method, route, final.status, elapsedMs / 1000) : Effect.void
+      if (!options.logRequests) return Effect.as(recorded, final)
+      const path = loggedUrl(req.url)
+      return recorded.pipe(
+        Effect.andThen(Effect.logInfo(`${method} ${path} ${final.status}`)),
+        Effect.annotateLogs({ requestId, method, path, route, status: final.status, ms: Math.round(elapsedMs * 10) / 10 }),
+        Effect.as(final)
+      )
     }
     const early = refuseEarly(request)
     return HttpEffect.withPreResponseHandler(early === undefined ? app : Effect.succeed(early), onResponse).pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, isImport(request.url) ? IMPORT_BODY_LIMIT : DEFAULT_BODY_LIMIT),
       Effect.tapCause((cause) =>
         status >= 500
-          ? Effect.sync(() => options.log(logLine("error", { requestId, method: request.method, path: loggedUrl(request.url), cause: Cause.pretty(cause) })))
-          : Effect.void)
+          ? Effect.logError("request failed", cause).pipe(
+            Effect.annotateLogs({ method: request.method, path: loggedUrl(request.url), status })
+          )
+          : Effect.void),
+      // Every line logged while the request runs names it.
+      Effect.annotateLogs("requestId", requestId)
     )
   })
+
+const pathOf = (url: string) => {
+  const q = url.indexOf("?")
+  return q === -1 ? url : url.slice(0, q)
+}
 
 const reasons: Record<number, string> = {
   400: "Bad Request",

@@ -9,7 +9,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Duplex } from "node:stream"
-import { isImport, logLine, rawErrorResponse } from "./ErrorEnvelope.ts"
+import { isImport, rawErrorResponse } from "./ErrorEnvelope.ts"
+import { formatLogLine } from "./observability/JsonLogger.ts"
 
 export interface ServerLimits {
   /** Receiving a whole request, headers and body (`REQUEST_TIMEOUT_MS`). */
@@ -47,7 +48,10 @@ export const checkServerLimits = (limits: ServerLimits): string | undefined => {
 
 const requestTimeout = Object.assign(new Error("request timeout"), { code: "ERR_HTTP_REQUEST_TIMEOUT" })
 
-/** A `createServer` for `NodeHttpServer.layer` with the limits applied; refused requests are logged through `log`. */
+/**
+ * A `createServer` for `NodeHttpServer.layer` with the limits applied; refused requests are logged through `log` as
+ * lines of the server's one format (there is no Effect request yet to log them with).
+ */
 export const hardenedServer = (limits: ServerLimits, log: (line: string) => void) => (): Server => {
   const server = createServer({
     requestTimeout: Math.max(limits.requestTimeoutMs, limits.importRequestTimeoutMs),
@@ -67,7 +71,7 @@ export const hardenedServer = (limits: ServerLimits, log: (line: string) => void
     if (error.code !== "ECONNRESET" && socket.writable && (inFlight == null || !inFlight.headersSent)) {
       const response = rawErrorResponse(error.code)
       socket.end(response.bytes)
-      log(logLine("info", { requestId: response.requestId, status: response.status, clientError: error.code ?? "unknown" }))
+      log(formatLogLine("info", `request refused by the HTTP parser: ${response.status}`, { requestId: response.requestId, status: response.status, clientError: error.code ?? "unknown" }))
     }
     socket.destroy()
   }
@@ -76,7 +80,7 @@ export const hardenedServer = (limits: ServerLimits, log: (line: string) => void
   server.on("checkExpectation", (_request: IncomingMessage, response: ServerResponse) => {
     const refused = rawErrorResponse("EXPECTATION_FAILED")
     response.writeHead(refused.status, { ...refused.headers, connection: "close" }).end(refused.body)
-    log(logLine("info", { requestId: refused.requestId, status: refused.status, clientError: "EXPECTATION_FAILED" }))
+    log(formatLogLine("info", `request refused: ${refused.status}`, { requestId: refused.requestId, status: refused.status, clientError: "EXPECTATION_FAILED" }))
   })
 
   // The shorter deadline for every request but imports; Node's own timeout (the longer one) backs both.

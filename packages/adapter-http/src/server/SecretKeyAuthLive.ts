@@ -19,6 +19,7 @@ import {
   Idempotency,
   Organizations,
   RateLimitStore,
+  recordRateLimitDecision,
   type SpendDecision,
   tooManyRequests
 } from "@feedback/core"
@@ -79,6 +80,7 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
         const { caller, organization } = yield* organizations.authenticateSecretKey(Redacted.value(credential))
         const { cost, key, permission } = factsOf(endpoint)
         const decision = yield* rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
+        yield* recordRateLimitDecision(decision)
         const headers = rateLimitHeaders(decision)
         yield* HttpEffect.appendPreResponseHandler((_, response) =>
           Effect.succeed(HttpServerResponse.setHeaders(response, headers)))

@@ -2,4 +2,4 @@
 import { StoreHealth } from "@feedback/core"
 import { Effect, Layer } from "effect"
 
-export const MemoryStoreHealth = Layer.succeed(StoreHealth, StoreHealth.of({ check: Effect.void }))
+export const MemoryStoreHealth = Layer.succeed(StoreHealth, StoreHealth.of({ check: Effect.void, poolUsage: Effect.undefined }))

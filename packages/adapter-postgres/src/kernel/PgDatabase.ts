@@ -12,6 +12,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
+import { randomBytes } from "node:crypto"
 import { chmodSync, mkdirSync, rmSync } from "node:fs"
 import * as Path from "node:path"
 
@@ -63,7 +64,14 @@ const embedded = (dataDir: string): Layer.Layer<PgClient.PgClient | SqlClient.Sq
     return PgClient.layer({ ...address, database: "postgres", username: "postgres", maxConnections: 1, ...naming })
   }))
 
+/**
+ * Each pool's own `application_name`: what `pg_stat_activity` lists for its connections, so `/metrics` can count this
+ * pool's open and busy connections (and an operator sees which process holds what).
+ */
+const poolName = () => `feedback-admin-api/${randomBytes(4).toString("hex")}`
+
 export const PgDatabase = (target: DatabaseTarget): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
   target._tag === "Server"
-    ? PgClient.layer({ url: Redacted.make(target.url), maxConnections: target.maxConnections ?? 10, ...naming })
+    ? Layer.suspend(() =>
+      PgClient.layer({ url: Redacted.make(target.url), maxConnections: target.maxConnections ?? 10, applicationName: poolName(), ...naming }))
     : embedded(target.dataDir)

@@ -9,6 +9,7 @@ import { CurrentCaller } from "../kernel/Caller.ts"
 import { NotFound, type TooManyRequests } from "../kernel/Errors.ts"
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import { RateLimitStore, type SpendAdmitted, tooManyRequests } from "./RateLimitStore.ts"
+import { recordRateLimitDecision } from "./RateLimitMetrics.ts"
 import { bucketsForKey, costOfKey, endpointKey } from "./RateLimitTable.ts"
 
 /** What a charge answered: the admitted spend (for the response's rate-limit headers), or a dashboard user's call. */
@@ -33,6 +34,7 @@ export class RateLimits extends Context.Service<RateLimits, {
         if (Option.isNone(organization)) return yield* NotFound.of("organization", caller.organizationId)
         const key = endpointKey(method, routeTemplate)
         const decision = yield* store.spend(caller.organizationId, bucketsForKey(key, organization.value.plan), costOfKey(key))
+        yield* recordRateLimitDecision(decision)
         if (decision._tag === "Refused") return yield* tooManyRequests(decision)
         return decision
       })

@@ -30,6 +30,7 @@ import { WorkSignals } from "../kernel/WorkSignals.ts"
 import type { WebhookDeliveryRecord, WebhookEnvelope, WebhookRecord } from "./Webhook.ts"
 import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
 import { type ClaimedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
+import { type DeliveryOutcomeLabel, recordWebhookDeliveries } from "./WebhookMetrics.ts"
 import { signWebhookBody, standardWebhookSignature } from "./WebhookSignature.ts"
 
 /** How much of a failed response's body is kept in the delivery log. */
@@ -139,6 +140,12 @@ export const outcomeOf = (result: TransportResult, durationMs: number, timeoutMs
   }
 }
 
+/** The metric label of an attempt that reached the transport (docs/DECISIONS.md §19). */
+export const outcomeLabelOf = (result: TransportResult): DeliveryOutcomeLabel =>
+  result._tag === "Response"
+    ? result.status >= 200 && result.status < 300 ? "delivered" : "http_error"
+    : result._tag === "TimedOut" ? "timeout" : "network_error"
+
 // --- steps -------------------------------------------------------------------------------------------------------
 
 export interface FanOutResult {
@@ -212,8 +219,10 @@ const sendClaimedWith = (
       checkDestination(claimed.url, settings).pipe(Effect.provideService(HostResolver, deps.resolver))
     )
     let outcome: DeliveryOutcome
+    let label: DeliveryOutcomeLabel
     if (destination._tag === "Failure") {
       outcome = { status: "failed", responseStatus: null, error: destination.failure.reason, durationMs: 0 }
+      label = "blocked"
     } else {
       const started = performance.now()
       const nowMs = yield* Clock.currentTimeMillis
@@ -230,8 +239,10 @@ const sendClaimedWith = (
         timeoutMs: settings.timeoutMs
       })
       outcome = outcomeOf(result, Math.round(performance.now() - started), settings.timeoutMs)
+      label = outcomeLabelOf(result)
     }
     yield* deps.repo.completeDelivery(dispatcherId, delivery.organizationId, delivery.id, outcome)
+    yield* recordWebhookDeliveries(label)
     return outcome
   })
 
@@ -256,7 +267,9 @@ export const sendClaimed = (
 const failInterruptedWith = (repo: WebhookRepository["Service"], leaseMs: number): Effect.Effect<number> =>
   Effect.gen(function*() {
     const at = yield* now
-    return yield* repo.failInterrupted(fromMillis(toMillis(at) - leaseMs), INTERRUPTED)
+    const failed = yield* repo.failInterrupted(fromMillis(toMillis(at) - leaseMs), INTERRUPTED)
+    yield* recordWebhookDeliveries("interrupted", failed)
+    return failed
   })
 
 /** Fails the in-flight deliveries of dispatchers whose lease lapsed. */

@@ -1,0 +1,88 @@
+/**
+ * The one log format (docs/DECISIONS.md §19): Effect's logging through `jsonLogger` gives one JSON object per line,
+ * time, level and message first; fields cannot overwrite them; causes, extra parts and secrets are rendered safely;
+ * a line logged while a request runs names the request; and with the access log off a request logs nothing.
+ */
+import { Cause, Effect, Redacted } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { describe, expect, it } from "vitest"
+import { formatLogLine, jsonLogger, JsonLoggerLayer } from "../src/server/observability/JsonLogger.ts"
+import { makeTestServer } from "./TestServer.ts"
+
+const capture = async (effect: Effect.Effect<void>) => {
+  const lines: Array<string> = []
+  await Effect.runPromise(effect.pipe(Effect.provide(JsonLoggerLayer((line) => lines.push(line)))))
+  return lines.map((line) => {
+    expect(line).not.toContain("\n")
+    return JSON.parse(line) as Record<string, unknown>
+  })
+}
+
+describe("jsonLogger", () => {
+  it("writes time, level and message first, then the annotations", async () => {
+    const [line] = await capture(Effect.logWarning("disk almost full").pipe(Effect.annotateLogs({ requestId: "r-1", free: 3 })))
+    expect(Object.keys(line!).slice(0, 3)).toEqual(["time", "level", "message"])
+    expect(line).toMatchObject({ level: "warn", message: "disk almost full", requestId: "r-1", free: 3 })
+    expect(new Date(line!["time"] as string).toISOString()).toBe(line!["time"])
+  })
+
+  it("maps every level, keeps reserved keys, renders causes and extra parts, redacts secrets", async () => {
+    const lines = await capture(Effect.gen(function*() {
+      yield* Effect.logError("failed", Cause.fail(new Error("boom")))
+      yield* Effect.logInfo("two parts", { n: 1 })
+      yield* Effect.logFatal("secret", Redacted.make("hunter2"))
+      yield* Effect.logInfo("spoof").pipe(Effect.annotateLogs({ level: "debug", message: "x", time: "never" }))
+      yield* Effect.logDebug("hidden below the minimum level")
+    }))
+    expect(lines.map((l) => l["level"])).toEqual(["error", "info", "fatal", "info"])
+    expect(lines[0]!["cause"]).toContain("boom")
+    expect(lines[1]!["details"]).toEqual([{ n: 1 }])
+    expect(JSON.stringify(lines[2])).not.toContain("hunter2")
+    expect(lines[3]).toMatchObject({ level: "info", message: "spoof" })
+    expect(lines[3]!["time"]).not.toBe("never")
+  })
+
+  it("is Effect's Logger, and the socket-level lines use the same format", () => {
+    expect(typeof jsonLogger().log).toBe("function")
+    const line = JSON.parse(formatLogLine("info", "request refused", { requestId: "req_1", status: 408, skipped: undefined }))
+    expect(line).toMatchObject({ level: "info", message: "request refused", requestId: "req_1", status: 408 })
+    expect("skipped" in line).toBe(false)
+  })
+})
+
+describe("request logging", () => {
+  const Boom = HttpRouter.add("GET", "/test-boom", Effect.die(new Error("boom")))
+  const Chatty = HttpRouter.add("GET", "/test-chatty", Effect.as(Effect.logInfo("working on it"), HttpServerResponse.text("ok")))
+
+  it("with the access log off, a successful request writes nothing; an error line still names the request", async () => {
+    const lines: Array<string> = []
+    const server = makeTestServer(undefined, { logRequests: false, log: (line) => lines.push(line), routes: Boom })
+    try {
+      await server.request("GET", "/health")
+      await server.request("GET", "/no-such-route")
+      expect(lines).toEqual([])
+      const boom = await server.request("GET", "/test-boom", { headers: { "x-request-id": "boom-1" } })
+      expect(boom.status).toBe(500)
+      const parsed = lines.map((l) => JSON.parse(l))
+      expect(parsed).toHaveLength(1)
+      expect(parsed[0]).toMatchObject({ level: "error", requestId: "boom-1", path: "/test-boom", status: 500 })
+      expect(parsed[0].cause).toContain("boom")
+    } finally {
+      await server.dispose()
+    }
+  })
+
+  it("a line a handler logs carries the request id, like the access line", async () => {
+    const lines: Array<string> = []
+    const server = makeTestServer(undefined, { logRequests: true, log: (line) => lines.push(line), routes: Chatty })
+    try {
+      await server.request("GET", "/test-chatty", { headers: { "x-request-id": "chatty-1" } })
+      const parsed = lines.map((l) => JSON.parse(l))
+      expect(parsed.find((l) => l.message === "working on it")).toMatchObject({ level: "info", requestId: "chatty-1" })
+      expect(parsed.find((l) => l.status === 200)).toMatchObject({ requestId: "chatty-1", method: "GET", path: "/test-chatty", message: "GET /test-chatty 200" })
+    } finally {
+      await server.dispose()
+    }
+  })
+})
+
