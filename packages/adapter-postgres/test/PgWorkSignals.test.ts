@@ -71,7 +71,7 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
       withListener("events", (signals) => Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-          WHERE application_name = 'listener' AND query ILIKE 'LISTEN%'`
+          WHERE application_name LIKE 'listener%' AND query ILIKE 'LISTEN%'`
         // The waiters look once, and while it reconnects, idle is the caller's poll.
         yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
         yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))

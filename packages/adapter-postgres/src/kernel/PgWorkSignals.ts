@@ -1,5 +1,5 @@
 /**
- * `WorkSignals` on a PostgreSQL server (docs/DECISIONS.md §23): one connection of the pool `LISTEN`s on
+ * `WorkSignals` on a PostgreSQL server (docs/DECISIONS.md §23): one connection per process, besides the pool, `LISTEN`s on
  * `feedback_work` (migration 93 sends on it when work commits) and opens a latch per channel. A worker with nothing
  * to do waits for its latch or the fallback, whichever comes first; the fallback catches what no write announces
  * (an email retry coming due) and anything a notification could miss. While the listening connection is down, the
@@ -8,7 +8,7 @@
  * Not for embedded PGlite: it has one connection, which a listener would hold for good, and every writer is in
  * this process anyway.
  */
-import { PgClient } from "@effect/sql-pg"
+import { PgClient, PgConnection } from "@effect/sql-pg"
 import { type WorkChannel, workChannels, WorkSignals, type WorkSignalsService } from "@feedback/core"
 import { Cause, Deferred, Effect, Latch, Layer, Queue, Schedule } from "effect"
 
@@ -29,7 +29,9 @@ export const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
     const started = yield* Deferred.make<void>()
 
     const listen = Effect.scoped(Effect.gen(function*() {
-      const notifications = yield* pg.listen(CHANNEL)
+      // A connection of its own, outside the pool: a pool of one (or a busy one) must not give its connection away.
+      const connection = yield* PgConnection.make({ ...pg.config, applicationName: `${pg.config.applicationName ?? "feedback"}-listen` })
+      const notifications = yield* connection.listen(CHANNEL)
       listening = true
       yield* Deferred.succeed(started, undefined)
       // Work may have committed while nobody listened: every worker looks once.
