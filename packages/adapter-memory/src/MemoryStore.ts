@@ -2,6 +2,7 @@
 import { CursorKey } from "@feedback/core"
 import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
+import { MemoryJobRepository } from "./jobs/MemoryJobStore.ts"
 import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
 import { MemoryInstanceSecretRepository } from "./kernel/MemoryInstanceSecrets.ts"
 import { MemoryStoreHealth } from "./kernel/MemoryStoreHealth.ts"
@@ -32,6 +33,7 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemorySetupStore,
   MemoryWebhookRepository,
   MemoryReviewWriteRepository,
+  MemoryJobRepository,
   MemoryStoreHealth,
   CursorKey.layerStored.pipe(Layer.provideMerge(MemoryInstanceSecretRepository))
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -6,6 +6,7 @@
  */
 import { Layer } from "effect"
 import { Catalogs } from "./catalog/Catalogs.ts"
+import { Jobs } from "./jobs/Jobs.ts"
 import { Organizations } from "./organizations/Organizations.ts"
 import { RateLimits } from "./ratelimit/RateLimits.ts"
 import { ProductQuestions } from "./questions/ProductQuestions.ts"
@@ -26,5 +27,7 @@ export const CoreLayer = Layer.mergeAll(
   Setup.layer,
   ReviewAutomation.layer,
   Webhooks.layer,
-  HostEvents.layer
+  HostEvents.layer,
+  // Jobs run their batches with the other services' own use-cases (memoized: the same instances as above).
+  Jobs.layer.pipe(Layer.provide([ReviewWrites.layer, Reviews.layer, Catalogs.layer]))
 )

@@ -17,6 +17,7 @@ import { webhookSecretRotationMigration } from "./0082_webhook_secret_rotation.t
 import { webhookRedeliveryMigration } from "./0083_webhook_redelivery.ts"
 import { eventFeedMigration } from "./0084_event_feed.ts"
 import { webhookDeliveryOrderMigration } from "./0085_webhook_delivery_order.ts"
+import { jobsMigration } from "./0086_jobs.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -35,5 +36,6 @@ export const migrations: ReadonlyArray<Migration> = [
   webhookSecretRotationMigration,
   webhookRedeliveryMigration,
   eventFeedMigration,
-  webhookDeliveryOrderMigration
+  webhookDeliveryOrderMigration,
+  jobsMigration
 ]

@@ -20,6 +20,7 @@ import { reviewWriteConformance } from "../reviews/ReviewWriteConformance.ts"
 import { catalogConformance } from "../catalog/CatalogConformance.ts"
 import { cursorKeyConformance } from "../kernel/CursorKeyConformance.ts"
 import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
+import { jobConformance } from "../jobs/JobConformance.ts"
 
 import type { StoreServices } from "../kernel/StoreServices.ts"
 import { setupConformance } from "../setup/SetupConformance.ts"
@@ -195,7 +196,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["catalog", catalogConformance],
   ["reviews (read)", reviewReadConformance],
   ["cursor key", cursorKeyConformance],
-  ["rate limit", rateLimitConformance]
+  ["rate limit", rateLimitConformance],
+  ["jobs", jobConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */
