@@ -10,6 +10,8 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
 import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./catalog/CatalogHandlers.ts"
 import { errorEnvelope } from "./ErrorEnvelope.ts"
+import { ExportJobsHandlers, ImportJobsHandlers } from "./jobs/JobsHandlers.ts"
+import { type JobServerOptions, jobSettingsLayer, JobWorkerLive } from "./jobs/JobWorker.ts"
 import { OrganizationHandlers, SystemHandlers } from "./organizations/OrganizationHandlers.ts"
 import { OperatorAuthLive } from "./organizations/OperatorAuthLive.ts"
 import { OperatorHandlers } from "./organizations/OperatorHandlers.ts"
@@ -55,6 +57,8 @@ export interface ApiServerOptions {
    * `GET /webhook-events` reports them as emitted. None by default.
    */
   readonly hostEvents?: ReadonlyArray<EventName> | undefined
+  /** Import and export jobs: the worker (on by default), its lease, batch size and export retention. */
+  readonly jobs?: JobServerOptions | undefined
   /** Days the event feed keeps events (`EVENT_RETENTION_DAYS`; at least and by default 30); purged hourly by a worker. */
   readonly eventRetentionDays?: number | undefined
 }
@@ -63,6 +67,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
   Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
+  Layer.provide([ImportJobsHandlers, ExportJobsHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
@@ -87,7 +92,12 @@ export const ApiRoutes = (options: ApiServerOptions) =>
     StoreRejectionResponses
   ).pipe(
     Layer.provide(CoreLayer),
-    Layer.provide([setupConfigLayer(options), WebhookRuntime(options.webhooks), Layer.succeed(HostEventNames, options.hostEvents ?? [])])
+    Layer.provide([
+      setupConfigLayer(options),
+      WebhookRuntime(options.webhooks),
+      Layer.succeed(HostEventNames, options.hostEvents ?? []),
+      jobSettingsLayer(options.jobs)
+    ])
   )
 
 /**
@@ -95,11 +105,19 @@ export const ApiRoutes = (options: ApiServerOptions) =>
  * (docs/DECISIONS.md §7) and the asker-notice email worker (§6), each off when its own option says so. Both stop
  * gracefully with the layer (in-flight deliveries and sends finish first).
  */
-export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays">) =>
+export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents">) =>
   Layer.mergeAll(
     WebhookDispatcherLive(options.webhooks),
     EmailWorkerFor(options.email),
-    Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS)))
+    Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
+    JobWorkerLive(options.jobs).pipe(
+      Layer.provide(CoreLayer),
+      Layer.provide([
+        jobSettingsLayer(options.jobs),
+        Layer.succeed(HostEventNames, options.hostEvents ?? []),
+        setupConfigLayer({})
+      ])
+    )
   ).pipe(
     Layer.provide(WebhookRuntime(options.webhooks))
   )

@@ -11,7 +11,14 @@ const keyOf = (organizationId: OrganizationId, id: ImportJobId) => `${organizati
 export const MemoryJobRepository = Layer.effect(JobRepository, Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const jobs = db.table<string, JobRecord>("jobs")
-  const rows = db.table<string, ReadonlyArray<StagedRow>>("job_rows")
+  // One entry per staged row (key `org/job#row`), so appending and reading a batch cost the batch, not the file.
+  const rows = db.table<string, StagedRow>("job_rows")
+  const rowKey = (organizationId: OrganizationId, id: ImportJobId, row: number) => `${keyOf(organizationId, id)}#${row}`
+  const deleteRowsOf = (organizationId: OrganizationId, id: ImportJobId) => {
+    for (let row = 1; rows.delete(rowKey(organizationId, id, row)); row++) {
+      // rows are numbered 1.. without gaps
+    }
+  }
   const chunks = db.table<string, ReadonlyArray<FileChunk>>("export_chunks")
 
   const read = (organizationId: OrganizationId, id: ImportJobId) => Option.fromUndefinedOr(jobs.get(keyOf(organizationId, id)))
@@ -27,7 +34,7 @@ export const MemoryJobRepository = Layer.effect(JobRepository, Effect.gen(functi
       db.mutate(() => {
         const key = keyOf(organizationId, id)
         jobs.delete(key)
-        rows.delete(key)
+        deleteRowsOf(organizationId, id)
         chunks.delete(key)
       }),
     claim: (owner, at, leaseUntil) =>
@@ -52,16 +59,19 @@ export const MemoryJobRepository = Layer.effect(JobRepository, Effect.gen(functi
       }),
     appendRows: (organizationId, id, staged) =>
       db.mutate(() => {
-        const key = keyOf(organizationId, id)
-        rows.set(key, [...(rows.get(key) ?? []), ...staged])
+        for (const row of staged) rows.set(rowKey(organizationId, id, row.row), row)
       }),
     readRows: (organizationId, id, afterRow, limit) =>
       Effect.sync(() => {
-        const all = rows.get(keyOf(organizationId, id)) ?? []
-        // Rows are numbered 1.. in order, so row n sits at index n - 1.
-        return all.slice(afterRow, afterRow + limit)
+        const found: Array<StagedRow> = []
+        for (let row = afterRow + 1; found.length < limit; row++) {
+          const staged = rows.get(rowKey(organizationId, id, row))
+          if (staged === undefined) break
+          found.push(staged)
+        }
+        return found
       }),
-    deleteRows: (organizationId, id) => db.mutate(() => void rows.delete(keyOf(organizationId, id))),
+    deleteRows: (organizationId, id) => db.mutate(() => deleteRowsOf(organizationId, id)),
     appendChunk: (organizationId, id, chunk) =>
       db.mutate(() => {
         const key = keyOf(organizationId, id)
@@ -76,7 +86,7 @@ export const MemoryJobRepository = Layer.effect(JobRepository, Effect.gen(functi
         for (const [key, job] of [...jobs.rows]) {
           if (job.receiving && Timestamp.toMillis(job.createdAt) < Timestamp.toMillis(abandonedBefore)) {
             jobs.delete(key)
-            rows.delete(key)
+            deleteRowsOf(job.organizationId, job.id)
           } else if (job.expiresAt !== null && Timestamp.toMillis(job.expiresAt) <= Timestamp.toMillis(at)) {
             chunks.delete(key)
           }

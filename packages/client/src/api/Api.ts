@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { CustomersApi, ProductsApi, SitesApi } from "./catalog/CatalogApi.ts"
 import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { withWebhookDeliveries } from "./webhooks/WebhookDeliveriesOpenApi.ts"
+import { ExportJobsApi, ImportJobsApi } from "./jobs/JobsApi.ts"
 import { OrganizationApi } from "./organizations/OrganizationApi.ts"
 import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
@@ -26,6 +27,7 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(ReviewWritesApi)
   .add(SitesApi, ProductsApi, CustomersApi)
   .add(ReviewsReadApi)
+  .add(ImportJobsApi, ExportJobsApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

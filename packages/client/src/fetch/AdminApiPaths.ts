@@ -118,6 +118,66 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/export-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue an export job
+         * @description Exports the reviews matching `filter` AND `search` (as `GET /reviews`) to a CSV or NDJSON file written off the request path; every review field of the list, plus the import's fields (product slug, customer email, reply, image URLs), so the file imports again. More than 100,000 matches fails the job. Costs 10 tokens.
+         */
+        post: operations["exportJobs.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/export-jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an export job
+         * @description The job with its status and progress; `expiresAt` says until when its file can be downloaded.
+         */
+        get: operations["exportJobs.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/export-jobs/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export file
+         * @description Streams the file of a succeeded export job (`text/csv` or `application/x-ndjson`, per its format). 409 while the job has not succeeded; 404 once the file expired.
+         */
+        get: operations["exportJobs.download"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -130,6 +190,46 @@ export type paths = {
          * @description 200 while the process serves requests; it does not touch the store (use `/ready` for that).
          */
         get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue an import job
+         * @description Streams a CSV (`text/csv`, RFC 4180, a header row naming the import's row fields; lists and objects as JSON in the cell) or NDJSON (`application/x-ndjson`, one JSON row a line) file of reviews, products or customers, at most 100,000 rows and 64 MiB (more: 413, nothing imported), and answers 202 with the queued job. Rows are validated and imported in batches off the request path with the same rules as the synchronous import of the type. Needs `<type>:write`. Costs 10 tokens.
+         */
+        post: operations["importJobs.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import-jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an import job
+         * @description The job with its status and progress, readable while it runs; `skipped` lists the first 1,000 rows it skipped (`index`: the 0-based data row). Needs `<type>:read` or `<type>:write` of the job's type.
+         */
+        get: operations["importJobs.get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2792,6 +2892,16 @@ export type components = {
                 message: string;
             };
         };
+        PayloadTooLargeEncoded: {
+            error: {
+                /** @enum {string} */
+                code: "PAYLOAD_TOO_LARGE";
+                details: {
+                    limitBytes: number | ("Infinity" | "-Infinity" | "NaN");
+                };
+                message: string;
+            };
+        };
         StoreUnavailableEncoded: {
             error: {
                 /** @enum {string} */
@@ -3580,6 +3690,275 @@ export interface operations {
             };
         };
     };
+    "exportJobs.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    filter?: Record<string, never>;
+                    /** @enum {string} */
+                    format: "csv" | "ndjson";
+                    search?: string;
+                    /** @enum {string} */
+                    type: "reviews";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        action: "import" | "export";
+                        createdAt: string;
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        expiresAt: string | null;
+                        finishedAt: string | null;
+                        /** @enum {string} */
+                        format: "csv" | "ndjson";
+                        /** Format: uuid */
+                        id: string;
+                        progress: {
+                            importedRows: number;
+                            processedRows: number;
+                            skippedRows: number;
+                            totalRows: number;
+                        };
+                        skipped: {
+                            index: number;
+                            message: string;
+                        }[];
+                        startedAt: string | null;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed";
+                        /** @enum {string} */
+                        type: "reviews" | "products" | "customers";
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
+    "exportJobs.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        action: "import" | "export";
+                        createdAt: string;
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        expiresAt: string | null;
+                        finishedAt: string | null;
+                        /** @enum {string} */
+                        format: "csv" | "ndjson";
+                        /** Format: uuid */
+                        id: string;
+                        progress: {
+                            importedRows: number;
+                            processedRows: number;
+                            skippedRows: number;
+                            totalRows: number;
+                        };
+                        skipped: {
+                            index: number;
+                            message: string;
+                        }[];
+                        startedAt: string | null;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed";
+                        /** @enum {string} */
+                        type: "reviews" | "products" | "customers";
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
+    "exportJobs.download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -3608,6 +3987,204 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+        };
+    };
+    "importJobs.create": {
+        parameters: {
+            query: {
+                strict?: boolean;
+                type: "reviews" | "products" | "customers";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        action: "import" | "export";
+                        createdAt: string;
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        expiresAt: string | null;
+                        finishedAt: string | null;
+                        /** @enum {string} */
+                        format: "csv" | "ndjson";
+                        /** Format: uuid */
+                        id: string;
+                        progress: {
+                            importedRows: number;
+                            processedRows: number;
+                            skippedRows: number;
+                            totalRows: number;
+                        };
+                        skipped: {
+                            index: number;
+                            message: string;
+                        }[];
+                        startedAt: string | null;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed";
+                        /** @enum {string} */
+                        type: "reviews" | "products" | "customers";
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description PayloadTooLarge */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
+                };
+            };
+        };
+    };
+    "importJobs.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        action: "import" | "export";
+                        createdAt: string;
+                        error: {
+                            code: string;
+                            message: string;
+                        } | null;
+                        expiresAt: string | null;
+                        finishedAt: string | null;
+                        /** @enum {string} */
+                        format: "csv" | "ndjson";
+                        /** Format: uuid */
+                        id: string;
+                        progress: {
+                            importedRows: number;
+                            processedRows: number;
+                            skippedRows: number;
+                            totalRows: number;
+                        };
+                        skipped: {
+                            index: number;
+                            message: string;
+                        }[];
+                        startedAt: string | null;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "succeeded" | "failed";
+                        /** @enum {string} */
+                        type: "reviews" | "products" | "customers";
+                    };
+                };
+            };
+            /** @description InvalidRequest */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestEncoded"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedEncoded"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenEncoded"];
+                };
+            };
+            /** @description NotFound */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundEncoded"];
+                };
+            };
+            /** @description TooManyRequests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TooManyRequestsEncoded"];
                 };
             };
         };

@@ -137,7 +137,7 @@ export class Jobs extends Context.Service<Jobs, {
         yield* repo.insert(job)
         let total = 0
         const staged = rows.pipe(
-          Stream.grouped(settings.batchSize),
+          Stream.grouped(STAGING_BATCH),
           Stream.runForEach((group) => {
             if (total + group.length > MAX_JOB_ROWS) return Effect.fail(rowsTooMany)
             const batch: Array<StagedRow> = group.map((data, i) => ({ row: total + i + 1, data: stageableText(data) }))
@@ -400,6 +400,9 @@ export class Jobs extends Context.Service<Jobs, {
     })
   }))
 }
+
+/** Rows stored per write while an upload arrives (independent of the import's batch size). */
+const STAGING_BATCH = 1_000
 
 const rowsTooMany = new PayloadTooLarge({
   message: `An import job takes at most ${MAX_JOB_ROWS.toLocaleString("en-US")} rows; split the file into several jobs. Nothing was imported.`,
