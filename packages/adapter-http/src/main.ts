@@ -28,7 +28,8 @@ const ServerConfig = Config.all({
   eventRetentionDays: Config.Int("EVENT_RETENTION_DAYS").pipe(Config.withDefault(MIN_EVENT_RETENTION_DAYS)),
   jobs: Config.all({
     leaseMs: Config.Int("JOB_LEASE_MS").pipe(Config.withDefault(30_000)),
-    exportRetentionHours: Config.Int("EXPORT_RETENTION_HOURS").pipe(Config.withDefault(168))
+    exportRetentionHours: Config.Int("EXPORT_RETENTION_HOURS").pipe(Config.withDefault(168)),
+    batchSize: Config.Int("JOB_BATCH_SIZE").pipe(Config.withDefault(1_000))
   }),
   limits: Config.all({
     requestTimeoutMs: Config.Int("REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.requestTimeoutMs)),
@@ -86,6 +87,7 @@ export const serve = Effect.gen(function*() {
     return yield* Effect.die(new Error(`EVENT_RETENTION_DAYS must be at least ${MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`))
   }
   if (config.jobs.leaseMs < 100) return yield* Effect.die(new Error("JOB_LEASE_MS must be at least 100 milliseconds"))
+  if (config.jobs.batchSize < 1 || config.jobs.batchSize > 10_000) return yield* Effect.die(new Error("JOB_BATCH_SIZE must be between 1 and 10000"))
   if (config.jobs.exportRetentionHours < 1) return yield* Effect.die(new Error("EXPORT_RETENTION_HOURS must be at least 1"))
   if (config.webhooks.timeoutMs < 1) return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
   const demo = demoSeeding(Option.getOrUndefined(config.demo), store)
