@@ -338,27 +338,25 @@ export class Jobs extends Context.Service<Jobs, {
           }
           const first = current.position === null
           const text = (first ? exportHeader(job.format) : "") + page.data.map((r) => exportLine(job.format, reviewExportRow(r))).join("")
+          // The chunk, the position and (on the last page) the job's end commit together, so a resumed export
+          // never writes a page twice.
           const next = yield* uow.transaction(Effect.gen(function*() {
             const locked = yield* ownLocked(job, owner)
             if (Option.isNone(locked)) return Option.none<JobRecord>()
             if (text !== "") yield* repo.appendChunk(job.organizationId, job.id, { seq: written, data: text })
-            const saved: JobRecord = {
-              ...locked.value,
-              position: page.nextCursor ?? locked.value.position ?? "",
-              progress: { ...locked.value.progress, processedRows: written + page.data.length }
+            const processedRows = written + page.data.length
+            if (page.nextCursor === null) {
+              const at = yield* now
+              const expiresAt = fromMillis(toMillis(at) + settings.exportRetentionMs)
+              yield* repo.save(finished({ ...locked.value, progress: { ...locked.value.progress, processedRows, totalRows: processedRows } }, at, { error: null, expiresAt }))
+              return Option.none<JobRecord>()
             }
+            const saved: JobRecord = { ...locked.value, position: page.nextCursor, progress: { ...locked.value.progress, processedRows } }
             yield* repo.save(saved)
             return Option.some(saved)
           }))
           if (Option.isNone(next)) return
           current = next.value
-          if (page.nextCursor === null) {
-            const at = yield* now
-            const expiresAt = fromMillis(toMillis(at) + settings.exportRetentionMs)
-            yield* end(job, owner, (c, when) =>
-              finished({ ...c, progress: { ...c.progress, totalRows: c.progress.processedRows } }, when, { error: null, expiresAt }))
-            return
-          }
         }
       }).pipe(
         Effect.catch((e: InvalidRequest | Forbidden) =>
