@@ -18,7 +18,9 @@ import type { Job } from "./Job.ts"
 import { JobRepository } from "./JobRepository.ts"
 import { Jobs, JobSettings } from "./Jobs.ts"
 
-const Settings = Layer.succeed(JobSettings, { leaseMs: 60_000, batchSize: 2, exportRetentionMs: 3_600_000 })
+/** Small batches (so every job has several), and a row limit of 20 standing in for the spec's 100,000. */
+const MAX_ROWS = 20
+const Settings = Layer.succeed(JobSettings, { leaseMs: 60_000, batchSize: 2, exportRetentionMs: 3_600_000, maxRows: MAX_ROWS })
 
 const rows = (values: ReadonlyArray<unknown>) => Stream.fromIterable(values.map((v) => typeof v === "string" ? v : JSON.stringify(v)))
 
@@ -232,6 +234,31 @@ export const jobConformance: ConformanceSuite = (store) =>
           assert.deepStrictEqual(yield* shape(fresh), yield* shape(org))
         }))
     }
+
+    it.effect("more rows than the limit: an import is refused with nothing staged, an export fails saying so", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Jobs limits")
+        const many = Array.from({ length: MAX_ROWS + 1 }, (_, i) => ({ externalId: `m${i}`, product: "mug", rating: 5 }))
+        const refused = yield* Effect.flip(importJob(org, "reviews", many))
+        assert.strictEqual(refused._tag, "PayloadTooLarge")
+        assert.match((refused as { message: string }).message, /at most 20 rows/)
+        yield* drain()
+        assert.strictEqual((yield* allReviews(org)).data.length, 0)
+
+        yield* importJob(org, "reviews", many.slice(0, MAX_ROWS))
+        yield* importJob(org, "reviews", [{ externalId: "last", product: "cup", rating: 1 }])
+        yield* drain()
+        const tooBig = yield* Jobs.use((j) => j.createExport({ type: "reviews", format: "csv" })).pipe(asDashboard(org))
+        const fits = yield* Jobs.use((j) => j.createExport({ type: "reviews", format: "csv", filter: "{\"rating\":5}" })).pipe(asDashboard(org))
+        yield* drain()
+        const failed = yield* Jobs.use((j) => j.getExport(tooBig.id)).pipe(asDashboard(org))
+        assert.strictEqual(failed.status, "failed")
+        assert.strictEqual(failed.error?.code, "EXPORT_TOO_LARGE")
+        assert.match(failed.error!.message, /more than 20 reviews/)
+        assert.strictEqual((yield* Effect.flip(Jobs.use((j) => j.download(tooBig.id)).pipe(asDashboard(org))))._tag, "Conflict")
+        const ok = yield* Jobs.use((j) => j.getExport(fits.id)).pipe(asDashboard(org))
+        assert.deepStrictEqual([ok.status, ok.progress.totalRows], ["succeeded", MAX_ROWS])
+      }))
 
     it.effect("an export's filter and search are checked when it is created", () =>
       Effect.gen(function*() {

@@ -50,6 +50,8 @@ export interface JobSettingsValues {
   readonly batchSize: number
   /** How long an export's file is kept after the job succeeds (`EXPORT_RETENTION_HOURS`). */
   readonly exportRetentionMs: number
+  /** Rows a job may read or write (the spec's 100,000; lower only in tests). */
+  readonly maxRows?: number | undefined
 }
 
 export const JobSettings = Context.Reference<JobSettingsValues>("feedback/JobSettings", {
@@ -103,6 +105,7 @@ export class Jobs extends Context.Service<Jobs, {
     const reviews = yield* Reviews
     const catalogs = yield* Catalogs
     const settings = yield* JobSettings
+    const maxRows = settings.maxRows ?? MAX_JOB_ROWS
 
     const newJob = (caller: Caller, id: ImportJobId, at: Timestamp, fields: Pick<JobRecord, "type" | "action" | "format" | "strict" | "filter" | "search" | "receiving">): JobRecord => ({
       id,
@@ -139,7 +142,7 @@ export class Jobs extends Context.Service<Jobs, {
         const staged = rows.pipe(
           Stream.grouped(STAGING_BATCH),
           Stream.runForEach((group) => {
-            if (total + group.length > MAX_JOB_ROWS) return Effect.fail(rowsTooMany)
+            if (total + group.length > maxRows) return Effect.fail(rowsTooMany(maxRows))
             const batch: Array<StagedRow> = group.map((data, i) => ({ row: total + i + 1, data: stageableText(data) }))
             total += group.length
             return repo.appendRows(job.organizationId, job.id, batch)
@@ -331,8 +334,8 @@ export class Jobs extends Context.Service<Jobs, {
             include: REVIEW_EXPORT_INCLUDES
           })
           const written = current.progress.processedRows
-          if (written + page.data.length > MAX_JOB_ROWS) {
-            yield* end(job, owner, (c, at) => finished(c, at, { error: tooManyToExport }))
+          if (written + page.data.length > maxRows) {
+            yield* end(job, owner, (c, at) => finished(c, at, { error: tooManyToExport(maxRows) }))
             yield* repo.deleteChunks(job.organizationId, job.id)
             return
           }
@@ -402,15 +405,15 @@ export class Jobs extends Context.Service<Jobs, {
 /** Rows stored per write while an upload arrives (independent of the import's batch size). */
 const STAGING_BATCH = 1_000
 
-const rowsTooMany = new PayloadTooLarge({
-  message: `An import job takes at most ${MAX_JOB_ROWS.toLocaleString("en-US")} rows; split the file into several jobs. Nothing was imported.`,
+const rowsTooMany = (maxRows: number) => new PayloadTooLarge({
+  message: `An import job takes at most ${maxRows.toLocaleString("en-US")} rows; split the file into several jobs. Nothing was imported.`,
   limitBytes: MAX_JOB_BYTES
 })
 
-const tooManyToExport: JobError = {
+const tooManyToExport = (maxRows: number): JobError => ({
   code: "EXPORT_TOO_LARGE",
-  message: `The filter and search match more than ${MAX_JOB_ROWS.toLocaleString("en-US")} reviews, and an export writes at most that many; narrow them and export in parts.`
-}
+  message: `The filter and search match more than ${maxRows.toLocaleString("en-US")} reviews, and an export writes at most that many; narrow them and export in parts.`
+})
 
 const rowFailure = (row: number, problem: string) => `Row ${row} of the file cannot be imported: ${problem}; nothing was imported.`
 
