@@ -380,7 +380,10 @@ export class Jobs extends Context.Service<Jobs, {
         Effect.catchCause((cause) =>
           // Left running: its lease runs out and a worker takes it up again from its last committed batch.
           Effect.logError(`jobs: job ${job.id} stopped unexpectedly`, Cause.pretty(cause))),
-        Effect.ensuring(Fiber.interrupt(heartbeat))
+        Effect.ensuring(Fiber.interrupt(heartbeat)),
+        // Stopped on purpose (shutdown): the open batch rolls back; hand the lease back so the next worker resumes
+        // at once instead of waiting for it to run out.
+        Effect.onInterrupt(() => Effect.flatMap(now, (at) => repo.renewLease(job.organizationId, job.id, owner, at)))
       )
       return true
     })
