@@ -39,6 +39,11 @@ const ServerConfig = Config.all({
   embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
   publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
   eventRetentionDays: Config.Int("EVENT_RETENTION_DAYS").pipe(Config.withDefault(MIN_EVENT_RETENTION_DAYS)),
+  jobs: Config.all({
+    leaseMs: Config.Int("JOB_LEASE_MS").pipe(Config.withDefault(30_000)),
+    exportRetentionHours: Config.Int("EXPORT_RETENTION_HOURS").pipe(Config.withDefault(168)),
+    batchSize: Config.Int("JOB_BATCH_SIZE").pipe(Config.withDefault(1_000))
+  }),
   limits: Config.all({
     requestTimeoutMs: Config.Int("REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.requestTimeoutMs)),
     importRequestTimeoutMs: Config.Int("IMPORT_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.importRequestTimeoutMs)),
@@ -107,6 +112,9 @@ const run = Effect.gen(function*() {
   if (config.eventRetentionDays < MIN_EVENT_RETENTION_DAYS) {
     return yield* Effect.die(new Error(`EVENT_RETENTION_DAYS must be at least ${MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`))
   }
+  if (config.jobs.leaseMs < 100) return yield* Effect.die(new Error("JOB_LEASE_MS must be at least 100 milliseconds"))
+  if (config.jobs.batchSize < 1 || config.jobs.batchSize > 10_000) return yield* Effect.die(new Error("JOB_BATCH_SIZE must be between 1 and 10000"))
+  if (config.jobs.exportRetentionHours < 1) return yield* Effect.die(new Error("EXPORT_RETENTION_HOURS must be at least 1"))
   if (config.webhooks.timeoutMs < 1) return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
   const otlpEndpoint = Option.getOrUndefined(config.otlp.endpoint)
   if (otlpEndpoint !== undefined && !isHttpUrl(otlpEndpoint)) {
@@ -124,7 +132,8 @@ const run = Effect.gen(function*() {
     publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
     email: { smtp },
     webhooks: config.webhooks,
-    eventRetentionDays: config.eventRetentionDays
+    eventRetentionDays: config.eventRetentionDays,
+    jobs: config.jobs
   }
 
   const Announce = Layer.effectDiscard(Effect.gen(function*() {

@@ -25,7 +25,7 @@ const run = async (args: ReadonlyArray<string>, env: Record<string, string> = {}
 }
 
 describe("help", () => {
-  it.each(["", "serve", "migrate", "org", "org create", "key", "key create", "key revoke"])(
+  it.each(["", "serve", "migrate", "org", "org create", "key", "key create", "key revoke", "import-jobs", "import-jobs watch", "export-jobs watch"])(
     "feedback-admin-api %s --help describes the command and starts nothing",
     async (name) => {
       const command = name === "" ? [] : name.split(" ")
@@ -61,6 +61,29 @@ describe("serve, org create, key create and revoke", () => {
     const revoked = await run(["key", "revoke", "--org", organization.id, "--key", issued.id], env)
     expect(revoked.code, revoked.stderr).toBe(0)
     expect((await call()).status).toBe(401)
+  })
+
+  it("import-jobs watch draws progress until the job ends, then prints it; a failed job exits non-zero", async () => {
+    const env = { OPERATOR_TOKEN, ADMIN_API_URL: server.url }
+    const org = JSON.parse((await run(["org", "create", "--name", "Jobs shop"], env)).stdout) as { id: string }
+    const issued = JSON.parse((await run(["key", "create", "--org", org.id], env)).stdout) as { secretKey: string }
+    const upload = (query: string, body: string) =>
+      fetch(`${server.url}/import-jobs?${query}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${issued.secretKey}`, "content-type": "application/x-ndjson" },
+        body
+      }).then((r) => r.json() as Promise<{ id: string }>)
+    const job = await upload("type=products", "{\"slug\":\"a\",\"title\":\"A\"}\n{\"slug\":\"b\",\"title\":\"B\"}\n")
+    const watched = await run(["import-jobs", "watch", job.id, "--interval", "100"], { ...env, ADMIN_API_KEY: issued.secretKey })
+    expect(watched.code, watched.stderr).toBe(0)
+    expect(JSON.parse(watched.stdout)).toMatchObject({ id: job.id, status: "succeeded", progress: { importedRows: 2 } })
+    expect(watched.stderr).toContain("100% 2/2 rows · 0 skipped · succeeded")
+    const strict = await upload("type=products&strict=true", "{\"slug\":\"a\",\"title\":\"Again\"}\n")
+    const failed = await run(["import-jobs", "watch", strict.id, "--interval", "100"], { ...env, ADMIN_API_KEY: issued.secretKey })
+    expect(failed.code).not.toBe(0)
+    expect(failed.stdout + failed.stderr).toContain("failed")
+    const noKey = await run(["import-jobs", "watch", job.id], env)
+    expect(noKey.stdout + noKey.stderr).toContain("ADMIN_API_KEY")
   })
 
   it("says what is wrong, with a failing exit code", async () => {

@@ -110,6 +110,31 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
     })
     return { ...answer, made: { review: answer.data!.imported[0]!.id } }
   },
+  "POST /import-jobs": async ({ api }) => {
+    const answer = await api.POST("/import-jobs", {
+      params: { query: { type: "products" } },
+      body: "{\"slug\":\"lamp\",\"title\":\"Desk lamp\"}\n",
+      headers: { "content-type": "application/x-ndjson" },
+      bodySerializer: (body: string) => body
+    })
+    return { ...answer, made: { importJob: answer.data!.id } }
+  },
+  "GET /import-jobs/{id}": ({ api, made }) => api.GET("/import-jobs/{id}", { params: { path: { id: id(made, "importJob") } } }),
+  "POST /export-jobs": async ({ api }) => {
+    const answer = await api.POST("/export-jobs", { body: { type: "reviews", format: "ndjson", search: "mug" } })
+    return { ...answer, made: { exportJob: answer.data!.id } }
+  },
+  "GET /export-jobs/{id}": async ({ api, made }) => {
+    // Read until the background worker has run it: the download below needs the file.
+    for (let i = 0; i < 100; i++) {
+      const answer = await api.GET("/export-jobs/{id}", { params: { path: { id: id(made, "exportJob") } } })
+      if (answer.data?.status !== "queued" && answer.data?.status !== "running") return answer
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    throw new Error("the export job did not finish in 10 s")
+  },
+  "GET /export-jobs/{id}/download": ({ api, made }) =>
+    api.GET("/export-jobs/{id}/download", { params: { path: { id: id(made, "exportJob") } }, parseAs: "text" }),
   "GET /reviews": ({ api }) => api.GET("/reviews", { params: { query: { include: ["product", "customer"], sort: "-rating" } } }),
   "GET /reviews/{id}": ({ api, made }) =>
     api.GET("/reviews/{id}", { params: { path: { id: id(made, "review") }, query: { include: ["files", "collisions"] } } }),

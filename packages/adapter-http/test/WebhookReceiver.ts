@@ -10,6 +10,9 @@ export interface ReceivedRequest {
   readonly path: string
   readonly headers: IncomingHttpHeaders
   readonly raw: Buffer
+  /** `performance.now()` when the request arrived, and when its response was finished (the receiver's own clock). */
+  readonly arrivedAt: number
+  finishedAt: number | undefined
 }
 
 export interface Receiver {
@@ -25,12 +28,17 @@ export const startReceiver = async (options: { readonly slowMs?: number } = {}):
   const answered: Array<string> = []
   const hanging = new Set<import("node:http").ServerResponse>()
   const server: Server = createServer((req, res) => {
+    const arrivedAt = performance.now()
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
       const path = (req.url ?? "/").split("?")[0]!
-      received.push({ path, headers: req.headers, raw: Buffer.concat(chunks) })
-      res.on("finish", () => answered.push(path))
+      const request: ReceivedRequest = { path, headers: req.headers, raw: Buffer.concat(chunks), arrivedAt, finishedAt: undefined }
+      received.push(request)
+      res.on("finish", () => {
+        request.finishedAt = performance.now()
+        answered.push(path)
+      })
       switch (path) {
         case "/fail":
           res.writeHead(500, { "content-type": "text/plain" }).end("E".repeat(1000) + "é" + "F".repeat(1047))

@@ -2,6 +2,7 @@
 import { CursorKey } from "@feedback/core"
 import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
+import { MemoryJobRepository } from "./jobs/MemoryJobStore.ts"
 import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
 import { MemoryIdempotencyStore } from "./idempotency/MemoryIdempotencyStore.ts"
 import { MemoryInstanceSecretRepository } from "./kernel/MemoryInstanceSecrets.ts"
@@ -33,6 +34,7 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemorySetupStore,
   MemoryWebhookRepository,
   MemoryReviewWriteRepository,
+  MemoryJobRepository,
   MemoryStoreHealth,
   MemoryIdempotencyStore,
   CursorKey.layerStored.pipe(Layer.provideMerge(MemoryInstanceSecretRepository))

@@ -14,6 +14,7 @@ import { PgReviewRepository } from "./reviews/PgReviewStore.ts"
 import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./questions/PgProductQuestionStore.ts"
 import { PgSetupStore } from "./setup/PgSetupStore.ts"
 import { PgWebhookRepository } from "./webhooks/PgWebhookStore.ts"
+import { PgJobRepository } from "./jobs/PgJobStore.ts"
 import { PgReviewWriteRepository } from "./reviews/PgReviewWriteStore.ts"
 import {
   PgEventOutbox,
@@ -39,6 +40,7 @@ export const PgStoreServices = Layer.mergeAll(
   PgSetupStore,
   PgWebhookRepository,
   PgReviewWriteRepository,
+  PgJobRepository,
   PgStoreHealth,
   PgIdempotencyStore,
   // The generated cursor key is read (or stored, by the first process) once per layer build.

@@ -7,6 +7,7 @@
 import { Layer } from "effect"
 import { Catalogs } from "./catalog/Catalogs.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
+import { Jobs } from "./jobs/Jobs.ts"
 import { Organizations } from "./organizations/Organizations.ts"
 import { RateLimits } from "./ratelimit/RateLimits.ts"
 import { ProductQuestions } from "./questions/ProductQuestions.ts"
@@ -28,5 +29,7 @@ export const CoreLayer = Layer.mergeAll(
   ReviewAutomation.layer,
   Webhooks.layer,
   HostEvents.layer,
-  Idempotency.layer
+  Idempotency.layer,
+  // Jobs run their batches with the other services' own use-cases (memoized: the same instances as above).
+  Jobs.layer.pipe(Layer.provide([ReviewWrites.layer, Reviews.layer, Catalogs.layer]))
 )

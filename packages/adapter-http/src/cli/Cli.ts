@@ -5,18 +5,21 @@
  *   migrate [--status]         apply pending migrations to DATABASE_URL / DATA_DIR, or list applied and pending
  *   org create --name          provision an organization through a running server's operator API
  *   key create|revoke          issue or revoke an organization's secret key the same way
+ *   import-jobs watch <id>     a progress bar for an import job until it ends (export-jobs watch for exports)
  *
  * `org` and `key` talk to a server (`--url`, default `ADMIN_API_URL` or http://127.0.0.1:3000) with the
- * `OPERATOR_TOKEN` from the environment, never from argv (which other local users can read in the process list).
+ * `OPERATOR_TOKEN` from the environment, never from argv (which other local users can read in the process list);
+ * `import-jobs watch` reads the secret key from `ADMIN_API_KEY` the same way.
  */
 import { migrationStatus, migrations, PgDatabase, runMigrations } from "@feedback/adapter-postgres"
 import { OperatorClient, OperatorClientLayer } from "@feedback/client/effect"
 import { type OrganizationId, permissions, type SecretKeyId } from "@feedback/core"
 import { Config, Console, Effect, Option, Redacted } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { CliError } from "effect/cli"
 import { serve } from "../main.ts"
 import { chooseStore, describeStore } from "../server/StoreSelection.ts"
+import { isFinished, progressLine, type WatchedJob } from "./JobProgress.ts"
 
 const fail = (userMessage: string) => Effect.fail(new CliError.UserError({ cause: new Error(userMessage), userMessage }))
 
@@ -166,7 +169,62 @@ const keyCommand = Command.make("key").pipe(
   Command.withSubcommands([keyCreate, keyRevoke])
 )
 
+// ---------------------------------------------------------------------------------------------------------------
+// import-jobs / export-jobs watch: through a running server's admin API
+
+const watchJob = (kind: "import-jobs" | "export-jobs") =>
+  Command.make("watch", {
+    url,
+    id: Argument.String("id").pipe(Argument.withDescription("The job's id")),
+    interval: Flag.Int("interval").pipe(Flag.withDescription("Milliseconds between polls (default 500)"), Flag.withDefault(500))
+  }, ({ id, interval, url }) =>
+    Effect.gen(function*() {
+      const key = yield* Config.Redacted("ADMIN_API_KEY").pipe(Config.option)
+      if (Option.isNone(key)) return yield* fail("Set ADMIN_API_KEY to a secret key that may read the job")
+      const fallback = yield* Config.String("ADMIN_API_URL").pipe(Config.withDefault("http://127.0.0.1:3000"))
+      const origin = Option.getOrElse(url, () => fallback)
+      const read = Effect.tryPromise({
+        try: async () => {
+          const res = await fetch(`${origin}/${kind}/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${Redacted.value(key.value)}` } })
+          const body = await res.json() as { readonly error?: { readonly message: string } }
+          if (!res.ok) throw new Error(body.error?.message ?? `HTTP ${res.status}`)
+          return body as WatchedJob & { readonly error: { readonly message: string } | null }
+        },
+        catch: (e) => e instanceof Error ? e.message : String(e)
+      }).pipe(Effect.catch((message: string) => fail(`${origin}: ${message}`)))
+      // On a terminal the bar redraws in place; piped, each change is its own line.
+      const tty = process.stderr.isTTY === true
+      let last = ""
+      for (;;) {
+        const job = yield* read
+        const line = progressLine(job)
+        if (line !== last) yield* Effect.sync(() => process.stderr.write(tty ? `\r${line}` : `${line}\n`))
+        last = line
+        if (isFinished(job)) {
+          if (tty) yield* Effect.sync(() => process.stderr.write("\n"))
+          yield* printJson(job)
+          if (job.status === "failed") return yield* fail(`Job ${id} failed: ${job.error?.message ?? "no reason given"}`)
+          return
+        }
+        yield* Effect.sleep(Math.max(50, interval))
+      }
+    })
+  ).pipe(
+    Command.withDescription(`Show a progress bar for a job of ${kind} until it ends, then print it as JSON (exit code 1 if it failed). Needs ADMIN_API_KEY.`),
+    Command.withExamples([{ command: `ADMIN_API_KEY=sk_… feedback-admin-api ${kind} watch 0190…`, description: "Follow a job" }])
+  )
+
+const importJobsCommand = Command.make("import-jobs").pipe(
+  Command.withDescription("Import jobs (through a running server's admin API; needs ADMIN_API_KEY)"),
+  Command.withSubcommands([watchJob("import-jobs")])
+)
+
+const exportJobsCommand = Command.make("export-jobs").pipe(
+  Command.withDescription("Export jobs (through a running server's admin API; needs ADMIN_API_KEY)"),
+  Command.withSubcommands([watchJob("export-jobs")])
+)
+
 export const cli = Command.make("feedback-admin-api").pipe(
-  Command.withDescription("The feedback platform's merchant Admin API: serve it, migrate its database, provision tenants"),
-  Command.withSubcommands([serveCommand, migrateCommand, orgCommand, keyCommand])
+  Command.withDescription("The feedback platform's merchant Admin API: serve it, migrate its database, provision tenants, follow jobs"),
+  Command.withSubcommands([serveCommand, migrateCommand, orgCommand, keyCommand, importJobsCommand, exportJobsCommand])
 )

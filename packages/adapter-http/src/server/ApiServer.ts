@@ -13,6 +13,8 @@ import { DocsPage } from "./DocsPage.ts"
 import { errorEnvelope } from "./ErrorEnvelope.ts"
 import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
 import { MetricsRoute } from "./observability/MetricsRoute.ts"
+import { ExportJobsHandlers, ImportJobsHandlers } from "./jobs/JobsHandlers.ts"
+import { type JobServerOptions, jobSettingsLayer, JobWorkerLive } from "./jobs/JobWorker.ts"
 import { OrganizationHandlers, SystemHandlers } from "./organizations/OrganizationHandlers.ts"
 import { OperatorAuthLive } from "./organizations/OperatorAuthLive.ts"
 import { OperatorHandlers } from "./organizations/OperatorHandlers.ts"
@@ -62,6 +64,8 @@ export interface ApiServerOptions {
    * `GET /webhook-events` reports them as emitted. None by default.
    */
   readonly hostEvents?: ReadonlyArray<EventName> | undefined
+  /** Import and export jobs: the worker (on by default), its lease, batch size and export retention. */
+  readonly jobs?: JobServerOptions | undefined
   /** Days the event feed keeps events (`EVENT_RETENTION_DAYS`; at least and by default 30); purged hourly by a worker. */
   readonly eventRetentionDays?: number | undefined
 }
@@ -70,6 +74,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
   Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
+  Layer.provide([ImportJobsHandlers, ExportJobsHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 
@@ -95,7 +100,12 @@ export const ApiRoutes = (options: ApiServerOptions) =>
     StoreRejectionResponses
   ).pipe(
     Layer.provide(CoreLayer),
-    Layer.provide([setupConfigLayer(options), WebhookRuntime(options.webhooks), Layer.succeed(HostEventNames, options.hostEvents ?? [])])
+    Layer.provide([
+      setupConfigLayer(options),
+      WebhookRuntime(options.webhooks),
+      Layer.succeed(HostEventNames, options.hostEvents ?? []),
+      jobSettingsLayer(options.jobs)
+    ])
   )
 
 /**
@@ -104,12 +114,20 @@ export const ApiRoutes = (options: ApiServerOptions) =>
  * hourly purges of expired events (§17) and idempotency keys (§18). Both workers stop gracefully with the layer
  * (in-flight deliveries and sends finish first).
  */
-export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays">) =>
+export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents">) =>
   Layer.mergeAll(
     WebhookDispatcherLive(options.webhooks),
     EmailWorkerFor(options.email),
     Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
-    Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob()))
+    Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob())),
+    JobWorkerLive(options.jobs).pipe(
+      Layer.provide(CoreLayer),
+      Layer.provide([
+        jobSettingsLayer(options.jobs),
+        Layer.succeed(HostEventNames, options.hostEvents ?? []),
+        setupConfigLayer({})
+      ])
+    )
   ).pipe(
     Layer.provide(WebhookRuntime(options.webhooks)),
     // Untraced: the dispatcher polls several times a second, and spans of empty polls would bury the requests'.

@@ -26,10 +26,19 @@ const envelope = (status: number, code: string, message: string, details?: objec
 /** Body limits of docs/DECISIONS.md §1: 1 MiB, and 32 MiB for bulk imports. */
 export const DEFAULT_BODY_LIMIT = ByteSize.mebibytes(1)
 export const IMPORT_BODY_LIMIT = ByteSize.mebibytes(32)
-export const isImport = (url: string) => {
+/**
+ * Import jobs count their own bytes and refuse past 64 MiB with a message naming the limit (docs/DECISIONS.md §20);
+ * the framework's cap sits just above it, as a backstop.
+ */
+export const IMPORT_JOB_BODY_LIMIT = ByteSize.mebibytes(65)
+const pathOf = (url: string) => {
   const q = url.indexOf("?")
-  return (q === -1 ? url : url.slice(0, q)).endsWith("/import")
+  return q === -1 ? url : url.slice(0, q)
 }
+export const isImportJob = (url: string) => pathOf(url) === "/import-jobs"
+/** A bulk import, synchronous or queued: a larger body and a longer request allowance. */
+export const isImport = (url: string) => pathOf(url).endsWith("/import") || isImportJob(url)
+const bodyLimitOf = (url: string) => isImportJob(url) ? IMPORT_JOB_BODY_LIMIT : isImport(url) ? IMPORT_BODY_LIMIT : DEFAULT_BODY_LIMIT
 
 export interface EnvelopeOptions {
   readonly routes: RouteTable
@@ -52,6 +61,17 @@ const unsupportedMediaType = (contentType: string | undefined) => {
     errorWire.UnsupportedMediaType.code,
     `Send the body as JSON with \`Content-Type: ${ACCEPTED_MEDIA_TYPE}\`${mediaType === "" ? "" : `, not ${JSON.stringify(mediaType)}`}.`,
     { accepted: [ACCEPTED_MEDIA_TYPE] }
+  )
+}
+
+const IMPORT_JOB_MEDIA_TYPES = ["text/csv", "application/x-ndjson"]
+const unsupportedImportMediaType = (contentType: string | undefined) => {
+  const mediaType = (contentType ?? "").split(";")[0]!.trim().slice(0, 100)
+  return envelope(
+    415,
+    errorWire.UnsupportedMediaType.code,
+    `Send the import file as \`text/csv\` or \`application/x-ndjson\`${mediaType === "" ? "" : `, not ${JSON.stringify(mediaType)}`}.`,
+    { accepted: IMPORT_JOB_MEDIA_TYPES }
   )
 }
 
@@ -96,7 +116,7 @@ const rewrite = (routes: RouteTable, request: HttpServerRequest.HttpServerReques
         response.headers["connection"] === undefined ? {} : { connection: response.headers["connection"] }
       )
     case 415:
-      return unsupportedMediaType(request.headers["content-type"])
+      return isImportJob(request.url) ? unsupportedImportMediaType(request.headers["content-type"]) : unsupportedMediaType(request.headers["content-type"])
     // Effect's answers to an interrupted request: the client went away (nobody reads this, but the log does), or
     // the server is stopping. Neither is a defect.
     case 499:
@@ -179,7 +199,7 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
     }
     const early = refuseEarly(request)
     return HttpEffect.withPreResponseHandler(early === undefined ? app : Effect.succeed(early), onResponse).pipe(
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, isImport(request.url) ? IMPORT_BODY_LIMIT : DEFAULT_BODY_LIMIT),
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, bodyLimitOf(request.url)),
       Effect.tapCause((cause) =>
         status >= 500
           ? Effect.logError("request failed", cause).pipe(
@@ -190,11 +210,6 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
       Effect.annotateLogs("requestId", requestId)
     )
   })
-
-const pathOf = (url: string) => {
-  const q = url.indexOf("?")
-  return q === -1 ? url : url.slice(0, q)
-}
 
 const reasons: Record<number, string> = {
   400: "Bad Request",

@@ -26,7 +26,7 @@ import {
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { HttpEffect, HttpServerResponse } from "effect/http"
-import { RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
+import { PermissionByInput, RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
 import { idempotently } from "./idempotency/IdempotentRequests.ts"
 import { guardJsonBody } from "./JsonBodyShape.ts"
 
@@ -52,6 +52,8 @@ interface RouteFacts {
   readonly key: string
   readonly cost: number
   readonly permission: Option.Option<RequiredPermission["Service"]>
+  /** The use-case checks a permission that depends on the input (`PermissionByInput`). */
+  readonly permissionByInput: boolean
 }
 const routeFacts = new WeakMap<HttpApiEndpoint.Top, RouteFacts>()
 const factsOf = (endpoint: HttpApiEndpoint.Top): RouteFacts => {
@@ -61,7 +63,8 @@ const factsOf = (endpoint: HttpApiEndpoint.Top): RouteFacts => {
     facts = {
       key,
       cost: costOfKey(key),
-      permission: Context.getOption(endpoint.annotations, RequiredPermission)
+      permission: Context.getOption(endpoint.annotations, RequiredPermission),
+      permissionByInput: Option.isSome(Context.getOption(endpoint.annotations, PermissionByInput))
     }
     routeFacts.set(endpoint, facts)
   }
@@ -78,7 +81,7 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
     bearer: (httpEffect, { credential, endpoint }) =>
       Effect.gen(function*() {
         const { caller, organization } = yield* organizations.authenticateSecretKey(Redacted.value(credential))
-        const { cost, key, permission } = factsOf(endpoint)
+        const { cost, key, permission, permissionByInput } = factsOf(endpoint)
         const decision = yield* rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
         yield* recordRateLimitDecision(decision)
         const headers = rateLimitHeaders(decision)
@@ -87,9 +90,8 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
         if (decision._tag === "Refused") return yield* tooManyRequests(decision)
         // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
         if (Option.isNone(permission)) {
-          return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
-        }
-        if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
+          if (!permissionByInput) return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
+        } else if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
         yield* guardJsonBody
         return yield* Effect.provideService(
           idempotently(idempotency, endpoint, organization.id, httpEffect),

@@ -6,7 +6,7 @@
  */
 import { Arbitrary, Context, Effect, Option, Schema } from "effect"
 import { HttpApi } from "effect/http-api"
-import { AdminApi, OperatorApi, OperatorAuth, RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
+import { AdminApi, OperatorApi, OperatorAuth, PermissionByInput, RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
 
 export type Auth = "secretKey" | "operator" | "none"
 
@@ -41,7 +41,11 @@ export const endpointsOf = (api: HttpApi.Top): ReadonlyArray<EndpointShape> => {
         params: endpoint.params,
         query: endpoint.query,
         payload: endpoint.payload.get("application/json")?.schemas[0],
-        permission: Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredPermission)),
+        // An endpoint whose permission depends on its input (import jobs) declares which in words.
+        permission: Option.getOrUndefined(Option.orElse(
+          Context.getOption(mergedAnnotations, RequiredPermission),
+          () => Context.getOption(mergedAnnotations, PermissionByInput)
+        )),
         auth: authOf(middleware)
       })
     }

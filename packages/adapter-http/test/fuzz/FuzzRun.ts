@@ -53,7 +53,9 @@ export const problemsOf = (request: FuzzRequest, answer: Answer): ReadonlyArray<
   const body = parse(answer.text)
   if (answer.status >= 500) problems.push("server error")
   if (answer.status >= 200 && answer.status < 300) {
-    if (!body.ok) problems.push("2xx body is not JSON")
+    // Export downloads are files (CSV or NDJSON); every other success is JSON.
+    const file = /^(text\/csv|application\/x-ndjson)/.test(answer.contentType ?? "")
+    if (!body.ok && !file) problems.push("2xx body is not JSON")
   } else {
     const mediaType = answer.contentType?.split(";")[0]?.trim().toLowerCase()
     if (mediaType !== "application/json") problems.push(`error Content-Type is ${JSON.stringify(answer.contentType)}`)

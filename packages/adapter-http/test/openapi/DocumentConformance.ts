@@ -73,7 +73,11 @@ export const makeConformance = (document: Json) => {
     }
     const schema = response["content"]?.["application/json"]?.["schema"]
     if (schema === undefined) {
-      if (answer.body !== undefined) problems.push(`${key} ${answer.status}: a body the document does not describe`)
+      // A file (an export's download): the answer's media type must be one the response lists, its body text.
+      const mediaType = (answer.headers.get("content-type") ?? "").split(";")[0]!.trim()
+      const file = mediaType !== "" && response["content"]?.[mediaType] !== undefined
+      if (file && typeof answer.body !== "string") problems.push(`${key} ${answer.status}: a ${mediaType} body that is not text`)
+      if (!file && answer.body !== undefined) problems.push(`${key} ${answer.status}: a body the document does not describe`)
       return problems
     }
     const validate = validatorOf(schema)

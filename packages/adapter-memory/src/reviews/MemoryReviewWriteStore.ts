@@ -190,7 +190,8 @@ const makeRepository = Effect.gen(function*() {
     insertImport: (organizationId, job, reviews, at) =>
       Effect.gen(function*() {
         yield* db.mutate(() => {
-          t.importJobs.set(job.id, { ...job, organizationId })
+          // An import job's batches share its record (docs/DECISIONS.md §20): the first one writes it.
+          if (t.importJobs.get(job.id) === undefined) t.importJobs.set(job.id, { ...job, organizationId })
           for (const { review, importRow, files, answers, reply } of reviews) {
             t.reviews.set(review.id, reviewRowOf(organizationId, review, { id: job.id, row: importRow }))
             if (files.length > 0) t.reviewFiles.set(review.id, { organizationId, files })

@@ -17,6 +17,7 @@ import { webhookSecretRotationMigration } from "./0082_webhook_secret_rotation.t
 import { webhookRedeliveryMigration } from "./0083_webhook_redelivery.ts"
 import { eventFeedMigration } from "./0084_event_feed.ts"
 import { webhookDeliveryOrderMigration } from "./0085_webhook_delivery_order.ts"
+import { jobsMigration } from "./0086_jobs.ts"
 import { idempotencyKeysMigration } from "./0090_idempotency_keys.ts"
 import { searchIndexMigration } from "./0092_search_index.ts"
 import { workSignalsMigration } from "./0093_work_signals.ts"
@@ -39,6 +40,7 @@ export const migrations: ReadonlyArray<Migration> = [
   webhookRedeliveryMigration,
   eventFeedMigration,
   webhookDeliveryOrderMigration,
+  jobsMigration,
   idempotencyKeysMigration,
   searchIndexMigration,
   workSignalsMigration

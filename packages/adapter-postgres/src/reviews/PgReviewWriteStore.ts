@@ -203,7 +203,8 @@ const makeRepository = Effect.gen(function*() {
     insertImport: (organizationId, job, reviews, at) =>
       Effect.gen(function*() {
         yield* sql`INSERT INTO import_jobs (organization_id, id, type, action, created_at)
-          VALUES (${organizationId}, ${job.id}, ${job.type}, ${job.action}, ${job.createdAt})`
+          VALUES (${organizationId}, ${job.id}, ${job.type}, ${job.action}, ${job.createdAt})
+          ON CONFLICT DO NOTHING`
         yield* sql.unsafe(insertReviewsSql("review.created"), [
           organizationId,
           JSON.stringify(reviews.map((r) => reviewInput(r.review, r.importRow))),

@@ -8,6 +8,7 @@ import { withIdempotencyKeys } from "./IdempotencyOpenApi.ts"
 import { withDocumentation } from "./OpenApiDocument.ts"
 import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { withWebhookDeliveries } from "./webhooks/WebhookDeliveriesOpenApi.ts"
+import { ExportJobsApi, ImportJobsApi } from "./jobs/JobsApi.ts"
 import { OrganizationApi } from "./organizations/OrganizationApi.ts"
 import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
@@ -28,6 +29,7 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(ReviewWritesApi)
   .add(SitesApi, ProductsApi, CustomersApi)
   .add(ReviewsReadApi)
+  .add(ImportJobsApi, ExportJobsApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

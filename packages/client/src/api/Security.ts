@@ -37,6 +37,19 @@ export const requires = (permission: Permission) =>
     .annotate(RequiredPermission, permission)
     .annotate(OpenApi.Override, { "x-required-permission": permission })
 
+/**
+ * Marks an endpoint whose permission depends on its input (`POST /import-jobs?type=…` needs `<type>:write`): the
+ * use-case checks it, and the value says which, for the OpenAPI document. Never open access: the middleware still
+ * refuses an endpoint that declares neither this nor `RequiredPermission`.
+ */
+export class PermissionByInput extends Context.Service<PermissionByInput, string>()("feedback/http/PermissionByInput") {}
+
+export const requiresByInput = (permission: string) =>
+<E extends Annotatable<E>>(endpoint: E): E =>
+  endpoint
+    .annotate(PermissionByInput, permission)
+    .annotate(OpenApi.Override, { "x-required-permission": permission })
+
 interface Annotatable<E> {
   annotate<I, S>(key: Context.Key<I, S>, value: S): E
 }

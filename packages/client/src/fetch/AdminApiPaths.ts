@@ -134,6 +134,66 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/export-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue an export job
+         * @description Exports the reviews matching `filter` AND `search` (as `GET /reviews`) to a CSV or NDJSON file written off the request path; every review field of the list, plus the import's fields (product slug, customer email, reply, image URLs), so the file imports again. More than 100,000 matches fails the job. Costs 10 tokens.
+         */
+        post: operations["exportJobs.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/export-jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an export job
+         * @description The job with its status and progress; `expiresAt` says until when its file can be downloaded.
+         */
+        get: operations["exportJobs.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/export-jobs/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an export file
+         * @description Streams the file of a succeeded export job (`text/csv` or `application/x-ndjson`, per its format). 409 while the job has not succeeded; 404 once the file expired.
+         */
+        get: operations["exportJobs.download"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -146,6 +206,46 @@ export type paths = {
          * @description 200 while the process serves requests; it does not touch the store (use `/ready` for that).
          */
         get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue an import job
+         * @description Streams a CSV (`text/csv`, RFC 4180, a header row naming the import's row fields; lists and objects as JSON in the cell) or NDJSON (`application/x-ndjson`, one JSON row a line) file of reviews, products or customers, at most 100,000 rows and 64 MiB (more: 413, nothing imported), and answers 202 with the queued job. Rows are validated and imported in batches off the request path with the same rules as the synchronous import of the type. Needs `<type>:write`. Costs 10 tokens.
+         */
+        post: operations["importJobs.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import-jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an import job
+         * @description The job with its status and progress, readable while it runs; `skipped` lists the first 1,000 rows it skipped (`index`: the 0-based data row). Needs `<type>:read` or `<type>:write` of the job's type.
+         */
+        get: operations["importJobs.get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1472,6 +1572,37 @@ export type components = {
                 message: string;
             };
         };
+        Job: {
+            /** @enum {string} */
+            action: "import" | "export";
+            createdAt: string;
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            expiresAt: string | null;
+            finishedAt: string | null;
+            /** @enum {string} */
+            format: "csv" | "ndjson";
+            /** Format: uuid */
+            id: string;
+            progress: components["schemas"]["JobProgress"];
+            skipped: {
+                index: number;
+                message: string;
+            }[];
+            startedAt: string | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /** @enum {string} */
+            type: "reviews" | "products" | "customers";
+        };
+        JobProgress: {
+            importedRows: number;
+            processedRows: number;
+            skippedRows: number;
+            totalRows: number;
+        };
         NotFoundError: {
             error: {
                 /** @enum {string} */
@@ -1497,7 +1628,7 @@ export type components = {
             error: {
                 /** @enum {string} */
                 code: "PAYLOAD_TOO_LARGE";
-                details?: {
+                details: {
                     limitBytes: number;
                 };
                 message: string;
@@ -2925,6 +3056,188 @@ export interface operations {
             503: components["responses"]["StoreUnavailableError"];
         };
     };
+    "exportJobs.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "reviews",
+                 *       "format": "csv",
+                 *       "search": "text"
+                 *     }
+                 */
+                "application/json": {
+                    filter?: Record<string, never>;
+                    /** @enum {string} */
+                    format: "csv" | "ndjson";
+                    search?: string;
+                    /** @enum {string} */
+                    type: "reviews";
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: queued, to be done shortly. The body is a `Job`. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "type": "reviews",
+                     *       "action": "import",
+                     *       "format": "csv",
+                     *       "status": "queued",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "startedAt": "2026-03-14T09:26:53.000Z",
+                     *       "finishedAt": "2026-03-14T09:26:53.000Z",
+                     *       "progress": {
+                     *         "totalRows": 1,
+                     *         "processedRows": 1,
+                     *         "importedRows": 1,
+                     *         "skippedRows": 1
+                     *       },
+                     *       "skipped": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       ],
+                     *       "error": null,
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "exportJobs.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `Job`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "type": "reviews",
+                     *       "action": "import",
+                     *       "format": "csv",
+                     *       "status": "queued",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "startedAt": "2026-03-14T09:26:53.000Z",
+                     *       "finishedAt": "2026-03-14T09:26:53.000Z",
+                     *       "progress": {
+                     *         "totalRows": 1,
+                     *         "processedRows": 1,
+                     *         "importedRows": 1,
+                     *         "skippedRows": 1
+                     *       },
+                     *       "skipped": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       ],
+                     *       "error": null,
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "exportJobs.download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example text */
+                    "application/x-ndjson": string;
+                    /** @example text */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
     health: {
         parameters: {
             query?: never;
@@ -3014,6 +3327,141 @@ export interface operations {
                     "application/json": components["schemas"]["StoreUnavailableError"];
                 };
             };
+        };
+    };
+    "importJobs.create": {
+        parameters: {
+            query: {
+                strict?: boolean;
+                type: "reviews" | "products" | "customers";
+            };
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example text */
+                "application/x-ndjson": string;
+                /** @example text */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Accepted: queued, to be done shortly. The body is a `Job`. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "type": "reviews",
+                     *       "action": "import",
+                     *       "format": "csv",
+                     *       "status": "queued",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "startedAt": "2026-03-14T09:26:53.000Z",
+                     *       "finishedAt": "2026-03-14T09:26:53.000Z",
+                     *       "progress": {
+                     *         "totalRows": 1,
+                     *         "processedRows": 1,
+                     *         "importedRows": 1,
+                     *         "skippedRows": 1
+                     *       },
+                     *       "skipped": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       ],
+                     *       "error": null,
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "importJobs.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `Job`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "type": "reviews",
+                     *       "action": "import",
+                     *       "format": "csv",
+                     *       "status": "queued",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "startedAt": "2026-03-14T09:26:53.000Z",
+                     *       "finishedAt": "2026-03-14T09:26:53.000Z",
+                     *       "progress": {
+                     *         "totalRows": 1,
+                     *         "processedRows": 1,
+                     *         "importedRows": 1,
+                     *         "skippedRows": 1
+                     *       },
+                     *       "skipped": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       ],
+                     *       "error": null,
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "organization.get": {

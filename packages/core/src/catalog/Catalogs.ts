@@ -351,7 +351,8 @@ const customerUniques = (c: Customer): ReadonlyArray<readonly [UniqueField, stri
 const customerClash = (c: Customer, field: UniqueField) => clashMessage("customer", field, c.email)
 
 /** `emailOptOutAt` only makes sense for a customer who opted out. */
-const checkOptOut = (input: CustomerCreate, path: string): Result.Result<CustomerCreate, InvalidRequest> =>
+/** A customer row whose `emailOptOutAt` comes without `emailOptOut: true` is refused (shared with import jobs). */
+export const checkOptOut = (input: CustomerCreate, path: string): Result.Result<CustomerCreate, InvalidRequest> =>
   input.emailOptOutAt != null && input.emailOptOut !== true
     ? Result.fail(InvalidRequest.single(`${path}.emailOptOutAt`, "may only be set together with emailOptOut: true"))
     : Result.succeed(input)

@@ -5,6 +5,7 @@ import type { EmailOutboxRepository } from "../questions/EmailOutbox.ts"
 import type { EventOutbox } from "./EventOutbox.ts"
 import type { IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
 import type { ProductQuestionRepository } from "../questions/ProductQuestionRepository.ts"
+import type { JobRepository } from "../jobs/JobRepository.ts"
 import type { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import type { RateLimitStore } from "../ratelimit/RateLimitStore.ts"
 import type { ReviewRepository } from "../reviews/ReviewRepository.ts"
@@ -30,6 +31,7 @@ export type StoreServices =
   | SetupRepository | ReviewAutomationRepository
   | WebhookRepository
   | ReviewWriteRepository
+  | JobRepository
   | InstanceSecretRepository | CursorKey
   | StoreHealth
   | IdempotencyStore

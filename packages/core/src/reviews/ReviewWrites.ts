@@ -26,13 +26,14 @@ import type {
   BulkUpdateBody,
   BulkUpdateResult,
   ImportRequest,
+  ReviewImportRow,
   ReviewImportResult,
   ReplyCreate,
   ReplyPatch,
   ReviewDeletionRequest,
   ReviewPatch
 } from "./ReviewRequests.ts"
-import { type ImportedReview, ReviewWriteRepository } from "./ReviewWriteRepository.ts"
+import { type ImportedReview, type ImportJobRecord, ReviewWriteRepository } from "./ReviewWriteRepository.ts"
 import { fileFromUrl, importReferencesOf, planReplyPatch, planReviewPatch, selectImportRows } from "./ReviewRules.ts"
 import { now, type Timestamp } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
@@ -73,6 +74,15 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
    * product's stats are recalculated once; the import job and each review's row index are recorded.
    */
   readonly import: (request: ImportRequest) => Effect.Effect<ReviewImportResult, Forbidden | ImportFailed, CurrentCaller>
+  /**
+   * One batch of an import job (docs/DECISIONS.md §20): the same rules as `import`, recorded under the job's own
+   * record with each review's row number in the file (`rowNumbers[index]`). Joins the caller's unit of work, so the
+   * job's progress can commit with the batch.
+   */
+  readonly importBatch: (
+    rows: ReadonlyArray<ReviewImportRow>,
+    options: { readonly strict: boolean; readonly job: ImportJobRecord; readonly rowNumbers: ReadonlyArray<number> }
+  ) => Effect.Effect<ReviewImportResult, Forbidden | ImportFailed, CurrentCaller>
   /** `POST /reviews/{id}/response`: a draft unless `published` is sent; a second reply is a Conflict. */
   readonly createReply: (
     reviewId: ReviewId,
@@ -201,17 +211,34 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
 
     const importReviews = Effect.fn("ReviewWrites.import")(function*(request: ImportRequest) {
       const { organizationId } = yield* requirePermission("reviews:write")
-      const rows = request.data
-      return yield* uow.transaction(Effect.gen(function*() {
+      const job = { id: yield* nextIdFrom<ImportJobId>(ids), ...REVIEW_IMPORT_JOB, createdAt: yield* now }
+      return yield* importInto(organizationId, request.data, request.strict ?? false, job, (index) => index)
+    })
+
+    const importBatch = Effect.fn("ReviewWrites.importBatch")(function*(
+      rows: ReadonlyArray<ReviewImportRow>,
+      options: { readonly strict: boolean; readonly job: ImportJobRecord; readonly rowNumbers: ReadonlyArray<number> }
+    ) {
+      const { organizationId } = yield* requirePermission("reviews:write")
+      return yield* importInto(organizationId, rows, options.strict, options.job, (index) => options.rowNumbers[index] ?? index)
+    })
+
+    const importInto = (
+      organizationId: OrganizationId,
+      rows: ReadonlyArray<ReviewImportRow>,
+      strict: boolean,
+      job: ImportJobRecord,
+      rowOf: (index: number) => number
+    ) =>
+      uow.transaction(Effect.gen(function*() {
         const at = yield* now
         const refs = yield* repo.resolveImportReferences(organizationId, importReferencesOf(rows))
-        const selection = yield* Effect.fromResult(selectImportRows(rows, refs, request.strict ?? false))
+        const selection = yield* Effect.fromResult(selectImportRows(rows, refs, strict))
         if (selection.accepted.length === 0) return { imported: [], skipped: selection.skipped }
 
         const customerIds = yield* ensureImportCustomers(organizationId, selection.accepted.map((a) => a.row.customer), refs.customersByEmail, at)
         const needsOrganizationName = selection.accepted.some((a) => a.row.response !== undefined && a.row.responderName === undefined)
         const defaultResponder = needsOrganizationName ? yield* organizationName(organizationId) : ""
-        const job = { id: yield* nextIdFrom<ImportJobId>(ids), ...REVIEW_IMPORT_JOB, createdAt: at }
 
         const reviews: Array<ImportedReview> = []
         for (const { index, row, productId, siteId } of selection.accepted) {
@@ -258,17 +285,16 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
             middleLabel: a.middleLabel ?? null,
             optionLabels: [...(a.optionLabels ?? [])]
           }))
-          reviews.push({ review, importRow: index, files, answers, reply })
+          reviews.push({ review, importRow: rowOf(index), files, answers, reply })
         }
 
         yield* repo.insertImport(organizationId, job, reviews, at)
         yield* repo.recalculateProductStats(organizationId, [...new Set(reviews.map((r) => r.review.productId))])
         return {
-          imported: reviews.map((r) => ({ index: r.importRow, id: r.review.id, imageUrls: r.files.map((f) => f.url) })),
+          imported: selection.accepted.map((a, i) => ({ index: a.index, id: reviews[i]!.review.id, imageUrls: reviews[i]!.files.map((f) => f.url) })),
           skipped: selection.skipped
         }
       }))
-    })
 
     // -------------------------------------------------------------------------------------------------------------
     // Replies
@@ -332,6 +358,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
       delete: deleteReview,
       bulkUpdate,
       import: importReviews,
+      importBatch,
       createReply,
       updateReply,
       deleteReply

@@ -21,6 +21,7 @@ import { catalogConformance } from "../catalog/CatalogConformance.ts"
 import { cursorKeyConformance } from "../kernel/CursorKeyConformance.ts"
 import { idempotencyConformance } from "../idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
+import { jobConformance } from "../jobs/JobConformance.ts"
 
 import type { StoreServices } from "../kernel/StoreServices.ts"
 import { setupConformance } from "../setup/SetupConformance.ts"
@@ -197,7 +198,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["reviews (read)", reviewReadConformance],
   ["cursor key", cursorKeyConformance],
   ["rate limit", rateLimitConformance],
-  ["idempotency keys", idempotencyConformance]
+  ["idempotency keys", idempotencyConformance],
+  ["jobs", jobConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

@@ -1,0 +1,116 @@
+/**
+ * An import file's bytes, as they arrive, to the rows the `Jobs` use-case stores: each row the JSON text of an
+ * object of the import's row fields. NDJSON lines are passed on as they are (the core decodes them, so a bad line
+ * is a skipped row, not a failed upload); CSV records (RFC 4180, csv-parse) become objects by their header, cells
+ * typed by the core's column mapping (`rowOfCsvRecord`). Never more than one row and one chunk in memory: the body
+ * is read with backpressure, and bytes are counted so a file over the limit stops at once with 413.
+ */
+import { InvalidRequest, type JobFormat, type JobType, MAX_JOB_BYTES, PayloadTooLarge, rowOfCsvRecord } from "@feedback/core"
+import { CsvError, parse } from "csv-parse"
+import { Cause, Effect, Stream } from "effect"
+
+/** One row (a line or a record) may be at most this large. */
+export const MAX_ROW_BYTES = 1024 * 1024
+
+const tooLarge = new PayloadTooLarge({
+  message: `An import file may be at most ${MAX_JOB_BYTES / 1024 / 1024} MiB; split it into several jobs. Nothing was imported.`,
+  limitBytes: MAX_JOB_BYTES
+})
+const rowTooLarge = new PayloadTooLarge({
+  message: `A row of an import file may be at most ${MAX_ROW_BYTES / 1024 / 1024} MiB. Nothing was imported.`,
+  limitBytes: MAX_JOB_BYTES
+})
+
+/** Fails as soon as more than `MAX_JOB_BYTES` have arrived. */
+const bounded = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Array, E | PayloadTooLarge> => {
+  let total = 0
+  return Stream.mapEffect(bytes, (chunk) => {
+    total += chunk.byteLength
+    return total > MAX_JOB_BYTES ? Effect.fail(tooLarge) : Effect.succeed(chunk)
+  })
+}
+
+/** NDJSON: one row a line (LF or CRLF); blank lines are ignored. */
+const ndjsonRows = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E | PayloadTooLarge> =>
+  Stream.suspend(() => {
+    const decoder = new TextDecoder("utf-8")
+    let pending = ""
+    const linesOf = (text: string, last: boolean): Effect.Effect<ReadonlyArray<string>, PayloadTooLarge> => {
+      pending += text
+      const parts = pending.split("\n")
+      pending = last ? "" : parts.pop()!
+      if (pending.length > MAX_ROW_BYTES) return Effect.fail(rowTooLarge)
+      return Effect.succeed(parts.map((l) => l.endsWith("\r") ? l.slice(0, -1) : l).filter((l) => l.trim() !== ""))
+    }
+    return bytes.pipe(
+      Stream.mapEffect((chunk) => linesOf(decoder.decode(chunk, { stream: true }), false)),
+      Stream.concat(Stream.fromEffect(Effect.suspend(() => linesOf(decoder.decode(), true)))),
+      Stream.flattenIterable
+    )
+  })
+
+/** Carries a failure of the body stream through the parser, to be failed with again on the other side. */
+class BodyFailed<E> extends Error {
+  readonly failure: Cause.Cause<E>
+  constructor(failure: Cause.Cause<E>) {
+    super("body failed")
+    this.failure = failure
+  }
+}
+
+const csvProblem = (error: unknown): InvalidRequest => {
+  const lines = (error as { readonly lines?: unknown } | null)?.lines
+  const line = typeof lines === "number" ? ` at line ${lines}` : ""
+  const reason = error instanceof Error ? error.message.replace(/^Invalid [^:]*: /, "") : "unreadable"
+  return InvalidRequest.single("body", `is not a valid CSV file${line} (${reason.slice(0, 200)}); nothing was imported`)
+}
+
+/** The header row: every column named, no name twice. */
+const checkedHeader = (header: ReadonlyArray<string>): Array<string> => {
+  const seen = new Set<string>()
+  for (const name of header) {
+    if (name.trim() === "") throw new Error("Invalid header: a column has no name")
+    if (seen.has(name)) throw new Error(`Invalid header: column "${name.slice(0, 100)}" appears twice`)
+    seen.add(name)
+  }
+  return [...header]
+}
+
+/** CSV (RFC 4180) with a header row; each record becomes a row object. */
+const csvRows = <E>(type: JobType, bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const parser = parse({ columns: checkedHeader, bom: true, max_record_size: MAX_ROW_BYTES, skip_empty_lines: true })
+    // The body is written into the parser with backpressure by a fiber of this stream's scope; the records are read
+    // from it as an async iterable. A failure of the body travels through the parser as `BodyFailed`.
+    yield* Stream.runForEach(bytes, (chunk) =>
+      Effect.callback<void>((resume) => {
+        if (parser.write(chunk)) return resume(Effect.void)
+        const drained = () => resume(Effect.void)
+        parser.once("drain", drained)
+        return Effect.sync(() => parser.off("drain", drained))
+      })).pipe(
+        Effect.andThen(Effect.sync(() => parser.end())),
+        Effect.catchCause((cause) => Effect.sync(() => parser.destroy(new BodyFailed(cause)))),
+        Effect.forkScoped
+      )
+    return Stream.fromAsyncIterable(parser as AsyncIterable<Record<string, string>>, (error) => error).pipe(
+      Stream.catch((error: unknown): Stream.Stream<never, E | PayloadTooLarge | InvalidRequest> => {
+        if (error instanceof BodyFailed) return Stream.failCause(error.failure as Cause.Cause<E | PayloadTooLarge>)
+        if (error instanceof CsvError && error.code === "CSV_MAX_RECORD_SIZE") return Stream.fail(rowTooLarge)
+        return Stream.fail(csvProblem(error))
+      }),
+      Stream.map((record) => JSON.stringify(rowOfCsvRecord(type, record)))
+    )
+  }))
+
+/** The rows of an import file of the given format. */
+export const importFileRows = <E>(
+  type: JobType,
+  format: JobFormat,
+  bytes: Stream.Stream<Uint8Array, E>
+): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
+  format === "csv" ? csvRows(type, bounded(bytes)) : ndjsonRows(bounded(bytes))
+
+/** The format of a body by its media type. */
+export const importFormatOf = (contentType: string | undefined): JobFormat =>
+  (contentType ?? "").split(";")[0]!.trim().toLowerCase() === "text/csv" ? "csv" : "ndjson"

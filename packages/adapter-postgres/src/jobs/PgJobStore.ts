@@ -1,0 +1,95 @@
+/**
+ * Import and export jobs over PostgreSQL (schema: `migrations/0086_jobs.ts`). `claim` takes the oldest runnable job
+ * with `FOR UPDATE SKIP LOCKED` in its own transaction (or the caller's), so two processes never take the same job;
+ * `lock` holds a job row for the caller's unit of work, which is how a batch checks that its worker still owns the
+ * job in the same transaction that commits the batch.
+ */
+import { type FileChunk, JobRepository, type JobRecord, type StagedRow } from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { orDie } from "../kernel/SqlErrors.ts"
+
+const parse = (record: string): JobRecord => JSON.parse(record) as JobRecord
+
+export const PgJobRepository = Layer.effect(JobRepository, Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const save = (job: JobRecord) =>
+    sql`UPDATE jobs SET status = ${job.status}, receiving = ${job.receiving}, lease_owner = ${job.leaseOwner},
+        lease_expires_at = ${job.leaseExpiresAt}, expires_at = ${job.expiresAt}, record = ${JSON.stringify(job)}
+        WHERE organization_id = ${job.organizationId} AND id = ${job.id}`.pipe(Effect.asVoid, orDie)
+
+  const readOne = (rows: ReadonlyArray<{ readonly record: string }>) => Option.map(Option.fromUndefinedOr(rows[0]), (r) => parse(r.record))
+
+  return JobRepository.of({
+    insert: (job) =>
+      sql`INSERT INTO jobs (organization_id, id, action, status, receiving, lease_owner, lease_expires_at, created_at, expires_at, record)
+          VALUES (${job.organizationId}, ${job.id}, ${job.action}, ${job.status}, ${job.receiving}, ${job.leaseOwner},
+            ${job.leaseExpiresAt}, ${job.createdAt}, ${job.expiresAt}, ${JSON.stringify(job)})`.pipe(Effect.asVoid, orDie),
+    save,
+    find: (organizationId, id, action) =>
+      sql<{ record: string }>`SELECT record FROM jobs
+          WHERE organization_id = ${organizationId} AND id = ${id} AND action = ${action} AND NOT receiving`.pipe(Effect.map(readOne), orDie),
+    lock: (organizationId, id) =>
+      sql<{ record: string }>`SELECT record FROM jobs WHERE organization_id = ${organizationId} AND id = ${id} FOR UPDATE`.pipe(
+        Effect.map(readOne),
+        orDie
+      ),
+    remove: (organizationId, id) =>
+      sql`DELETE FROM jobs WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(Effect.asVoid, orDie),
+    claim: (owner, at, leaseUntil) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<{ record: string }>`SELECT record FROM jobs
+            WHERE status IN ('queued', 'running') AND NOT receiving
+              AND (status = 'queued' OR lease_expires_at IS NULL OR lease_expires_at <= ${at})
+            ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`
+        const found = readOne(rows)
+        if (Option.isNone(found)) return found
+        const job = found.value
+        const claimed: JobRecord = { ...job, status: "running", startedAt: job.startedAt ?? at, leaseOwner: owner, leaseExpiresAt: leaseUntil }
+        yield* save(claimed)
+        return Option.some(claimed)
+      })).pipe(orDie),
+    renewLease: (organizationId, id, owner, leaseUntil) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<{ record: string }>`SELECT record FROM jobs
+            WHERE organization_id = ${organizationId} AND id = ${id} AND lease_owner = ${owner} AND status = 'running' FOR UPDATE`
+        const found = readOne(rows)
+        if (Option.isNone(found)) return false
+        yield* save({ ...found.value, leaseExpiresAt: leaseUntil })
+        return true
+      })).pipe(orDie),
+    appendRows: (organizationId, id, staged) =>
+      staged.length === 0 ? Effect.void : sql`INSERT INTO job_rows ${
+        sql.insert(staged.map((r: StagedRow) => ({ organizationId, jobId: id, rowNumber: r.row, data: r.data })) as unknown as readonly [Record<string, unknown>, ...Array<Record<string, unknown>>])
+      }`.pipe(Effect.asVoid, orDie),
+    readRows: (organizationId, id, afterRow, limit) =>
+      sql<{ rowNumber: number; data: string }>`SELECT row_number, data FROM job_rows
+          WHERE organization_id = ${organizationId} AND job_id = ${id} AND row_number > ${afterRow}
+          ORDER BY row_number LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map((r): StagedRow => ({ row: Number(r.rowNumber), data: r.data }))),
+        orDie
+      ),
+    deleteRows: (organizationId, id) =>
+      sql`DELETE FROM job_rows WHERE organization_id = ${organizationId} AND job_id = ${id}`.pipe(Effect.asVoid, orDie),
+    appendChunk: (organizationId, id, chunk) =>
+      sql`INSERT INTO export_chunks (organization_id, job_id, seq, data) VALUES (${organizationId}, ${id}, ${chunk.seq}, ${chunk.data})
+          ON CONFLICT DO NOTHING`.pipe(Effect.asVoid, orDie),
+    readChunks: (organizationId, id, fromSeq, limit) =>
+      sql<{ seq: number; data: string }>`SELECT seq, data FROM export_chunks
+          WHERE organization_id = ${organizationId} AND job_id = ${id} AND seq >= ${fromSeq}
+          ORDER BY seq LIMIT ${limit}`.pipe(
+        Effect.map((rows) => rows.map((r): FileChunk => ({ seq: Number(r.seq), data: r.data }))),
+        orDie
+      ),
+    deleteChunks: (organizationId, id) =>
+      sql`DELETE FROM export_chunks WHERE organization_id = ${organizationId} AND job_id = ${id}`.pipe(Effect.asVoid, orDie),
+    purge: (at, abandonedBefore) =>
+      Effect.gen(function*() {
+        yield* sql`DELETE FROM jobs WHERE receiving AND created_at < ${abandonedBefore}`
+        yield* sql`DELETE FROM export_chunks c USING jobs j
+            WHERE j.organization_id = c.organization_id AND j.id = c.job_id AND j.expires_at <= ${at}`
+      }).pipe(orDie)
+  })
+}))
+

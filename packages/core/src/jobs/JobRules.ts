@@ -1,0 +1,230 @@
+/**
+ * Pure rules of import and export jobs (docs/DECISIONS.md §20): how a CSV record becomes a row object, how a staged
+ * row is decoded with the matching import's row schema, how an exported review is written so that it imports again,
+ * and how a job's progress and skipped list grow.
+ */
+import { Result, Schema } from "effect"
+import { CustomerCreate, ProductCreate } from "../catalog/CatalogRequests.ts"
+import { requestIssuesOf } from "../kernel/RequestIssues.ts"
+import type { Review } from "../reviews/Review.ts"
+import { ReviewImportRow } from "../reviews/ReviewRequests.ts"
+import { type JobProgress, type JobSkippedRow, type JobType, MAX_LISTED_SKIPPED } from "./Job.ts"
+
+// ---------------------------------------------------------------------------------------------------------------
+// CSV cells → row fields
+
+type CellKind = "number" | "boolean" | "json"
+
+/**
+ * Cells are text; these columns hold other types (docs/JOBS.md, column mapping). Lists and objects are JSON in the
+ * cell. Every other column is text, and an empty cell is an absent field.
+ */
+const cellKinds: Record<JobType, Record<string, CellKind>> = {
+  reviews: {
+    rating: "number",
+    published: "boolean",
+    pending: "boolean",
+    verifiedBuyer: "boolean",
+    imageUrls: "json",
+    answers: "json",
+    metadata: "json",
+    flagged: "boolean",
+    flags: "json",
+    submitSeconds: "number"
+  },
+  products: { metadata: "json" },
+  customers: { metadata: "json", emailOptOut: "boolean" }
+}
+
+const cellValue = (kind: CellKind | undefined, cell: string): unknown => {
+  switch (kind) {
+    case "number": {
+      const n = Number(cell)
+      return cell.trim() !== "" && Number.isFinite(n) ? n : cell
+    }
+    case "boolean": {
+      const lower = cell.trim().toLowerCase()
+      return lower === "true" ? true : lower === "false" ? false : cell
+    }
+    case "json":
+      try {
+        return JSON.parse(cell)
+      } catch {
+        // Left as text: the row's decoding then says what the field should be.
+        return cell
+      }
+    default:
+      return cell
+  }
+}
+
+/** A CSV record (header → cell) as the row object the JSON import would take. */
+export const rowOfCsvRecord = (type: JobType, record: Readonly<Record<string, string>>): Record<string, unknown> => {
+  const kinds = cellKinds[type]
+  const row: Record<string, unknown> = {}
+  for (const [column, cell] of Object.entries(record)) {
+    if (cell === "") continue
+    row[column] = cellValue(kinds[column], cell)
+  }
+  return row
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Staged row → import row
+
+/**
+ * Review fields an export writes that an import does not set (ids of the exporting organization, moderation and
+ * fraud signals). An import accepts and ignores them, so an exported file imports as it is; any other unknown
+ * column is refused like an unknown field of the JSON import.
+ */
+export const EXPORT_ONLY_REVIEW_FIELDS: ReadonlyArray<string> = [
+  "id", "siteId", "productId", "productVariantId", "customerId", "surveyId", "originalTitle", "originalBody",
+  "redactedAt", "flagged", "flags", "moderatedAt", "ipAddress", "browserFingerprint", "ipCountry", "userAgent",
+  "submitSeconds", "updatedAt"
+]
+
+const rowSchemas = {
+  reviews: ReviewImportRow,
+  products: ProductCreate,
+  customers: CustomerCreate
+} as const
+
+export type DecodedRow =
+  | { readonly _tag: "Row"; readonly value: unknown }
+  | { readonly _tag: "Invalid"; readonly message: string }
+
+const describe = (error: Schema.SchemaError): string => {
+  const { issues, total } = requestIssuesOf("", error)
+  const shown = issues.slice(0, 3).map((i) => i.path === "" ? i.message : `${i.path} ${i.message}`)
+  return shown.join("; ") + (total > shown.length ? ` (and ${total - shown.length} more)` : "")
+}
+
+/** A staged row's JSON text decoded with the row schema of the job's type, or why it cannot be. */
+export const decodeStagedRow = (type: JobType, text: string): DecodedRow => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return { _tag: "Invalid", message: "is not valid JSON" }
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return { _tag: "Invalid", message: "must be a JSON object of the import's row fields" }
+  }
+  let input = parsed as Record<string, unknown>
+  if (type === "reviews") {
+    input = { ...input }
+    for (const field of EXPORT_ONLY_REVIEW_FIELDS) delete input[field]
+  }
+  const decoded = Schema.decodeUnknownResult(rowSchemas[type] as Schema.Codec<unknown, unknown>)(input, { onExcessProperty: "error" })
+  return Result.isSuccess(decoded)
+    ? { _tag: "Row", value: decoded.success }
+    : { _tag: "Invalid", message: describe(decoded.failure) }
+}
+
+/**
+ * A row's text as a store can keep it: a raw NUL or a lone surrogate (which no JSON text may hold raw, and no
+ * PostgreSQL text can) is written as its JSON escape, so the row is still refused by its decoding, not by the store.
+ */
+export const stageableText = (text: string): string =>
+  text.replace(/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+
+// ---------------------------------------------------------------------------------------------------------------
+// Progress
+
+/** The job's progress and skipped list after a batch: counts always grow, the list stops at its cap. */
+export const advanceProgress = (
+  progress: JobProgress,
+  skippedList: ReadonlyArray<JobSkippedRow>,
+  batch: { readonly processed: number; readonly imported: number; readonly skipped: ReadonlyArray<JobSkippedRow> }
+): { readonly progress: JobProgress; readonly skipped: ReadonlyArray<JobSkippedRow> } => ({
+  progress: {
+    totalRows: progress.totalRows,
+    processedRows: progress.processedRows + batch.processed,
+    importedRows: progress.importedRows + batch.imported,
+    skippedRows: progress.skippedRows + batch.skipped.length
+  },
+  skipped: skippedList.length >= MAX_LISTED_SKIPPED
+    ? skippedList
+    : [...skippedList, ...batch.skipped.slice(0, MAX_LISTED_SKIPPED - skippedList.length)]
+})
+
+// ---------------------------------------------------------------------------------------------------------------
+// Export
+
+/** The columns of a review export, in order: the import's row fields first, then the review's other fields. */
+export const REVIEW_EXPORT_COLUMNS = [
+  "externalId", "product", "productVariant", "customer", "title", "body", "rating", "published", "pending",
+  "verifiedBuyer", "createdAt", "imageUrls", "response", "responderName", "responseCreatedAt", "answers", "metadata",
+  "id", "siteId", "productId", "productVariantId", "customerId", "surveyId", "originalTitle", "originalBody",
+  "redactedAt", "flagged", "flags", "moderatedAt", "ipAddress", "browserFingerprint", "ipCountry", "userAgent",
+  "submitSeconds", "updatedAt"
+] as const
+
+/** The include list an export reads reviews with, to write the import's reference fields. */
+export const REVIEW_EXPORT_INCLUDES = "product,customer,response,files,answers"
+
+/**
+ * One exported review: every field of the list's review, plus the import's fields that name related records by
+ * what another organization can resolve (product slug, customer email, reply text, image URLs). Absent values are
+ * left out, so the row is also a valid import row.
+ */
+export const reviewExportRow = (review: Review): Record<string, unknown> => {
+  const pending = !review.published && review.moderatedAt === null
+  const row: Record<string, unknown> = {
+    externalId: review.externalId,
+    product: review.product?.slug ?? null,
+    productVariant: review.productVariantId,
+    customer: review.customer?.email ?? null,
+    title: review.title,
+    body: review.body,
+    rating: review.rating,
+    published: pending ? null : review.published,
+    pending: pending ? true : null,
+    verifiedBuyer: review.verifiedBuyer,
+    createdAt: review.createdAt,
+    imageUrls: review.files === undefined || review.files.length === 0 ? null : review.files.map((f) => f.url),
+    response: review.response?.body ?? null,
+    responderName: review.response?.responderName ?? null,
+    responseCreatedAt: review.response?.createdAt ?? null,
+    answers: review.answers === undefined || review.answers.length === 0 ? null : review.answers,
+    metadata: review.metadata,
+    id: review.id,
+    siteId: review.siteId,
+    productId: review.productId,
+    productVariantId: review.productVariantId,
+    customerId: review.customerId,
+    surveyId: review.surveyId,
+    originalTitle: review.originalTitle,
+    originalBody: review.originalBody,
+    redactedAt: review.redactedAt,
+    flagged: review.flagged,
+    flags: review.flags,
+    moderatedAt: review.moderatedAt,
+    ipAddress: review.ipAddress,
+    browserFingerprint: review.browserFingerprint,
+    ipCountry: review.ipCountry,
+    userAgent: review.userAgent,
+    submitSeconds: review.submitSeconds,
+    updatedAt: review.updatedAt
+  }
+  for (const key of Object.keys(row)) if (row[key] === null || row[key] === undefined) delete row[key]
+  return row
+}
+
+/**
+ * One CSV field (RFC 4180): quoted when it holds a quote, comma, CR or LF, quotes doubled. Lists and objects are
+ * JSON; absent values are empty. A six-line rule, so the core needs no CSV library for writing.
+ */
+export const csvField = (value: unknown): string => {
+  if (value === undefined || value === null) return ""
+  const text = typeof value === "object" ? JSON.stringify(value) : String(value)
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text
+}
+
+export const csvLine = (fields: ReadonlyArray<unknown>): string => fields.map(csvField).join(",") + "\r\n"
+
+/** One exported review in the job's format. */
+export const exportLine = (format: "csv" | "ndjson", row: Record<string, unknown>): string =>
+  format === "ndjson" ? JSON.stringify(row) + "\n" : csvLine(REVIEW_EXPORT_COLUMNS.map((c) => row[c]))
+
+export const exportHeader = (format: "csv" | "ndjson"): string => format === "csv" ? csvLine(REVIEW_EXPORT_COLUMNS) : ""
