@@ -2,7 +2,9 @@
  * `npm run bench -- idle`: how often an idle server queries its PostgreSQL. A standalone server (`src/main.ts`) runs
  * on a fresh database of BENCH_DATABASE_URL / TEST_DATABASE_URL's server with no traffic; after a warm-up, the
  * database's committed transactions (`pg_stat_database.xact_commit`, every statement outside a transaction is
- * one) are counted over BENCH_SECONDS (default 30 s), minus this benchmark's own two readings.
+ * one) are counted over BENCH_SECONDS (default 30 s), minus this benchmark's own two readings. The warm-up
+ * (BENCH_WARMUP_SECONDS, default 70 s) lets autovacuum's first visit of the fresh database pass: its transactions
+ * count too.
  * The baseline in the same run is the same server with its workers polling (`WORK_SIGNALS=poll`).
  */
 import { startServerProcess } from "../packages/adapter-http/test/ServerProcess.ts"
@@ -10,6 +12,7 @@ import { benchDatabaseServer, freshDatabase } from "./support/common.ts"
 import { execFileSync } from "node:child_process"
 
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "30")
+const warmupSeconds = Number(process.env["BENCH_WARMUP_SECONDS"] ?? "70")
 if (benchDatabaseServer === undefined) {
   console.error("Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server")
   process.exit(2)
@@ -23,7 +26,7 @@ const measure = async (label: string, env: Record<string, string>) => {
   const name = new URL(db.url).pathname.slice(1)
   const server = await startServerProcess({ DATABASE_URL: db.url, LOG_REQUESTS: "false", ...env })
   try {
-    await new Promise((r) => setTimeout(r, 5_000))
+    await new Promise((r) => setTimeout(r, warmupSeconds * 1_000))
     const before = commits(db.url, name)
     await new Promise((r) => setTimeout(r, seconds * 1_000))
     const after = commits(db.url, name)

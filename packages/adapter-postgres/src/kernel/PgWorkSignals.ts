@@ -13,7 +13,7 @@ import { type WorkChannel, workChannels, WorkSignals, type WorkSignalsService } 
 import { Cause, Deferred, Effect, Latch, Layer, Queue, Schedule } from "effect"
 
 export interface PgWorkSignalsOptions {
-  /** How long an idle worker waits without a notification; default 10 s. */
+  /** How long an idle worker waits without a notification; default 20 s. */
   readonly fallbackMs?: number | undefined
 }
 
@@ -22,7 +22,7 @@ export const CHANNEL = "feedback_work"
 export const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
   Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
-    const fallbackMs = options.fallbackMs ?? 10_000
+    const fallbackMs = options.fallbackMs ?? 20_000
     const latches = new Map<WorkChannel, Latch.Latch>()
     for (const channel of workChannels) latches.set(channel, yield* Latch.make(false))
     let listening = false

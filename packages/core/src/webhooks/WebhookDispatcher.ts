@@ -299,7 +299,7 @@ export const defaultDispatcherOptions: DispatcherOptions = {
   perWebhookConcurrency: 4,
   pollIntervalMs: 200,
   fanOutBatchSize: 200,
-  heartbeatIntervalMs: 5_000,
+  heartbeatIntervalMs: 10_000,
   leaseMs: 30_000
 }
 

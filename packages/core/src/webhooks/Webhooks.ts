@@ -95,9 +95,9 @@ export type WebhookPageQuery = NewestFirstPageQuery
 /** The event name of a test delivery (not in the catalog: nobody subscribes to it, every webhook can be pinged). */
 export const PING_EVENT = "webhook.ping"
 const PING_POLL_MS = 50
-/** Beyond the delivery timeout: time for an idle dispatcher to notice the ping (it polls every 200 ms). */
+/** Beyond the delivery timeout: time for an idle dispatcher to notice the ping (woken by the store, or polling every 200 ms). */
 const PING_MARGIN_MS = 2_000
-/** A dispatcher that heart-beat this recently is taken to be running (it beats every 5 s). */
+/** A dispatcher that heart-beat this recently is taken to be running (it beats every 10 s). */
 const DISPATCHER_ALIVE_MS = 30_000
 
 // --- the service ---------------------------------------------------------------------------------------------------
