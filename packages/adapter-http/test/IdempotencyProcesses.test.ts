@@ -4,12 +4,10 @@
  * keyed `POST /sites`, split between them and sent at once: each round creates exactly one site, and every other
  * answer is its replay or a 409 while it runs.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
+import { Effect } from "effect"
 import { Agent, request } from "node:http"
 import { afterAll, assert, beforeAll, it } from "vitest"
-import { describeWithServer, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
+import { describeWithServer, dropServerDatabase, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
 import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
 
 const OPERATOR_TOKEN = "idempotency-test-operator-token-of-32-chars"
@@ -43,13 +41,6 @@ const call = (agent: Agent, url: string, init: { method: string; token: string; 
     req.end(payload)
   })
 
-const dropDatabase = (serverUrl: string, databaseUrl: string) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const name = new URL(databaseUrl).pathname.slice(1)
-    yield* sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))).pipe(Effect.ignore))
-
 describeWithServer("Idempotency-Key across server processes sharing PostgreSQL", (serverUrl) => {
   const servers: Array<ServerProcess> = []
   const agents = Array.from({ length: 2 }, () => new Agent({ keepAlive: true, maxSockets: PER_ROUND }))
@@ -65,7 +56,7 @@ describeWithServer("Idempotency-Key across server processes sharing PostgreSQL",
   afterAll(async () => {
     for (const agent of agents) agent.destroy()
     await Promise.all(servers.map((s) => s.stop()))
-    if (databaseUrl !== undefined) await dropDatabase(serverUrl, databaseUrl)
+    if (databaseUrl !== undefined) await dropServerDatabase(serverUrl, databaseUrl)
   }, 30_000)
 
   it(`${ROUNDS} rounds of ${PER_ROUND} identical keyed requests over two processes each create exactly one site`, async () => {

@@ -6,12 +6,10 @@
  * Every other answer must be a well-formed 429. The same burst runs again with the limiter on a shared Redis
  * (`RATE_LIMIT_URL`, docs/DECISIONS.md §22), and the buckets it left in Redis show that Redis decided.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
+import { Effect } from "effect"
 import { Agent, request } from "node:http"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { describeWithServer, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
+import { describeWithServer, dropServerDatabase, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
 import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
 import { redisAvailable, startRedis } from "../../adapter-redis/test/TestRedis.ts"
 import { createClient } from "redis"
@@ -49,13 +47,6 @@ const call = (agent: Agent, url: string, init: { method: string; token: string; 
     req.end(payload)
   })
 
-const dropDatabase = (serverUrl: string, databaseUrl: string) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const name = new URL(databaseUrl).pathname.slice(1)
-    yield* sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))).pipe(Effect.ignore))
-
 type Limiter = "PostgreSQL" | "Redis"
 
 const burstAcrossProcesses = (serverUrl: string, limiter: Limiter) => {
@@ -81,7 +72,7 @@ const burstAcrossProcesses = (serverUrl: string, limiter: Limiter) => {
   afterAll(async () => {
     for (const agent of agents) agent.destroy()
     await Promise.all(servers.map((s) => s.stop()))
-    if (databaseUrl !== undefined) await dropDatabase(serverUrl, databaseUrl)
+    if (databaseUrl !== undefined) await dropServerDatabase(serverUrl, databaseUrl)
     redis?.stop()
   }, 30_000)
 

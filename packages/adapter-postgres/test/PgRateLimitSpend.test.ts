@@ -9,8 +9,9 @@
  * the database and `TokenBucket` disagree; this test makes them meet on inputs chosen to be awkward.)
  */
 import { assert, layer } from "@effect/vitest"
-import { bucketsFor, type KeyedBucket, RateLimitStore, type SpendDecision, toSpendDecision, TokenBucket } from "@feedback/core"
-import { Clock, Effect } from "effect"
+import { RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
+import { atTime, spendScenarioArbitrary, withoutStates } from "@feedback/core/testing"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import fc from "fast-check"
 import { randomUUID } from "node:crypto"
@@ -19,54 +20,7 @@ import { freshLayer, serverUrl, storeName } from "./TestDatabase.ts"
 
 const T0 = 1_763_000_000_000
 
-const withoutStates = (d: SpendDecision) => {
-  if (d._tag === "Admitted") return d
-  const { states: _states, ...rest } = d
-  return rest
-}
-
-const at = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Clock.clockWith(Effect.succeed), (live) =>
-    Effect.provideService(effect, Clock.Clock, {
-      currentTimeMillisUnsafe: () => ms,
-      currentTimeMillis: Effect.succeed(ms),
-      currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
-      currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
-      monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
-      monotonicTimeNanos: live.monotonicTimeNanos,
-      sleep: (d) => live.sleep(d)
-    }))
-
-/** Bucket lists the service builds: plan rates, odd plan values, and the two-bucket loyalty endpoints. */
-const bucketList: fc.Arbitrary<ReadonlyArray<KeyedBucket>> = fc
-  .record({
-    apiRequestsPerMinute: fc.oneof(fc.constantFrom(1, 7, 59, 60, 61, 600, 1_000_000), fc.integer({ min: 1, max: 5_000 })),
-    loyaltyEventsPerMinute: fc.option(fc.integer({ min: 1, max: 1_000 }), { nil: undefined }),
-    endpoint: fc.constantFrom(["GET", "/reviews"], ["POST", "/loyalty-history"], ["POST", "/loyalty-events"], ["POST", "/loyalty-stamps"])
-  })
-  .map(({ apiRequestsPerMinute, endpoint, loyaltyEventsPerMinute }) =>
-    bucketsFor(endpoint[0], endpoint[1], { apiRequestsPerMinute, loyaltyEventsPerMinute }))
-
-/** A stored row: a level in units (up to twice the ceiling: the plan may have been lowered), credited near now. */
-const storedState = (ceiling: number) =>
-  fc.option(
-    fc.record({
-      units: fc.oneof(
-        fc.integer({ min: 0, max: 2 * ceiling * TokenBucket.UNITS_PER_TOKEN }),
-        fc.constantFrom(0, 1, ceiling * TokenBucket.UNITS_PER_TOKEN - 1, ceiling * TokenBucket.UNITS_PER_TOKEN)
-      ),
-      offset: fc.integer({ min: -120_000, max: 5_000 }) // positive: the row was credited after "now" (clock skew)
-    }),
-    { nil: undefined }
-  )
-
-const scenario = bucketList.chain((buckets) =>
-  fc.record({
-    buckets: fc.constant(buckets),
-    states: fc.tuple(...buckets.map((b) => storedState(b.spec.ceiling))),
-    cost: fc.oneof(fc.constantFrom(0, 1, 5, 10), fc.integer({ min: 0, max: (buckets[0]?.spec.ceiling ?? 1) + 2 })),
-    now: fc.integer({ min: 0, max: 10_000 }).map((d) => T0 + d)
-  }))
+const scenario = spendScenarioArbitrary(T0)
 
 layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })(`rate_limit_spend agrees with TokenBucket (${storeName})`, (it) => {
   it.effect("on random states, specs, costs and times", () =>
@@ -89,7 +43,7 @@ layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })
                   VALUES (${org}::uuid, ${buckets[i]!.key}, ${s.tokens}::float8, ${s.updatedAtMs}::bigint)`.pipe(Effect.orDie)
               }
               const expected = TokenBucket.spend(buckets.map((b, i) => ({ state: seeded[i], spec: b.spec })), cost, now)
-              const decision = yield* store.spend(org, buckets, cost).pipe(at(now))
+              const decision = yield* store.spend(org, buckets, cost).pipe(atTime(now))
               // `states` is the levels each read (PostgreSQL reads a missing bucket as created full): compared as levels below.
                 assert.deepStrictEqual(withoutStates(decision), withoutStates(toSpendDecision(buckets, expected, cost)))
               const rows = yield* sql<{ k: string; t: number; u: string | number | bigint }>`

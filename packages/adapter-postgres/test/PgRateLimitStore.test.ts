@@ -14,24 +14,14 @@ import { PgClient } from "@effect/sql-pg"
 import { randomBytes, randomUUID } from "node:crypto"
 import { PgRateLimitStore, rateLimitMigration } from "../src/ratelimit/PgRateLimitStore.ts"
 import { RateLimitStore, type SpendDecision } from "@feedback/core"
+import { atTime } from "@feedback/core/testing"
 import { bucketsFor } from "@feedback/core"
 
 const serverUrl = process.env["TEST_DATABASE_URL"] || undefined
 
 const T = 1_763_000_000_000
 
-/** The live clock, except that the time reads `ms`: a request's decision time, fixed so bounds are exact. */
-const at = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Clock.clockWith(Effect.succeed), (live) =>
-    Effect.provideService(effect, Clock.Clock, {
-      currentTimeMillisUnsafe: () => ms,
-      currentTimeMillis: Effect.succeed(ms),
-      currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
-      currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
-      monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
-      monotonicTimeNanos: live.monotonicTimeNanos,
-      sleep: (d) => live.sleep(d)
-    }))
+const at = atTime
 
 const concurrently = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
   Effect.all(Array.from({ length: n }, (_, i) => f(i)), { concurrency: "unbounded" })

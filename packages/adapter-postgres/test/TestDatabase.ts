@@ -28,6 +28,14 @@ export const freshServerDatabase = (url: string): Effect.Effect<string> =>
     return u.toString()
   }).pipe(Effect.orDie)
 
+/** Drops a database made by `freshServerDatabase` (its processes' connections too); failures are ignored. */
+export const dropServerDatabase = (serverUrl: string, databaseUrl: string): Promise<void> =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const name = new URL(databaseUrl).pathname.slice(1)
+    yield* sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))).pipe(Effect.ignore))
+
 /** A fresh database target for each build: a new database on the server, else a new embedded PGlite. */
 export const freshTarget = (options?: { readonly maxConnections?: number }): Effect.Effect<DatabaseTarget, never, import("effect").Scope.Scope> =>
   serverUrl !== undefined

@@ -5,11 +5,11 @@
  * missing buckets — with the levels written exactly `TokenBucket`'s and a refusal writing nothing.
  */
 import { assert, layer } from "@effect/vitest"
-import { bucketsFor, IdGenerator, type KeyedBucket, RateLimitStore, type SpendDecision, toSpendDecision, TokenBucket } from "@feedback/core"
-import { ConformanceDns, conformanceSuites } from "@feedback/core/testing"
+import { bucketsFor, IdGenerator, RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
+import { atTime, ConformanceDns, conformanceSuites, spendScenarioArbitrary, withoutStates } from "@feedback/core/testing"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
-import { Clock, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as Redis from "effect/persistence/Redis"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import fc from "fast-check"
@@ -19,57 +19,13 @@ import { describeWithRedis, redisUrl } from "./TestRedis.ts"
 
 const T0 = 1_763_000_000_000
 
-const withoutStates = (d: SpendDecision) => {
-  if (d._tag === "Admitted") return d
-  const { states: _states, ...rest } = d
-  return rest
-}
 const prefix = `test:${randomUUID()}:`
 
 /** A Redis client and the store over it, sharing one throwaway (or configured) server. */
 const redisLayer = Layer.unwrap(Effect.map(redisUrl, (url) => NodeRedis.layer({ url }))).pipe(Layer.orDie)
 const storeOverRedis = RedisRateLimitStore.layerRedis({ keyPrefix: prefix }).pipe(Layer.provideMerge(redisLayer))
 
-const at = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Clock.clockWith(Effect.succeed), (live) =>
-    Effect.provideService(effect, Clock.Clock, {
-      currentTimeMillisUnsafe: () => ms,
-      currentTimeMillis: Effect.succeed(ms),
-      currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
-      currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
-      monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
-      monotonicTimeNanos: live.monotonicTimeNanos,
-      sleep: (d) => live.sleep(d)
-    }))
-
-const bucketList: fc.Arbitrary<ReadonlyArray<KeyedBucket>> = fc
-  .record({
-    apiRequestsPerMinute: fc.oneof(fc.constantFrom(1, 7, 59, 60, 61, 600, 1_000_000), fc.integer({ min: 1, max: 5_000 })),
-    loyaltyEventsPerMinute: fc.option(fc.integer({ min: 1, max: 1_000 }), { nil: undefined }),
-    endpoint: fc.constantFrom(["GET", "/reviews"], ["POST", "/loyalty-history"], ["POST", "/loyalty-events"], ["POST", "/loyalty-stamps"])
-  })
-  .map(({ apiRequestsPerMinute, endpoint, loyaltyEventsPerMinute }) =>
-    bucketsFor(endpoint[0], endpoint[1], { apiRequestsPerMinute, loyaltyEventsPerMinute }))
-
-const storedState = (ceiling: number) =>
-  fc.option(
-    fc.record({
-      units: fc.oneof(
-        fc.integer({ min: 0, max: 2 * ceiling * TokenBucket.UNITS_PER_TOKEN }),
-        fc.constantFrom(0, 1, ceiling * TokenBucket.UNITS_PER_TOKEN - 1, ceiling * TokenBucket.UNITS_PER_TOKEN)
-      ),
-      offset: fc.integer({ min: -120_000, max: 5_000 })
-    }),
-    { nil: undefined }
-  )
-
-const scenario = bucketList.chain((buckets) =>
-  fc.record({
-    buckets: fc.constant(buckets),
-    states: fc.tuple(...buckets.map((b) => storedState(b.spec.ceiling))),
-    cost: fc.oneof(fc.constantFrom(0, 1, 5, 10), fc.integer({ min: 0, max: (buckets[0]?.spec.ceiling ?? 1) + 2 })),
-    now: fc.integer({ min: 0, max: 10_000 }).map((d) => T0 + d)
-  }))
+const scenario = spendScenarioArbitrary(T0)
 
 const keyOf = (org: string, bucket: string) => `${prefix}{${org}}:${bucket}`
 
@@ -105,7 +61,7 @@ describeWithRedis("Redis rate-limit store", () => {
                 }
                 const asStates = seeded.map((s) => s === undefined ? undefined : { tokens: s.units / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: s.updatedAtMs })
                 const expected = TokenBucket.spend(buckets.map((b, i) => ({ state: asStates[i], spec: b.spec })), cost, now)
-                const decision = yield* limiter.spend(org, buckets, cost).pipe(at(now))
+                const decision = yield* limiter.spend(org, buckets, cost).pipe(atTime(now))
                 // `states` is the levels each read (PostgreSQL reads a missing bucket as created full): compared as levels below.
                 assert.deepStrictEqual(withoutStates(decision), withoutStates(toSpendDecision(buckets, expected, cost)))
                 for (const [i, b] of buckets.entries()) {
@@ -125,11 +81,11 @@ describeWithRedis("Redis rate-limit store", () => {
         const redis = yield* Redis.Redis
         const org = randomUUID()
         const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 60 }) // 1 token per second
-        yield* limiter.spend(org, buckets, 30).pipe(at(T0))
+        yield* limiter.spend(org, buckets, 30).pipe(atTime(T0))
         const ttl = yield* redis.send<number>("PTTL", keyOf(org, buckets[0]!.key)).pipe(Effect.orDie)
         // 30 tokens missing refill in 30 s; the key outlives that by a minute, and no longer.
         assert.isTrue(ttl > 85_000 && ttl <= 90_000, `PTTL ${ttl}`)
-        const refused = yield* limiter.spend(org, buckets, 61).pipe(at(T0))
+        const refused = yield* limiter.spend(org, buckets, 61).pipe(atTime(T0))
         assert.strictEqual(refused._tag, "Refused")
         assert.strictEqual(yield* redis.send<number>("EXISTS", keyOf(randomUUID(), buckets[0]!.key)).pipe(Effect.orDie), 0)
       }))

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { Clock, Effect } from "effect"
+import { atTime, withoutStates } from "../src/testing/index.ts"
 import fc from "fast-check"
 import {
   assertBuckets,
@@ -36,22 +37,7 @@ const bareStore = () => {
   return { store, calls: () => calls }
 }
 
-const at = (ms: number) => <A>(effect: Effect.Effect<A>) =>
-  Effect.provideService(effect, Clock.Clock, {
-    currentTimeMillisUnsafe: () => ms,
-    currentTimeMillis: Effect.succeed(ms),
-    currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
-    currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
-    monotonicTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
-    monotonicTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
-    sleep: () => Effect.void
-  })
-
-const withoutStates = (d: SpendDecision) => {
-  if (d._tag === "Admitted") return d
-  const { states: _states, ...rest } = d
-  return rest
-}
+const at = atTime
 
 const plan = { apiRequestsPerMinute: 12, loyaltyStampsPerMinute: 3 }
 const endpoints: ReadonlyArray<readonly [ReadonlyArray<KeyedBucket>, number]> = [

@@ -37,6 +37,7 @@ import type { StoreServices } from "../kernel/StoreServices.ts"
 import { StorefrontRecordRepository } from "../organizations/StorefrontRecordRepository.ts"
 import { fromMillis } from "../kernel/Timestamp.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
+import { atTime } from "../testing/FixedClock.ts"
 import { seedProduct, seedReview, seedSite, StoreTestKit } from "../testing/StoreTestKit.ts"
 
 const config = {
@@ -49,19 +50,6 @@ const TestSetupConfig = Layer.succeed(SetupConfig, config)
 
 const T0 = Date.parse("2026-03-01T00:00:00.000Z")
 const iso = (ms: number) => fromMillis(ms)
-
-/** Runs `effect` with the clock reading `ms` (so every timestamp it records is known). */
-const atTime = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Clock.clockWith((live) =>
-    Effect.provideService(effect, Clock.Clock, {
-      currentTimeMillisUnsafe: () => ms,
-      currentTimeMillis: Effect.succeed(ms),
-      currentTimeNanosUnsafe: () => BigInt(ms) * 1_000_000n,
-      currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
-      monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
-      monotonicTimeNanos: live.monotonicTimeNanos,
-      sleep: (d) => live.sleep(d)
-    }))
 
 const settings: ReadonlyArray<Permission> = ["settings:read", "settings:write"]
 
