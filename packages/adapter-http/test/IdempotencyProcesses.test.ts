@@ -5,41 +5,17 @@
  * answer is its replay or a 409 while it runs.
  */
 import { Effect } from "effect"
-import { Agent, request } from "node:http"
+import { Agent } from "node:http"
 import { afterAll, assert, beforeAll, it } from "vitest"
 import { describeWithServer, dropServerDatabase, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
-import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
+import { callOver, type ServerProcess, startServerProcess } from "./ServerProcess.ts"
 
 const OPERATOR_TOKEN = "idempotency-test-operator-token-of-32-chars"
 const ROUNDS = 10
 const PER_ROUND = 8
 
-interface Answer {
-  readonly status: number
-  readonly headers: Record<string, string | Array<string> | undefined>
-  readonly body: string
-}
-
 const call = (agent: Agent, url: string, init: { method: string; token: string; body?: unknown; key?: string }) =>
-  new Promise<Answer>((resolve, reject) => {
-    const payload = init.body === undefined ? undefined : JSON.stringify(init.body)
-    const req = request(url, {
-      agent,
-      method: init.method,
-      headers: {
-        authorization: `Bearer ${init.token}`,
-        ...(init.key === undefined ? {} : { "idempotency-key": init.key }),
-        ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) })
-      }
-    }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end(payload)
-  })
+  callOver(agent, url, { ...init, ...(init.key === undefined ? {} : { headers: { "idempotency-key": init.key } }) })
 
 describeWithServer("Idempotency-Key across server processes sharing PostgreSQL", (serverUrl) => {
   const servers: Array<ServerProcess> = []

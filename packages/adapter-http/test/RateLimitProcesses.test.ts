@@ -7,10 +7,10 @@
  * (`RATE_LIMIT_URL`, docs/DECISIONS.md §22), and the buckets it left in Redis show that Redis decided.
  */
 import { Effect } from "effect"
-import { Agent, request } from "node:http"
+import { Agent } from "node:http"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { describeWithServer, dropServerDatabase, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
-import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
+import { callOver, type HttpAnswer, type ServerProcess, startServerProcess } from "./ServerProcess.ts"
 import { redisAvailable, startRedis } from "../../adapter-redis/test/TestRedis.ts"
 import { createClient } from "redis"
 
@@ -19,33 +19,12 @@ const CEILING = 600 // apiRequestsPerMinute: 10 tokens per second
 const REQUESTS = 2_400
 const SOCKETS_PER_PROCESS = 32
 
-interface Answer {
-  readonly status: number
-  readonly headers: Record<string, string | Array<string> | undefined>
-  readonly body: string
+interface Answer extends HttpAnswer {
   readonly process: number
 }
 
 const call = (agent: Agent, url: string, init: { method: string; token: string; body?: unknown }, processIndex: number) =>
-  new Promise<Answer>((resolve, reject) => {
-    const payload = init.body === undefined ? undefined : JSON.stringify(init.body)
-    const req = request(url, {
-      agent,
-      method: init.method,
-      headers: {
-        authorization: `Bearer ${init.token}`,
-        ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) })
-      }
-    }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8"), process: processIndex }))
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end(payload)
-  })
+  callOver(agent, url, init).then((answer): Answer => ({ ...answer, process: processIndex }))
 
 type Limiter = "PostgreSQL" | "Redis"
 

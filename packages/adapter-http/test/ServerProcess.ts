@@ -6,6 +6,7 @@
  * Its stdout goes to a file rather than a pipe, so a chatty server (LOG_REQUESTS=true under load) costs the parent
  * nothing and never blocks on a full pipe.
  */
+import { request as httpRequest } from "node:http"
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -135,3 +136,36 @@ export const startServer = (env: Record<string, string>, timeoutMs = 60_000): Pr
   })
 
 export const demoKeyOf = (output: string): string | undefined => /Demo key[^:]*: (sk_[A-Za-z0-9_-]+)/.exec(output)?.[1]
+
+/** An HTTP answer as the process tests read it. */
+export interface HttpAnswer {
+  readonly status: number
+  readonly headers: Record<string, string | Array<string> | undefined>
+  readonly body: string
+}
+
+/** One request over `agent` (keep-alive sockets of a test), with a bearer token, an optional JSON body and headers. */
+export const callOver = (
+  agent: import("node:http").Agent,
+  url: string,
+  init: { readonly method: string; readonly token: string; readonly body?: unknown; readonly headers?: Record<string, string> }
+) =>
+  new Promise<HttpAnswer>((resolve, reject) => {
+    const payload = init.body === undefined ? undefined : JSON.stringify(init.body)
+    const req = httpRequest(url, {
+      agent,
+      method: init.method,
+      headers: {
+        authorization: `Bearer ${init.token}`,
+        ...init.headers,
+        ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) })
+      }
+    }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
+      res.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(payload)
+  })
