@@ -254,9 +254,12 @@ export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationReposit
       ),
     replaceSurveyFlow: (f) =>
       Effect.gen(function*() {
-        yield* sql`UPDATE survey_flows SET name = ${f.name}, is_active = ${f.isActive}, trigger_event = ${f.triggerEvent},
+        // The update locks the flow; a flow deleted since the use-case read it is left alone (as in memory), since
+        // steps inserted for it would break their foreign key (found by the fuzz: PATCH racing DELETE, a 500).
+        const kept = yield* sql`UPDATE survey_flows SET name = ${f.name}, is_active = ${f.isActive}, trigger_event = ${f.triggerEvent},
               condition = ${f.condition}, metadata = ${JSON.stringify(f.metadata)}::jsonb, updated_at = ${f.updatedAt}
-            WHERE organization_id = ${f.organizationId} AND id = ${f.id}`
+            WHERE organization_id = ${f.organizationId} AND id = ${f.id} RETURNING id`
+        if (kept.length === 0) return
         yield* sql`DELETE FROM survey_flow_steps WHERE organization_id = ${f.organizationId} AND survey_flow_id = ${f.id}`
         yield* insertSteps(f)
       }).pipe(orDie),

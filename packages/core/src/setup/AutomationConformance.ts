@@ -4,12 +4,13 @@
  * conflict, flows whose steps are validated and replaced wholesale, and `hasActiveSurveyFlow` following `isActive`.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { CoreLayer } from "../CoreLayer.ts"
 import { EventOutbox } from "../kernel/EventOutbox.ts"
 import type { EmailTemplateId, OrganizationId, SurveyFlowId } from "../kernel/Ids.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 import { ReviewAutomation } from "./ReviewAutomation.ts"
+import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
 import { EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
 import { as, atTime, getSetupAt, guided, newOrganization, T0, TestSetupConfig } from "./SetupConformance.ts"
 
@@ -123,6 +124,15 @@ export const automationConformance: ConformanceSuite = (store) =>
         assert.deepInclude(yield* Effect.flip(automation.use((a) => a.getSurveyFlow(flow.id)).pipe(as(org))), { _tag: "NotFound" })
         assert.isFalse((yield* getSetupAt(org, T0 + 5_000)).signals.hasActiveSurveyFlow)
         assert.deepStrictEqual((yield* newEvents(org, before)).map((e) => [e.event, e.data]), [["surveyFlow.deleted", Schema.encodeSync(SurveyFlow)(flow)]])
+      }))
+
+    it.effect("replacing a flow that was deleted since it was read changes nothing and fails nothing (PATCH racing DELETE)", () =>
+      Effect.gen(function*() {
+        const { org, flow } = yield* withSetup("Raced flow")
+        yield* automation.use((a) => a.deleteSurveyFlow(flow.id)).pipe(as(org))
+        // What a PATCH that read the flow before the DELETE committed writes next: the flow with its steps.
+        yield* ReviewAutomationRepository.use((r) => r.replaceSurveyFlow({ ...flow, name: "Too late", organizationId: org }))
+        assert.isTrue(Option.isNone(yield* ReviewAutomationRepository.use((r) => r.findSurveyFlow(org, flow.id))))
       }))
 
     it.effect("malformed steps and templates of another organization are InvalidRequest naming the field; nothing changes", () =>
