@@ -20,6 +20,20 @@ describe("timestamps", () => {
     expect(Schema.is(Timestamp.TimestampInput)(s)).toBe(false)
   })
 
+  it("the fast canonical check agrees with parsing on every string of the canonical shape", () => {
+    const digits = (n: number) => fc.array(fc.constantFrom(..."0123456789"), { minLength: n, maxLength: n }).map((d) => d.join(""))
+    // Mostly near-valid fields (so both answers occur), sometimes any digits at all.
+    const field = (n: number, max: number) => fc.oneof(fc.integer({ min: 0, max }).map((v) => String(v).padStart(n, "0")), digits(n))
+    const shaped = fc.tuple(field(4, 9999), field(2, 13), field(2, 32), field(2, 25), field(2, 61), field(2, 61), digits(3))
+      .map(([y, mo, d, h, mi, se, ms]) => `${y}-${mo}-${d}T${h}:${mi}:${se}.${ms}Z`)
+    fc.assert(fc.property(fc.oneof(shaped, fc.string()), (s) => {
+      expect(Timestamp.isCanonicalTimestamp(s)).toBe(Timestamp.isCanonicalTimestampByParsing(s))
+    }), { numRuns: 20_000 })
+    for (const s of ["2024-02-29T00:00:00.000Z", "2100-02-29T00:00:00.000Z", "2000-02-29T23:59:59.999Z", "0001-01-01T00:00:00.000Z"]) {
+      expect(Timestamp.isCanonicalTimestamp(s)).toBe(Timestamp.isCanonicalTimestampByParsing(s))
+    }
+  })
+
   it("the canonical schema refuses a rolled-over date", () => {
     expect(Schema.is(Timestamp.Timestamp)("2026-02-30T00:00:00.000Z")).toBe(false)
     expect(Schema.is(Timestamp.Timestamp)("0000-01-01T00:00:00.000Z")).toBe(false)
