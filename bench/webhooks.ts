@@ -1,15 +1,19 @@
 /**
  * `npm run bench -- webhooks`
  *
- * 1. Delivery throughput: deliveries per second from outbox event to recorded outcome, through the real dispatcher
- *    and node:http transport, to a receiver on loopback that answers 200 at once. Baseline: the same number of
- *    plain keep-alive POSTs of the same bodies at the same concurrency, with nothing stored.
+ * 1. Delivery throughput: deliveries per second from outbox event to recorded outcome (the clock stops when the
+ *    dispatcher has shut down, so every outcome is stored), through the real dispatcher and node:http transport, to
+ *    a receiver on loopback that answers 200 at once. Each event is about its own review: events about one record
+ *    go out one at a time per webhook (docs/DECISIONS.md §17), which would measure that rule rather than the
+ *    dispatcher. Baseline: the same number of plain keep-alive POSTs of the same bodies at the same concurrency,
+ *    with nothing stored.
  * 2. API latency while receivers never answer: sequential PATCH /webhooks/{id} (each records an event) with no
  *    subscriber (baseline), then with 8 subscribers whose receiver accepts the connection and never answers, so
  *    every dispatcher slot is stuck in a POST. The ratio shows whether a dead receiver reaches the request path.
  *
  * Store: memory by default; BENCH_DATABASE_URL=postgres://… runs on a PostgreSQL server (a fresh database).
  * Sizes: BENCH_DELIVERIES (default 2000), BENCH_REQUESTS (default 300).
+ * `npm run bench -- webhooks throughput` (or `… latency`) runs one part.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
@@ -22,6 +26,7 @@ import {
   startDispatcher,
   type StoreServices,
   Timestamp,
+  type WebhookDeliveryRecord,
   type WebhookId,
   WebhookRepository
 } from "@feedback/core"
@@ -132,9 +137,12 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
     const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bench" }))
     const repo = yield* WebhookRepository
     const at = Timestamp.fromMillis(Date.now() - 1_000)
+    const webhookIds: Array<WebhookId> = []
     for (let i = 0; i < webhooks; i++) {
+      const id = yield* nextId<WebhookId>()
+      webhookIds.push(id)
       yield* repo.insert({
-        id: yield* nextId<WebhookId>(),
+        id,
         organizationId: org.id,
         url,
         events: ["review.updated"],
@@ -147,18 +155,37 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
     for (let done = 0; done < events; done += 500) {
       yield* transactional(Effect.forEach(
         Array.from({ length: Math.min(500, events - done) }, (_, i) => done + i),
-        (i) => recordEvent(org.id as OrganizationId, "review.updated", { ...JSON.parse(sampleBody).data, i }),
+        (i) =>
+          recordEvent(org.id as OrganizationId, "review.updated", {
+            ...JSON.parse(sampleBody).data,
+            id: `01930000-0000-7000-8000-${String(i).padStart(12, "0")}`
+          }),
         { discard: true }
       ))
     }
     const before = received()
     const started = performance.now()
-    yield* startDispatcher({ concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY, pollIntervalMs: 20 })
-    yield* Effect.promise(() => new Promise<void>((resolve) => {
-      const check = () => (received() - before >= events * webhooks ? resolve() : setTimeout(check, 2))
-      check()
+    // Closing the dispatcher's scope lets it record every outcome before the clock stops.
+    yield* Effect.scoped(Effect.gen(function*() {
+      yield* startDispatcher({ concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY, pollIntervalMs: 20 })
+      yield* Effect.promise(() => new Promise<void>((resolve) => {
+        const check = () => (received() - before >= events * webhooks ? resolve() : setTimeout(check, 2))
+        check()
+      }))
     }))
     const seconds = (performance.now() - started) / 1000
+    // Every delivery must be stored as delivered (outside the clock).
+    let recorded = 0
+    for (const id of webhookIds) {
+      let after: { createdAt: Timestamp.Timestamp; id: string } | undefined = undefined
+      for (;;) {
+        const page: ReadonlyArray<WebhookDeliveryRecord> = yield* repo.listDeliveries(org.id, id, { limit: 250, after })
+        recorded += page.filter((d) => d.status === "delivered").length
+        if (page.length < 250) break
+        after = { createdAt: page[page.length - 1]!.createdAt, id: page[page.length - 1]!.id }
+      }
+    }
+    if (recorded !== events * webhooks) throw new Error(`${recorded} of ${events * webhooks} deliveries stored as delivered`)
     return (events * webhooks) / seconds
   }).pipe(
     Effect.scoped,
@@ -214,20 +241,28 @@ const apiLatencies = async (store: Layer.Layer<StoreServices>, hangingUrl: strin
 
 // --- main ------------------------------------------------------------------------------------------------------
 
+const part = process.argv[2]
+
 const main = async () => {
   const store = await freshStore()
   process.stdout.write(`webhooks benchmark — store: ${store.name}, concurrency ${CONCURRENCY}, node ${process.version}\n\n`)
+  if (part !== "latency") await throughput(store.layer)
+  if (part !== "throughput") await latencyPart()
+}
 
+const throughput = async (storeLayer: Layer.Layer<StoreServices>) => {
   const ok = await startReceiver("ok")
   const raw = await rawPosts(ok.url, DELIVERIES)
-  const viaDispatcher = await dispatched(ok.url, DELIVERIES, store.layer, ok.count)
+  const viaDispatcher = await dispatched(ok.url, DELIVERIES, storeLayer, ok.count)
   await ok.close()
   process.stdout.write(
     `deliveries/s (${DELIVERIES}, signed, each stored, claimed and recorded): ${fmt(viaDispatcher, 0)}\n` +
       `  baseline, plain keep-alive POSTs:            ${fmt(raw, 0)}\n` +
       `  ratio dispatcher / baseline:                 ${fmt(viaDispatcher / raw, 2)}\n\n`
   )
+}
 
+const latencyPart = async () => {
   const hang = await startReceiver("hang")
   const latency = await apiLatencies((await freshStore()).layer, hang.url, hang.count)
   const p = (xs: ReadonlyArray<number>, q: number) => percentile(xs, q)
