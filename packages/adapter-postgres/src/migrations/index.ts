@@ -21,6 +21,7 @@ import { jobsMigration } from "./0086_jobs.ts"
 import { idempotencyKeysMigration } from "./0090_idempotency_keys.ts"
 import { searchIndexMigration } from "./0092_search_index.ts"
 import { workSignalsMigration } from "./0093_work_signals.ts"
+import { webhookClaimIndexMigration } from "./0094_webhook_claim_index.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -43,5 +44,6 @@ export const migrations: ReadonlyArray<Migration> = [
   jobsMigration,
   idempotencyKeysMigration,
   searchIndexMigration,
-  workSignalsMigration
+  workSignalsMigration,
+  webhookClaimIndexMigration
 ]

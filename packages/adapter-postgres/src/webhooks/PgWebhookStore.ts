@@ -212,27 +212,40 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
       ).pipe(orDie),
     claimDeliveries: ({ at, dispatcherId, limit, perWebhookLimit }) =>
       sql<DeliveryRow & { url: string; hmacSecret: string | null; previousHmacSecret: string | null; previousSecretExpiresAt: Date | null }>`
-          WITH in_flight AS (
-            SELECT organization_id, webhook_id, count(*)::int AS n FROM webhook_deliveries
-            WHERE status = 'in_flight' GROUP BY organization_id, webhook_id
-          ), ranked AS (
-            SELECT d.organization_id, d.id, d.created_at,
-                   row_number() OVER (PARTITION BY d.organization_id, d.webhook_id ORDER BY d.created_at, d.id)
-                     + COALESCE(f.n, 0) AS slot
-            FROM webhook_deliveries d
-            LEFT JOIN in_flight f ON f.organization_id = d.organization_id AND f.webhook_id = d.webhook_id
-            WHERE d.status = 'pending' AND COALESCE(f.n, 0) < ${perWebhookLimit}
-              -- One record's deliveries go out one at a time, in event order: an earlier one pending or in flight waits.
-              AND NOT EXISTS (
-                SELECT 1 FROM webhook_deliveries e
-                WHERE e.organization_id = d.organization_id AND e.webhook_id = d.webhook_id
-                  AND e.record_key = d.record_key AND e.status IN ('pending', 'in_flight')
-                  AND (e.event_seq, e.id) < (d.event_seq, d.id))
+          WITH RECURSIVE hooks AS (
+            -- The webhooks with pending deliveries, one index probe each (a skip scan of the pending index).
+            (SELECT organization_id, webhook_id FROM webhook_deliveries WHERE status = 'pending'
+             ORDER BY organization_id, webhook_id LIMIT 1)
+            UNION ALL
+            SELECT n.organization_id, n.webhook_id FROM hooks h CROSS JOIN LATERAL (
+              SELECT organization_id, webhook_id FROM webhook_deliveries
+              WHERE status = 'pending' AND (organization_id, webhook_id) > (h.organization_id, h.webhook_id)
+              ORDER BY organization_id, webhook_id LIMIT 1) n
+          ), candidates AS (
+            -- Each webhook's oldest claimable deliveries, as many as it has free slots.
+            SELECT c.organization_id, c.id, c.created_at
+            FROM hooks h
+            CROSS JOIN LATERAL (
+              SELECT count(*)::int AS n FROM webhook_deliveries f
+              WHERE f.status = 'in_flight' AND f.organization_id = h.organization_id AND f.webhook_id = h.webhook_id
+            ) f
+            CROSS JOIN LATERAL (
+              SELECT d.organization_id, d.id, d.created_at FROM webhook_deliveries d
+              WHERE d.status = 'pending' AND d.organization_id = h.organization_id AND d.webhook_id = h.webhook_id
+                -- One record's deliveries go out one at a time, in event order: an earlier one pending or in flight waits.
+                AND (d.record_key IS NULL OR NOT EXISTS (
+                  SELECT 1 FROM webhook_deliveries e
+                  WHERE e.organization_id = d.organization_id AND e.webhook_id = d.webhook_id
+                    AND e.record_key = d.record_key AND e.status IN ('pending', 'in_flight')
+                    AND (e.event_seq, e.id) < (d.event_seq, d.id)))
+              ORDER BY d.created_at, d.id
+              LIMIT GREATEST(${perWebhookLimit}::int - f.n, 0)
+            ) c
           ), picked AS (
             SELECT d.organization_id, d.id FROM webhook_deliveries d
-            JOIN ranked r ON r.organization_id = d.organization_id AND r.id = d.id
-            WHERE r.slot <= ${perWebhookLimit} AND d.status = 'pending'
-            ORDER BY r.created_at, r.id
+            JOIN candidates c ON c.organization_id = d.organization_id AND c.id = d.id
+            WHERE d.status = 'pending'
+            ORDER BY c.created_at, c.id
             LIMIT ${limit}
             FOR UPDATE OF d SKIP LOCKED
           )
@@ -264,6 +277,26 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'in_flight'
             AND claimed_by = ${dispatcherId}
           RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
+    // One statement for the batch; the rows travel as one JSON parameter (PostgreSQL text cannot hold NUL, which a
+    // receiver's answer quoted in `error` might: it becomes U+FFFD).
+    completeDeliveries: (dispatcherId, completed) =>
+      completed.length === 0
+        ? Effect.succeed([])
+        : sql<{ id: string }>`UPDATE webhook_deliveries d
+            SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
+            FROM json_to_recordset(${
+          JSON.stringify(completed.map(({ id, organizationId, outcome }) => ({
+            organization_id: organizationId,
+            id,
+            status: outcome.status,
+            response_status: outcome.responseStatus,
+            error: outcome.error === null ? null : outcome.error.replaceAll("\u0000", "\uFFFD"),
+            duration_ms: outcome.durationMs
+          })))
+        }::json) AS v(organization_id uuid, id uuid, status text, response_status integer, error text, duration_ms integer)
+            WHERE d.organization_id = v.organization_id AND d.id = v.id AND d.status = 'in_flight'
+              AND d.claimed_by = ${dispatcherId}
+            RETURNING d.id`.pipe(Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])), orDie),
     dispatcherAlive: (since) =>
       sql<{ alive: boolean }>`SELECT EXISTS (SELECT 1 FROM webhook_dispatchers WHERE heartbeat_at >= ${since}) AS alive`.pipe(
         Effect.map((rows) => rows[0]?.alive === true),
