@@ -248,13 +248,16 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             ORDER BY c.created_at, c.id
             LIMIT ${limit}
             FOR UPDATE OF d SKIP LOCKED
+          ), claimed AS (
+            -- Joined with its webhook only after the update, so the update itself is a primary-key lookup per row.
+            UPDATE webhook_deliveries d
+            SET status = 'in_flight', claimed_by = ${dispatcherId}, attempted_at = ${at}
+            FROM picked p
+            WHERE d.organization_id = p.organization_id AND d.id = p.id
+            RETURNING d.*
           )
-          UPDATE webhook_deliveries d
-          SET status = 'in_flight', claimed_by = ${dispatcherId}, attempted_at = ${at}
-          FROM picked p, webhooks w
-          WHERE d.organization_id = p.organization_id AND d.id = p.id
-            AND w.organization_id = d.organization_id AND w.id = d.webhook_id
-          RETURNING d.*, w.url, w.hmac_secret, w.previous_hmac_secret, w.previous_secret_expires_at`.pipe(
+          SELECT c.*, w.url, w.hmac_secret, w.previous_hmac_secret, w.previous_secret_expires_at
+          FROM claimed c JOIN webhooks w ON w.organization_id = c.organization_id AND w.id = c.webhook_id`.pipe(
         Effect.map((rows) =>
           rows
             .map((r): ClaimedDelivery => ({
