@@ -35,6 +35,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
+import { writeFileSync } from "node:fs"
+import * as inspector from "node:inspector/promises"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeWebHandler } from "../packages/adapter-http/src/server/ApiServer.ts"
@@ -98,6 +100,21 @@ const sampleBody = JSON.stringify({
   idempotencyKey: "01930000-0000-7000-8000-000000000000",
   data: { id: "01930000-0000-7000-8000-000000000001", title: "Great", body: "x".repeat(200), rating: 5, published: true }
 })
+
+/** `BENCH_CPU_PROFILE=file.cpuprofile`: a CPU profile of the dispatcher's timed run only (open it in DevTools). */
+const startProfile = async (): Promise<() => Promise<void>> => {
+  const file = process.env["BENCH_CPU_PROFILE"]
+  if (file === undefined || file === "") return async () => {}
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.start")
+  return async () => {
+    const { profile } = await session.post("Profiler.stop")
+    writeFileSync(file, JSON.stringify(profile))
+    session.disconnect()
+  }
+}
 
 // --- 1. throughput ---------------------------------------------------------------------------------------------
 
@@ -164,6 +181,7 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
       ))
     }
     const before = received()
+    const profile = yield* Effect.promise(() => startProfile())
     const started = performance.now()
     // Closing the dispatcher's scope lets it record every outcome before the clock stops.
     yield* Effect.scoped(Effect.gen(function*() {
@@ -174,6 +192,7 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
       }))
     }))
     const seconds = (performance.now() - started) / 1000
+    yield* Effect.promise(() => profile())
     // Every delivery must be stored as delivered (outside the clock).
     let recorded = 0
     for (const id of webhookIds) {

@@ -221,8 +221,9 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
               SELECT organization_id, webhook_id FROM webhook_deliveries
               WHERE status = 'pending' AND (organization_id, webhook_id) > (h.organization_id, h.webhook_id)
               ORDER BY organization_id, webhook_id LIMIT 1) n
-          ), candidates AS (
-            -- Each webhook's oldest claimable deliveries, as many as it has free slots.
+          ), candidates AS MATERIALIZED (
+            -- Each webhook's oldest claimable deliveries, as many as it has free slots. Computed once: inlined, the
+            -- planner may run it once per pending row when its estimates are off (a young or just-updated table).
             SELECT c.organization_id, c.id, c.created_at
             FROM hooks h
             CROSS JOIN LATERAL (
@@ -233,21 +234,29 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
               SELECT d.organization_id, d.id, d.created_at FROM webhook_deliveries d
               WHERE d.status = 'pending' AND d.organization_id = h.organization_id AND d.webhook_id = h.webhook_id
                 -- One record's deliveries go out one at a time, in event order: an earlier one pending or in flight waits.
+                -- The OR and the ORDER BY keep it a probe of the open-by-record index per row, whatever the estimates.
                 AND (d.record_key IS NULL OR NOT EXISTS (
                   SELECT 1 FROM webhook_deliveries e
                   WHERE e.organization_id = d.organization_id AND e.webhook_id = d.webhook_id
                     AND e.record_key = d.record_key AND e.status IN ('pending', 'in_flight')
-                    AND (e.event_seq, e.id) < (d.event_seq, d.id)))
+                    AND (e.event_seq, e.id) < (d.event_seq, d.id)
+                  ORDER BY e.event_seq, e.id LIMIT 1))
               ORDER BY d.created_at, d.id
               LIMIT GREATEST(${perWebhookLimit}::int - f.n, 0)
             ) c
           ), picked AS (
-            SELECT d.organization_id, d.id FROM webhook_deliveries d
-            JOIN candidates c ON c.organization_id = d.organization_id AND c.id = d.id
+            -- Oldest first across webhooks; each row locked by primary key as it is taken, up to the limit.
+            -- The status is checked on the locked row outside the lock's query, which then is a primary-key lookup.
+            SELECT d.organization_id, d.id
+            FROM (SELECT * FROM candidates ORDER BY created_at, id) c
+            CROSS JOIN LATERAL (
+              SELECT d.organization_id, d.id, d.status FROM webhook_deliveries d
+              WHERE d.organization_id = c.organization_id AND d.id = c.id
+              FOR UPDATE SKIP LOCKED
+            ) d
             WHERE d.status = 'pending'
             ORDER BY c.created_at, c.id
             LIMIT ${limit}
-            FOR UPDATE OF d SKIP LOCKED
           ), claimed AS (
             -- Joined with its webhook only after the update, so the update itself is a primary-key lookup per row.
             UPDATE webhook_deliveries d
