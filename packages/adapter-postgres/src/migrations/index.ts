@@ -22,6 +22,7 @@ import { idempotencyKeysMigration } from "./0090_idempotency_keys.ts"
 import { searchIndexMigration } from "./0092_search_index.ts"
 import { workSignalsMigration } from "./0093_work_signals.ts"
 import { webhookClaimIndexMigration } from "./0094_webhook_claim_index.ts"
+import { deliverySignalPerStatementMigration } from "./0095_delivery_signal_per_statement.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -45,5 +46,6 @@ export const migrations: ReadonlyArray<Migration> = [
   idempotencyKeysMigration,
   searchIndexMigration,
   workSignalsMigration,
-  webhookClaimIndexMigration
+  webhookClaimIndexMigration,
+  deliverySignalPerStatementMigration
 ]
