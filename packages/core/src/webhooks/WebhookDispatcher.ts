@@ -431,29 +431,37 @@ export const startDispatcher = (
       )
 
     /**
-     * One turn of the pump: record the outcomes of the POSTs that finished since the last turn (one write), then
-     * claim as many deliveries as there are free slots (one statement) — before the claim, so the store sees those
-     * deliveries finished (a webhook's slots, a record's order). While the two writes run, more POSTs finish, so
-     * under load the batches grow by themselves and the store's work per delivery shrinks.
+     * One turn of the pump: record the outcomes of the POSTs that finished since the last turn (one write) and, at
+     * the same time, claim as many deliveries as there are free slots (one statement): one round trip's wait per
+     * turn instead of two. The claim may not yet see those outcomes, which only makes it claim less (a webhook's
+     * finished deliveries still count against its slots, a record's next delivery waits), never more; a turn that
+     * recorded something and ran out of claims is followed by another at once, which sees them. While the store
+     * works, more POSTs finish, so under load the batches grow by themselves.
      */
     const pumpStep = Effect.gen(function*() {
       yield* wake.close
       // Recording and claiming, with handing the claims to fibers, are uninterruptible: shutdown never strands a
       // claim or drops an outcome.
       const turn = yield* Effect.uninterruptible(Effect.gen(function*() {
-        yield* recordAttempts(repo, dispatcherId, takeFinished())
+        const batch = takeFinished()
         let free = 0
         while (yield* slots.takeIfAvailable(1)) free++
-        if (free === 0) return "busy" as const
-        const claimed = yield* repo.claimDeliveries({
-          dispatcherId,
-          at: yield* now,
-          limit: free,
-          perWebhookLimit: options.perWebhookConcurrency
-        }).pipe(Effect.onError(() => slots.release(free)))
+        if (free === 0) {
+          yield* recordAttempts(repo, dispatcherId, batch)
+          return "busy" as const
+        }
+        const [, claimed] = yield* Effect.all([
+          recordAttempts(repo, dispatcherId, batch),
+          repo.claimDeliveries({
+            dispatcherId,
+            at: yield* now,
+            limit: free,
+            perWebhookLimit: options.perWebhookConcurrency
+          }).pipe(Effect.onError(() => slots.release(free)))
+        ], { concurrency: 2 })
         if (claimed.length < free) yield* slots.release(free - claimed.length)
         for (const c of claimed) yield* FiberSet.run(inFlight, deliver(c))
-        return claimed.length < free ? "drained" as const : "full" as const
+        return claimed.length < free ? (batch.length > 0 ? "recheck" as const : "drained" as const) : "full" as const
       }))
       if (turn === "busy") yield* wake.await // every slot is busy: wait for a POST to finish
       else if (turn === "drained") yield* idle // nothing more to claim: wait for a POST, new work or a signal
