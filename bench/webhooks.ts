@@ -89,11 +89,15 @@ const startReceiver = async (mode: "ok" | "hang") => {
     })
   })
   server.keepAliveTimeout = 30_000
+  let connections = 0
+  server.on("connection", () => connections++)
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const port = (server.address() as AddressInfo).port
   return {
     url: `http://127.0.0.1:${port}/hook`,
     count: () => count,
+    /** TCP connections accepted so far: keep-alive shows as far fewer connections than requests. */
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         for (const r of open) r.destroy()
@@ -308,11 +312,14 @@ const main = async () => {
 const throughput = async (storeLayer: Layer.Layer<StoreServices>, analyze: (() => Promise<void>) | undefined) => {
   const ok = await startReceiver("ok")
   const raw = await rawPosts(ok.url, DELIVERIES)
+  const rawConnections = ok.connections()
   const viaDispatcher = await dispatched(ok.url, DELIVERIES, storeLayer, ok.count, analyze)
+  const dispatcherConnections = ok.connections() - rawConnections
   await ok.close()
   process.stdout.write(
-    `deliveries/s (${DELIVERIES}, signed, each stored, claimed and recorded): ${fmt(viaDispatcher, 0)}\n` +
-      `  baseline, plain keep-alive POSTs:            ${fmt(raw, 0)}\n` +
+    `deliveries/s (${DELIVERIES}, signed, each stored, claimed and recorded): ${fmt(viaDispatcher, 0)}` +
+      `  (${dispatcherConnections} connections, warm-up included)\n` +
+      `  baseline, plain keep-alive POSTs:            ${fmt(raw, 0)}  (${rawConnections} connections)\n` +
       `  ratio dispatcher / baseline:                 ${fmt(viaDispatcher / raw, 2)}\n\n`
   )
 }
