@@ -11,7 +11,7 @@
  *    processes never claim the same delivery.
  * 3. **POST** the stored body, signed when the webhook has a secret, with a timeout and no redirects; record the
  *    outcome (2xx delivered, anything else failed). Never retried. Outcomes that finish together are recorded in
- *    one write, just before the next claim: one pump records and claims, so under load the store works in batches.
+ *    one write, alongside the next claim: one pump records and claims, so under load the store works in batches.
  * 4. **Recovery**: dispatchers renew a lease (heartbeat). In-flight deliveries of a dispatcher whose lease lapsed
  *    (it crashed between claim and outcome) become `failed` with error "interrupted": the receiver may or may not
  *    have got them, and resending could deliver a key twice.
@@ -450,15 +450,21 @@ export const startDispatcher = (
           yield* recordAttempts(repo, dispatcherId, batch)
           return "busy" as const
         }
-        const [, claimed] = yield* Effect.all([
+        // Both run to the end whatever the other does: a failed claim must not cut the recording short.
+        const [, claim] = yield* Effect.all([
           recordAttempts(repo, dispatcherId, batch),
-          repo.claimDeliveries({
+          Effect.exit(repo.claimDeliveries({
             dispatcherId,
             at: yield* now,
             limit: free,
             perWebhookLimit: options.perWebhookConcurrency
-          }).pipe(Effect.onError(() => slots.release(free)))
+          }))
         ], { concurrency: 2 })
+        if (claim._tag === "Failure") {
+          yield* slots.release(free)
+          return yield* Effect.failCause(claim.cause)
+        }
+        const claimed = claim.value
         if (claimed.length < free) yield* slots.release(free - claimed.length)
         for (const c of claimed) yield* FiberSet.run(inFlight, deliver(c))
         return claimed.length < free ? (batch.length > 0 ? "recheck" as const : "drained" as const) : "full" as const
