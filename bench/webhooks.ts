@@ -1,15 +1,19 @@
 /**
  * `npm run bench -- webhooks`
  *
- * 1. Delivery throughput: deliveries per second from outbox event to recorded outcome, through the real dispatcher
- *    and node:http transport, to a receiver on loopback that answers 200 at once. Baseline: the same number of
- *    plain keep-alive POSTs of the same bodies at the same concurrency, with nothing stored.
+ * 1. Delivery throughput: deliveries per second from outbox event to recorded outcome (the clock stops when the
+ *    dispatcher has shut down, so every outcome is stored), through the real dispatcher and node:http transport, to
+ *    a receiver on loopback that answers 200 at once. Each event is about its own review: events about one record
+ *    go out one at a time per webhook (docs/DECISIONS.md §17), which would measure that rule rather than the
+ *    dispatcher. Baseline: the same number of plain keep-alive POSTs of the same bodies at the same concurrency,
+ *    with nothing stored.
  * 2. API latency while receivers never answer: sequential PATCH /webhooks/{id} (each records an event) with no
  *    subscriber (baseline), then with 8 subscribers whose receiver accepts the connection and never answers, so
  *    every dispatcher slot is stuck in a POST. The ratio shows whether a dead receiver reaches the request path.
  *
  * Store: memory by default; BENCH_DATABASE_URL=postgres://… runs on a PostgreSQL server (a fresh database).
  * Sizes: BENCH_DELIVERIES (default 2000), BENCH_REQUESTS (default 300).
+ * `npm run bench -- webhooks throughput` (or `… latency`) runs one part.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
@@ -22,6 +26,7 @@ import {
   startDispatcher,
   type StoreServices,
   Timestamp,
+  type WebhookDeliveryRecord,
   type WebhookId,
   WebhookRepository
 } from "@feedback/core"
@@ -30,6 +35,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
+import { writeFileSync } from "node:fs"
+import * as inspector from "node:inspector/promises"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeWebHandler } from "../packages/adapter-http/src/server/ApiServer.ts"
@@ -40,8 +47,21 @@ const REQUESTS = Number(process.env["BENCH_REQUESTS"] ?? 300)
 const CONCURRENCY = 16
 const databaseUrl = process.env["BENCH_DATABASE_URL"] || undefined
 
-const freshStore = async (): Promise<{ layer: Layer.Layer<StoreServices>; name: string }> => {
-  if (databaseUrl === undefined) return { layer: MemoryStoreLayer, name: "memory" }
+const onDatabase = (url: string, statement: string) =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.unsafe(statement)
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))))
+
+const freshStore = async (): Promise<{
+  layer: Layer.Layer<StoreServices>
+  name: string
+  analyze: (() => Promise<void>) | undefined
+  drop: () => Promise<void>
+}> => {
+  if (databaseUrl === undefined) {
+    return { layer: MemoryStoreLayer, name: "memory", analyze: undefined, drop: async () => {} }
+  }
   const name = `bench_${randomBytes(4).toString("hex")}`
   await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -51,7 +71,9 @@ const freshStore = async (): Promise<{ layer: Layer.Layer<StoreServices>; name: 
   u.pathname = `/${name}`
   return {
     layer: PgStoreLayer({ _tag: "Server", url: u.toString(), maxConnections: 10 }).pipe(Layer.orDie),
-    name: `postgres (${name})`
+    name: `postgres (${name})`,
+    analyze: () => onDatabase(u.toString(), "ANALYZE"),
+    drop: () => onDatabase(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined)
   }
 }
 
@@ -67,11 +89,15 @@ const startReceiver = async (mode: "ok" | "hang") => {
     })
   })
   server.keepAliveTimeout = 30_000
+  let connections = 0
+  server.on("connection", () => connections++)
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const port = (server.address() as AddressInfo).port
   return {
     url: `http://127.0.0.1:${port}/hook`,
     count: () => count,
+    /** TCP connections accepted so far: keep-alive shows as far fewer connections than requests. */
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         for (const r of open) r.destroy()
@@ -93,6 +119,21 @@ const sampleBody = JSON.stringify({
   idempotencyKey: "01930000-0000-7000-8000-000000000000",
   data: { id: "01930000-0000-7000-8000-000000000001", title: "Great", body: "x".repeat(200), rating: 5, published: true }
 })
+
+/** `BENCH_CPU_PROFILE=file.cpuprofile`: a CPU profile of the dispatcher's timed run only (open it in DevTools). */
+const startProfile = async (): Promise<() => Promise<void>> => {
+  const file = process.env["BENCH_CPU_PROFILE"]
+  if (file === undefined || file === "") return async () => {}
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.start")
+  return async () => {
+    const { profile } = await session.post("Profiler.stop")
+    writeFileSync(file, JSON.stringify(profile))
+    session.disconnect()
+  }
+}
 
 // --- 1. throughput ---------------------------------------------------------------------------------------------
 
@@ -124,7 +165,15 @@ const rawPosts = async (url: string, n: number): Promise<number> => {
   return n / seconds
 }
 
-const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServices>, received: () => number) => {
+const WARM_UP = 125 // events, so 500 deliveries
+
+const dispatched = async (
+  url: string,
+  n: number,
+  store: Layer.Layer<StoreServices>,
+  received: () => number,
+  analyze: (() => Promise<void>) | undefined
+) => {
   const webhooks = 4
   const Services = Layer.mergeAll(store, IdGenerator.uuidV7, NodeWebhookTransport, NodeHostResolver)
   // The scope (and so the dispatcher) closes before the store's connections do.
@@ -132,9 +181,12 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
     const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bench" }))
     const repo = yield* WebhookRepository
     const at = Timestamp.fromMillis(Date.now() - 1_000)
+    const webhookIds: Array<WebhookId> = []
     for (let i = 0; i < webhooks; i++) {
+      const id = yield* nextId<WebhookId>()
+      webhookIds.push(id)
       yield* repo.insert({
-        id: yield* nextId<WebhookId>(),
+        id,
         organizationId: org.id,
         url,
         events: ["review.updated"],
@@ -143,22 +195,55 @@ const dispatched = async (url: string, n: number, store: Layer.Layer<StoreServic
         updatedAt: at
       })
     }
+    // One round: `count` events (each about its own review), then a dispatcher until the receiver has them all.
+    let recordsSoFar = 0
+    const round = (count: number, timed: boolean) =>
+      Effect.gen(function*() {
+        for (let done = 0; done < count; done += 500) {
+          yield* transactional(Effect.forEach(
+            Array.from({ length: Math.min(500, count - done) }, () => recordsSoFar++),
+            (i) =>
+              recordEvent(org.id as OrganizationId, "review.updated", {
+                ...JSON.parse(sampleBody).data,
+                id: `01930000-0000-7000-8000-${String(i).padStart(12, "0")}`
+              }),
+            { discard: true }
+          ))
+        }
+        const before = received()
+        const profile = timed ? yield* Effect.promise(() => startProfile()) : async () => {}
+        const started = performance.now()
+        // Closing the dispatcher's scope lets it record every outcome before the clock stops.
+        yield* Effect.scoped(Effect.gen(function*() {
+          yield* startDispatcher({ concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY, pollIntervalMs: 20 })
+          yield* Effect.promise(() => new Promise<void>((resolve) => {
+            const check = () => (received() - before >= count * webhooks ? resolve() : setTimeout(check, 2))
+            check()
+          }))
+        }))
+        const seconds = (performance.now() - started) / 1000
+        yield* Effect.promise(() => profile())
+        return seconds
+      })
+    // A running server's tables have statistics; a database created a second ago has none, and the planner's
+    // guesses then say little about production. So: a warm-up round, ANALYZE (PostgreSQL), then the measured round.
+    yield* round(WARM_UP, false)
+    if (analyze !== undefined) yield* Effect.promise(analyze)
     const events = Math.ceil(n / webhooks)
-    for (let done = 0; done < events; done += 500) {
-      yield* transactional(Effect.forEach(
-        Array.from({ length: Math.min(500, events - done) }, (_, i) => done + i),
-        (i) => recordEvent(org.id as OrganizationId, "review.updated", { ...JSON.parse(sampleBody).data, i }),
-        { discard: true }
-      ))
+    const seconds = yield* round(events, true)
+    // Every delivery must be stored as delivered (outside the clock).
+    let recorded = 0
+    for (const id of webhookIds) {
+      let after: { createdAt: Timestamp.Timestamp; id: string } | undefined = undefined
+      for (;;) {
+        const page: ReadonlyArray<WebhookDeliveryRecord> = yield* repo.listDeliveries(org.id, id, { limit: 250, after })
+        recorded += page.filter((d) => d.status === "delivered").length
+        if (page.length < 250) break
+        after = { createdAt: page[page.length - 1]!.createdAt, id: page[page.length - 1]!.id }
+      }
     }
-    const before = received()
-    const started = performance.now()
-    yield* startDispatcher({ concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY, pollIntervalMs: 20 })
-    yield* Effect.promise(() => new Promise<void>((resolve) => {
-      const check = () => (received() - before >= events * webhooks ? resolve() : setTimeout(check, 2))
-      check()
-    }))
-    const seconds = (performance.now() - started) / 1000
+    const expected = (WARM_UP + events) * webhooks
+    if (recorded !== expected) throw new Error(`${recorded} of ${expected} deliveries stored as delivered`)
     return (events * webhooks) / seconds
   }).pipe(
     Effect.scoped,
@@ -214,22 +299,35 @@ const apiLatencies = async (store: Layer.Layer<StoreServices>, hangingUrl: strin
 
 // --- main ------------------------------------------------------------------------------------------------------
 
+const part = process.argv[2]
+
 const main = async () => {
   const store = await freshStore()
   process.stdout.write(`webhooks benchmark — store: ${store.name}, concurrency ${CONCURRENCY}, node ${process.version}\n\n`)
+  if (part !== "latency") await throughput(store.layer, store.analyze)
+  await store.drop()
+  if (part !== "throughput") await latencyPart()
+}
 
+const throughput = async (storeLayer: Layer.Layer<StoreServices>, analyze: (() => Promise<void>) | undefined) => {
   const ok = await startReceiver("ok")
   const raw = await rawPosts(ok.url, DELIVERIES)
-  const viaDispatcher = await dispatched(ok.url, DELIVERIES, store.layer, ok.count)
+  const rawConnections = ok.connections()
+  const viaDispatcher = await dispatched(ok.url, DELIVERIES, storeLayer, ok.count, analyze)
+  const dispatcherConnections = ok.connections() - rawConnections
   await ok.close()
   process.stdout.write(
-    `deliveries/s (${DELIVERIES}, signed, each stored, claimed and recorded): ${fmt(viaDispatcher, 0)}\n` +
-      `  baseline, plain keep-alive POSTs:            ${fmt(raw, 0)}\n` +
+    `deliveries/s (${DELIVERIES}, signed, each stored, claimed and recorded): ${fmt(viaDispatcher, 0)}` +
+      `  (${dispatcherConnections} connections, warm-up included)\n` +
+      `  baseline, plain keep-alive POSTs:            ${fmt(raw, 0)}  (${rawConnections} connections)\n` +
       `  ratio dispatcher / baseline:                 ${fmt(viaDispatcher / raw, 2)}\n\n`
   )
+}
 
+const latencyPart = async () => {
   const hang = await startReceiver("hang")
-  const latency = await apiLatencies((await freshStore()).layer, hang.url, hang.count)
+  const store = await freshStore()
+  const latency = await apiLatencies(store.layer, hang.url, hang.count)
   const p = (xs: ReadonlyArray<number>, q: number) => percentile(xs, q)
   process.stdout.write(
     `API latency, PATCH /webhooks/{id} (${REQUESTS} sequential, ms):\n` +
@@ -242,6 +340,7 @@ const main = async () => {
   )
   await hang.close()
   await latency.dispose()
+  await store.drop()
 }
 
 await main()

@@ -5,11 +5,22 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
-import { IdGenerator, Organizations, type WorkChannel, WorkSignals, type WorkSignalsService } from "@feedback/core"
+import {
+  fanOutOnce,
+  IdGenerator,
+  Organizations,
+  Timestamp,
+  type WebhookId,
+  WebhookRepository,
+  type WorkChannel,
+  WorkSignals,
+  type WorkSignalsService
+} from "@feedback/core"
 import { recordEvent, transactional } from "@feedback/core/testing"
 import { Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreServices } from "../src/PgStore.ts"
+import { PgDatabase } from "../src/kernel/PgDatabase.ts"
 import { PgWorkSignals } from "../src/kernel/PgWorkSignals.ts"
 import { describeWithServer, freshServerDatabase } from "./TestDatabase.ts"
 
@@ -24,7 +35,8 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
     return Organizations.layer.pipe(
       Layer.provideMerge(PgStoreServices),
       Layer.provideMerge(IdGenerator.uuidV7),
-      Layer.provideMerge(pool("writer"))
+      // The store's own client (its column naming), so the writer can also read through the repositories.
+      Layer.provideMerge(PgDatabase({ _tag: "Server", url, maxConnections: 4 }))
     )
   })).pipe(Layer.orDie)
 
@@ -57,6 +69,40 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
         yield* Effect.sleep("300 millis")
         assert.isTrue(email.pollUnsafe() === undefined, "the email channel woke for an event")
         yield* Fiber.interrupt(email)
+      })))
+
+    it.effect("deliveries: new pending ones and recorded outcomes wake dispatchers, claims do not", () =>
+      withListener("deliveries", (signals) => Effect.gen(function*() {
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Delivery signals" }))
+        const repo = yield* WebhookRepository
+        const at = Timestamp.fromMillis(Date.now() - 1_000)
+        const hook = "00000000-0000-4000-8000-00000000a001" as WebhookId
+        yield* repo.insert({
+          id: hook, organizationId: org.id, url: "https://hooks.example.com/x", events: ["review.created"], hmacSecret: null,
+          previousHmacSecret: null, previousSecretExpiresAt: null, createdAt: at, updatedAt: at
+        })
+        const wokenBy = <A, R>(write: Effect.Effect<A, never, R>) =>
+          Effect.gen(function*() {
+            const waiting = yield* Effect.forkChild(signals.idle("deliveries", LONG_POLL))
+            yield* Effect.sleep("100 millis")
+            const result = yield* write
+            yield* Effect.sleep("500 millis")
+            const woken = waiting.pollUnsafe() !== undefined
+            yield* Fiber.interrupt(waiting)
+            return { woken, result }
+          })
+        yield* transactional(recordEvent(org.id, "review.created", { id: "r1" }))
+        assert.isTrue((yield* wokenBy(fanOutOnce(100))).woken, "a new pending delivery wakes")
+        yield* signals.idle("deliveries", LONG_POLL).pipe(Effect.timeout("2 seconds")).pipe(Effect.ignore)
+        const D = "00000000-0000-4000-8000-00000000a0d1"
+        const claim = yield* wokenBy(repo.claimDeliveries({ dispatcherId: D, at, limit: 10, perWebhookLimit: 10 }))
+        assert.strictEqual(claim.result.length, 1)
+        assert.isFalse(claim.woken, "a claim (in flight) wakes nobody")
+        const c = claim.result[0]!.delivery
+        const record = yield* wokenBy(repo.completeDeliveries(D, [
+          { organizationId: org.id, id: c.id, outcome: { status: "delivered", responseStatus: 200, error: null, durationMs: 1 } }
+        ]))
+        assert.isTrue(record.woken, "a recorded outcome wakes (the webhook has a free slot again)")
       })))
 
     it.effect("a signal that arrives while the worker is busy is kept for its next idle", () =>

@@ -143,6 +143,19 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
         deliveries.set(id, { ...d, ...outcome })
         return true
       }),
+    completeDeliveries: (dispatcherId, completed) =>
+      db.mutate(() => {
+        const recorded: Array<WebhookDeliveryRecord["id"]> = []
+        for (const { id, organizationId, outcome } of completed) {
+          const d = deliveries.get(id)
+          if (d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" || d.claimedBy !== dispatcherId) {
+            continue
+          }
+          deliveries.set(id, { ...d, ...outcome })
+          recorded.push(id)
+        }
+        return recorded
+      }),
     heartbeat: (dispatcherId, at) => db.mutate(() => dispatchers.set(dispatcherId, at)),
     dispatcherAlive: (since) => Effect.sync(() => [...dispatchers.values()].some((at) => at >= since)),
     removeDispatcher: (dispatcherId) => db.mutate(() => void dispatchers.delete(dispatcherId)),

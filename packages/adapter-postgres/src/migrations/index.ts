@@ -21,6 +21,8 @@ import { jobsMigration } from "./0086_jobs.ts"
 import { idempotencyKeysMigration } from "./0090_idempotency_keys.ts"
 import { searchIndexMigration } from "./0092_search_index.ts"
 import { workSignalsMigration } from "./0093_work_signals.ts"
+import { webhookClaimIndexMigration } from "./0094_webhook_claim_index.ts"
+import { deliverySignalPerStatementMigration } from "./0095_delivery_signal_per_statement.ts"
 import { embeddedRateLimitSessionsMigration } from "./0100_embedded_rate_limit_sessions.ts"
 import { credentialSignalsMigration } from "./0101_credential_signals.ts"
 
@@ -46,6 +48,8 @@ export const migrations: ReadonlyArray<Migration> = [
   idempotencyKeysMigration,
   searchIndexMigration,
   workSignalsMigration,
+  webhookClaimIndexMigration,
+  deliverySignalPerStatementMigration,
   embeddedRateLimitSessionsMigration,
   credentialSignalsMigration
 ]

@@ -543,6 +543,46 @@ const delivery = (it: It) =>
         yield* drain
       }))
 
+    it.effect("outcomes recorded in one batch: only this dispatcher's in-flight rows, each once", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Batch")
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const other = yield* newOrganization("Batch other")
+        for (let i = 0; i < 4; i++) yield* transactional(recordEvent(org, "review.created", { i }))
+        yield* fanOutOnce(1000)
+        const repo = yield* WebhookRepository
+        const D1 = "00000000-0000-4000-8000-0000000000b1"
+        const D2 = "00000000-0000-4000-8000-0000000000b2"
+        const at = fromMillis(2_000)
+        const mine = yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 3, perWebhookLimit: 10 })
+        const theirs = yield* repo.claimDeliveries({ dispatcherId: D2, at, limit: 1, perWebhookLimit: 10 })
+        assert.strictEqual(mine.length, 3)
+        assert.strictEqual(theirs.length, 1)
+        const [a, b, c] = mine
+        const ok = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
+        const bad = { status: "failed", responseStatus: 500, error: "HTTP 500: nope \u0000 here", durationMs: 4 } as const
+        yield* repo.completeDelivery(D1, org, c!.delivery.id, ok)
+        const recorded = yield* repo.completeDeliveries(D1, [
+          { organizationId: org, id: a!.delivery.id, outcome: ok },
+          { organizationId: org, id: b!.delivery.id, outcome: bad },
+          { organizationId: org, id: c!.delivery.id, outcome: bad }, // already recorded
+          { organizationId: org, id: theirs[0]!.delivery.id, outcome: bad }, // another dispatcher's
+          { organizationId: other, id: a!.delivery.id, outcome: bad } // another organization's id
+        ])
+        assert.deepStrictEqual([...recorded].sort(), [a!.delivery.id, b!.delivery.id].sort())
+        assert.deepStrictEqual(yield* repo.completeDeliveries(D1, []), [])
+        const byId = new Map((yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).map((d) => [d.id, d]))
+        assert.deepInclude(byId.get(a!.delivery.id)!, { status: "delivered", responseStatus: 200, error: null, durationMs: 3 })
+        const failed = byId.get(b!.delivery.id)!
+        assert.deepInclude(failed, { status: "failed", responseStatus: 500, durationMs: 4 })
+        // PostgreSQL text holds no NUL; a store may replace it, never drop the outcome.
+        assert.match(failed.error ?? "", /^HTTP 500: nope . here$/)
+        assert.deepInclude(byId.get(c!.delivery.id)!, { status: "delivered", responseStatus: 200 })
+        assert.deepInclude(byId.get(theirs[0]!.delivery.id)!, { status: "in_flight", claimedBy: D2 })
+        yield* drain
+      }))
+
     it.effect("in-flight deliveries of a dispatcher whose lease lapsed fail as interrupted; live ones are kept", () =>
       Effect.gen(function*() {
         yield* drain

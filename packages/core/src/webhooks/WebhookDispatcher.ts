@@ -10,7 +10,8 @@
  * 2. **Claim**: moves pending deliveries to in-flight for this dispatcher, atomically, before any POST. Several
  *    processes never claim the same delivery.
  * 3. **POST** the stored body, signed when the webhook has a secret, with a timeout and no redirects; record the
- *    outcome (2xx delivered, anything else failed). Never retried.
+ *    outcome (2xx delivered, anything else failed). Never retried. Outcomes that finish together are recorded in
+ *    one write, alongside the next claim: one pump records and claims, so under load the store works in batches.
  * 4. **Recovery**: dispatchers renew a lease (heartbeat). In-flight deliveries of a dispatcher whose lease lapsed
  *    (it crashed between claim and outcome) become `failed` with error "interrupted": the receiver may or may not
  *    have got them, and resending could deliver a key twice.
@@ -207,43 +208,89 @@ export const fanOutOnce = (
     return yield* fanOutWith({ repo: yield* WebhookRepository, uow: yield* UnitOfWork, ids: yield* IdGenerator }, batchSize)
   })
 
-const sendClaimedWith = (
-  deps: Pick<DispatcherDeps, "repo" | "transport" | "resolver" | "settings">,
-  dispatcherId: string,
+/** One attempt of a claimed delivery, recorded nowhere yet: its outcome and metric label. */
+interface Attempt {
+  readonly claimed: ClaimedDelivery
+  readonly outcome: DeliveryOutcome
+  readonly label: DeliveryOutcomeLabel
+}
+
+const attemptWith = (
+  deps: Pick<DispatcherDeps, "transport" | "resolver" | "settings">,
   claimed: ClaimedDelivery
-): Effect.Effect<DeliveryOutcome> =>
+): Effect.Effect<Attempt> =>
   Effect.gen(function*() {
     const { settings } = deps
     const { delivery } = claimed
     const destination = yield* Effect.result(
       checkDestination(claimed.url, settings).pipe(Effect.provideService(HostResolver, deps.resolver))
     )
-    let outcome: DeliveryOutcome
-    let label: DeliveryOutcomeLabel
     if (destination._tag === "Failure") {
-      outcome = { status: "failed", responseStatus: null, error: destination.failure.reason, durationMs: 0 }
-      label = "blocked"
-    } else {
-      const started = performance.now()
-      const nowMs = yield* Clock.currentTimeMillis
-      const previous = claimed.previousSecret
-      const result = yield* deps.transport.post({
-        url: destination.success.url,
-        address: destination.success.address,
-        headers: requestHeaders(delivery.body, claimed.hmacSecret, {
-          webhookId: delivery.idempotencyKey,
-          timestampSeconds: Math.floor(nowMs / 1000),
-          previousSecret: previous !== null && toMillis(previous.expiresAt) > nowMs ? previous.hmacSecret : undefined
-        }),
-        body: delivery.body,
-        timeoutMs: settings.timeoutMs
-      })
-      outcome = outcomeOf(result, Math.round(performance.now() - started), settings.timeoutMs)
-      label = outcomeLabelOf(result)
+      return {
+        claimed,
+        outcome: { status: "failed", responseStatus: null, error: destination.failure.reason, durationMs: 0 },
+        label: "blocked"
+      }
     }
+    const started = performance.now()
+    const nowMs = yield* Clock.currentTimeMillis
+    const previous = claimed.previousSecret
+    const result = yield* deps.transport.post({
+      url: destination.success.url,
+      address: destination.success.address,
+      headers: requestHeaders(delivery.body, claimed.hmacSecret, {
+        webhookId: delivery.idempotencyKey,
+        timestampSeconds: Math.floor(nowMs / 1000),
+        previousSecret: previous !== null && toMillis(previous.expiresAt) > nowMs ? previous.hmacSecret : undefined
+      }),
+      body: delivery.body,
+      timeoutMs: settings.timeoutMs
+    })
+    return {
+      claimed,
+      outcome: outcomeOf(result, Math.round(performance.now() - started), settings.timeoutMs),
+      label: outcomeLabelOf(result)
+    }
+  })
+
+const sendClaimedWith = (
+  deps: Pick<DispatcherDeps, "repo" | "transport" | "resolver" | "settings">,
+  dispatcherId: string,
+  claimed: ClaimedDelivery
+): Effect.Effect<DeliveryOutcome> =>
+  Effect.gen(function*() {
+    const { outcome, label } = yield* attemptWith(deps, claimed)
+    const { delivery } = claimed
     yield* deps.repo.completeDelivery(dispatcherId, delivery.organizationId, delivery.id, outcome)
     yield* recordWebhookDeliveries(label)
     return outcome
+  })
+
+/**
+ * Records finished attempts in one write. Should the batch fail (say one outcome the store cannot take), each is
+ * tried alone, so one bad row never holds up the others' outcomes.
+ */
+const recordAttempts = (
+  repo: WebhookRepository["Service"],
+  dispatcherId: string,
+  attempts: ReadonlyArray<Attempt>
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    if (attempts.length === 0) return
+    const batch = yield* Effect.exit(repo.completeDeliveries(
+      dispatcherId,
+      attempts.map((a) => ({ organizationId: a.claimed.delivery.organizationId, id: a.claimed.delivery.id, outcome: a.outcome }))
+    ))
+    if (batch._tag === "Failure") {
+      yield* Effect.logWarning("webhook dispatcher: recording a batch of outcomes failed; recording them one by one", Cause.pretty(batch.cause))
+      yield* Effect.forEach(attempts, (a) =>
+        repo.completeDelivery(dispatcherId, a.claimed.delivery.organizationId, a.claimed.delivery.id, a.outcome).pipe(
+          Effect.catchCause((cause) => Effect.logError("webhook dispatcher: recording an outcome failed", Cause.pretty(cause)))
+        ), { discard: true })
+    }
+    const counts = new Map<DeliveryOutcomeLabel, number>()
+    for (const a of attempts) counts.set(a.label, (counts.get(a.label) ?? 0) + 1)
+    for (const [label, n] of counts) yield* recordWebhookDeliveries(label, n)
   })
 
 /**
@@ -352,8 +399,19 @@ export const startDispatcher = (
       options.heartbeatIntervalMs
     ).pipe(Effect.forkScoped)
 
+    // Attempts whose POST finished, waiting to be recorded together. Closing the scope records what is left after
+    // the last POST ends (finalizers run in reverse: this one after the deliveries' fiber set has drained).
+    let finished: Array<Attempt> = []
+    const takeFinished = () => {
+      const batch = finished
+      finished = []
+      return batch
+    }
+    yield* Effect.addFinalizer(() => Effect.suspend(() => recordAttempts(repo, dispatcherId, takeFinished())))
+
     const inFlight = yield* FiberSet.make<void, never>()
     const slots = yield* Semaphore.make(options.concurrency)
+    // Opened by a finished POST or new deliveries; the pump closes it before it looks, so no wake-up is lost.
     const wake = yield* Latch.make(false)
     // Woken by a slot freed here, or by the store's signal that deliveries may be claimable (another process's).
     const signals = yield* WorkSignals
@@ -362,41 +420,66 @@ export const startDispatcher = (
     const deliver = (claimed: ClaimedDelivery) =>
       Effect.uninterruptible(
         (options.afterClaim === undefined ? Effect.void : options.afterClaim(claimed)).pipe(
-          Effect.andThen(sendClaimedWith(deps, dispatcherId, claimed)),
+          Effect.andThen(attemptWith(deps, claimed)),
+          Effect.flatMap((attempt) => Effect.sync(() => finished.push(attempt))),
           Effect.catchCause((cause) =>
             Effect.logError("webhook dispatcher: a delivery failed unexpectedly", Cause.pretty(cause))
           ),
-          Effect.ensuring(Effect.andThen(slots.release(1), wake.release)), // a freed slot may admit a waiting claim
+          Effect.ensuring(Effect.andThen(slots.release(1), wake.open)),
           Effect.asVoid
         )
       )
 
-    const claimStep = Effect.gen(function*() {
-      yield* slots.take(1) // waits, interruptibly, for a free slot
-      // Claiming and handing the claims to fibers is one uninterruptible step: shutdown never strands a claim.
-      const claimedCount = yield* Effect.uninterruptible(Effect.gen(function*() {
-        let free = 1
+    /**
+     * One turn of the pump: record the outcomes of the POSTs that finished since the last turn (one write) and, at
+     * the same time, claim as many deliveries as there are free slots (one statement): one round trip's wait per
+     * turn instead of two. The claim may not yet see those outcomes, which only makes it claim less (a webhook's
+     * finished deliveries still count against its slots, a record's next delivery waits), never more; a turn that
+     * recorded something and ran out of claims is followed by another at once, which sees them. While the store
+     * works, more POSTs finish, so under load the batches grow by themselves.
+     */
+    const pumpStep = Effect.gen(function*() {
+      yield* wake.close
+      // Recording and claiming, with handing the claims to fibers, are uninterruptible: shutdown never strands a
+      // claim or drops an outcome.
+      const turn = yield* Effect.uninterruptible(Effect.gen(function*() {
+        const batch = takeFinished()
+        let free = 0
         while (yield* slots.takeIfAvailable(1)) free++
-        const claimed = yield* repo.claimDeliveries({
-          dispatcherId,
-          at: yield* now,
-          limit: free,
-          perWebhookLimit: options.perWebhookConcurrency
-        }).pipe(Effect.onError(() => slots.release(free)))
+        if (free === 0) {
+          yield* recordAttempts(repo, dispatcherId, batch)
+          return "busy" as const
+        }
+        // Both run to the end whatever the other does: a failed claim must not cut the recording short.
+        const [, claim] = yield* Effect.all([
+          recordAttempts(repo, dispatcherId, batch),
+          Effect.exit(repo.claimDeliveries({
+            dispatcherId,
+            at: yield* now,
+            limit: free,
+            perWebhookLimit: options.perWebhookConcurrency
+          }))
+        ], { concurrency: 2 })
+        if (claim._tag === "Failure") {
+          yield* slots.release(free)
+          return yield* Effect.failCause(claim.cause)
+        }
+        const claimed = claim.value
         if (claimed.length < free) yield* slots.release(free - claimed.length)
         for (const c of claimed) yield* FiberSet.run(inFlight, deliver(c))
-        return claimed.length
+        return claimed.length < free ? (batch.length > 0 ? "recheck" as const : "drained" as const) : "full" as const
       }))
-      if (claimedCount === 0) yield* idle
+      if (turn === "busy") yield* wake.await // every slot is busy: wait for a POST to finish
+      else if (turn === "drained") yield* idle // nothing more to claim: wait for a POST, new work or a signal
     })
 
     const fanOutStep = Effect.gen(function*() {
       const result = yield* fanOutWith(deps, options.fanOutBatchSize)
-      if (result.deliveries > 0) yield* wake.release
+      if (result.deliveries > 0) yield* wake.open
       if (result.events === 0) yield* signals.idle("events", options.pollIntervalMs)
     })
 
-    yield* resilient("claim", claimStep, options.pollIntervalMs).pipe(Effect.forkScoped)
+    yield* resilient("claim", pumpStep, options.pollIntervalMs).pipe(Effect.forkScoped)
     yield* resilient("fan-out", fanOutStep, options.pollIntervalMs).pipe(Effect.forkScoped)
     return dispatcherId
   })

@@ -44,6 +44,13 @@ export interface DeliveryOutcome {
   readonly durationMs: number | null
 }
 
+/** One outcome of a batch (`completeDeliveries`). */
+export interface CompletedDelivery {
+  readonly organizationId: OrganizationId
+  readonly id: WebhookDeliveryId
+  readonly outcome: DeliveryOutcome
+}
+
 export class WebhookRepository extends Context.Service<WebhookRepository, {
   readonly insert: (webhook: WebhookRecord) => Effect.Effect<void>
   /** Replaces the stored record of the same organization and id. */
@@ -93,6 +100,15 @@ export class WebhookRepository extends Context.Service<WebhookRepository, {
     id: WebhookDeliveryId,
     outcome: DeliveryOutcome
   ) => Effect.Effect<boolean>
+  /**
+   * `completeDelivery` for many deliveries in one write (the dispatcher records the outcomes of the POSTs that
+   * finished while it was busy together). Each is recorded only if it is still this dispatcher's in-flight row;
+   * returns the ids that were recorded.
+   */
+  readonly completeDeliveries: (
+    dispatcherId: string,
+    completed: ReadonlyArray<CompletedDelivery>
+  ) => Effect.Effect<ReadonlyArray<WebhookDeliveryId>>
   /** Whether any dispatcher (of any process) heart-beat at or after `since`. */
   readonly dispatcherAlive: (since: Timestamp) => Effect.Effect<boolean>
   /** Registers the dispatcher or renews its lease. */
