@@ -41,6 +41,24 @@ describe("timestamps", () => {
   })
 })
 
+describe("the fast canonical check", () => {
+  const digits = (n: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(""))
+  // Canonical in shape, any digits: impossible months, days, hours, leap days and year 0000 included.
+  const shaped = fc.tuple(digits(4), digits(2), digits(2), digits(2), digits(2), digits(2), digits(3))
+    .map(([y, mo, d, h, mi, s, ms]) => `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`)
+  const near = fc.tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 }))
+    .map(([y, mo, d]) => `${String(y).padStart(4, "0")}-${String(mo).padStart(2, "0")}-${String(d).padStart(2, "0")}T23:59:59.999Z`)
+
+  it("answers exactly as parse(s) === s, for any string", () => {
+    fc.assert(fc.property(fc.oneof(shaped, near, fc.string(), fc.date({ noInvalidDate: true }).map((d) => d.toISOString())), (s) => {
+      expect(Timestamp.isCanonical(s)).toBe(Timestamp.parse(s) === s)
+    }), { numRuns: 5_000 })
+    for (const s of [...impossible, "2024-02-29T00:00:00.000Z", "2100-02-29T00:00:00.000Z", "2000-02-29T00:00:00.000Z", "0001-01-01T00:00:00.000Z"]) {
+      expect(Timestamp.isCanonical(s)).toBe(Timestamp.parse(s) === s)
+    }
+  })
+})
+
 describe("UUIDs", () => {
   it("decode in either letter case to lower case, for every branded id", () => {
     const upper = "0190A0B1-C2D3-7E4F-8A5B-6C7D8E9FA0B1"
