@@ -86,21 +86,32 @@ const compileObjects = (ast: SchemaAST.Objects): Encode => {
       return out
     }
   }
-  if (index.length > 0 || ast.propertySignatures.some((p) => typeof p.name !== "string")) return bySchema(ast)
+  // A declared `__proto__` would set the prototype in the object literal below: left to the schema.
+  if (index.length > 0 || ast.propertySignatures.some((p) => typeof p.name !== "string" || p.name === "__proto__")) {
+    return bySchema(ast)
+  }
   const fields = ast.propertySignatures.map((p) => ({
-    name: p.name as string,
+    key: JSON.stringify(p.name),
     optional: SchemaAST.isOptional(p.type),
     encode: compile(p.type)
   }))
-  return (value) => {
-    const record = value as Record<string, unknown>
-    const out: Record<string, unknown> = {}
-    for (const field of fields) {
-      if (field.optional && !Object.hasOwn(record, field.name)) continue
-      out[field.name] = field.encode(record[field.name])
-    }
-    return out
-  }
+  // Straight-line code with constant keys, compiled once per struct: a loop over the field list would make every
+  // property access a dictionary lookup. The fields before the first optional one form an object literal; the
+  // rest are assigned in declaration order, so the keys come out in the schema's order. The keys are the schema's
+  // own names, quoted by JSON.stringify.
+  const read = (f: typeof fields[number], i: number) => f.encode === identity ? `v[${f.key}]` : `e[${i}](v[${f.key}])`
+  const firstOptional = fields.findIndex((f) => f.optional)
+  const literal = firstOptional === -1 ? fields.length : firstOptional
+  const lines = [
+    `const o = {${fields.slice(0, literal).map((f, i) => `${f.key}: ${read(f, i)}`).join(", ")}}`,
+    ...fields.slice(literal).map((f, j) => {
+      const assign = `o[${f.key}] = ${read(f, literal + j)}`
+      return f.optional ? `if (Object.hasOwn(v, ${f.key})) ${assign}` : assign
+    }),
+    "return o"
+  ]
+  const make = new Function("e", `return (v) => {\n${lines.join("\n")}\n}`) as (e: ReadonlyArray<Encode>) => Encode
+  return make(fields.map((f) => f.encode))
 }
 
 /** The encoder of `schema`'s values to their JSON form (see the module comment). */
