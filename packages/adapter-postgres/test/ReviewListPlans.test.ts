@@ -205,4 +205,25 @@ layer(
       assert.isTrue(counts.some((c) => c.includes(">")) && counts.some((c) => !c.includes(">")), counts.join("; "))
       console.log(`Review search on ${storeName}: ${counts.join("; ")}\n  no match: ${summary}`)
     }))
+
+  // The page statement names its columns itself and runs without the client's renames; it must read every field,
+  // jsonb keys included, exactly as the other read paths do (`find`, through the client's renames).
+  it.effect("a listed review reads exactly as the same review fetched by id", () =>
+    Effect.gen(function*() {
+      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Same rows" }))
+      yield* generateReviewDataset({ organizationId: org.id, reviews: 30, products: 3 })
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE reviews SET metadata = ${`{"order_id":"1","plain":"x","deep_key":"{\\"a_b\\":1}"}`}::jsonb,
+          flags = ${`[{"code":"spam_words","detail":"two_words","score":0.5}]`}::jsonb, redacted_at = created_at,
+          original_title = 'o', submit_seconds = 12.5, import_row = 3
+        WHERE organization_id = ${org.id}`
+      const page = yield* ReviewRepository.use((r) =>
+        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250" }, reviewListEndpoint, testIssuer())))
+      )
+      assert.strictEqual(page.data.length, 30)
+      for (const listed of page.data) {
+        const found = yield* ReviewRepository.use((r) => r.get(org.id, listed.id, []))
+        assert.deepStrictEqual(listed, found._tag === "Some" ? found.value : undefined)
+      }
+    }))
 })

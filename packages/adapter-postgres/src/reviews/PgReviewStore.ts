@@ -3,8 +3,10 @@
  * the filter or search needs them) and one statement per requested include for the whole page.
  */
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
+import { camelCaseJsonKeys } from "../kernel/PgDatabase.ts"
 import {
   type AnswerDbRow,
+  REVIEW_SELECT,
   type FileDbRow,
   type ReplyDbRow,
   type StoredReviewDbRow,
@@ -189,7 +191,7 @@ export const reviewPageStatement = (
   if (scope?._tag === "Window") {
     const search = reviewSearchSql(request.search, 1 + q.params.length)
     return {
-      text: `SELECT r.* FROM (SELECT r.* FROM ${reviewListFrom(request.filter)}
+      text: `SELECT ${REVIEW_SELECT} FROM (SELECT r.* FROM ${reviewListFrom(request.filter)}
     WHERE r.organization_id = $1 AND ${q.where}
     ORDER BY ${q.orderBy} LIMIT ${scope.size}) r
   WHERE ${search.text}
@@ -201,14 +203,35 @@ export const reviewPageStatement = (
     ? reviewSearchSql(request.search, 1 + q.params.length)
     : { text: `r.id = ANY($${2 + q.params.length}::uuid[])`, params: [`{${scope.ids.join(",")}}`] }
   return {
-    text: `SELECT r.* FROM ${reviewListFrom(request.filter)}
+    text: `SELECT ${REVIEW_SELECT} FROM ${reviewListFrom(request.filter)}
   WHERE r.organization_id = $1 AND ${q.where} AND ${search.text}
   ORDER BY ${q.orderBy} LIMIT ${request.limit + 1}`,
     params: [organizationId, ...q.params, ...search.params]
   }
 }
 
-/** The rows of one page, by the cheapest of the steps of `SEARCH_WINDOW` that is exact for the request. */
+const untransformed = new WeakMap<SqlClient.SqlClient, SqlClient.SqlClient>()
+/** The client without its result renames (made once per client): the page statement names its columns itself. */
+const withoutTransforms = (sql: SqlClient.SqlClient): SqlClient.SqlClient => {
+  let raw = untransformed.get(sql)
+  if (raw === undefined) {
+    raw = sql.withoutTransforms()
+    untransformed.set(sql, raw)
+  }
+  return raw
+}
+
+/**
+ * How the jsonb columns of a page row read (see `toReview`): as through the client's transforms, which rename the
+ * keys of a parsed value and leave one delivered as text alone (`jsonValue` parses it afterwards).
+ */
+const pageJson = (value: unknown) => (typeof value === "string" ? jsonValue(value) : camelCaseJsonKeys(value))
+
+/**
+ * The rows of one page, by the cheapest of the steps of `SEARCH_WINDOW` that is exact for the request, each named
+ * as `StoredReviewDbRow` by the statement itself (`REVIEW_SELECT`); their jsonb columns are still to be read with
+ * `pageJson`, as `makePgReviewReader` does.
+ */
 export const reviewPageRows = (
   sql: SqlClient.SqlClient,
   organizationId: string,
@@ -216,8 +239,9 @@ export const reviewPageRows = (
   limits: { readonly window: number; readonly candidatesMax: number } = { window: SEARCH_WINDOW, candidatesMax: SEARCH_CANDIDATES_MAX }
 ) =>
   Effect.gen(function*() {
+    const raw = withoutTransforms(sql)
     const run = (statement: { readonly text: string; readonly params: ReadonlyArray<unknown> }) =>
-      sql.unsafe<StoredReviewDbRow>(statement.text, statement.params)
+      raw.unsafe<StoredReviewDbRow>(statement.text, statement.params)
     if (!indexedSearchTerm(request.search)) return yield* run(reviewPageStatement(organizationId, request))
     const windowed = yield* run(reviewPageStatement(organizationId, request, { _tag: "Window", size: limits.window }))
     if (windowed.length > request.limit) return windowed
@@ -247,7 +271,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
     page: (organizationId, request) =>
       reviewPageRows(sql, organizationId, request).pipe(
         Effect.map((rows) => {
-          const stored = rows.map(toStoredReview)
+          const stored = rows.map((row) => toStoredReview(row, pageJson))
           return toPage(stored, request, (s) => ({
             value: normalizeValue(request.sort.type, (s.record as Record<string, unknown>)[request.sort.field]),
             id: s.record.id
