@@ -22,6 +22,7 @@ import { testIssuer } from "@feedback/core/testing"
 import { SqlClient } from "effect/sql"
 import { reviewPageRows, reviewPageStatement, SEARCH_CANDIDATES_MAX, searchCandidatesStatement } from "../src/reviews/PgReviewStore.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
+import { toCustomer, toProduct } from "../src/catalog/CatalogRows.ts"
 import { datasetId, generateReviewDataset } from "../src/testing/ReviewDataset.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
 
@@ -217,13 +218,23 @@ layer(
           flags = ${`[{"code":"spam_words","detail":"two_words","score":0.5}]`}::jsonb, redacted_at = created_at,
           original_title = 'o', submit_seconds = 12.5, import_row = 3
         WHERE organization_id = ${org.id}`
+      yield* sql`UPDATE customers SET metadata = ${`{"loyalty_tier":"gold"}`}::jsonb, first_name = NULL, email_opt_out_at = created_at
+        WHERE organization_id = ${org.id}`
+      yield* sql`UPDATE products SET metadata = ${`{"sku_code":"A-1"}`}::jsonb, average_rating = 4.25 WHERE organization_id = ${org.id}`
       const page = yield* ReviewRepository.use((r) =>
-        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250" }, reviewListEndpoint, testIssuer())))
+        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250", include: "customer,product" }, reviewListEndpoint, testIssuer())))
       )
       assert.strictEqual(page.data.length, 30)
       for (const listed of page.data) {
+        const { customer, product, ...record } = listed
         const found = yield* ReviewRepository.use((r) => r.get(org.id, listed.id, []))
-        assert.deepStrictEqual(listed, found._tag === "Some" ? found.value : undefined)
+        assert.deepStrictEqual(record, found._tag === "Some" ? found.value : undefined)
+        // The included records read as the catalog reads them (`SELECT *` through the client's renames).
+        const [c] = yield* sql<Record<string, unknown>>`SELECT * FROM customers WHERE organization_id = ${org.id} AND id = ${listed.customerId}`
+        assert.deepStrictEqual(customer, c === undefined ? null : toCustomer(c))
+        const [p] = yield* sql<Record<string, unknown>>`SELECT * FROM products WHERE organization_id = ${org.id} AND id = ${listed.productId}`
+        assert.deepStrictEqual(product, toProduct(p!))
       }
+      assert.isTrue(page.data.some((r) => r.customer !== null))
     }))
 })

@@ -81,10 +81,11 @@ export interface ReviewDbRow {
 }
 
 /**
- * A `reviews` row as the record. `jsonOf` reads the jsonb columns: by default as the client delivers them; rows read
- * without the client's transforms (`REVIEW_SELECT`) pass `camelCaseJsonKeys` composed with it, so both answer alike.
+ * The mapping of a `reviews` row to the record, reading the jsonb columns with `jsonOf`: `toReview` reads them as the
+ * client delivers them; rows read without the client's transforms (`REVIEW_SELECT`) use `jsonAsTransformed`
+ * (kernel/RawRows.ts), so both answer alike.
  */
-export const toReview = (r: ReviewDbRow, jsonOf: (value: unknown) => any = json): ReviewRecord => ({
+export const reviewFrom = (jsonOf: (value: unknown) => any) => (r: ReviewDbRow): ReviewRecord => ({
   id: r.id as ReviewRecord["id"],
   siteId: r.siteId as ReviewRecord["siteId"],
   productId: r.productId as ReviewRecord["productId"],
@@ -112,6 +113,8 @@ export const toReview = (r: ReviewDbRow, jsonOf: (value: unknown) => any = json)
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })
+
+export const toReview = reviewFrom(json)
 
 export interface ReplyDbRow {
   readonly id: string
@@ -141,11 +144,16 @@ export interface StoredReviewDbRow extends ReviewDbRow {
 }
 
 /** A `reviews` row with its import provenance. */
-export const toStoredReview = (r: StoredReviewDbRow, jsonOf: (value: unknown) => any = json): StoredReview => ({
-  record: toReview(r, jsonOf),
-  importJobId: r.importJobId as ImportJobId | null,
-  importRow: r.importRow === null ? null : Number(r.importRow)
-})
+export const storedReviewFrom = (jsonOf: (value: unknown) => any) => {
+  const toRecord = reviewFrom(jsonOf)
+  return (r: StoredReviewDbRow): StoredReview => ({
+    record: toRecord(r),
+    importJobId: r.importJobId as ImportJobId | null,
+    importRow: r.importRow === null ? null : Number(r.importRow)
+  })
+}
+
+export const toStoredReview = storedReviewFrom(json)
 
 export interface FileDbRow {
   readonly id: string

@@ -3,10 +3,11 @@
  * the filter or search needs them) and one statement per requested include for the whole page.
  */
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
-import { camelCaseJsonKeys } from "../kernel/PgDatabase.ts"
+import { jsonAsTransformed, withoutTransforms } from "../kernel/RawRows.ts"
 import {
   type AnswerDbRow,
   REVIEW_SELECT,
+  storedReviewFrom,
   type FileDbRow,
   type ReplyDbRow,
   type StoredReviewDbRow,
@@ -36,7 +37,7 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, compileSearch, type ListSqlMapping, type SqlFragment } from "../kernel/FilterSql.ts"
-import { toCustomer, toProduct } from "../catalog/CatalogRows.ts"
+import { CUSTOMER_SELECT, customerFrom, PRODUCT_SELECT, productFrom } from "../catalog/CatalogRows.ts"
 import { jsonValue, toTimestamp } from "../kernel/SqlRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
@@ -210,27 +211,10 @@ export const reviewPageStatement = (
   }
 }
 
-const untransformed = new WeakMap<SqlClient.SqlClient, SqlClient.SqlClient>()
-/** The client without its result renames (made once per client): the page statement names its columns itself. */
-const withoutTransforms = (sql: SqlClient.SqlClient): SqlClient.SqlClient => {
-  let raw = untransformed.get(sql)
-  if (raw === undefined) {
-    raw = sql.withoutTransforms()
-    untransformed.set(sql, raw)
-  }
-  return raw
-}
-
-/**
- * How the jsonb columns of a page row read (see `toReview`): as through the client's transforms, which rename the
- * keys of a parsed value and leave one delivered as text alone (`jsonValue` parses it afterwards).
- */
-const pageJson = (value: unknown) => (typeof value === "string" ? jsonValue(value) : camelCaseJsonKeys(value))
-
 /**
  * The rows of one page, by the cheapest of the steps of `SEARCH_WINDOW` that is exact for the request, each named
  * as `StoredReviewDbRow` by the statement itself (`REVIEW_SELECT`); their jsonb columns are still to be read with
- * `pageJson`, as `makePgReviewReader` does.
+ * `jsonAsTransformed`, as `makePgReviewReader` does.
  */
 export const reviewPageRows = (
   sql: SqlClient.SqlClient,
@@ -264,14 +248,19 @@ const groupBy = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map:
   return out
 }
 
+const pageRowToStored = storedReviewFrom(jsonAsTransformed)
+const rawCustomer = customerFrom(jsonAsTransformed)
+const rawProduct = productFrom(jsonAsTransformed)
+
 export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
+  const raw = withoutTransforms(sql)
   const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
     new Map(rows.map((r) => [String(r[key]), map(r)]))
   return {
     page: (organizationId, request) =>
       reviewPageRows(sql, organizationId, request).pipe(
         Effect.map((rows) => {
-          const stored = rows.map((row) => toStoredReview(row, pageJson))
+          const stored = rows.map(pageRowToStored)
           return toPage(stored, request, (s) => ({
             value: normalizeValue(request.sort.type, (s.record as Record<string, unknown>)[request.sort.field]),
             id: s.record.id
@@ -293,14 +282,22 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           ),
           orDie
         ),
+      // Named columns without the client's renames (kernel/RawRows.ts), and one statement text whatever the
+      // number of keys (an array parameter rather than `IN ($2, $3, …)`), so the prepared statement is reused.
       customers: (organizationId, ids) =>
-        sql<Row>`SELECT * FROM customers WHERE organization_id = ${organizationId} AND id IN ${sql.in(ids)}`.pipe(
-          Effect.map((rows) => byId(rows, "id", toCustomer)),
+        raw.unsafe<Row>(
+          `SELECT ${CUSTOMER_SELECT} FROM customers c WHERE c.organization_id = $1 AND c.id = ANY($2::uuid[])`,
+          [organizationId, `{${ids.join(",")}}`]
+        ).pipe(
+          Effect.map((rows) => byId(rows, "id", rawCustomer)),
           orDie
         ),
       products: (organizationId, ids) =>
-        sql<Row>`SELECT * FROM products WHERE organization_id = ${organizationId} AND id IN ${sql.in(ids)}`.pipe(
-          Effect.map((rows) => byId(rows, "id", toProduct)),
+        raw.unsafe<Row>(
+          `SELECT ${PRODUCT_SELECT} FROM products p WHERE p.organization_id = $1 AND p.id = ANY($2::uuid[])`,
+          [organizationId, `{${ids.join(",")}}`]
+        ).pipe(
+          Effect.map((rows) => byId(rows, "id", rawProduct)),
           orDie
         ),
       responses: (organizationId, reviewIds) =>
