@@ -23,6 +23,7 @@ import { SqlClient } from "effect/sql"
 import { reviewPageRows, reviewPageStatement, SEARCH_CANDIDATES_MAX, searchCandidatesStatement } from "../src/reviews/PgReviewStore.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
 import { toCustomer, toProduct } from "../src/catalog/CatalogRows.ts"
+import { type AnswerDbRow, type FileDbRow, type ReplyDbRow, toReply, toReviewFile, toSurveyAnswer } from "../src/reviews/PgReviewRows.ts"
 import { datasetId, generateReviewDataset } from "../src/testing/ReviewDataset.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
 
@@ -221,12 +222,30 @@ layer(
       yield* sql`UPDATE customers SET metadata = ${`{"loyalty_tier":"gold"}`}::jsonb, first_name = NULL, email_opt_out_at = created_at
         WHERE organization_id = ${org.id}`
       yield* sql`UPDATE products SET metadata = ${`{"sku_code":"A-1"}`}::jsonb, average_rating = 4.25 WHERE organization_id = ${org.id}`
+      // Reviews rated 3 or more have a reply, two files and two survey answers.
+      yield* sql`INSERT INTO review_replies (organization_id, id, review_id, body, responder_name, published, metadata, created_at, updated_at)
+        SELECT organization_id, gen_random_uuid(), id, 'Thanks', 'Shop', true, '{"agent_id":"7"}', created_at, updated_at
+        FROM reviews WHERE organization_id = ${org.id} AND rating >= 3`
+      yield* sql`INSERT INTO review_files (organization_id, id, review_id, file_name, content_type, size_bytes, url, position)
+        SELECT organization_id, gen_random_uuid(), id, 'f' || n || '.png', 'image/png', 1000 * n, 'https://x.test/' || n, n
+        FROM reviews, generate_series(0, 1) AS n WHERE organization_id = ${org.id} AND rating >= 3`
+      yield* sql`INSERT INTO review_answers (organization_id, review_id, position, question_id, label, type, step, steps, low_label,
+          high_label, middle_label, option_labels)
+        SELECT organization_id, id, n, gen_random_uuid(), 'Q' || n, 'scale', n, 5, 'low', NULL, NULL, '["a_b","c"]'
+        FROM reviews, generate_series(0, 1) AS n WHERE organization_id = ${org.id} AND rating >= 3`
       const page = yield* ReviewRepository.use((r) =>
-        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250", include: "customer,product" }, reviewListEndpoint, testIssuer())))
+        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250", include: "customer,product,response,files,answers" }, reviewListEndpoint, testIssuer())))
       )
       assert.strictEqual(page.data.length, 30)
+      assert.isTrue(page.data.some((r) => r.response !== null) && page.data.some((r) => r.files!.length === 2))
       for (const listed of page.data) {
-        const { customer, product, ...record } = listed
+        const { answers, customer, files, product, response, ...record } = listed
+        const [reply] = yield* sql<ReplyDbRow>`SELECT * FROM review_replies WHERE organization_id = ${org.id} AND review_id = ${listed.id}`
+        assert.deepStrictEqual(response, reply === undefined ? null : toReply(reply))
+        const fileRows = yield* sql<FileDbRow>`SELECT * FROM review_files WHERE organization_id = ${org.id} AND review_id = ${listed.id} ORDER BY position`
+        assert.deepStrictEqual(files, fileRows.map((f) => toReviewFile(f)))
+        const answerRows = yield* sql<AnswerDbRow>`SELECT * FROM review_answers WHERE organization_id = ${org.id} AND review_id = ${listed.id} ORDER BY position`
+        assert.deepStrictEqual(answers, answerRows.map((a) => toSurveyAnswer(a)))
         const found = yield* ReviewRepository.use((r) => r.get(org.id, listed.id, []))
         assert.deepStrictEqual(record, found._tag === "Some" ? found.value : undefined)
         // The included records read as the catalog reads them (`SELECT *` through the client's renames).

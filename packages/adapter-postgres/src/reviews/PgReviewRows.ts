@@ -127,16 +127,19 @@ export interface ReplyDbRow {
   readonly updatedAt: Date
 }
 
-export const toReply = (r: ReplyDbRow): ReviewReply => ({
+/** The reply mapping reading `metadata` with `jsonOf` (see `reviewFrom`). */
+export const replyFrom = (jsonOf: (value: unknown) => any) => (r: ReplyDbRow): ReviewReply => ({
   id: r.id as ReviewReply["id"],
   reviewId: r.reviewId as ReviewReply["reviewId"],
   body: r.body,
   responderName: r.responderName,
   published: r.published,
-  metadata: json(r.metadata),
+  metadata: jsonOf(r.metadata),
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })
+
+export const toReply = replyFrom(json)
 
 export interface StoredReviewDbRow extends ReviewDbRow {
   readonly importJobId: string | null
@@ -185,7 +188,8 @@ export interface AnswerDbRow {
 }
 
 /** A `review_answers` row (ordered by `position`). */
-export const toSurveyAnswer = (r: AnswerDbRow): SurveyAnswer => ({
+/** The survey answer mapping reading `optionLabels` with `jsonOf` (see `reviewFrom`). */
+export const surveyAnswerFrom = (jsonOf: (value: unknown) => any) => (r: AnswerDbRow): SurveyAnswer => ({
   questionId: r.questionId as SurveyAnswer["questionId"],
   label: r.label,
   type: r.type,
@@ -194,8 +198,10 @@ export const toSurveyAnswer = (r: AnswerDbRow): SurveyAnswer => ({
   lowLabel: r.lowLabel,
   highLabel: r.highLabel,
   middleLabel: r.middleLabel,
-  optionLabels: json(r.optionLabels)
+  optionLabels: jsonOf(r.optionLabels)
 })
+
+export const toSurveyAnswer = surveyAnswerFrom(json)
 
 /**
  * The columns of `reviews r` under the names the client would give them (`StoredReviewDbRow`), for statements run

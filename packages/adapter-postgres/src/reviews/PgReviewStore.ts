@@ -11,10 +11,10 @@ import {
   type FileDbRow,
   type ReplyDbRow,
   type StoredReviewDbRow,
-  toReply,
+  replyFrom,
   toReviewFile,
   toStoredReview,
-  toSurveyAnswer
+  surveyAnswerFrom
 } from "./PgReviewRows.ts"
 import {
   type CollisionCounts,
@@ -251,6 +251,10 @@ const groupBy = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map:
 const pageRowToStored = storedReviewFrom(jsonAsTransformed)
 const rawCustomer = customerFrom(jsonAsTransformed)
 const rawProduct = productFrom(jsonAsTransformed)
+const rawReply = replyFrom(jsonAsTransformed)
+const rawAnswer = surveyAnswerFrom(jsonAsTransformed)
+/** Keys as one `uuid[]` parameter (a PostgreSQL array literal; the keys are UUIDs from stored rows). */
+const uuidArray = (ids: ReadonlyArray<string>) => `{${ids.join(",")}}`
 
 export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
   const raw = withoutTransforms(sql)
@@ -282,12 +286,13 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           ),
           orDie
         ),
-      // Named columns without the client's renames (kernel/RawRows.ts), and one statement text whatever the
-      // number of keys (an array parameter rather than `IN ($2, $3, …)`), so the prepared statement is reused.
+      // Here down to `answers`: named columns without the client's renames (kernel/RawRows.ts), and one statement
+      // text whatever the number of keys (an array parameter rather than `IN ($2, $3, …)`), so the prepared
+      // statement is reused.
       customers: (organizationId, ids) =>
         raw.unsafe<Row>(
           `SELECT ${CUSTOMER_SELECT} FROM customers c WHERE c.organization_id = $1 AND c.id = ANY($2::uuid[])`,
-          [organizationId, `{${ids.join(",")}}`]
+          [organizationId, uuidArray(ids)]
         ).pipe(
           Effect.map((rows) => byId(rows, "id", rawCustomer)),
           orDie
@@ -295,33 +300,41 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
       products: (organizationId, ids) =>
         raw.unsafe<Row>(
           `SELECT ${PRODUCT_SELECT} FROM products p WHERE p.organization_id = $1 AND p.id = ANY($2::uuid[])`,
-          [organizationId, `{${ids.join(",")}}`]
+          [organizationId, uuidArray(ids)]
         ).pipe(
           Effect.map((rows) => byId(rows, "id", rawProduct)),
           orDie
         ),
       responses: (organizationId, reviewIds) =>
-        sql<ReplyDbRow & { readonly reviewId: string }>`SELECT * FROM review_replies
-            WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}`.pipe(
-          Effect.map((rows) => byId(rows, "reviewId", toReply)),
+        raw.unsafe<ReplyDbRow & { readonly reviewId: string }>(
+          `SELECT id, review_id AS "reviewId", body, responder_name AS "responderName", published, metadata,
+              created_at AS "createdAt", updated_at AS "updatedAt"
+            FROM review_replies WHERE organization_id = $1 AND review_id = ANY($2::uuid[])`,
+          [organizationId, uuidArray(reviewIds)]
+        ).pipe(
+          Effect.map((rows) => byId(rows, "reviewId", rawReply)),
           orDie
         ),
       files: (organizationId, reviewIds) =>
-        sql<FileDbRow & { readonly reviewId: string }>`SELECT review_id, id, file_name, content_type, size_bytes, url FROM review_files
-            WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}
-            ORDER BY review_id, position`.pipe(
-          Effect.map((rows) =>
-            groupBy(rows, "reviewId", toReviewFile)
-          ),
+        raw.unsafe<FileDbRow & { readonly reviewId: string }>(
+          `SELECT review_id AS "reviewId", id, file_name AS "fileName", content_type AS "contentType",
+              size_bytes AS "sizeBytes", url
+            FROM review_files WHERE organization_id = $1 AND review_id = ANY($2::uuid[])
+            ORDER BY review_id, position`,
+          [organizationId, uuidArray(reviewIds)]
+        ).pipe(
+          Effect.map((rows) => groupBy(rows, "reviewId", toReviewFile)),
           orDie
         ),
       answers: (organizationId, reviewIds) =>
-        sql<AnswerDbRow & { readonly reviewId: string }>`SELECT * FROM review_answers
-            WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}
-            ORDER BY review_id, position`.pipe(
-          Effect.map((rows) =>
-            groupBy(rows, "reviewId", toSurveyAnswer)
-          ),
+        raw.unsafe<AnswerDbRow & { readonly reviewId: string }>(
+          `SELECT review_id AS "reviewId", question_id AS "questionId", label, type, step, steps, low_label AS "lowLabel",
+              high_label AS "highLabel", middle_label AS "middleLabel", option_labels AS "optionLabels"
+            FROM review_answers WHERE organization_id = $1 AND review_id = ANY($2::uuid[])
+            ORDER BY review_id, position`,
+          [organizationId, uuidArray(reviewIds)]
+        ).pipe(
+          Effect.map((rows) => groupBy(rows, "reviewId", rawAnswer)),
           orDie
         ),
       // Both counts in one statement; each arm probes its partial index once per distinct value.
