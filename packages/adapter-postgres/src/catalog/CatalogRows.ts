@@ -54,9 +54,9 @@ export const customerFrom = (jsonOf: (value: unknown) => any) => (r: Row): Custo
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-/** The columns of a `products` row (alias `p`) under the names the client would give them, for `withoutTransforms`. */
 export const toCustomer = customerFrom(jsonValue)
 
+/** The columns of a `products` row (alias `p`) under the names the client would give them, for `withoutTransforms`. */
 export const PRODUCT_SELECT = `p.id, p.slug, p.title, p.description, p.image_url AS "imageUrl", p.url, p.external_id AS "externalId",
   p.metadata, p.notes, p.review_count AS "reviewCount", p.published_review_count AS "publishedReviewCount",
   p.average_rating AS "averageRating", p.created_at AS "createdAt", p.updated_at AS "updatedAt"`

@@ -187,8 +187,7 @@ export interface AnswerDbRow {
   readonly optionLabels: unknown
 }
 
-/** A `review_answers` row (ordered by `position`). */
-/** The survey answer mapping reading `optionLabels` with `jsonOf` (see `reviewFrom`). */
+/** A `review_answers` row (ordered by `position`), reading `optionLabels` with `jsonOf` (see `reviewFrom`). */
 export const surveyAnswerFrom = (jsonOf: (value: unknown) => any) => (r: AnswerDbRow): SurveyAnswer => ({
   questionId: r.questionId as SurveyAnswer["questionId"],
   label: r.label,

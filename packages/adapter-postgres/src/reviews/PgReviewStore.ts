@@ -6,15 +6,15 @@ import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
 import { jsonAsTransformed, withoutTransforms } from "../kernel/RawRows.ts"
 import {
   type AnswerDbRow,
+  type FileDbRow,
+  replyFrom,
+  type ReplyDbRow,
   REVIEW_SELECT,
   storedReviewFrom,
-  type FileDbRow,
-  type ReplyDbRow,
   type StoredReviewDbRow,
-  replyFrom,
+  surveyAnswerFrom,
   toReviewFile,
-  toStoredReview,
-  surveyAnswerFrom
+  toStoredReview
 } from "./PgReviewRows.ts"
 import {
   type CollisionCounts,
