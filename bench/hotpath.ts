@@ -15,11 +15,30 @@
  *
  * The project's target is (b) ≥ 0.67× of (a). Each target runs twice, interleaved, 5 s after a 1.5 s warm-up, and
  * keeps its better run; BENCH_SECONDS scales the durations.
+ *
+ * `npm run bench -- hotpath pg` (needs BENCH_DATABASE_URL or TEST_DATABASE_URL; a fresh database, dropped after):
+ * `GET /reviews/{id}` on a PostgreSQL server, (p) bare node:http + pg written by hand (three round trips: key and
+ * organization, the bucket spend, the review; bench/support/bare-pg-server.ts) vs (q) our server. Target (q) ≥ 0.9×.
  */
 import * as Path from "node:path"
 import { randomBytes } from "node:crypto"
 import { startServerProcess } from "../packages/adapter-http/test/ServerProcess.ts"
-import { describeMachine, fmt, load, type LoadResult, OPERATOR_TOKEN, provision, ratio, table } from "./support/common.ts"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { PgDatabase } from "../packages/adapter-postgres/src/kernel/PgDatabase.ts"
+import { generateReviewDataset } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
+import {
+  benchDatabaseServer,
+  describeMachine,
+  fmt,
+  freshDatabase,
+  load,
+  type LoadResult,
+  OPERATOR_TOKEN,
+  provision,
+  ratio,
+  table
+} from "./support/common.ts"
 
 const scale = Number(process.env["BENCH_SECONDS"] ?? "1")
 const SECONDS = 5 * scale
@@ -78,4 +97,83 @@ const main = async () => {
   )
 }
 
-await main()
+/** Prints the table of `best` (the first row is the baseline). */
+const report = (title: string, best: ReadonlyMap<string, LoadResult>) => {
+  const results = [...best.entries()]
+  const bare = results[0]![1]
+  const cpu = (r: LoadResult) => r.serverCpuMicrosPerRequest
+  console.log(`\n${title}\n`)
+  table(
+    ["server", "req/s", "vs baseline", "server CPU µs/req", "CPU vs baseline", "mean ms", "p99 ms", "non-2xx"],
+    results.map(([name, r]) => [
+      name,
+      fmt(r.requestsPerSecond),
+      ratio(r.requestsPerSecond, bare.requestsPerSecond),
+      cpu(r) === undefined ? "n/a" : fmt(cpu(r)!),
+      cpu(r) === undefined || cpu(bare) === undefined ? "n/a" : ratio(cpu(bare)!, cpu(r)!),
+      fmt(r.latencyMeanMs, 2),
+      fmt(r.latencyP99Ms),
+      `${r.non2xx + r.errors}`
+    ])
+  )
+}
+
+/** `hotpath pg`: GET /reviews/{id} on a PostgreSQL server, ours vs node:http + pg by hand. */
+const mainPg = async (serverUrl: string) => {
+  console.log(`hotpath (PostgreSQL) benchmark — ${await describeMachine()}`)
+  const db = await freshDatabase(serverUrl)
+  const best = new Map<string, LoadResult>()
+  try {
+    // Our server migrates the fresh database; the organization, its key and 1,000 reviews are made once.
+    const first = await startServerProcess({ DATABASE_URL: db.url, OPERATOR_TOKEN, LOG_REQUESTS: "false" })
+    let key: string
+    let reviewId: string
+    try {
+      const provisioned = await provision(first.url, 1_000_000, ["reviews:read"])
+      key = provisioned.key
+      reviewId = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+        yield* generateReviewDataset({ organizationId: provisioned.organizationId as never, reviews: 1_000, products: 10 })
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ id: string }>`SELECT id::text AS id FROM reviews ORDER BY id LIMIT 1 OFFSET 500`
+        return rows[0]!.id
+      }).pipe(Effect.provide(PgDatabase({ _tag: "Server", url: db.url, maxConnections: 1 })))))
+    } finally {
+      await first.stop()
+    }
+    const pgTargets = [
+      { name: "(p) bare node:http + pg, 3 round trips", script: Path.join(import.meta.dirname, "support/bare-pg-server.ts") },
+      { name: "(q) our server, PostgreSQL, LOG_REQUESTS=false", script: undefined }
+    ]
+    for (let round = 0; round < 2; round++) {
+      for (const target of pgTargets) {
+        const server = await startServerProcess(
+          { DATABASE_URL: db.url, OPERATOR_TOKEN, LOG_REQUESTS: "false" },
+          target.script === undefined ? {} : { script: target.script }
+        )
+        try {
+          const r = await load(`${server.url}/reviews/${reviewId}`, key, { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, serverPid: server.pid })
+          const previous = best.get(target.name)
+          if (previous === undefined || r.requestsPerSecond > previous.requestsPerSecond) best.set(target.name, r)
+        } finally {
+          await server.stop()
+        }
+      }
+    }
+  } finally {
+    await db.drop()
+  }
+  report(
+    `GET /reviews/{id} on a PostgreSQL server, autocannon ${CONNECTIONS} connections, best of 2 interleaved runs of ${SECONDS} s (target: (q) ≥ 0.9× of (p))`,
+    best
+  )
+}
+
+if (process.argv[2] === "pg") {
+  if (benchDatabaseServer === undefined) {
+    console.error("hotpath pg needs a PostgreSQL server: set BENCH_DATABASE_URL (or TEST_DATABASE_URL)")
+    process.exit(1)
+  }
+  await mainPg(benchDatabaseServer)
+} else {
+  await main()
+}

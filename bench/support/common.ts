@@ -30,8 +30,15 @@ export const freshDatabase = async (serverUrl: string) => {
   }
 }
 
-/** An organization with the largest allowance (so a load run is never refused) and a key that can read it. */
-export const provision = async (baseUrl: string, apiRequestsPerMinute = 1_000_000) => {
+/**
+ * An organization with the largest allowance (so a load run is never refused) and a key that can read it (and
+ * whatever else `permissions` asks for).
+ */
+export const provision = async (
+  baseUrl: string,
+  apiRequestsPerMinute = 1_000_000,
+  permissions: ReadonlyArray<string> = ["settings:read"]
+) => {
   const post = async (path: string, body: unknown) => {
     const res = await fetch(`${baseUrl}/operator${path}`, {
       method: "POST",
@@ -42,7 +49,7 @@ export const provision = async (baseUrl: string, apiRequestsPerMinute = 1_000_00
     return (await res.json()) as Record<string, string>
   }
   const org = await post("/organizations", { name: "Bench organization", apiRequestsPerMinute })
-  const key = await post(`/organizations/${org["id"]}/keys`, { permissions: ["settings:read"] })
+  const key = await post(`/organizations/${org["id"]}/keys`, { permissions })
   return { organizationId: org["id"]!, key: key["secretKey"]! }
 }
 

@@ -1,6 +1,7 @@
 /** Every core store service over PostgreSQL, with migrations applied when the layer is built. */
-import { CursorKey } from "@feedback/core"
+import { CursorKey, type RateLimitStore } from "@feedback/core"
 import { Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
 import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./kernel/Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./kernel/PgDatabase.ts"
@@ -10,6 +11,7 @@ import { PgStoreHealth } from "./kernel/PgStoreHealth.ts"
 import { PgWorkSignals } from "./kernel/PgWorkSignals.ts"
 import { PgIdempotencyStore } from "./idempotency/PgIdempotencyStore.ts"
 import { PgRateLimitStore } from "./ratelimit/PgRateLimitStore.ts"
+import { PgEmbeddedRateLimitStore } from "./ratelimit/PgEmbeddedRateLimitStore.ts"
 import { PgReviewRepository } from "./reviews/PgReviewStore.ts"
 import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./questions/PgProductQuestionStore.ts"
 import { PgSetupStore } from "./setup/PgSetupStore.ts"
@@ -26,15 +28,14 @@ import {
 
 const Migrated = Layer.effectDiscard(runMigrations(migrations).pipe(Effect.orDie))
 
-/** The store services over an existing SqlClient (so a host can share its own pool). */
-export const PgStoreServices = Layer.mergeAll(
+const storeServices = <E>(rateLimits: Layer.Layer<RateLimitStore, E, SqlClient.SqlClient>) => Layer.mergeAll(
   PgUnitOfWork,
   PgEventOutbox,
   PgProductQuestionRepository, PgEmailOutboxRepository,
   PgOrganizationRepository,
   PgSecretKeyRepository,
   PgStorefrontRecordRepository,
-  PgRateLimitStore,
+  rateLimits,
   PgCatalogRepository,
   PgReviewRepository,
   PgSetupStore,
@@ -47,11 +48,22 @@ export const PgStoreServices = Layer.mergeAll(
   CursorKey.layerStored.pipe(Layer.provideMerge(PgInstanceSecretRepository))
 ).pipe(Layer.provideMerge(Migrated))
 
+/** The store services over an existing SqlClient (so a host can share its own pool). */
+export const PgStoreServices = storeServices(PgRateLimitStore)
+
+/** Embedded PGlite: one process owns the database, so its rate-limit levels live in that process. */
+const EmbeddedStoreServices = storeServices(PgEmbeddedRateLimitStore)
+
 /**
  * The store services with their own connection to `target`. On a server, idle background workers wait for the
- * database's notifications (`PgWorkSignals`); embedded PGlite keeps polling in process.
+ * database's notifications (`PgWorkSignals`); embedded PGlite keeps polling in process, and keeps its rate-limit
+ * levels in the process (`PgEmbeddedRateLimitStore`).
  */
 export const PgStoreLayer = (target: DatabaseTarget) =>
-  (target._tag === "Server" && target.workSignals !== "poll" ? Layer.merge(PgStoreServices, PgWorkSignals()) : PgStoreServices).pipe(
-    Layer.provideMerge(PgDatabase(target))
-  )
+  (target._tag === "Embedded"
+    ? EmbeddedStoreServices
+    : target.workSignals !== "poll"
+    ? Layer.merge(PgStoreServices, PgWorkSignals())
+    : PgStoreServices).pipe(
+      Layer.provideMerge(PgDatabase(target))
+    )

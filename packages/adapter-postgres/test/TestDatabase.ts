@@ -36,14 +36,17 @@ export const dropServerDatabase = (serverUrl: string, databaseUrl: string): Prom
     yield* sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
   }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))).pipe(Effect.ignore))
 
+/** A new embedded PGlite in a temporary directory, removed with the scope. */
+export const freshEmbeddedTarget: Effect.Effect<DatabaseTarget, never, import("effect").Scope.Scope> = Effect.acquireRelease(
+  Effect.sync((): DatabaseTarget => ({ _tag: "Embedded", dataDir: mkdtempSync(Path.join(tmpdir(), "fb-pglite-")) })),
+  (t) => Effect.sync(() => t._tag === "Embedded" && rmSync(t.dataDir, { recursive: true, force: true }))
+)
+
 /** A fresh database target for each build: a new database on the server, else a new embedded PGlite. */
 export const freshTarget = (options?: { readonly maxConnections?: number }): Effect.Effect<DatabaseTarget, never, import("effect").Scope.Scope> =>
   serverUrl !== undefined
     ? Effect.map(freshServerDatabase(serverUrl), (url): DatabaseTarget => ({ _tag: "Server", url, maxConnections: options?.maxConnections }))
-    : Effect.acquireRelease(
-      Effect.sync((): DatabaseTarget => ({ _tag: "Embedded", dataDir: mkdtempSync(Path.join(tmpdir(), "fb-pglite-")) })),
-      (t) => Effect.sync(() => t._tag === "Embedded" && rmSync(t.dataDir, { recursive: true, force: true }))
-    )
+    : freshEmbeddedTarget
 
 export const storeName = serverUrl !== undefined ? "postgres server" : "embedded PGlite"
 

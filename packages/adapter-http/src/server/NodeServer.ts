@@ -86,8 +86,10 @@ export const hardenedServer = (limits: ServerLimits, log: (line: string) => void
   // The shorter deadline for every request but imports; Node's own timeout (the longer one) backs both.
   const importAllowance = Math.max(limits.requestTimeoutMs, limits.importRequestTimeoutMs)
   const guard = (request: IncomingMessage, response: ServerResponse) => {
+    // A request without a body is whole once its headers are (the headers timeout covered those): no timer.
+    if (request.complete || (request.headers["content-length"] === undefined && request.headers["transfer-encoding"] === undefined)) return
     const deadline = isImport(request.url ?? "") ? importAllowance : limits.requestTimeoutMs
-    if (deadline >= importAllowance || request.complete) return
+    if (deadline >= importAllowance) return
     const timer = setTimeout(() => {
       if (request.complete) return
       // Answered already (e.g. a 401 before the body was read) and still receiving the body: just hang up.

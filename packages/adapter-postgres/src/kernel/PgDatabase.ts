@@ -45,7 +45,8 @@ const memoized = (rename: (s: string) => string) => {
 const camelCase = memoized((s) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()))
 const snakeCase = memoized((s) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))
 
-const naming = { transformResultNames: camelCase, transformQueryNames: snakeCase } as const
+/** The column renames every pool of the store uses (exported for tests that open a pool of their own). */
+export const naming = { transformResultNames: camelCase, transformQueryNames: snakeCase } as const
 
 /**
  * What the client does to a JSON value it reads (the keys of objects in jsonb columns are camel-cased too, the

@@ -5,12 +5,23 @@
  * (an email retry coming due) and anything a notification could miss. While the listening connection is down, the
  * workers poll as they would without it, and the listener reconnects.
  *
+ * The same channel carries `credentials` (migration 101 sends it when a key or an organization changes), and this
+ * provides `CredentialChanges`: authenticated keys may be kept while it listens, and every notification,
+ * reconnection or lost connection drops them (docs/DECISIONS.md §27).
+ *
  * Not for embedded PGlite: it has one connection, which a listener would hold for good, and every writer is in
  * this process anyway.
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
-import { type WorkChannel, workChannels, WorkSignals, type WorkSignalsService } from "@feedback/core"
-import { Cause, Deferred, Effect, Latch, Layer, Queue, Schedule } from "effect"
+import {
+  CredentialChanges,
+  makeHeardCredentialChanges,
+  type WorkChannel,
+  workChannels,
+  WorkSignals,
+  type WorkSignalsService
+} from "@feedback/core"
+import { Cause, Context, Deferred, Effect, Latch, Layer, Queue, Schedule } from "effect"
 
 export interface PgWorkSignalsOptions {
   /** How long an idle worker waits without a notification; default 20 s. */
@@ -18,6 +29,8 @@ export interface PgWorkSignalsOptions {
 }
 
 export const CHANNEL = "feedback_work"
+/** The payload on `CHANNEL` that announces a changed key or organization (not a worker's channel). */
+export const CREDENTIALS = "credentials"
 
 export const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
   Effect.gen(function*() {
@@ -26,18 +39,22 @@ export const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
     const latches = new Map<WorkChannel, Latch.Latch>()
     for (const channel of workChannels) latches.set(channel, yield* Latch.make(false))
     let listening = false
+    const credentials = makeHeardCredentialChanges(() => listening)
     const started = yield* Deferred.make<void>()
 
     const listen = Effect.scoped(Effect.gen(function*() {
       // A connection of its own, outside the pool: a pool of one (or a busy one) must not give its connection away.
       const connection = yield* PgConnection.make({ ...pg.config, applicationName: `${pg.config.applicationName ?? "feedback"}-listen` })
       const notifications = yield* connection.listen(CHANNEL)
+      // Keys kept before (under an older version) may have changed while nobody listened.
+      credentials.heard()
       listening = true
       yield* Deferred.succeed(started, undefined)
       // Work may have committed while nobody listened: every worker looks once.
       for (const latch of latches.values()) yield* latch.open
       while (true) {
         const { payload } = yield* Queue.take(notifications)
+        if (payload === CREDENTIALS) credentials.heard()
         const latch = latches.get(payload as WorkChannel)
         if (latch !== undefined) yield* latch.open
       }
@@ -45,6 +62,7 @@ export const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
       // Waiters stop trusting the notifications: each looks once and then polls until the listener is back.
       Effect.ensuring(Effect.suspend(() => {
         listening = false
+        credentials.heard()
         return Effect.forEach(latches.values(), (latch) => latch.open, { discard: true })
       })),
       Effect.catchCause((cause) =>
@@ -66,8 +84,9 @@ export const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
           : Effect.sleep(pollMs)
       }
     }
-    return service
+    return { workSignals: service, credentialChanges: credentials.service }
   })
 
 export const PgWorkSignals = (options?: PgWorkSignalsOptions): Layer.Layer<never, never, PgClient.PgClient> =>
-  Layer.effectContext(Effect.map(makePgWorkSignals(options), (service) => WorkSignals.context(service)))
+  Layer.effectContext(Effect.map(makePgWorkSignals(options), ({ credentialChanges, workSignals }) =>
+    Context.merge(WorkSignals.context(workSignals), CredentialChanges.context(credentialChanges))))

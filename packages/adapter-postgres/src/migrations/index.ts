@@ -21,6 +21,8 @@ import { jobsMigration } from "./0086_jobs.ts"
 import { idempotencyKeysMigration } from "./0090_idempotency_keys.ts"
 import { searchIndexMigration } from "./0092_search_index.ts"
 import { workSignalsMigration } from "./0093_work_signals.ts"
+import { embeddedRateLimitSessionsMigration } from "./0100_embedded_rate_limit_sessions.ts"
+import { credentialSignalsMigration } from "./0101_credential_signals.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -43,5 +45,7 @@ export const migrations: ReadonlyArray<Migration> = [
   jobsMigration,
   idempotencyKeysMigration,
   searchIndexMigration,
-  workSignalsMigration
+  workSignalsMigration,
+  embeddedRateLimitSessionsMigration,
+  credentialSignalsMigration
 ]

@@ -5,6 +5,21 @@
  */
 import { Schema } from "effect"
 
+/**
+ * Builds an error that answers a request without capturing a stack trace: the envelope never shows one, and on the
+ * paths a flood of bad requests takes (401 for unknown keys, 429 while a bucket is empty) capturing it was about a
+ * tenth of the request's CPU.
+ */
+export const withoutStack = <A>(make: () => A): A => {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return make()
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
 /** One problem found in a request: where (`path`, dot/bracket notation such as `body.data[3].rating`) and what. */
 export const RequestIssue = Schema.Struct({ path: Schema.String, message: Schema.String }).annotate({ identifier: "RequestIssue" })
 export type RequestIssue = typeof RequestIssue.Type
@@ -48,7 +63,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
   message: Schema.String
 }) {
   static readonly default = (): Unauthorized =>
-    new Unauthorized({ message: "Missing or invalid API key: send `Authorization: Bearer <secret key>`." })
+    withoutStack(() => new Unauthorized({ message: "Missing or invalid API key: send `Authorization: Bearer <secret key>`." }))
 }
 
 /** 403: the key lacks the permission the operation needs. */
@@ -57,7 +72,9 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   permission: Schema.String
 }) {
   static missing(permission: string): Forbidden {
-    return new Forbidden({ message: `This API key lacks the \`${permission}\` permission needed for this operation.`, permission })
+    return withoutStack(() =>
+      new Forbidden({ message: `This API key lacks the \`${permission}\` permission needed for this operation.`, permission })
+    )
   }
 }
 

@@ -5,7 +5,7 @@
  * plan allowance. Provisioning trusts its caller; the HTTP adapter exposes it under `/operator` behind
  * OPERATOR_TOKEN. Built once over the store, like every other use-case service.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { type CurrentCaller, requirePermission, SecretKeyCaller } from "../kernel/Caller.ts"
 import { type Forbidden, NotFound, Unauthorized } from "../kernel/Errors.ts"
 import type {
@@ -25,6 +25,8 @@ import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import { randomBytes } from "node:crypto"
 import { applyPlanPatch, DEFAULT_API_REQUESTS_PER_MINUTE, type Organization, type PlanPatch } from "./Organization.ts"
 import { OrganizationRepository } from "./OrganizationRepository.ts"
+import * as AuthenticationCache from "./AuthenticationCache.ts"
+import { CredentialChanges } from "./CredentialChanges.ts"
 import {
   generateSecretKey,
   hashSecretKey,
@@ -126,17 +128,28 @@ export class Organizations extends Context.Service<Organizations, {
 
     // Admission, not a use-case: it runs before every authenticated request, so it opens no span of its own (a
     // span per request here cost measurable CPU on the hot path); the request's use-case span follows it.
+    // Kept only while every change to keys and organizations is heard (`CredentialChanges`; PostgreSQL servers).
+    const changes = yield* CredentialChanges
+    const cache = AuthenticationCache.make(changes)
+
     const authenticateSecretKey = Effect.fnUntraced(function*(presented: string) {
       if (!isWellFormedSecretKey(presented)) return yield* Unauthorized.default()
-      const found = yield* keys.findByHash(hashSecretKey(presented))
+      const keyHash = hashSecretKey(presented)
+      const nowMs = yield* Clock.currentTimeMillis
+      const kept = cache.get(keyHash, nowMs)
+      if (kept !== undefined) return kept
+      const version = cache.version()
+      const found = yield* keys.findByHash(keyHash)
       if (Option.isNone(found) || found.value.revokedAt !== null) return yield* Unauthorized.default()
       const key = found.value
       const organization = yield* organizations.findById(key.organizationId)
       if (Option.isNone(organization)) return yield* Unauthorized.default()
-      return {
+      const authenticated: Authenticated = {
         caller: new SecretKeyCaller({ organizationId: key.organizationId, keyId: key.id, permissions: new Set(key.permissions) }),
         organization: organization.value
       }
+      cache.set(keyHash, version, nowMs, authenticated)
+      return authenticated
     })
 
     const createOrganization = Effect.fn("Organizations.createOrganization")(function*(input: {
@@ -157,6 +170,7 @@ export class Organizations extends Context.Service<Organizations, {
       const current = yield* organizations.findById(id)
       if (Option.isNone(current)) return yield* NotFound.of("organization", id)
       const updated = yield* organizations.setPlan(id, applyPlanPatch(current.value.plan, patch))
+      changes.announce()
       if (Option.isNone(updated)) return yield* NotFound.of("organization", id)
       return updated.value
     })
@@ -195,6 +209,7 @@ export class Organizations extends Context.Service<Organizations, {
 
     const revokeSecretKey = Effect.fn("Organizations.revokeSecretKey")(function*(organizationId: OrganizationId, keyId: SecretKeyId) {
       const revoked = yield* keys.revoke(organizationId, keyId, yield* now)
+      changes.announce()
       if (Option.isNone(revoked)) return yield* NotFound.of("secret key", keyId)
       return toView(revoked.value)
     })

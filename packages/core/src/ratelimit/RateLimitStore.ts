@@ -7,7 +7,7 @@
  * what `X-RateLimit-Limit` / `X-RateLimit-Remaining` report.
  */
 import { Context, type Effect } from "effect"
-import { TooManyRequests } from "../kernel/Errors.ts"
+import { TooManyRequests, withoutStack } from "../kernel/Errors.ts"
 import { type KeyedBucket, ORG_BUCKET_KEY } from "./RateLimitTable.ts"
 import type { BucketState, SpendResult } from "./TokenBucket.ts"
 
@@ -99,11 +99,13 @@ export const tooManyRequests = (decision: SpendRefused): TooManyRequests => {
   const message = decision.retryAfterSeconds === undefined
     ? `This request costs ${decision.cost} tokens but ${scope} holds at most ${decision.refusedByCeiling}, so it can never be accepted; split it into smaller requests or raise the plan's allowance.`
     : `This request costs ${decision.cost} tokens and ${scope} cannot afford it now; retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`
-  return new TooManyRequests({
-    message,
-    ...(decision.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: decision.retryAfterSeconds }),
-    cost: decision.cost,
-    limit: decision.limit,
-    remaining: decision.remaining
-  })
+  return withoutStack(() =>
+    new TooManyRequests({
+      message,
+      ...(decision.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: decision.retryAfterSeconds }),
+      cost: decision.cost,
+      limit: decision.limit,
+      remaining: decision.remaining
+    })
+  )
 }

@@ -1,0 +1,99 @@
+/**
+ * Authenticated keys kept across requests on a PostgreSQL server (migration 101, `PgWorkSignals`, core
+ * `AuthenticationCache`): a process keeps a key it authenticated, and drops it when any process revokes a key or
+ * changes an organization — its own at once, another's when the notification arrives — and keeps nothing while its
+ * listening connection is down.
+ */
+import { assert, it } from "@effect/vitest"
+import { PgClient } from "@effect/sql-pg"
+import { CredentialChanges, IdGenerator, Organizations, type OrganizationId } from "@feedback/core"
+import { Effect, Layer, Redacted, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
+import { PgStoreServices } from "../src/PgStore.ts"
+import { PgWorkSignals } from "../src/kernel/PgWorkSignals.ts"
+import { naming } from "../src/kernel/PgDatabase.ts"
+import { describeWithServer, freshServerDatabase } from "./TestDatabase.ts"
+
+describeWithServer("authenticated keys kept while changes are heard", (serverUrl) => {
+  /** One server process: its own pool, store, listener and `Organizations` (so its own cache). */
+  const serverProcess = (url: string, name: string) => {
+    const pool = PgClient.layer({ url: Redacted.make(url), maxConnections: 4, applicationName: name, ...naming })
+    const store = Layer.mergeAll(Layer.fresh(PgStoreServices), PgWorkSignals({ fallbackMs: 60_000 }), IdGenerator.uuidV7)
+    return Layer.fresh(Organizations.layer).pipe(Layer.provideMerge(store), Layer.provideMerge(pool), Layer.orDie)
+  }
+
+  /** Runs `body` with two processes on one fresh database. */
+  const twoProcesses = <A, E>(
+    body: (a: Layer.Layer<any>, b: Layer.Layer<any>) => Effect.Effect<A, E, any>
+  ) =>
+    Effect.flatMap(freshServerDatabase(serverUrl), (url) =>
+      Effect.scoped(Effect.gen(function*() {
+        const a = yield* Layer.build(serverProcess(url, "process-a"))
+        const b = yield* Layer.build(serverProcess(url, "process-b"))
+        return yield* body(Layer.succeedContext(a), Layer.succeedContext(b))
+      })))
+
+  const authenticates = (key: string) =>
+    Organizations.use((o) => o.authenticateSecretKey(key)).pipe(Effect.as(true), Effect.catchTag("Unauthorized", () => Effect.succeed(false)))
+
+  /** Runs SQL in `on` with the credential triggers off: a change nobody announces, to see what a process kept. */
+  const unannounced = (statement: string) =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql.unsafe("ALTER TABLE secret_keys DISABLE TRIGGER secret_keys_credentials")
+        yield* sql.unsafe(statement)
+        yield* sql.unsafe("ALTER TABLE secret_keys ENABLE TRIGGER secret_keys_credentials")
+      }))
+    })
+
+  const eventually = <E, R>(check: Effect.Effect<boolean, E, R>) =>
+    check.pipe(
+      Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail("not yet" as const))),
+      Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 100 })
+    )
+
+  const setUp = Effect.gen(function*() {
+    const org = yield* Organizations.use((o) => o.createOrganization({ name: "Cached" }))
+    const key = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["settings:read"] }))
+    return { org: org.id as OrganizationId, key: key.secretKey, keyId: key.id }
+  })
+
+  it.live("a key is kept; a revocation by another process drops it when its notification arrives", () =>
+    twoProcesses((a, b) => Effect.gen(function*() {
+      const first = yield* setUp.pipe(Effect.provide(b))
+      const second = yield* setUp.pipe(Effect.provide(b))
+      assert.isTrue(yield* authenticates(first.key).pipe(Effect.provide(a)))
+      assert.isTrue(yield* authenticates(second.key).pipe(Effect.provide(a)))
+      // Revoked behind every process's back: process A still answers from what it kept (the cache is in use).
+      yield* unannounced(`UPDATE secret_keys SET revoked_at = now() WHERE id = '${first.keyId}'`).pipe(Effect.provide(b))
+      assert.isTrue(yield* authenticates(first.key).pipe(Effect.provide(a)))
+      // Process B revokes the other key: B refuses it as soon as the revocation returns, A once notified.
+      yield* Organizations.use((o) => o.revokeSecretKey(second.org, second.keyId as never)).pipe(Effect.provide(b))
+      assert.isFalse(yield* authenticates(second.key).pipe(Effect.provide(b)))
+      yield* eventually(Effect.map(authenticates(second.key), (ok) => !ok)).pipe(Effect.provide(a))
+      // The notification dropped everything A kept, so the unannounced revocation is seen too.
+      assert.isFalse(yield* authenticates(first.key).pipe(Effect.provide(a)))
+    })), { timeout: 60_000 })
+
+  it.live("a plan change by another process reaches the kept organization", () =>
+    twoProcesses((a, b) => Effect.gen(function*() {
+      const { key, org } = yield* setUp.pipe(Effect.provide(b))
+      const plan = Organizations.use((o) => o.authenticateSecretKey(key)).pipe(Effect.map((x) => x.organization.plan.apiRequestsPerMinute))
+      assert.strictEqual(yield* plan.pipe(Effect.provide(a)), 600)
+      yield* Organizations.use((o) => o.updatePlan(org, { apiRequestsPerMinute: 42 })).pipe(Effect.provide(b))
+      yield* eventually(Effect.map(plan, (n) => n === 42)).pipe(Effect.provide(a))
+    })), { timeout: 60_000 })
+
+  it.live("nothing is kept while the listening connection is down", () =>
+    twoProcesses((a, b) => Effect.gen(function*() {
+      const { key, keyId } = yield* setUp.pipe(Effect.provide(b))
+      assert.isTrue(yield* authenticates(key).pipe(Effect.provide(a)))
+      const sql = yield* SqlClient.SqlClient.pipe(Effect.provide(b))
+      yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE application_name = 'process-a-listen'`
+      yield* eventually(Effect.map(CredentialChanges, (c) => c.version() === undefined)).pipe(Effect.provide(a))
+      yield* unannounced(`UPDATE secret_keys SET revoked_at = now() WHERE id = '${keyId}'`).pipe(Effect.provide(b))
+      assert.isFalse(yield* authenticates(key).pipe(Effect.provide(a)))
+    })), { timeout: 60_000 })
+})

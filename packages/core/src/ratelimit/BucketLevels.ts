@@ -1,0 +1,54 @@
+/**
+ * Bucket levels held by one process: the state of the memory store, and the authority of the embedded store, whose
+ * database no other process can open. A spend reads, decides and writes in one synchronous call, which no other fiber
+ * can interleave with, so it is exact across the fibers of the process.
+ *
+ * A bucket with no entry is at `unknownLevel`: full (the default, a new bucket is full), or the level a store must
+ * assume after losing track (e.g. empty as of a restart), which `TokenBucket` refills from like any stored level.
+ */
+import { assertBuckets, type SpendDecision, toSpendDecision } from "./RateLimitStore.ts"
+import type { KeyedBucket } from "./RateLimitTable.ts"
+import * as TokenBucket from "./TokenBucket.ts"
+
+export interface BucketLevels {
+  /** `TokenBucket.spend` over the organization's buckets at `nowMs`; an admission writes the charged levels. */
+  readonly spend: (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => SpendDecision
+  /** Sets one level (e.g. as read back from where a previous run left it). */
+  readonly set: (organizationId: string, key: string, state: TokenBucket.BucketState) => void
+  /** Every level held, as `[organization, bucket key, state]`. */
+  readonly entries: () => ReadonlyArray<readonly [string, string, TokenBucket.BucketState]>
+}
+
+export interface BucketLevelsOptions {
+  /** The level of a bucket with no entry; `undefined` (the default) is a full bucket. */
+  readonly unknownLevel?: TokenBucket.BucketState | undefined
+}
+
+export const make = (options: BucketLevelsOptions = {}): BucketLevels => {
+  // organization id -> bucket key -> level.
+  const levels = new Map<string, Map<string, TokenBucket.BucketState>>()
+  const unknownLevel = options.unknownLevel
+
+  const set = (organizationId: string, key: string, state: TokenBucket.BucketState) => {
+    let org = levels.get(organizationId)
+    if (org === undefined) levels.set(organizationId, org = new Map())
+    org.set(key, state)
+  }
+
+  const spend = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
+    assertBuckets(buckets)
+    const org = levels.get(organizationId)
+    const result = TokenBucket.spend(
+      buckets.map((b) => ({ state: org?.get(b.key) ?? unknownLevel, spec: b.spec })),
+      cost,
+      nowMs
+    )
+    if (result._tag === "Admitted") buckets.forEach((b, i) => set(organizationId, b.key, result.states[i]!))
+    return toSpendDecision(buckets, result, cost)
+  }
+
+  const entries = () =>
+    Array.from(levels, ([organizationId, org]) => Array.from(org, ([key, state]) => [organizationId, key, state] as const)).flat()
+
+  return { spend, set, entries }
+}
