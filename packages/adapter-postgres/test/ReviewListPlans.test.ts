@@ -22,6 +22,8 @@ import { testIssuer } from "@feedback/core/testing"
 import { SqlClient } from "effect/sql"
 import { reviewPageRows, reviewPageStatement, SEARCH_CANDIDATES_MAX, searchCandidatesStatement } from "../src/reviews/PgReviewStore.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
+import { toCustomer, toProduct } from "../src/catalog/CatalogRows.ts"
+import { type AnswerDbRow, type FileDbRow, type ReplyDbRow, toReply, toReviewFile, toSurveyAnswer } from "../src/reviews/PgReviewRows.ts"
 import { datasetId, generateReviewDataset } from "../src/testing/ReviewDataset.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
 
@@ -204,5 +206,54 @@ layer(
       // Both kinds of term occur: some rare, some common.
       assert.isTrue(counts.some((c) => c.includes(">")) && counts.some((c) => !c.includes(">")), counts.join("; "))
       console.log(`Review search on ${storeName}: ${counts.join("; ")}\n  no match: ${summary}`)
+    }))
+
+  // The page statement names its columns itself and runs without the client's renames; it must read every field,
+  // jsonb keys included, exactly as the other read paths do (`find`, through the client's renames).
+  it.effect("a listed review reads exactly as the same review fetched by id", () =>
+    Effect.gen(function*() {
+      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Same rows" }))
+      yield* generateReviewDataset({ organizationId: org.id, reviews: 30, products: 3 })
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE reviews SET metadata = ${`{"order_id":"1","plain":"x","deep_key":"{\\"a_b\\":1}"}`}::jsonb,
+          flags = ${`[{"code":"spam_words","detail":"two_words","score":0.5}]`}::jsonb, redacted_at = created_at,
+          original_title = 'o', submit_seconds = 12.5, import_row = 3
+        WHERE organization_id = ${org.id}`
+      yield* sql`UPDATE customers SET metadata = ${`{"loyalty_tier":"gold"}`}::jsonb, first_name = NULL, email_opt_out_at = created_at
+        WHERE organization_id = ${org.id}`
+      yield* sql`UPDATE products SET metadata = ${`{"sku_code":"A-1"}`}::jsonb, average_rating = 4.25 WHERE organization_id = ${org.id}`
+      // Reviews rated 3 or more have a reply, two files and two survey answers.
+      yield* sql`INSERT INTO review_replies (organization_id, id, review_id, body, responder_name, published, metadata, created_at, updated_at)
+        SELECT organization_id, gen_random_uuid(), id, 'Thanks', 'Shop', true, '{"agent_id":"7"}', created_at, updated_at
+        FROM reviews WHERE organization_id = ${org.id} AND rating >= 3`
+      yield* sql`INSERT INTO review_files (organization_id, id, review_id, file_name, content_type, size_bytes, url, position)
+        SELECT organization_id, gen_random_uuid(), id, 'f' || n || '.png', 'image/png', 1000 * n, 'https://x.test/' || n, n
+        FROM reviews, generate_series(0, 1) AS n WHERE organization_id = ${org.id} AND rating >= 3`
+      yield* sql`INSERT INTO review_answers (organization_id, review_id, position, question_id, label, type, step, steps, low_label,
+          high_label, middle_label, option_labels)
+        SELECT organization_id, id, n, gen_random_uuid(), 'Q' || n, 'scale', n, 5, 'low', NULL, NULL, '["a_b","c"]'
+        FROM reviews, generate_series(0, 1) AS n WHERE organization_id = ${org.id} AND rating >= 3`
+      const page = yield* ReviewRepository.use((r) =>
+        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250", include: "customer,product,response,files,answers" }, reviewListEndpoint, testIssuer())))
+      )
+      assert.strictEqual(page.data.length, 30)
+      assert.isTrue(page.data.some((r) => r.response !== null) && page.data.some((r) => r.files!.length === 2))
+      for (const listed of page.data) {
+        const { answers, customer, files, product, response, ...record } = listed
+        const [reply] = yield* sql<ReplyDbRow>`SELECT * FROM review_replies WHERE organization_id = ${org.id} AND review_id = ${listed.id}`
+        assert.deepStrictEqual(response, reply === undefined ? null : toReply(reply))
+        const fileRows = yield* sql<FileDbRow>`SELECT * FROM review_files WHERE organization_id = ${org.id} AND review_id = ${listed.id} ORDER BY position`
+        assert.deepStrictEqual(files, fileRows.map((f) => toReviewFile(f)))
+        const answerRows = yield* sql<AnswerDbRow>`SELECT * FROM review_answers WHERE organization_id = ${org.id} AND review_id = ${listed.id} ORDER BY position`
+        assert.deepStrictEqual(answers, answerRows.map((a) => toSurveyAnswer(a)))
+        const found = yield* ReviewRepository.use((r) => r.get(org.id, listed.id, []))
+        assert.deepStrictEqual(record, found._tag === "Some" ? found.value : undefined)
+        // The included records read as the catalog reads them (`SELECT *` through the client's renames).
+        const [c] = yield* sql<Record<string, unknown>>`SELECT * FROM customers WHERE organization_id = ${org.id} AND id = ${listed.customerId}`
+        assert.deepStrictEqual(customer, c === undefined ? null : toCustomer(c))
+        const [p] = yield* sql<Record<string, unknown>>`SELECT * FROM products WHERE organization_id = ${org.id} AND id = ${listed.productId}`
+        assert.deepStrictEqual(product, toProduct(p!))
+      }
+      assert.isTrue(page.data.some((r) => r.customer !== null))
     }))
 })

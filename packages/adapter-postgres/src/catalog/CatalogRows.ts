@@ -16,7 +16,8 @@ export const toSite = (r: Row): Site => ({
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-export const toProduct = (r: Row): Product => ({
+/** The product mapping reading jsonb with `jsonOf` (`jsonAsTransformed` for rows read without the client's renames). */
+export const productFrom = (jsonOf: (value: unknown) => any) => (r: Row): Product => ({
   id: r.id,
   slug: r.slug,
   title: r.title,
@@ -24,7 +25,7 @@ export const toProduct = (r: Row): Product => ({
   imageUrl: r.imageUrl,
   url: r.url,
   externalId: r.externalId,
-  metadata: jsonValue(r.metadata),
+  metadata: jsonOf(r.metadata),
   notes: r.notes,
   reviewCount: Number(r.reviewCount),
   publishedReviewCount: Number(r.publishedReviewCount),
@@ -33,7 +34,10 @@ export const toProduct = (r: Row): Product => ({
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-export const toCustomer = (r: Row): Customer => ({
+export const toProduct = productFrom(jsonValue)
+
+/** The customer mapping reading jsonb with `jsonOf` (`jsonAsTransformed` for rows read without the client's renames). */
+export const customerFrom = (jsonOf: (value: unknown) => any) => (r: Row): Customer => ({
   id: r.id,
   email: r.email,
   phone: r.phone,
@@ -41,7 +45,7 @@ export const toCustomer = (r: Row): Customer => ({
   lastName: r.lastName,
   country: r.country,
   birthday: r.birthday,
-  metadata: jsonValue(r.metadata),
+  metadata: jsonOf(r.metadata),
   notes: r.notes,
   emailOptOut: r.emailOptOut,
   emailOptOutAt: toNullableTimestamp(r.emailOptOutAt),
@@ -49,6 +53,18 @@ export const toCustomer = (r: Row): Customer => ({
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })
+
+export const toCustomer = customerFrom(jsonValue)
+
+/** The columns of a `products` row (alias `p`) under the names the client would give them, for `withoutTransforms`. */
+export const PRODUCT_SELECT = `p.id, p.slug, p.title, p.description, p.image_url AS "imageUrl", p.url, p.external_id AS "externalId",
+  p.metadata, p.notes, p.review_count AS "reviewCount", p.published_review_count AS "publishedReviewCount",
+  p.average_rating AS "averageRating", p.created_at AS "createdAt", p.updated_at AS "updatedAt"`
+
+/** The columns of a `customers` row (alias `c`) under the names the client would give them, for `withoutTransforms`. */
+export const CUSTOMER_SELECT = `c.id, c.email, c.phone, c.first_name AS "firstName", c.last_name AS "lastName", c.country,
+  c.birthday, c.metadata, c.notes, c.email_opt_out AS "emailOptOut", c.email_opt_out_at AS "emailOptOutAt",
+  c.email_opt_out_source AS "emailOptOutSource", c.created_at AS "createdAt", c.updated_at AS "updatedAt"`
 
 export const CUSTOMER_COLUMNS = `id, email, phone, first_name, last_name, country, birthday, metadata, notes, email_opt_out,
   email_opt_out_at, email_opt_out_source, created_at, updated_at`

@@ -3,15 +3,18 @@
  * the filter or search needs them) and one statement per requested include for the whole page.
  */
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
+import { jsonAsTransformed, withoutTransforms } from "../kernel/RawRows.ts"
 import {
   type AnswerDbRow,
   type FileDbRow,
+  replyFrom,
   type ReplyDbRow,
+  REVIEW_SELECT,
+  storedReviewFrom,
   type StoredReviewDbRow,
-  toReply,
+  surveyAnswerFrom,
   toReviewFile,
-  toStoredReview,
-  toSurveyAnswer
+  toStoredReview
 } from "./PgReviewRows.ts"
 import {
   type CollisionCounts,
@@ -34,7 +37,7 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, compileSearch, type ListSqlMapping, type SqlFragment } from "../kernel/FilterSql.ts"
-import { toCustomer, toProduct } from "../catalog/CatalogRows.ts"
+import { CUSTOMER_SELECT, customerFrom, PRODUCT_SELECT, productFrom } from "../catalog/CatalogRows.ts"
 import { jsonValue, toTimestamp } from "../kernel/SqlRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
@@ -189,7 +192,7 @@ export const reviewPageStatement = (
   if (scope?._tag === "Window") {
     const search = reviewSearchSql(request.search, 1 + q.params.length)
     return {
-      text: `SELECT r.* FROM (SELECT r.* FROM ${reviewListFrom(request.filter)}
+      text: `SELECT ${REVIEW_SELECT} FROM (SELECT r.* FROM ${reviewListFrom(request.filter)}
     WHERE r.organization_id = $1 AND ${q.where}
     ORDER BY ${q.orderBy} LIMIT ${scope.size}) r
   WHERE ${search.text}
@@ -201,14 +204,18 @@ export const reviewPageStatement = (
     ? reviewSearchSql(request.search, 1 + q.params.length)
     : { text: `r.id = ANY($${2 + q.params.length}::uuid[])`, params: [`{${scope.ids.join(",")}}`] }
   return {
-    text: `SELECT r.* FROM ${reviewListFrom(request.filter)}
+    text: `SELECT ${REVIEW_SELECT} FROM ${reviewListFrom(request.filter)}
   WHERE r.organization_id = $1 AND ${q.where} AND ${search.text}
   ORDER BY ${q.orderBy} LIMIT ${request.limit + 1}`,
     params: [organizationId, ...q.params, ...search.params]
   }
 }
 
-/** The rows of one page, by the cheapest of the steps of `SEARCH_WINDOW` that is exact for the request. */
+/**
+ * The rows of one page, by the cheapest of the steps of `SEARCH_WINDOW` that is exact for the request, each named
+ * as `StoredReviewDbRow` by the statement itself (`REVIEW_SELECT`); their jsonb columns are still to be read with
+ * `jsonAsTransformed`, as `makePgReviewReader` does.
+ */
 export const reviewPageRows = (
   sql: SqlClient.SqlClient,
   organizationId: string,
@@ -216,8 +223,9 @@ export const reviewPageRows = (
   limits: { readonly window: number; readonly candidatesMax: number } = { window: SEARCH_WINDOW, candidatesMax: SEARCH_CANDIDATES_MAX }
 ) =>
   Effect.gen(function*() {
+    const raw = withoutTransforms(sql)
     const run = (statement: { readonly text: string; readonly params: ReadonlyArray<unknown> }) =>
-      sql.unsafe<StoredReviewDbRow>(statement.text, statement.params)
+      raw.unsafe<StoredReviewDbRow>(statement.text, statement.params)
     if (!indexedSearchTerm(request.search)) return yield* run(reviewPageStatement(organizationId, request))
     const windowed = yield* run(reviewPageStatement(organizationId, request, { _tag: "Window", size: limits.window }))
     if (windowed.length > request.limit) return windowed
@@ -240,14 +248,23 @@ const groupBy = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map:
   return out
 }
 
+const pageRowToStored = storedReviewFrom(jsonAsTransformed)
+const rawCustomer = customerFrom(jsonAsTransformed)
+const rawProduct = productFrom(jsonAsTransformed)
+const rawReply = replyFrom(jsonAsTransformed)
+const rawAnswer = surveyAnswerFrom(jsonAsTransformed)
+/** Keys as one `uuid[]` parameter (a PostgreSQL array literal; the keys are UUIDs from stored rows). */
+const uuidArray = (ids: ReadonlyArray<string>) => `{${ids.join(",")}}`
+
 export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
+  const raw = withoutTransforms(sql)
   const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
     new Map(rows.map((r) => [String(r[key]), map(r)]))
   return {
     page: (organizationId, request) =>
       reviewPageRows(sql, organizationId, request).pipe(
         Effect.map((rows) => {
-          const stored = rows.map(toStoredReview)
+          const stored = rows.map(pageRowToStored)
           return toPage(stored, request, (s) => ({
             value: normalizeValue(request.sort.type, (s.record as Record<string, unknown>)[request.sort.field]),
             id: s.record.id
@@ -269,38 +286,55 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           ),
           orDie
         ),
+      // Here down to `answers`: named columns without the client's renames (kernel/RawRows.ts), and one statement
+      // text whatever the number of keys (an array parameter rather than `IN ($2, $3, …)`), so the prepared
+      // statement is reused.
       customers: (organizationId, ids) =>
-        sql<Row>`SELECT * FROM customers WHERE organization_id = ${organizationId} AND id IN ${sql.in(ids)}`.pipe(
-          Effect.map((rows) => byId(rows, "id", toCustomer)),
+        raw.unsafe<Row>(
+          `SELECT ${CUSTOMER_SELECT} FROM customers c WHERE c.organization_id = $1 AND c.id = ANY($2::uuid[])`,
+          [organizationId, uuidArray(ids)]
+        ).pipe(
+          Effect.map((rows) => byId(rows, "id", rawCustomer)),
           orDie
         ),
       products: (organizationId, ids) =>
-        sql<Row>`SELECT * FROM products WHERE organization_id = ${organizationId} AND id IN ${sql.in(ids)}`.pipe(
-          Effect.map((rows) => byId(rows, "id", toProduct)),
+        raw.unsafe<Row>(
+          `SELECT ${PRODUCT_SELECT} FROM products p WHERE p.organization_id = $1 AND p.id = ANY($2::uuid[])`,
+          [organizationId, uuidArray(ids)]
+        ).pipe(
+          Effect.map((rows) => byId(rows, "id", rawProduct)),
           orDie
         ),
       responses: (organizationId, reviewIds) =>
-        sql<ReplyDbRow & { readonly reviewId: string }>`SELECT * FROM review_replies
-            WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}`.pipe(
-          Effect.map((rows) => byId(rows, "reviewId", toReply)),
+        raw.unsafe<ReplyDbRow & { readonly reviewId: string }>(
+          `SELECT id, review_id AS "reviewId", body, responder_name AS "responderName", published, metadata,
+              created_at AS "createdAt", updated_at AS "updatedAt"
+            FROM review_replies WHERE organization_id = $1 AND review_id = ANY($2::uuid[])`,
+          [organizationId, uuidArray(reviewIds)]
+        ).pipe(
+          Effect.map((rows) => byId(rows, "reviewId", rawReply)),
           orDie
         ),
       files: (organizationId, reviewIds) =>
-        sql<FileDbRow & { readonly reviewId: string }>`SELECT review_id, id, file_name, content_type, size_bytes, url FROM review_files
-            WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}
-            ORDER BY review_id, position`.pipe(
-          Effect.map((rows) =>
-            groupBy(rows, "reviewId", toReviewFile)
-          ),
+        raw.unsafe<FileDbRow & { readonly reviewId: string }>(
+          `SELECT review_id AS "reviewId", id, file_name AS "fileName", content_type AS "contentType",
+              size_bytes AS "sizeBytes", url
+            FROM review_files WHERE organization_id = $1 AND review_id = ANY($2::uuid[])
+            ORDER BY review_id, position`,
+          [organizationId, uuidArray(reviewIds)]
+        ).pipe(
+          Effect.map((rows) => groupBy(rows, "reviewId", toReviewFile)),
           orDie
         ),
       answers: (organizationId, reviewIds) =>
-        sql<AnswerDbRow & { readonly reviewId: string }>`SELECT * FROM review_answers
-            WHERE organization_id = ${organizationId} AND review_id IN ${sql.in(reviewIds)}
-            ORDER BY review_id, position`.pipe(
-          Effect.map((rows) =>
-            groupBy(rows, "reviewId", toSurveyAnswer)
-          ),
+        raw.unsafe<AnswerDbRow & { readonly reviewId: string }>(
+          `SELECT review_id AS "reviewId", question_id AS "questionId", label, type, step, steps, low_label AS "lowLabel",
+              high_label AS "highLabel", middle_label AS "middleLabel", option_labels AS "optionLabels"
+            FROM review_answers WHERE organization_id = $1 AND review_id = ANY($2::uuid[])
+            ORDER BY review_id, position`,
+          [organizationId, uuidArray(reviewIds)]
+        ).pipe(
+          Effect.map((rows) => groupBy(rows, "reviewId", rawAnswer)),
           orDie
         ),
       // Both counts in one statement; each arm probes its partial index once per distinct value.

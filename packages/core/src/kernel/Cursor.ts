@@ -22,7 +22,7 @@ import { canonicalFilter, type FieldType, type FilterAst } from "./Filter.ts"
 import { compareStrings, compareValues } from "./FilterEvaluate.ts"
 import { isUuid } from "./Ids.ts"
 import { textProblem } from "./Text.ts"
-import { parse as parseTimestamp } from "./Timestamp.ts"
+import { isCanonical } from "./Timestamp.ts"
 
 export type SortDirection = "asc" | "desc"
 
@@ -93,10 +93,11 @@ export const encodeCursor = (position: CursorPosition, binding: CursorBinding, i
 const maxTokenLength = 1_024
 
 /**
- * A real instant in canonical form that both JS and PostgreSQL hold, by the one strict parser (`Timestamp.parse`): it rejects
- * 2026-02-30 and 24:00, and the year range rejects 0000 (PostgreSQL has no year 0; JS would take it as 1 BC).
+ * A real instant in canonical form that both JS and PostgreSQL hold, by the strict check (`Timestamp.isCanonical`, the
+ * same answer as `Timestamp.parse(v) === v`): it rejects 2026-02-30 and 24:00, and the year range rejects 0000
+ * (PostgreSQL has no year 0; JS would take it as 1 BC).
  */
-export const isCanonicalInstant = (v: string): boolean => parseTimestamp(v) === v
+export const isCanonicalInstant = (v: string): boolean => isCanonical(v)
 
 /** Whether a decoded sort value has the shape the sort field's values have (so SQL casts cannot fail). */
 const sortValueFits: Readonly<Record<FieldType, (v: unknown) => boolean>> = {

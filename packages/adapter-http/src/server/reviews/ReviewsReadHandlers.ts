@@ -1,12 +1,18 @@
-/** Handlers of the review read group: one call into the `Reviews` service per endpoint. */
+/**
+ * Handlers of the review read group: one call into the `Reviews` service per endpoint. A page of reviews is encoded
+ * by a compiled encoder (`TrustedEncoder.ts`): the schema interpreter cost more than the page statement.
+ */
 import { Reviews } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "@feedback/client/effect"
+import { AdminApi, ReviewPage } from "@feedback/client/effect"
+import { trustedJsonResponse } from "../TrustedEncoder.ts"
+
+const pageResponse = trustedJsonResponse(ReviewPage)
 
 export const ReviewsReadHandlers = HttpApiBuilder.group(AdminApi, "reviewsRead", Effect.fn(function*(handlers) {
   const reviews = yield* Reviews
   return handlers
-    .handle("list", ({ query }) => reviews.list(query))
+    .handle("list", ({ query }) => Effect.map(reviews.list(query), pageResponse))
     .handle("get", ({ params, query }) => reviews.get(params.id, query))
 }))

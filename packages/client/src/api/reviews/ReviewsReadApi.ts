@@ -11,11 +11,14 @@ import { doc } from "../Describe.ts"
 
 const include = includeParam(reviewListEndpoint.includes)
 
+/** The answer of `GET /reviews` (its handler encodes it with a compiled encoder, so the schema is shared). */
+export const ReviewPage = pageOf(Review)
+
 export class ReviewsReadApi extends HttpApiGroup.make("reviewsRead")
   .add(
     HttpApiEndpoint.get("list", "/reviews", {
       query: { ...listQuery(reviewListEndpoint), include },
-      success: pageOf(Review),
+      success: ReviewPage,
       error: InvalidRequestResponse
     }).pipe(
       requires("reviews:read"),

@@ -1,0 +1,126 @@
+/**
+ * A response encoder compiled once from a schema, for values the API built itself (a page of reviews read from the
+ * store). HttpApi encodes every success through the schema interpreter, which re-checks every id and timestamp and
+ * rebuilds every object step by step: for a page of 50 reviews that is several times the cost of the page statement
+ * (bench/README.md, `reviews-list`). This encoder gives the same JSON the schema gives for every value of the schema's
+ * type (TrustedEncoder.test.ts checks that on arbitrary values): declared keys only, in declaration order, absent
+ * optional keys left out, records copied. It does not re-validate the values, which the stores and use-cases
+ * produce from already-decoded input.
+ *
+ * Only shapes whose encoding is the identity are compiled (structs, records, arrays, `NullOr`, primitives and
+ * literals, with checks and brands and passthrough transformations such as the lower-casing of ids); any other part
+ * (a real transformation, a declaration, a recursive schema) is encoded by the schema itself.
+ */
+import { Schema, SchemaAST, SchemaGetter } from "effect"
+import { HttpServerResponse } from "effect/http"
+
+type Encode = (value: unknown) => unknown
+
+const identity: Encode = (value) => value
+
+const passthrough = SchemaGetter.passthrough()
+
+/** Whether every link of the node's encoding passes the value through unchanged to a node that does too. */
+const encodesAsItself = (ast: SchemaAST.AST): boolean =>
+  ast.encoding === undefined ||
+  ast.encoding.every((link) =>
+    link.transformation._tag === "Transformation" && link.transformation.encode === passthrough && isLeaf(link.to)
+  )
+
+/** Scalars JSON holds as they are. */
+const isLeaf = (ast: SchemaAST.AST): boolean => {
+  switch (ast._tag) {
+    case "String":
+    case "Number":
+    case "Boolean":
+    case "Null":
+    case "Literal":
+    case "Enum":
+    case "TemplateLiteral":
+      return encodesAsItself(ast)
+    case "Union":
+      return encodesAsItself(ast) && ast.types.every(isLeaf)
+    default:
+      return false
+  }
+}
+
+const bySchema = (ast: SchemaAST.AST): Encode => Schema.encodeUnknownSync(Schema.make<Schema.Codec<unknown>>(ast))
+
+const compile = (ast: SchemaAST.AST): Encode => {
+  if (isLeaf(ast)) return identity
+  if (ast.encoding !== undefined) return bySchema(ast)
+  switch (ast._tag) {
+    case "Objects":
+      return compileObjects(ast)
+    case "Arrays": {
+      if (ast.elements.length > 0 || ast.rest.length !== 1) return bySchema(ast)
+      const item = compile(ast.rest[0]!)
+      return item === identity ? identity : (value) => (value as ReadonlyArray<unknown>).map(item)
+    }
+    case "Union": {
+      // `NullOr(X)`: null as it is, anything else as X.
+      const others = ast.types.filter((t) => t._tag !== "Null")
+      if (others.length !== 1 || others[0]!._tag === "Literal") return bySchema(ast)
+      const member = compile(others[0]!)
+      return (value) => (value === null ? null : member(value))
+    }
+    default:
+      return bySchema(ast)
+  }
+}
+
+const compileObjects = (ast: SchemaAST.Objects): Encode => {
+  const index = ast.indexSignatures
+  // A record of string keys (`metadata`): every own key, each value as the index signature's type.
+  if (ast.propertySignatures.length === 0 && index.length === 1 && index[0]!.parameter._tag === "String" && index[0]!.parameter.checks === undefined) {
+    const item = compile(index[0]!.type)
+    return (value) => {
+      const out: Record<string, unknown> = {}
+      for (const key of Object.keys(value as object)) {
+        const v = item((value as Record<string, unknown>)[key])
+        // A metadata key named `__proto__` is data: assigning it would set the prototype instead.
+        if (key === "__proto__") Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+        else out[key] = v
+      }
+      return out
+    }
+  }
+  // A declared `__proto__` would set the prototype in the object literal below: left to the schema.
+  if (index.length > 0 || ast.propertySignatures.some((p) => typeof p.name !== "string" || p.name === "__proto__")) {
+    return bySchema(ast)
+  }
+  const fields = ast.propertySignatures.map((p) => ({
+    key: JSON.stringify(p.name),
+    optional: SchemaAST.isOptional(p.type),
+    encode: compile(p.type)
+  }))
+  // Straight-line code with constant keys, compiled once per struct: a loop over the field list would make every
+  // property access a dictionary lookup. The fields before the first optional one form an object literal; the
+  // rest are assigned in declaration order, so the keys come out in the schema's order. The keys are the schema's
+  // own names, quoted by JSON.stringify.
+  const read = (f: typeof fields[number], i: number) => f.encode === identity ? `v[${f.key}]` : `e[${i}](v[${f.key}])`
+  const firstOptional = fields.findIndex((f) => f.optional)
+  const literal = firstOptional === -1 ? fields.length : firstOptional
+  const lines = [
+    `const o = {${fields.slice(0, literal).map((f, i) => `${f.key}: ${read(f, i)}`).join(", ")}}`,
+    ...fields.slice(literal).map((f, j) => {
+      const assign = `o[${f.key}] = ${read(f, literal + j)}`
+      return f.optional ? `if (Object.hasOwn(v, ${f.key})) ${assign}` : assign
+    }),
+    "return o"
+  ]
+  const make = new Function("e", `return (v) => {\n${lines.join("\n")}\n}`) as (e: ReadonlyArray<Encode>) => Encode
+  return make(fields.map((f) => f.encode))
+}
+
+/** The encoder of `schema`'s values to their JSON form (see the module comment). */
+export const trustedEncoder = <S extends Schema.Top>(schema: S): (value: S["Type"]) => S["Encoded"] =>
+  compile(schema.ast) as (value: S["Type"]) => S["Encoded"]
+
+/** A 200 JSON response of `value`, as HttpApi would answer it for a success of `schema`. */
+export const trustedJsonResponse = <S extends Schema.Top>(schema: S) => {
+  const encode = trustedEncoder(schema)
+  return (value: S["Type"]): HttpServerResponse.HttpServerResponse =>
+    HttpServerResponse.text(JSON.stringify(encode(value)), { status: 200, contentType: "application/json" })
+}

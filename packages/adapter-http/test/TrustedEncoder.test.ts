@@ -1,0 +1,72 @@
+/**
+ * The compiled response encoder gives the very JSON the schema interpreter gives, byte for byte (key order
+ * included), for arbitrary values of every success schema of the admin and operator APIs, and strips the keys a
+ * schema does not declare as the interpreter does.
+ */
+import { Arbitrary, Effect, Schema } from "effect"
+import { HttpApi } from "effect/http-api"
+import { AdminApi, OperatorApi, ReviewPage } from "@feedback/client/effect"
+import { CustomerId, newCustomer, type Timestamp } from "@feedback/core"
+import { describe, expect, it } from "vitest"
+import { trustedEncoder } from "../src/server/TrustedEncoder.ts"
+
+const successSchemas = (): ReadonlyArray<{ readonly name: string; readonly schema: Schema.Top }> => {
+  const out: Array<{ name: string; schema: Schema.Top }> = []
+  for (const api of [AdminApi, OperatorApi] as unknown as ReadonlyArray<HttpApi.Top>) {
+    HttpApi.reflect(api, {
+      onGroup: () => {},
+      onEndpoint: ({ endpoint, group }) => {
+        let i = 0
+        for (const schema of endpoint.success) out.push({ name: `${group.identifier}.${endpoint.identifier}#${i++}`, schema })
+      }
+    })
+  }
+  return out
+}
+
+const samples = (schema: Schema.Top, seed: number): ReadonlyArray<unknown> => {
+  const arbitrary = Arbitrary.schema(Schema.toType(schema) as Schema.Top)
+  return [3, 12].flatMap((size, i) => Effect.runSync(Arbitrary.sampleEffect(arbitrary, { count: 15, size, seed: seed + i })))
+}
+
+const bySchema = (schema: Schema.Top) => Schema.encodeUnknownSync(schema as Schema.Codec<unknown>)
+
+describe("trustedEncoder", () => {
+  const schemas = successSchemas()
+
+  it("covers the success schemas of both APIs", () => {
+    expect(schemas.length).toBeGreaterThan(40)
+  })
+
+  it.each(schemas.map((s, i) => [s.name, s.schema, i] as const))("%s: the same JSON as the schema", (_name, schema, i) => {
+    let values: ReadonlyArray<unknown>
+    try {
+      values = samples(schema, 1000 + i)
+    } catch {
+      return // a schema Effect cannot generate values for (e.g. no-content declarations) is not a JSON body
+    }
+    const fast = trustedEncoder(schema)
+    const slow = bySchema(schema)
+    for (const value of values) expect(JSON.stringify(fast(value))).toBe(JSON.stringify(slow(value)))
+  })
+
+  it("drops undeclared keys at every level, as the schema does", () => {
+    const [page] = samples(ReviewPage, 7).filter((p) => (p as typeof ReviewPage.Type).data.length > 0) as Array<typeof ReviewPage.Type>
+    expect(page).toBeDefined()
+    const customer = newCustomer(CustomerId.make("0190a0b1-c2d3-7e4f-8a5b-6c7d8e9fa0b1"), "2026-01-01T00:00:00.000Z" as Timestamp.Timestamp, {
+      email: "a@example.com",
+      metadata: JSON.parse(`{"__proto__":"kept"}`)
+    })
+    const noisy = {
+      ...page!,
+      secret: 1,
+      data: page!.data.map((r) => ({ ...r, organizationId: "x", customer: { ...customer, internal: true } }))
+    }
+    const fast = JSON.stringify(trustedEncoder(ReviewPage)(noisy as never))
+    expect(fast).not.toContain("secret")
+    expect(fast).not.toContain("organizationId")
+    expect(fast).not.toContain("internal")
+    expect(fast).toContain('"__proto__":"kept"')
+    expect(fast).toBe(JSON.stringify(Schema.encodeUnknownSync(ReviewPage, { disableChecks: true })(noisy)))
+  })
+})
