@@ -10,7 +10,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
-import { type SqlClient, Statement } from "effect/sql"
+import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { randomBytes } from "node:crypto"
 import { chmodSync, mkdirSync, rmSync } from "node:fs"
@@ -45,15 +45,12 @@ const memoized = (rename: (s: string) => string) => {
 const camelCase = memoized((s) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()))
 const snakeCase = memoized((s) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`))
 
-/** The column renames every pool of the store uses (exported for tests that open a pool of their own). */
-export const naming = { transformResultNames: camelCase, transformQueryNames: snakeCase } as const
-
 /**
- * What the client does to a JSON value it reads (the keys of objects in jsonb columns are camel-cased too, the
- * client's `transformJson` default), for statements run without the client's transforms (`withoutTransforms`) that
- * must answer exactly as the others do.
+ * The column renames every pool of the store uses (exported for tests that open a pool of their own). Only column
+ * names: the client's default also renamed the keys inside every jsonb value it read, so a merchant's metadata key
+ * `order_id` came back as `orderId` from PostgreSQL and as sent from memory. JSON is stored and read as sent.
  */
-export const camelCaseJsonKeys: (value: unknown) => unknown = Statement.defaultTransforms(camelCase).value
+export const naming = { transformResultNames: camelCase, transformQueryNames: snakeCase, transformJson: false } as const
 
 /** Unix socket paths are limited to about 107 bytes on Linux (sun_path). */
 const MAX_SOCKET_PATH = 100

@@ -161,6 +161,18 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual((yield* events(org)).map((e) => e.event), ["review.updated"])
       }))
 
+    it.effect("metadata keys come back exactly as sent (snake_case, spaces, capitals), in the record and its event", () =>
+      Effect.gen(function*() {
+        const writes = yield* ReviewWrites
+        const { org, reviews: [review], caller } = yield* seed([{}])
+        const metadata = { order_id: "A-1", "Gift Note": "for mum", UPPER_CASE: "x", camelCase: "y" }
+        const updated = yield* writes.update(review!.id, { metadata }).pipe(as(caller))
+        assert.deepStrictEqual(updated.metadata, metadata)
+        assert.deepStrictEqual((yield* getReview(org, review!.id)).metadata, metadata)
+        const [event] = yield* events(org)
+        assert.deepStrictEqual((event!.data as { readonly metadata: unknown }).metadata, metadata)
+      }))
+
     // -------------------------------------------------------------------------------------------------------------
     // PATCH /reviews/{id}: redaction
 
