@@ -21,6 +21,7 @@ import { jobsMigration } from "./0086_jobs.ts"
 import { idempotencyKeysMigration } from "./0090_idempotency_keys.ts"
 import { searchIndexMigration } from "./0092_search_index.ts"
 import { workSignalsMigration } from "./0093_work_signals.ts"
+import { bulkEventWritesMigration } from "./0096_bulk_event_writes.ts"
 import { embeddedRateLimitSessionsMigration } from "./0100_embedded_rate_limit_sessions.ts"
 import { credentialSignalsMigration } from "./0101_credential_signals.ts"
 
@@ -46,6 +47,7 @@ export const migrations: ReadonlyArray<Migration> = [
   idempotencyKeysMigration,
   searchIndexMigration,
   workSignalsMigration,
+  bulkEventWritesMigration,
   embeddedRateLimitSessionsMigration,
   credentialSignalsMigration
 ]

@@ -120,17 +120,16 @@ const makeRepository = Effect.gen(function*() {
            updated AS (
              UPDATE reviews r SET published = $2::boolean, moderated_at = $3::timestamptz, updated_at = $3::timestamptz
              FROM matched m WHERE r.organization_id = $1 AND r.id = m.id
-             RETURNING r.*, m.was_published
+             RETURNING r.*, m.was_published IS DISTINCT FROM r.published AS changed
            ),
            announced AS (
              INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
-             SELECT u.organization_id, gen_random_uuid(), 'review.updated', to_jsonb(review_json), $3::timestamptz
-             FROM updated u ${reviewJsonJoin("u")} WHERE u.was_published IS DISTINCT FROM u.published
-             RETURNING 1
+             SELECT u.organization_id, feedback_uuid_v7(), 'review.updated', to_jsonb(review_json), $3::timestamptz
+             FROM updated u ${reviewJsonJoin("u")} WHERE u.changed
            )
-           SELECT (SELECT count(*) FROM updated)::integer AS count,
-             (SELECT COALESCE(jsonb_agg(DISTINCT u.product_id), '[]'::jsonb) FROM updated u
-               WHERE u.was_published IS DISTINCT FROM u.published) AS changed`,
+           SELECT count(*)::integer AS count,
+             COALESCE(jsonb_agg(DISTINCT u.product_id) FILTER (WHERE u.changed), '[]'::jsonb) AS changed
+           FROM updated u`,
           [organizationId, published, at, ...where.params]
         )
         const row = rows[0]!
