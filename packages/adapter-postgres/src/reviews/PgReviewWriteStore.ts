@@ -2,9 +2,9 @@
  * The review write side over PostgreSQL.
  *
  * Set-based: bulk moderation is one UPDATE … RETURNING inside a statement that also inserts the `review.updated`
- * events (INSERT … SELECT into `domain_events`), so 100,000 matching reviews never travel to Node; an import is a
- * fixed number of statements whatever its size (rows travel as one JSON parameter, expanded with
- * `jsonb_to_recordset`), its `review.created` events inserted by the same statement that inserts the reviews.
+ * events (INSERT … SELECT into `domain_events`), so 100,000 matching reviews never travel to Node; an import slice is
+ * a fixed number of statements whatever its size (rows travel as one JSON parameter, expanded with
+ * `json_to_recordset`), its `review.created` events inserted by the same statement that inserts the reviews.
  * Event data is built by `reviewJsonJoin` in SQL and must equal what the read side answers (conformance-tested).
  *
  * Concurrency (READ COMMITTED): a single review is locked with FOR UPDATE before it is read for a change; bulk
