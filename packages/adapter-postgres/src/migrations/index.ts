@@ -23,6 +23,7 @@ import { searchIndexMigration } from "./0092_search_index.ts"
 import { workSignalsMigration } from "./0093_work_signals.ts"
 import { webhookClaimIndexMigration } from "./0094_webhook_claim_index.ts"
 import { deliverySignalPerStatementMigration } from "./0095_delivery_signal_per_statement.ts"
+import { bulkEventWritesMigration } from "./0096_bulk_event_writes.ts"
 import { embeddedRateLimitSessionsMigration } from "./0100_embedded_rate_limit_sessions.ts"
 import { credentialSignalsMigration } from "./0101_credential_signals.ts"
 
@@ -50,6 +51,7 @@ export const migrations: ReadonlyArray<Migration> = [
   workSignalsMigration,
   webhookClaimIndexMigration,
   deliverySignalPerStatementMigration,
+  bulkEventWritesMigration,
   embeddedRateLimitSessionsMigration,
   credentialSignalsMigration
 ]

@@ -37,17 +37,20 @@ export const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC',
 /**
  * The review in the API's shape without extras, as jsonb: `FROM <rows> a ${reviewJsonJoin("a")}` makes
  * `to_jsonb(review_json)` that review. A row of aliased columns turned into jsonb at once is markedly cheaper than
- * `jsonb_build_object` with 52 arguments (about 40% on 100,000 rows), which matters for bulk events.
+ * `jsonb_build_object` with 52 arguments (about 40% on 100,000 rows), which matters for bulk events. The columns
+ * come in jsonb's own key order (shorter keys first, then bytewise), so building each object sorts nothing: its
+ * sort finds the keys already in order (about 15% of the cost). Any order gives the same jsonb.
  */
 export const reviewJsonJoin = (a: string) =>
-  `CROSS JOIN LATERAL (SELECT ${a}.id, ${a}.site_id AS "siteId", ${a}.product_id AS "productId",
-    ${a}.product_variant_id AS "productVariantId", ${a}.customer_id AS "customerId", ${a}.survey_id AS "surveyId",
-    ${a}.title, ${a}.body, ${a}.original_title AS "originalTitle", ${a}.original_body AS "originalBody",
-    ${tsJson(`${a}.redacted_at`)} AS "redactedAt", ${a}.rating, ${a}.published, ${a}.verified_buyer AS "verifiedBuyer",
-    ${a}.flagged, ${a}.flags, ${tsJson(`${a}.moderated_at`)} AS "moderatedAt", ${a}.ip_address AS "ipAddress",
-    ${a}.browser_fingerprint AS "browserFingerprint", ${a}.ip_country AS "ipCountry", ${a}.user_agent AS "userAgent",
-    ${a}.submit_seconds AS "submitSeconds", ${a}.metadata, ${a}.external_id AS "externalId",
-    ${tsJson(`${a}.created_at`)} AS "createdAt", ${tsJson(`${a}.updated_at`)} AS "updatedAt") AS review_json`
+  `CROSS JOIN LATERAL (SELECT ${a}.id, ${a}.body, ${a}.flags, ${a}.title, ${a}.rating, ${a}.site_id AS "siteId",
+    ${a}.flagged, ${a}.metadata, ${a}.survey_id AS "surveyId", ${tsJson(`${a}.created_at`)} AS "createdAt",
+    ${a}.ip_address AS "ipAddress", ${a}.ip_country AS "ipCountry", ${a}.product_id AS "productId", ${a}.published,
+    ${tsJson(`${a}.updated_at`)} AS "updatedAt", ${a}.user_agent AS "userAgent", ${a}.customer_id AS "customerId",
+    ${a}.external_id AS "externalId", ${tsJson(`${a}.redacted_at`)} AS "redactedAt",
+    ${tsJson(`${a}.moderated_at`)} AS "moderatedAt", ${a}.original_body AS "originalBody",
+    ${a}.original_title AS "originalTitle", ${a}.submit_seconds AS "submitSeconds",
+    ${a}.verified_buyer AS "verifiedBuyer", ${a}.product_variant_id AS "productVariantId",
+    ${a}.browser_fingerprint AS "browserFingerprint") AS review_json`
 
 export const json = jsonValue
 
@@ -258,16 +261,18 @@ export const REVIEW_RECORDSET = `id uuid, site_id uuid, product_id uuid, product
 
 /**
  * INSERT of the reviews in `$2` (JSON array of `reviewInput`) for organization `$1` with import job `$3`; with
- * `event`, the same statement records that event (occurred at `$4`) for each inserted review in row order.
+ * `event`, the same statement records that event (occurred at `$4`) for each inserted review in row order. `$2`
+ * is read as `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (an
+ * import sends ~9 MB) is wasted work.
  */
 export const insertReviewsSql = (event: string | undefined) => {
   const insert = `INSERT INTO reviews (organization_id, ${REVIEW_COLUMNS}, import_job_id, import_row)
     SELECT $1::uuid, ${REVIEW_COLUMNS}, $3::uuid, import_row
-    FROM jsonb_to_recordset($2::jsonb) AS x(${REVIEW_RECORDSET})`
+    FROM json_to_recordset($2::json) AS x(${REVIEW_RECORDSET})`
   if (event === undefined) return insert
   return `WITH inserted AS (${insert} RETURNING *)
     INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
-    SELECT i.organization_id, gen_random_uuid(), '${event}', to_jsonb(review_json), $4::timestamptz
+    SELECT i.organization_id, feedback_uuid_v7(), '${event}', to_jsonb(review_json), $4::timestamptz
     FROM inserted i ${reviewJsonJoin("i")} ORDER BY i.import_row, i.id`
 }
 

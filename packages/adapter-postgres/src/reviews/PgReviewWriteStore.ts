@@ -2,9 +2,9 @@
  * The review write side over PostgreSQL.
  *
  * Set-based: bulk moderation is one UPDATE … RETURNING inside a statement that also inserts the `review.updated`
- * events (INSERT … SELECT into `domain_events`), so 100,000 matching reviews never travel to Node; an import is a
- * fixed number of statements whatever its size (rows travel as one JSON parameter, expanded with
- * `jsonb_to_recordset`), its `review.created` events inserted by the same statement that inserts the reviews.
+ * events (INSERT … SELECT into `domain_events`), so 100,000 matching reviews never travel to Node; an import slice is
+ * a fixed number of statements whatever its size (rows travel as one JSON parameter, expanded with
+ * `json_to_recordset`), its `review.created` events inserted by the same statement that inserts the reviews.
  * Event data is built by `reviewJsonJoin` in SQL and must equal what the read side answers (conformance-tested).
  *
  * Concurrency (READ COMMITTED): a single review is locked with FOR UPDATE before it is read for a change; bulk
@@ -120,17 +120,16 @@ const makeRepository = Effect.gen(function*() {
            updated AS (
              UPDATE reviews r SET published = $2::boolean, moderated_at = $3::timestamptz, updated_at = $3::timestamptz
              FROM matched m WHERE r.organization_id = $1 AND r.id = m.id
-             RETURNING r.*, m.was_published
+             RETURNING r.*, m.was_published IS DISTINCT FROM r.published AS changed
            ),
            announced AS (
              INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
-             SELECT u.organization_id, gen_random_uuid(), 'review.updated', to_jsonb(review_json), $3::timestamptz
-             FROM updated u ${reviewJsonJoin("u")} WHERE u.was_published IS DISTINCT FROM u.published
-             RETURNING 1
+             SELECT u.organization_id, feedback_uuid_v7(), 'review.updated', to_jsonb(review_json), $3::timestamptz
+             FROM updated u ${reviewJsonJoin("u")} WHERE u.changed
            )
-           SELECT (SELECT count(*) FROM updated)::integer AS count,
-             (SELECT COALESCE(jsonb_agg(DISTINCT u.product_id), '[]'::jsonb) FROM updated u
-               WHERE u.was_published IS DISTINCT FROM u.published) AS changed`,
+           SELECT count(*)::integer AS count,
+             COALESCE(jsonb_agg(DISTINCT u.product_id) FILTER (WHERE u.changed), '[]'::jsonb) AS changed
+           FROM updated u`,
           [organizationId, published, at, ...where.params]
         )
         const row = rows[0]!

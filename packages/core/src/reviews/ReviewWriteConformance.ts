@@ -17,7 +17,7 @@ import type { ReviewRecord } from "./Review.ts"
 import type { ReviewImportRow } from "./ReviewRequests.ts"
 import { ReviewRepository } from "./ReviewRepository.ts"
 import { ReviewWriteRepository } from "./ReviewWriteRepository.ts"
-import { REVIEW_IMPORT_JOB, ReviewWrites } from "./ReviewWrites.ts"
+import { IMPORT_SLICE, REVIEW_IMPORT_JOB, ReviewWrites } from "./ReviewWrites.ts"
 import { fromMillis, now, type Timestamp } from "../kernel/Timestamp.ts"
 import type { WebhookRecord } from "../webhooks/Webhook.ts"
 import { fanOutOnce } from "../webhooks/WebhookDispatcher.ts"
@@ -641,6 +641,38 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(evs.map((e) => e.data), [newcomer, r0, r2, r4, r7])
         assert.deepStrictEqual(yield* productStats(s.org, s.mug.id), { reviewCount: 4, publishedReviewCount: 2, averageRating: 4.5 })
         assert.deepStrictEqual(yield* productStats(s.org, s.cup.id), { reviewCount: 0, publishedReviewCount: 0, averageRating: null })
+      }))
+
+    it.effect("an import larger than one write slice writes every row, its events in row order, and the stats", () =>
+      Effect.gen(function*() {
+        const writes = yield* ReviewWrites
+        const s = yield* importSeed
+        // Past one slice, with skipped rows in every slice so row indexes and slice boundaries differ.
+        const rows: Array<ReviewImportRow> = Array.from({ length: IMPORT_SLICE + 150 }, (_, i) => ({
+          product: i % 100 === 7 ? "nope" : "mug",
+          externalId: `big-${i}`,
+          rating: 1 + (i % 5),
+          ...(i % 3 === 0 ? { response: `Thanks ${i}` } : {})
+        }))
+        const result = yield* writes.import({ data: rows }).pipe(as(s.caller))
+        const expected = rows.flatMap((r, i) => r.product === "nope" ? [] : [i])
+        assert.deepStrictEqual(result.imported.map((r) => r.index), expected)
+        assert.deepStrictEqual(result.skipped.map((r) => r.index), rows.flatMap((r, i) => r.product === "nope" ? [i] : []))
+        const evs = yield* events(s.org)
+        assert.strictEqual(evs.filter((e) => e.event === "review.created").length, expected.length)
+        assert.deepStrictEqual(evs.map((e) => (e.data as ReviewRecord).id), result.imported.map((r) => r.id))
+        assert.deepStrictEqual(evs.map((e) => (e.data as ReviewRecord).externalId), expected.map((i) => `big-${i}`))
+        const fx = yield* StoreTestKit
+        const last = result.imported[result.imported.length - 1]!
+        assert.strictEqual(Option.getOrThrow(yield* fx.importJob(s.org, last.id)).row, last.index)
+        const reply = Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(s.org, last.id)))
+        assert.strictEqual(reply.body, `Thanks ${last.index}`)
+        const ratings = expected.map((i) => 1 + (i % 5))
+        assert.deepStrictEqual(yield* productStats(s.org, s.mug.id), {
+          reviewCount: expected.length,
+          publishedReviewCount: expected.length,
+          averageRating: ratings.reduce((a, b) => a + b, 0) / ratings.length
+        })
       }))
 
     it.effect("a strict import fails on the first unresolvable row and imports nothing", () =>

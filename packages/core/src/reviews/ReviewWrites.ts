@@ -10,7 +10,7 @@
  * without extras. Replies fire no event: the catalog has no reply events, and the review itself is untouched by a
  * reply change (spec: "The review is untouched"), so announcing `review.updated` would be false.
  */
-import { Context, Effect, Layer, Option, Result, Schema } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Result, Schema } from "effect"
 import { newCustomer } from "../catalog/Catalog.ts"
 import { actorId, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { Conflict, type Forbidden, type ImportFailed, InvalidRequest, type InvalidRedaction, NotFound } from "../kernel/Errors.ts"
@@ -37,6 +37,9 @@ import { type ImportedReview, type ImportJobRecord, ReviewWriteRepository } from
 import { fileFromUrl, importReferencesOf, planReplyPatch, planReviewPatch, selectImportRows } from "./ReviewRules.ts"
 import { now, type Timestamp } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
+
+/** Rows an import writes per store call; a larger import is written in several, building one while writing another. */
+export const IMPORT_SLICE = 2_500
 
 /** `importJob.type` / `importJob.action` of a review import (values not shown by the spec). */
 export const REVIEW_IMPORT_JOB = { type: "reviews", action: "create" } as const
@@ -240,55 +243,69 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
         const needsOrganizationName = selection.accepted.some((a) => a.row.response !== undefined && a.row.responderName === undefined)
         const defaultResponder = needsOrganizationName ? yield* organizationName(organizationId) : ""
 
-        const reviews: Array<ImportedReview> = []
-        for (const { index, row, productId, siteId } of selection.accepted) {
-          const id = yield* nextIdFrom<ReviewId>(ids)
-          const pending = row.pending === true
-          const review = newReview(id, at, {
-            siteId,
-            productId,
-            productVariantId: row.productVariant === undefined ? null : row.productVariant.toLowerCase() as ReviewRecord["productVariantId"],
-            customerId: row.customer === undefined ? null : customerIds.get(row.customer.toLowerCase()) ?? null,
-            title: row.title ?? null,
-            body: row.body ?? null,
-            rating: row.rating,
-            published: pending ? false : row.published ?? true,
-            verifiedBuyer: row.verifiedBuyer ?? false,
-            moderatedAt: pending ? null : at,
-            metadata: { ...row.metadata },
-            externalId: row.externalId ?? null,
-            createdAt: instantOr(row.createdAt, at)
-          })
-          const files = []
-          for (const url of row.imageUrls ?? []) {
-            files.push({ id: yield* nextIdFrom<FileId>(ids), ...fileFromUrl(url), sizeBytes: 0, url })
+        const build = (slice: typeof selection.accepted) => Effect.gen(function*() {
+          const built: Array<ImportedReview> = []
+          for (const { index, row, productId, siteId } of slice) {
+            const id = yield* nextIdFrom<ReviewId>(ids)
+            const pending = row.pending === true
+            const review = newReview(id, at, {
+              siteId,
+              productId,
+              productVariantId: row.productVariant === undefined ? null : row.productVariant.toLowerCase() as ReviewRecord["productVariantId"],
+              customerId: row.customer === undefined ? null : customerIds.get(row.customer.toLowerCase()) ?? null,
+              title: row.title ?? null,
+              body: row.body ?? null,
+              rating: row.rating,
+              published: pending ? false : row.published ?? true,
+              verifiedBuyer: row.verifiedBuyer ?? false,
+              moderatedAt: pending ? null : at,
+              metadata: { ...row.metadata },
+              externalId: row.externalId ?? null,
+              createdAt: instantOr(row.createdAt, at)
+            })
+            const files = []
+            for (const url of row.imageUrls ?? []) {
+              files.push({ id: yield* nextIdFrom<FileId>(ids), ...fileFromUrl(url), sizeBytes: 0, url })
+            }
+            const reply: ReviewReply | null = row.response === undefined ? null : {
+              id: yield* nextIdFrom<ReviewReplyId>(ids),
+              reviewId: id,
+              body: row.response,
+              responderName: row.responderName ?? defaultResponder,
+              // The reply was public where the review came from.
+              published: true,
+              metadata: {},
+              createdAt: instantOr(row.responseCreatedAt, at),
+              updatedAt: at
+            }
+            const answers = (row.answers ?? []).map((a) => ({
+              questionId: a.questionId.toLowerCase() as typeof a.questionId,
+              label: a.label,
+              type: a.type,
+              step: a.step,
+              steps: a.steps,
+              lowLabel: a.lowLabel ?? null,
+              highLabel: a.highLabel ?? null,
+              middleLabel: a.middleLabel ?? null,
+              optionLabels: [...(a.optionLabels ?? [])]
+            }))
+            built.push({ review, importRow: rowOf(index), files, answers, reply })
           }
-          const reply: ReviewReply | null = row.response === undefined ? null : {
-            id: yield* nextIdFrom<ReviewReplyId>(ids),
-            reviewId: id,
-            body: row.response,
-            responderName: row.responderName ?? defaultResponder,
-            // The reply was public where the review came from.
-            published: true,
-            metadata: {},
-            createdAt: instantOr(row.responseCreatedAt, at),
-            updatedAt: at
-          }
-          const answers = (row.answers ?? []).map((a) => ({
-            questionId: a.questionId.toLowerCase() as typeof a.questionId,
-            label: a.label,
-            type: a.type,
-            step: a.step,
-            steps: a.steps,
-            lowLabel: a.lowLabel ?? null,
-            highLabel: a.highLabel ?? null,
-            middleLabel: a.middleLabel ?? null,
-            optionLabels: [...(a.optionLabels ?? [])]
-          }))
-          reviews.push({ review, importRow: rowOf(index), files, answers, reply })
-        }
+          return built
+        })
 
-        yield* repo.insertImport(organizationId, job, reviews, at)
+        // Written in slices, one after another (so events keep row order): while the store writes one slice, the
+        // next is built here, and a server's second core does the writing in parallel with the building.
+        const reviews: Array<ImportedReview> = []
+        let writing: Fiber.Fiber<void> | undefined
+        for (let start = 0; start < selection.accepted.length; start += IMPORT_SLICE) {
+          const slice = yield* build(selection.accepted.slice(start, start + IMPORT_SLICE))
+          for (const built of slice) reviews.push(built)
+          if (writing !== undefined) yield* Fiber.join(writing)
+          writing = yield* Effect.forkChild(repo.insertImport(organizationId, job, slice, at))
+        }
+        if (writing !== undefined) yield* Fiber.join(writing)
+
         yield* repo.recalculateProductStats(organizationId, [...new Set(reviews.map((r) => r.review.productId))])
         return {
           imported: selection.accepted.map((a, i) => ({ index: a.index, id: reviews[i]!.review.id, imageUrls: reviews[i]!.files.map((f) => f.url) })),
