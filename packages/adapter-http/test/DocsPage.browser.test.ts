@@ -90,6 +90,17 @@ describe.skipIf(!present)(title, () => {
         operations.length,
         { timeout: 120_000, polling: 500 }
       )
+      // The reference renders after the sidebar, in pieces: wait until it shows every path (or give up and say
+      // which are missing below).
+      const paths = [...new Set(operations.map(({ path }) => path))]
+      await page.waitForFunction(
+        (wanted) => {
+          const shown = (globalThis as any).document.body.innerText as string
+          return wanted.every((path) => shown.includes(path))
+        },
+        paths,
+        { timeout: 60_000, polling: 500 }
+      ).catch(() => undefined)
       const text = await page.evaluate(() => (globalThis as any).document.body.innerText as string)
       const missing = operations.filter(({ path }) => !text.includes(path))
       expect(missing, "operations the rendered page does not show").toEqual([])
