@@ -78,22 +78,9 @@ const main = async () => {
       }
     }
   }
-  const results = [...best.entries()]
-  const bare = results[0]![1]
-  const cpu = (r: LoadResult) => r.serverCpuMicrosPerRequest
-  console.log(`\nGET /organization, autocannon ${CONNECTIONS} connections, best of 2 interleaved runs of ${SECONDS} s after ${WARMUP_SECONDS} s warm-up (target: (b) ≥ 0.67× of (a))\n`)
-  table(
-    ["server", "req/s", "vs (a)", "server CPU µs/req", "CPU vs (a)", "mean ms", "p99 ms", "non-2xx"],
-    results.map(([name, r]) => [
-      name,
-      fmt(r.requestsPerSecond),
-      ratio(r.requestsPerSecond, bare.requestsPerSecond),
-      cpu(r) === undefined ? "n/a" : fmt(cpu(r)!),
-      cpu(r) === undefined || cpu(bare) === undefined ? "n/a" : ratio(cpu(bare)!, cpu(r)!),
-      fmt(r.latencyMeanMs, 2),
-      fmt(r.latencyP99Ms),
-      `${r.non2xx + r.errors}`
-    ])
+  report(
+    `GET /organization, autocannon ${CONNECTIONS} connections, best of 2 interleaved runs of ${SECONDS} s after ${WARMUP_SECONDS} s warm-up (target: (b) ≥ 0.67× of (a))`,
+    best
   )
 }
 
