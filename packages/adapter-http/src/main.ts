@@ -27,6 +27,7 @@ const ServerConfig = Config.all({
   smtpUrl: Config.Redacted("SMTP_URL").pipe(Config.option),
   mailFrom: Config.String("MAIL_FROM").pipe(Config.option),
   logRequests: Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
+  stackTraces: Config.Boolean("STACK_TRACES").pipe(Config.option),
   metricsToken: Config.Redacted("METRICS_TOKEN").pipe(Config.option),
   otlp: Config.all({
     endpoint: Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.option),
@@ -120,6 +121,10 @@ const run = Effect.gen(function*() {
   if (otlpEndpoint !== undefined && !isHttpUrl(otlpEndpoint)) {
     return yield* Effect.die(new Error("OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL, e.g. http://collector:4318"))
   }
+  // Every `Effect.fn` use-case call captures its call site for its span, tracer or not (about a tenth of a cheap
+  // request's CPU); with nothing exporting spans the server captures no stacks unless asked (docs/DECISIONS.md §27).
+  const stackTraces = Option.getOrElse(config.stackTraces, () => otlpEndpoint !== undefined)
+  if (!stackTraces) Error.stackTraceLimit = 0
   for (const [name, value] of [["OTEL_BSP_SCHEDULE_DELAY", config.otlp.traceExportIntervalMs], ["OTEL_METRIC_EXPORT_INTERVAL", config.otlp.metricExportIntervalMs]] as const) {
     if (value < 1) return yield* Effect.die(new Error(`${name} must be a positive number of milliseconds`))
   }
@@ -152,6 +157,7 @@ const run = Effect.gen(function*() {
       [`Limits: request ${config.limits.requestTimeoutMs} ms (imports ${config.limits.importRequestTimeoutMs} ms), headers ${config.limits.headersTimeoutMs} ms, keep-alive ${config.limits.keepAliveTimeoutMs} ms, ${config.limits.maxConnections} connections`],
       [`Metrics: ${url}/metrics (${options.metricsToken === undefined ? "open; set METRICS_TOKEN to require a bearer token" : "bearer METRICS_TOKEN"})`, { metrics: `${url}/metrics` }],
       [otlpEndpoint === undefined ? "Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to export OTLP traces and metrics)" : `Tracing: OTLP (${config.otlp.protocol}) to ${otlpEndpoint} as ${config.otlp.serviceName}`],
+      [stackTraces ? "Stack traces: on" : "Stack traces: off (set STACK_TRACES=true to log where errors were raised)"],
       seeded._tag === "Off"
         ? [`Demo: off (${seeded.reason})`]
         : seeded._tag === "Revoked"
