@@ -14,14 +14,16 @@ import {
   costOfKey,
   endpointKey,
   CurrentCaller,
+  errorWire,
   Forbidden,
   hasPermission,
   Idempotency,
   Organizations,
   RateLimitStore,
   recordRateLimitDecision,
+  refusalMessage,
   type SpendDecision,
-  tooManyRequests
+  type SpendRefused
 } from "@feedback/core"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
@@ -46,6 +48,29 @@ export const rateLimitHeaders = (decision: SpendDecision): Record<string, string
     ? { "retry-after": String(decision.retryAfterSeconds) }
     : {})
 })
+
+/**
+ * The 429 of a refusal, written here instead of failing with `TooManyRequests` for the framework to encode: a refused
+ * request should be the cheapest answer the API gives (a flood of them is what the limiter exists to absorb), and
+ * constructing and schema-encoding the error was about a seventh of it. The bytes are exactly the contract's
+ * encoding of `tooManyRequests(decision)` (`RefusedResponse.test.ts` compares them on random decisions).
+ */
+export const refusedResponse = (decision: SpendRefused): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(
+    JSON.stringify({
+      error: {
+        code: errorWire.TooManyRequests.code,
+        message: refusalMessage(decision),
+        details: {
+          ...(decision.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: decision.retryAfterSeconds }),
+          cost: decision.cost,
+          limit: decision.limit,
+          remaining: decision.remaining
+        }
+      }
+    }),
+    { status: errorWire.TooManyRequests.status, contentType: "application/json", headers: rateLimitHeaders(decision) }
+  )
 
 /** What the middleware needs to know about a route, computed on its first request rather than on every one. */
 interface RouteFacts {
@@ -84,10 +109,10 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
         const { cost, key, permission, permissionByInput } = factsOf(endpoint)
         const decision = yield* rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
         yield* recordRateLimitDecision(decision)
+        if (decision._tag === "Refused") return refusedResponse(decision)
         const headers = rateLimitHeaders(decision)
         yield* HttpEffect.appendPreResponseHandler((_, response) =>
           Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
-        if (decision._tag === "Refused") return yield* tooManyRequests(decision)
         // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
         if (Option.isNone(permission)) {
           if (!permissionByInput) return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))

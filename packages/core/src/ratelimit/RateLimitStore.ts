@@ -91,21 +91,24 @@ export const toSpendDecision = (
   }
 }
 
-/** The 429 for a refusal (docs/DECISIONS.md §3): a message that says whether and when the same request can succeed. */
-export const tooManyRequests = (decision: SpendRefused): TooManyRequests => {
+/** What a 429 says (docs/DECISIONS.md §3): whether and when the same request can succeed. */
+export const refusalMessage = (decision: SpendRefused): string => {
   const scope = decision.refusedBy === ORG_BUCKET_KEY
     ? "the organization's rate limit"
     : `the rate limit of ${decision.refusedBy}`
-  const message = decision.retryAfterSeconds === undefined
+  return decision.retryAfterSeconds === undefined
     ? `This request costs ${decision.cost} tokens but ${scope} holds at most ${decision.refusedByCeiling}, so it can never be accepted; split it into smaller requests or raise the plan's allowance.`
     : `This request costs ${decision.cost} tokens and ${scope} cannot afford it now; retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`
-  return withoutStack(() =>
+}
+
+/** The 429 for a refusal, as the error a use-case fails with. */
+export const tooManyRequests = (decision: SpendRefused): TooManyRequests =>
+  withoutStack(() =>
     new TooManyRequests({
-      message,
+      message: refusalMessage(decision),
       ...(decision.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: decision.retryAfterSeconds }),
       cost: decision.cost,
       limit: decision.limit,
       remaining: decision.remaining
     })
   )
-}
