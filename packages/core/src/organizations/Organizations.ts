@@ -5,7 +5,7 @@
  * plan allowance. Provisioning trusts its caller; the HTTP adapter exposes it under `/operator` behind
  * OPERATOR_TOKEN. Built once over the store, like every other use-case service.
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { type CurrentCaller, requirePermission, SecretKeyCaller } from "../kernel/Caller.ts"
 import { type Forbidden, NotFound, Unauthorized } from "../kernel/Errors.ts"
 import type {
@@ -23,7 +23,7 @@ import type { Permission } from "../kernel/Permission.ts"
 import { now } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import { randomBytes } from "node:crypto"
-import { applyPlanPatch, DEFAULT_API_REQUESTS_PER_MINUTE, type Organization, type PlanPatch } from "./Organization.ts"
+import { applyPlanPatch, DEFAULT_API_REQUESTS_PER_MINUTE, type Organization, Plan, type PlanPatch } from "./Organization.ts"
 import { OrganizationRepository } from "./OrganizationRepository.ts"
 import * as AuthenticationCache from "./AuthenticationCache.ts"
 import { CredentialChanges } from "./CredentialChanges.ts"
@@ -128,6 +128,7 @@ export class Organizations extends Context.Service<Organizations, {
 
     // Admission, not a use-case: it runs before every authenticated request, so it opens no span of its own (a
     // span per request here cost measurable CPU on the hot path); the request's use-case span follows it.
+    const isPlan = Schema.is(Plan)
     // Kept only while every change to keys and organizations is heard (`CredentialChanges`; PostgreSQL servers).
     const changes = yield* CredentialChanges
     const cache = AuthenticationCache.make(changes)
@@ -152,6 +153,13 @@ export class Organizations extends Context.Service<Organizations, {
       return authenticated
     })
 
+    // The HTTP contract bounds a plan; a host calling the core directly is trusted, but a plan outside the bounds
+    // would fail every later request of the organization (the bucket refuses the ceiling), so it fails here instead.
+    const checkedPlan = (plan: Plan) =>
+      isPlan(plan)
+        ? Effect.succeed(plan)
+        : Effect.die(new RangeError(`a plan's allowances are whole numbers from 1 to 1,000,000 a minute; got ${JSON.stringify(plan)}`))
+
     const createOrganization = Effect.fn("Organizations.createOrganization")(function*(input: {
       readonly name: string
       readonly apiRequestsPerMinute?: number | undefined
@@ -159,7 +167,7 @@ export class Organizations extends Context.Service<Organizations, {
       const organization: Organization = {
         id: yield* nextIdFrom<OrganizationId>(ids),
         name: input.name,
-        plan: { apiRequestsPerMinute: input.apiRequestsPerMinute ?? DEFAULT_API_REQUESTS_PER_MINUTE },
+        plan: yield* checkedPlan({ apiRequestsPerMinute: input.apiRequestsPerMinute ?? DEFAULT_API_REQUESTS_PER_MINUTE }),
         createdAt: yield* now
       }
       yield* organizations.insert(organization)
@@ -169,7 +177,7 @@ export class Organizations extends Context.Service<Organizations, {
     const updatePlan = Effect.fn("Organizations.updatePlan")(function*(id: OrganizationId, patch: PlanPatch) {
       const current = yield* organizations.findById(id)
       if (Option.isNone(current)) return yield* NotFound.of("organization", id)
-      const updated = yield* organizations.setPlan(id, applyPlanPatch(current.value.plan, patch))
+      const updated = yield* organizations.setPlan(id, yield* checkedPlan(applyPlanPatch(current.value.plan, patch)))
       changes.announce()
       if (Option.isNone(updated)) return yield* NotFound.of("organization", id)
       return updated.value

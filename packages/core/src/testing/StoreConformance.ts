@@ -54,6 +54,17 @@ const organizationsSuite: ConformanceSuite = (store) =>
         assert.isFalse(yield* OrganizationRepository.use((r) => r.isEmpty))
       }))
 
+    it.effect("a plan beyond the bounds fails at once (a defect) and changes nothing", () =>
+      Effect.gen(function*() {
+        const tooBig = yield* Effect.exit(Organizations.use((o) => o.createOrganization({ name: "Huge", apiRequestsPerMinute: 100_000_000 })))
+        assert.isTrue(Exit.hasDies(tooBig))
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bounded", apiRequestsPerMinute: 120 }))
+        for (const patch of [{ apiRequestsPerMinute: 0 }, { apiRequestsPerMinute: 1.5 }, { loyaltyStampsPerMinute: 2_000_000 }]) {
+          assert.isTrue(Exit.hasDies(yield* Effect.exit(Organizations.use((o) => o.updatePlan(org.id, patch)))))
+        }
+        assert.deepStrictEqual((yield* Organizations.use((o) => o.findOrganization(org.id))).plan, { apiRequestsPerMinute: 120 })
+      }))
+
     it.effect("an unknown organization is NotFound", () =>
       Effect.gen(function*() {
         const missing = "00000000-0000-4000-8000-000000000000" as OrganizationId
