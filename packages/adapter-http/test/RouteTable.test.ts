@@ -16,7 +16,7 @@ const referenceOf = () => {
     new RegExp("^" + pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+") + "/?$")
   const routes: Array<{ method: string; pattern: string; re: RegExp }> = extra.map(([method, path]) => ({ method, pattern: path, re: toRegExp(path) }))
   for (const api of [AdminApi, OperatorApi]) {
-    HttpApi.reflect(api as HttpApi.Top, {
+    HttpApi.reflect(api as unknown as HttpApi.Top, {
       onGroup: () => {},
       onEndpoint: ({ endpoint }) => {
         routes.push({ method: endpoint.method, pattern: endpoint.path, re: toRegExp(endpoint.path) })
