@@ -16,8 +16,8 @@ export const toSite = (r: Row): Site => ({
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-/** The product mapping reading jsonb with `jsonOf` (`jsonAsTransformed` for rows read without the client's renames). */
-export const productFrom = (jsonOf: (value: unknown) => any) => (r: Row): Product => ({
+/** A `products` row, however it was read (through the client's renames or named by `PRODUCT_SELECT`). */
+export const toProduct = (r: Row): Product => ({
   id: r.id,
   slug: r.slug,
   title: r.title,
@@ -25,7 +25,7 @@ export const productFrom = (jsonOf: (value: unknown) => any) => (r: Row): Produc
   imageUrl: r.imageUrl,
   url: r.url,
   externalId: r.externalId,
-  metadata: jsonOf(r.metadata),
+  metadata: jsonValue(r.metadata),
   notes: r.notes,
   reviewCount: Number(r.reviewCount),
   publishedReviewCount: Number(r.publishedReviewCount),
@@ -34,10 +34,8 @@ export const productFrom = (jsonOf: (value: unknown) => any) => (r: Row): Produc
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-export const toProduct = productFrom(jsonValue)
-
-/** The customer mapping reading jsonb with `jsonOf` (`jsonAsTransformed` for rows read without the client's renames). */
-export const customerFrom = (jsonOf: (value: unknown) => any) => (r: Row): Customer => ({
+/** A `customers` row, however it was read (through the client's renames or named by `CUSTOMER_SELECT`). */
+export const toCustomer = (r: Row): Customer => ({
   id: r.id,
   email: r.email,
   phone: r.phone,
@@ -45,7 +43,7 @@ export const customerFrom = (jsonOf: (value: unknown) => any) => (r: Row): Custo
   lastName: r.lastName,
   country: r.country,
   birthday: r.birthday,
-  metadata: jsonOf(r.metadata),
+  metadata: jsonValue(r.metadata),
   notes: r.notes,
   emailOptOut: r.emailOptOut,
   emailOptOutAt: toNullableTimestamp(r.emailOptOutAt),
@@ -53,8 +51,6 @@ export const customerFrom = (jsonOf: (value: unknown) => any) => (r: Row): Custo
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })
-
-export const toCustomer = customerFrom(jsonValue)
 
 /** The columns of a `products` row (alias `p`) under the names the client would give them, for `withoutTransforms`. */
 export const PRODUCT_SELECT = `p.id, p.slug, p.title, p.description, p.image_url AS "imageUrl", p.url, p.external_id AS "externalId",

@@ -1,12 +1,10 @@
 /**
  * Reading rows without the client's per-cell renames. The client renames every column of every row it reads and
  * walks into every jsonb value (`PgDatabase.ts`); for the hottest reads (a page of reviews and its includes) the
- * statement names its columns as the client would (`… AS "siteId"`) and runs on the client without transforms.
- * `jsonAsTransformed` then reads a jsonb column exactly as it would have arrived through the transforms (which leave
- * JSON as stored: `PgDatabase.naming`).
+ * statement names its columns as the client would (`… AS "siteId"`) and runs on the client without transforms, so
+ * the same row mappers read it (JSON is never transformed: `PgDatabase.naming`).
  */
 import type { SqlClient } from "effect/sql"
-import { jsonValue } from "./SqlRows.ts"
 
 const untransformed = new WeakMap<SqlClient.SqlClient, SqlClient.SqlClient>()
 
@@ -19,6 +17,3 @@ export const withoutTransforms = (sql: SqlClient.SqlClient): SqlClient.SqlClient
   }
   return raw
 }
-
-/** A jsonb value read without transforms, as it reads through them: parsed, keys as stored. */
-export const jsonAsTransformed = <A>(value: unknown): A => (typeof value === "string" ? jsonValue(value) : value) as A

@@ -84,11 +84,10 @@ export interface ReviewDbRow {
 }
 
 /**
- * The mapping of a `reviews` row to the record, reading the jsonb columns with `jsonOf`: `toReview` reads them as the
- * client delivers them; rows read without the client's transforms (`REVIEW_SELECT`) use `jsonAsTransformed`
- * (kernel/RawRows.ts), so both answer alike.
+ * A `reviews` row as the record, however it was read: through the client's renames, or named by the statement
+ * itself (`REVIEW_SELECT`, kernel/RawRows.ts). JSON reads as stored either way (`PgDatabase.naming`).
  */
-export const reviewFrom = (jsonOf: (value: unknown) => any) => (r: ReviewDbRow): ReviewRecord => ({
+export const toReview = (r: ReviewDbRow): ReviewRecord => ({
   id: r.id as ReviewRecord["id"],
   siteId: r.siteId as ReviewRecord["siteId"],
   productId: r.productId as ReviewRecord["productId"],
@@ -104,20 +103,19 @@ export const reviewFrom = (jsonOf: (value: unknown) => any) => (r: ReviewDbRow):
   published: r.published,
   verifiedBuyer: r.verifiedBuyer,
   flagged: r.flagged,
-  flags: jsonOf(r.flags),
+  flags: json(r.flags),
   moderatedAt: toNullableTimestamp(r.moderatedAt),
   ipAddress: r.ipAddress,
   browserFingerprint: r.browserFingerprint,
   ipCountry: r.ipCountry,
   userAgent: r.userAgent,
   submitSeconds: r.submitSeconds === null ? null : Number(r.submitSeconds),
-  metadata: jsonOf(r.metadata),
+  metadata: json(r.metadata),
   externalId: r.externalId,
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-export const toReview = reviewFrom(json)
 
 export interface ReplyDbRow {
   readonly id: string
@@ -130,19 +128,18 @@ export interface ReplyDbRow {
   readonly updatedAt: Date
 }
 
-/** The reply mapping reading `metadata` with `jsonOf` (see `reviewFrom`). */
-export const replyFrom = (jsonOf: (value: unknown) => any) => (r: ReplyDbRow): ReviewReply => ({
+/** A `review_replies` row (see `toReview`). */
+export const toReply = (r: ReplyDbRow): ReviewReply => ({
   id: r.id as ReviewReply["id"],
   reviewId: r.reviewId as ReviewReply["reviewId"],
   body: r.body,
   responderName: r.responderName,
   published: r.published,
-  metadata: jsonOf(r.metadata),
+  metadata: json(r.metadata),
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-export const toReply = replyFrom(json)
 
 export interface StoredReviewDbRow extends ReviewDbRow {
   readonly importJobId: string | null
@@ -150,16 +147,11 @@ export interface StoredReviewDbRow extends ReviewDbRow {
 }
 
 /** A `reviews` row with its import provenance. */
-export const storedReviewFrom = (jsonOf: (value: unknown) => any) => {
-  const toRecord = reviewFrom(jsonOf)
-  return (r: StoredReviewDbRow): StoredReview => ({
-    record: toRecord(r),
-    importJobId: r.importJobId as ImportJobId | null,
-    importRow: r.importRow === null ? null : Number(r.importRow)
-  })
-}
-
-export const toStoredReview = storedReviewFrom(json)
+export const toStoredReview = (r: StoredReviewDbRow): StoredReview => ({
+  record: toReview(r),
+  importJobId: r.importJobId as ImportJobId | null,
+  importRow: r.importRow === null ? null : Number(r.importRow)
+})
 
 export interface FileDbRow {
   readonly id: string
@@ -190,8 +182,8 @@ export interface AnswerDbRow {
   readonly optionLabels: unknown
 }
 
-/** A `review_answers` row (ordered by `position`), reading `optionLabels` with `jsonOf` (see `reviewFrom`). */
-export const surveyAnswerFrom = (jsonOf: (value: unknown) => any) => (r: AnswerDbRow): SurveyAnswer => ({
+/** A `review_answers` row (ordered by `position`; see `toReview`). */
+export const toSurveyAnswer = (r: AnswerDbRow): SurveyAnswer => ({
   questionId: r.questionId as SurveyAnswer["questionId"],
   label: r.label,
   type: r.type,
@@ -200,10 +192,9 @@ export const surveyAnswerFrom = (jsonOf: (value: unknown) => any) => (r: AnswerD
   lowLabel: r.lowLabel,
   highLabel: r.highLabel,
   middleLabel: r.middleLabel,
-  optionLabels: jsonOf(r.optionLabels)
+  optionLabels: json(r.optionLabels)
 })
 
-export const toSurveyAnswer = surveyAnswerFrom(json)
 
 /**
  * The columns of `reviews r` under the names the client would give them (`StoredReviewDbRow`), for statements run

@@ -3,16 +3,15 @@
  * the filter or search needs them) and one statement per requested include for the whole page.
  */
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
-import { jsonAsTransformed, withoutTransforms } from "../kernel/RawRows.ts"
+import { withoutTransforms } from "../kernel/RawRows.ts"
 import {
   type AnswerDbRow,
   type FileDbRow,
-  replyFrom,
+  toReply,
   type ReplyDbRow,
   REVIEW_SELECT,
-  storedReviewFrom,
   type StoredReviewDbRow,
-  surveyAnswerFrom,
+  toSurveyAnswer,
   toReviewFile,
   toStoredReview
 } from "./PgReviewRows.ts"
@@ -37,7 +36,7 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, compileSearch, type ListSqlMapping, type SqlFragment } from "../kernel/FilterSql.ts"
-import { CUSTOMER_SELECT, customerFrom, PRODUCT_SELECT, productFrom } from "../catalog/CatalogRows.ts"
+import { CUSTOMER_SELECT, PRODUCT_SELECT, toCustomer, toProduct } from "../catalog/CatalogRows.ts"
 import { jsonValue, toTimestamp } from "../kernel/SqlRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
@@ -213,8 +212,7 @@ export const reviewPageStatement = (
 
 /**
  * The rows of one page, by the cheapest of the steps of `SEARCH_WINDOW` that is exact for the request, each named
- * as `StoredReviewDbRow` by the statement itself (`REVIEW_SELECT`); their jsonb columns are still to be read with
- * `jsonAsTransformed`, as `makePgReviewReader` does.
+ * as `StoredReviewDbRow` by the statement itself (`REVIEW_SELECT`), for `toStoredReview`.
  */
 export const reviewPageRows = (
   sql: SqlClient.SqlClient,
@@ -248,11 +246,6 @@ const groupBy = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map:
   return out
 }
 
-const pageRowToStored = storedReviewFrom(jsonAsTransformed)
-const rawCustomer = customerFrom(jsonAsTransformed)
-const rawProduct = productFrom(jsonAsTransformed)
-const rawReply = replyFrom(jsonAsTransformed)
-const rawAnswer = surveyAnswerFrom(jsonAsTransformed)
 /** Keys as one `uuid[]` parameter (a PostgreSQL array literal; the keys are UUIDs from stored rows). */
 const uuidArray = (ids: ReadonlyArray<string>) => `{${ids.join(",")}}`
 
@@ -264,7 +257,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
     page: (organizationId, request) =>
       reviewPageRows(sql, organizationId, request).pipe(
         Effect.map((rows) => {
-          const stored = rows.map(pageRowToStored)
+          const stored = rows.map(toStoredReview)
           return toPage(stored, request, (s) => ({
             value: normalizeValue(request.sort.type, (s.record as Record<string, unknown>)[request.sort.field]),
             id: s.record.id
@@ -294,7 +287,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           `SELECT ${CUSTOMER_SELECT} FROM customers c WHERE c.organization_id = $1 AND c.id = ANY($2::uuid[])`,
           [organizationId, uuidArray(ids)]
         ).pipe(
-          Effect.map((rows) => byId(rows, "id", rawCustomer)),
+          Effect.map((rows) => byId(rows, "id", toCustomer)),
           orDie
         ),
       products: (organizationId, ids) =>
@@ -302,7 +295,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           `SELECT ${PRODUCT_SELECT} FROM products p WHERE p.organization_id = $1 AND p.id = ANY($2::uuid[])`,
           [organizationId, uuidArray(ids)]
         ).pipe(
-          Effect.map((rows) => byId(rows, "id", rawProduct)),
+          Effect.map((rows) => byId(rows, "id", toProduct)),
           orDie
         ),
       responses: (organizationId, reviewIds) =>
@@ -312,7 +305,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
             FROM review_replies WHERE organization_id = $1 AND review_id = ANY($2::uuid[])`,
           [organizationId, uuidArray(reviewIds)]
         ).pipe(
-          Effect.map((rows) => byId(rows, "reviewId", rawReply)),
+          Effect.map((rows) => byId(rows, "reviewId", toReply)),
           orDie
         ),
       files: (organizationId, reviewIds) =>
@@ -334,7 +327,7 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
             ORDER BY review_id, position`,
           [organizationId, uuidArray(reviewIds)]
         ).pipe(
-          Effect.map((rows) => groupBy(rows, "reviewId", rawAnswer)),
+          Effect.map((rows) => groupBy(rows, "reviewId", toSurveyAnswer)),
           orDie
         ),
       // Both counts in one statement; each arm probes its partial index once per distinct value.
