@@ -138,7 +138,9 @@ const run = Effect.gen(function*() {
     email: { smtp },
     webhooks: config.webhooks,
     eventRetentionDays: config.eventRetentionDays,
-    jobs: config.jobs
+    jobs: config.jobs,
+    // Refusals known in advance are answered before the framework, unless spans are exported (they would have none).
+    refusalGate: otlpEndpoint === undefined ? { current: undefined } : undefined
   }
 
   const Announce = Layer.effectDiscard(Effect.gen(function*() {
@@ -182,7 +184,7 @@ const run = Effect.gen(function*() {
     middleware: apiMiddleware(options)
   }).pipe(
     Layer.merge(Announce),
-    Layer.provide(NodeHttpServer.layer(hardenedServer(config.limits, config.logRequests ? stdoutSink : () => {}), { port: config.port, host: config.host })),
+    Layer.provide(NodeHttpServer.layer(hardenedServer(config.limits, config.logRequests ? stdoutSink : () => {}, options.refusalGate), { port: config.port, host: config.host })),
     Layer.provide(Services),
     // Request fibers run in the context the server is given, so the logger and span names are provided around it.
     Layer.provide(ObservabilityLayer(options))

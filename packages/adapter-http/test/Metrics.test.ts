@@ -12,6 +12,7 @@ import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.
 import { routeTableOf } from "../src/server/RouteTable.ts"
 import { AdminApi } from "@feedback/client/effect"
 import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { sampleOf } from "./PrometheusText.ts"
 import { eventually, type Receiver, startReceiver } from "./WebhookReceiver.ts"
 
 type Store = Layer.Layer<StoreServices, unknown>
@@ -19,18 +20,6 @@ const stores: ReadonlyArray<readonly [string, () => Store]> = [
   ["memory", () => MemoryStoreLayer],
   [storeName, () => freshLayer((target) => PgStoreLayer(target))]
 ]
-
-/** The value of one sample of the Prometheus text, or undefined when absent. */
-export const sampleOf = (text: string, name: string, labels: Record<string, string> = {}): number | undefined => {
-  for (const line of text.split("\n")) {
-    if (line.startsWith("#")) continue
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line)
-    if (m === null || m[1] !== name) continue
-    const got = Object.fromEntries([...(m[3] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]))
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[4])
-  }
-  return undefined
-}
 
 const METRICS_TOKEN = "metrics-token-0123456789abcdef0123"
 

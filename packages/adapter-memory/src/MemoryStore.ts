@@ -14,6 +14,7 @@ import { MemorySetupStore } from "./setup/MemorySetupStore.ts"
 import { MemoryWebhookRepository } from "./webhooks/MemoryWebhookStore.ts"
 import { MemoryReviewWriteRepository } from "./reviews/MemoryReviewWriteStore.ts"
 import {
+  MemoryCredentialChanges,
   MemoryEventOutbox,
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
@@ -27,6 +28,7 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryProductQuestionRepository, MemoryEmailOutboxRepository,
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
+  MemoryCredentialChanges,
   MemoryStorefrontRecordRepository,
   MemoryRateLimitStore,
   MemoryCatalogRepository,

@@ -67,8 +67,11 @@ describe("LocalRefusals", () => {
         now += s.wait
         const [buckets, cost] = endpoints[s.which]!
         const expected = Effect.runSync(plain.store.spend(s.org, buckets, cost).pipe(at(now)))
+        // What it can tell in advance is a refusal, and the very one it then answers.
+        const told = cached.refusalAt?.(s.org, buckets, cost, now)
         const got = Effect.runSync(cached.spend(s.org, buckets, cost).pipe(at(now)))
         expect(withoutStates(got)).toEqual(withoutStates(expected))
+        if (told !== undefined) expect(withoutStates(told)).toEqual(withoutStates(got))
         if (expected._tag === "Refused") refusals++
       }
       // Every call the cache saved was one that would have been refused.

@@ -23,6 +23,7 @@ import { type EmailServerOptions, EmailWorkerFor } from "./questions/SmtpMailer.
 import { RequestValidationLive } from "./RequestValidationLive.ts"
 import { ReviewWritesHandlers } from "./reviews/ReviewWritesHandlers.ts"
 import { ReviewsReadHandlers } from "./reviews/ReviewsReadHandlers.ts"
+import { type RefusalGateSlot, refusalGateLayer } from "./RefusalGate.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
 import { AutomationHandlers } from "./setup/AutomationHandlers.ts"
@@ -68,6 +69,12 @@ export interface ApiServerOptions {
   readonly jobs?: JobServerOptions | undefined
   /** Days the event feed keeps events (`EVENT_RETENTION_DAYS`; at least and by default 30); purged hourly by a worker. */
   readonly eventRetentionDays?: number | undefined
+  /**
+   * Filled with the refusal gate while the routes live (`RefusalGate.ts`): a Node server reading it (`gateRequests`,
+   * `makeNodeHandler`) answers known refusals before the framework. Only for a server whose requests record no
+   * spans: a request the gate answers never reaches the tracer.
+   */
+  readonly refusalGate?: RefusalGateSlot | undefined
 }
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
@@ -97,7 +104,14 @@ export const ApiRoutes = (options: ApiServerOptions) =>
     DocsRoute,
     options.metrics === false ? Layer.empty : MetricsRoute(options.metricsToken),
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
-    StoreRejectionResponses
+    StoreRejectionResponses,
+    // Over the same `Organizations` as the routes: the gate reads the keys the routes' authentications kept.
+    options.refusalGate === undefined ? Layer.empty : refusalGateLayer(options.refusalGate, {
+      routes: routesOf(options),
+      logRequests: options.logRequests ?? false,
+      metrics: options.metrics !== false,
+      log: options.log ?? stdoutSink
+    })
   ).pipe(
     Layer.provide(CoreLayer),
     Layer.provide([

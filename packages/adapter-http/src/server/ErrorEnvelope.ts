@@ -31,7 +31,7 @@ export const IMPORT_BODY_LIMIT = ByteSize.mebibytes(32)
  * the framework's cap sits just above it, as a backstop.
  */
 export const IMPORT_JOB_BODY_LIMIT = ByteSize.mebibytes(65)
-const pathOf = (url: string) => {
+export const pathOf = (url: string) => {
   const q = url.indexOf("?")
   return q === -1 ? url : url.slice(0, q)
 }
@@ -170,6 +170,12 @@ export const loggedUrl = (url: string): string => {
   return names.size === 0 ? shown : `${shown}?${[...names].join("&")}`
 }
 
+/** The fields of a request's access-log line (docs/OPERATIONS.md), wherever the request was answered. */
+export const accessLogFields = (requestId: string, method: string, url: string, route: string | undefined, status: number, elapsedMs: number) =>
+  ({ requestId, method, path: loggedUrl(url), route, status, ms: Math.round(elapsedMs * 10) / 10 })
+
+export const accessLogMessage = (fields: ReturnType<typeof accessLogFields>) => `${fields.method} ${fields.path} ${fields.status}`
+
 export const errorEnvelope = (options: EnvelopeOptions) =>
 <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -190,10 +196,10 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
       const elapsedMs = performance.now() - started
       const recorded = options.metrics ? recordRequest(method, route, final.status, elapsedMs / 1000) : Effect.void
       if (!options.logRequests) return Effect.as(recorded, final)
-      const path = loggedUrl(req.url)
+      const fields = accessLogFields(requestId, method, req.url, route, final.status, elapsedMs)
       return recorded.pipe(
-        Effect.andThen(Effect.logInfo(`${method} ${path} ${final.status}`)),
-        Effect.annotateLogs({ requestId, method, path, route, status: final.status, ms: Math.round(elapsedMs * 10) / 10 }),
+        Effect.andThen(Effect.logInfo(accessLogMessage(fields))),
+        Effect.annotateLogs(fields),
         Effect.as(final)
       )
     }

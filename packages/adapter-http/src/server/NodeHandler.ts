@@ -8,6 +8,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { ApiApplication, apiMiddleware, type ApiServerOptions, type ApiServices } from "./ApiServer.ts"
+import type { RefusalGateSlot } from "./RefusalGate.ts"
 
 export interface NodeHandler {
   /** Serves one request; a host mounting it under a prefix strips the prefix from `req.url` first. */
@@ -27,14 +28,19 @@ export const makeNodeHandler = <E>(
 ): Promise<NodeHandler> =>
   Effect.runPromise(Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const app = ApiApplication(options).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices))
+    // Known refusals are answered before the framework (`RefusalGate.ts`); such a 429 records no span.
+    const gate: RefusalGateSlot = options.refusalGate ?? { current: undefined }
+    const app = ApiApplication({ ...options, refusalGate: gate }).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices))
     const context = yield* Layer.buildWithMemoMap(Layer.provideMerge(app, HttpRouter.layer), memoMap ?? Layer.makeMemoMapUnsafe(), scope).pipe(
       Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
     )
     const router = Context.get(context, HttpRouter.HttpRouter)
-    const handler = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope, middleware: apiMiddleware(options) }).pipe(
+    const handle = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope, middleware: apiMiddleware(options) }).pipe(
       Effect.provideContext(context)
     )
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
+      if (gate.current?.refuse(req, res) !== true) handle(req, res)
+    }
     let disposing: Promise<void> | undefined
     return { handler, dispose: () => disposing ??= Effect.runPromise(Scope.close(scope, Exit.void)) }
   }))

@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from "node:stream"
 import { isImport, rawErrorResponse } from "./ErrorEnvelope.ts"
 import { formatLogLine } from "./observability/JsonLogger.ts"
+import { gateRequests, type RefusalGateSlot } from "./RefusalGate.ts"
 
 export interface ServerLimits {
   /** Receiving a whole request, headers and body (`REQUEST_TIMEOUT_MS`). */
@@ -50,9 +51,10 @@ const requestTimeout = Object.assign(new Error("request timeout"), { code: "ERR_
 
 /**
  * A `createServer` for `NodeHttpServer.layer` with the limits applied; refused requests are logged through `log` as
- * lines of the server's one format (there is no Effect request yet to log them with).
+ * lines of the server's one format (there is no Effect request yet to log them with). With `gate`, requests whose
+ * 429 is known are answered before the framework sees them (`RefusalGate.ts`).
  */
-export const hardenedServer = (limits: ServerLimits, log: (line: string) => void) => (): Server => {
+export const hardenedServer = (limits: ServerLimits, log: (line: string) => void, gate?: RefusalGateSlot) => (): Server => {
   const server = createServer({
     requestTimeout: Math.max(limits.requestTimeoutMs, limits.importRequestTimeoutMs),
     headersTimeout: limits.headersTimeoutMs,
@@ -103,5 +105,6 @@ export const hardenedServer = (limits: ServerLimits, log: (line: string) => void
   }
   server.on("request", guard)
   server.on("checkContinue", guard)
+  if (gate !== undefined) gateRequests(server, gate)
   return server
 }

@@ -56,21 +56,26 @@ export const rateLimitHeaders = (decision: SpendDecision): Record<string, string
  * encoding of `tooManyRequests(decision)` (`RefusedResponse.test.ts` compares them on random decisions).
  */
 export const refusedResponse = (decision: SpendRefused): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.text(
-    JSON.stringify({
-      error: {
-        code: errorWire.TooManyRequests.code,
-        message: refusalMessage(decision),
-        details: {
-          ...(decision.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: decision.retryAfterSeconds }),
-          cost: decision.cost,
-          limit: decision.limit,
-          remaining: decision.remaining
-        }
+  HttpServerResponse.text(refusalBody(decision), {
+    status: errorWire.TooManyRequests.status,
+    contentType: "application/json",
+    headers: rateLimitHeaders(decision)
+  })
+
+/** The JSON body of a refusal's 429 (see `refusedResponse`). */
+export const refusalBody = (decision: SpendRefused): string =>
+  JSON.stringify({
+    error: {
+      code: errorWire.TooManyRequests.code,
+      message: refusalMessage(decision),
+      details: {
+        ...(decision.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: decision.retryAfterSeconds }),
+        cost: decision.cost,
+        limit: decision.limit,
+        remaining: decision.remaining
       }
-    }),
-    { status: errorWire.TooManyRequests.status, contentType: "application/json", headers: rateLimitHeaders(decision) }
-  )
+    }
+  })
 
 /** What the middleware needs to know about a route, computed on its first request rather than on every one. */
 interface RouteFacts {

@@ -19,8 +19,14 @@ const CurrentJournal = Context.Reference<Array<Undo> | undefined>("feedback/memo
 export class MemoryTable<K, V> {
   readonly rows = new Map<K, V>()
   private readonly db: MemoryDatabaseImpl
+  /** Moves on every write and every undone write: a reader can tell that rows changed since it looked. */
+  private changes = 0
   constructor(db: MemoryDatabaseImpl) {
     this.db = db
+  }
+
+  get version(): number {
+    return this.changes
   }
 
   get(key: K): V | undefined {
@@ -36,15 +42,25 @@ export class MemoryTable<K, V> {
   set(key: K, value: V): void {
     const had = this.rows.has(key)
     const previous = this.rows.get(key)
-    this.db.journal((had ? () => this.rows.set(key, previous as V) : () => this.rows.delete(key)))
+    this.db.journal(had ? () => this.restore(key, previous as V) : () => this.remove(key))
+    this.changes++
     this.rows.set(key, value)
   }
   delete(key: K): boolean {
     if (!this.rows.has(key)) return false
     const previous = this.rows.get(key) as V
-    this.db.journal(() => this.rows.set(key, previous))
+    this.db.journal(() => this.restore(key, previous))
+    this.changes++
     this.rows.delete(key)
     return true
+  }
+  private restore(key: K, value: V): void {
+    this.changes++
+    this.rows.set(key, value)
+  }
+  private remove(key: K): void {
+    this.changes++
+    this.rows.delete(key)
   }
 }
 

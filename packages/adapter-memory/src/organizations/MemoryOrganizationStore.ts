@@ -1,5 +1,6 @@
 /** Organizations, secret keys, storefront records, unit of work and outbox in memory. */
 import {
+  CredentialChanges,
   type DomainEvent,
   EventOutbox,
   type Integration,
@@ -103,6 +104,17 @@ export const MemoryOrganizationRepository = Layer.effect(OrganizationRepository,
       }),
     isEmpty: Effect.sync(() => organizations.size === 0)
   })
+}))
+
+/**
+ * Every change to a key or an organization is a write to this process's own tables (undone writes included), so
+ * every change is heard: the version is the tables' write counts, and authenticated keys may be kept.
+ */
+export const MemoryCredentialChanges = Layer.effect(CredentialChanges, Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const organizations = db.table<string, Organization>("organizations")
+  const keys = db.table<string, SecretKeyRecord>("secret_keys")
+  return { version: () => organizations.version + keys.version, announce: () => {} }
 }))
 
 export const MemorySecretKeyRepository = Layer.effect(SecretKeyRepository, Effect.gen(function*() {

@@ -10,7 +10,8 @@ export const makeMemoryRateLimitStore: Effect.Effect<RateLimitStore["Service"]> 
   const levels = BucketLevels.make()
   return RateLimitStore.of({
     spend: (organizationId, buckets, cost) =>
-      Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs))
+      Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs)),
+    refusalAt: levels.refusal
   })
 })
 

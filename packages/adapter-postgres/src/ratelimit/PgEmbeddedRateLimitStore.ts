@@ -72,7 +72,8 @@ export const makeEmbeddedRateLimitStore = Effect.gen(function*() {
 
   return RateLimitStore.of({
     spend: (organizationId, buckets, cost) =>
-      Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs))
+      Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs)),
+    refusalAt: levels.refusal
   })
 })
 

@@ -67,6 +67,12 @@ export class Organizations extends Context.Service<Organizations, {
    * same Unauthorized, so the answer reveals nothing about which keys exist.
    */
   readonly authenticateSecretKey: (presented: string) => Effect.Effect<Authenticated, Unauthorized>
+  /**
+   * What `authenticateSecretKey` would answer from the keys it keeps, at `nowMs`, without reading the store:
+   * `undefined` when the key is not kept (unknown, revoked, never seen, or nothing may be kept on this store). A
+   * server's refusal gate uses it to know the caller before any other work.
+   */
+  readonly keptAuthentication: (presented: string, nowMs: number) => Authenticated | undefined
 
   readonly createOrganization: (input: {
     readonly name: string
@@ -129,7 +135,8 @@ export class Organizations extends Context.Service<Organizations, {
     // Admission, not a use-case: it runs before every authenticated request, so it opens no span of its own (a
     // span per request here cost measurable CPU on the hot path); the request's use-case span follows it.
     const isPlan = Schema.is(Plan)
-    // Kept only while every change to keys and organizations is heard (`CredentialChanges`; PostgreSQL servers).
+    // Kept only while every change to keys and organizations is heard (`CredentialChanges`: the memory store, and
+    // PostgreSQL servers by LISTEN/NOTIFY).
     const changes = yield* CredentialChanges
     const cache = AuthenticationCache.make(changes)
 
@@ -153,6 +160,9 @@ export class Organizations extends Context.Service<Organizations, {
       cache.set(keyHash, version, nowMs, authenticated)
       return authenticated
     })
+
+    const keptAuthentication = (presented: string, nowMs: number) =>
+      cache.version() === undefined || !isWellFormedSecretKey(presented) ? undefined : cache.get(hashSecretKey(presented), nowMs)
 
     // The HTTP contract bounds a plan; a host calling the core directly is trusted, but a plan outside the bounds
     // would fail every later request of the organization (the bucket refuses the ceiling), so it fails here instead.
@@ -289,6 +299,7 @@ export class Organizations extends Context.Service<Organizations, {
     return Organizations.of({
       current,
       authenticateSecretKey,
+      keptAuthentication,
       createOrganization,
       findOrganization,
       setApiRequestsPerMinute,

@@ -6,13 +6,15 @@
  * A bucket with no entry is at `unknownLevel`: full (the default, a new bucket is full), or the level a store must
  * assume after losing track (e.g. empty as of a restart), which `TokenBucket` refills from like any stored level.
  */
-import { assertBuckets, type SpendDecision, toSpendDecision } from "./RateLimitStore.ts"
+import { assertBuckets, type SpendDecision, type SpendRefused, toSpendDecision } from "./RateLimitStore.ts"
 import type { KeyedBucket } from "./RateLimitTable.ts"
 import * as TokenBucket from "./TokenBucket.ts"
 
 export interface BucketLevels {
   /** `TokenBucket.spend` over the organization's buckets at `nowMs`; an admission writes the charged levels. */
   readonly spend: (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => SpendDecision
+  /** What `spend` would answer at `nowMs` if it refuses, without writing anything; `undefined` if it would admit. */
+  readonly refusal: (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => SpendRefused | undefined
   /** Sets one level (e.g. as read back from where a previous run left it). */
   readonly set: (organizationId: string, key: string, state: TokenBucket.BucketState) => void
   /** Every level held, as `[organization, bucket key, state]`. */
@@ -35,20 +37,26 @@ export const make = (options: BucketLevelsOptions = {}): BucketLevels => {
     org.set(key, state)
   }
 
-  const spend = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
+  const decide = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
     assertBuckets(buckets)
     const org = levels.get(organizationId)
-    const result = TokenBucket.spend(
-      buckets.map((b) => ({ state: org?.get(b.key) ?? unknownLevel, spec: b.spec })),
-      cost,
-      nowMs
-    )
+    return TokenBucket.spend(buckets.map((b) => ({ state: org?.get(b.key) ?? unknownLevel, spec: b.spec })), cost, nowMs)
+  }
+
+  const spend = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
+    const result = decide(organizationId, buckets, cost, nowMs)
     if (result._tag === "Admitted") buckets.forEach((b, i) => set(organizationId, b.key, result.states[i]!))
     return toSpendDecision(buckets, result, cost)
+  }
+
+  // A refusal writes nothing, so it is the same decision whether asked for here or by `spend`.
+  const refusal = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
+    const result = decide(organizationId, buckets, cost, nowMs)
+    return result._tag === "Refused" ? toSpendDecision(buckets, result, cost) : undefined
   }
 
   const entries = () =>
     Array.from(levels, ([organizationId, org]) => Array.from(org, ([key, state]) => [organizationId, key, state] as const)).flat()
 
-  return { spend, set, entries }
+  return { spend, refusal, set, entries }
 }

@@ -9,7 +9,7 @@
  * bounds are kept (the oldest goes first). A request whose buckets are not all bounded goes to the store.
  */
 import { Clock, Effect, Layer } from "effect"
-import { RateLimitStore, type SpendDecision, toSpendDecision } from "./RateLimitStore.ts"
+import { RateLimitStore, type SpendDecision, type SpendRefused, toSpendDecision } from "./RateLimitStore.ts"
 import type { KeyedBucket } from "./RateLimitTable.ts"
 import * as TokenBucket from "./TokenBucket.ts"
 
@@ -47,6 +47,8 @@ export const withLocalRefusals = (
   }
 
   return RateLimitStore.of({
+    refusalAt: (organizationId, buckets, cost, nowMs) =>
+      localDecision(organizationId, buckets, cost, nowMs) ?? store.refusalAt?.(organizationId, buckets, cost, nowMs),
     spend: (organizationId, buckets, cost) =>
       Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
         const local = localDecision(organizationId, buckets, cost, nowMs)

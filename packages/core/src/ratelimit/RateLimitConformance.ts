@@ -8,7 +8,7 @@
  * processes, a database whose default isolation is REPEATABLE READ).
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Exit, Layer } from "effect"
+import { Clock, Effect, Exit, Layer } from "effect"
 import { CurrentCaller, DashboardCaller, SecretKeyCaller } from "../kernel/Caller.ts"
 import type { OrganizationId, SecretKeyId, UserId } from "../kernel/Ids.ts"
 import { Organizations } from "../organizations/Organizations.ts"
@@ -18,6 +18,7 @@ import { nextId } from "../kernel/IdGenerator.ts"
 import { RateLimitStore, type SpendDecision, tooManyRequests } from "./RateLimitStore.ts"
 import { bucketsFor, ORG_BUCKET_KEY } from "./RateLimitTable.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
+import { withoutStates } from "../testing/RateLimitArbitraries.ts"
 
 const admitted = (ds: ReadonlyArray<SpendDecision>) => ds.filter((d) => d._tag === "Admitted")
 
@@ -204,6 +205,30 @@ const storeLimits: ConformanceSuite = (store) =>
         yield* TestClock.adjust("2999 millis")
         assert.deepInclude(yield* spend(org, buckets, 1), { _tag: "Refused", retryAfterSeconds: 1 })
         yield* TestClock.adjust("1 millis")
+        assert.deepInclude(yield* spend(org, buckets, 1), { _tag: "Admitted", remaining: 0 })
+      }))
+
+    it.effect("a refusal the store can tell in advance (`refusalAt`) is the one spend answers, and changes nothing", () =>
+      Effect.gen(function*() {
+        const { refusalAt } = yield* RateLimitStore
+        const org = yield* nextId()
+        const buckets = reviews(10) // one token every 6 seconds
+        const told = (cost: number) => Effect.map(Clock.currentTimeMillis, (nowMs) => refusalAt?.(org, buckets, cost, nowMs))
+        assert.isUndefined(yield* told(1)) // a full bucket refuses nothing
+        assert.strictEqual(admitted(yield* concurrently(10, () => spend(org, buckets, 1))).length, 10)
+        yield* spend(org, buckets, 1) // the store's own refusal (where a bound is learned)
+        yield* TestClock.adjust("1 second")
+        for (const cost of [1, 11]) {
+          const early = yield* told(cost)
+          // A store that can tell at all (in-process levels, or a bound from its last refusal) tells here.
+          if (refusalAt !== undefined) assert.isDefined(early)
+          const answered = yield* spend(org, buckets, cost)
+          assert.strictEqual(answered._tag, "Refused")
+          if (early !== undefined) assert.deepStrictEqual(withoutStates(early), withoutStates(answered))
+        }
+        // Asking changed nothing: the refill goes on, and once affordable nothing is told in advance.
+        yield* TestClock.adjust("5 seconds")
+        assert.isUndefined(yield* told(1))
         assert.deepInclude(yield* spend(org, buckets, 1), { _tag: "Admitted", remaining: 0 })
       }))
 

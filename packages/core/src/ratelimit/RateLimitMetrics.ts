@@ -3,7 +3,7 @@
  * charged routes counts once, admitted or refused, so an operator sees throttling without reading access logs.
  * Effect's `Metric` keeps the series in the process; `/metrics` and the OTLP exporter read them from there.
  */
-import { Effect, Metric } from "effect"
+import { type Context, Effect, Metric } from "effect"
 import type { SpendDecision } from "./RateLimitStore.ts"
 
 const description = "Rate-limit decisions on charged requests, by decision (admitted or refused)"
@@ -17,6 +17,10 @@ const decisions = {
 /** Counts one decision. */
 export const recordRateLimitDecision = (decision: SpendDecision): Effect.Effect<void> =>
   Metric.update(decisions[decision._tag], 1)
+
+/** `recordRateLimitDecision` outside any fiber, into the metrics of `context`. */
+export const recordRateLimitDecisionUnsafe = (decision: SpendDecision, context: Context.Context<never>): void =>
+  decisions[decision._tag].updateUnsafe(1, context)
 
 /** Registers both series at 0, so a scrape shows them before the first request. */
 export const initRateLimitMetrics: Effect.Effect<void> = Effect.andThen(

@@ -9,7 +9,7 @@
 import { Context, type Effect } from "effect"
 import { TooManyRequests, withoutStack } from "../kernel/Errors.ts"
 import { type KeyedBucket, ORG_BUCKET_KEY } from "./RateLimitTable.ts"
-import type { BucketState, SpendResult } from "./TokenBucket.ts"
+import type { BucketState, Refused, SpendResult } from "./TokenBucket.ts"
 
 export interface SpendAdmitted {
   readonly _tag: "Admitted"
@@ -57,6 +57,18 @@ export class RateLimitStore extends Context.Service<RateLimitStore, {
     buckets: ReadonlyArray<KeyedBucket>,
     cost: number
   ) => Effect.Effect<SpendDecision>
+  /**
+   * The refusal `spend` would answer at `nowMs`, when this process can tell without I/O and without changing
+   * anything (an in-process store's own levels, or `LocalRefusals`' bound); `undefined` when it cannot, and always
+   * for a request `spend` would admit. Lets a server refuse before it does any other work for the request (the
+   * HTTP adapter's refusal gate). Optional: a store without it is asked by `spend` every time.
+   */
+  readonly refusalAt?: (
+    organizationId: string,
+    buckets: ReadonlyArray<KeyedBucket>,
+    cost: number,
+    nowMs: number
+  ) => SpendRefused | undefined
 }>()("feedback/RateLimitStore") {}
 
 /** Rejects a bucket list that no correct caller builds; stores call it before touching state. */
@@ -68,11 +80,9 @@ export const assertBuckets = (buckets: ReadonlyArray<KeyedBucket>): void => {
 }
 
 /** The store-level decision for the result of `TokenBucket.spend` over `buckets` (same order). */
-export const toSpendDecision = (
-  buckets: ReadonlyArray<KeyedBucket>,
-  result: SpendResult,
-  cost: number
-): SpendDecision => {
+export function toSpendDecision(buckets: ReadonlyArray<KeyedBucket>, result: Refused, cost: number): SpendRefused
+export function toSpendDecision(buckets: ReadonlyArray<KeyedBucket>, result: SpendResult, cost: number): SpendDecision
+export function toSpendDecision(buckets: ReadonlyArray<KeyedBucket>, result: SpendResult, cost: number): SpendDecision {
   const limit = buckets[0]?.spec.ceiling ?? 0
   const remaining = result.remaining[0] ?? 0
   const fullInSeconds = result.fullInSeconds[0]

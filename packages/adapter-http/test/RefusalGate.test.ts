@@ -1,0 +1,175 @@
+/**
+ * The refusal gate (`RefusalGate.ts`, docs/DECISIONS.md §31) through a real `node:http` server: a refusal the process
+ * already knows is answered before the framework, with the full path's status, headers, body, access-log line and
+ * metrics; anything it cannot know (a revoked key, a raised plan, a request with a body, an odd path) goes the full
+ * path. On memory the levels are the process's own; on a PostgreSQL server the bound comes from the store's first
+ * refusal (`LocalRefusals`) and keys are kept while `LISTEN/NOTIFY` hears every change.
+ */
+import { MemoryStoreLayer } from "@feedback/adapter-memory"
+import { PgStoreLayer } from "@feedback/adapter-postgres"
+import { IdGenerator, type StoreServices } from "@feedback/core"
+import { Layer, Redacted } from "effect"
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshLayer, serverUrl, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
+import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
+import type { RefusalGateSlot } from "../src/server/RefusalGate.ts"
+import { sampleOf } from "./PrometheusText.ts"
+import { OPERATOR_TOKEN } from "./TestServer.ts"
+
+interface Answer {
+  readonly status: number
+  readonly headers: IncomingHttpHeaders
+  readonly body: string
+}
+
+type Store = Layer.Layer<StoreServices, unknown>
+const stores: ReadonlyArray<readonly [string, () => Store, boolean]> = [
+  ["memory", () => MemoryStoreLayer, true],
+  [
+    serverUrl === undefined ? `${storeName} (skipped: set TEST_DATABASE_URL to run on a PostgreSQL server)` : storeName,
+    () => freshLayer((target) => PgStoreLayer(target)),
+    serverUrl !== undefined
+  ]
+]
+
+describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
+  const lines: Array<string> = []
+  const slot: RefusalGateSlot = { current: undefined }
+  let gated = 0
+  let api: NodeHandler
+  let server: Server
+  let port = 0
+
+  /** One request over a fresh connection, with exactly the headers given (plus Host). */
+  const send = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+    new Promise<Answer>((resolve, reject) => {
+      const req = httpRequest({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
+        let text = ""
+        res.setEncoding("utf8")
+        res.on("data", (chunk: string) => (text += chunk))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }))
+      })
+      req.on("error", reject)
+      req.end(body)
+    })
+  const operator = async (method: string, path: string, body: unknown) => {
+    const answer = await send(method, path, { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" }, JSON.stringify(body))
+    expect(answer.status, answer.body).toBeLessThan(300)
+    return JSON.parse(answer.body)
+  }
+  const provision = async (apiRequestsPerMinute: number) => {
+    const organization = await operator("POST", "/operator/organizations", { name: "Gate", apiRequestsPerMinute })
+    const key = await operator("POST", `/operator/organizations/${organization.id}/keys`, { permissions: ["settings:read", "reviews:read"] })
+    return { organizationId: organization.id as string, key: key.secretKey as string, keyId: key.id as string }
+  }
+  const get = (path: string, key: string, extra: Record<string, string> = {}) =>
+    send("GET", path, { authorization: `Bearer ${key}`, ...extra })
+  // `Content-Length: 0` on a GET is allowed, and the gate leaves every request that declares a body to the full path.
+  const getPastTheGate = (path: string, key: string) => get(path, key, { "content-length": "0" })
+  const metric = async (name: string, labels: Record<string, string>) =>
+    sampleOf((await send("GET", "/metrics")).body, name, labels) ?? 0
+  const accessLine = (requestId: string | string[] | undefined) => {
+    const line = lines.map((l) => JSON.parse(l)).find((l) => l.requestId === requestId && typeof l.status === "number")
+    expect(line).toBeDefined()
+    const { ms, requestId: _, time, ...rest } = line
+    expect(typeof ms).toBe("number")
+    expect(typeof time).toBe("string")
+    return rest
+  }
+  const comparable = (answer: Answer) => {
+    const { date, "x-request-id": requestId, ...headers } = answer.headers
+    expect(date).toBeDefined()
+    expect(requestId).toMatch(/^req_/)
+    return { status: answer.status, headers, body: JSON.parse(answer.body) }
+  }
+
+  beforeAll(async () => {
+    if (!runs) return
+    api = await makeNodeHandler(Layer.merge(makeStore(), IdGenerator.uuidV7), {
+      workers: false,
+      operatorToken: Redacted.make(OPERATOR_TOKEN),
+      logRequests: true,
+      log: (line) => lines.push(line),
+      refusalGate: slot
+    })
+    // Counts the requests the gate answered, around the gate the handler installed.
+    const gate = slot.current
+    expect(gate).toBeDefined()
+    slot.current = {
+      refuse: (req, res) => {
+        const answered = gate!.refuse(req, res)
+        if (answered) gated++
+        return answered
+      }
+    }
+    server = createServer(api.handler)
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    port = (server.address() as AddressInfo).port
+  }, 60_000)
+  afterAll(async () => {
+    if (!runs) return
+    await new Promise((resolve) => server.close(resolve))
+    await api.dispose()
+  })
+
+  it.skipIf(!runs)("answers a known refusal itself, exactly as the full path does", async () => {
+    const { key } = await provision(1)
+    expect((await get("/organization", key)).status).toBe(200)
+    // The full path refuses first (on PostgreSQL that is where the bound is learned)…
+    const full = await getPastTheGate("/organization", key)
+    expect(full.status).toBe(429)
+    const refusedBefore = await metric("feedback_rate_limit_decisions_total", { decision: "refused" })
+    const answeredBefore = await metric("http_server_requests_total", { method: "GET", route: "/organization", status: "429" })
+    const before = gated
+    // …then the gate answers, with the same status, headers and body.
+    const early = await get("/organization", key)
+    expect(gated).toBe(before + 1)
+    expect(comparable(early)).toEqual(comparable(full))
+    expect(early.headers["retry-after"]).toBeDefined()
+    // The same access-log line (but for the request id, time and duration) and the same metrics.
+    expect(accessLine(early.headers["x-request-id"])).toEqual(accessLine(full.headers["x-request-id"]))
+    expect(await metric("feedback_rate_limit_decisions_total", { decision: "refused" })).toBe(refusedBefore + 1)
+    expect(await metric("http_server_requests_total", { method: "GET", route: "/organization", status: "429" })).toBe(answeredBefore + 1)
+    // A caller's own request id is kept, as on the full path.
+    expect((await get("/organization", key, { "x-request-id": "client-id.1" })).headers["x-request-id"]).toBe("client-id.1")
+  })
+
+  it.skipIf(!runs)("charges parameterized routes by their own cost and leaves unknown paths and methods alone", async () => {
+    const { key } = await provision(1)
+    expect((await get("/organization", key)).status).toBe(200)
+    await getPastTheGate("/organization", key)
+    const before = gated
+    const review = await get("/reviews/00000000-0000-7000-8000-000000000000", key)
+    expect(review.status).toBe(429)
+    expect(gated).toBe(before + 1)
+    expect(comparable(review)).toEqual(comparable(await getPastTheGate("/reviews/00000000-0000-7000-8000-000000000000", key)))
+    // Not the gate's to answer: an unknown path (404), a trailing slash or an encoded character, a HEAD, another
+    // scheme spelling, and the operator API; each still gets what the full path gives.
+    const left = [
+      await get("/no-such-route", key),
+      await get("/organization/", key),
+      await get("/reviews/%30", key),
+      await send("HEAD", "/organization", { authorization: `Bearer ${key}` }),
+      await send("GET", "/organization", { authorization: `bearer ${key}` })
+    ]
+    expect(left.map((a) => a.status)).toEqual([404, 429, 429, 429, 429])
+    expect(gated).toBe(before + 1)
+  })
+
+  it.skipIf(!runs)("never answers for a revoked key or a raised plan: the change is heard at once", async () => {
+    const { key, keyId, organizationId } = await provision(1)
+    expect((await get("/organization", key)).status).toBe(200)
+    await getPastTheGate("/organization", key)
+    expect((await get("/organization", key)).status).toBe(429)
+    const before = gated
+    await operator("PATCH", `/operator/organizations/${organizationId}`, { apiRequestsPerMinute: 6_000 })
+    // The emptied bucket refills at the new rate: 100 tokens a second.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect((await get("/organization", key)).status).toBe(200)
+    await operator("DELETE", `/operator/organizations/${organizationId}/keys/${keyId}`, undefined)
+    expect((await get("/organization", key)).status).toBe(401)
+    expect(gated).toBe(before)
+  })
+})
