@@ -4,11 +4,11 @@
  * keyed `POST /sites`, split between them and sent at once: each round creates exactly one site, and every other
  * answer is its replay or a 409 while it runs.
  */
-import { Effect } from "effect"
-import { Agent } from "node:http"
-import { afterAll, assert, beforeAll, it } from "vitest"
-import { describeWithServer, dropServerDatabase, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
-import { callOver, type ServerProcess, startServerProcess } from "./ServerProcess.ts"
+import type { Agent } from "node:http"
+import { assert, it } from "vitest"
+import { describeWithServer } from "../../adapter-postgres/test/TestDatabase.ts"
+import { callOver, type ServerProcess } from "./ServerProcess.ts"
+import { sharedDatabaseProcesses } from "./SharedDatabaseProcesses.ts"
 
 const OPERATOR_TOKEN = "idempotency-test-operator-token-of-32-chars"
 const ROUNDS = 10
@@ -18,22 +18,7 @@ const call = (agent: Agent, url: string, init: { method: string; token: string; 
   callOver(agent, url, { ...init, ...(init.key === undefined ? {} : { headers: { "idempotency-key": init.key } }) })
 
 describeWithServer("Idempotency-Key across server processes sharing PostgreSQL", (serverUrl) => {
-  const servers: Array<ServerProcess> = []
-  const agents = Array.from({ length: 2 }, () => new Agent({ keepAlive: true, maxSockets: PER_ROUND }))
-  let databaseUrl: string | undefined
-
-  beforeAll(async () => {
-    databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
-    const env = { DATABASE_URL: databaseUrl, OPERATOR_TOKEN, LOG_REQUESTS: "false", PORT: "0" }
-    // One after the other: the first applies the migrations; the second finds them.
-    for (let i = 0; i < 2; i++) servers.push(await startServerProcess(env))
-  }, 60_000)
-
-  afterAll(async () => {
-    for (const agent of agents) agent.destroy()
-    await Promise.all(servers.map((s) => s.stop()))
-    if (databaseUrl !== undefined) await dropServerDatabase(serverUrl, databaseUrl)
-  }, 30_000)
+  const { agents, servers } = sharedDatabaseProcesses(serverUrl, { operatorToken: OPERATOR_TOKEN, maxSockets: PER_ROUND })
 
   it(`${ROUNDS} rounds of ${PER_ROUND} identical keyed requests over two processes each create exactly one site`, async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess]

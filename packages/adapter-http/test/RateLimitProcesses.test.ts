@@ -6,11 +6,11 @@
  * Every other answer must be a well-formed 429. The same burst runs again with the limiter on a shared Redis
  * (`RATE_LIMIT_URL`, docs/DECISIONS.md §22), and the buckets it left in Redis show that Redis decided.
  */
-import { Effect } from "effect"
-import { Agent } from "node:http"
-import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { describeWithServer, dropServerDatabase, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
-import { callOver, type HttpAnswer, type ServerProcess, startServerProcess } from "./ServerProcess.ts"
+import type { Agent } from "node:http"
+import { assert, describe, it } from "vitest"
+import { describeWithServer } from "../../adapter-postgres/test/TestDatabase.ts"
+import { callOver, type HttpAnswer, type ServerProcess } from "./ServerProcess.ts"
+import { sharedDatabaseProcesses } from "./SharedDatabaseProcesses.ts"
 import { redisAvailable, startRedis } from "../../adapter-redis/test/TestRedis.ts"
 import { createClient } from "redis"
 
@@ -29,31 +29,17 @@ const call = (agent: Agent, url: string, init: { method: string; token: string; 
 type Limiter = "PostgreSQL" | "Redis"
 
 const burstAcrossProcesses = (serverUrl: string, limiter: Limiter) => {
-  const servers: Array<ServerProcess> = []
-  const agents = Array.from({ length: 2 }, () => new Agent({ keepAlive: true, maxSockets: SOCKETS_PER_PROCESS }))
-  let databaseUrl: string | undefined
   let redis: Awaited<ReturnType<typeof startRedis>> | undefined
-
-  beforeAll(async () => {
-    databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
-    if (limiter === "Redis") redis = await startRedis()
-    const env = {
-      DATABASE_URL: databaseUrl,
-      OPERATOR_TOKEN,
-      LOG_REQUESTS: "false",
-      PORT: "0",
-      ...(redis === undefined ? {} : { RATE_LIMIT_URL: redis.url })
-    }
-    // One after the other: the first applies the migrations and seeds the demo organization; the second finds both.
-    for (let i = 0; i < 2; i++) servers.push(await startServerProcess(env))
-  }, 60_000)
-
-  afterAll(async () => {
-    for (const agent of agents) agent.destroy()
-    await Promise.all(servers.map((s) => s.stop()))
-    if (databaseUrl !== undefined) await dropServerDatabase(serverUrl, databaseUrl)
-    redis?.stop()
-  }, 30_000)
+  const { agents, servers } = sharedDatabaseProcesses(serverUrl, {
+    operatorToken: OPERATOR_TOKEN,
+    maxSockets: SOCKETS_PER_PROCESS,
+    prepare: async () => {
+      if (limiter !== "Redis") return {}
+      redis = await startRedis()
+      return { RATE_LIMIT_URL: redis.url }
+    },
+    cleanUp: () => redis?.stop()
+  })
 
   it(`${limiter} limiter: ${REQUESTS} concurrent requests over two processes admit within the exact bound; the rest are well-formed 429s`, async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess]
