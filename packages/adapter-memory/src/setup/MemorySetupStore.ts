@@ -192,9 +192,10 @@ export const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRep
       Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(surveyFlows, organizationId, id)), unowned)),
     replaceSurveyFlow: (flow) =>
       db.mutate(() => {
-        if (ownedBy(surveyFlows, flow.organizationId, flow.id) === undefined) return
+        if (ownedBy(surveyFlows, flow.organizationId, flow.id) === undefined) return false
         checkTemplates(flow)
         surveyFlows.set(flow.id, { ...flow, steps: [...flow.steps].sort((a, b) => a.position - b.position) })
+        return true
       }),
     deleteSurveyFlow: (organizationId, id) =>
       db.mutate(() => {

@@ -259,9 +259,10 @@ export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationReposit
         const kept = yield* sql`UPDATE survey_flows SET name = ${f.name}, is_active = ${f.isActive}, trigger_event = ${f.triggerEvent},
               condition = ${f.condition}, metadata = ${JSON.stringify(f.metadata)}::jsonb, updated_at = ${f.updatedAt}
             WHERE organization_id = ${f.organizationId} AND id = ${f.id} RETURNING id`
-        if (kept.length === 0) return
+        if (kept.length === 0) return false
         yield* sql`DELETE FROM survey_flow_steps WHERE organization_id = ${f.organizationId} AND survey_flow_id = ${f.id}`
         yield* insertSteps(f)
+        return true
       }).pipe(orDie),
     deleteSurveyFlow: (organizationId, id) =>
       sql`DELETE FROM survey_flows WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(Effect.asVoid, orDie),

@@ -126,12 +126,14 @@ export const automationConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual((yield* newEvents(org, before)).map((e) => [e.event, e.data]), [["surveyFlow.deleted", Schema.encodeSync(SurveyFlow)(flow)]])
       }))
 
-    it.effect("replacing a flow that was deleted since it was read changes nothing and fails nothing (PATCH racing DELETE)", () =>
+    it.effect("replacing a flow that was deleted since it was read changes nothing and says so (PATCH racing DELETE)", () =>
       Effect.gen(function*() {
         const { org, flow } = yield* withSetup("Raced flow")
         yield* automation.use((a) => a.deleteSurveyFlow(flow.id)).pipe(as(org))
-        // What a PATCH that read the flow before the DELETE committed writes next: the flow with its steps.
-        yield* ReviewAutomationRepository.use((r) => r.replaceSurveyFlow({ ...flow, name: "Too late", organizationId: org }))
+        // What a PATCH that read the flow before the DELETE committed writes next: the flow with its steps. The
+        // use-case then answers 404 and records no `surveyFlow.updated` after the `surveyFlow.deleted`.
+        const replaced = yield* ReviewAutomationRepository.use((r) => r.replaceSurveyFlow({ ...flow, name: "Too late", organizationId: org }))
+        assert.isFalse(replaced)
         assert.isTrue(Option.isNone(yield* ReviewAutomationRepository.use((r) => r.findSurveyFlow(org, flow.id))))
       }))
 

@@ -138,7 +138,8 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
         }
         if (sameFlow(next, current)) return current
         const updated: SurveyFlow = { ...next, updatedAt: yield* now }
-        yield* repo.replaceSurveyFlow({ ...updated, organizationId })
+        // Deleted since it was read (a DELETE that committed first): the PATCH comes after it, so 404, no event.
+        if (!(yield* repo.replaceSurveyFlow({ ...updated, organizationId }))) return yield* NotFound.of("survey flow", id)
         yield* events.record(organizationId, "surveyFlow.updated", encodeFlow(updated))
         return updated
       }))

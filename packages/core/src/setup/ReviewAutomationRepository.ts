@@ -35,8 +35,11 @@ export class ReviewAutomationRepository extends Context.Service<ReviewAutomation
   readonly flowsUsingTemplate: (organizationId: OrganizationId, id: EmailTemplateId) => Effect.Effect<ReadonlyArray<SurveyFlowId>>
   readonly pageSurveyFlows: (organizationId: OrganizationId, page: NewestFirstPageRequest) => Effect.Effect<ReadonlyArray<SurveyFlow>>
   readonly findSurveyFlow: (organizationId: OrganizationId, id: SurveyFlowId) => Effect.Effect<Option.Option<SurveyFlow>>
-  /** Writes every field of an existing flow and replaces its steps with `flow.steps`. */
-  readonly replaceSurveyFlow: (flow: Owned<SurveyFlow>) => Effect.Effect<void>
+  /**
+   * Writes every field of an existing flow and replaces its steps with `flow.steps`; false, changing nothing, when
+   * the flow no longer exists (deleted since it was read).
+   */
+  readonly replaceSurveyFlow: (flow: Owned<SurveyFlow>) => Effect.Effect<boolean>
   /** Deletes the flow with its steps. */
   readonly deleteSurveyFlow: (organizationId: OrganizationId, id: SurveyFlowId) => Effect.Effect<void>
 }>()("feedback/ReviewAutomationRepository") {}
