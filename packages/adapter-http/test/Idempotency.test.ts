@@ -193,3 +193,31 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     assert.strictEqual(await siteCount(token), 2)
   })
 })
+
+describe("Idempotency-Key in the OpenAPI document", () => {
+  it("every keyed operation documents what the key can answer: 409 while it runs, 422 IDEMPOTENCY_KEY_REUSED", async () => {
+    const server = makeTestServer(MemoryStoreLayer, { workers: false })
+    try {
+      const spec = (await server.request("GET", "/openapi.json")).body
+      const resolve = (r: any): any => r?.$ref === undefined ? r : resolve(r.$ref.split("/").slice(1).reduce((o: any, k: string) => o[k], spec))
+      const schemaNames = (response: any): Array<string> => {
+        const schema = resolve(response).content["application/json"].schema
+        return (schema.oneOf ?? [schema]).map((s: any) => s.$ref.split("/").pop())
+      }
+      let keyed = 0
+      for (const [path, item] of Object.entries<any>(spec.paths)) {
+        for (const method of ["post", "patch", "delete"]) {
+          const operation = item[method]
+          if (operation === undefined || (operation.security ?? []).length === 0) continue
+          keyed++
+          assert.include(schemaNames(operation.responses["409"]), "ConflictError", `${method} ${path}`)
+          assert.include(schemaNames(operation.responses["422"]), "IdempotencyKeyReusedError", `${method} ${path}`)
+        }
+      }
+      assert.isAbove(keyed, 20)
+      assert.deepStrictEqual(spec.components.schemas.IdempotencyKeyReusedError.properties.error.properties.code.enum, ["IDEMPOTENCY_KEY_REUSED"])
+    } finally {
+      await server.dispose()
+    }
+  })
+})

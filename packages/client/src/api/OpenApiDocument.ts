@@ -73,7 +73,7 @@ const statusText: Readonly<Record<string, string>> = {
 }
 
 /** The error envelope of a status Effect does not see (answered by the server's middleware), as a schema. */
-const envelopeSchema = (code: string, details?: Json): Json => ({
+export const envelopeSchema = (code: string, details?: Json): Json => ({
   type: "object",
   required: ["error"],
   additionalProperties: false,

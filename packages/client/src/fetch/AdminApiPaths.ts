@@ -1472,6 +1472,13 @@ export type components = {
             /** @enum {string} */
             status: "ok";
         };
+        IdempotencyKeyReusedError: {
+            error: {
+                /** @enum {string} */
+                code: "IDEMPOTENCY_KEY_REUSED";
+                message: string;
+            };
+        };
         ImportFailedError: {
             error: {
                 /** @enum {string} */
@@ -2167,7 +2174,7 @@ export type components = {
         };
     };
     responses: {
-        /** @description `CONFLICT`: the request contradicts the current state (a duplicate, or a record still in use). */
+        /** @description `CONFLICT`: a request with the same `Idempotency-Key` is still running; retry it shortly. */
         ConflictError: {
             headers: {
                 "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -2217,8 +2224,8 @@ export type components = {
                 "application/json": components["schemas"]["ForbiddenError"];
             };
         };
-        /** @description The request is well-formed but cannot be carried out (see the error's `code`). */
-        ImportFailedError: {
+        /** @description `IDEMPOTENCY_KEY_REUSED`: this `Idempotency-Key` was already used with another request. */
+        IdempotencyKeyReusedError: {
             headers: {
                 "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -2233,16 +2240,12 @@ export type components = {
                 /**
                  * @example {
                  *       "error": {
-                 *         "code": "IMPORT_FAILED",
-                 *         "message": "A human-readable explanation.",
-                 *         "details": {
-                 *           "index": 1,
-                 *           "message": "A human-readable explanation."
-                 *         }
+                 *         "code": "IDEMPOTENCY_KEY_REUSED",
+                 *         "message": "A human-readable explanation."
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["ImportFailedError"];
+                "application/json": components["schemas"]["IdempotencyKeyReusedError"];
             };
         };
         /** @description `INTERNAL`: an unexpected failure, logged under `details.requestId`; nothing was changed. */
@@ -2269,33 +2272,6 @@ export type components = {
                  *     }
                  */
                 "application/json": components["schemas"]["InternalError"];
-            };
-        };
-        /** @description The request is well-formed but cannot be carried out (see the error's `code`). */
-        InvalidRedactionError: {
-            headers: {
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
-                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "INVALID_REDACTION",
-                 *         "message": "A human-readable explanation.",
-                 *         "details": {
-                 *           "field": "text"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["InvalidRedactionError"];
             };
         };
         /** @description `INVALID_REQUEST`: a parameter or body field is missing or wrong; `details.issues` names each one. */
@@ -2660,6 +2636,7 @@ export interface operations {
             409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -2788,9 +2765,37 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
-            422: components["responses"]["ImportFailedError"];
+            /** @description The request is well-formed but cannot be carried out (see the error's `code`). */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "IMPORT_FAILED",
+                     *         "message": "A human-readable explanation.",
+                     *         "details": {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportFailedError"] | components["schemas"]["IdempotencyKeyReusedError"];
+                };
+            };
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -2939,6 +2944,7 @@ export interface operations {
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
             409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -3000,8 +3006,10 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -3131,8 +3139,10 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -3396,8 +3406,10 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -3686,8 +3698,10 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -3826,8 +3840,10 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -4037,8 +4053,10 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -4233,6 +4251,8 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -4371,8 +4391,10 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -4510,8 +4532,10 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -4576,6 +4600,8 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -4651,8 +4677,10 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -4786,6 +4814,7 @@ export interface operations {
             409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -4897,6 +4926,7 @@ export interface operations {
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
             409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -4972,6 +5002,7 @@ export interface operations {
             409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -5044,9 +5075,37 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
-            422: components["responses"]["ImportFailedError"];
+            /** @description The request is well-formed but cannot be carried out (see the error's `code`). */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "IMPORT_FAILED",
+                     *         "message": "A human-readable explanation.",
+                     *         "details": {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportFailedError"] | components["schemas"]["IdempotencyKeyReusedError"];
+                };
+            };
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -5528,8 +5587,10 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -5616,9 +5677,36 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
-            422: components["responses"]["InvalidRedactionError"];
+            /** @description The request is well-formed but cannot be carried out (see the error's `code`). */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "INVALID_REDACTION",
+                     *         "message": "A human-readable explanation.",
+                     *         "details": {
+                     *           "field": "text"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidRedactionError"] | components["schemas"]["IdempotencyKeyReusedError"];
+                };
+            };
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -5684,6 +5772,7 @@ export interface operations {
             409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -5735,6 +5824,8 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -5797,8 +5888,10 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -5852,8 +5945,10 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -5957,9 +6052,37 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
-            422: components["responses"]["ImportFailedError"];
+            /** @description The request is well-formed but cannot be carried out (see the error's `code`). */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "IMPORT_FAILED",
+                     *         "message": "A human-readable explanation.",
+                     *         "details": {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportFailedError"] | components["schemas"]["IdempotencyKeyReusedError"];
+                };
+            };
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6067,8 +6190,10 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6293,6 +6418,8 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6374,8 +6501,10 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6531,8 +6660,10 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6631,6 +6762,8 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6695,8 +6828,10 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6826,6 +6961,8 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6888,6 +7025,8 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6949,8 +7088,10 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
             413: components["responses"]["PayloadTooLargeError"];
             415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
