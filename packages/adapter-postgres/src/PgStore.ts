@@ -1,5 +1,5 @@
 /** Every core store service over PostgreSQL, with migrations applied when the layer is built. */
-import { CursorKey, type RateLimitStore } from "@feedback/core"
+import { CredentialChanges, CursorKey, makeHeardCredentialChanges, type RateLimitStore } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { migrations } from "./migrations/index.ts"
@@ -51,8 +51,15 @@ const storeServices = <E>(rateLimits: Layer.Layer<RateLimitStore, E, SqlClient.S
 /** The store services over an existing SqlClient (so a host can share its own pool). */
 export const PgStoreServices = storeServices(PgRateLimitStore)
 
-/** Embedded PGlite: one process owns the database, so its rate-limit levels live in that process. */
-const EmbeddedStoreServices = storeServices(PgEmbeddedRateLimitStore)
+/**
+ * Embedded PGlite: one process owns the database, so its rate-limit levels live in that process, and every change
+ * to a key or an organization is made by this process's `Organizations`, which announces it (after it committed: the
+ * one connection serializes reads with it), so authenticated keys may be kept (docs/DECISIONS.md §27, §31).
+ */
+const EmbeddedStoreServices = Layer.merge(
+  storeServices(PgEmbeddedRateLimitStore),
+  Layer.sync(CredentialChanges, () => makeHeardCredentialChanges(() => true).service)
+)
 
 /**
  * The store services with their own connection to `target`. On a server, idle background workers wait for the

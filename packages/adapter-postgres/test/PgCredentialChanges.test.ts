@@ -9,10 +9,10 @@ import { PgClient } from "@effect/sql-pg"
 import { CredentialChanges, IdGenerator, Organizations, type OrganizationId } from "@feedback/core"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
-import { PgStoreServices } from "../src/PgStore.ts"
+import { PgStoreLayer, PgStoreServices } from "../src/PgStore.ts"
 import { PgWorkSignals } from "../src/kernel/PgWorkSignals.ts"
 import { naming } from "../src/kernel/PgDatabase.ts"
-import { describeWithServer, freshServerDatabase } from "./TestDatabase.ts"
+import { describeWithServer, freshEmbeddedTarget, freshServerDatabase } from "./TestDatabase.ts"
 
 describeWithServer("authenticated keys kept while changes are heard", (serverUrl) => {
   /** One server process: its own pool, store, listener and `Organizations` (so its own cache). */
@@ -97,3 +97,21 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
       assert.isFalse(yield* authenticates(key).pipe(Effect.provide(a)))
     })), { timeout: 60_000 })
 })
+
+// Embedded PGlite has no other process: every change to a key or an organization is this process's own, announced by
+// `Organizations`, so keys are kept there too (docs/DECISIONS.md §31).
+it.live("embedded PGlite keeps authenticated keys until this process changes them", () =>
+  Effect.scoped(Effect.gen(function*() {
+    const target = yield* freshEmbeddedTarget
+    const context = yield* Layer.build(Organizations.layer.pipe(Layer.provideMerge(Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)), Layer.orDie))
+    yield* Effect.gen(function*() {
+      const organizations = yield* Organizations
+      const organization = yield* organizations.createOrganization({ name: "Embedded" })
+      const issued = yield* organizations.issueSecretKey(organization.id, { permissions: ["settings:read"] })
+      const kept = () => organizations.keptAuthentication(issued.secretKey, Date.now())
+      const authenticated = yield* organizations.authenticateSecretKey(issued.secretKey)
+      assert.deepStrictEqual(kept(), authenticated)
+      yield* organizations.revokeSecretKey(organization.id, issued.id)
+      assert.isUndefined(kept())
+    }).pipe(Effect.provide(context))
+  })), 60_000)

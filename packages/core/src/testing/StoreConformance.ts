@@ -4,7 +4,7 @@
  * their own suites to `conformanceSuites`; an adapter calls `runStoreConformance` once.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Clock, Effect, Exit, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { EventOutbox } from "../kernel/EventOutbox.ts"
 import { IdGenerator } from "../kernel/IdGenerator.ts"
@@ -93,6 +93,25 @@ const organizationsSuite: ConformanceSuite = (store) =>
         assert.strictEqual(again.revokedAt, revoked.revokedAt)
         const denied = yield* Effect.flip(Organizations.use((o) => o.authenticateSecretKey(issued.secretKey)))
         assert.strictEqual(denied._tag, "Unauthorized")
+      }))
+
+    it.effect("a kept key is dropped at once by a plan change and by its revocation (on a store that keeps keys)", () =>
+      Effect.gen(function*() {
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Kept keys", apiRequestsPerMinute: 60 }))
+        const issued = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["settings:read"] }))
+        const authenticate = Organizations.use((o) => o.authenticateSecretKey(issued.secretKey))
+        const kept = Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+          Organizations.use((o) => Effect.succeed(o.keptAuthentication(issued.secretKey, nowMs))))
+        assert.isUndefined(yield* kept) // never authenticated yet
+        const first = yield* authenticate
+        const afterFirst = yield* kept
+        if (afterFirst !== undefined) assert.deepStrictEqual(afterFirst, first)
+        yield* Organizations.use((o) => o.setApiRequestsPerMinute(org.id, 5))
+        assert.isUndefined(yield* kept)
+        assert.strictEqual((yield* authenticate).organization.plan.apiRequestsPerMinute, 5)
+        yield* Organizations.use((o) => o.revokeSecretKey(org.id, issued.id))
+        assert.isUndefined(yield* kept)
+        assert.strictEqual((yield* Effect.flip(authenticate))._tag, "Unauthorized")
       }))
 
     it.effect("unknown and malformed keys are the same Unauthorized", () =>
