@@ -4,11 +4,14 @@
  *
  * One server, two organizations: one whose allowance no run exhausts (every `GET /organization` admitted), one of
  * 1 request a minute, spent once, so every request of its run is a 429. Each is loaded with autocannon, twice,
- * interleaved; the figure is the server's CPU per request from /proc. On the memory store always; with
+ * interleaved; the figure is the server's CPU per request from /proc. On the memory store and embedded PGlite always; with
  * BENCH_DATABASE_URL (or TEST_DATABASE_URL) also on a PostgreSQL server (a fresh database, dropped after), where
  * the committed transactions per request of each run show whether a refusal reached the database.
  */
 import { PgClient } from "@effect/sql-pg"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { startServerProcess } from "../packages/adapter-http/test/ServerProcess.ts"
@@ -50,8 +53,8 @@ interface Row {
   readonly commitsRefused: number | undefined
 }
 
-const measure = async (store: string, databaseUrl: string | undefined): Promise<Row> => {
-  const server = await startServerProcess({ DATABASE_URL: databaseUrl ?? "memory", OPERATOR_TOKEN, LOG_REQUESTS: "false" })
+const measure = async (store: string, databaseUrl: string | undefined, env: Record<string, string> = { DATABASE_URL: databaseUrl ?? "memory" }): Promise<Row> => {
+  const server = await startServerProcess({ ...env, OPERATOR_TOKEN, LOG_REQUESTS: "false" })
   try {
     const open = await provision(server.url)
     const starved = await provision(server.url, 1)
@@ -83,6 +86,13 @@ const measure = async (store: string, databaseUrl: string | undefined): Promise<
 const main = async () => {
   console.log(`refusals benchmark — ${await describeMachine()}`)
   const rows: Array<Row> = [await measure("memory", undefined)]
+  // The default store of `npm start`: embedded PGlite in a fresh data directory.
+  const dataDir = mkdtempSync(Path.join(tmpdir(), "bench-refusals-"))
+  try {
+    rows.push(await measure("embedded PGlite", undefined, { DATA_DIR: dataDir }))
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true })
+  }
   if (benchDatabaseServer !== undefined) {
     const db = await freshDatabase(benchDatabaseServer)
     try {
