@@ -3,7 +3,8 @@
  * time, level and message first; fields cannot overwrite them; causes, extra parts and secrets are rendered safely;
  * a line logged while a request runs names the request; and with the access log off a request logs nothing.
  */
-import { Cause, Effect, Redacted } from "effect"
+import { Cause, Effect, Formatter, Redacted } from "effect"
+import fc from "fast-check"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { describe, expect, it } from "vitest"
 import { formatLogLine, jsonLogger, JsonLoggerLayer } from "../src/server/observability/JsonLogger.ts"
@@ -47,6 +48,17 @@ describe("jsonLogger", () => {
     const line = JSON.parse(formatLogLine("info", "request refused", { requestId: "req_1", status: 408, skipped: undefined }))
     expect(line).toMatchObject({ level: "info", message: "request refused", requestId: "req_1", status: 408 })
     expect("skipped" in line).toBe(false)
+  })
+
+  it("writes a line of plain values exactly as Effect's redacting formatter does, and still redacts the rest", () => {
+    const date = new Date("2026-11-26T00:00:00.000Z")
+    const plain = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined))
+    fc.assert(fc.property(fc.string(), fc.dictionary(fc.string(), plain), (message, fields) => {
+      const kept = Object.fromEntries(Object.entries(fields).filter(([k, v]) => !["time", "level", "message"].includes(k) && v !== undefined))
+      expect(formatLogLine("info", message, fields, date)).toBe(Formatter.formatJson({ time: date.toISOString(), level: "info", message, ...kept }))
+    }), { numRuns: 300 })
+    const secret = JSON.parse(formatLogLine("info", "m", { key: Redacted.make("sk_live"), n: 1n }))
+    expect(secret).toMatchObject({ key: "<redacted>", n: "1n" })
   })
 })
 

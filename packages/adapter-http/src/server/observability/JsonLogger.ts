@@ -34,10 +34,16 @@ export const formatLogLine = (
   date: Date = new Date()
 ): string => {
   const record: Record<string, unknown> = { time: date.toISOString(), level, message }
+  let plain = true
   for (const key in fields) {
-    if (!RESERVED.has(key) && fields[key] !== undefined) record[key] = fields[key]
+    const value = fields[key]
+    if (RESERVED.has(key) || value === undefined) continue
+    record[key] = value
+    plain &&= value === null || typeof value !== "object" && typeof value !== "bigint"
   }
-  return Formatter.formatJson(record)
+  // Strings, numbers, booleans and null serialize alike either way; `formatJson` (redaction, cycles, bigints) is
+  // for anything else, and cost most of an access-log line.
+  return plain ? JSON.stringify(record) : Formatter.formatJson(record)
 }
 
 /** An Effect log call's message: the first string part is the message, any further parts are `details`. */
