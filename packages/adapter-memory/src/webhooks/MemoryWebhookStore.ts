@@ -156,6 +156,19 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
         }
         return recorded
       }),
+    releaseDeliveries: (dispatcherId, released) =>
+      db.mutate(() => {
+        let n = 0
+        for (const { id, organizationId } of released) {
+          const d = deliveries.get(id)
+          if (d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" || d.claimedBy !== dispatcherId) {
+            continue
+          }
+          deliveries.set(id, { ...d, status: "pending", claimedBy: null, attemptedAt: null })
+          n++
+        }
+        return n
+      }),
     heartbeat: (dispatcherId, at) => db.mutate(() => dispatchers.set(dispatcherId, at)),
     dispatcherAlive: (since) => Effect.sync(() => [...dispatchers.values()].some((at) => at >= since)),
     removeDispatcher: (dispatcherId) => db.mutate(() => void dispatchers.delete(dispatcherId)),
