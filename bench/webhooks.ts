@@ -114,6 +114,7 @@ interface Measured {
   readonly perSecond: number
   /** CPU µs per delivery of this process and of the database's backends (undefined when unknown). */
   readonly processMicros: number
+  readonly systemMicros: number
   readonly databaseMicros: number | undefined
 }
 
@@ -132,6 +133,7 @@ const measure = <E, R>(
     return {
       perSecond: n / seconds,
       processMicros: (used.user + used.system) / n,
+      systemMicros: used.system / n,
       databaseMicros: db === undefined || dbAfter === undefined ? undefined : ((dbAfter - db) * 1000) / n
     }
   })
@@ -406,7 +408,7 @@ const throughput = async (
   const { connections, rounds } = await dispatched(ok.url, DELIVERIES, storeLayer, ok.count, analyze, databaseCpu, ok.connections)
   await ok.close()
   const cpu = (m: Measured) =>
-    `CPU/delivery: process ${fmt(m.processMicros, 0)} µs` + (m.databaseMicros === undefined ? "" : `, database ${fmt(m.databaseMicros, 0)} µs`)
+    `CPU/delivery: process ${fmt(m.processMicros, 0)} µs (kernel ${fmt(m.systemMicros, 0)})` + (m.databaseMicros === undefined ? "" : `, database ${fmt(m.databaseMicros, 0)} µs`)
   const ratios = rounds.map((r) => r.dispatcher.perSecond / r.baseline.perSecond)
   process.stdout.write(
     `deliveries/s (${DELIVERIES} per round, signed, each stored, claimed and recorded) vs plain keep-alive POSTs:\n` +
