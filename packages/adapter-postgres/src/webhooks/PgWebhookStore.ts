@@ -7,6 +7,7 @@
  */
 import {
   type ClaimedDelivery,
+  type CompletedDelivery,
   type DomainEvent,
   type OrganizationId,
   type WebhookDeliveryRecord,
@@ -96,6 +97,17 @@ const oldestFirst = (a: { createdAt: string; id: string }, b: { createdAt: strin
 
 /** Rows per INSERT statement (one JSON parameter of about half a megabyte at most). */
 const INSERT_CHUNK = 1_000
+
+/** Outcomes as one JSON parameter. PostgreSQL text cannot hold NUL, which a receiver's answer quoted in `error` might. */
+const outcomesJson = (completed: ReadonlyArray<CompletedDelivery>): string =>
+  JSON.stringify(completed.map(({ id, organizationId, outcome }) => ({
+    organization_id: organizationId,
+    id,
+    status: outcome.status,
+    response_status: outcome.responseStatus,
+    error: outcome.error === null ? null : outcome.error.replaceAll("\u0000", "\uFFFD"),
+    duration_ms: outcome.durationMs
+  })))
 
 export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -219,9 +231,22 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
               ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING`,
         { discard: true }
       ).pipe(orDie),
-    claimDeliveries: ({ at, dispatcherId, limit, perWebhookLimit }) =>
+    // `done` records the outcomes that come with the claim (docs/DECISIONS.md §30), always present (an empty
+    // list when there are none) so the statement's text, and its plan, stay the same. The claim's snapshot still
+    // shows those rows in flight: they count against their webhook's slots and hold their record's next delivery
+    // until the next claim, as when the two ran side by side. (Counting them as finished would let the process that
+    // records them take their slots again at once, every time, and leave other processes' dispatchers nothing.)
+    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) =>
       sql<DeliveryRow & { url: string; hmacSecret: string | null; previousHmacSecret: string | null; previousSecretExpiresAt: Date | null }>`
-          WITH RECURSIVE hooks AS (
+          WITH RECURSIVE done AS (
+            UPDATE webhook_deliveries d
+            SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
+            FROM json_to_recordset(${outcomesJson(completed)}::json)
+              AS v(organization_id uuid, id uuid, status text, response_status integer, error text, duration_ms integer)
+            WHERE d.organization_id = v.organization_id AND d.id = v.id AND d.status = 'in_flight'
+              AND d.claimed_by = ${dispatcherId}
+            RETURNING d.organization_id, d.webhook_id
+          ), hooks AS (
             -- The webhooks with pending deliveries, one index probe each (a skip scan of the pending index).
             (SELECT organization_id, webhook_id FROM webhook_deliveries WHERE status = 'pending'
              ORDER BY organization_id, webhook_id LIMIT 1)
@@ -302,23 +327,13 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'in_flight'
             AND claimed_by = ${dispatcherId}
           RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
-    // One statement for the batch; the rows travel as one JSON parameter (PostgreSQL text cannot hold NUL, which a
-    // receiver's answer quoted in `error` might: it becomes U+FFFD).
+    // One statement for the batch; the rows travel as one JSON parameter (NUL in `error` becomes U+FFFD).
     completeDeliveries: (dispatcherId, completed) =>
       completed.length === 0
         ? Effect.succeed([])
         : sql<{ id: string }>`UPDATE webhook_deliveries d
             SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
-            FROM json_to_recordset(${
-          JSON.stringify(completed.map(({ id, organizationId, outcome }) => ({
-            organization_id: organizationId,
-            id,
-            status: outcome.status,
-            response_status: outcome.responseStatus,
-            error: outcome.error === null ? null : outcome.error.replaceAll("\u0000", "\uFFFD"),
-            duration_ms: outcome.durationMs
-          })))
-        }::json) AS v(organization_id uuid, id uuid, status text, response_status integer, error text, duration_ms integer)
+            FROM json_to_recordset(${outcomesJson(completed)}::json) AS v(organization_id uuid, id uuid, status text, response_status integer, error text, duration_ms integer)
             WHERE d.organization_id = v.organization_id AND d.id = v.id AND d.status = 'in_flight'
               AND d.claimed_by = ${dispatcherId}
             RETURNING d.id`.pipe(Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])), orDie),

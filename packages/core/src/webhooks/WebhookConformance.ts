@@ -584,6 +584,45 @@ const delivery = (it: It) =>
         yield* drain
       }))
 
+    it.effect("a claim records the outcomes it carries, only its own; the next claim sees them as finished", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Claim and record")
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        for (let i = 0; i < 6; i++) yield* transactional(recordEvent(org, "review.created", { i }))
+        yield* fanOutOnce(1000)
+        const repo = yield* WebhookRepository
+        const D1 = "00000000-0000-4000-8000-0000000000c1"
+        const D2 = "00000000-0000-4000-8000-0000000000c2"
+        const at = fromMillis(2_000)
+        const [theirs] = yield* repo.claimDeliveries({ dispatcherId: D2, at, limit: 1, perWebhookLimit: 3 })
+        const [a, b] = yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 2, perWebhookLimit: 3 })
+        assert.deepStrictEqual(yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 10, perWebhookLimit: 3 }), [], "at the limit")
+        const ok = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
+        const bad = { status: "failed", responseStatus: 500, error: "HTTP 500: nope \u0000 here", durationMs: 4 } as const
+        const same = yield* repo.claimDeliveries({
+          dispatcherId: D1,
+          at,
+          limit: 10,
+          perWebhookLimit: 3,
+          completed: [
+            { organizationId: org, id: a!.delivery.id, outcome: ok },
+            { organizationId: org, id: b!.delivery.id, outcome: bad },
+            { organizationId: org, id: theirs!.delivery.id, outcome: bad } // another dispatcher's: left alone
+          ]
+        })
+        assert.isAtMost(same.length, 2, "never more than the slots the recorded deliveries free")
+        const next = [...same, ...yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 10, perWebhookLimit: 3 })]
+        assert.strictEqual(next.length, 2, "the two recorded deliveries freed two of the webhook's three slots")
+        const byId = new Map((yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).map((d) => [d.id, d]))
+        assert.deepInclude(byId.get(a!.delivery.id)!, { status: "delivered", responseStatus: 200, durationMs: 3 })
+        assert.deepInclude(byId.get(b!.delivery.id)!, { status: "failed", responseStatus: 500, durationMs: 4 })
+        assert.match(byId.get(b!.delivery.id)!.error ?? "", /^HTTP 500: nope . here$/)
+        assert.deepInclude(byId.get(theirs!.delivery.id)!, { status: "in_flight", claimedBy: D2 })
+        for (const c of next) assert.deepInclude(byId.get(c.delivery.id)!, { status: "in_flight", claimedBy: D1 })
+        yield* drain
+      }))
+
     it.effect("released deliveries are pending again, as never claimed, and go out in their order; only the claimer's", () =>
       Effect.gen(function*() {
         yield* drain

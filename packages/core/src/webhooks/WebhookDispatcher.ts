@@ -32,7 +32,7 @@ import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import { WorkSignals } from "../kernel/WorkSignals.ts"
 import type { WebhookDeliveryRecord, WebhookEnvelope, WebhookRecord } from "./Webhook.ts"
 import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
-import { type ClaimedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
+import { type ClaimedDelivery, type CompletedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
 import { type DeliveryOutcomeLabel, recordWebhookDeliveries } from "./WebhookMetrics.ts"
 import { signWebhookBody, standardWebhookSignature } from "./WebhookSignature.ts"
 
@@ -279,10 +279,7 @@ const recordAttempts = (
 ): Effect.Effect<void> =>
   Effect.gen(function*() {
     if (attempts.length === 0) return
-    const batch = yield* Effect.exit(repo.completeDeliveries(
-      dispatcherId,
-      attempts.map((a) => ({ organizationId: a.claimed.delivery.organizationId, id: a.claimed.delivery.id, outcome: a.outcome }))
-    ))
+    const batch = yield* Effect.exit(repo.completeDeliveries(dispatcherId, completedOf(attempts)))
     if (batch._tag === "Failure") {
       yield* Effect.logWarning("webhook dispatcher: recording a batch of outcomes failed; recording them one by one", Cause.pretty(batch.cause))
       yield* Effect.forEach(attempts, (a) =>
@@ -290,9 +287,18 @@ const recordAttempts = (
           Effect.catchCause((cause) => Effect.logError("webhook dispatcher: recording an outcome failed", Cause.pretty(cause)))
         ), { discard: true })
     }
+    yield* countAttempts(attempts)
+  })
+
+const completedOf = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<CompletedDelivery> =>
+  attempts.map((a) => ({ organizationId: a.claimed.delivery.organizationId, id: a.claimed.delivery.id, outcome: a.outcome }))
+
+/** The delivery metrics of recorded attempts, one update per outcome label. */
+const countAttempts = (attempts: ReadonlyArray<Attempt>): Effect.Effect<void> =>
+  Effect.suspend(() => {
     const counts = new Map<DeliveryOutcomeLabel, number>()
     for (const a of attempts) counts.set(a.label, (counts.get(a.label) ?? 0) + 1)
-    for (const [label, n] of counts) yield* recordWebhookDeliveries(label, n)
+    return Effect.forEach(counts, ([label, n]) => recordWebhookDeliveries(label, n), { discard: true })
   })
 
 /**
@@ -483,12 +489,12 @@ export const startDispatcher = (
     })
 
     /**
-     * One turn of the pump: record the outcomes of the POSTs that finished since the last turn (one write) and, at
-     * the same time, claim deliveries (one statement): one round trip's wait per turn instead of two. The claim may
-     * not yet see those outcomes, which only makes it claim less (a webhook's finished deliveries still count
-     * against its slots, a record's next delivery waits), never more; a turn that recorded something and ran out of
-     * claims is followed by another at once, which sees them. While the store works, more POSTs finish, so under
-     * load the batches grow by themselves.
+     * One turn of the pump: record the outcomes of the POSTs that finished since the last turn and claim
+     * deliveries, in one write (`claimDeliveries` with `completed`): one statement and one round trip per turn.
+     * The claim may not yet see those outcomes, which only makes it claim less (a webhook's finished deliveries
+     * still count against its slots, a record's next delivery waits), never more; a turn that recorded something
+     * and ran out of claims is followed by another at once, which sees them. While the store works, more POSTs
+     * finish, so under load the batches grow by themselves.
      *
      * Claiming ahead (docs/DECISIONS.md §30): a turn claims for the free slots plus twice as many deliveries as
      * POSTs finished since the last turn (at most `AHEAD` × `concurrency`), so a slot that frees while the store
@@ -507,17 +513,20 @@ export const startDispatcher = (
           return "busy" as const
         }
         const size = claimSize(room, (1 + AHEAD) * options.concurrency)
-        // Both run to the end whatever the other does: a failed claim must not cut the recording short.
-        const [, claim] = yield* Effect.all([
-          recordAttempts(repo, dispatcherId, batch),
-          Effect.exit(repo.claimDeliveries({
-            dispatcherId,
-            at: yield* now,
-            limit: size,
-            perWebhookLimit: options.perWebhookConcurrency
-          }))
-        ], { concurrency: 2 })
-        if (claim._tag === "Failure") return yield* Effect.failCause(claim.cause)
+        // The outcomes go with the claim, one statement; should it fail, they are recorded on their own (one by one
+        // if need be) before the turn fails.
+        const claim = yield* Effect.exit(repo.claimDeliveries({
+          dispatcherId,
+          at: yield* now,
+          limit: size,
+          perWebhookLimit: options.perWebhookConcurrency,
+          completed: completedOf(batch)
+        }))
+        if (claim._tag === "Failure") {
+          yield* recordAttempts(repo, dispatcherId, batch)
+          return yield* Effect.failCause(claim.cause)
+        }
+        yield* countAttempts(batch)
         const claimed = claim.value
         for (const c of claimed) ready.push(c)
         yield* startSending

@@ -36,6 +36,12 @@ export interface ClaimRequest {
   readonly limit: number
   /** A webhook with this many deliveries in flight (by any dispatcher) gets no more until one finishes. */
   readonly perWebhookLimit: number
+  /**
+   * Outcomes of this dispatcher's deliveries, recorded in the same write as the claim (as `completeDeliveries`
+   * would: only its own in-flight rows). Whether this same claim already sees them as finished (for
+   * `perWebhookLimit` and the order of their records) is the store's choice; the next claim does.
+   */
+  readonly completed?: ReadonlyArray<CompletedDelivery> | undefined
 }
 
 export interface DeliveryOutcome {
