@@ -12,7 +12,11 @@
  *    every dispatcher slot is stuck in a POST. The ratio shows whether a dead receiver reaches the request path.
  *
  * Store: memory by default; BENCH_DATABASE_URL=postgres://… runs on a PostgreSQL server (a fresh database).
- * Sizes: BENCH_DELIVERIES (default 2000), BENCH_REQUESTS (default 300).
+ * Sizes: BENCH_DELIVERIES (default 2000), BENCH_REQUESTS (default 300); BENCH_KEEP=1 keeps the throughput database. BENCH_ROUNDS (default 3) timed rounds of (1),
+ * each a baseline run followed by a dispatcher run, so the two see the same load; the ratio of each round is printed
+ * and the median ratio is the result. Each side also prints its CPU per delivery: this process's (dispatcher,
+ * transport and receiver, from `process.cpuUsage`) and, on a local PostgreSQL server, its backends' (from /proc),
+ * which stay comparable when other work shares the machine.
  * `npm run bench -- webhooks throughput` (or `… latency`) runs one part.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
@@ -35,14 +39,16 @@ import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { writeFileSync } from "node:fs"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as inspector from "node:inspector/promises"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeWebHandler } from "../packages/adapter-http/src/server/ApiServer.ts"
 import { NodeHostResolver, NodeWebhookTransport } from "../packages/adapter-http/src/server/webhooks/NodeWebhookTransport.ts"
+import { cpuMillis } from "./support/common.ts"
 
 const DELIVERIES = Number(process.env["BENCH_DELIVERIES"] ?? 2_000)
+const ROUNDS = Math.max(1, Number(process.env["BENCH_ROUNDS"] ?? 3))
 const REQUESTS = Number(process.env["BENCH_REQUESTS"] ?? 300)
 const CONCURRENCY = 16
 const databaseUrl = process.env["BENCH_DATABASE_URL"] || undefined
@@ -58,9 +64,11 @@ const freshStore = async (): Promise<{
   name: string
   analyze: (() => Promise<void>) | undefined
   drop: () => Promise<void>
+  /** CPU ms used so far by the server processes serving this database (local server only), else undefined. */
+  databaseCpu: () => number | undefined
 }> => {
   if (databaseUrl === undefined) {
-    return { layer: MemoryStoreLayer, name: "memory", analyze: undefined, drop: async () => {} }
+    return { layer: MemoryStoreLayer, name: "memory", analyze: undefined, drop: async () => {}, databaseCpu: () => undefined }
   }
   const name = `bench_${randomBytes(4).toString("hex")}`
   await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
@@ -73,9 +81,62 @@ const freshStore = async (): Promise<{
     layer: PgStoreLayer({ _tag: "Server", url: u.toString(), maxConnections: 10 }).pipe(Layer.orDie),
     name: `postgres (${name})`,
     analyze: () => onDatabase(u.toString(), "ANALYZE"),
-    drop: () => onDatabase(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined)
+    drop: () => onDatabase(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined),
+    databaseCpu: () => backendsCpu(name)
   }
 }
+
+/**
+ * The CPU ms of every process whose title names the database: the backends of the pool and the listening connection
+ * (a local server only; `undefined` when none is found, e.g. a remote server). The pool keeps its connections, so
+ * the set is the same at both ends of a round.
+ */
+const backendsCpu = (database: string): number | undefined => {
+  let total = 0
+  let found = false
+  for (const entry of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(` ${database} `)) continue
+    } catch {
+      continue
+    }
+    const ms = cpuMillis(Number(entry))
+    if (ms !== undefined) {
+      total += ms
+      found = true
+    }
+  }
+  return found ? total : undefined
+}
+
+interface Measured {
+  readonly perSecond: number
+  /** CPU µs per delivery of this process and of the database's backends (undefined when unknown). */
+  readonly processMicros: number
+  readonly systemMicros: number
+  readonly databaseMicros: number | undefined
+}
+
+/** Runs `run` (which answers the seconds its timed part took) and reads the CPU used around it. */
+const measure = <E, R>(
+  n: number,
+  databaseCpu: () => number | undefined,
+  run: Effect.Effect<number, E, R>
+): Effect.Effect<Measured, E, R> =>
+  Effect.gen(function*() {
+    const cpu = process.cpuUsage()
+    const db = databaseCpu()
+    const seconds = yield* run
+    const used = process.cpuUsage(cpu)
+    const dbAfter = databaseCpu()
+    return {
+      perSecond: n / seconds,
+      processMicros: (used.user + used.system) / n,
+      systemMicros: used.system / n,
+      databaseMicros: db === undefined || dbAfter === undefined ? undefined : ((dbAfter - db) * 1000) / n
+    }
+  })
 
 const startReceiver = async (mode: "ok" | "hang") => {
   let count = 0
@@ -137,6 +198,7 @@ const startProfile = async (): Promise<() => Promise<void>> => {
 
 // --- 1. throughput ---------------------------------------------------------------------------------------------
 
+/** `n` plain keep-alive POSTs of the sample body, 16 at a time; returns the seconds taken. */
 const rawPosts = async (url: string, n: number): Promise<number> => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
   const target = new URL(url)
@@ -162,18 +224,29 @@ const rawPosts = async (url: string, n: number): Promise<number> => {
   await Promise.all(Array.from({ length: CONCURRENCY }, worker))
   const seconds = (performance.now() - started) / 1000
   agent.destroy()
-  return n / seconds
+  return seconds
 }
 
 const WARM_UP = 125 // events, so 500 deliveries
 
+interface Round {
+  readonly baseline: Measured
+  readonly dispatcher: Measured
+}
+
+/**
+ * A warm-up round, then `ROUNDS` timed rounds, each plain POSTs (the baseline) followed by the dispatcher delivering
+ * `n` deliveries, so each ratio compares runs that saw the same load.
+ */
 const dispatched = async (
   url: string,
   n: number,
   store: Layer.Layer<StoreServices>,
   received: () => number,
-  analyze: (() => Promise<void>) | undefined
-) => {
+  analyze: (() => Promise<void>) | undefined,
+  databaseCpu: () => number | undefined,
+  connections: () => number
+): Promise<{ readonly rounds: ReadonlyArray<Round>; readonly connections: number }> => {
   const webhooks = 4
   const Services = Layer.mergeAll(store, IdGenerator.uuidV7, NodeWebhookTransport, NodeHostResolver)
   // The scope (and so the dispatcher) closes before the store's connections do.
@@ -195,9 +268,10 @@ const dispatched = async (
         updatedAt: at
       })
     }
+    const events = Math.ceil(n / webhooks)
     // One round: `count` events (each about its own review), then a dispatcher until the receiver has them all.
     let recordsSoFar = 0
-    const round = (count: number, timed: boolean) =>
+    const writeEvents = (count: number) =>
       Effect.gen(function*() {
         for (let done = 0; done < count; done += 500) {
           yield* transactional(Effect.forEach(
@@ -210,8 +284,11 @@ const dispatched = async (
             { discard: true }
           ))
         }
+      })
+    const deliver = (count: number, profiled: boolean) =>
+      Effect.gen(function*() {
         const before = received()
-        const profile = timed ? yield* Effect.promise(() => startProfile()) : async () => {}
+        const profile = profiled ? yield* Effect.promise(() => startProfile()) : async () => {}
         const started = performance.now()
         // Closing the dispatcher's scope lets it record every outcome before the clock stops.
         yield* Effect.scoped(Effect.gen(function*() {
@@ -226,11 +303,20 @@ const dispatched = async (
         return seconds
       })
     // A running server's tables have statistics; a database created a second ago has none, and the planner's
-    // guesses then say little about production. So: a warm-up round, ANALYZE (PostgreSQL), then the measured round.
-    yield* round(WARM_UP, false)
+    // guesses then say little about production. So: a warm-up round, ANALYZE (PostgreSQL), then the measured rounds.
+    yield* writeEvents(WARM_UP)
+    yield* deliver(WARM_UP, false)
     if (analyze !== undefined) yield* Effect.promise(analyze)
-    const events = Math.ceil(n / webhooks)
-    const seconds = yield* round(events, true)
+    const rounds: Array<Round> = []
+    let dispatcherConnections = 0
+    for (let r = 0; r < ROUNDS; r++) {
+      const baseline = yield* measure(events * webhooks, () => undefined, Effect.promise(() => rawPosts(url, events * webhooks)))
+      yield* writeEvents(events)
+      const connectionsBefore = connections()
+      const dispatcher = yield* measure(events * webhooks, databaseCpu, deliver(events, r === 0))
+      dispatcherConnections += connections() - connectionsBefore
+      rounds.push({ baseline, dispatcher })
+    }
     // Every delivery must be stored as delivered (outside the clock).
     let recorded = 0
     for (const id of webhookIds) {
@@ -242,9 +328,9 @@ const dispatched = async (
         after = { createdAt: page[page.length - 1]!.createdAt, id: page[page.length - 1]!.id }
       }
     }
-    const expected = (WARM_UP + events) * webhooks
+    const expected = (WARM_UP + events * ROUNDS) * webhooks
     if (recorded !== expected) throw new Error(`${recorded} of ${expected} deliveries stored as delivered`)
-    return (events * webhooks) / seconds
+    return { rounds, connections: dispatcherConnections }
   }).pipe(
     Effect.scoped,
     Effect.provide(Organizations.layer.pipe(Layer.provideMerge(Services))),
@@ -304,23 +390,35 @@ const part = process.argv[2]
 const main = async () => {
   const store = await freshStore()
   process.stdout.write(`webhooks benchmark — store: ${store.name}, concurrency ${CONCURRENCY}, node ${process.version}\n\n`)
-  if (part !== "latency") await throughput(store.layer, store.analyze)
-  await store.drop()
+  if (part !== "latency") await throughput(store.layer, store.analyze, store.databaseCpu)
+  if (process.env["BENCH_KEEP"] === undefined) await store.drop()
+  else process.stdout.write(`kept database ${store.name}\n`)
   if (part !== "throughput") await latencyPart()
 }
 
-const throughput = async (storeLayer: Layer.Layer<StoreServices>, analyze: (() => Promise<void>) | undefined) => {
+const throughput = async (
+  storeLayer: Layer.Layer<StoreServices>,
+  analyze: (() => Promise<void>) | undefined,
+  databaseCpu: () => number | undefined
+) => {
   const ok = await startReceiver("ok")
-  const raw = await rawPosts(ok.url, DELIVERIES)
+  // A first baseline run warms node:http up before the rounds, as the dispatcher's warm-up round does for it.
+  await rawPosts(ok.url, DELIVERIES)
   const rawConnections = ok.connections()
-  const viaDispatcher = await dispatched(ok.url, DELIVERIES, storeLayer, ok.count, analyze)
-  const dispatcherConnections = ok.connections() - rawConnections
+  const { connections, rounds } = await dispatched(ok.url, DELIVERIES, storeLayer, ok.count, analyze, databaseCpu, ok.connections)
   await ok.close()
+  const cpu = (m: Measured) =>
+    `CPU/delivery: process ${fmt(m.processMicros, 0)} µs (kernel ${fmt(m.systemMicros, 0)})` + (m.databaseMicros === undefined ? "" : `, database ${fmt(m.databaseMicros, 0)} µs`)
+  const ratios = rounds.map((r) => r.dispatcher.perSecond / r.baseline.perSecond)
   process.stdout.write(
-    `deliveries/s (${DELIVERIES}, signed, each stored, claimed and recorded): ${fmt(viaDispatcher, 0)}` +
-      `  (${dispatcherConnections} connections, warm-up included)\n` +
-      `  baseline, plain keep-alive POSTs:            ${fmt(raw, 0)}  (${rawConnections} connections)\n` +
-      `  ratio dispatcher / baseline:                 ${fmt(viaDispatcher / raw, 2)}\n\n`
+    `deliveries/s (${DELIVERIES} per round, signed, each stored, claimed and recorded) vs plain keep-alive POSTs:\n` +
+      rounds.map((r, i) =>
+        `  round ${i + 1}: dispatcher ${fmt(r.dispatcher.perSecond, 0)} (${cpu(r.dispatcher)})\n` +
+        `           baseline   ${fmt(r.baseline.perSecond, 0)} (${cpu(r.baseline)})   ratio ${fmt(ratios[i]!, 2)}\n`
+      ).join("") +
+      `  connections the receiver accepted: ${rawConnections} (one baseline run), ${connections} (new in the dispatcher's timed rounds)\n` +
+      `  ratio dispatcher / baseline, median of ${rounds.length}: ${fmt(percentile(ratios, 50), 2)}` +
+      ` (range ${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})\n\n`
   )
 }
 

@@ -5,6 +5,7 @@
  */
 import {
   type ClaimedDelivery,
+  type CompletedDelivery,
   type DomainEvent,
   type OrganizationId,
   type Timestamp,
@@ -35,6 +36,20 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
   const owned = (organizationId: OrganizationId, id: string) => {
     const w = webhooks.get(id)
     return w !== undefined && w.organizationId === organizationId ? w : undefined
+  }
+
+  /** Records outcomes of the dispatcher's own in-flight rows (call inside `db.mutate`); returns the ids recorded. */
+  const record = (dispatcherId: string, completed: ReadonlyArray<CompletedDelivery>) => {
+    const recorded: Array<WebhookDeliveryRecord["id"]> = []
+    for (const { id, organizationId, outcome } of completed) {
+      const d = deliveries.get(id)
+      if (d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" || d.claimedBy !== dispatcherId) {
+        continue
+      }
+      deliveries.set(id, { ...d, ...outcome })
+      recorded.push(id)
+    }
+    return recorded
   }
 
   return WebhookRepository.of({
@@ -102,8 +117,9 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
           deliveries.set(d.id, d)
         }
       }),
-    claimDeliveries: ({ at, dispatcherId, limit, perWebhookLimit }) =>
+    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) =>
       db.mutate(() => {
+        record(dispatcherId, completed)
         const inFlight = new Map<string, number>()
         const pending: Array<WebhookDeliveryRecord> = []
         for (const d of deliveries.values()) {
@@ -143,18 +159,19 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
         deliveries.set(id, { ...d, ...outcome })
         return true
       }),
-    completeDeliveries: (dispatcherId, completed) =>
+    completeDeliveries: (dispatcherId, completed) => db.mutate(() => record(dispatcherId, completed)),
+    releaseDeliveries: (dispatcherId, released) =>
       db.mutate(() => {
-        const recorded: Array<WebhookDeliveryRecord["id"]> = []
-        for (const { id, organizationId, outcome } of completed) {
+        let n = 0
+        for (const { id, organizationId } of released) {
           const d = deliveries.get(id)
           if (d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" || d.claimedBy !== dispatcherId) {
             continue
           }
-          deliveries.set(id, { ...d, ...outcome })
-          recorded.push(id)
+          deliveries.set(id, { ...d, status: "pending", claimedBy: null, attemptedAt: null })
+          n++
         }
-        return recorded
+        return n
       }),
     heartbeat: (dispatcherId, at) => db.mutate(() => dispatchers.set(dispatcherId, at)),
     dispatcherAlive: (since) => Effect.sync(() => [...dispatchers.values()].some((at) => at >= since)),

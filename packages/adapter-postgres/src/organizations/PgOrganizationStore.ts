@@ -223,6 +223,7 @@ export const PgEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
       }).pipe(orDie),
     feed: (organizationId, request) => {
       const [tx, seq] = (request.after ?? "0:0").split(":")
+      // Ordered by the columns, not by the text the select list names `tx` (which put transaction 1000 before 996).
       return sql<DomainEventRow & { readonly tx: string; readonly seq: string }>`SELECT organization_id, id, event, data,
             occurred_at, tx::text AS tx, seq::text AS seq
           FROM domain_events
@@ -230,7 +231,7 @@ export const PgEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
             AND tx < pg_snapshot_xmin(pg_current_snapshot())
             AND (tx, seq) > (${tx ?? "0"}::xid8, ${seq ?? "0"}::bigint)
             ${request.events === undefined ? sql`` : sql`AND event IN ${sql.in([...request.events])}`}
-          ORDER BY tx, seq
+          ORDER BY domain_events.tx, domain_events.seq
           LIMIT ${request.limit}`.pipe(
         Effect.map((rows) => rows.map((r) => ({ position: `${r.tx}:${r.seq}`, event: toDomainEvent(r) }))),
         orDie

@@ -7,6 +7,7 @@
  */
 import {
   type ClaimedDelivery,
+  type CompletedDelivery,
   type DomainEvent,
   type OrganizationId,
   type WebhookDeliveryRecord,
@@ -94,8 +95,19 @@ interface EventRow {
 const oldestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
   a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 
-/** Rows per INSERT statement (14 parameters each, well under PostgreSQL's 65,535). */
+/** Rows per INSERT statement (one JSON parameter of about half a megabyte at most). */
 const INSERT_CHUNK = 1_000
+
+/** Outcomes as one JSON parameter. PostgreSQL text cannot hold NUL, which a receiver's answer quoted in `error` might. */
+const outcomesJson = (completed: ReadonlyArray<CompletedDelivery>): string =>
+  JSON.stringify(completed.map(({ id, organizationId, outcome }) => ({
+    organization_id: organizationId,
+    id,
+    status: outcome.status,
+    response_status: outcome.responseStatus,
+    error: outcome.error === null ? null : outcome.error.replaceAll("\u0000", "\uFFFD"),
+    duration_ms: outcome.durationMs
+  })))
 
 export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -178,47 +190,63 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toDeliveryRecord)),
         orDie
       ),
+    // One statement per chunk, the rows as one JSON parameter. Ordered deliveries take their event's place in the
+    // outbox (`seq`) as they are inserted: fan-outs of several processes may commit out of order, the events of one
+    // record cannot (docs/DECISIONS.md §17). (A separate UPDATE of the new rows wrote every row twice and re-ran its
+    // foreign-key check; rows as a JSON document cost the server about what bound parameters do, and the process
+    // far less than 16 parameters a row, docs/DECISIONS.md §30.)
     insertDeliveries: (deliveries) =>
       Effect.forEach(
         Array.from({ length: Math.ceil(deliveries.length / INSERT_CHUNK) }, (_, i) =>
           deliveries.slice(i * INSERT_CHUNK, (i + 1) * INSERT_CHUNK)),
-        (chunk) => {
-          const rows = chunk.map((d) => ({
-            organizationId: d.organizationId,
-            id: d.id,
-            webhookId: d.webhookId,
-            eventId: d.eventId,
-            event: d.event,
-            idempotencyKey: d.idempotencyKey,
-            status: d.status,
-            payload: d.body,
-            responseStatus: d.responseStatus,
-            error: d.error,
-            durationMs: d.durationMs,
-            createdAt: d.createdAt,
-            attemptedAt: d.attemptedAt,
-            claimedBy: d.claimedBy,
-            redeliveryOf: d.redeliveryOf,
-            recordKey: d.recordKey
-          }))
-          // Ordered deliveries take their event's place in the outbox (`seq`): fan-outs of several processes may
-          // commit out of order, the events of one record cannot (docs/DECISIONS.md §17).
-          return sql`INSERT INTO webhook_deliveries ${sql.insert(rows as [typeof rows[0], ...typeof rows])}
-              ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING`.pipe(
-            Effect.andThen(Effect.suspend(() => {
-              const ordered = rows.filter((r) => r.recordKey !== null).map((r) => r.id)
-              return ordered.length === 0 ? Effect.void : Effect.asVoid(sql`UPDATE webhook_deliveries d SET event_seq = e.seq
-                  FROM domain_events e
-                  WHERE d.id IN ${sql.in(ordered)}
-                    AND e.organization_id = d.organization_id AND e.id = d.event_id AND d.event_seq IS NULL`)
-            }))
-          )
-        },
+        (chunk) =>
+          sql`INSERT INTO webhook_deliveries (organization_id, id, webhook_id, event_id, event, idempotency_key, status,
+                payload, response_status, error, duration_ms, created_at, attempted_at, claimed_by, redelivery_of,
+                record_key, event_seq)
+              SELECT v.*, CASE WHEN v.record_key IS NOT NULL THEN (
+                  SELECT e.seq FROM domain_events e WHERE e.organization_id = v.organization_id AND e.id = v.event_id)
+                END
+              FROM json_to_recordset(${
+            JSON.stringify(chunk.map((d) => ({
+              organization_id: d.organizationId,
+              id: d.id,
+              webhook_id: d.webhookId,
+              event_id: d.eventId,
+              event: d.event,
+              idempotency_key: d.idempotencyKey,
+              status: d.status,
+              payload: d.body,
+              response_status: d.responseStatus,
+              error: d.error === null ? null : d.error.replaceAll("\u0000", "\uFFFD"),
+              duration_ms: d.durationMs,
+              created_at: d.createdAt,
+              attempted_at: d.attemptedAt,
+              claimed_by: d.claimedBy,
+              redelivery_of: d.redeliveryOf,
+              record_key: d.recordKey
+            })))
+          }::json) AS v(organization_id uuid, id uuid, webhook_id uuid, event_id uuid, event text, idempotency_key uuid,
+                status text, payload text, response_status integer, error text, duration_ms integer,
+                created_at timestamptz, attempted_at timestamptz, claimed_by uuid, redelivery_of uuid, record_key text)
+              ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING`,
         { discard: true }
       ).pipe(orDie),
-    claimDeliveries: ({ at, dispatcherId, limit, perWebhookLimit }) =>
+    // `done` records the outcomes that come with the claim (docs/DECISIONS.md §30), always present (an empty
+    // list when there are none) so the statement's text, and its plan, stay the same. The claim's snapshot still
+    // shows those rows in flight: they count against their webhook's slots and hold their record's next delivery
+    // until the next claim, as when the two ran side by side. (Counting them as finished would let the process that
+    // records them take their slots again at once, every time, and leave other processes' dispatchers nothing.)
+    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) =>
       sql<DeliveryRow & { url: string; hmacSecret: string | null; previousHmacSecret: string | null; previousSecretExpiresAt: Date | null }>`
-          WITH RECURSIVE hooks AS (
+          WITH RECURSIVE done AS (
+            UPDATE webhook_deliveries d
+            SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
+            FROM json_to_recordset(${outcomesJson(completed)}::json)
+              AS v(organization_id uuid, id uuid, status text, response_status integer, error text, duration_ms integer)
+            WHERE d.organization_id = v.organization_id AND d.id = v.id AND d.status = 'in_flight'
+              AND d.claimed_by = ${dispatcherId}
+            RETURNING d.organization_id, d.webhook_id
+          ), hooks AS (
             -- The webhooks with pending deliveries, one index probe each (a skip scan of the pending index).
             (SELECT organization_id, webhook_id FROM webhook_deliveries WHERE status = 'pending'
              ORDER BY organization_id, webhook_id LIMIT 1)
@@ -299,26 +327,27 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'in_flight'
             AND claimed_by = ${dispatcherId}
           RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
-    // One statement for the batch; the rows travel as one JSON parameter (PostgreSQL text cannot hold NUL, which a
-    // receiver's answer quoted in `error` might: it becomes U+FFFD).
+    // One statement for the batch; the rows travel as one JSON parameter (NUL in `error` becomes U+FFFD).
     completeDeliveries: (dispatcherId, completed) =>
       completed.length === 0
         ? Effect.succeed([])
         : sql<{ id: string }>`UPDATE webhook_deliveries d
             SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
-            FROM json_to_recordset(${
-          JSON.stringify(completed.map(({ id, organizationId, outcome }) => ({
-            organization_id: organizationId,
-            id,
-            status: outcome.status,
-            response_status: outcome.responseStatus,
-            error: outcome.error === null ? null : outcome.error.replaceAll("\u0000", "\uFFFD"),
-            duration_ms: outcome.durationMs
-          })))
-        }::json) AS v(organization_id uuid, id uuid, status text, response_status integer, error text, duration_ms integer)
+            FROM json_to_recordset(${outcomesJson(completed)}::json) AS v(organization_id uuid, id uuid, status text, response_status integer, error text, duration_ms integer)
             WHERE d.organization_id = v.organization_id AND d.id = v.id AND d.status = 'in_flight'
               AND d.claimed_by = ${dispatcherId}
             RETURNING d.id`.pipe(Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])), orDie),
+    releaseDeliveries: (dispatcherId, released) =>
+      released.length === 0
+        ? Effect.succeed(0)
+        : sql<{ id: string }>`UPDATE webhook_deliveries d
+            SET status = 'pending', claimed_by = NULL, attempted_at = NULL
+            FROM json_to_recordset(${
+          JSON.stringify(released.map(({ id, organizationId }) => ({ organization_id: organizationId, id })))
+        }::json) AS v(organization_id uuid, id uuid)
+            WHERE d.organization_id = v.organization_id AND d.id = v.id AND d.status = 'in_flight'
+              AND d.claimed_by = ${dispatcherId}
+            RETURNING d.id`.pipe(Effect.map((rows) => rows.length), orDie),
     dispatcherAlive: (since) =>
       sql<{ alive: boolean }>`SELECT EXISTS (SELECT 1 FROM webhook_dispatchers WHERE heartbeat_at >= ${since}) AS alive`.pipe(
         Effect.map((rows) => rows[0]?.alive === true),

@@ -7,7 +7,7 @@
  * earlier tests left behind.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Cause, Clock, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
 import { EventOutbox } from "../kernel/EventOutbox.ts"
@@ -26,6 +26,7 @@ import {
   INTERRUPTED,
   type OutgoingWebhook,
   sendClaimed,
+  startDispatcher,
   type TransportResult,
   WebhookTransport
 } from "./WebhookDispatcher.ts"
@@ -580,6 +581,142 @@ const delivery = (it: It) =>
         assert.match(failed.error ?? "", /^HTTP 500: nope . here$/)
         assert.deepInclude(byId.get(c!.delivery.id)!, { status: "delivered", responseStatus: 200 })
         assert.deepInclude(byId.get(theirs[0]!.delivery.id)!, { status: "in_flight", claimedBy: D2 })
+        yield* drain
+      }))
+
+    it.effect("a claim records the outcomes it carries, only its own; the next claim sees them as finished", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Claim and record")
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        for (let i = 0; i < 6; i++) yield* transactional(recordEvent(org, "review.created", { i }))
+        yield* fanOutOnce(1000)
+        const repo = yield* WebhookRepository
+        const D1 = "00000000-0000-4000-8000-0000000000c1"
+        const D2 = "00000000-0000-4000-8000-0000000000c2"
+        const at = fromMillis(2_000)
+        const [theirs] = yield* repo.claimDeliveries({ dispatcherId: D2, at, limit: 1, perWebhookLimit: 3 })
+        const [a, b] = yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 2, perWebhookLimit: 3 })
+        assert.deepStrictEqual(yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 10, perWebhookLimit: 3 }), [], "at the limit")
+        const ok = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
+        const bad = { status: "failed", responseStatus: 500, error: "HTTP 500: nope \u0000 here", durationMs: 4 } as const
+        const same = yield* repo.claimDeliveries({
+          dispatcherId: D1,
+          at,
+          limit: 10,
+          perWebhookLimit: 3,
+          completed: [
+            { organizationId: org, id: a!.delivery.id, outcome: ok },
+            { organizationId: org, id: b!.delivery.id, outcome: bad },
+            { organizationId: org, id: theirs!.delivery.id, outcome: bad } // another dispatcher's: left alone
+          ]
+        })
+        assert.isAtMost(same.length, 2, "never more than the slots the recorded deliveries free")
+        const next = [...same, ...yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 10, perWebhookLimit: 3 })]
+        assert.strictEqual(next.length, 2, "the two recorded deliveries freed two of the webhook's three slots")
+        const byId = new Map((yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).map((d) => [d.id, d]))
+        assert.deepInclude(byId.get(a!.delivery.id)!, { status: "delivered", responseStatus: 200, durationMs: 3 })
+        assert.deepInclude(byId.get(b!.delivery.id)!, { status: "failed", responseStatus: 500, durationMs: 4 })
+        assert.match(byId.get(b!.delivery.id)!.error ?? "", /^HTTP 500: nope . here$/)
+        assert.deepInclude(byId.get(theirs!.delivery.id)!, { status: "in_flight", claimedBy: D2 })
+        for (const c of next) assert.deepInclude(byId.get(c.delivery.id)!, { status: "in_flight", claimedBy: D1 })
+        yield* drain
+      }))
+
+    it.effect("released deliveries are pending again, as never claimed, and go out in their order; only the claimer's", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Release")
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "review.updated"] })).pipe(as(org))
+        // Two events about one record (ordered) and one about another.
+        yield* transactional(recordEvent(org, "review.created", { id: "r1", n: 1 }))
+        yield* transactional(recordEvent(org, "review.updated", { id: "r1", n: 2 }))
+        yield* transactional(recordEvent(org, "review.created", { id: "r2", n: 3 }))
+        yield* fanOutOnce(1000)
+        const repo = yield* WebhookRepository
+        const D1 = "00000000-0000-4000-8000-0000000000e1"
+        const D2 = "00000000-0000-4000-8000-0000000000e2"
+        const claimed = yield* repo.claimDeliveries({ dispatcherId: D1, at: fromMillis(3_000), limit: 10, perWebhookLimit: 10 })
+        assert.deepStrictEqual(claimed.map((c) => JSON.parse(c.delivery.body).data.n).sort(), [1, 3], "r1's second waits")
+        const keys = claimed.map((c) => ({ organizationId: org, id: c.delivery.id }))
+        assert.strictEqual(yield* repo.releaseDeliveries(D2, keys), 0, "another dispatcher's claims stay")
+        assert.strictEqual(yield* repo.releaseDeliveries(D1, [...keys, { organizationId: org, id: claimed[0]!.delivery.id }]), 2)
+        assert.strictEqual(yield* repo.releaseDeliveries(D1, keys), 0, "released once")
+        assert.strictEqual(yield* repo.releaseDeliveries(D1, []), 0)
+        for (const d of yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })) {
+          assert.deepInclude(d, { status: "pending", claimedBy: null, attemptedAt: null })
+        }
+        // Claimed again (by anyone) as if never claimed: r1's first before its second.
+        const again = yield* repo.claimDeliveries({ dispatcherId: D2, at: fromMillis(4_000), limit: 10, perWebhookLimit: 10 })
+        assert.deepStrictEqual(again.map((c) => JSON.parse(c.delivery.body).data.n).sort(), [1, 3])
+        assert.deepStrictEqual(again.map((c) => c.delivery.id).sort(), claimed.map((c) => c.delivery.id).sort())
+        // A finished delivery is never made pending again.
+        const first = again[0]!
+        yield* repo.completeDelivery(D2, org, first.delivery.id, { status: "delivered", responseStatus: 200, error: null, durationMs: 1 })
+        assert.strictEqual(yield* repo.releaseDeliveries(D2, [{ organizationId: org, id: first.delivery.id }]), 0)
+        yield* drain
+      }))
+
+    it.effect("a stopping dispatcher finishes its POSTs and hands back what it claimed ahead; nothing is sent twice", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Ahead")
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const total = 40
+        for (let i = 0; i < total; i++) yield* transactional(recordEvent(org, "review.created", { id: `ahead-${i}` }))
+        yield* fanOutOnce(1000)
+        const repo = yield* WebhookRepository
+        const ok: TransportResult = { _tag: "Response", status: 200, bodyExcerpt: "" }
+        const sent: Array<string> = []
+        const gate = yield* Deferred.make<void>()
+        // The first four POSTs are answered at once, later ones only when the gate opens: meanwhile the dispatcher,
+        // having seen POSTs finish, claims ahead of its two slots.
+        const held = Layer.succeed(WebhookTransport, WebhookTransport.of({
+          post: (request) =>
+            Effect.suspend(() => {
+              sent.push(request.headers["webhook-id"]!)
+              return sent.length <= 4 ? Effect.succeed(ok) : Effect.as(Deferred.await(gate), ok)
+            })
+        }))
+        const count = (status: string) =>
+          Effect.map(repo.listDeliveries(org, hook.id, { after: undefined, limit: 100 }), (ds) => ds.filter((d) => d.status === status).length)
+        // Real time (the suite's clock is a test clock): the dispatcher waits on the store and on the transport.
+        const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+        const until = (done: Effect.Effect<boolean>, what: string) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 3_000; i++) {
+              if (yield* done) return
+              yield* pause(5)
+            }
+            assert.fail(`timed out waiting for ${what}`)
+          })
+        const scope = yield* Scope.make()
+        yield* startDispatcher({ concurrency: 2, perWebhookConcurrency: 100, pollIntervalMs: 10 }).pipe(
+          Effect.provide(held),
+          Scope.provide(scope)
+        )
+        yield* until(Effect.map(count("in_flight"), (n) => sent.length >= 6 && n > 2), "claims ahead of two held POSTs")
+        // Stop while two POSTs are held, then let them finish: they are recorded, the rest is handed back.
+        const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
+        yield* pause(50)
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(closing)
+        assert.strictEqual(yield* count("in_flight"), 0, "nothing is left in flight")
+        assert.strictEqual(yield* count("delivered"), sent.length, "every POST is recorded")
+        assert.strictEqual(yield* count("pending"), total - sent.length, "unsent claims are pending again")
+
+        // Another dispatcher sends the rest; no delivery is sent twice.
+        const quick = transportOf(() => ok)
+        const rest = yield* Scope.make()
+        yield* startDispatcher({ concurrency: 2, perWebhookConcurrency: 100, pollIntervalMs: 10 }).pipe(
+          Effect.provide(quick.layer),
+          Scope.provide(rest)
+        )
+        yield* until(Effect.map(count("delivered"), (n) => n === total), "the rest to be delivered")
+        yield* Scope.close(rest, Exit.void)
+        const keys = [...sent, ...quick.sent.map((r) => r.headers["webhook-id"]!)]
+        assert.strictEqual(keys.length, total)
+        assert.strictEqual(new Set(keys).size, total)
         yield* drain
       }))
 

@@ -12,16 +12,18 @@
  * 3. **POST** the stored body, signed when the webhook has a secret, with a timeout and no redirects; record the
  *    outcome (2xx delivered, anything else failed). Never retried. Outcomes that finish together are recorded in
  *    one write, alongside the next claim: one pump records and claims, so under load the store works in batches.
+ *    The pump claims a little ahead of the free slots, so a POST that finishes starts the next without waiting
+ *    for the store.
  * 4. **Recovery**: dispatchers renew a lease (heartbeat). In-flight deliveries of a dispatcher whose lease lapsed
  *    (it crashed between claim and outcome) become `failed` with error "interrupted": the receiver may or may not
  *    have got them, and resending could deliver a key twice.
  *
  * Bounded: at most `concurrency` POSTs at once per process and, across processes approximately,
  * `perWebhookConcurrency` per webhook, so a slow or dead receiver holds only its own share of the slots.
- * Shutdown (closing the scope) stops claiming, lets in-flight POSTs finish (each within the timeout), then
- * retires the dispatcher's lease.
+ * Shutdown (closing the scope) stops claiming, lets in-flight POSTs finish (each within the timeout), hands the
+ * deliveries it claimed ahead but never sent back to pending, then retires the dispatcher's lease.
  */
-import { Cause, Clock, Context, Effect, FiberSet, Latch, type Scope, Semaphore } from "effect"
+import { Cause, Clock, Context, Effect, FiberSet, Latch, type Scope } from "effect"
 import type { DomainEvent } from "../kernel/EventOutbox.ts"
 import type { DomainEventId, OrganizationId, WebhookDeliveryId } from "../kernel/Ids.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
@@ -30,7 +32,7 @@ import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import { WorkSignals } from "../kernel/WorkSignals.ts"
 import type { WebhookDeliveryRecord, WebhookEnvelope, WebhookRecord } from "./Webhook.ts"
 import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
-import { type ClaimedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
+import { type ClaimedDelivery, type CompletedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
 import { type DeliveryOutcomeLabel, recordWebhookDeliveries } from "./WebhookMetrics.ts"
 import { signWebhookBody, standardWebhookSignature } from "./WebhookSignature.ts"
 
@@ -277,10 +279,7 @@ const recordAttempts = (
 ): Effect.Effect<void> =>
   Effect.gen(function*() {
     if (attempts.length === 0) return
-    const batch = yield* Effect.exit(repo.completeDeliveries(
-      dispatcherId,
-      attempts.map((a) => ({ organizationId: a.claimed.delivery.organizationId, id: a.claimed.delivery.id, outcome: a.outcome }))
-    ))
+    const batch = yield* Effect.exit(repo.completeDeliveries(dispatcherId, completedOf(attempts)))
     if (batch._tag === "Failure") {
       yield* Effect.logWarning("webhook dispatcher: recording a batch of outcomes failed; recording them one by one", Cause.pretty(batch.cause))
       yield* Effect.forEach(attempts, (a) =>
@@ -288,9 +287,18 @@ const recordAttempts = (
           Effect.catchCause((cause) => Effect.logError("webhook dispatcher: recording an outcome failed", Cause.pretty(cause)))
         ), { discard: true })
     }
+    yield* countAttempts(attempts)
+  })
+
+const completedOf = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<CompletedDelivery> =>
+  attempts.map((a) => ({ organizationId: a.claimed.delivery.organizationId, id: a.claimed.delivery.id, outcome: a.outcome }))
+
+/** The delivery metrics of recorded attempts, one update per outcome label. */
+const countAttempts = (attempts: ReadonlyArray<Attempt>): Effect.Effect<void> =>
+  Effect.suspend(() => {
     const counts = new Map<DeliveryOutcomeLabel, number>()
     for (const a of attempts) counts.set(a.label, (counts.get(a.label) ?? 0) + 1)
-    for (const [label, n] of counts) yield* recordWebhookDeliveries(label, n)
+    return Effect.forEach(counts, ([label, n]) => recordWebhookDeliveries(label, n), { discard: true })
   })
 
 /**
@@ -353,6 +361,20 @@ export const defaultDispatcherOptions: DispatcherOptions = {
 /** What a dispatcher captures when it starts (besides `CurrentWebhookSettings`, a reference with safe defaults). */
 export type DispatcherServices = WebhookRepository | UnitOfWork | IdGenerator | WebhookTransport | HostResolver
 
+/** A dispatcher claims ahead at most this many times its `concurrency` (docs/DECISIONS.md §30). */
+const AHEAD = 4
+
+/**
+ * The size of a claim for `room` free places: the next power of two, at most `max`. A store may plan each size
+ * apart (PostgreSQL's claim takes it as a literal), so a few sizes keep a few plans; the few extra deliveries a
+ * rounded-up claim takes wait in the queue like any claimed ahead.
+ */
+export const claimSize = (room: number, max: number): number => {
+  let size = 1
+  while (size < room) size *= 2
+  return Math.min(size, max)
+}
+
 /** Repeats `step` forever; a defect is logged and retried after `pauseMs` instead of stopping the loop. */
 const resilient = (name: string, step: Effect.Effect<void>, pauseMs: number): Effect.Effect<never> =>
   Effect.forever(step.pipe(
@@ -399,44 +421,85 @@ export const startDispatcher = (
       options.heartbeatIntervalMs
     ).pipe(Effect.forkScoped)
 
-    // Attempts whose POST finished, waiting to be recorded together. Closing the scope records what is left after
-    // the last POST ends (finalizers run in reverse: this one after the deliveries' fiber set has drained).
+    // Attempts whose POST finished, waiting to be recorded together, and deliveries claimed ahead, waiting for a
+    // slot. Closing the scope records what finished and hands the unsent claims back (finalizers run in reverse:
+    // this one after the deliveries' fiber set has drained).
     let finished: Array<Attempt> = []
     const takeFinished = () => {
       const batch = finished
       finished = []
       return batch
     }
-    yield* Effect.addFinalizer(() => Effect.suspend(() => recordAttempts(repo, dispatcherId, takeFinished())))
+    const ready: Array<ClaimedDelivery> = []
+    /** POSTs under way: fibers of `inFlight`, each sending until `ready` is empty. */
+    let posting = 0
+    let stopping = false
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        const unsent = ready.splice(0).map((c) => ({ organizationId: c.delivery.organizationId, id: c.delivery.id }))
+        return Effect.andThen(
+          recordAttempts(repo, dispatcherId, takeFinished()),
+          unsent.length === 0 ? Effect.void : repo.releaseDeliveries(dispatcherId, unsent).pipe(
+            Effect.catchCause((cause) =>
+              Effect.logWarning("webhook dispatcher: handing back unsent deliveries failed; they fail as interrupted", Cause.pretty(cause))
+            )
+          )
+        )
+      })
+    )
 
     const inFlight = yield* FiberSet.make<void, never>()
-    const slots = yield* Semaphore.make(options.concurrency)
+    // Runs before the fiber set's finalizer: a sending fiber finishes its POST, then takes no other.
+    yield* Effect.addFinalizer(() => Effect.sync(() => { stopping = true }))
     // Opened by a finished POST or new deliveries; the pump closes it before it looks, so no wake-up is lost.
     const wake = yield* Latch.make(false)
     // Woken by a slot freed here, or by the store's signal that deliveries may be claimable (another process's).
     const signals = yield* WorkSignals
     const idle = Effect.raceFirst(wake.await, signals.idle("deliveries", options.pollIntervalMs))
 
-    const deliver = (claimed: ClaimedDelivery) =>
-      Effect.uninterruptible(
-        (options.afterClaim === undefined ? Effect.void : options.afterClaim(claimed)).pipe(
-          Effect.andThen(attemptWith(deps, claimed)),
-          Effect.flatMap((attempt) => Effect.sync(() => finished.push(attempt))),
-          Effect.catchCause((cause) =>
-            Effect.logError("webhook dispatcher: a delivery failed unexpectedly", Cause.pretty(cause))
-          ),
-          Effect.ensuring(Effect.andThen(slots.release(1), wake.open)),
-          Effect.asVoid
-        )
+    const attemptOne = (claimed: ClaimedDelivery) =>
+      (options.afterClaim === undefined ? Effect.void : options.afterClaim(claimed)).pipe(
+        Effect.andThen(attemptWith(deps, claimed)),
+        Effect.flatMap((attempt) => Effect.sync(() => finished.push(attempt))),
+        Effect.catchCause((cause) => Effect.logError("webhook dispatcher: a delivery failed unexpectedly", Cause.pretty(cause))),
+        Effect.andThen(wake.open)
       )
 
     /**
-     * One turn of the pump: record the outcomes of the POSTs that finished since the last turn (one write) and, at
-     * the same time, claim as many deliveries as there are free slots (one statement): one round trip's wait per
-     * turn instead of two. The claim may not yet see those outcomes, which only makes it claim less (a webhook's
-     * finished deliveries still count against its slots, a record's next delivery waits), never more; a turn that
-     * recorded something and ran out of claims is followed by another at once, which sees them. While the store
-     * works, more POSTs finish, so under load the batches grow by themselves.
+     * One slot: sends `first`, then whatever is claimed and waiting, until nothing is (or the dispatcher stops), so
+     * a POST that finishes starts the next at once, without a round trip to the store. Uninterruptible: shutdown
+     * waits for the POST under way (bounded by the timeout), and a claimed delivery is sent or handed back.
+     */
+    const sendFrom = (first: ClaimedDelivery) =>
+      Effect.uninterruptible(Effect.gen(function*() {
+        let next: ClaimedDelivery | undefined = first
+        while (next !== undefined) {
+          yield* attemptOne(next)
+          next = stopping ? undefined : ready.shift()
+        }
+        posting--
+        yield* wake.open
+      }))
+
+    const startSending = Effect.gen(function*() {
+      while (posting < options.concurrency && ready.length > 0) {
+        posting++
+        yield* FiberSet.run(inFlight, sendFrom(ready.shift()!))
+      }
+    })
+
+    /**
+     * One turn of the pump: record the outcomes of the POSTs that finished since the last turn and claim
+     * deliveries, in one write (`claimDeliveries` with `completed`): one statement and one round trip per turn.
+     * The claim may not yet see those outcomes, which only makes it claim less (a webhook's finished deliveries
+     * still count against its slots, a record's next delivery waits), never more; a turn that recorded something
+     * and ran out of claims is followed by another at once, which sees them. While the store works, more POSTs
+     * finish, so under load the batches grow by themselves.
+     *
+     * Claiming ahead (docs/DECISIONS.md §30): a turn claims for the free slots plus twice as many deliveries as
+     * POSTs finished since the last turn (at most `AHEAD` × `concurrency`), so a slot that frees while the store
+     * works finds its next delivery waiting, and the queue grows until it covers a turn. Slots stuck on a slow
+     * receiver finish nothing, so nothing is claimed ahead for them.
      */
     const pumpStep = Effect.gen(function*() {
       yield* wake.close
@@ -444,32 +507,32 @@ export const startDispatcher = (
       // claim or drops an outcome.
       const turn = yield* Effect.uninterruptible(Effect.gen(function*() {
         const batch = takeFinished()
-        let free = 0
-        while (yield* slots.takeIfAvailable(1)) free++
-        if (free === 0) {
+        const room = options.concurrency + Math.min(AHEAD * options.concurrency, 2 * batch.length) - posting - ready.length
+        if (room <= 0) {
           yield* recordAttempts(repo, dispatcherId, batch)
           return "busy" as const
         }
-        // Both run to the end whatever the other does: a failed claim must not cut the recording short.
-        const [, claim] = yield* Effect.all([
-          recordAttempts(repo, dispatcherId, batch),
-          Effect.exit(repo.claimDeliveries({
-            dispatcherId,
-            at: yield* now,
-            limit: free,
-            perWebhookLimit: options.perWebhookConcurrency
-          }))
-        ], { concurrency: 2 })
+        const size = claimSize(room, (1 + AHEAD) * options.concurrency)
+        // The outcomes go with the claim, one statement; should it fail, they are recorded on their own (one by one
+        // if need be) before the turn fails.
+        const claim = yield* Effect.exit(repo.claimDeliveries({
+          dispatcherId,
+          at: yield* now,
+          limit: size,
+          perWebhookLimit: options.perWebhookConcurrency,
+          completed: completedOf(batch)
+        }))
         if (claim._tag === "Failure") {
-          yield* slots.release(free)
+          yield* recordAttempts(repo, dispatcherId, batch)
           return yield* Effect.failCause(claim.cause)
         }
+        yield* countAttempts(batch)
         const claimed = claim.value
-        if (claimed.length < free) yield* slots.release(free - claimed.length)
-        for (const c of claimed) yield* FiberSet.run(inFlight, deliver(c))
-        return claimed.length < free ? (batch.length > 0 ? "recheck" as const : "drained" as const) : "full" as const
+        for (const c of claimed) ready.push(c)
+        yield* startSending
+        return claimed.length < size ? (batch.length > 0 ? "recheck" as const : "drained" as const) : "full" as const
       }))
-      if (turn === "busy") yield* wake.await // every slot is busy: wait for a POST to finish
+      if (turn === "busy") yield* wake.await // every slot is busy and enough is waiting: wait for a POST to finish
       else if (turn === "drained") yield* idle // nothing more to claim: wait for a POST, new work or a signal
     })
 

@@ -8,6 +8,7 @@
  * - `claimDeliveries` moves pending deliveries to `in_flight` for one dispatcher before any POST, so no two
  *   dispatchers ever send the same delivery, and a crash leaves a visible in-flight row rather than a resend.
  * - `failInterrupted` turns the in-flight rows of dispatchers that stopped heart-beating into failures.
+ * - `releaseDeliveries` hands claimed deliveries a stopping dispatcher never POSTed back to pending.
  */
 import { Context, type Effect, type Option } from "effect"
 import type { DomainEvent } from "../kernel/EventOutbox.ts"
@@ -35,6 +36,12 @@ export interface ClaimRequest {
   readonly limit: number
   /** A webhook with this many deliveries in flight (by any dispatcher) gets no more until one finishes. */
   readonly perWebhookLimit: number
+  /**
+   * Outcomes of this dispatcher's deliveries, recorded in the same write as the claim (as `completeDeliveries`
+   * would: only its own in-flight rows). Whether this same claim already sees them as finished (for
+   * `perWebhookLimit` and the order of their records) is the store's choice; the next claim does.
+   */
+  readonly completed?: ReadonlyArray<CompletedDelivery> | undefined
 }
 
 export interface DeliveryOutcome {
@@ -109,6 +116,15 @@ export class WebhookRepository extends Context.Service<WebhookRepository, {
     dispatcherId: string,
     completed: ReadonlyArray<CompletedDelivery>
   ) => Effect.Effect<ReadonlyArray<WebhookDeliveryId>>
+  /**
+   * Hands deliveries this dispatcher claimed but never sent back: each that is still its in-flight row becomes
+   * pending again, unclaimed and unattempted, as if never claimed. Returns how many. A dispatcher calls it only for
+   * deliveries it has not handed to the transport (a stopping dispatcher's claimed-ahead queue).
+   */
+  readonly releaseDeliveries: (
+    dispatcherId: string,
+    deliveries: ReadonlyArray<{ readonly organizationId: OrganizationId; readonly id: WebhookDeliveryId }>
+  ) => Effect.Effect<number>
   /** Whether any dispatcher (of any process) heart-beat at or after `since`. */
   readonly dispatcherAlive: (since: Timestamp) => Effect.Effect<boolean>
   /** Registers the dispatcher or renews its lease. */

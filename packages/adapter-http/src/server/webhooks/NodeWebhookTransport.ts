@@ -1,13 +1,15 @@
 /**
- * The HTTP client and DNS of webhook delivery, on node:http/https and node:dns.
+ * The HTTP client and DNS of webhook delivery, on undici and node:dns.
  *
  * - Connects to the address the core checked (a `lookup` that answers only that address), so DNS cannot change
  *   between the SSRF check and the connection; the URL's host name still drives the `Host` header, TLS SNI and
  *   certificate verification.
- * - Never follows redirects (node's client does not), enforces one deadline for the whole exchange (body included),
- *   reads at most `RESPONSE_EXCERPT_BYTES` of any body and then drops the connection, so a receiver that answers
- *   with an endless body holds neither the delivery nor a socket; reports every failure as a value.
- * - Keep-alive agents, owned by the layer and destroyed with it.
+ * - Never follows redirects (undici's `request` does not), enforces one deadline for the whole exchange (body
+ *   included), reads at most `RESPONSE_EXCERPT_BYTES` of any body and then drops the connection, so a receiver that
+ *   answers with an endless body holds neither the delivery nor a socket; reports every failure as a value.
+ * - Keep-alive: one connection pool per destination (origin and pinned address), owned by the layer and closed
+ *   with it; the least recently used pools beyond `MAX_POOLS` are closed. undici rather than node:http: half the
+ *   client's CPU per POST (docs/DECISIONS.md §30).
  */
 import {
   HostNotResolved,
@@ -19,9 +21,8 @@ import {
 import { Effect, Layer } from "effect"
 import type { LookupAddress, LookupOptions } from "node:dns"
 import { lookup } from "node:dns/promises"
-import * as http from "node:http"
-import * as https from "node:https"
 import { isIPv6 } from "node:net"
+import { Pool } from "undici"
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Array<LookupAddress>, family?: number) => void
 
@@ -35,29 +36,49 @@ const pinnedLookup = (address: string) => (_hostname: string, options: LookupOpt
 const describeNetworkError = (error: unknown): string => {
   if (error instanceof Error) {
     const code = (error as NodeJS.ErrnoException).code
+    // undici wraps a socket's failure (say a refused connection) in its own error; the cause names it.
+    const cause = (error as { readonly cause?: unknown }).cause
+    if (cause instanceof Error && (code === undefined || code.startsWith("UND_"))) return describeNetworkError(cause)
     return code !== undefined && !error.message.includes(code) ? `${code}: ${error.message}` : error.message
   }
   return String(error)
 }
 
+/** Destinations with a pool kept open; past this, the least recently used pool is closed. */
+const MAX_POOLS = 512
+
 export const NodeWebhookTransport: Layer.Layer<WebhookTransport> = Layer.effect(
   WebhookTransport,
   Effect.gen(function*() {
-    const agents = yield* Effect.acquireRelease(
-      Effect.sync(() => ({
-        http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
-        https: new https.Agent({ keepAlive: true, maxSockets: 64 })
-      })),
-      (a) => Effect.sync(() => {
-        a.http.destroy()
-        a.https.destroy()
-      })
+    const pools = yield* Effect.acquireRelease(
+      Effect.sync(() => new Map<string, Pool>()),
+      (open) => Effect.promise(() => Promise.allSettled([...open.values()].map((p) => p.destroy())))
     )
+    const poolFor = (url: URL, address: string | undefined): Pool => {
+      const key = address === undefined ? url.origin : `${url.origin} ${address}`
+      const known = pools.get(key)
+      if (known !== undefined) {
+        // Most recently used last: a Map keeps insertion order.
+        pools.delete(key)
+        pools.set(key, known)
+        return known
+      }
+      const pool = new Pool(url.origin, {
+        connections: 64,
+        ...(address === undefined ? {} : { connect: { lookup: pinnedLookup(address) as never } })
+      })
+      pools.set(key, pool)
+      if (pools.size > MAX_POOLS) {
+        const [oldestKey, oldest] = pools.entries().next().value!
+        pools.delete(oldestKey)
+        // Requests under way on it finish first.
+        oldest.close().catch(() => undefined)
+      }
+      return pool
+    }
     return WebhookTransport.of({
       post: (request) =>
         Effect.callback<TransportResult>((resume) => {
-          const secure = request.url.protocol === "https:"
-          const body = Buffer.from(request.body, "utf8")
           let finished = false
           const finish = (result: TransportResult) => {
             if (finished) return
@@ -72,47 +93,50 @@ export const NodeWebhookTransport: Layer.Layer<WebhookTransport> = Layer.effect(
             status === undefined
               ? { _tag: "TimedOut" }
               : { _tag: "Response", status, bodyExcerpt: Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8") }
+          const abort = new AbortController()
           // One deadline for the whole exchange, body included: an endless or stalled body is cut when it passes.
           const timer = setTimeout(() => {
             finish(answer())
-            req.destroy()
+            abort.abort()
           }, request.timeoutMs)
           const settle = () => {
             clearTimeout(timer)
             finish(answer())
           }
-          const options: http.RequestOptions = {
+          poolFor(request.url, request.address).request({
+            origin: request.url.origin,
+            path: request.url.pathname + request.url.search,
             method: "POST",
-            headers: { ...request.headers, "content-length": String(body.length) },
-            agent: secure ? agents.https : agents.http,
-            ...(request.address === undefined ? {} : { lookup: pinnedLookup(request.address) as never })
-          }
-          const req = (secure ? https : http).request(request.url, options, (res) => {
-            status = res.statusCode ?? 0
-            const success = status >= 200 && status < 300
-            // A 2xx is delivered as soon as it is known; its body is not kept, only read (to reuse the connection).
-            if (success) finish({ _tag: "Response", status, bodyExcerpt: "" })
-            res.on("data", (chunk: Buffer) => {
-              if (!success) chunks.push(chunk)
-              size += chunk.length
-              // Past what the log keeps nothing more is read: the socket is dropped rather than drained.
-              if (size >= RESPONSE_EXCERPT_BYTES) {
-                settle()
-                res.destroy()
-              }
-            })
-            res.on("end", settle)
-            res.on("error", settle)
-            res.on("close", settle)
-          })
-          req.on("error", (error) => {
-            clearTimeout(timer)
-            finish({ _tag: "NetworkError", message: describeNetworkError(error) })
-          })
-          req.end(body)
+            headers: request.headers,
+            body: request.body,
+            signal: abort.signal
+          }).then(
+            ({ body, statusCode }) => {
+              status = statusCode
+              const success = status >= 200 && status < 300
+              // A 2xx is delivered as soon as it is known; its body is not kept, only read (to reuse the connection).
+              if (success) finish({ _tag: "Response", status, bodyExcerpt: "" })
+              body.on("data", (chunk: Buffer) => {
+                if (!success) chunks.push(chunk)
+                size += chunk.length
+                // Past what the log keeps nothing more is read: the connection is dropped rather than drained.
+                if (size >= RESPONSE_EXCERPT_BYTES) {
+                  settle()
+                  body.destroy()
+                }
+              })
+              body.on("end", settle)
+              body.on("error", settle)
+              body.on("close", settle)
+            },
+            (error: unknown) => {
+              clearTimeout(timer)
+              finish({ _tag: "NetworkError", message: describeNetworkError(error) })
+            }
+          )
           return Effect.sync(() => {
             clearTimeout(timer)
-            req.destroy()
+            abort.abort()
           })
         })
     })

@@ -1,0 +1,41 @@
+/**
+ * The event feed orders by committing transaction, then by recording order (docs/DECISIONS.md §17). Transaction ids
+ * are numbers: a feed once ordered them as text, which put transaction 1000 before 996 whenever a page spanned a
+ * power of ten. Embedded PGlite starts with small transaction ids, so the test moves them up to the next power of
+ * ten and records events on both sides of it.
+ */
+import { assert, layer } from "@effect/vitest"
+import { EventOutbox, IdGenerator, Organizations } from "@feedback/core"
+import { recordEvent, transactional } from "@feedback/core/testing"
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { PgStoreLayer } from "../src/PgStore.ts"
+import { freshEmbeddedTarget } from "./TestDatabase.ts"
+
+const Store = Layer.unwrap(Effect.map(freshEmbeddedTarget, (target) => PgStoreLayer(target).pipe(Layer.orDie)))
+
+layer(Organizations.layer.pipe(Layer.provideMerge(Layer.merge(Store, IdGenerator.uuidV7))), { timeout: 120_000 })(
+  "event feed across a power of ten of transaction ids",
+  (it) => {
+    it.effect("lists events in the order their transactions committed", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Feed order" }))).id
+        const xid = () => Effect.map(sql<{ x: string }>`SELECT pg_current_xact_id()::text AS x`, (rows) => Number(rows[0]!.x))
+        let current = yield* xid()
+        const boundary = 10 ** String(current + 3).length
+        assert.isAtMost(boundary - current, 100_000, "a fresh database's transaction ids are small")
+        // Each statement outside a transaction takes an id of its own.
+        while (current < boundary - 4) current = yield* xid()
+        for (let i = 0; i < 8; i++) yield* transactional(recordEvent(org, "review.created", { id: `r${i}` }))
+        const ids = (entries: ReadonlyArray<{ readonly event: { readonly data: unknown } }>) =>
+          entries.map((e) => (e.event.data as { readonly id: string }).id)
+        const all = yield* EventOutbox.use((o) => o.feed(org, { after: undefined, limit: 100, events: undefined }))
+        assert.deepStrictEqual(ids(all), ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"])
+        // Pages resume where the last one ended.
+        const first = yield* EventOutbox.use((o) => o.feed(org, { after: undefined, limit: 3, events: undefined }))
+        const rest = yield* EventOutbox.use((o) => o.feed(org, { after: first[first.length - 1]!.position, limit: 100, events: undefined }))
+        assert.deepStrictEqual([...ids(first), ...ids(rest)], ids(all))
+      }))
+  }
+)
