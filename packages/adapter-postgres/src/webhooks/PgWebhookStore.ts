@@ -98,14 +98,17 @@ const oldestFirst = (a: { createdAt: string; id: string }, b: { createdAt: strin
 /** Rows per INSERT statement (one JSON parameter of about half a megabyte at most). */
 const INSERT_CHUNK = 1_000
 
-/** Outcomes as one JSON parameter. PostgreSQL text cannot hold NUL, which a receiver's answer quoted in `error` might. */
+/** PostgreSQL text cannot hold NUL, which a receiver's answer quoted in an outcome's `error` might: it becomes U+FFFD. */
+const storableError = (error: string | null): string | null => error === null ? null : error.replaceAll("\u0000", "\uFFFD")
+
+/** Outcomes as one JSON parameter. */
 const outcomesJson = (completed: ReadonlyArray<CompletedDelivery>): string =>
   JSON.stringify(completed.map(({ id, organizationId, outcome }) => ({
     organization_id: organizationId,
     id,
     status: outcome.status,
     response_status: outcome.responseStatus,
-    error: outcome.error === null ? null : outcome.error.replaceAll("\u0000", "\uFFFD"),
+    error: storableError(outcome.error),
     duration_ms: outcome.durationMs
   })))
 
@@ -217,7 +220,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
               status: d.status,
               payload: d.body,
               response_status: d.responseStatus,
-              error: d.error === null ? null : d.error.replaceAll("\u0000", "\uFFFD"),
+              error: storableError(d.error),
               duration_ms: d.durationMs,
               created_at: d.createdAt,
               attempted_at: d.attemptedAt,
@@ -322,7 +325,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
       ),
     completeDelivery: (dispatcherId, organizationId, id, outcome) =>
       sql<{ id: string }>`UPDATE webhook_deliveries
-          SET status = ${outcome.status}, response_status = ${outcome.responseStatus}, error = ${outcome.error},
+          SET status = ${outcome.status}, response_status = ${outcome.responseStatus}, error = ${storableError(outcome.error)},
               duration_ms = ${outcome.durationMs}
           WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'in_flight'
             AND claimed_by = ${dispatcherId}

@@ -563,11 +563,11 @@ const delivery = (it: It) =>
         const [a, b, c] = mine
         const ok = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
         const bad = { status: "failed", responseStatus: 500, error: "HTTP 500: nope \u0000 here", durationMs: 4 } as const
-        yield* repo.completeDelivery(D1, org, c!.delivery.id, ok)
+        yield* repo.completeDelivery(D1, org, c!.delivery.id, bad)
         const recorded = yield* repo.completeDeliveries(D1, [
           { organizationId: org, id: a!.delivery.id, outcome: ok },
           { organizationId: org, id: b!.delivery.id, outcome: bad },
-          { organizationId: org, id: c!.delivery.id, outcome: bad }, // already recorded
+          { organizationId: org, id: c!.delivery.id, outcome: ok }, // already recorded
           { organizationId: org, id: theirs[0]!.delivery.id, outcome: bad }, // another dispatcher's
           { organizationId: other, id: a!.delivery.id, outcome: bad } // another organization's id
         ])
@@ -579,7 +579,9 @@ const delivery = (it: It) =>
         assert.deepInclude(failed, { status: "failed", responseStatus: 500, durationMs: 4 })
         // PostgreSQL text holds no NUL; a store may replace it, never drop the outcome.
         assert.match(failed.error ?? "", /^HTTP 500: nope . here$/)
-        assert.deepInclude(byId.get(c!.delivery.id)!, { status: "delivered", responseStatus: 200 })
+        // The same for one outcome recorded alone (a ping's, or a batch's that failed).
+        assert.deepInclude(byId.get(c!.delivery.id)!, { status: "failed", responseStatus: 500 })
+        assert.match(byId.get(c!.delivery.id)!.error ?? "", /^HTTP 500: nope . here$/)
         assert.deepInclude(byId.get(theirs[0]!.delivery.id)!, { status: "in_flight", claimedBy: D2 })
         yield* drain
       }))
