@@ -330,22 +330,23 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           Effect.map((rows) => groupBy(rows, "reviewId", toSurveyAnswer)),
           orDie
         ),
-      // Both counts in one statement; each arm probes its partial index once per distinct value.
+      // Both counts in one statement, one primary-key probe per distinct value: the counts are kept on write
+      // (migration 102), so this costs the same whatever the number of reviews sharing a value.
       collisions: (organizationId, keys) =>
-        sql<{ kind: string; value: string; n: number }>`
-          SELECT 'fp' AS kind, browser_fingerprint AS value, count(*)::int AS n FROM reviews
-            WHERE organization_id = ${organizationId} AND browser_fingerprint IS NOT NULL
-              AND browser_fingerprint IN (SELECT jsonb_array_elements_text(${JSON.stringify(keys.browserFingerprints)}::jsonb))
-            GROUP BY browser_fingerprint
+        raw.unsafe<{ readonly kind: string; readonly value: string; readonly reviews: number }>(
+          `SELECT kind, value, reviews FROM review_value_counts
+            WHERE organization_id = $1 AND kind = 'browser_fingerprint'
+              AND value = ANY (ARRAY(SELECT jsonb_array_elements_text($2::jsonb)))
           UNION ALL
-          SELECT 'ip', ip_address, count(*)::int FROM reviews
-            WHERE organization_id = ${organizationId} AND ip_address IS NOT NULL
-              AND ip_address IN (SELECT jsonb_array_elements_text(${JSON.stringify(keys.ipAddresses)}::jsonb))
-            GROUP BY ip_address`.pipe(
+          SELECT kind, value, reviews FROM review_value_counts
+            WHERE organization_id = $1 AND kind = 'ip_address'
+              AND value = ANY (ARRAY(SELECT jsonb_array_elements_text($3::jsonb)))`,
+          [organizationId, JSON.stringify(keys.browserFingerprints), JSON.stringify(keys.ipAddresses)]
+        ).pipe(
           Effect.map((rows): CollisionCounts => {
             const browserFingerprint = new Map<string, number>()
             const ipAddress = new Map<string, number>()
-            for (const r of rows) (r.kind === "fp" ? browserFingerprint : ipAddress).set(r.value, Number(r.n))
+            for (const r of rows) (r.kind === "browser_fingerprint" ? browserFingerprint : ipAddress).set(r.value, Number(r.reviews))
             return { browserFingerprint, ipAddress }
           }),
           orDie
