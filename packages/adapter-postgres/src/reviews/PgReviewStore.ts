@@ -331,22 +331,24 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           orDie
         ),
       // Both counts in one statement, one primary-key probe per distinct value: the counts are kept on write
-      // (migration 102), so this costs the same whatever the number of reviews sharing a value.
+      // (migration 102), so this costs the same whatever the number of reviews sharing a value. A subquery per
+      // value, not a join: a join's plan depends on statistics (a hash join over all of the organization's counts
+      // while the table is not yet analyzed), a correlated probe's does not.
       collisions: (organizationId, keys) =>
-        raw.unsafe<{ readonly kind: string; readonly value: string; readonly reviews: number }>(
-          `SELECT kind, value, reviews FROM review_value_counts
-            WHERE organization_id = $1 AND kind = 'browser_fingerprint'
-              AND value = ANY (ARRAY(SELECT jsonb_array_elements_text($2::jsonb)))
-          UNION ALL
-          SELECT kind, value, reviews FROM review_value_counts
-            WHERE organization_id = $1 AND kind = 'ip_address'
-              AND value = ANY (ARRAY(SELECT jsonb_array_elements_text($3::jsonb)))`,
-          [organizationId, JSON.stringify(keys.browserFingerprints), JSON.stringify(keys.ipAddresses)]
+        raw.unsafe<{ readonly kind: string; readonly value: string; readonly reviews: number | null }>(
+          `SELECT k.kind, k.value,
+              (SELECT c.reviews FROM review_value_counts c
+                WHERE c.organization_id = $1 AND c.kind = k.kind AND c.value = k.value) AS reviews
+            FROM jsonb_to_recordset($2::jsonb) AS k (kind text, value text)`,
+          [organizationId, JSON.stringify([
+            ...keys.browserFingerprints.map((value) => ({ kind: "browser_fingerprint", value })),
+            ...keys.ipAddresses.map((value) => ({ kind: "ip_address", value }))
+          ])]
         ).pipe(
           Effect.map((rows): CollisionCounts => {
             const browserFingerprint = new Map<string, number>()
             const ipAddress = new Map<string, number>()
-            for (const r of rows) (r.kind === "browser_fingerprint" ? browserFingerprint : ipAddress).set(r.value, Number(r.reviews))
+            for (const r of rows) (r.kind === "browser_fingerprint" ? browserFingerprint : ipAddress).set(r.value, Number(r.reviews ?? 0))
             return { browserFingerprint, ipAddress }
           }),
           orDie
