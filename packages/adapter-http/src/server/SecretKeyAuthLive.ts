@@ -31,6 +31,7 @@ import { HttpEffect, HttpServerResponse } from "effect/http"
 import { PermissionByInput, RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
 import { idempotently } from "./idempotency/IdempotentRequests.ts"
 import { guardJsonBody } from "./JsonBodyShape.ts"
+import { spendThenRead } from "./ReadAlongsideSpend.ts"
 
 /**
  * The rate-limit headers of a decision: the `X-RateLimit-*` pair and `Retry-After` (docs/DECISIONS.md §3), and the
@@ -112,21 +113,31 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
       Effect.gen(function*() {
         const { caller, organization } = yield* organizations.authenticateSecretKey(Redacted.value(credential))
         const { cost, key, permission, permissionByInput } = factsOf(endpoint)
-        const decision = yield* rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
-        yield* recordRateLimitDecision(decision)
-        if (decision._tag === "Refused") return refusedResponse(decision)
-        const headers = rateLimitHeaders(decision)
-        yield* HttpEffect.appendPreResponseHandler((_, response) =>
-          Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
-        // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
-        if (Option.isNone(permission)) {
-          if (!permissionByInput) return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
-        } else if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
-        yield* guardJsonBody
-        return yield* Effect.provideService(
-          idempotently(idempotency, endpoint, organization.id, httpEffect),
-          CurrentCaller,
-          caller
+        // A pure read runs while the spend is in flight; the decision still comes first (ReadAlongsideSpend.ts).
+        return yield* spendThenRead(
+          key,
+          rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost),
+          (decision) =>
+            Effect.gen(function*() {
+              yield* recordRateLimitDecision(decision)
+              if (decision._tag === "Refused") return refusedResponse(decision)
+              const headers = rateLimitHeaders(decision)
+              yield* HttpEffect.appendPreResponseHandler((_, response) =>
+                Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+              return undefined
+            }),
+          Effect.gen(function*() {
+            // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
+            if (Option.isNone(permission)) {
+              if (!permissionByInput) return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
+            } else if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
+            yield* guardJsonBody
+            return yield* Effect.provideService(
+              idempotently(idempotency, endpoint, organization.id, httpEffect),
+              CurrentCaller,
+              caller
+            )
+          })
         )
       })
   })

@@ -15,14 +15,24 @@ const CurrentJournal = Context.Reference<Array<Undo> | undefined>("feedback/memo
   defaultValue: () => undefined
 })
 
+/**
+ * Something kept up to date from a table's rows (an index, a count): told of every change, and of its undo, in the
+ * same synchronous step, so it can never disagree with the rows, inside or after a transaction.
+ */
+export interface RowObserver<V> {
+  readonly changed: (before: V | undefined, after: V | undefined) => void
+}
+
 /** A keyed table whose mutations are journaled. Iteration order is insertion order. */
-export class MemoryTable<K, V> {
+export class MemoryTable<K, V, O extends RowObserver<V> | undefined = undefined> {
   readonly rows = new Map<K, V>()
   private readonly db: MemoryDatabaseImpl
+  readonly observer: O
   /** Moves on every write and every undone write: a reader can tell that rows changed since it looked. */
   private changes = 0
-  constructor(db: MemoryDatabaseImpl) {
+  constructor(db: MemoryDatabaseImpl, observer: O) {
     this.db = db
+    this.observer = observer
   }
 
   get version(): number {
@@ -42,40 +52,43 @@ export class MemoryTable<K, V> {
   set(key: K, value: V): void {
     const had = this.rows.has(key)
     const previous = this.rows.get(key)
-    this.db.journal(had ? () => this.restore(key, previous as V) : () => this.remove(key))
-    this.changes++
-    this.rows.set(key, value)
+    this.db.journal(had ? () => this.put(key, value, previous as V) : () => this.remove(key, value))
+    this.put(key, previous, value)
   }
   delete(key: K): boolean {
     if (!this.rows.has(key)) return false
     const previous = this.rows.get(key) as V
-    this.db.journal(() => this.restore(key, previous))
-    this.changes++
-    this.rows.delete(key)
+    this.db.journal(() => this.put(key, undefined, previous))
+    this.remove(key, previous)
     return true
   }
-  private restore(key: K, value: V): void {
+  private put(key: K, before: V | undefined, after: V): void {
     this.changes++
-    this.rows.set(key, value)
+    this.rows.set(key, after)
+    this.observer?.changed(before, after)
   }
-  private remove(key: K): void {
+  private remove(key: K, before: V): void {
     this.changes++
     this.rows.delete(key)
+    this.observer?.changed(before, undefined)
   }
 }
 
 class MemoryDatabaseImpl {
   private readonly lock = Semaphore.makeUnsafe(1)
-  private readonly tables = new Map<string, MemoryTable<unknown, unknown>>()
+  private readonly tables = new Map<string, MemoryTable<unknown, unknown, RowObserver<unknown> | undefined>>()
   private activeJournal: Array<Undo> | undefined = undefined
 
-  table<K, V>(name: string): MemoryTable<K, V> {
+  /** The table of that name, created on first use (with its observer, if it has one: every caller passes the same). */
+  table<K, V>(name: string): MemoryTable<K, V>
+  table<K, V, O extends RowObserver<V>>(name: string, observer: () => O): MemoryTable<K, V, O>
+  table<K, V>(name: string, observer?: () => RowObserver<V>): MemoryTable<K, V, RowObserver<V> | undefined> {
     let t = this.tables.get(name)
     if (t === undefined) {
-      t = new MemoryTable<unknown, unknown>(this)
+      t = new MemoryTable<unknown, unknown, RowObserver<unknown> | undefined>(this, observer?.() as RowObserver<unknown> | undefined)
       this.tables.set(name, t)
     }
-    return t as MemoryTable<K, V>
+    return t as unknown as MemoryTable<K, V, RowObserver<V> | undefined>
   }
 
   /** The names of the tables created so far (test support inspects every row). */

@@ -15,7 +15,7 @@ import type {
   SurveyAnswer
 } from "@feedback/core"
 import { Option } from "effect"
-import type { MemoryDatabase } from "./MemoryDatabase.ts"
+import type { MemoryDatabase, RowObserver } from "./MemoryDatabase.ts"
 
 type Owned<A> = A & { readonly organizationId: OrganizationId }
 
@@ -42,11 +42,41 @@ export type ReviewDeletionRow = {
   readonly deletedAt: string
 }
 
+/**
+ * How many reviews of each organization hold each browser fingerprint and IP address (the `collisions` include),
+ * kept up to date with every write to the reviews table and its undo, like PostgreSQL's `review_value_counts`.
+ */
+export class ReviewValueCounts implements RowObserver<ReviewRow> {
+  private readonly counts = new Map<string, number>()
+  /** Reviews of the organization holding the value. */
+  count(organizationId: string, kind: "browserFingerprint" | "ipAddress", value: string): number {
+    return this.counts.get(ReviewValueCounts.key(organizationId, kind, value)) ?? 0
+  }
+  readonly changed = (before: ReviewRow | undefined, after: ReviewRow | undefined): void => {
+    if (before !== undefined) this.add(before, -1)
+    if (after !== undefined) this.add(after, 1)
+  }
+  private add(row: ReviewRow, delta: number): void {
+    this.bump(row.organizationId, "browserFingerprint", row.browserFingerprint, delta)
+    this.bump(row.organizationId, "ipAddress", row.ipAddress, delta)
+  }
+  private bump(organizationId: string, kind: "browserFingerprint" | "ipAddress", value: string | null, delta: number): void {
+    if (value === null) return
+    const key = ReviewValueCounts.key(organizationId, kind, value)
+    const n = (this.counts.get(key) ?? 0) + delta
+    if (n === 0) this.counts.delete(key)
+    else this.counts.set(key, n)
+  }
+  private static key(organizationId: string, kind: string, value: string): string {
+    return `${organizationId}\u0000${kind}\u0000${value}`
+  }
+}
+
 export const memoryTables = (db: MemoryDatabase["Service"]) => ({
   sites: db.table<string, SiteRow>("sites"),
   products: db.table<string, ProductRow>("products"),
   customers: db.table<string, CustomerRow>("customers"),
-  reviews: db.table<string, ReviewRow>("reviews"),
+  reviews: db.table<string, ReviewRow, ReviewValueCounts>("reviews", () => new ReviewValueCounts()),
   reviewReplies: db.table<string, ReviewReplyRow>("review_replies"),
   reviewFiles: db.table<string, ReviewFilesRow>("review_files"),
   reviewAnswers: db.table<string, ReviewAnswersRow>("review_answers"),

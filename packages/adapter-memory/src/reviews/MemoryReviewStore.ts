@@ -85,18 +85,10 @@ export const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
         Effect.sync(() => byKeys<ReadonlyArray<SurveyAnswer>>(reviewIds, (id) => ownedBy(organizationId, tables.reviewAnswers.get(id))?.answers)),
       collisions: (organizationId, keys) =>
         Effect.sync((): CollisionCounts => {
-          const fingerprints = new Set(keys.browserFingerprints)
-          const ips = new Set(keys.ipAddresses)
-          const browserFingerprint = new Map<string, number>()
-          const ipAddress = new Map<string, number>()
-          for (const row of tables.reviews.values()) {
-            if (row.organizationId !== organizationId) continue
-            const fp = row.browserFingerprint
-            if (fp !== null && fingerprints.has(fp)) browserFingerprint.set(fp, (browserFingerprint.get(fp) ?? 0) + 1)
-            const ip = row.ipAddress
-            if (ip !== null && ips.has(ip)) ipAddress.set(ip, (ipAddress.get(ip) ?? 0) + 1)
-          }
-          return { browserFingerprint, ipAddress }
+          const counts = tables.reviews.observer
+          const countsOf = (kind: "browserFingerprint" | "ipAddress", values: ReadonlyArray<string>) =>
+            new Map(values.map((v) => [v, counts.count(organizationId, kind, v)] as const))
+          return { browserFingerprint: countsOf("browserFingerprint", keys.browserFingerprints), ipAddress: countsOf("ipAddress", keys.ipAddresses) }
         })
     }
   }

@@ -330,22 +330,25 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
           Effect.map((rows) => groupBy(rows, "reviewId", toSurveyAnswer)),
           orDie
         ),
-      // Both counts in one statement; each arm probes its partial index once per distinct value.
+      // Both counts in one statement, one primary-key probe per distinct value: the counts are kept on write
+      // (migration 102), so this costs the same whatever the number of reviews sharing a value. A subquery per
+      // value, not a join: a join's plan depends on statistics (a hash join over all of the organization's counts
+      // while the table is not yet analyzed), a correlated probe's does not.
       collisions: (organizationId, keys) =>
-        sql<{ kind: string; value: string; n: number }>`
-          SELECT 'fp' AS kind, browser_fingerprint AS value, count(*)::int AS n FROM reviews
-            WHERE organization_id = ${organizationId} AND browser_fingerprint IS NOT NULL
-              AND browser_fingerprint IN (SELECT jsonb_array_elements_text(${JSON.stringify(keys.browserFingerprints)}::jsonb))
-            GROUP BY browser_fingerprint
-          UNION ALL
-          SELECT 'ip', ip_address, count(*)::int FROM reviews
-            WHERE organization_id = ${organizationId} AND ip_address IS NOT NULL
-              AND ip_address IN (SELECT jsonb_array_elements_text(${JSON.stringify(keys.ipAddresses)}::jsonb))
-            GROUP BY ip_address`.pipe(
+        raw.unsafe<{ readonly kind: string; readonly value: string; readonly reviews: number | null }>(
+          `SELECT k.kind, k.value,
+              (SELECT c.reviews FROM review_value_counts c
+                WHERE c.organization_id = $1 AND c.kind = k.kind AND c.value = k.value) AS reviews
+            FROM jsonb_to_recordset($2::jsonb) AS k (kind text, value text)`,
+          [organizationId, JSON.stringify([
+            ...keys.browserFingerprints.map((value) => ({ kind: "browser_fingerprint", value })),
+            ...keys.ipAddresses.map((value) => ({ kind: "ip_address", value }))
+          ])]
+        ).pipe(
           Effect.map((rows): CollisionCounts => {
             const browserFingerprint = new Map<string, number>()
             const ipAddress = new Map<string, number>()
-            for (const r of rows) (r.kind === "fp" ? browserFingerprint : ipAddress).set(r.value, Number(r.n))
+            for (const r of rows) (r.kind === "browser_fingerprint" ? browserFingerprint : ipAddress).set(r.value, Number(r.reviews ?? 0))
             return { browserFingerprint, ipAddress }
           }),
           orDie

@@ -16,6 +16,7 @@ import { checkRedaction, REDACTION_MARKER } from "./Redaction.ts"
 import type { ReviewRecord } from "./Review.ts"
 import type { ReviewImportRow } from "./ReviewRequests.ts"
 import { ReviewRepository } from "./ReviewRepository.ts"
+import { Reviews } from "./Reviews.ts"
 import { ReviewWriteRepository } from "./ReviewWriteRepository.ts"
 import { IMPORT_SLICE, REVIEW_IMPORT_JOB, ReviewWrites } from "./ReviewWrites.ts"
 import { fromMillis, now, type Timestamp } from "../kernel/Timestamp.ts"
@@ -855,6 +856,64 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.strictEqual(results.filter(Result.isSuccess).length, 1)
         for (const r of results.filter(Result.isFailure)) assert.strictEqual(r.failure._tag, "Conflict")
         assert.isTrue(Option.isSome(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))))
+      }))
+
+    // -------------------------------------------------------------------------------------------------------------
+    // include=collisions after writes: stores may keep the counts on write (PostgreSQL: migration 102), so they
+    // must follow every write and its rollback, and equal a count of the organization's reviews.
+
+    /** Collision counts of every review of the organization, as the read side answers them and as a scan counts. */
+    const collisionsOf = (org: OrganizationId) =>
+      Effect.gen(function*() {
+        const page = yield* Reviews.use((r) => r.list({ limit: "250", include: "collisions" })).pipe(as(callerFor(org)))
+        const others = (field: "browserFingerprint" | "ipAddress", r: ReviewRecord) =>
+          r[field] === null ? 0 : page.data.filter((o) => o.id !== r.id && o[field] === r[field]).length
+        const answered = Object.fromEntries(page.data.map((r) => [r.id, r.collisions]))
+        const counted = Object.fromEntries(page.data.map((r) => [r.id, { browserFingerprint: others("browserFingerprint", r), ipAddress: others("ipAddress", r) }]))
+        assert.deepStrictEqual(answered, counted)
+        return answered
+      })
+
+    it.effect("collision counts follow deletions, bulk updates and rollbacks, per organization", () =>
+      Effect.gen(function*() {
+        const writes = yield* ReviewWrites
+        const shared = { browserFingerprint: "fp, \"shared\"", ipAddress: "10.1.1.1" }
+        const { org, reviews, caller } = yield* seed([
+          shared,
+          shared,
+          { browserFingerprint: "fp, \"shared\"", ipAddress: null },
+          { browserFingerprint: null, ipAddress: "10.1.1.1" },
+          { browserFingerprint: "fp-alone", ipAddress: "10.9.9.9" }
+        ], "Colliding")
+        // Another organization's reviews hold the same values and never count.
+        yield* seed([shared, shared, shared], "Elsewhere")
+        const before = yield* collisionsOf(org)
+        assert.deepStrictEqual(before[reviews[0]!.id], { browserFingerprint: 2, ipAddress: 2 })
+        assert.deepStrictEqual(before[reviews[4]!.id], { browserFingerprint: 0, ipAddress: 0 })
+
+        // A deletion whose unit of work fails afterwards changes nothing.
+        const failed = yield* Effect.exit(failingAfter("recalculateProductStats")((w) => w.delete(reviews[1]!.id, { reason: "spam" })).pipe(as(caller)))
+        assert.isTrue(Exit.isFailure(failed))
+        assert.deepStrictEqual(yield* collisionsOf(org), before)
+
+        yield* writes.delete(reviews[1]!.id, { reason: "spam" }).pipe(as(caller))
+        const afterDelete = yield* collisionsOf(org)
+        assert.deepStrictEqual(afterDelete[reviews[0]!.id], { browserFingerprint: 1, ipAddress: 1 })
+        yield* writes.delete(reviews[4]!.id, { reason: "spam" }).pipe(as(caller))
+
+        // Updates that leave the values alone leave the counts alone.
+        yield* writes.bulkUpdate({ filter: JSON.stringify({ rating: { $gte: 1 } }) }, { published: false }).pipe(as(caller))
+        yield* writes.update(reviews[2]!.id, { published: true, metadata: { touched: "yes" } }).pipe(as(caller))
+        const afterUpdates = yield* collisionsOf(org)
+        assert.deepStrictEqual(Object.keys(afterUpdates).sort(), [reviews[0]!.id, reviews[2]!.id, reviews[3]!.id].sort())
+        assert.deepStrictEqual(afterUpdates[reviews[0]!.id], { browserFingerprint: 1, ipAddress: 1 })
+
+        // Values whose last review is gone count 0 when they come back.
+        const fx = yield* StoreTestKit
+        const product = yield* fx.product(org, reviews[0]!.productId).pipe(Effect.map(Option.getOrThrow))
+        const again = makeReview(product.id, { browserFingerprint: "fp-alone", ipAddress: "10.9.9.9" })
+        yield* fx.insertReviews([{ organizationId: org, review: again }])
+        assert.deepStrictEqual((yield* collisionsOf(org))[again.id], { browserFingerprint: 0, ipAddress: 0 })
       }))
 
     it.effect("seeded site ids resolve for imports (fixture sanity)", () =>
