@@ -26,6 +26,7 @@ import { deliverySignalPerStatementMigration } from "./0095_delivery_signal_per_
 import { bulkEventWritesMigration } from "./0096_bulk_event_writes.ts"
 import { embeddedRateLimitSessionsMigration } from "./0100_embedded_rate_limit_sessions.ts"
 import { credentialSignalsMigration } from "./0101_credential_signals.ts"
+import { eventOrganizationCheckMigration } from "./0104_event_organization_check.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -53,5 +54,6 @@ export const migrations: ReadonlyArray<Migration> = [
   deliverySignalPerStatementMigration,
   bulkEventWritesMigration,
   embeddedRateLimitSessionsMigration,
-  credentialSignalsMigration
+  credentialSignalsMigration,
+  eventOrganizationCheckMigration
 ]
