@@ -215,33 +215,37 @@ export const REVIEW_COLUMNS = `id, site_id, product_id, product_variant_id, cust
   original_body, redacted_at, rating, published, verified_buyer, flagged, flags, moderated_at, ip_address,
   browser_fingerprint, ip_country, user_agent, submit_seconds, metadata, external_id, created_at, updated_at`
 
-/** A review as one element of the JSON array that `jsonb_to_recordset(… AS x(${REVIEW_RECORDSET}))` expands. */
+/**
+ * A review as one element of the JSON array that `jsonb_to_recordset(… AS x(${REVIEW_RECORDSET}))` expands. A null
+ * column is left out (`undefined`, which JSON.stringify drops): a missing key expands to NULL all the same, and an
+ * imported review has a dozen of them, so the array Node writes and PostgreSQL parses is a third shorter.
+ */
 export const reviewInput = (review: ReviewRecord, importRow: number | null) => ({
   id: review.id,
-  site_id: review.siteId,
+  site_id: review.siteId ?? undefined,
   product_id: review.productId,
-  product_variant_id: review.productVariantId,
-  customer_id: review.customerId,
-  survey_id: review.surveyId,
-  title: review.title,
-  body: review.body,
-  original_title: review.originalTitle,
-  original_body: review.originalBody,
-  redacted_at: review.redactedAt,
+  product_variant_id: review.productVariantId ?? undefined,
+  customer_id: review.customerId ?? undefined,
+  survey_id: review.surveyId ?? undefined,
+  title: review.title ?? undefined,
+  body: review.body ?? undefined,
+  original_title: review.originalTitle ?? undefined,
+  original_body: review.originalBody ?? undefined,
+  redacted_at: review.redactedAt ?? undefined,
   rating: review.rating,
   published: review.published,
   verified_buyer: review.verifiedBuyer,
   flagged: review.flagged,
   flags: review.flags,
-  moderated_at: review.moderatedAt,
-  ip_address: review.ipAddress,
-  browser_fingerprint: review.browserFingerprint,
-  ip_country: review.ipCountry,
-  user_agent: review.userAgent,
-  submit_seconds: review.submitSeconds,
+  moderated_at: review.moderatedAt ?? undefined,
+  ip_address: review.ipAddress ?? undefined,
+  browser_fingerprint: review.browserFingerprint ?? undefined,
+  ip_country: review.ipCountry ?? undefined,
+  user_agent: review.userAgent ?? undefined,
+  submit_seconds: review.submitSeconds ?? undefined,
   metadata: review.metadata,
-  external_id: review.externalId,
-  import_row: importRow,
+  external_id: review.externalId ?? undefined,
+  import_row: importRow ?? undefined,
   created_at: review.createdAt,
   updated_at: review.updatedAt
 })
