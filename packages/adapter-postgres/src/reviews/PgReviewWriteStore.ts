@@ -127,9 +127,9 @@ const makeRepository = Effect.gen(function*() {
              SELECT u.organization_id, feedback_uuid_v7(), 'review.updated', to_jsonb(review_json), $3::timestamptz
              FROM updated u ${reviewJsonJoin("u", { updatedAt: "$4::text", moderatedAt: "$4::text" })} WHERE u.changed
            )
-           SELECT count(*)::integer AS count,
-             COALESCE(jsonb_agg(DISTINCT u.product_id) FILTER (WHERE u.changed), '[]'::jsonb) AS changed
-           FROM updated u`,
+           SELECT (SELECT count(*)::integer FROM updated) AS count,
+             (SELECT COALESCE(jsonb_agg(d.product_id), '[]'::jsonb)
+              FROM (SELECT DISTINCT u.product_id FROM updated u WHERE u.changed) d) AS changed`,
           [organizationId, published, at, at, ...where.params]
         )
         const row = rows[0]!
