@@ -90,21 +90,21 @@ const timed = async <A>(run: () => Promise<A>): Promise<[number, A]> => {
 }
 
 /**
- * CPU time (ms) used so far by the given server processes, read from /proc: with the server on this machine, the
+ * CPU time (ms) used so far by each given server process, read from /proc: with the server on this machine, the
  * database's own work for a phase, which other load on a shared machine disturbs much less than wall time does.
- * Undefined when a process cannot be read (a remote server, or no /proc).
+ * A process that cannot be read (gone, a remote server, no /proc) is left out.
  */
-const processCpuMs = (pids: ReadonlyArray<number>): number | undefined => {
-  let ticks = 0
+const processCpuMs = (pids: ReadonlyArray<number>): Map<number, number> => {
+  const used = new Map<number, number>()
   for (const pid of pids) {
     try {
       const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-      ticks += Number(fields[11]) + Number(fields[12]) // utime, stime (fields 14 and 15 of the whole line)
+      used.set(pid, (Number(fields[11]) + Number(fields[12])) * 10) // utime + stime, USER_HZ 100
     } catch {
-      return undefined
+      // not readable here
     }
   }
-  return ticks * 10 // USER_HZ is 100 on Linux
+  return used
 }
 
 const main = async () => {
@@ -119,11 +119,15 @@ const main = async () => {
       .then((rows) => rows.map((r) => Number(r.pid)))
   const withDbCpu = async <A>(run: () => Promise<[number, A]>): Promise<[number, A, number | undefined]> => {
     if (serverUrl === undefined) return [...(await run()), undefined]
-    const pids = await backendPids()
-    const before = processCpuMs(pids)
+    const before = processCpuMs(await backendPids())
     const [wall, a] = await run()
-    const after = processCpuMs(pids)
-    return [wall, a, before === undefined || after === undefined ? undefined : after - before]
+    // Backends that started during the phase count from zero; one that ended during it is lost (rare: the pool
+    // keeps its connections), so the figure can only be low.
+    const after = processCpuMs(await backendPids())
+    if (before.size === 0 || after.size === 0) return [wall, a, undefined]
+    let used = 0
+    for (const [pid, ms] of after) used += ms - (before.get(pid) ?? 0)
+    return [wall, a, used]
   }
   const cpuNote = (u: number | undefined, b: number | undefined) =>
     u === undefined || b === undefined ? "" : `; database CPU ${ms(u)} vs ${ms(b)}`
