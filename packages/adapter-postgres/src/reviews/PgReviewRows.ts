@@ -347,8 +347,7 @@ export const textSet = (param: string) => `(SELECT jsonb_array_elements_text(${p
  * files (`$8`), survey answers (`$9`) and replies (`$10`). The foreign keys of files, answers, replies and reviews
  * to rows inserted by the same statement hold: PostgreSQL checks them when the whole statement has run.
  */
-export const IMPORT_SLICE_SQL = insertReviewsSql(
-  "review.created",
+export const IMPORT_SLICE_SQL = insertReviewsSql("review.created",
   `job AS (INSERT INTO import_jobs (organization_id, id, type, action, created_at)
      VALUES ($1::uuid, $3::uuid, $5, $6, $7::timestamptz) ON CONFLICT DO NOTHING),
    files AS (${insertFilesFrom("$8")}),
