@@ -35,7 +35,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { cpus, tmpdir, totalmem } from "node:os"
 import * as Path from "node:path"
 
@@ -89,12 +89,54 @@ const timed = async <A>(run: () => Promise<A>): Promise<[number, A]> => {
   return [performance.now() - started, a]
 }
 
+/**
+ * CPU time (ms) used so far by each given server process, read from /proc: with the server on this machine, the
+ * database's own work for a phase, which other load on a shared machine disturbs much less than wall time does.
+ * A process that cannot be read (gone, a remote server, no /proc) is left out.
+ */
+const processCpuMs = (pids: ReadonlyArray<number>): Map<number, number> => {
+  const used = new Map<number, number>()
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+      used.set(pid, (Number(fields[11]) + Number(fields[12])) * 10) // utime + stime, USER_HZ 100
+    } catch {
+      // not readable here
+    }
+  }
+  return used
+}
+
 const main = async () => {
   const { target, cleanup, label } = await prepareTarget()
   const services = Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)
   const runtime = ManagedRuntime.make(Layer.merge(ReviewWrites.layer, Organizations.layer).pipe(Layer.provideMerge(services)))
   const sqlRun = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
     runtime.runPromise(SqlClient.SqlClient.use(f).pipe(Effect.orDie))
+  // The database's CPU for one phase: every backend of the bench database, before and after.
+  const backendPids = () =>
+    sqlRun((sql) => sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+      .then((rows) => rows.map((r) => Number(r.pid)))
+  const withDbCpu = async <A>(run: () => Promise<[number, A]>): Promise<[number, A, number | undefined]> => {
+    if (serverUrl === undefined) return [...(await run()), undefined]
+    const before = processCpuMs(await backendPids())
+    const [wall, a] = await run()
+    // Backends that started during the phase count from zero; one that ended during it is lost (rare: the pool
+    // keeps its connections), so the figure can only be low.
+    const after = processCpuMs(await backendPids())
+    if (before.size === 0 || after.size === 0) return [wall, a, undefined]
+    let used = 0
+    for (const [pid, ms] of after) used += ms - (before.get(pid) ?? 0)
+    return [wall, a, used]
+  }
+  const cpuNote = (u: number | undefined, b: number | undefined) =>
+    u === undefined || b === undefined ? "" : `; database CPU ${ms(u)} vs ${ms(b)}`
+  const cpuRatio = (label: string, useCase: ReadonlyArray<number | undefined>, baseline: ReadonlyArray<number | undefined>) => {
+    if (useCase.some((x) => x === undefined) || baseline.some((x) => x === undefined)) return
+    const u = median(useCase as Array<number>)
+    const b = median(baseline as Array<number>)
+    console.log(`  database CPU: ${label} ${ms(u)}, baseline ${ms(b)}: ${(u / b).toFixed(2)}× (less disturbed by other load than wall time)`)
+  }
   console.log(`reviews-write benchmark: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`)
   console.log(`store: ${label}; ${ITERATIONS} iteration(s), medians\n`)
   try {
@@ -152,12 +194,17 @@ const main = async () => {
       const importTimes: Array<number> = []
       const baselineTimes: Array<number> = []
       const decodeTimes: Array<number> = []
+      const importCpus: Array<number | undefined> = []
+      const baselineCpus: Array<number | undefined> = []
       for (let run = 0; run < ITERATIONS; run++) {
         const rows = rowsFor(run)
         const json = JSON.stringify({ data: rows })
         const [decodeMs, request] = await timed(async () => decode(JSON.parse(json)))
         decodeTimes.push(decodeMs)
-        const [importMs, result] = await timed(() => runtime.runPromise(ReviewWrites.use((w) => w.import(request)).pipe(asCaller(caller))))
+        const [importMs, result, importCpu] = await withDbCpu(() =>
+          timed(() => runtime.runPromise(ReviewWrites.use((w) => w.import(request)).pipe(asCaller(caller))))
+        )
+        importCpus.push(importCpu)
         if (result.imported.length !== IMPORT_ROWS) throw new Error(`imported ${result.imported.length}, skipped ${JSON.stringify(result.skipped.slice(0, 3))}`)
         importTimes.push(importMs)
         // The same 10,000 review rows (fresh ids, same products, customers and content) in one multi-row INSERT.
@@ -172,7 +219,7 @@ const main = async () => {
           external_id: `baseline-${run}-${i}`,
           created_at: "2025-06-01T12:00:00.000Z"
         }))
-        const [baselineMs] = await timed(() =>
+        const [baselineMs, , baselineCpu] = await withDbCpu(() => timed(() =>
           sqlRun((sql) =>
             sql.withTransaction(sql.unsafe(
               `INSERT INTO reviews (organization_id, id, product_id, customer_id, title, body, rating, published, moderated_at,
@@ -185,15 +232,17 @@ const main = async () => {
               [org, JSON.stringify(baselineRows)]
             ))
           )
-        )
+        ))
         baselineTimes.push(baselineMs)
-        console.log(`  import run ${run + 1}: use-case ${ms(importMs)}, baseline ${ms(baselineMs)} (decode ${ms(decodeMs)})`)
+        baselineCpus.push(baselineCpu)
+        console.log(`  import run ${run + 1}: use-case ${ms(importMs)}, baseline ${ms(baselineMs)} (decode ${ms(decodeMs)})${cpuNote(importCpu, baselineCpu)}`)
       }
       const events = await countEvents(org, "review.created")
       const i = median(importTimes)
       const b = median(baselineTimes)
       console.log(`import of ${IMPORT_ROWS.toLocaleString("en-US")} rows: ${ms(i)}; baseline one multi-row INSERT of the same reviews: ${ms(b)}`)
       console.log(`  ratio ${(i / b).toFixed(2)}× the baseline; JSON parse + schema decode of the body: ${ms(median(decodeTimes))}`)
+      cpuRatio("import", importCpus, baselineCpus)
       console.log(`  ${(IMPORT_ROWS / (i / 1000)).toFixed(0)} reviews/s; review.created events recorded: ${events.toLocaleString("en-US")}; peak RSS ${peakRssMiB()}\n`)
     }
 
@@ -214,32 +263,37 @@ const main = async () => {
       console.log(`seeded ${BULK_REVIEWS.toLocaleString("en-US")} reviews over ${PRODUCTS} products; peak RSS ${peakRssMiB()}`)
       const bulkTimes: Array<number> = []
       const baselineTimes: Array<number> = []
+      const bulkCpus: Array<number | undefined> = []
+      const baselineCpus: Array<number | undefined> = []
       for (let run = 0; run < ITERATIONS; run++) {
         // Reviews are all unpublished here: the use-case publishes every one (100,000 changes and events)...
         await vacuum()
-        const [bulkMs, result] = await timed(() =>
+        const [bulkMs, result, bulkCpu] = await withDbCpu(() => timed(() =>
           runtime.runPromise(ReviewWrites.use((w) => w.bulkUpdate({}, { published: true })).pipe(asCaller(caller)))
-        )
+        ))
+        bulkCpus.push(bulkCpu)
         if (result.count !== BULK_REVIEWS) throw new Error(`matched ${result.count}`)
         bulkTimes.push(bulkMs)
         // ...and the baseline unpublishes the same rows with one plain UPDATE.
         await vacuum()
-        const [baselineMs] = await timed(() =>
+        const [baselineMs, , baselineCpu] = await withDbCpu(() => timed(() =>
           sqlRun((sql) =>
             sql.withTransaction(sql.unsafe(
               `UPDATE reviews SET published = false, moderated_at = now(), updated_at = now() WHERE organization_id = $1`,
               [org]
             ))
           )
-        )
+        ))
         baselineTimes.push(baselineMs)
-        console.log(`  bulk run ${run + 1}: use-case ${ms(bulkMs)}, baseline ${ms(baselineMs)}; peak RSS ${peakRssMiB()}`)
+        baselineCpus.push(baselineCpu)
+        console.log(`  bulk run ${run + 1}: use-case ${ms(bulkMs)}, baseline ${ms(baselineMs)}; peak RSS ${peakRssMiB()}${cpuNote(bulkCpu, baselineCpu)}`)
       }
       const events = await countEvents(org, "review.updated")
       const u = median(bulkTimes)
       const b = median(baselineTimes)
       console.log(`bulk-update of ${BULK_REVIEWS.toLocaleString("en-US")} reviews: ${ms(u)}; baseline one UPDATE of the same rows: ${ms(b)}`)
       console.log(`  ratio ${(u / b).toFixed(2)}× the baseline; review.updated events recorded: ${events.toLocaleString("en-US")} (${ITERATIONS} × ${BULK_REVIEWS.toLocaleString("en-US")}); peak RSS ${peakRssMiB()}`)
+      cpuRatio("bulk-update", bulkCpus, baselineCpus)
     }
   } finally {
     await runtime.dispose()

@@ -27,6 +27,7 @@ import { bulkEventWritesMigration } from "./0096_bulk_event_writes.ts"
 import { embeddedRateLimitSessionsMigration } from "./0100_embedded_rate_limit_sessions.ts"
 import { credentialSignalsMigration } from "./0101_credential_signals.ts"
 import { reviewValueCountsMigration } from "./0102_review_value_counts.ts"
+import { eventOrganizationCheckMigration } from "./0104_event_organization_check.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -55,5 +56,6 @@ export const migrations: ReadonlyArray<Migration> = [
   bulkEventWritesMigration,
   embeddedRateLimitSessionsMigration,
   credentialSignalsMigration,
-  reviewValueCountsMigration
+  reviewValueCountsMigration,
+  eventOrganizationCheckMigration
 ]

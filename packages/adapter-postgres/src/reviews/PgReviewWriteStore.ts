@@ -3,8 +3,8 @@
  *
  * Set-based: bulk moderation is one UPDATE … RETURNING inside a statement that also inserts the `review.updated`
  * events (INSERT … SELECT into `domain_events`), so 100,000 matching reviews never travel to Node; an import slice is
- * a fixed number of statements whatever its size (rows travel as one JSON parameter, expanded with
- * `json_to_recordset`), its `review.created` events inserted by the same statement that inserts the reviews.
+ * ONE statement whatever its size (`IMPORT_SLICE_SQL`: rows travel as JSON parameters, expanded with
+ * `json_to_recordset`), its `review.created` events, files, answers and replies inserted with the reviews.
  * Event data is built by `reviewJsonJoin` in SQL and must equal what the read side answers (conformance-tested).
  *
  * Concurrency (READ COMMITTED): a single review is locked with FOR UPDATE before it is read for a change; bulk
@@ -28,11 +28,9 @@ import {
   answersInput,
   filesInput,
   IMPORT_LOCK_CLASS,
-  INSERT_ANSWERS,
+  IMPORT_SLICE_SQL,
   INSERT_CUSTOMERS,
-  INSERT_FILES,
   INSERT_REPLIES,
-  insertReviewsSql,
   json,
   type ReplyDbRow,
   replyInput,
@@ -59,14 +57,17 @@ const makeRepository = Effect.gen(function*() {
       [organizationId, id]
     ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReview)), orDie)
 
-  const insertMany = (statement: string, organizationId: OrganizationId, rows: ReadonlyArray<unknown>) =>
-    rows.length === 0 ? Effect.void : sql.unsafe(statement, [organizationId, JSON.stringify(rows)]).pipe(Effect.asVoid)
-
   const matchWhere = (filter: FilterAst, search: string | undefined, offset: number) => {
     const f = compileFilter(filter, reviewMatchMapping.columns, offset)
     const s = compileSearch(search, reviewMatchMapping.search, offset + f.params.length)
     return { text: `(${f.text}) AND (${s.text})`, params: [...f.params, ...s.params] }
   }
+
+  // The match's product and customer, joined only when it refers to them: with FOR UPDATE OF r the planner cannot
+  // drop an unused outer join itself, and 100,000 matched reviews then pay two hash joins for nothing.
+  const relatedJoins = (where: string) =>
+    (/\bp\./.test(where) ? "LEFT JOIN products p ON p.organization_id = r.organization_id AND p.id = r.product_id " : "") +
+    (/\bc\./.test(where) ? "LEFT JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id" : "")
 
   return ReviewWriteRepository.of({
     lockReview,
@@ -106,13 +107,12 @@ const makeRepository = Effect.gen(function*() {
       }).pipe(orDie),
     bulkSetPublished: (organizationId, match, published, at) =>
       Effect.gen(function*() {
-        const where = matchWhere(match.filter, match.search, 3)
+        // $3 is the moment as timestamptz, $4 the same canonical Timestamp as the event data's text.
+        const where = matchWhere(match.filter, match.search, 4)
         const rows = yield* sql.unsafe<{ count: number; changed: unknown }>(
           `WITH matched AS (
              SELECT r.id, r.published AS was_published
-             FROM reviews r
-             LEFT JOIN products p ON p.organization_id = r.organization_id AND p.id = r.product_id
-             LEFT JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id
+             FROM reviews r ${relatedJoins(where.text)}
              WHERE r.organization_id = $1 AND ${where.text}
              ORDER BY r.id
              FOR UPDATE OF r
@@ -125,12 +125,12 @@ const makeRepository = Effect.gen(function*() {
            announced AS (
              INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
              SELECT u.organization_id, feedback_uuid_v7(), 'review.updated', to_jsonb(review_json), $3::timestamptz
-             FROM updated u ${reviewJsonJoin("u")} WHERE u.changed
+             FROM updated u ${reviewJsonJoin("u", { updatedAt: "$4::text", moderatedAt: "$4::text" })} WHERE u.changed
            )
-           SELECT count(*)::integer AS count,
-             COALESCE(jsonb_agg(DISTINCT u.product_id) FILTER (WHERE u.changed), '[]'::jsonb) AS changed
-           FROM updated u`,
-          [organizationId, published, at, ...where.params]
+           SELECT (SELECT count(*)::integer FROM updated) AS count,
+             (SELECT COALESCE(jsonb_agg(d.product_id), '[]'::jsonb)
+              FROM (SELECT DISTINCT u.product_id FROM updated u WHERE u.changed) d) AS changed`,
+          [organizationId, published, at, at, ...where.params]
         )
         const row = rows[0]!
         return { count: Number(row.count), changedProductIds: json<Array<ProductId>>(row.changed) }
@@ -200,24 +200,18 @@ const makeRepository = Effect.gen(function*() {
         return new Map(rows.map((r) => [r.email, r.id as CustomerId]))
       }).pipe(orDie),
     insertImport: (organizationId, job, reviews, at) =>
-      Effect.gen(function*() {
-        yield* sql`INSERT INTO import_jobs (organization_id, id, type, action, created_at)
-          VALUES (${organizationId}, ${job.id}, ${job.type}, ${job.action}, ${job.createdAt})
-          ON CONFLICT DO NOTHING`
-        yield* sql.unsafe(insertReviewsSql("review.created"), [
-          organizationId,
-          JSON.stringify(reviews.map((r) => reviewInput(r.review, r.importRow))),
-          job.id,
-          at
-        ])
-        yield* insertMany(INSERT_FILES, organizationId, reviews.flatMap((r) => filesInput(r.review.id, r.files)))
-        yield* insertMany(INSERT_ANSWERS, organizationId, reviews.flatMap((r) => answersInput(r.review.id, r.answers)))
-        yield* insertMany(
-          INSERT_REPLIES,
-          organizationId,
-          reviews.flatMap((r) => r.reply === null ? [] : [replyInput(r.reply)])
-        )
-      }).pipe(orDie),
+      sql.unsafe(IMPORT_SLICE_SQL, [
+        organizationId,
+        JSON.stringify(reviews.map((r) => reviewInput(r.review, r.importRow))),
+        job.id,
+        at,
+        job.type,
+        job.action,
+        job.createdAt,
+        JSON.stringify(reviews.flatMap((r) => filesInput(r.review.id, r.files))),
+        JSON.stringify(reviews.flatMap((r) => answersInput(r.review.id, r.answers))),
+        JSON.stringify(reviews.flatMap((r) => r.reply === null ? [] : [replyInput(r.reply)]))
+      ]).pipe(Effect.asVoid, orDie),
     findReply: (organizationId, reviewId) =>
       sql<ReplyDbRow>`SELECT * FROM review_replies WHERE organization_id = ${organizationId} AND review_id = ${reviewId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)),

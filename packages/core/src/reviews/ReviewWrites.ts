@@ -41,6 +41,12 @@ import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 /** Rows an import writes per store call; a larger import is written in several, building one while writing another. */
 export const IMPORT_SLICE = 2_500
 
+/**
+ * The first slice is smaller: nothing is being written while it is built, so a small one starts the store a few
+ * times sooner, and the next full slice is built while the store writes it.
+ */
+export const IMPORT_FIRST_SLICE = 500
+
 /** `importJob.type` / `importJob.action` of a review import (values not shown by the spec). */
 export const REVIEW_IMPORT_JOB = { type: "reviews", action: "create" } as const
 
@@ -298,8 +304,8 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
         // next is built here, and a server's second core does the writing in parallel with the building.
         const reviews: Array<ImportedReview> = []
         let writing: Fiber.Fiber<void> | undefined
-        for (let start = 0; start < selection.accepted.length; start += IMPORT_SLICE) {
-          const slice = yield* build(selection.accepted.slice(start, start + IMPORT_SLICE))
+        for (let start = 0, size = IMPORT_FIRST_SLICE; start < selection.accepted.length; start += size, size = IMPORT_SLICE) {
+          const slice = yield* build(selection.accepted.slice(start, start + size))
           for (const built of slice) reviews.push(built)
           if (writing !== undefined) yield* Fiber.join(writing)
           writing = yield* Effect.forkChild(repo.insertImport(organizationId, job, slice, at))
