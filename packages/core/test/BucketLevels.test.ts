@@ -5,22 +5,11 @@
  */
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { BucketLevels, bucketsFor, type KeyedBucket } from "../src/index.ts"
+import { BucketLevels } from "../src/index.ts"
+import { sequenceEndpoints as endpoints, sequenceStepArbitrary } from "../src/testing/index.ts"
 
-const plan = { apiRequestsPerMinute: 12, loyaltyStampsPerMinute: 3 }
-const endpoints: ReadonlyArray<readonly [ReadonlyArray<KeyedBucket>, number]> = [
-  [bucketsFor("GET", "/reviews", plan), 1],
-  [bucketsFor("POST", "/reviews/import", plan), 10],
-  [bucketsFor("POST", "/loyalty-stamps", plan), 1],
-  [bucketsFor("GET", "/reviews", plan), 13] // above the ceiling: never affordable
-]
-
-const step = fc.record({
-  wait: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1_000, max: 20_000 })),
-  which: fc.integer({ min: 0, max: endpoints.length - 1 }),
-  org: fc.constantFrom("a", "b"),
-  ask: fc.boolean()
-})
+/** A step, and whether `refusal` is asked before the spend. */
+const step = fc.tuple(sequenceStepArbitrary, fc.boolean()).map(([s, ask]) => ({ ...s, ask }))
 
 describe("BucketLevels.refusal", () => {
   it("is the refusal spend answers at that instant, undefined when it admits, and changes nothing", () => {

@@ -7,12 +7,10 @@
  */
 import { describe, expect, it } from "vitest"
 import { Clock, Effect } from "effect"
-import { atTime, withoutStates } from "../src/testing/index.ts"
+import { atTime, sequenceEndpoints, sequenceStepArbitrary, withoutStates } from "../src/testing/index.ts"
 import fc from "fast-check"
 import {
   assertBuckets,
-  bucketsFor,
-  type KeyedBucket,
   LocalRefusals,
   RateLimitStore,
   type SpendDecision,
@@ -39,21 +37,10 @@ const bareStore = () => {
 
 const at = atTime
 
-const plan = { apiRequestsPerMinute: 12, loyaltyStampsPerMinute: 3 }
-const endpoints: ReadonlyArray<readonly [ReadonlyArray<KeyedBucket>, number]> = [
-  [bucketsFor("GET", "/reviews", plan), 1],
-  [bucketsFor("POST", "/reviews/import", plan), 10],
-  [bucketsFor("POST", "/loyalty-stamps", plan), 1],
-  [bucketsFor("GET", "/reviews", plan), 13] // above the ceiling: never affordable
-]
+const endpoints = sequenceEndpoints
 
 /** A step: `wait` ms pass, then process `who` spends on endpoint `which` for organization `org`. */
-const step = fc.record({
-  wait: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1_000, max: 20_000 })),
-  which: fc.integer({ min: 0, max: endpoints.length - 1 }),
-  org: fc.constantFrom("a", "b"),
-  who: fc.constantFrom(0, 1)
-})
+const step = fc.tuple(sequenceStepArbitrary, fc.constantFrom(0, 1)).map(([s, who]) => ({ ...s, who }))
 
 describe("LocalRefusals", () => {
   it("one process: exactly the store's decisions; the store is asked at least for every admission", () => {

@@ -41,6 +41,25 @@ export const spendScenarioArbitrary = (t0: number) =>
       now: fc.integer({ min: 0, max: 10_000 }).map((d) => t0 + d)
     }))
 
+/**
+ * Spends of a small plan (12 a minute: a token every 5 s; loyalty stamps 3 a minute) as `[buckets, cost]`, including
+ * one never affordable, for sequences of spends that run into refusals and refills.
+ */
+const sequencePlan = { apiRequestsPerMinute: 12, loyaltyStampsPerMinute: 3 }
+export const sequenceEndpoints: ReadonlyArray<readonly [ReadonlyArray<KeyedBucket>, number]> = [
+  [bucketsFor("GET", "/reviews", sequencePlan), 1],
+  [bucketsFor("POST", "/reviews/import", sequencePlan), 10],
+  [bucketsFor("POST", "/loyalty-stamps", sequencePlan), 1],
+  [bucketsFor("GET", "/reviews", sequencePlan), 13] // above the ceiling: never affordable
+]
+
+/** One step of such a sequence: `wait` ms pass, then organization `org` spends on `sequenceEndpoints[which]`. */
+export const sequenceStepArbitrary = fc.record({
+  wait: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 400 }), fc.integer({ min: 1_000, max: 20_000 })),
+  which: fc.integer({ min: 0, max: sequenceEndpoints.length - 1 }),
+  org: fc.constantFrom("a", "b")
+})
+
 /** A decision without the levels it was made from (each store reports the levels it read in its own way). */
 export const withoutStates = (d: SpendDecision) => {
   if (d._tag === "Admitted") return d
