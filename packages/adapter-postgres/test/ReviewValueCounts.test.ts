@@ -51,7 +51,8 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`review 
       }
       yield* generateReviewDataset({ organizationId: ORG_A, reviews: 3_000, products: 30, analyze: false })
       yield* generateReviewDataset({ organizationId: ORG_B, reviews: 1_000, products: 10, analyze: false })
-      assert.deepStrictEqual(yield* runMigrations(migrations), ["102_review_value_counts"])
+      // 102 counts the reviews already there (the later migrations run too, as on any upgrade).
+      assert.deepStrictEqual((yield* runMigrations(migrations))[0], "102_review_value_counts")
       yield* assertExact
 
       // A value shared with another organization, a value moved to a new one, values cleared.
