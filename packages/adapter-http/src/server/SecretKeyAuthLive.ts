@@ -27,11 +27,11 @@ import {
 } from "@feedback/core"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
-import { HttpEffect, HttpServerResponse } from "effect/http"
+import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PermissionByInput, RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
 import { idempotently } from "./idempotency/IdempotentRequests.ts"
 import { guardJsonBody } from "./JsonBodyShape.ts"
-import { spendThenRead } from "./ReadAlongsideSpend.ts"
+import { readsAlongsideSpend, spendThenRead } from "./ReadAlongsideSpend.ts"
 
 /**
  * The rate-limit headers of a decision: the `X-RateLimit-*` pair and `Retry-After` (docs/DECISIONS.md §3), and the
@@ -78,6 +78,19 @@ export const refusalBody = (decision: SpendRefused): string =>
     }
   })
 
+/**
+ * Counts the decision, and answers a refusal's 429 (undefined: admitted, its rate-limit headers set on whatever the
+ * request answers).
+ */
+const admit = (decision: SpendDecision): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined, never, HttpServerRequest.HttpServerRequest> =>
+  Effect.andThen(
+    recordRateLimitDecision(decision),
+    decision._tag === "Refused"
+      ? Effect.succeed(refusedResponse(decision))
+      : Effect.as(HttpEffect.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeaders(response, rateLimitHeaders(decision)))), undefined)
+  )
+
 /** What the middleware needs to know about a route, computed on its first request rather than on every one. */
 interface RouteFacts {
   readonly key: string
@@ -108,37 +121,26 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
   const organizations = yield* Organizations
   const rateLimits = yield* RateLimitStore
   const idempotency = yield* Idempotency
+  const readsAlongside = (key: string) => rateLimits.decidesInProcess !== true && readsAlongsideSpend.has(key)
   return SecretKeyAuth.of({
     bearer: (httpEffect, { credential, endpoint }) =>
       Effect.gen(function*() {
         const { caller, organization } = yield* organizations.authenticateSecretKey(Redacted.value(credential))
         const { cost, key, permission, permissionByInput } = factsOf(endpoint)
-        // A pure read runs while the spend is in flight; the decision still comes first (ReadAlongsideSpend.ts).
-        return yield* spendThenRead(
-          key,
-          rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost),
-          (decision) =>
-            Effect.gen(function*() {
-              yield* recordRateLimitDecision(decision)
-              if (decision._tag === "Refused") return refusedResponse(decision)
-              const headers = rateLimitHeaders(decision)
-              yield* HttpEffect.appendPreResponseHandler((_, response) =>
-                Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
-              return undefined
-            }),
-          Effect.gen(function*() {
-            // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
-            if (Option.isNone(permission)) {
-              if (!permissionByInput) return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
-            } else if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
-            yield* guardJsonBody
-            return yield* Effect.provideService(
-              idempotently(idempotency, endpoint, organization.id, httpEffect),
-              CurrentCaller,
-              caller
-            )
-          })
-        )
+        const spend = rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
+        const proceed = Effect.gen(function*() {
+          // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
+          if (Option.isNone(permission)) {
+            if (!permissionByInput) return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
+          } else if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
+          yield* guardJsonBody
+          return yield* Effect.provideService(idempotently(idempotency, endpoint, organization.id, httpEffect), CurrentCaller, caller)
+        })
+        // A pure read runs while a spend that waits on I/O is in flight; the decision still comes first
+        // (ReadAlongsideSpend.ts). Everything else, and every spend decided in this process, in sequence.
+        if (readsAlongside(key)) return yield* spendThenRead(key, spend, admit, proceed)
+        const refusal = yield* admit(yield* spend)
+        return refusal !== undefined ? refusal : yield* proceed
       })
   })
 }))

@@ -11,7 +11,8 @@ export const makeMemoryRateLimitStore: Effect.Effect<RateLimitStore["Service"]> 
   return RateLimitStore.of({
     spend: (organizationId, buckets, cost) =>
       Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs)),
-    refusalAt: levels.refusal
+    refusalAt: levels.refusal,
+    decidesInProcess: true
   })
 })
 

@@ -73,7 +73,8 @@ export const makeEmbeddedRateLimitStore = Effect.gen(function*() {
   return RateLimitStore.of({
     spend: (organizationId, buckets, cost) =>
       Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs)),
-    refusalAt: levels.refusal
+    refusalAt: levels.refusal,
+    decidesInProcess: true
   })
 })
 

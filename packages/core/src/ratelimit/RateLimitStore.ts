@@ -63,6 +63,11 @@ export class RateLimitStore extends Context.Service<RateLimitStore, {
    * for a request `spend` would admit. Lets a server refuse before it does any other work for the request (the
    * HTTP adapter's refusal gate). Optional: a store without it is asked by `spend` every time.
    */
+  /**
+   * True when `spend` decides in this process without waiting on I/O (the memory and embedded stores): a caller need
+   * not overlap other work with it.
+   */
+  readonly decidesInProcess?: boolean
   readonly refusalAt?: (
     organizationId: string,
     buckets: ReadonlyArray<KeyedBucket>,
