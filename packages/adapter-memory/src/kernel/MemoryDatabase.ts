@@ -87,6 +87,9 @@ class MemoryDatabaseImpl {
     if (t === undefined) {
       t = new MemoryTable<unknown, unknown, RowObserver<unknown> | undefined>(this, observer?.() as RowObserver<unknown> | undefined)
       this.tables.set(name, t)
+    } else if (observer !== undefined && t.observer === undefined) {
+      // Opened first without its observer, the table would never keep it up to date: a wiring bug, caught at once.
+      throw new Error(`memory table ${name} was opened without its observer`)
     }
     return t as unknown as MemoryTable<K, V, RowObserver<V> | undefined>
   }

@@ -12,7 +12,8 @@ import type {
   ReviewRecord,
   ReviewReply,
   Site,
-  SurveyAnswer
+  SurveyAnswer,
+  WebhookDeliveryRecord
 } from "@feedback/core"
 import { Option } from "effect"
 import type { MemoryDatabase, RowObserver } from "./MemoryDatabase.ts"
@@ -71,6 +72,22 @@ export class ReviewValueCounts implements RowObserver<ReviewRow> {
     return `${organizationId}\u0000${kind}\u0000${value}`
   }
 }
+
+/**
+ * The webhook deliveries still to send or being sent (`pending`, `in_flight`), kept with every write to the deliveries
+ * table and its undo: a claim reads these, not every delivery ever stored, so it does not slow down as history grows.
+ */
+export class ActiveDeliveries implements RowObserver<WebhookDeliveryRecord> {
+  readonly rows = new Map<string, WebhookDeliveryRecord>()
+  readonly changed = (before: WebhookDeliveryRecord | undefined, after: WebhookDeliveryRecord | undefined): void => {
+    if (before !== undefined) this.rows.delete(before.id)
+    if (after !== undefined && (after.status === "pending" || after.status === "in_flight")) this.rows.set(after.id, after)
+  }
+}
+
+/** The webhook deliveries table, with its `ActiveDeliveries`; every repository that touches deliveries opens it so. */
+export const webhookDeliveries = (db: MemoryDatabase["Service"]) =>
+  db.table<string, WebhookDeliveryRecord, ActiveDeliveries>("webhook_deliveries", () => new ActiveDeliveries())
 
 export const memoryTables = (db: MemoryDatabase["Service"]) => ({
   sites: db.table<string, SiteRow>("sites"),

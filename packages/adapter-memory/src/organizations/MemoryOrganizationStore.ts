@@ -22,6 +22,7 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase, type MemoryTable } from "../kernel/MemoryDatabase.ts"
+import { webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 export const MemoryUnitOfWork = Layer.effect(UnitOfWork, Effect.map(MemoryDatabase, (db) =>
   UnitOfWork.of({ transaction: (effect) => db.transaction(effect) })))
@@ -71,7 +72,7 @@ export const MemoryEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*(
       Effect.sync(() => [...events.values()].filter((e) => e.organizationId === organizationId)),
     redact: (organizationId, redaction) =>
       db.mutate(() => {
-        const deliveries = db.table<string, WebhookDeliveryRecord>("webhook_deliveries")
+        const deliveries = webhookDeliveries(db)
         const about = new Set<string>()
         for (const e of events.values()) {
           if (e.organizationId !== organizationId || !isAbout(e, redaction)) continue

@@ -14,7 +14,7 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { memoryTables, unowned } from "../kernel/MemoryTables.ts"
+import { memoryTables, unowned, webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 
 const questionTables = (db: MemoryDatabase["Service"]) => ({
@@ -22,7 +22,7 @@ const questionTables = (db: MemoryDatabase["Service"]) => ({
   answers: db.table<string, OwnedAnswer>("product_question_answers"),
   notices: db.table<string, EmailNotice>("email_outbox"),
   events: db.table<string, DomainEvent>("domain_events"),
-  deliveries: db.table<string, WebhookDeliveryRecord>("webhook_deliveries")
+  deliveries: webhookDeliveries(db)
 })
 
 /**

@@ -17,6 +17,7 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
+import { webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 /** Newest first by (createdAt, id). */
 const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
@@ -28,7 +29,8 @@ const olderThan = (after: WebhookListPosition | undefined) => (r: { createdAt: s
 export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const webhooks = db.table<string, WebhookRecord>("webhooks")
-  const deliveries = db.table<string, WebhookDeliveryRecord>("webhook_deliveries")
+  const deliveries = webhookDeliveries(db)
+  const active = deliveries.observer.rows
   const events = db.table<string, DomainEvent>("domain_events")
   const fannedOut = db.table<string, true>("webhook_fanned_out_events")
   const dispatchers = db.table<string, Timestamp.Timestamp>("webhook_dispatchers")
@@ -122,15 +124,15 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
         record(dispatcherId, completed)
         const inFlight = new Map<string, number>()
         const pending: Array<WebhookDeliveryRecord> = []
-        for (const d of deliveries.values()) {
+        for (const d of active.values()) {
           if (d.status === "in_flight") inFlight.set(d.webhookId, (inFlight.get(d.webhookId) ?? 0) + 1)
-          else if (d.status === "pending") pending.push(d)
+          else pending.push(d)
         }
         pending.sort((a, b) => -newestFirst(a, b))
         // Deliveries about one record go out one at a time, in event order (fan-out order here): a record with a
         // delivery in flight, or one already passed over in this pass, waits.
         const recordBusy = new Set(
-          [...deliveries.values()].filter((d) => d.status === "in_flight" && d.recordKey !== null).map((d) => `${d.webhookId}/${d.recordKey}`)
+          [...active.values()].filter((d) => d.status === "in_flight" && d.recordKey !== null).map((d) => `${d.webhookId}/${d.recordKey}`)
         )
         const claimed: Array<ClaimedDelivery> = []
         for (const d of pending) {
@@ -179,7 +181,7 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
     failInterrupted: (staleBefore, error) =>
       db.mutate(() => {
         let n = 0
-        for (const d of [...deliveries.values()]) {
+        for (const d of [...active.values()]) {
           if (d.status !== "in_flight") continue
           const heartbeat = d.claimedBy === null ? undefined : dispatchers.get(d.claimedBy)
           if (heartbeat !== undefined && heartbeat >= staleBefore) continue
