@@ -74,20 +74,42 @@ export class ReviewValueCounts implements RowObserver<ReviewRow> {
 }
 
 /**
- * The webhook deliveries still to send or being sent (`pending`, `in_flight`), kept with every write to the deliveries
- * table and its undo: a claim reads these, not every delivery ever stored, so it does not slow down as history grows.
+ * Indexes of the webhook deliveries, kept with every write to the deliveries table and its undo, so that the
+ * dispatcher's work does not slow down as history grows: the deliveries still to send or being sent (`pending`,
+ * `in_flight`: what a claim reads), and the (webhook, event) pairs that have their first delivery (what a fan-out
+ * skips).
  */
-export class ActiveDeliveries implements RowObserver<WebhookDeliveryRecord> {
-  readonly rows = new Map<string, WebhookDeliveryRecord>()
+export class DeliveryIndexes implements RowObserver<WebhookDeliveryRecord> {
+  readonly active = new Map<string, WebhookDeliveryRecord>()
+  /** First deliveries (not redeliveries) per `webhook/event` pair: one, as the store writes them. */
+  readonly firsts = new Map<string, number>()
+  static firstKey(d: Pick<WebhookDeliveryRecord, "webhookId" | "eventId">): string {
+    return `${d.webhookId}/${d.eventId}`
+  }
+  hasFirst(d: Pick<WebhookDeliveryRecord, "webhookId" | "eventId">): boolean {
+    return this.firsts.has(DeliveryIndexes.firstKey(d))
+  }
   readonly changed = (before: WebhookDeliveryRecord | undefined, after: WebhookDeliveryRecord | undefined): void => {
-    if (before !== undefined) this.rows.delete(before.id)
-    if (after !== undefined && (after.status === "pending" || after.status === "in_flight")) this.rows.set(after.id, after)
+    if (before !== undefined) {
+      this.active.delete(before.id)
+      if (before.redeliveryOf === null) this.countFirst(before, -1)
+    }
+    if (after !== undefined) {
+      if (after.status === "pending" || after.status === "in_flight") this.active.set(after.id, after)
+      if (after.redeliveryOf === null) this.countFirst(after, 1)
+    }
+  }
+  private countFirst(d: WebhookDeliveryRecord, delta: number): void {
+    const key = DeliveryIndexes.firstKey(d)
+    const n = (this.firsts.get(key) ?? 0) + delta
+    if (n === 0) this.firsts.delete(key)
+    else this.firsts.set(key, n)
   }
 }
 
-/** The webhook deliveries table, with its `ActiveDeliveries`; every repository that touches deliveries opens it so. */
+/** The webhook deliveries table, with its `DeliveryIndexes`; every repository that touches deliveries opens it so. */
 export const webhookDeliveries = (db: MemoryDatabase["Service"]) =>
-  db.table<string, WebhookDeliveryRecord, ActiveDeliveries>("webhook_deliveries", () => new ActiveDeliveries())
+  db.table<string, WebhookDeliveryRecord, DeliveryIndexes>("webhook_deliveries", () => new DeliveryIndexes())
 
 export const memoryTables = (db: MemoryDatabase["Service"]) => ({
   sites: db.table<string, SiteRow>("sites"),

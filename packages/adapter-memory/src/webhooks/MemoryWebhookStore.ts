@@ -30,7 +30,8 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
   const db = yield* MemoryDatabase
   const webhooks = db.table<string, WebhookRecord>("webhooks")
   const deliveries = webhookDeliveries(db)
-  const active = deliveries.observer.rows
+  const indexes = deliveries.observer
+  const active = indexes.active
   const events = db.table<string, DomainEvent>("domain_events")
   const fannedOut = db.table<string, true>("webhook_fanned_out_events")
   const dispatchers = db.table<string, Timestamp.Timestamp>("webhook_dispatchers")
@@ -109,13 +110,9 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
       }),
     insertDeliveries: (rows) =>
       db.mutate(() => {
-        // One first delivery per (event, webhook); redeliveries are extra rows by design.
-        const firsts = (ds: Iterable<WebhookDeliveryRecord>) => [...ds].filter((d) => d.redeliveryOf === null)
-        const existing = new Set(firsts(deliveries.values()).map((d) => `${d.webhookId}/${d.eventId}`))
+        // One first delivery per (event, webhook); redeliveries are extra rows by design. Each write updates `firsts`.
         for (const d of rows) {
-          const key = `${d.webhookId}/${d.eventId}`
-          if ((d.redeliveryOf === null && existing.has(key)) || webhooks.get(d.webhookId) === undefined) continue
-          if (d.redeliveryOf === null) existing.add(key)
+          if ((d.redeliveryOf === null && indexes.hasFirst(d)) || webhooks.get(d.webhookId) === undefined) continue
           deliveries.set(d.id, d)
         }
       }),

@@ -1,7 +1,7 @@
 /**
- * The memory store's index of deliveries still to send or being sent (`ActiveDeliveries`, an observer of the
- * deliveries table, what a claim reads) equals a filter of the rows after any sequence of writes and deletions, in
- * transactions that commit or roll back; and a table cannot be opened without the observer its owner declares.
+ * The memory store's delivery indexes (`DeliveryIndexes`, an observer of the deliveries table: what a claim and a
+ * fan-out read) equal a filter of the rows after any sequence of writes and deletions, in transactions that commit
+ * or roll back; and a table cannot be opened without the observer its owner declares.
  */
 import { assert, it } from "@effect/vitest"
 import type { WebhookDeliveryRecord } from "@feedback/core"
@@ -12,14 +12,21 @@ import { webhookDeliveries } from "../src/kernel/MemoryTables.ts"
 
 const statuses = ["pending", "in_flight", "delivered", "failed"] as const
 const write = fc.oneof(
-  fc.record({ op: fc.constant("set" as const), id: fc.integer({ min: 0, max: 5 }), status: fc.constantFrom(...statuses) }),
+  fc.record({
+    op: fc.constant("set" as const),
+    id: fc.integer({ min: 0, max: 5 }),
+    status: fc.constantFrom(...statuses),
+    webhookId: fc.constantFrom("w1", "w2"),
+    eventId: fc.constantFrom("e1", "e2", "e3"),
+    redeliveryOf: fc.constantFrom(null, "d0")
+  }),
   fc.record({ op: fc.constant("delete" as const), id: fc.integer({ min: 0, max: 5 }) })
 )
 const transaction = fc.record({ writes: fc.array(write, { maxLength: 6 }), rollBack: fc.boolean() })
 
 const freshDatabase = () => Effect.runSync(Effect.provide(Effect.service(MemoryDatabase), MemoryDatabase.layer))
 
-it.effect("the active deliveries are the pending and in-flight rows after committed and rolled-back writes", () =>
+it.effect("the indexes equal the pending and in-flight rows and the first-delivery pairs after any writes", () =>
   Effect.sync(() =>
     fc.assert(fc.property(fc.array(transaction, { maxLength: 12 }), (transactions) => {
       const db = freshDatabase()
@@ -29,13 +36,18 @@ it.effect("the active deliveries are the pending and in-flight rows after commit
           for (const w of t.writes) {
             const id = `d${w.id}`
             if (w.op === "delete") deliveries.delete(id)
-            else deliveries.set(id, { id, status: w.status } as WebhookDeliveryRecord)
+            else deliveries.set(id, { id, status: w.status, webhookId: w.webhookId, eventId: w.eventId, redeliveryOf: w.redeliveryOf } as WebhookDeliveryRecord)
           }
         })
         Effect.runSync(Effect.exit(db.transaction(t.rollBack ? Effect.andThen(run, Effect.fail("rolled back")) : run)))
       }
-      const expected = [...deliveries.values()].filter((d) => d.status === "pending" || d.status === "in_flight")
-      assert.deepStrictEqual(new Map(expected.map((d) => [d.id, d])), deliveries.observer.rows)
+      const rows = [...deliveries.values()]
+      const active = rows.filter((d) => d.status === "pending" || d.status === "in_flight")
+      assert.deepStrictEqual(deliveries.observer.active, new Map(active.map((d) => [d.id, d])))
+      // First deliveries per (webhook, event) pair (the store writes one; random writes here may make more).
+      const firsts = new Map<string, number>()
+      for (const d of rows) if (d.redeliveryOf === null) firsts.set(`${d.webhookId}/${d.eventId}`, (firsts.get(`${d.webhookId}/${d.eventId}`) ?? 0) + 1)
+      assert.deepStrictEqual(deliveries.observer.firsts, firsts)
     }), { numRuns: 300 })
   ))
 
