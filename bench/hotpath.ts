@@ -29,6 +29,7 @@ import { PgDatabase } from "../packages/adapter-postgres/src/kernel/PgDatabase.t
 import { generateReviewDataset } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
 import {
   benchDatabaseServer,
+  benchScale,
   describeMachine,
   fmt,
   freshDatabase,
@@ -40,7 +41,7 @@ import {
   table
 } from "./support/common.ts"
 
-const scale = Number(process.env["BENCH_SECONDS"] ?? "1")
+const scale = benchScale
 const SECONDS = 5 * scale
 const WARMUP_SECONDS = 1.5 * Math.min(scale, 1)
 const CONNECTIONS = 32

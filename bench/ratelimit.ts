@@ -29,6 +29,7 @@ import * as Redis from "effect/persistence/Redis"
 import { redisAvailable, startRedis } from "../packages/adapter-redis/test/TestRedis.ts"
 import {
   benchDatabaseServer,
+  benchScale,
   describeMachine,
   fmt,
   freshDatabase,
@@ -39,7 +40,7 @@ import {
   table
 } from "./support/common.ts"
 
-const scale = Number(process.env["BENCH_SECONDS"] ?? "1")
+const scale = benchScale
 const DECISION_SECONDS = 2 * scale
 const HTTP_SECONDS = 4 * scale
 const WARMUP_SECONDS = 1.5 * Math.min(scale, 1)

@@ -17,6 +17,7 @@ import { SqlClient } from "effect/sql"
 import { startServerProcess } from "../packages/adapter-http/test/ServerProcess.ts"
 import {
   benchDatabaseServer,
+  benchScale,
   describeMachine,
   fmt,
   freshDatabase,
@@ -28,7 +29,7 @@ import {
   table
 } from "./support/common.ts"
 
-const scale = Number(process.env["BENCH_SECONDS"] ?? "1")
+const scale = benchScale
 const SECONDS = 5 * scale
 const CONNECTIONS = 32
 

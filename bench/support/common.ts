@@ -6,6 +6,9 @@ import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 
+/** `BENCH_SECONDS`: the factor every benchmark scales its measured durations by (1 unless set). */
+export const benchScale = Number(process.env["BENCH_SECONDS"] ?? "1")
+
 export const OPERATOR_TOKEN = "bench-operator-token-of-at-least-32-characters"
 
 /** A PostgreSQL server for the benchmarks, when one is configured; otherwise they use embedded PGlite. */
