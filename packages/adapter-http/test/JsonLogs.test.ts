@@ -3,11 +3,14 @@
  * time, level and message first; fields cannot overwrite them; causes, extra parts and secrets are rendered safely;
  * a line logged while a request runs names the request; and with the access log off a request logs nothing.
  */
-import { Cause, Effect, Formatter, Redacted } from "effect"
+import { spawnSync } from "node:child_process"
+import * as Path from "node:path"
+import { Cause, Effect, Formatter, Logger, Redacted, References } from "effect"
+import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { describe, expect, it } from "vitest"
-import { formatLogLine, jsonLogger, JsonLoggerLayer } from "../src/server/observability/JsonLogger.ts"
+import { formatLogLine, jsonLogger, JsonLoggerLayer, logInfoAnnotated } from "../src/server/observability/JsonLogger.ts"
 import { makeTestServer } from "./TestServer.ts"
 
 const capture = async (effect: Effect.Effect<void>) => {
@@ -18,6 +21,74 @@ const capture = async (effect: Effect.Effect<void>) => {
     return JSON.parse(line) as Record<string, unknown>
   })
 }
+
+/** What two programs log, each run under the same fixed clock and the loggers `loggersOf` makes for its lines. */
+const logsOfBoth = async (
+  loggersOf: (lines: Array<string>) => ReadonlyArray<Logger.Logger<unknown, unknown>>,
+  a: Effect.Effect<void>,
+  b: Effect.Effect<void>
+) => {
+  const run = async (effect: Effect.Effect<void>) => {
+    const lines: Array<string> = []
+    await Effect.runPromise(effect.pipe(
+      Effect.andThen(Effect.void),
+      Effect.provide(Logger.layer(loggersOf(lines))),
+      Effect.provide(TestClock.layer())
+    ))
+    return lines
+  }
+  return [await run(a), await run(b)] as const
+}
+
+describe("logInfoAnnotated (the access log's line)", () => {
+  const value = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined))
+  const record = fc.dictionary(fc.string(), value, { maxKeys: 6 })
+
+  it("writes exactly the line of Effect.logInfo annotated with the fields, outer annotations and spans included", async () => {
+    await fc.assert(fc.asyncProperty(fc.string(), record, record, async (message, outer, fields) => {
+      const [direct, viaEffect] = await logsOfBoth(
+        (lines) => [jsonLogger((line) => lines.push(line))],
+        logInfoAnnotated(message, fields).pipe(Effect.annotateLogs(outer), Effect.withSpan("s")),
+        Effect.logInfo(message).pipe(Effect.annotateLogs(fields), Effect.annotateLogs(outer), Effect.withSpan("s"))
+      )
+      expect(direct).toHaveLength(1)
+      expect(direct).toEqual(viaEffect)
+    }), { numRuns: 200 })
+  })
+
+  it("goes through Effect's logging for any other logger, and honours the minimum level", async () => {
+    const hostLogger = (lines: Array<string>) =>
+      Logger.make(({ fiber, message }) => {
+        lines.push(JSON.stringify([message, fiber.getRef(References.CurrentLogAnnotations)]))
+      })
+    const [direct, viaEffect] = await logsOfBoth(
+      (lines) => [hostLogger(lines), jsonLogger((line) => lines.push(line))],
+      logInfoAnnotated("GET /x 200", { status: 200 }).pipe(Effect.annotateLogs({ requestId: "r" })),
+      Effect.logInfo("GET /x 200").pipe(Effect.annotateLogs({ status: 200 }), Effect.annotateLogs({ requestId: "r" }))
+    )
+    expect(direct).toHaveLength(2)
+    expect(direct).toEqual(viaEffect)
+    const [quiet] = await logsOfBoth(
+      (lines) => [jsonLogger((line) => lines.push(line))],
+      logInfoAnnotated("GET /x 200", { status: 200 }).pipe(Effect.provideService(References.MinimumLogLevel, "Warn")),
+      Effect.void
+    )
+    expect(quiet).toEqual([])
+  })
+})
+
+describe("stdoutSink", () => {
+  it("writes every line once and in order, batched per turn, including those pending when the process exits", () => {
+    const script = [
+      `import { stdoutSink } from ${JSON.stringify(Path.join(import.meta.dirname, "../src/server/observability/JsonLogger.ts"))}`,
+      "for (let i = 0; i < 3; i++) stdoutSink(`a${i}`)",
+      "setImmediate(() => { for (let i = 0; i < 3; i++) stdoutSink(`b${i}`); process.exit(0) })"
+    ].join("\n")
+    const child = spawnSync(process.execPath, ["--conditions=@feedback/source", "--input-type=module", "-e", script], { encoding: "utf8" })
+    expect(child.stderr).toBe("")
+    expect(child.stdout).toBe("a0\na1\na2\nb0\nb1\nb2\n")
+  })
+})
 
 describe("jsonLogger", () => {
   it("writes time, level and message first, then the annotations", async () => {

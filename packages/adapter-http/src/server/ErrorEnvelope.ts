@@ -15,6 +15,7 @@ import { ByteSize, Context, Effect, Tracer } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { nextRequestId, requestIdOf } from "./RequestIds.ts"
 import { recordRequest } from "./observability/HttpMetrics.ts"
+import { logInfoAnnotated } from "./observability/JsonLogger.ts"
 import type { RouteTable } from "./RouteTable.ts"
 
 const envelope = (status: number, code: string, message: string, details?: object, headers?: Record<string, string>) =>
@@ -197,11 +198,7 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
       const recorded = options.metrics ? recordRequest(method, route, final.status, elapsedMs / 1000) : Effect.void
       if (!options.logRequests) return Effect.as(recorded, final)
       const fields = accessLogFields(requestId, method, req.url, route, final.status, elapsedMs)
-      return recorded.pipe(
-        Effect.andThen(Effect.logInfo(accessLogMessage(fields))),
-        Effect.annotateLogs(fields),
-        Effect.as(final)
-      )
+      return recorded.pipe(Effect.andThen(logInfoAnnotated(accessLogMessage(fields), fields)), Effect.as(final))
     }
     const early = refuseEarly(request)
     return HttpEffect.withPreResponseHandler(early === undefined ? app : Effect.succeed(early), onResponse).pipe(

@@ -5,15 +5,40 @@
  * (`Effect.log*` anywhere, the access log, start-up lines) goes through `jsonLogger`; what Node reports before an
  * Effect request exists (malformed HTTP on the socket) uses the same `formatLogLine`.
  */
-import { Cause, Context, Formatter, Layer, Logger, References, Tracer } from "effect"
+import { writeSync } from "node:fs"
+import { Cause, Clock, Context, Effect, Formatter, Layer, Logger, LogLevel, References, Tracer } from "effect"
+import type * as Fiber from "effect/Fiber"
 
 export type LogLevelName = "trace" | "debug" | "info" | "warn" | "error" | "fatal"
 
 /** Where finished lines go; stdout unless a host or test says otherwise. */
 export type LogSink = (line: string) => void
 
+/**
+ * Lines wait for the end of the event-loop turn and go out in one write: a write to a file or pipe is a system call
+ * each, and with an access-log line per request it was the largest part of logging's cost (docs/DECISIONS.md §35).
+ * Whatever is pending is written synchronously when the process exits, a crash included.
+ */
+let pending: Array<string> = []
+const flushPending = () => {
+  if (pending.length === 0) return
+  const text = pending.join("\n") + "\n"
+  pending = []
+  process.stdout.write(text)
+}
+let exitHooked = false
 export const stdoutSink: LogSink = (line) => {
-  process.stdout.write(line + "\n")
+  if (pending.length === 0) {
+    if (!exitHooked) {
+      exitHooked = true
+      process.once("exit", () => {
+        if (pending.length > 0) writeSync(1, pending.join("\n") + "\n")
+        pending = []
+      })
+    }
+    setImmediate(flushPending)
+  }
+  pending.push(line)
 }
 
 const levelNames: Record<string, LogLevelName> = {
@@ -56,21 +81,49 @@ const splitMessage = (message: unknown): { readonly text: string; readonly detai
     : { text: "", details: parts }
 }
 
+/** A line's fields: the fiber's annotations, then `extra`, then the current span's ids. */
+const fieldsOf = (fiber: Fiber.Fiber<unknown, unknown>, extra: Readonly<Record<string, unknown>> | undefined) => {
+  const fields: Record<string, unknown> = { ...fiber.getRef(References.CurrentLogAnnotations), ...extra }
+  const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
+  // Only a real tracer's ids lead anywhere: the native tracer's spans are exported by nothing.
+  if (span !== undefined && span.sampled && fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer) {
+    fields["traceId"] = span.traceId
+    fields["spanId"] = span.spanId
+  }
+  return fields
+}
+
+/** The sink of each logger made by `jsonLogger`, so `logInfoAnnotated` can write to it directly. */
+const sinks = new WeakMap<Logger.Logger<unknown, void>, LogSink>()
+
 /** Effect's Logger writing `formatLogLine` lines to `sink`. */
-export const jsonLogger = (sink: LogSink = stdoutSink): Logger.Logger<unknown, void> =>
-  Logger.make(({ cause, date, fiber, logLevel, message }) => {
-    const annotations = fiber.getRef(References.CurrentLogAnnotations)
-    const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
+export const jsonLogger = (sink: LogSink = stdoutSink): Logger.Logger<unknown, void> => {
+  const logger = Logger.make<unknown, void>(({ cause, date, fiber, logLevel, message }) => {
     const { details, text } = splitMessage(message)
-    const fields: Record<string, unknown> = { ...annotations }
-    // Only a real tracer's ids lead anywhere: the native tracer's spans are exported by nothing.
-    if (span !== undefined && span.sampled && fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer) {
-      fields["traceId"] = span.traceId
-      fields["spanId"] = span.spanId
-    }
+    const fields = fieldsOf(fiber, undefined)
     if (details !== undefined) fields["details"] = details
     if (cause.reasons.length > 0) fields["cause"] = Cause.pretty(cause)
     sink(formatLogLine(levelNames[logLevel] ?? "info", text, fields, date))
+  })
+  sinks.set(logger, sink)
+  return logger
+}
+
+/**
+ * `Effect.logInfo(message)` annotated with `fields`, line for line. When the fiber's only logger is a `jsonLogger`
+ * the line goes straight to its sink: annotating builds a new fiber context and dispatching walks Effect's logging,
+ * a measurable share of a cheap request for the access log's one line (docs/DECISIONS.md §35).
+ */
+export const logInfoAnnotated = (message: string, fields: Readonly<Record<string, unknown>>): Effect.Effect<void> =>
+  Effect.withFiber((fiber) => {
+    const loggers = fiber.getRef(Logger.CurrentLoggers)
+    const only = loggers.size === 1 ? loggers.values().next().value : undefined
+    const sink = only === undefined ? undefined : sinks.get(only)
+    if (sink === undefined) return Effect.annotateLogs(Effect.logInfo(message), fields)
+    if (!LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) {
+      sink(formatLogLine("info", message, fieldsOf(fiber, fields), new Date(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())))
+    }
+    return Effect.void
   })
 
 /** Replaces the current loggers with the JSON logger (the server's only log format). */
