@@ -106,6 +106,17 @@ export const envelopeBody = (event: DomainEvent, idempotencyKey: string): string
 }
 
 /**
+ * `envelopeBody` for every delivery of one event: what does not depend on the delivery (the event's name, time, id
+ * and data) is serialized once, and each delivery adds its idempotency key. The same bytes as `envelopeBody`.
+ */
+export const envelopeBodies = (event: DomainEvent): (idempotencyKey: string) => string => {
+  const head = `{"event":${JSON.stringify(event.event)},"timestamp":${JSON.stringify(event.occurredAt)},"idempotencyKey":`
+  const data: string | undefined = JSON.stringify(event.data)
+  const tail = `,"eventId":${JSON.stringify(event.id)}${data === undefined ? "" : `,"data":${data}`}}`
+  return (idempotencyKey) => head + JSON.stringify(idempotencyKey) + tail
+}
+
+/**
  * The headers of one attempt: the spec's `X-Webhook-Signature` over the body, and the Standard Webhooks headers
  * (docs/DECISIONS.md §17): `webhook-id` (the delivery's idempotency key), `webhook-timestamp` (Unix seconds of this
  * attempt) and, with a secret, `webhook-signature`.
@@ -184,7 +195,11 @@ const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSiz
     const at = yield* now
     const deliveries: Array<WebhookDeliveryRecord> = []
     for (const event of events) {
-      for (const webhook of subscribersOf(event, webhooks)) {
+      const subscribers = subscribersOf(event, webhooks)
+      if (subscribers.length === 0) continue
+      const bodyWith = envelopeBodies(event)
+      const recordKey = recordKeyOf(event)
+      for (const webhook of subscribers) {
         const idempotencyKey = yield* nextIdFrom<string>(ids)
         deliveries.push({
           id: yield* nextIdFrom<WebhookDeliveryId>(ids),
@@ -194,7 +209,7 @@ const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSiz
           event: event.event,
           idempotencyKey,
           status: "pending",
-          body: envelopeBody(event, idempotencyKey),
+          body: bodyWith(idempotencyKey),
           responseStatus: null,
           error: null,
           durationMs: null,
@@ -202,7 +217,7 @@ const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSiz
           attemptedAt: null,
           claimedBy: null,
           redeliveryOf: null,
-          recordKey: recordKeyOf(event)
+          recordKey
         })
       }
     }
