@@ -19,6 +19,7 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
+import { withoutTransforms } from "../kernel/RawRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 interface WebhookRow {
@@ -114,6 +115,7 @@ const outcomesJson = (completed: ReadonlyArray<CompletedDelivery>): string =>
 
 export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const raw = withoutTransforms(sql)
   /**
    * A claim's limits as literals: the planner then knows them in every plan (a parameter's LIMIT is guessed at a
    * tenth of the rows), so its estimate stays small and under `jit_above_cost`. JIT compiling the claim cost 30-100 ms
@@ -239,8 +241,10 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
     // shows those rows in flight: they count against their webhook's slots and hold their record's next delivery
     // until the next claim, as when the two ran side by side. (Counting them as finished would let the process that
     // records them take their slots again at once, every time, and leave other processes' dispatchers nothing.)
+    // Read without the client's renames (the columns are named as the client would name them): the claim's rows are
+    // the dispatcher's hottest read (docs/DECISIONS.md §34).
     claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) =>
-      sql<DeliveryRow & { url: string; hmacSecret: string | null; previousHmacSecret: string | null; previousSecretExpiresAt: Date | null }>`
+      raw<DeliveryRow & { url: string; hmacSecret: string | null; previousHmacSecret: string | null; previousSecretExpiresAt: Date | null }>`
           WITH RECURSIVE done AS (
             UPDATE webhook_deliveries d
             SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
@@ -306,7 +310,12 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             WHERE d.organization_id = p.organization_id AND d.id = p.id
             RETURNING d.*
           )
-          SELECT c.*, w.url, w.hmac_secret, w.previous_hmac_secret, w.previous_secret_expires_at
+          SELECT c.organization_id AS "organizationId", c.id, c.webhook_id AS "webhookId", c.event_id AS "eventId",
+            c.event, c.idempotency_key AS "idempotencyKey", c.status, c.payload, c.response_status AS "responseStatus",
+            c.error, c.duration_ms AS "durationMs", c.created_at AS "createdAt", c.attempted_at AS "attemptedAt",
+            c.claimed_by AS "claimedBy", c.redelivery_of AS "redeliveryOf", c.record_key AS "recordKey", w.url,
+            w.hmac_secret AS "hmacSecret", w.previous_hmac_secret AS "previousHmacSecret",
+            w.previous_secret_expires_at AS "previousSecretExpiresAt"
           FROM claimed c JOIN webhooks w ON w.organization_id = c.organization_id AND w.id = c.webhook_id`.pipe(
         Effect.map((rows) =>
           rows

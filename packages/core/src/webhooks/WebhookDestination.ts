@@ -79,23 +79,37 @@ const firstForbidden = (addresses: ReadonlyArray<string>): AddressClass | undefi
   return undefined
 }
 
+/**
+ * The part of `checkDestination` that needs no DNS: the URL's shape and, for an address literal or when private
+ * targets are allowed, the whole verdict. `undefined` when the host is a name to resolve. A pure function of the
+ * URL and the settings, so a dispatcher may keep its answers (docs/DECISIONS.md §34).
+ */
+export const checkDestinationLocally = (
+  rawUrl: string,
+  settings: WebhookSettings
+): Result.Result<Destination, DestinationRefused> | undefined => {
+  const shape = checkWebhookUrl(rawUrl, { allowInsecure: settings.allowInsecure })
+  if (Result.isFailure(shape)) return Result.fail(new DestinationRefused({ reason: shape.failure }))
+  const url = shape.success
+  if (settings.allowPrivate) return Result.succeed({ url, address: undefined })
+  const literal = hostAddress(url)
+  if (literal !== undefined) {
+    const cls = classifyAddress(literal)
+    return cls !== "public" ? Result.fail(refusedAddress(cls)) : Result.succeed({ url, address: literal })
+  }
+  if (hostIsLiteralForbidden(url)) return Result.fail(refusedAddress("loopback"))
+  return undefined
+}
+
 /** Checks a webhook URL against the settings, resolving its host when the address guard is on. */
 export const checkDestination = (
   rawUrl: string,
   settings: WebhookSettings
 ): Effect.Effect<Destination, DestinationRefused, HostResolver> =>
   Effect.gen(function*() {
-    const shape = checkWebhookUrl(rawUrl, { allowInsecure: settings.allowInsecure })
-    if (Result.isFailure(shape)) return yield* new DestinationRefused({ reason: shape.failure })
-    const url = shape.success
-    if (settings.allowPrivate) return { url, address: undefined }
-    const literal = hostAddress(url)
-    if (literal !== undefined) {
-      const cls = classifyAddress(literal)
-      if (cls !== "public") return yield* refusedAddress(cls)
-      return { url, address: literal }
-    }
-    if (hostIsLiteralForbidden(url)) return yield* refusedAddress("loopback")
+    const local = checkDestinationLocally(rawUrl, settings)
+    if (local !== undefined) return yield* Effect.fromResult(local)
+    const url = new URL(rawUrl)
     const hostname = url.hostname.replace(/\.$/, "")
     const addresses = yield* HostResolver.use((r) => r.resolve(hostname)).pipe(
       Effect.mapError(() =>

@@ -23,7 +23,7 @@
  * Shutdown (closing the scope) stops claiming, lets in-flight POSTs finish (each within the timeout), hands the
  * deliveries it claimed ahead but never sent back to pending, then retires the dispatcher's lease.
  */
-import { Cause, Clock, Context, Effect, FiberSet, Latch, type Scope } from "effect"
+import { Cause, Clock, Context, Effect, FiberSet, Latch, Result, type Scope } from "effect"
 import type { DomainEvent } from "../kernel/EventOutbox.ts"
 import type { DomainEventId, OrganizationId, WebhookDeliveryId } from "../kernel/Ids.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
@@ -31,7 +31,15 @@ import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.t
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import { WorkSignals } from "../kernel/WorkSignals.ts"
 import type { WebhookDeliveryRecord, WebhookEnvelope, WebhookRecord } from "./Webhook.ts"
-import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
+import {
+  checkDestination,
+  checkDestinationLocally,
+  CurrentWebhookSettings,
+  type Destination,
+  type DestinationRefused,
+  HostResolver,
+  type WebhookSettings
+} from "./WebhookDestination.ts"
 import { type ClaimedDelivery, type CompletedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
 import { type DeliveryOutcomeLabel, recordWebhookDeliveries } from "./WebhookMetrics.ts"
 import { signWebhookBody, standardWebhookSignature } from "./WebhookSignature.ts"
@@ -95,6 +103,17 @@ export const envelopeBody = (event: DomainEvent, idempotencyKey: string): string
     data: event.data
   }
   return JSON.stringify(envelope)
+}
+
+/**
+ * `envelopeBody` for every delivery of one event: what does not depend on the delivery (the event's name, time, id
+ * and data) is serialized once, and each delivery adds its idempotency key. The same bytes as `envelopeBody`.
+ */
+export const envelopeBodies = (event: DomainEvent): (idempotencyKey: string) => string => {
+  const head = `{"event":${JSON.stringify(event.event)},"timestamp":${JSON.stringify(event.occurredAt)},"idempotencyKey":`
+  const data: string | undefined = JSON.stringify(event.data)
+  const tail = `,"eventId":${JSON.stringify(event.id)}${data === undefined ? "" : `,"data":${data}`}}`
+  return (idempotencyKey) => head + JSON.stringify(idempotencyKey) + tail
 }
 
 /**
@@ -176,7 +195,11 @@ const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSiz
     const at = yield* now
     const deliveries: Array<WebhookDeliveryRecord> = []
     for (const event of events) {
-      for (const webhook of subscribersOf(event, webhooks)) {
+      const subscribers = subscribersOf(event, webhooks)
+      if (subscribers.length === 0) continue
+      const bodyWith = envelopeBodies(event)
+      const recordKey = recordKeyOf(event)
+      for (const webhook of subscribers) {
         const idempotencyKey = yield* nextIdFrom<string>(ids)
         deliveries.push({
           id: yield* nextIdFrom<WebhookDeliveryId>(ids),
@@ -186,7 +209,7 @@ const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSiz
           event: event.event,
           idempotencyKey,
           status: "pending",
-          body: envelopeBody(event, idempotencyKey),
+          body: bodyWith(idempotencyKey),
           responseStatus: null,
           error: null,
           durationMs: null,
@@ -194,7 +217,7 @@ const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSiz
           attemptedAt: null,
           claimedBy: null,
           redeliveryOf: null,
-          recordKey: recordKeyOf(event)
+          recordKey
         })
       }
     }
@@ -217,43 +240,86 @@ interface Attempt {
   readonly label: DeliveryOutcomeLabel
 }
 
-const attemptWith = (
-  deps: Pick<DispatcherDeps, "transport" | "resolver" | "settings">,
-  claimed: ClaimedDelivery
-): Effect.Effect<Attempt> =>
-  Effect.gen(function*() {
-    const { settings } = deps
-    const { delivery } = claimed
-    const destination = yield* Effect.result(
-      checkDestination(claimed.url, settings).pipe(Effect.provideService(HostResolver, deps.resolver))
-    )
-    if (destination._tag === "Failure") {
-      return {
-        claimed,
-        outcome: { status: "failed", responseStatus: null, error: destination.failure.reason, durationMs: 0 },
-        label: "blocked"
-      }
-    }
-    const started = performance.now()
-    const nowMs = yield* Clock.currentTimeMillis
-    const previous = claimed.previousSecret
-    const result = yield* deps.transport.post({
-      url: destination.success.url,
-      address: destination.success.address,
+/** What one dispatcher keeps between attempts: its clock and the destinations it judged without DNS. */
+interface AttemptContext {
+  readonly clock: Clock.Clock
+  /** `checkDestinationLocally`'s answers by raw URL (pure for the dispatcher's settings); bounded. */
+  readonly destinations: Map<string, Result.Result<Destination, DestinationRefused>>
+}
+
+/** Local destination verdicts a dispatcher keeps; past this many URLs it forgets them all and starts again. */
+const DESTINATIONS_KEPT = 1_024
+
+const attemptContext = (clock: Clock.Clock): AttemptContext => ({ clock, destinations: new Map() })
+
+const blocked = (claimed: ClaimedDelivery, refused: DestinationRefused): Attempt => ({
+  claimed,
+  outcome: { status: "failed", responseStatus: null, error: refused.reason, durationMs: 0 },
+  label: "blocked"
+})
+
+/** POSTs a claimed delivery to its checked destination: one effect, the transport's. */
+const postTo = (
+  deps: Pick<DispatcherDeps, "transport" | "settings">,
+  context: AttemptContext,
+  claimed: ClaimedDelivery,
+  destination: Destination
+): Effect.Effect<Attempt> => {
+  const { delivery } = claimed
+  const { timeoutMs } = deps.settings
+  const started = performance.now()
+  const nowMs = context.clock.currentTimeMillisUnsafe()
+  const previous = claimed.previousSecret
+  return Effect.map(
+    deps.transport.post({
+      url: destination.url,
+      address: destination.address,
       headers: requestHeaders(delivery.body, claimed.hmacSecret, {
         webhookId: delivery.idempotencyKey,
         timestampSeconds: Math.floor(nowMs / 1000),
         previousSecret: previous !== null && toMillis(previous.expiresAt) > nowMs ? previous.hmacSecret : undefined
       }),
       body: delivery.body,
-      timeoutMs: settings.timeoutMs
-    })
-    return {
+      timeoutMs
+    }),
+    (result): Attempt => ({
       claimed,
-      outcome: outcomeOf(result, Math.round(performance.now() - started), settings.timeoutMs),
+      outcome: outcomeOf(result, Math.round(performance.now() - started), timeoutMs),
       label: outcomeLabelOf(result)
+    })
+  )
+}
+
+/**
+ * One attempt: the destination is checked again (DNS may have changed since registration) and the POST goes to the
+ * checked address. A URL judged without DNS (an address literal, or private targets allowed) is judged once per
+ * dispatcher; a host name is resolved for every attempt.
+ */
+const attemptWith = (
+  deps: Pick<DispatcherDeps, "transport" | "resolver" | "settings">,
+  context: AttemptContext,
+  claimed: ClaimedDelivery
+): Effect.Effect<Attempt> => {
+  const { destinations } = context
+  let local = destinations.get(claimed.url)
+  if (local === undefined) {
+    local = checkDestinationLocally(claimed.url, deps.settings)
+    if (local !== undefined) {
+      if (destinations.size >= DESTINATIONS_KEPT) destinations.clear()
+      destinations.set(claimed.url, local)
     }
-  })
+  }
+  if (local !== undefined) {
+    return Result.isFailure(local) ? Effect.succeed(blocked(claimed, local.failure)) : postTo(deps, context, claimed, local.success)
+  }
+  return checkDestination(claimed.url, deps.settings).pipe(
+    Effect.provideService(HostResolver, deps.resolver),
+    Effect.matchEffect({
+      onFailure: (refused) => Effect.succeed(blocked(claimed, refused)),
+      onSuccess: (destination) => postTo(deps, context, claimed, destination)
+    })
+  )
+}
 
 const sendClaimedWith = (
   deps: Pick<DispatcherDeps, "repo" | "transport" | "resolver" | "settings">,
@@ -261,7 +327,7 @@ const sendClaimedWith = (
   claimed: ClaimedDelivery
 ): Effect.Effect<DeliveryOutcome> =>
   Effect.gen(function*() {
-    const { outcome, label } = yield* attemptWith(deps, claimed)
+    const { outcome, label } = yield* attemptWith(deps, attemptContext(yield* Clock.Clock), claimed)
     const { delivery } = claimed
     yield* deps.repo.completeDelivery(dispatcherId, delivery.organizationId, delivery.id, outcome)
     yield* recordWebhookDeliveries(label)
@@ -457,12 +523,23 @@ export const startDispatcher = (
     const signals = yield* WorkSignals
     const idle = Effect.raceFirst(wake.await, signals.idle("deliveries", options.pollIntervalMs))
 
-    const attemptOne = (claimed: ClaimedDelivery) =>
-      (options.afterClaim === undefined ? Effect.void : options.afterClaim(claimed)).pipe(
-        Effect.andThen(attemptWith(deps, claimed)),
-        Effect.flatMap((attempt) => Effect.sync(() => finished.push(attempt))),
-        Effect.catchCause((cause) => Effect.logError("webhook dispatcher: a delivery failed unexpectedly", Cause.pretty(cause))),
-        Effect.andThen(wake.open)
+    const context = attemptContext(yield* Clock.Clock)
+    const recordFinished = (attempt: Attempt) => {
+      finished.push(attempt)
+      wake.openUnsafe()
+    }
+    const attemptFailed = (cause: Cause.Cause<never>) =>
+      Effect.andThen(
+        Effect.logError("webhook dispatcher: a delivery failed unexpectedly", Cause.pretty(cause)),
+        wake.open
+      )
+    // One attempt, then its outcome waits for the pump's next turn; the pump is woken either way.
+    const attemptOne = (claimed: ClaimedDelivery): Effect.Effect<void> =>
+      Effect.matchCauseEffect(
+        options.afterClaim === undefined
+          ? attemptWith(deps, context, claimed)
+          : Effect.andThen(options.afterClaim(claimed), attemptWith(deps, context, claimed)),
+        { onSuccess: (attempt) => Effect.sync(() => recordFinished(attempt)), onFailure: attemptFailed }
       )
 
     /**
@@ -470,16 +547,16 @@ export const startDispatcher = (
      * a POST that finishes starts the next at once, without a round trip to the store. Uninterruptible: shutdown
      * waits for the POST under way (bounded by the timeout), and a claimed delivery is sent or handed back.
      */
-    const sendFrom = (first: ClaimedDelivery) =>
-      Effect.uninterruptible(Effect.gen(function*() {
-        let next: ClaimedDelivery | undefined = first
-        while (next !== undefined) {
-          yield* attemptOne(next)
-          next = stopping ? undefined : ready.shift()
-        }
-        posting--
-        yield* wake.open
-      }))
+    const sendFrom = (first: ClaimedDelivery): Effect.Effect<void> => {
+      const from = (claimed: ClaimedDelivery): Effect.Effect<void> =>
+        Effect.flatMap(attemptOne(claimed), () => {
+          const next = stopping ? undefined : ready.shift()
+          if (next !== undefined) return from(next)
+          posting--
+          return wake.open
+        })
+      return Effect.uninterruptible(from(first))
+    }
 
     const startSending = Effect.gen(function*() {
       while (posting < options.concurrency && ready.length > 0) {

@@ -22,7 +22,7 @@ import { Effect, Layer } from "effect"
 import type { LookupAddress, LookupOptions } from "node:dns"
 import { lookup } from "node:dns/promises"
 import { isIPv6 } from "node:net"
-import { Pool } from "undici"
+import { type Dispatcher, Pool } from "undici"
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Array<LookupAddress>, family?: number) => void
 
@@ -79,69 +79,108 @@ export const NodeWebhookTransport: Layer.Layer<WebhookTransport> = Layer.effect(
     return WebhookTransport.of({
       post: (request) =>
         Effect.callback<TransportResult>((resume) => {
-          let finished = false
-          const finish = (result: TransportResult) => {
-            if (finished) return
-            finished = true
-            resume(Effect.succeed(result))
-          }
-          // The answer so far: once the status is known, a cut body still reports it with what was read.
-          let status: number | undefined
-          const chunks: Array<Buffer> = []
-          let size = 0
-          const answer = (): TransportResult =>
-            status === undefined
-              ? { _tag: "TimedOut" }
-              : { _tag: "Response", status, bodyExcerpt: Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8") }
-          const abort = new AbortController()
-          // One deadline for the whole exchange, body included: an endless or stalled body is cut when it passes.
-          const timer = setTimeout(() => {
-            finish(answer())
-            abort.abort()
-          }, request.timeoutMs)
-          const settle = () => {
-            clearTimeout(timer)
-            finish(answer())
-          }
-          poolFor(request.url, request.address).request({
+          const exchange = new Exchange(request.timeoutMs, (result) => resume(Effect.succeed(result)))
+          poolFor(request.url, request.address).dispatch({
             origin: request.url.origin,
             path: request.url.pathname + request.url.search,
             method: "POST",
             headers: request.headers,
-            body: request.body,
-            signal: abort.signal
-          }).then(
-            ({ body, statusCode }) => {
-              status = statusCode
-              const success = status >= 200 && status < 300
-              // A 2xx is delivered as soon as it is known; its body is not kept, only read (to reuse the connection).
-              if (success) finish({ _tag: "Response", status, bodyExcerpt: "" })
-              body.on("data", (chunk: Buffer) => {
-                if (!success) chunks.push(chunk)
-                size += chunk.length
-                // Past what the log keeps nothing more is read: the connection is dropped rather than drained.
-                if (size >= RESPONSE_EXCERPT_BYTES) {
-                  settle()
-                  body.destroy()
-                }
-              })
-              body.on("end", settle)
-              body.on("error", settle)
-              body.on("close", settle)
-            },
-            (error: unknown) => {
-              clearTimeout(timer)
-              finish({ _tag: "NetworkError", message: describeNetworkError(error) })
-            }
-          )
-          return Effect.sync(() => {
-            clearTimeout(timer)
-            abort.abort()
-          })
+            body: request.body
+          }, exchange)
+          return Effect.sync(() => exchange.cancel())
         })
     })
   })
 )
+
+/**
+ * One POST as an undici dispatch handler: its callbacks read the answer directly, with no response stream, promise
+ * or abort signal per request (docs/DECISIONS.md §34). One deadline covers the whole exchange, body included; at
+ * most `RESPONSE_EXCERPT_BYTES` of a body are read before the connection is dropped; every failure is a value.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private finished = false
+  /** Set once the exchange is over for the caller (answered, timed out or cancelled): a late start is aborted. */
+  private cancelled = false
+  private controller: Dispatcher.DispatchController | undefined = undefined
+  private status: number | undefined = undefined
+  private success = false
+  private chunks: Array<Buffer> | undefined = undefined
+  private size = 0
+  private readonly timer: ReturnType<typeof setTimeout>
+  private readonly done: (result: TransportResult) => void
+
+  constructor(timeoutMs: number, done: (result: TransportResult) => void) {
+    this.done = done
+    this.timer = setTimeout(() => {
+      this.finish(this.answer())
+      this.cancel()
+    }, timeoutMs)
+  }
+
+  /** Stops the exchange: the connection is dropped if it started, else the request is aborted when it would. */
+  cancel() {
+    clearTimeout(this.timer)
+    this.cancelled = true
+    this.controller?.abort(new Error("webhook delivery cancelled"))
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController) {
+    this.controller = controller
+    if (this.cancelled) controller.abort(new Error("webhook delivery cancelled"))
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number) {
+    this.status = statusCode
+    this.success = statusCode >= 200 && statusCode < 300
+    // A 2xx is delivered as soon as it is known; its body is only read (to reuse the connection), not kept.
+    if (this.success) this.finish({ _tag: "Response", status: statusCode, bodyExcerpt: "" })
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer) {
+    if (!this.success) (this.chunks ??= []).push(chunk)
+    this.size += chunk.length
+    // Past what the log keeps nothing more is read: the connection is dropped rather than drained.
+    if (this.size >= RESPONSE_EXCERPT_BYTES) {
+      this.settle()
+      this.cancelled = true
+      controller.abort(new Error("webhook answer cut"))
+    }
+  }
+
+  onResponseEnd() {
+    this.settle()
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error) {
+    clearTimeout(this.timer)
+    this.finish(this.status === undefined ? { _tag: "NetworkError", message: describeNetworkError(error) } : this.answer())
+  }
+
+  /** The answer so far: once the status is known, a cut body still reports it with what was read. */
+  private answer(): TransportResult {
+    return this.status === undefined
+      ? { _tag: "TimedOut" }
+      : {
+        _tag: "Response",
+        status: this.status,
+        bodyExcerpt: this.chunks === undefined
+          ? ""
+          : Buffer.concat(this.chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8")
+      }
+  }
+
+  private settle() {
+    clearTimeout(this.timer)
+    this.finish(this.answer())
+  }
+
+  private finish(result: TransportResult) {
+    if (this.finished) return
+    this.finished = true
+    this.done(result)
+  }
+}
 
 /** Every address of a name, as the operating system resolves it; a lookup slower than 5 s counts as a failure. */
 export const NodeHostResolver: Layer.Layer<HostResolver> = Layer.succeed(
