@@ -128,6 +128,9 @@ describe("jsonLogger", () => {
       const kept = Object.fromEntries(Object.entries(fields).filter(([k, v]) => !["time", "level", "message"].includes(k) && v !== undefined))
       expect(formatLogLine("info", message, fields, date)).toBe(Formatter.formatJson({ time: date.toISOString(), level: "info", message, ...kept }))
     }), { numRuns: 300 })
+    // A field named like Object.prototype's accessor is a field like any other, on both paths.
+    expect(formatLogLine("info", "m", JSON.parse(`{"__proto__":0}`), date)).toBe(`{"time":"${date.toISOString()}","level":"info","message":"m","__proto__":0}`)
+    expect(formatLogLine("info", "m", JSON.parse(`{"__proto__":{"a":1}}`), date)).toBe(`{"time":"${date.toISOString()}","level":"info","message":"m","__proto__":{"a":1}}`)
     const secret = JSON.parse(formatLogLine("info", "m", { key: Redacted.make("sk_live"), n: 1n }))
     expect(secret).toMatchObject({ key: "<redacted>", n: "1n" })
   })

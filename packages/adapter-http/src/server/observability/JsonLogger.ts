@@ -58,7 +58,11 @@ export const formatLogLine = (
   fields: Readonly<Record<string, unknown>> = {},
   date: Date = new Date()
 ): string => {
-  const record: Record<string, unknown> = { time: date.toISOString(), level, message }
+  // No prototype, so a field named `__proto__` is written like any other rather than silently dropped.
+  const record: Record<string, unknown> = Object.create(null)
+  record["time"] = date.toISOString()
+  record["level"] = level
+  record["message"] = message
   let plain = true
   for (const key in fields) {
     const value = fields[key]
