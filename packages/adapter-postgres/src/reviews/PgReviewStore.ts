@@ -24,12 +24,15 @@ import {
   type ImportJobId,
   normalizeValue,
   type ReviewFile,
+  type ReviewInclude,
+  type ReviewIncludeLoads,
   type ReviewReader,
   type ReviewRecord,
   searchPattern,
   ReviewRepository,
   type ReviewReply,
   type StoredReview,
+  type StoredReviewPage,
   type SurveyAnswer,
   toPage
 } from "@feedback/core"
@@ -210,20 +213,120 @@ export const reviewPageStatement = (
   }
 }
 
+type Statement = { readonly text: string; readonly params: ReadonlyArray<unknown> }
+type PageRow = StoredReviewDbRow & Readonly<Record<string, unknown>>
+
+/** A JSON value read from a `json` column (parsed by the client, or text through some drivers). */
+const jsonOf = <A>(value: unknown): A | null => (value === null || value === undefined ? null : jsonValue<A>(value))
+
+/** A map from each page row's `key` to the row's JSON object in `column`, for rows that have one. */
+const mapOf = <A>(rows: ReadonlyArray<PageRow>, key: keyof StoredReviewDbRow, column: string, map: (r: any) => A) => {
+  const out = new Map<string, A>()
+  for (const r of rows) {
+    const v = jsonOf<any>(r[column])
+    if (v !== null) out.set(String(r[key]), map(v))
+  }
+  return out
+}
+
+/** One related record as a `json` object named like the client would name its columns, or null. */
+const oneJson = (select: string, from: string, where: string) =>
+  `(SELECT to_json(x) FROM (SELECT ${select} FROM ${from} WHERE ${where}) x)`
+
+/**
+ * The includes the page statement reads itself (docs/DECISIONS.md §33), as data: the columns added to each row of
+ * the page (a subquery per row over `pg`, the page's row as `REVIEW_SELECT` names it; `$1` is the organization in
+ * every page statement) and how the page's rows give what the include's loader answers for the same keys. One
+ * statement for the page and all its includes: one round trip, and no rows decoded twice.
+ */
+const foldedIncludes: { readonly [K in keyof ReviewIncludeLoads]: {
+  readonly columns: string
+  readonly read: (rows: ReadonlyArray<PageRow>) => ReviewIncludeLoads[K]
+} } = {
+  importJob: {
+    columns: `${oneJson(`j.id, j.type, j.action, j.created_at AS "createdAt"`, "import_jobs j",
+      `j.organization_id = $1 AND j.id = pg."importJobId"`)} AS "+importJob"`,
+    read: (rows) => mapOf(rows, "importJobId", "+importJob", (j): ImportJob =>
+      ({ id: j.id, type: j.type, action: j.action, createdAt: toTimestamp(j.createdAt) }))
+  },
+  customer: {
+    columns: `${oneJson(CUSTOMER_SELECT, "customers c", `c.organization_id = $1 AND c.id = pg."customerId"`)} AS "+customer"`,
+    read: (rows) => mapOf(rows, "customerId", "+customer", toCustomer)
+  },
+  product: {
+    columns: `${oneJson(PRODUCT_SELECT, "products p", `p.organization_id = $1 AND p.id = pg."productId"`)} AS "+product"`,
+    read: (rows) => mapOf(rows, "productId", "+product", toProduct)
+  },
+  response: {
+    columns: `${oneJson(`rr.id, rr.review_id AS "reviewId", rr.body, rr.responder_name AS "responderName", rr.published,
+        rr.metadata, rr.created_at AS "createdAt", rr.updated_at AS "updatedAt"`, "review_replies rr",
+      `rr.organization_id = $1 AND rr.review_id = pg.id`)} AS "+response"`,
+    read: (rows) => mapOf(rows, "id", "+response", toReply)
+  },
+  files: {
+    columns: `(SELECT json_agg(x ORDER BY x.position) FROM (SELECT f.id, f.file_name AS "fileName",
+        f.content_type AS "contentType", f.size_bytes AS "sizeBytes", f.url, f.position
+        FROM review_files f WHERE f.organization_id = $1 AND f.review_id = pg.id) x) AS "+files"`,
+    read: (rows) => mapOf(rows, "id", "+files", (fs: ReadonlyArray<FileDbRow>) => fs.map(toReviewFile))
+  },
+  answers: {
+    columns: `(SELECT json_agg(x ORDER BY x.position) FROM (SELECT a.question_id AS "questionId", a.label, a.type, a.step,
+        a.steps, a.low_label AS "lowLabel", a.high_label AS "highLabel", a.middle_label AS "middleLabel",
+        a.option_labels AS "optionLabels", a.position
+        FROM review_answers a WHERE a.organization_id = $1 AND a.review_id = pg.id) x) AS "+answers"`,
+    read: (rows) => mapOf(rows, "id", "+answers", (as: ReadonlyArray<AnswerDbRow>) => as.map(toSurveyAnswer))
+  },
+  // The counts kept on write (migration 102), one primary-key probe per row and value; a row whose value is null
+  // reads nothing and is left out, as the loader is never asked for null values.
+  collisions: {
+    columns: `(SELECT n.reviews FROM review_value_counts n WHERE n.organization_id = $1 AND n.kind = 'browser_fingerprint'
+        AND n.value = pg."browserFingerprint") AS "+fingerprintCount",
+      (SELECT n.reviews FROM review_value_counts n WHERE n.organization_id = $1 AND n.kind = 'ip_address'
+        AND n.value = pg."ipAddress") AS "+ipAddressCount"`,
+    read: (rows): CollisionCounts => {
+      const browserFingerprint = new Map<string, number>()
+      const ipAddress = new Map<string, number>()
+      for (const r of rows) {
+        if (r.browserFingerprint !== null) browserFingerprint.set(r.browserFingerprint, Number(r["+fingerprintCount"] ?? 0))
+        if (r.ipAddress !== null) ipAddress.set(r.ipAddress, Number(r["+ipAddressCount"] ?? 0))
+      }
+      return { browserFingerprint, ipAddress }
+    }
+  }
+}
+
+/** `page` with the columns of the `include`s it reads itself; the page's rows keep their order (a projection). */
+const withIncludes = (page: Statement, include: ReadonlyArray<ReviewInclude>): Statement =>
+  include.length === 0 ? page : {
+    text: `SELECT pg.*, ${include.map((name) => foldedIncludes[name].columns).join(",\n  ")} FROM (${page.text}) pg`,
+    params: page.params
+  }
+
+/** What the page's rows give for each include read with them (see `foldedIncludes`). */
+const loadedFrom = (rows: ReadonlyArray<PageRow>, include: ReadonlyArray<ReviewInclude>): Partial<ReviewIncludeLoads> => {
+  const loaded: Partial<Record<ReviewInclude, unknown>> = {}
+  for (const name of include) loaded[name] = foldedIncludes[name].read(rows)
+  return loaded as Partial<ReviewIncludeLoads>
+}
+
 /**
  * The rows of one page, by the cheapest of the steps of `SEARCH_WINDOW` that is exact for the request, each named
- * as `StoredReviewDbRow` by the statement itself (`REVIEW_SELECT`), for `toStoredReview`.
+ * as `StoredReviewDbRow` by the statement itself (`REVIEW_SELECT`), for `toStoredReview`. With `include`, each row
+ * also carries those includes' columns (`foldedIncludes`); without, it is the page statement alone.
  */
 export const reviewPageRows = (
   sql: SqlClient.SqlClient,
   organizationId: string,
   request: Parameters<ReviewReader["page"]>[1],
-  limits: { readonly window: number; readonly candidatesMax: number } = { window: SEARCH_WINDOW, candidatesMax: SEARCH_CANDIDATES_MAX }
+  limits: { readonly window: number; readonly candidatesMax: number } = { window: SEARCH_WINDOW, candidatesMax: SEARCH_CANDIDATES_MAX },
+  include: ReadonlyArray<ReviewInclude> = []
 ) =>
   Effect.gen(function*() {
     const raw = withoutTransforms(sql)
-    const run = (statement: { readonly text: string; readonly params: ReadonlyArray<unknown> }) =>
-      raw.unsafe<StoredReviewDbRow>(statement.text, statement.params)
+    const run = (statement: Statement) => {
+      const s = withIncludes(statement, include)
+      return raw.unsafe<PageRow>(s.text, s.params)
+    }
     if (!indexedSearchTerm(request.search)) return yield* run(reviewPageStatement(organizationId, request))
     const windowed = yield* run(reviewPageStatement(organizationId, request, { _tag: "Window", size: limits.window }))
     if (windowed.length > request.limit) return windowed
@@ -254,17 +357,20 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
   const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
     new Map(rows.map((r) => [String(r[key]), map(r)]))
   return {
-    page: (organizationId, request) =>
-      reviewPageRows(sql, organizationId, request).pipe(
-        Effect.map((rows) => {
+    page: (organizationId, request) => {
+      const include = [...new Set(request.include)]
+      return reviewPageRows(sql, organizationId, request, undefined, include).pipe(
+        Effect.map((rows): StoredReviewPage => {
           const stored = rows.map(toStoredReview)
-          return toPage(stored, request, (s) => ({
+          const page = toPage(stored, request, (s) => ({
             value: normalizeValue(request.sort.type, (s.record as Record<string, unknown>)[request.sort.field]),
             id: s.record.id
           }))
+          return include.length === 0 ? page : { ...page, loaded: loadedFrom(rows, include) }
         }),
         orDie
-      ),
+      )
+    },
     find: (organizationId, id) =>
       sql<StoredReviewDbRow>`SELECT * FROM reviews WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toStoredReview)),
