@@ -3,7 +3,7 @@
  * same canonical Timestamp as the same value read as a column, whatever its microseconds, its era and the session's
  * time zone. Embedded PGlite, or TEST_DATABASE_URL.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fc from "fast-check"
@@ -48,4 +48,18 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`timesta
         }
       }
     }))
+})
+
+describe("toTimestamp", () => {
+  it("formats a Date as toISOString does, for every millisecond from year -271821 to 275760", () => {
+    fc.assert(fc.property(fc.integer({ min: -8_640_000_000_000_000, max: 8_640_000_000_000_000 }), (ms) => {
+      assert.strictEqual(toTimestamp(new Date(ms)), new Date(ms).toISOString())
+    }), { numRuns: 2000 })
+    fc.assert(fc.property(fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 }), (ms) => {
+      assert.strictEqual(toTimestamp(new Date(ms)), new Date(ms).toISOString())
+    }), { numRuns: 20_000 })
+    for (const ms of [0, -1, 1, 946_684_800_000, 951_782_400_000, 253_402_300_799_999, -62_167_219_200_000, 4_107_542_400_000]) {
+      assert.strictEqual(toTimestamp(new Date(ms)), new Date(ms).toISOString())
+    }
+  })
 })
