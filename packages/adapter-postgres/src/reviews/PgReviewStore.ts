@@ -10,6 +10,8 @@ import {
   toReply,
   type ReplyDbRow,
   REVIEW_SELECT,
+  REVIEW_SELECT_NAMES,
+  rowsOfValues,
   type StoredReviewDbRow,
   toSurveyAnswer,
   toReviewFile,
@@ -241,35 +243,43 @@ const oneJson = (select: string, from: string, where: string) =>
  */
 const foldedIncludes: { readonly [K in keyof ReviewIncludeLoads]: {
   readonly columns: string
+  /** The names of `columns`, in order. */
+  readonly names: ReadonlyArray<string>
   readonly read: (rows: ReadonlyArray<PageRow>) => ReviewIncludeLoads[K]
 } } = {
   importJob: {
+    names: ["+importJob"],
     columns: `${oneJson(`j.id, j.type, j.action, j.created_at AS "createdAt"`, "import_jobs j",
       `j.organization_id = $1 AND j.id = pg."importJobId"`)} AS "+importJob"`,
     read: (rows) => mapOf(rows, "importJobId", "+importJob", (j): ImportJob =>
       ({ id: j.id, type: j.type, action: j.action, createdAt: toTimestamp(j.createdAt) }))
   },
   customer: {
+    names: ["+customer"],
     columns: `${oneJson(CUSTOMER_SELECT, "customers c", `c.organization_id = $1 AND c.id = pg."customerId"`)} AS "+customer"`,
     read: (rows) => mapOf(rows, "customerId", "+customer", toCustomer)
   },
   product: {
+    names: ["+product"],
     columns: `${oneJson(PRODUCT_SELECT, "products p", `p.organization_id = $1 AND p.id = pg."productId"`)} AS "+product"`,
     read: (rows) => mapOf(rows, "productId", "+product", toProduct)
   },
   response: {
+    names: ["+response"],
     columns: `${oneJson(`rr.id, rr.review_id AS "reviewId", rr.body, rr.responder_name AS "responderName", rr.published,
         rr.metadata, rr.created_at AS "createdAt", rr.updated_at AS "updatedAt"`, "review_replies rr",
       `rr.organization_id = $1 AND rr.review_id = pg.id`)} AS "+response"`,
     read: (rows) => mapOf(rows, "id", "+response", toReply)
   },
   files: {
+    names: ["+files"],
     columns: `(SELECT json_agg(x ORDER BY x.position) FROM (SELECT f.id, f.file_name AS "fileName",
         f.content_type AS "contentType", f.size_bytes AS "sizeBytes", f.url, f.position
         FROM review_files f WHERE f.organization_id = $1 AND f.review_id = pg.id) x) AS "+files"`,
     read: (rows) => mapOf(rows, "id", "+files", (fs: ReadonlyArray<FileDbRow>) => fs.map(toReviewFile))
   },
   answers: {
+    names: ["+answers"],
     columns: `(SELECT json_agg(x ORDER BY x.position) FROM (SELECT a.question_id AS "questionId", a.label, a.type, a.step,
         a.steps, a.low_label AS "lowLabel", a.high_label AS "highLabel", a.middle_label AS "middleLabel",
         a.option_labels AS "optionLabels", a.position
@@ -279,6 +289,7 @@ const foldedIncludes: { readonly [K in keyof ReviewIncludeLoads]: {
   // The counts kept on write (migration 102), one primary-key probe per row and value; a row whose value is null
   // reads nothing and is left out, as the loader is never asked for null values.
   collisions: {
+    names: ["+fingerprintCount", "+ipAddressCount"],
     columns: `(SELECT n.reviews FROM review_value_counts n WHERE n.organization_id = $1 AND n.kind = 'browser_fingerprint'
         AND n.value = pg."browserFingerprint") AS "+fingerprintCount",
       (SELECT n.reviews FROM review_value_counts n WHERE n.organization_id = $1 AND n.kind = 'ip_address'
@@ -323,9 +334,10 @@ export const reviewPageRows = (
 ) =>
   Effect.gen(function*() {
     const raw = withoutTransforms(sql)
+    const names = include.length === 0 ? REVIEW_SELECT_NAMES : [...REVIEW_SELECT_NAMES, ...include.flatMap((n) => foldedIncludes[n].names)]
     const run = (statement: Statement) => {
       const s = withIncludes(statement, include)
-      return raw.unsafe<PageRow>(s.text, s.params)
+      return Effect.map(raw.unsafe(s.text, s.params).values, (rows) => rowsOfValues<PageRow>(names, rows))
     }
     if (!indexedSearchTerm(request.search)) return yield* run(reviewPageStatement(organizationId, request))
     const windowed = yield* run(reviewPageStatement(organizationId, request, { _tag: "Window", size: limits.window }))
