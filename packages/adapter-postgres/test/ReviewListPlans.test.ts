@@ -195,7 +195,7 @@ layer(
         for (const params of [{ search: term, limit: "50" }, { search: term, limit: "20", sort: "rating" }, { search: term, limit: "5", filter: JSON.stringify({ published: true }) }]) {
           const expected = yield* scanIds(params)
           for (const step of steps) {
-            const rows = yield* reviewPageRows(sql, org.id, parse(params), step.limits)
+            const rows = yield* reviewPageRows(sql, org.id, parse(params), step.limits).pipe(Effect.map((read) => read.rows))
             assert.deepStrictEqual(idsOf(rows), expected, `${step.name}: ${JSON.stringify(params)}`)
           }
           // And through the repository, as the API reads it.
