@@ -21,7 +21,7 @@ const digitsAt = (text: string, from: number, to: number): number => {
  * fraction digits, then the session zone's offset `±HH:MM` (with `:SS` for local mean times). Microseconds are cut
  * as the client cuts a column's (toward 2000-01-01, its epoch), so a value reads the same through JSON as through a
  * column (JsonTimestamps.test.ts). Undefined for any other form. Read by character codes: `new Date(text)` cost
- * 2–3 µs a value and a regular expression half of that, and a page with includes reads hundreds.
+ * 2–3 µs a value and a regular expression half of that (measured when a page read its includes as JSON).
  */
 const jsonTimestampMillis = (text: string): number | undefined => {
   if (text.length < 25 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 ||
