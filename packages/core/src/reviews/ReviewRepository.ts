@@ -4,8 +4,9 @@
  *
  * A store implements a `ReviewReader`: the keyset page of stored reviews and one batched loader per include.
  * `ReviewRepository.fromReader` composes them, so every store attaches includes the same way: each requested
- * include costs exactly one loader call for the whole page (never one per review), an include that was not
- * requested is absent from the answer (not null), and a loader with nothing to look up is not called at all.
+ * include costs at most one loader call for the whole page (never one per review; none when the store read it with
+ * the page, `StoredReviewPage.loaded`), an include that was not requested is absent from the answer (not null), and
+ * a loader with nothing to look up is not called at all.
  *
  * Absent related records: `importJob`, `customer`, `product` and `response` are null when the review has none;
  * `files` and `answers` are empty arrays; `collisions` counts the OTHER reviews of the organization that share
