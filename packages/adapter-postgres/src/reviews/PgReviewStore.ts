@@ -350,6 +350,13 @@ const withIncludes = (page: Statement, include: ReadonlyArray<ReviewInclude>): S
     params: page.params
   }
 
+/** The statement of a page with `include` read in it (for plan tests; `reviewPageRows` runs the same). */
+export const reviewPageStatementWithIncludes = (
+  organizationId: string,
+  request: Parameters<ReviewReader["page"]>[1],
+  include: ReadonlyArray<ReviewInclude>
+): Statement => withIncludes(reviewPageStatement(organizationId, request), include)
+
 /** Where the includes' columns start in a row of `withIncludes`: after the review's and the row number. */
 const INCLUDES_AT = REVIEW_SELECT_NAMES.length + 1
 
