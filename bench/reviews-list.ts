@@ -3,7 +3,8 @@
  * (authentication, rate limiting, parsing, query, JSON encoding) and compared, in the same process, against the
  * same database, in the same run, with three baselines run directly (no HTTP):
  * - page: the store's page statement alone (for a search, its steps) — the issue's baseline;
- * - store: `ReviewRepository.list`, i.e. the page statement, one statement per include, and the row mapping;
+ * - store: `ReviewRepository.list`, i.e. the page statement with its includes (one statement since
+ *   docs/DECISIONS.md §33) and the row mapping;
  * - fixed + store: the statements every authenticated request runs first (key lookup, organization, rate-limit
  *   spend, through the same store services the middleware calls), then the store's list.
  * So HTTP / (fixed + store) is what the HTTP layer itself adds. See bench/README.md.
@@ -122,8 +123,8 @@ async function main(): Promise<void> {
     // The statements the store runs (for a search, as many of its steps as the term needs), without the HTTP layer.
     const direct = (params: ListParams) =>
       runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, parse(params))))
-    // The store's whole list (page, one statement per include, row mapping), without and with the statements every
-    // authenticated request runs before it (what the secret-key middleware calls: key + organization, spend).
+    // The store's whole list (the page with its includes in one statement, row mapping), without and with the statements
+    // every authenticated request runs before it (what the secret-key middleware calls: key + organization, spend).
     const listKey = endpointKey("GET", "/reviews")
     const store = (params: ListParams) =>
       runtime.runPromise(ReviewRepository.use((r) => r.list(organizationId, parse(params))))
@@ -215,7 +216,7 @@ async function main(): Promise<void> {
     console.log(`  (medians of ${runs} interleaved runs after 3 warm-ups; walking pages 1-99 to get the page-100 cursor took ${(walkMs / 1000).toFixed(2)} s)`)
     console.table(rows)
     console.log("  page: the store's page statement alone (for a search, its steps; see PgReviewStore.SEARCH_WINDOW), the issue's baseline.")
-    console.log("  store: ReviewRepository.list (page, one statement per include, row mapping). fixed+store: key lookup, organization and")
+    console.log("  store: ReviewRepository.list (page and includes in one statement, row mapping). fixed+store: key lookup, organization and")
     console.log("  rate-limit spend first, as the middleware does. HTTP adds to that parsing, the Effect HTTP stack and JSON encoding.")
     console.log("Query plans:")
     console.log(plans.join("\n"))

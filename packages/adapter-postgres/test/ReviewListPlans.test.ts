@@ -13,6 +13,7 @@ import {
   parseListRequest,
   Organizations,
   ReviewId,
+  reviewIncludeNames,
   reviewListEndpoint,
   ReviewRepository,
   type StoreServices
@@ -20,7 +21,13 @@ import {
 import { Effect, Layer, Result, Schema } from "effect"
 import { testIssuer } from "@feedback/core/testing"
 import { SqlClient } from "effect/sql"
-import { reviewPageRows, reviewPageStatement, SEARCH_CANDIDATES_MAX, searchCandidatesStatement } from "../src/reviews/PgReviewStore.ts"
+import {
+  reviewPageRows,
+  reviewPageStatement,
+  reviewPageStatementWithIncludes,
+  SEARCH_CANDIDATES_MAX,
+  searchCandidatesStatement
+} from "../src/reviews/PgReviewStore.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
 import { toCustomer, toProduct } from "../src/catalog/CatalogRows.ts"
 import { type AnswerDbRow, type FileDbRow, type ReplyDbRow, toReply, toReviewFile, toSurveyAnswer } from "../src/reviews/PgReviewRows.ts"
@@ -145,6 +152,21 @@ layer(
       const indexCond = later.map((n) => (n as { "Index Cond"?: string })["Index Cond"] ?? "").join(" ")
       report.push(`page 4 index condition: ${indexCond}`)
       assert.include(indexCond, "created_at", "the cursor position is an index condition, not a filter")
+      // A page with every include (docs/DECISIONS.md §33): the page from its index, each related record and count
+      // by a key probe per row, never a scan or a hash of a whole table.
+      for (const params of [{}, { filter: JSON.stringify({ "product.id": product, published: true }) }]) {
+        const request = Result.getOrThrow(parseListRequest({ limit: "50", ...params }, reviewListEndpoint, testIssuer()))
+        const statement = reviewPageStatementWithIncludes(org.id, request, reviewIncludeNames)
+        const rows = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)
+        const raw = Object.values(rows[0]!)[0]
+        const nodes = nodesOf(((typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ Plan: PlanNode }>)[0]!.Plan)
+        const summary = `every include ${JSON.stringify(params)}: ${nodes.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")}`
+        report.push(summary)
+        assert.isFalse(nodes.some((n) => n["Node Type"] === "Seq Scan" || n["Node Type"].startsWith("Hash")), summary)
+        for (const table of ["customers", "products", "review_replies", "review_files", "review_answers", "review_value_counts", "import_jobs"]) {
+          assert.isTrue(nodes.some((n) => n["Relation Name"] === table && n["Node Type"].startsWith("Index")), `${table}: ${summary}`)
+        }
+      }
       console.log(`Review list plans on ${storeName} (${REVIEWS} reviews):\n  ${report.join("\n  ")}`)
     }))
 
@@ -195,7 +217,7 @@ layer(
         for (const params of [{ search: term, limit: "50" }, { search: term, limit: "20", sort: "rating" }, { search: term, limit: "5", filter: JSON.stringify({ published: true }) }]) {
           const expected = yield* scanIds(params)
           for (const step of steps) {
-            const rows = yield* reviewPageRows(sql, org.id, parse(params), step.limits)
+            const rows = yield* reviewPageRows(sql, org.id, parse(params), step.limits).pipe(Effect.map((read) => read.rows))
             assert.deepStrictEqual(idsOf(rows), expected, `${step.name}: ${JSON.stringify(params)}`)
           }
           // And through the repository, as the API reads it.

@@ -37,4 +37,19 @@ describe("includes", () => {
     expect(run([{ id: "1", ownerId: null }], ["owner"], loaders)).toEqual([{ id: "1", owner: null }])
     expect(calls).toEqual([])
   })
+
+  it("an include the store read with the records is not loaded again, and gives the same values", () => {
+    const { calls, loaders } = make()
+    const rows: ReadonlyArray<Row> = [{ id: "1", ownerId: "x" }, { id: "2", ownerId: "y" }, { id: "3", ownerId: null }]
+    const loaded = { owner: new Map([["x", { name: "X" }], ["y", { name: "Y" }]]) }
+    const attach = (preloaded?: Partial<Record<"owner" | "tags", unknown>>) =>
+      Effect.runSync(attachIncludes<Row, "owner" | "tags", Record<string, unknown>>(rows, ["owner", "tags"], loaders, (r) => ({ id: r.id }), preloaded))
+    const withLoaded = attach(loaded)
+    expect(calls).toEqual([])
+    expect(withLoaded).toEqual(attach())
+    expect(calls).toEqual([["x", "y"]])
+    // Everything read already: the same answer without any load.
+    expect(attach({ ...loaded, tags: new Map([["1", ["a"]]]) })).toEqual(withLoaded)
+    expect(calls).toEqual([["x", "y"]])
+  })
 })

@@ -10,6 +10,8 @@ import {
   toReply,
   type ReplyDbRow,
   REVIEW_SELECT,
+  REVIEW_SELECT_NAMES,
+  rowsOfValues,
   type StoredReviewDbRow,
   toSurveyAnswer,
   toReviewFile,
@@ -24,17 +26,20 @@ import {
   type ImportJobId,
   normalizeValue,
   type ReviewFile,
+  type ReviewInclude,
+  type ReviewIncludeLoads,
   type ReviewReader,
   type ReviewRecord,
   searchPattern,
   ReviewRepository,
   type ReviewReply,
   type StoredReview,
+  type StoredReviewPage,
   type SurveyAnswer,
   toPage
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { columnsFrom, compileListQuery, compileSearch, type ListSqlMapping, type SqlFragment } from "../kernel/FilterSql.ts"
 import { CUSTOMER_SELECT, PRODUCT_SELECT, toCustomer, toProduct } from "../catalog/CatalogRows.ts"
 import { jsonValue, toTimestamp } from "../kernel/SqlRows.ts"
@@ -210,27 +215,196 @@ export const reviewPageStatement = (
   }
 }
 
+type Statement = { readonly text: string; readonly params: ReadonlyArray<unknown> }
+type PageRow = StoredReviewDbRow & Readonly<Record<string, unknown>>
+type Values = ReadonlyArray<unknown>
+
+/** The output names of a select list (`t.column` or `t.column AS "name"`, no commas inside an item). */
+const namesOf = (select: string): ReadonlyArray<string> =>
+  select.split(",").map((item) => /AS "([^"]+)"\s*$/.exec(item)?.[1] ?? item.trim().replace(/^\w+\./, ""))
+
+const recordMakers = new Map<string, (values: Values, at: number) => Record<string, unknown>>()
+
+/** An object of `names` from `values[at…]`, by an object literal compiled once per name list (see `rowsOfValues`). */
+const recordAt = (names: ReadonlyArray<string>): ((values: Values, at: number) => Record<string, unknown>) => {
+  const key = names.join("\u0000")
+  let make = recordMakers.get(key)
+  if (make === undefined) {
+    make = new Function("v", "o", `return {${names.map((n, i) => `${JSON.stringify(n)}: v[o + ${i}]`).join(", ")}}`) as (
+      values: Values,
+      at: number
+    ) => Record<string, unknown>
+    recordMakers.set(key, make)
+  }
+  return make
+}
+
+/** A JSON value read from a `json` column (parsed by the client, or text through some drivers). */
+const jsonOf = <A>(value: unknown): A | null => (value === null || value === undefined ? null : jsonValue<A>(value))
+
+interface FoldedInclude<K extends keyof ReviewIncludeLoads> {
+  /** A subquery joined LATERAL to each row of the page, `pg`, giving one row of `width` columns (`$1`: the organization). */
+  readonly lateral: string
+  readonly width: number
+  /** What the include's loader answers, from the page's rows and their values, this include's columns from `at`. */
+  readonly read: (rows: ReadonlyArray<PageRow>, values: ReadonlyArray<Values>, at: number) => ReviewIncludeLoads[K]
+}
+
+/**
+ * A related record (at most one per review) read with the page: its columns as the loader's statement names them,
+ * read by the same row mapping. `LIMIT 1` keeps the subquery a per-row probe: PostgreSQL would otherwise pull a
+ * simple subquery up into an ordinary join, whose plan (a hash join over the whole table) depends on statistics.
+ */
+const oneRecord = <K extends "importJob" | "customer" | "product" | "response", A>(
+  select: string,
+  from: string,
+  where: string,
+  key: (row: PageRow) => string | null,
+  map: (record: any) => A
+): FoldedInclude<K> => {
+  const names = namesOf(select)
+  const make = recordAt(names)
+  return {
+    lateral: `(SELECT ${select} FROM ${from} WHERE ${where} LIMIT 1)`,
+    width: names.length,
+    read: (rows, values, at) => {
+      const out = new Map<string, A>()
+      for (let i = 0; i < rows.length; i++) {
+        const k = key(rows[i]!)
+        // The record's first column is its key: null when the review has none, or it is missing.
+        if (k !== null && values[i]![at] !== null) out.set(k, map(make(values[i]!, at)))
+      }
+      return out as unknown as ReviewIncludeLoads[K]
+    }
+  }
+}
+
+/** A review's ordered list of related records, aggregated as JSON (one row per review, `[]`-less when none). */
+const orderedList = <K extends "files" | "answers", R, A>(select: string, from: string, map: (r: R) => A): FoldedInclude<K> => ({
+  lateral: `(SELECT json_agg(x ORDER BY x.position) AS list FROM (SELECT ${select} FROM ${from}) x)`,
+  width: 1,
+  read: (rows, values, at) => {
+    const out = new Map<string, ReadonlyArray<A>>()
+    for (let i = 0; i < rows.length; i++) {
+      const list = jsonOf<ReadonlyArray<R>>(values[i]![at])
+      if (list !== null) out.set(rows[i]!.id, list.map(map))
+    }
+    return out as unknown as ReviewIncludeLoads[K]
+  }
+})
+
+/**
+ * The includes the page statement reads itself (docs/DECISIONS.md §33), as data: a LATERAL subquery per include
+ * over each row of the page, and how the page's rows give what the include's loader answers for the same keys. One
+ * statement for the page and all its includes: one round trip. Related records come as typed columns (not JSON),
+ * which costs the database less to write and the process less to read.
+ */
+const foldedIncludes: { readonly [K in keyof ReviewIncludeLoads]: FoldedInclude<K> } = {
+  importJob: oneRecord(`j.id, j.type, j.action, j.created_at AS "createdAt"`, "import_jobs j",
+    `j.organization_id = $1 AND j.id = pg."importJobId"`, (r) => r.importJobId,
+    (j): ImportJob => ({ id: j.id, type: j.type, action: j.action, createdAt: toTimestamp(j.createdAt) })),
+  customer: oneRecord(CUSTOMER_SELECT, "customers c", `c.organization_id = $1 AND c.id = pg."customerId"`,
+    (r) => r.customerId, toCustomer),
+  product: oneRecord(PRODUCT_SELECT, "products p", `p.organization_id = $1 AND p.id = pg."productId"`,
+    (r) => r.productId, toProduct),
+  response: oneRecord(`rr.id, rr.review_id AS "reviewId", rr.body, rr.responder_name AS "responderName", rr.published,
+      rr.metadata, rr.created_at AS "createdAt", rr.updated_at AS "updatedAt"`, "review_replies rr",
+    `rr.organization_id = $1 AND rr.review_id = pg.id`, (r) => r.id, toReply),
+  files: orderedList(`f.id, f.file_name AS "fileName", f.content_type AS "contentType", f.size_bytes AS "sizeBytes", f.url,
+      f.position`, "review_files f WHERE f.organization_id = $1 AND f.review_id = pg.id", toReviewFile),
+  answers: orderedList(`a.question_id AS "questionId", a.label, a.type, a.step, a.steps, a.low_label AS "lowLabel",
+      a.high_label AS "highLabel", a.middle_label AS "middleLabel", a.option_labels AS "optionLabels", a.position`,
+    "review_answers a WHERE a.organization_id = $1 AND a.review_id = pg.id", toSurveyAnswer),
+  // The counts kept on write (migration 102), one primary-key probe per row and value; a row whose value is null
+  // reads nothing and is left out, as the loader is never asked for null values.
+  collisions: {
+    lateral: `(SELECT
+        (SELECT n.reviews FROM review_value_counts n WHERE n.organization_id = $1 AND n.kind = 'browser_fingerprint'
+          AND n.value = pg."browserFingerprint") AS fingerprint,
+        (SELECT n.reviews FROM review_value_counts n WHERE n.organization_id = $1 AND n.kind = 'ip_address'
+          AND n.value = pg."ipAddress") AS ip)`,
+    width: 2,
+    read: (rows, values, at): CollisionCounts => {
+      const browserFingerprint = new Map<string, number>()
+      const ipAddress = new Map<string, number>()
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!
+        if (r.browserFingerprint !== null) browserFingerprint.set(r.browserFingerprint, Number(values[i]![at] ?? 0))
+        if (r.ipAddress !== null) ipAddress.set(r.ipAddress, Number(values[i]![at + 1] ?? 0))
+      }
+      return { browserFingerprint, ipAddress }
+    }
+  }
+}
+
+/**
+ * `page` with the includes it reads itself, each a LATERAL subquery per row. The page's rows are numbered as the
+ * page statement returns them and the result is ordered by that number, whatever plan the joins get.
+ */
+const withIncludes = (page: Statement, include: ReadonlyArray<ReviewInclude>): Statement =>
+  include.length === 0 ? page : {
+    text: `SELECT pg.*, ${include.map((_, i) => `i${i}.*`).join(", ")}
+  FROM (SELECT p.*, row_number() OVER () AS "+n" FROM (${page.text}) p) pg
+  ${include.map((name, i) => `LEFT JOIN LATERAL ${foldedIncludes[name].lateral} i${i} ON true`).join("\n  ")}
+  ORDER BY pg."+n"`,
+    params: page.params
+  }
+
+/** The statement of a page with `include` read in it (for plan tests; `reviewPageRows` runs the same). */
+export const reviewPageStatementWithIncludes = (
+  organizationId: string,
+  request: Parameters<ReviewReader["page"]>[1],
+  include: ReadonlyArray<ReviewInclude>
+): Statement => withIncludes(reviewPageStatement(organizationId, request), include)
+
+/** Where the includes' columns start in a row of `withIncludes`: after the review's and the row number. */
+const INCLUDES_AT = REVIEW_SELECT_NAMES.length + 1
+
+/** What the page's rows give for each include read with them (see `foldedIncludes`). */
+const loadedFrom = (page: PageRead, include: ReadonlyArray<ReviewInclude>): Partial<ReviewIncludeLoads> => {
+  const loaded: Partial<Record<ReviewInclude, unknown>> = {}
+  let at = INCLUDES_AT
+  for (const name of include) {
+    loaded[name] = foldedIncludes[name].read(page.rows, page.values, at)
+    at += foldedIncludes[name].width
+  }
+  return loaded as Partial<ReviewIncludeLoads>
+}
+
+/** A page's rows as objects (the review's columns) and as the values they were read as (with the includes'). */
+interface PageRead {
+  readonly rows: ReadonlyArray<PageRow>
+  readonly values: ReadonlyArray<Values>
+}
+
 /**
  * The rows of one page, by the cheapest of the steps of `SEARCH_WINDOW` that is exact for the request, each named
- * as `StoredReviewDbRow` by the statement itself (`REVIEW_SELECT`), for `toStoredReview`.
+ * as `StoredReviewDbRow` by the statement itself (`REVIEW_SELECT`), for `toStoredReview`. With `include`, each row
+ * also carries those includes' columns (`foldedIncludes`); without, it is the page statement alone.
  */
 export const reviewPageRows = (
   sql: SqlClient.SqlClient,
   organizationId: string,
   request: Parameters<ReviewReader["page"]>[1],
-  limits: { readonly window: number; readonly candidatesMax: number } = { window: SEARCH_WINDOW, candidatesMax: SEARCH_CANDIDATES_MAX }
+  limits: { readonly window: number; readonly candidatesMax: number } = { window: SEARCH_WINDOW, candidatesMax: SEARCH_CANDIDATES_MAX },
+  include: ReadonlyArray<ReviewInclude> = []
 ) =>
   Effect.gen(function*() {
     const raw = withoutTransforms(sql)
-    const run = (statement: { readonly text: string; readonly params: ReadonlyArray<unknown> }) =>
-      raw.unsafe<StoredReviewDbRow>(statement.text, statement.params)
+    const run = (statement: Statement): Effect.Effect<PageRead, SqlError.SqlError> => {
+      const s = withIncludes(statement, include)
+      return Effect.map(raw.unsafe(s.text, s.params).values, (values) => ({
+        rows: rowsOfValues<PageRow>(REVIEW_SELECT_NAMES, values),
+        values
+      }))
+    }
     if (!indexedSearchTerm(request.search)) return yield* run(reviewPageStatement(organizationId, request))
     const windowed = yield* run(reviewPageStatement(organizationId, request, { _tag: "Window", size: limits.window }))
-    if (windowed.length > request.limit) return windowed
+    if (windowed.rows.length > request.limit) return windowed
     const probe = searchCandidatesStatement(organizationId, request.search, limits.candidatesMax)
     const found = yield* sql.unsafe<{ readonly id: string }>(probe.text, probe.params)
     if (found.length > limits.candidatesMax) return yield* run(reviewPageStatement(organizationId, request))
-    if (found.length === 0) return []
+    if (found.length === 0) return { rows: [], values: [] } satisfies PageRead
     const ids = [...new Set(found.map((r) => String(r.id)))]
     return yield* run(reviewPageStatement(organizationId, request, { _tag: "Candidates", ids }))
   })
@@ -254,17 +428,20 @@ export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
   const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
     new Map(rows.map((r) => [String(r[key]), map(r)]))
   return {
-    page: (organizationId, request) =>
-      reviewPageRows(sql, organizationId, request).pipe(
-        Effect.map((rows) => {
-          const stored = rows.map(toStoredReview)
-          return toPage(stored, request, (s) => ({
+    page: (organizationId, request) => {
+      const include = [...new Set(request.include)]
+      return reviewPageRows(sql, organizationId, request, undefined, include).pipe(
+        Effect.map((read): StoredReviewPage => {
+          const stored = read.rows.map(toStoredReview)
+          const page = toPage(stored, request, (s) => ({
             value: normalizeValue(request.sort.type, (s.record as Record<string, unknown>)[request.sort.field]),
             id: s.record.id
           }))
+          return include.length === 0 ? page : { ...page, loaded: loadedFrom(read, include) }
         }),
         orDie
-      ),
+      )
+    },
     find: (organizationId, id) =>
       sql<StoredReviewDbRow>`SELECT * FROM reviews WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toStoredReview)),

@@ -4,7 +4,9 @@
  * one record — and `attachIncludes` does the rest the same way everywhere:
  * - each requested include costs exactly one load for the batch, never one per record, all loads run concurrently;
  * - an include that was not requested is absent from the answer (not null), and costs nothing;
- * - a keyed include with nothing to look up (every key null) makes no call at all.
+ * - a keyed include with nothing to look up (every key null) makes no call at all;
+ * - an include the store already read with the records (`loaded`, e.g. in the page's own statement) is not loaded
+ *   again: its value comes from what was read, through the same `value` (docs/DECISIONS.md §33).
  */
 import { Effect } from "effect"
 
@@ -48,25 +50,32 @@ export const byKey = <R, V>(
 
 /**
  * Adds the requested includes to each record (`base` gives the record's own fields). Unknown names cannot reach
- * here: the list request parser refuses them first.
+ * here: the list request parser refuses them first. `loaded` holds what a store read along with the records, by
+ * include name, in the form that include's `load` gives; those are not loaded again.
  */
 export const attachIncludes = <R, Name extends string, Out>(
   records: ReadonlyArray<R>,
   include: ReadonlyArray<Name>,
   loaders: IncludeLoaders<R, Name>,
-  base: (record: R) => object
+  base: (record: R) => object,
+  loaded?: Partial<Record<Name, unknown>>
 ): Effect.Effect<ReadonlyArray<Out>> => {
   if (include.length === 0 || records.length === 0) return Effect.succeed(records.map((r) => base(r) as Out))
   const wanted = [...new Set(include)]
-  return Effect.forEach(wanted, (name) => loaders[name].load(records), { concurrency: "unbounded" }).pipe(
-    Effect.map((loaded) =>
-      records.map((record) => {
-        const out: Record<string, unknown> = { ...base(record) }
-        wanted.forEach((name, i) => {
-          out[name] = loaders[name].value(record, loaded[i])
-        })
-        return out as Out
+  const attach = (values: ReadonlyArray<unknown>) =>
+    records.map((record) => {
+      const out: Record<string, unknown> = { ...base(record) }
+      wanted.forEach((name, i) => {
+        out[name] = loaders[name].value(record, values[i])
       })
-    )
-  )
+      return out as Out
+    })
+  const read = (name: Name) => loaded !== undefined && Object.hasOwn(loaded, name)
+  // Everything already read: no loads to run, so no fibers to start.
+  if (wanted.every(read)) return Effect.sync(() => attach(wanted.map((name) => loaded![name])))
+  return Effect.forEach(
+    wanted,
+    (name) => read(name) ? Effect.succeed(loaded![name]) : loaders[name].load(records),
+    { concurrency: "unbounded" }
+  ).pipe(Effect.map(attach))
 }

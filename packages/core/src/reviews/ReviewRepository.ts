@@ -4,8 +4,9 @@
  *
  * A store implements a `ReviewReader`: the keyset page of stored reviews and one batched loader per include.
  * `ReviewRepository.fromReader` composes them, so every store attaches includes the same way: each requested
- * include costs exactly one loader call for the whole page (never one per review), an include that was not
- * requested is absent from the answer (not null), and a loader with nothing to look up is not called at all.
+ * include costs at most one loader call for the whole page (never one per review; none when the store read it with
+ * the page, `StoredReviewPage.loaded`), an include that was not requested is absent from the answer (not null), and
+ * a loader with nothing to look up is not called at all.
  *
  * Absent related records: `importJob`, `customer`, `product` and `response` are null when the review has none;
  * `files` and `answers` are empty arrays; `collisions` counts the OTHER reviews of the organization that share
@@ -64,9 +65,29 @@ export interface ReviewIncludeLoaders {
   readonly collisions: (organizationId: OrganizationId, keys: CollisionKeys) => Effect.Effect<CollisionCounts>
 }
 
+/** What each include's batched load gives, by include name (what `ReviewIncludeLoaders` answer). */
+export interface ReviewIncludeLoads {
+  readonly importJob: ReadonlyMap<string, ImportJob>
+  readonly customer: ReadonlyMap<string, Customer>
+  readonly product: ReadonlyMap<string, Product>
+  readonly response: ReadonlyMap<string, ReviewReply>
+  readonly files: ReadonlyMap<string, ReadonlyArray<ReviewFile>>
+  readonly answers: ReadonlyMap<string, ReadonlyArray<SurveyAnswer>>
+  readonly collisions: CollisionCounts
+}
+
+/**
+ * A page as a store reads it. `loaded`: includes the store read with the page itself (e.g. in the page's own
+ * statement, docs/DECISIONS.md §33), each exactly what its loader would have answered for the page's keys; their
+ * loaders are then not called. A store may read none, some or all of the requested includes this way.
+ */
+export interface StoredReviewPage extends Page<StoredReview> {
+  readonly loaded?: Partial<ReviewIncludeLoads>
+}
+
 /** What a store implements; `ReviewRepository.fromReader` turns it into the repository. */
 export interface ReviewReader {
-  readonly page: (organizationId: OrganizationId, request: ListRequest<ReviewInclude>) => Effect.Effect<Page<StoredReview>>
+  readonly page: (organizationId: OrganizationId, request: ListRequest<ReviewInclude>) => Effect.Effect<StoredReviewPage>
   readonly find: (organizationId: OrganizationId, id: ReviewId) => Effect.Effect<Option.Option<StoredReview>>
   readonly loaders: ReviewIncludeLoaders
 }
@@ -114,9 +135,10 @@ export const attachIncludes = (
   organizationId: OrganizationId,
   reviews: ReadonlyArray<StoredReview>,
   include: ReadonlyArray<ReviewInclude>,
-  loaders: ReviewIncludeLoaders
+  loaders: ReviewIncludeLoaders,
+  loaded?: Partial<ReviewIncludeLoads>
 ): Effect.Effect<ReadonlyArray<Review>> =>
-  attachIncludesWith<StoredReview, ReviewInclude, Review>(reviews, include, reviewIncludes(organizationId, loaders), (r) => r.record)
+  attachIncludesWith<StoredReview, ReviewInclude, Review>(reviews, include, reviewIncludes(organizationId, loaders), (r) => r.record, loaded)
 
 export class ReviewRepository extends Context.Service<ReviewRepository, {
   /** One page of the organization's reviews for a parsed list request, with its includes. */
@@ -133,7 +155,7 @@ export class ReviewRepository extends Context.Service<ReviewRepository, {
       list: (organizationId, request) =>
         Effect.flatMap(reader.page(organizationId, request), (page) =>
           Effect.map(
-            attachIncludes(organizationId, page.data, request.include, reader.loaders),
+            attachIncludes(organizationId, page.data, request.include, reader.loaders, page.loaded),
             (data): Page<Review> => ({ data, nextCursor: page.nextCursor })
           )),
       get: (organizationId, id, include) =>
