@@ -258,7 +258,8 @@ export const REVIEW_RECORDSET = `id uuid, site_id uuid, product_id uuid, product
 
 /**
  * INSERT of the reviews in `$2` (JSON array of `reviewInput`) for organization `$1` with import job `$3`; with
- * `event`, the same statement records that event (occurred at `$4`) for each inserted review in row order. `$2`
+ * `event`, the same statement records that event (occurred at `$4`, and `$11` the same as text) for each inserted
+ * review in row order. `$2`
  * is read as `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (an
  * import sends ~9 MB) is wasted work. `ctes` are further data-modifying CTEs run by the same statement.
  */
@@ -270,8 +271,16 @@ export const insertReviewsSql = (event: string | undefined, ctes = "") => {
   return `WITH ${ctes === "" ? "" : `${ctes}, `}inserted AS (${insert} RETURNING *)
     INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
     SELECT i.organization_id, feedback_uuid_v7(), '${event}', to_jsonb(review_json), $4::timestamptz
-    FROM inserted i ${reviewJsonJoin("i")} ORDER BY i.import_row, i.id`
+    FROM inserted i ${reviewJsonJoin("i", { updatedAt: atOr("i.updated_at"), moderatedAt: atOr("i.moderated_at") })}
+    ORDER BY i.import_row, i.id`
 }
+
+/**
+ * The column as canonical text: `$11` (the text of `$4`, a canonical Timestamp) when it holds that instant, as an
+ * imported review's `updated_at` and `moderated_at` do, else `to_char`. The same string either way, without a
+ * `to_char` per row in the common case.
+ */
+const atOr = (column: string) => `CASE WHEN ${column} = $4::timestamptz THEN $11::text ELSE ${tsJson(column)} END`
 
 export const filesInput = (reviewId: string, files: ReadonlyArray<ReviewFile>) =>
   files.map((f, position) => ({
@@ -343,8 +352,8 @@ export const textSet = (param: string) => `(SELECT jsonb_array_elements_text(${p
 
 /**
  * One slice of an import in ONE statement (one round trip instead of five): the job row (`$5` type, `$6` action,
- * `$7` created at; kept if it exists), the reviews and their `review.created` events (`insertReviewsSql`), and their
- * files (`$8`), survey answers (`$9`) and replies (`$10`). The foreign keys of files, answers, replies and reviews
+ * `$7` created at; kept if it exists), the reviews and their `review.created` events (`insertReviewsSql`, `$11`),
+ * and their files (`$8`), survey answers (`$9`) and replies (`$10`). The foreign keys of files, answers, replies and reviews
  * to rows inserted by the same statement hold: PostgreSQL checks them when the whole statement has run.
  */
 export const IMPORT_SLICE_SQL = insertReviewsSql("review.created",

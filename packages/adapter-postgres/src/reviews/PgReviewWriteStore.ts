@@ -199,8 +199,10 @@ const makeRepository = Effect.gen(function*() {
         )
         return new Map(rows.map((r) => [r.email, r.id as CustomerId]))
       }).pipe(orDie),
-    insertImport: (organizationId, job, reviews, at) =>
-      sql.unsafe(IMPORT_SLICE_SQL, [
+    insertImport: (organizationId, job, reviews, at) => {
+      // Encoded when called, not when run: the import calls this while the previous slice is being written, so
+      // the encoding (~5 µs a row) overlaps the database's work instead of delaying the next statement.
+      const params = [
         organizationId,
         JSON.stringify(reviews.map((r) => reviewInput(r.review, r.importRow))),
         job.id,
@@ -210,8 +212,11 @@ const makeRepository = Effect.gen(function*() {
         job.createdAt,
         JSON.stringify(reviews.flatMap((r) => filesInput(r.review.id, r.files))),
         JSON.stringify(reviews.flatMap((r) => answersInput(r.review.id, r.answers))),
-        JSON.stringify(reviews.flatMap((r) => r.reply === null ? [] : [replyInput(r.reply)]))
-      ]).pipe(Effect.asVoid, orDie),
+        JSON.stringify(reviews.flatMap((r) => r.reply === null ? [] : [replyInput(r.reply)])),
+        at
+      ]
+      return sql.unsafe(IMPORT_SLICE_SQL, params).pipe(Effect.asVoid, orDie)
+    },
     findReply: (organizationId, reviewId) =>
       sql<ReplyDbRow>`SELECT * FROM review_replies WHERE organization_id = ${organizationId} AND review_id = ${reviewId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)),
