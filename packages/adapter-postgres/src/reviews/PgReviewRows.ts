@@ -44,15 +44,34 @@ export const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC',
  * which spares two `to_char` calls per row and gives the same string.
  */
 export const reviewJsonJoin = (a: string, set: { readonly updatedAt?: string; readonly moderatedAt?: string } = {}) =>
-  `CROSS JOIN LATERAL (SELECT ${a}.id, ${a}.body, ${a}.flags, ${a}.title, ${a}.rating, ${a}.site_id AS "siteId",
-    ${a}.flagged, ${a}.metadata, ${a}.survey_id AS "surveyId", ${tsJson(`${a}.created_at`)} AS "createdAt",
-    ${a}.ip_address AS "ipAddress", ${a}.ip_country AS "ipCountry", ${a}.product_id AS "productId", ${a}.published,
-    ${set.updatedAt ?? tsJson(`${a}.updated_at`)} AS "updatedAt", ${a}.user_agent AS "userAgent", ${a}.customer_id AS "customerId",
-    ${a}.external_id AS "externalId", ${tsJson(`${a}.redacted_at`)} AS "redactedAt",
-    ${set.moderatedAt ?? tsJson(`${a}.moderated_at`)} AS "moderatedAt", ${a}.original_body AS "originalBody",
-    ${a}.original_title AS "originalTitle", ${a}.submit_seconds AS "submitSeconds",
-    ${a}.verified_buyer AS "verifiedBuyer", ${a}.product_variant_id AS "productVariantId",
-    ${a}.browser_fingerprint AS "browserFingerprint") AS review_json`
+  `CROSS JOIN LATERAL (SELECT ${
+    REVIEW_JSON_FIELDS.map(([column, key, timestamp]) => {
+      const value = set[key as keyof typeof set] ?? (timestamp ? tsJson(`${a}.${column}`) : `${a}.${column}`)
+      return column === key ? value : `${value} AS "${key}"`
+    }).join(", ")
+  }) AS review_json`
+
+/**
+ * The review's columns and their keys in the event data, in jsonb's key order (see `reviewJsonJoin`); `true` marks
+ * a timestamp, written as canonical text.
+ */
+const REVIEW_JSON_FIELDS: ReadonlyArray<readonly [column: string, key: string, timestamp?: boolean]> = [
+  ["id", "id"], ["body", "body"], ["flags", "flags"], ["title", "title"], ["rating", "rating"], ["site_id", "siteId"],
+  ["flagged", "flagged"], ["metadata", "metadata"], ["survey_id", "surveyId"], ["created_at", "createdAt", true],
+  ["ip_address", "ipAddress"], ["ip_country", "ipCountry"], ["product_id", "productId"], ["published", "published"],
+  ["updated_at", "updatedAt", true], ["user_agent", "userAgent"], ["customer_id", "customerId"],
+  ["external_id", "externalId"], ["redacted_at", "redactedAt", true], ["moderated_at", "moderatedAt", true],
+  ["original_body", "originalBody"], ["original_title", "originalTitle"], ["submit_seconds", "submitSeconds"],
+  ["verified_buyer", "verifiedBuyer"], ["product_variant_id", "productVariantId"],
+  ["browser_fingerprint", "browserFingerprint"]
+]
+
+/**
+ * The columns of `reviews` that `reviewJsonJoin(a, set)` reads from `a` (those `set` replaces left out), for a
+ * `RETURNING` that keeps no more than the event data needs: a bulk moderation holds 100,000 of these rows.
+ */
+export const reviewJsonColumns = (set: { readonly updatedAt?: string; readonly moderatedAt?: string } = {}) =>
+  REVIEW_JSON_FIELDS.filter(([, key]) => set[key as keyof typeof set] === undefined).map(([column]) => column)
 
 export const json = jsonValue
 

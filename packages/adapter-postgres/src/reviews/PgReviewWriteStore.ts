@@ -37,6 +37,7 @@ import {
   REVIEW_COLUMNS,
   type ReviewDbRow,
   reviewInput,
+  reviewJsonColumns,
   reviewJsonJoin,
   reviewMatchMapping,
   textSet,
@@ -47,6 +48,11 @@ import { customerInput } from "../catalog/CatalogRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
+
+// Bulk moderation's event data takes the timestamps it sets from `$4` (their canonical text), and its UPDATE returns
+// only what that data and the statement read, not the whole row: it holds one returned row per matched review.
+const BULK_EVENT_DATA = { updatedAt: "$4::text", moderatedAt: "$4::text" }
+const BULK_RETURNING = ["organization_id", ...reviewJsonColumns(BULK_EVENT_DATA)].map((c) => `r.${c}`).join(", ")
 
 const makeRepository = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -120,12 +126,12 @@ const makeRepository = Effect.gen(function*() {
            updated AS (
              UPDATE reviews r SET published = $2::boolean, moderated_at = $3::timestamptz, updated_at = $3::timestamptz
              FROM matched m WHERE r.organization_id = $1 AND r.id = m.id
-             RETURNING r.*, m.was_published IS DISTINCT FROM r.published AS changed
+             RETURNING ${BULK_RETURNING}, m.was_published IS DISTINCT FROM r.published AS changed
            ),
            announced AS (
              INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
              SELECT u.organization_id, feedback_uuid_v7(), 'review.updated', to_jsonb(review_json), $3::timestamptz
-             FROM updated u ${reviewJsonJoin("u", { updatedAt: "$4::text", moderatedAt: "$4::text" })} WHERE u.changed
+             FROM updated u ${reviewJsonJoin("u", BULK_EVENT_DATA)} WHERE u.changed
            )
            SELECT (SELECT count(*)::integer FROM updated) AS count,
              (SELECT COALESCE(jsonb_agg(d.product_id), '[]'::jsonb)
