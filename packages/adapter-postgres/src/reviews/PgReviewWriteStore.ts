@@ -145,32 +145,40 @@ const makeRepository = Effect.gen(function*() {
       Effect.gen(function*() {
         yield* sql`SELECT pg_advisory_xact_lock(${IMPORT_LOCK_CLASS}, hashtext(${organizationId}))`
         // FOR KEY SHARE keeps the resolved sites, products and customers from being deleted before the reviews
-        // referring to them are inserted, without blocking ordinary updates of them.
-        const sites = refs.siteIds.length === 0 ? [] : yield* sql.unsafe<{ id: string }>(
-          `SELECT id FROM sites WHERE organization_id = $1 AND id IN (SELECT value::uuid FROM jsonb_array_elements_text($2::jsonb))
-           FOR KEY SHARE`,
-          [organizationId, JSON.stringify(refs.siteIds)]
-        )
-        const anyProduct = refs.productSlugs.length + refs.productExternalIds.length + refs.productUrls.length > 0
-        const products = !anyProduct ? [] : yield* sql.unsafe<{ id: string; slug: string; externalId: string | null; url: string | null }>(
-          `SELECT id, slug, external_id, url FROM products WHERE organization_id = $1
-             AND (slug IN ${textSet("$2")} OR external_id IN ${textSet("$3")} OR url IN ${textSet("$4")})
-           ORDER BY id FOR KEY SHARE`,
+        // referring to them are inserted, without blocking ordinary updates of them. One statement after the lock
+        // (not before: its snapshot must see every import committed before the lock was granted), one round trip
+        // and one row back instead of three statements and a row per customer.
+        const rows = yield* sql.unsafe<{ sites: unknown; products: unknown; customers: unknown; imported: unknown }>(
+          `WITH sites AS (
+             SELECT id FROM sites WHERE organization_id = $1
+               AND id IN (SELECT value::uuid FROM jsonb_array_elements_text($2::jsonb)) FOR KEY SHARE),
+           products AS (
+             SELECT id, slug, external_id, url FROM products WHERE organization_id = $1
+               AND (slug IN ${textSet("$3")} OR external_id IN ${textSet("$4")} OR url IN ${textSet("$5")})
+             ORDER BY id FOR KEY SHARE),
+           customers AS (
+             SELECT id, email FROM customers WHERE organization_id = $1 AND email IN ${textSet("$6")} FOR KEY SHARE),
+           imported AS (
+             SELECT external_id FROM reviews WHERE organization_id = $1 AND external_id IN ${textSet("$7")})
+           SELECT (SELECT COALESCE(json_agg(id), '[]') FROM sites) AS sites,
+             (SELECT COALESCE(json_agg(json_build_array(id, slug, external_id, url)), '[]') FROM products) AS products,
+             (SELECT COALESCE(json_agg(json_build_array(id, email)), '[]') FROM customers) AS customers,
+             (SELECT COALESCE(json_agg(external_id), '[]') FROM imported) AS imported`,
           [
             organizationId,
+            JSON.stringify(refs.siteIds),
             JSON.stringify(refs.productSlugs),
             JSON.stringify(refs.productExternalIds),
-            JSON.stringify(refs.productUrls)
+            JSON.stringify(refs.productUrls),
+            JSON.stringify(refs.customerEmails),
+            JSON.stringify(refs.reviewExternalIds)
           ]
         )
-        const customers = refs.customerEmails.length === 0 ? [] : yield* sql.unsafe<{ id: string; email: string }>(
-          `SELECT id, email FROM customers WHERE organization_id = $1 AND email IN ${textSet("$2")} FOR KEY SHARE`,
-          [organizationId, JSON.stringify(refs.customerEmails)]
-        )
-        const imported = refs.reviewExternalIds.length === 0 ? [] : yield* sql.unsafe<{ externalId: string }>(
-          `SELECT external_id FROM reviews WHERE organization_id = $1 AND external_id IN ${textSet("$2")}`,
-          [organizationId, JSON.stringify(refs.reviewExternalIds)]
-        )
+        const sites = json<Array<string>>(rows[0]!.sites)
+        const products = json<Array<[id: string, slug: string, externalId: string | null, url: string | null]>>(rows[0]!.products)
+          .map(([id, slug, externalId, url]) => ({ id, slug, externalId, url }))
+        const customers = json<Array<[id: string, email: string]>>(rows[0]!.customers)
+        const imported = json<Array<string>>(rows[0]!.imported)
         const slugs = new Set(refs.productSlugs)
         const externalIds = new Set(refs.productExternalIds)
         const urls = new Set(refs.productUrls)
@@ -184,12 +192,12 @@ const makeRepository = Effect.gen(function*() {
           if (p.url !== null && urls.has(p.url)) productsByUrl.set(p.url, [...(productsByUrl.get(p.url) ?? []), id])
         }
         return {
-          siteIds: new Set(sites.map((s) => s.id)),
+          siteIds: new Set(sites),
           productsBySlug,
           productsByExternalId,
           productsByUrl,
-          customersByEmail: new Map(customers.map((c) => [c.email, c.id as CustomerId])),
-          importedExternalIds: new Set(imported.map((r) => r.externalId))
+          customersByEmail: new Map(customers.map(([id, email]) => [email, id as CustomerId])),
+          importedExternalIds: new Set(imported)
         }
       }).pipe(orDie),
     ensureCustomers: (organizationId, customers) =>
