@@ -41,6 +41,27 @@ describe("timestamps", () => {
   })
 })
 
+describe("zero offsets, written out without Date", () => {
+  const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, "0"))
+  // Real instants in every form the input accepts with a zero offset: seconds or not, 0–9 fraction digits.
+  const zeroOffset = fc.tuple(
+    fc.integer({ min: 1, max: 9999 }).map((y) => String(y).padStart(4, "0")), fc.integer({ min: 1, max: 12 }).map((m) => String(m).padStart(2, "0")),
+    fc.integer({ min: 1, max: 28 }).map((d) => String(d).padStart(2, "0")), two(23), two(59),
+    fc.option(fc.tuple(two(59), fc.option(fc.stringMatching(/^\d{1,9}$/)))), fc.constantFrom("Z", "+00:00", "-00:00")
+  ).map(([y, mo, d, h, mi, sec, zone]) =>
+    `${y}-${mo}-${d}T${h}:${mi}${sec === null ? "" : `:${sec[0]}${sec[1] === null ? "" : `.${sec[1]}`}`}${zone}`
+  )
+
+  it("normalise exactly as Date.parse and toISOString do", () => {
+    fc.assert(fc.property(zeroOffset, (s) => {
+      expect(Timestamp.parse(s)).toBe(new Date(Date.parse(s)).toISOString())
+    }), { numRuns: 5_000 })
+    expect(Timestamp.parse("2025-06-01T12:00:00Z")).toBe("2025-06-01T12:00:00.000Z")
+    expect(Timestamp.parse("2025-06-01T12:00:00.9999-00:00")).toBe("2025-06-01T12:00:00.999Z")
+    expect(Timestamp.parse("2024-02-29T23:59:59.5+00:00")).toBe("2024-02-29T23:59:59.500Z")
+  })
+})
+
 describe("the fast canonical check", () => {
   const digits = (n: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(""))
   // Canonical in shape, any digits: impossible months, days, hours, leap days and year 0000 included.

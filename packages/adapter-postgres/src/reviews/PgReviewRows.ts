@@ -44,15 +44,34 @@ export const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC',
  * which spares two `to_char` calls per row and gives the same string.
  */
 export const reviewJsonJoin = (a: string, set: { readonly updatedAt?: string; readonly moderatedAt?: string } = {}) =>
-  `CROSS JOIN LATERAL (SELECT ${a}.id, ${a}.body, ${a}.flags, ${a}.title, ${a}.rating, ${a}.site_id AS "siteId",
-    ${a}.flagged, ${a}.metadata, ${a}.survey_id AS "surveyId", ${tsJson(`${a}.created_at`)} AS "createdAt",
-    ${a}.ip_address AS "ipAddress", ${a}.ip_country AS "ipCountry", ${a}.product_id AS "productId", ${a}.published,
-    ${set.updatedAt ?? tsJson(`${a}.updated_at`)} AS "updatedAt", ${a}.user_agent AS "userAgent", ${a}.customer_id AS "customerId",
-    ${a}.external_id AS "externalId", ${tsJson(`${a}.redacted_at`)} AS "redactedAt",
-    ${set.moderatedAt ?? tsJson(`${a}.moderated_at`)} AS "moderatedAt", ${a}.original_body AS "originalBody",
-    ${a}.original_title AS "originalTitle", ${a}.submit_seconds AS "submitSeconds",
-    ${a}.verified_buyer AS "verifiedBuyer", ${a}.product_variant_id AS "productVariantId",
-    ${a}.browser_fingerprint AS "browserFingerprint") AS review_json`
+  `CROSS JOIN LATERAL (SELECT ${
+    REVIEW_JSON_FIELDS.map(([column, key, timestamp]) => {
+      const value = set[key as keyof typeof set] ?? (timestamp ? tsJson(`${a}.${column}`) : `${a}.${column}`)
+      return column === key ? value : `${value} AS "${key}"`
+    }).join(", ")
+  }) AS review_json`
+
+/**
+ * The review's columns and their keys in the event data, in jsonb's key order (see `reviewJsonJoin`); `true` marks
+ * a timestamp, written as canonical text.
+ */
+const REVIEW_JSON_FIELDS: ReadonlyArray<readonly [column: string, key: string, timestamp?: boolean]> = [
+  ["id", "id"], ["body", "body"], ["flags", "flags"], ["title", "title"], ["rating", "rating"], ["site_id", "siteId"],
+  ["flagged", "flagged"], ["metadata", "metadata"], ["survey_id", "surveyId"], ["created_at", "createdAt", true],
+  ["ip_address", "ipAddress"], ["ip_country", "ipCountry"], ["product_id", "productId"], ["published", "published"],
+  ["updated_at", "updatedAt", true], ["user_agent", "userAgent"], ["customer_id", "customerId"],
+  ["external_id", "externalId"], ["redacted_at", "redactedAt", true], ["moderated_at", "moderatedAt", true],
+  ["original_body", "originalBody"], ["original_title", "originalTitle"], ["submit_seconds", "submitSeconds"],
+  ["verified_buyer", "verifiedBuyer"], ["product_variant_id", "productVariantId"],
+  ["browser_fingerprint", "browserFingerprint"]
+]
+
+/**
+ * The columns of `reviews` that `reviewJsonJoin(a, set)` reads from `a` (those `set` replaces left out), for a
+ * `RETURNING` that keeps no more than the event data needs: a bulk moderation holds 100,000 of these rows.
+ */
+export const reviewJsonColumns = (set: { readonly updatedAt?: string; readonly moderatedAt?: string } = {}) =>
+  REVIEW_JSON_FIELDS.filter(([, key]) => set[key as keyof typeof set] === undefined).map(([column]) => column)
 
 export const json = jsonValue
 
@@ -289,7 +308,8 @@ export const REVIEW_RECORDSET = `id uuid, site_id uuid, product_id uuid, product
 
 /**
  * INSERT of the reviews in `$2` (JSON array of `reviewInput`) for organization `$1` with import job `$3`; with
- * `event`, the same statement records that event (occurred at `$4`) for each inserted review in row order. `$2`
+ * `event`, the same statement records that event (occurred at `$4`, and `$11` the same as text) for each inserted
+ * review in row order. `$2`
  * is read as `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (an
  * import sends ~9 MB) is wasted work. `ctes` are further data-modifying CTEs run by the same statement.
  */
@@ -301,8 +321,16 @@ export const insertReviewsSql = (event: string | undefined, ctes = "") => {
   return `WITH ${ctes === "" ? "" : `${ctes}, `}inserted AS (${insert} RETURNING *)
     INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
     SELECT i.organization_id, feedback_uuid_v7(), '${event}', to_jsonb(review_json), $4::timestamptz
-    FROM inserted i ${reviewJsonJoin("i")} ORDER BY i.import_row, i.id`
+    FROM inserted i ${reviewJsonJoin("i", { updatedAt: atOr("i.updated_at"), moderatedAt: atOr("i.moderated_at") })}
+    ORDER BY i.import_row, i.id`
 }
+
+/**
+ * The column as canonical text: `$11` (the text of `$4`, a canonical Timestamp) when it holds that instant, as an
+ * imported review's `updated_at` and `moderated_at` do, else `to_char`. The same string either way, without a
+ * `to_char` per row in the common case.
+ */
+const atOr = (column: string) => `CASE WHEN ${column} = $4::timestamptz THEN $11::text ELSE ${tsJson(column)} END`
 
 export const filesInput = (reviewId: string, files: ReadonlyArray<ReviewFile>) =>
   files.map((f, position) => ({
@@ -374,8 +402,8 @@ export const textSet = (param: string) => `(SELECT jsonb_array_elements_text(${p
 
 /**
  * One slice of an import in ONE statement (one round trip instead of five): the job row (`$5` type, `$6` action,
- * `$7` created at; kept if it exists), the reviews and their `review.created` events (`insertReviewsSql`), and their
- * files (`$8`), survey answers (`$9`) and replies (`$10`). The foreign keys of files, answers, replies and reviews
+ * `$7` created at; kept if it exists), the reviews and their `review.created` events (`insertReviewsSql`, `$11`),
+ * and their files (`$8`), survey answers (`$9`) and replies (`$10`). The foreign keys of files, answers, replies and reviews
  * to rows inserted by the same statement hold: PostgreSQL checks them when the whole statement has run.
  */
 export const IMPORT_SLICE_SQL = insertReviewsSql("review.created",

@@ -7,7 +7,7 @@ import { Clock, Effect, Schema } from "effect"
 
 const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 // Fixed-width fields and bounded quantifiers only: matching is linear in the input.
-const isoInput = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/
+const isoInput = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|[+-](\d{2}):(\d{2}))$/
 
 const isLeapYear = (y: number): boolean => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0)
 const monthDays = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const
@@ -23,11 +23,24 @@ const daysInMonth = (year: number, month: number): number =>
 const canonicalOf = (s: string): string | undefined => {
   const m = isoInput.exec(s)
   if (m === null) return undefined
-  const [year, month, day, hour, minute, second, offH, offM] = m.slice(1).map((x) => x === undefined ? 0 : Number(x))
+  const year = Number(m[1]), month = Number(m[2]), day = Number(m[3]), hour = Number(m[4]), minute = Number(m[5])
+  const second = m[6] === undefined ? 0 : Number(m[6])
+  const offH = m[8] === undefined ? 0 : Number(m[8]), offM = m[9] === undefined ? 0 : Number(m[9])
   if (
-    year! < 1 || month! < 1 || month! > 12 || day! < 1 || day! > daysInMonth(year!, month!) || hour! > 23 ||
-    minute! > 59 || second! > 59 || offH! > 23 || offM! > 59
+    year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 ||
+    minute > 59 || second > 59 || offH > 23 || offM > 59
   ) return undefined
+  // A zero offset names the UTC fields themselves: written out directly, as `Date` would (fraction truncated to
+  // milliseconds), without its parse and format (~6 µs, paid per row of an import).
+  if (offH === 0 && offM === 0) {
+    const fraction = m[7] === undefined ? "000" : (m[7] + "00").slice(0, 3)
+    return `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? "00"}.${fraction}Z`
+  }
+  return canonicalByDate(s)
+}
+
+/** The instant of a checked ISO 8601 string with an offset, through `Date`. */
+const canonicalByDate = (s: string): string | undefined => {
   const millis = Date.parse(s)
   if (Number.isNaN(millis)) return undefined
   const t = new Date(millis).toISOString()

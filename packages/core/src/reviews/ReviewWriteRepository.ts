@@ -116,7 +116,9 @@ export class ReviewWriteRepository extends Context.Service<ReviewWriteRepository
    * Writes the import job and its reviews with their files, answers and replies, and records `review.created`
    * (occurred at `at`) for each review in row order. Set-based: a fixed number of statements whatever the size.
    * An import calls it once per slice of its rows (`IMPORT_FIRST_SLICE`, then `IMPORT_SLICE` each), in row order,
-   * in one unit of work: the job's record is written by the first call.
+   * in one unit of work: the job's record is written by the first call. It may prepare the write when called
+   * (encode the rows) and leave only the writing to the effect: the import calls it for the next slice while the
+   * previous one is still being written.
    */
   readonly insertImport: (
     organizationId: OrganizationId,

@@ -307,8 +307,11 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
         for (let start = 0, size = IMPORT_FIRST_SLICE; start < selection.accepted.length; start += size, size = IMPORT_SLICE) {
           const slice = yield* build(selection.accepted.slice(start, start + size))
           for (const built of slice) reviews.push(built)
+          // Called before waiting for the previous slice: a store may prepare the slice's statement when called
+          // (the PostgreSQL store encodes its rows), so that work too overlaps the database's.
+          const write = repo.insertImport(organizationId, job, slice, at)
           if (writing !== undefined) yield* Fiber.join(writing)
-          writing = yield* Effect.forkChild(repo.insertImport(organizationId, job, slice, at))
+          writing = yield* Effect.forkChild(write)
         }
         if (writing !== undefined) yield* Fiber.join(writing)
 
