@@ -1,14 +1,14 @@
 /**
  * The memory store's delivery indexes (`DeliveryIndexes`, an observer of the deliveries table: what a claim and a
- * fan-out read) equal a filter of the rows after any sequence of writes and deletions, in transactions that commit
- * or roll back; and a table cannot be opened without the observer its owner declares.
+ * fan-out read: active rows, pending rows oldest first, in-flight counts, first deliveries) equal a filter of the rows
+ * after any sequence of writes and deletions, in transactions that commit or roll back; and a table cannot be opened without the observer its owner declares.
  */
 import { assert, it } from "@effect/vitest"
 import type { WebhookDeliveryRecord } from "@feedback/core"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { MemoryDatabase } from "../src/kernel/MemoryDatabase.ts"
-import { webhookDeliveries } from "../src/kernel/MemoryTables.ts"
+import { oldestFirst, webhookDeliveries } from "../src/kernel/MemoryTables.ts"
 
 const statuses = ["pending", "in_flight", "delivered", "failed"] as const
 const write = fc.oneof(
@@ -18,11 +18,13 @@ const write = fc.oneof(
     status: fc.constantFrom(...statuses),
     webhookId: fc.constantFrom("w1", "w2"),
     eventId: fc.constantFrom("e1", "e2", "e3"),
-    redeliveryOf: fc.constantFrom(null, "d0")
+    redeliveryOf: fc.constantFrom(null, "d0"),
+    createdAt: fc.constantFrom("2026-01-01T00:00:01.000Z", "2026-01-01T00:00:02.000Z", "2026-01-01T00:00:03.000Z"),
+    recordKey: fc.constantFrom(null, "r1", "r2")
   }),
   fc.record({ op: fc.constant("delete" as const), id: fc.integer({ min: 0, max: 5 }) })
 )
-const transaction = fc.record({ writes: fc.array(write, { maxLength: 6 }), rollBack: fc.boolean() })
+const transaction = fc.record({ writes: fc.array(write, { maxLength: 6 }), rollBack: fc.boolean(), walk: fc.boolean() })
 
 const freshDatabase = () => Effect.runSync(Effect.provide(Effect.service(MemoryDatabase), MemoryDatabase.layer))
 
@@ -36,8 +38,10 @@ it.effect("the indexes equal the pending and in-flight rows and the first-delive
           for (const w of t.writes) {
             const id = `d${w.id}`
             if (w.op === "delete") deliveries.delete(id)
-            else deliveries.set(id, { id, status: w.status, webhookId: w.webhookId, eventId: w.eventId, redeliveryOf: w.redeliveryOf } as WebhookDeliveryRecord)
+            else deliveries.set(id, { id, status: w.status, webhookId: w.webhookId, eventId: w.eventId, redeliveryOf: w.redeliveryOf, createdAt: w.createdAt, recordKey: w.recordKey } as WebhookDeliveryRecord)
           }
+          // A claim walks the pending rows while writing: the walk's order must survive the writes around it.
+          if (t.walk) void [...deliveries.observer.pendingOldestFirst()]
         })
         Effect.runSync(Effect.exit(db.transaction(t.rollBack ? Effect.andThen(run, Effect.fail("rolled back")) : run)))
       }
@@ -48,6 +52,17 @@ it.effect("the indexes equal the pending and in-flight rows and the first-delive
       const firsts = new Map<string, number>()
       for (const d of rows) if (d.redeliveryOf === null) firsts.set(`${d.webhookId}/${d.eventId}`, (firsts.get(`${d.webhookId}/${d.eventId}`) ?? 0) + 1)
       assert.deepStrictEqual(deliveries.observer.firsts, firsts)
+      // Pending rows oldest first (creation time, then id), and the in-flight counts per webhook and per record.
+      const pending = rows.filter((d) => d.status === "pending").sort(oldestFirst)
+      assert.deepStrictEqual([...deliveries.observer.pendingOldestFirst()], pending)
+      const inFlight = new Map<string, number>()
+      const records = new Map<string, number>()
+      for (const d of rows.filter((d) => d.status === "in_flight")) {
+        inFlight.set(d.webhookId, (inFlight.get(d.webhookId) ?? 0) + 1)
+        if (d.recordKey !== null) records.set(`${d.webhookId}/${d.recordKey}`, (records.get(`${d.webhookId}/${d.recordKey}`) ?? 0) + 1)
+      }
+      assert.deepStrictEqual(deliveries.observer.inFlight, inFlight)
+      assert.deepStrictEqual(deliveries.observer.recordsInFlight, records)
     }), { numRuns: 300 })
   ))
 

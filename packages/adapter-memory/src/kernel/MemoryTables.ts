@@ -73,38 +73,88 @@ export class ReviewValueCounts implements RowObserver<ReviewRow> {
   }
 }
 
+/** Oldest first, the order deliveries are claimed in: creation time, then id. */
+export const oldestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
+  a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+
 /**
  * Indexes of the webhook deliveries, kept with every write to the deliveries table and its undo, so that the
- * dispatcher's work does not slow down as history grows: the deliveries still to send or being sent (`pending`,
- * `in_flight`: what a claim reads), and the (webhook, event) pairs that have their first delivery (what a fan-out
- * skips).
+ * dispatcher's work does not slow down as history or a backlog grows: the deliveries still to send or being sent
+ * (`active`), the pending ones oldest first (what a claim walks, stopping once it has enough), the deliveries in
+ * flight per webhook and per record (what a claim checks), and the (webhook, event) pairs that have their first
+ * delivery (what a fan-out skips).
  */
 export class DeliveryIndexes implements RowObserver<WebhookDeliveryRecord> {
   readonly active = new Map<string, WebhookDeliveryRecord>()
   /** First deliveries (not redeliveries) per `webhook/event` pair: one, as the store writes them. */
   readonly firsts = new Map<string, number>()
+  /** In-flight deliveries per webhook id, and per `webhook/recordKey` for those about a record. */
+  readonly inFlight = new Map<string, number>()
+  readonly recordsInFlight = new Map<string, number>()
+  /**
+   * Pending deliveries in insertion order, which is oldest first while `pendingInOrder`: a fan-out appends newer
+   * rows; a row made pending again (a release, an undo) may not be the newest, and the next walk re-sorts.
+   */
+  private readonly pending = new Map<string, WebhookDeliveryRecord>()
+  private pendingInOrder = true
+  private newestPending: WebhookDeliveryRecord | undefined = undefined
   static firstKey(d: Pick<WebhookDeliveryRecord, "webhookId" | "eventId">): string {
     return `${d.webhookId}/${d.eventId}`
+  }
+  static recordKey(d: Pick<WebhookDeliveryRecord, "webhookId" | "recordKey">): string | undefined {
+    return d.recordKey === null ? undefined : `${d.webhookId}/${d.recordKey}`
   }
   hasFirst(d: Pick<WebhookDeliveryRecord, "webhookId" | "eventId">): boolean {
     return this.firsts.has(DeliveryIndexes.firstKey(d))
   }
+  /** The pending deliveries, oldest first. Rows written while walking them are seen or not, as a Map's are. */
+  pendingOldestFirst(): IterableIterator<WebhookDeliveryRecord> {
+    if (!this.pendingInOrder) {
+      const sorted = [...this.pending.values()].sort(oldestFirst)
+      this.pending.clear()
+      for (const d of sorted) this.pending.set(d.id, d)
+      this.newestPending = sorted.at(-1)
+      this.pendingInOrder = true
+    }
+    return this.pending.values()
+  }
   readonly changed = (before: WebhookDeliveryRecord | undefined, after: WebhookDeliveryRecord | undefined): void => {
     if (before !== undefined) {
       this.active.delete(before.id)
-      if (before.redeliveryOf === null) this.countFirst(before, -1)
+      if (before.status === "pending") this.pending.delete(before.id)
+      else if (before.status === "in_flight") this.countInFlight(before, -1)
     }
     if (after !== undefined) {
+      if (after.status === "pending") {
+        if (this.newestPending !== undefined && oldestFirst(after, this.newestPending) < 0) this.pendingInOrder = false
+        else this.newestPending = after
+        this.pending.set(after.id, after)
+      } else if (after.status === "in_flight") this.countInFlight(after, 1)
       if (after.status === "pending" || after.status === "in_flight") this.active.set(after.id, after)
-      if (after.redeliveryOf === null) this.countFirst(after, 1)
+    }
+    // A status change keeps the row's (webhook, event, first or not): its first-delivery count does not move.
+    const sameFirst = before !== undefined && after !== undefined && before.redeliveryOf === after.redeliveryOf &&
+      before.webhookId === after.webhookId && before.eventId === after.eventId
+    if (!sameFirst) {
+      if (before !== undefined && before.redeliveryOf === null) this.countFirst(before, -1)
+      if (after !== undefined && after.redeliveryOf === null) this.countFirst(after, 1)
     }
   }
   private countFirst(d: WebhookDeliveryRecord, delta: number): void {
-    const key = DeliveryIndexes.firstKey(d)
-    const n = (this.firsts.get(key) ?? 0) + delta
-    if (n === 0) this.firsts.delete(key)
-    else this.firsts.set(key, n)
+    bump(this.firsts, DeliveryIndexes.firstKey(d), delta)
   }
+  private countInFlight(d: WebhookDeliveryRecord, delta: number): void {
+    bump(this.inFlight, d.webhookId, delta)
+    const record = DeliveryIndexes.recordKey(d)
+    if (record !== undefined) bump(this.recordsInFlight, record, delta)
+  }
+}
+
+/** Adds `delta` to a count, dropping it at zero. */
+const bump = (counts: Map<string, number>, key: string, delta: number): void => {
+  const n = (counts.get(key) ?? 0) + delta
+  if (n === 0) counts.delete(key)
+  else counts.set(key, n)
 }
 
 /** The webhook deliveries table, with its `DeliveryIndexes`; every repository that touches deliveries opens it so. */

@@ -17,7 +17,7 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { webhookDeliveries } from "../kernel/MemoryTables.ts"
+import { DeliveryIndexes, webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 /** Newest first by (createdAt, id). */
 const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
@@ -119,30 +119,20 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
     claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) =>
       db.mutate(() => {
         record(dispatcherId, completed)
-        const inFlight = new Map<string, number>()
-        const pending: Array<WebhookDeliveryRecord> = []
-        for (const d of active.values()) {
-          if (d.status === "in_flight") inFlight.set(d.webhookId, (inFlight.get(d.webhookId) ?? 0) + 1)
-          else pending.push(d)
-        }
-        pending.sort((a, b) => -newestFirst(a, b))
-        // Deliveries about one record go out one at a time, in event order (fan-out order here): a record with a
-        // delivery in flight, or one already passed over in this pass, waits.
-        const recordBusy = new Set(
-          [...active.values()].filter((d) => d.status === "in_flight" && d.recordKey !== null).map((d) => `${d.webhookId}/${d.recordKey}`)
-        )
+        // Pending deliveries oldest first, until the claim is full. Deliveries about one record go out one at a time,
+        // in event order (fan-out order here): a record with a delivery in flight, or one already passed over in this
+        // walk, waits. Claiming a row updates the in-flight counts it reads (the indexes observe every write).
+        const passedOver = new Set<string>()
         const claimed: Array<ClaimedDelivery> = []
-        for (const d of pending) {
+        for (const d of indexes.pendingOldestFirst()) {
           if (claimed.length >= limit) break
-          const busy = inFlight.get(d.webhookId) ?? 0
           const webhook = webhooks.get(d.webhookId)
-          const record = d.recordKey === null ? undefined : `${d.webhookId}/${d.recordKey}`
+          const record = DeliveryIndexes.recordKey(d)
           if (record !== undefined) {
-            if (recordBusy.has(record)) continue
-            recordBusy.add(record)
+            if (indexes.recordsInFlight.has(record) || passedOver.has(record)) continue
+            passedOver.add(record)
           }
-          if (busy >= perWebhookLimit || webhook === undefined) continue
-          inFlight.set(d.webhookId, busy + 1)
+          if ((indexes.inFlight.get(d.webhookId) ?? 0) >= perWebhookLimit || webhook === undefined) continue
           const delivery: WebhookDeliveryRecord = { ...d, status: "in_flight", claimedBy: dispatcherId, attemptedAt: at }
           deliveries.set(d.id, delivery)
           claimed.push({ delivery, url: webhook.url, hmacSecret: webhook.hmacSecret, previousSecret: previousSecretOf(webhook) })
