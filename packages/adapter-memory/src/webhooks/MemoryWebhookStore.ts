@@ -17,11 +17,10 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { DeliveryIndexes, webhookDeliveries } from "../kernel/MemoryTables.ts"
+import { DeliveryIndexes, oldestFirst, webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 /** Newest first by (createdAt, id). */
-const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
-  a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0
+const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) => oldestFirst(b, a)
 
 const olderThan = (after: WebhookListPosition | undefined) => (r: { createdAt: string; id: string }) =>
   after === undefined || r.createdAt < after.createdAt || (r.createdAt === after.createdAt && r.id < after.id)
