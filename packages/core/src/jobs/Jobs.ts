@@ -322,25 +322,32 @@ export class Jobs extends Context.Service<Jobs, {
           ))
       })
 
+    const exportPage = (job: JobRecord, cursor: string | null) =>
+      reviews.list({
+        limit: 250,
+        cursor: cursor ?? undefined,
+        filter: job.filter ?? undefined,
+        search: job.search ?? undefined,
+        include: REVIEW_EXPORT_INCLUDES
+      })
+
     const runExport = (job: JobRecord, owner: string) =>
       Effect.gen(function*() {
         let current = job
+        let page = yield* exportPage(job, job.position)
         while (true) {
-          const page = yield* reviews.list({
-            limit: 250,
-            cursor: current.position ?? undefined,
-            filter: current.filter ?? undefined,
-            search: current.search ?? undefined,
-            include: REVIEW_EXPORT_INCLUDES
-          })
           const written = current.progress.processedRows
           if (written + page.data.length > maxRows) {
             yield* end(job, owner, (c, at) => finished(c, at, { error: tooManyToExport(maxRows) }))
             yield* repo.deleteChunks(job.organizationId, job.id)
             return
           }
+          // The next page is read while this one is encoded and committed: the read is the export's largest wait,
+          // and reading ahead changes nothing (each page was always its own statement). A stop interrupts it.
+          const ahead = page.nextCursor === null ? undefined : yield* Effect.forkChild(exportPage(job, page.nextCursor))
           const first = current.position === null
           const text = (first ? exportHeader(job.format) : "") + page.data.map((r) => exportLine(job.format, reviewExportRow(r))).join("")
+          const nextCursor = page.nextCursor
           // The chunk, the position and (on the last page) the job's end commit together, so a resumed export
           // never writes a page twice.
           const next = yield* uow.transaction(Effect.gen(function*() {
@@ -348,18 +355,22 @@ export class Jobs extends Context.Service<Jobs, {
             if (Option.isNone(locked)) return Option.none<JobRecord>()
             if (text !== "") yield* repo.appendChunk(job.organizationId, job.id, { seq: written, data: text })
             const processedRows = written + page.data.length
-            if (page.nextCursor === null) {
+            if (nextCursor === null) {
               const at = yield* now
               const expiresAt = fromMillis(toMillis(at) + settings.exportRetentionMs)
               yield* repo.save(finished({ ...locked.value, progress: { ...locked.value.progress, processedRows, totalRows: processedRows } }, at, { error: null, expiresAt }))
               return Option.none<JobRecord>()
             }
-            const saved: JobRecord = { ...locked.value, position: page.nextCursor, progress: { ...locked.value.progress, processedRows } }
+            const saved: JobRecord = { ...locked.value, position: nextCursor, progress: { ...locked.value.progress, processedRows } }
             yield* repo.save(saved)
             return Option.some(saved)
           }))
-          if (Option.isNone(next)) return
+          if (Option.isNone(next) || ahead === undefined) {
+            if (ahead !== undefined) yield* Fiber.interrupt(ahead)
+            return
+          }
           current = next.value
+          page = yield* Fiber.join(ahead)
         }
       }).pipe(
         Effect.catch((e: InvalidRequest | Forbidden) =>
