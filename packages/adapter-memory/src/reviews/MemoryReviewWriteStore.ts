@@ -221,7 +221,9 @@ const makeRepository = Effect.gen(function*() {
         if (row === undefined) return Option.none()
         t.reviewReplies.delete(reviewId)
         return Option.some(unowned<ReviewReply>(row))
-      })
+      }),
+    // Nothing plans the memory store's reads.
+    bulkLoaded: () => Effect.void
   })
 })
 

@@ -25,6 +25,7 @@ import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.t
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { ReviewImportRow } from "../reviews/ReviewRequests.ts"
 import { Reviews } from "../reviews/Reviews.ts"
+import { ReviewWriteRepository } from "../reviews/ReviewWriteRepository.ts"
 import { ReviewWrites } from "../reviews/ReviewWrites.ts"
 import {
   emptyProgress,
@@ -102,6 +103,7 @@ export class Jobs extends Context.Service<Jobs, {
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
     const reviewWrites = yield* ReviewWrites
+    const reviewStore = yield* ReviewWriteRepository
     const reviews = yield* Reviews
     const catalogs = yield* Catalogs
     const settings = yield* JobSettings
@@ -320,6 +322,8 @@ export class Jobs extends Context.Service<Jobs, {
             at,
             { error }
           ))
+        const imported = error !== null && job.strict ? 0 : outcome.done.value.progress.importedRows
+        if (job.type === "reviews" && imported > 0) yield* reviewStore.bulkLoaded(job.organizationId, imported)
       })
 
     const exportPage = (job: JobRecord, cursor: string | null) =>

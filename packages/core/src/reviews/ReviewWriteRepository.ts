@@ -132,4 +132,11 @@ export class ReviewWriteRepository extends Context.Service<ReviewWriteRepository
   readonly updateReply: (organizationId: OrganizationId, reply: ReviewReply) => Effect.Effect<void>
   /** Removes the review's reply and answers it. */
   readonly deleteReply: (organizationId: OrganizationId, reviewId: ReviewId) => Effect.Effect<Option.Option<ReviewReply>>
+  /**
+   * Told, after it committed, that a bulk load (an import job) wrote `rows` reviews of the organization. A store
+   * whose query planner keeps statistics refreshes them, so lists of the new reviews are planned for their real
+   * number at once rather than after the database's next automatic analysis. Never fails: at worst lists stay
+   * slower until then.
+   */
+  readonly bulkLoaded: (organizationId: OrganizationId, rows: number) => Effect.Effect<void>
 }>()("feedback/ReviewWriteRepository") {}
