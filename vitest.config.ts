@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto"
 import { defineConfig } from "vitest/config"
 
 // Under CI the JSON report feeds the closing `N passed, M failed` line of .ci/run.
@@ -10,11 +11,15 @@ if (!(process.env["NODE_OPTIONS"] ?? "").includes(`--conditions=${sourceConditio
   process.env["NODE_OPTIONS"] = `${process.env["NODE_OPTIONS"] ?? ""} --conditions=${sourceCondition}`.trim()
 }
 
+// One id per run, inherited by every worker: the run's test databases are named after it, and its teardown drops them.
+process.env["FEEDBACK_TEST_RUN"] ??= randomBytes(4).toString("hex")
+
 export default defineConfig({
   resolve: { conditions: [sourceCondition, "import", "module", "node", "default"] },
   ssr: { resolve: { conditions: [sourceCondition, "import", "node", "default"], externalConditions: [sourceCondition] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "scripts/*.test.ts"],
+    globalSetup: ["scripts/test-databases.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: ci ? ["default", "json"] : ["default"],

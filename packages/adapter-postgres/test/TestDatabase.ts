@@ -15,10 +15,16 @@ import type { DatabaseTarget } from "../src/kernel/PgDatabase.ts"
 
 export const serverUrl: string | undefined = process.env["TEST_DATABASE_URL"] || undefined
 
+/**
+ * The prefix of this test run's databases: the run's id (set once by `vitest.config.ts` for every worker) lets the
+ * run's teardown (`scripts/test-databases.ts`) drop exactly the databases it made, and never another run's.
+ */
+export const testDatabasePrefix = `feedback_test_${process.env["FEEDBACK_TEST_RUN"] ?? "adhoc"}_`
+
 /** Creates a fresh, empty database on the test server and returns its URL. */
 export const freshServerDatabase = (url: string): Effect.Effect<string> =>
   Effect.gen(function*() {
-    const name = `feedback_test_${randomBytes(6).toString("hex")}`
+    const name = `${testDatabasePrefix}${randomBytes(6).toString("hex")}`
     yield* Effect.scoped(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql.unsafe(`CREATE DATABASE ${name}`)
@@ -27,6 +33,15 @@ export const freshServerDatabase = (url: string): Effect.Effect<string> =>
     u.pathname = `/${name}`
     return u.toString()
   }).pipe(Effect.orDie)
+
+/** Drops every database of this run left on the server (connections too); answers how many. */
+export const dropRunDatabases = (serverUrl: string): Promise<number> =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const names = yield* sql<{ datname: string }>`SELECT datname FROM pg_database WHERE starts_with(datname, ${testDatabasePrefix})`
+    for (const { datname } of names) yield* sql.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`)
+    return names.length
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))))
 
 /** Drops a database made by `freshServerDatabase` (its processes' connections too); failures are ignored. */
 export const dropServerDatabase = (serverUrl: string, databaseUrl: string): Promise<void> =>
