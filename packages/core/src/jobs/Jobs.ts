@@ -335,51 +335,58 @@ export class Jobs extends Context.Service<Jobs, {
         include: REVIEW_EXPORT_INCLUDES
       })
 
-    const runExport = (job: JobRecord, owner: string) =>
-      Effect.gen(function*() {
-        let current = job
-        let page = yield* exportPage(job, job.position)
-        while (true) {
-          const written = current.progress.processedRows
+    /**
+     * The export's pages from where the job stands, each with its text for the file, in order. Reading, encoding and
+     * committing overlap: the next page is read while this one is encoded, and encoded while this one commits (each
+     * `buffer` runs what is above it in a fiber of its own), so the worker waits on neither the reads nor the
+     * commits. Pages were always separate statements: reading ahead changes nothing a reader sees.
+     */
+    const exportPages = (job: JobRecord) => {
+      let first = job.position === null
+      return Stream.paginate(job.position, (cursor: string | null) =>
+        Effect.map(exportPage(job, cursor), (page) => [[page], Option.fromNullOr(page.nextCursor)] as const)).pipe(
+          Stream.buffer({ capacity: 1 }),
+          Stream.map((page) => {
+            const text = (first ? exportHeader(job.format) : "") + page.data.map((r) => exportLine(job.format, reviewExportRow(r))).join("")
+            first = false
+            return { page, text }
+          }),
+          Stream.buffer({ capacity: 1 })
+        )
+    }
+
+    const runExport = (job: JobRecord, owner: string) => {
+      let written = job.progress.processedRows
+      return Stream.runForEachWhile(exportPages(job), ({ page, text }) =>
+        Effect.gen(function*() {
           if (written + page.data.length > maxRows) {
             yield* end(job, owner, (c, at) => finished(c, at, { error: tooManyToExport(maxRows) }))
             yield* repo.deleteChunks(job.organizationId, job.id)
-            return
+            return false
           }
-          // The next page is read while this one is encoded and committed: the read is the export's largest wait,
-          // and reading ahead changes nothing (each page was always its own statement). A stop interrupts it.
-          const ahead = page.nextCursor === null ? undefined : yield* Effect.forkChild(exportPage(job, page.nextCursor))
-          const first = current.position === null
-          const text = (first ? exportHeader(job.format) : "") + page.data.map((r) => exportLine(job.format, reviewExportRow(r))).join("")
-          const nextCursor = page.nextCursor
           // The chunk, the position and (on the last page) the job's end commit together, so a resumed export
           // never writes a page twice.
-          const next = yield* uow.transaction(Effect.gen(function*() {
+          const goOn = yield* uow.transaction(Effect.gen(function*() {
             const locked = yield* ownLocked(job, owner)
-            if (Option.isNone(locked)) return Option.none<JobRecord>()
+            if (Option.isNone(locked)) return false
             if (text !== "") yield* repo.appendChunk(job.organizationId, job.id, { seq: written, data: text })
             const processedRows = written + page.data.length
-            if (nextCursor === null) {
+            if (page.nextCursor === null) {
               const at = yield* now
               const expiresAt = fromMillis(toMillis(at) + settings.exportRetentionMs)
               yield* repo.save(finished({ ...locked.value, progress: { ...locked.value.progress, processedRows, totalRows: processedRows } }, at, { error: null, expiresAt }))
-              return Option.none<JobRecord>()
+              return false
             }
-            const saved: JobRecord = { ...locked.value, position: nextCursor, progress: { ...locked.value.progress, processedRows } }
-            yield* repo.save(saved)
-            return Option.some(saved)
+            yield* repo.save({ ...locked.value, position: page.nextCursor, progress: { ...locked.value.progress, processedRows } })
+            return true
           }))
-          if (Option.isNone(next) || ahead === undefined) {
-            if (ahead !== undefined) yield* Fiber.interrupt(ahead)
-            return
-          }
-          current = next.value
-          page = yield* Fiber.join(ahead)
-        }
-      }).pipe(
-        Effect.catch((e: InvalidRequest | Forbidden) =>
-          end(job, owner, (c, at) => finished(c, at, { error: { code: errorCodeOf(e), message: e.message } })))
-      )
+          written += page.data.length
+          return goOn
+        })).pipe(
+          Effect.catch((e: InvalidRequest | Forbidden) =>
+            end(job, owner, (c, at) => finished(c, at, { error: { code: errorCodeOf(e), message: e.message } })))
+        )
+    }
 
     const runNext = Effect.fn("Jobs.runNext")(function*(owner: string) {
       const claimed = yield* repo.claim(owner, yield* now, yield* leaseUntil)
