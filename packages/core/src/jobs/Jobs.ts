@@ -143,6 +143,8 @@ export class Jobs extends Context.Service<Jobs, {
         let total = 0
         const staged = rows.pipe(
           Stream.grouped(STAGING_BATCH),
+          // The next group is parsed from the upload while this one is written.
+          Stream.buffer({ capacity: 1 }),
           Stream.runForEach((group) => {
             if (total + group.length > maxRows) return Effect.fail(rowsTooMany(maxRows))
             const batch: Array<StagedRow> = group.map((data, i) => ({ row: total + i + 1, data: stageableText(data) }))
