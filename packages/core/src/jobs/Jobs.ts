@@ -12,7 +12,7 @@
  * Several processes: `claim` hands a job to one worker for a lease that a heartbeat renews; a worker that lost its
  * lease (it stalled past it and another took over) finds out when it next locks the job, and stops.
  */
-import { Cause, Context, Effect, Fiber, Layer, Option, Schedule, Stream } from "effect"
+import { Cause, Context, Effect, Fiber, Layer, Option, Result, Schedule, Stream } from "effect"
 import { checkOptOut, Catalogs } from "../catalog/Catalogs.ts"
 import type { CustomerCreate, ProductCreate } from "../catalog/CatalogRequests.ts"
 import { type Caller, CurrentCaller, DashboardCaller, hasPermission, requirePermission, SecretKeyCaller } from "../kernel/Caller.ts"
@@ -76,6 +76,13 @@ export interface ExportJobRequest {
 export interface ExportDownload {
   readonly format: JobFormat
   readonly content: Stream.Stream<string>
+}
+
+/** A batch of an import job's staged rows, decoded (`Jobs.decodeStaged`). */
+interface DecodedBatch {
+  readonly valid: ReadonlyArray<unknown>
+  readonly rowNumbers: ReadonlyArray<number>
+  readonly skipped: ReadonlyArray<JobSkippedRow>
 }
 
 export class Jobs extends Context.Service<Jobs, {
@@ -221,27 +228,37 @@ export class Jobs extends Context.Service<Jobs, {
 
     const leaseUntil = Effect.map(now, (at) => fromMillis(toMillis(at) + settings.leaseMs))
 
-    /** Imports one batch of staged rows; answers what it imported and skipped, `index` being the 0-based data row. */
-    const importStaged = (job: JobRecord, staged: ReadonlyArray<StagedRow>) =>
-      Effect.gen(function*() {
-        const skipped: Array<JobSkippedRow> = []
-        const valid: Array<unknown> = []
-        const rowNumbers: Array<number> = []
-        for (const { row, data } of staged) {
-          const decoded = decodeStagedRow(job.type, data)
-          let problem = decoded._tag === "Invalid" ? decoded.message : undefined
-          if (decoded._tag === "Row" && job.type === "customers") {
-            const optOut = checkOptOut(decoded.value as CustomerCreate, "row")
-            if (optOut._tag === "Failure") problem = optOut.failure.message
-          }
-          if (problem === undefined) {
-            valid.push((decoded as { readonly value: unknown }).value)
-            rowNumbers.push(row)
-            continue
-          }
-          if (job.strict) return yield* new ImportFailed({ index: row - 1, message: rowFailure(row, problem) })
-          skipped.push({ index: row - 1, message: problem })
+    /**
+     * One batch of staged rows, decoded: the rows to import with their numbers in the file, and the rows skipped
+     * (`index` being the 0-based data row). A strict job's first bad row fails it. Pure, so it runs ahead of the write.
+     */
+    const decodeStaged = (job: JobRecord, staged: ReadonlyArray<StagedRow>): Result.Result<DecodedBatch, ImportFailed> => {
+      const skipped: Array<JobSkippedRow> = []
+      const valid: Array<unknown> = []
+      const rowNumbers: Array<number> = []
+      for (const { row, data } of staged) {
+        const decoded = decodeStagedRow(job.type, data)
+        let problem = decoded._tag === "Invalid" ? decoded.message : undefined
+        if (decoded._tag === "Row" && job.type === "customers") {
+          const optOut = checkOptOut(decoded.value as CustomerCreate, "row")
+          if (optOut._tag === "Failure") problem = optOut.failure.message
         }
+        if (problem === undefined) {
+          valid.push((decoded as { readonly value: unknown }).value)
+          rowNumbers.push(row)
+          continue
+        }
+        if (job.strict) return Result.fail(new ImportFailed({ index: row - 1, message: rowFailure(row, problem) }))
+        skipped.push({ index: row - 1, message: problem })
+      }
+      return Result.succeed({ valid, rowNumbers, skipped })
+    }
+
+    /** Imports a decoded batch; answers what it imported and skipped. */
+    const importDecoded = (job: JobRecord, batch: DecodedBatch) =>
+      Effect.gen(function*() {
+        const { rowNumbers, valid } = batch
+        const skipped = [...batch.skipped]
         const fileIndex = (index: number) => (rowNumbers[index] ?? index + 1) - 1
         const remap = (e: ImportFailed) => {
           const index = fileIndex(e.index)
@@ -282,30 +299,43 @@ export class Jobs extends Context.Service<Jobs, {
         yield* repo.deleteRows(job.organizationId, job.id)
       }))
 
+    /** The staged rows after `afterRow`, one batch of them, decoded; nothing when none are left. */
+    const readBatch = (job: JobRecord, afterRow: number) =>
+      Effect.map(repo.readRows(job.organizationId, job.id, afterRow, settings.batchSize), (staged) =>
+        staged.length === 0 ? undefined : { staged, decoded: decodeStaged(job, staged) })
+
     const runImportBatches = (job: JobRecord, owner: string) =>
       Effect.gen(function*() {
         let current = job
-        while (true) {
-          const after = Number(current.position ?? "0")
-          const staged = yield* repo.readRows(job.organizationId, job.id, after, settings.batchSize)
-          if (staged.length === 0) return Option.some(current)
+        let batch = yield* readBatch(job, Number(job.position ?? "0"))
+        while (batch !== undefined) {
+          const { decoded, staged } = batch
+          const lastRow = staged.at(-1)!.row
+          // A non-strict job commits batch by batch: the next batch is read and decoded while this one is written.
+          // A strict job's batches share one unit of work, whose connection is not for a read alongside.
+          const ahead = job.strict ? undefined : yield* Effect.forkChild(readBatch(job, lastRow))
           const next = yield* uow.transaction(Effect.gen(function*() {
             const locked = yield* ownLocked(job, owner)
             if (Option.isNone(locked)) return Option.none<JobRecord>()
-            const outcome = yield* importStaged(locked.value, staged)
+            const outcome = yield* importDecoded(locked.value, yield* Effect.fromResult(decoded))
             const advanced = advanceProgress(locked.value.progress, locked.value.skipped, {
               processed: staged.length,
               imported: outcome.imported,
               skipped: outcome.skipped
             })
-            const saved: JobRecord = { ...locked.value, ...advanced, position: String(staged.at(-1)!.row) }
+            const saved: JobRecord = { ...locked.value, ...advanced, position: String(lastRow) }
             // A strict job saves its progress inside its one unit of work: visible when it commits.
             yield* repo.save(saved)
             return Option.some(saved)
           }))
-          if (Option.isNone(next)) return next
+          if (Option.isNone(next)) {
+            if (ahead !== undefined) yield* Fiber.interrupt(ahead)
+            return next
+          }
           current = next.value
+          batch = ahead === undefined ? yield* readBatch(job, lastRow) : yield* Fiber.join(ahead)
         }
+        return Option.some(current)
       })
 
     const runImport = (job: JobRecord, owner: string) =>
