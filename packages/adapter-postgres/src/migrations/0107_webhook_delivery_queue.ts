@@ -96,7 +96,8 @@ const claimFunction = `CREATE FUNCTION feedback_claim_deliveries(
         WHERE q.claimed_by IS NULL AND (q.organization_id, q.webhook_id) > (h.organization_id, h.webhook_id)
         ORDER BY q.organization_id, q.webhook_id LIMIT 1) n
     ), candidates AS MATERIALIZED (
-      -- Each webhook's oldest claimable deliveries, as many as it has free slots.
+      -- Each webhook's oldest claimable deliveries, as many as it has free slots (and the claim can take): the
+      -- limit is the free slots themselves, which the forced plan allows (docs/DECISIONS.md §34 kept a literal).
       SELECT c.organization_id, c.id, c.created_at
       FROM hooks h
       CROSS JOIN LATERAL (
@@ -104,7 +105,7 @@ const claimFunction = `CREATE FUNCTION feedback_claim_deliveries(
         WHERE f.claimed_by IS NOT NULL AND f.organization_id = h.organization_id AND f.webhook_id = h.webhook_id
       ) f
       CROSS JOIN LATERAL (
-        SELECT d.organization_id, d.id, d.created_at, row_number() OVER (ORDER BY d.created_at, d.id) AS slot
+        SELECT d.organization_id, d.id, d.created_at
         FROM webhook_delivery_queue d
         -- One record's deliveries go out one at a time, in event order: an earlier one still queued (pending or in
         -- flight) holds it back. A lateral with an order (not EXISTS, whose order and limit the planner drops) keeps
@@ -118,9 +119,8 @@ const claimFunction = `CREATE FUNCTION feedback_claim_deliveries(
         WHERE d.claimed_by IS NULL AND d.organization_id = h.organization_id AND d.webhook_id = h.webhook_id
           AND earlier.held IS NULL
         ORDER BY d.created_at, d.id
-        LIMIT per_webhook
+        LIMIT greatest(0, least(per_webhook - f.n, max_claims))
       ) c
-      WHERE c.slot <= per_webhook - f.n
     ), picked AS (
       -- Oldest first across webhooks; each row locked by primary key as it is taken, up to the limit, and checked
       -- on the locked row.

@@ -109,6 +109,51 @@ const INSERT_CHUNK = 1_000
 /** PostgreSQL text cannot hold NUL, which a receiver's answer quoted in an outcome's `error` might: it becomes U+FFFD. */
 const storableError = (error: string | null): string | null => error === null ? null : error.replaceAll("\u0000", "\uFFFD")
 
+/**
+ * A fan-out's deliveries as two JSON parameters. An event's deliveries have the same body but for the idempotency
+ * key (`envelopeBodies`), so each body travels as the part before the key and the part after it, once per event
+ * (`parts`), and each row carries its key (its body is `prefix || payload || suffix`): the server parses an event's
+ * data once, not once per subscribed webhook (docs/DECISIONS.md §38). A body without its key travels whole.
+ */
+const deliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): { readonly parts: string; readonly rows: string } => {
+  const parts: Array<{ p: number; prefix: string; suffix: string }> = []
+  const byPrefix = new Map<string, Array<{ p: number; suffix: string }>>()
+  const partOf = (prefix: string, suffix: string): number => {
+    const known = byPrefix.get(prefix)
+    const found = known?.find((k) => k.suffix === suffix)
+    if (found !== undefined) return found.p
+    const p = parts.length
+    parts.push({ p, prefix, suffix })
+    if (known === undefined) byPrefix.set(prefix, [{ p, suffix }])
+    else known.push({ p, suffix })
+    return p
+  }
+  const rows = deliveries.map((d) => {
+    const key = JSON.stringify(d.idempotencyKey)
+    const at = d.body.indexOf(key)
+    return {
+      organization_id: d.organizationId,
+      id: d.id,
+      webhook_id: d.webhookId,
+      event_id: d.eventId,
+      event: d.event,
+      idempotency_key: d.idempotencyKey,
+      status: d.status,
+      p: at < 0 ? null : partOf(d.body.slice(0, at), d.body.slice(at + key.length)),
+      payload: at < 0 ? d.body : key,
+      response_status: d.responseStatus,
+      error: storableError(d.error),
+      duration_ms: d.durationMs,
+      created_at: d.createdAt,
+      attempted_at: d.attemptedAt,
+      claimed_by: d.claimedBy,
+      redelivery_of: d.redeliveryOf,
+      record_key: d.recordKey
+    }
+  })
+  return { parts: JSON.stringify(parts), rows: JSON.stringify(rows) }
+}
+
 /** Outcomes as one JSON parameter. */
 const outcomesJson = (completed: ReadonlyArray<CompletedDelivery>): string =>
   JSON.stringify(completed.map(({ id, organizationId, outcome }) => ({
@@ -222,36 +267,26 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
       Effect.forEach(
         Array.from({ length: Math.ceil(deliveries.length / INSERT_CHUNK) }, (_, i) =>
           deliveries.slice(i * INSERT_CHUNK, (i + 1) * INSERT_CHUNK)),
-        (chunk) =>
-          sql`WITH inserted AS (
+        (chunk) => {
+          const { parts, rows } = deliveryRows(chunk)
+          return sql`WITH parts AS (
+              SELECT * FROM json_to_recordset(${parts}::json) AS part(p integer, prefix text, suffix text)
+            ), inserted AS (
               INSERT INTO webhook_deliveries (organization_id, id, webhook_id, event_id, event, idempotency_key, status,
                 payload, response_status, error, duration_ms, created_at, attempted_at, claimed_by, redelivery_of,
                 record_key, event_seq)
-              SELECT v.*, CASE WHEN v.record_key IS NOT NULL THEN (
+              SELECT v.organization_id, v.id, v.webhook_id, v.event_id, v.event, v.idempotency_key, v.status,
+                CASE WHEN v.p IS NULL THEN v.payload ELSE part.prefix || v.payload || part.suffix END,
+                v.response_status, v.error, v.duration_ms, v.created_at, v.attempted_at, v.claimed_by, v.redelivery_of,
+                v.record_key,
+                CASE WHEN v.record_key IS NOT NULL THEN (
                   SELECT e.seq FROM domain_events e WHERE e.organization_id = v.organization_id AND e.id = v.event_id)
                 END
-              FROM json_to_recordset(${
-            JSON.stringify(chunk.map((d) => ({
-              organization_id: d.organizationId,
-              id: d.id,
-              webhook_id: d.webhookId,
-              event_id: d.eventId,
-              event: d.event,
-              idempotency_key: d.idempotencyKey,
-              status: d.status,
-              payload: d.body,
-              response_status: d.responseStatus,
-              error: storableError(d.error),
-              duration_ms: d.durationMs,
-              created_at: d.createdAt,
-              attempted_at: d.attemptedAt,
-              claimed_by: d.claimedBy,
-              redelivery_of: d.redeliveryOf,
-              record_key: d.recordKey
-            })))
-          }::json) AS v(organization_id uuid, id uuid, webhook_id uuid, event_id uuid, event text, idempotency_key uuid,
-                status text, payload text, response_status integer, error text, duration_ms integer,
-                created_at timestamptz, attempted_at timestamptz, claimed_by uuid, redelivery_of uuid, record_key text)
+              FROM json_to_recordset(${rows}::json) AS v(organization_id uuid, id uuid, webhook_id uuid, event_id uuid,
+                event text, idempotency_key uuid, status text, p integer, payload text, response_status integer,
+                error text, duration_ms integer, created_at timestamptz, attempted_at timestamptz, claimed_by uuid,
+                redelivery_of uuid, record_key text)
+              LEFT JOIN parts part ON part.p = v.p
               ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
               RETURNING organization_id, id, webhook_id, created_at, record_key, event_seq, status, claimed_by, attempted_at
             )
@@ -260,7 +295,8 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             SELECT organization_id, id, webhook_id, created_at, record_key, event_seq,
               CASE WHEN status = 'in_flight' THEN coalesce(claimed_by, ${NO_DISPATCHER}) END,
               CASE WHEN status = 'in_flight' THEN attempted_at END
-            FROM inserted WHERE status IN ('pending', 'in_flight')`,
+            FROM inserted WHERE status IN ('pending', 'in_flight')`
+        },
         { discard: true }
       ).pipe(orDie),
     // The claim is a function of migration 107, for the planner settings its statement needs (docs/DECISIONS.md §38):
