@@ -258,11 +258,11 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toDeliveryRecord)),
         orDie
       ),
-    // One statement per chunk, the rows as one JSON parameter. Ordered deliveries take their event's place in the
-    // outbox (`seq`) as they are inserted: fan-outs of several processes may commit out of order, the events of one
-    // record cannot (docs/DECISIONS.md §17). (A separate UPDATE of the new rows wrote every row twice and re-ran its
-    // foreign-key check; rows as a JSON document cost the server about what bound parameters do, and the process
-    // far less than 16 parameters a row, docs/DECISIONS.md §30.)
+    // One statement per chunk, the rows as JSON parameters (`deliveryRows`), each open delivery with its queue row.
+    // Ordered deliveries take their event's place in the outbox (`seq`) as they are inserted: fan-outs of several
+    // processes may commit out of order, the events of one record cannot (docs/DECISIONS.md §17). (A separate
+    // UPDATE of the new rows wrote every row twice and re-ran its foreign-key check; rows as a JSON document cost the
+    // server about what bound parameters do, and the process far less than 16 parameters a row, docs/DECISIONS.md §30.)
     insertDeliveries: (deliveries) =>
       Effect.forEach(
         Array.from({ length: Math.ceil(deliveries.length / INSERT_CHUNK) }, (_, i) =>
