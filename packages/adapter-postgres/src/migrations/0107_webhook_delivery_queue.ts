@@ -38,6 +38,7 @@ const recordFunction = `CREATE FUNCTION feedback_record_deliveries(outcomes json
   AS $fn$
   DECLARE
     orgs uuid[]; ids uuid[]; statuses text[]; codes integer[]; errors text[]; durations integer[];
+    held_orgs uuid[]; held_ids uuid[]; claimed_ats timestamptz[];
   BEGIN
     SELECT array_agg(v.organization_id), array_agg(v.id), array_agg(v.status), array_agg(v.response_status),
         array_agg(v.error), array_agg(v.duration_ms)
@@ -47,19 +48,27 @@ const recordFunction = `CREATE FUNCTION feedback_record_deliveries(outcomes json
     IF orgs IS NULL THEN
       RETURN;
     END IF;
-    RETURN QUERY
     WITH done AS (
       DELETE FROM webhook_delivery_queue q
       WHERE q.claimed_by = dispatcher AND q.organization_id = ANY (orgs) AND q.id = ANY (ids)
         AND orgs[array_position(ids, q.id)] = q.organization_id
-      RETURNING q.organization_id, q.id, q.claimed_by, q.attempted_at, array_position(ids, q.id) AS i
-    ), recorded AS (
+      RETURNING q.organization_id, q.id, q.attempted_at
+    )
+    SELECT array_agg(done.organization_id), array_agg(done.id), array_agg(done.attempted_at)
+      INTO held_orgs, held_ids, claimed_ats
+      FROM done;
+    IF held_ids IS NULL THEN
+      RETURN;
+    END IF;
+    -- No join: the records are found by both key columns as arrays, and their outcome by position.
+    RETURN QUERY
+    WITH recorded AS (
       UPDATE webhook_deliveries d
-      SET status = statuses[done.i], response_status = codes[done.i], error = errors[done.i],
-        duration_ms = durations[done.i], claimed_by = done.claimed_by, attempted_at = done.attempted_at
-      FROM done
-      WHERE d.organization_id = done.organization_id AND d.id = done.id
-        AND d.organization_id = ANY (orgs) AND d.id = ANY (ids)
+      SET status = statuses[array_position(ids, d.id)], response_status = codes[array_position(ids, d.id)],
+        error = errors[array_position(ids, d.id)], duration_ms = durations[array_position(ids, d.id)],
+        claimed_by = dispatcher, attempted_at = claimed_ats[array_position(held_ids, d.id)]
+      WHERE d.organization_id = ANY (held_orgs) AND d.id = ANY (held_ids)
+        AND held_orgs[array_position(held_ids, d.id)] = d.organization_id
       RETURNING d.id
     )
     SELECT recorded.id FROM recorded;
@@ -146,8 +155,14 @@ const claimFunction = `CREATE FUNCTION feedback_claim_deliveries(
       d.response_status, d.error, d.duration_ms, d.created_at, c.attempted_at, c.claimed_by, d.redelivery_of,
       d.record_key, w.url, w.hmac_secret, w.previous_hmac_secret, w.previous_secret_expires_at
     FROM claimed c
-    JOIN webhook_deliveries d ON d.organization_id = c.organization_id AND d.id = c.id
-    JOIN webhooks w ON w.organization_id = c.organization_id AND w.id = c.webhook_id;
+    -- Laterals, so each is a probe of a primary key by both its columns: as a join, the generic plan probed the
+    -- records by organization alone and filtered every delivery of the organization per claimed row.
+    CROSS JOIN LATERAL (
+      SELECT * FROM webhook_deliveries d WHERE d.organization_id = c.organization_id AND d.id = c.id LIMIT 1
+    ) d
+    CROSS JOIN LATERAL (
+      SELECT * FROM webhooks w WHERE w.organization_id = c.organization_id AND w.id = c.webhook_id LIMIT 1
+    ) w;
     PERFORM 1 FROM feedback_record_deliveries(outcomes, dispatcher);
   END
   $fn$`
