@@ -6,8 +6,11 @@ import type { Migration } from "../kernel/Migrations.ts"
  * `webhook_deliveries` twice.
  *
  * - `webhook_delivery_queue` holds one row per delivery that is not finished: inserted with its delivery, claimed by
- *   setting `claimed_by` and `attempted_at`, deleted when its outcome is written (in the same statement). A claimed row
- *   is the delivery's `in_flight` state; readers of the log derive the status from it (`PgWebhookStore`).
+ *   setting `claimed_by` and `attempted_at`, deleted when its outcome is written (in the same transaction). A claimed
+ *   row is the delivery's `in_flight` state; readers of the log derive the status from it (`PgWebhookStore`). Its
+ *   rows are only inserted from the fan-out's `RETURNING`, so it has no foreign key (whose per-row check was a third
+ *   of its insert): a statement trigger deletes the queue rows of deleted records, and `TRUNCATE` empties it.
+ *   A claim moves a row between the partial indexes (not HOT); the page's free room keeps the new version near.
  * - The indexes the claim reads (pending per webhook, in flight per webhook, open per record) move there from
  *   `webhook_deliveries`: each index had a predicate on `status`, so every status change inserted the row into every
  *   index of the big table again. The record keeps the indexes of its log, keys and uniqueness, none naming a column
