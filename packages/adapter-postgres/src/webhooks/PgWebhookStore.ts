@@ -4,6 +4,10 @@
  * The two hand-offs that make delivery at most once across processes are single statements that lock with
  * `FOR UPDATE SKIP LOCKED`: taking outbox events for fan-out (inside the fan-out's transaction, so the mark and the
  * deliveries commit together) and claiming pending deliveries (one statement, committed before any POST).
+ *
+ * A delivery that is not finished also has a row in `webhook_delivery_queue` (migration 107, docs/DECISIONS.md §38):
+ * claims read and write only that narrow table, and the outcome deletes it and writes the record once. The record's
+ * `status` says `pending` until then; readers take `pending` or `in_flight` from the queue row (`openState`).
  */
 import {
   type ClaimedDelivery,
@@ -96,11 +100,59 @@ interface EventRow {
 const oldestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
   a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 
+/** The claimer of an open delivery inserted as in flight without one: never alive, so it fails as interrupted. */
+const NO_DISPATCHER = "00000000-0000-0000-0000-000000000000"
+
 /** Rows per INSERT statement (one JSON parameter of about half a megabyte at most). */
 const INSERT_CHUNK = 1_000
 
 /** PostgreSQL text cannot hold NUL, which a receiver's answer quoted in an outcome's `error` might: it becomes U+FFFD. */
 const storableError = (error: string | null): string | null => error === null ? null : error.replaceAll("\u0000", "\uFFFD")
+
+/**
+ * A fan-out's deliveries as two JSON parameters. An event's deliveries have the same body but for the idempotency
+ * key (`envelopeBodies`), so each body travels as the part before the key and the part after it, once per event
+ * (`parts`), and each row carries its key (its body is `prefix || payload || suffix`): the server parses an event's
+ * data once, not once per subscribed webhook (docs/DECISIONS.md §38). A body without its key travels whole.
+ */
+const deliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): { readonly parts: string; readonly rows: string } => {
+  const parts: Array<{ p: number; prefix: string; suffix: string }> = []
+  const byPrefix = new Map<string, Array<{ p: number; suffix: string }>>()
+  const partOf = (prefix: string, suffix: string): number => {
+    const known = byPrefix.get(prefix)
+    const found = known?.find((k) => k.suffix === suffix)
+    if (found !== undefined) return found.p
+    const p = parts.length
+    parts.push({ p, prefix, suffix })
+    if (known === undefined) byPrefix.set(prefix, [{ p, suffix }])
+    else known.push({ p, suffix })
+    return p
+  }
+  const rows = deliveries.map((d) => {
+    const key = JSON.stringify(d.idempotencyKey)
+    const at = d.body.indexOf(key)
+    return {
+      organization_id: d.organizationId,
+      id: d.id,
+      webhook_id: d.webhookId,
+      event_id: d.eventId,
+      event: d.event,
+      idempotency_key: d.idempotencyKey,
+      status: d.status,
+      p: at < 0 ? null : partOf(d.body.slice(0, at), d.body.slice(at + key.length)),
+      payload: at < 0 ? d.body : key,
+      response_status: d.responseStatus,
+      error: storableError(d.error),
+      duration_ms: d.durationMs,
+      created_at: d.createdAt,
+      attempted_at: d.attemptedAt,
+      claimed_by: d.claimedBy,
+      redelivery_of: d.redeliveryOf,
+      record_key: d.recordKey
+    }
+  })
+  return { parts: JSON.stringify(parts), rows: JSON.stringify(rows) }
+}
 
 /** Outcomes as one JSON parameter. */
 const outcomesJson = (completed: ReadonlyArray<CompletedDelivery>): string =>
@@ -116,18 +168,29 @@ const outcomesJson = (completed: ReadonlyArray<CompletedDelivery>): string =>
 export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const raw = withoutTransforms(sql)
-  /**
-   * A claim's limits as literals: the planner then knows them in every plan (a parameter's LIMIT is guessed at a
-   * tenth of the rows), so its estimate stays small and under `jit_above_cost`. JIT compiling the claim cost 30-100 ms
-   * per execution for a statement that runs in 1-2 ms.
-   */
-  const count = (n: number) => sql.literal(String(Math.max(0, Math.floor(n))))
+  /** A count as a whole, non-negative number. */
+  const whole = (n: number) => Math.max(0, Math.floor(n))
 
   const eventsArray = (events: ReadonlyArray<string>) => sql`string_to_array(${events.join(",")}, ',')`
-  const olderThan = (after: WebhookListPosition | undefined) =>
+  const olderThan = (after: WebhookListPosition | undefined, table: "" | "d." = "") =>
     after === undefined
       ? sql`TRUE`
-      : sql`(created_at, id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+      : sql`(${sql.literal(table)}created_at, ${sql.literal(table)}id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+  /**
+   * A delivery's state while it is open comes from its queue row: claimed is `in_flight` (with its claimer and time),
+   * unclaimed is `pending`. Finished records have none, and skip the probe.
+   */
+  const openState = sql.literal(`LEFT JOIN LATERAL (
+      SELECT q.claimed_by, q.attempted_at FROM webhook_delivery_queue q
+      WHERE q.organization_id = d.organization_id AND q.id = d.id AND d.status IN ('pending', 'in_flight')
+    ) q ON TRUE`)
+  const deliveryColumns = sql.literal(`d.organization_id, d.id, d.webhook_id, d.event_id, d.event, d.idempotency_key,
+      CASE WHEN d.status NOT IN ('pending', 'in_flight') THEN d.status
+        WHEN q.claimed_by IS NOT NULL THEN 'in_flight' ELSE 'pending' END AS status,
+      d.payload, d.response_status, d.error, d.duration_ms, d.created_at,
+      CASE WHEN d.status IN ('pending', 'in_flight') THEN q.attempted_at ELSE d.attempted_at END AS attempted_at,
+      CASE WHEN d.status IN ('pending', 'in_flight') THEN q.claimed_by ELSE d.claimed_by END AS claimed_by,
+      d.redelivery_of, d.record_key`)
 
   return WebhookRepository.of({
     insert: (w) =>
@@ -156,9 +219,9 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
         orDie
       ),
     listDeliveries: (organizationId, webhookId, page) =>
-      sql<DeliveryRow>`SELECT * FROM webhook_deliveries
-          WHERE organization_id = ${organizationId} AND webhook_id = ${webhookId} AND ${olderThan(page.after)}
-          ORDER BY created_at DESC, id DESC LIMIT ${page.limit}`.pipe(
+      sql<DeliveryRow>`SELECT ${deliveryColumns} FROM webhook_deliveries d ${openState}
+          WHERE d.organization_id = ${organizationId} AND d.webhook_id = ${webhookId} AND ${olderThan(page.after, "d.")}
+          ORDER BY d.created_at DESC, d.id DESC LIMIT ${page.limit}`.pipe(
         Effect.map((rows) => rows.map(toDeliveryRecord)),
         orDie
       ),
@@ -190,133 +253,66 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           orDie
         ),
     findDelivery: (organizationId, webhookId, id) =>
-      sql<DeliveryRow>`SELECT * FROM webhook_deliveries
-          WHERE organization_id = ${organizationId} AND id = ${id} AND webhook_id = ${webhookId}`.pipe(
+      sql<DeliveryRow>`SELECT ${deliveryColumns} FROM webhook_deliveries d ${openState}
+          WHERE d.organization_id = ${organizationId} AND d.id = ${id} AND d.webhook_id = ${webhookId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toDeliveryRecord)),
         orDie
       ),
-    // One statement per chunk, the rows as one JSON parameter. Ordered deliveries take their event's place in the
-    // outbox (`seq`) as they are inserted: fan-outs of several processes may commit out of order, the events of one
-    // record cannot (docs/DECISIONS.md §17). (A separate UPDATE of the new rows wrote every row twice and re-ran its
-    // foreign-key check; rows as a JSON document cost the server about what bound parameters do, and the process
-    // far less than 16 parameters a row, docs/DECISIONS.md §30.)
+    // One statement per chunk, the rows as JSON parameters (`deliveryRows`), each open delivery with its queue row.
+    // Ordered deliveries take their event's place in the outbox (`seq`) as they are inserted: fan-outs of several
+    // processes may commit out of order, the events of one record cannot (docs/DECISIONS.md §17). (A separate
+    // UPDATE of the new rows wrote every row twice and re-ran its foreign-key check; rows as a JSON document cost the
+    // server about what bound parameters do, and the process far less than 16 parameters a row, docs/DECISIONS.md §30.)
     insertDeliveries: (deliveries) =>
       Effect.forEach(
         Array.from({ length: Math.ceil(deliveries.length / INSERT_CHUNK) }, (_, i) =>
           deliveries.slice(i * INSERT_CHUNK, (i + 1) * INSERT_CHUNK)),
-        (chunk) =>
-          sql`INSERT INTO webhook_deliveries (organization_id, id, webhook_id, event_id, event, idempotency_key, status,
+        (chunk) => {
+          const { parts, rows } = deliveryRows(chunk)
+          return sql`WITH parts AS (
+              SELECT * FROM json_to_recordset(${parts}::json) AS part(p integer, prefix text, suffix text)
+            ), inserted AS (
+              INSERT INTO webhook_deliveries (organization_id, id, webhook_id, event_id, event, idempotency_key, status,
                 payload, response_status, error, duration_ms, created_at, attempted_at, claimed_by, redelivery_of,
                 record_key, event_seq)
-              SELECT v.*, CASE WHEN v.record_key IS NOT NULL THEN (
+              SELECT v.organization_id, v.id, v.webhook_id, v.event_id, v.event, v.idempotency_key, v.status,
+                CASE WHEN v.p IS NULL THEN v.payload ELSE part.prefix || v.payload || part.suffix END,
+                v.response_status, v.error, v.duration_ms, v.created_at, v.attempted_at, v.claimed_by, v.redelivery_of,
+                v.record_key,
+                CASE WHEN v.record_key IS NOT NULL THEN (
                   SELECT e.seq FROM domain_events e WHERE e.organization_id = v.organization_id AND e.id = v.event_id)
                 END
-              FROM json_to_recordset(${
-            JSON.stringify(chunk.map((d) => ({
-              organization_id: d.organizationId,
-              id: d.id,
-              webhook_id: d.webhookId,
-              event_id: d.eventId,
-              event: d.event,
-              idempotency_key: d.idempotencyKey,
-              status: d.status,
-              payload: d.body,
-              response_status: d.responseStatus,
-              error: storableError(d.error),
-              duration_ms: d.durationMs,
-              created_at: d.createdAt,
-              attempted_at: d.attemptedAt,
-              claimed_by: d.claimedBy,
-              redelivery_of: d.redeliveryOf,
-              record_key: d.recordKey
-            })))
-          }::json) AS v(organization_id uuid, id uuid, webhook_id uuid, event_id uuid, event text, idempotency_key uuid,
-                status text, payload text, response_status integer, error text, duration_ms integer,
-                created_at timestamptz, attempted_at timestamptz, claimed_by uuid, redelivery_of uuid, record_key text)
-              ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING`,
+              FROM json_to_recordset(${rows}::json) AS v(organization_id uuid, id uuid, webhook_id uuid, event_id uuid,
+                event text, idempotency_key uuid, status text, p integer, payload text, response_status integer,
+                error text, duration_ms integer, created_at timestamptz, attempted_at timestamptz, claimed_by uuid,
+                redelivery_of uuid, record_key text)
+              LEFT JOIN parts part ON part.p = v.p
+              ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
+              RETURNING organization_id, id, webhook_id, created_at, record_key, event_seq, status, claimed_by, attempted_at
+            )
+            INSERT INTO webhook_delivery_queue (organization_id, id, webhook_id, created_at, record_key, event_seq,
+              claimed_by, attempted_at)
+            SELECT organization_id, id, webhook_id, created_at, record_key, event_seq,
+              CASE WHEN status = 'in_flight' THEN coalesce(claimed_by, ${NO_DISPATCHER}) END,
+              CASE WHEN status = 'in_flight' THEN attempted_at END
+            FROM inserted WHERE status IN ('pending', 'in_flight')`
+        },
         { discard: true }
       ).pipe(orDie),
-    // `done` records the outcomes that come with the claim (docs/DECISIONS.md §30), always present (an empty
-    // list when there are none) so the statement's text, and its plan, stay the same. The claim's snapshot still
-    // shows those rows in flight: they count against their webhook's slots and hold their record's next delivery
-    // until the next claim, as when the two ran side by side. (Counting them as finished would let the process that
-    // records them take their slots again at once, every time, and leave other processes' dispatchers nothing.)
-    // Read without the client's renames (the columns are named as the client would name them): the claim's rows are
-    // the dispatcher's hottest read (docs/DECISIONS.md §34).
+    // The claim is a function of migration 107, for the planner settings its statement needs (docs/DECISIONS.md §38):
+    // it records the outcomes that come with it (docs/DECISIONS.md §30), then reads and locks only the queue, and
+    // reads the records of the claimed rows by primary key. Read without the client's renames (the columns are named
+    // as the client would name them): the claim's rows are the dispatcher's hottest read (docs/DECISIONS.md §34).
     claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) =>
       raw<DeliveryRow & { url: string; hmacSecret: string | null; previousHmacSecret: string | null; previousSecretExpiresAt: Date | null }>`
-          WITH RECURSIVE done AS (
-            UPDATE webhook_deliveries d
-            SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
-            FROM json_to_recordset(${outcomesJson(completed)}::json)
-              AS v(organization_id uuid, id uuid, status text, response_status integer, error text, duration_ms integer)
-            WHERE d.organization_id = v.organization_id AND d.id = v.id AND d.status = 'in_flight'
-              AND d.claimed_by = ${dispatcherId}
-            RETURNING d.organization_id, d.webhook_id
-          ), hooks AS (
-            -- The webhooks with pending deliveries, one index probe each (a skip scan of the pending index).
-            (SELECT organization_id, webhook_id FROM webhook_deliveries WHERE status = 'pending'
-             ORDER BY organization_id, webhook_id LIMIT 1)
-            UNION ALL
-            SELECT n.organization_id, n.webhook_id FROM hooks h CROSS JOIN LATERAL (
-              SELECT organization_id, webhook_id FROM webhook_deliveries
-              WHERE status = 'pending' AND (organization_id, webhook_id) > (h.organization_id, h.webhook_id)
-              ORDER BY organization_id, webhook_id LIMIT 1) n
-          ), candidates AS MATERIALIZED (
-            -- Each webhook's oldest claimable deliveries, as many as it has free slots. Computed once: inlined, the
-            -- planner may run it once per pending row when its estimates are off (a young or just-updated table).
-            SELECT c.organization_id, c.id, c.created_at
-            FROM hooks h
-            CROSS JOIN LATERAL (
-              SELECT count(*)::int AS n FROM webhook_deliveries f
-              WHERE f.status = 'in_flight' AND f.organization_id = h.organization_id AND f.webhook_id = h.webhook_id
-            ) f
-            CROSS JOIN LATERAL (
-              SELECT d.organization_id, d.id, d.created_at, row_number() OVER (ORDER BY d.created_at, d.id) AS slot
-              FROM webhook_deliveries d
-              WHERE d.status = 'pending' AND d.organization_id = h.organization_id AND d.webhook_id = h.webhook_id
-                -- One record's deliveries go out one at a time, in event order: an earlier one pending or in flight waits.
-                -- The OR and the ORDER BY keep it a probe of the open-by-record index per row, whatever the estimates.
-                AND (d.record_key IS NULL OR NOT EXISTS (
-                  SELECT 1 FROM webhook_deliveries e
-                  WHERE e.organization_id = d.organization_id AND e.webhook_id = d.webhook_id
-                    AND e.record_key = d.record_key AND e.status IN ('pending', 'in_flight')
-                    AND (e.event_seq, e.id) < (d.event_seq, d.id)
-                  ORDER BY e.event_seq, e.id LIMIT 1))
-              ORDER BY d.created_at, d.id
-              LIMIT ${count(perWebhookLimit)}
-            ) c
-            WHERE c.slot <= ${count(perWebhookLimit)} - f.n
-          ), picked AS (
-            -- Oldest first across webhooks; each row locked by primary key as it is taken, up to the limit.
-            -- The status is checked on the locked row outside the lock's query, which then is a primary-key lookup
-            -- (its LIMIT keeps the planner from pushing the check down into a scan of the pending index).
-            SELECT d.organization_id, d.id
-            FROM (SELECT * FROM candidates ORDER BY created_at, id) c
-            CROSS JOIN LATERAL (
-              SELECT d.organization_id, d.id, d.status FROM webhook_deliveries d
-              WHERE d.organization_id = c.organization_id AND d.id = c.id
-              LIMIT 1
-              FOR UPDATE SKIP LOCKED
-            ) d
-            WHERE d.status = 'pending'
-            ORDER BY c.created_at, c.id
-            LIMIT ${count(limit)}
-          ), claimed AS (
-            -- Joined with its webhook only after the update, so the update itself is a primary-key lookup per row.
-            UPDATE webhook_deliveries d
-            SET status = 'in_flight', claimed_by = ${dispatcherId}, attempted_at = ${at}
-            FROM picked p
-            WHERE d.organization_id = p.organization_id AND d.id = p.id
-            RETURNING d.*
-          )
-          SELECT c.organization_id AS "organizationId", c.id, c.webhook_id AS "webhookId", c.event_id AS "eventId",
-            c.event, c.idempotency_key AS "idempotencyKey", c.status, c.payload, c.response_status AS "responseStatus",
-            c.error, c.duration_ms AS "durationMs", c.created_at AS "createdAt", c.attempted_at AS "attemptedAt",
-            c.claimed_by AS "claimedBy", c.redelivery_of AS "redeliveryOf", c.record_key AS "recordKey", w.url,
-            w.hmac_secret AS "hmacSecret", w.previous_hmac_secret AS "previousHmacSecret",
-            w.previous_secret_expires_at AS "previousSecretExpiresAt"
-          FROM claimed c JOIN webhooks w ON w.organization_id = c.organization_id AND w.id = c.webhook_id`.pipe(
+          SELECT organization_id AS "organizationId", id, webhook_id AS "webhookId", event_id AS "eventId", event,
+            idempotency_key AS "idempotencyKey", 'in_flight' AS status, payload, response_status AS "responseStatus",
+            error, duration_ms AS "durationMs", created_at AS "createdAt", attempted_at AS "attemptedAt",
+            claimed_by AS "claimedBy", redelivery_of AS "redeliveryOf", record_key AS "recordKey", url,
+            hmac_secret AS "hmacSecret", previous_hmac_secret AS "previousHmacSecret",
+            previous_secret_expires_at AS "previousSecretExpiresAt"
+          FROM feedback_claim_deliveries(${outcomesJson(completed)}::json, ${dispatcherId}::uuid, ${at}::timestamptz,
+            ${whole(limit)}::int, ${whole(perWebhookLimit)}::int)`.pipe(
         Effect.map((rows) =>
           rows
             .map((r): ClaimedDelivery => ({
@@ -333,33 +329,39 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
         orDie
       ),
     completeDelivery: (dispatcherId, organizationId, id, outcome) =>
-      sql<{ id: string }>`UPDATE webhook_deliveries
-          SET status = ${outcome.status}, response_status = ${outcome.responseStatus}, error = ${storableError(outcome.error)},
-              duration_ms = ${outcome.durationMs}
-          WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'in_flight'
-            AND claimed_by = ${dispatcherId}
-          RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
-    // One statement for the batch; the rows travel as one JSON parameter (NUL in `error` becomes U+FFFD).
+      sql<{ id: string }>`SELECT r AS id
+          FROM feedback_record_deliveries(${outcomesJson([{ organizationId, id, outcome }])}::json, ${dispatcherId}::uuid) r`
+        .pipe(Effect.map((rows) => rows.length > 0), orDie),
+    // One statement for the batch (a function of migration 107); the rows travel as one JSON parameter (NUL in
+    // `error` becomes U+FFFD).
     completeDeliveries: (dispatcherId, completed) =>
       completed.length === 0
         ? Effect.succeed([])
-        : sql<{ id: string }>`UPDATE webhook_deliveries d
-            SET status = v.status, response_status = v.response_status, error = v.error, duration_ms = v.duration_ms
-            FROM json_to_recordset(${outcomesJson(completed)}::json) AS v(organization_id uuid, id uuid, status text, response_status integer, error text, duration_ms integer)
-            WHERE d.organization_id = v.organization_id AND d.id = v.id AND d.status = 'in_flight'
-              AND d.claimed_by = ${dispatcherId}
-            RETURNING d.id`.pipe(Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])), orDie),
+        : sql<{ id: string }>`SELECT r AS id
+            FROM feedback_record_deliveries(${outcomesJson(completed)}::json, ${dispatcherId}::uuid) r`.pipe(
+            Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])),
+            orDie
+          ),
+    // Pending again, unclaimed: only the queue row changes. The record's triggers do not see it, so the statement
+    // sends the `deliveries` wake-up itself (docs/DECISIONS.md §23), once, when it released something.
     releaseDeliveries: (dispatcherId, released) =>
       released.length === 0
         ? Effect.succeed(0)
-        : sql<{ id: string }>`UPDATE webhook_deliveries d
-            SET status = 'pending', claimed_by = NULL, attempted_at = NULL
-            FROM json_to_recordset(${
+        : sql<{ n: number }>`WITH released AS (
+              UPDATE webhook_delivery_queue q
+              SET claimed_by = NULL, attempted_at = NULL
+              FROM json_to_recordset(${
           JSON.stringify(released.map(({ id, organizationId }) => ({ organization_id: organizationId, id })))
         }::json) AS v(organization_id uuid, id uuid)
-            WHERE d.organization_id = v.organization_id AND d.id = v.id AND d.status = 'in_flight'
-              AND d.claimed_by = ${dispatcherId}
-            RETURNING d.id`.pipe(Effect.map((rows) => rows.length), orDie),
+              WHERE q.organization_id = v.organization_id AND q.id = v.id AND q.claimed_by = ${dispatcherId}
+              RETURNING q.id
+            ), woken AS (
+              SELECT pg_notify('feedback_work', 'deliveries') FROM (SELECT 1 FROM released LIMIT 1) r
+            )
+            SELECT (SELECT count(*) FROM released)::int AS n, (SELECT count(*) FROM woken)::int AS woken`.pipe(
+            Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+            orDie
+          ),
     dispatcherAlive: (since) =>
       sql<{ alive: boolean }>`SELECT EXISTS (SELECT 1 FROM webhook_dispatchers WHERE heartbeat_at >= ${since}) AS alive`.pipe(
         Effect.map((rows) => rows[0]?.alive === true),
@@ -370,11 +372,26 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at`.pipe(Effect.asVoid, orDie),
     removeDispatcher: (dispatcherId) =>
       sql`DELETE FROM webhook_dispatchers WHERE id = ${dispatcherId}`.pipe(Effect.asVoid, orDie),
+    // Sends the `deliveries` wake-up itself when it failed something (the records' triggers are gone, migration 107).
     failInterrupted: (staleBefore, error) =>
-      sql<{ id: string }>`UPDATE webhook_deliveries d
-          SET status = 'failed', error = ${error}, response_status = NULL, duration_ms = NULL
-          WHERE d.status = 'in_flight' AND NOT EXISTS (
-            SELECT 1 FROM webhook_dispatchers h WHERE h.id = d.claimed_by AND h.heartbeat_at >= ${staleBefore})
-          RETURNING d.id`.pipe(Effect.map((rows) => rows.length), orDie)
+      sql<{ n: number }>`WITH stale AS (
+            DELETE FROM webhook_delivery_queue q
+            WHERE q.claimed_by IS NOT NULL AND NOT EXISTS (
+              SELECT 1 FROM webhook_dispatchers h WHERE h.id = q.claimed_by AND h.heartbeat_at >= ${staleBefore})
+            RETURNING q.organization_id, q.id, q.claimed_by, q.attempted_at
+          ), failed AS (
+            UPDATE webhook_deliveries d
+            SET status = 'failed', error = ${error}, response_status = NULL, duration_ms = NULL,
+              claimed_by = s.claimed_by, attempted_at = s.attempted_at
+            FROM stale s
+            WHERE d.organization_id = s.organization_id AND d.id = s.id
+            RETURNING d.id
+          ), woken AS (
+            SELECT pg_notify('feedback_work', 'deliveries') FROM (SELECT 1 FROM failed LIMIT 1) f
+          )
+          SELECT (SELECT count(*) FROM failed)::int AS n, (SELECT count(*) FROM woken)::int AS woken`.pipe(
+        Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+        orDie
+      )
   })
 }))

@@ -173,6 +173,56 @@ const redelivery = (it: It) =>
       assert.strictEqual((yield* Effect.flip(Webhooks.use((w) => w.redeliver(hook.id, "00000000-0000-4000-8000-000000000000" as never)).pipe(as(org))))._tag, "NotFound")
     }))
 
+/**
+ * A delivery's body is stored byte for byte, whatever it holds: a store may send the bodies of one event's
+ * deliveries as shared parts around each idempotency key (PostgreSQL, docs/DECISIONS.md §38), so these bodies hold
+ * the key once, twice, not at all, next to escapes and other characters.
+ */
+const bodies = (it: It) =>
+  it.effect("delivery bodies are stored exactly, wherever the idempotency key appears in them", () =>
+    Effect.gen(function*() {
+      const org = yield* newOrganization("Bodies")
+      const hookA = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+      const hookB = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+      const eventId = "00000000-0000-4000-8000-0000000b0d1e"
+      const key = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`
+      const shapes: ReadonlyArray<(k: string) => string> = [
+        (k) => `{"event":"review.created","idempotencyKey":${JSON.stringify(k)},"data":{"t":"caf\u00e9 \\ \"q\""}}`,
+        (k) => `{"idempotencyKey":${JSON.stringify(k)},"data":{"echo":${JSON.stringify(k)}}}`,
+        () => `{"event":"review.created","data":{"no":"key"}}`,
+        (k) => `${JSON.stringify(k)}`,
+        (k) => `{"idempotencyKey":${JSON.stringify(k)},"data":{"other":"ünï ✓ 𝄞"}}`,
+        (k) => `{"idempotencyKey":${JSON.stringify(k)},"data":{"other":"ünï ✓ 𝄞"}}`
+      ]
+      const at = fromMillis(Date.UTC(2026, 0, 1))
+      const records = shapes.flatMap((shape, i) =>
+        [hookA.id, hookB.id].map((webhookId, j) => ({
+          id: key(100 + i * 2 + j) as never,
+          organizationId: org,
+          webhookId,
+          eventId: eventId as never,
+          event: "review.created",
+          idempotencyKey: key(200 + i * 2 + j),
+          status: "pending" as const,
+          body: shape(key(200 + i * 2 + j)),
+          responseStatus: null,
+          error: null,
+          durationMs: null,
+          createdAt: at,
+          attemptedAt: null,
+          claimedBy: null,
+          redeliveryOf: key(300) as never,
+          recordKey: null
+        })))
+      const repo = yield* WebhookRepository
+      yield* repo.insertDeliveries(records)
+      for (const r of records) {
+        const stored = yield* repo.findDelivery(org, r.webhookId, r.id)
+        assert.strictEqual(Option.getOrThrow(stored).body, r.body)
+      }
+      yield* drain
+    }))
+
 /** The event feed (docs/DECISIONS.md §17). */
 const feed = (it: It) =>
   describe("event feed", () => {
@@ -843,6 +893,7 @@ export const webhookConformance: ConformanceSuite = (store) =>
     hostEvents(it)
     rotation(it)
     redelivery(it)
+    bodies(it)
     feed(it)
     ordering(it)
   })
