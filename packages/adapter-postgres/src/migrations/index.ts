@@ -28,6 +28,7 @@ import { embeddedRateLimitSessionsMigration } from "./0100_embedded_rate_limit_s
 import { credentialSignalsMigration } from "./0101_credential_signals.ts"
 import { reviewValueCountsMigration } from "./0102_review_value_counts.ts"
 import { eventOrganizationCheckMigration } from "./0104_event_organization_check.ts"
+import { reviewKeysPerStatementMigration } from "./0105_review_keys_per_statement.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -57,5 +58,6 @@ export const migrations: ReadonlyArray<Migration> = [
   embeddedRateLimitSessionsMigration,
   credentialSignalsMigration,
   reviewValueCountsMigration,
-  eventOrganizationCheckMigration
+  eventOrganizationCheckMigration,
+  reviewKeysPerStatementMigration
 ]
