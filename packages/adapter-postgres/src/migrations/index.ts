@@ -28,6 +28,7 @@ import { embeddedRateLimitSessionsMigration } from "./0100_embedded_rate_limit_s
 import { credentialSignalsMigration } from "./0101_credential_signals.ts"
 import { reviewValueCountsMigration } from "./0102_review_value_counts.ts"
 import { eventOrganizationCheckMigration } from "./0104_event_organization_check.ts"
+import { reviewKeysPerStatementMigration } from "./0105_review_keys_per_statement.ts"
 import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
@@ -59,5 +60,6 @@ export const migrations: ReadonlyArray<Migration> = [
   credentialSignalsMigration,
   reviewValueCountsMigration,
   eventOrganizationCheckMigration,
+  reviewKeysPerStatementMigration,
   webhookDeliveryQueueMigration
 ]

@@ -311,12 +311,13 @@ export const REVIEW_RECORDSET = `id uuid, site_id uuid, product_id uuid, product
  * `event`, the same statement records that event (occurred at `$4`, and `$11` the same as text) for each inserted
  * review in row order. `$2`
  * is read as `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (an
- * import sends ~9 MB) is wasted work. `ctes` are further data-modifying CTEs run by the same statement.
+ * import sends ~9 MB) is wasted work. `ctes` are further data-modifying CTEs run by the same statement; `rows`
+ * replaces the JSON array as the source of the rows (`x`, with `REVIEW_RECORDSET`'s columns).
  */
-export const insertReviewsSql = (event: string | undefined, ctes = "") => {
+export const insertReviewsSql = (event: string | undefined, ctes = "", rows = `json_to_recordset($2::json) AS x(${REVIEW_RECORDSET})`) => {
   const insert = `INSERT INTO reviews (organization_id, ${REVIEW_COLUMNS}, import_job_id, import_row)
     SELECT $1::uuid, ${REVIEW_COLUMNS}, $3::uuid, import_row
-    FROM json_to_recordset($2::json) AS x(${REVIEW_RECORDSET})`
+    FROM ${rows}`
   if (event === undefined) return ctes === "" ? insert : `WITH ${ctes} ${insert}`
   return `WITH ${ctes === "" ? "" : `${ctes}, `}inserted AS (${insert} RETURNING *)
     INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
@@ -324,6 +325,52 @@ export const insertReviewsSql = (event: string | undefined, ctes = "") => {
     FROM inserted i ${reviewJsonJoin("i", { updatedAt: atOr("i.updated_at"), moderatedAt: atOr("i.moderated_at") })}
     ORDER BY i.import_row, i.id`
 }
+
+/** `REVIEW_RECORDSET`'s columns as (name, type) pairs, in its order. */
+const REVIEW_RECORDSET_COLUMNS: ReadonlyArray<readonly [name: string, type: string]> = REVIEW_RECORDSET.split(",").map((c) => {
+  const [name, ...type] = c.trim().split(/\s+/)
+  return [name!, type.join(" ")] as const
+})
+
+/**
+ * The reviews of an import slice as columns: `unnest` over one array parameter per column (`$2` the ids, then
+ * `$12`, `$13`, … in `REVIEW_RECORDSET`'s order), with the same columns as `json_to_recordset` over `reviewInput`
+ * rows. PostgreSQL reads an array literal per column ~30% faster than a JSON array of objects (which it validates
+ * whole at bind, then parses again, object by object), a few ms of database time per 2,500-row slice.
+ */
+export const REVIEW_UNNEST = `unnest(${
+  REVIEW_RECORDSET_COLUMNS.map(([, type], i) => `${i === 0 ? "$2" : `$${10 + i + 1}`}::${type}[]`).join(", ")
+}) AS x(${REVIEW_RECORDSET_COLUMNS.map(([name]) => name).join(", ")})`
+
+/** Text as a quoted element of a PostgreSQL array literal (`"` and `\\` escaped). */
+const quotedElement = (text: string) =>
+  text.includes("\"") || text.includes("\\") ? `"${text.replace(/["\\]/g, "\\$&")}"` : `"${text}"`
+
+/**
+ * An element of a column's array literal: numbers and booleans bare (their text holds nothing an array literal
+ * must quote), jsonb as its JSON text, any other value (text, ids, timestamps) quoted as text, so that no value can
+ * split into two elements and shift the rows of one column against the others. A missing value is NULL.
+ */
+const elementOf = (type: string): (value: unknown) => string =>
+  type === "jsonb"
+    ? (v) => quotedElement(JSON.stringify(v))
+    : (v) => typeof v === "number" || typeof v === "boolean" ? String(v) : quotedElement(String(v))
+
+const REVIEW_COLUMN_ELEMENTS = REVIEW_RECORDSET_COLUMNS.map(([name, type]) => [name, elementOf(type)] as const)
+
+/**
+ * The array literals of `REVIEW_UNNEST` for the rows (`reviewInput` objects): the ids (`$2`), then the other
+ * columns in order (`$12`, …).
+ */
+export const reviewColumnsInput = (rows: ReadonlyArray<Record<string, unknown>>): Array<string> =>
+  REVIEW_COLUMN_ELEMENTS.map(([name, element]) => {
+    const elements = new Array<string>(rows.length)
+    for (let i = 0; i < rows.length; i++) {
+      const value = rows[i]![name]
+      elements[i] = value === undefined || value === null ? "NULL" : element(value)
+    }
+    return `{${elements.join(",")}}`
+  })
 
 /**
  * The column as canonical text: `$11` (the text of `$4`, a canonical Timestamp) when it holds that instant, as an
@@ -402,8 +449,8 @@ export const textSet = (param: string) => `(SELECT jsonb_array_elements_text(${p
 
 /**
  * One slice of an import in ONE statement (one round trip instead of five): the job row (`$5` type, `$6` action,
- * `$7` created at; kept if it exists), the reviews and their `review.created` events (`insertReviewsSql`, `$11`),
- * and their files (`$8`), survey answers (`$9`) and replies (`$10`). The foreign keys of files, answers, replies and reviews
+ * `$7` created at; kept if it exists), the reviews (`REVIEW_UNNEST`: `$2` and `$12`…) and their `review.created`
+ * events (`insertReviewsSql`, `$11`), and their files (`$8`), survey answers (`$9`) and replies (`$10`). The foreign keys of files, answers, replies and reviews
  * to rows inserted by the same statement hold: PostgreSQL checks them when the whole statement has run.
  */
 export const IMPORT_SLICE_SQL = insertReviewsSql("review.created",
@@ -411,5 +458,6 @@ export const IMPORT_SLICE_SQL = insertReviewsSql("review.created",
      VALUES ($1::uuid, $3::uuid, $5, $6, $7::timestamptz) ON CONFLICT DO NOTHING),
    files AS (${insertFilesFrom("$8")}),
    answers AS (${insertAnswersFrom("$9")}),
-   replies AS (${insertRepliesFrom("$10")})`
+   replies AS (${insertRepliesFrom("$10")})`,
+  REVIEW_UNNEST
 )

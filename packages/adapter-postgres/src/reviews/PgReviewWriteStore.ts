@@ -3,8 +3,8 @@
  *
  * Set-based: bulk moderation is one UPDATE … RETURNING inside a statement that also inserts the `review.updated`
  * events (INSERT … SELECT into `domain_events`), so 100,000 matching reviews never travel to Node; an import slice is
- * ONE statement whatever its size (`IMPORT_SLICE_SQL`: rows travel as JSON parameters, expanded with
- * `json_to_recordset`), its `review.created` events, files, answers and replies inserted with the reviews.
+ * ONE statement whatever its size (`IMPORT_SLICE_SQL`: the reviews travel as one array parameter per column,
+ * expanded with `unnest`, the other rows as JSON parameters, expanded with `jsonb_to_recordset`), its `review.created` events, files, answers and replies inserted with the reviews.
  * Event data is built by `reviewJsonJoin` in SQL and must equal what the read side answers (conformance-tested).
  *
  * Concurrency (READ COMMITTED): a single review is locked with FOR UPDATE before it is read for a change; bulk
@@ -36,6 +36,7 @@ import {
   replyInput,
   REVIEW_COLUMNS,
   type ReviewDbRow,
+  reviewColumnsInput,
   reviewInput,
   reviewJsonColumns,
   reviewJsonJoin,
@@ -216,9 +217,10 @@ const makeRepository = Effect.gen(function*() {
     insertImport: (organizationId, job, reviews, at) => {
       // Encoded when called, not when run: the import calls this while the previous slice is being written, so
       // the encoding (~5 µs a row) overlaps the database's work instead of delaying the next statement.
+      const columns = reviewColumnsInput(reviews.map((r) => reviewInput(r.review, r.importRow)))
       const params = [
         organizationId,
-        JSON.stringify(reviews.map((r) => reviewInput(r.review, r.importRow))),
+        columns[0],
         job.id,
         at,
         job.type,
@@ -227,7 +229,8 @@ const makeRepository = Effect.gen(function*() {
         JSON.stringify(reviews.flatMap((r) => filesInput(r.review.id, r.files))),
         JSON.stringify(reviews.flatMap((r) => answersInput(r.review.id, r.answers))),
         JSON.stringify(reviews.flatMap((r) => r.reply === null ? [] : [replyInput(r.reply)])),
-        at
+        at,
+        ...columns.slice(1)
       ]
       return sql.unsafe(IMPORT_SLICE_SQL, params).pipe(Effect.asVoid, orDie)
     },
