@@ -7,7 +7,8 @@
  *   docs/DECISIONS.md §33) and the row mapping;
  * - fixed + store: the statements every authenticated request runs first (key lookup, organization, rate-limit
  *   spend, through the same store services the middleware calls), then the store's list.
- * So HTTP / (fixed + store) is what the HTTP layer itself adds. See bench/README.md.
+ * So HTTP / (fixed + store) is what the HTTP layer itself adds. Beside the wall times it prints this process's CPU time
+ * per HTTP request and per page statement (medians), which a loaded machine disturbs less. See bench/README.md.
  *
  *   BENCH_DATABASE_URL (or TEST_DATABASE_URL)   PostgreSQL server; a fresh database is created and dropped
  *   BENCH_REVIEWS   (default 1,000,000)         reviews to generate
@@ -186,21 +187,30 @@ async function main(): Promise<void> {
       const count = (await http(s.params)).data.length
       // Interleaved, so that a burst of load on the machine falls on every column alike.
       const samples = { h: [] as Array<number>, d: [] as Array<number>, st: [] as Array<number>, f: [] as Array<number> }
+      // The process's CPU time per call beside the wall time: steadier when other work loads the machine, and it
+      // leaves out the database's share (bench/README.md).
+      const cpu = { h: [] as Array<number>, d: [] as Array<number> }
       const variants = [
-        [samples.h, () => httpText(s.params)],
-        [samples.d, () => direct(s.params)],
-        [samples.st, () => store(s.params)],
-        [samples.f, () => fixedAndStore(s.params)]
+        [samples.h, () => httpText(s.params), cpu.h],
+        [samples.d, () => direct(s.params), cpu.d],
+        [samples.st, () => store(s.params), undefined],
+        [samples.f, () => fixedAndStore(s.params), undefined]
       ] as const
       for (const [, f] of variants) for (let i = 0; i < 3; i++) await f()
       for (let i = 0; i < n; i++) {
-        for (const [out, f] of variants) {
+        for (const [out, f, cpuOut] of variants) {
+          const c0 = process.cpuUsage()
           const t0 = performance.now()
           await f()
           out.push(performance.now() - t0)
+          if (cpuOut !== undefined) {
+            const c = process.cpuUsage(c0)
+            cpuOut.push(c.user + c.system)
+          }
         }
       }
       const [h, d, st, f] = [median(samples.h), median(samples.d), median(samples.st), median(samples.f)]
+      const [hCpu, dCpu] = [median(cpu.h), median(cpu.d)]
       rows.push({
         scenario: s.name,
         rows: count,
@@ -209,7 +219,9 @@ async function main(): Promise<void> {
         "store ms": st.toFixed(2),
         "fixed+store ms": f.toFixed(2),
         "HTTP/page": (h / d).toFixed(2),
-        "HTTP/(fixed+store)": (h / f).toFixed(2)
+        "HTTP/(fixed+store)": (h / f).toFixed(2),
+        "CPU µs HTTP/page": `${hCpu.toFixed(0)}/${dCpu.toFixed(0)}`,
+        "CPU HTTP/page": (hCpu / dCpu).toFixed(2)
       })
       plans.push(`  ${s.name}: ${await planOf(s.params)}`)
     }
@@ -218,6 +230,7 @@ async function main(): Promise<void> {
     console.log("  page: the store's page statement alone (for a search, its steps; see PgReviewStore.SEARCH_WINDOW), the issue's baseline.")
     console.log("  store: ReviewRepository.list (page and includes in one statement, row mapping). fixed+store: key lookup, organization and")
     console.log("  rate-limit spend first, as the middleware does. HTTP adds to that parsing, the Effect HTTP stack and JSON encoding.")
+    console.log("  CPU: this process's CPU time per call (median), HTTP and page statement; the database's own CPU is not in it.")
     console.log("Query plans:")
     console.log(plans.join("\n"))
   } finally {

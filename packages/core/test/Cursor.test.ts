@@ -13,7 +13,7 @@ import {
 } from "../src/kernel/Cursor.ts"
 import { CursorKey } from "../src/kernel/CursorKey.ts"
 import { InvalidRequest } from "../src/kernel/Errors.ts"
-import { type FilterAst, matchAll, parseFilter, reviewFilterCatalog } from "../src/kernel/Filter.ts"
+import { canonicalFilter, type FilterAst, matchAll, parseFilter, reviewFilterCatalog } from "../src/kernel/Filter.ts"
 import { legacyCursor, testIssuer } from "../src/testing/CursorFixtures.ts"
 
 const filter = (json: string): FilterAst => Result.getOrThrow(parseFilter(json, reviewFilterCatalog))
@@ -108,6 +108,22 @@ describe("cursor tokens", () => {
     }
     const otherOrganization = testIssuer("00000000-0000-4000-8000-000000000001")
     expect(failure(decodeCursor(token, binding, otherOrganization)).message).toContain("different list")
+  })
+
+  it("carry the binding's MAC under their own key, however often a binding and another key were seen before", () => {
+    // Fingerprints are kept per key (Cursor.ts): a kept one must equal the MAC computed afresh, and never be another key's.
+    const other = { ...issuer, key: CursorKey.fromSecret("another installation's key, long enough") }
+    const mac = (key: CursorKey["Service"], b: CursorBinding) =>
+      b64(key.tag(Buffer.from(JSON.stringify(["binding", ORG, b.endpoint, b.sort.field, b.sort.direction, canonicalFilter(b.filter), b.search ?? null]))))
+    fc.assert(fc.property(fc.option(fc.string(), { nil: undefined }), fc.boolean(), (search, otherFirst) => {
+      const b = { ...binding, search }
+      for (const who of otherFirst ? [other, issuer, other] : [issuer, other, issuer]) {
+        const token = encodeCursor({ value: 3, id: ID }, b, who)
+        expect(split(token).payload["b"]).toBe(mac(who.key, b))
+        expect(Result.isSuccess(decodeCursor(token, b, who))).toBe(true)
+        expect(Result.isSuccess(decodeCursor(token, b, who === issuer ? other : issuer))).toBe(false)
+      }
+    }))
   })
 
   it("are refused when malformed, cut or edited", () => {

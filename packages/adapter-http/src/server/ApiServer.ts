@@ -4,7 +4,7 @@
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
 import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices } from "@feedback/core"
-import { Effect, Layer, type Redacted, References } from "effect"
+import { Context, Effect, Layer, type Redacted, References } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
@@ -199,9 +199,24 @@ export const makeWebHandler = <E>(
   options: ApiServerOptions = {},
   /** Pass a host runtime's memo map to share the layers (and so the store) it already built. */
   memoMap?: Layer.MemoMap
-) =>
-  HttpRouter.toWebHandler(
+): {
+  /** Serves one request; a context passed with it is added to the request's (and keeps its spans, see `untracedRequests`). */
+  readonly handler: (request: Request, context?: Context.Context<never> | undefined) => Promise<Response>
+  readonly dispose: () => Promise<void>
+} => {
+  const web = HttpRouter.toWebHandler(
     ApiApplication(options).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices)),
     { disableLogger: true, middleware: apiMiddleware(options), ...(memoMap === undefined ? {} : { memoMap }) }
   )
+  return { handler: (request, context) => web.handler(request, context ?? untracedRequests), dispose: web.dispose }
+}
+
+/**
+ * What an embedded handler's requests run with when their caller gives nothing. Their fibers see only what the
+ * handler's layer outputs, which holds no tracer, so a span there goes to Effect's native tracer, which nothing
+ * exports or reads; as the standalone server does when nothing exports (docs/DECISIONS.md §19, §37), they record
+ * none. Live spans (the request's, one per use-case call and per SQL statement) cost ~8 % of a list request's CPU.
+ * A web handler's caller that passes a context with a request (which may carry its own tracer) traces as before.
+ */
+export const untracedRequests: Context.Context<never> = Context.make(References.TracerEnabled, false) as Context.Context<never>
 

@@ -7,7 +7,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { ApiApplication, apiMiddleware, type ApiServerOptions, type ApiServices } from "./ApiServer.ts"
+import { ApiApplication, apiMiddleware, type ApiServerOptions, type ApiServices, untracedRequests } from "./ApiServer.ts"
 import type { RefusalGateSlot } from "./RefusalGate.ts"
 
 export interface NodeHandler {
@@ -35,8 +35,9 @@ export const makeNodeHandler = <E>(
       Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
     )
     const router = Context.get(context, HttpRouter.HttpRouter)
+    // Requests record no spans: nothing in this context could export them (`untracedRequests`).
     const handle = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope, middleware: apiMiddleware(options) }).pipe(
-      Effect.provideContext(context)
+      Effect.provideContext(Context.merge(context, untracedRequests))
     )
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       if (gate.current?.refuse(req, res) !== true) handle(req, res)

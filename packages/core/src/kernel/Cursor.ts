@@ -73,9 +73,17 @@ export interface CursorIssuer {
 const utf8 = new TextEncoder()
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true })
 
+/**
+ * Fingerprints already computed, per key, by the binding's text: a client paging through a list asks for the same
+ * binding again and again, and each page's cursor needed a MAC of it (two of them when a cursor is read and the
+ * next one issued). Bounded: emptied when full. A different key never sees another key's entries.
+ */
+const fingerprints = new WeakMap<CursorKey["Service"], Map<string, string>>()
+const maxKeptFingerprints = 1_000
+
 /** The fingerprint a cursor carries: equal exactly when organization, list, sort, filter meaning and search are. */
-export const bindingFingerprint = (binding: CursorBinding, issuer: CursorIssuer): string =>
-  Buffer.from(issuer.key.tag(utf8.encode(JSON.stringify([
+export const bindingFingerprint = (binding: CursorBinding, issuer: CursorIssuer): string => {
+  const text = JSON.stringify([
     "binding",
     issuer.organizationId.toLowerCase(),
     binding.endpoint,
@@ -83,7 +91,17 @@ export const bindingFingerprint = (binding: CursorBinding, issuer: CursorIssuer)
     binding.sort.direction,
     canonicalFilter(binding.filter),
     binding.search ?? null
-  ])))).toString("base64url")
+  ])
+  let kept = fingerprints.get(issuer.key)
+  if (kept === undefined) fingerprints.set(issuer.key, kept = new Map())
+  let fingerprint = kept.get(text)
+  if (fingerprint === undefined) {
+    fingerprint = Buffer.from(issuer.key.tag(utf8.encode(text))).toString("base64url")
+    if (kept.size >= maxKeptFingerprints) kept.clear()
+    kept.set(text, fingerprint)
+  }
+  return fingerprint
+}
 
 export const encodeCursor = (position: CursorPosition, binding: CursorBinding, issuer: CursorIssuer): string => {
   const payload = utf8.encode(JSON.stringify({ v: 2, b: bindingFingerprint(binding, issuer), k: position.value, i: position.id }))

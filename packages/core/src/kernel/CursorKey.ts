@@ -8,7 +8,7 @@
  * cursors, and cursors survive a restart. MAC computation is pure computation, like `WebhookSignature.ts`.
  */
 import { Context, Effect, Layer, Result } from "effect"
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from "node:crypto"
 
 /** Shorter configured secrets are refused: the key must not be guessable. */
 export const cursorSecretMinLength = 32
@@ -24,10 +24,13 @@ export class CursorKey extends Context.Service<CursorKey, {
   readonly tag: (payload: Uint8Array) => Uint8Array
 }>()("feedback/CursorKey") {
   /** A key from a secret's UTF-8 bytes. The secret is captured, never exposed by the service. */
-  static readonly fromSecret = (secret: string): CursorKey["Service"] =>
-    CursorKey.of({
-      tag: (payload) => createHmac("sha256", secret).update(payload).digest().subarray(0, cursorTagBytes)
+  static readonly fromSecret = (secret: string): CursorKey["Service"] => {
+    // A key object made once: a string key is converted and imported again by every `createHmac`.
+    const key = createSecretKey(Buffer.from(secret, "utf8"))
+    return CursorKey.of({
+      tag: (payload) => createHmac("sha256", key).update(payload).digest().subarray(0, cursorTagBytes)
     })
+  }
 
   /** A configured key (`CURSOR_SECRET`); a secret shorter than 32 characters refuses to start. */
   static readonly layer = (secret: string): Layer.Layer<CursorKey> =>
