@@ -31,6 +31,33 @@ const referenced = (table: string, constraint: string, child: string) =>
   `RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation', TABLE = '${table}', CONSTRAINT = ${constraint},
         MESSAGE = format('update or delete on table "${table}" violates foreign key constraint "%s" on table "%s"', ${constraint}, ${child})`
 
+/**
+ * A function that locks the parents (organization_ids[i], ids[i]) — distinct pairs, in key order — `FOR KEY SHARE`,
+ * except those this transaction wrote itself, or raises `fail` when one is missing: what a foreign key's row check
+ * did, once for a statement's rows.
+ */
+const requireParents = (options: { readonly name: string; readonly ids: string; readonly parent: string; readonly fail: string }) =>
+  `CREATE OR REPLACE FUNCTION ${options.name}
+      RETURNS void LANGUAGE plpgsql AS $fn$
+    DECLARE own integer; found integer; locked integer; me xid := pg_current_xact_id()::xid;
+    BEGIN
+      SELECT count(*) FILTER (WHERE x.mine), count(*) INTO own, found
+        FROM unnest(organization_ids, ${options.ids}) AS k (organization_id, id),
+          LATERAL (SELECT p.xmin = me AS mine FROM ${options.parent} p
+            WHERE p.organization_id = k.organization_id AND p.id = k.id OFFSET 0) x;
+      IF found > own THEN
+        PERFORM 1 FROM unnest(organization_ids, ${options.ids}) AS k (organization_id, id),
+          LATERAL (SELECT 1 FROM ${options.parent} p
+            WHERE p.organization_id = k.organization_id AND p.id = k.id AND p.xmin <> me FOR KEY SHARE) x;
+        GET DIAGNOSTICS locked = ROW_COUNT;
+        found := own + locked;
+      END IF;
+      IF found < cardinality(${options.ids}) THEN
+        ${options.fail};
+      END IF;
+    END
+    $fn$`
+
 const CHILDREN = ["review_files", "review_answers", "review_replies"] as const
 
 export const reviewKeysPerStatementMigration: Migration = {
@@ -38,46 +65,18 @@ export const reviewKeysPerStatementMigration: Migration = {
   name: "review_keys_per_statement",
   statements: [
     // Locks the reviews (organization_id[i], id[i]) — distinct pairs — or fails naming the child's key.
-    `CREATE OR REPLACE FUNCTION feedback_require_reviews(child text, organization_ids uuid[], review_ids uuid[])
-      RETURNS void LANGUAGE plpgsql AS $fn$
-    DECLARE own integer; found integer; locked integer; me xid := pg_current_xact_id()::xid;
-    BEGIN
-      SELECT count(*) FILTER (WHERE x.mine), count(*) INTO own, found
-        FROM unnest(organization_ids, review_ids) AS k (organization_id, id),
-          LATERAL (SELECT r.xmin = me AS mine FROM reviews r
-            WHERE r.organization_id = k.organization_id AND r.id = k.id OFFSET 0) x;
-      IF found > own THEN
-        PERFORM 1 FROM unnest(organization_ids, review_ids) AS k (organization_id, id),
-          LATERAL (SELECT 1 FROM reviews r
-            WHERE r.organization_id = k.organization_id AND r.id = k.id AND r.xmin <> me FOR KEY SHARE) x;
-        GET DIAGNOSTICS locked = ROW_COUNT;
-        found := own + locked;
-      END IF;
-      IF found < cardinality(review_ids) THEN
-        ${violation("child", "child || '_organization_id_review_id_fkey'", `'Key (organization_id, review_id) is not present in table "reviews".'`)};
-      END IF;
-    END
-    $fn$`,
-    `CREATE OR REPLACE FUNCTION feedback_require_import_jobs(organization_ids uuid[], job_ids uuid[])
-      RETURNS void LANGUAGE plpgsql AS $fn$
-    DECLARE own integer; found integer; locked integer; me xid := pg_current_xact_id()::xid;
-    BEGIN
-      SELECT count(*) FILTER (WHERE x.mine), count(*) INTO own, found
-        FROM unnest(organization_ids, job_ids) AS k (organization_id, id),
-          LATERAL (SELECT j.xmin = me AS mine FROM import_jobs j
-            WHERE j.organization_id = k.organization_id AND j.id = k.id OFFSET 0) x;
-      IF found > own THEN
-        PERFORM 1 FROM unnest(organization_ids, job_ids) AS k (organization_id, id),
-          LATERAL (SELECT 1 FROM import_jobs j
-            WHERE j.organization_id = k.organization_id AND j.id = k.id AND j.xmin <> me FOR KEY SHARE) x;
-        GET DIAGNOSTICS locked = ROW_COUNT;
-        found := own + locked;
-      END IF;
-      IF found < cardinality(job_ids) THEN
-        ${violation("'reviews'", "'reviews_organization_id_import_job_id_fkey'", `'Key (organization_id, import_job_id) is not present in table "import_jobs".'`)};
-      END IF;
-    END
-    $fn$`,
+    requireParents({
+      name: "feedback_require_reviews(child text, organization_ids uuid[], review_ids uuid[])",
+      ids: "review_ids",
+      parent: "reviews",
+      fail: violation("child", "child || '_organization_id_review_id_fkey'", `'Key (organization_id, review_id) is not present in table "reviews".'`)
+    }),
+    requireParents({
+      name: "feedback_require_import_jobs(organization_ids uuid[], job_ids uuid[])",
+      ids: "job_ids",
+      parent: "import_jobs",
+      fail: violation("'reviews'", "'reviews_organization_id_import_job_id_fkey'", `'Key (organization_id, import_job_id) is not present in table "import_jobs".'`)
+    }),
     // Files, answers and replies: the statement's new rows, then a row whose key moves.
     `CREATE OR REPLACE FUNCTION feedback_review_children_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
     DECLARE orgs uuid[]; ids uuid[];
