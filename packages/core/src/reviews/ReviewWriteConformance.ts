@@ -425,6 +425,21 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(yield* events(other.org), [])
       }))
 
+    it.effect("being told of a bulk load (below and above any threshold) succeeds and changes nothing a reader sees", () =>
+      Effect.gen(function*() {
+        const { org, mug, rows, other } = yield* bulkSeed
+        const before = yield* Effect.forEach(rows, (r) => getReview(org, r.id))
+        const statsBefore = yield* productStats(org, mug.id)
+        for (const n of [0, 1, 999, 1_000, 100_000]) {
+          yield* ReviewWriteRepository.use((repo) => repo.bulkLoaded(org, n))
+        }
+        yield* ReviewWriteRepository.use((repo) => repo.bulkLoaded(other.org, 5_000))
+        assert.deepStrictEqual(yield* Effect.forEach(rows, (r) => getReview(org, r.id)), before)
+        assert.deepStrictEqual(yield* productStats(org, mug.id), statsBefore)
+        assert.deepStrictEqual(yield* events(org), [])
+        assert.deepStrictEqual(yield* getReview(other.org, other.reviews[0]!.id), other.reviews[0])
+      }))
+
     it.effect("bulk-update honours search and related-record filters like the read side", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
