@@ -170,6 +170,13 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
   const raw = withoutTransforms(sql)
   /** A count as a whole, non-negative number. */
   const whole = (n: number) => Math.max(0, Math.floor(n))
+  /**
+   * The end of a statement whose CTE `changed` returns the deliveries it released or failed: answers their count as
+   * `n`, and sends the `deliveries` wake-up once when there was any (the records' triggers are gone, migration 107).
+   */
+  const countedWakingDispatchers = (changed: "released" | "failed") =>
+    sql.literal(`woken AS (SELECT pg_notify('feedback_work', 'deliveries') FROM (SELECT 1 FROM ${changed} LIMIT 1) c)
+      SELECT (SELECT count(*) FROM ${changed})::int AS n, (SELECT count(*) FROM woken)::int AS woken`)
 
   const eventsArray = (events: ReadonlyArray<string>) => sql`string_to_array(${events.join(",")}, ',')`
   const olderThan = (after: WebhookListPosition | undefined, table: "" | "d." = "") =>
@@ -355,10 +362,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
         }::json) AS v(organization_id uuid, id uuid)
               WHERE q.organization_id = v.organization_id AND q.id = v.id AND q.claimed_by = ${dispatcherId}
               RETURNING q.id
-            ), woken AS (
-              SELECT pg_notify('feedback_work', 'deliveries') FROM (SELECT 1 FROM released LIMIT 1) r
-            )
-            SELECT (SELECT count(*) FROM released)::int AS n, (SELECT count(*) FROM woken)::int AS woken`.pipe(
+            ), ${countedWakingDispatchers("released")}`.pipe(
             Effect.map((rows) => Number(rows[0]?.n ?? 0)),
             orDie
           ),
@@ -386,10 +390,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             FROM stale s
             WHERE d.organization_id = s.organization_id AND d.id = s.id
             RETURNING d.id
-          ), woken AS (
-            SELECT pg_notify('feedback_work', 'deliveries') FROM (SELECT 1 FROM failed LIMIT 1) f
-          )
-          SELECT (SELECT count(*) FROM failed)::int AS n, (SELECT count(*) FROM woken)::int AS woken`.pipe(
+          ), ${countedWakingDispatchers("failed")}`.pipe(
         Effect.map((rows) => Number(rows[0]?.n ?? 0)),
         orDie
       )
