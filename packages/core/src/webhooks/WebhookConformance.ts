@@ -18,7 +18,7 @@ import { Organizations } from "../organizations/Organizations.ts"
 import type { StoreServices } from "../kernel/StoreServices.ts"
 import { fromMillis } from "../kernel/Timestamp.ts"
 import { recordEvent, transactional } from "../testing/TestTransactions.ts"
-import { toWebhookDelivery } from "./Webhook.ts"
+import { toWebhookDelivery, type WebhookDeliveryRecord } from "./Webhook.ts"
 import { CurrentWebhookSettings, HostNotResolved, HostResolver } from "./WebhookDestination.ts"
 import {
   fanOutOnce,
@@ -195,7 +195,7 @@ const bodies = (it: It) =>
         (k) => `{"idempotencyKey":${JSON.stringify(k)},"data":{"other":"ünï ✓ 𝄞"}}`
       ]
       const at = fromMillis(Date.UTC(2026, 0, 1))
-      const records = shapes.flatMap((shape, i) =>
+      const records: Array<WebhookDeliveryRecord> = shapes.flatMap((shape, i) =>
         [hookA.id, hookB.id].map((webhookId, j) => ({
           id: key(100 + i * 2 + j) as never,
           organizationId: org,
@@ -214,6 +214,14 @@ const bodies = (it: It) =>
           redeliveryOf: key(300) as never,
           recordKey: null
         })))
+      // A key in upper case, and a delivery already finished, in the same batch: a store may write such rows
+      // another way than new pending ones with a canonical key (PostgreSQL, docs/DECISIONS.md §41).
+      const upper = key(500).toUpperCase()
+      records.push(
+        { ...records[0]!, id: key(501) as never, idempotencyKey: upper, body: shapes[0]!(upper) },
+        { ...records[1]!, id: key(502) as never, idempotencyKey: key(503), body: shapes[1]!(key(503)), status: "failed",
+          error: "HTTP 500", responseStatus: 500, durationMs: 3, attemptedAt: at }
+      )
       const repo = yield* WebhookRepository
       yield* repo.insertDeliveries(records)
       for (const r of records) {
