@@ -88,6 +88,24 @@ const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord => ({
   recordKey: r.recordKey
 })
 
+/** A claimed delivery as the claim answers it (migration 109): no outcome fields, no claimer or time. */
+interface ClaimRow {
+  readonly organizationId: string
+  readonly id: string
+  readonly webhookId: string
+  readonly eventId: string
+  readonly event: string
+  readonly idempotencyKey: string
+  readonly payload: string
+  readonly createdAt: Date
+  readonly redeliveryOf: string | null
+  readonly recordKey: string | null
+  readonly url: string
+  readonly hmacSecret: string | null
+  readonly previousHmacSecret: string | null
+  readonly previousSecretExpiresAt: Date | null
+}
+
 interface EventRow {
   readonly organizationId: string
   readonly id: string
@@ -242,16 +260,48 @@ const freshDeliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): {
   }
 }
 
-/** Outcomes as one JSON parameter. */
-const outcomesJson = (completed: ReadonlyArray<CompletedDelivery>): string =>
-  JSON.stringify(completed.map(({ id, organizationId, outcome }) => ({
-    organization_id: organizationId,
-    id,
-    status: outcome.status,
-    response_status: outcome.responseStatus,
-    error: storableError(outcome.error),
-    duration_ms: outcome.durationMs
-  })))
+/** A PostgreSQL array literal of text (or of values whose text form needs no quoting): each element quoted. */
+export const textArrayLiteral = (xs: ReadonlyArray<string | null>): string => {
+  let out = "{"
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i]!
+    if (i > 0) out += ","
+    out += x === null ? "NULL" : `"${x.replace(/["\\]/g, "\\$&")}"`
+  }
+  return out + "}"
+}
+
+const intArrayLiteral = (xs: ReadonlyArray<number | null>): string =>
+  `{${xs.map((x) => (x === null ? "NULL" : String(x))).join(",")}}`
+
+/**
+ * Outcomes as one array parameter per field (`feedback_record_outcomes`, migration 109, docs/DECISIONS.md §41):
+ * the server binds them as they are, where a JSON document took a statement of its own to parse every turn.
+ */
+const outcomeArrays = (completed: ReadonlyArray<CompletedDelivery>) => {
+  const orgs: Array<string> = []
+  const ids: Array<string> = []
+  const statuses: Array<string> = []
+  const codes: Array<number | null> = []
+  const errors: Array<string | null> = []
+  const durations: Array<number | null> = []
+  for (const { id, organizationId, outcome } of completed) {
+    orgs.push(organizationId)
+    ids.push(id)
+    statuses.push(outcome.status)
+    codes.push(outcome.responseStatus)
+    errors.push(storableError(outcome.error))
+    durations.push(outcome.durationMs)
+  }
+  return {
+    orgs: `{${orgs.join(",")}}`,
+    ids: `{${ids.join(",")}}`,
+    statuses: textArrayLiteral(statuses),
+    codes: intArrayLiteral(codes),
+    errors: textArrayLiteral(errors),
+    durations: intArrayLiteral(durations)
+  }
+}
 
 export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -345,6 +395,17 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
       SELECT organization_id, id, webhook_id, created_at, record_key, event_seq FROM inserted`
   }
 
+  /** Writes outcomes of deliveries the dispatcher holds; answers the ids recorded. */
+  const recordOutcomes = (dispatcherId: string, completed: ReadonlyArray<CompletedDelivery>) => {
+    const o = outcomeArrays(completed)
+    return sql<{ id: string }>`SELECT r AS id FROM feedback_record_outcomes(${o.orgs}::uuid[], ${o.ids}::uuid[],
+        ${o.statuses}::text[], ${o.codes}::integer[], ${o.errors}::text[], ${o.durations}::integer[],
+        ${dispatcherId}::uuid) r`.pipe(
+      Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])),
+      orDie
+    )
+  }
+
   return WebhookRepository.of({
     insert: (w) =>
       sql`INSERT INTO webhooks (organization_id, id, url, events, hmac_secret, previous_hmac_secret,
@@ -432,20 +493,38 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
     // it records the outcomes that come with it (docs/DECISIONS.md §30), then reads and locks only the queue, and
     // reads the records of the claimed rows by primary key. Read without the client's renames (the columns are named
     // as the client would name them): the claim's rows are the dispatcher's hottest read (docs/DECISIONS.md §34).
-    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) =>
-      raw<DeliveryRow & { url: string; hmacSecret: string | null; previousHmacSecret: string | null; previousSecretExpiresAt: Date | null }>`
+    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) => {
+      const o = outcomeArrays(completed)
+      return raw<ClaimRow>`
           SELECT organization_id AS "organizationId", id, webhook_id AS "webhookId", event_id AS "eventId", event,
-            idempotency_key AS "idempotencyKey", 'in_flight' AS status, payload, response_status AS "responseStatus",
-            error, duration_ms AS "durationMs", created_at AS "createdAt", attempted_at AS "attemptedAt",
-            claimed_by AS "claimedBy", redelivery_of AS "redeliveryOf", record_key AS "recordKey", url,
-            hmac_secret AS "hmacSecret", previous_hmac_secret AS "previousHmacSecret",
+            idempotency_key AS "idempotencyKey", payload, created_at AS "createdAt", redelivery_of AS "redeliveryOf",
+            record_key AS "recordKey", url, hmac_secret AS "hmacSecret", previous_hmac_secret AS "previousHmacSecret",
             previous_secret_expires_at AS "previousSecretExpiresAt"
-          FROM feedback_claim_deliveries(${outcomesJson(completed)}::json, ${dispatcherId}::uuid, ${at}::timestamptz,
-            ${whole(limit)}::int, ${whole(perWebhookLimit)}::int)`.pipe(
+          FROM feedback_claim_with_outcomes(${o.orgs}::uuid[], ${o.ids}::uuid[], ${o.statuses}::text[],
+            ${o.codes}::integer[], ${o.errors}::text[], ${o.durations}::integer[], ${dispatcherId}::uuid,
+            ${at}::timestamptz, ${whole(limit)}::int, ${whole(perWebhookLimit)}::int)`.pipe(
         Effect.map((rows) =>
           rows
             .map((r): ClaimedDelivery => ({
-              delivery: toDeliveryRecord(r),
+              // A claimed delivery is in flight for this claim: its claimer and time are the caller's own.
+              delivery: {
+                id: r.id as WebhookDeliveryRecord["id"],
+                organizationId: r.organizationId as OrganizationId,
+                webhookId: r.webhookId as WebhookDeliveryRecord["webhookId"],
+                eventId: r.eventId as WebhookDeliveryRecord["eventId"],
+                event: r.event,
+                idempotencyKey: r.idempotencyKey,
+                status: "in_flight",
+                body: r.payload,
+                responseStatus: null,
+                error: null,
+                durationMs: null,
+                createdAt: toTimestamp(r.createdAt),
+                attemptedAt: at,
+                claimedBy: dispatcherId,
+                redeliveryOf: r.redeliveryOf as WebhookDeliveryRecord["redeliveryOf"],
+                recordKey: r.recordKey
+              },
               url: r.url,
               hmacSecret: r.hmacSecret,
               previousSecret: previousSecretOf({
@@ -456,21 +535,13 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             .sort((a, b) => oldestFirst(a.delivery, b.delivery))
         ),
         orDie
-      ),
+      )
+    },
     completeDelivery: (dispatcherId, organizationId, id, outcome) =>
-      sql<{ id: string }>`SELECT r AS id
-          FROM feedback_record_deliveries(${outcomesJson([{ organizationId, id, outcome }])}::json, ${dispatcherId}::uuid) r`
-        .pipe(Effect.map((rows) => rows.length > 0), orDie),
-    // One statement for the batch (a function of migration 107); the rows travel as one JSON parameter (NUL in
-    // `error` becomes U+FFFD).
+      recordOutcomes(dispatcherId, [{ organizationId, id, outcome }]).pipe(Effect.map((ids) => ids.length > 0)),
+    // One statement for the batch (a function of migration 109); NUL in `error` becomes U+FFFD.
     completeDeliveries: (dispatcherId, completed) =>
-      completed.length === 0
-        ? Effect.succeed([])
-        : sql<{ id: string }>`SELECT r AS id
-            FROM feedback_record_deliveries(${outcomesJson(completed)}::json, ${dispatcherId}::uuid) r`.pipe(
-            Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])),
-            orDie
-          ),
+      completed.length === 0 ? Effect.succeed([]) : recordOutcomes(dispatcherId, completed),
     // Pending again, unclaimed: only the queue row changes. The record's triggers do not see it, so the statement
     // sends the `deliveries` wake-up itself (docs/DECISIONS.md §23), once, when it released something.
     releaseDeliveries: (dispatcherId, released) =>

@@ -621,10 +621,12 @@ const delivery = (it: It) =>
         const [a, b, c] = mine
         const ok = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
         const bad = { status: "failed", responseStatus: 500, error: "HTTP 500: nope \u0000 here", durationMs: 4 } as const
+        // Characters a store's encoding of a batch must carry through (quotes, backslashes, braces, commas, words).
+        const tricky = { ...bad, error: `HTTP 500: {"a":"b\\"c\\\\d"}, NULL, "", \\N, ' é 𝄞` } as const
         yield* repo.completeDelivery(D1, org, c!.delivery.id, bad)
         const recorded = yield* repo.completeDeliveries(D1, [
           { organizationId: org, id: a!.delivery.id, outcome: ok },
-          { organizationId: org, id: b!.delivery.id, outcome: bad },
+          { organizationId: org, id: b!.delivery.id, outcome: tricky },
           { organizationId: org, id: c!.delivery.id, outcome: ok }, // already recorded
           { organizationId: org, id: theirs[0]!.delivery.id, outcome: bad }, // another dispatcher's
           { organizationId: other, id: a!.delivery.id, outcome: bad } // another organization's id
@@ -635,9 +637,8 @@ const delivery = (it: It) =>
         assert.deepInclude(byId.get(a!.delivery.id)!, { status: "delivered", responseStatus: 200, error: null, durationMs: 3 })
         const failed = byId.get(b!.delivery.id)!
         assert.deepInclude(failed, { status: "failed", responseStatus: 500, durationMs: 4 })
-        // PostgreSQL text holds no NUL; a store may replace it, never drop the outcome.
-        assert.match(failed.error ?? "", /^HTTP 500: nope . here$/)
-        // The same for one outcome recorded alone (a ping's, or a batch's that failed).
+        assert.strictEqual(failed.error, tricky.error)
+        // PostgreSQL text holds no NUL; a store may replace it, never drop the outcome (here one recorded alone).
         assert.deepInclude(byId.get(c!.delivery.id)!, { status: "failed", responseStatus: 500 })
         assert.match(byId.get(c!.delivery.id)!.error ?? "", /^HTTP 500: nope . here$/)
         assert.deepInclude(byId.get(theirs[0]!.delivery.id)!, { status: "in_flight", claimedBy: D2 })
