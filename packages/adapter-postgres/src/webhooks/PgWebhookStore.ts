@@ -261,7 +261,7 @@ const freshDeliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): {
 }
 
 /** A PostgreSQL array literal of text (or of values whose text form needs no quoting): each element quoted. */
-export const textArrayLiteral = (xs: ReadonlyArray<string | null>): string => {
+const textArrayLiteral = (xs: ReadonlyArray<string | null>): string => {
   let out = "{"
   for (let i = 0; i < xs.length; i++) {
     const x = xs[i]!
