@@ -12,7 +12,10 @@
  */
 import { uuidV7 } from "@feedback/core"
 
-/** The two parameters of a statement's event ids: the seed's high 64 bits as 16 hex digits, its low 64 as a bigint. */
+/**
+ * The two parameters of a statement's event ids: the seed's high 64 bits as 16 hex digits and its low 64 as a
+ * bigint (values), or the placeholders that carry them in a statement (`$5`, `$6`).
+ */
 export type EventIdSeed = readonly [high: string, low: string]
 
 // The low 64 bits are variant `10` then 62 random bits; clearing the highest random bit leaves 2^61 ids of room
