@@ -89,17 +89,11 @@ const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord => ({
 })
 
 /** A claimed delivery as the claim answers it (migration 109): no outcome fields, no claimer or time. */
-interface ClaimRow {
-  readonly organizationId: string
-  readonly id: string
-  readonly webhookId: string
-  readonly eventId: string
-  readonly event: string
-  readonly idempotencyKey: string
-  readonly payload: string
-  readonly createdAt: Date
-  readonly redeliveryOf: string | null
-  readonly recordKey: string | null
+type ClaimRow = Pick<
+  DeliveryRow,
+  "organizationId" | "id" | "webhookId" | "eventId" | "event" | "idempotencyKey" | "payload" | "createdAt" |
+  "redeliveryOf" | "recordKey"
+> & {
   readonly url: string
   readonly hmacSecret: string | null
   readonly previousHmacSecret: string | null
