@@ -313,7 +313,7 @@ const dispatched = async (
       const baseline = yield* measure(events * webhooks, () => undefined, Effect.promise(() => rawPosts(url, events * webhooks)))
       yield* writeEvents(events)
       const connectionsBefore = connections()
-      const dispatcher = yield* measure(events * webhooks, databaseCpu, deliver(events, r === 0))
+      const dispatcher = yield* measure(events * webhooks, databaseCpu, deliver(events, r === ROUNDS - 1))
       dispatcherConnections += connections() - connectionsBefore
       rounds.push({ baseline, dispatcher })
     }

@@ -227,13 +227,18 @@ describe("webhook transport against a receiver that answers with an endless body
   const closed: Array<string> = []
   const receiver = createServer((req, res) => {
     req.resume()
-    const status = req.url === "/endless-500" ? 500 : 200
+    const status = req.url === "/endless-500" || req.url === "/stalled-500" ? 500 : 200
     res.writeHead(status, { "content-type": "text/plain" })
     open.add(res)
     res.on("close", () => {
       open.delete(res)
       closed.push(req.url ?? "")
     })
+    // A few bytes, then nothing more: only the exchange's own deadline ends it (undici's timers are off).
+    if (req.url === "/stalled-500") {
+      res.write("partial")
+      return
+    }
     // Writes for as long as the client reads, and never ends.
     const pump = () => {
       while (res.write("x".repeat(16 * 1024))) { /* fill the buffer */ }
@@ -250,10 +255,10 @@ describe("webhook transport against a receiver that answers with an endless body
     await new Promise<void>((resolve) => receiver.close(() => resolve()))
   })
 
-  const post = (path: string) =>
+  const post = (path: string, timeoutMs = 60_000) =>
     Effect.runPromise(
       WebhookTransport.use((t) =>
-        t.post({ url: new URL(`http://127.0.0.1:${port}${path}`), address: undefined, headers: { "content-type": "application/json" }, body: "{}", timeoutMs: 60_000 })
+        t.post({ url: new URL(`http://127.0.0.1:${port}${path}`), address: undefined, headers: { "content-type": "application/json" }, body: "{}", timeoutMs })
       ).pipe(Effect.provide(NodeWebhookTransport))
     )
 
@@ -261,6 +266,14 @@ describe("webhook transport against a receiver that answers with an endless body
     const result = await post("/endless-200")
     expect(result).toEqual({ _tag: "Response", status: 200, bodyExcerpt: "" })
     await eventually(async () => (closed.includes("/endless-200") ? true : undefined), 10_000, "the receiver's response to close")
+  })
+
+  it("a body that stalls ends at the exchange's deadline with what was read, the connection dropped", async () => {
+    const started = performance.now()
+    const result = await post("/stalled-500", 300)
+    expect(result).toEqual({ _tag: "Response", status: 500, bodyExcerpt: "partial" })
+    expect(performance.now() - started).toBeLessThan(5_000)
+    await eventually(async () => (closed.includes("/stalled-500") ? true : undefined), 10_000, "the receiver's response to close")
   })
 
   it("a non-2xx keeps the first 1 KiB and drops the rest", async () => {

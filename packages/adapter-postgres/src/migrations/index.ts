@@ -30,6 +30,7 @@ import { reviewValueCountsMigration } from "./0102_review_value_counts.ts"
 import { eventOrganizationCheckMigration } from "./0104_event_organization_check.ts"
 import { reviewKeysPerStatementMigration } from "./0105_review_keys_per_statement.ts"
 import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
+import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_arrays.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -61,5 +62,6 @@ export const migrations: ReadonlyArray<Migration> = [
   reviewValueCountsMigration,
   eventOrganizationCheckMigration,
   reviewKeysPerStatementMigration,
-  webhookDeliveryQueueMigration
+  webhookDeliveryQueueMigration,
+  deliveryOutcomesAsArraysMigration
 ]

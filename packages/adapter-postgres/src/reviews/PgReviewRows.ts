@@ -7,6 +7,7 @@ import { jsonValue } from "../kernel/SqlRows.ts"
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
 import { CUSTOMER_COLUMNS, CUSTOMER_RECORDSET } from "../catalog/CatalogRows.ts"
 import type { ImportJobId, ReviewFile, ReviewRecord, ReviewReply, StoredReview, SurveyAnswer } from "@feedback/core"
+import { type EventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
 import { columnsFrom, type ListSqlMapping } from "../kernel/FilterSql.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
@@ -308,20 +309,25 @@ export const REVIEW_RECORDSET = `id uuid, site_id uuid, product_id uuid, product
 
 /**
  * INSERT of the reviews in `$2` (JSON array of `reviewInput`) for organization `$1` with import job `$3`; with
- * `event`, the same statement records that event (occurred at `$4`, and `$11` the same as text) for each inserted
- * review in row order. `$2`
- * is read as `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (an
- * import sends ~9 MB) is wasted work. `ctes` are further data-modifying CTEs run by the same statement; `rows`
- * replaces the JSON array as the source of the rows (`x`, with `REVIEW_RECORDSET`'s columns).
+ * `event`, the same statement records that event (occurred at `$4`, and `$11` the same as text; ids from the seed
+ * whose two parameters `event.ids` names, kernel/EventIds.ts) for each inserted review in row order. `$2` is read as
+ * `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (an import sends
+ * ~9 MB) is wasted work. `ctes` are further data-modifying CTEs run by the same statement; `rows` replaces the JSON
+ * array as the source of the rows (`x`, with `REVIEW_RECORDSET`'s columns).
  */
-export const insertReviewsSql = (event: string | undefined, ctes = "", rows = `json_to_recordset($2::json) AS x(${REVIEW_RECORDSET})`) => {
+export const insertReviewsSql = (
+  event: { readonly name: string; readonly ids: EventIdSeed } | undefined,
+  ctes = "",
+  rows = `json_to_recordset($2::json) AS x(${REVIEW_RECORDSET})`
+) => {
   const insert = `INSERT INTO reviews (organization_id, ${REVIEW_COLUMNS}, import_job_id, import_row)
     SELECT $1::uuid, ${REVIEW_COLUMNS}, $3::uuid, import_row
     FROM ${rows}`
   if (event === undefined) return ctes === "" ? insert : `WITH ${ctes} ${insert}`
   return `WITH ${ctes === "" ? "" : `${ctes}, `}inserted AS (${insert} RETURNING *)
     INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
-    SELECT i.organization_id, feedback_uuid_v7(), '${event}', to_jsonb(review_json), $4::timestamptz
+    SELECT i.organization_id, ${eventIdSql(...event.ids, "ORDER BY i.import_row, i.id")}, '${event.name}', to_jsonb(review_json),
+      $4::timestamptz
     FROM inserted i ${reviewJsonJoin("i", { updatedAt: atOr("i.updated_at"), moderatedAt: atOr("i.moderated_at") })}
     ORDER BY i.import_row, i.id`
 }
@@ -447,13 +453,17 @@ export const IMPORT_LOCK_CLASS = 7_240_114
 /** The elements of a JSON array parameter as a set of text values. */
 export const textSet = (param: string) => `(SELECT jsonb_array_elements_text(${param}::jsonb))`
 
+/** The seed of an import slice's event ids (`EventIds.ts`): the two parameters after `REVIEW_UNNEST`'s. */
+const IMPORT_EVENT_IDS: EventIdSeed = [`$${11 + REVIEW_RECORDSET_COLUMNS.length}`, `$${12 + REVIEW_RECORDSET_COLUMNS.length}`]
+
 /**
  * One slice of an import in ONE statement (one round trip instead of five): the job row (`$5` type, `$6` action,
  * `$7` created at; kept if it exists), the reviews (`REVIEW_UNNEST`: `$2` and `$12`…) and their `review.created`
- * events (`insertReviewsSql`, `$11`), and their files (`$8`), survey answers (`$9`) and replies (`$10`). The foreign keys of files, answers, replies and reviews
- * to rows inserted by the same statement hold: PostgreSQL checks them when the whole statement has run.
+ * events (`insertReviewsSql`, `$11`, ids from `IMPORT_EVENT_IDS`), and their files (`$8`), survey answers (`$9`)
+ * and replies (`$10`). The foreign keys of files, answers, replies and reviews to rows inserted by the same statement
+ * hold: PostgreSQL checks them when the whole statement has run.
  */
-export const IMPORT_SLICE_SQL = insertReviewsSql("review.created",
+export const IMPORT_SLICE_SQL = insertReviewsSql({ name: "review.created", ids: IMPORT_EVENT_IDS },
   `job AS (INSERT INTO import_jobs (organization_id, id, type, action, created_at)
      VALUES ($1::uuid, $3::uuid, $5, $6, $7::timestamptz) ON CONFLICT DO NOTHING),
    files AS (${insertFilesFrom("$8")}),

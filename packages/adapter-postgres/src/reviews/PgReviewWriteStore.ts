@@ -46,6 +46,7 @@ import {
   toReview
 } from "./PgReviewRows.ts"
 import { customerInput } from "../catalog/CatalogRows.ts"
+import { eventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -114,8 +115,9 @@ const makeRepository = Effect.gen(function*() {
       }).pipe(orDie),
     bulkSetPublished: (organizationId, match, published, at) =>
       Effect.gen(function*() {
-        // $3 is the moment as timestamptz, $4 the same canonical Timestamp as the event data's text.
-        const where = matchWhere(match.filter, match.search, 4)
+        // $3 is the moment as timestamptz, $4 the same canonical Timestamp as the event data's text, $5 and $6 the
+        // seed of the events' ids.
+        const where = matchWhere(match.filter, match.search, 6)
         const rows = yield* sql.unsafe<{ count: number; changed: unknown }>(
           `WITH matched AS (
              SELECT r.id, r.published AS was_published
@@ -131,13 +133,13 @@ const makeRepository = Effect.gen(function*() {
            ),
            announced AS (
              INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
-             SELECT u.organization_id, feedback_uuid_v7(), 'review.updated', to_jsonb(review_json), $3::timestamptz
+             SELECT u.organization_id, ${eventIdSql("$5", "$6")}, 'review.updated', to_jsonb(review_json), $3::timestamptz
              FROM updated u ${reviewJsonJoin("u", BULK_EVENT_DATA)} WHERE u.changed
            )
            SELECT (SELECT count(*)::integer FROM updated) AS count,
              (SELECT COALESCE(jsonb_agg(d.product_id), '[]'::jsonb)
               FROM (SELECT DISTINCT u.product_id FROM updated u WHERE u.changed) d) AS changed`,
-          [organizationId, published, at, at, ...where.params]
+          [organizationId, published, at, at, ...eventIdSeed(), ...where.params]
         )
         const row = rows[0]!
         return { count: Number(row.count), changedProductIds: json<Array<ProductId>>(row.changed) }
@@ -230,7 +232,8 @@ const makeRepository = Effect.gen(function*() {
         JSON.stringify(reviews.flatMap((r) => answersInput(r.review.id, r.answers))),
         JSON.stringify(reviews.flatMap((r) => r.reply === null ? [] : [replyInput(r.reply)])),
         at,
-        ...columns.slice(1)
+        ...columns.slice(1),
+        ...eventIdSeed()
       ]
       return sql.unsafe(IMPORT_SLICE_SQL, params).pipe(Effect.asVoid, orDie)
     },

@@ -88,6 +88,24 @@ const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord => ({
   recordKey: r.recordKey
 })
 
+/** A claimed delivery as the claim answers it (migration 109): no outcome fields, no claimer or time. */
+interface ClaimRow {
+  readonly organizationId: string
+  readonly id: string
+  readonly webhookId: string
+  readonly eventId: string
+  readonly event: string
+  readonly idempotencyKey: string
+  readonly payload: string
+  readonly createdAt: Date
+  readonly redeliveryOf: string | null
+  readonly recordKey: string | null
+  readonly url: string
+  readonly hmacSecret: string | null
+  readonly previousHmacSecret: string | null
+  readonly previousSecretExpiresAt: Date | null
+}
+
 interface EventRow {
   readonly organizationId: string
   readonly id: string
@@ -154,16 +172,136 @@ const deliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): { reado
   return { parts: JSON.stringify(parts), rows: JSON.stringify(rows) }
 }
 
-/** Outcomes as one JSON parameter. */
-const outcomesJson = (completed: ReadonlyArray<CompletedDelivery>): string =>
-  JSON.stringify(completed.map(({ id, organizationId, outcome }) => ({
-    organization_id: organizationId,
-    id,
-    status: outcome.status,
-    response_status: outcome.responseStatus,
-    error: storableError(outcome.error),
-    duration_ms: outcome.durationMs
-  })))
+/** A uuid in the form PostgreSQL prints it: then `key::uuid::text` gives back the same characters. */
+const canonicalUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/**
+ * Whether a delivery is new and open (what a fan-out and a redelivery write): pending, never attempted, with a key
+ * the server prints back byte for byte. Such rows travel in the narrow form (`freshDeliveryRows`).
+ */
+const isFresh = (d: WebhookDeliveryRecord): boolean =>
+  d.status === "pending" && d.attemptedAt === null && d.claimedBy === null && d.responseStatus === null &&
+  d.error === null && d.durationMs === null && canonicalUuid.test(d.idempotencyKey)
+
+interface FreshGroup {
+  readonly g: number
+  readonly organization_id: string
+  readonly event_id: string
+  readonly event: string
+  readonly record_key: string | null
+  readonly redelivery_of: string | null
+  readonly created_at: string
+  readonly keyed: boolean
+  readonly prefix: string
+  readonly suffix: string
+}
+
+const sameGroup = (a: FreshGroup, b: Omit<FreshGroup, "g">): boolean =>
+  a.organization_id === b.organization_id && a.event_id === b.event_id && a.event === b.event &&
+  a.record_key === b.record_key && a.redelivery_of === b.redelivery_of && a.created_at === b.created_at &&
+  a.keyed === b.keyed && a.prefix === b.prefix && a.suffix === b.suffix
+
+/**
+ * New pending deliveries in their narrow form (docs/DECISIONS.md §41): what a delivery shares with the others of its
+ * event (keys, name, record, time, redelivery, and the body around the idempotency key) once per event, as a JSON
+ * group; per delivery only its id, webhook, key and group, as array literals (uuids need no quoting). The server
+ * parses four arrays instead of a 17-field JSON object a row, and reads the event's place in the outbox once per
+ * event. A body without its key is its group's whole `prefix` (`keyed` false).
+ */
+const freshDeliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): {
+  readonly groups: string
+  readonly ids: string
+  readonly webhookIds: string
+  readonly keys: string
+  readonly groupOf: string
+} => {
+  const groups: Array<FreshGroup> = []
+  // A fan-out writes an event's deliveries one after another: the last group matches, else one of the event's.
+  const byEvent = new Map<string, Array<FreshGroup>>()
+  const ids: Array<string> = []
+  const webhookIds: Array<string> = []
+  const keys: Array<string> = []
+  const groupOf: Array<number> = []
+  for (const d of deliveries) {
+    const quoted = `"${d.idempotencyKey}"`
+    const at = d.body.indexOf(quoted)
+    const shape = {
+      organization_id: d.organizationId,
+      event_id: d.eventId,
+      event: d.event,
+      record_key: d.recordKey,
+      redelivery_of: d.redeliveryOf,
+      created_at: d.createdAt,
+      keyed: at >= 0,
+      prefix: at < 0 ? d.body : d.body.slice(0, at),
+      suffix: at < 0 ? "" : d.body.slice(at + quoted.length)
+    }
+    const last = groups[groups.length - 1]
+    let group = last !== undefined && sameGroup(last, shape) ? last : byEvent.get(d.eventId)?.find((g) => sameGroup(g, shape))
+    if (group === undefined) {
+      group = { g: groups.length + 1, ...shape }
+      groups.push(group)
+      const known = byEvent.get(d.eventId)
+      if (known === undefined) byEvent.set(d.eventId, [group])
+      else known.push(group)
+    }
+    ids.push(d.id)
+    webhookIds.push(d.webhookId)
+    keys.push(d.idempotencyKey)
+    groupOf.push(group.g)
+  }
+  const literal = (xs: ReadonlyArray<string | number>) => `{${xs.join(",")}}`
+  return {
+    groups: JSON.stringify(groups),
+    ids: literal(ids),
+    webhookIds: literal(webhookIds),
+    keys: literal(keys),
+    groupOf: literal(groupOf)
+  }
+}
+
+/** A PostgreSQL array literal of text (or of values whose text form needs no quoting): each element quoted. */
+const textArrayLiteral = (xs: ReadonlyArray<string | null>): string => {
+  let out = "{"
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i]!
+    if (i > 0) out += ","
+    out += x === null ? "NULL" : `"${x.replace(/["\\]/g, "\\$&")}"`
+  }
+  return out + "}"
+}
+
+const intArrayLiteral = (xs: ReadonlyArray<number | null>): string =>
+  `{${xs.map((x) => (x === null ? "NULL" : String(x))).join(",")}}`
+
+/**
+ * Outcomes as one array parameter per field (`feedback_record_outcomes`, migration 109, docs/DECISIONS.md §41):
+ * the server binds them as they are, where a JSON document took a statement of its own to parse every turn.
+ */
+const outcomeArrays = (completed: ReadonlyArray<CompletedDelivery>) => {
+  const orgs: Array<string> = []
+  const ids: Array<string> = []
+  const statuses: Array<string> = []
+  const codes: Array<number | null> = []
+  const errors: Array<string | null> = []
+  const durations: Array<number | null> = []
+  for (const { id, organizationId, outcome } of completed) {
+    orgs.push(organizationId)
+    ids.push(id)
+    statuses.push(outcome.status)
+    codes.push(outcome.responseStatus)
+    errors.push(storableError(outcome.error))
+    durations.push(outcome.durationMs)
+  }
+  return {
+    orgs: `{${orgs.join(",")}}`,
+    ids: `{${ids.join(",")}}`,
+    statuses: textArrayLiteral(statuses),
+    codes: intArrayLiteral(codes),
+    errors: textArrayLiteral(errors),
+    durations: intArrayLiteral(durations)
+  }
+}
 
 export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -198,6 +336,75 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
       CASE WHEN d.status IN ('pending', 'in_flight') THEN q.attempted_at ELSE d.attempted_at END AS attempted_at,
       CASE WHEN d.status IN ('pending', 'in_flight') THEN q.claimed_by ELSE d.claimed_by END AS claimed_by,
       d.redelivery_of, d.record_key`)
+
+  /** Any deliveries, each row whole (`deliveryRows`). */
+  const insertAny = (chunk: ReadonlyArray<WebhookDeliveryRecord>) => {
+    const { parts, rows } = deliveryRows(chunk)
+    return sql`WITH parts AS (
+              SELECT * FROM json_to_recordset(${parts}::json) AS part(p integer, prefix text, suffix text)
+            ), inserted AS (
+              INSERT INTO webhook_deliveries (organization_id, id, webhook_id, event_id, event, idempotency_key, status,
+                payload, response_status, error, duration_ms, created_at, attempted_at, claimed_by, redelivery_of,
+                record_key, event_seq)
+              SELECT v.organization_id, v.id, v.webhook_id, v.event_id, v.event, v.idempotency_key, v.status,
+                CASE WHEN v.p IS NULL THEN v.payload ELSE part.prefix || v.payload || part.suffix END,
+                v.response_status, v.error, v.duration_ms, v.created_at, v.attempted_at, v.claimed_by, v.redelivery_of,
+                v.record_key,
+                CASE WHEN v.record_key IS NOT NULL THEN (
+                  SELECT e.seq FROM domain_events e WHERE e.organization_id = v.organization_id AND e.id = v.event_id)
+                END
+              FROM json_to_recordset(${rows}::json) AS v(organization_id uuid, id uuid, webhook_id uuid, event_id uuid,
+                event text, idempotency_key uuid, status text, p integer, payload text, response_status integer,
+                error text, duration_ms integer, created_at timestamptz, attempted_at timestamptz, claimed_by uuid,
+                redelivery_of uuid, record_key text)
+              LEFT JOIN parts part ON part.p = v.p
+              ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
+              RETURNING organization_id, id, webhook_id, created_at, record_key, event_seq, status, claimed_by, attempted_at
+            )
+            INSERT INTO webhook_delivery_queue (organization_id, id, webhook_id, created_at, record_key, event_seq,
+              claimed_by, attempted_at)
+            SELECT organization_id, id, webhook_id, created_at, record_key, event_seq,
+              CASE WHEN status = 'in_flight' THEN coalesce(claimed_by, ${NO_DISPATCHER}) END,
+              CASE WHEN status = 'in_flight' THEN attempted_at END
+            FROM inserted WHERE status IN ('pending', 'in_flight')`
+  }
+  /**
+   * New pending deliveries in their narrow form (`freshDeliveryRows`, docs/DECISIONS.md §41): the rows `insertAny`
+   * would write for them, with the event's place in the outbox read once per event.
+   */
+  const insertFresh = (chunk: ReadonlyArray<WebhookDeliveryRecord>) => {
+    const { groupOf, groups, ids, keys, webhookIds } = freshDeliveryRows(chunk)
+    return sql`WITH groups AS MATERIALIZED (
+        SELECT g.*, CASE WHEN g.record_key IS NOT NULL THEN (
+            SELECT e.seq FROM domain_events e WHERE e.organization_id = g.organization_id AND e.id = g.event_id)
+          END AS event_seq
+        FROM json_to_recordset(${groups}::json) AS g(g integer, organization_id uuid, event_id uuid, event text,
+          record_key text, redelivery_of uuid, created_at timestamptz, keyed boolean, prefix text, suffix text)
+      ), inserted AS (
+        INSERT INTO webhook_deliveries (organization_id, id, webhook_id, event_id, event, idempotency_key, status,
+          payload, created_at, redelivery_of, record_key, event_seq)
+        SELECT g.organization_id, v.id, v.webhook_id, g.event_id, g.event, v.k, 'pending',
+          CASE WHEN g.keyed THEN g.prefix || '"' || v.k::text || '"' || g.suffix ELSE g.prefix END,
+          g.created_at, g.redelivery_of, g.record_key, g.event_seq
+        FROM unnest(${ids}::uuid[], ${webhookIds}::uuid[], ${keys}::uuid[], ${groupOf}::int[]) AS v(id, webhook_id, k, g)
+        JOIN groups g ON g.g = v.g
+        ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
+        RETURNING organization_id, id, webhook_id, created_at, record_key, event_seq
+      )
+      INSERT INTO webhook_delivery_queue (organization_id, id, webhook_id, created_at, record_key, event_seq)
+      SELECT organization_id, id, webhook_id, created_at, record_key, event_seq FROM inserted`
+  }
+
+  /** Writes outcomes of deliveries the dispatcher holds; answers the ids recorded. */
+  const recordOutcomes = (dispatcherId: string, completed: ReadonlyArray<CompletedDelivery>) => {
+    const o = outcomeArrays(completed)
+    return sql<{ id: string }>`SELECT r AS id FROM feedback_record_outcomes(${o.orgs}::uuid[], ${o.ids}::uuid[],
+        ${o.statuses}::text[], ${o.codes}::integer[], ${o.errors}::text[], ${o.durations}::integer[],
+        ${dispatcherId}::uuid) r`.pipe(
+      Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])),
+      orDie
+    )
+  }
 
   return WebhookRepository.of({
     insert: (w) =>
@@ -270,60 +477,54 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
     // processes may commit out of order, the events of one record cannot (docs/DECISIONS.md §17). (A separate
     // UPDATE of the new rows wrote every row twice and re-ran its foreign-key check; rows as a JSON document cost the
     // server about what bound parameters do, and the process far less than 16 parameters a row, docs/DECISIONS.md §30.)
-    insertDeliveries: (deliveries) =>
-      Effect.forEach(
-        Array.from({ length: Math.ceil(deliveries.length / INSERT_CHUNK) }, (_, i) =>
-          deliveries.slice(i * INSERT_CHUNK, (i + 1) * INSERT_CHUNK)),
-        (chunk) => {
-          const { parts, rows } = deliveryRows(chunk)
-          return sql`WITH parts AS (
-              SELECT * FROM json_to_recordset(${parts}::json) AS part(p integer, prefix text, suffix text)
-            ), inserted AS (
-              INSERT INTO webhook_deliveries (organization_id, id, webhook_id, event_id, event, idempotency_key, status,
-                payload, response_status, error, duration_ms, created_at, attempted_at, claimed_by, redelivery_of,
-                record_key, event_seq)
-              SELECT v.organization_id, v.id, v.webhook_id, v.event_id, v.event, v.idempotency_key, v.status,
-                CASE WHEN v.p IS NULL THEN v.payload ELSE part.prefix || v.payload || part.suffix END,
-                v.response_status, v.error, v.duration_ms, v.created_at, v.attempted_at, v.claimed_by, v.redelivery_of,
-                v.record_key,
-                CASE WHEN v.record_key IS NOT NULL THEN (
-                  SELECT e.seq FROM domain_events e WHERE e.organization_id = v.organization_id AND e.id = v.event_id)
-                END
-              FROM json_to_recordset(${rows}::json) AS v(organization_id uuid, id uuid, webhook_id uuid, event_id uuid,
-                event text, idempotency_key uuid, status text, p integer, payload text, response_status integer,
-                error text, duration_ms integer, created_at timestamptz, attempted_at timestamptz, claimed_by uuid,
-                redelivery_of uuid, record_key text)
-              LEFT JOIN parts part ON part.p = v.p
-              ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
-              RETURNING organization_id, id, webhook_id, created_at, record_key, event_seq, status, claimed_by, attempted_at
-            )
-            INSERT INTO webhook_delivery_queue (organization_id, id, webhook_id, created_at, record_key, event_seq,
-              claimed_by, attempted_at)
-            SELECT organization_id, id, webhook_id, created_at, record_key, event_seq,
-              CASE WHEN status = 'in_flight' THEN coalesce(claimed_by, ${NO_DISPATCHER}) END,
-              CASE WHEN status = 'in_flight' THEN attempted_at END
-            FROM inserted WHERE status IN ('pending', 'in_flight')`
-        },
-        { discard: true }
-      ).pipe(orDie),
+    insertDeliveries: (deliveries) => {
+      const fresh = deliveries.filter(isFresh)
+      const other = fresh.length === deliveries.length ? [] : deliveries.filter((d) => !isFresh(d))
+      const chunks = (rows: ReadonlyArray<WebhookDeliveryRecord>) =>
+        Array.from({ length: Math.ceil(rows.length / INSERT_CHUNK) }, (_, i) => rows.slice(i * INSERT_CHUNK, (i + 1) * INSERT_CHUNK))
+      const writes = Effect.andThen(
+        Effect.forEach(chunks(fresh), insertFresh, { discard: true }),
+        Effect.forEach(chunks(other), insertAny, { discard: true })
+      )
+      // A fan-out writes fresh rows only; a batch of both kinds is still all or nothing.
+      return (fresh.length > 0 && other.length > 0 ? sql.withTransaction(writes) : writes).pipe(orDie)
+    },
     // The claim is a function of migration 107, for the planner settings its statement needs (docs/DECISIONS.md §38):
     // it records the outcomes that come with it (docs/DECISIONS.md §30), then reads and locks only the queue, and
     // reads the records of the claimed rows by primary key. Read without the client's renames (the columns are named
     // as the client would name them): the claim's rows are the dispatcher's hottest read (docs/DECISIONS.md §34).
-    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) =>
-      raw<DeliveryRow & { url: string; hmacSecret: string | null; previousHmacSecret: string | null; previousSecretExpiresAt: Date | null }>`
+    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) => {
+      const o = outcomeArrays(completed)
+      return raw<ClaimRow>`
           SELECT organization_id AS "organizationId", id, webhook_id AS "webhookId", event_id AS "eventId", event,
-            idempotency_key AS "idempotencyKey", 'in_flight' AS status, payload, response_status AS "responseStatus",
-            error, duration_ms AS "durationMs", created_at AS "createdAt", attempted_at AS "attemptedAt",
-            claimed_by AS "claimedBy", redelivery_of AS "redeliveryOf", record_key AS "recordKey", url,
-            hmac_secret AS "hmacSecret", previous_hmac_secret AS "previousHmacSecret",
+            idempotency_key AS "idempotencyKey", payload, created_at AS "createdAt", redelivery_of AS "redeliveryOf",
+            record_key AS "recordKey", url, hmac_secret AS "hmacSecret", previous_hmac_secret AS "previousHmacSecret",
             previous_secret_expires_at AS "previousSecretExpiresAt"
-          FROM feedback_claim_deliveries(${outcomesJson(completed)}::json, ${dispatcherId}::uuid, ${at}::timestamptz,
-            ${whole(limit)}::int, ${whole(perWebhookLimit)}::int)`.pipe(
+          FROM feedback_claim_with_outcomes(${o.orgs}::uuid[], ${o.ids}::uuid[], ${o.statuses}::text[],
+            ${o.codes}::integer[], ${o.errors}::text[], ${o.durations}::integer[], ${dispatcherId}::uuid,
+            ${at}::timestamptz, ${whole(limit)}::int, ${whole(perWebhookLimit)}::int)`.pipe(
         Effect.map((rows) =>
           rows
             .map((r): ClaimedDelivery => ({
-              delivery: toDeliveryRecord(r),
+              // A claimed delivery is in flight for this claim: its claimer and time are the caller's own.
+              delivery: {
+                id: r.id as WebhookDeliveryRecord["id"],
+                organizationId: r.organizationId as OrganizationId,
+                webhookId: r.webhookId as WebhookDeliveryRecord["webhookId"],
+                eventId: r.eventId as WebhookDeliveryRecord["eventId"],
+                event: r.event,
+                idempotencyKey: r.idempotencyKey,
+                status: "in_flight",
+                body: r.payload,
+                responseStatus: null,
+                error: null,
+                durationMs: null,
+                createdAt: toTimestamp(r.createdAt),
+                attemptedAt: at,
+                claimedBy: dispatcherId,
+                redeliveryOf: r.redeliveryOf as WebhookDeliveryRecord["redeliveryOf"],
+                recordKey: r.recordKey
+              },
               url: r.url,
               hmacSecret: r.hmacSecret,
               previousSecret: previousSecretOf({
@@ -334,21 +535,13 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             .sort((a, b) => oldestFirst(a.delivery, b.delivery))
         ),
         orDie
-      ),
+      )
+    },
     completeDelivery: (dispatcherId, organizationId, id, outcome) =>
-      sql<{ id: string }>`SELECT r AS id
-          FROM feedback_record_deliveries(${outcomesJson([{ organizationId, id, outcome }])}::json, ${dispatcherId}::uuid) r`
-        .pipe(Effect.map((rows) => rows.length > 0), orDie),
-    // One statement for the batch (a function of migration 107); the rows travel as one JSON parameter (NUL in
-    // `error` becomes U+FFFD).
+      recordOutcomes(dispatcherId, [{ organizationId, id, outcome }]).pipe(Effect.map((ids) => ids.length > 0)),
+    // One statement for the batch (a function of migration 109); NUL in `error` becomes U+FFFD.
     completeDeliveries: (dispatcherId, completed) =>
-      completed.length === 0
-        ? Effect.succeed([])
-        : sql<{ id: string }>`SELECT r AS id
-            FROM feedback_record_deliveries(${outcomesJson(completed)}::json, ${dispatcherId}::uuid) r`.pipe(
-            Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])),
-            orDie
-          ),
+      completed.length === 0 ? Effect.succeed([]) : recordOutcomes(dispatcherId, completed),
     // Pending again, unclaimed: only the queue row changes. The record's triggers do not see it, so the statement
     // sends the `deliveries` wake-up itself (docs/DECISIONS.md §23), once, when it released something.
     releaseDeliveries: (dispatcherId, released) =>

@@ -36,6 +36,15 @@ const as = (caller: SecretKeyCaller) => Effect.provideService(CurrentCaller, cal
 
 const events = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
 
+/**
+ * Events of one write, as the outbox lists them: distinct UUIDv7 ids, ascending in that order (a store that makes
+ * them in SQL must keep the order ids made one by one have).
+ */
+const assertEventIdsAscending = (evs: ReadonlyArray<{ readonly id: string }>) => {
+  for (const e of evs) assert.match(e.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  for (let i = 1; i < evs.length; i++) assert.isTrue(evs[i - 1]!.id < evs[i]!.id, `event ${i}'s id sorts after event ${i - 1}'s`)
+}
+
 /** The review as the read side answers it without includes: the shape events must carry. */
 const findReview = (organizationId: OrganizationId, id: ReviewId) =>
   ReviewRepository.use((r) => r.get(organizationId, id, []))
@@ -203,6 +212,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(yield* getReview(org, review!.id), second)
         const evs = yield* events(org)
         assert.deepStrictEqual(evs.map((e) => e.event), ["review.updated", "review.updated"])
+        assertEventIdsAscending(evs)
         assert.deepStrictEqual(evs[1]!.data, second)
       }))
 
@@ -413,6 +423,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         for (const i of [2, 4]) assert.deepStrictEqual(yield* getReview(org, rows[i]!.id), rows[i])
         const evs = yield* events(org)
         assert.deepStrictEqual(evs.map((e) => e.event), ["review.updated", "review.updated"])
+        assertEventIdsAscending(evs)
         const announced = evs.map((e) => (e.data as ReviewRecord).id).sort()
         assert.deepStrictEqual(announced, [rows[0]!.id, rows[3]!.id].sort())
         for (const e of evs) {
@@ -678,6 +689,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.strictEqual(evs.filter((e) => e.event === "review.created").length, expected.length)
         assert.deepStrictEqual(evs.map((e) => (e.data as ReviewRecord).id), result.imported.map((r) => r.id))
         assert.deepStrictEqual(evs.map((e) => (e.data as ReviewRecord).externalId), expected.map((i) => `big-${i}`))
+        assertEventIdsAscending(evs)
         const fx = yield* StoreTestKit
         const last = result.imported[result.imported.length - 1]!
         assert.strictEqual(Option.getOrThrow(yield* fx.importJob(s.org, last.id)).row, last.index)

@@ -65,6 +65,10 @@ export const NodeWebhookTransport: Layer.Layer<WebhookTransport> = Layer.effect(
       }
       const pool = new Pool(url.origin, {
         connections: 64,
+        // The exchange's own deadline covers headers and body (`Exchange`): undici's timers (300 s each) would only
+        // be cleared and set again on every request.
+        headersTimeout: 0,
+        bodyTimeout: 0,
         ...(address === undefined ? {} : { connect: { lookup: pinnedLookup(address) as never } })
       })
       pools.set(key, pool)
