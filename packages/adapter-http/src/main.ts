@@ -178,14 +178,20 @@ const run = Effect.gen(function*() {
     cursorSecret: Option.getOrUndefined(config.cursorSecret),
     rateLimitUrl: Option.getOrUndefined(config.rateLimitUrl)
   })
-  const App = HttpRouter.serve(ApiApplication(options), {
-    disableLogger: true,
-    disableListenLog: true,
-    middleware: apiMiddleware(options)
-  }).pipe(
-    Layer.merge(Announce),
-    Layer.provide(NodeHttpServer.layer(hardenedServer(config.limits, config.logRequests ? stdoutSink : () => {}, options.refusalGate), { port: config.port, host: config.host })),
-    Layer.provide(Services),
+  // The store is built once, first, and given to the routes and the announcement only, not put around the server:
+  // request fibers run in the server's context, which HttpApi copies into each request (docs/DECISIONS.md §42), and
+  // nothing on a request's path reads a store service from it (the use-cases captured theirs when built).
+  const App = Layer.unwrap(Effect.map(Layer.build(Services), (store) => {
+    const Store = Layer.succeedContext(store)
+    return HttpRouter.serve(ApiApplication(options).pipe(Layer.provide(Store)), {
+      disableLogger: true,
+      disableListenLog: true,
+      middleware: apiMiddleware(options)
+    }).pipe(
+      Layer.merge(Announce.pipe(Layer.provide(Store))),
+      Layer.provide(NodeHttpServer.layer(hardenedServer(config.limits, config.logRequests ? stdoutSink : () => {}, options.refusalGate), { port: config.port, host: config.host }))
+    )
+  })).pipe(
     // Request fibers run in the context the server is given, so the logger and span names are provided around it.
     Layer.provide(ObservabilityLayer(options))
   )

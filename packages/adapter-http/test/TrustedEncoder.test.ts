@@ -6,9 +6,9 @@
 import { Arbitrary, Effect, Schema } from "effect"
 import { HttpApi } from "effect/http-api"
 import { AdminApi, OperatorApi, ReviewPage } from "@feedback/client/effect"
-import { CustomerId, newCustomer, type Timestamp } from "@feedback/core"
+import { CustomerId, newCustomer, Organization, type Timestamp } from "@feedback/core"
 import { describe, expect, it } from "vitest"
-import { trustedEncoder } from "../src/server/TrustedEncoder.ts"
+import { encodedOnceJsonResponse, trustedEncoder } from "../src/server/TrustedEncoder.ts"
 
 const successSchemas = (): ReadonlyArray<{ readonly name: string; readonly schema: Schema.Top }> => {
   const out: Array<{ name: string; schema: Schema.Top }> = []
@@ -68,5 +68,34 @@ describe("trustedEncoder", () => {
     expect(fast).not.toContain("internal")
     expect(fast).toContain('"__proto__":"kept"')
     expect(fast).toBe(JSON.stringify(Schema.encodeUnknownSync(ReviewPage, { disableChecks: true })(noisy)))
+  })
+})
+
+describe("encodedOnceJsonResponse", () => {
+  const textOf = (response: ReturnType<ReturnType<typeof encodedOnceJsonResponse>>) =>
+    response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : undefined
+
+  it("answers the schema's JSON for each value, the first time and every time after", () => {
+    const respond = encodedOnceJsonResponse(Organization)
+    for (const organization of samples(Organization, 42) as ReadonlyArray<typeof Organization.Type>) {
+      const expected = JSON.stringify(bySchema(Organization)(organization))
+      for (let i = 0; i < 2; i++) {
+        const response = respond(organization)
+        expect(response.status).toBe(200)
+        expect(response.body._tag === "Uint8Array" ? response.body.contentType : undefined).toBe("application/json")
+        expect(textOf(response)).toBe(expected)
+      }
+    }
+  })
+
+  it("a replaced value gets its own text; a value that fails its schema fails every time, as HttpApi's encoding does", () => {
+    const respond = encodedOnceJsonResponse(Organization)
+    const [organization] = samples(Organization, 43) as ReadonlyArray<typeof Organization.Type>
+    expect(textOf(respond(organization!))).toContain(`"apiRequestsPerMinute":${organization!.plan.apiRequestsPerMinute}`)
+    const replanned = { ...organization!, plan: { apiRequestsPerMinute: 7 } }
+    expect(textOf(respond(replanned))).toBe(JSON.stringify(bySchema(Organization)(replanned)))
+    const broken = { ...organization!, createdAt: "not a timestamp" } as never
+    expect(() => respond(broken)).toThrow()
+    expect(() => respond(broken)).toThrow()
   })
 })

@@ -11,10 +11,10 @@
  * answered on the socket by `rawErrorResponse`.
  */
 import { errorWire } from "@feedback/core"
-import { ByteSize, Context, Effect, Tracer } from "effect"
+import { ByteSize, Context, Effect, References, Tracer } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { nextRequestId, requestIdOf } from "./RequestIds.ts"
-import { recordRequest } from "./observability/HttpMetrics.ts"
+import { recordRequestUnsafe } from "./observability/HttpMetrics.ts"
 import { logInfoAnnotated } from "./observability/JsonLogger.ts"
 import type { RouteTable } from "./RouteTable.ts"
 
@@ -182,27 +182,30 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
   Effect.withFiber((fiber) => {
-    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+    // Everything below runs on every request, so it is done in place rather than as effects of its own: the
+    // pre-response handler registered directly, metrics recorded directly, one context update for the body limit
+    // and the log annotation (docs/DECISIONS.md §42).
+    const context = fiber.context as Context.Context<never>
+    const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
     const requestId = requestIdOf(request.headers["x-request-id"])
     const started = performance.now()
     // The server span (Effect's HTTP tracer, present only when a tracer exports spans) carries the request id.
-    const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
+    const span = Context.getOrUndefined(context, Tracer.ParentSpan)
     if (span !== undefined && span._tag === "Span" && span.sampled) span.attribute("http.request.id", requestId)
     let status = 0
-    const onResponse: HttpEffect.PreResponseHandler = (req, response) => {
+    HttpEffect.appendPreResponseHandlerUnsafe(context, (req, response) => {
       const final = HttpServerResponse.setHeader(rewrite(options.routes, req, response, requestId), "x-request-id", requestId)
       status = final.status
       const method = req.method
       const route = options.metrics || options.logRequests ? options.routes.routeOf(method, pathOf(req.url)) : undefined
       const elapsedMs = performance.now() - started
-      const recorded = options.metrics ? recordRequest(method, route, final.status, elapsedMs / 1000) : Effect.void
-      if (!options.logRequests) return Effect.as(recorded, final)
+      if (options.metrics) recordRequestUnsafe(context, method, route, final.status, elapsedMs / 1000)
+      if (!options.logRequests) return Effect.succeed(final)
       const fields = accessLogFields(requestId, method, req.url, route, final.status, elapsedMs)
-      return recorded.pipe(Effect.andThen(logInfoAnnotated(accessLogMessage(fields), fields)), Effect.as(final))
-    }
+      return Effect.as(logInfoAnnotated(accessLogMessage(fields), fields), final)
+    })
     const early = refuseEarly(request)
-    return HttpEffect.withPreResponseHandler(early === undefined ? app : Effect.succeed(early), onResponse).pipe(
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, bodyLimitOf(request.url)),
+    return (early === undefined ? app : Effect.succeed(early)).pipe(
       Effect.tapCause((cause) =>
         status >= 500
           ? Effect.logError("request failed", cause).pipe(
@@ -210,7 +213,12 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
           )
           : Effect.void),
       // Every line logged while the request runs names it.
-      Effect.annotateLogs("requestId", requestId)
+      Effect.updateContext((current: Context.Context<R>) =>
+        Context.add(
+          Context.add(current, HttpIncomingMessage.MaxBodySize, bodyLimitOf(request.url)),
+          References.CurrentLogAnnotations,
+          { ...Context.get(current, References.CurrentLogAnnotations), requestId }
+        ) as Context.Context<R>)
     )
   })
 

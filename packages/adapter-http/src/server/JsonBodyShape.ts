@@ -102,7 +102,8 @@ export const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /** A body the JSON codec will parse (whether the media type is acceptable at all is the 415's concern, further in). */
-const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
+/** Whether the request carries a JSON body `guardJsonBody` measures (a body method with a JSON media type). */
+export const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
   if (!bodyMethods.has(request.method)) return false
   const type = request.headers["content-type"]?.split(";")[0]!.trim().toLowerCase()
   return type !== undefined && (type === "application/json" || (type.startsWith("application/") && type.endsWith("+json")))

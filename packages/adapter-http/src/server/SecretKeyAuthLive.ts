@@ -18,19 +18,20 @@ import {
   Forbidden,
   hasPermission,
   Idempotency,
+  idempotentMethods,
   Organizations,
   RateLimitStore,
-  recordRateLimitDecision,
+  recordRateLimitDecisionUnsafe,
   refusalMessage,
   type SpendDecision,
   type SpendRefused
 } from "@feedback/core"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
-import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PermissionByInput, RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
 import { idempotently } from "./idempotency/IdempotentRequests.ts"
-import { guardJsonBody } from "./JsonBodyShape.ts"
+import { guardJsonBody, hasJsonBody } from "./JsonBodyShape.ts"
 import { readsAlongsideSpend, spendThenRead } from "./ReadAlongsideSpend.ts"
 
 /**
@@ -80,16 +81,16 @@ export const refusalBody = (decision: SpendRefused): string =>
 
 /**
  * Counts the decision, and answers a refusal's 429 (undefined: admitted, its rate-limit headers set on whatever the
- * request answers).
+ * request answers). Done in place with the request's context, not as effects of their own: on the memory store this
+ * is most of what admission costs beyond the bucket arithmetic (docs/DECISIONS.md §42).
  */
-const admit = (decision: SpendDecision): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined, never, HttpServerRequest.HttpServerRequest> =>
-  Effect.andThen(
-    recordRateLimitDecision(decision),
-    decision._tag === "Refused"
-      ? Effect.succeed(refusedResponse(decision))
-      : Effect.as(HttpEffect.appendPreResponseHandler((_, response) =>
-        Effect.succeed(HttpServerResponse.setHeaders(response, rateLimitHeaders(decision)))), undefined)
-  )
+const admitUnsafe = (decision: SpendDecision, context: Context.Context<never>): HttpServerResponse.HttpServerResponse | undefined => {
+  recordRateLimitDecisionUnsafe(decision, context)
+  if (decision._tag === "Refused") return refusedResponse(decision)
+  HttpEffect.appendPreResponseHandlerUnsafe(context, (_, response) =>
+    Effect.succeed(HttpServerResponse.setHeaders(response, rateLimitHeaders(decision))))
+  return undefined
+}
 
 /** What the middleware needs to know about a route, computed on its first request rather than on every one. */
 interface RouteFacts {
@@ -123,24 +124,33 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
   const idempotency = yield* Idempotency
   const readsAlongside = (key: string) => rateLimits.decidesInProcess !== true && readsAlongsideSpend.has(key)
   return SecretKeyAuth.of({
+    // Plain continuations rather than generators: each step of this middleware runs on every authenticated request.
     bearer: (httpEffect, { credential, endpoint }) =>
-      Effect.gen(function*() {
-        const { caller, organization } = yield* organizations.authenticateSecretKey(Redacted.value(credential))
+      Effect.withFiber((fiber) => {
+        const context = fiber.context as Context.Context<never>
         const { cost, key, permission, permissionByInput } = factsOf(endpoint)
-        const spend = rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
-        const proceed = Effect.gen(function*() {
-          // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
-          if (Option.isNone(permission)) {
-            if (!permissionByInput) return yield* Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
-          } else if (!hasPermission(caller, permission.value)) return yield* Forbidden.missing(permission.value)
-          yield* guardJsonBody
-          return yield* Effect.provideService(idempotently(idempotency, endpoint, organization.id, httpEffect), CurrentCaller, caller)
+        return Effect.flatMap(organizations.authenticateSecretKey(Redacted.value(credential)), ({ caller, organization }) => {
+          const guarded = () => Effect.andThen(guardJsonBody, Effect.provideService(idempotently(idempotency, endpoint, organization.id, httpEffect), CurrentCaller, caller))
+          const proceed = (): Effect.Effect<HttpServerResponse.HttpServerResponse, Effect.Error<ReturnType<typeof guarded>> | Forbidden, Effect.Services<ReturnType<typeof guarded>>> => {
+            // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
+            if (Option.isNone(permission)) {
+              if (!permissionByInput) return Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
+            } else if (!hasPermission(caller, permission.value)) return Effect.fail(Forbidden.missing(permission.value))
+            // A request with no JSON body to measure and no Idempotency-Key to honour (every GET) runs as it is.
+            const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
+            return !idempotentMethods.has(request.method) && !hasJsonBody(request)
+              ? Effect.provideService(httpEffect, CurrentCaller, caller)
+              : guarded()
+          }
+          const spend = rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
+          // A pure read runs while a spend that waits on I/O is in flight; the decision still comes first
+          // (ReadAlongsideSpend.ts). Everything else, and every spend decided in this process, in sequence.
+          if (readsAlongside(key)) return spendThenRead(key, spend, (decision) => Effect.succeed(admitUnsafe(decision, context)), Effect.suspend(proceed))
+          return Effect.flatMap(spend, (decision) => {
+            const refusal = admitUnsafe(decision, context)
+            return refusal === undefined ? proceed() : Effect.succeed(refusal)
+          })
         })
-        // A pure read runs while a spend that waits on I/O is in flight; the decision still comes first
-        // (ReadAlongsideSpend.ts). Everything else, and every spend decided in this process, in sequence.
-        if (readsAlongside(key)) return yield* spendThenRead(key, spend, admit, proceed)
-        const refusal = yield* admit(yield* spend)
-        return refusal !== undefined ? refusal : yield* proceed
       })
   })
 }))

@@ -124,3 +124,22 @@ export const trustedJsonResponse = <S extends Schema.Top>(schema: S) => {
   return (value: S["Type"]): HttpServerResponse.HttpServerResponse =>
     HttpServerResponse.text(JSON.stringify(encode(value)), { status: 200, contentType: "application/json" })
 }
+
+/**
+ * A 200 JSON response of `value` encoded by `schema` itself (every check run, a failure thrown as HttpApi's encoding
+ * would fail), its text kept per value: for an immutable value the store hands out again and again (an organization
+ * on the memory store), each later answer reuses the text. A value is never changed in place (records are replaced
+ * on update), so a kept text is always that value's encoding; a value that fails is not kept and fails every time.
+ */
+export const encodedOnceJsonResponse = <S extends Schema.Top>(schema: S) => {
+  const encode = Schema.encodeUnknownSync(schema as unknown as Schema.Codec<S["Type"], S["Encoded"]>)
+  const texts = new WeakMap<object, string>()
+  return (value: S["Type"] & object): HttpServerResponse.HttpServerResponse => {
+    let text = texts.get(value)
+    if (text === undefined) {
+      text = JSON.stringify(encode(value))
+      texts.set(value, text)
+    }
+    return HttpServerResponse.text(text, { status: 200, contentType: "application/json" })
+  }
+}

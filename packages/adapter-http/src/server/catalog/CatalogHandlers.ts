@@ -3,6 +3,7 @@ import { Catalogs } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
+import { capturingOnly } from "../HandlerGroups.ts"
 
 export const SitesHandlers = HttpApiBuilder.group(AdminApi, "sites", Effect.fn(function*(handlers) {
   const catalogs = yield* Catalogs
@@ -10,7 +11,7 @@ export const SitesHandlers = HttpApiBuilder.group(AdminApi, "sites", Effect.fn(f
     .handle("create", ({ payload }) => catalogs.createSite(payload))
     .handle("list", ({ query }) => catalogs.listSites(query))
     .handle("get", ({ params }) => catalogs.getSite(params.id))
-}))
+})).pipe(capturingOnly(Catalogs))
 
 export const ProductsHandlers = HttpApiBuilder.group(AdminApi, "products", Effect.fn(function*(handlers) {
   const catalogs = yield* Catalogs
@@ -21,7 +22,7 @@ export const ProductsHandlers = HttpApiBuilder.group(AdminApi, "products", Effec
     .handle("get", ({ params }) => catalogs.getProduct(params.id))
     .handle("update", ({ params, payload }) => catalogs.updateProduct(params.id, payload))
     .handle("delete", ({ params }) => catalogs.deleteProduct(params.id))
-}))
+})).pipe(capturingOnly(Catalogs))
 
 export const CustomersHandlers = HttpApiBuilder.group(AdminApi, "customers", Effect.fn(function*(handlers) {
   const catalogs = yield* Catalogs
@@ -30,4 +31,4 @@ export const CustomersHandlers = HttpApiBuilder.group(AdminApi, "customers", Eff
     .handle("list", ({ query }) => catalogs.listCustomers(query))
     .handle("import", ({ payload }) => catalogs.importCustomers(payload))
     .handle("get", ({ params }) => catalogs.getCustomer(params.id))
-}))
+})).pipe(capturingOnly(Catalogs))

@@ -5,6 +5,7 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { importFileRows, importFormatOf } from "./ImportFileRows.ts"
+import { capturingOnly } from "../HandlerGroups.ts"
 
 const mediaTypes = { csv: "text/csv; charset=utf-8", ndjson: "application/x-ndjson" } as const
 
@@ -20,7 +21,7 @@ export const ImportJobsHandlers = HttpApiBuilder.group(AdminApi, "importJobs", E
         )
       }))
     .handle("get", ({ params }) => jobs.getImport(params.id))
-}))
+})).pipe(capturingOnly(Jobs))
 
 export const ExportJobsHandlers = HttpApiBuilder.group(AdminApi, "exportJobs", Effect.fn(function*(handlers) {
   const jobs = yield* Jobs
@@ -40,4 +41,4 @@ export const ExportJobsHandlers = HttpApiBuilder.group(AdminApi, "exportJobs", E
           contentType: mediaTypes[file.format],
           headers: { "content-disposition": `attachment; filename="reviews-${params.id}.${file.format === "csv" ? "csv" : "ndjson"}"` }
         })))
-}))
+})).pipe(capturingOnly(Jobs))

@@ -3,6 +3,7 @@ import { Organizations } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { OperatorApi } from "@feedback/client/effect"
+import { capturingOnly } from "../HandlerGroups.ts"
 
 export const OperatorHandlers = HttpApiBuilder.group(OperatorApi, "operator", Effect.fn(function*(handlers) {
   const organizations = yield* Organizations
@@ -17,4 +18,4 @@ export const OperatorHandlers = HttpApiBuilder.group(OperatorApi, "operator", Ef
     .handle("createIntegration", ({ params, payload }) => organizations.createIntegration(params.id, payload.platform))
     .handle("createLoyaltyProgram", ({ params, payload }) => organizations.createLoyaltyProgram(params.id, payload))
     .handle("createWishlist", ({ params, payload }) => organizations.createWishlist(params.id, payload))
-}))
+})).pipe(capturingOnly(Organizations))

@@ -1,17 +1,24 @@
-/** Handlers of the foundation's groups: system and organization. */
-import { Organizations, StoreHealth } from "@feedback/core"
+/**
+ * Handlers of the foundation's groups: system and organization. `GET /organization`, the cheapest authenticated
+ * request, answers the text its schema encoded for the same organization value before (`encodedOnceJsonResponse`).
+ */
+import { Organization, Organizations, StoreHealth } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
+import { capturingOnly } from "../HandlerGroups.ts"
+import { encodedOnceJsonResponse } from "../TrustedEncoder.ts"
+
+const organizationResponse = encodedOnceJsonResponse(Organization)
 
 export const SystemHandlers = HttpApiBuilder.group(AdminApi, "system", Effect.fn(function*(handlers) {
   const store = yield* StoreHealth
   return handlers
     .handle("health", () => Effect.succeed({ status: "ok" as const }))
     .handle("ready", () => Effect.as(store.check, { status: "ok" as const }))
-}))
+})).pipe(capturingOnly(StoreHealth))
 
 export const OrganizationHandlers = HttpApiBuilder.group(AdminApi, "organization", Effect.fn(function*(handlers) {
   const organizations = yield* Organizations
-  return handlers.handle("get", () => organizations.current())
-}))
+  return handlers.handle("get", () => Effect.map(organizations.current(), organizationResponse))
+})).pipe(capturingOnly(Organizations))

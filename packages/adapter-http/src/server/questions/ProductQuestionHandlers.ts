@@ -3,6 +3,7 @@ import { ProductQuestions } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
+import { capturingOnly } from "../HandlerGroups.ts"
 
 export const ProductQuestionHandlers = HttpApiBuilder.group(AdminApi, "productQuestions", Effect.fn(function*(handlers) {
   const questions = yield* ProductQuestions
@@ -16,4 +17,4 @@ export const ProductQuestionHandlers = HttpApiBuilder.group(AdminApi, "productQu
     .handle("createAnswer", ({ params, payload }) => questions.createAnswer(params.id, payload))
     .handle("updateAnswer", ({ params, payload }) => questions.updateAnswer(params.id, params.answerId, payload))
     .handle("deleteAnswer", ({ params }) => questions.deleteAnswer(params.id, params.answerId))
-}))
+})).pipe(capturingOnly(ProductQuestions))

@@ -3,6 +3,7 @@ import { ReviewWrites } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
+import { capturingOnly } from "../HandlerGroups.ts"
 
 export const ReviewWritesHandlers = HttpApiBuilder.group(AdminApi, "reviewWrites", Effect.fn(function*(handlers) {
   const writes = yield* ReviewWrites
@@ -14,4 +15,4 @@ export const ReviewWritesHandlers = HttpApiBuilder.group(AdminApi, "reviewWrites
     .handle("createResponse", ({ params, payload }) => writes.createReply(params.id, payload))
     .handle("updateResponse", ({ params, payload }) => writes.updateReply(params.id, payload))
     .handle("deleteResponse", ({ params }) => writes.deleteReply(params.id))
-}))
+})).pipe(capturingOnly(ReviewWrites))

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, ReviewPage } from "@feedback/client/effect"
 import { trustedJsonResponse } from "../TrustedEncoder.ts"
+import { capturingOnly } from "../HandlerGroups.ts"
 
 const pageResponse = trustedJsonResponse(ReviewPage)
 
@@ -15,4 +16,4 @@ export const ReviewsReadHandlers = HttpApiBuilder.group(AdminApi, "reviewsRead",
   return handlers
     .handle("list", ({ query }) => Effect.map(reviews.list(query), pageResponse))
     .handle("get", ({ params, query }) => reviews.get(params.id, query))
-}))
+})).pipe(capturingOnly(Reviews))

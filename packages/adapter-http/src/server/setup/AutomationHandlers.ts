@@ -3,6 +3,7 @@ import { AdminApi } from "@feedback/client/effect"
 import { ReviewAutomation } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { capturingOnly } from "../HandlerGroups.ts"
 
 export const AutomationHandlers = HttpApiBuilder.group(AdminApi, "automation", Effect.fn(function*(handlers) {
   const automation = yield* ReviewAutomation
@@ -15,4 +16,4 @@ export const AutomationHandlers = HttpApiBuilder.group(AdminApi, "automation", E
     .handle("getSurveyFlow", ({ params }) => automation.getSurveyFlow(params.id))
     .handle("updateSurveyFlow", ({ params, payload }) => automation.updateSurveyFlow(params.id, payload))
     .handle("deleteSurveyFlow", ({ params }) => automation.deleteSurveyFlow(params.id))
-}))
+})).pipe(capturingOnly(ReviewAutomation))

@@ -9,6 +9,7 @@ import { Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
+import { capturingOnly } from "../HandlerGroups.ts"
 
 export { DEFAULT_EMBED_SCRIPT_URL }
 
@@ -48,4 +49,4 @@ export const SetupHandlers = HttpApiBuilder.group(AdminApi, "setup", Effect.fn(f
     .handle("get", () => Effect.flatMap(thisRequest, (request) => setup.getState(request)))
     .handle("update", ({ payload }) => Effect.flatMap(thisRequest, (request) => setup.recordOutcome(payload, request)))
     .handle("setupReviews", ({ payload }) => Effect.flatMap(thisRequest, (request) => setup.setupReviews(payload.data, request)))
-}))
+})).pipe(capturingOnly(Setup))

@@ -3,6 +3,7 @@ import { Webhooks } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
+import { capturingOnly } from "../HandlerGroups.ts"
 
 export const WebhooksHandlers = HttpApiBuilder.group(AdminApi, "webhooks", Effect.fn(function*(handlers) {
   const webhooks = yield* Webhooks
@@ -18,4 +19,4 @@ export const WebhooksHandlers = HttpApiBuilder.group(AdminApi, "webhooks", Effec
     .handle("redeliver", ({ params }) => webhooks.redeliver(params.id, params.deliveryId))
     .handle("ping", ({ params }) => webhooks.ping(params.id))
     .handle("feed", ({ query }) => webhooks.feed(query))
-}))
+})).pipe(capturingOnly(Webhooks))
