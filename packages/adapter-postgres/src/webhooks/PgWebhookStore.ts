@@ -69,31 +69,57 @@ interface DeliveryRow {
   readonly recordKey: string | null
 }
 
-const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord => ({
+/** The columns of a delivery that every read of one has, its outcome aside. */
+type DeliveryColumns = Pick<
+  DeliveryRow,
+  "organizationId" | "id" | "webhookId" | "eventId" | "event" | "idempotencyKey" | "payload" | "createdAt" |
+  "redeliveryOf" | "recordKey"
+>
+
+/**
+ * A delivery record from the columns every read has, and its outcome fields as given: the stored ones for a read, a
+ * claim's own (in flight, its claimer and time) for a claimed delivery, whose outcome columns the claim does not read.
+ */
+const deliveryRecord = (
+  r: DeliveryColumns,
+  status: WebhookDeliveryRecord["status"],
+  responseStatus: number | null,
+  error: string | null,
+  durationMs: number | null,
+  attemptedAt: WebhookDeliveryRecord["attemptedAt"],
+  claimedBy: string | null
+): WebhookDeliveryRecord => ({
   id: r.id as WebhookDeliveryRecord["id"],
   organizationId: r.organizationId as OrganizationId,
   webhookId: r.webhookId as WebhookDeliveryRecord["webhookId"],
   eventId: r.eventId as WebhookDeliveryRecord["eventId"],
   event: r.event,
   idempotencyKey: r.idempotencyKey,
-  status: r.status,
+  status,
   body: r.payload,
-  responseStatus: r.responseStatus === null ? null : Number(r.responseStatus),
-  error: r.error,
-  durationMs: r.durationMs === null ? null : Number(r.durationMs),
+  responseStatus,
+  error,
+  durationMs,
   createdAt: toTimestamp(r.createdAt),
-  attemptedAt: toNullableTimestamp(r.attemptedAt),
-  claimedBy: r.claimedBy,
+  attemptedAt,
+  claimedBy,
   redeliveryOf: r.redeliveryOf as WebhookDeliveryRecord["redeliveryOf"],
   recordKey: r.recordKey
 })
 
+const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord =>
+  deliveryRecord(
+    r,
+    r.status,
+    r.responseStatus === null ? null : Number(r.responseStatus),
+    r.error,
+    r.durationMs === null ? null : Number(r.durationMs),
+    toNullableTimestamp(r.attemptedAt),
+    r.claimedBy
+  )
+
 /** A claimed delivery as the claim answers it (migration 109): no outcome fields, no claimer or time. */
-type ClaimRow = Pick<
-  DeliveryRow,
-  "organizationId" | "id" | "webhookId" | "eventId" | "event" | "idempotencyKey" | "payload" | "createdAt" |
-  "redeliveryOf" | "recordKey"
-> & {
+type ClaimRow = DeliveryColumns & {
   readonly url: string
   readonly hmacSecret: string | null
   readonly previousHmacSecret: string | null
@@ -501,24 +527,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           rows
             .map((r): ClaimedDelivery => ({
               // A claimed delivery is in flight for this claim: its claimer and time are the caller's own.
-              delivery: {
-                id: r.id as WebhookDeliveryRecord["id"],
-                organizationId: r.organizationId as OrganizationId,
-                webhookId: r.webhookId as WebhookDeliveryRecord["webhookId"],
-                eventId: r.eventId as WebhookDeliveryRecord["eventId"],
-                event: r.event,
-                idempotencyKey: r.idempotencyKey,
-                status: "in_flight",
-                body: r.payload,
-                responseStatus: null,
-                error: null,
-                durationMs: null,
-                createdAt: toTimestamp(r.createdAt),
-                attemptedAt: at,
-                claimedBy: dispatcherId,
-                redeliveryOf: r.redeliveryOf as WebhookDeliveryRecord["redeliveryOf"],
-                recordKey: r.recordKey
-              },
+              delivery: deliveryRecord(r, "in_flight", null, null, null, at, dispatcherId),
               url: r.url,
               hmacSecret: r.hmacSecret,
               previousSecret: previousSecretOf({
