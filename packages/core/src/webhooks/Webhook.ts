@@ -126,6 +126,33 @@ export interface WebhookDeliveryRecord {
   readonly recordKey: string | null
 }
 
+/** What a new delivery is made of; everything else about it starts empty. */
+export type NewDelivery = Pick<
+  WebhookDeliveryRecord,
+  "id" | "organizationId" | "webhookId" | "eventId" | "event" | "idempotencyKey" | "body" | "createdAt" |
+  "redeliveryOf" | "recordKey"
+>
+
+/** A new delivery: pending, never attempted, no outcome and no claimer (fan-out, a test ping, a redelivery). */
+export const pendingDelivery = (d: NewDelivery): WebhookDeliveryRecord => ({
+  id: d.id,
+  organizationId: d.organizationId,
+  webhookId: d.webhookId,
+  eventId: d.eventId,
+  event: d.event,
+  idempotencyKey: d.idempotencyKey,
+  status: "pending",
+  body: d.body,
+  responseStatus: null,
+  error: null,
+  durationMs: null,
+  createdAt: d.createdAt,
+  attemptedAt: null,
+  claimedBy: null,
+  redeliveryOf: d.redeliveryOf,
+  recordKey: d.recordKey
+})
+
 export const toWebhookDelivery = (r: WebhookDeliveryRecord): WebhookDelivery => ({
   id: r.id,
   webhookId: r.webhookId,

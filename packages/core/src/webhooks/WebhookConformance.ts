@@ -18,7 +18,7 @@ import { Organizations } from "../organizations/Organizations.ts"
 import type { StoreServices } from "../kernel/StoreServices.ts"
 import { fromMillis } from "../kernel/Timestamp.ts"
 import { recordEvent, transactional } from "../testing/TestTransactions.ts"
-import { toWebhookDelivery, type WebhookDeliveryRecord } from "./Webhook.ts"
+import { pendingDelivery, toWebhookDelivery, type WebhookDeliveryRecord } from "./Webhook.ts"
 import { CurrentWebhookSettings, HostNotResolved, HostResolver } from "./WebhookDestination.ts"
 import {
   fanOutOnce,
@@ -196,21 +196,15 @@ const bodies = (it: It) =>
       ]
       const at = fromMillis(Date.UTC(2026, 0, 1))
       const records: Array<WebhookDeliveryRecord> = shapes.flatMap((shape, i) =>
-        [hookA.id, hookB.id].map((webhookId, j) => ({
+        [hookA.id, hookB.id].map((webhookId, j) => pendingDelivery({
           id: key(100 + i * 2 + j) as never,
           organizationId: org,
           webhookId,
           eventId: eventId as never,
           event: "review.created",
           idempotencyKey: key(200 + i * 2 + j),
-          status: "pending" as const,
           body: shape(key(200 + i * 2 + j)),
-          responseStatus: null,
-          error: null,
-          durationMs: null,
           createdAt: at,
-          attemptedAt: null,
-          claimedBy: null,
           redeliveryOf: key(300) as never,
           recordKey: null
         })))

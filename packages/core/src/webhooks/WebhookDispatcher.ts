@@ -30,7 +30,7 @@ import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import { WorkSignals } from "../kernel/WorkSignals.ts"
-import type { WebhookDeliveryRecord, WebhookEnvelope, WebhookRecord } from "./Webhook.ts"
+import { pendingDelivery, type WebhookDeliveryRecord, type WebhookEnvelope, type WebhookRecord } from "./Webhook.ts"
 import {
   checkDestination,
   checkDestinationLocally,
@@ -201,24 +201,18 @@ const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSiz
       const recordKey = recordKeyOf(event)
       for (const webhook of subscribers) {
         const idempotencyKey = yield* nextIdFrom<string>(ids)
-        deliveries.push({
+        deliveries.push(pendingDelivery({
           id: yield* nextIdFrom<WebhookDeliveryId>(ids),
           organizationId: webhook.organizationId,
           webhookId: webhook.id,
           eventId: event.id as DomainEventId,
           event: event.event,
           idempotencyKey,
-          status: "pending",
           body: bodyWith(idempotencyKey),
-          responseStatus: null,
-          error: null,
-          durationMs: null,
           createdAt: at,
-          attemptedAt: null,
-          claimedBy: null,
           redeliveryOf: null,
           recordKey
-        })
+        }))
       }
     }
     if (deliveries.length > 0) yield* repo.insertDeliveries(deliveries)

@@ -28,6 +28,7 @@ import {
   type UpdateWebhook
 } from "./WebhookRequests.ts"
 import {
+  pendingDelivery,
   toWebhook,
   toWebhookDelivery,
   type Webhook,
@@ -292,24 +293,18 @@ export class Webhooks extends Context.Service<Webhooks, {
     ) =>
       Effect.gen(function*() {
         const idempotencyKey = yield* nextIdFrom<string>(ids)
-        const record: WebhookDeliveryRecord = {
+        const record = pendingDelivery({
           id: yield* nextIdFrom<WebhookDeliveryId>(ids),
           organizationId: webhook.organizationId,
           webhookId: webhook.id,
           eventId: fields.eventId as WebhookDeliveryRecord["eventId"],
           event: fields.event,
           idempotencyKey,
-          status: "pending",
           body: envelope(idempotencyKey),
-          responseStatus: null,
-          error: null,
-          durationMs: null,
           createdAt: yield* now,
-          attemptedAt: null,
-          claimedBy: null,
           redeliveryOf: fields.redeliveryOf,
           recordKey: null
-        }
+        })
         yield* repo.insertDeliveries([record])
         return record
       })
