@@ -7,6 +7,7 @@ import { jsonValue } from "../kernel/SqlRows.ts"
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
 import { CUSTOMER_COLUMNS, CUSTOMER_RECORDSET } from "../catalog/CatalogRows.ts"
 import type { ImportJobId, ReviewFile, ReviewRecord, ReviewReply, StoredReview, SurveyAnswer } from "@feedback/core"
+import { arrayLiteral, quotedElement } from "../kernel/ArrayLiterals.ts"
 import { type EventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
 import { columnsFrom, type ListSqlMapping } from "../kernel/FilterSql.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
@@ -348,10 +349,6 @@ export const REVIEW_UNNEST = `unnest(${
   REVIEW_RECORDSET_COLUMNS.map(([, type], i) => `${i === 0 ? "$2" : `$${10 + i + 1}`}::${type}[]`).join(", ")
 }) AS x(${REVIEW_RECORDSET_COLUMNS.map(([name]) => name).join(", ")})`
 
-/** Text as a quoted element of a PostgreSQL array literal (`"` and `\\` escaped). */
-const quotedElement = (text: string) =>
-  text.includes("\"") || text.includes("\\") ? `"${text.replace(/["\\]/g, "\\$&")}"` : `"${text}"`
-
 /**
  * An element of a column's array literal: numbers and booleans bare (their text holds nothing an array literal
  * must quote), jsonb as its JSON text, any other value (text, ids, timestamps) quoted as text, so that no value can
@@ -369,14 +366,11 @@ const REVIEW_COLUMN_ELEMENTS = REVIEW_RECORDSET_COLUMNS.map(([name, type]) => [n
  * columns in order (`$12`, …).
  */
 export const reviewColumnsInput = (rows: ReadonlyArray<Record<string, unknown>>): Array<string> =>
-  REVIEW_COLUMN_ELEMENTS.map(([name, element]) => {
-    const elements = new Array<string>(rows.length)
-    for (let i = 0; i < rows.length; i++) {
+  REVIEW_COLUMN_ELEMENTS.map(([name, element]) =>
+    arrayLiteral(rows.length, (i) => {
       const value = rows[i]![name]
-      elements[i] = value === undefined || value === null ? "NULL" : element(value)
-    }
-    return `{${elements.join(",")}}`
-  })
+      return value === undefined || value === null ? null : element(value)
+    }))
 
 /**
  * The column as canonical text: `$11` (the text of `$4`, a canonical Timestamp) when it holds that instant, as an

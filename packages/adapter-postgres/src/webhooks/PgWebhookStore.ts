@@ -22,6 +22,7 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { numberArrayLiteral, textArrayLiteral } from "../kernel/ArrayLiterals.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 import { withoutTransforms } from "../kernel/RawRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
@@ -280,20 +281,6 @@ const freshDeliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): {
   }
 }
 
-/** A PostgreSQL array literal of text (or of values whose text form needs no quoting): each element quoted. */
-const textArrayLiteral = (xs: ReadonlyArray<string | null>): string => {
-  let out = "{"
-  for (let i = 0; i < xs.length; i++) {
-    const x = xs[i]!
-    if (i > 0) out += ","
-    out += x === null ? "NULL" : `"${x.replace(/["\\]/g, "\\$&")}"`
-  }
-  return out + "}"
-}
-
-const intArrayLiteral = (xs: ReadonlyArray<number | null>): string =>
-  `{${xs.map((x) => (x === null ? "NULL" : String(x))).join(",")}}`
-
 /**
  * Outcomes as one array parameter per field (`feedback_record_outcomes`, migration 109, docs/DECISIONS.md §41):
  * the server binds them as they are, where a JSON document took a statement of its own to parse every turn.
@@ -317,9 +304,9 @@ const outcomeArrays = (completed: ReadonlyArray<CompletedDelivery>) => {
     orgs: `{${orgs.join(",")}}`,
     ids: `{${ids.join(",")}}`,
     statuses: textArrayLiteral(statuses),
-    codes: intArrayLiteral(codes),
+    codes: numberArrayLiteral(codes),
     errors: textArrayLiteral(errors),
-    durations: intArrayLiteral(durations)
+    durations: numberArrayLiteral(durations)
   }
 }
 
