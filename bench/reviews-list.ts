@@ -38,12 +38,13 @@ import {
   reviewPageStatement,
   searchCandidatesStatement
 } from "@feedback/adapter-postgres"
-import { makeWebHandler } from "@feedback/adapter-http/server"
+import { makeWebHandler, untracedRequests } from "@feedback/adapter-http/server"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { DEFAULT_DATASET_START, datasetId, generateReviewDataset } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
+import { makeListFloor } from "./support/list-floor.ts"
 
 const env = (name: string, fallback: number) => {
   const raw = process.env[name]
@@ -89,13 +90,14 @@ async function main(): Promise<void> {
   const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
   // No background workers: idle here, they would only add their heartbeats to the timings.
   const { handler, dispose } = makeWebHandler(services, { workers: false }, memoMap)
+  const floorDisposers: Array<() => Promise<void>> = []
 
   try {
-    const { organizationId, secretKey, cursorKey } = await runtime.runPromise(Effect.gen(function*() {
+    const { organizationId, plan, secretKey, cursorKey } = await runtime.runPromise(Effect.gen(function*() {
       // A ceiling the benchmark cannot exhaust: rate limiting is still charged on every request.
       const org = yield* Organizations.use((o) => o.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 }))
       const key = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["reviews:read"] }))
-      return { organizationId: org.id as OrganizationId, secretKey: key.secretKey, cursorKey: yield* CursorKey }
+      return { organizationId: org.id as OrganizationId, plan: org.plan, secretKey: key.secretKey, cursorKey: yield* CursorKey }
     }))
 
     console.log(`reviews-list: ${reviews.toLocaleString("en")} reviews over ${products.toLocaleString("en")} products in ${dbName}`)
@@ -120,6 +122,33 @@ async function main(): Promise<void> {
       const parsed = parseListRequest(params, reviewListEndpoint, { key: cursorKey, organizationId })
       if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
       return parsed.success
+    }
+    // The floors of bench/support/list-floor.ts: an HttpApi endpoint with no middleware over the same statements.
+    const built = Layer.succeedContext(await runtime.runPromise(Effect.context<StoreServices | SqlClient.SqlClient>()))
+    const floors = [false, true].map((spend) =>
+      makeListFloor(built, { secretKey, organizationId, plan, parse: (query) => parse(query as ListParams), spend }))
+    floorDisposers.push(...floors.map((f) => f.dispose))
+    const floorText = (floor: (typeof floors)[number]) => async (params: ListParams) => {
+      const res = await floor.handler(new Request(`http://bench/reviews?${toQuery(params)}`, {
+        headers: { authorization: `Bearer ${secretKey}` }
+      }), untracedRequests as Parameters<typeof floor.handler>[1])
+      const text = await res.text()
+      if (res.status !== 200) throw new Error(`floor GET /reviews?${toQuery(params)} answered ${res.status}: ${text}`)
+      return text
+    }
+    const [floor, floorSpend] = floors.map(floorText) as [ReturnType<typeof floorText>, ReturnType<typeof floorText>]
+    // No framework at all: the same Request, key hash, statement (or store list), JSON text and Response by hand.
+    const bareHash = createHash("sha256").update(secretKey).digest("hex")
+    const bare = async (params: ListParams) => {
+      const request = new Request(`http://bench/reviews?${toQuery(params)}`, { headers: { authorization: `Bearer ${secretKey}` } })
+      const auth = request.headers.get("authorization") ?? ""
+      if (createHash("sha256").update(auth.slice(7)).digest("hex") !== bareHash) throw new Error("bare: unknown key")
+      const query = Object.fromEntries(new URL(request.url).searchParams) as ListParams
+      const parsed = parse(query)
+      const body = parsed.include.length === 0
+        ? (await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, parsed)))).rows
+        : await runtime.runPromise(ReviewRepository.use((r) => r.list(organizationId, parsed)))
+      return new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } }).text()
     }
     // The statements the store runs (for a search, as many of its steps as the term needs), without the HTTP layer.
     const direct = (params: ListParams) =>
@@ -186,7 +215,10 @@ async function main(): Promise<void> {
       const n = s.runs ?? runs
       const count = (await http(s.params)).data.length
       // Interleaved, so that a burst of load on the machine falls on every column alike.
-      const samples = { h: [] as Array<number>, d: [] as Array<number>, st: [] as Array<number>, f: [] as Array<number> }
+      const samples = {
+        h: [] as Array<number>, d: [] as Array<number>, st: [] as Array<number>, f: [] as Array<number>,
+        fl: [] as Array<number>, fs: [] as Array<number>, b: [] as Array<number>
+      }
       // The process's CPU time per call beside the wall time: steadier when other work loads the machine, and it
       // leaves out the database's share (bench/README.md).
       const cpu = { h: [] as Array<number>, d: [] as Array<number> }
@@ -194,7 +226,10 @@ async function main(): Promise<void> {
         [samples.h, () => httpText(s.params), cpu.h],
         [samples.d, () => direct(s.params), cpu.d],
         [samples.st, () => store(s.params), undefined],
-        [samples.f, () => fixedAndStore(s.params), undefined]
+        [samples.f, () => fixedAndStore(s.params), undefined],
+        [samples.fl, () => floor(s.params), undefined],
+        [samples.fs, () => floorSpend(s.params), undefined],
+        [samples.b, () => bare(s.params), undefined]
       ] as const
       for (const [, f] of variants) for (let i = 0; i < 3; i++) await f()
       for (let i = 0; i < n; i++) {
@@ -210,6 +245,7 @@ async function main(): Promise<void> {
         }
       }
       const [h, d, st, f] = [median(samples.h), median(samples.d), median(samples.st), median(samples.f)]
+      const [fl, fs, b] = [median(samples.fl), median(samples.fs), median(samples.b)]
       const [hCpu, dCpu] = [median(cpu.h), median(cpu.d)]
       rows.push({
         scenario: s.name,
@@ -220,6 +256,9 @@ async function main(): Promise<void> {
         "fixed+store ms": f.toFixed(2),
         "HTTP/page": (h / d).toFixed(2),
         "HTTP/(fixed+store)": (h / f).toFixed(2),
+        "floor/page": (fl / d).toFixed(2),
+        "floor+spend/page": (fs / d).toFixed(2),
+        "bare/page": (b / d).toFixed(2),
         "CPU µs HTTP/page": `${hCpu.toFixed(0)}/${dCpu.toFixed(0)}`,
         "CPU HTTP/page": (hCpu / dCpu).toFixed(2)
       })
@@ -231,10 +270,14 @@ async function main(): Promise<void> {
     console.log("  store: ReviewRepository.list (page and includes in one statement, row mapping). fixed+store: key lookup, organization and")
     console.log("  rate-limit spend first, as the middleware does. HTTP adds to that parsing, the Effect HTTP stack and JSON encoding.")
     console.log("  CPU: this process's CPU time per call (median), HTTP and page statement; the database's own CPU is not in it.")
+    console.log("  floor: one Effect HttpApi endpoint, no middleware, the key found in a Map, the page statement (with includes: the")
+    console.log("  store's list) and JSON.stringify; floor+spend: the same with the rate-limit spend overlapped (bench/support/list-floor.ts).")
+    console.log("  bare: no framework: the web Request, the key's hash, the same read, JSON.stringify and the Response's text, by hand.")
     console.log("Query plans:")
     console.log(plans.join("\n"))
   } finally {
     await dispose()
+    for (const dispose of floorDisposers) await dispose()
     await runtime.dispose()
     if (keep) console.log(`Kept the database: ${dbUrl.toString()}`)
     else await admin(serverUrl, `DROP DATABASE ${dbName} WITH (FORCE)`)

@@ -1,0 +1,93 @@
+/**
+ * The floor of a list request on this stack, for `bench reviews-list`: the least an Effect HttpApi endpoint does to
+ * answer `GET /reviews` — one endpoint with its query as strings, no middleware, no error envelope, the bearer key
+ * hashed and found in a Map — then the statements the request cannot do without, and `JSON.stringify` of what they
+ * read. Two variants: without the rate limit ("floor"), and with the organization's spend overlapped with the read
+ * as docs/DECISIONS.md §28 does ("floor + spend": the limiter's state is shared across processes, so on PostgreSQL
+ * it is a statement). What the real route costs beyond these is ours; what they cost beyond the page statement is
+ * the framework's and the design's.
+ */
+import {
+  bucketsForKey,
+  costOfKey,
+  endpointKey,
+  type ListRequest,
+  type OrganizationId,
+  RateLimitStore,
+  type ReviewInclude,
+  ReviewRepository,
+  type StoreServices
+} from "@feedback/core"
+import { reviewPageRows } from "@feedback/adapter-postgres"
+import { Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup } from "effect/http-api"
+import { createHash } from "node:crypto"
+
+const optional = Schema.optional(Schema.String)
+
+class FloorApi extends HttpApi.make("listFloor").add(
+  HttpApiGroup.make("reviews").add(
+    HttpApiEndpoint.get("list", "/reviews", {
+      query: { limit: optional, cursor: optional, filter: optional, search: optional, include: optional },
+      success: Schema.Unknown,
+      error: HttpApiError.Unauthorized
+    })
+  )
+) {}
+
+export interface ListFloorOptions {
+  readonly secretKey: string
+  readonly organizationId: OrganizationId
+  readonly plan: Parameters<typeof bucketsForKey>[1]
+  /** The list request the query stands for (the real route's parsing, cursor MACs included). */
+  readonly parse: (query: Record<string, string | undefined>) => ListRequest<ReviewInclude>
+  readonly spend: boolean
+}
+
+export const makeListFloor = (
+  /** Built services to share (each floor has its own router, so not the real handler's memo map). */
+  services: Layer.Layer<StoreServices | SqlClient.SqlClient>,
+  options: ListFloorOptions
+) => {
+  const byHash = new Map([[createHash("sha256").update(options.secretKey).digest("hex"), options.organizationId]])
+  const listKey = endpointKey("GET", "/reviews")
+  const buckets = bucketsForKey(listKey, options.plan)
+  const cost = costOfKey(listKey)
+
+  const Handlers = HttpApiBuilder.group(FloorApi, "reviews", (handlers) =>
+    handlers.handle("list", ({ query }) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const auth = request.headers["authorization"] ?? ""
+        const organizationId = auth.startsWith("Bearer ")
+          ? byHash.get(createHash("sha256").update(auth.slice(7)).digest("hex"))
+          : undefined
+        if (organizationId === undefined) return yield* new HttpApiError.Unauthorized()
+        const params = options.parse(query)
+        // Without includes the page statement's rows; with them the store's list, whose one statement reads them.
+        const read: Effect.Effect<unknown, never, SqlClient.SqlClient | ReviewRepository> = params.include.length === 0
+          ? Effect.orDie(Effect.map(Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, params)), (p) => p.rows))
+          : ReviewRepository.use((r) => r.list(organizationId, params))
+        const body = options.spend
+          ? yield* Effect.map(
+            Effect.all([RateLimitStore.use((r) => r.spend(organizationId, buckets, cost)), read], { concurrency: 2 }),
+            ([decision, rows]) => {
+              if (decision._tag !== "Admitted") throw new Error("the benchmark's organization was refused")
+              return rows
+            }
+          )
+          : yield* read
+        return HttpServerResponse.text(JSON.stringify(body), { contentType: "application/json" })
+      })))
+
+  return HttpRouter.toWebHandler(
+    HttpApiBuilder.layer(FloorApi).pipe(
+      Layer.provide(Handlers),
+      Layer.provide(services),
+      Layer.provide(HttpServer.layerServices)
+    ),
+    { disableLogger: true }
+  )
+}
