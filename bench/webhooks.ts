@@ -36,7 +36,7 @@ import {
 } from "@feedback/core"
 import { recordEvent, transactional } from "@feedback/core/testing"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Effect, Layer, Redacted } from "effect"
+import { Cause, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { readdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -46,6 +46,7 @@ import type { AddressInfo } from "node:net"
 import { makeWebHandler } from "../packages/adapter-http/src/server/ApiServer.ts"
 import { NodeHostResolver, NodeWebhookTransport } from "../packages/adapter-http/src/server/webhooks/NodeWebhookTransport.ts"
 import { cpuMillis } from "./support/common.ts"
+import { floorDeliveries, prepareFloor } from "./support/webhook-floor.ts"
 
 const DELIVERIES = Number(process.env["BENCH_DELIVERIES"] ?? 2_000)
 const ROUNDS = Math.max(1, Number(process.env["BENCH_ROUNDS"] ?? 3))
@@ -66,9 +67,18 @@ const freshStore = async (): Promise<{
   drop: () => Promise<void>
   /** CPU ms used so far by the server processes serving this database (local server only), else undefined. */
   databaseCpu: () => number | undefined
+  /** A client of the same database for the floor (bench/support/webhook-floor.ts); PostgreSQL only. */
+  floorClient: Layer.Layer<SqlClient.SqlClient> | undefined
 }> => {
   if (databaseUrl === undefined) {
-    return { layer: MemoryStoreLayer, name: "memory", analyze: undefined, drop: async () => {}, databaseCpu: () => undefined }
+    return {
+      layer: MemoryStoreLayer,
+      name: "memory",
+      analyze: undefined,
+      drop: async () => {},
+      databaseCpu: () => undefined,
+      floorClient: undefined
+    }
   }
   const name = `bench_${randomBytes(4).toString("hex")}`
   await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
@@ -82,7 +92,8 @@ const freshStore = async (): Promise<{
     name: `postgres (${name})`,
     analyze: () => onDatabase(u.toString(), "ANALYZE"),
     drop: () => onDatabase(databaseUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined),
-    databaseCpu: () => backendsCpu(name)
+    databaseCpu: () => backendsCpu(name),
+    floorClient: PgClient.layer({ url: Redacted.make(u.toString()), maxConnections: 2 }).pipe(Layer.orDie)
   }
 }
 
@@ -232,6 +243,7 @@ const WARM_UP = 125 // events, so 500 deliveries
 interface Round {
   readonly baseline: Measured
   readonly dispatcher: Measured
+  readonly floor: Measured | undefined
 }
 
 /**
@@ -245,7 +257,8 @@ const dispatched = async (
   received: () => number,
   analyze: (() => Promise<void>) | undefined,
   databaseCpu: () => number | undefined,
-  connections: () => number
+  connections: () => number,
+  floor: ((n: number) => Promise<Measured>) | undefined
 ): Promise<{ readonly rounds: ReadonlyArray<Round>; readonly connections: number }> => {
   const webhooks = 4
   const Services = Layer.mergeAll(store, IdGenerator.uuidV7, NodeWebhookTransport, NodeHostResolver)
@@ -315,7 +328,8 @@ const dispatched = async (
       const connectionsBefore = connections()
       const dispatcher = yield* measure(events * webhooks, databaseCpu, deliver(events, r === ROUNDS - 1))
       dispatcherConnections += connections() - connectionsBefore
-      rounds.push({ baseline, dispatcher })
+      const floorRun = floor === undefined ? undefined : yield* Effect.promise(() => floor(events * webhooks))
+      rounds.push({ baseline, dispatcher, floor: floorRun })
     }
     // Every delivery must be stored as delivered (outside the clock).
     let recorded = 0
@@ -390,7 +404,7 @@ const part = process.argv[2]
 const main = async () => {
   const store = await freshStore()
   process.stdout.write(`webhooks benchmark — store: ${store.name}, concurrency ${CONCURRENCY}, node ${process.version}\n\n`)
-  if (part !== "latency") await throughput(store.layer, store.analyze, store.databaseCpu)
+  if (part !== "latency") await throughput(store.layer, store.analyze, store.databaseCpu, store.floorClient)
   if (process.env["BENCH_KEEP"] === undefined) await store.drop()
   else process.stdout.write(`kept database ${store.name}\n`)
   if (part !== "throughput") await latencyPart()
@@ -399,13 +413,21 @@ const main = async () => {
 const throughput = async (
   storeLayer: Layer.Layer<StoreServices>,
   analyze: (() => Promise<void>) | undefined,
-  databaseCpu: () => number | undefined
+  databaseCpu: () => number | undefined,
+  floorClient: Layer.Layer<SqlClient.SqlClient> | undefined
 ) => {
   const ok = await startReceiver("ok")
+  const floorRuntime = floorClient === undefined ? undefined : ManagedRuntime.make(floorClient)
+  const floor = floorRuntime === undefined ? undefined : async (n: number) => {
+    await floorRuntime.runPromise(prepareFloor)
+    return floorRuntime.runPromise(measure(n, databaseCpu, floorDeliveries(ok.url, n, sampleBody, "bench-secret-0123456789")))
+  }
+  if (floor !== undefined) await floor(500) // warm-up
   // A first baseline run warms node:http up before the rounds, as the dispatcher's warm-up round does for it.
   await rawPosts(ok.url, DELIVERIES)
   const rawConnections = ok.connections()
-  const { connections, rounds } = await dispatched(ok.url, DELIVERIES, storeLayer, ok.count, analyze, databaseCpu, ok.connections)
+  const { connections, rounds } = await dispatched(ok.url, DELIVERIES, storeLayer, ok.count, analyze, databaseCpu, ok.connections, floor)
+  await floorRuntime?.dispose()
   await ok.close()
   const cpu = (m: Measured) =>
     `CPU/delivery: process ${fmt(m.processMicros, 0)} µs (kernel ${fmt(m.systemMicros, 0)})` + (m.databaseMicros === undefined ? "" : `, database ${fmt(m.databaseMicros, 0)} µs`)
@@ -414,11 +436,18 @@ const throughput = async (
     `deliveries/s (${DELIVERIES} per round, signed, each stored, claimed and recorded) vs plain keep-alive POSTs:\n` +
       rounds.map((r, i) =>
         `  round ${i + 1}: dispatcher ${fmt(r.dispatcher.perSecond, 0)} (${cpu(r.dispatcher)})\n` +
-        `           baseline   ${fmt(r.baseline.perSecond, 0)} (${cpu(r.baseline)})   ratio ${fmt(ratios[i]!, 2)}\n`
+        `           baseline   ${fmt(r.baseline.perSecond, 0)} (${cpu(r.baseline)})   ratio ${fmt(ratios[i]!, 2)}\n` +
+        (r.floor === undefined ? "" :
+          `           floor      ${fmt(r.floor.perSecond, 0)} (${cpu(r.floor)})   ratio ${fmt(r.floor.perSecond / r.baseline.perSecond, 2)}\n`)
       ).join("") +
       `  connections the receiver accepted: ${rawConnections} (one baseline run), ${connections} (new in the dispatcher's timed rounds)\n` +
       `  ratio dispatcher / baseline, median of ${rounds.length}: ${fmt(percentile(ratios, 50), 2)}` +
-      ` (range ${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})\n\n`
+      ` (range ${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})\n` +
+      (rounds[0]?.floor === undefined ? "" : (() => {
+        const floors = rounds.map((r) => r.floor!.perSecond / r.baseline.perSecond)
+        return `  ratio floor / baseline, median of ${rounds.length}: ${fmt(percentile(floors, 50), 2)}` +
+          ` (range ${fmt(Math.min(...floors), 2)}–${fmt(Math.max(...floors), 2)}); floor: bench/support/webhook-floor.ts\n`
+      })()) + "\n"
   )
 }
 
