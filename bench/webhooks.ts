@@ -192,13 +192,18 @@ const sampleBody = JSON.stringify({
   data: { id: "01930000-0000-7000-8000-000000000001", title: "Great", body: "x".repeat(200), rating: 5, published: true }
 })
 
-/** `BENCH_CPU_PROFILE=file.cpuprofile`: a CPU profile of the dispatcher's timed run only (open it in DevTools). */
+/**
+ * `BENCH_CPU_PROFILE=file.cpuprofile`: a CPU profile of the dispatcher's timed run only (open it in DevTools);
+ * `BENCH_CPU_PROFILE_INTERVAL` its sampling interval in µs (default 1000: a 2,000-delivery round gives a few hundred
+ * samples). The profile is of wall time on the main thread: a blocking socket write shows as `writeBuffer`/`writev`.
+ */
 const startProfile = async (): Promise<() => Promise<void>> => {
   const file = process.env["BENCH_CPU_PROFILE"]
   if (file === undefined || file === "") return async () => {}
   const session = new inspector.Session()
   session.connect()
   await session.post("Profiler.enable")
+  await session.post("Profiler.setSamplingInterval", { interval: Number(process.env["BENCH_CPU_PROFILE_INTERVAL"] ?? 1000) })
   await session.post("Profiler.start")
   return async () => {
     const { profile } = await session.post("Profiler.stop")
