@@ -20,6 +20,10 @@ let poolAt = pool.length
 
 let lastMs = -1
 let sequence = 0
+// The id's time fields as text, for `textMs`: a double's `toString(16)` is a slow path (fmod per digit), and the ids
+// made in one millisecond share it.
+let textMs = -1
+let timeText = ""
 
 /**
  * RFC 9562 UUID version 7: 48-bit Unix milliseconds, a 12-bit sequence (method 1 of RFC 9562 §6.2) so ids made in
@@ -45,8 +49,12 @@ export const uuidV7 = (millis: number): string => {
   }
   const r = poolAt
   poolAt += 8
-  const time = ms.toString(16).padStart(12, "0")
-  return `${time.slice(0, 8)}-${time.slice(8)}-${(0x7000 | sequence).toString(16)}-${HEX[(pool[r]! & 0x3f) | 0x80]}${
+  if (ms !== textMs) {
+    const time = ms.toString(16).padStart(12, "0")
+    timeText = `${time.slice(0, 8)}-${time.slice(8)}-`
+    textMs = ms
+  }
+  return `${timeText}${(0x7000 | sequence).toString(16)}-${HEX[(pool[r]! & 0x3f) | 0x80]}${
     HEX[pool[r + 1]!]
   }-${HEX[pool[r + 2]!]}${HEX[pool[r + 3]!]}${HEX[pool[r + 4]!]}${HEX[pool[r + 5]!]}${HEX[pool[r + 6]!]}${HEX[pool[r + 7]!]}`
 }
