@@ -108,14 +108,15 @@ async function main(): Promise<void> {
     await admin(dbUrl.toString(), "VACUUM ANALYZE reviews, customers, products")
 
     // The timed request reads the whole body (the server's work ends with its bytes); parsing it is the client's.
-    const httpText = async (params: ListParams) => {
-      const res = await handler(new Request(`http://bench/reviews?${toQuery(params)}`, {
-        headers: { authorization: `Bearer ${secretKey}` }
-      }))
+    const listRequest = (params: ListParams) =>
+      new Request(`http://bench/reviews?${toQuery(params)}`, { headers: { authorization: `Bearer ${secretKey}` } })
+    const textOf = (label: string, serve: (request: Request) => Promise<Response>) => async (params: ListParams) => {
+      const res = await serve(listRequest(params))
       const text = await res.text()
-      if (res.status !== 200) throw new Error(`GET /reviews?${toQuery(params)} answered ${res.status}: ${text}`)
+      if (res.status !== 200) throw new Error(`${label} GET /reviews?${toQuery(params)} answered ${res.status}: ${text}`)
       return text
     }
+    const httpText = textOf("", (request) => handler(request))
     const http = async (params: ListParams) =>
       JSON.parse(await httpText(params)) as { data: Array<{ id: string }>; nextCursor: string | null }
     const parse = (params: ListParams) => {
@@ -123,31 +124,29 @@ async function main(): Promise<void> {
       if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
       return parsed.success
     }
-    // The floors of bench/support/list-floor.ts: an HttpApi endpoint with no middleware over the same statements.
+    // What a floor reads: the page statement's rows or, with includes, the store's list (its one statement reads them).
+    const floorRead = (request: ReturnType<typeof parse>) =>
+      request.include.length === 0
+        ? Effect.orDie(Effect.map(
+          Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, request)),
+          (page): unknown => page.rows
+        ))
+        : ReviewRepository.use((r) => r.list(organizationId, request))
+    // The floors of bench/support/list-floor.ts: an HttpApi endpoint with no middleware over the same read.
     const built = Layer.succeedContext(await runtime.runPromise(Effect.context<StoreServices | SqlClient.SqlClient>()))
-    const floors = [false, true].map((spend) =>
-      makeListFloor(built, { secretKey, organizationId, plan, parse: (query) => parse(query as ListParams), spend }))
-    floorDisposers.push(...floors.map((f) => f.dispose))
-    const floorText = (floor: (typeof floors)[number]) => async (params: ListParams) => {
-      const res = await floor.handler(new Request(`http://bench/reviews?${toQuery(params)}`, {
-        headers: { authorization: `Bearer ${secretKey}` }
-      }), untracedRequests as Parameters<typeof floor.handler>[1])
-      const text = await res.text()
-      if (res.status !== 200) throw new Error(`floor GET /reviews?${toQuery(params)} answered ${res.status}: ${text}`)
-      return text
-    }
-    const [floor, floorSpend] = floors.map(floorText) as [ReturnType<typeof floorText>, ReturnType<typeof floorText>]
-    // No framework at all: the same Request, key hash, statement (or store list), JSON text and Response by hand.
+    const [floor, floorSpend] = [false, true].map((spend) => {
+      const made = makeListFloor(built, { secretKey, organizationId, plan, parse: (query) => parse(query as ListParams), read: floorRead, spend })
+      floorDisposers.push(made.dispose)
+      return textOf("floor", (request) => made.handler(request, untracedRequests as Parameters<typeof made.handler>[1]))
+    }) as [ReturnType<typeof textOf>, ReturnType<typeof textOf>]
+    // No framework at all: the same Request, key hash, read, JSON text and Response by hand.
     const bareHash = createHash("sha256").update(secretKey).digest("hex")
     const bare = async (params: ListParams) => {
-      const request = new Request(`http://bench/reviews?${toQuery(params)}`, { headers: { authorization: `Bearer ${secretKey}` } })
+      const request = listRequest(params)
       const auth = request.headers.get("authorization") ?? ""
       if (createHash("sha256").update(auth.slice(7)).digest("hex") !== bareHash) throw new Error("bare: unknown key")
       const query = Object.fromEntries(new URL(request.url).searchParams) as ListParams
-      const parsed = parse(query)
-      const body = parsed.include.length === 0
-        ? (await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, parsed)))).rows
-        : await runtime.runPromise(ReviewRepository.use((r) => r.list(organizationId, parsed)))
+      const body = await runtime.runPromise(floorRead(parse(query)))
       return new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } }).text()
     }
     // The statements the store runs (for a search, as many of its steps as the term needs), without the HTTP layer.

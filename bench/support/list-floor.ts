@@ -18,7 +18,6 @@ import {
   ReviewRepository,
   type StoreServices
 } from "@feedback/core"
-import { reviewPageRows } from "@feedback/adapter-postgres"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -43,6 +42,8 @@ export interface ListFloorOptions {
   readonly plan: Parameters<typeof bucketsForKey>[1]
   /** The list request the query stands for (the real route's parsing, cursor MACs included). */
   readonly parse: (query: Record<string, string | undefined>) => ListRequest<ReviewInclude>
+  /** The statements the request cannot do without, answering what is written as its JSON. */
+  readonly read: (request: ListRequest<ReviewInclude>) => Effect.Effect<unknown, never, SqlClient.SqlClient | ReviewRepository>
   readonly spend: boolean
 }
 
@@ -65,11 +66,7 @@ export const makeListFloor = (
           ? byHash.get(createHash("sha256").update(auth.slice(7)).digest("hex"))
           : undefined
         if (organizationId === undefined) return yield* new HttpApiError.Unauthorized()
-        const params = options.parse(query)
-        // Without includes the page statement's rows; with them the store's list, whose one statement reads them.
-        const read: Effect.Effect<unknown, never, SqlClient.SqlClient | ReviewRepository> = params.include.length === 0
-          ? Effect.orDie(Effect.map(Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, params)), (p) => p.rows))
-          : ReviewRepository.use((r) => r.list(organizationId, params))
+        const read = options.read(options.parse(query))
         const body = options.spend
           ? yield* Effect.map(
             Effect.all([RateLimitStore.use((r) => r.spend(organizationId, buckets, cost)), read], { concurrency: 2 }),
