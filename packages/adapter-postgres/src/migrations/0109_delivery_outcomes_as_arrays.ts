@@ -9,7 +9,7 @@ import type { Migration } from "../kernel/Migrations.ts"
  * Statements and settings are those of migration 107 otherwise. The functions of migration 107 stay for processes
  * of the previous version still running during a rolling restart; nothing of this version calls them.
  */
-export const plannerSettings = `
+const plannerSettings = `
   SET plan_cache_mode = force_generic_plan SET jit = off SET enable_seqscan = off SET enable_sort = off
   SET enable_hashjoin = off SET enable_mergejoin = off SET enable_bitmapscan = off`
 
@@ -56,12 +56,19 @@ const recordFunction = `CREATE FUNCTION feedback_record_outcomes(
   END
   $fn$`
 
-/**
- * The claim's statement (docs/DECISIONS.md §24, §38): up to `max_claims` of the oldest claimable deliveries, at most
- * `per_webhook` in flight per webhook, locked, marked as `dispatcher`'s, and read with their webhook. Exported for
- * the functions of later migrations that run it (migration 110).
- */
-export const claimQuery = `    WITH RECURSIVE hooks AS (
+/** The claim of migration 107, answering a claimed delivery's own fields only, then the outcomes that came with it. */
+const claimFunction = `CREATE FUNCTION feedback_claim_with_outcomes(
+    orgs uuid[], ids uuid[], statuses text[], codes integer[], errors text[], durations integer[],
+    dispatcher uuid, claimed_at timestamptz, max_claims integer, per_webhook integer)
+  RETURNS TABLE (organization_id uuid, id uuid, webhook_id uuid, event_id uuid, event text, idempotency_key uuid,
+    payload text, created_at timestamptz, redelivery_of uuid, record_key text, url text, hmac_secret text,
+    previous_hmac_secret text, previous_secret_expires_at timestamptz)
+  LANGUAGE plpgsql${plannerSettings}
+  AS $fn$
+  #variable_conflict use_column
+  BEGIN
+    RETURN QUERY
+    WITH RECURSIVE hooks AS (
       (SELECT q.organization_id, q.webhook_id FROM webhook_delivery_queue q WHERE q.claimed_by IS NULL
        ORDER BY q.organization_id, q.webhook_id LIMIT 1)
       UNION ALL
@@ -117,21 +124,7 @@ export const claimQuery = `    WITH RECURSIVE hooks AS (
     ) d
     CROSS JOIN LATERAL (
       SELECT * FROM webhooks w WHERE w.organization_id = c.organization_id AND w.id = c.webhook_id LIMIT 1
-    ) w`
-
-/** The claim of migration 107, answering a claimed delivery's own fields only, then the outcomes that came with it. */
-const claimFunction = `CREATE FUNCTION feedback_claim_with_outcomes(
-    orgs uuid[], ids uuid[], statuses text[], codes integer[], errors text[], durations integer[],
-    dispatcher uuid, claimed_at timestamptz, max_claims integer, per_webhook integer)
-  RETURNS TABLE (organization_id uuid, id uuid, webhook_id uuid, event_id uuid, event text, idempotency_key uuid,
-    payload text, created_at timestamptz, redelivery_of uuid, record_key text, url text, hmac_secret text,
-    previous_hmac_secret text, previous_secret_expires_at timestamptz)
-  LANGUAGE plpgsql${plannerSettings}
-  AS $fn$
-  #variable_conflict use_column
-  BEGIN
-    RETURN QUERY
-${claimQuery};
+    ) w;
     PERFORM 1 FROM feedback_record_outcomes(orgs, ids, statuses, codes, errors, durations, dispatcher);
   END
   $fn$`

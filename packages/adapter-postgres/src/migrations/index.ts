@@ -31,7 +31,6 @@ import { eventOrganizationCheckMigration } from "./0104_event_organization_check
 import { reviewKeysPerStatementMigration } from "./0105_review_keys_per_statement.ts"
 import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
 import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_arrays.ts"
-import { claimAfterOutcomesMigration } from "./0110_claim_after_outcomes.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -64,6 +63,5 @@ export const migrations: ReadonlyArray<Migration> = [
   eventOrganizationCheckMigration,
   reviewKeysPerStatementMigration,
   webhookDeliveryQueueMigration,
-  deliveryOutcomesAsArraysMigration,
-  claimAfterOutcomesMigration
+  deliveryOutcomesAsArraysMigration
 ]

@@ -562,9 +562,10 @@ export const startDispatcher = (
     /**
      * One turn of the pump: record the outcomes of the POSTs that finished since the last turn and claim
      * deliveries, in one write (`claimDeliveries` with `completed`): one statement and one round trip per turn.
-     * The claim sees those outcomes (docs/DECISIONS.md §45): the slots and records they free are claimable at once,
-     * so a claim that comes back short has taken all there was. While the store works, more POSTs finish, so under
-     * load the batches grow by themselves.
+     * The claim may not yet see those outcomes, which only makes it claim less (a webhook's finished deliveries
+     * still count against its slots, a record's next delivery waits), never more; a turn that recorded something
+     * and ran out of claims is followed by another at once, which sees them. While the store works, more POSTs
+     * finish, so under load the batches grow by themselves.
      *
      * Claiming ahead (docs/DECISIONS.md §30): a turn claims for the free slots plus twice as many deliveries as
      * POSTs finished since the last turn (at most `AHEAD` × `concurrency`), so a slot that frees while the store
@@ -600,7 +601,7 @@ export const startDispatcher = (
         const claimed = claim.value
         for (const c of claimed) ready.push(c)
         yield* startSending
-        return claimed.length < size ? "drained" as const : "full" as const
+        return claimed.length < size ? (batch.length > 0 ? "recheck" as const : "drained" as const) : "full" as const
       }))
       if (turn === "busy") yield* wake.await // every slot is busy and enough is waiting: wait for a POST to finish
       else if (turn === "drained") yield* idle // nothing more to claim: wait for a POST, new work or a signal

@@ -38,8 +38,8 @@ export interface ClaimRequest {
   readonly perWebhookLimit: number
   /**
    * Outcomes of this dispatcher's deliveries, recorded in the same write as the claim (as `completeDeliveries`
-   * would: only its own in-flight rows) and before it: the claim already sees them as finished, so they free their
-   * webhook's slots (`perWebhookLimit`) and their record's next delivery for this same claim.
+   * would: only its own in-flight rows). Whether this same claim already sees them as finished (for
+   * `perWebhookLimit` and the order of their records) is the store's choice; the next claim does.
    */
   readonly completed?: ReadonlyArray<CompletedDelivery> | undefined
 }
