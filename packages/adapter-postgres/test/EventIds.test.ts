@@ -6,6 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { uuidV7 } from "@feedback/core"
+import { UUID_V7_PATTERN } from "@feedback/core/testing"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fc from "fast-check"
@@ -13,8 +14,6 @@ import { eventIdSeed, eventIdSql } from "../src/kernel/EventIds.ts"
 import { PgDatabase } from "../src/kernel/PgDatabase.ts"
 import { withoutTransforms } from "../src/kernel/RawRows.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
-
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
 /** The milliseconds of a UUIDv7. */
 const millisOf = (id: string) => parseInt(id.replaceAll("-", "").slice(0, 12), 16)
@@ -37,7 +36,7 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`event i
         assert.strictEqual(ids.length, rows)
         assert.strictEqual(new Set(ids).size, rows)
         for (const id of ids) {
-          assert.match(id, UUID_V7)
+          assert.match(id, UUID_V7_PATTERN)
           assert.isTrue(millisOf(id) >= millis)
         }
         const all = [before, ...ids, after]
@@ -52,6 +51,6 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`event i
       const ids = yield* idsFrom(["0190f0000000" + "7abc", largest], 100_000)
       assert.strictEqual(ids[0], "0190f000-0000-7abc-a000-000000000000")
       assert.strictEqual(ids[99_999], "0190f000-0000-7abc-a000-00000001869f")
-      for (const id of ids) assert.match(id, UUID_V7)
+      for (const id of ids) assert.match(id, UUID_V7_PATTERN)
     }).pipe(Effect.orDie))
 })

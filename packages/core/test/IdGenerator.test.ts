@@ -1,11 +1,12 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { uuidV7 } from "../src/kernel/IdGenerator.ts"
+import { UUID_V7_PATTERN } from "../src/testing/IdPatterns.ts"
 
 describe("uuidV7", () => {
   it("is a version 7, variant 1 UUID carrying the millisecond", () => {
     const id = uuidV7(Date.UTC(2026, 10, 22))
-    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(id).toMatch(UUID_V7_PATTERN)
     expect(parseInt(id.replace(/-/g, "").slice(0, 12), 16)).toBe(Date.UTC(2026, 10, 22))
   })
 
@@ -29,7 +30,7 @@ describe("uuidV7", () => {
         carried = Math.max(carried, clock)
         const id = uuidV7(clock)
         expect(parseInt(id.replace(/-/g, "").slice(0, 12), 16)).toBe(carried)
-        expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        expect(id).toMatch(UUID_V7_PATTERN)
       }
     }))
   })

@@ -18,6 +18,7 @@ import type { ReviewImportRow } from "./ReviewRequests.ts"
 import { ReviewRepository } from "./ReviewRepository.ts"
 import { Reviews } from "./Reviews.ts"
 import { ReviewWriteRepository } from "./ReviewWriteRepository.ts"
+import { UUID_V7_PATTERN } from "../testing/IdPatterns.ts"
 import { IMPORT_SLICE, REVIEW_IMPORT_JOB, ReviewWrites } from "./ReviewWrites.ts"
 import { fromMillis, now, type Timestamp } from "../kernel/Timestamp.ts"
 import type { WebhookRecord } from "../webhooks/Webhook.ts"
@@ -41,7 +42,7 @@ const events = (organizationId: OrganizationId) => EventOutbox.use((o) => o.list
  * them in SQL must keep the order ids made one by one have).
  */
 const assertEventIdsAscending = (evs: ReadonlyArray<{ readonly id: string }>) => {
-  for (const e of evs) assert.match(e.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  for (const e of evs) assert.match(e.id, UUID_V7_PATTERN)
   for (let i = 1; i < evs.length; i++) assert.isTrue(evs[i - 1]!.id < evs[i]!.id, `event ${i}'s id sorts after event ${i - 1}'s`)
 }
 
