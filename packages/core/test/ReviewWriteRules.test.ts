@@ -3,6 +3,7 @@
  * input schemas' cross-field checks.
  */
 import { describe, expect, it } from "vitest"
+import fc from "fast-check"
 import { Result, Schema } from "effect"
 import {
   fileFromUrl,
@@ -10,6 +11,8 @@ import {
   importReferencesOf,
   planReplyPatch,
   planReviewPatch,
+  type ProductId,
+  productStatsDeltas,
   REDACTION_MARKER,
   type ResolvedImportReferences,
   ReviewDeletionRequest,
@@ -162,4 +165,30 @@ describe("input schemas", () => {
     expect(ok(Array.from({ length: 10_000 }, () => ({ product: "a", rating: 1 })))).toBe(true)
     expect(ok(Array.from({ length: 10_001 }, () => ({ product: "a", rating: 1 })))).toBe(false)
   })
+})
+
+describe("productStatsDeltas", () => {
+  const products = ["0190f000-0000-7000-8000-000000000001", "0190f000-0000-7000-8000-000000000002", "0190f000-0000-7000-8000-000000000003"] as Array<ProductId>
+  const review = fc.record({
+    productId: fc.constantFrom(...products),
+    published: fc.boolean(),
+    // Quarters, so every sum is exact whatever the order of adding.
+    rating: fc.integer({ min: 4, max: 20 }).map((q) => q / 4)
+  })
+
+  it("adds up, per product and once each in order of first appearance, what a recomputation counts", () =>
+    fc.assert(fc.property(fc.array(review, { maxLength: 40 }), (reviews) => {
+      const deltas = productStatsDeltas(reviews)
+      expect(deltas.map((d) => d.productId)).toEqual([...new Set(reviews.map((r) => r.productId))])
+      for (const d of deltas) {
+        const mine = reviews.filter((r) => r.productId === d.productId)
+        const published = mine.filter((r) => r.published)
+        expect(d).toEqual({
+          productId: d.productId,
+          reviews: mine.length,
+          published: published.length,
+          publishedRatingSum: published.reduce((sum, r) => sum + r.rating, 0)
+        })
+      }
+    })))
 })

@@ -79,6 +79,32 @@ const makeRepository = Effect.gen(function*() {
         occurredAt: at
       } satisfies DomainEvent), { discard: true })
 
+  const recalculateProductStats = (organizationId: OrganizationId, productIds: ReadonlyArray<ProductId>) =>
+    db.mutate(() => {
+      if (productIds.length === 0) return
+      const stats = new Map<string, { count: number; published: number; sum: number }>()
+      for (const id of productIds) stats.set(id, { count: 0, published: 0, sum: 0 })
+      for (const review of t.reviews.values()) {
+        const s = review.organizationId === organizationId ? stats.get(review.productId) : undefined
+        if (s === undefined) continue
+        s.count++
+        if (review.published) {
+          s.published++
+          s.sum += review.rating
+        }
+      }
+      for (const [id, s] of stats) {
+        const product = ownedBy(organizationId, t.products.get(id))
+        if (product === undefined) continue
+        t.products.set(id, {
+          ...product,
+          reviewCount: s.count,
+          publishedReviewCount: s.published,
+          averageRating: s.published === 0 ? null : s.sum / s.published
+        })
+      }
+    })
+
   return ReviewWriteRepository.of({
     lockReview: find,
     updateReview: (organizationId, review) =>
@@ -96,31 +122,9 @@ const makeRepository = Effect.gen(function*() {
         t.reviewAnswers.delete(row.id)
         t.reviewDeletions.set(row.id, { organizationId, ...deletion })
       }),
-    recalculateProductStats: (organizationId, productIds) =>
-      db.mutate(() => {
-        if (productIds.length === 0) return
-        const stats = new Map<string, { count: number; published: number; sum: number }>()
-        for (const id of productIds) stats.set(id, { count: 0, published: 0, sum: 0 })
-        for (const review of t.reviews.values()) {
-          const s = review.organizationId === organizationId ? stats.get(review.productId) : undefined
-          if (s === undefined) continue
-          s.count++
-          if (review.published) {
-            s.published++
-            s.sum += review.rating
-          }
-        }
-        for (const [id, s] of stats) {
-          const product = ownedBy(organizationId, t.products.get(id))
-          if (product === undefined) continue
-          t.products.set(id, {
-            ...product,
-            reviewCount: s.count,
-            publishedReviewCount: s.published,
-            averageRating: s.published === 0 ? null : s.sum / s.published
-          })
-        }
-      }),
+    recalculateProductStats,
+    // The memory store keeps no running sum of ratings, so it recomputes the products: the same stats, exactly.
+    addProductStats: (organizationId, deltas) => recalculateProductStats(organizationId, deltas.map((d) => d.productId)),
     bulkSetPublished: (organizationId, match, published, at) =>
       Effect.gen(function*() {
         const changed: Array<ReviewRecord> = []

@@ -31,6 +31,7 @@ import { eventOrganizationCheckMigration } from "./0104_event_organization_check
 import { reviewKeysPerStatementMigration } from "./0105_review_keys_per_statement.ts"
 import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
 import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_arrays.ts"
+import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -63,5 +64,6 @@ export const migrations: ReadonlyArray<Migration> = [
   eventOrganizationCheckMigration,
   reviewKeysPerStatementMigration,
   webhookDeliveryQueueMigration,
-  deliveryOutcomesAsArraysMigration
+  deliveryOutcomesAsArraysMigration,
+  productRatingSumsMigration
 ]

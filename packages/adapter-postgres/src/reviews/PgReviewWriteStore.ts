@@ -105,14 +105,39 @@ const makeRepository = Effect.gen(function*() {
           `WITH ids AS (SELECT DISTINCT value::uuid AS id FROM jsonb_array_elements_text($2::jsonb)),
            stats AS (
              SELECT ids.id, count(r.id)::integer AS n, (count(r.id) FILTER (WHERE r.published))::integer AS pn,
-               avg(r.rating) FILTER (WHERE r.published) AS average
+               coalesce(sum(r.rating) FILTER (WHERE r.published), 0) AS total, avg(r.rating) FILTER (WHERE r.published) AS average
              FROM ids LEFT JOIN reviews r ON r.organization_id = $1 AND r.product_id = ids.id
              GROUP BY ids.id)
-           UPDATE products p SET review_count = stats.n, published_review_count = stats.pn, average_rating = stats.average
+           UPDATE products p SET review_count = stats.n, published_review_count = stats.pn,
+             published_rating_sum = stats.total, average_rating = stats.average
            FROM stats WHERE p.organization_id = $1 AND p.id = stats.id`,
           [organizationId, ids]
         )
       }).pipe(orDie),
+    // One statement: the products are locked in id order first (as the recomputation locks them, so the two never
+    // deadlock), then each gets its delta on the row as last committed; the average is the new sum over the new count.
+    addProductStats: (organizationId, deltas) =>
+      deltas.length === 0 ? Effect.void : sql.unsafe(
+        `WITH d AS (
+           SELECT * FROM unnest($2::uuid[], $3::integer[], $4::integer[], $5::double precision[]) AS d (id, n, pn, total)),
+         locked AS MATERIALIZED (
+           SELECT p.id FROM products p WHERE p.organization_id = $1 AND p.id IN (SELECT d.id FROM d)
+           ORDER BY p.id FOR NO KEY UPDATE)
+         UPDATE products p SET review_count = p.review_count + d.n,
+           published_review_count = p.published_review_count + d.pn,
+           published_rating_sum = p.published_rating_sum + d.total,
+           average_rating = CASE WHEN p.published_review_count + d.pn = 0 THEN NULL
+             ELSE (p.published_rating_sum + d.total) / (p.published_review_count + d.pn) END
+         FROM locked l JOIN d ON d.id = l.id
+         WHERE p.organization_id = $1 AND p.id = l.id`,
+        [
+          organizationId,
+          deltas.map((d) => d.productId),
+          deltas.map((d) => d.reviews),
+          deltas.map((d) => d.published),
+          deltas.map((d) => d.publishedRatingSum)
+        ]
+      ).pipe(Effect.asVoid, orDie),
     bulkSetPublished: (organizationId, match, published, at) =>
       Effect.gen(function*() {
         // $3 is the moment as timestamptz, $4 the same canonical Timestamp as the event data's text, $5 and $6 the

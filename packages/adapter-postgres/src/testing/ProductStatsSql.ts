@@ -2,23 +2,35 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 
-/** Review stats (docs/DECISIONS.md §5) of the given products, recalculated from their reviews in one statement. */
+/**
+ * Review stats (docs/DECISIONS.md §5) of the given products, recalculated from their reviews in one statement. The
+ * data set is also generated on the schema of earlier migrations, to test a migration's backfill on it; before
+ * migration 111 products keep no sum of ratings (that migration computes it), so the sum is written only when present.
+ */
 export const recalculateProductStats = (
   sql: SqlClient.SqlClient,
   organizationId: string,
   productIds: ReadonlyArray<string> | "all"
 ) =>
-  sql.unsafe(
-    `UPDATE products p SET review_count = s.n, published_review_count = s.pn, average_rating = s.average
-     FROM (
-       SELECT q.id, count(r.id)::int AS n, (count(r.id) FILTER (WHERE r.published))::int AS pn,
-              avg(r.rating) FILTER (WHERE r.published) AS average
-       FROM products q
-       LEFT JOIN reviews r ON r.organization_id = q.organization_id AND r.product_id = q.id
-       WHERE q.organization_id = $1
-         AND ($2::jsonb IS NULL OR q.id IN (SELECT (jsonb_array_elements_text($2::jsonb))::uuid))
-       GROUP BY q.id
-     ) s
-     WHERE p.organization_id = $1 AND p.id = s.id`,
-    [organizationId, productIds === "all" ? null : JSON.stringify(productIds)]
-  ).pipe(Effect.asVoid)
+  Effect.gen(function*() {
+    const columns = yield* sql.unsafe<{ present: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'products'::regclass
+         AND attname = 'published_rating_sum' AND NOT attisdropped) AS present`
+    )
+    const present = columns[0]?.present === true
+    yield* sql.unsafe(
+      `UPDATE products p SET review_count = s.n, published_review_count = s.pn, average_rating = s.average
+         ${present ? ", published_rating_sum = s.total" : ""}
+       FROM (
+         SELECT q.id, count(r.id)::int AS n, (count(r.id) FILTER (WHERE r.published))::int AS pn,
+                coalesce(sum(r.rating) FILTER (WHERE r.published), 0) AS total, avg(r.rating) FILTER (WHERE r.published) AS average
+         FROM products q
+         LEFT JOIN reviews r ON r.organization_id = q.organization_id AND r.product_id = q.id
+         WHERE q.organization_id = $1
+           AND ($2::jsonb IS NULL OR q.id IN (SELECT (jsonb_array_elements_text($2::jsonb))::uuid))
+         GROUP BY q.id
+       ) s
+       WHERE p.organization_id = $1 AND p.id = s.id`,
+      [organizationId, productIds === "all" ? null : JSON.stringify(productIds)]
+    )
+  })

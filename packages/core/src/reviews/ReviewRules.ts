@@ -20,7 +20,7 @@ import type { Metadata } from "../kernel/Metadata.ts"
 import { checkRedaction } from "./Redaction.ts"
 import type { ReviewRecord, ReviewReply } from "./Review.ts"
 import type { ReviewImportRow, ReplyPatch, ReviewPatch } from "./ReviewRequests.ts"
-import type { ImportReferences, ResolvedImportReferences } from "./ReviewWriteRepository.ts"
+import type { ImportReferences, ProductStatsDelta, ResolvedImportReferences } from "./ReviewWriteRepository.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 
 /** Whether two metadata objects hold the same pairs (key order is irrelevant). */
@@ -234,4 +234,24 @@ export const fileFromUrl = (url: string): { readonly fileName: string; readonly 
   const dot = fileName.lastIndexOf(".")
   const extension = dot < 0 ? "" : fileName.slice(dot + 1).toLowerCase()
   return { fileName, contentType: contentTypes[extension] ?? "application/octet-stream" }
+}
+
+/** What new reviews add to their products' stats, one delta per product in order of first appearance. */
+export const productStatsDeltas = (
+  reviews: Iterable<Pick<ReviewRecord, "productId" | "published" | "rating">>
+): ReadonlyArray<ProductStatsDelta> => {
+  const deltas = new Map<ProductId, { productId: ProductId; reviews: number; published: number; publishedRatingSum: number }>()
+  for (const review of reviews) {
+    let delta = deltas.get(review.productId)
+    if (delta === undefined) {
+      delta = { productId: review.productId, reviews: 0, published: 0, publishedRatingSum: 0 }
+      deltas.set(review.productId, delta)
+    }
+    delta.reviews++
+    if (review.published) {
+      delta.published++
+      delta.publishedRatingSum += review.rating
+    }
+  }
+  return [...deltas.values()]
 }

@@ -78,7 +78,7 @@ const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme
  * Runs `use` with a `ReviewWrites` built afresh over a copy of the repository whose `method` runs and then fails
  * with a defect (after its writes).
  */
-const failingAfter = <K extends "insertImport" | "bulkSetPublished" | "recalculateProductStats">(method: K) =>
+const failingAfter = <K extends "insertImport" | "bulkSetPublished" | "recalculateProductStats" | "addProductStats">(method: K) =>
 <A, E>(use: (writes: ReviewWrites["Service"]) => Effect.Effect<A, E, CurrentCaller>) =>
   Effect.gen(function*() {
     const repo = yield* ReviewWriteRepository
@@ -555,6 +555,35 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
       return { org, site, mug, cup, bowl, existing, foreign, foreignSite, caller: callerFor(org) }
     })
 
+    it.effect("imports add their reviews to the stats their products had, as a recomputation makes them", () =>
+      Effect.gen(function*() {
+        const writes = yield* ReviewWrites
+        const { org, product, caller } = yield* seed([
+          { published: true, rating: 2.5 },
+          { published: false, rating: 1 },
+          { published: true, rating: 5 }
+        ])
+        const quiet = makeProduct()
+        yield* StoreTestKit.use((f) => f.insertProduct(org, quiet))
+        const recomputed = (id: ProductId) =>
+          ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [id])).pipe(Effect.andThen(productStats(org, id)))
+        const batches: ReadonlyArray<ReadonlyArray<ReviewImportRow>> = [
+          [{ product: product.slug, rating: 4 }, { product: product.slug, rating: 1.5, pending: true }, { product: quiet.slug, rating: 3, published: false }],
+          [{ product: product.slug, rating: 3.25, published: false }, { product: product.slug, rating: 1 }, { product: product.slug, rating: 4.75 }]
+        ]
+        const expected = [
+          [{ reviewCount: 5, publishedReviewCount: 3, averageRating: 11.5 / 3 }, { reviewCount: 1, publishedReviewCount: 0, averageRating: null }],
+          [{ reviewCount: 8, publishedReviewCount: 5, averageRating: 17.25 / 5 }, { reviewCount: 1, publishedReviewCount: 0, averageRating: null }]
+        ]
+        for (const [i, data] of batches.entries()) {
+          const result = yield* writes.import({ data, strict: true }).pipe(as(caller))
+          assert.strictEqual(result.imported.length, data.length)
+          const added = [yield* productStats(org, product.id), yield* productStats(org, quiet.id)]
+          assert.deepStrictEqual(added, expected[i])
+          assert.deepStrictEqual([yield* recomputed(product.id), yield* recomputed(quiet.id)], added)
+        }
+      }))
+
     it.effect("an import with good and bad rows imports the good ones and lists the rest", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
@@ -761,7 +790,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(yield* events(s.org), [])
       }))
 
-    for (const method of ["insertImport", "recalculateProductStats"] as const) {
+    for (const method of ["insertImport", "addProductStats"] as const) {
       it.effect(`a failure after ${method} leaves no partial import and no event`, () =>
         Effect.gen(function*() {
           const writes = yield* ReviewWrites

@@ -63,6 +63,15 @@ export interface ImportedReview {
   readonly reply: ReviewReply | null
 }
 
+/** What a set of new reviews adds to one product's stats (`productStatsDeltas`). */
+export interface ProductStatsDelta {
+  readonly productId: ProductId
+  readonly reviews: number
+  readonly published: number
+  /** The sum of the published reviews' ratings. */
+  readonly publishedRatingSum: number
+}
+
 export interface ImportJobRecord {
   readonly id: ImportJobId
   readonly type: string
@@ -84,6 +93,15 @@ export class ReviewWriteRepository extends Context.Service<ReviewWriteRepository
   readonly recalculateProductStats: (
     organizationId: OrganizationId,
     productIds: ReadonlyArray<ProductId>
+  ) => Effect.Effect<void>
+  /**
+   * Adds reviews just inserted to their products' stats, leaving the stats what `recalculateProductStats` would make
+   * them. An import's batches call it: recomputing would read every review of the products each batch touches, so a
+   * job's batches would cost more the more rows came before them. A store may still recompute.
+   */
+  readonly addProductStats: (
+    organizationId: OrganizationId,
+    deltas: ReadonlyArray<ProductStatsDelta>
   ) => Effect.Effect<void>
   /**
    * Sets `published` on every matching review and stamps `moderatedAt` (and `updatedAt`) on each; records

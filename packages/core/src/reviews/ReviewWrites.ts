@@ -34,7 +34,7 @@ import type {
   ReviewPatch
 } from "./ReviewRequests.ts"
 import { type ImportedReview, type ImportJobRecord, ReviewWriteRepository } from "./ReviewWriteRepository.ts"
-import { fileFromUrl, importReferencesOf, planReplyPatch, planReviewPatch, selectImportRows } from "./ReviewRules.ts"
+import { fileFromUrl, importReferencesOf, planReplyPatch, planReviewPatch, productStatsDeltas, selectImportRows } from "./ReviewRules.ts"
 import { now, type Timestamp } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 
@@ -315,7 +315,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
         }
         if (writing !== undefined) yield* Fiber.join(writing)
 
-        yield* repo.recalculateProductStats(organizationId, [...new Set(reviews.map((r) => r.review.productId))])
+        yield* repo.addProductStats(organizationId, productStatsDeltas(reviews.map((r) => r.review)))
         return {
           imported: selection.accepted.map((a, i) => ({ index: a.index, id: reviews[i]!.review.id, imageUrls: reviews[i]!.files.map((f) => f.url) })),
           skipped: selection.skipped
