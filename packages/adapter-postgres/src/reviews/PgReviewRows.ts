@@ -444,9 +444,6 @@ export const INSERT_CUSTOMERS = `INSERT INTO customers (organization_id, ${CUSTO
 /** An advisory-lock class for "imports of one organization" (the second key is a hash of the organization). */
 export const IMPORT_LOCK_CLASS = 7_240_114
 
-/** The elements of a JSON array parameter as a set of text values. */
-export const textSet = (param: string) => `(SELECT jsonb_array_elements_text(${param}::jsonb))`
-
 /** The seed of an import slice's event ids (`EventIds.ts`): the two parameters after `REVIEW_UNNEST`'s. */
 const IMPORT_EVENT_IDS: EventIdSeed = [`$${11 + REVIEW_RECORDSET_COLUMNS.length}`, `$${12 + REVIEW_RECORDSET_COLUMNS.length}`]
 
