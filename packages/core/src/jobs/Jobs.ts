@@ -299,10 +299,32 @@ export class Jobs extends Context.Service<Jobs, {
         yield* repo.deleteRows(job.organizationId, job.id)
       }))
 
+    /**
+     * A batch decoded a step at a time, yielding between steps: it is decoded while the previous batch is written,
+     * and decoding 1,000 rows in one turn of the event loop (15-25 ms) held up that write's next statement instead.
+     */
+    const decodeBatch = (job: JobRecord, staged: ReadonlyArray<StagedRow>) =>
+      Effect.gen(function*() {
+        const valid: Array<unknown> = []
+        const rowNumbers: Array<number> = []
+        const skipped: Array<JobSkippedRow> = []
+        for (let from = 0; from < staged.length; from += DECODE_STEP) {
+          if (from > 0) yield* Effect.yieldNow
+          const step = decodeStaged(job, staged.slice(from, from + DECODE_STEP))
+          if (Result.isFailure(step)) return step
+          valid.push(...step.success.valid)
+          rowNumbers.push(...step.success.rowNumbers)
+          skipped.push(...step.success.skipped)
+        }
+        return Result.succeed<DecodedBatch>({ valid, rowNumbers, skipped })
+      })
+
     /** The staged rows after `afterRow`, one batch of them, decoded; nothing when none are left. */
     const readBatch = (job: JobRecord, afterRow: number) =>
-      Effect.map(repo.readRows(job.organizationId, job.id, afterRow, settings.batchSize), (staged) =>
-        staged.length === 0 ? undefined : { staged, decoded: decodeStaged(job, staged) })
+      Effect.flatMap(repo.readRows(job.organizationId, job.id, afterRow, settings.batchSize), (staged) =>
+        staged.length === 0
+          ? Effect.succeed(undefined)
+          : Effect.map(decodeBatch(job, staged), (decoded) => ({ staged, decoded })))
 
     const runImportBatches = (job: JobRecord, owner: string) =>
       Effect.gen(function*() {
@@ -458,6 +480,9 @@ export class Jobs extends Context.Service<Jobs, {
     })
   }))
 }
+
+/** Staged rows decoded between two yields (`decodeBatch`). */
+const DECODE_STEP = 25
 
 /** Rows stored per write while an upload arrives (independent of the import's batch size). */
 const STAGING_BATCH = 1_000
