@@ -3,7 +3,7 @@
  * baseline measured in the same run on the same database:
  *
  * - import: a `BENCH_ROWS`-row (default 100,000) NDJSON review import job — rows generated lazily and streamed into
- *   the job's staging table, then imported by the worker's `runNext` in batches of 1,000 with every rule of the
+ *   the job's staging table, then imported by the worker's `runNext` in batches of 2,000 (the default) with every rule of the
  *   synchronous import (resolution, customers, replies, files, events, stats) — vs the same review rows written by
  *   ONE multi-row INSERT (`INSERT … SELECT FROM jsonb_to_recordset`). Target ≤ 2×. Peak RSS is printed before and
  *   after: the job never holds the file, so it should stay flat as BENCH_ROWS grows (compare two runs).

@@ -2,7 +2,7 @@
  * The standalone server (`npm start`). Configuration comes from the environment; see README for the table.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { isWellFormedSecretKey, MIN_EVENT_RETENTION_DAYS, Organizations } from "@feedback/core"
+import { DEFAULT_JOB_BATCH_SIZE, isWellFormedSecretKey, MIN_EVENT_RETENTION_DAYS, Organizations } from "@feedback/core"
 import { Cause, Config, Effect, Exit, Layer, Option, Redacted, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ApiApplication, apiMiddleware, ObservabilityLayer } from "./server/ApiServer.ts"
@@ -43,7 +43,7 @@ const ServerConfig = Config.all({
   jobs: Config.all({
     leaseMs: Config.Int("JOB_LEASE_MS").pipe(Config.withDefault(30_000)),
     exportRetentionHours: Config.Int("EXPORT_RETENTION_HOURS").pipe(Config.withDefault(168)),
-    batchSize: Config.Int("JOB_BATCH_SIZE").pipe(Config.withDefault(1_000))
+    batchSize: Config.Int("JOB_BATCH_SIZE").pipe(Config.withDefault(DEFAULT_JOB_BATCH_SIZE))
   }),
   limits: Config.all({
     requestTimeoutMs: Config.Int("REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.requestTimeoutMs)),

@@ -4,7 +4,7 @@
  * Closing the layer interrupts the job in hand; its open batch rolls back and the job is taken up again, by this
  * or another process, from its last committed batch once the lease runs out. Purges expired export files hourly.
  */
-import { IdGenerator, Jobs, JobSettings, type JobSettingsValues, WorkSignals } from "@feedback/core"
+import { DEFAULT_JOB_BATCH_SIZE, IdGenerator, Jobs, JobSettings, type JobSettingsValues, WorkSignals } from "@feedback/core"
 import { Cause, Effect, Layer, Schedule } from "effect"
 
 export interface JobServerOptions {
@@ -14,7 +14,7 @@ export interface JobServerOptions {
   readonly leaseMs?: number | undefined
   /** Hours an export's file is kept after the job succeeds (`EXPORT_RETENTION_HOURS`, default 168). */
   readonly exportRetentionHours?: number | undefined
-  /** Rows per batch (default 1,000). */
+  /** Rows per batch (default `DEFAULT_JOB_BATCH_SIZE`, 2,000). */
   readonly batchSize?: number | undefined
   /** How often an idle worker looks for a job (default 1,000 ms), unless the store signals one (`WorkSignals`). */
   readonly pollIntervalMs?: number | undefined
@@ -22,7 +22,7 @@ export interface JobServerOptions {
 
 export const jobSettingsOf = (options: JobServerOptions = {}): JobSettingsValues => ({
   leaseMs: options.leaseMs ?? 30_000,
-  batchSize: options.batchSize ?? 1_000,
+  batchSize: options.batchSize ?? DEFAULT_JOB_BATCH_SIZE,
   exportRetentionMs: (options.exportRetentionHours ?? 168) * 3_600_000
 })
 
