@@ -534,6 +534,46 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         }
       }))
 
+    it.effect("imports beside moderation of the same products leave their stats exact and never deadlock", () =>
+      Effect.gen(function*() {
+        const writes = yield* ReviewWrites
+        const { org, product, reviews, caller } = yield* seed(Array.from({ length: 20 }, (_, i) => ({ rating: 1 + (i % 5), published: i % 2 === 0 })))
+        const other = makeProduct()
+        yield* StoreTestKit.use((f) => f.insertProduct(org, other))
+        // Imports add to the stats (addProductStats) while single and bulk moderation recompute them.
+        const importing = (n: number) =>
+          writes.import({
+            data: Array.from({ length: 12 }, (_, i) => ({
+              product: i % 3 === 0 ? other.slug : product.slug,
+              rating: 1 + ((n + i) % 9) / 2,
+              ...(i % 4 === 0 ? { published: false } : {})
+            }))
+          }).pipe(Effect.map((result) => result.imported.map((r) => r.id)))
+        const changes: ReadonlyArray<Effect.Effect<unknown, unknown, CurrentCaller>> = [
+          importing(0),
+          ...reviews.slice(0, 10).map((r, i) => writes.update(r.id, { published: i % 3 === 0 })),
+          importing(1),
+          writes.bulkUpdate({ filter: JSON.stringify({ rating: { $gte: 3 } }) }, { published: true }),
+          importing(2),
+          ...reviews.slice(10).map((r) => writes.update(r.id, { published: false })),
+          writes.bulkUpdate({ filter: JSON.stringify({ rating: { $lt: 2 } }) }, { published: false }),
+          importing(3)
+        ]
+        const done = yield* Effect.forEach(changes, (w) => w.pipe(as(caller)), { concurrency: "unbounded" })
+        const imported = done.filter((d): d is ReadonlyArray<ReviewId> => Array.isArray(d)).flat()
+        assert.strictEqual(imported.length, 48)
+        const all = yield* Effect.forEach([...reviews.map((r) => r.id), ...imported], (id) => getReview(org, id))
+        for (const p of [product, other]) {
+          const mine = all.filter((r) => r.productId === p.id)
+          const published = mine.filter((r) => r.published)
+          assert.deepStrictEqual(yield* productStats(org, p.id), {
+            reviewCount: mine.length,
+            publishedReviewCount: published.length,
+            averageRating: published.length === 0 ? null : published.reduce((sum, r) => sum + r.rating, 0) / published.length
+          })
+        }
+      }))
+
     // -------------------------------------------------------------------------------------------------------------
     // POST /reviews/import
 
@@ -568,12 +608,13 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const recomputed = (id: ProductId) =>
           ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [id])).pipe(Effect.andThen(productStats(org, id)))
         const batches: ReadonlyArray<ReadonlyArray<ReviewImportRow>> = [
-          [{ product: product.slug, rating: 4 }, { product: product.slug, rating: 1.5, pending: true }, { product: quiet.slug, rating: 3, published: false }],
+          // Whole and fractional sums in one batch: a store must take both.
+          [{ product: product.slug, rating: 4 }, { product: product.slug, rating: 1.5, pending: true }, { product: quiet.slug, rating: 3.5 }],
           [{ product: product.slug, rating: 3.25, published: false }, { product: product.slug, rating: 1 }, { product: product.slug, rating: 4.75 }]
         ]
         const expected = [
-          [{ reviewCount: 5, publishedReviewCount: 3, averageRating: 11.5 / 3 }, { reviewCount: 1, publishedReviewCount: 0, averageRating: null }],
-          [{ reviewCount: 8, publishedReviewCount: 5, averageRating: 17.25 / 5 }, { reviewCount: 1, publishedReviewCount: 0, averageRating: null }]
+          [{ reviewCount: 5, publishedReviewCount: 3, averageRating: 11.5 / 3 }, { reviewCount: 1, publishedReviewCount: 1, averageRating: 3.5 }],
+          [{ reviewCount: 8, publishedReviewCount: 5, averageRating: 17.25 / 5 }, { reviewCount: 1, publishedReviewCount: 1, averageRating: 3.5 }]
         ]
         for (const [i, data] of batches.entries()) {
           const result = yield* writes.import({ data, strict: true }).pipe(as(caller))
