@@ -308,7 +308,8 @@ export class Jobs extends Context.Service<Jobs, {
 
     /**
      * A batch decoded a step at a time, yielding between steps: it is decoded while the previous batch is written,
-     * and decoding 1,000 rows in one turn of the event loop (15-25 ms) held up that write's next statement instead.
+     * and decoding a whole batch in one turn of the event loop (15-25 ms for 1,000 rows) held up that write's next
+     * statement instead.
      */
     const decodeBatch = (job: JobRecord, staged: ReadonlyArray<StagedRow>) =>
       Effect.gen(function*() {
