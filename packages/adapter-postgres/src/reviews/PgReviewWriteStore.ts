@@ -23,6 +23,7 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { numberArrayLiteral } from "../kernel/ArrayLiterals.ts"
 import { compileFilter, compileSearch } from "../kernel/FilterSql.ts"
 import {
   answersInput,
@@ -129,7 +130,7 @@ const makeRepository = Effect.gen(function*() {
     addProductStats: (organizationId, deltas) =>
       deltas.length === 0 ? Effect.void : sql.unsafe(
         `WITH d AS (
-           SELECT * FROM unnest($2::uuid[], $3::integer[], $4::integer[], $5::text[]::double precision[]) AS d (id, n, pn, total)),
+           SELECT * FROM unnest($2::uuid[], $3::integer[], $4::integer[], $5::double precision[]) AS d (id, n, pn, total)),
          locked AS MATERIALIZED (
            SELECT p.id FROM products p WHERE p.organization_id = $1 AND p.id IN (SELECT d.id FROM d)
            ORDER BY p.id FOR NO KEY UPDATE)
@@ -145,8 +146,8 @@ const makeRepository = Effect.gen(function*() {
           deltas.map((d) => d.productId),
           deltas.map((d) => d.reviews),
           deltas.map((d) => d.published),
-          // As text: the driver infers an array's type from its elements, and whole and fractional sums differ.
-          deltas.map((d) => String(d.publishedRatingSum))
+          // An array literal: the driver infers an array's type from its elements, and whole and fractional sums differ.
+          numberArrayLiteral(deltas.map((d) => d.publishedRatingSum))
         ]
       ).pipe(Effect.asVoid, orDie),
     bulkSetPublished: (organizationId, match, published, at) =>
