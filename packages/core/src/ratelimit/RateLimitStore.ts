@@ -58,16 +58,16 @@ export class RateLimitStore extends Context.Service<RateLimitStore, {
     cost: number
   ) => Effect.Effect<SpendDecision>
   /**
+   * True when `spend` decides in this process without waiting on I/O (the memory and embedded stores): a caller need
+   * not overlap other work with it.
+   */
+  readonly decidesInProcess?: boolean
+  /**
    * The refusal `spend` would answer at `nowMs`, when this process can tell without I/O and without changing
    * anything (an in-process store's own levels, or `LocalRefusals`' bound); `undefined` when it cannot, and always
    * for a request `spend` would admit. Lets a server refuse before it does any other work for the request (the
    * HTTP adapter's refusal gate). Optional: a store without it is asked by `spend` every time.
    */
-  /**
-   * True when `spend` decides in this process without waiting on I/O (the memory and embedded stores): a caller need
-   * not overlap other work with it.
-   */
-  readonly decidesInProcess?: boolean
   readonly refusalAt?: (
     organizationId: string,
     buckets: ReadonlyArray<KeyedBucket>,
