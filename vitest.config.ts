@@ -18,7 +18,7 @@ export default defineConfig({
   resolve: { conditions: [sourceCondition, "import", "module", "node", "default"] },
   ssr: { resolve: { conditions: [sourceCondition, "import", "node", "default"], externalConditions: [sourceCondition] } },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "scripts/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "scripts/*.test.ts", "bench/support/*.test.ts"],
     globalSetup: ["scripts/test-databases.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,

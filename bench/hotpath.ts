@@ -40,6 +40,7 @@ import {
   ratio,
   table
 } from "./support/common.ts"
+import { recordRow } from "./support/targets.ts"
 
 const scale = benchScale
 const SECONDS = 5 * scale
@@ -79,6 +80,10 @@ const main = async () => {
       }
     }
   }
+  const perSecond = (name: string) => best.get(name)?.requestsPerSecond
+  const bare = perSecond(targets[0].name)!
+  const floor = perSecond(targets[1].name)
+  if (best.has(targets[2].name)) recordRow("hotpath", perSecond(targets[2].name)! / bare, floor === undefined ? {} : { floor: floor / bare })
   report(
     `GET /organization, autocannon ${CONNECTIONS} connections, best of 2 interleaved runs of ${SECONDS} s after ${WARMUP_SECONDS} s warm-up (target: (b) ≥ 0.67× of (a))`,
     best
@@ -147,6 +152,8 @@ const mainPg = async (serverUrl: string) => {
         }
       }
     }
+    const [bare, ours] = pgTargets.map((t) => best.get(t.name)!.requestsPerSecond)
+    recordRow("hotpath-pg", ours! / bare!)
   } finally {
     await db.drop()
   }

@@ -10,6 +10,7 @@
 import { startServerProcess } from "../packages/adapter-http/test/ServerProcess.ts"
 import { benchDatabaseServer, freshDatabase } from "./support/common.ts"
 import { execFileSync } from "node:child_process"
+import { recordRow } from "./support/targets.ts"
 
 const seconds = Number(process.env["BENCH_SECONDS"] ?? "30")
 const warmupSeconds = Number(process.env["BENCH_WARMUP_SECONDS"] ?? "70")
@@ -41,4 +42,5 @@ const measure = async (label: string, env: Record<string, string>) => {
 const polling = await measure("workers polling (WORK_SIGNALS=poll, the baseline)", { WORK_SIGNALS: "poll" })
 const notified = await measure("workers woken by LISTEN/NOTIFY (default)", {})
 console.log(`\nIdle server: committed statements per second on its database over ${seconds} s\n`)
+recordRow("idle", notified.perSecond, seconds === 30 && warmupSeconds === 70 ? {} : { note: `${seconds} s after ${warmupSeconds} s` })
 for (const r of [polling, notified]) console.log(`  ${r.label.padEnd(52)} ${r.perSecond.toFixed(2)}/s   ${(r.perSecond / polling.perSecond).toFixed(2)}×`)

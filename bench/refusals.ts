@@ -28,6 +28,14 @@ import {
   ratio,
   table
 } from "./support/common.ts"
+import { type RowId, recordRow } from "./support/targets.ts"
+
+/** The row of issue 14's table each store's measurement is (`npm run bench -- all`). */
+const rowOfStore: Readonly<Record<string, RowId>> = {
+  "memory": "refusals-memory",
+  "embedded PGlite": "refusals-pglite",
+  "PostgreSQL server": "refusals-postgres"
+}
 
 const scale = benchScale
 const SECONDS = 5 * scale
@@ -104,6 +112,7 @@ const main = async () => {
   }
   console.log(`\nGET /organization, autocannon ${CONNECTIONS} connections, best of 2 interleaved runs of ${SECONDS} s; target: 429 CPU ≤ 0.25× of admitted\n`)
   const cpu = (r: LoadResult) => r.serverCpuMicrosPerRequest ?? NaN
+  for (const [row, id] of rows.map((r) => [r, rowOfStore[r.store]] as const)) if (id !== undefined) recordRow(id, cpu(row.refused) / cpu(row.admitted))
   const perRequest = (n: number | undefined) => (n === undefined ? "n/a" : n.toFixed(3))
   table(
     ["store", "admitted µs/req", "429 µs/req", "429 vs admitted", "admitted req/s", "429 req/s", "commits/admitted", "commits/429", "429s"],

@@ -45,6 +45,7 @@ import { SqlClient } from "effect/sql"
 import { createHash, randomBytes } from "node:crypto"
 import { DEFAULT_DATASET_START, datasetId, generateReviewDataset } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
 import { makeListFloor } from "./support/list-floor.ts"
+import { type RowId, recordRow } from "./support/targets.ts"
 
 const env = (name: string, fallback: number) => {
   const raw = process.env[name]
@@ -193,19 +194,21 @@ async function main(): Promise<void> {
     const walkMs = performance.now() - w0
 
     const since = new Date(Date.parse(DEFAULT_DATASET_START) + Math.floor(reviews / 2) * 1000).toISOString()
-    const scenarios: Array<{ readonly name: string; readonly params: ListParams; readonly runs?: number }> = [
-      { name: "first page (limit=50)", params: { limit: "50" } },
-      ...(cursor === null ? [] : [{ name: "page 100 via cursors", params: { limit: "50", cursor } }]),
+    // `row`: the row of issue 14's table the scenario measures (`npm run bench -- all`).
+    const scenarios: Array<{ readonly name: string; readonly params: ListParams; readonly runs?: number; readonly row?: RowId }> = [
+      { name: "first page (limit=50)", params: { limit: "50" }, row: "lists-first" },
+      ...(cursor === null ? [] : [{ name: "page 100 via cursors", params: { limit: "50", cursor }, row: "lists-page100" as const }]),
       {
         name: "filter product.id + published + createdAt $gte",
         params: {
           limit: "50",
           filter: JSON.stringify({ "product.id": datasetId(organizationId, "p", 42), published: true, createdAt: { $gte: since } })
-        }
+        },
+        row: "lists-filter"
       },
       { name: "search \"amazing\"", params: { limit: "50", search: "amazing" } },
-      { name: "search with no match (worst case)", params: { limit: "50", search: "no such words" }, runs: 3 },
-      { name: "first page, include=customer,product,collisions", params: { limit: "50", include: "customer,product,collisions" } }
+      { name: "search with no match (worst case)", params: { limit: "50", search: "no such words" }, runs: 3, row: "search-no-match" },
+      { name: "first page, include=customer,product,collisions", params: { limit: "50", include: "customer,product,collisions" }, row: "lists-includes" }
     ]
 
     const rows: Array<Record<string, string | number>> = []
@@ -246,6 +249,10 @@ async function main(): Promise<void> {
       const [h, d, st, f] = [median(samples.h), median(samples.d), median(samples.st), median(samples.f)]
       const [fl, fs, b] = [median(samples.fl), median(samples.fs), median(samples.b)]
       const [hCpu, dCpu] = [median(cpu.h), median(cpu.d)]
+      // The search's row is a time, the others a ratio to the page statement; the floor is the one without a framework.
+      const size = reviews === 1_000_000 ? {} : { note: `${reviews.toLocaleString("en-US")} reviews` }
+      if (s.row === "search-no-match") recordRow(s.row, h, size)
+      else if (s.row !== undefined) recordRow(s.row, h / d, { floor: b / d, ...size })
       rows.push({
         scenario: s.name,
         rows: count,

@@ -39,6 +39,7 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { cpus, tmpdir, totalmem } from "node:os"
 import * as Path from "node:path"
+import { recordRow } from "./support/targets.ts"
 
 const ITERATIONS = Math.max(1, Number(process.env["BENCH_ITERATIONS"] ?? 3))
 const IMPORT_ROWS = 10_000
@@ -252,6 +253,7 @@ const main = async () => {
       const b = median(baselineTimes)
       console.log(`import of ${IMPORT_ROWS.toLocaleString("en-US")} rows: ${ms(i)}; baseline one multi-row INSERT of the same reviews: ${ms(b)}`)
       console.log(`  ratio ${(i / b).toFixed(2)}× the baseline; JSON parse + schema decode of the body: ${ms(median(decodeTimes))}`)
+      recordRow("import", i / b, serverUrl === undefined ? { note: "embedded PGlite" } : {})
       cpuRatio("import", importCpus, baselineCpus)
       console.log(`  this process's CPU during the import: ${ms(median(importNodeCpus))} (median)`)
       console.log(`  ${(IMPORT_ROWS / (i / 1000)).toFixed(0)} reviews/s; review.created events recorded: ${events.toLocaleString("en-US")}; peak RSS ${peakRssMiB()}\n`)
@@ -310,6 +312,7 @@ const main = async () => {
       const u = median(bulkTimes)
       const b = median(baselineTimes)
       console.log(`bulk-update of ${BULK_REVIEWS.toLocaleString("en-US")} reviews: ${ms(u)}; baseline one UPDATE of the same rows: ${ms(b)}`)
+      recordRow("bulk-update", u / b, serverUrl === undefined ? { note: "embedded PGlite" } : {})
       console.log(`  ratio ${(u / b).toFixed(2)}× the baseline; review.updated events recorded: ${events.toLocaleString("en-US")} (${ITERATIONS + 1} × ${BULK_REVIEWS.toLocaleString("en-US")}, the warm-up's included); peak RSS ${peakRssMiB()}`)
       cpuRatio("bulk-update", bulkCpus, baselineCpus)
     }

@@ -47,6 +47,7 @@ import { makeWebHandler } from "../packages/adapter-http/src/server/ApiServer.ts
 import { NodeHostResolver, NodeWebhookTransport } from "../packages/adapter-http/src/server/webhooks/NodeWebhookTransport.ts"
 import { cpuMillis } from "./support/common.ts"
 import { floorDeliveries, prepareFloor } from "./support/webhook-floor.ts"
+import { recordRow } from "./support/targets.ts"
 
 const DELIVERIES = Number(process.env["BENCH_DELIVERIES"] ?? 2_000)
 const ROUNDS = Math.max(1, Number(process.env["BENCH_ROUNDS"] ?? 3))
@@ -437,6 +438,12 @@ const throughput = async (
   const cpu = (m: Measured) =>
     `CPU/delivery: process ${fmt(m.processMicros, 0)} µs (kernel ${fmt(m.systemMicros, 0)})` + (m.databaseMicros === undefined ? "" : `, database ${fmt(m.databaseMicros, 0)} µs`)
   const ratios = rounds.map((r) => r.dispatcher.perSecond / r.baseline.perSecond)
+  const floorRatios = rounds.flatMap((r) => r.floor === undefined ? [] : [r.floor.perSecond / r.baseline.perSecond])
+  recordRow(
+    databaseUrl === undefined ? "webhooks-memory" : "webhooks-postgres",
+    percentile(ratios, 50),
+    floorRatios.length === 0 ? {} : { floor: percentile(floorRatios, 50) }
+  )
   process.stdout.write(
     `deliveries/s (${DELIVERIES} per round, signed, each stored, claimed and recorded) vs plain keep-alive POSTs:\n` +
       rounds.map((r, i) =>
