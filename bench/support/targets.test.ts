@@ -47,10 +47,18 @@ describe("bench targets", () => {
 
   it("a row no benchmark recorded says which command measures it; one it could not measure says so", () => {
     recordRow("idle", Number.NaN)
-    expect(lineOf("webhooks-postgres")[4]).toBe("not measured (npm run bench -- webhooks throughput)")
+    expect(lineOf("webhooks-postgres")[4]).toBe("not measured (npm run bench -- webhooks throughput, with BENCH_DATABASE_URL)")
+    expect(lineOf("hotpath")[4]).toBe("not measured (npm run bench -- hotpath)")
     expect(lineOf("idle")[2]).toBe("n/a")
     expect(lineOf("idle")[4]).toBe("could not be measured")
     expect(summarize(file).met).toBe(0)
+  })
+
+  it("a miss that rounds to the target is shown with the digits that tell them apart", () => {
+    recordRow("import", 1.5031)
+    recordRow("bulk-update", 1.4999)
+    expect(lineOf("import").slice(2)).toEqual(["1.5031×", "", "not met"])
+    expect(lineOf("bulk-update").slice(2)).toEqual(["1.50×", "", "met"])
   })
 
   it("the last measurement of a row is the one judged", () => {
