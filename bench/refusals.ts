@@ -30,13 +30,6 @@ import {
 } from "./support/common.ts"
 import { type RowId, recordRow } from "./support/targets.ts"
 
-/** The row of issue 14's table each store's measurement is (`npm run bench -- all`). */
-const rowOfStore: Readonly<Record<string, RowId>> = {
-  "memory": "refusals-memory",
-  "embedded PGlite": "refusals-pglite",
-  "PostgreSQL server": "refusals-postgres"
-}
-
 const scale = benchScale
 const SECONDS = 5 * scale
 const CONNECTIONS = 32
@@ -56,13 +49,15 @@ const commits = (url: string | undefined) =>
 
 interface Row {
   readonly store: string
+  /** The row of issue 14's table this store's measurement is (`npm run bench -- all`). */
+  readonly id: RowId
   readonly admitted: LoadResult
   readonly refused: LoadResult
   readonly commitsAdmitted: number | undefined
   readonly commitsRefused: number | undefined
 }
 
-const measure = async (store: string, databaseUrl: string | undefined, env: Record<string, string> = { DATABASE_URL: databaseUrl ?? "memory" }): Promise<Row> => {
+const measure = async (store: string, id: RowId, databaseUrl: string | undefined, env: Record<string, string> = { DATABASE_URL: databaseUrl ?? "memory" }): Promise<Row> => {
   const server = await startServerProcess({ ...env, OPERATOR_TOKEN, LOG_REQUESTS: "false" })
   try {
     const open = await provision(server.url)
@@ -86,7 +81,7 @@ const measure = async (store: string, databaseUrl: string | undefined, env: Reco
         }
       }
     }
-    return { store, ...best } as Row
+    return { store, id, ...best } as Row
   } finally {
     await server.stop()
   }
@@ -94,25 +89,25 @@ const measure = async (store: string, databaseUrl: string | undefined, env: Reco
 
 const main = async () => {
   console.log(`refusals benchmark — ${await describeMachine()}`)
-  const rows: Array<Row> = [await measure("memory", undefined)]
+  const rows: Array<Row> = [await measure("memory", "refusals-memory", undefined)]
   // The default store of `npm start`: embedded PGlite in a fresh data directory.
   const dataDir = mkdtempSync(Path.join(tmpdir(), "bench-refusals-"))
   try {
-    rows.push(await measure("embedded PGlite", undefined, { DATA_DIR: dataDir }))
+    rows.push(await measure("embedded PGlite", "refusals-pglite", undefined, { DATA_DIR: dataDir }))
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
   }
   if (benchDatabaseServer !== undefined) {
     const db = await freshDatabase(benchDatabaseServer)
     try {
-      rows.push(await measure("PostgreSQL server", db.url))
+      rows.push(await measure("PostgreSQL server", "refusals-postgres", db.url))
     } finally {
       await db.drop()
     }
   }
   console.log(`\nGET /organization, autocannon ${CONNECTIONS} connections, best of 2 interleaved runs of ${SECONDS} s; target: 429 CPU ≤ 0.25× of admitted\n`)
   const cpu = (r: LoadResult) => r.serverCpuMicrosPerRequest ?? NaN
-  for (const [row, id] of rows.map((r) => [r, rowOfStore[r.store]] as const)) if (id !== undefined) recordRow(id, cpu(row.refused) / cpu(row.admitted))
+  for (const r of rows) recordRow(r.id, cpu(r.refused) / cpu(r.admitted))
   const perRequest = (n: number | undefined) => (n === undefined ? "n/a" : n.toFixed(3))
   table(
     ["store", "admitted µs/req", "429 µs/req", "429 vs admitted", "admitted req/s", "429 req/s", "commits/admitted", "commits/429", "429s"],

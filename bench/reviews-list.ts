@@ -194,7 +194,8 @@ async function main(): Promise<void> {
     const walkMs = performance.now() - w0
 
     const since = new Date(Date.parse(DEFAULT_DATASET_START) + Math.floor(reviews / 2) * 1000).toISOString()
-    // `row`: the row of issue 14's table the scenario measures (`npm run bench -- all`).
+    // `row`: the row of issue 14's table the scenario measures (`npm run bench -- all`); `size` notes another size.
+    const size = reviews === 1_000_000 ? {} : { note: `${reviews.toLocaleString("en-US")} reviews` }
     const scenarios: Array<{ readonly name: string; readonly params: ListParams; readonly runs?: number; readonly row?: RowId }> = [
       { name: "first page (limit=50)", params: { limit: "50" }, row: "lists-first" },
       ...(cursor === null ? [] : [{ name: "page 100 via cursors", params: { limit: "50", cursor }, row: "lists-page100" as const }]),
@@ -250,7 +251,6 @@ async function main(): Promise<void> {
       const [fl, fs, b] = [median(samples.fl), median(samples.fs), median(samples.b)]
       const [hCpu, dCpu] = [median(cpu.h), median(cpu.d)]
       // The search's row is a time, the others a ratio to the page statement; the floor is the one without a framework.
-      const size = reviews === 1_000_000 ? {} : { note: `${reviews.toLocaleString("en-US")} reviews` }
       if (s.row === "search-no-match") recordRow(s.row, h, size)
       else if (s.row !== undefined) recordRow(s.row, h / d, { floor: b / d, ...size })
       rows.push({
