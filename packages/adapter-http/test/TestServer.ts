@@ -29,7 +29,7 @@ export interface TestServer {
 
 export const allPermissions: ReadonlyArray<Permission> = [
   "settings:read", "settings:write", "reviews:read", "reviews:write",
-  "products:read", "products:write", "customers:read", "customers:write"
+  "products:read", "products:write", "customers:read", "customers:write", "orders:read", "orders:write"
 ]
 
 export interface TestServerOptions extends ApiServerOptions {

@@ -49,6 +49,7 @@ describe("the OpenAPI document", () => {
       "GET /customers",
       "GET /email-templates",
       "GET /events",
+      "GET /orders",
       "GET /product-questions",
       "GET /products",
       "GET /reviews",
@@ -66,6 +67,7 @@ describe("the OpenAPI document", () => {
     const sorts = parametersNamed("sort")
     expect(sorts.map((s) => s.op).sort()).toEqual([
       "GET /customers",
+      "GET /orders",
       "GET /product-questions",
       "GET /products",
       "GET /reviews",

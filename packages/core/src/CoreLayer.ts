@@ -8,6 +8,7 @@ import { Layer } from "effect"
 import { Catalogs } from "./catalog/Catalogs.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import { Jobs } from "./jobs/Jobs.ts"
+import { Orders } from "./orders/Orders.ts"
 import { Organizations } from "./organizations/Organizations.ts"
 import { RateLimits } from "./ratelimit/RateLimits.ts"
 import { ProductQuestions } from "./questions/ProductQuestions.ts"
@@ -22,6 +23,7 @@ export const CoreLayer = Layer.mergeAll(
   Organizations.layer,
   RateLimits.layer,
   Catalogs.layer,
+  Orders.layer,
   Reviews.layer,
   ReviewWrites.layer,
   ProductQuestions.layer,

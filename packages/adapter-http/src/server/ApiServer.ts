@@ -9,6 +9,7 @@ import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
 import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./catalog/CatalogHandlers.ts"
+import { OrdersHandlers } from "./orders/OrdersHandlers.ts"
 import { DocsPage } from "./DocsPage.ts"
 import { errorEnvelope } from "./ErrorEnvelope.ts"
 import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
@@ -80,7 +81,7 @@ export interface ApiServerOptions {
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
-  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
+  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, OrdersHandlers, ReviewsReadHandlers]),
   Layer.provide([ImportJobsHandlers, ExportJobsHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )

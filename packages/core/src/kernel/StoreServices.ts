@@ -6,6 +6,7 @@ import type { EventOutbox } from "./EventOutbox.ts"
 import type { IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
 import type { ProductQuestionRepository } from "../questions/ProductQuestionRepository.ts"
 import type { JobRepository } from "../jobs/JobRepository.ts"
+import type { OrderRepository } from "../orders/OrderRepository.ts"
 import type { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import type { RateLimitStore } from "../ratelimit/RateLimitStore.ts"
 import type { ReviewRepository } from "../reviews/ReviewRepository.ts"
@@ -27,6 +28,7 @@ export type StoreServices =
   | StorefrontRecordRepository
   | RateLimitStore
   | CatalogRepository
+  | OrderRepository
   | ReviewRepository
   | SetupRepository | ReviewAutomationRepository
   | WebhookRepository

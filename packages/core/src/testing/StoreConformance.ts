@@ -18,6 +18,7 @@ import { rateLimitConformance } from "../ratelimit/RateLimitConformance.ts"
 import { webhookConformance } from "../webhooks/WebhookConformance.ts"
 import { reviewWriteConformance } from "../reviews/ReviewWriteConformance.ts"
 import { catalogConformance } from "../catalog/CatalogConformance.ts"
+import { orderConformance } from "../orders/OrderConformance.ts"
 import { cursorKeyConformance } from "../kernel/CursorKeyConformance.ts"
 import { idempotencyConformance } from "../idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
@@ -225,6 +226,7 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["webhooks", webhookConformance],
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],
+  ["orders", orderConformance],
   ["reviews (read)", reviewReadConformance],
   ["cursor key", cursorKeyConformance],
   ["rate limit", rateLimitConformance],
