@@ -80,7 +80,7 @@ describe("the OpenAPI document", () => {
       expect(schema.enum).toContain(schema.default)
     }
     const reviews = sorts.find((s) => s.op === "GET /reviews")!.schema
-    expect(reviews.enum).toEqual(["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt"])
+    expect(reviews.enum).toEqual(["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "updatedAt", "-updatedAt"])
   })
 
   it("describes include as a comma-separated list of the endpoint's names, and answered as a boolean", () => {

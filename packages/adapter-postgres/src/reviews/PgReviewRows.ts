@@ -25,6 +25,7 @@ export const reviewMatchMapping: ListSqlMapping = {
     browserFingerprint: "r.browser_fingerprint",
     metadata: "r.metadata",
     createdAt: "r.created_at",
+    updatedAt: "r.updated_at",
     "product.id": "p.id",
     "customer.id": "c.id",
     ...relatedCatalogColumns

@@ -62,6 +62,7 @@ export const reviewListMapping: ListSqlMapping = {
     browserFingerprint: "r.browser_fingerprint",
     metadata: "r.metadata",
     createdAt: notNull("r.created_at"),
+    updatedAt: notNull("r.updated_at"),
     "product.id": notNull("r.product_id"),
     "customer.id": "r.customer_id",
     ...relatedCatalogColumns

@@ -4613,7 +4613,7 @@ export interface operations {
                 include?: ("customer" | "product" | "answers")[];
                 limit?: number;
                 search?: string;
-                sort?: "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt" | "answeredAt" | "-answeredAt";
+                sort?: "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt" | "answeredAt" | "-answeredAt" | "updatedAt" | "-updatedAt";
             };
             header?: never;
             path?: never;
@@ -5965,7 +5965,7 @@ export interface operations {
                 include?: ("importJob" | "customer" | "product" | "response" | "files" | "answers" | "collisions")[];
                 limit?: number;
                 search?: string;
-                sort?: "rating" | "-rating" | "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt";
+                sort?: "rating" | "-rating" | "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt" | "updatedAt" | "-updatedAt";
             };
             header?: never;
             path?: never;

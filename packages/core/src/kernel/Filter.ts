@@ -81,6 +81,8 @@ export const reviewFilterCatalog: FieldCatalog = makeFieldCatalog(
     ipAddress: "string",
     browserFingerprint: "string",
     createdAt: "timestamp",
+    /** Incremental sync (docs/DECISIONS.md §20). */
+    updatedAt: "timestamp",
     ...prefixFields("product", productFilterFields),
     ...prefixFields("customer", customerFilterFields)
   },
@@ -97,6 +99,8 @@ export const productQuestionFilterCatalog: FieldCatalog = makeFieldCatalog(
     answeredAt: "timestamp",
     source: "string",
     createdAt: "timestamp",
+    /** Incremental sync (docs/DECISIONS.md §20). */
+    updatedAt: "timestamp",
     ...prefixFields("product", productFilterFields),
     ...prefixFields("customer", customerFilterFields)
   },

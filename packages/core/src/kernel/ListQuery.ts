@@ -67,7 +67,7 @@ export const defineListEndpoint = <const Include extends string, const SortValue
 
 export const reviewListEndpoint = defineListEndpoint({
   name: "reviews",
-  sorts: ["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt"],
+  sorts: ["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "updatedAt", "-updatedAt"],
   defaultSort: "-createdAt",
   includes: ["importJob", "customer", "product", "response", "files", "answers", "collisions"],
   catalog: reviewFilterCatalog
@@ -75,7 +75,7 @@ export const reviewListEndpoint = defineListEndpoint({
 
 export const productQuestionListEndpoint = defineListEndpoint({
   name: "product-questions",
-  sorts: ["createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "answeredAt", "-answeredAt"],
+  sorts: ["createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "answeredAt", "-answeredAt", "updatedAt", "-updatedAt"],
   defaultSort: "-createdAt",
   includes: ["customer", "product", "answers"],
   catalog: productQuestionFilterCatalog

@@ -19,6 +19,7 @@ import { webhookConformance } from "../webhooks/WebhookConformance.ts"
 import { reviewWriteConformance } from "../reviews/ReviewWriteConformance.ts"
 import { catalogConformance } from "../catalog/CatalogConformance.ts"
 import { orderConformance } from "../orders/OrderConformance.ts"
+import { syncConformance } from "../kernel/SyncConformance.ts"
 import { cursorKeyConformance } from "../kernel/CursorKeyConformance.ts"
 import { idempotencyConformance } from "../idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
@@ -227,6 +228,7 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],
   ["orders", orderConformance],
+  ["incremental sync", syncConformance],
   ["reviews (read)", reviewReadConformance],
   ["cursor key", cursorKeyConformance],
   ["rate limit", rateLimitConformance],
