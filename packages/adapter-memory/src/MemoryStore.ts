@@ -3,6 +3,7 @@ import { CursorKey } from "@feedback/core"
 import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
 import { MemoryOrderRepository } from "./orders/MemoryOrderStore.ts"
+import { MemorySurveyRepository } from "./surveys/MemorySurveyStore.ts"
 import { MemoryJobRepository } from "./jobs/MemoryJobStore.ts"
 import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
 import { MemoryIdempotencyStore } from "./idempotency/MemoryIdempotencyStore.ts"
@@ -34,6 +35,7 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryRateLimitStore,
   MemoryCatalogRepository,
   MemoryOrderRepository,
+  MemorySurveyRepository,
   MemoryReviewRepository,
   MemorySetupStore,
   MemoryWebhookRepository,

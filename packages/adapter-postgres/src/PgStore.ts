@@ -7,6 +7,7 @@ import { runMigrations } from "./kernel/Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./kernel/PgDatabase.ts"
 import { PgCatalogRepository } from "./catalog/PgCatalogStore.ts"
 import { PgOrderRepository } from "./orders/PgOrderStore.ts"
+import { PgSurveyRepository } from "./surveys/PgSurveyStore.ts"
 import { PgInstanceSecretRepository } from "./kernel/PgInstanceSecrets.ts"
 import { PgStoreHealth } from "./kernel/PgStoreHealth.ts"
 import { PgWorkSignals } from "./kernel/PgWorkSignals.ts"
@@ -39,6 +40,7 @@ const storeServices = <E>(rateLimits: Layer.Layer<RateLimitStore, E, SqlClient.S
   rateLimits,
   PgCatalogRepository,
   PgOrderRepository,
+  PgSurveyRepository,
   PgReviewRepository,
   PgSetupStore,
   PgWebhookRepository,

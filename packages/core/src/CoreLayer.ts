@@ -16,6 +16,7 @@ import { Reviews } from "./reviews/Reviews.ts"
 import { ReviewWrites } from "./reviews/ReviewWrites.ts"
 import { ReviewAutomation } from "./setup/ReviewAutomation.ts"
 import { Setup } from "./setup/Setup.ts"
+import { Surveys } from "./surveys/Surveys.ts"
 import { HostEvents } from "./webhooks/HostEvents.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 
@@ -24,6 +25,7 @@ export const CoreLayer = Layer.mergeAll(
   RateLimits.layer,
   Catalogs.layer,
   Orders.layer,
+  Surveys.layer,
   Reviews.layer,
   ReviewWrites.layer,
   ProductQuestions.layer,

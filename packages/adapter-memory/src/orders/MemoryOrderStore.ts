@@ -7,6 +7,7 @@ import {
   type MemoryListAccess,
   type Order,
   type OrderMatch,
+  orderField,
   OrderRepository,
   orderSearchValues,
   pageInMemory,
@@ -31,12 +32,7 @@ export const MemoryOrderRepository = Layer.effect(OrderRepository, Effect.gen(fu
 
   /** The fields of `OrderRules.orderFilterFields`, the related customer's read from its row. */
   const access = (organizationId: string): MemoryListAccess<Order> => ({
-    get: (order, path) =>
-      path === "customer.id"
-        ? order.customerId
-        : path === "customer.email"
-        ? emailOf(organizationId, order.customerId)
-        : (order as unknown as Record<string, unknown>)[path],
+    get: (order, path) => orderField(order, emailOf(organizationId, order.customerId))(path),
     id: (order) => order.id,
     searchValues: (order) => orderSearchValues(order, emailOf(organizationId, order.customerId))
   })

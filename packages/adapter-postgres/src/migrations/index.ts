@@ -34,6 +34,7 @@ import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_a
 import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
 import { ordersMigration } from "./0120_orders.ts"
 import { syncIndexesMigration } from "./0121_sync_indexes.ts"
+import { surveysMigration } from "./0122_surveys.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -69,5 +70,6 @@ export const migrations: ReadonlyArray<Migration> = [
   deliveryOutcomesAsArraysMigration,
   productRatingSumsMigration,
   ordersMigration,
-  syncIndexesMigration
+  syncIndexesMigration,
+  surveysMigration
 ]

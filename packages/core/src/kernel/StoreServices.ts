@@ -7,6 +7,7 @@ import type { IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
 import type { ProductQuestionRepository } from "../questions/ProductQuestionRepository.ts"
 import type { JobRepository } from "../jobs/JobRepository.ts"
 import type { OrderRepository } from "../orders/OrderRepository.ts"
+import type { SurveyRepository } from "../surveys/SurveyRepository.ts"
 import type { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import type { RateLimitStore } from "../ratelimit/RateLimitStore.ts"
 import type { ReviewRepository } from "../reviews/ReviewRepository.ts"
@@ -29,6 +30,7 @@ export type StoreServices =
   | RateLimitStore
   | CatalogRepository
   | OrderRepository
+  | SurveyRepository
   | ReviewRepository
   | SetupRepository | ReviewAutomationRepository
   | WebhookRepository

@@ -198,6 +198,17 @@ export const orderListEndpoint = defineListEndpoint({
   catalog: orderFilterCatalog
 })
 
+/**
+ * Reads a field of `orderFilterFields` from an order and its customer's email (`FilterEvaluate.FieldAccessor`): the
+ * one reading of an order by the list's filters in memory and by survey flow conditions (docs/DECISIONS.md §17).
+ */
+export const orderField = (order: Order, customerEmail: string | null) => (path: string): unknown =>
+  path === "customer.id"
+    ? order.customerId
+    : path === "customer.email"
+    ? customerEmail
+    : (order as unknown as Record<string, unknown>)[path]
+
 /** What `search` looks in: the order's number and external id, and its customer's email. */
 export const orderSearchValues = (order: Order, customerEmail: string | null): ReadonlyArray<string | null> => [
   order.orderNumber,

@@ -6,6 +6,10 @@
  * products), `order.deleted` when it is deleted, and `customer.updated` for each customer an order creates; each in
  * the unit of work of the change, with the record as the API returns it.
  *
+ * Survey flows (docs/DECISIONS.md §17) start in the same unit of work: an order created by `POST /orders` or moved to
+ * `fulfilled` / `delivered` (PATCH, bulk-update) is enrolled in the active flows its trigger starts; an order
+ * cancelled or deleted has what is still to be sent cancelled. Imported orders are history and start nothing.
+ *
  * References (products by id or slug, the customer by id, the site) must exist in the caller's organization: a body
  * naming one that does not is a 400 naming the field; an import skips such a row (a 422 with `strict`).
  */
@@ -24,6 +28,8 @@ import { listRequestWith, type ListParams, type Page, parseSearch } from "../ker
 import { now, type Timestamp } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import { ReviewWriteRepository } from "../reviews/ReviewWriteRepository.ts"
+import { makeSurveyEnrolment } from "../surveys/SurveyEnrolment.ts"
+import { surveyReasons, triggersOfCreation, triggersOfMove } from "../surveys/SurveyRules.ts"
 import { newOrder, type Order, type OrderStatus } from "./Order.ts"
 import { OrderRepository } from "./OrderRepository.ts"
 import type {
@@ -37,6 +43,7 @@ import type {
 import {
   moveStatus,
   orderFilterCatalog,
+  type OrderStamp,
   orderListEndpoint,
   orderReferencesOf,
   planOrderPatch,
@@ -71,6 +78,7 @@ export class Orders extends Context.Service<Orders, {
     const ids = yield* IdGenerator
     const cursorKey = yield* CursorKey
     const events = makeEventRecorder(yield* EventOutbox, ids)
+    const surveys = yield* makeSurveyEnrolment
 
     const lockedOrder = (organizationId: OrganizationId, id: OrderId) =>
       repo.lockOrder(organizationId, id).pipe(Effect.flatMap(Option.match({
@@ -110,6 +118,18 @@ export class Orders extends Context.Service<Orders, {
         return found
       })
 
+    /** What status moves start or stop: enrolment in the flows they trigger, cancellation of cancelled orders' surveys. */
+    const afterMoves = (
+      organizationId: OrganizationId,
+      moves: ReadonlyArray<{ readonly order: Order; readonly stamped: ReadonlyArray<OrderStamp> }>,
+      at: Timestamp
+    ) =>
+      Effect.gen(function*() {
+        yield* surveys.enroll(organizationId, moves.map((m) => ({ order: m.order, triggers: triggersOfMove(m.stamped) })), at)
+        const cancelled = moves.filter((m) => m.order.status === "cancelled").map((m) => m.order.id)
+        yield* surveys.cancelForOrders(organizationId, cancelled, surveyReasons.orderCancelled, at)
+      })
+
     const create = Effect.fn("Orders.create")(function*(input: OrderCreate) {
       const { organizationId } = yield* requirePermission("orders:write")
       return yield* uow.transaction(Effect.gen(function*() {
@@ -145,10 +165,12 @@ export class Orders extends Context.Service<Orders, {
           placedAt: instantOr(input.placedAt, at),
           metadata: { ...input.metadata }
         })
-        const order = withStatus(placed, input.status ?? "open", at)
+        const move = moveStatus(placed, input.status ?? "open", at)
+        const order = move._tag === "Moved" ? move.order : placed
         const [outcome] = yield* repo.insertOrders(organizationId, [order])
         if (outcome?._tag === "Clash") return yield* externalIdConflict(input.externalId ?? "")
         yield* events.record(organizationId, "order.updated", order)
+        yield* surveys.enroll(organizationId, [{ order, triggers: triggersOfCreation(move._tag === "Moved" ? move.stamped : []) }], at)
         return order
       }))
     })
@@ -171,7 +193,8 @@ export class Orders extends Context.Service<Orders, {
       const { organizationId } = yield* requirePermission("orders:write")
       return yield* uow.transaction(Effect.gen(function*() {
         const current = yield* lockedOrder(organizationId, id)
-        const plan = planOrderPatch(current, patch, yield* now)
+        const at = yield* now
+        const plan = planOrderPatch(current, patch, at)
         switch (plan._tag) {
           case "Unchanged":
             return current
@@ -180,6 +203,7 @@ export class Orders extends Context.Service<Orders, {
           case "Changed":
             yield* repo.updateOrders(organizationId, [plan.order])
             yield* events.record(organizationId, "order.updated", plan.order)
+            yield* afterMoves(organizationId, [{ order: plan.order, stamped: plan.stamped }], at)
             return plan.order
         }
       }))
@@ -192,6 +216,7 @@ export class Orders extends Context.Service<Orders, {
         const deleted = yield* repo.deleteOrder(organizationId, id)
         if (Option.isNone(deleted)) return yield* NotFound.of("order", id)
         yield* events.record(organizationId, "order.deleted", deleted.value)
+        yield* surveys.cancelForOrders(organizationId, [id], surveyReasons.orderDeleted, yield* now)
         return deleted.value
       }))
     })
@@ -267,13 +292,14 @@ export class Orders extends Context.Service<Orders, {
       return yield* uow.transaction(Effect.gen(function*() {
         const at = yield* now
         const matched = yield* repo.lockMatching(organizationId, { filter: filter.success, search: search.success })
-        const moved: Array<Order> = []
+        const moved: Array<{ readonly order: Order; readonly stamped: ReadonlyArray<OrderStamp> }> = []
         for (const order of matched) {
           const move = moveStatus(order, body.status, at)
-          if (move._tag === "Moved") moved.push({ ...move.order, updatedAt: at })
+          if (move._tag === "Moved") moved.push({ order: { ...move.order, updatedAt: at }, stamped: move.stamped })
         }
-        yield* repo.updateOrders(organizationId, moved)
-        yield* events.recordAll(organizationId, moved.map((order) => ({ event: "order.updated", data: order })))
+        yield* repo.updateOrders(organizationId, moved.map((m) => m.order))
+        yield* events.recordAll(organizationId, moved.map((m) => ({ event: "order.updated", data: m.order })))
+        yield* afterMoves(organizationId, moved, at)
         return { count: moved.length }
       }))
     })

@@ -20,6 +20,7 @@ import { reviewWriteConformance } from "../reviews/ReviewWriteConformance.ts"
 import { catalogConformance } from "../catalog/CatalogConformance.ts"
 import { orderConformance } from "../orders/OrderConformance.ts"
 import { syncConformance } from "../kernel/SyncConformance.ts"
+import { surveyConformance } from "../surveys/SurveyConformance.ts"
 import { cursorKeyConformance } from "../kernel/CursorKeyConformance.ts"
 import { idempotencyConformance } from "../idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
@@ -229,6 +230,7 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["catalog", catalogConformance],
   ["orders", orderConformance],
   ["incremental sync", syncConformance],
+  ["surveys", surveyConformance],
   ["reviews (read)", reviewReadConformance],
   ["cursor key", cursorKeyConformance],
   ["rate limit", rateLimitConformance],

@@ -81,6 +81,7 @@ export const SERVICE_EVENT_NAMES: ReadonlyArray<EventName> = EVENT_NAMES.filter(
     "surveyFlow.created",
     "surveyFlow.updated",
     "surveyFlow.deleted",
+    "survey.deleted",
     "emailTemplate.created",
     "emailTemplate.updated",
     "emailTemplate.deleted",

@@ -1,0 +1,272 @@
+/**
+ * Conformance of the flow engine (docs/DECISIONS.md §17) on every store, with time from `TestClock` so whole flows run
+ * in milliseconds: enrolment on the trigger (at most once per order and flow; imports never), conditions, surveys
+ * laid out step by step, the request and the reminder sent when due and exactly once (concurrent workers, a worker
+ * that died with a step in flight), the skip and cancel rules, manual requests, deletion, and the list.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { Catalogs } from "../catalog/Catalogs.ts"
+import { CoreLayer } from "../CoreLayer.ts"
+import { EventOutbox } from "../kernel/EventOutbox.ts"
+import type { OrderId, OrganizationId, SurveyId } from "../kernel/Ids.ts"
+import { fromMillis, now, toMillis } from "../kernel/Timestamp.ts"
+import type { Order } from "../orders/Order.ts"
+import { Orders } from "../orders/Orders.ts"
+import type { OrderCreate } from "../orders/OrderRequests.ts"
+import { Organizations } from "../organizations/Organizations.ts"
+import type { EmailMessage } from "../questions/Mailer.ts"
+import { makeRecordingMailer } from "../questions/RecordingMailer.ts"
+import { ReviewAutomation } from "../setup/ReviewAutomation.ts"
+import { Setup } from "../setup/Setup.ts"
+import { asDashboard } from "../testing/CallerFixtures.ts"
+import type { ConformanceSuite } from "../testing/StoreConformance.ts"
+import type { Survey } from "./Survey.ts"
+import { SurveyRepository } from "./SurveyRepository.ts"
+import { defaultSurveyWorkerSettings, failInterruptedSurveySteps, runDueSurveySteps } from "./SurveySending.ts"
+import { Surveys } from "./Surveys.ts"
+
+const DAY = 86_400_000
+
+/** A shop with a product and the guided setup's flow: request `delayDays` after `triggerEvent`, a reminder 2 days later. */
+const shop = (name: string, answers: { readonly triggerEvent?: "order.created" | "order.fulfilled" | "order.delivered"; readonly delayDays?: number } = {}) =>
+  Effect.gen(function*() {
+    const org = yield* Organizations.use((o) => o.createOrganization({ name }))
+    const as = asDashboard(org.id)
+    yield* as(Catalogs.use((c) => c.createProduct({ slug: "mug", title: "Mug" })))
+    yield* as(Catalogs.use((c) => c.createProduct({ slug: "cup", title: "Cup" })))
+    const setup = yield* as(Setup.use((s) => s.setupReviews({
+      triggerEvent: answers.triggerEvent ?? "order.fulfilled",
+      delayDays: answers.delayDays ?? 3,
+      reminder: true,
+      reminderDelayDays: 2
+    })))
+    const order = (input: Partial<OrderCreate> = {}) =>
+      as(Orders.use((o) =>
+        o.create({
+          ...(input.customerId === undefined ? { customer: { email: `${Math.random().toString(36).slice(2)}@example.com` } } : {}),
+          lines: [{ productSlug: "mug" }, { productSlug: "cup" }, { productSlug: "mug" }],
+          ...input
+        })
+      ))
+    const surveysOf = (orderId?: string) =>
+      Effect.map(as(Surveys.use((s) => s.list({ limit: 250, ...(orderId === undefined ? {} : { filter: JSON.stringify({ "order.id": orderId }) }) }))), (p) => p.data)
+    return { org, as, flow: setup.surveyFlow, templates: setup.emailTemplates, order, surveysOf }
+  })
+
+const settings = (workerId: string) => defaultSurveyWorkerSettings(workerId)
+
+const events = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
+
+/**
+ * The suite's tests share one store, and a worker claims due steps of every organization: each test counts only the
+ * messages to its own customers.
+ */
+const to = (mailer: { readonly calls: ReadonlyArray<EmailMessage> }, ...emails: ReadonlyArray<string>) =>
+  mailer.calls.filter((m) => emails.includes(m.to))
+
+const stepsOf = (survey: Survey) => survey.steps.map((s) => [s.type, s.dueAt, s.doneAt, s.outcome])
+
+export const surveyConformance: ConformanceSuite = (store) =>
+  layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 120_000 })("surveys", (it) => {
+    it.effect("enrolment: the flow's trigger enrolls an order once, laid out step by step; other moves and imports do not", () =>
+      Effect.gen(function*() {
+        const { as, flow, order, surveysOf } = yield* shop("Enrolment")
+        const t0 = yield* now
+        const open = yield* order()
+        assert.deepStrictEqual(yield* surveysOf(open.id), [])
+        yield* TestClock.adjust("1 hour")
+        const t1 = yield* now
+        yield* as(Orders.use((o) => o.update(open.id, { status: "fulfilled" })))
+        const [survey, ...more] = yield* surveysOf(open.id)
+        assert.strictEqual(more.length, 0)
+        assert.deepStrictEqual(
+          [survey!.flowId, survey!.orderId, survey!.customerId, survey!.status, survey!.reason, survey!.completedAt],
+          [flow.id, open.id, open.customerId, "scheduled", null, null]
+        )
+        assert.deepStrictEqual(survey!.products.map((p) => [p.productId, p.reviewId]), [[open.lines[0]!.productId, null], [open.lines[1]!.productId, null]])
+        const due = fromMillis(toMillis(t1) + 3 * DAY)
+        assert.deepStrictEqual(stepsOf(survey!), [["wait", due, null, null], ["email", due, null, null], ["wait", null, null, null], ["email", null, null, null]])
+        assert.strictEqual(survey!.expiresAt, fromMillis(toMillis(t1) + 90 * DAY))
+        assert.match(survey!.url, /\/r\/[A-Za-z0-9_-]{22,64}$/)
+        assert.isTrue(t1 > t0)
+        // Delivered later, or fulfilled again: still one survey.
+        yield* as(Orders.use((o) => o.update(open.id, { status: "delivered" })))
+        assert.strictEqual((yield* surveysOf(open.id)).length, 1)
+        // Created with a status past the trigger: enrolled; in bulk too; imported: never.
+        const delivered = yield* order({ status: "delivered" })
+        assert.strictEqual((yield* surveysOf(delivered.id)).length, 1)
+        const bulk = yield* order({ orderNumber: "B-1" })
+        assert.deepStrictEqual(yield* as(Orders.use((o) => o.bulkUpdate({ search: "B-1" }, { status: "fulfilled" }))), { count: 1 })
+        assert.strictEqual((yield* surveysOf(bulk.id)).length, 1)
+        const imported = yield* as(Orders.use((o) => o.import({ data: [{ externalId: "h-1", customer: "history@example.com", lines: [{ productSlug: "mug" }], status: "delivered" }] })))
+        assert.strictEqual((yield* surveysOf(imported.imported[0]!.id)).length, 0)
+        assert.strictEqual((yield* surveysOf()).length, 3)
+      }))
+
+    it.effect("a whole flow: the request when due, the reminder after it, each exactly once, none before its time", () =>
+      Effect.gen(function*() {
+        const { order, surveysOf, templates } = yield* shop("Whole flow")
+        const mailer = makeRecordingMailer()
+        const run = runDueSurveySteps(settings("w1")).pipe(Effect.provide(mailer.layer))
+        const ada = "ada.whole-flow@example.com"
+        const placed = yield* order({ status: "fulfilled", customer: { email: "Ada.Whole-Flow@Example.com" } })
+        yield* run
+        yield* TestClock.adjust(3 * DAY - 1_000)
+        yield* run
+        assert.deepStrictEqual(to(mailer, ada), [])
+        yield* TestClock.adjust("1 second")
+        yield* run
+        assert.deepStrictEqual(to(mailer, ada).map((m) => m.subject), [templates[0]!.subject])
+        const t3 = yield* now
+        const [afterRequest] = yield* surveysOf(placed.id)
+        assert.strictEqual(afterRequest!.status, "sent")
+        const reminderDue = fromMillis(toMillis(t3) + 2 * DAY)
+        assert.deepStrictEqual(stepsOf(afterRequest!), [
+          ["wait", t3, t3, null],
+          ["email", t3, t3, "sent"],
+          ["wait", reminderDue, null, null],
+          ["email", reminderDue, null, null]
+        ])
+        yield* TestClock.adjust(2 * DAY - 1_000)
+        yield* run
+        assert.strictEqual(to(mailer, ada).length, 1)
+        yield* TestClock.adjust("1 second")
+        yield* run
+        assert.deepStrictEqual(to(mailer, ada).map((m) => m.subject), [templates[0]!.subject, templates[1]!.subject])
+        const [done] = yield* surveysOf(placed.id)
+        assert.deepStrictEqual(done!.steps.map((s) => s.outcome), [null, "sent", null, "sent"])
+        assert.isTrue(done!.steps.every((s) => s.doneAt !== null))
+        yield* TestClock.adjust(30 * DAY)
+        yield* run
+        assert.strictEqual(to(mailer, ada).length, 2)
+      }))
+
+    it.effect("concurrent workers share the due steps: each email goes out once", () =>
+      Effect.gen(function*() {
+        const { order, org } = yield* shop("Concurrent workers", { delayDays: 0 })
+        const mailer = makeRecordingMailer()
+        const placed: Array<Order> = []
+        for (let i = 0; i < 12; i++) placed.push(yield* order({ status: "fulfilled" }))
+        const workers = ["a", "b", "c"].map((w) => runDueSurveySteps({ ...settings(w), batchSize: 2 }).pipe(Effect.provide(mailer.layer)))
+        const emails = yield* Effect.forEach(placed, (o) => Effect.map(Catalogs.use((c) => asDashboard(org.id)(c.getCustomer(o.customerId))), (c) => c.email))
+        yield* Effect.all(workers, { concurrency: "unbounded" })
+        assert.strictEqual(to(mailer, ...emails).length, 12)
+        yield* TestClock.adjust(2 * DAY)
+        yield* Effect.all(workers, { concurrency: "unbounded" })
+        const mine = to(mailer, ...emails)
+        const byRecipient = new Map<string, number>()
+        for (const m of mine) byRecipient.set(`${m.to}/${m.subject}`, (byRecipient.get(`${m.to}/${m.subject}`) ?? 0) + 1)
+        assert.strictEqual(mine.length, 24)
+        assert.strictEqual(byRecipient.size, 24)
+      }))
+
+    it.effect("a step in flight when its worker died is failed, never resent; the steps after it still run", () =>
+      Effect.gen(function*() {
+        const { order, surveysOf } = yield* shop("Crash", { delayDays: 0 })
+        const mailer = makeRecordingMailer()
+        const email = "crash@example.com"
+        const placed = yield* order({ status: "fulfilled", customer: { email } })
+        const claimed = yield* SurveyRepository.use((r) => Effect.flatMap(now, (at) => r.claimDue("dead-worker", at, 10)))
+        assert.isAtLeast(claimed.filter((c) => c.survey.orderId === placed.id).length, 1)
+        // Another worker does not take the claimed step, and early recovery leaves it alone.
+        yield* runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
+        assert.deepStrictEqual(to(mailer, email), [])
+        yield* failInterruptedSurveySteps(settings("alive"))
+        assert.isNull((yield* surveysOf(placed.id))[0]!.steps[1]!.outcome)
+        yield* TestClock.adjust("11 minutes")
+        assert.isAtLeast(yield* failInterruptedSurveySteps(settings("alive")), 1)
+        const [recovered] = yield* surveysOf(placed.id)
+        assert.strictEqual(recovered!.steps[1]!.outcome, "failed")
+        assert.isNotNull(recovered!.steps[3]!.dueAt)
+        yield* TestClock.adjust(2 * DAY)
+        yield* runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
+        assert.strictEqual(to(mailer, email).length, 1)
+        assert.deepStrictEqual((yield* surveysOf(placed.id))[0]!.steps.map((s) => s.outcome), [null, "failed", null, "sent"])
+      }))
+
+    it.effect("skip and cancel: opted-out customers are skipped; cancelled or deleted orders, flows off or deleted cancel", () =>
+      Effect.gen(function*() {
+        const { as, flow, order, surveysOf } = yield* shop("Rules", { delayDays: 1 })
+        const mailer = makeRecordingMailer()
+        const optedOut = yield* as(Catalogs.use((c) => c.createCustomer({ email: "no@example.com", emailOptOut: true })))
+        const quiet = yield* order({ customerId: optedOut.id, status: "fulfilled" })
+        const [skipped] = yield* surveysOf(quiet.id)
+        assert.deepStrictEqual([skipped!.status, skipped!.reason], ["skipped", "the customer opted out of email"])
+        assert.isTrue(skipped!.steps.every((s) => s.outcome === "skipped"))
+        const cancelled = yield* order({ status: "fulfilled" })
+        yield* as(Orders.use((o) => o.update(cancelled.id, { status: "cancelled" })))
+        const [c1] = yield* surveysOf(cancelled.id)
+        assert.deepStrictEqual([c1!.status, c1!.reason], ["cancelled", "the order was cancelled"])
+        assert.isTrue(c1!.steps.every((s) => s.outcome === "cancelled"))
+        const deleted = yield* order({ status: "fulfilled" })
+        yield* as(Orders.use((o) => o.delete(deleted.id)))
+        assert.strictEqual((yield* surveysOf(deleted.id))[0]!.reason, "the order was deleted")
+        const pending = yield* order({ status: "fulfilled" })
+        yield* as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { isActive: false })))
+        assert.deepStrictEqual((yield* surveysOf(pending.id)).map((s) => [s.status, s.reason]), [["cancelled", "the survey flow was switched off"]])
+        // Switched off: new triggers enroll nothing; nothing at all is sent.
+        const later = yield* order({ status: "fulfilled" })
+        assert.deepStrictEqual(yield* surveysOf(later.id), [])
+        yield* TestClock.adjust(10 * DAY)
+        yield* runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
+        const customers = yield* Effect.forEach([quiet, cancelled, deleted, pending, later], (o) =>
+          Effect.map(as(Catalogs.use((c) => c.getCustomer(o.customerId))), (c) => c.email))
+        assert.deepStrictEqual(to(mailer, ...customers), [])
+        yield* as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { isActive: true })))
+        const active = yield* order({ status: "fulfilled" })
+        yield* as(ReviewAutomation.use((a) => a.deleteSurveyFlow(flow.id)))
+        assert.strictEqual((yield* surveysOf(active.id))[0]!.reason, "the survey flow was deleted")
+      }))
+
+    it.effect("conditions: a filter document over the order, checked when the flow is saved", () =>
+      Effect.gen(function*() {
+        const { as, flow, order, surveysOf } = yield* shop("Conditions")
+        const bad = yield* Effect.flip(as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { condition: "{\"total\":{\"$gt\":1}}" }))))
+        assert.strictEqual(bad._tag, "InvalidRequest")
+        assert.deepStrictEqual((bad as { issues: ReadonlyArray<{ path: string }> }).issues.map((i) => i.path), ["body.condition.total"])
+        const notJson = yield* Effect.flip(as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { condition: "web only" }))))
+        assert.strictEqual(notJson._tag, "InvalidRequest")
+        assert.strictEqual((yield* as(ReviewAutomation.use((a) => a.getSurveyFlow(flow.id)))).condition, "")
+        yield* as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { condition: JSON.stringify({ "metadata.channel": "web", "customer.email": { $ne: "staff@example.com" } }) })))
+        const web = yield* order({ status: "fulfilled", metadata: { channel: "web" } })
+        const pos = yield* order({ status: "fulfilled", metadata: { channel: "pos" } })
+        const staff = yield* order({ status: "fulfilled", metadata: { channel: "web" }, customer: { email: "staff@example.com" } })
+        assert.strictEqual((yield* surveysOf(web.id)).length, 1)
+        assert.strictEqual((yield* surveysOf(pos.id)).length, 0)
+        assert.strictEqual((yield* surveysOf(staff.id)).length, 0)
+      }))
+
+    it.effect("manual requests, deletion (survey.deleted, nothing more sent), the list and its filters", () =>
+      Effect.gen(function*() {
+        const { as, flow, org, order, surveysOf } = yield* shop("Manual", { delayDays: 0 })
+        const mailer = makeRecordingMailer()
+        const placed = yield* order()
+        const manual = yield* as(Surveys.use((s) => s.create({ orderId: placed.id })))
+        assert.deepStrictEqual([manual.flowId, manual.orderId, manual.status], [flow.id, placed.id, "scheduled"])
+        assert.deepStrictEqual(yield* as(Surveys.use((s) => s.get(manual.id))), manual)
+        const again = yield* Effect.flip(as(Surveys.use((s) => s.create({ orderId: placed.id, flowId: flow.id }))))
+        assert.strictEqual(again._tag, "Conflict")
+        const missing = yield* Effect.flip(as(Surveys.use((s) => s.create({ orderId: "00000000-0000-4000-8000-0000000000ff" as OrderId }))))
+        assert.strictEqual(missing._tag, "InvalidRequest")
+        const other = yield* order({ status: "fulfilled" })
+        const [auto] = yield* surveysOf(other.id)
+        const deleted = yield* as(Surveys.use((s) => s.delete(auto!.id)))
+        assert.strictEqual(deleted.id, auto!.id)
+        assert.strictEqual((yield* events(org.id)).at(-1)?.event, "survey.deleted")
+        assert.strictEqual((yield* Effect.flip(as(Surveys.use((s) => s.get(auto!.id)))))._tag, "NotFound")
+        assert.strictEqual((yield* Effect.flip(as(Surveys.use((s) => s.delete(auto!.id)))))._tag, "NotFound")
+        yield* runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
+        assert.deepStrictEqual(mailer.calls.map((m) => m.id.split("/")[0]).filter((id) => id === manual.id || id === auto!.id), [manual.id])
+        const list = (params: Record<string, string>) => Effect.map(as(Surveys.use((s) => s.list(params))), (p) => p.data.map((s) => s.id))
+        assert.deepStrictEqual(yield* list({ filter: JSON.stringify({ status: "sent" }) }), [manual.id])
+        assert.deepStrictEqual(yield* list({ filter: JSON.stringify({ flowId: flow.id, "order.id": placed.id }) }), [manual.id])
+        assert.deepStrictEqual(yield* list({ search: "nobody-here" }), [])
+        for (const params of [{ sort: "dueAt" }, { filter: "{\"orderId\":1}" }]) {
+          assert.strictEqual((yield* Effect.flip(as(Surveys.use((s) => s.list(params)))))._tag, "InvalidRequest")
+        }
+        const stranger = yield* Organizations.use((o) => o.createOrganization({ name: "Stranger" }))
+        assert.strictEqual((yield* Effect.flip(asDashboard(stranger.id)(Surveys.use((s) => s.get(manual.id as SurveyId)))))._tag, "NotFound")
+      }))
+  })
