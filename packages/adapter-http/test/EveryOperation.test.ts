@@ -100,6 +100,16 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
   "PATCH /organization/setup": ({ api }) => api.PATCH("/organization/setup", { body: { area: "loyalty", outcome: "dismissed" } }),
   "POST /organization/setup/reviews": ({ api }) => api.POST("/organization/setup/reviews", { body: { data: {} } }),
 
+  // The guided setup's flow is the newest active one: a manual request goes through it.
+  "POST /surveys": async ({ api, made }) => {
+    const answer = await api.POST("/surveys", { body: { orderId: id(made, "order") } })
+    return { ...answer, made: { survey: answer.data!.id } }
+  },
+  "GET /surveys": ({ api, made }) =>
+    api.GET("/surveys", { params: { query: { filter: JSON.stringify({ "order.id": id(made, "order") }), sort: "-updatedAt" } } }),
+  "GET /surveys/{id}": ({ api, made }) => api.GET("/surveys/{id}", { params: { path: { id: id(made, "survey") } } }),
+  "DELETE /surveys/{id}": ({ api, made }) => api.DELETE("/surveys/{id}", { params: { path: { id: id(made, "survey") } } }),
+
   "GET /email-templates": async ({ api }) => {
     const answer = await api.GET("/email-templates", { params: { query: { limit: 10 } } })
     return { ...answer, made: { template: answer.data!.data[0]!.id } }

@@ -55,6 +55,7 @@ describe("the OpenAPI document", () => {
       "GET /reviews",
       "GET /sites",
       "GET /survey-flows",
+      "GET /surveys",
       "GET /webhooks",
       "GET /webhooks/{id}/events"
     ])
@@ -71,7 +72,8 @@ describe("the OpenAPI document", () => {
       "GET /product-questions",
       "GET /products",
       "GET /reviews",
-      "GET /sites"
+      "GET /sites",
+      "GET /surveys"
     ])
     for (const { schema } of sorts) {
       expect(schema.type).toBe("string")

@@ -3,13 +3,15 @@
  * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
-import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices } from "@feedback/core"
+import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices, SurveyLinks } from "@feedback/core"
 import { Context, Effect, Layer, type Redacted, References } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
 import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./catalog/CatalogHandlers.ts"
 import { OrdersHandlers } from "./orders/OrdersHandlers.ts"
+import { SurveysHandlers } from "./surveys/SurveysHandlers.ts"
+import { SurveyWorkerLive } from "./surveys/SurveyWorker.ts"
 import { DocsPage } from "./DocsPage.ts"
 import { errorEnvelope } from "./ErrorEnvelope.ts"
 import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
@@ -81,7 +83,7 @@ export interface ApiServerOptions {
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
-  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, OrdersHandlers, ReviewsReadHandlers]),
+  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, OrdersHandlers, SurveysHandlers, ReviewsReadHandlers]),
   Layer.provide([ImportJobsHandlers, ExportJobsHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
@@ -119,7 +121,9 @@ export const ApiRoutes = (options: ApiServerOptions) =>
       setupConfigLayer(options),
       WebhookRuntime(options.webhooks),
       Layer.succeed(HostEventNames, options.hostEvents ?? []),
-      jobSettingsLayer(options.jobs)
+      jobSettingsLayer(options.jobs),
+      // Survey links (`/r/{token}`) point at PUBLIC_API_BASE_URL when set (docs/DECISIONS.md §17).
+      options.publicApiBaseUrl === undefined ? Layer.empty : Layer.succeed(SurveyLinks, { baseUrl: options.publicApiBaseUrl })
     ])
   )
 
@@ -133,6 +137,8 @@ export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "
   Layer.mergeAll(
     WebhookDispatcherLive(options.webhooks),
     EmailWorkerFor(options.email),
+    // Survey flows send through the same transport, and stop with it (`email.worker: false`).
+    options.email?.worker === false ? Layer.empty : SurveyWorkerLive(options.email?.smtp),
     Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
     Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob())),
     JobWorkerLive(options.jobs).pipe(

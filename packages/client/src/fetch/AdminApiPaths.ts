@@ -810,6 +810,54 @@ export type paths = {
         patch: operations["automation.updateSurveyFlow"];
         trace?: never;
     };
+    "/surveys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List surveys
+         * @description The review requests your survey flows made, a page at a time; `filter` on `status`, `flowId`, `createdAt`, `updatedAt`, `order.id` and `customer.email`, `search` the customer's email.
+         */
+        get: operations["surveys.list"];
+        put?: never;
+        /**
+         * Request a review
+         * @description Sends the order's review request through a flow (default: the newest active one), starting now, whatever the flow's trigger and condition. An order has at most one survey per flow (409 otherwise). A customer who opted out of email gets a `skipped` survey.
+         */
+        post: operations["surveys.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/surveys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a survey
+         * @description One survey with its products and steps.
+         */
+        get: operations["surveys.get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a survey
+         * @description Deletes the survey: nothing more is sent for it. Answers it as it was; fires `survey.deleted`.
+         */
+        delete: operations["surveys.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-events": {
         parameters: {
             query?: never;
@@ -1318,6 +1366,26 @@ export type webhooks = {
          * @description Sent to webhooks subscribed to `site.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
         post: operations["webhook.site.created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "survey.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * survey.deleted
+         * @description Sent to webhooks subscribed to `survey.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: operations["webhook.survey.deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2248,6 +2316,25 @@ export type components = {
                 message: string;
             };
         };
+        Survey: {
+            completedAt: string | null;
+            createdAt: string;
+            /** Format: uuid */
+            customerId: string;
+            expiresAt: string;
+            /** Format: uuid */
+            flowId: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            orderId: string;
+            products: components["schemas"]["SurveyProduct"][];
+            reason: string | null;
+            status: components["schemas"]["SurveyStatus"];
+            steps: components["schemas"]["SurveyStep"][];
+            updatedAt: string;
+            url: string;
+        };
         SurveyAnswer: {
             highLabel: string | null;
             label: string;
@@ -2259,6 +2346,12 @@ export type components = {
             step: number;
             steps: number;
             type: string;
+        };
+        SurveyCreate: {
+            /** Format: uuid */
+            flowId?: string;
+            /** Format: uuid */
+            orderId: string;
         };
         SurveyFlow: {
             condition: string;
@@ -2301,6 +2394,27 @@ export type components = {
                 waitSeconds?: number | null;
             }[];
             triggerEvent?: string;
+        };
+        SurveyPage: {
+            data: components["schemas"]["Survey"][];
+            nextCursor: string | null;
+        };
+        SurveyProduct: {
+            /** Format: uuid */
+            productId: string;
+            productVariantId: string | null;
+            reviewId: string | null;
+        };
+        /** @enum {string} */
+        SurveyStatus: "scheduled" | "sent" | "completed" | "cancelled" | "skipped";
+        SurveyStep: {
+            doneAt: string | null;
+            dueAt: string | null;
+            emailTemplateId: string | null;
+            outcome: ("sent" | "skipped" | "cancelled" | "failed") | null;
+            position: number;
+            type: string;
+            waitSeconds: number | null;
         };
         TooManyRequestsError: {
             error: {
@@ -7265,6 +7379,307 @@ export interface operations {
             503: components["responses"]["StoreUnavailableError"];
         };
     };
+    "surveys.list": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                filter?: string;
+                limit?: number;
+                search?: string;
+                sort?: "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `SurveyPage`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "status": "scheduled",
+                     *           "reason": "Requested by the customer",
+                     *           "products": [
+                     *             {
+                     *               "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *             }
+                     *           ],
+                     *           "steps": [
+                     *             {
+                     *               "position": 1,
+                     *               "type": "rating",
+                     *               "dueAt": "2026-03-14T09:26:53.000Z",
+                     *               "doneAt": "2026-03-14T09:26:53.000Z",
+                     *               "outcome": "sent",
+                     *               "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "waitSeconds": 1
+                     *             }
+                     *           ],
+                     *           "url": "https://hooks.example.com/feedback",
+                     *           "expiresAt": "2026-03-14T09:26:53.000Z",
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SurveyPage"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "surveys.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SurveyCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. The body is a `Survey`. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "scheduled",
+                     *       "reason": "Requested by the customer",
+                     *       "products": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *         }
+                     *       ],
+                     *       "steps": [
+                     *         {
+                     *           "position": 1,
+                     *           "type": "rating",
+                     *           "dueAt": "2026-03-14T09:26:53.000Z",
+                     *           "doneAt": "2026-03-14T09:26:53.000Z",
+                     *           "outcome": "sent",
+                     *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "waitSeconds": 1
+                     *         }
+                     *       ],
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z",
+                     *       "completedAt": "2026-03-14T09:26:53.000Z",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Survey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "surveys.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `Survey`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "scheduled",
+                     *       "reason": "Requested by the customer",
+                     *       "products": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *         }
+                     *       ],
+                     *       "steps": [
+                     *         {
+                     *           "position": 1,
+                     *           "type": "rating",
+                     *           "dueAt": "2026-03-14T09:26:53.000Z",
+                     *           "doneAt": "2026-03-14T09:26:53.000Z",
+                     *           "outcome": "sent",
+                     *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "waitSeconds": 1
+                     *         }
+                     *       ],
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z",
+                     *       "completedAt": "2026-03-14T09:26:53.000Z",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Survey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "surveys.delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `Survey`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "scheduled",
+                     *       "reason": "Requested by the customer",
+                     *       "products": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *         }
+                     *       ],
+                     *       "steps": [
+                     *         {
+                     *           "position": 1,
+                     *           "type": "rating",
+                     *           "dueAt": "2026-03-14T09:26:53.000Z",
+                     *           "doneAt": "2026-03-14T09:26:53.000Z",
+                     *           "outcome": "sent",
+                     *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "waitSeconds": 1
+                     *         }
+                     *       ],
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z",
+                     *       "completedAt": "2026-03-14T09:26:53.000Z",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Survey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
     "webhooks.listEvents": {
         parameters: {
             query?: never;
@@ -8724,6 +9139,56 @@ export interface operations {
                     data: components["schemas"]["Site"];
                     /** @constant */
                     event: "site.created";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.survey.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: unknown;
+                    /** @constant */
+                    event: "survey.deleted";
                     /**
                      * Format: uuid
                      * @description The event's id in `GET /events`; a redelivery carries its original's.

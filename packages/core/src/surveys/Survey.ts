@@ -12,7 +12,7 @@ export const SURVEY_STATUSES = ["scheduled", "sent", "completed", "cancelled", "
 export const SurveyStatus = Schema.Literals(SURVEY_STATUSES).annotate({ identifier: "SurveyStatus" })
 export type SurveyStatus = typeof SurveyStatus.Type
 
-export const StepOutcome = Schema.Literals(["sent", "skipped", "cancelled", "failed"]).annotate({ identifier: "SurveyStepOutcome" })
+export const StepOutcome = Schema.Literals(["sent", "skipped", "cancelled", "failed"])
 export type StepOutcome = typeof StepOutcome.Type
 
 export const SurveyStep = Schema.Struct({
