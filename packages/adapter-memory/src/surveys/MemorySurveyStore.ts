@@ -45,6 +45,15 @@ export const MemorySurveyRepository = Layer.effect(SurveyRepository, Effect.gen(
   const emailOf = (organizationId: string, customerId: string) => ownedBy(organizationId, customers.get(customerId))?.email ?? null
 
   return SurveyRepository.of({
+    contactsOf: (organizationId, customerIds) =>
+      Effect.sync(() => {
+        const found = new Map<string, { readonly email: string; readonly emailOptOut: boolean }>()
+        for (const id of customerIds) {
+          const customer = ownedBy(organizationId, customers.get(id))
+          if (customer !== undefined) found.set(id, { email: customer.email, emailOptOut: customer.emailOptOut })
+        }
+        return found
+      }),
     insertSurveys: (organizationId, surveys) =>
       db.mutate(() => {
         const taken = new Set(ofOrganization(organizationId).map((r) => `${r.survey.flowId}/${r.survey.orderId}`))

@@ -105,6 +105,11 @@ export const PgSurveyRepository = Layer.effect(SurveyRepository, Effect.gen(func
     sql.unsafe<Row>(text, params).pipe(Effect.map((rows) => Option.fromUndefinedOr(rows[0])), orDie)
 
   return SurveyRepository.of({
+    contactsOf: (organizationId, customerIds) =>
+      customerIds.length === 0 ? Effect.succeed(new Map()) : sql.unsafe<{ id: string; email: string; emailOptOut: boolean }>(
+        `SELECT id, email, email_opt_out FROM customers WHERE organization_id = $1 AND id = ANY($2::uuid[])`,
+        [organizationId, `{${customerIds.join(",")}}`]
+      ).pipe(Effect.map((rows) => new Map(rows.map((r) => [r.id, { email: r.email, emailOptOut: r.emailOptOut }]))), orDie),
     insertSurveys: (organizationId, surveys) =>
       Effect.gen(function*() {
         if (surveys.length === 0) return []

@@ -5,7 +5,8 @@
  * that died with a step in flight), the skip and cancel rules, manual requests, deletion, and the list.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import fc from "fast-check"
+import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { Catalogs } from "../catalog/Catalogs.ts"
 import { CoreLayer } from "../CoreLayer.ts"
@@ -19,6 +20,7 @@ import { Organizations } from "../organizations/Organizations.ts"
 import type { EmailMessage } from "../questions/Mailer.ts"
 import { makeRecordingMailer } from "../questions/RecordingMailer.ts"
 import { ReviewAutomation } from "../setup/ReviewAutomation.ts"
+import type { SurveyFlowStepWrite } from "../setup/AutomationRequests.ts"
 import { Setup } from "../setup/Setup.ts"
 import { asDashboard } from "../testing/CallerFixtures.ts"
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
@@ -269,4 +271,125 @@ export const surveyConformance: ConformanceSuite = (store) =>
         const stranger = yield* Organizations.use((o) => o.createOrganization({ name: "Stranger" }))
         assert.strictEqual((yield* Effect.flip(asDashboard(stranger.id)(Surveys.use((s) => s.get(manual.id as SurveyId)))))._tag, "NotFound")
       }))
+
+    it.effect("property: for random flows, orders and event sequences, N workers send each due email exactly once, none after a cancellation", () =>
+      Effect.gen(function*() {
+        type Event =
+          | { readonly _tag: "create"; readonly order: number; readonly status: "open" | "fulfilled" | "delivered" }
+          | { readonly _tag: "move"; readonly order: number; readonly status: "fulfilled" | "delivered" | "cancelled" }
+          | { readonly _tag: "delete"; readonly order: number }
+          | { readonly _tag: "advance"; readonly hours: number }
+          | { readonly _tag: "run" }
+          | { readonly _tag: "crash" }
+        const arbStep = fc.oneof(
+          fc.constant({ type: "email" as const }),
+          fc.integer({ min: 0, max: 72 }).map((hours) => ({ type: "wait" as const, waitSeconds: hours * 3_600 }))
+        )
+        const arbCreate = fc.record({
+          _tag: fc.constant("create" as const),
+          order: fc.nat(3),
+          status: fc.constantFrom("open" as const, "fulfilled" as const, "delivered" as const)
+        })
+        const arbEvent: fc.Arbitrary<Event> = fc.oneof(
+          arbCreate,
+          fc.record({ _tag: fc.constant("move" as const), order: fc.nat(3), status: fc.constantFrom("fulfilled" as const, "delivered" as const, "cancelled" as const) }),
+          fc.record({ _tag: fc.constant("delete" as const), order: fc.nat(3) }),
+          fc.record({ _tag: fc.constant("advance" as const), hours: fc.integer({ min: 1, max: 48 }) }),
+          fc.constant({ _tag: "run" as const }),
+          fc.constant({ _tag: "crash" as const })
+        )
+        const arbScenario = fc.record({
+          steps: fc.array(arbStep, { minLength: 1, maxLength: 5 }),
+          trigger: fc.constantFrom("order.created", "order.fulfilled", "order.delivered"),
+          optOut: fc.boolean(),
+          events: fc.tuple(fc.array(arbCreate, { minLength: 2, maxLength: 4 }), fc.array(arbEvent, { minLength: 5, maxLength: 25 }))
+            .map(([creates, rest]): ReadonlyArray<Event> => [...creates, ...rest])
+        })
+        const scenarios = fc.sample(arbScenario, { seed: 20_261_128, numRuns: 5 })
+        let sentInAll = 0
+        let stoppedInAll = 0
+        for (const [n, scenario] of scenarios.entries()) {
+          const { as, flow, templates } = yield* shop(`Property ${n}`)
+          const steps: Array<SurveyFlowStepWrite> = scenario.steps.map((step, position) =>
+            step.type === "email"
+              ? { type: "email", position, emailTemplateId: templates[0]!.id }
+              : { type: "wait", position, waitSeconds: step.waitSeconds }
+          )
+          yield* as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { steps, triggerEvent: scenario.trigger })))
+          const mailer = makeRecordingMailer()
+          const email = (i: number) => `property-${n}-${i}@example.com`
+          const customers = new Map<number, string>()
+          const orders = new Map<number, Order>()
+          /** Surveys of orders cancelled or deleted, and how many messages each had when it happened. */
+          const stopped = new Map<string, number>()
+          const messagesOf = (orderId: string) =>
+            Effect.map(as(Surveys.use((s) => s.list({ limit: 250, filter: JSON.stringify({ "order.id": orderId }) }))), (page) =>
+              page.data.map((survey) => [survey.id, mailer.calls.filter((m) => m.id.startsWith(`${survey.id}/`)).length] as const))
+          const workers = ["w1", "w2", "w3"].map((w) => runDueSurveySteps({ ...settings(w), batchSize: 1 }).pipe(Effect.provide(mailer.layer)))
+          // Then time runs on, a month per round, until every step of every survey had its turn (each step waits 72 h at most).
+          const end = Array.from({ length: 4 }, () => [{ _tag: "advance", hours: 24 * 30 } as const, { _tag: "run" } as const]).flat()
+          for (const event of [...scenario.events, ...end]) {
+            switch (event._tag) {
+              case "create": {
+                if (orders.has(event.order)) break
+                if (!customers.has(event.order)) {
+                  const customer = yield* as(Catalogs.use((c) => c.createCustomer({ email: email(event.order), emailOptOut: scenario.optOut && event.order === 0 })))
+                  customers.set(event.order, customer.id)
+                }
+                orders.set(event.order, yield* as(Orders.use((o) => o.create({ customerId: customers.get(event.order)! as never, lines: [{ productSlug: "mug" }], status: event.status }))))
+                break
+              }
+              case "move": {
+                const order = orders.get(event.order)
+                if (order === undefined) break
+                const moved = yield* Effect.option(as(Orders.use((o) => o.update(order.id, { status: event.status }))))
+                if (Option.isSome(moved)) orders.set(event.order, moved.value)
+                if (event.status === "cancelled") for (const [id, count] of yield* messagesOf(order.id)) stopped.set(id, count)
+                break
+              }
+              case "delete": {
+                const order = orders.get(event.order)
+                if (order === undefined) break
+                const before = yield* messagesOf(order.id)
+                yield* as(Orders.use((o) => o.delete(order.id)))
+                for (const [id, count] of before) stopped.set(id, count)
+                orders.delete(event.order)
+                break
+              }
+              case "advance":
+                yield* TestClock.adjust(event.hours * 3_600_000)
+                break
+              case "run":
+                yield* Effect.all(workers, { concurrency: "unbounded" })
+                break
+              case "crash": {
+                // A worker claims what is due and dies; after the recovery period its steps are failed, never sent.
+                yield* SurveyRepository.use((r) => Effect.flatMap(now, (at) => r.claimDue(`dead-${n}`, at, 1)))
+                yield* TestClock.adjust("11 minutes")
+                yield* failInterruptedSurveySteps(settings("recovery"))
+                break
+              }
+            }
+          }
+          const ids = mailer.calls.map((m) => m.id)
+          sentInAll += ids.length
+          stoppedInAll += stopped.size
+          assert.strictEqual(new Set(ids).size, ids.length, `scenario ${n}: a step was sent twice`)
+          for (const [surveyId, count] of stopped) {
+            assert.strictEqual(mailer.calls.filter((m) => m.id.startsWith(`${surveyId}/`)).length, count, `scenario ${n}: sent after cancellation`)
+          }
+          const surveys = (yield* as(Surveys.use((s) => s.list({ limit: 250 })))).data
+          for (const survey of surveys) {
+            const sent = survey.steps.filter((s) => s.outcome === "sent").map((s) => `${survey.id}/${s.position}`)
+            const calls = ids.filter((id) => id.startsWith(`${survey.id}/`))
+            // Everything due ran: no email step is left pending, and each sent one went out once.
+            assert.isTrue(survey.steps.every((s) => s.type !== "email" || s.outcome !== null), `scenario ${n}: a due email was not sent`)
+            assert.deepStrictEqual(calls.filter((id) => sent.includes(id)).sort(), sent.sort())
+            if (survey.status === "skipped" && survey.reason === "the customer opted out of email") assert.deepStrictEqual(calls, [])
+          }
+        }
+        // The scenarios do exercise sending and cancelling (the checks above are not vacuous).
+        assert.isAbove(sentInAll, 0)
+        assert.isAbove(stoppedInAll, 0)
+      }), { timeout: 120_000 })
   })

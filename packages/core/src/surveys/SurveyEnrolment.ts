@@ -5,8 +5,6 @@
  * service that changes such records (`Orders`, `ReviewAutomation`, `Surveys`).
  */
 import { Context, Effect, Option } from "effect"
-import { CatalogRepository } from "../catalog/CatalogRepository.ts"
-import type { Customer } from "../catalog/Catalog.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { CustomerId, OrderId, OrganizationId, SurveyFlowId, SurveyId } from "../kernel/Ids.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
@@ -14,7 +12,7 @@ import type { Order } from "../orders/Order.ts"
 import type { ReviewTriggerEvent, SurveyFlow } from "../setup/ReviewsSetupPlan.ts"
 import { ReviewAutomationRepository } from "../setup/ReviewAutomationRepository.ts"
 import { generateSurveyToken, surveyUrl } from "./Survey.ts"
-import { SurveyRepository } from "./SurveyRepository.ts"
+import { type SurveyContact, SurveyRepository } from "./SurveyRepository.ts"
 import { cancelSurvey, enrollingFlows, newSurvey, type StoredSurvey } from "./SurveyRules.ts"
 
 /** Where survey links point: `PUBLIC_API_BASE_URL`, or the server's own URL (docs/DECISIONS.md §17). */
@@ -31,22 +29,15 @@ export interface OrderTriggers {
 export const makeSurveyEnrolment = Effect.gen(function*() {
   const surveys = yield* SurveyRepository
   const automation = yield* ReviewAutomationRepository
-  const catalog = yield* CatalogRepository
   const ids = yield* IdGenerator
   const links = yield* SurveyLinks
 
+  /** One store call for every customer of the batch (a bulk update may enroll 100,000 orders). */
   const customersOf = (organizationId: OrganizationId, customerIds: Iterable<CustomerId>) =>
-    Effect.gen(function*() {
-      const found = new Map<string, Customer>()
-      for (const id of new Set(customerIds)) {
-        const customer = yield* catalog.findCustomer(organizationId, id)
-        if (Option.isSome(customer)) found.set(id, customer.value)
-      }
-      return found
-    })
+    surveys.contactsOf(organizationId, [...new Set(customerIds)])
 
   /** A survey of `order` through `flow` starting at `at`, for a customer as found (or not). */
-  const surveyOf = (flow: SurveyFlow, order: Order, customer: Customer | undefined, at: Timestamp) =>
+  const surveyOf = (flow: SurveyFlow, order: Order, customer: SurveyContact | undefined, at: Timestamp) =>
     Effect.map(nextIdFrom<SurveyId>(ids), (id) => {
       const token = generateSurveyToken()
       return newSurvey({ id, token, url: surveyUrl(links.baseUrl, token), flow, order, customer, at })

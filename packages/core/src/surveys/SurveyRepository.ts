@@ -8,11 +8,17 @@
  * the same order cannot both succeed.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { OrderId, OrganizationId, SurveyFlowId, SurveyId } from "../kernel/Ids.ts"
+import type { CustomerId, OrderId, OrganizationId, SurveyFlowId, SurveyId } from "../kernel/Ids.ts"
 import type { ListRequest, Page } from "../kernel/ListQuery.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 import type { Survey } from "./Survey.ts"
 import type { StoredSurvey } from "./SurveyRules.ts"
+
+/** What enrolment needs of a customer. */
+export interface SurveyContact {
+  readonly email: string
+  readonly emailOptOut: boolean
+}
 
 /** A claimed survey with its organization: what a worker works on. */
 export interface ClaimedSurvey extends StoredSurvey {
@@ -29,6 +35,11 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
     surveys: ReadonlyArray<StoredSurvey>
   ) => Effect.Effect<ReadonlyArray<boolean>>
   readonly findSurvey: (organizationId: OrganizationId, id: SurveyId) => Effect.Effect<Option.Option<Survey>>
+  /** The email address and opt-out of each of these customers that exists (what enrolment decides by). */
+  readonly contactsOf: (
+    organizationId: OrganizationId,
+    customerIds: ReadonlyArray<CustomerId>
+  ) => Effect.Effect<ReadonlyMap<string, SurveyContact>>
   /** The survey as stored, held until the unit of work ends (concurrent changes of it take turns). */
   readonly lockSurvey: (organizationId: OrganizationId, id: SurveyId) => Effect.Effect<Option.Option<StoredSurvey>>
   /** The surveys of these orders with a step still to run (or in flight), each held like `lockSurvey`. */
