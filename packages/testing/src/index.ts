@@ -1,6 +1,6 @@
 export * from "./StoreConformance.ts"
 export * from "./StoreTestKit.ts"
-export * from "../questions/RecordingMailer.ts"
+export * from "./questions/RecordingMailer.ts"
 export * from "./CursorFixtures.ts"
 export * from "./TestTransactions.ts"
 export * from "./ConformanceDns.ts"
