@@ -9,7 +9,6 @@ import { TestClock } from "effect/testing"
 import {
   CoreLayer,
   EventOutbox,
-  type HostResolver,
   IdGenerator,
   type OrganizationId,
   OrganizationRepository,
@@ -31,18 +30,9 @@ import { jobConformance } from "./jobs/JobConformance.ts"
 
 import { setupConformance } from "./setup/SetupConformance.ts"
 import { automationConformance } from "./setup/AutomationConformance.ts"
-import type { StoreTestKit } from "./StoreTestKit.ts"
+import type { ConformanceSuite, TestSupport } from "./ConformanceSuite.ts"
 import { ConformanceDns } from "./ConformanceDns.ts"
 export type { StoreServices }
-
-/** The test-only service every store implements for the suites (never part of a production layer). */
-export type TestSupport = StoreTestKit
-
-/**
- * What a suite gets: the store under test, with ids and the suites' fixed DNS (`ConformanceDns`), as a layer shared
- * by the suite's tests; `CoreLayer.pipe(Layer.provideMerge(store))` gives it every use-case service over it.
- */
-export type ConformanceSuite = (store: Layer.Layer<StoreServices | TestSupport | IdGenerator | HostResolver>) => void
 
 const organizationsSuite: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("organizations and keys", (it) => {

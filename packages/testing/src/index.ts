@@ -1,4 +1,5 @@
 export * from "./StoreConformance.ts"
+export * from "./ConformanceSuite.ts"
 export * from "./StoreTestKit.ts"
 export * from "./questions/RecordingMailer.ts"
 export * from "./CursorFixtures.ts"

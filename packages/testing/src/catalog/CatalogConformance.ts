@@ -18,7 +18,7 @@ import {
 } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
 import { seedReview } from "../StoreTestKit.ts"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const eventsOf = (organizationId: OrganizationId) =>
   EventOutbox.use((o) => o.listForOrganization(organizationId))

@@ -23,7 +23,7 @@ import {
   type StoredResponse,
   Timestamp
 } from "@feedback/core"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { StoreTestKit } from "../StoreTestKit.ts"
 import { recordEvent } from "../TestTransactions.ts"
 

@@ -20,7 +20,7 @@ import {
   Timestamp
 } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const { fromMillis, now, toMillis } = Timestamp
 

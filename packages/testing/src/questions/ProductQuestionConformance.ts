@@ -40,7 +40,7 @@ import {
   WebhookRepository
 } from "@feedback/core"
 import { makeRecordingMailer } from "./RecordingMailer.ts"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { seedCustomer, seedProduct, seedSite, StoreTestKit } from "../StoreTestKit.ts"
 
 const { fromMillis, now, toMillis } = Timestamp

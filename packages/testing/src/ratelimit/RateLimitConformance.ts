@@ -26,7 +26,7 @@ import {
   type UserId
 } from "@feedback/core"
 import { TestClock } from "effect/testing"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { withoutStates } from "../RateLimitArbitraries.ts"
 
 const admitted = (ds: ReadonlyArray<SpendDecision>) => ds.filter((d) => d._tag === "Admitted")

@@ -36,7 +36,7 @@ import {
 } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
 import { makeImportJob, makeSeedReview, type SeedReview, StoreTestKit } from "../StoreTestKit.ts"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import fc from "fast-check"
 
 const BASE = Date.parse("2026-03-01T00:00:00.000Z")

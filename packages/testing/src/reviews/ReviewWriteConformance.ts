@@ -35,7 +35,7 @@ import {
 } from "@feedback/core"
 import { UUID_V7_PATTERN } from "../IdPatterns.ts"
 import { freshId, makeCustomer, makeProduct, makeReview, makeSite, StoreTestKit } from "../StoreTestKit.ts"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const { fromMillis, now } = Timestamp
 

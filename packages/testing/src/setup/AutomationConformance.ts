@@ -16,7 +16,7 @@ import {
   SurveyFlow,
   type SurveyFlowId
 } from "@feedback/core"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { as, atTime, getSetupAt, guided, newOrganization, T0, TestSetupConfig } from "./SetupConformance.ts"
 
 const automation = ReviewAutomation

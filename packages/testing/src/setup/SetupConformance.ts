@@ -48,7 +48,7 @@ import {
   Timestamp,
   type WishlistId
 } from "@feedback/core"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { atTime } from "../FixedClock.ts"
 import { seedProduct, seedReview, seedSite, StoreTestKit } from "../StoreTestKit.ts"
 

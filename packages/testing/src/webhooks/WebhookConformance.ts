@@ -48,7 +48,7 @@ import {
   WebhookTransport
 } from "@feedback/core"
 import { recordEvent, transactional } from "../TestTransactions.ts"
-import type { ConformanceSuite } from "../StoreConformance.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const { fromMillis } = Timestamp
 
