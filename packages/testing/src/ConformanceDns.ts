@@ -1,0 +1,20 @@
+/**
+ * The DNS of the conformance suites: a fixed table, so webhook destinations are judged the same on every machine
+ * and no test ever resolves a real name. `CoreLayer` needs a `HostResolver`; `runStoreConformance` provides this one.
+ */
+import { Effect, Layer } from "effect"
+import { HostNotResolved, HostResolver } from "@feedback/core"
+
+const dns: Record<string, ReadonlyArray<string>> = {
+  "hooks.example.com": ["93.184.216.34"],
+  "other.example.com": ["2606:2800:220:1:248:1893:25c8:1946"],
+  "internal.example.com": ["10.0.0.5"],
+  "mixed.example.com": ["93.184.216.34", "127.0.0.1"]
+}
+
+export const ConformanceDns = Layer.succeed(HostResolver, HostResolver.of({
+  resolve: (hostname) => {
+    const found = dns[hostname]
+    return found === undefined ? Effect.fail(new HostNotResolved({ hostname })) : Effect.succeed(found)
+  }
+}))
