@@ -1,5 +1,5 @@
 /**
- * The order endpoints over HTTP (docs/DECISIONS.md §16): status codes, costs and permissions, and that every kind of
+ * The order endpoints over HTTP (docs/DECISIONS.md §48): status codes, costs and permissions, and that every kind of
  * bad input is a 4xx in the error envelope that changes nothing.
  */
 import { afterAll, describe, expect, it } from "vitest"

@@ -1,5 +1,5 @@
 /**
- * Survey flows over HTTP (docs/DECISIONS.md §17): a merchant's first review request end to end, sent by the server's own
+ * Survey flows over HTTP (docs/DECISIONS.md §48): a merchant's first review request end to end, sent by the server's own
  * worker (its log transport, no SMTP), and the survey endpoints' errors: every bad input a 4xx in the envelope that
  * changes nothing.
  */

@@ -387,7 +387,7 @@ describe("search", () => {
 })
 
 describe("catalogs", () => {
-  it("hold exactly the spec's filterable fields, and updatedAt for sync (docs/DECISIONS.md §20)", () => {
+  it("hold exactly the spec's filterable fields, and updatedAt for sync (docs/DECISIONS.md §48)", () => {
     const related = [
       "product.id",
       "product.slug",

@@ -1,5 +1,5 @@
 /**
- * The pure rules of orders (docs/DECISIONS.md §16), without any store: the status moves and their stamps, what a PATCH
+ * The pure rules of orders (docs/DECISIONS.md §48), without any store: the status moves and their stamps, what a PATCH
  * does, how lines resolve, and the request schemas' "exactly one of" checks.
  */
 import { describe, expect, it } from "vitest"

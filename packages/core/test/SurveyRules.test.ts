@@ -1,5 +1,5 @@
 /**
- * The flow engine's pure rules (docs/DECISIONS.md §17): triggers, conditions, how a survey is laid out step by step,
+ * The flow engine's pure rules (docs/DECISIONS.md §48): triggers, conditions, how a survey is laid out step by step,
  * how a claimed step ends, cancellation and skipping, and the worker's decision for a claimed step.
  */
 import { describe, expect, it } from "vitest"

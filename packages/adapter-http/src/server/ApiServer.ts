@@ -122,7 +122,7 @@ export const ApiRoutes = (options: ApiServerOptions) =>
       WebhookRuntime(options.webhooks),
       Layer.succeed(HostEventNames, options.hostEvents ?? []),
       jobSettingsLayer(options.jobs),
-      // Survey links (`/r/{token}`) point at PUBLIC_API_BASE_URL when set (docs/DECISIONS.md §17).
+      // Survey links (`/r/{token}`) point at PUBLIC_API_BASE_URL when set (docs/DECISIONS.md §48).
       options.publicApiBaseUrl === undefined ? Layer.empty : Layer.succeed(SurveyLinks, { baseUrl: options.publicApiBaseUrl })
     ])
   )

@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * Orders and their lines (docs/DECISIONS.md §16). Keys lead with organization_id; a line refers to its product, so a
+ * Orders and their lines (docs/DECISIONS.md §48). Keys lead with organization_id; a line refers to its product, so a
  * product that orders still name cannot be deleted (409), as for reviews. The list sorts of `GET /orders`
  * (`placedAt`, `createdAt`, `updatedAt`, each with the id) have their own keyset index.
  */

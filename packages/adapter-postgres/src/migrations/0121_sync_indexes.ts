@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * Incremental sync (docs/DECISIONS.md §20): a consumer lists what changed since its last run with
+ * Incremental sync (docs/DECISIONS.md §48): a consumer lists what changed since its last run with
  * `filter={"updatedAt":{"$gte":…}}&sort=updatedAt`, so reviews and product questions get the keyset index of that sort
  * (orders have theirs from their own migration). One index serves both directions.
  */

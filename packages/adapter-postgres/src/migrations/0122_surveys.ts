@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * Surveys (docs/DECISIONS.md §17): one row per survey with its steps and products as jsonb, and what the background
+ * Surveys (docs/DECISIONS.md §48): one row per survey with its steps and products as jsonb, and what the background
  * workers claim by: `next_due_at` (and `next_position`) of the next email step, null while nothing is due or a step
  * is in flight (`claimed_by`, `claimed_at`, `claimed_position`). The key leads with organization_id; an order has at
  * most one survey per flow (a unique key, so concurrent enrolments cannot both succeed). Flows and orders may be

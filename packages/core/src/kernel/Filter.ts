@@ -81,7 +81,7 @@ export const reviewFilterCatalog: FieldCatalog = makeFieldCatalog(
     ipAddress: "string",
     browserFingerprint: "string",
     createdAt: "timestamp",
-    /** Incremental sync (docs/DECISIONS.md §20). */
+    /** Incremental sync (docs/DECISIONS.md §48). */
     updatedAt: "timestamp",
     ...prefixFields("product", productFilterFields),
     ...prefixFields("customer", customerFilterFields)
@@ -99,7 +99,7 @@ export const productQuestionFilterCatalog: FieldCatalog = makeFieldCatalog(
     answeredAt: "timestamp",
     source: "string",
     createdAt: "timestamp",
-    /** Incremental sync (docs/DECISIONS.md §20). */
+    /** Incremental sync (docs/DECISIONS.md §48). */
     updatedAt: "timestamp",
     ...prefixFields("product", productFilterFields),
     ...prefixFields("customer", customerFilterFields)

@@ -1,6 +1,6 @@
 /**
- * Orders (docs/DECISIONS.md §16): what a shopper bought, as the API returns it. An order's status only moves forward
- * (`OrderRules.ts`), each move stamping its time; the survey flows of §17 start from those moves.
+ * Orders (docs/DECISIONS.md §48): what a shopper bought, as the API returns it. An order's status only moves forward
+ * (`OrderRules.ts`), each move stamping its time; the survey flows start from those moves.
  */
 import { Schema } from "effect"
 import { CustomerId, OrderId, ProductId, ProductVariantId, SiteId } from "../kernel/Ids.ts"

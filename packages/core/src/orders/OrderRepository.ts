@@ -1,5 +1,5 @@
 /**
- * Storage of orders (docs/DECISIONS.md §16). Every operation is scoped to one organization; another organization's
+ * Storage of orders (docs/DECISIONS.md §48). Every operation is scoped to one organization; another organization's
  * order is never found, changed or counted. Inserts never fail on a uniqueness clash: each order comes back as
  * inserted or as clashing on its `externalId` (orders of one batch must not clash with each other).
  */

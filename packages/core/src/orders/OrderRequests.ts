@@ -1,5 +1,5 @@
 /**
- * What the order endpoints accept (docs/DECISIONS.md §16) and what they answer beyond the `Order` itself. Bodies are
+ * What the order endpoints accept (docs/DECISIONS.md §48) and what they answer beyond the `Order` itself. Bodies are
  * strict; every stored string is bounded storable text; "exactly one of" rules are checked here so that a body that
  * breaks them is a 400 naming the field before anything is looked up.
  */

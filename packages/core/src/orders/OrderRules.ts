@@ -1,5 +1,5 @@
 /**
- * The pure rules of orders (docs/DECISIONS.md §16): which status moves are allowed and what each stamps, what a PATCH
+ * The pure rules of orders (docs/DECISIONS.md §48): which status moves are allowed and what each stamps, what a PATCH
  * does, how the references of a request (products, customers, sites) resolve, and the list endpoint's fields.
  * Plain functions over data, tested without any Layer.
  */
@@ -162,7 +162,7 @@ export const resolveLinesOrInvalid = (
 ): Result.Result<ReadonlyArray<OrderLine>, InvalidRequest> =>
   Result.mapError(resolveLines(lines, refs, path), (issues) => InvalidRequest.of(issues))
 
-/** The distinct products of an order, in line order (what a survey asks about, docs/DECISIONS.md §17). */
+/** The distinct products of an order, in line order (what a survey asks about, docs/DECISIONS.md §48). */
 export const distinctProducts = (order: Pick<Order, "lines">): ReadonlyArray<OrderLine> => {
   const seen = new Set<string>()
   const distinct: Array<OrderLine> = []
@@ -189,7 +189,7 @@ export const orderFilterFields: Readonly<Record<string, FieldType>> = {
 
 export const orderFilterCatalog = makeFieldCatalog(orderFilterFields, ["metadata"])
 
-/** `GET /orders` (docs/DECISIONS.md §4, §16, §20). */
+/** `GET /orders` (docs/DECISIONS.md §4, §48). */
 export const orderListEndpoint = defineListEndpoint({
   name: "orders",
   sorts: ["placedAt", "-placedAt", "createdAt", "-createdAt", "updatedAt", "-updatedAt"],
@@ -200,7 +200,7 @@ export const orderListEndpoint = defineListEndpoint({
 
 /**
  * Reads a field of `orderFilterFields` from an order and its customer's email (`FilterEvaluate.FieldAccessor`): the
- * one reading of an order by the list's filters in memory and by survey flow conditions (docs/DECISIONS.md §17).
+ * one reading of an order by the list's filters in memory and by survey flow conditions (docs/DECISIONS.md §48).
  */
 export const orderField = (order: Order, customerEmail: string | null) => (path: string): unknown =>
   path === "customer.id"

@@ -1,12 +1,12 @@
 /**
- * Use-cases of orders (docs/DECISIONS.md §16) as the `Orders` service: create, read, list, change the status or
+ * Use-cases of orders (docs/DECISIONS.md §48) as the `Orders` service: create, read, list, change the status or
  * metadata, delete, import history and move many orders' status at once.
  *
  * Events: `order.updated` when an order is created, imported or changed (the catalog has no `order.created`, as for
  * products), `order.deleted` when it is deleted, and `customer.updated` for each customer an order creates; each in
  * the unit of work of the change, with the record as the API returns it.
  *
- * Survey flows (docs/DECISIONS.md §17) start in the same unit of work: an order created by `POST /orders` or moved to
+ * Survey flows (docs/DECISIONS.md §48) start in the same unit of work: an order created by `POST /orders` or moved to
  * `fulfilled` / `delivered` (PATCH, bulk-update) is enrolled in the active flows its trigger starts; an order
  * cancelled or deleted has what is still to be sent cancelled. Imported orders are history and start nothing.
  *
@@ -267,7 +267,7 @@ export class Orders extends Context.Service<Orders, {
         const result = importResult(attempted, outcomes, early, (order) => clashMessage("order", "externalId", order.externalId ?? ""))
         if (strict) yield* failStrict(result.skipped)
         const importedIds = new Set(result.imported.map((r) => r.id))
-        // History: nothing but the event; an imported order starts no survey (docs/DECISIONS.md §16).
+        // History: nothing but the event; an imported order starts no survey (docs/DECISIONS.md §48).
         yield* events.recordAll(
           organizationId,
           attempted.filter((a) => importedIds.has(a.record.id)).map((a) => ({ event: "order.updated", data: a.record }))

@@ -4,7 +4,7 @@
  * that a flow's step sends cannot be deleted (409), so no flow ever points at nothing; `hasActiveSurveyFlow` reads
  * the flows' `isActive`, so switching the last active flow off turns the setup signal off. A flow's `condition` must
  * parse when it is saved, and switching a flow off or deleting it cancels what its surveys still had to send
- * (docs/DECISIONS.md §17).
+ * (docs/DECISIONS.md §48).
  */
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { type CurrentCaller, requirePermission } from "../kernel/Caller.ts"

@@ -1,5 +1,5 @@
 /**
- * Surveys (docs/DECISIONS.md §17): one order's review request through one survey flow, the spec's "sent survey" and a
+ * Surveys (docs/DECISIONS.md §48): one order's review request through one survey flow, the spec's "sent survey" and a
  * review's `surveyId`. A survey carries the flow's steps as they were when it was enrolled, each with when it is due
  * and how it ended, so an edit of the flow never changes what an enrolled order receives.
  */
@@ -59,7 +59,7 @@ export const Survey = Schema.Struct({
 }).annotate({ identifier: "Survey" })
 export type Survey = typeof Survey.Type
 
-/** A survey expires this long after it is created (docs/DECISIONS.md §17). */
+/** A survey expires this long after it is created (docs/DECISIONS.md §48). */
 export const SURVEY_LIFETIME_DAYS = 90
 
 /** A survey token: 32 random bytes, URL-safe (43 characters of `[A-Za-z0-9_-]`, 256 bits). */

@@ -1,5 +1,5 @@
 /**
- * Enrolment and cancellation of surveys (docs/DECISIONS.md §17), run inside the unit of work of the change that calls
+ * Enrolment and cancellation of surveys (docs/DECISIONS.md §48), run inside the unit of work of the change that calls
  * for them: an order created or moved enrolls it in the active flows its trigger starts; an order cancelled or
  * deleted, a flow switched off or deleted, cancels what is still to be sent. Built from the stores once, by each
  * service that changes such records (`Orders`, `ReviewAutomation`, `Surveys`).
@@ -15,7 +15,7 @@ import { generateSurveyToken, surveyUrl } from "./Survey.ts"
 import { type SurveyContact, SurveyRepository } from "./SurveyRepository.ts"
 import { cancelSurvey, enrollingFlows, newSurvey, type StoredSurvey } from "./SurveyRules.ts"
 
-/** Where survey links point: `PUBLIC_API_BASE_URL`, or the server's own URL (docs/DECISIONS.md §17). */
+/** Where survey links point: `PUBLIC_API_BASE_URL`, or the server's own URL (docs/DECISIONS.md §48). */
 export const SurveyLinks = Context.Reference<{ readonly baseUrl: string }>("feedback/SurveyLinks", {
   defaultValue: () => ({ baseUrl: "http://localhost:3000" })
 })

@@ -1,5 +1,5 @@
 /**
- * Storage of surveys (docs/DECISIONS.md §17). Every read and write is scoped to one organization, except what the
+ * Storage of surveys (docs/DECISIONS.md §48). Every read and write is scoped to one organization, except what the
  * background worker needs across organizations: claiming due steps, the time of the next one, and finding claims
  * left behind by a worker that died. A store keeps `nextDueAt` (computed by `SurveyRules.nextDueAt`) beside each
  * survey and claims by it.

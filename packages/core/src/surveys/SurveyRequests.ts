@@ -1,4 +1,4 @@
-/** What the survey endpoints accept (docs/DECISIONS.md §17), and the list endpoint's fields. */
+/** What the survey endpoints accept (docs/DECISIONS.md §48), and the list endpoint's fields. */
 import { Schema } from "effect"
 import { type FieldType, makeFieldCatalog } from "../kernel/Filter.ts"
 import { OrderId, SurveyFlowId } from "../kernel/Ids.ts"
@@ -23,7 +23,7 @@ export const surveyFilterFields: Readonly<Record<string, FieldType>> = {
   "customer.email": "string"
 }
 
-/** `GET /surveys` (docs/DECISIONS.md §4, §17); `search` looks in the customer's email. */
+/** `GET /surveys` (docs/DECISIONS.md §4, §48); `search` looks in the customer's email. */
 export const surveyListEndpoint = defineListEndpoint({
   name: "surveys",
   sorts: ["createdAt", "-createdAt", "updatedAt", "-updatedAt"],

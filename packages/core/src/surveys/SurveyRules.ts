@@ -1,5 +1,5 @@
 /**
- * The pure rules of the flow engine (docs/DECISIONS.md §17): which order changes trigger which flows, a flow's
+ * The pure rules of the flow engine (docs/DECISIONS.md §48): which order changes trigger which flows, a flow's
  * condition, how a new survey is laid out, how its steps are scheduled one after another, and how a step ends,
  * a survey is skipped or cancelled. Plain functions over data, tested without any Layer; the stores only keep what
  * these compute (and the `nextDueAt` a worker claims by).
@@ -72,7 +72,7 @@ export const enrollingFlows = (
 // ---------------------------------------------------------------------------------------------------------------
 // Surveys as stored
 
-/** A step being sent by a worker: claimed, its outcome not yet recorded (docs/DECISIONS.md §17: never sent twice). */
+/** A step being sent by a worker: claimed, its outcome not yet recorded (docs/DECISIONS.md §48: never sent twice). */
 export interface SurveyClaim {
   readonly workerId: string
   readonly claimedAt: Timestamp
@@ -189,7 +189,7 @@ export const isFirstEmail = (survey: Survey, position: number): boolean =>
 // ---------------------------------------------------------------------------------------------------------------
 // Enrolment
 
-/** Why nothing is sent to a customer, or undefined when they can be emailed (docs/DECISIONS.md §17). */
+/** Why nothing is sent to a customer, or undefined when they can be emailed (docs/DECISIONS.md §48). */
 export const unreachable = (customer: Pick<Customer, "email" | "emailOptOut"> | undefined): string | undefined =>
   customer === undefined || customer.email.trim() === ""
     ? "the customer has no email address"

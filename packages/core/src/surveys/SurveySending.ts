@@ -1,5 +1,5 @@
 /**
- * Sends the due steps of surveys (docs/DECISIONS.md §17), in the background of any number of processes.
+ * Sends the due steps of surveys (docs/DECISIONS.md §48), in the background of any number of processes.
  *
  * - Due steps are claimed from the store (`SurveyRepository.claimDue`, committed before anything is sent), so each
  *   is handled by one worker; a restart loses none: an unclaimed due step waits in the store.
@@ -53,7 +53,7 @@ export const defaultSurveyWorkerSettings = (workerId: string): SurveyWorkerSetti
   batchSize: 50
 })
 
-/** What a template is rendered with (docs/DECISIONS.md §17's variables). */
+/** What a template is rendered with (docs/DECISIONS.md §48's variables). */
 export interface SurveyEmailContext {
   readonly organizationName: string
   readonly survey: Survey

@@ -1,5 +1,5 @@
 /**
- * Use-cases of surveys (docs/DECISIONS.md §17) as the `Surveys` service: read and list them, request a review by hand
+ * Use-cases of surveys (docs/DECISIONS.md §48) as the `Surveys` service: read and list them, request a review by hand
  * (`POST /surveys`), delete one (nothing more is sent; `survey.deleted`). Enrolment on order triggers happens in the
  * order's own unit of work (`SurveyEnrolment.ts`), and sending in the background (`SurveySending.ts`).
  */

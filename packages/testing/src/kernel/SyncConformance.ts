@@ -1,5 +1,5 @@
 /**
- * Conformance of incremental sync (docs/DECISIONS.md §20) on every store: reviews, product questions and orders are
+ * Conformance of incremental sync (docs/DECISIONS.md §48) on every store: reviews, product questions and orders are
  * sortable and filterable by `updatedAt`, so `filter={"updatedAt":{"$gte":t}}&sort=updatedAt` walks exactly the
  * records changed since `t`, oldest change first, page by page.
  */

@@ -1,5 +1,5 @@
 /**
- * Conformance of orders (docs/DECISIONS.md §16, §20) on every store: creation with its references (customer by id or
+ * Conformance of orders (docs/DECISIONS.md §48) on every store: creation with its references (customer by id or
  * email, products by id or slug), status moves and their stamps, PATCH semantics, deletion, lists (sorts, filters,
  * search, `updatedAt` for sync), imports with per-row outcomes and strict mode, bulk status moves, events recorded
  * with each change, and organization scoping. Bad input changes nothing.
@@ -197,7 +197,7 @@ export const orderConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(ids(yield* walk((p) => as(orders.list(p)), 2)), ids([...made].reverse()))
         assert.deepStrictEqual(ids(yield* walk((p) => as(orders.list({ ...p, sort: "placedAt" })), 2)), ids([...made].reverse()))
         assert.deepStrictEqual(ids(yield* walk((p) => as(orders.list({ ...p, sort: "-placedAt" })), 3)), ids(made))
-        // Sync (docs/DECISIONS.md §20): a change moves an order to the end of `updatedAt` order.
+        // Sync (docs/DECISIONS.md §48): a change moves an order to the end of `updatedAt` order.
         const since = yield* Timestamp.now
         yield* as(orders.update(made[1]!.id, { status: "fulfilled" }))
         const changed = yield* as(orders.list({ sort: "updatedAt", filter: JSON.stringify({ updatedAt: { $gte: since } }) }))

@@ -1,5 +1,5 @@
 /**
- * Conformance of the flow engine (docs/DECISIONS.md §17) on every store, with time from `TestClock` so whole flows run
+ * Conformance of the flow engine (docs/DECISIONS.md §48) on every store, with time from `TestClock` so whole flows run
  * in milliseconds: enrolment on the trigger (at most once per order and flow; imports never), conditions, surveys
  * laid out step by step, the request and the reminder sent when due and exactly once (concurrent workers, a worker
  * that died with a step in flight), the skip and cancel rules, manual requests, deletion, and the list.

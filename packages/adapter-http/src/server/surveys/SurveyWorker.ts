@@ -1,5 +1,5 @@
 /**
- * The survey worker of a server process (docs/DECISIONS.md §17): sends the due steps of survey flows with the server's
+ * The survey worker of a server process (docs/DECISIONS.md §48): sends the due steps of survey flows with the server's
  * mail transport, beside the webhook dispatcher and the asker-notice worker. Any number of processes run it over one
  * store; the store's claims give each due step to one of them (`SurveySending.ts` in the core).
  *

@@ -1,5 +1,5 @@
 /**
- * Orders (docs/DECISIONS.md §16): what shoppers bought, the records survey flows start from (§17). Status moves only
+ * Orders (docs/DECISIONS.md §48): what shoppers bought, the records survey flows start from (§48). Status moves only
  * forward (open → fulfilled → delivered) or to cancelled; each move stamps its time and fires `order.updated`.
  */
 import {

@@ -1,5 +1,5 @@
 /**
- * Surveys (docs/DECISIONS.md §17): the review requests survey flows send, one per order and flow, with their steps
+ * Surveys (docs/DECISIONS.md §48): the review requests survey flows send, one per order and flow, with their steps
  * (when each is due, how it ended). Flows enroll orders on their trigger; `POST /surveys` asks for a review by hand.
  */
 import { Survey, SurveyCreate, SurveyId, surveyListEndpoint } from "@feedback/core"
