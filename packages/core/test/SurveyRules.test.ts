@@ -16,6 +16,7 @@ import {
   nextDue,
   type OrderId,
   parseCondition,
+  recoverClaim,
   type ProductId,
   type StoredSurvey,
   type SurveyFlow,
@@ -60,7 +61,7 @@ const survey = (flow: SurveyFlow, customer = { email: "a@example.com", emailOptO
   newSurvey({ id: "0190f000-0000-7000-8000-0000000000c1" as SurveyId, token: "t".repeat(43), url: "u", flow, order, customer, at: T0 })
 const claim = (stored: StoredSurvey, claimedAt: Timestamp.Timestamp): StoredSurvey => ({
   ...stored,
-  claim: { workerId: "w", claimedAt, position: nextDue(stored)!.position }
+  claim: { workerId: "w", claimedAt, position: nextDue(stored)!.position, sendingAt: claimedAt }
 })
 
 describe("triggers and conditions", () => {
@@ -131,6 +132,17 @@ describe("a survey's steps", () => {
       expect(s.survey.steps.every((x) => x.doneAt !== null)).toBe(true)
       expect(["sent", "skipped"]).toContain(s.survey.status)
     }))
+  })
+})
+
+describe("recoverClaim", () => {
+  it("runs again a claimed step never handed to the transport; fails one that may have been sent", () => {
+    const s = survey(flowOf([{ type: "email" }, { type: "email" }]))
+    const claimed = claim(s, T0)
+    const released = recoverClaim({ ...claimed, claim: { ...claimed.claim!, sendingAt: null } }, at(600))
+    expect([released.claim, nextDue(released)]).toEqual([null, { position: 0, dueAt: T0 }])
+    const failed = recoverClaim(claimed, at(600))
+    expect([failed.survey.steps[0]!.outcome, nextDue(failed)]).toEqual(["failed", { position: 1, dueAt: at(600) }])
   })
 })
 

@@ -106,10 +106,17 @@ export const MemorySurveyRepository = Layer.effect(SurveyRepository, Effect.gen(
           .slice(0, limit)
         return due.map((row): ClaimedSurvey => {
           const position = row.survey.steps.find((s) => s.type === "email" && s.outcome === null && s.doneAt === null)!.position
-          const claimed: SurveyRow = { ...row, claim: { workerId, claimedAt: at, position }, nextDueAt: null }
+          const claimed: SurveyRow = { ...row, claim: { workerId, claimedAt: at, position, sendingAt: null }, nextDueAt: null }
           rows.set(row.survey.id, claimed)
           return { organizationId: row.organizationId, ...storedOf(claimed) }
         })
+      }),
+    markSending: (organizationId, id, workerId, at) =>
+      db.mutate(() => {
+        const row = ownedBy(organizationId, rows.get(id))
+        if (row === undefined || row.claim?.workerId !== workerId) return false
+        rows.set(id, { ...row, claim: { ...row.claim, sendingAt: at } })
+        return true
       }),
     nextDueAt: Effect.sync(() => {
       let earliest: Timestamp.Timestamp | undefined

@@ -3,7 +3,8 @@ import type { Migration } from "../kernel/Migrations.ts"
 /**
  * Surveys (docs/DECISIONS.md §48): one row per survey with its steps and products as jsonb, and what the background
  * workers claim by: `next_due_at` (and `next_position`) of the next email step, null while nothing is due or a step
- * is in flight (`claimed_by`, `claimed_at`, `claimed_position`). The key leads with organization_id; an order has at
+ * is in flight (`claimed_by`, `claimed_at`, `claimed_position`, and `claimed_sending_at` once it is handed to the
+ * transport). The key leads with organization_id; an order has at
  * most one survey per flow (a unique key, so concurrent enrolments cannot both succeed). Flows and orders may be
  * deleted while their surveys stay (cancelled), so neither is a foreign key. A survey that becomes due wakes the
  * workers of every process (`feedback_work`, migration 93).
@@ -33,6 +34,7 @@ export const surveysMigration: Migration = {
       claimed_by text,
       claimed_at timestamptz,
       claimed_position integer,
+      claimed_sending_at timestamptz,
       PRIMARY KEY (organization_id, id),
       UNIQUE (organization_id, flow_id, order_id),
       FOREIGN KEY (organization_id, customer_id) REFERENCES customers (organization_id, id)

@@ -61,14 +61,20 @@ const toStored = (r: Row): StoredSurvey => ({
   token: r.token,
   claim: r.claimedBy === null
     ? null
-    : { workerId: r.claimedBy, claimedAt: toTimestamp(r.claimedAt), position: Number(r.claimedPosition) }
+    : {
+      workerId: r.claimedBy,
+      claimedAt: toTimestamp(r.claimedAt),
+      position: Number(r.claimedPosition),
+      sendingAt: toNullableTimestamp(r.claimedSendingAt)
+    }
 })
 
 const COLUMNS = `id, flow_id, order_id, customer_id, status, reason, products, steps, token, url, expires_at, completed_at,
-  created_at, updated_at, next_due_at, next_position, claimed_by, claimed_at, claimed_position`
+  created_at, updated_at, next_due_at, next_position, claimed_by, claimed_at, claimed_position, claimed_sending_at`
 const RECORDSET = `id uuid, flow_id uuid, order_id uuid, customer_id uuid, status text, reason text, products jsonb, steps jsonb,
   token text, url text, expires_at timestamptz, completed_at timestamptz, created_at timestamptz, updated_at timestamptz,
-  next_due_at timestamptz, next_position integer, claimed_by text, claimed_at timestamptz, claimed_position integer`
+  next_due_at timestamptz, next_position integer, claimed_by text, claimed_at timestamptz, claimed_position integer,
+  claimed_sending_at timestamptz`
 
 const input = (stored: StoredSurvey) => {
   const s = stored.survey
@@ -92,7 +98,8 @@ const input = (stored: StoredSurvey) => {
     next_position: due?.position ?? null,
     claimed_by: stored.claim?.workerId ?? null,
     claimed_at: stored.claim?.claimedAt ?? null,
-    claimed_position: stored.claim?.position ?? null
+    claimed_position: stored.claim?.position ?? null,
+    claimed_sending_at: stored.claim?.sendingAt ?? null
   }
 }
 
@@ -142,7 +149,7 @@ export const PgSurveyRepository = Layer.effect(SurveyRepository, Effect.gen(func
         `UPDATE surveys t SET status = x.status, reason = x.reason, products = x.products, steps = x.steps,
            completed_at = x.completed_at, updated_at = x.updated_at, next_due_at = x.next_due_at,
            next_position = x.next_position, claimed_by = x.claimed_by, claimed_at = x.claimed_at,
-           claimed_position = x.claimed_position
+           claimed_position = x.claimed_position, claimed_sending_at = x.claimed_sending_at
          FROM jsonb_to_recordset($2::jsonb) AS x(${RECORDSET})
          WHERE t.organization_id = $1 AND t.id = x.id`,
         [organizationId, JSON.stringify(surveys.map(input))]
@@ -171,7 +178,7 @@ export const PgSurveyRepository = Layer.effect(SurveyRepository, Effect.gen(func
            ORDER BY next_due_at, id LIMIT $3 FOR UPDATE SKIP LOCKED
          )
          UPDATE surveys t SET claimed_by = $1, claimed_at = $2::timestamptz, claimed_position = t.next_position,
-           next_due_at = NULL, next_position = NULL
+           claimed_sending_at = NULL, next_due_at = NULL, next_position = NULL
          FROM due WHERE t.organization_id = due.organization_id AND t.id = due.id
          RETURNING t.*`,
         [workerId, at, limit]
@@ -179,6 +186,12 @@ export const PgSurveyRepository = Layer.effect(SurveyRepository, Effect.gen(func
         Effect.map((rows) => rows.map((r): ClaimedSurvey => ({ organizationId: r.organizationId, ...toStored(r) }))),
         orDie
       ),
+    markSending: (organizationId, id, workerId, at) =>
+      sql.unsafe<{ id: string }>(
+        `UPDATE surveys SET claimed_sending_at = $4::timestamptz
+         WHERE organization_id = $1 AND id = $2 AND claimed_by = $3 RETURNING id`,
+        [organizationId, id, workerId, at]
+      ).pipe(Effect.map((rows) => rows.length > 0), orDie),
     nextDueAt: sql.unsafe<{ nextDueAt: Date | null }>(
       `SELECT min(next_due_at) AS next_due_at FROM surveys WHERE next_due_at IS NOT NULL AND claimed_by IS NULL`
     ).pipe(Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]?.nextDueAt), toTimestamp)), orDie),

@@ -60,6 +60,11 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
    * sent; concurrent workers in any process never claim the same survey.
    */
   readonly claimDue: (workerId: string, at: Timestamp, limit: number) => Effect.Effect<ReadonlyArray<ClaimedSurvey>>
+  /**
+   * Marks the claimed step as being handed to the transport now (commits on its own); false when the claim is no
+   * longer this worker's (recovered, or the survey deleted): then nothing may be sent.
+   */
+  readonly markSending: (organizationId: OrganizationId, id: SurveyId, workerId: string, at: Timestamp) => Effect.Effect<boolean>
   /** The earliest `nextDueAt` of any unclaimed survey (when an idle worker next has work). */
   readonly nextDueAt: Effect.Effect<Option.Option<Timestamp>>
   /** Surveys claimed before `claimedBefore` (their worker died before recording the outcome). */

@@ -72,11 +72,16 @@ export const enrollingFlows = (
 // ---------------------------------------------------------------------------------------------------------------
 // Surveys as stored
 
-/** A step being sent by a worker: claimed, its outcome not yet recorded (docs/DECISIONS.md §48: never sent twice). */
+/**
+ * A step claimed by a worker, its outcome not yet recorded (docs/DECISIONS.md §48: never sent twice). `sendingAt` is
+ * set, committed, just before the message is handed to the transport: a claim left by a dead worker without it was
+ * never sent and is released to run again; one with it may have been sent and ends `failed`.
+ */
 export interface SurveyClaim {
   readonly workerId: string
   readonly claimedAt: Timestamp
   readonly position: number
+  readonly sendingAt: Timestamp | null
 }
 
 /** A survey as a store keeps it: the record, its token (the `/r/{token}` page) and the claim of a step in flight. */
@@ -181,6 +186,17 @@ export const completeClaimed = (stored: StoredSurvey, outcome: StepOutcome, at: 
   const status = outcome === "sent" && stored.survey.status === "scheduled" ? "sent" : stored.survey.status
   return { ...stored, claim: null, survey: schedule({ ...stored.survey, steps, status, updatedAt: at }, at) }
 }
+
+/**
+ * What recovery does with a claim its worker left behind: a step that was never handed to the transport runs again
+ * (nothing is lost); one that may have been is `failed`, never resent.
+ */
+export const recoverClaim = (stored: StoredSurvey, at: Timestamp): StoredSurvey =>
+  stored.claim === null
+    ? stored
+    : stored.claim.sendingAt === null
+    ? { ...stored, claim: null }
+    : completeClaimed(stored, "failed", at)
 
 /** Whether the email step at `position` is the survey's first one (the request; the later ones are reminders). */
 export const isFirstEmail = (survey: Survey, position: number): boolean =>

@@ -3,9 +3,10 @@
  *
  * - Due steps are claimed from the store (`SurveyRepository.claimDue`, committed before anything is sent), so each
  *   is handled by one worker; a restart loses none: an unclaimed due step waits in the store.
- * - Never twice: a claimed step is in flight until its outcome is recorded, and only by the worker that claimed it.
- *   A worker that dies in between leaves the claim; once older than any send can take, recovery records the step
- *   `failed` and goes on with the steps after it, never resending (the mail server may have accepted it).
+ * - Never twice: a claimed step is marked sending (committed) just before the transport is called, and its outcome
+ *   is recorded only by the worker that claimed it. A worker that dies leaves its claims; once older than any send
+ *   can take, recovery runs again the steps it had not started (nothing is lost) and records `failed` for the one
+ *   it was sending, never resending it (the mail server may have accepted it); the steps after it go on.
  * - Before sending, the step is checked against the records as they are now: a flow switched off or deleted, an
  *   order cancelled or deleted cancel the survey; a customer who opted out skips it; a reminder after the survey
  *   was completed is skipped.
@@ -29,6 +30,7 @@ import {
   cancelSurvey,
   completeClaimed,
   isFirstEmail,
+  recoverClaim,
   skipSurvey,
   type StoredSurvey,
   surveyReasons,
@@ -160,6 +162,10 @@ export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSet
     const decision = decideStep({ survey, position, flow, order, customer, template })
     let outcome: StepOutcome | undefined
     if (decision._tag === "Send") {
+      // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
+      const sendingAt = yield* now
+      const ours = yield* SurveyRepository.use((r) => r.markSending(organizationId, survey.id, settings.workerId, sendingAt))
+      if (!ours) return
       const products: Array<Product> = []
       for (const p of survey.products) {
         const product = yield* CatalogRepository.use((r) => r.findProduct(organizationId, p.productId))
@@ -196,7 +202,7 @@ export const runDueSurveySteps = (settings: SurveyWorkerSettings): Effect.Effect
     }
   })
 
-/** Records as failed the steps of workers that died between claim and outcome (see the module comment). */
+/** Recovers the claims of workers that died between claim and outcome (see the module comment). */
 export const failInterruptedSurveySteps = (
   settings: Pick<SurveyWorkerSettings, "interruptedAfterMs">
 ): Effect.Effect<number, never, SurveyRepository | UnitOfWork> =>
@@ -209,7 +215,7 @@ export const failInterruptedSurveySteps = (
       yield* UnitOfWork.use((uow) => uow.transaction(Effect.gen(function*() {
         const current = yield* repo.lockSurvey(organizationId, id)
         if (Option.isNone(current) || current.value.claim === null || current.value.claim.claimedAt >= before) return
-        yield* repo.saveSurveys(organizationId, [completeClaimed(current.value, "failed", at)])
+        yield* repo.saveSurveys(organizationId, [recoverClaim(current.value, at)])
       })))
     }
     return stale.length

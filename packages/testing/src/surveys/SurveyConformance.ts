@@ -170,24 +170,33 @@ export const surveyConformance: ConformanceSuite = (store) =>
         assert.strictEqual(byRecipient.size, 24)
       }))
 
-    it.effect("a step in flight when its worker died is failed, never resent; the steps after it still run", () =>
+    it.effect("a worker that died: the step it was sending is failed, never resent; the ones it had not started run", () =>
       Effect.gen(function*() {
         const { order, surveysOf } = yield* shop("Crash", { delayDays: 0 })
         const mailer = makeRecordingMailer()
         const email = "crash@example.com"
         const placed = yield* order({ status: "fulfilled", customer: { email } })
-        const claimed = yield* SurveyRepository.use((r) => Effect.flatMap(Timestamp.now, (at) => r.claimDue("dead-worker", at, 10)))
-        assert.isAtLeast(claimed.filter((c) => c.survey.orderId === placed.id).length, 1)
+        const waiting = yield* order({ status: "fulfilled", customer: { email: "crash-waiting@example.com" } })
+        // The dead worker had claimed both and was sending the first when it died.
+        const claimed = yield* SurveyRepository.use((r) => Effect.flatMap(Timestamp.now, (at) => r.claimDue("dead-worker", at, 250)))
+        const sending = claimed.find((c) => c.survey.orderId === placed.id)!
+        assert.isDefined(claimed.find((c) => c.survey.orderId === waiting.id))
+        assert.isTrue(yield* SurveyRepository.use((r) => Effect.flatMap(Timestamp.now, (at) => r.markSending(sending.organizationId, sending.survey.id, "dead-worker", at))))
+        assert.isFalse(yield* SurveyRepository.use((r) => Effect.flatMap(Timestamp.now, (at) => r.markSending(sending.organizationId, sending.survey.id, "another", at))))
         // Another worker does not take the claimed step, and early recovery leaves it alone.
         yield* runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
         assert.deepStrictEqual(to(mailer, email), [])
         yield* failInterruptedSurveySteps(settings("alive"))
         assert.isNull((yield* surveysOf(placed.id))[0]!.steps[1]!.outcome)
         yield* TestClock.adjust("11 minutes")
-        assert.isAtLeast(yield* failInterruptedSurveySteps(settings("alive")), 1)
+        assert.isAtLeast(yield* failInterruptedSurveySteps(settings("alive")), 2)
         const [recovered] = yield* surveysOf(placed.id)
         assert.strictEqual(recovered!.steps[1]!.outcome, "failed")
         assert.isNotNull(recovered!.steps[3]!.dueAt)
+        // The one it had not started is due again, and goes out now.
+        yield* runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
+        assert.strictEqual(to(mailer, "crash-waiting@example.com").length, 1)
+        assert.strictEqual((yield* surveysOf(waiting.id))[0]!.steps[1]!.outcome, "sent")
         yield* TestClock.adjust(2 * DAY)
         yield* runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
         assert.strictEqual(to(mailer, email).length, 1)
@@ -369,8 +378,13 @@ export const surveyConformance: ConformanceSuite = (store) =>
                 yield* Effect.all(workers, { concurrency: "unbounded" })
                 break
               case "crash": {
-                // A worker claims what is due and dies; after the recovery period its steps are failed, never sent.
-                yield* SurveyRepository.use((r) => Effect.flatMap(Timestamp.now, (at) => r.claimDue(`dead-${n}`, at, 1)))
+                // A worker claims what is due, starts sending the first and dies: after the recovery period that one
+                // is failed (never sent), the others run again.
+                const claimed = yield* SurveyRepository.use((r) => Effect.flatMap(Timestamp.now, (at) => r.claimDue(`dead-${n}`, at, 2)))
+                const first = claimed[0]
+                if (first !== undefined) {
+                  yield* SurveyRepository.use((r) => Effect.flatMap(Timestamp.now, (at) => r.markSending(first.organizationId, first.survey.id, `dead-${n}`, at)))
+                }
                 yield* TestClock.adjust("11 minutes")
                 yield* failInterruptedSurveySteps(settings("recovery"))
                 break
