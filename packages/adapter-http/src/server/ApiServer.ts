@@ -3,7 +3,7 @@
  * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
-import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices, SurveyLinks } from "@feedback/core"
+import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices, SurveyLinks, type SurveyWorkerSettings } from "@feedback/core"
 import { Context, Effect, Layer, type Redacted, References } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
@@ -57,6 +57,11 @@ export interface ApiServerOptions {
   readonly webhooks?: WebhookServerOptions | undefined
   /** The asker-notice email worker (on by default; without `smtp` notices are logged and marked `logged`). */
   readonly email?: EmailServerOptions | undefined
+  /**
+   * The survey worker's settings (it runs with the email worker, over the same transport): e.g. `interruptedAfterMs`,
+   * after which a dead worker's claims are recovered (`SURVEY_RECOVERY_MS`, default 10 minutes).
+   */
+  readonly surveys?: Partial<SurveyWorkerSettings> | undefined
   /**
    * Run the background workers (webhook dispatcher, email notice worker) with the routes: true by default. A host
    * that serves requests from a short-lived process (a serverless function) sets `false` and runs
@@ -133,12 +138,12 @@ export const ApiRoutes = (options: ApiServerOptions) =>
  * hourly purges of expired events (§17) and idempotency keys (§18). Both workers stop gracefully with the layer
  * (in-flight deliveries and sends finish first).
  */
-export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents">) =>
+export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents" | "surveys">) =>
   Layer.mergeAll(
     WebhookDispatcherLive(options.webhooks),
     EmailWorkerFor(options.email),
     // Survey flows send through the same transport, and stop with it (`email.worker: false`).
-    options.email?.worker === false ? Layer.empty : SurveyWorkerLive(options.email?.smtp),
+    options.email?.worker === false ? Layer.empty : SurveyWorkerLive(options.email?.smtp, options.surveys),
     Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
     Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob())),
     JobWorkerLive(options.jobs).pipe(

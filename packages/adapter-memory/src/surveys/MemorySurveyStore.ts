@@ -128,7 +128,7 @@ export const MemorySurveyRepository = Layer.effect(SurveyRepository, Effect.gen(
     staleClaims: (claimedBefore) =>
       Effect.sync(() =>
         [...rows.values()]
-          .filter((r) => r.claim !== null && r.claim.claimedAt < claimedBefore)
+          .filter((r) => r.claim !== null && (r.claim.sendingAt ?? r.claim.claimedAt) < claimedBefore)
           .map((r) => ({ organizationId: r.organizationId, id: r.survey.id }))
       )
   })

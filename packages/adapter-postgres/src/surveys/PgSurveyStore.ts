@@ -197,7 +197,8 @@ export const PgSurveyRepository = Layer.effect(SurveyRepository, Effect.gen(func
     ).pipe(Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]?.nextDueAt), toTimestamp)), orDie),
     staleClaims: (claimedBefore) =>
       sql.unsafe<Row>(
-        `SELECT organization_id, id FROM surveys WHERE claimed_by IS NOT NULL AND claimed_at < $1::timestamptz`,
+        `SELECT organization_id, id FROM surveys
+         WHERE claimed_by IS NOT NULL AND claimed_at < $1::timestamptz AND coalesce(claimed_sending_at, claimed_at) < $1::timestamptz`,
         [claimedBefore]
       ).pipe(Effect.map((rows) => rows.map((r) => ({ organizationId: r.organizationId, id: r.id }))), orDie)
   })

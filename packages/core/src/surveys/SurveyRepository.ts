@@ -67,7 +67,10 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
   readonly markSending: (organizationId: OrganizationId, id: SurveyId, workerId: string, at: Timestamp) => Effect.Effect<boolean>
   /** The earliest `nextDueAt` of any unclaimed survey (when an idle worker next has work). */
   readonly nextDueAt: Effect.Effect<Option.Option<Timestamp>>
-  /** Surveys claimed before `claimedBefore` (their worker died before recording the outcome). */
+  /**
+   * Surveys whose claim's last sign of life (the send started, or else the claim) is before `claimedBefore`: their
+   * worker died before recording the outcome.
+   */
   readonly staleClaims: (
     claimedBefore: Timestamp
   ) => Effect.Effect<ReadonlyArray<{ readonly organizationId: OrganizationId; readonly id: SurveyId }>>

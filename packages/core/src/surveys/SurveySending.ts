@@ -213,9 +213,11 @@ export const failInterruptedSurveySteps = (
     const stale = yield* repo.staleClaims(before)
     for (const { id, organizationId } of stale) {
       yield* UnitOfWork.use((uow) => uow.transaction(Effect.gen(function*() {
-        const current = yield* repo.lockSurvey(organizationId, id)
-        if (Option.isNone(current) || current.value.claim === null || current.value.claim.claimedAt >= before) return
-        yield* repo.saveSurveys(organizationId, [recoverClaim(current.value, at)])
+        const current = Option.getOrUndefined(yield* repo.lockSurvey(organizationId, id))
+        const claim = current?.claim
+        // A claim is as old as its last sign of life: the send started, or else the claim itself.
+        if (current === undefined || claim == null || (claim.sendingAt ?? claim.claimedAt) >= before) return
+        yield* repo.saveSurveys(organizationId, [recoverClaim(current, at)])
       })))
     }
     return stale.length

@@ -203,6 +203,23 @@ export const surveyConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual((yield* surveysOf(placed.id))[0]!.steps.map((s) => s.outcome), [null, "failed", null, "sent"])
       }))
 
+    it.effect("a claim is as old as its last sign of life: a send started late in a long batch is not recovered", () =>
+      Effect.gen(function*() {
+        const { order, surveysOf } = yield* shop("Long batch", { delayDays: 0 })
+        const placed = yield* order({ status: "fulfilled", customer: { email: "long-batch@example.com" } })
+        const claimed = yield* SurveyRepository.use((r) => Effect.flatMap(Timestamp.now, (at) => r.claimDue("slow-worker", at, 250)))
+        const mine = claimed.find((c) => c.survey.orderId === placed.id)!
+        yield* TestClock.adjust("11 minutes")
+        // The worker reaches it only now: its send started a moment ago, so recovery leaves it to that worker.
+        assert.isTrue(yield* SurveyRepository.use((r) => Effect.flatMap(Timestamp.now, (at) => r.markSending(mine.organizationId, mine.survey.id, "slow-worker", at))))
+        yield* failInterruptedSurveySteps(settings("recovery"))
+        assert.isNull((yield* surveysOf(placed.id))[0]!.steps[1]!.outcome)
+        // Still claimed: it is stale only once its send is older than the recovery period.
+        const later = (ms: number) => Effect.map(Timestamp.now, (at) => Timestamp.fromMillis(Timestamp.toMillis(at) + ms))
+        assert.isUndefined((yield* SurveyRepository.use((r) => Effect.flatMap(later(0), r.staleClaims))).find((s) => s.id === mine.survey.id))
+        assert.isDefined((yield* SurveyRepository.use((r) => Effect.flatMap(later(1), r.staleClaims))).find((s) => s.id === mine.survey.id))
+      }))
+
     it.effect("skip and cancel: opted-out customers are skipped; cancelled or deleted orders, flows off or deleted cancel", () =>
       Effect.gen(function*() {
         const { as, flow, order, surveysOf } = yield* shop("Rules", { delayDays: 1 })
