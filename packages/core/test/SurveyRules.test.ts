@@ -154,7 +154,8 @@ describe("decideStep", () => {
     flow: flowOf([]),
     order,
     customer: { id: order.customerId, email: "a@example.com", emailOptOut: false } as never,
-    template: { id: TEMPLATE, name: "n", type: "reviewRequest", subject: "S", body: "B", createdAt: T0, updatedAt: T0 }
+    template: { id: TEMPLATE, name: "n", type: "reviewRequest", subject: "S", body: "B", createdAt: T0, updatedAt: T0 },
+    at: T0
   }
   it("sends only when the flow is on, the order stands, the customer can be emailed and the template exists", () => {
     expect(decideStep(base)._tag).toBe("Send")
@@ -164,6 +165,7 @@ describe("decideStep", () => {
     expect(decideStep({ ...base, order: undefined })).toEqual({ _tag: "Cancel", reason: "the order was deleted" })
     expect(decideStep({ ...base, customer: { email: "a@example.com", emailOptOut: true } as never })._tag).toBe("Skip")
     expect(decideStep({ ...base, template: undefined })).toEqual({ _tag: "End", outcome: "failed" })
+    expect(decideStep({ ...base, at: s.expiresAt })).toEqual({ _tag: "Cancel", reason: "the survey expired before the step was due" })
   })
   it("after completion, the request still goes out but a reminder is skipped", () => {
     const completed = { ...s, status: "completed" as const }

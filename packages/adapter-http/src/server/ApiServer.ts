@@ -69,7 +69,7 @@ export interface ApiServerOptions {
    */
   readonly workers?: boolean | undefined
   /**
-   * Catalog event names the embedding host records for its own records with `HostEvents` (orders, loyalty…);
+   * Catalog event names the embedding host records for its own records with `HostEvents` (loyalty, wishlists…);
    * `GET /webhook-events` reports them as emitted. None by default.
    */
   readonly hostEvents?: ReadonlyArray<EventName> | undefined

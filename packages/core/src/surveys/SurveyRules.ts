@@ -262,5 +262,6 @@ export const surveyReasons = {
   flowOff: "the survey flow was switched off",
   flowDeleted: "the survey flow was deleted",
   templateMissing: "its email template no longer exists",
+  expired: "the survey expired before the step was due",
   completed: "the survey was completed"
 } as const

@@ -16,7 +16,7 @@ import { Cause, Effect, Option } from "effect"
 import { CatalogRepository } from "../catalog/CatalogRepository.ts"
 import type { Customer, Product } from "../catalog/Catalog.ts"
 import type { OrganizationId, SurveyId } from "../kernel/Ids.ts"
-import { fromMillis, now, toMillis } from "../kernel/Timestamp.ts"
+import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { Order } from "../orders/Order.ts"
 import { OrderRepository } from "../orders/OrderRepository.ts"
@@ -87,8 +87,11 @@ export const decideStep = (input: {
   readonly order: Order | undefined
   readonly customer: Customer | undefined
   readonly template: EmailTemplate | undefined
+  /** Now: a survey past its `expiresAt` sends nothing more (its link no longer works). */
+  readonly at: Timestamp
 }): StepDecision => {
   const { customer, flow, order, position, survey } = input
+  if (input.at >= survey.expiresAt) return { _tag: "Cancel", reason: surveyReasons.expired }
   if (flow === undefined) return { _tag: "Cancel", reason: surveyReasons.flowDeleted }
   if (!flow.isActive) return { _tag: "Cancel", reason: surveyReasons.flowOff }
   if (order === undefined) return { _tag: "Cancel", reason: surveyReasons.orderDeleted }
@@ -105,7 +108,7 @@ export const stepOutcomeOf = (result: MailerResult): StepOutcome =>
   result._tag === "Sent" || result._tag === "Logged" ? "sent" : "failed"
 
 /** The survey after a decision that sent nothing or after the send's outcome, with the claim released. */
-const applyDecision = (stored: StoredSurvey, decision: StepDecision, outcome: StepOutcome | undefined, at: ReturnType<typeof fromMillis>): StoredSurvey => {
+const applyDecision = (stored: StoredSurvey, decision: StepDecision, outcome: StepOutcome | undefined, at: Timestamp): StoredSurvey => {
   const released = { ...stored, claim: null }
   switch (decision._tag) {
     case "Cancel":
@@ -159,7 +162,7 @@ export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSet
     const template = step?.emailTemplateId == null
       ? undefined
       : orUndefined(yield* automation.findEmailTemplate(organizationId, step.emailTemplateId))
-    const decision = decideStep({ survey, position, flow, order, customer, template })
+    const decision = decideStep({ survey, position, flow, order, customer, template, at: yield* now })
     let outcome: StepOutcome | undefined
     if (decision._tag === "Send") {
       // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
