@@ -282,6 +282,15 @@ export interface MemoryListAccess<A> {
   readonly searchValues: (item: A) => ReadonlyArray<string | null | undefined>
 }
 
+/** Whether an in-memory record matches a request's search and filter (a list's, or a bulk change's match). */
+export const matchesInMemory = <A>(
+  match: Pick<ListRequest<string>, "filter" | "search">,
+  access: MemoryListAccess<A>,
+  item: A
+): boolean =>
+  (match.search === undefined || matchesSearch(match.search, access.searchValues(item))) &&
+  evaluateFilter(match.filter, (path) => access.get(item, path))
+
 /** The position of an item in the request's sort order. */
 export const positionOf = <A>(request: ListRequest<string>, access: MemoryListAccess<A>) => (item: A): CursorPosition => ({
   value: normalizeValue(request.sort.type, access.get(item, request.sort.field)),
@@ -299,8 +308,7 @@ export const pageInMemory = <A>(
   for (const item of items) {
     const at = position(item)
     if (request.after !== undefined && !isAfter(request.sort, request.after, at)) continue
-    if (request.search !== undefined && !matchesSearch(request.search, access.searchValues(item))) continue
-    if (!evaluateFilter(request.filter, (path) => access.get(item, path))) continue
+    if (!matchesInMemory(request, access, item)) continue
     selected.push({ item, at })
   }
   selected.sort((a, b) => compareKeyset(request.sort, a.at, b.at))
