@@ -193,26 +193,52 @@ export const defaultListRequest = <Include extends string>(
   issuer: CursorIssuer
 ): ListRequest<Include> => Result.getOrThrow(parseListRequest({}, endpoint, issuer))
 
-/** Parses every list parameter; all problems are reported together (`details.issues`). */
-export const parseListRequest = <Include extends string>(
-  params: ListParams,
-  endpoint: ListEndpoint<Include>,
-  issuer: CursorIssuer
-): Result.Result<ListRequest<Include>, InvalidRequest> => {
+/** Which records a list request selects: its filter and search. A bulk change or an export matches the same way. */
+export interface ListMatch {
+  readonly filter: FilterAst
+  readonly search: string | undefined
+}
+
+/** Collects the issues of several parsers, to report them all at once. */
+const issueCollector = () => {
   const issues: Array<RequestIssue> = []
   const take = <A>(r: Result.Result<A, InvalidRequest>): A | undefined => {
     if (Result.isSuccess(r)) return r.success
     issues.push(...r.failure.issues)
     return undefined
   }
+  return { issues, take }
+}
+
+/**
+ * Parses a list's `search` and `filter` as `parseListRequest` does, for the endpoints that act on what a list would
+ * select (`PATCH /reviews/bulk-update`, `POST /export-jobs`); both problems are reported together.
+ */
+export const parseListMatch = (
+  params: Pick<ListParams, "filter" | "search">,
+  endpoint: Pick<ListEndpoint, "catalog">
+): Result.Result<ListMatch, InvalidRequest> => {
+  const { issues, take } = issueCollector()
+  const search = take(parseSearch(params.search))
+  const filter = take(parseFilter(params.filter, endpoint.catalog))
+  return filter === undefined || issues.length > 0 ? Result.fail(InvalidRequest.of(issues)) : Result.succeed({ filter, search })
+}
+
+/** Parses every list parameter; all problems are reported together (`details.issues`). */
+export const parseListRequest = <Include extends string>(
+  params: ListParams,
+  endpoint: ListEndpoint<Include>,
+  issuer: CursorIssuer
+): Result.Result<ListRequest<Include>, InvalidRequest> => {
+  const { issues, take } = issueCollector()
   const limit = take(parseLimit(params.limit))
   const sort = take(parseSort(params.sort, endpoint.sorts, endpoint.catalog, endpoint.defaultSort))
   const include = take(parseInclude(params.include, endpoint.includes))
-  const search = take(parseSearch(params.search))
-  const filter = take(parseFilter(params.filter, endpoint.catalog))
-  if (limit === undefined || sort === undefined || include === undefined || filter === undefined || issues.length > 0) {
+  const match = take(parseListMatch(params, endpoint))
+  if (limit === undefined || sort === undefined || include === undefined || match === undefined || issues.length > 0) {
     return Result.fail(InvalidRequest.of(issues))
   }
+  const { filter, search } = match
   const binding: CursorBinding = { endpoint: endpoint.name, sort, filter, search }
   let after: CursorPosition | undefined
   if (!blank(params.cursor)) {

@@ -10,16 +10,16 @@
  * without extras. Replies fire no event: the catalog has no reply events, and the review itself is untouched by a
  * reply change (spec: "The review is untouched"), so announcing `review.updated` would be false.
  */
-import { Context, Effect, Fiber, Layer, Option, Result, Schema } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { newCustomer } from "../catalog/Catalog.ts"
 import { actorId, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { Conflict, type Forbidden, type ImportFailed, InvalidRequest, type InvalidRedaction, NotFound } from "../kernel/Errors.ts"
 import { EventOutbox, makeEventRecorder, redactData } from "../kernel/EventOutbox.ts"
 import { eraseFromRecordedResponses, IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
-import { parseFilter, parseTimestampValue, reviewFilterCatalog } from "../kernel/Filter.ts"
+import { parseTimestampValue } from "../kernel/Filter.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { CustomerId, FileId, ImportJobId, OrganizationId, ReviewId, ReviewReplyId } from "../kernel/Ids.ts"
-import { parseSearch } from "../kernel/ListQuery.ts"
+import { parseListMatch, reviewListEndpoint } from "../kernel/ListQuery.ts"
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import { newReview, ReviewRecord, type ReviewReply } from "./Review.ts"
 import type {
@@ -171,18 +171,11 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
       body: BulkUpdateBody
     ) {
       const { organizationId } = yield* requirePermission("reviews:write")
-      const filter = parseFilter(query.filter, reviewFilterCatalog)
-      const search = parseSearch(query.search)
-      if (Result.isFailure(filter) || Result.isFailure(search)) {
-        return yield* InvalidRequest.of([
-          ...(Result.isFailure(filter) ? filter.failure.issues : []),
-          ...(Result.isFailure(search) ? search.failure.issues : [])
-        ])
-      }
+      const match = yield* Effect.fromResult(parseListMatch(query, reviewListEndpoint))
       return yield* uow.transaction(Effect.gen(function*() {
         const outcome = yield* repo.bulkSetPublished(
           organizationId,
-          { filter: filter.success, search: search.success },
+          match,
           body.published,
           yield* now
         )
