@@ -19,7 +19,7 @@ import { type Caller, CurrentCaller, DashboardCaller, hasPermission, requirePerm
 import { Conflict, Forbidden, ImportFailed, InvalidRequest, NotFound, PayloadTooLarge } from "../kernel/Errors.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { ImportJobId } from "../kernel/Ids.ts"
-import { parseListMatch, reviewListEndpoint } from "../kernel/ListQuery.ts"
+import { parseListMatch } from "../kernel/ListQuery.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { ReviewImportRow } from "../reviews/ReviewRequests.ts"
@@ -42,6 +42,7 @@ import {
 } from "./Job.ts"
 import { JobRepository, type StagedRow } from "./JobRepository.ts"
 import { advanceProgress, decodeStagedRow, exportHeader, exportLine, REVIEW_EXPORT_INCLUDES, reviewExportRow, stageableText } from "./JobRules.ts"
+import { reviewListEndpoint } from "../reviews/ReviewLists.ts"
 
 export interface JobSettingsValues {
   /** How long a claim holds without a heartbeat; a crashed worker's job is taken over after this. */

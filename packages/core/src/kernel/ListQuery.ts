@@ -23,14 +23,7 @@ import {
 } from "./Cursor.ts"
 import { CursorKey } from "./CursorKey.ts"
 import { InvalidRequest, type RequestIssue } from "./Errors.ts"
-import {
-  type FieldCatalog,
-  type FilterAst,
-  isMatchAll,
-  parseFilter,
-  productQuestionFilterCatalog,
-  reviewFilterCatalog
-} from "./Filter.ts"
+import { type FieldCatalog, type FilterAst, isMatchAll, parseFilter } from "./Filter.ts"
 import { evaluateFilter, type FieldAccessor, normalizeValue } from "./FilterEvaluate.ts"
 import { matchesSearch } from "./Search.ts"
 import { textProblem } from "./Text.ts"
@@ -64,22 +57,6 @@ export const defineListEndpoint = <const Include extends string, const SortValue
   if (!endpoint.sorts.includes(endpoint.defaultSort)) throw new Error(`default sort of ${endpoint.name} is not allowed`)
   return endpoint
 }
-
-export const reviewListEndpoint = defineListEndpoint({
-  name: "reviews",
-  sorts: ["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt"],
-  defaultSort: "-createdAt",
-  includes: ["importJob", "customer", "product", "response", "files", "answers", "collisions"],
-  catalog: reviewFilterCatalog
-})
-
-export const productQuestionListEndpoint = defineListEndpoint({
-  name: "product-questions",
-  sorts: ["createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "answeredAt", "-answeredAt"],
-  defaultSort: "-createdAt",
-  includes: ["customer", "product", "answers"],
-  catalog: productQuestionFilterCatalog
-})
 
 const blank = (raw: string | undefined): raw is undefined => raw === undefined || raw === ""
 

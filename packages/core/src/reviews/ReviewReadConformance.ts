@@ -13,7 +13,6 @@ import { Catalogs } from "../catalog/Catalogs.ts"
 import { CoreLayer } from "../CoreLayer.ts"
 import { compareKeyset, type Sort } from "../kernel/Cursor.ts"
 import type { InvalidRequest } from "../kernel/Errors.ts"
-import { reviewFilterCatalog } from "../kernel/Filter.ts"
 import { normalizeValue } from "../kernel/FilterEvaluate.ts"
 import type { IdGenerator } from "../kernel/IdGenerator.ts"
 import type { OrganizationId, ReviewId, SurveyId } from "../kernel/Ids.ts"
@@ -29,6 +28,7 @@ import { makeImportJob, makeSeedReview, type SeedReview, StoreTestKit } from "..
 import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 import { matchesSearch } from "../kernel/Search.ts"
 import fc from "fast-check"
+import { reviewFilterCatalog } from "./ReviewLists.ts"
 
 const BASE = Date.parse("2026-03-01T00:00:00.000Z")
 const at = (ms: number) => new Date(BASE + ms).toISOString() as Timestamp

@@ -19,7 +19,7 @@ import { eraseFromRecordedResponses, IdempotencyStore } from "../idempotency/Ide
 import { parseTimestampValue } from "../kernel/Filter.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { CustomerId, FileId, ImportJobId, OrganizationId, ReviewId, ReviewReplyId } from "../kernel/Ids.ts"
-import { parseListMatch, reviewListEndpoint } from "../kernel/ListQuery.ts"
+import { parseListMatch } from "../kernel/ListQuery.ts"
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import { newReview, ReviewRecord, type ReviewReply } from "./Review.ts"
 import type {
@@ -37,6 +37,7 @@ import { type ImportedReview, type ImportJobRecord, ReviewWriteRepository } from
 import { fileFromUrl, importReferencesOf, planReplyPatch, planReviewPatch, productStatsDeltas, selectImportRows } from "./ReviewRules.ts"
 import { now, type Timestamp } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
+import { reviewListEndpoint } from "./ReviewLists.ts"
 
 /** Rows an import writes per store call; a larger import is written in several, building one while writing another. */
 export const IMPORT_SLICE = 2_500
