@@ -3,11 +3,11 @@
  * bulk update, import, replies) is a separate group.
  */
 import { Review, ReviewId, reviewListEndpoint } from "@feedback/core"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { includeParam, listQuery, pageOf } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
-import { doc } from "../Describe.ts"
+import { doc, docGroup } from "../Describe.ts"
 
 const include = includeParam(reviewListEndpoint.includes)
 
@@ -20,15 +20,13 @@ export class ReviewsReadApi extends HttpApiGroup.make("reviewsRead")
       query: { ...listQuery(reviewListEndpoint), include },
       success: ReviewPage,
       error: InvalidRequestResponse
-    }).pipe(
-      requires("reviews:read"),
-      (e) =>
-        e.annotateMerge(OpenApi.annotations({
-          summary: "List reviews",
-          description: "Your reviews, newest first by default, published or not, a page at a time: pass `nextCursor` back " +
-            "as `cursor` for the next page. `sort`, `search` and `filter` narrow and order it; `include` adds related records."
-        }))
-    ),
+    })
+      .annotateMerge(doc(
+        "List reviews",
+        "Your reviews, newest first by default, published or not, a page at a time: pass `nextCursor` back " +
+          "as `cursor` for the next page. `sort`, `search` and `filter` narrow and order it; `include` adds related records."
+      ))
+      .pipe(requires("reviews:read")),
     HttpApiEndpoint.get("get", "/reviews/:id", {
       params: { id: ReviewId },
       query: { include },
@@ -42,5 +40,5 @@ export class ReviewsReadApi extends HttpApiGroup.make("reviewsRead")
       .pipe(requires("reviews:read"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Reviews", description: "Customer reviews: reading." }))
+  .annotateMerge(docGroup("Reviews", "Customer reviews: reading."))
 {}
