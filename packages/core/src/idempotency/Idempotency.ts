@@ -10,7 +10,7 @@ import { fromMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { Redaction } from "../kernel/EventOutbox.ts"
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, redactStoredResponse, type StoredResponse } from "./IdempotencyRules.ts"
-import { CurrentErasures, IdempotencyStore } from "./IdempotencyStore.ts"
+import { CurrentErasures, IdempotencyRepository } from "./IdempotencyRepository.ts"
 
 export interface IdempotentRequest {
   readonly organizationId: string
@@ -44,7 +44,7 @@ export class Idempotency extends Context.Service<Idempotency, {
   ) => Effect.Effect<IdempotentResult<A>, E | Conflict | IdempotencyKeyReused, R>
 }>()("feedback/Idempotency") {
   static readonly layer = Layer.effect(Idempotency, Effect.gen(function*() {
-    const store = yield* IdempotencyStore
+    const store = yield* IdempotencyRepository
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
 
@@ -107,7 +107,7 @@ const PURGE_BATCH = 1_000
 
 /** One pass: deletes expired keys batch by batch (a pause between), until a batch comes back short. */
 export const purgeExpiredIdempotencyKeys = Effect.gen(function*() {
-  const store = yield* IdempotencyStore
+  const store = yield* IdempotencyRepository
   const before = fromMillis(yield* Clock.currentTimeMillis)
   let total = 0
   for (;;) {

@@ -21,7 +21,7 @@
  * rules across fields, are checked here.
  */
 import { Context, Effect, Layer, Option, Result } from "effect"
-import { eraseFromRecordedResponses, IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
+import { eraseFromRecordedResponses, IdempotencyRepository } from "../idempotency/IdempotencyRepository.ts"
 import type { Customer, Product } from "../catalog/Catalog.ts"
 import { type Caller, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
@@ -110,7 +110,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
   static readonly layer = Layer.effect(ProductQuestions, Effect.gen(function*() {
     const repo = yield* ProductQuestionRepository
     const emails = yield* EmailOutboxRepository
-    const recorded = yield* IdempotencyStore
+    const recorded = yield* IdempotencyRepository
     const organizations = yield* OrganizationRepository
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator

@@ -1,6 +1,6 @@
 /**
  * Token buckets as pure functions over data (docs/DECISIONS.md §3, spec: Limits). No clock and no storage here: the stores
- * (`RateLimitStore`) read the time and keep the states; these functions decide.
+ * (`RateLimitRepository`) read the time and keep the states; these functions decide.
  *
  * Exact arithmetic. Floating-point token levels drift (10/60 is not a binary fraction), and a drifting level makes
  * "never over-admit" and "Retry-After is the least whole second" true only approximately. So every computation runs

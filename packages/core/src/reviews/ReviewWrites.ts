@@ -15,7 +15,7 @@ import { newCustomer } from "../catalog/Catalog.ts"
 import { actorId, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { Conflict, type Forbidden, type ImportFailed, InvalidRequest, type InvalidRedaction, NotFound } from "../kernel/Errors.ts"
 import { EventOutbox, makeEventRecorder, redactData } from "../kernel/EventOutbox.ts"
-import { eraseFromRecordedResponses, IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
+import { eraseFromRecordedResponses, IdempotencyRepository } from "../idempotency/IdempotencyRepository.ts"
 import { parseTimestampValue } from "../kernel/Filter.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { CustomerId, FileId, ImportJobId, OrganizationId, ReviewId, ReviewReplyId } from "../kernel/Ids.ts"
@@ -112,7 +112,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
     const outbox = yield* EventOutbox
-    const recorded = yield* IdempotencyStore
+    const recorded = yield* IdempotencyRepository
     const events = makeEventRecorder(outbox, ids)
 
     const organizationName = (organizationId: OrganizationId) =>

@@ -4,7 +4,7 @@
  * credited before or after "now": clock skew), costs and times.
  */
 import fc from "fast-check"
-import type { SpendDecision } from "../ratelimit/RateLimitStore.ts"
+import type { SpendDecision } from "../ratelimit/RateLimitRepository.ts"
 import { bucketsFor, type KeyedBucket } from "../ratelimit/RateLimitTable.ts"
 import * as TokenBucket from "../ratelimit/TokenBucket.ts"
 
