@@ -14,7 +14,9 @@ const include = includeParam(reviewListEndpoint.includes)
 /** The answer of `GET /reviews` (its handler encodes it with a compiled encoder, so the schema is shared). */
 export const ReviewPage = pageOf(Review)
 
-export class ReviewsReadApi extends HttpApiGroup.make("reviewsRead")
+// The group's identifier stays `reviewsRead`: it prefixes the public operationIds (`reviewsRead.list`) and names the
+// typed client's group (`client.reviewsRead`).
+export class ReviewsApi extends HttpApiGroup.make("reviewsRead")
   .add(
     HttpApiEndpoint.get("list", "/reviews", {
       query: { ...listQuery(reviewListEndpoint), include },
