@@ -8,7 +8,6 @@
  */
 import { Schema } from "effect"
 import { BoundedArray } from "../kernel/BoundedArray.ts"
-import { Customer, Product, Site } from "./Catalog.ts"
 import { EmailAddress } from "../kernel/EmailAddress.ts"
 import { Uuid } from "../kernel/Ids.ts"
 import { MetadataInput } from "../kernel/Metadata.ts"
@@ -103,6 +102,3 @@ export const ImportResult = Schema.Struct({
 }).annotate({ identifier: "ImportResult" })
 export type ImportResult = typeof ImportResult.Type
 
-export const SiteList = Schema.Struct({ data: Schema.Array(Site), nextCursor: Schema.NullOr(Schema.String) })
-export const ProductList = Schema.Struct({ data: Schema.Array(Product), nextCursor: Schema.NullOr(Schema.String) })
-export const CustomerList = Schema.Struct({ data: Schema.Array(Customer), nextCursor: Schema.NullOr(Schema.String) })

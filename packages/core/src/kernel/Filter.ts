@@ -74,8 +74,6 @@ export type FilterAst =
 /** The filter that matches every record (an omitted or empty `filter`). */
 export const matchAll: FilterAst = { _tag: "And", clauses: [] }
 
-export const isMatchAll = (ast: FilterAst): boolean => ast._tag === "And" && ast.clauses.length === 0
-
 /** The dotted path a FieldRef was written as, e.g. `product.metadata.color`. */
 export const fieldRefPath = (ref: FieldRef): string => ref._tag === "Field" ? ref.path : `${ref.prefix}.${ref.key}`
 

@@ -23,8 +23,8 @@ import {
 } from "./Cursor.ts"
 import { CursorKey } from "./CursorKey.ts"
 import { InvalidRequest, type RequestIssue } from "./Errors.ts"
-import { type FieldCatalog, type FilterAst, isMatchAll, parseFilter } from "./Filter.ts"
-import { evaluateFilter, type FieldAccessor, normalizeValue } from "./FilterEvaluate.ts"
+import { type FieldCatalog, type FilterAst, parseFilter } from "./Filter.ts"
+import { evaluateFilter, normalizeValue } from "./FilterEvaluate.ts"
 import { matchesSearch } from "./Search.ts"
 import { textProblem } from "./Text.ts"
 
@@ -238,16 +238,6 @@ export const listRequestWith = <Include extends string>(
 ): Effect.Effect<ListRequest<Include>, InvalidRequest> =>
   Effect.fromResult(parseListRequest(params, endpoint, { key, organizationId }))
 
-/** `parseListRequest` for a caller of `organizationId`, with the store's cursor key. */
-export const listRequestFor = <Include extends string>(
-  params: ListParams,
-  endpoint: ListEndpoint<Include>,
-  organizationId: string
-): Effect.Effect<ListRequest<Include>, InvalidRequest, CursorKey> =>
-  Effect.gen(function*() {
-    return yield* listRequestWith(yield* CursorKey, params, endpoint, organizationId)
-  })
-
 export const cursorBindingOf = (request: ListRequest<string>): CursorBinding => ({
   endpoint: request.endpoint,
   sort: request.sort,
@@ -319,6 +309,3 @@ export const pageInMemory = <A>(
   return { data: page.data.map((row) => row.item), nextCursor: page.nextCursor }
 }
 
-/** Whether a request has no filter and no search (so e.g. a count can skip evaluation). */
-export const isUnfiltered = (request: Pick<ListRequest<string>, "filter" | "search">): boolean =>
-  request.search === undefined && isMatchAll(request.filter)

@@ -158,8 +158,6 @@ export type Review = typeof Review.Type
 export const reviewIncludeNames = ["importJob", "customer", "product", "response", "files", "answers", "collisions"] as const
 export type ReviewInclude = (typeof reviewIncludeNames)[number]
 
-export const reviewSortValues = ["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt"] as const
-
 /** Reasons accepted by `DELETE /reviews/{id}`; `other` requires a note. */
 export const ReviewDeletionReason = Schema.Literals([
   "customer_request",
