@@ -24,7 +24,7 @@ import { assertBuckets, type KeyedBucket, LocalRefusals, RateLimitRepository, to
  * Returns `{admitted (0|1), u1, t1, u2, t2, …}` with the levels as read ("" for a missing bucket).
  * `%.0f` writes integers exactly (Lua's `tostring` keeps only 14 digits).
  */
-export const spendLua = `
+const spendLua = `
 local now = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
 local n = #KEYS
@@ -89,7 +89,7 @@ const readState = (units: number | string | undefined, at: number | string | und
     ? undefined
     : { tokens: Number(units) / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: Number(at) }
 
-export const makeRedisRateLimitRepository = (options: RedisRateLimitOptions = {}) =>
+const makeRedisRateLimitRepository = (options: RedisRateLimitOptions = {}) =>
   Effect.gen(function*() {
     const redis = yield* Redis.Redis
     const prefix = options.keyPrefix ?? "feedback:rl:"

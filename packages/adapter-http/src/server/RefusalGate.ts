@@ -60,7 +60,7 @@ const chargedRoutes = (): ReadonlyMap<string, { readonly key: string; readonly c
 }
 
 /** The gate over the process's `Organizations` and `RateLimitRepository`; `undefined` when the store cannot tell. */
-export const makeRefusalGate = (options: RefusalGateOptions): Effect.Effect<RefusalGate | undefined, never, Organizations | RateLimitRepository> =>
+const makeRefusalGate = (options: RefusalGateOptions): Effect.Effect<RefusalGate | undefined, never, Organizations | RateLimitRepository> =>
   Effect.gen(function*() {
     const organizations = yield* Organizations
     const { refusalAt } = yield* RateLimitRepository

@@ -59,7 +59,7 @@ const byKeys = <A>(keys: ReadonlyArray<string>, lookup: (key: string) => A | und
   return out
 }
 
-export const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
+const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
   const access = reviewAccess(tables)
   return {
     page: (organizationId, request) =>

@@ -116,7 +116,7 @@ interface SpendRow {
 
 const SPEND_STATEMENT = "SELECT k, t, u, a FROM rate_limit_spend($1::uuid, $2::jsonb, $3::bigint, $4::bigint)"
 
-export const makePgRateLimitRepository = Effect.gen(function*() {
+const makePgRateLimitRepository = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const isolation = yield* sql<{ i: string }>`SELECT current_setting('default_transaction_isolation') AS i`.pipe(orDie)
   const readCommittedByDefault = isolation[0]?.i === "read committed"

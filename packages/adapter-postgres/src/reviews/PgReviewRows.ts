@@ -11,7 +11,7 @@ import { type EventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
 /** A timestamptz as the API writes it: UTC, milliseconds, trailing Z (the canonical Timestamp). */
-export const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
  * The review in the API's shape without extras, as jsonb: `FROM <rows> a ${reviewJsonJoin("a")}` makes

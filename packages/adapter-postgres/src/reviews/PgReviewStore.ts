@@ -322,7 +322,7 @@ const groupBy = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map:
 /** Keys as one `uuid[]` parameter (a PostgreSQL array literal; the keys are UUIDs from stored rows). */
 const uuidArray = (ids: ReadonlyArray<string>) => `{${ids.join(",")}}`
 
-export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
+const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
   const raw = withoutTransforms(sql)
   const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
     new Map(rows.map((r) => [String(r[key]), map(r)]))

@@ -10,14 +10,14 @@ import { defineListEndpoint } from "../kernel/ListQuery.ts"
 
 const createdAtSorts = ["createdAt", "-createdAt"] as const
 
-export const productFilterFields: Readonly<Record<string, FieldType>> = {
+const productFilterFields: Readonly<Record<string, FieldType>> = {
   id: "uuid",
   slug: "string",
   title: "string",
   createdAt: "timestamp"
 }
 
-export const customerFilterFields: Readonly<Record<string, FieldType>> = {
+const customerFilterFields: Readonly<Record<string, FieldType>> = {
   id: "uuid",
   email: "string",
   firstName: "string",
@@ -36,7 +36,7 @@ export const relatedCatalogFilterFields: Readonly<Record<string, FieldType>> = {
 /** The metadata prefixes of a record with a product and a customer: its own, its product's and its customer's. */
 export const relatedMetadataPrefixes = ["metadata", "product.metadata", "customer.metadata"] as const
 
-export const siteFilterFields: Readonly<Record<string, FieldType>> = {
+const siteFilterFields: Readonly<Record<string, FieldType>> = {
   id: "uuid",
   name: "string",
   domain: "string",

@@ -33,7 +33,7 @@ export type IdempotentResult<A> =
   | { readonly _tag: "Ran"; readonly value: A }
   | { readonly _tag: "Replayed"; readonly response: StoredResponse }
 
-export const conflictInProgress = () =>
+const conflictInProgress = () =>
   new Conflict({ message: "A request with this Idempotency-Key is still running; retry after it has finished." })
 
 export class Idempotency extends Context.Service<Idempotency, {
@@ -106,7 +106,7 @@ export class Idempotency extends Context.Service<Idempotency, {
 const PURGE_BATCH = 1_000
 
 /** One pass: deletes expired keys batch by batch (a pause between), until a batch comes back short. */
-export const purgeExpiredIdempotencyKeys = Effect.gen(function*() {
+const purgeExpiredIdempotencyKeys = Effect.gen(function*() {
   const store = yield* IdempotencyRepository
   const before = fromMillis(yield* Clock.currentTimeMillis)
   let total = 0

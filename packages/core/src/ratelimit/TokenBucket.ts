@@ -73,7 +73,7 @@ export type SpendResult = Admitted | Refused
 export const UNITS_PER_TOKEN = 60_000_000
 
 /** Largest supported ceiling, in tokens: keeps every level below 2^51 units. */
-export const MAX_CEILING = Math.floor(2 ** 51 / UNITS_PER_TOKEN)
+const MAX_CEILING = Math.floor(2 ** 51 / UNITS_PER_TOKEN)
 
 /** The organization-wide bucket of a plan: ceiling `apiRequestsPerMinute`, refilling the whole ceiling per minute. */
 export const bucketForPlan = (apiRequestsPerMinute: number): BucketSpec => ({

@@ -52,10 +52,10 @@ export const IMPORT_FIRST_SLICE = 500
 export const REVIEW_IMPORT_JOB = { type: "reviews", action: "create" } as const
 
 /** The review as events carry it: the API's shape without extras (any store-only fields dropped). */
-export const reviewEventData = (review: ReviewRecord): unknown => Schema.encodeSync(ReviewRecord)(review)
+const reviewEventData = (review: ReviewRecord): unknown => Schema.encodeSync(ReviewRecord)(review)
 
 /** What a `customer_request` deletion removes from stored events and delivery logs: the customer's own words. */
-export const REVIEW_CONTENT_FIELDS = ["title", "body", "originalTitle", "originalBody"] as const
+const REVIEW_CONTENT_FIELDS = ["title", "body", "originalTitle", "originalBody"] as const
 
 export class ReviewWrites extends Context.Service<ReviewWrites, {
   /** `PATCH /reviews/{id}`: moderate (published), redact (title/body), replace metadata. */

@@ -45,7 +45,7 @@ import { WebhookRepository } from "./WebhookRepository.ts"
 // --- input rules -------------------------------------------------------------------------------------------------
 
 /** The subscription: at least one name, each from the catalog; repeats are dropped, first occurrence kept. */
-export const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result<ReadonlyArray<EventName>, InvalidRequest> => {
+const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result<ReadonlyArray<EventName>, InvalidRequest> => {
   if (events.length === 0) {
     return Result.fail(InvalidRequest.single("body.events", "list at least one event name; GET /webhook-events lists them"))
   }
@@ -67,7 +67,7 @@ export const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result
   return Result.succeed([...seen])
 }
 
-export const checkWebhookSecret = (secret: string): Result.Result<string, InvalidRequest> => {
+const checkWebhookSecret = (secret: string): Result.Result<string, InvalidRequest> => {
   const problem = hmacSecretProblem(secret)
   return problem === undefined ? Result.succeed(secret) : Result.fail(InvalidRequest.single("body.hmacSecret", problem))
 }

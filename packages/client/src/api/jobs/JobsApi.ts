@@ -14,9 +14,9 @@ import { requires, requiresByInput, SecretKeyAuth } from "../Security.ts"
 const params = { id: ImportJobId }
 
 /** The media types an import file may be sent as. */
-export const IMPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
+const IMPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
 /** The media types an export file is downloaded as (per the job's format). */
-export const EXPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
+const EXPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
 
 const strictParam = flagParam(
   "true: the first row that cannot be imported fails the job and nothing is imported. Default false: such rows are skipped and listed.",

@@ -25,7 +25,7 @@ const include = includeParam(productQuestionListEndpoint.includes)
 const answerParams = { id: ProductQuestionId, answerId: ProductQuestionAnswerId }
 
 /** The list parameters of `docs/DECISIONS.md` §4 plus `answered`. */
-export const ProductQuestionListQuery = Schema.Struct({
+const ProductQuestionListQuery = Schema.Struct({
   ...listQuery(productQuestionListEndpoint),
   include,
   answered: answeredParam
