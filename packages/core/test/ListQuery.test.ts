@@ -17,7 +17,7 @@ import {
   parseSortValue,
   toPage
 } from "../src/kernel/ListQuery.ts"
-import { testIssuer } from "../src/testing/CursorFixtures.ts"
+import { testIssuer } from "@feedback/testing"
 import { reviewFilterCatalog, reviewListEndpoint } from "../src/reviews/ReviewLists.ts"
 import { productQuestionListEndpoint } from "../src/questions/ProductQuestionLists.ts"
 
