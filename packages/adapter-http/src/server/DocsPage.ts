@@ -48,7 +48,7 @@ export const matchesIfNoneMatch = (header: string | undefined, etags: ReadonlyAr
 const brotli = promisify(Zlib.brotliCompress)
 const gzip = promisify(Zlib.gzip)
 
-// Brotli 9 is a second of work for 3.3 MB (about 770 KB out); quality 11 saves 10% more for 15 times the CPU.
+// Brotli quality 9, not 11: nearly the same size for a small part of the CPU; computed once (docs/DECISIONS.md §19).
 const compress: Record<Exclude<DocsEncoding, "identity">, (bytes: Uint8Array) => Promise<Uint8Array>> = {
   br: (bytes) =>
     brotli(bytes, {
