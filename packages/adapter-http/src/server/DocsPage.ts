@@ -1,6 +1,6 @@
 /**
  * `GET /docs`, the interactive API reference (docs/DECISIONS.md §19). The page is Effect's Scalar page (the Scalar
- * bundle and the OpenAPI document inline, about 3.3 MB), rendered once by `HttpApiScalar` itself and then served
+ * bundle and the OpenAPI document inline, megabytes of it), rendered once by `HttpApiScalar` itself and then served
  * like a static asset: compressed with Brotli or gzip as the client's `Accept-Encoding` allows (each encoding
  * computed once, off the event loop, on first demand), with an `ETag` per encoding, `304 Not Modified` on a
  * matching `If-None-Match`, and `Cache-Control`. Scalar's web fonts are off, so the page loads nothing from the

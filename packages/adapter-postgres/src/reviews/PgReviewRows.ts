@@ -311,8 +311,8 @@ export const REVIEW_RECORDSET = `id uuid, site_id uuid, product_id uuid, product
  * INSERT of the reviews in `$2` (JSON array of `reviewInput`) for organization `$1` with import job `$3`; with
  * `event`, the same statement records that event (occurred at `$4`, and `$11` the same as text; ids from the seed
  * whose two parameters `event.ids` names, kernel/EventIds.ts) for each inserted review in row order. `$2` is read as
- * `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (an import sends
- * ~9 MB) is wasted work. `ctes` are further data-modifying CTEs run by the same statement; `rows` replaces the JSON
+ * `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (megabytes for an
+ * import) is wasted work. `ctes` are further data-modifying CTEs run by the same statement; `rows` replaces the JSON
  * array as the source of the rows (`x`, with `REVIEW_RECORDSET`'s columns).
  */
 export const insertReviewsSql = (
