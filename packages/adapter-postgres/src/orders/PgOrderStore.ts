@@ -24,7 +24,7 @@ type Row = Record<string, any>
 const notNull = (sql: string) => ({ sql, notNull: true }) as const
 
 /** The list's fields (`OrderRules.orderFilterFields`) over `orders t` and its customer `c`. */
-export const orderMapping: ListSqlMapping = {
+const orderMapping: ListSqlMapping = {
   columns: columnsFrom({
     id: notNull("t.id"),
     externalId: "t.external_id",
@@ -49,7 +49,7 @@ const ORDER_SELECT = `t.id, t.external_id, t.order_number, t.site_id, t.customer
 
 const CUSTOMER_JOIN = `LEFT JOIN customers c ON c.organization_id = t.organization_id AND c.id = t.customer_id`
 
-export const toOrder = (r: Row): Order => ({
+const toOrder = (r: Row): Order => ({
   id: r.id,
   externalId: r.externalId,
   orderNumber: r.orderNumber,

@@ -23,7 +23,7 @@ type Row = Record<string, any>
 
 const notNull = (sql: string) => ({ sql, notNull: true }) as const
 
-export const surveyMapping: ListSqlMapping = {
+const surveyMapping: ListSqlMapping = {
   columns: columnsFrom({
     id: notNull("t.id"),
     status: "t.status",

@@ -14,7 +14,7 @@ import { SurveysApi } from "./surveys/SurveysApi.ts"
 import { OrganizationApi } from "./organizations/OrganizationApi.ts"
 import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
-import { ReviewsReadApi } from "./reviews/ReviewsReadApi.ts"
+import { ReviewsApi } from "./reviews/ReviewsApi.ts"
 import { RequestValidation } from "./Security.ts"
 import { AutomationApi } from "./setup/AutomationApi.ts"
 import { SetupApi } from "./setup/SetupApi.ts"
@@ -32,7 +32,7 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(SitesApi, ProductsApi, CustomersApi)
   .add(OrdersApi)
   .add(SurveysApi)
-  .add(ReviewsReadApi)
+  .add(ReviewsApi)
   .add(ImportJobsApi, ExportJobsApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)

@@ -5,7 +5,7 @@
  */
 import { Result } from "effect"
 import { InvalidRequest, type RequestIssue } from "../kernel/Errors.ts"
-import { customerFilterFields, type FieldType, makeFieldCatalog, prefixFields } from "../kernel/Filter.ts"
+import { type FieldType, makeFieldCatalog } from "../kernel/Filter.ts"
 import type { CustomerId, ProductId, ProductVariantId } from "../kernel/Ids.ts"
 import { defineListEndpoint } from "../kernel/ListQuery.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
@@ -184,7 +184,8 @@ export const orderFilterFields: Readonly<Record<string, FieldType>> = {
   placedAt: "timestamp",
   createdAt: "timestamp",
   updatedAt: "timestamp",
-  ...prefixFields("customer", { id: customerFilterFields.id!, email: customerFilterFields.email! })
+  "customer.id": "uuid",
+  "customer.email": "string"
 }
 
 export const orderFilterCatalog = makeFieldCatalog(orderFilterFields, ["metadata"])

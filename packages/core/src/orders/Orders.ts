@@ -323,7 +323,7 @@ const instantOr = (input: string | undefined, fallback: Timestamp): Timestamp =>
   input === undefined ? fallback : parseTimestampValue(input) ?? fallback
 
 /** A new order at its creation status: each move from `open` to it stamps its time at `at` (`OrderRules.ts`). */
-export const withStatus = (placed: Order, status: OrderStatus, at: Timestamp): Order => {
+const withStatus = (placed: Order, status: OrderStatus, at: Timestamp): Order => {
   const move = moveStatus(placed, status, at)
   return move._tag === "Moved" ? move.order : placed
 }

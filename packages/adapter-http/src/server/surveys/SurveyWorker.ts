@@ -21,7 +21,7 @@ import { Cause, Effect, Layer, Option } from "effect"
 import { mailerFor, type SmtpSettings, workerIdOfProcess } from "../questions/SmtpMailer.ts"
 
 /** How long to sleep until `next` (a due time), at most `cap` and at least nothing. */
-export const untilDue = (next: Option.Option<Timestamp.Timestamp>, at: Timestamp.Timestamp, capMs: number): number =>
+const untilDue = (next: Option.Option<Timestamp.Timestamp>, at: Timestamp.Timestamp, capMs: number): number =>
   Option.match(next, {
     onNone: () => capMs,
     onSome: (due) => Math.max(0, Math.min(capMs, Timestamp.toMillis(due) - Timestamp.toMillis(at)))
