@@ -12,6 +12,7 @@ import type { ConformanceSuite } from "../testing/StoreConformance.ts"
 import { ReviewAutomation } from "./ReviewAutomation.ts"
 import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
 import { EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
+import { defaultReviewSettings } from "./ReviewSettings.ts"
 import { as, atTime, getSetupAt, guided, newOrganization, T0, TestSetupConfig } from "./SetupConformance.ts"
 
 const automation = ReviewAutomation
@@ -157,6 +158,40 @@ export const automationConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* eventsOf(org)).length, before)
       }))
 
+    it.effect("review settings read the defaults until changed; a patch changes only sent fields and is kept per organization", () =>
+      Effect.gen(function*() {
+        const org = (yield* newOrganization("Settings")).id
+        const other = (yield* newOrganization("Other settings")).id
+        assert.deepStrictEqual(yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)), defaultReviewSettings)
+        const patched = yield* automation.use((a) => a.updateReviewSettings({ autoPublish: true, autoPublishVerifiedOnly: true })).pipe(as(org), atTime(T0 + 1_000))
+        assert.deepStrictEqual(patched, { autoPublish: true, autoPublishMinRating: 4, autoPublishVerifiedOnly: true })
+        const rating = yield* automation.use((a) => a.updateReviewSettings({ autoPublishMinRating: 2 })).pipe(as(org), atTime(T0 + 2_000))
+        assert.deepStrictEqual(rating, { autoPublish: true, autoPublishMinRating: 2, autoPublishVerifiedOnly: true })
+        assert.deepStrictEqual(yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)), rating)
+        assert.deepStrictEqual(yield* automation.use((a) => a.updateReviewSettings({})).pipe(as(org)), rating)
+        // Another organization's settings are its own.
+        assert.deepStrictEqual(yield* automation.use((a) => a.getReviewSettings()).pipe(as(other)), defaultReviewSettings)
+        assert.isTrue(Option.isNone(yield* ReviewAutomationRepository.use((r) => r.reviewSettings(other))))
+        // Review settings fire no event (the catalog has none for them).
+        assert.deepStrictEqual(yield* eventsOf(org), [])
+      }))
+
+    it.effect("the guided setup writes autoPublish and autoPublishMinRating into the review settings and keeps autoPublishVerifiedOnly", () =>
+      Effect.gen(function*() {
+        const org = (yield* newOrganization("Setup settings")).id
+        yield* automation.use((a) => a.updateReviewSettings({ autoPublishVerifiedOnly: true, autoPublishMinRating: 1 })).pipe(as(org), atTime(T0 + 500))
+        yield* guided(org, { autoPublish: true, autoPublishMinRating: 5 }, T0 + 1_000)
+        assert.deepStrictEqual(
+          yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)),
+          { autoPublish: true, autoPublishMinRating: 5, autoPublishVerifiedOnly: true }
+        )
+        yield* guided(org, {}, T0 + 2_000)
+        assert.deepStrictEqual(
+          yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)),
+          { autoPublish: false, autoPublishMinRating: 4, autoPublishVerifiedOnly: true }
+        )
+      }))
+
     it.effect("reads need settings:read and changes settings:write", () =>
       Effect.gen(function*() {
         const { org, request, flow } = yield* withSetup("Permissions")
@@ -166,7 +201,9 @@ export const automationConformance: ConformanceSuite = (store) =>
           automation.use((a) => a.listEmailTemplates({})).pipe(none),
           automation.use((a) => a.getSurveyFlow(flow.id as SurveyFlowId)).pipe(none),
           automation.use((a) => a.updateEmailTemplate(request.id, { name: "x" })).pipe(readOnly),
-          automation.use((a) => a.deleteSurveyFlow(flow.id)).pipe(readOnly)
+          automation.use((a) => a.deleteSurveyFlow(flow.id)).pipe(readOnly),
+          automation.use((a) => a.getReviewSettings()).pipe(none),
+          automation.use((a) => a.updateReviewSettings({ autoPublish: true })).pipe(readOnly)
         ]) {
           assert.deepInclude(yield* Effect.flip(denied as Effect.Effect<unknown, { readonly _tag: string }, ReviewAutomation>), { _tag: "Forbidden" })
         }

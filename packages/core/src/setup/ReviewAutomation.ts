@@ -19,6 +19,7 @@ import type { EmailTemplatePatch, SurveyFlowPatch } from "./AutomationRequests.t
 import { referencedTemplates, sameFlow, stepIssues, toStoredSteps } from "./AutomationRules.ts"
 import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
 import { EmailTemplate, SurveyFlow, type SurveyFlowStep } from "./ReviewsSetupPlan.ts"
+import { defaultReviewSettings, patchReviewSettings, type ReviewSettings, type ReviewSettingsPatch, sameReviewSettings } from "./ReviewSettings.ts"
 
 export class ReviewAutomation extends Context.Service<ReviewAutomation, {
   readonly listEmailTemplates: (query: NewestFirstPageQuery) => Effect.Effect<Page<EmailTemplate>, Forbidden | InvalidRequest, CurrentCaller>
@@ -33,6 +34,10 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
   readonly updateSurveyFlow: (id: SurveyFlowId, patch: SurveyFlowPatch) => Effect.Effect<SurveyFlow, Forbidden | NotFound | InvalidRequest, CurrentCaller>
   /** Deletes the flow with its steps; returns it as it was. */
   readonly deleteSurveyFlow: (id: SurveyFlowId) => Effect.Effect<SurveyFlow, Forbidden | NotFound, CurrentCaller>
+  /** GET /review-settings: as stored, or the defaults. */
+  readonly getReviewSettings: () => Effect.Effect<ReviewSettings, Forbidden, CurrentCaller>
+  /** PATCH /review-settings: only sent fields change; answers the settings after it. */
+  readonly updateReviewSettings: (patch: ReviewSettingsPatch) => Effect.Effect<ReviewSettings, Forbidden, CurrentCaller>
 }>()("feedback/ReviewAutomation") {
   static readonly layer = Layer.effect(ReviewAutomation, Effect.gen(function*() {
     const repo = yield* ReviewAutomationRepository
@@ -155,7 +160,27 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
       }))
     })
 
+    const settingsOf = (organizationId: OrganizationId) =>
+      Effect.map(repo.reviewSettings(organizationId), Option.getOrElse(() => defaultReviewSettings))
+
+    const getReviewSettings = Effect.fn("ReviewAutomation.getReviewSettings")(function*() {
+      const caller = yield* requirePermission("settings:read")
+      return yield* settingsOf(caller.organizationId)
+    })
+
+    const updateReviewSettings = Effect.fn("ReviewAutomation.updateReviewSettings")(function*(patch: ReviewSettingsPatch) {
+      const caller = yield* requirePermission("settings:write")
+      return yield* uow.transaction(Effect.gen(function*() {
+        const current = yield* settingsOf(caller.organizationId)
+        const next = patchReviewSettings(current, patch)
+        if (!sameReviewSettings(current, next)) yield* repo.saveReviewSettings(caller.organizationId, next, yield* now)
+        return next
+      }))
+    })
+
     return ReviewAutomation.of({
+      getReviewSettings,
+      updateReviewSettings,
       listEmailTemplates,
       getEmailTemplate,
       updateEmailTemplate,
