@@ -71,7 +71,19 @@ it("answers 400 naming the field for malformed edits, and changes nothing", asyn
     expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toContain(path)
   }
   expect((await call("GET", `/survey-flows/${flowId}`)).body).toEqual(setup.body.surveyFlow)
-  expect((await call("PATCH", `/email-templates/${setup.body.emailTemplates[0].id}`, { subject: "" })).status).toBe(400)
+  const templateId: string = setup.body.emailTemplates[0].id
+  expect((await call("PATCH", `/email-templates/${templateId}`, { subject: "" })).status).toBe(400)
+  for (const [body, path] of [
+    [{ subject: "Hi {{ customer.firstName" }, "body.subject"],
+    [{ body: "{% include 'secrets' %}" }, "body.body"],
+    [{ body: "{% if a %}".repeat(30) + "{% endif %}".repeat(30) }, "body.body"]
+  ] as const) {
+    const res = await call("PATCH", `/email-templates/${templateId}`, body)
+    expect(res.status, JSON.stringify(res.body)).toBe(400)
+    expect(res.body.error.code).toBe("INVALID_REQUEST")
+    expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toEqual([path])
+  }
+  expect((await call("GET", `/email-templates/${templateId}`)).body).toEqual(setup.body.emailTemplates[0])
 })
 
 it("needs settings:write to change and settings:read to read", async () => {

@@ -78,6 +78,28 @@ export const automationConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["emailTemplate.updated", Schema.encodeSync(EmailTemplate)(updated)]])
       }))
 
+    it.effect("a subject or body that is not a valid Liquid template is InvalidRequest naming the field; nothing changes", () =>
+      Effect.gen(function*() {
+        const { org, request } = yield* withSetup("Liquid")
+        const before = (yield* eventsOf(org)).length
+        const cases: ReadonlyArray<readonly [{ subject?: string; body?: string; name?: string }, ReadonlyArray<string>]> = [
+          [{ subject: "Hi {{ customer.firstName" }, ["body.subject"]],
+          [{ body: "{% if x %}never closed", name: "never" }, ["body.body"]],
+          [{ body: "{% include 'other' %}" }, ["body.body"]],
+          [{ subject: "{% render 'x' %}", body: "{% for %}" }, ["body.subject", "body.body"]]
+        ]
+        for (const [patch, paths] of cases) {
+          const error = yield* Effect.flip(automation.use((a) => a.updateEmailTemplate(request.id, patch)).pipe(as(org)))
+          assert.deepStrictEqual(error._tag === "InvalidRequest" ? error.issues.map((i) => i.path) : error._tag, [...paths])
+        }
+        assert.deepStrictEqual(yield* automation.use((a) => a.getEmailTemplate(request.id)).pipe(as(org)), request)
+        assert.strictEqual((yield* eventsOf(org)).length, before)
+        const valid = yield* automation.use((a) =>
+          a.updateEmailTemplate(request.id, { body: "<p>{% for p in products %}{{ p.title }}{% endfor %}</p>" })
+        ).pipe(as(org), atTime(T0 + 5_000))
+        assert.strictEqual(valid.body, "<p>{% for p in products %}{{ p.title }}{% endfor %}</p>")
+      }))
+
     it.effect("a template a flow sends cannot be deleted (Conflict, nothing changes); once no step sends it, it can", () =>
       Effect.gen(function*() {
         const { org, request, reminder, flow } = yield* withSetup("In use")

@@ -18,14 +18,18 @@ import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { EmailTemplatePatch, SurveyFlowPatch } from "./AutomationRequests.ts"
 import { referencedTemplates, sameFlow, stepIssues, toStoredSteps } from "./AutomationRules.ts"
 import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
+import { templateIssues } from "./EmailTemplates.ts"
 import { EmailTemplate, SurveyFlow, type SurveyFlowStep } from "./ReviewsSetupPlan.ts"
 import { defaultReviewSettings, patchReviewSettings, type ReviewSettings, type ReviewSettingsPatch, sameReviewSettings } from "./ReviewSettings.ts"
 
 export class ReviewAutomation extends Context.Service<ReviewAutomation, {
   readonly listEmailTemplates: (query: NewestFirstPageQuery) => Effect.Effect<Page<EmailTemplate>, Forbidden | InvalidRequest, CurrentCaller>
   readonly getEmailTemplate: (id: EmailTemplateId) => Effect.Effect<EmailTemplate, Forbidden | NotFound, CurrentCaller>
-  /** Only sent fields change; a patch that changes nothing writes nothing and fires no event. */
-  readonly updateEmailTemplate: (id: EmailTemplateId, patch: EmailTemplatePatch) => Effect.Effect<EmailTemplate, Forbidden | NotFound, CurrentCaller>
+  /**
+   * Only sent fields change; a patch that changes nothing writes nothing and fires no event. A `subject` or `body` that
+   * is not a valid Liquid template is InvalidRequest naming `body.subject` / `body.body` (`EmailTemplates.ts`).
+   */
+  readonly updateEmailTemplate: (id: EmailTemplateId, patch: EmailTemplatePatch) => Effect.Effect<EmailTemplate, Forbidden | NotFound | InvalidRequest, CurrentCaller>
   /** Conflict while a flow's step sends it. Returns the template as it was. */
   readonly deleteEmailTemplate: (id: EmailTemplateId) => Effect.Effect<EmailTemplate, Forbidden | NotFound | Conflict, CurrentCaller>
   readonly listSurveyFlows: (query: NewestFirstPageQuery) => Effect.Effect<Page<SurveyFlow>, Forbidden | InvalidRequest, CurrentCaller>
@@ -69,6 +73,8 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
 
     const updateEmailTemplate = Effect.fn("ReviewAutomation.updateEmailTemplate")(function*(id: EmailTemplateId, patch: EmailTemplatePatch) {
       const caller = yield* requirePermission("settings:write")
+      const issues = templateIssues(patch)
+      if (issues.length > 0) return yield* InvalidRequest.of(issues)
       return yield* uow.transaction(Effect.gen(function*() {
         const current = yield* templateOf(caller.organizationId, id)
         const changed = (["name", "subject", "body"] as const).some((f) => patch[f] !== undefined && patch[f] !== current[f])

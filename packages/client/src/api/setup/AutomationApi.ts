@@ -39,7 +39,9 @@ export class AutomationApi extends HttpApiGroup.make("automation")
     })
       .annotateMerge(doc(
         "Edit an email template",
-        "Changes `name`, `subject` or `body`; only sent fields change. Fires `emailTemplate.updated`, unless nothing changed."
+        "Changes `name`, `subject` or `body`; only sent fields change. `subject` and `body` are Liquid templates (see the " +
+          "template variables in docs/EMAILS.md): one that does not parse, includes another template or nests blocks " +
+          "more than 20 deep is a 400 naming `body.subject` or `body.body`. Fires `emailTemplate.updated`, unless nothing changed."
       ))
       .pipe(requires("settings:write")),
     HttpApiEndpoint.delete("deleteEmailTemplate", "/email-templates/:id", {
