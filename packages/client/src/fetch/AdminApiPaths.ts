@@ -109,7 +109,7 @@ export type paths = {
         head?: never;
         /**
          * Edit an email template
-         * @description Changes `name`, `subject` or `body`; only sent fields change. Fires `emailTemplate.updated`, unless nothing changed.
+         * @description Changes `name`, `subject` or `body`; only sent fields change. `subject` and `body` are Liquid templates (see the template variables in docs/EMAILS.md): one that does not parse, includes another template or nests blocks more than 20 deep is a 400 naming `body.subject` or `body.body`. Fires `emailTemplate.updated`, unless nothing changed.
          */
         patch: operations["automation.updateEmailTemplate"];
         trace?: never;
