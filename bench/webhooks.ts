@@ -34,7 +34,7 @@ import {
   type WebhookId,
   WebhookRepository
 } from "@feedback/core"
-import { recordEvent, transactional } from "@feedback/core/testing"
+import { recordEvent, transactional } from "@feedback/testing"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"

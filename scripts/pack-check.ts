@@ -19,7 +19,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 
 const root = Path.resolve(import.meta.dirname, "..")
-const packages = ["core", "client", "adapter-memory", "adapter-postgres", "adapter-redis", "adapter-http"] as const
+const packages = ["core", "testing", "client", "adapter-memory", "adapter-postgres", "adapter-redis", "adapter-http"] as const
 const CLIENT_ONLY_LIMIT_BYTES = 20 * 1024 * 1024
 const fixtures = Path.join(import.meta.dirname, "pack-check")
 
@@ -100,7 +100,7 @@ const main = async () => {
     step("install every package into a scratch host project")
     const host = Path.join(work, "host")
     cpSync(Path.join(fixtures, "host"), host, { recursive: true })
-    // The test kits' optional peers, so that their entry points import too; typescript for step (c).
+    // The test kit's peers (`@feedback/testing`'s), so that the test entry points import too; typescript for step (c).
     const devVersion = (name: string) => JSON.parse(readFileSync(Path.join(root, "node_modules", name, "package.json"), "utf8")).version as string
     npm(["install", "--prefer-offline", ...Object.values(files), `vitest@${devVersion("vitest")}`, `@effect/vitest@${devVersion("@effect/vitest")}`, `fast-check@${devVersion("fast-check")}`, `typescript@${devVersion("typescript")}`, `@types/node@${devVersion("@types/node")}`], host)
 

@@ -24,7 +24,7 @@ import {
   type WebhookId,
   WebhookRepository
 } from "@feedback/core"
-import { legacyCursor, legacyWebhookCursor, seedReviews } from "@feedback/core/testing"
+import { legacyCursor, legacyWebhookCursor, seedReviews } from "@feedback/testing"
 import { Cause, Effect, Layer, ManagedRuntime, Redacted, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"

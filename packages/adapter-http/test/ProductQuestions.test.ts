@@ -14,7 +14,7 @@ import {
 } from "@feedback/core"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
-import { seedCustomer, seedProduct, StoreTestKit } from "@feedback/core/testing"
+import { seedCustomer, seedProduct, StoreTestKit } from "@feedback/testing"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"

@@ -2,7 +2,7 @@
  * GET /reviews and GET /reviews/{id} over HTTP: every query parameter (limit, cursor, sort, search, filter,
  * include), every error, the JSON shape (extras absent unless included, nulls kept), permissions and scoping.
  */
-import type { SeedReview } from "@feedback/core/testing"
+import type { SeedReview } from "@feedback/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeSeededServer, testStores } from "./SeededServer.ts"
 

@@ -4,7 +4,7 @@
  * suite; here the store is memory, seeded through the `StoreTestKit` of the same store the server uses.
  */
 import { IdGenerator, type OrganizationId, type ProductId, type ReviewRecord, REDACTION_MARKER } from "@feedback/core"
-import { makeProduct, makeReview, StoreTestKit } from "@feedback/core/testing"
+import { makeProduct, makeReview, StoreTestKit } from "@feedback/testing"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"

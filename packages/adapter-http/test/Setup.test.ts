@@ -1,7 +1,7 @@
 /**
  * Organization setup over HTTP: the response shapes, validation of every body (each bound, enum and unknown key is a
  * 400 naming the field and changes nothing), permissions, and the configured URLs. The rules themselves are tested
- * on every store by the conformance suite (core/src/setup/SetupConformance.ts).
+ * on every store by the conformance suite (testing/src/setup/SetupConformance.ts).
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { makeTestServer, type TestResponse } from "./TestServer.ts"

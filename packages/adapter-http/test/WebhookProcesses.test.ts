@@ -6,7 +6,7 @@
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { IdGenerator, type OrganizationId } from "@feedback/core"
-import { recordEvent, transactional } from "@feedback/core/testing"
+import { recordEvent, transactional } from "@feedback/testing"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"

@@ -17,7 +17,7 @@ import {
   ReviewWriteRepository,
   type UserId
 } from "@feedback/core"
-import { ConformanceDns } from "@feedback/core/testing"
+import { ConformanceDns } from "@feedback/testing"
 import { Effect, Layer, Stream } from "effect"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
 import { MemoryStoreTestKit } from "../src/testing/MemoryStoreTestKit.ts"

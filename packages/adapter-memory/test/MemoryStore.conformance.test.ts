@@ -1,4 +1,4 @@
-import { runStoreConformance } from "@feedback/core/testing"
+import { runStoreConformance } from "@feedback/testing"
 import { Layer } from "effect"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
 import { MemoryStoreTestKit } from "../src/testing/MemoryStoreTestKit.ts"

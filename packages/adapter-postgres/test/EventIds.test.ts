@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { uuidV7 } from "@feedback/core"
-import { UUID_V7_PATTERN } from "@feedback/core/testing"
+import { UUID_V7_PATTERN } from "@feedback/testing"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fc from "fast-check"

@@ -21,7 +21,7 @@ import {
   toPage
 } from "@feedback/core"
 import { matchesSearch } from "@feedback/core"
-import { testIssuer } from "@feedback/core/testing"
+import { testIssuer } from "@feedback/testing"
 import { columnsFrom, compileFilter, compileListQuery, compileSearch, type ListSqlMapping } from "../src/kernel/FilterSql.ts"
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { bucketsFor, RateLimitStore, type SpendDecision } from "@feedback/core"
-import { atTime } from "@feedback/core/testing"
+import { atTime } from "@feedback/testing"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"

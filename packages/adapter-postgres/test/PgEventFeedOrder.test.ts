@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { EventOutbox, IdGenerator, Organizations } from "@feedback/core"
-import { recordEvent, transactional } from "@feedback/core/testing"
+import { recordEvent, transactional } from "@feedback/testing"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreLayer } from "../src/PgStore.ts"

@@ -14,7 +14,7 @@ import {
   Organizations,
   Timestamp
 } from "@feedback/core"
-import { recordEvent } from "@feedback/core/testing"
+import { recordEvent } from "@feedback/testing"
 import { Effect, Exit, Layer, ManagedRuntime } from "effect"
 import { PgStoreLayer } from "../src/PgStore.ts"
 import { describeWithServer, freshServerDatabase } from "./TestDatabase.ts"

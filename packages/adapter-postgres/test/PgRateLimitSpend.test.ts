@@ -10,7 +10,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
-import { atTime, spendScenarioArbitrary, withoutStates } from "@feedback/core/testing"
+import { atTime, spendScenarioArbitrary, withoutStates } from "@feedback/testing"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import fc from "fast-check"

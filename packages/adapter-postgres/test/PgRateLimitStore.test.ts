@@ -1,8 +1,8 @@
 /**
  * What only the PostgreSQL rate limit store can show: its table's key, exactness over a pool of several connections,
  * across processes (separate pools) and on a database whose default isolation is REPEATABLE READ. The behaviour every
- * store shares is the conformance suite's (`core/src/ratelimit/RateLimitConformance.ts`, run on PGlite and the server
- * by `PgStore.conformance.test.ts`).
+ * store shares is the conformance suite's (`testing/src/ratelimit/RateLimitConformance.ts`, run on PGlite and the
+ * server by `PgStore.conformance.test.ts`).
  *
  * Runs against a real PostgreSQL server (several connections are the point): set TEST_DATABASE_URL, e.g.
  * `postgres://postgres@127.0.0.1:5432/postgres`. Each run creates a fresh database on that server and drops it after.
@@ -14,7 +14,7 @@ import { PgClient } from "@effect/sql-pg"
 import { randomBytes, randomUUID } from "node:crypto"
 import { PgRateLimitStore, rateLimitMigration } from "../src/ratelimit/PgRateLimitStore.ts"
 import { RateLimitStore, type SpendDecision } from "@feedback/core"
-import { atTime } from "@feedback/core/testing"
+import { atTime } from "@feedback/testing"
 import { bucketsFor } from "@feedback/core"
 
 const serverUrl = process.env["TEST_DATABASE_URL"] || undefined

@@ -2,7 +2,7 @@
  * The whole conformance suite on the PostgreSQL server of TEST_DATABASE_URL (when set) and, always, on embedded
  * PGlite: the two differ in more than speed (one connection, and a rate limiter whose levels live in the process).
  */
-import { runStoreConformance } from "@feedback/core/testing"
+import { runStoreConformance } from "@feedback/testing"
 import { Effect, Layer } from "effect"
 import { PgStoreLayer } from "../src/PgStore.ts"
 import { PgStoreTestKit } from "../src/testing/PgStoreTestKit.ts"

@@ -16,7 +16,7 @@ import {
   WorkSignals,
   type WorkSignalsService
 } from "@feedback/core"
-import { recordEvent, transactional } from "@feedback/core/testing"
+import { recordEvent, transactional } from "@feedback/testing"
 import { Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreServices } from "../src/PgStore.ts"

@@ -19,7 +19,7 @@ import {
   type StoreServices
 } from "@feedback/core"
 import { Effect, Layer, Result, Schema } from "effect"
-import { testIssuer } from "@feedback/core/testing"
+import { testIssuer } from "@feedback/testing"
 import { SqlClient } from "effect/sql"
 import {
   reviewPageRows,

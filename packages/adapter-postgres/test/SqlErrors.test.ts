@@ -17,7 +17,7 @@ import {
   type WebhookId,
   WebhookRepository
 } from "@feedback/core"
-import { transactional } from "@feedback/core/testing"
+import { transactional } from "@feedback/testing"
 import { Cause, Effect, Exit } from "effect"
 import { SqlError, UnknownError } from "effect/sql/SqlError"
 import { randomBytes, randomUUID } from "node:crypto"

@@ -6,7 +6,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { bucketsFor, IdGenerator, RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
-import { atTime, ConformanceDns, conformanceSuites, spendScenarioArbitrary, withoutStates } from "@feedback/core/testing"
+import { atTime, ConformanceDns, conformanceSuites, spendScenarioArbitrary, withoutStates } from "@feedback/testing"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
 import { Effect, Layer } from "effect"

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest"
 import * as AuthenticationCache from "../src/organizations/AuthenticationCache.ts"
 import { makeHeardCredentialChanges, unheardCredentialChanges } from "../src/organizations/CredentialChanges.ts"
-import type { Authenticated } from "../src/organizations/Organizations.ts"
+import type { Authenticated } from "../src/organizations/Authenticated.ts"
 
 const answer = (n: number) => ({ n }) as unknown as Authenticated
 

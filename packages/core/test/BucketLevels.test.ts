@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
 import { BucketLevels } from "../src/index.ts"
-import { sequenceEndpoints as endpoints, sequenceStepArbitrary } from "../src/testing/index.ts"
+import { sequenceEndpoints as endpoints, sequenceStepArbitrary } from "@feedback/testing"
 
 /** A step, and whether `refusal` is asked before the spend. */
 const step = fc.tuple(sequenceStepArbitrary, fc.boolean()).map(([s, ask]) => ({ ...s, ask }))

@@ -14,7 +14,7 @@ import {
 import { CursorKey } from "../src/kernel/CursorKey.ts"
 import { InvalidRequest } from "../src/kernel/Errors.ts"
 import { canonicalFilter, type FilterAst, matchAll, parseFilter, reviewFilterCatalog } from "../src/kernel/Filter.ts"
-import { legacyCursor, testIssuer } from "../src/testing/CursorFixtures.ts"
+import { legacyCursor, testIssuer } from "@feedback/testing"
 
 const filter = (json: string): FilterAst => Result.getOrThrow(parseFilter(json, reviewFilterCatalog))
 

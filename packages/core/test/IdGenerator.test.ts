@@ -1,7 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { uuidV7 } from "../src/kernel/IdGenerator.ts"
-import { UUID_V7_PATTERN } from "../src/testing/IdPatterns.ts"
+import { UUID_V7_PATTERN } from "@feedback/testing"
 
 describe("uuidV7", () => {
   it("is a version 7, variant 1 UUID carrying the millisecond", () => {

@@ -19,7 +19,7 @@ import {
   reviewListEndpoint,
   toPage
 } from "../src/kernel/ListQuery.ts"
-import { testIssuer } from "../src/testing/CursorFixtures.ts"
+import { testIssuer } from "@feedback/testing"
 
 const issuesOf = <A>(r: Result.Result<A, InvalidRequest>) => {
   if (Result.isSuccess(r)) throw new Error(`expected a failure, got ${JSON.stringify(r.success)}`)

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { Clock, Effect } from "effect"
-import { atTime, sequenceEndpoints, sequenceStepArbitrary, withoutStates } from "../src/testing/index.ts"
+import { atTime, sequenceEndpoints, sequenceStepArbitrary, withoutStates } from "@feedback/testing"
 import fc from "fast-check"
 import {
   assertBuckets,

@@ -19,7 +19,7 @@ import {
   selectImportRows,
   Timestamp
 } from "@feedback/core"
-import { makeReview } from "@feedback/core/testing"
+import { makeReview } from "@feedback/testing"
 
 const AT = "2026-02-01T00:00:00.000Z" as Timestamp.Timestamp
 const failure = <A, E>(r: Result.Result<A, E>): E | undefined => Result.isFailure(r) ? r.failure : undefined

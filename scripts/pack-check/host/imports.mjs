@@ -1,6 +1,6 @@
 // Every entry point of every package, imported as a host would: from node_modules, with plain node.
 const entries = [
-  "@feedback/core", "@feedback/core/testing",
+  "@feedback/core", "@feedback/testing",
   "@feedback/client", "@feedback/client/effect", "@feedback/client/api",
   "@feedback/adapter-memory", "@feedback/adapter-memory/testing",
   "@feedback/adapter-postgres", "@feedback/adapter-postgres/testing",

@@ -1,5 +1,5 @@
 /**
- * TEST SUPPORT ONLY: `StoreTestKit` (see `core/src/testing/StoreTestKit.ts`) over the shared `MemoryTables`.
+ * TEST SUPPORT ONLY: `StoreTestKit` (see `testing/src/StoreTestKit.ts`) over the shared `MemoryTables`.
  * Exported from `@feedback/adapter-memory/testing`, never from the package root. Needs the memory store's layer
  * (it recalculates review stats through the store's own `ReviewWriteRepository`).
  */
@@ -11,7 +11,7 @@ import {
   type ReviewDeletionRecord,
   ReviewWriteRepository
 } from "@feedback/core"
-import { StoreTestKit } from "@feedback/core/testing"
+import { StoreTestKit } from "@feedback/testing"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { findOwned, memoryTables, ownedBy, reviewRowOf, unowned } from "../kernel/MemoryTables.ts"

@@ -1,5 +1,5 @@
 /**
- * TEST SUPPORT ONLY: `StoreTestKit` (see `core/src/testing/StoreTestKit.ts`) over PostgreSQL. Exported from
+ * TEST SUPPORT ONLY: `StoreTestKit` (see `testing/src/StoreTestKit.ts`) over PostgreSQL. Exported from
  * `@feedback/adapter-postgres/testing`, never from the package root. Rows are written with the statements and row
  * mappings the stores use (`PgReviewRows`, `CatalogRows`), set-based (one statement per table and organization),
  * and review stats are recalculated through the store's own `ReviewWriteRepository`.
@@ -11,7 +11,7 @@ import {
   type ReviewId,
   ReviewWriteRepository
 } from "@feedback/core"
-import { type SeedReview, StoreTestKit } from "@feedback/core/testing"
+import { type SeedReview, StoreTestKit } from "@feedback/testing"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { customerInput, toCustomer, toProduct } from "../catalog/CatalogRows.ts"

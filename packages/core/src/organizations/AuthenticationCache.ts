@@ -4,7 +4,7 @@
  * and for at most `maxAgeMs`; an answer read while the version moved is not kept at all, so a revocation that
  * commits during a lookup is never cached away. Failures are never kept: a key issued a moment ago works at once.
  */
-import type { Authenticated } from "./Organizations.ts"
+import type { Authenticated } from "./Authenticated.ts"
 import type { CredentialChangesService } from "./CredentialChanges.ts"
 
 export interface AuthenticationCacheOptions {

@@ -25,6 +25,7 @@ import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import { randomBytes } from "node:crypto"
 import { applyPlanPatch, DEFAULT_API_REQUESTS_PER_MINUTE, type Organization, Plan, type PlanPatch } from "./Organization.ts"
 import { OrganizationRepository } from "./OrganizationRepository.ts"
+import type { Authenticated } from "./Authenticated.ts"
 import * as AuthenticationCache from "./AuthenticationCache.ts"
 import { CredentialChanges } from "./CredentialChanges.ts"
 import {
@@ -47,12 +48,6 @@ import {
   type PublishableKey,
   type Wishlist
 } from "./StorefrontRecords.ts"
-
-/** A secret key that authenticated: the caller it makes and the organization it belongs to. */
-export interface Authenticated {
-  readonly caller: SecretKeyCaller
-  readonly organization: Organization
-}
 
 export interface SecretKeyInput {
   readonly permissions: ReadonlyArray<Permission>

@@ -11,29 +11,35 @@
  * (docs/DECISIONS.md §5), so reads show what the write side would show.
  */
 import { Context, Effect, type Option } from "effect"
-import { type Customer, newCustomer, newProduct, type Product, type Site } from "../catalog/Catalog.ts"
-import { type IdGenerator, nextId, uuidV7 } from "../kernel/IdGenerator.ts"
-import type {
-  CustomerId,
-  FileId,
-  ImportJobId,
-  OrganizationId,
-  ProductId,
-  ReviewId,
-  ReviewReplyId,
-  SiteId
-} from "../kernel/Ids.ts"
-import { now, type Timestamp } from "../kernel/Timestamp.ts"
 import {
+  type Customer,
+  type CustomerId,
+  type FileId,
+  type IdGenerator,
+  type ImportJob,
+  type ImportJobId,
   type ImportJobRef,
+  newCustomer,
+  newProduct,
   newReview,
+  nextId,
+  type OrganizationId,
+  type Product,
+  type ProductId,
+  type ReviewDeletionRecord,
   type ReviewFile,
+  type ReviewId,
   type ReviewRecord,
   type ReviewReply,
-  type SurveyAnswer
-} from "../reviews/Review.ts"
-import type { ImportJob } from "../reviews/ReviewRepository.ts"
-import type { ReviewDeletionRecord } from "../reviews/ReviewRequests.ts"
+  type ReviewReplyId,
+  type Site,
+  type SiteId,
+  type SurveyAnswer,
+  Timestamp,
+  uuidV7
+} from "@feedback/core"
+
+const { now } = Timestamp
 
 /** A review to put into a store, with what hangs off it. */
 export interface SeedReview {
@@ -94,7 +100,7 @@ export const reviewStatsOf = (reviews: ReadonlyArray<{ readonly rating: number; 
 // helpers below build on them, so a default lives in one place.
 
 /** The fixed time of records built without a clock. */
-export const T0 = "2026-01-01T00:00:00.000Z" as Timestamp
+export const T0 = "2026-01-01T00:00:00.000Z" as Timestamp.Timestamp
 
 /** A fresh UUIDv7 of any id type, for records built outside an effect. */
 export const freshId = <A extends string>(): A => uuidV7(Date.now()) as A
@@ -185,7 +191,7 @@ export const makeSeedReview = (
   options: SeedReviewOptions
 ): Effect.Effect<SeedReview, never, IdGenerator> =>
   Effect.gen(function*() {
-    const at: Timestamp = options.fields?.createdAt ?? (yield* now)
+    const at: Timestamp.Timestamp = options.fields?.createdAt ?? (yield* now)
     const id = yield* nextId<ReviewId>()
     const review = makeReview(options.productId, {
       id,

@@ -6,17 +6,23 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Stream } from "effect"
-import { Catalogs } from "../catalog/Catalogs.ts"
-import { CoreLayer } from "../CoreLayer.ts"
-import type { ImportJobId, OrganizationId } from "../kernel/Ids.ts"
-import { fromMillis, now, toMillis } from "../kernel/Timestamp.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import { Reviews } from "../reviews/Reviews.ts"
-import { asDashboard, asKey } from "../testing/CallerFixtures.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import type { Job } from "./Job.ts"
-import { JobRepository } from "./JobRepository.ts"
-import { Jobs, JobSettings } from "./Jobs.ts"
+import {
+  Catalogs,
+  CoreLayer,
+  type ImportJobId,
+  type Job,
+  JobRepository,
+  Jobs,
+  JobSettings,
+  type OrganizationId,
+  Organizations,
+  Reviews,
+  Timestamp
+} from "@feedback/core"
+import { asDashboard, asKey } from "../CallerFixtures.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
+
+const { fromMillis, now, toMillis } = Timestamp
 
 /** Small batches (so every job has several), and a row limit of 20 standing in for the spec's 100,000. */
 const MAX_ROWS = 20

@@ -7,18 +7,27 @@
 import { assert, layer } from "@effect/vitest"
 import { Clock, Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { CoreLayer } from "../CoreLayer.ts"
-import { EventOutbox } from "../kernel/EventOutbox.ts"
-import { InvalidRequest, NotFound } from "../kernel/Errors.ts"
-import type { OrganizationId } from "../kernel/Ids.ts"
-import { fromMillis } from "../kernel/Timestamp.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { StoreTestKit } from "../testing/StoreTestKit.ts"
-import { recordEvent } from "../testing/TestTransactions.ts"
-import { Idempotency, type IdempotentOptions } from "./Idempotency.ts"
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, type StoredResponse } from "./IdempotencyRules.ts"
-import { eraseFromRecordedResponses, IdempotencyStore } from "./IdempotencyStore.ts"
+import {
+  CoreLayer,
+  eraseFromRecordedResponses,
+  EventOutbox,
+  Idempotency,
+  IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_TTL_MS,
+  IdempotencyStore,
+  type IdempotentOptions,
+  InvalidRequest,
+  NotFound,
+  type OrganizationId,
+  Organizations,
+  type StoredResponse,
+  Timestamp
+} from "@feedback/core"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
+import { StoreTestKit } from "../StoreTestKit.ts"
+import { recordEvent } from "../TestTransactions.ts"
+
+const { fromMillis } = Timestamp
 
 const json = (status: number, body: unknown): StoredResponse => ({ status, contentType: "application/json", body: JSON.stringify(body) })
 

@@ -4,9 +4,7 @@
  * credited before or after "now": clock skew), costs and times.
  */
 import fc from "fast-check"
-import type { SpendDecision } from "../ratelimit/RateLimitStore.ts"
-import { bucketsFor, type KeyedBucket } from "../ratelimit/RateLimitTable.ts"
-import * as TokenBucket from "../ratelimit/TokenBucket.ts"
+import { bucketsFor, type KeyedBucket, type SpendDecision, TokenBucket } from "@feedback/core"
 
 /** Bucket lists the service builds: plan rates, odd plan values, and the two-bucket loyalty endpoints. */
 export const bucketListArbitrary: fc.Arbitrary<ReadonlyArray<KeyedBucket>> = fc

@@ -6,39 +6,53 @@
 import { assert, layer } from "@effect/vitest"
 import { Clock, type Context, Effect, Layer, Option, Schema } from "effect"
 import * as fc from "fast-check"
-import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
-import type { Forbidden, InvalidRequest } from "../kernel/Errors.ts"
-import { EventOutbox } from "../kernel/EventOutbox.ts"
-import type { IdGenerator } from "../kernel/IdGenerator.ts"
-import type { IntegrationId, LoyaltyProgramId, OrganizationId, ProductId, PublishableKeyId, ReviewId, SecretKeyId, SiteId, WishlistId } from "../kernel/Ids.ts"
-import type { Permission } from "../kernel/Permission.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
-import { EmailTemplate, type ReviewsSetupAnswersInput, SurveyFlow } from "./ReviewsSetupPlan.ts"
-import { Setup } from "./Setup.ts"
-import { SetupConfig } from "./SetupConfig.ts"
-import { CoreLayer } from "../CoreLayer.ts"
-import { SetupRepository } from "./SetupRepository.ts"
 import {
   type Area,
-  type AreaStatus,
   areas,
+  type AreaStatus,
+  CoreLayer,
+  CurrentCaller,
   decide,
+  EmailTemplate,
   emptySetupDecisions,
+  EventOutbox,
+  type Forbidden,
+  type IdGenerator,
+  type IntegrationId,
+  type InvalidRequest,
+  type LoyaltyProgramId,
+  type OrganizationId,
+  Organizations,
   outcomeField,
+  type Permission,
+  type ProductId,
+  type PublishableKeyId,
   resolveSetup,
+  ReviewAutomationRepository,
+  type ReviewId,
+  type ReviewsSetupAnswersInput,
+  SecretKeyCaller,
+  type SecretKeyId,
+  Setup,
+  SetupConfig,
   type SetupDecisions,
   type SetupOutcome,
+  setupOutcomes,
+  SetupRepository,
   type SetupSignals,
   type SetupState,
-  setupOutcomes
-} from "./SetupRules.ts"
-import type { StoreServices } from "../kernel/StoreServices.ts"
-import { StorefrontRecordRepository } from "../organizations/StorefrontRecordRepository.ts"
-import { fromMillis } from "../kernel/Timestamp.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { atTime } from "../testing/FixedClock.ts"
-import { seedProduct, seedReview, seedSite, StoreTestKit } from "../testing/StoreTestKit.ts"
+  type SiteId,
+  StorefrontRecordRepository,
+  type StoreServices,
+  SurveyFlow,
+  Timestamp,
+  type WishlistId
+} from "@feedback/core"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
+import { atTime } from "../FixedClock.ts"
+import { seedProduct, seedReview, seedSite, StoreTestKit } from "../StoreTestKit.ts"
+
+const { fromMillis } = Timestamp
 
 const config = {
   embedScriptUrl: "https://cdn.example.test/widgets/v1/embed.js",

@@ -6,41 +6,34 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Clock, Effect, Exit, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { EventOutbox } from "../kernel/EventOutbox.ts"
-import { IdGenerator } from "../kernel/IdGenerator.ts"
-import type { OrganizationId, SecretKeyId } from "../kernel/Ids.ts"
-import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import { StorefrontRecordRepository } from "../organizations/StorefrontRecordRepository.ts"
-import { recordEvent, transactional } from "../testing/TestTransactions.ts"
-import { productQuestionConformance } from "../questions/ProductQuestionConformance.ts"
-import { rateLimitConformance } from "../ratelimit/RateLimitConformance.ts"
-import { webhookConformance } from "../webhooks/WebhookConformance.ts"
-import { reviewWriteConformance } from "../reviews/ReviewWriteConformance.ts"
-import { catalogConformance } from "../catalog/CatalogConformance.ts"
-import { unsubscribeConformance } from "../catalog/UnsubscribeConformance.ts"
-import { cursorKeyConformance } from "../kernel/CursorKeyConformance.ts"
-import { idempotencyConformance } from "../idempotency/IdempotencyConformance.ts"
-import { reviewReadConformance } from "../reviews/ReviewReadConformance.ts"
-import { jobConformance } from "../jobs/JobConformance.ts"
+import {
+  CoreLayer,
+  EventOutbox,
+  IdGenerator,
+  type OrganizationId,
+  OrganizationRepository,
+  Organizations,
+  type SecretKeyId,
+  StorefrontRecordRepository,
+  type StoreServices
+} from "@feedback/core"
+import { recordEvent, transactional } from "./TestTransactions.ts"
+import { productQuestionConformance } from "./questions/ProductQuestionConformance.ts"
+import { rateLimitConformance } from "./ratelimit/RateLimitConformance.ts"
+import { webhookConformance } from "./webhooks/WebhookConformance.ts"
+import { reviewWriteConformance } from "./reviews/ReviewWriteConformance.ts"
+import { catalogConformance } from "./catalog/CatalogConformance.ts"
+import { unsubscribeConformance } from "./catalog/UnsubscribeConformance.ts"
+import { cursorKeyConformance } from "./kernel/CursorKeyConformance.ts"
+import { idempotencyConformance } from "./idempotency/IdempotencyConformance.ts"
+import { reviewReadConformance } from "./reviews/ReviewReadConformance.ts"
+import { jobConformance } from "./jobs/JobConformance.ts"
 
-import type { StoreServices } from "../kernel/StoreServices.ts"
-import { setupConformance } from "../setup/SetupConformance.ts"
-import { automationConformance } from "../setup/AutomationConformance.ts"
-import type { StoreTestKit } from "./StoreTestKit.ts"
+import { setupConformance } from "./setup/SetupConformance.ts"
+import { automationConformance } from "./setup/AutomationConformance.ts"
+import type { ConformanceSuite, TestSupport } from "./ConformanceSuite.ts"
 import { ConformanceDns } from "./ConformanceDns.ts"
-import type { HostResolver } from "../webhooks/WebhookDestination.ts"
-import { CoreLayer } from "../CoreLayer.ts"
 export type { StoreServices }
-
-/** The test-only service every store implements for the suites (never part of a production layer). */
-export type TestSupport = StoreTestKit
-
-/**
- * What a suite gets: the store under test, with ids and the suites' fixed DNS (`ConformanceDns`), as a layer shared
- * by the suite's tests; `CoreLayer.pipe(Layer.provideMerge(store))` gives it every use-case service over it.
- */
-export type ConformanceSuite = (store: Layer.Layer<StoreServices | TestSupport | IdGenerator | HostResolver>) => void
 
 const organizationsSuite: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("organizations and keys", (it) => {

@@ -9,16 +9,25 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Clock, Effect, Exit, Layer } from "effect"
-import { CurrentCaller, DashboardCaller, SecretKeyCaller } from "../kernel/Caller.ts"
-import type { OrganizationId, SecretKeyId, UserId } from "../kernel/Ids.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import { RateLimits } from "./RateLimits.ts"
+import {
+  bucketsFor,
+  CurrentCaller,
+  DashboardCaller,
+  nextId,
+  ORG_BUCKET_KEY,
+  type OrganizationId,
+  Organizations,
+  RateLimits,
+  RateLimitStore,
+  SecretKeyCaller,
+  type SecretKeyId,
+  type SpendDecision,
+  tooManyRequests,
+  type UserId
+} from "@feedback/core"
 import { TestClock } from "effect/testing"
-import { nextId } from "../kernel/IdGenerator.ts"
-import { RateLimitStore, type SpendDecision, tooManyRequests } from "./RateLimitStore.ts"
-import { bucketsFor, ORG_BUCKET_KEY } from "./RateLimitTable.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { withoutStates } from "../testing/RateLimitArbitraries.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
+import { withoutStates } from "../RateLimitArbitraries.ts"
 
 const admitted = (ds: ReadonlyArray<SpendDecision>) => ds.filter((d) => d._tag === "Admitted")
 

@@ -4,10 +4,7 @@
  * benchmarks that drive the store directly (the outbox, the dispatcher's steps, SQL error mapping) do.
  */
 import { Effect } from "effect"
-import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
-import { IdGenerator } from "../kernel/IdGenerator.ts"
-import type { OrganizationId } from "../kernel/Ids.ts"
-import { UnitOfWork } from "../kernel/UnitOfWork.ts"
+import { EventOutbox, IdGenerator, makeEventRecorder, type OrganizationId, UnitOfWork } from "@feedback/core"
 
 /** Runs `effect` as one unit of work of the store in context. */
 export const transactional = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | UnitOfWork> =>

@@ -3,7 +3,7 @@
  * and no test ever resolves a real name. `CoreLayer` needs a `HostResolver`; `runStoreConformance` provides this one.
  */
 import { Effect, Layer } from "effect"
-import { HostNotResolved, HostResolver } from "../webhooks/WebhookDestination.ts"
+import { HostNotResolved, HostResolver } from "@feedback/core"
 
 const dns: Record<string, ReadonlyArray<string>> = {
   "hooks.example.com": ["93.184.216.34"],

@@ -6,26 +6,38 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
-import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
-import { CoreLayer } from "../CoreLayer.ts"
-import { EventOutbox } from "../kernel/EventOutbox.ts"
-import type { OrganizationId, ProductId, ReviewId, SecretKeyId, SiteId } from "../kernel/Ids.ts"
-import type { Permission } from "../kernel/Permission.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import { checkRedaction, REDACTION_MARKER } from "./Redaction.ts"
-import type { ReviewRecord } from "./Review.ts"
-import type { ReviewImportRow } from "./ReviewRequests.ts"
-import { ReviewRepository } from "./ReviewRepository.ts"
-import { Reviews } from "./Reviews.ts"
-import { ReviewWriteRepository } from "./ReviewWriteRepository.ts"
-import { UUID_V7_PATTERN } from "../testing/IdPatterns.ts"
-import { IMPORT_SLICE, REVIEW_IMPORT_JOB, ReviewWrites } from "./ReviewWrites.ts"
-import { fromMillis, now, type Timestamp } from "../kernel/Timestamp.ts"
-import type { WebhookRecord } from "../webhooks/Webhook.ts"
-import { fanOutOnce } from "../webhooks/WebhookDispatcher.ts"
-import { WebhookRepository } from "../webhooks/WebhookRepository.ts"
-import { freshId, makeCustomer, makeProduct, makeReview, makeSite, StoreTestKit } from "../testing/StoreTestKit.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
+import {
+  checkRedaction,
+  CoreLayer,
+  CurrentCaller,
+  EventOutbox,
+  fanOutOnce,
+  IMPORT_SLICE,
+  type OrganizationId,
+  Organizations,
+  type Permission,
+  type ProductId,
+  REDACTION_MARKER,
+  REVIEW_IMPORT_JOB,
+  type ReviewId,
+  type ReviewImportRow,
+  type ReviewRecord,
+  ReviewRepository,
+  Reviews,
+  ReviewWriteRepository,
+  ReviewWrites,
+  SecretKeyCaller,
+  type SecretKeyId,
+  type SiteId,
+  Timestamp,
+  type WebhookRecord,
+  WebhookRepository
+} from "@feedback/core"
+import { UUID_V7_PATTERN } from "../IdPatterns.ts"
+import { freshId, makeCustomer, makeProduct, makeReview, makeSite, StoreTestKit } from "../StoreTestKit.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
+
+const { fromMillis, now } = Timestamp
 
 
 const ALL: ReadonlyArray<Permission> = ["reviews:read", "reviews:write"]
@@ -60,7 +72,7 @@ const productStats = (organizationId: OrganizationId, id: ProductId) =>
   )
 
 /** Moves the test clock forward and answers the new time (the clock is shared by the suite's tests). */
-const tick = (seconds: number): Effect.Effect<Timestamp> => TestClock.adjust(Duration.seconds(seconds)).pipe(Effect.andThen(now))
+const tick = (seconds: number): Effect.Effect<Timestamp.Timestamp> => TestClock.adjust(Duration.seconds(seconds)).pipe(Effect.andThen(now))
 
 /** An organization with one product and the given reviews of it. */
 const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme Store") =>

@@ -10,32 +10,40 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
-import { EmailOutboxRepository } from "./EmailOutbox.ts"
 import {
+  CoreLayer,
+  type CreateProductQuestion,
+  type CreateProductQuestionAnswer,
+  CurrentCaller,
   defaultEmailWorkerSettings,
   deliverDueNotices,
   deliverNextNotice,
+  EmailOutboxRepository,
   type EmailWorkerSettings,
+  EventOutbox,
   failInterruptedNotices,
-  INTERRUPTED_ERROR
-} from "./EmailNoticeWorker.ts"
-import { EventOutbox } from "../kernel/EventOutbox.ts"
-import { nextId } from "../kernel/IdGenerator.ts"
-import { fanOutOnce } from "../webhooks/WebhookDispatcher.ts"
-import { WebhookRepository } from "../webhooks/WebhookRepository.ts"
-import type { OrganizationId, ProductQuestionId, SecretKeyId, WebhookId } from "../kernel/Ids.ts"
-import type { Permission } from "../kernel/Permission.ts"
-import type { ProductQuestionRecord } from "./ProductQuestion.ts"
-import type { CreateProductQuestion, CreateProductQuestionAnswer } from "./ProductQuestionRequests.ts"
-import { CoreLayer } from "../CoreLayer.ts"
-import { type ProductQuestionListParams, ProductQuestions } from "./ProductQuestions.ts"
-import { ProductQuestionRepository } from "./ProductQuestionRepository.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
+  fanOutOnce,
+  INTERRUPTED_ERROR,
+  nextId,
+  type OrganizationId,
+  Organizations,
+  type Permission,
+  type ProductQuestionId,
+  type ProductQuestionListParams,
+  type ProductQuestionRecord,
+  ProductQuestionRepository,
+  ProductQuestions,
+  SecretKeyCaller,
+  type SecretKeyId,
+  Timestamp,
+  type WebhookId,
+  WebhookRepository
+} from "@feedback/core"
 import { makeRecordingMailer } from "./RecordingMailer.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { seedCustomer, seedProduct, seedSite, StoreTestKit } from "../testing/StoreTestKit.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
+import { seedCustomer, seedProduct, seedSite, StoreTestKit } from "../StoreTestKit.ts"
+
+const { fromMillis, now, toMillis } = Timestamp
 
 const KEY_ID = "00000000-0000-4000-8000-0000000000c1" as SecretKeyId
 const readWrite: ReadonlyArray<Permission> = ["reviews:read", "reviews:write"]
@@ -76,7 +84,7 @@ const list = (organizationId: OrganizationId, params: ProductQuestionListParams 
   as(organizationId, ProductQuestions.use((q) => q.list(params)))
 
 /** `ms` after `start` (the test clock is shared by the suite's tests, so times are relative). */
-const after = (start: Timestamp, ms: number) => fromMillis(toMillis(start) + ms)
+const after = (start: Timestamp.Timestamp, ms: number) => fromMillis(toMillis(start) + ms)
 
 const ids = (xs: ReadonlyArray<{ readonly id: string }>) => xs.map((x) => x.id)
 

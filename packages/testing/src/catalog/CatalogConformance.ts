@@ -6,16 +6,19 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { Catalogs } from "./Catalogs.ts"
-import { CoreLayer } from "../CoreLayer.ts"
-import type { ProductCreate } from "./CatalogRequests.ts"
-import { EventOutbox } from "../kernel/EventOutbox.ts"
-import { ProductQuestions } from "../questions/ProductQuestions.ts"
-import type { OrganizationId, ProductId } from "../kernel/Ids.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import { asDashboard, asKey } from "../testing/CallerFixtures.ts"
-import { seedReview } from "../testing/StoreTestKit.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
+import {
+  Catalogs,
+  CoreLayer,
+  EventOutbox,
+  type OrganizationId,
+  Organizations,
+  type ProductCreate,
+  type ProductId,
+  ProductQuestions
+} from "@feedback/core"
+import { asDashboard, asKey } from "../CallerFixtures.ts"
+import { seedReview } from "../StoreTestKit.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const eventsOf = (organizationId: OrganizationId) =>
   EventOutbox.use((o) => o.listForOrganization(organizationId))

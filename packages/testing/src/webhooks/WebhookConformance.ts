@@ -9,36 +9,48 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { CurrentCaller, SecretKeyCaller } from "../kernel/Caller.ts"
-import { EventOutbox } from "../kernel/EventOutbox.ts"
-import { IdGenerator } from "../kernel/IdGenerator.ts"
-import type { OrganizationId, SecretKeyId, WebhookId } from "../kernel/Ids.ts"
-import type { Permission } from "../kernel/Permission.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import type { StoreServices } from "../kernel/StoreServices.ts"
-import { fromMillis } from "../kernel/Timestamp.ts"
-import { recordEvent, transactional } from "../testing/TestTransactions.ts"
-import { pendingDelivery, toWebhookDelivery, type WebhookDeliveryRecord } from "./Webhook.ts"
-import { CurrentWebhookSettings, HostNotResolved, HostResolver } from "./WebhookDestination.ts"
 import {
-  fanOutOnce,
+  CoreLayer,
+  type CreateWebhook,
+  CurrentCaller,
+  CurrentWebhookSettings,
+  emittedEventNames,
+  EventOutbox,
   failInterruptedDeliveries,
+  fanOutOnce,
+  HostEventNames,
+  hostEventNamesProblem,
+  HostEvents,
+  HostNotResolved,
+  HostResolver,
+  IdGenerator,
   INTERRUPTED,
+  type OrganizationId,
+  Organizations,
   type OutgoingWebhook,
+  pendingDelivery,
+  type Permission,
+  SecretKeyCaller,
+  type SecretKeyId,
   sendClaimed,
+  SERVICE_EVENT_NAMES,
   startDispatcher,
+  type StoreServices,
+  Timestamp,
+  toWebhookDelivery,
   type TransportResult,
+  UnitOfWork,
+  verifyWebhookSignature,
+  type WebhookDeliveryRecord,
+  type WebhookId,
+  WebhookRepository,
+  Webhooks,
   WebhookTransport
-} from "./WebhookDispatcher.ts"
-import { WebhookRepository } from "./WebhookRepository.ts"
-import { Webhooks } from "./Webhooks.ts"
-import { emittedEventNames, HostEventNames, HostEvents, hostEventNamesProblem } from "./HostEvents.ts"
-import { SERVICE_EVENT_NAMES } from "./EventCatalog.ts"
-import { UnitOfWork } from "../kernel/UnitOfWork.ts"
-import type { CreateWebhook } from "./WebhookRequests.ts"
-import { CoreLayer } from "../CoreLayer.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { verifyWebhookSignature } from "./WebhookSignature.ts"
+} from "@feedback/core"
+import { recordEvent, transactional } from "../TestTransactions.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
+
+const { fromMillis } = Timestamp
 
 
 const all: ReadonlyArray<Permission> = ["settings:read", "settings:write"]

@@ -1,7 +1,5 @@
 /** TEST SUPPORT: a fixed cursor key and issuer, for tests that parse list requests or cursors without a store. */
-import type { CursorBinding, CursorIssuer, CursorPosition } from "../kernel/Cursor.ts"
-import { CursorKey } from "../kernel/CursorKey.ts"
-import { canonicalFilter } from "../kernel/Filter.ts"
+import { canonicalFilter, type CursorBinding, type CursorIssuer, CursorKey, type CursorPosition } from "@feedback/core"
 
 export const testCursorKey = CursorKey.fromSecret("test-cursor-secret-0123456789abcdef")
 

@@ -5,14 +5,19 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
-import { CoreLayer } from "../CoreLayer.ts"
-import { EventOutbox } from "../kernel/EventOutbox.ts"
-import type { EmailTemplateId, OrganizationId, SurveyFlowId } from "../kernel/Ids.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { ReviewAutomation } from "./ReviewAutomation.ts"
-import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
-import { EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
-import { defaultReviewSettings } from "./ReviewSettings.ts"
+import {
+  CoreLayer,
+  defaultReviewSettings,
+  EmailTemplate,
+  type EmailTemplateId,
+  EventOutbox,
+  type OrganizationId,
+  ReviewAutomation,
+  ReviewAutomationRepository,
+  SurveyFlow,
+  type SurveyFlowId
+} from "@feedback/core"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { as, atTime, getSetupAt, guided, newOrganization, T0, TestSetupConfig } from "./SetupConformance.ts"
 
 const automation = ReviewAutomation

@@ -2,7 +2,7 @@
  * TEST SUPPORT: a Mailer that records every message and answers with scripted results (default `Sent`).
  */
 import { Effect, Layer } from "effect"
-import { type EmailMessage, Mailer, type MailerResult } from "./Mailer.ts"
+import { type EmailMessage, Mailer, type MailerResult } from "@feedback/core"
 
 export interface RecordingMailer {
   /** Messages the transport was called with, in order (whatever it answered). */

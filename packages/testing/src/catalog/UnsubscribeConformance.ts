@@ -6,17 +6,20 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { CoreLayer } from "../CoreLayer.ts"
-import { EventOutbox } from "../kernel/EventOutbox.ts"
-import type { CustomerId, OrganizationId } from "../kernel/Ids.ts"
-import { fromMillis } from "../kernel/Timestamp.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import { SetupConfig } from "../setup/SetupConfig.ts"
-import { asDashboard } from "../testing/CallerFixtures.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { Catalogs } from "./Catalogs.ts"
-import { isUnsubscribeToken } from "./UnsubscribeToken.ts"
-import { Unsubscribes } from "./Unsubscribes.ts"
+import {
+  Catalogs,
+  CoreLayer,
+  type CustomerId,
+  EventOutbox,
+  isUnsubscribeToken,
+  type OrganizationId,
+  Organizations,
+  SetupConfig,
+  Timestamp,
+  Unsubscribes
+} from "@feedback/core"
+import { asDashboard } from "../CallerFixtures.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const BASE = "https://api.shop.example"
 const TestConfig = Layer.succeed(SetupConfig, { embedScriptUrl: "https://cdn.example/embed.js", apiBaseUrl: `${BASE}/`, serverUrl: "http://127.0.0.1:3000" })
@@ -66,7 +69,7 @@ export const unsubscribeConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(yield* getCustomer(ada.id), ada)
         const before = (yield* eventsOf(org.id)).length
         yield* TestClock.adjust("1 hour")
-        const at = fromMillis(3_600_000)
+        const at = Timestamp.fromMillis(3_600_000)
         assert.deepStrictEqual(yield* unsubscribes.unsubscribe(token), { organizationName: "Acme & Co", maskedEmail: "a***@example.com", optedOut: true })
         const optedOut = { ...ada, emailOptOut: true, emailOptOutAt: at, emailOptOutSource: "unsubscribe_link", updatedAt: at }
         assert.deepStrictEqual(yield* getCustomer(ada.id), optedOut)

@@ -7,31 +7,40 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import type { CurrentCaller } from "../kernel/Caller.ts"
-import type { Customer, Product } from "../catalog/Catalog.ts"
-import { Catalogs } from "../catalog/Catalogs.ts"
-import { CoreLayer } from "../CoreLayer.ts"
-import { compareKeyset, type Sort } from "../kernel/Cursor.ts"
-import type { InvalidRequest } from "../kernel/Errors.ts"
-import { reviewFilterCatalog } from "../kernel/Filter.ts"
-import { normalizeValue } from "../kernel/FilterEvaluate.ts"
-import type { IdGenerator } from "../kernel/IdGenerator.ts"
-import type { OrganizationId, ReviewId, SurveyId } from "../kernel/Ids.ts"
-import type { ListParams } from "../kernel/ListQuery.ts"
-import { Organizations } from "../organizations/Organizations.ts"
-import type { Review, ReviewInclude, ReviewRecord, SurveyAnswer } from "./Review.ts"
-import { reviewIncludeNames } from "./Review.ts"
-import { Reviews } from "./Reviews.ts"
-import type { ImportJob } from "./ReviewRepository.ts"
-import type { Timestamp } from "../kernel/Timestamp.ts"
-import { asDashboard, asKey } from "../testing/CallerFixtures.ts"
-import { makeImportJob, makeSeedReview, type SeedReview, StoreTestKit } from "../testing/StoreTestKit.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
-import { matchesSearch } from "../kernel/Search.ts"
+import {
+  Catalogs,
+  compareKeyset,
+  CoreLayer,
+  type CurrentCaller,
+  type Customer,
+  type IdGenerator,
+  type ImportJob,
+  type InvalidRequest,
+  type ListParams,
+  matchesSearch,
+  normalizeValue,
+  type OrganizationId,
+  Organizations,
+  type Product,
+  type Review,
+  reviewFilterCatalog,
+  type ReviewId,
+  type ReviewInclude,
+  reviewIncludeNames,
+  type ReviewRecord,
+  Reviews,
+  type Sort,
+  type SurveyAnswer,
+  type SurveyId,
+  type Timestamp
+} from "@feedback/core"
+import { asDashboard, asKey } from "../CallerFixtures.ts"
+import { makeImportJob, makeSeedReview, type SeedReview, StoreTestKit } from "../StoreTestKit.ts"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import fc from "fast-check"
 
 const BASE = Date.parse("2026-03-01T00:00:00.000Z")
-const at = (ms: number) => new Date(BASE + ms).toISOString() as Timestamp
+const at = (ms: number) => new Date(BASE + ms).toISOString() as Timestamp.Timestamp
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
 

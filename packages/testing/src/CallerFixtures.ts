@@ -1,8 +1,14 @@
 /** Callers for conformance tests: a dashboard user (every permission) or a secret key with chosen permissions. */
 import { Effect } from "effect"
-import { CurrentCaller, DashboardCaller, SecretKeyCaller } from "../kernel/Caller.ts"
-import type { OrganizationId, SecretKeyId, UserId } from "../kernel/Ids.ts"
-import type { Permission } from "../kernel/Permission.ts"
+import {
+  CurrentCaller,
+  DashboardCaller,
+  type OrganizationId,
+  type Permission,
+  SecretKeyCaller,
+  type SecretKeyId,
+  type UserId
+} from "@feedback/core"
 
 /** Runs `effect` as a signed-in dashboard user of the organization (every permission). */
 export const asDashboard = (organizationId: OrganizationId) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>

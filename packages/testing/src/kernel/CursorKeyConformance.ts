@@ -4,8 +4,8 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { CursorKey, cursorSecretName, InstanceSecretRepository } from "./CursorKey.ts"
-import type { ConformanceSuite } from "../testing/StoreConformance.ts"
+import { CursorKey, cursorSecretName, InstanceSecretRepository } from "@feedback/core"
+import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const payload = new TextEncoder().encode("{\"v\":2}")
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex")
