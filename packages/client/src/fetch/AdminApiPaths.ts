@@ -309,7 +309,7 @@ export type paths = {
         put?: never;
         /**
          * Set up review requests
-         * @description Creates the review-request email (and a reminder when asked for), an active survey flow that sends them on the chosen order event, and the auto-publish preference, in one transaction.
+         * @description Creates the review-request email (and a reminder when asked for), an active survey flow that sends them on the chosen order event, and writes `autoPublish` and `autoPublishMinRating` into the review settings (`GET /review-settings`), in one transaction.
          */
         post: operations["setup.setupReviews"];
         delete?: never;

@@ -2,7 +2,7 @@
  * Guided reviews setup (POST /organization/setup/reviews; docs/DECISIONS.md §8): the answers, and the pure plan of what
  * to create from them. A store turns the plan into records in one transaction: it creates the templates, replaces
  * each email step's `emailTemplateKey` with the created template's id (`bindTemplateIds`), creates the flow and
- * saves the auto-publish preference.
+ * writes the auto-publish answers into the review settings (`ReviewSettings.ts`).
  */
 import { Effect, Result, Schema } from "effect"
 import { EmailTemplateId, SurveyFlowId, Uuid } from "../kernel/Ids.ts"
