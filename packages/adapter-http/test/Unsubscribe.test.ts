@@ -2,11 +2,13 @@
  * `GET|POST /u/{token}` over HTTP (shared DECISIONS §17; docs/EMAILS.md "Unsubscribe"): the confirmation page, the
  * opt-out by the page's button and by a mail client's one-click POST, the same 404 page for every token that is not
  * a live one, no key needed and nothing charged to the organization's rate limit, and the token kept out of the
- * access log. On memory, and on a PostgreSQL server with TEST_DATABASE_URL.
+ * access log and out of traces. On memory, and on a PostgreSQL server with TEST_DATABASE_URL.
  */
+import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { IdGenerator, type CustomerId, type OrganizationId, Unsubscribes } from "@feedback/core"
-import { Layer, ManagedRuntime } from "effect"
+import { Context, Layer, ManagedRuntime, Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeWebHandler } from "../src/server/ApiServer.ts"
 import { testStores } from "./SeededServer.ts"
 import { makeTestServer, type TestServer } from "./TestServer.ts"
 
@@ -141,3 +143,27 @@ for (const [name, makeStore] of testStores) {
     })
   })
 }
+
+describe("unsubscribe links and tracing", () => {
+  it("record no server span (its URL attributes would carry the token); other routes still do", async () => {
+    const { handler, dispose } = makeWebHandler(Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7), { workers: false })
+    try {
+      const names: Array<string> = []
+      const recording = Tracer.make({
+        span(options) {
+          names.push(options.name)
+          return Tracer.nativeTracer.span(options)
+        }
+      })
+      const context = Context.make(Tracer.Tracer, recording) as Context.Context<never>
+      const token = "A".repeat(43)
+      expect((await handler(new Request(`http://embedded/u/${token}`), context)).status).toBe(404)
+      expect((await handler(new Request(`http://embedded/u/${token}`, { method: "POST" }), context)).status).toBe(404)
+      expect(names.filter((name) => name.includes("/u/"))).toEqual([])
+      expect((await handler(new Request("http://embedded/health"), context)).status).toBe(200)
+      expect(names).toContain("GET /health")
+    } finally {
+      await dispose()
+    }
+  })
+})

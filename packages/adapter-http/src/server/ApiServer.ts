@@ -11,7 +11,7 @@ import { AdminApi, OperatorApi } from "@feedback/client/effect"
 import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./catalog/CatalogHandlers.ts"
 import { UNSUBSCRIBE_ROUTES, UnsubscribeRoutes } from "./catalog/UnsubscribePage.ts"
 import { DocsPage } from "./DocsPage.ts"
-import { errorEnvelope } from "./ErrorEnvelope.ts"
+import { errorEnvelope, hasTokenPath } from "./ErrorEnvelope.ts"
 import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
 import { MetricsRoute } from "./observability/MetricsRoute.ts"
 import { ExportJobsHandlers, ImportJobsHandlers } from "./jobs/JobsHandlers.ts"
@@ -192,7 +192,9 @@ export const ObservabilityLayer = (options: Pick<ApiServerOptions, "log" | "oper
       const q = request.url.indexOf("?")
       const route = routes.routeOf(request.method, q === -1 ? request.url : request.url.slice(0, q))
       return route === undefined ? request.method : `${request.method} ${route}`
-    })
+    }),
+    // A server span records the request's URL: none for the unsubscribe pages, whose path is a credential.
+    Layer.succeed(HttpMiddleware.TracerDisabledWhen)((request) => hasTokenPath(request.url))
   )
 }
 

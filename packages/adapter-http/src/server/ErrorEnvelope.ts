@@ -157,6 +157,8 @@ const loggableName = /^[A-Za-z0-9_.[\]-]{1,32}$/
 /** Paths whose last segment is a credential (the unsubscribe link's token): logged as `…`. */
 const tokenPath = /^(\/u\/)[^/]+/
 const hideTokens = (path: string) => path.replace(tokenPath, "$1…")
+/** Whether a request URL carries such a credential: such requests record no server span (its URL attributes). */
+export const hasTokenPath = (url: string): boolean => tokenPath.test(url)
 
 /**
  * What the logs say of a URL: the path (truncated) and the query parameter names, never their values, which carry
