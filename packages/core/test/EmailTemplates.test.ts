@@ -116,6 +116,11 @@ describe("rendering", () => {
     ].join("\n"))
   })
 
+  it("a link whose label holds markup characters keeps its text and address in the plain-text part", () => {
+    const email = rendered("x", "<p><a href=\"{{ survey.url }}\">{{ products[1].title }}</a> after</p><p>{{ customer.firstName }}</p>")
+    expect(email.text).toBe("Tea <towel> (https://api.example/r/abcdefghijklmnopqrstuv) after\n\nAda")
+  })
+
   it("a plain-text body is the text part as rendered and an escaped HTML part", () => {
     const email = rendered("Hi", "Hi {{ customer.firstName }},\n\nThanks for {{ products[1].title }}.\nBye")
     expect(email.text).toBe("Hi Ada,\n\nThanks for Tea <towel>.\nBye")

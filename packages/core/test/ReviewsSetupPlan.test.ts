@@ -224,6 +224,36 @@ describe("planReviewsSetup", () => {
   })
 })
 
+describe("the planned emails for any customer and order", () => {
+  const text = fc.string({ maxLength: 80 })
+  const maybe = fc.option(text, { nil: null })
+  const url = fc.webUrl()
+  const arbVariables: fc.Arbitrary<EmailVariables> = fc.record({
+    organization: fc.record({ name: text }),
+    customer: fc.record({ firstName: maybe, lastName: maybe, email: maybe }),
+    order: fc.record({ orderNumber: maybe, placedAt: fc.option(fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString()), { nil: null }) }),
+    products: fc.array(fc.record({ title: text, url: fc.option(url, { nil: null }), imageUrl: fc.option(url, { nil: null }) }), { maxLength: 20 }),
+    survey: fc.record({ url }),
+    unsubscribe: fc.record({ url })
+  })
+
+  it("property: every style renders, carries both links, and no variable value becomes markup", () => {
+    const templates = (["standard", "minimal", "photo"] as const).flatMap((template) =>
+      planReviewsSetup({ ...defaults, reminder: true, template }).emailTemplates)
+    fc.assert(fc.property(arbVariables, fc.constantFrom(...templates), (variables, template) => {
+      const email = render(template, variables)
+      const attribute = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/'/g, "&#39;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      expect(email.html).toContain(`href="${attribute(variables.survey.url)}"`)
+      expect(email.html).toContain(`href="${attribute(variables.unsubscribe.url)}"`)
+      expect(email.text).toContain(variables.unsubscribe.url)
+      expect(email.subject).not.toMatch(/[\r\n]/)
+      // The only elements are the layout's own: a customer's name or a product title never adds one.
+      const tags = new Set([...email.html.matchAll(/<([a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1]!.toLowerCase()))
+      for (const tag of tags) expect(["html", "head", "meta", "title", "body", "table", "tr", "td", "h1", "p", "a", "img", "br"]).toContain(tag)
+    }), { numRuns: 150 })
+  })
+})
+
 const sample: EmailVariables = {
   organization: { name: "Acme" },
   customer: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" },

@@ -194,10 +194,11 @@ export const htmlToText = (html: string): string =>
     html
       .replace(/<(head|style|script|title)\b[\s\S]*?<\/\1\s*>/gi, "")
       .replace(/<!--[\s\S]*?-->/g, "")
+      // Still entity-encoded here (decoded once, at the end), so a `<` in a label cannot open a tag for the stripping.
       .replace(/<a\b[^>]*?\bhref\s*=\s*("([^"]*)"|'([^']*)')[^>]*>([\s\S]*?)<\/a\s*>/gi, (_, _q, dq: string | undefined, sq: string | undefined, inner: string) => {
-        const href = decodeEntities(dq ?? sq ?? "").trim()
-        const label = decodeEntities(inner.replace(/<[^>]*>/g, "")).replace(/\s+/g, " ").trim()
-        if (label === "" || label === href) return href
+        const href = (dq ?? sq ?? "").trim()
+        const label = inner.replace(/<[^>]*>/g, "").replace(/\s+/g, " ").trim()
+        if (label === "" || decodeEntities(label) === decodeEntities(href)) return href
         return href === "" || href.startsWith("#") ? label : `${label} (${href})`
       })
       .replace(/<img\b[^>]*?\balt\s*=\s*("([^"]*)"|'([^']*)')[^>]*>/gi, (_, _q, dq: string | undefined, sq: string | undefined) => dq ?? sq ?? "")
