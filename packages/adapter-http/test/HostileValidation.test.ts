@@ -1,8 +1,8 @@
 /**
- * Hostile input, validation part (issue 11): each finding re-run as an HTTP request on the memory store and on
- * PostgreSQL (a server with TEST_DATABASE_URL, embedded PGlite otherwise). Every refusal is a 4xx in the error
- * envelope and changes nothing. "Fast" is asserted as "does not grow with the input" (one issue for an over-long
- * value, at most 20 issues and a small body for a huge import), never as a wall-clock time.
+ * Hostile input, validation part (docs/DECISIONS.md §11): each finding re-run as an HTTP request on the memory store
+ * and on PostgreSQL (a server with TEST_DATABASE_URL, embedded PGlite otherwise). Every refusal is a 4xx in the error
+ * envelope and changes nothing. "Fast" is asserted as "does not grow with the input" (one issue for an over-long value,
+ * at most 20 issues and a small body for a huge import), never as a wall-clock time.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"

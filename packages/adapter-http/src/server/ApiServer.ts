@@ -228,7 +228,7 @@ export const makeWebHandler = <E>(
  * What an embedded handler's requests run with when their caller gives nothing. Their fibers see only what the
  * handler's layer outputs, which holds no tracer, so a span there goes to Effect's native tracer, which nothing
  * exports or reads; as the standalone server does when nothing exports (docs/DECISIONS.md §19, §37), they record
- * none. Live spans (the request's, one per use-case call and per SQL statement) cost ~8 % of a list request's CPU.
+ * none, so no request pays for spans nobody reads.
  * A web handler's caller that passes a context with a request (which may carry its own tracer) traces as before.
  */
 export const untracedRequests: Context.Context<never> = Context.make(References.TracerEnabled, false) as Context.Context<never>

@@ -143,8 +143,8 @@ export const makePgRateLimitStore = Effect.gen(function*() {
       assertBuckets(buckets)
       if (!(Number.isFinite(cost) && cost >= 0)) throw new RangeError(`cost must be a finite number >= 0, got ${cost}`)
       const nowMs = Math.floor(yield* Clock.currentTimeMillis)
-      // Up to three retries of a transient failure. The retry schedule is set up only once an attempt has failed:
-      // built around every call, it cost a tenth of a spend that succeeds at once.
+      // Up to three retries of a transient failure. The retry schedule is set up only once an attempt has failed,
+      // so a spend that succeeds at once pays nothing for it (docs/DECISIONS.md §37).
       const attempt = call(organizationId, buckets, cost, nowMs)
       const rows = yield* attempt.pipe(
         Effect.catchIf((e) => e.isRetryable, () => Effect.retry(attempt, { times: 2, while: (e) => e.isRetryable })),

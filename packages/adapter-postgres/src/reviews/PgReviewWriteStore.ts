@@ -60,7 +60,7 @@ const BULK_RETURNING = ["organization_id", ...reviewJsonColumns(BULK_EVENT_DATA)
  * The rows of `table` in organization `$1` whose `column` is one of the keys in the JSON array `keys`, each found by
  * an index probe of its own (a lateral the planner cannot turn into a join). An organization's rows are often newer
  * than the table's statistics, which then estimate a handful, and a join read every row of the organization instead,
- * per batch of an import job (20 ms a batch at 50,000 reviews, growing with the job).
+ * per batch of an import job, a cost growing with the job (docs/DECISIONS.md §46).
  */
 const byKeys = (table: string, columns: string, column: string, keys: string, options: { readonly unique?: boolean; readonly lock?: boolean } = {}) =>
   `SELECT m.* FROM jsonb_array_elements_text(${keys}::jsonb) AS k (v) CROSS JOIN LATERAL (
@@ -255,7 +255,7 @@ const makeRepository = Effect.gen(function*() {
       }).pipe(orDie),
     insertImport: (organizationId, job, reviews, at) => {
       // Encoded when called, not when run: the import calls this while the previous slice is being written, so
-      // the encoding (~5 µs a row) overlaps the database's work instead of delaying the next statement.
+      // the encoding overlaps the database's work instead of delaying the next statement (docs/DECISIONS.md §32).
       const columns = reviewColumnsInput(reviews.map((r) => reviewInput(r.review, r.importRow)))
       const params = [
         organizationId,
@@ -293,8 +293,8 @@ const makeRepository = Effect.gen(function*() {
           RETURNING *`.pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)), orDie),
     // Autovacuum analyzes a table once a tenth of it changed: a new organization's import into a large shared table
     // can wait for that indefinitely, its rows estimated at a handful, and its lists planned as a bitmap scan
-    // sorting all its reviews on every page instead of an index walk (18.6 ms against 3.4 ms a page at 20,000).
-    // The sample is bounded, so this costs tens of milliseconds whatever the table's size.
+    // sorting all its reviews on every page instead of an index walk. The sample is bounded, so this costs the
+    // same whatever the table's size (docs/DECISIONS.md §39).
     bulkLoaded: (_organizationId, rows) =>
       rows < BULK_LOAD_ANALYZE_ROWS
         ? Effect.void

@@ -56,9 +56,9 @@ export interface JobSettingsValues {
 }
 
 /**
- * Rows per batch of an import job unless configured (`JOB_BATCH_SIZE`). A batch's fixed work (the job's lock and
- * progress, a lookup and a stats update of every product and customer it names, a dozen round trips) took a third of
- * a 1,000-row batch's time (docs/DECISIONS.md §46); at 2,000 a resume still redoes at most a fraction of a second.
+ * Rows per batch of an import job unless configured (`JOB_BATCH_SIZE`). Part of a batch's work does not grow with
+ * its rows (the job's lock and progress, a lookup and a stats update of every product and customer it names, a dozen
+ * round trips), so fewer, larger batches pay it less often; a resume still redoes little (docs/DECISIONS.md §46).
  */
 export const DEFAULT_JOB_BATCH_SIZE = 2_000
 
@@ -308,8 +308,8 @@ export class Jobs extends Context.Service<Jobs, {
 
     /**
      * A batch decoded a step at a time, yielding between steps: it is decoded while the previous batch is written,
-     * and decoding a whole batch in one turn of the event loop (15-25 ms for 1,000 rows) held up that write's next
-     * statement instead.
+     * and decoding a whole batch in one turn of the event loop would hold up that write's next statement instead
+     * (docs/DECISIONS.md §46).
      */
     const decodeBatch = (job: JobRecord, staged: ReadonlyArray<StagedRow>) =>
       Effect.gen(function*() {
