@@ -3,7 +3,14 @@
  * and the `List-Unsubscribe` headers (RFC 2369, RFC 8058), through nodemailer to a real SMTP server (`smtp-server`)
  * on loopback, and into the log when no SMTP server is configured. Asker notices (text only) keep their shape.
  */
-import { type EmailMessage, listUnsubscribeHeaders, LoggingMailer, Mailer, safeHeaders, unsubscribableMessage } from "@feedback/core"
+import {
+  type EmailMessage,
+  listUnsubscribeHeaders,
+  LoggingMailer,
+  Mailer,
+  safeHeaders,
+  unsubscribableMessage
+} from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
@@ -16,7 +23,8 @@ const unsubscribeUrl = "https://api.shop.example/u/AbCdEfGhIjKlMnOpQrStUvWxYz012
 const review: EmailMessage = unsubscribableMessage("0192f0d4-aaaa-7bbb-8ccc-000000000001", "ada@example.com", {
   subject: "How was your order, Ada?",
   text: "Hi Ada,\n\nWrite your review (https://api.shop.example/r/token)\n\nUnsubscribe (" + unsubscribeUrl + ")",
-  html: "<!DOCTYPE html><html><body><p>Hi Ada, café ☕</p><a href=\"https://api.shop.example/r/token\">Write your review</a></body></html>"
+  html:
+    "<!DOCTYPE html><html><body><p>Hi Ada, café ☕</p><a href=\"https://api.shop.example/r/token\">Write your review</a></body></html>"
 }, unsubscribeUrl)
 
 const notice: EmailMessage = {
@@ -32,10 +40,15 @@ const headerOf = (headers: string, name: string): string | undefined =>
 
 const decodePart = (headers: string, body: string): string => {
   if (/content-transfer-encoding:\s*quoted-printable/i.test(headers)) {
-    const bytes = body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    const bytes = body.replace(/=\r\n/g, "").replace(
+      /=([0-9A-F]{2})/g,
+      (_, h: string) => String.fromCharCode(parseInt(h, 16))
+    )
     return Buffer.from(bytes, "latin1").toString("utf8").replace(/\r\n/g, "\n")
   }
-  if (/content-transfer-encoding:\s*base64/i.test(headers)) return Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8")
+  if (/content-transfer-encoding:\s*base64/i.test(headers)) {
+    return Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8")
+  }
   return body.replace(/\r\n/g, "\n")
 }
 
@@ -45,12 +58,20 @@ const parse = (raw: string) => {
   const headers = raw.slice(0, split)
   const body = raw.slice(split + 4)
   const boundary = /boundary="?([^";\r\n]+)"?/i.exec(unfold(headers))?.[1]
-  if (boundary === undefined) return { headers, parts: [{ type: headerOf(headers, "Content-Type") ?? "", body: decodePart(headers, body).trim() }] }
+  if (boundary === undefined) {
+    return {
+      headers,
+      parts: [{ type: headerOf(headers, "Content-Type") ?? "", body: decodePart(headers, body).trim() }]
+    }
+  }
   const parts = body.split(`--${boundary}`).slice(1, -1).map((chunk) => {
     const trimmed = chunk.replace(/^\r\n/, "")
     const at = trimmed.indexOf("\r\n\r\n")
     const partHeaders = trimmed.slice(0, at)
-    return { type: headerOf(partHeaders, "Content-Type") ?? "", body: decodePart(partHeaders, trimmed.slice(at + 4)).trim() }
+    return {
+      type: headerOf(partHeaders, "Content-Type") ?? "",
+      body: decodePart(partHeaders, trimmed.slice(at + 4)).trim()
+    }
   })
   return { headers, parts }
 }
@@ -82,7 +103,9 @@ describe("the message shape through SMTP", () => {
   const send = (message: EmailMessage) =>
     Effect.runPromise(
       Mailer.use((m) => m.send(message)).pipe(
-        Effect.provide(SmtpMailer({ url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Acme <reviews@shop.example>" })),
+        Effect.provide(
+          SmtpMailer({ url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Acme <reviews@shop.example>" })
+        ),
         Effect.scoped
       )
     )
@@ -113,7 +136,10 @@ describe("the message shape through SMTP", () => {
 
   it("headers that are not single lines, or whose names are not tokens, are not passed on", async () => {
     const before = inbox.length
-    await send({ ...notice, headers: { "X-Ok": "fine", "X-Bad": "a\r\nBcc: victim@example.com", "Bad Name": "x", "Auto-Submitted": "no" } })
+    await send({
+      ...notice,
+      headers: { "X-Ok": "fine", "X-Bad": "a\r\nBcc: victim@example.com", "Bad Name": "x", "Auto-Submitted": "no" }
+    })
     const { headers } = parse(inbox[before]!)
     expect(headerOf(headers, "X-Ok")).toBe("fine")
     expect(headerOf(headers, "X-Bad")).toBeUndefined()
@@ -127,11 +153,22 @@ describe("without SMTP", () => {
   it("the log gets the message: text, HTML and the headers; an asker notice logs as before", async () => {
     const lines: Array<string> = []
     const logged = (message: EmailMessage) =>
-      Effect.runPromise(Mailer.use((m) => m.send(message)).pipe(Effect.provide(Layer.merge(LoggingMailer, JsonLoggerLayer((line) => lines.push(line))))))
+      Effect.runPromise(
+        Mailer.use((m) => m.send(message)).pipe(Effect.provide(Layer.merge(
+          LoggingMailer,
+          JsonLoggerLayer((line) => lines.push(line))
+        )))
+      )
     expect(await logged(review)).toEqual({ _tag: "Logged" })
     expect(await logged(notice)).toEqual({ _tag: "Logged" })
     const [first, second] = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
-    expect(first).toMatchObject({ to: review.to, subject: review.subject, text: review.text, html: review.html, headers: review.headers })
+    expect(first).toMatchObject({
+      to: review.to,
+      subject: review.subject,
+      text: review.text,
+      html: review.html,
+      headers: review.headers
+    })
     expect(second).toMatchObject({ to: notice.to, subject: notice.subject, text: notice.text })
     expect(second).not.toHaveProperty("html")
     expect(second).not.toHaveProperty("headers")

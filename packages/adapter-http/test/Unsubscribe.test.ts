@@ -21,7 +21,9 @@ for (const [name, makeStore] of testStores) {
     beforeAll(() => {
       const store = makeStore()
       const memoMap = Layer.makeMemoMapUnsafe()
-      runtime = ManagedRuntime.make(Unsubscribes.layer.pipe(Layer.provide(Layer.merge(store, IdGenerator.uuidV7))), { memoMap })
+      runtime = ManagedRuntime.make(Unsubscribes.layer.pipe(Layer.provide(Layer.merge(store, IdGenerator.uuidV7))), {
+        memoMap
+      })
       server = makeTestServer(store, { logRequests: true, log: (line) => logLines.push(line) }, memoMap)
     })
     afterAll(async () => {
@@ -31,10 +33,15 @@ for (const [name, makeStore] of testStores) {
 
     const shop = async (options: { readonly apiRequestsPerMinute?: number } = {}) => {
       const { organizationId, key } = await server.provision(options)
-      const created = await server.request("POST", "/customers", { token: key, body: { email: "ada.lovelace@example.com", firstName: "Ada" } })
+      const created = await server.request("POST", "/customers", {
+        token: key,
+        body: { email: "ada.lovelace@example.com", firstName: "Ada" }
+      })
       expect(created.status).toBe(201)
       const customerId: string = created.body.id
-      const token = await runtime.runPromise(Unsubscribes.use((u) => u.tokenFor(organizationId as OrganizationId, customerId as CustomerId)))
+      const token = await runtime.runPromise(
+        Unsubscribes.use((u) => u.tokenFor(organizationId as OrganizationId, customerId as CustomerId))
+      )
       return { organizationId, key, customerId, token }
     }
     /** The feed's `customer.updated` events once `count` are there (a PostgreSQL feed shows committed events a moment later). */
@@ -47,8 +54,11 @@ for (const [name, makeStore] of testStores) {
       }
       return data
     }
-    const page = (method: "GET" | "POST", token: string, init: { readonly rawBody?: string; readonly headers?: Record<string, string> } = {}) =>
-      server.request(method, `/u/${token}`, init)
+    const page = (
+      method: "GET" | "POST",
+      token: string,
+      init: { readonly rawBody?: string; readonly headers?: Record<string, string> } = {}
+    ) => server.request(method, `/u/${token}`, init)
 
     it("GET shows an accessible confirmation page and changes nothing; POST opts out with customer.updated; the page then says so", async () => {
       const { key, customerId, token } = await shop()
@@ -66,7 +76,10 @@ for (const [name, makeStore] of testStores) {
       expect((await server.request("GET", `/customers/${customerId}`, { token: key })).body.emailOptOut).toBe(false)
 
       // The page's button: a form POST.
-      const done = await page("POST", token, { rawBody: "", headers: { "content-type": "application/x-www-form-urlencoded" } })
+      const done = await page("POST", token, {
+        rawBody: "",
+        headers: { "content-type": "application/x-www-form-urlencoded" }
+      })
       expect(done.status).toBe(200)
       expect(done.text).toContain("You are unsubscribed")
       const customer = (await server.request("GET", `/customers/${customerId}`, { token: key })).body
@@ -79,7 +92,11 @@ for (const [name, makeStore] of testStores) {
 
     it("a mail client's one-click POST (RFC 8058) opts out; a repeat answers 200 and fires nothing more", async () => {
       const { key, customerId, token } = await shop()
-      const oneClick = () => page("POST", token, { rawBody: "List-Unsubscribe=One-Click", headers: { "content-type": "application/x-www-form-urlencoded" } })
+      const oneClick = () =>
+        page("POST", token, {
+          rawBody: "List-Unsubscribe=One-Click",
+          headers: { "content-type": "application/x-www-form-urlencoded" }
+        })
       expect((await oneClick()).status).toBe(200)
       expect((await oneClick()).status).toBe(200)
       expect((await server.request("GET", `/customers/${customerId}`, { token: key })).body.emailOptOut).toBe(true)
@@ -101,7 +118,16 @@ for (const [name, makeStore] of testStores) {
       const { key, customerId, token } = await shop()
       const flipped = (token[0] === "A" ? "B" : "A") + token.slice(1)
       const bodies = new Set<string>()
-      for (const bad of [flipped, "short", "x".repeat(65), "A".repeat(43), `${token.slice(0, 20)}%2F${token.slice(20)}`, `${token}.json`]) {
+      for (
+        const bad of [
+          flipped,
+          "short",
+          "x".repeat(65),
+          "A".repeat(43),
+          `${token.slice(0, 20)}%2F${token.slice(20)}`,
+          `${token}.json`
+        ]
+      ) {
         for (const method of ["GET", "POST"] as const) {
           const res = await page(method, bad)
           expect(res.status, `${method} ${bad}`).toBe(404)

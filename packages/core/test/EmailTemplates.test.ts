@@ -37,7 +37,12 @@ const renderFailure = (subject: string, body: string) => {
 
 describe("validation on save", () => {
   it("a template that parses has no issue; one that does not is named by its field", () => {
-    expect(templateIssues({ subject: "Hi {{ customer.firstName }}", body: "<p>{% for p in products %}{{ p.title }}{% endfor %}</p>" })).toEqual([])
+    expect(
+      templateIssues({
+        subject: "Hi {{ customer.firstName }}",
+        body: "<p>{% for p in products %}{{ p.title }}{% endfor %}</p>"
+      })
+    ).toEqual([])
     expect(templateIssues({})).toEqual([])
     const issues = templateIssues({ subject: "Hi {{ customer.firstName", body: "{% if x %}never closed" })
     expect(issues.map((i) => i.path)).toEqual(["body.subject", "body.body"])
@@ -47,14 +52,24 @@ describe("validation on save", () => {
   })
 
   it("tags that read other templates or files do not exist", () => {
-    for (const source of ["{% include 'secrets' %}", "{% render '/etc/passwd' %}", "{% layout 'base' %}", "{% block x %}{% endblock %}", "{%- include 'x' -%}"]) {
+    for (
+      const source of [
+        "{% include 'secrets' %}",
+        "{% render '/etc/passwd' %}",
+        "{% layout 'base' %}",
+        "{% block x %}{% endblock %}",
+        "{%- include 'x' -%}"
+      ]
+    ) {
       const problem = templateProblem(source, 1_000)
       expect(problem, source).toContain("cannot include other templates or files")
     }
   })
 
   it("sources longer than the text limits and blocks nested too deep are refused before parsing", () => {
-    expect(templateProblem("x".repeat(emailTemplateLimits.bodyLength + 1), emailTemplateLimits.bodyLength)).toContain("longer than")
+    expect(templateProblem("x".repeat(emailTemplateLimits.bodyLength + 1), emailTemplateLimits.bodyLength)).toContain(
+      "longer than"
+    )
     expect(templateIssues({ subject: "x".repeat(emailTemplateLimits.subjectLength + 1) })[0]?.path).toBe("body.subject")
     const nested = (n: number) => "{% if a %}".repeat(n) + "x" + "{% endif %}".repeat(n)
     expect(blockDepth(nested(7))).toBe(7)
@@ -91,14 +106,18 @@ describe("rendering", () => {
   })
 
   it("an HTML body escapes every output, `raw` included, and gets a plain-text part with link addresses", () => {
-    const email = rendered("{{ organization.name }}", [
-      "<html><head><style>p { color: red }</style></head><body>",
-      "<h1>Hi {{ customer.firstName }}</h1>",
-      "<p>{% for p in products %}<b>{{ p.title }}</b><br>{% endfor %}</p>",
-      "<p><a href=\"{{ survey.url }}\">Write a review</a> &middot; {{ organization.name | raw }}</p>",
-      "<p><a href=\"{{ unsubscribe.url }}\">{{ unsubscribe.url }}</a></p>",
-      "</body></html>"
-    ].join("\n"), { ...variables, customer: { ...variables.customer, firstName: "<script>alert(1)</script>" } })
+    const email = rendered(
+      "{{ organization.name }}",
+      [
+        "<html><head><style>p { color: red }</style></head><body>",
+        "<h1>Hi {{ customer.firstName }}</h1>",
+        "<p>{% for p in products %}<b>{{ p.title }}</b><br>{% endfor %}</p>",
+        "<p><a href=\"{{ survey.url }}\">Write a review</a> &middot; {{ organization.name | raw }}</p>",
+        "<p><a href=\"{{ unsubscribe.url }}\">{{ unsubscribe.url }}</a></p>",
+        "</body></html>"
+      ].join("\n"),
+      { ...variables, customer: { ...variables.customer, firstName: "<script>alert(1)</script>" } }
+    )
     expect(email.html).toContain("Hi &lt;script&gt;alert(1)&lt;/script&gt;")
     expect(email.html).toContain("<b>Tea &lt;towel&gt;</b>")
     expect(email.html).toContain("Acme &amp; Co</p>")
@@ -117,7 +136,10 @@ describe("rendering", () => {
   })
 
   it("a link whose label holds markup characters keeps its text and address in the plain-text part", () => {
-    const email = rendered("x", "<p><a href=\"{{ survey.url }}\">{{ products[1].title }}</a> after</p><p>{{ customer.firstName }}</p>")
+    const email = rendered(
+      "x",
+      "<p><a href=\"{{ survey.url }}\">{{ products[1].title }}</a> after</p><p>{{ customer.firstName }}</p>"
+    )
     expect(email.text).toBe("Tea <towel> (https://api.example/r/abcdefghijklmnopqrstuv) after\n\nAda")
   })
 
@@ -139,9 +161,21 @@ describe("rendering", () => {
 
   it("hostile templates fail fast with a message naming the bound, and never stall", () => {
     const hostile: ReadonlyArray<readonly [string, string, RegExp]> = [
-      ["huge nested loops", "{% for i in (1..1000000000) %}{% for j in (1..1000000000) %}x{% endfor %}{% endfor %}", /limit/],
-      ["a long-running loop", "{% for i in (1..1000) %}{% for j in (1..1000) %}{% for k in (1..1000) %}x{% endfor %}{% endfor %}{% endfor %}", /limit/],
-      ["a doubling string", "{% assign s = 'xxxxxxxxxx' %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s }}", /limit/],
+      [
+        "huge nested loops",
+        "{% for i in (1..1000000000) %}{% for j in (1..1000000000) %}x{% endfor %}{% endfor %}",
+        /limit/
+      ],
+      [
+        "a long-running loop",
+        "{% for i in (1..1000) %}{% for j in (1..1000) %}{% for k in (1..1000) %}x{% endfor %}{% endfor %}{% endfor %}",
+        /limit/
+      ],
+      [
+        "a doubling string",
+        "{% assign s = 'xxxxxxxxxx' %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s }}",
+        /limit/
+      ],
       ["a tablerow flood", "{% tablerow i in (1..10000000) %}{{ i }}{% endtablerow %}", /limit/],
       ["an include", "{% include 'x' %}", /cannot include/],
       ["deep nesting", "{% if a %}".repeat(2_000) + "{% endif %}".repeat(2_000), /deeper than/]
@@ -162,23 +196,35 @@ describe("rendering", () => {
 
   it("property: any text without Liquid markup renders as itself in the text part, and never throws", () => {
     const plain = fc.string({ maxLength: 200 }).filter((s) => !/[{}%<>&]/.test(s))
-    fc.assert(fc.property(plain, (text) => {
-      const email = rendered("Subject", text)
-      expect(email.text).toBe(text.trim())
-    }), { numRuns: 200 })
-    fc.assert(fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 100 }), (body, subject) => {
-      // Arbitrary sources either render or fail with an EmailRenderError; nothing escapes as a throw.
-      const result = renderEmail({ subject, body }, variables)
-      if (Result.isFailure(result)) expect(result.failure._tag).toBe("EmailRenderError")
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(plain, (text) => {
+        const email = rendered("Subject", text)
+        expect(email.text).toBe(text.trim())
+      }),
+      { numRuns: 200 }
+    )
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 100 }), (body, subject) => {
+        // Arbitrary sources either render or fail with an EmailRenderError; nothing escapes as a throw.
+        const result = renderEmail({ subject, body }, variables)
+        if (Result.isFailure(result)) expect(result.failure._tag).toBe("EmailRenderError")
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("property: variable values never reach the HTML part unescaped", () => {
-    fc.assert(fc.property(fc.string({ maxLength: 60 }), (name) => {
-      const email = rendered("x", "<p>{{ customer.firstName }}</p>", { ...variables, customer: { ...variables.customer, firstName: name } })
-      const inner = email.html.slice(3, -4)
-      expect(inner).not.toMatch(/[<>"]/)
-      expect(htmlToText(email.html)).toBe(name.replace(/\s+/g, " ").trim())
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), (name) => {
+        const email = rendered("x", "<p>{{ customer.firstName }}</p>", {
+          ...variables,
+          customer: { ...variables.customer, firstName: name }
+        })
+        const inner = email.html.slice(3, -4)
+        expect(inner).not.toMatch(/[<>"]/)
+        expect(htmlToText(email.html)).toBe(name.replace(/\s+/g, " ").trim())
+      }),
+      { numRuns: 300 }
+    )
   })
 })

@@ -1,7 +1,12 @@
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { maskEmail } from "../src/catalog/Unsubscribes.ts"
-import { isUnsubscribeToken, newUnsubscribeToken, UNSUBSCRIBE_TOKEN_BYTES, unsubscribeUrl } from "../src/catalog/UnsubscribeToken.ts"
+import {
+  isUnsubscribeToken,
+  newUnsubscribeToken,
+  UNSUBSCRIBE_TOKEN_BYTES,
+  unsubscribeUrl
+} from "../src/catalog/UnsubscribeToken.ts"
 import { DEFAULT_SERVER_URL, publicBaseUrl } from "../src/setup/SetupConfig.ts"
 
 describe("unsubscribe tokens", () => {
@@ -17,7 +22,17 @@ describe("unsubscribe tokens", () => {
   })
 
   it("anything else is not a token", () => {
-    for (const bad of ["", "a".repeat(21), "a".repeat(65), `${"a".repeat(30)}=`, `${"a".repeat(30)}/`, `${"a".repeat(30)}.`, `${"a".repeat(30)}\n`]) {
+    for (
+      const bad of [
+        "",
+        "a".repeat(21),
+        "a".repeat(65),
+        `${"a".repeat(30)}=`,
+        `${"a".repeat(30)}/`,
+        `${"a".repeat(30)}.`,
+        `${"a".repeat(30)}\n`
+      ]
+    ) {
       expect(isUnsubscribeToken(bad), JSON.stringify(bad)).toBe(false)
     }
     fc.assert(fc.property(fc.string({ minLength: 22, maxLength: 64 }), (s) => {
@@ -26,7 +41,8 @@ describe("unsubscribe tokens", () => {
   })
 
   it("the URL is the public base URL (PUBLIC_API_BASE_URL, else the server's own, else the default) + /u/{token}", () => {
-    const base = (apiBaseUrl: string | undefined, serverUrl?: string) => publicBaseUrl({ embedScriptUrl: "", apiBaseUrl, serverUrl })
+    const base = (apiBaseUrl: string | undefined, serverUrl?: string) =>
+      publicBaseUrl({ embedScriptUrl: "", apiBaseUrl, serverUrl })
     expect(base("https://api.shop.example/", "http://127.0.0.1:3000")).toBe("https://api.shop.example")
     expect(base(undefined, "http://127.0.0.1:3000")).toBe("http://127.0.0.1:3000")
     expect(base(undefined)).toBe(DEFAULT_SERVER_URL)

@@ -51,54 +51,74 @@ export class Unsubscribes extends Context.Service<Unsubscribes, {
    */
   readonly unsubscribe: (token: string) => Effect.Effect<UnsubscribeState, NotFound>
 }>()("feedback/Unsubscribes") {
-  static readonly layer = Layer.effect(Unsubscribes, Effect.gen(function*() {
-    const repo = yield* UnsubscribeRepository
-    const catalog = yield* CatalogRepository
-    const organizations = yield* OrganizationRepository
-    const uow = yield* UnitOfWork
-    const baseUrl = publicBaseUrl(yield* SetupConfig)
-    const events = makeEventRecorder(yield* EventOutbox, yield* IdGenerator)
+  static readonly layer = Layer.effect(
+    Unsubscribes,
+    Effect.gen(function*() {
+      const repo = yield* UnsubscribeRepository
+      const catalog = yield* CatalogRepository
+      const organizations = yield* OrganizationRepository
+      const uow = yield* UnitOfWork
+      const baseUrl = publicBaseUrl(yield* SetupConfig)
+      const events = makeEventRecorder(yield* EventOutbox, yield* IdGenerator)
 
-    const tokenFor = Effect.fn("Unsubscribes.tokenFor")(function*(organizationId: OrganizationId, customerId: CustomerId) {
-      return yield* repo.ensureToken(organizationId, customerId, newUnsubscribeToken(), yield* now)
-    })
+      const tokenFor = Effect.fn("Unsubscribes.tokenFor")(
+        function*(organizationId: OrganizationId, customerId: CustomerId) {
+          return yield* repo.ensureToken(organizationId, customerId, newUnsubscribeToken(), yield* now)
+        }
+      )
 
-    const urlFor = Effect.fn("Unsubscribes.urlFor")(function*(organizationId: OrganizationId, customerId: CustomerId) {
-      return unsubscribeUrl(baseUrl, yield* tokenFor(organizationId, customerId))
-    })
+      const urlFor = Effect.fn("Unsubscribes.urlFor")(
+        function*(organizationId: OrganizationId, customerId: CustomerId) {
+          return unsubscribeUrl(baseUrl, yield* tokenFor(organizationId, customerId))
+        }
+      )
 
-    /** The token's owner; any token that is not of the form or not stored is the same NotFound. */
-    const ownerOf = (token: string): Effect.Effect<UnsubscribeTokenOwner, NotFound> =>
-      isUnsubscribeToken(token)
-        ? Effect.flatMap(repo.findToken(token), Option.match({ onNone: () => Effect.fail(unknownLink()), onSome: Effect.succeed }))
-        : Effect.fail(unknownLink())
+      /** The token's owner; any token that is not of the form or not stored is the same NotFound. */
+      const ownerOf = (token: string): Effect.Effect<UnsubscribeTokenOwner, NotFound> =>
+        isUnsubscribeToken(token)
+          ? Effect.flatMap(
+            repo.findToken(token),
+            Option.match({ onNone: () => Effect.fail(unknownLink()), onSome: Effect.succeed })
+          )
+          : Effect.fail(unknownLink())
 
-    const stateOf = (owner: UnsubscribeTokenOwner, email: string | null, optedOut: boolean) =>
-      Effect.map(organizations.findById(owner.organizationId), (organization): UnsubscribeState => ({
-        organizationName: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }),
-        maskedEmail: email === null ? "" : maskEmail(email),
-        optedOut
-      }))
+      const stateOf = (owner: UnsubscribeTokenOwner, email: string | null, optedOut: boolean) =>
+        Effect.map(organizations.findById(owner.organizationId), (organization): UnsubscribeState => ({
+          organizationName: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }),
+          maskedEmail: email === null ? "" : maskEmail(email),
+          optedOut
+        }))
 
-    const describe = Effect.fn("Unsubscribes.describe")(function*(token: string) {
-      const owner = yield* ownerOf(token)
-      const customer = yield* Effect.flatMap(catalog.findCustomer(owner.organizationId, owner.customerId), Option.match({
-        onNone: () => Effect.fail(unknownLink()),
-        onSome: Effect.succeed
-      }))
-      return yield* stateOf(owner, customer.email, customer.emailOptOut)
-    })
-
-    const unsubscribe = Effect.fn("Unsubscribes.unsubscribe")(function*(token: string) {
-      return yield* uow.transaction(Effect.gen(function*() {
+      const describe = Effect.fn("Unsubscribes.describe")(function*(token: string) {
         const owner = yield* ownerOf(token)
-        const outcome = yield* repo.optOut(owner.organizationId, owner.customerId, UNSUBSCRIBE_LINK_SOURCE, yield* now)
-        if (outcome._tag === "NotFound") return yield* unknownLink()
-        if (outcome._tag === "OptedOut") yield* events.record(owner.organizationId, "customer.updated", outcome.customer)
-        return yield* stateOf(owner, outcome.customer.email, true)
-      }))
-    })
+        const customer = yield* Effect.flatMap(
+          catalog.findCustomer(owner.organizationId, owner.customerId),
+          Option.match({
+            onNone: () => Effect.fail(unknownLink()),
+            onSome: Effect.succeed
+          })
+        )
+        return yield* stateOf(owner, customer.email, customer.emailOptOut)
+      })
 
-    return Unsubscribes.of({ tokenFor, urlFor, describe, unsubscribe })
-  }))
+      const unsubscribe = Effect.fn("Unsubscribes.unsubscribe")(function*(token: string) {
+        return yield* uow.transaction(Effect.gen(function*() {
+          const owner = yield* ownerOf(token)
+          const outcome = yield* repo.optOut(
+            owner.organizationId,
+            owner.customerId,
+            UNSUBSCRIBE_LINK_SOURCE,
+            yield* now
+          )
+          if (outcome._tag === "NotFound") return yield* unknownLink()
+          if (outcome._tag === "OptedOut") {
+            yield* events.record(owner.organizationId, "customer.updated", outcome.customer)
+          }
+          return yield* stateOf(owner, outcome.customer.email, true)
+        }))
+      })
+
+      return Unsubscribes.of({ tokenFor, urlFor, describe, unsubscribe })
+    })
+  )
 }

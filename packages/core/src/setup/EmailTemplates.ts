@@ -91,7 +91,9 @@ export const templateProblem = (source: string, maxLength: number): string | und
 }
 
 /** Issues of a template's sent `subject` and `body` (paths `body.subject`, `body.body`); empty when both parse. */
-export const templateIssues = (fields: { readonly subject?: string | undefined; readonly body?: string | undefined }): ReadonlyArray<RequestIssue> => {
+export const templateIssues = (
+  fields: { readonly subject?: string | undefined; readonly body?: string | undefined }
+): ReadonlyArray<RequestIssue> => {
   const issues: Array<RequestIssue> = []
   if (fields.subject !== undefined) {
     const problem = templateProblem(fields.subject, emailTemplateLimits.subjectLength)
@@ -111,9 +113,15 @@ export const templateIssues = (fields: { readonly subject?: string | undefined; 
 /** What a template may use (shared DECISIONS §17); a null renders empty, as does any unknown variable. */
 export interface EmailVariables {
   readonly organization: { readonly name: string }
-  readonly customer: { readonly firstName: string | null; readonly lastName: string | null; readonly email: string | null }
+  readonly customer: {
+    readonly firstName: string | null
+    readonly lastName: string | null
+    readonly email: string | null
+  }
   readonly order: { readonly orderNumber: string | null; readonly placedAt: string | null }
-  readonly products: ReadonlyArray<{ readonly title: string; readonly url: string | null; readonly imageUrl: string | null }>
+  readonly products: ReadonlyArray<
+    { readonly title: string; readonly url: string | null; readonly imageUrl: string | null }
+  >
   readonly survey: { readonly url: string }
   readonly unsubscribe: { readonly url: string }
 }
@@ -147,12 +155,17 @@ const renderWith = (
   variables: EmailVariables,
   maxOutput: number
 ): Result.Result<string, EmailRenderError> => {
-  const problem = templateProblem(source, field === "subject" ? emailTemplateLimits.subjectLength : emailTemplateLimits.bodyLength)
+  const problem = templateProblem(
+    source,
+    field === "subject" ? emailTemplateLimits.subjectLength : emailTemplateLimits.bodyLength
+  )
   if (problem !== undefined) return Result.fail(new EmailRenderError({ field, message: `The ${field} ${problem}.` }))
   try {
     const output = String(engine.renderSync(engine.parse(source), variables))
     return output.length > maxOutput
-      ? Result.fail(new EmailRenderError({ field, message: `The rendered ${field} is longer than ${maxOutput} characters.` }))
+      ? Result.fail(
+        new EmailRenderError({ field, message: `The rendered ${field} is longer than ${maxOutput} characters.` })
+      )
       : Result.succeed(output)
   } catch (error) {
     const message = error instanceof Error ? firstLine(error.message) : "rendering failed"
@@ -161,7 +174,8 @@ const renderWith = (
 }
 
 /** One line, at most the subject bound: a subject is a header, so line breaks never reach the message. */
-const oneLine = (subject: string) => subject.replace(/\s+/g, " ").trim().slice(0, emailTemplateLimits.subjectOutputLength)
+const oneLine = (subject: string) =>
+  subject.replace(/\s+/g, " ").trim().slice(0, emailTemplateLimits.subjectOutputLength)
 
 const escapeHtml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
@@ -183,7 +197,9 @@ const decodeEntities = (text: string) =>
     return entities[name.toLowerCase()] ?? whole
   })
 const safeCodePoint = (code: number, fallback: string) =>
-  Number.isFinite(code) && code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : fallback
+  Number.isFinite(code) && code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff)
+    ? String.fromCodePoint(code)
+    : fallback
 
 /**
  * The plain-text alternative of a rendered HTML body: what a reader of the HTML sees, with each link's address after
@@ -195,13 +211,19 @@ export const htmlToText = (html: string): string =>
       .replace(/<(head|style|script|title)\b[\s\S]*?<\/\1\s*>/gi, "")
       .replace(/<!--[\s\S]*?-->/g, "")
       // Still entity-encoded here (decoded once, at the end), so a `<` in a label cannot open a tag for the stripping.
-      .replace(/<a\b[^>]*?\bhref\s*=\s*("([^"]*)"|'([^']*)')[^>]*>([\s\S]*?)<\/a\s*>/gi, (_, _q, dq: string | undefined, sq: string | undefined, inner: string) => {
-        const href = (dq ?? sq ?? "").trim()
-        const label = inner.replace(/<[^>]*>/g, "").replace(/\s+/g, " ").trim()
-        if (label === "" || decodeEntities(label) === decodeEntities(href)) return href
-        return href === "" || href.startsWith("#") ? label : `${label} (${href})`
-      })
-      .replace(/<img\b[^>]*?\balt\s*=\s*("([^"]*)"|'([^']*)')[^>]*>/gi, (_, _q, dq: string | undefined, sq: string | undefined) => dq ?? sq ?? "")
+      .replace(
+        /<a\b[^>]*?\bhref\s*=\s*("([^"]*)"|'([^']*)')[^>]*>([\s\S]*?)<\/a\s*>/gi,
+        (_, _q, dq: string | undefined, sq: string | undefined, inner: string) => {
+          const href = (dq ?? sq ?? "").trim()
+          const label = inner.replace(/<[^>]*>/g, "").replace(/\s+/g, " ").trim()
+          if (label === "" || decodeEntities(label) === decodeEntities(href)) return href
+          return href === "" || href.startsWith("#") ? label : `${label} (${href})`
+        }
+      )
+      .replace(
+        /<img\b[^>]*?\balt\s*=\s*("([^"]*)"|'([^']*)')[^>]*>/gi,
+        (_, _q, dq: string | undefined, sq: string | undefined) => dq ?? sq ?? ""
+      )
       .replace(/\s+/g, " ")
       .replace(/<br\s*\/?>/gi, "\n")
       .replace(/<li\b[^>]*>/gi, "\n- ")
@@ -224,7 +246,13 @@ export const renderEmail = (
   template: { readonly subject: string; readonly body: string },
   variables: EmailVariables
 ): Result.Result<RenderedEmail, EmailRenderError> => {
-  const subject = renderWith(textEngine, "subject", template.subject, variables, emailTemplateLimits.subjectOutputLength * 10)
+  const subject = renderWith(
+    textEngine,
+    "subject",
+    template.subject,
+    variables,
+    emailTemplateLimits.subjectOutputLength * 10
+  )
   if (Result.isFailure(subject)) return Result.fail(subject.failure)
   if (isHtmlBody(template.body)) {
     const html = renderWith(htmlEngine, "body", template.body, variables, emailTemplateLimits.bodyOutputLength)
@@ -233,5 +261,9 @@ export const renderEmail = (
   }
   const text = renderWith(textEngine, "body", template.body, variables, emailTemplateLimits.bodyOutputLength)
   if (Result.isFailure(text)) return Result.fail(text.failure)
-  return Result.succeed({ subject: oneLine(subject.success), html: textToHtml(text.success), text: text.success.trim() })
+  return Result.succeed({
+    subject: oneLine(subject.success),
+    html: textToHtml(text.success),
+    text: text.success.trim()
+  })
 }

@@ -123,4 +123,6 @@ export const reviewEmailCopy = {
       ]
     }
   }
-} as const satisfies { readonly [style: string]: { readonly request: ReviewEmailCopy; readonly reminder: ReviewEmailCopy } }
+} as const satisfies {
+  readonly [style: string]: { readonly request: ReviewEmailCopy; readonly reminder: ReviewEmailCopy }
+}

@@ -24,7 +24,8 @@ const pageHeaders = {
   "referrer-policy": "no-referrer",
   "x-robots-tag": "noindex, nofollow",
   "x-content-type-options": "nosniff",
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 }
 
 const layout = (title: string, body: string) =>
@@ -51,23 +52,33 @@ ${body}
 </html>
 `
 
-const from = (state: UnsubscribeState) => state.organizationName === "" ? "this shop" : escapeHtml(state.organizationName)
+const from = (state: UnsubscribeState) =>
+  state.organizationName === "" ? "this shop" : escapeHtml(state.organizationName)
 const address = (state: UnsubscribeState) => state.maskedEmail === "" ? "" : ` for ${escapeHtml(state.maskedEmail)}`
 
 export const confirmPage = (state: UnsubscribeState) =>
-  layout("Unsubscribe from review emails", `<h1>Unsubscribe from review emails?</h1>
+  layout(
+    "Unsubscribe from review emails",
+    `<h1>Unsubscribe from review emails?</h1>
 <p>You will no longer get emails from ${from(state)} asking you to review your orders${address(state)}.</p>
 <form method="post">
 <button type="submit">Unsubscribe</button>
-</form>`)
+</form>`
+  )
 
 export const donePage = (state: UnsubscribeState) =>
-  layout("You are unsubscribed", `<h1 role="status">You are unsubscribed</h1>
+  layout(
+    "You are unsubscribed",
+    `<h1 role="status">You are unsubscribed</h1>
 <p>${from(state)} will no longer email you${address(state)} to ask for reviews.</p>
-<p>You can close this page.</p>`)
+<p>You can close this page.</p>`
+  )
 
-export const notFoundPage = layout("Link not valid", `<h1>This link is not valid</h1>
-<p>The unsubscribe link may be incomplete: open it from the email again, or copy the whole address.</p>`)
+export const notFoundPage = layout(
+  "Link not valid",
+  `<h1>This link is not valid</h1>
+<p>The unsubscribe link may be incomplete: open it from the email again, or copy the whole address.</p>`
+)
 
 const html = (body: string, status: number) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: pageHeaders })
@@ -82,7 +93,11 @@ export const UnsubscribeRoutes = Layer.unwrap(Effect.gen(function*() {
       onSuccess: (state) => html(page(state), 200)
     })
   return Layer.mergeAll(
-    HttpRouter.add("GET", "/u/:token", Effect.flatMap(token, (t) => answer(unsubscribes.describe(t), (s) => s.optedOut ? donePage(s) : confirmPage(s)))),
+    HttpRouter.add(
+      "GET",
+      "/u/:token",
+      Effect.flatMap(token, (t) => answer(unsubscribes.describe(t), (s) => s.optedOut ? donePage(s) : confirmPage(s)))
+    ),
     HttpRouter.add("POST", "/u/:token", Effect.flatMap(token, (t) => answer(unsubscribes.unsubscribe(t), donePage)))
   )
 }))
