@@ -3,20 +3,16 @@
  * through `/email-templates` and `/survey-flows`, with 400s that name the field, the in-use 409, and the setup signal
  * following `isActive`. The rules themselves are proven on every store by the core's conformance suite.
  */
-import { afterAll, beforeAll, expect, it } from "vitest"
-import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { beforeAll, expect, it } from "vitest"
+import { useTestServer } from "./Http.ts"
+import { makeTestServer } from "./TestServer.ts"
 
-let server: TestServer
-let key: string
+const http = useTestServer(() => makeTestServer())
+const { call } = http
 let readOnly: string
 beforeAll(async () => {
-  server = makeTestServer()
-  key = (await server.provision()).key
-  readOnly = (await server.provision({ permissions: ["settings:read"] })).key
+  readOnly = (await http.server.provision({ permissions: ["settings:read"] })).key
 })
-afterAll(() => server.dispose())
-
-const call = (method: string, path: string, body?: unknown, token = key) => server.request(method, path, { token, body })
 
 it("edits what the guided setup created, announces it, and keeps templates that flows send", async () => {
   const setup = await call("POST", "/organization/setup/reviews", { data: { reminder: true } })
@@ -98,8 +94,8 @@ it("needs settings:write to change and settings:read to read", async () => {
 })
 
 it("review settings: GET reads the defaults, PATCH changes sent fields, bad input is a 400 naming the field and changes nothing", async () => {
-  const { key: own } = await server.provision()
-  const settings = (method: string, body?: unknown, token = own) => server.request(method, "/review-settings", { token, body })
+  const { key: own } = await http.server.provision()
+  const settings = (method: string, body?: unknown, token = own) => http.server.request(method, "/review-settings", { token, body })
   expect((await settings("GET")).body).toEqual({ autoPublish: false, autoPublishMinRating: 4, autoPublishVerifiedOnly: false })
   const patched = await settings("PATCH", { autoPublish: true, autoPublishMinRating: 5 })
   expect(patched.status).toBe(200)
@@ -120,9 +116,9 @@ it("review settings: GET reads the defaults, PATCH changes sent fields, bad inpu
   }
   expect((await settings("GET")).body).toEqual(patched.body)
   // The guided setup writes its two answers into the same settings.
-  await server.request("POST", "/organization/setup/reviews", { token: own, body: { data: { autoPublish: false, autoPublishMinRating: 3 } } })
+  await http.server.request("POST", "/organization/setup/reviews", { token: own, body: { data: { autoPublish: false, autoPublishMinRating: 3 } } })
   expect((await settings("GET")).body).toEqual({ autoPublish: false, autoPublishMinRating: 3, autoPublishVerifiedOnly: false })
-  const { key: reader } = await server.provision({ permissions: ["settings:read"] })
+  const { key: reader } = await http.server.provision({ permissions: ["settings:read"] })
   expect((await settings("PATCH", { autoPublish: true }, reader)).status).toBe(403)
   expect((await settings("GET", undefined, reader)).status).toBe(200)
 })
