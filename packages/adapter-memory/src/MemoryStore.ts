@@ -4,6 +4,7 @@ import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
 import { MemoryOrderRepository } from "./orders/MemoryOrderStore.ts"
 import { MemorySurveyRepository } from "./surveys/MemorySurveyStore.ts"
+import { MemoryUnsubscribeRepository } from "./catalog/MemoryUnsubscribeStore.ts"
 import { MemoryJobRepository } from "./jobs/MemoryJobStore.ts"
 import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
 import { MemoryIdempotencyRepository } from "./idempotency/MemoryIdempotencyStore.ts"
@@ -36,6 +37,7 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryCatalogRepository,
   MemoryOrderRepository,
   MemorySurveyRepository,
+  MemoryUnsubscribeRepository,
   MemoryReviewRepository,
   MemorySetupStore,
   MemoryWebhookRepository,

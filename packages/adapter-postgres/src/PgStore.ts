@@ -8,6 +8,7 @@ import { PgDatabase, type DatabaseTarget } from "./kernel/PgDatabase.ts"
 import { PgCatalogRepository } from "./catalog/PgCatalogStore.ts"
 import { PgOrderRepository } from "./orders/PgOrderStore.ts"
 import { PgSurveyRepository } from "./surveys/PgSurveyStore.ts"
+import { PgUnsubscribeRepository } from "./catalog/PgUnsubscribeStore.ts"
 import { PgInstanceSecretRepository } from "./kernel/PgInstanceSecrets.ts"
 import { PgStoreHealth } from "./kernel/PgStoreHealth.ts"
 import { PgWorkSignals } from "./kernel/PgWorkSignals.ts"
@@ -41,6 +42,7 @@ const storeServices = <E>(rateLimits: Layer.Layer<RateLimitRepository, E, SqlCli
   PgCatalogRepository,
   PgOrderRepository,
   PgSurveyRepository,
+  PgUnsubscribeRepository,
   PgReviewRepository,
   PgSetupStore,
   PgWebhookRepository,

@@ -6,6 +6,7 @@
  */
 import { Layer } from "effect"
 import { Catalogs } from "./catalog/Catalogs.ts"
+import { Unsubscribes } from "./catalog/Unsubscribes.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Orders } from "./orders/Orders.ts"
@@ -26,6 +27,7 @@ export const CoreLayer = Layer.mergeAll(
   Catalogs.layer,
   Orders.layer,
   Surveys.layer,
+  Unsubscribes.layer,
   Reviews.layer,
   ReviewWrites.layer,
   ProductQuestions.layer,

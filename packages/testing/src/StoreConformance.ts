@@ -26,6 +26,7 @@ import { catalogConformance } from "./catalog/CatalogConformance.ts"
 import { orderConformance } from "./orders/OrderConformance.ts"
 import { syncConformance } from "./kernel/SyncConformance.ts"
 import { surveyConformance } from "./surveys/SurveyConformance.ts"
+import { unsubscribeConformance } from "./catalog/UnsubscribeConformance.ts"
 import { cursorKeyConformance } from "./kernel/CursorKeyConformance.ts"
 import { idempotencyConformance } from "./idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "./reviews/ReviewReadConformance.ts"
@@ -218,6 +219,7 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["unit of work", unitOfWorkSuite],
   ["setup", setupConformance],
   ["automation", automationConformance],
+  ["unsubscribe", unsubscribeConformance],
   ["webhooks", webhookConformance],
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],

@@ -12,8 +12,9 @@ import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./catalog/Ca
 import { OrdersHandlers } from "./orders/OrdersHandlers.ts"
 import { SurveysHandlers } from "./surveys/SurveysHandlers.ts"
 import { SurveyWorkerLive } from "./surveys/SurveyWorker.ts"
+import { UNSUBSCRIBE_ROUTES, UnsubscribeRoutes } from "./catalog/UnsubscribePage.ts"
 import { DocsPage } from "./DocsPage.ts"
-import { errorEnvelope } from "./ErrorEnvelope.ts"
+import { errorEnvelope, hasTokenPath } from "./ErrorEnvelope.ts"
 import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
 import { MetricsRoute } from "./observability/MetricsRoute.ts"
 import { ExportJobsHandlers, ImportJobsHandlers } from "./jobs/JobsHandlers.ts"
@@ -53,6 +54,11 @@ export interface ApiServerOptions {
    * proxy, or when the API is mounted under a path prefix.
    */
   readonly publicApiBaseUrl?: string | undefined
+  /**
+   * The server's own URL (the standalone server: `http://HOST:PORT`): where email links point when
+   * `publicApiBaseUrl` is unset and no request names an origin (docs/EMAILS.md).
+   */
+  readonly serverUrl?: string | undefined
   /** Webhook settings and the delivery dispatcher (on by default). */
   readonly webhooks?: WebhookServerOptions | undefined
   /** The asker-notice email worker (on by default; without `smtp` notices are logged and marked `logged`). */
@@ -110,6 +116,7 @@ export const ApiRoutes = (options: ApiServerOptions) =>
   Layer.mergeAll(
     AdminRoutes,
     DocsRoute,
+    UnsubscribeRoutes,
     options.metrics === false ? Layer.empty : MetricsRoute(options.metricsToken),
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
     StoreRejectionResponses,
@@ -127,8 +134,10 @@ export const ApiRoutes = (options: ApiServerOptions) =>
       WebhookRuntime(options.webhooks),
       Layer.succeed(HostEventNames, options.hostEvents ?? []),
       jobSettingsLayer(options.jobs),
-      // Survey links (`/r/{token}`) point at PUBLIC_API_BASE_URL when set (docs/DECISIONS.md §48).
-      options.publicApiBaseUrl === undefined ? Layer.empty : Layer.succeed(SurveyLinks, { baseUrl: options.publicApiBaseUrl })
+      // Survey links (`/r/{token}`) point at PUBLIC_API_BASE_URL, else the server's own URL (docs/DECISIONS.md §48).
+      (options.publicApiBaseUrl ?? options.serverUrl) === undefined
+        ? Layer.empty
+        : Layer.succeed(SurveyLinks, { baseUrl: (options.publicApiBaseUrl ?? options.serverUrl)! })
     ])
   )
 
@@ -138,7 +147,9 @@ export const ApiRoutes = (options: ApiServerOptions) =>
  * hourly purges of expired events (§17) and idempotency keys (§18). Both workers stop gracefully with the layer
  * (in-flight deliveries and sends finish first).
  */
-export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents" | "surveys">) =>
+export const BackgroundWorkers = (
+  options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents" | "embedScriptUrl" | "publicApiBaseUrl" | "serverUrl" | "surveys">
+) =>
   Layer.mergeAll(
     WebhookDispatcherLive(options.webhooks),
     EmailWorkerFor(options.email),
@@ -151,7 +162,8 @@ export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "
       Layer.provide([
         jobSettingsLayer(options.jobs),
         Layer.succeed(HostEventNames, options.hostEvents ?? []),
-        setupConfigLayer({})
+        // The links a worker renders into emails point where the routes' do.
+        setupConfigLayer(options)
       ])
     )
   ).pipe(
@@ -175,6 +187,7 @@ const routesOf = (options: ApiServerOptions) =>
     [
       ["GET", "/docs"],
       ["GET", "/openapi.json"],
+      ...UNSUBSCRIBE_ROUTES,
       ...(options.metrics === false ? [] : [["GET", "/metrics"] as const]),
       ...(options.operatorToken === undefined ? [] : [["GET", "/operator/openapi.json"] as const])
     ]
@@ -193,7 +206,9 @@ export const ObservabilityLayer = (options: Pick<ApiServerOptions, "log" | "oper
       const q = request.url.indexOf("?")
       const route = routes.routeOf(request.method, q === -1 ? request.url : request.url.slice(0, q))
       return route === undefined ? request.method : `${request.method} ${route}`
-    })
+    }),
+    // A server span records the request's URL: none for the unsubscribe pages, whose path is a credential.
+    Layer.succeed(HttpMiddleware.TracerDisabledWhen)((request) => hasTokenPath(request.url))
   )
 }
 

@@ -35,6 +35,8 @@ import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
 import { ordersMigration } from "./0120_orders.ts"
 import { syncIndexesMigration } from "./0121_sync_indexes.ts"
 import { surveysMigration } from "./0122_surveys.ts"
+import { reviewSettingsMigration } from "./0130_review_settings.ts"
+import { unsubscribeTokensMigration } from "./0131_unsubscribe_tokens.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -71,5 +73,7 @@ export const migrations: ReadonlyArray<Migration> = [
   productRatingSumsMigration,
   ordersMigration,
   syncIndexesMigration,
-  surveysMigration
+  surveysMigration,
+  reviewSettingsMigration,
+  unsubscribeTokensMigration
 ]
