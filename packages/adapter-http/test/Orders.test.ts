@@ -33,7 +33,12 @@ describe.each(testStores)("orders over HTTP (%s)", (_name, makeStore) => {
     const { key, mugId } = await shop()
     const created = await server.request("POST", "/orders", {
       token: key,
-      body: { externalId: "o-1", customer: { email: "Ada@Example.com" }, lines: [{ productSlug: "mug", quantity: 2 }], status: "fulfilled" }
+      body: {
+        externalId: "o-1",
+        customer: { email: "Ada@Example.com" },
+        lines: [{ productSlug: "mug", quantity: 2 }],
+        status: "fulfilled"
+      }
     })
     expect(created.status, JSON.stringify(created.body)).toBe(201)
     expect(created.headers.get("x-rate-limit-cost")).toBe("1")
@@ -53,12 +58,30 @@ describe.each(testStores)("orders over HTTP (%s)", (_name, makeStore) => {
     const patched = await server.request("PATCH", `/orders/${id}`, { token: key, body: { status: "delivered" } })
     expect(patched.status).toBe(200)
     expect(patched.body.status).toBe("delivered")
-    expectError(await server.request("PATCH", `/orders/${id}`, { token: key, body: { status: "open" } }), 409, "CONFLICT")
-    expectError(await server.request("POST", "/orders", { token: key, body: { externalId: "o-1", customerId: created.body.customerId, lines: [{ productId: mugId }] } }), 409, "CONFLICT")
-    const bulk = await server.request("PATCH", "/orders/bulk-update?filter=" + encodeURIComponent(JSON.stringify({ status: "delivered" })), { token: key, body: { status: "cancelled" } })
+    expectError(
+      await server.request("PATCH", `/orders/${id}`, { token: key, body: { status: "open" } }),
+      409,
+      "CONFLICT"
+    )
+    expectError(
+      await server.request("POST", "/orders", {
+        token: key,
+        body: { externalId: "o-1", customerId: created.body.customerId, lines: [{ productId: mugId }] }
+      }),
+      409,
+      "CONFLICT"
+    )
+    const bulk = await server.request(
+      "PATCH",
+      "/orders/bulk-update?filter=" + encodeURIComponent(JSON.stringify({ status: "delivered" })),
+      { token: key, body: { status: "cancelled" } }
+    )
     expect(bulk.body).toEqual({ count: 1 })
     expect(bulk.headers.get("x-rate-limit-cost")).toBe("5")
-    const imported = await server.request("POST", "/orders/import", { token: key, body: { data: [{ externalId: "o-2", customer: "ada@example.com", lines: [{ productSlug: "mug" }] }] } })
+    const imported = await server.request("POST", "/orders/import", {
+      token: key,
+      body: { data: [{ externalId: "o-2", customer: "ada@example.com", lines: [{ productSlug: "mug" }] }] }
+    })
     expect(imported.status).toBe(200)
     expect(imported.headers.get("x-rate-limit-cost")).toBe("10")
     expect(imported.body.imported).toHaveLength(1)
@@ -77,14 +100,26 @@ describe.each(testStores)("orders over HTTP (%s)", (_name, makeStore) => {
       [{ lines: [{ productSlug: "mug" }] }, "body.customerId"],
       [{ customerId: mugId, customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }] }, "body.customerId"],
       [{ customer: { email: "a@example.com" }, lines: [] }, "body.lines"],
-      [{ customer: { email: "a@example.com" }, lines: [{ productSlug: "mug", productId: mugId }] }, "body.lines[0].productId"],
-      [{ customer: { email: "a@example.com" }, lines: [{ productSlug: "mug", quantity: 0 }] }, "body.lines[0].quantity"],
+      [
+        { customer: { email: "a@example.com" }, lines: [{ productSlug: "mug", productId: mugId }] },
+        "body.lines[0].productId"
+      ],
+      [
+        { customer: { email: "a@example.com" }, lines: [{ productSlug: "mug", quantity: 0 }] },
+        "body.lines[0].quantity"
+      ],
       [{ customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }], status: "cancelled" }, "body.status"],
       [{ customer: { email: "not an email" }, lines: [{ productSlug: "mug" }] }, "body.customer.email"],
-      [{ customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }], placedAt: "yesterday" }, "body.placedAt"],
+      [
+        { customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }], placedAt: "yesterday" },
+        "body.placedAt"
+      ],
       [{ customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }], totl: 1 }, "body.totl"],
       [{ customer: { email: "a@example.com" }, lines: [{ productSlug: "ghost" }] }, "body.lines[0].productSlug"],
-      [{ customer: { email: "a@example.com" }, lines: Array.from({ length: 101 }, () => ({ productSlug: "mug" })) }, "body.lines"]
+      [
+        { customer: { email: "a@example.com" }, lines: Array.from({ length: 101 }, () => ({ productSlug: "mug" })) },
+        "body.lines"
+      ]
     ]
     for (const [body, path] of bodies) {
       expectError(await server.request("POST", "/orders", { token: key, body }), 400, "INVALID_REQUEST", path)
@@ -92,20 +127,70 @@ describe.each(testStores)("orders over HTTP (%s)", (_name, makeStore) => {
     expectError(await server.request("POST", "/orders", { token: key, rawBody: "{\"lines\":" }), 400, "INVALID_REQUEST")
     expectError(await server.request("GET", "/orders/not-a-uuid", { token: key }), 400, "INVALID_REQUEST", "path.id")
     expectError(await server.request("GET", "/orders?sort=total", { token: key }), 400, "INVALID_REQUEST", "query.sort")
-    expectError(await server.request("GET", `/orders?filter=${encodeURIComponent("{\"total\":1}")}`, { token: key }), 400, "INVALID_REQUEST", "filter.total")
-    expectError(await server.request("PATCH", "/orders/bulk-update?filter=%7B", { token: key, body: { status: "delivered" } }), 400, "INVALID_REQUEST", "filter")
-    expectError(await server.request("PATCH", "/orders/bulk-update", { token: key, body: { status: "shipped" } }), 400, "INVALID_REQUEST", "body.status")
-    expectError(await server.request("PATCH", `/orders/${mugId}`, { token: key, body: { status: "delivered" } }), 404, "NOT_FOUND")
-    expectError(await server.request("POST", "/orders/import", { token: key, body: { data: [{ externalId: "x", customer: "a@example.com", lines: [{ productSlug: "mug" }], deliveredAt: "2026-01-01T00:00:00Z" }] } }), 400, "INVALID_REQUEST", "body.data[0].deliveredAt")
-    expectError(await server.request("POST", "/orders/import", { token: key, body: { strict: true, data: [{ externalId: "x", customer: "a@example.com", lines: [{ productSlug: "ghost" }] }] } }), 422, "IMPORT_FAILED")
+    expectError(
+      await server.request("GET", `/orders?filter=${encodeURIComponent("{\"total\":1}")}`, { token: key }),
+      400,
+      "INVALID_REQUEST",
+      "filter.total"
+    )
+    expectError(
+      await server.request("PATCH", "/orders/bulk-update?filter=%7B", { token: key, body: { status: "delivered" } }),
+      400,
+      "INVALID_REQUEST",
+      "filter"
+    )
+    expectError(
+      await server.request("PATCH", "/orders/bulk-update", { token: key, body: { status: "shipped" } }),
+      400,
+      "INVALID_REQUEST",
+      "body.status"
+    )
+    expectError(
+      await server.request("PATCH", `/orders/${mugId}`, { token: key, body: { status: "delivered" } }),
+      404,
+      "NOT_FOUND"
+    )
+    expectError(
+      await server.request("POST", "/orders/import", {
+        token: key,
+        body: {
+          data: [{
+            externalId: "x",
+            customer: "a@example.com",
+            lines: [{ productSlug: "mug" }],
+            deliveredAt: "2026-01-01T00:00:00Z"
+          }]
+        }
+      }),
+      400,
+      "INVALID_REQUEST",
+      "body.data[0].deliveredAt"
+    )
+    expectError(
+      await server.request("POST", "/orders/import", {
+        token: key,
+        body: {
+          strict: true,
+          data: [{ externalId: "x", customer: "a@example.com", lines: [{ productSlug: "ghost" }] }]
+        }
+      }),
+      422,
+      "IMPORT_FAILED"
+    )
     expect(await state(key)).toEqual(before)
   })
 
   it("permissions: orders:read and orders:write; another organization's order is a 404", async () => {
     const { key } = await shop()
-    const order = await server.request("POST", "/orders", { token: key, body: { customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }] } })
+    const order = await server.request("POST", "/orders", {
+      token: key,
+      body: { customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }] }
+    })
     const reader = await server.provision({ permissions: ["orders:read"] })
-    const forbidden = await server.request("POST", "/orders", { token: reader.key, body: { customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }] } })
+    const forbidden = await server.request("POST", "/orders", {
+      token: reader.key,
+      body: { customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }] }
+    })
     expectError(forbidden, 403, "FORBIDDEN")
     expect(forbidden.body.error.details.permission).toBe("orders:write")
     expectError(await server.request("GET", `/orders/${order.body.id}`, { token: reader.key }), 404, "NOT_FOUND")

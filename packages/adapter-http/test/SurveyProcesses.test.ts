@@ -8,7 +8,11 @@ import { Effect } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, expect, it } from "vitest"
-import { describeWithServer, dropServerDatabase, freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
+import {
+  describeWithServer,
+  dropServerDatabase,
+  freshServerDatabase
+} from "../../adapter-postgres/test/TestDatabase.ts"
 import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
 
 const OPERATOR = "survey-processes-operator-token-0123456789abcdef"
@@ -32,13 +36,20 @@ const smtpServer = async (delayMs: number) => {
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
   const port = (server.server.address() as AddressInfo).port
-  return { received, url: `smtp://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+  return {
+    received,
+    url: `smtp://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
 }
 
 const call = async (base: string, method: string, path: string, token: string, body?: unknown) => {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
   return { status: res.status, body: await res.json() as any }
@@ -78,29 +89,45 @@ describeWithServer("survey flows across processes (PostgreSQL, SMTP)", (serverUr
       await dropServerDatabase(serverUrl, databaseUrl)
     })
     const [a, b] = servers.map((s) => s.url) as [string, string]
-    const org = await call(a, "POST", "/operator/organizations", OPERATOR, { name: "Processes", apiRequestsPerMinute: 100_000 })
+    const org = await call(a, "POST", "/operator/organizations", OPERATOR, {
+      name: "Processes",
+      apiRequestsPerMinute: 100_000
+    })
     const key = (await call(a, "POST", `/operator/organizations/${org.body.id}/keys`, OPERATOR, {
       permissions: ["settings:write", "products:write", "orders:write", "reviews:read", "customers:read"]
     })).body.secretKey as string
-    expect((await call(a, "POST", "/organization/setup/reviews", key, { data: { delayDays: 0, reminder: false } })).status).toBe(201)
+    expect(
+      (await call(a, "POST", "/organization/setup/reviews", key, { data: { delayDays: 0, reminder: false } })).status
+    ).toBe(201)
     expect((await call(a, "POST", "/products", key, { slug: "mug", title: "Mug" })).status).toBe(201)
     const emails = Array.from({ length: count }, (_, i) => `shopper-${i}@example.com`)
-    await Promise.all(emails.map((email, i) =>
-      call(i % 2 === 0 ? a : b, "POST", "/orders", key, { customer: { email }, lines: [{ productSlug: "mug" }], status: "fulfilled" })
-        .then((res) => expect(res.status).toBe(201))
-    ))
+    await Promise.all(
+      emails.map((email, i) =>
+        call(i % 2 === 0 ? a : b, "POST", "/orders", key, {
+          customer: { email },
+          lines: [{ productSlug: "mug" }],
+          status: "fulfilled"
+        })
+          .then((res) => expect(res.status).toBe(201))
+      )
+    )
     return { servers, key, emails, a, b }
   }
 
   /** Every survey once none has an email step left to run. */
   const settled = (base: string, key: string, count: number) =>
-    eventually(async () => {
-      const page = await call(base, "GET", "/surveys?limit=250", key)
-      const surveys: Array<any> = page.body.data
-      return surveys.length === count && surveys.every((s) => s.steps.every((step: any) => step.type !== "email" || step.outcome !== null))
-        ? surveys
-        : undefined
-    }, 30_000, "every survey's email to be sent")
+    eventually(
+      async () => {
+        const page = await call(base, "GET", "/surveys?limit=250", key)
+        const surveys: Array<any> = page.body.data
+        return surveys.length === count &&
+            surveys.every((s) => s.steps.every((step: any) => step.type !== "email" || step.outcome !== null))
+          ? surveys
+          : undefined
+      },
+      30_000,
+      "every survey's email to be sent"
+    )
 
   it("two processes share the due requests: each is sent exactly once", async () => {
     const smtp = await smtpServer(5)

@@ -58,7 +58,15 @@ const flowOf = (steps: ReadonlyArray<Step>, extra: Partial<SurveyFlow> = {}): Su
   ...extra
 })
 const survey = (flow: SurveyFlow, customer = { email: "a@example.com", emailOptOut: false }) =>
-  newSurvey({ id: "0190f000-0000-7000-8000-0000000000c1" as SurveyId, token: "t".repeat(43), url: "u", flow, order, customer, at: T0 })
+  newSurvey({
+    id: "0190f000-0000-7000-8000-0000000000c1" as SurveyId,
+    token: "t".repeat(43),
+    url: "u",
+    flow,
+    order,
+    customer,
+    at: T0
+  })
 const claim = (stored: StoredSurvey, claimedAt: Timestamp.Timestamp): StoredSurvey => ({
   ...stored,
   claim: { workerId: "w", claimedAt, position: nextDue(stored)!.position, sendingAt: claimedAt }
@@ -66,7 +74,11 @@ const claim = (stored: StoredSurvey, claimedAt: Timestamp.Timestamp): StoredSurv
 
 describe("triggers and conditions", () => {
   it("a creation triggers order.created and each status it passes; a cancellation triggers nothing", () => {
-    expect(triggersOfCreation(["fulfilledAt", "deliveredAt"])).toEqual(["order.created", "order.fulfilled", "order.delivered"])
+    expect(triggersOfCreation(["fulfilledAt", "deliveredAt"])).toEqual([
+      "order.created",
+      "order.fulfilled",
+      "order.delivered"
+    ])
     expect(triggersOfMove(["cancelledAt"])).toEqual([])
   })
   it("a condition is \"\" or a filter document over the order; anything else names body.condition", () => {
@@ -82,7 +94,11 @@ describe("triggers and conditions", () => {
 
 describe("a survey's steps", () => {
   it("lays out the waits up to the first email; the rest waits for it", () => {
-    const s = survey(flowOf([{ type: "wait", waitSeconds: 60 }, { type: "email" }, { type: "wait", waitSeconds: 30 }, { type: "email" }]))
+    const s = survey(
+      flowOf([{ type: "wait", waitSeconds: 60 }, { type: "email" }, { type: "wait", waitSeconds: 30 }, {
+        type: "email"
+      }])
+    )
     expect(s.survey.steps.map((x) => x.dueAt)).toEqual([at(60), at(60), null, null])
     expect(nextDue(s)).toEqual({ position: 1, dueAt: at(60) })
     const done = completeClaimed(claim(s, at(70)), "sent", at(75))
@@ -101,7 +117,12 @@ describe("a survey's steps", () => {
 
   it("a survey whose customer cannot be emailed is skipped with its reason; nothing is due", () => {
     const s = survey(flowOf([{ type: "email" }]), { email: "a@example.com", emailOptOut: true })
-    expect([s.survey.status, s.survey.reason, s.survey.steps[0]!.outcome, nextDue(s)]).toEqual(["skipped", "the customer opted out of email", "skipped", null])
+    expect([s.survey.status, s.survey.reason, s.survey.steps[0]!.outcome, nextDue(s)]).toEqual([
+      "skipped",
+      "the customer opted out of email",
+      "skipped",
+      null
+    ])
   })
 
   it("cancelling ends every pending step but the one in flight; a cancelled survey is never due again", () => {
@@ -111,27 +132,40 @@ describe("a survey's steps", () => {
     expect(cancelled.survey.status).toBe("cancelled")
     const finished = completeClaimed(cancelled, "sent", at(2))
     expect(finished.survey.steps.map((x) => x.outcome)).toEqual(["sent", "cancelled", "cancelled"])
-    expect([finished.survey.status, nextDue(finished), cancelSurvey(finished, "again", at(3))]).toEqual(["cancelled", null, undefined])
+    expect([finished.survey.status, nextDue(finished), cancelSurvey(finished, "again", at(3))]).toEqual([
+      "cancelled",
+      null,
+      undefined
+    ])
   })
 
   it("whatever the flow and the outcomes, each email step is due at most once and ends once", () => {
-    const arbStep: fc.Arbitrary<Step> = fc.oneof(fc.constant({ type: "email" } as const), fc.integer({ min: 0, max: 1_000 }).map((waitSeconds) => ({ type: "wait", waitSeconds }) as const))
-    fc.assert(fc.property(fc.array(arbStep, { maxLength: 8 }), fc.array(fc.constantFrom("sent", "failed", "skipped"), { minLength: 8, maxLength: 8 }), (steps, outcomes) => {
-      let s = survey(flowOf(steps))
-      const ran: Array<number> = []
-      let clock = 0
-      for (let i = 0; i < 20; i++) {
-        const due = nextDue(s)
-        if (due === null) break
-        expect(ran).not.toContain(due.position)
-        ran.push(due.position)
-        clock = Math.max(clock, (Timestamp.toMillis(due.dueAt) - Timestamp.toMillis(T0)) / 1_000) + 1
-        s = completeClaimed(claim(s, at(clock)), outcomes[i % outcomes.length] as "sent", at(clock))
-      }
-      expect(ran).toEqual(steps.flatMap((step, position) => step.type === "email" ? [position] : []))
-      expect(s.survey.steps.every((x) => x.doneAt !== null)).toBe(true)
-      expect(["sent", "skipped"]).toContain(s.survey.status)
-    }))
+    const arbStep: fc.Arbitrary<Step> = fc.oneof(
+      fc.constant({ type: "email" } as const),
+      fc.integer({ min: 0, max: 1_000 }).map((waitSeconds) => ({ type: "wait", waitSeconds }) as const)
+    )
+    fc.assert(
+      fc.property(
+        fc.array(arbStep, { maxLength: 8 }),
+        fc.array(fc.constantFrom("sent", "failed", "skipped"), { minLength: 8, maxLength: 8 }),
+        (steps, outcomes) => {
+          let s = survey(flowOf(steps))
+          const ran: Array<number> = []
+          let clock = 0
+          for (let i = 0; i < 20; i++) {
+            const due = nextDue(s)
+            if (due === null) break
+            expect(ran).not.toContain(due.position)
+            ran.push(due.position)
+            clock = Math.max(clock, (Timestamp.toMillis(due.dueAt) - Timestamp.toMillis(T0)) / 1_000) + 1
+            s = completeClaimed(claim(s, at(clock)), outcomes[i % outcomes.length] as "sent", at(clock))
+          }
+          expect(ran).toEqual(steps.flatMap((step, position) => step.type === "email" ? [position] : []))
+          expect(s.survey.steps.every((x) => x.doneAt !== null)).toBe(true)
+          expect(["sent", "skipped"]).toContain(s.survey.status)
+        }
+      )
+    )
   })
 })
 
@@ -160,12 +194,21 @@ describe("decideStep", () => {
   it("sends only when the flow is on, the order stands, the customer can be emailed and the template exists", () => {
     expect(decideStep(base)._tag).toBe("Send")
     expect(decideStep({ ...base, flow: undefined })).toEqual({ _tag: "Cancel", reason: "the survey flow was deleted" })
-    expect(decideStep({ ...base, flow: flowOf([], { isActive: false }) })).toEqual({ _tag: "Cancel", reason: "the survey flow was switched off" })
-    expect(decideStep({ ...base, order: { ...order, status: "cancelled" } })).toEqual({ _tag: "Cancel", reason: "the order was cancelled" })
+    expect(decideStep({ ...base, flow: flowOf([], { isActive: false }) })).toEqual({
+      _tag: "Cancel",
+      reason: "the survey flow was switched off"
+    })
+    expect(decideStep({ ...base, order: { ...order, status: "cancelled" } })).toEqual({
+      _tag: "Cancel",
+      reason: "the order was cancelled"
+    })
     expect(decideStep({ ...base, order: undefined })).toEqual({ _tag: "Cancel", reason: "the order was deleted" })
     expect(decideStep({ ...base, customer: { email: "a@example.com", emailOptOut: true } as never })._tag).toBe("Skip")
     expect(decideStep({ ...base, template: undefined })).toEqual({ _tag: "End", outcome: "failed" })
-    expect(decideStep({ ...base, at: s.expiresAt })).toEqual({ _tag: "Cancel", reason: "the survey expired before the step was due" })
+    expect(decideStep({ ...base, at: s.expiresAt })).toEqual({
+      _tag: "Cancel",
+      reason: "the survey expired before the step was due"
+    })
   })
   it("after completion, the request still goes out but a reminder is skipped", () => {
     const completed = { ...s, status: "completed" as const }

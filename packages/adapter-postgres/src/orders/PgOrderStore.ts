@@ -15,7 +15,13 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { columnsFrom, compileFilter, compileListQuery, compileSearch, type ListSqlMapping } from "../kernel/FilterSql.ts"
+import {
+  columnsFrom,
+  compileFilter,
+  compileListQuery,
+  compileSearch,
+  type ListSqlMapping
+} from "../kernel/FilterSql.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
@@ -41,7 +47,8 @@ const orderMapping: ListSqlMapping = {
 }
 
 /** An order row with its lines, as every read selects it (`t` the order). */
-const ORDER_SELECT = `t.id, t.external_id, t.order_number, t.site_id, t.customer_id, t.status, t.placed_at, t.fulfilled_at,
+const ORDER_SELECT =
+  `t.id, t.external_id, t.order_number, t.site_id, t.customer_id, t.status, t.placed_at, t.fulfilled_at,
   t.delivered_at, t.cancelled_at, t.metadata, t.created_at, t.updated_at,
   (SELECT COALESCE(jsonb_agg(jsonb_build_object('productId', l.product_id, 'productVariantId', l.product_variant_id,
      'quantity', l.quantity) ORDER BY l.position), '[]'::jsonb)
@@ -69,7 +76,8 @@ const toOrder = (r: Row): Order => ({
 const ORDER_RECORDSET = `id uuid, external_id text, order_number text, site_id uuid, customer_id uuid, status text,
   placed_at timestamptz, fulfilled_at timestamptz, delivered_at timestamptz, cancelled_at timestamptz, metadata jsonb,
   created_at timestamptz, updated_at timestamptz`
-const ORDER_COLUMNS = `id, external_id, order_number, site_id, customer_id, status, placed_at, fulfilled_at, delivered_at,
+const ORDER_COLUMNS =
+  `id, external_id, order_number, site_id, customer_id, status, placed_at, fulfilled_at, delivered_at,
   cancelled_at, metadata, created_at, updated_at`
 
 const orderInput = (o: Order) => ({
@@ -99,27 +107,32 @@ const linesInput = (orders: ReadonlyArray<Order>) =>
     }))
   )
 
-export const PgOrderRepository = Layer.effect(OrderRepository, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+export const PgOrderRepository = Layer.effect(
+  OrderRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
 
-  const matchWhere = (match: OrderMatch, offset: number) => {
-    const f = compileFilter(match.filter, orderMapping.columns, offset)
-    const s = compileSearch(match.search, orderMapping.search, offset + f.params.length)
-    return { text: `(${f.text}) AND (${s.text})`, params: [...f.params, ...s.params] }
-  }
+    const matchWhere = (match: OrderMatch, offset: number) => {
+      const f = compileFilter(match.filter, orderMapping.columns, offset)
+      const s = compileSearch(match.search, orderMapping.search, offset + f.params.length)
+      return { text: `(${f.text}) AND (${s.text})`, params: [...f.params, ...s.params] }
+    }
 
-  const selectOne = (organizationId: string, id: string) =>
-    sql.unsafe<Row>(`SELECT ${ORDER_SELECT} FROM orders t WHERE t.organization_id = $1 AND t.id = $2`, [organizationId, id]).pipe(
-      Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrder))
-    )
+    const selectOne = (organizationId: string, id: string) =>
+      sql.unsafe<Row>(`SELECT ${ORDER_SELECT} FROM orders t WHERE t.organization_id = $1 AND t.id = $2`, [
+        organizationId,
+        id
+      ]).pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrder))
+      )
 
-  const jsonList = (values: ReadonlyArray<string>) => JSON.stringify(values)
+    const jsonList = (values: ReadonlyArray<string>) => JSON.stringify(values)
 
-  return OrderRepository.of({
-    resolveReferences: (organizationId, refs) =>
-      Effect.gen(function*() {
-        const [row] = yield* sql.unsafe<Row>(
-          `SELECT
+    return OrderRepository.of({
+      resolveReferences: (organizationId, refs) =>
+        Effect.gen(function*() {
+          const [row] = yield* sql.unsafe<Row>(
+            `SELECT
              (SELECT COALESCE(jsonb_agg(p.id), '[]') FROM products p WHERE p.organization_id = $1
                AND p.id IN (SELECT x::uuid FROM jsonb_array_elements_text($2::jsonb) x)) AS product_ids,
              (SELECT COALESCE(jsonb_agg(jsonb_build_array(p.slug, p.id)), '[]') FROM products p WHERE p.organization_id = $1
@@ -132,103 +145,105 @@ export const PgOrderRepository = Layer.effect(OrderRepository, Effect.gen(functi
                AND s.id IN (SELECT x::uuid FROM jsonb_array_elements_text($6::jsonb) x)) AS site_ids,
              (SELECT COALESCE(jsonb_agg(o.external_id), '[]') FROM orders o WHERE o.organization_id = $1
                AND o.external_id IN (SELECT jsonb_array_elements_text($7::jsonb))) AS external_ids`,
-          [
-            organizationId,
-            jsonList(refs.productIds),
-            jsonList(refs.productSlugs),
-            jsonList(refs.customerIds),
-            jsonList(refs.customerEmails),
-            jsonList(refs.siteIds),
-            jsonList(refs.externalIds)
-          ]
-        )
-        return {
-          productIds: new Set(jsonValue<Array<string>>(row!.productIds)),
-          productsBySlug: new Map(jsonValue<Array<[string, ProductId]>>(row!.productSlugs)),
-          customerIds: new Set(jsonValue<Array<string>>(row!.customerIds)),
-          customersByEmail: new Map(jsonValue<Array<[string, CustomerId]>>(row!.customerEmails)),
-          siteIds: new Set(jsonValue<Array<string>>(row!.siteIds)),
-          takenExternalIds: new Set(jsonValue<Array<string>>(row!.externalIds))
-        }
-      }).pipe(orDie),
+            [
+              organizationId,
+              jsonList(refs.productIds),
+              jsonList(refs.productSlugs),
+              jsonList(refs.customerIds),
+              jsonList(refs.customerEmails),
+              jsonList(refs.siteIds),
+              jsonList(refs.externalIds)
+            ]
+          )
+          return {
+            productIds: new Set(jsonValue<Array<string>>(row!.productIds)),
+            productsBySlug: new Map(jsonValue<Array<[string, ProductId]>>(row!.productSlugs)),
+            customerIds: new Set(jsonValue<Array<string>>(row!.customerIds)),
+            customersByEmail: new Map(jsonValue<Array<[string, CustomerId]>>(row!.customerEmails)),
+            siteIds: new Set(jsonValue<Array<string>>(row!.siteIds)),
+            takenExternalIds: new Set(jsonValue<Array<string>>(row!.externalIds))
+          }
+        }).pipe(orDie),
 
-    insertOrders: (organizationId, orders) =>
-      Effect.gen(function*() {
-        if (orders.length === 0) return [] as ReadonlyArray<InsertOutcome>
-        const inserted = yield* sql.unsafe<{ id: string }>(
-          `INSERT INTO orders (organization_id, ${ORDER_COLUMNS})
+      insertOrders: (organizationId, orders) =>
+        Effect.gen(function*() {
+          if (orders.length === 0) return [] as ReadonlyArray<InsertOutcome>
+          const inserted = yield* sql.unsafe<{ id: string }>(
+            `INSERT INTO orders (organization_id, ${ORDER_COLUMNS})
            SELECT $1, ${ORDER_COLUMNS} FROM jsonb_to_recordset($2::jsonb) AS x(${ORDER_RECORDSET})
            ON CONFLICT DO NOTHING RETURNING id`,
-          [organizationId, JSON.stringify(orders.map(orderInput))]
-        )
-        const ids = new Set(inserted.map((r) => r.id))
-        const stored = orders.filter((o) => ids.has(o.id))
-        if (stored.length > 0) {
-          yield* sql.unsafe(
-            `INSERT INTO order_lines (organization_id, order_id, position, product_id, product_variant_id, quantity)
+            [organizationId, JSON.stringify(orders.map(orderInput))]
+          )
+          const ids = new Set(inserted.map((r) => r.id))
+          const stored = orders.filter((o) => ids.has(o.id))
+          if (stored.length > 0) {
+            yield* sql.unsafe(
+              `INSERT INTO order_lines (organization_id, order_id, position, product_id, product_variant_id, quantity)
              SELECT $1, order_id, position, product_id, product_variant_id, quantity
              FROM jsonb_to_recordset($2::jsonb) AS x(order_id uuid, position integer, product_id uuid,
                product_variant_id uuid, quantity integer)`,
-            [organizationId, JSON.stringify(linesInput(stored))]
+              [organizationId, JSON.stringify(linesInput(stored))]
+            )
+          }
+          return orders.map((o): InsertOutcome =>
+            ids.has(o.id) ? { _tag: "Inserted" } : { _tag: "Clash", field: "externalId" }
           )
-        }
-        return orders.map((o): InsertOutcome => ids.has(o.id) ? { _tag: "Inserted" } : { _tag: "Clash", field: "externalId" })
-      }).pipe(orDie),
+        }).pipe(orDie),
 
-    findOrder: (organizationId, id) => selectOne(organizationId, id).pipe(orDie),
+      findOrder: (organizationId, id) => selectOne(organizationId, id).pipe(orDie),
 
-    lockOrder: (organizationId, id) =>
-      sql.unsafe(`SELECT 1 FROM orders WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, id]).pipe(
-        Effect.andThen(selectOne(organizationId, id)),
-        orDie
-      ),
+      lockOrder: (organizationId, id) =>
+        sql.unsafe(`SELECT 1 FROM orders WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, id]).pipe(
+          Effect.andThen(selectOne(organizationId, id)),
+          orDie
+        ),
 
-    lockMatching: (organizationId, match) =>
-      Effect.gen(function*() {
-        const where = matchWhere(match, 1)
-        const join = /\bc\./.test(where.text) ? CUSTOMER_JOIN : ""
-        // Locked in id order, so two bulk updates over overlapping orders cannot deadlock.
-        const rows = yield* sql.unsafe<Row>(
-          `WITH matched AS (
+      lockMatching: (organizationId, match) =>
+        Effect.gen(function*() {
+          const where = matchWhere(match, 1)
+          const join = /\bc\./.test(where.text) ? CUSTOMER_JOIN : ""
+          // Locked in id order, so two bulk updates over overlapping orders cannot deadlock.
+          const rows = yield* sql.unsafe<Row>(
+            `WITH matched AS (
              SELECT t.id FROM orders t ${join} WHERE t.organization_id = $1 AND ${where.text} ORDER BY t.id FOR UPDATE OF t
            )
            SELECT ${ORDER_SELECT} FROM orders t JOIN matched m ON t.id = m.id WHERE t.organization_id = $1 ORDER BY t.id`,
-          [organizationId, ...where.params]
-        )
-        return rows.map(toOrder)
-      }).pipe(orDie),
+            [organizationId, ...where.params]
+          )
+          return rows.map(toOrder)
+        }).pipe(orDie),
 
-    updateOrders: (organizationId, orders) =>
-      orders.length === 0 ? Effect.void : sql.unsafe(
-        `UPDATE orders t SET status = x.status, fulfilled_at = x.fulfilled_at, delivered_at = x.delivered_at,
+      updateOrders: (organizationId, orders) =>
+        orders.length === 0 ? Effect.void : sql.unsafe(
+          `UPDATE orders t SET status = x.status, fulfilled_at = x.fulfilled_at, delivered_at = x.delivered_at,
            cancelled_at = x.cancelled_at, metadata = x.metadata, updated_at = x.updated_at
          FROM jsonb_to_recordset($2::jsonb) AS x(${ORDER_RECORDSET})
          WHERE t.organization_id = $1 AND t.id = x.id`,
-        [organizationId, JSON.stringify(orders.map(orderInput))]
-      ).pipe(Effect.asVoid, orDie),
+          [organizationId, JSON.stringify(orders.map(orderInput))]
+        ).pipe(Effect.asVoid, orDie),
 
-    deleteOrder: (organizationId, id) =>
-      Effect.gen(function*() {
-        const found = yield* selectOne(organizationId, id)
-        if (Option.isNone(found)) return found
-        yield* sql.unsafe(`DELETE FROM orders WHERE organization_id = $1 AND id = $2`, [organizationId, id])
-        return found
-      }).pipe(orDie),
+      deleteOrder: (organizationId, id) =>
+        Effect.gen(function*() {
+          const found = yield* selectOne(organizationId, id)
+          if (Option.isNone(found)) return found
+          yield* sql.unsafe(`DELETE FROM orders WHERE organization_id = $1 AND id = $2`, [organizationId, id])
+          return found
+        }).pipe(orDie),
 
-    listOrders: (organizationId, request) =>
-      Effect.gen(function*() {
-        const q = compileListQuery(request, orderMapping, 1)
-        const join = /\bc\./.test(q.where) ? CUSTOMER_JOIN : ""
-        const rows = yield* sql.unsafe<Row>(
-          `SELECT ${ORDER_SELECT} FROM orders t ${join} WHERE t.organization_id = $1 AND ${q.where}
+      listOrders: (organizationId, request) =>
+        Effect.gen(function*() {
+          const q = compileListQuery(request, orderMapping, 1)
+          const join = /\bc\./.test(q.where) ? CUSTOMER_JOIN : ""
+          const rows = yield* sql.unsafe<Row>(
+            `SELECT ${ORDER_SELECT} FROM orders t ${join} WHERE t.organization_id = $1 AND ${q.where}
            ORDER BY ${q.orderBy} LIMIT ${request.limit + 1}`,
-          [organizationId, ...q.params]
-        )
-        return toPage(rows.map(toOrder), request, (order) => ({
-          value: normalizeValue(request.sort.type, (order as unknown as Record<string, unknown>)[request.sort.field]),
-          id: order.id
-        }))
-      }).pipe(orDie)
+            [organizationId, ...q.params]
+          )
+          return toPage(rows.map(toOrder), request, (order) => ({
+            value: normalizeValue(request.sort.type, (order as unknown as Record<string, unknown>)[request.sort.field]),
+            id: order.id
+          }))
+        }).pipe(orDie)
+    })
   })
-}))
-
+)

@@ -70,10 +70,14 @@ export const OrderPatch = Schema.Struct({
 }).annotate({ identifier: "OrderPatch" })
 export type OrderPatch = typeof OrderPatch.Type
 
-export const OrderBulkUpdateBody = Schema.Struct({ status: OrderStatus }).annotate({ identifier: "OrderBulkUpdateBody" })
+export const OrderBulkUpdateBody = Schema.Struct({ status: OrderStatus }).annotate({
+  identifier: "OrderBulkUpdateBody"
+})
 export type OrderBulkUpdateBody = typeof OrderBulkUpdateBody.Type
 
-export const OrderBulkUpdateResult = Schema.Struct({ count: Schema.Int }).annotate({ identifier: "OrderBulkUpdateResult" })
+export const OrderBulkUpdateResult = Schema.Struct({ count: Schema.Int }).annotate({
+  identifier: "OrderBulkUpdateResult"
+})
 export type OrderBulkUpdateResult = typeof OrderBulkUpdateResult.Type
 
 /** One row of `POST /orders/import`: history from the merchant's shop, keyed by its `externalId`. */

@@ -94,13 +94,15 @@ export interface ResolvedOrderReferences {
 }
 
 /** The distinct references of some orders' lines, customers and sites. */
-export const orderReferencesOf = (orders: ReadonlyArray<{
-  readonly lines: ReadonlyArray<OrderLineInput>
-  readonly customerId?: string | undefined
-  readonly customerEmail?: string | undefined
-  readonly siteId?: string | undefined
-  readonly externalId?: string | undefined
-}>): OrderReferences => {
+export const orderReferencesOf = (
+  orders: ReadonlyArray<{
+    readonly lines: ReadonlyArray<OrderLineInput>
+    readonly customerId?: string | undefined
+    readonly customerEmail?: string | undefined
+    readonly siteId?: string | undefined
+    readonly externalId?: string | undefined
+  }>
+): OrderReferences => {
   const productIds = new Set<string>()
   const productSlugs = new Set<string>()
   const customerIds = new Set<string>()
@@ -140,9 +142,17 @@ export const resolveLines = (
       ? (refs.productIds.has(line.productId) ? line.productId as ProductId : undefined)
       : refs.productsBySlug.get(line.productSlug ?? "")
     if (productId === undefined) {
-      issues.push(line.productId !== undefined
-        ? { path: `${path}[${i}].productId`, message: `no product with id ${line.productId} exists in this organization` }
-        : { path: `${path}[${i}].productSlug`, message: `no product with slug ${JSON.stringify(line.productSlug)} exists in this organization` })
+      issues.push(
+        line.productId !== undefined
+          ? {
+            path: `${path}[${i}].productId`,
+            message: `no product with id ${line.productId} exists in this organization`
+          }
+          : {
+            path: `${path}[${i}].productSlug`,
+            message: `no product with slug ${JSON.stringify(line.productSlug)} exists in this organization`
+          }
+      )
       return
     }
     resolved.push({

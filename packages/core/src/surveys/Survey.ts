@@ -5,7 +5,16 @@
  */
 import { randomBytes } from "node:crypto"
 import { Schema } from "effect"
-import { CustomerId, EmailTemplateId, OrderId, ProductId, ProductVariantId, ReviewId, SurveyFlowId, SurveyId } from "../kernel/Ids.ts"
+import {
+  CustomerId,
+  EmailTemplateId,
+  OrderId,
+  ProductId,
+  ProductVariantId,
+  ReviewId,
+  SurveyFlowId,
+  SurveyId
+} from "../kernel/Ids.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
 
 export const SURVEY_STATUSES = ["scheduled", "sent", "completed", "cancelled", "skipped"] as const

@@ -72,7 +72,12 @@ export const makeSurveyEnrolment = Effect.gen(function*() {
       return inserted === true ? Option.some(stored) : Option.none<StoredSurvey>()
     })
 
-  const cancelAll = (organizationId: OrganizationId, active: ReadonlyArray<StoredSurvey>, reason: string, at: Timestamp) =>
+  const cancelAll = (
+    organizationId: OrganizationId,
+    active: ReadonlyArray<StoredSurvey>,
+    reason: string,
+    at: Timestamp
+  ) =>
     Effect.gen(function*() {
       const cancelled = active.flatMap((s) => cancelSurvey(s, reason, at) ?? [])
       if (cancelled.length > 0) yield* surveys.saveSurveys(organizationId, cancelled)
@@ -80,14 +85,23 @@ export const makeSurveyEnrolment = Effect.gen(function*() {
     })
 
   /** Cancels the pending steps of the orders' surveys (the orders were cancelled or deleted). */
-  const cancelForOrders = (organizationId: OrganizationId, orderIds: ReadonlyArray<OrderId>, reason: string, at: Timestamp) =>
+  const cancelForOrders = (
+    organizationId: OrganizationId,
+    orderIds: ReadonlyArray<OrderId>,
+    reason: string,
+    at: Timestamp
+  ) =>
     orderIds.length === 0
       ? Effect.succeed([] as ReadonlyArray<StoredSurvey>)
-      : Effect.flatMap(surveys.lockActiveOfOrders(organizationId, orderIds), (active) => cancelAll(organizationId, active, reason, at))
+      : Effect.flatMap(surveys.lockActiveOfOrders(organizationId, orderIds), (active) =>
+        cancelAll(organizationId, active, reason, at))
 
   /** Cancels the pending steps of the flow's surveys (it was switched off or deleted). */
   const cancelForFlow = (organizationId: OrganizationId, flowId: SurveyFlowId, reason: string, at: Timestamp) =>
-    Effect.flatMap(surveys.lockActiveOfFlow(organizationId, flowId), (active) => cancelAll(organizationId, active, reason, at))
+    Effect.flatMap(
+      surveys.lockActiveOfFlow(organizationId, flowId),
+      (active) => cancelAll(organizationId, active, reason, at)
+    )
 
   return { enroll, enrollManually, cancelForOrders, cancelForFlow }
 })

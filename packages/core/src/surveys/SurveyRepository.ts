@@ -48,7 +48,10 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
     orderIds: ReadonlyArray<OrderId>
   ) => Effect.Effect<ReadonlyArray<StoredSurvey>>
   /** The flow's surveys with a step still to run (or in flight), each held like `lockSurvey`. */
-  readonly lockActiveOfFlow: (organizationId: OrganizationId, flowId: SurveyFlowId) => Effect.Effect<ReadonlyArray<StoredSurvey>>
+  readonly lockActiveOfFlow: (
+    organizationId: OrganizationId,
+    flowId: SurveyFlowId
+  ) => Effect.Effect<ReadonlyArray<StoredSurvey>>
   /** Writes each (existing) survey whole: record, claim and the `nextDueAt` it implies. */
   readonly saveSurveys: (organizationId: OrganizationId, surveys: ReadonlyArray<StoredSurvey>) => Effect.Effect<void>
   readonly deleteSurvey: (organizationId: OrganizationId, id: SurveyId) => Effect.Effect<Option.Option<Survey>>
@@ -64,7 +67,12 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
    * Marks the claimed step as being handed to the transport now (commits on its own); false when the claim is no
    * longer this worker's (recovered, or the survey deleted): then nothing may be sent.
    */
-  readonly markSending: (organizationId: OrganizationId, id: SurveyId, workerId: string, at: Timestamp) => Effect.Effect<boolean>
+  readonly markSending: (
+    organizationId: OrganizationId,
+    id: SurveyId,
+    workerId: string,
+    at: Timestamp
+  ) => Effect.Effect<boolean>
   /** The earliest `nextDueAt` of any unclaimed survey (when an idle worker next has work). */
   readonly nextDueAt: Effect.Effect<Option.Option<Timestamp>>
   /**

@@ -31,16 +31,21 @@ export const triggersOfMove = (stamped: ReadonlyArray<OrderStamp>): ReadonlyArra
   stamped.flatMap((stamp) => stampTriggers[stamp] ?? [])
 
 /** The trigger events of an order created by `POST /orders` with the stamps of its initial status. */
-export const triggersOfCreation = (stamped: ReadonlyArray<OrderStamp>): ReadonlyArray<ReviewTriggerEvent> =>
-  ["order.created", ...triggersOfMove(stamped)]
+export const triggersOfCreation = (
+  stamped: ReadonlyArray<OrderStamp>
+): ReadonlyArray<ReviewTriggerEvent> => ["order.created", ...triggersOfMove(stamped)]
 
-const conditionHelp = "must be \"\" (every order) or a JSON filter document over the order, such as {\"status\":\"delivered\"}"
+const conditionHelp =
+  "must be \"\" (every order) or a JSON filter document over the order, such as {\"status\":\"delivered\"}"
 
 /**
  * A flow's condition: `""` matches every order, anything else is a filter document over the order's fields (those
  * `GET /orders` filters by: `status`, `placedAt`, `externalId`, `customer.email`, `metadata.<key>`, …).
  */
-export const parseCondition = (condition: string, path = "body.condition"): Result.Result<FilterAst, InvalidRequest> => {
+export const parseCondition = (
+  condition: string,
+  path = "body.condition"
+): Result.Result<FilterAst, InvalidRequest> => {
   if (condition.trim() === "") return Result.succeed(matchAll)
   let doc: unknown
   try {
@@ -48,7 +53,9 @@ export const parseCondition = (condition: string, path = "body.condition"): Resu
   } catch {
     return Result.fail(InvalidRequest.single(path, conditionHelp))
   }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) return Result.fail(InvalidRequest.single(path, conditionHelp))
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    return Result.fail(InvalidRequest.single(path, conditionHelp))
+  }
   return parseFilterDocument(doc, orderFilterCatalog, path)
 }
 
@@ -67,7 +74,9 @@ export const enrollingFlows = (
 ): ReadonlyArray<SurveyFlow> =>
   triggers.length === 0
     ? []
-    : flows.filter((flow) => flow.isActive && triggers.includes(flow.triggerEvent) && conditionHolds(flow.condition, order, customerEmail))
+    : flows.filter((flow) =>
+      flow.isActive && triggers.includes(flow.triggerEvent) && conditionHolds(flow.condition, order, customerEmail)
+    )
 
 // ---------------------------------------------------------------------------------------------------------------
 // Surveys as stored
@@ -126,7 +135,9 @@ export const schedule = (survey: Survey, from: Timestamp): Survey => {
 }
 
 /** The email step a worker runs next and when: the first one pending, once the steps before it are laid out. */
-export const nextDue = (stored: Pick<StoredSurvey, "survey" | "claim">): { readonly position: number; readonly dueAt: Timestamp } | null => {
+export const nextDue = (
+  stored: Pick<StoredSurvey, "survey" | "claim">
+): { readonly position: number; readonly dueAt: Timestamp } | null => {
   if (stored.claim !== null || isFinal(stored.survey.status)) return null
   for (const step of stored.survey.steps) {
     if (step.outcome !== null || step.doneAt !== null) continue
@@ -136,7 +147,8 @@ export const nextDue = (stored: Pick<StoredSurvey, "survey" | "claim">): { reado
 }
 
 /** `nextDue`'s time, what a store orders its claims by (null: nothing for a worker to do). */
-export const nextDueAt = (stored: Pick<StoredSurvey, "survey" | "claim">): Timestamp | null => nextDue(stored)?.dueAt ?? null
+export const nextDueAt = (stored: Pick<StoredSurvey, "survey" | "claim">): Timestamp | null =>
+  nextDue(stored)?.dueAt ?? null
 
 /** Ends every pending step (the one in flight excepted) with `outcome`; the survey becomes `status` with `reason`. */
 const endPending = (
@@ -231,7 +243,11 @@ export const newSurvey = (input: {
     customerId: order.customerId,
     status: "scheduled",
     reason: null,
-    products: distinctProducts(order).map((line) => ({ productId: line.productId, productVariantId: line.productVariantId, reviewId: null })),
+    products: distinctProducts(order).map((line) => ({
+      productId: line.productId,
+      productVariantId: line.productVariantId,
+      reviewId: null
+    })),
     steps: [...flow.steps].sort((a, b) => a.position - b.position).map((step) => ({
       position: step.position,
       type: step.type,

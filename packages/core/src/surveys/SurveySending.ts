@@ -97,7 +97,9 @@ export const decideStep = (input: {
   if (order === undefined) return { _tag: "Cancel", reason: surveyReasons.orderDeleted }
   if (order.status === "cancelled") return { _tag: "Cancel", reason: surveyReasons.orderCancelled }
   const unsendable = unreachable(customer)
-  if (unsendable !== undefined || customer === undefined) return { _tag: "Skip", reason: unsendable ?? "the customer has no email address" }
+  if (unsendable !== undefined || customer === undefined) {
+    return { _tag: "Skip", reason: unsendable ?? "the customer has no email address" }
+  }
   if (survey.status === "completed" && !isFirstEmail(survey, position)) return { _tag: "End", outcome: "skipped" }
   if (input.template === undefined) return { _tag: "End", outcome: "failed" }
   return { _tag: "Send", template: input.template, customer, order }
@@ -108,7 +110,12 @@ export const stepOutcomeOf = (result: MailerResult): StepOutcome =>
   result._tag === "Sent" || result._tag === "Logged" ? "sent" : "failed"
 
 /** The survey after a decision that sent nothing or after the send's outcome, with the claim released. */
-const applyDecision = (stored: StoredSurvey, decision: StepDecision, outcome: StepOutcome | undefined, at: Timestamp): StoredSurvey => {
+const applyDecision = (
+  stored: StoredSurvey,
+  decision: StepDecision,
+  outcome: StepOutcome | undefined,
+  at: Timestamp
+): StoredSurvey => {
   const released = { ...stored, claim: null }
   switch (decision._tag) {
     case "Cancel":
@@ -142,11 +149,13 @@ const record = (
 ) =>
   Effect.gen(function*() {
     const repo = yield* SurveyRepository
-    yield* UnitOfWork.use((uow) => uow.transaction(Effect.gen(function*() {
-      const current = yield* repo.lockSurvey(organizationId, id)
-      if (Option.isNone(current) || current.value.claim?.workerId !== workerId) return
-      yield* repo.saveSurveys(organizationId, [finish(current.value)])
-    })))
+    yield* UnitOfWork.use((uow) =>
+      uow.transaction(Effect.gen(function*() {
+        const current = yield* repo.lockSurvey(organizationId, id)
+        if (Option.isNone(current) || current.value.claim?.workerId !== workerId) return
+        yield* repo.saveSurveys(organizationId, [finish(current.value)])
+      }))
+    )
   })
 
 /** Runs one claimed step: decides, sends when it should, records the outcome. */
@@ -167,7 +176,9 @@ export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSet
     if (decision._tag === "Send") {
       // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
       const sendingAt = yield* now
-      const ours = yield* SurveyRepository.use((r) => r.markSending(organizationId, survey.id, settings.workerId, sendingAt))
+      const ours = yield* SurveyRepository.use((r) =>
+        r.markSending(organizationId, survey.id, settings.workerId, sendingAt)
+      )
       if (!ours) return
       const products: Array<Product> = []
       for (const p of survey.products) {
@@ -182,13 +193,22 @@ export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSet
         customer: decision.customer,
         products
       })
-      const result = yield* Mailer.use((m) => m.send({ id: `${survey.id}/${position}`, to: decision.customer.email, ...message })).pipe(
-        Effect.catchCause((cause) => Effect.succeed<MailerResult>({ _tag: "Uncertain", error: Cause.pretty(cause).split("\n")[0] ?? "defect" }))
+      const result = yield* Mailer.use((m) =>
+        m.send({ id: `${survey.id}/${position}`, to: decision.customer.email, ...message })
+      ).pipe(
+        Effect.catchCause((cause) =>
+          Effect.succeed<MailerResult>({ _tag: "Uncertain", error: Cause.pretty(cause).split("\n")[0] ?? "defect" })
+        )
       )
       outcome = stepOutcomeOf(result)
     }
     const at = yield* now
-    yield* record(organizationId, survey.id, settings.workerId, (stored) => applyDecision(stored, decision, outcome, at))
+    yield* record(
+      organizationId,
+      survey.id,
+      settings.workerId,
+      (stored) => applyDecision(stored, decision, outcome, at)
+    )
   })
 
 /** Claims and runs due steps, a batch at a time, until none is due; answers how many ran. */
@@ -215,13 +235,15 @@ export const failInterruptedSurveySteps = (
     const before = fromMillis(toMillis(at) - settings.interruptedAfterMs)
     const stale = yield* repo.staleClaims(before)
     for (const { id, organizationId } of stale) {
-      yield* UnitOfWork.use((uow) => uow.transaction(Effect.gen(function*() {
-        const current = Option.getOrUndefined(yield* repo.lockSurvey(organizationId, id))
-        const claim = current?.claim
-        // A claim is as old as its last sign of life: the send started, or else the claim itself.
-        if (current === undefined || claim == null || (claim.sendingAt ?? claim.claimedAt) >= before) return
-        yield* repo.saveSurveys(organizationId, [recoverClaim(current, at)])
-      })))
+      yield* UnitOfWork.use((uow) =>
+        uow.transaction(Effect.gen(function*() {
+          const current = Option.getOrUndefined(yield* repo.lockSurvey(organizationId, id))
+          const claim = current?.claim
+          // A claim is as old as its last sign of life: the send started, or else the claim itself.
+          if (current === undefined || claim == null || (claim.sendingAt ?? claim.claimedAt) >= before) return
+          yield* repo.saveSurveys(organizationId, [recoverClaim(current, at)])
+        }))
+      )
     }
     return stale.length
   })

@@ -28,7 +28,9 @@ type Listed = { readonly id: string; readonly updatedAt: string }
 
 /** Every page of `list` under `params`, following nextCursor one record at a time. */
 const walk = (
-  list: (params: ListParams) => Effect.Effect<{ readonly data: ReadonlyArray<Listed>; readonly nextCursor: string | null }, any, any>,
+  list: (
+    params: ListParams
+  ) => Effect.Effect<{ readonly data: ReadonlyArray<Listed>; readonly nextCursor: string | null }, any, any>,
   params: ListParams
 ) =>
   Effect.gen(function*() {
@@ -56,8 +58,14 @@ export const syncConformance: ConformanceSuite = (store) =>
         const orders: Array<Listed> = []
         for (let i = 0; i < 3; i++) {
           reviews.push(yield* seedReview(org.id, { productId: mug.id, fields: { published: false } }))
-          questions.push(yield* as(ProductQuestions.use((q) => q.create({ productId: mug.id, body: `Question ${i}?` }))))
-          orders.push(yield* as(Orders.use((o) => o.create({ customer: { email: `s${i}@example.com` }, lines: [{ productSlug: "mug" }] }))))
+          questions.push(
+            yield* as(ProductQuestions.use((q) => q.create({ productId: mug.id, body: `Question ${i}?` })))
+          )
+          orders.push(
+            yield* as(
+              Orders.use((o) => o.create({ customer: { email: `s${i}@example.com` }, lines: [{ productSlug: "mug" }] }))
+            )
+          )
           yield* TestClock.adjust("1 minute")
         }
         const since = yield* Timestamp.now
@@ -72,16 +80,24 @@ export const syncConformance: ConformanceSuite = (store) =>
         const expected = (records: ReadonlyArray<{ readonly id: string }>) => [records[2]!.id, records[0]!.id]
         const ids = (listed: ReadonlyArray<Listed>) => listed.map((r) => r.id)
         assert.deepStrictEqual(ids(yield* walk((p) => as(Reviews.use((r) => r.list(p))), changed)), expected(reviews))
-        assert.deepStrictEqual(ids(yield* walk((p) => as(ProductQuestions.use((q) => q.list(p))), changed)), expected(questions))
+        assert.deepStrictEqual(
+          ids(yield* walk((p) => as(ProductQuestions.use((q) => q.list(p))), changed)),
+          expected(questions)
+        )
         assert.deepStrictEqual(ids(yield* walk((p) => as(Orders.use((o) => o.list(p))), changed)), expected(orders))
         // Newest change first, over every record; before `since` only the unchanged one remains.
         const newest = { sort: "-updatedAt" }
         assert.strictEqual((yield* walk((p) => as(Reviews.use((r) => r.list(p))), newest))[0]?.id, reviews[0]!.id)
-        assert.strictEqual((yield* walk((p) => as(ProductQuestions.use((q) => q.list(p))), newest))[0]?.id, questions[0]!.id)
+        assert.strictEqual(
+          (yield* walk((p) => as(ProductQuestions.use((q) => q.list(p))), newest))[0]?.id,
+          questions[0]!.id
+        )
         assert.strictEqual((yield* walk((p) => as(Orders.use((o) => o.list(p))), newest))[0]?.id, orders[0]!.id)
         const unchanged = { filter: JSON.stringify({ updatedAt: { $lt: since } }) }
         assert.deepStrictEqual(ids(yield* walk((p) => as(Reviews.use((r) => r.list(p))), unchanged)), [reviews[1]!.id])
-        assert.deepStrictEqual(ids(yield* walk((p) => as(ProductQuestions.use((q) => q.list(p))), unchanged)), [questions[1]!.id])
+        assert.deepStrictEqual(ids(yield* walk((p) => as(ProductQuestions.use((q) => q.list(p))), unchanged)), [
+          questions[1]!.id
+        ])
         assert.deepStrictEqual(ids(yield* walk((p) => as(Orders.use((o) => o.list(p))), unchanged)), [orders[1]!.id])
       }))
   })

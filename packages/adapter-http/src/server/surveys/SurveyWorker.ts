@@ -37,18 +37,26 @@ export const runSurveyWorker = (settings: SurveyWorkerSettings) =>
     const cap = Math.max(settings.pollIntervalMs, Math.floor(settings.interruptedAfterMs / 10))
     const wait = untilDue(next, yield* Timestamp.now, cap)
     if (wait > 0) {
-      yield* Effect.raceFirst(WorkSignals.use((signals) => signals.idle("surveys", settings.pollIntervalMs)), Effect.sleep(wait))
+      yield* Effect.raceFirst(
+        WorkSignals.use((signals) => signals.idle("surveys", settings.pollIntervalMs)),
+        Effect.sleep(wait)
+      )
     }
   }).pipe(
     Effect.catchCause((cause) =>
-      Effect.logError("survey worker round failed", Cause.pretty(cause)).pipe(Effect.andThen(Effect.sleep(settings.pollIntervalMs)))
+      Effect.logError("survey worker round failed", Cause.pretty(cause)).pipe(
+        Effect.andThen(Effect.sleep(settings.pollIntervalMs))
+      )
     ),
     Effect.forever
   )
 
 /** Runs the worker for the lifetime of the layer. */
-export const SurveyWorker = (settings: SurveyWorkerSettings) => Layer.effectDiscard(Effect.forkScoped(runSurveyWorker(settings)))
+export const SurveyWorker = (settings: SurveyWorkerSettings) =>
+  Layer.effectDiscard(Effect.forkScoped(runSurveyWorker(settings)))
 
 /** The worker with the server's mail transport (SMTP when set, the log otherwise). */
 export const SurveyWorkerLive = (smtp: SmtpSettings | undefined, settings?: Partial<SurveyWorkerSettings>) =>
-  SurveyWorker({ ...defaultSurveyWorkerSettings(workerIdOfProcess()), ...settings }).pipe(Layer.provide(mailerFor(smtp)))
+  SurveyWorker({ ...defaultSurveyWorkerSettings(workerIdOfProcess()), ...settings }).pipe(
+    Layer.provide(mailerFor(smtp))
+  )

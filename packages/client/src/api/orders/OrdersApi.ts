@@ -94,7 +94,7 @@ export class OrdersApi extends HttpApiGroup.make("orders")
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({
     title: "Orders",
-    description: "What shoppers bought. `externalId` is unique per organization; survey flows enroll orders when they are created or reach `fulfilled` or `delivered`."
+    description:
+      "What shoppers bought. `externalId` is unique per organization; survey flows enroll orders when they are created or reach `fulfilled` or `delivered`."
   }))
 {}
-

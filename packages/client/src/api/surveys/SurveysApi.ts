@@ -45,7 +45,12 @@ export class SurveysApi extends HttpApiGroup.make("surveys")
       success: Survey,
       error: [NotFoundResponse, InvalidRequestResponse]
     })
-      .annotateMerge(doc("Delete a survey", "Deletes the survey: nothing more is sent for it. Answers it as it was; fires `survey.deleted`."))
+      .annotateMerge(
+        doc(
+          "Delete a survey",
+          "Deletes the survey: nothing more is sent for it. Answers it as it was; fires `survey.deleted`."
+        )
+      )
       .pipe(requires("reviews:write"))
   )
   .middleware(SecretKeyAuth)
@@ -54,4 +59,3 @@ export class SurveysApi extends HttpApiGroup.make("surveys")
     description: "Review requests: one per order and survey flow, with each step's due time and outcome."
   }))
 {}
-
