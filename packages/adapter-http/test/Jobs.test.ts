@@ -118,6 +118,22 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     expect((await server.request("GET", "/products", { token: key })).body.data).toHaveLength(0)
   }, 60_000)
 
+  it("a JSON value nested thousands deep in a CSV cell or an NDJSON line is a 400 like in a request body, and imports nothing", async () => {
+    const { key } = await server.provision()
+    const deep = "[".repeat(20_000) + "]".repeat(20_000)
+    const inCell = await importFile(server, key, "type=products", csv([["slug", "title", "metadata"], ["a", "A", "{}"], ["b", "B", deep]]), "text/csv")
+    expect(inCell.status, inCell.text).toBe(400)
+    expect(inCell.body.error.details.issues[0]).toEqual({ path: "body", message: expect.stringMatching(/^row 2, column "metadata", nests .* deeper than 64 levels/) })
+    const inLine = await importFile(server, key, "type=products", `{"slug":"a","title":"A"}\n{"slug":"b","title":"B","metadata":${deep}}\n`, "application/x-ndjson")
+    expect(inLine.status, inLine.text).toBe(400)
+    expect(inLine.body.error.details.issues[0].message).toMatch(/^row 2 nests .* deeper than 64 levels/)
+    // Brackets in a text column are text, however many.
+    const inText = await importFile(server, key, "type=products", csv([["slug", "title"], ["c", deep.slice(0, 200)]]), "text/csv")
+    expect(inText.status, inText.text).toBe(202)
+    await waitFor(server, key, `/import-jobs/${inText.body.id}`)
+    expect((await server.request("GET", "/products", { token: key })).body.data.map((p: any) => p.slug)).toEqual(["c"])
+  })
+
   it("an export downloaded as CSV re-imports into a fresh organization as the same reviews", async () => {
     const { key } = await server.provision()
     await seedProducts(server, key)

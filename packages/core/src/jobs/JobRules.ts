@@ -58,6 +58,9 @@ const cellValue = (kind: CellKind | undefined, cell: string): unknown => {
   }
 }
 
+/** Whether a column's cells hold JSON (a list or an object) for the job's type. */
+export const isJsonColumn = (type: JobType, column: string): boolean => cellKinds[type][column] === "json"
+
 /** A CSV record (header → cell) as the row object the JSON import would take. */
 export const rowOfCsvRecord = (type: JobType, record: Readonly<Record<string, string>>): Record<string, unknown> => {
   const kinds = cellKinds[type]
