@@ -61,7 +61,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
   readonly update: (
     id: ReviewId,
     patch: ReviewPatch
-  ) => Effect.Effect<ReviewRecord, Forbidden | NotFound | InvalidRedaction, CurrentCaller>
+  ) => Effect.Effect<ReviewRecord, Forbidden | NotFound | InvalidRedaction | InvalidRequest, CurrentCaller>
   /** `DELETE /reviews/{id}`: removes it with its files, answers and reply; keeps a deletion record without content. */
   readonly delete: (
     id: ReviewId,

@@ -248,6 +248,18 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(yield* events(org), [])
       }))
 
+    it.effect("a redaction that would grow a text past its limit is a 400 naming the field and changes nothing", () =>
+      Effect.gen(function*() {
+        const writes = yield* ReviewWrites
+        const body = "a ".repeat(4_000)
+        const { org, reviews: [review], caller } = yield* seed([{ title: "Hi", body }])
+        const error = yield* Effect.flip(writes.update(review!.id, { body: body.replaceAll("a", REDACTION_MARKER) }).pipe(as(caller)))
+        assert.strictEqual(error._tag, "InvalidRequest")
+        assert.deepStrictEqual((error as { issues: ReadonlyArray<{ path: string }> }).issues.map((i) => i.path), ["body.body"])
+        assert.deepStrictEqual(yield* getReview(org, review!.id), review)
+        assert.deepStrictEqual(yield* events(org), [])
+      }))
+
     it.effect("null is accepted only for a null title or body", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
