@@ -6,7 +6,7 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { type StoreServices } from "@feedback/core"
+import { REVIEW_EXPORT_COLUMNS, type StoreServices } from "@feedback/core"
 import type { Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
@@ -140,20 +140,28 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     const rows = [
       { externalId: "e1", product: "mug", rating: 5, title: "Fine, \"quoted\"", body: "Two\nlines", customer: "ann@example.com", response: "Thanks", metadata: { a: "1" } },
       { externalId: "e2", product: "cup", rating: 3, pending: true },
-      { externalId: "e3", product: "cup", rating: 1, published: false, imageUrls: ["https://img.example/b.jpg"] }
+      { externalId: "e3", product: "cup", rating: 1, published: false, imageUrls: ["https://img.example/b.jpg"] },
+      // Spreadsheet formulas, and text that looks like an escaped one.
+      { externalId: "=e4", product: "cup", rating: 2, title: "=HYPERLINK(\"https://evil.example\",\"x\")", body: "+1 -2", response: "@SUM(A1)", customer: "\tbob@example.com".trim() },
+      { externalId: "e5", product: "mug", rating: 4, title: "-minus", body: "'=already escaped", response: "\tTabbed" }
     ]
     const imported = await importFile(server, key, "type=reviews", rows.map((r) => JSON.stringify(r)).join("\n"), "application/x-ndjson")
-    expect((await waitFor(server, key, `/import-jobs/${imported.body.id}`)).progress.importedRows).toBe(3)
+    expect((await waitFor(server, key, `/import-jobs/${imported.body.id}`)).progress.importedRows).toBe(5)
 
     const exportJob = await server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "csv" } })
     expect(exportJob.status, exportJob.text).toBe(202)
     expect(exportJob.headers.get("x-rate-limit-cost")).toBe("10")
     const done = await waitFor(server, key, `/export-jobs/${exportJob.body.id}`)
     expect(done.status).toBe("succeeded")
-    expect(done.progress.totalRows).toBe(3)
+    expect(done.progress.totalRows).toBe(5)
     const file = await server.request("GET", `/export-jobs/${exportJob.body.id}/download`, { token: key })
     expect(file.status).toBe(200)
     expect(file.headers.get("content-type")).toMatch(/^text\/csv/)
+    // No cell starts with a character a spreadsheet would run as a formula (OWASP: a leading ').
+    const cells = file.text.split("\r\n").slice(1).flatMap((line) => line.split(",")).map((c) => c.startsWith("\"") ? c.slice(1) : c)
+    expect(cells.filter((c) => /^[=+\-@\t\r]/.test(c))).toEqual([])
+    expect(file.text).toContain("'=HYPERLINK(")
+    expect(file.text).toContain("''=already escaped")
 
     const fresh = await server.provision()
     await seedProducts(server, fresh.key)
@@ -175,6 +183,10 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     await waitFor(server, key, `/export-jobs/${ndjson.body.id}`)
     const lines = (await server.request("GET", `/export-jobs/${ndjson.body.id}/download`, { token: key })).text.trim().split("\n")
     expect(lines.map((l) => JSON.parse(l).externalId)).toEqual(["e1"])
+    // Every field of the list, nulls included, and no formula escape in NDJSON.
+    const e1 = JSON.parse(lines[0]!)
+    expect(Object.keys(e1)).toEqual(REVIEW_EXPORT_COLUMNS)
+    expect(e1).toMatchObject({ pending: null, imageUrls: null, answers: null, redactedAt: null, title: "Fine, \"quoted\"" })
     const badFilter = await server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "csv", filter: { nope: 1 } } })
     expect(badFilter.status).toBe(400)
     const other = await server.provision()
