@@ -8,19 +8,19 @@
  * exactly `TokenBucket`'s new states when admitted, and untouched when refused. (The store itself also dies when
  * the database and `TokenBucket` disagree; this test makes them meet on inputs chosen to be awkward.)
  *
- * The store under test is the one that calls `rate_limit_spend` (`makePgRateLimitStore`), on either kind: the
- * embedded store layer decides in the process instead (`PgEmbeddedRateLimitStore`) and writes no row per spend, so
+ * The store under test is the one that calls `rate_limit_spend` (`PgRateLimitRepository`), on either kind: the
+ * embedded store layer decides in the process instead (`PgEmbeddedRateLimitRepository`) and writes no row per spend, so
  * read through `PgStoreLayer` on PGlite this compared the function with nothing (every seed failed on its first run).
  */
 import { assert, layer } from "@effect/vitest"
-import { toSpendDecision, TokenBucket } from "@feedback/core"
+import { RateLimitRepository, toSpendDecision, TokenBucket } from "@feedback/core"
 import { atTime, spendScenarioArbitrary, withoutStates } from "@feedback/testing"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import fc from "fast-check"
 import { randomUUID } from "node:crypto"
 import { PgStoreLayer } from "../src/PgStore.ts"
-import { makePgRateLimitStore } from "../src/ratelimit/PgRateLimitStore.ts"
+import { PgRateLimitRepository } from "../src/ratelimit/PgRateLimitStore.ts"
 import { freshLayer, serverUrl, storeName } from "./TestDatabase.ts"
 
 const T0 = 1_763_000_000_000
@@ -30,7 +30,8 @@ const scenario = spendScenarioArbitrary(T0)
 layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })(`rate_limit_spend agrees with TokenBucket (${storeName})`, (it) => {
   it.effect("on random states, specs, costs and times", () =>
     Effect.gen(function*() {
-      const store = yield* makePgRateLimitStore
+      // Each scenario is a new organization, so no refusal is known locally: every spend calls the function.
+      const store = yield* Effect.service(RateLimitRepository).pipe(Effect.provide(PgRateLimitRepository))
       const sql = yield* SqlClient.SqlClient
       const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
       yield* Effect.promise(() =>

@@ -2,7 +2,7 @@ import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import {
   advanceProgress,
-  csvField,
+  csvLine,
   decodeStagedRow,
   emptyProgress,
   exportLine,
@@ -44,8 +44,7 @@ describe("exports", () => {
       expect(unneutraliseFormula(neutraliseFormula(text))).toBe(text)
       expect(rowOfCsvRecord("products", { title: neutraliseFormula(text) })).toEqual(text === "" ? {} : { title: text })
     }), { numRuns: 500 })
-    expect(csvField("=cmd|' /C calc'!A0")).toBe("'=cmd|' /C calc'!A0")
-    expect(csvField(-3)).toBe("'-3")
+    expect(csvLine(["=cmd|' /C calc'!A0", -3, "ok"])).toBe("'=cmd|' /C calc'!A0,'-3,ok\r\n")
     expect(rowOfCsvRecord("reviews", { rating: "'-3" })).toEqual({ rating: -3 })
   })
 

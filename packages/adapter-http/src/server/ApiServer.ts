@@ -22,7 +22,7 @@ import { ProductQuestionHandlers } from "./questions/ProductQuestionHandlers.ts"
 import { type EmailServerOptions, EmailWorkerFor } from "./questions/SmtpMailer.ts"
 import { RequestValidationLive } from "./RequestValidationLive.ts"
 import { ReviewWritesHandlers } from "./reviews/ReviewWritesHandlers.ts"
-import { ReviewsReadHandlers } from "./reviews/ReviewsReadHandlers.ts"
+import { ReviewsHandlers } from "./reviews/ReviewsHandlers.ts"
 import { type RefusalGateSlot, refusalGateLayer } from "./RefusalGate.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
@@ -80,7 +80,7 @@ export interface ApiServerOptions {
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
-  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
+  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsHandlers]),
   Layer.provide([ImportJobsHandlers, ExportJobsHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )

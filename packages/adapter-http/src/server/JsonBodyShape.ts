@@ -45,7 +45,7 @@ const COMMA = 0x2c
  * Advances `state` over `bytes[from, to)`; answers the first limit crossed. Malformed JSON is not judged here (the
  * parser reports it), only counted as far as it goes.
  */
-export const scanSlice = (bytes: Uint8Array, from: number, to: number, state: ScanState): JsonBodyProblem | undefined => {
+const scanSlice = (bytes: Uint8Array, from: number, to: number, state: ScanState): JsonBodyProblem | undefined => {
   let { containers, depth, escaped, inString, values } = state
   let problem: JsonBodyProblem | undefined
   for (let i = from; i < to; i++) {

@@ -174,7 +174,7 @@ export const compileSearch = (
 }
 
 /** The ORDER BY list of a keyset sort: value in the direction with NULLS LAST, then id in the same direction. */
-export const compileOrderBy = (sort: Sort, columns: ColumnResolver, idSql: string): string => {
+const compileOrderBy = (sort: Sort, columns: ColumnResolver, idSql: string): string => {
   const column = columns(sort.field)
   const collate = sort.type === "string" ? ` COLLATE "C"` : ""
   const dir = sort.direction === "asc" ? "ASC" : "DESC"

@@ -1,40 +1,17 @@
 /**
- * The PostgreSQL side of review rows: the read side's filter mapping, the review as jsonb (event data), row
- * mappings, and the set-based INSERT statements (rows travel as one JSON array parameter, `$2`, expanded with
+ * The PostgreSQL side of review rows: the review as jsonb (event data), row mappings, and the set-based INSERT
+ * statements (rows travel as one JSON array parameter, `$2`, expanded with
  * `jsonb_to_recordset`) shared by the stores and the test kit.
  */
 import { jsonValue } from "../kernel/SqlRows.ts"
-import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
 import { CUSTOMER_COLUMNS, CUSTOMER_RECORDSET } from "../catalog/CatalogRows.ts"
 import type { ImportJobId, ReviewFile, ReviewRecord, ReviewReply, StoredReview, SurveyAnswer } from "@feedback/core"
 import { arrayLiteral, quotedElement } from "../kernel/ArrayLiterals.ts"
 import { type EventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
-import { columnsFrom, type ListSqlMapping } from "../kernel/FilterSql.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
-/** The read side's filter and search mapping over `reviews r`, `products p`, `customers c` (docs/DECISIONS.md §4). */
-export const reviewMatchMapping: ListSqlMapping = {
-  columns: columnsFrom({
-    id: "r.id",
-    rating: "r.rating",
-    published: "r.published",
-    flagged: "r.flagged",
-    moderatedAt: "r.moderated_at",
-    surveyId: "r.survey_id",
-    ipAddress: "r.ip_address",
-    browserFingerprint: "r.browser_fingerprint",
-    metadata: "r.metadata",
-    createdAt: "r.created_at",
-    "product.id": "p.id",
-    "customer.id": "c.id",
-    ...relatedCatalogColumns
-  }),
-  id: "r.id",
-  search: ["r.title", "r.body", "c.email", "c.first_name", "c.last_name", "p.title"]
-}
-
 /** A timestamptz as the API writes it: UTC, milliseconds, trailing Z (the canonical Timestamp). */
-export const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
  * The review in the API's shape without extras, as jsonb: `FROM <rows> a ${reviewJsonJoin("a")}` makes

@@ -15,7 +15,6 @@
  */
 import {
   type CustomerId,
-  type FilterAst,
   type OrganizationId,
   type ProductId,
   type ReviewId,
@@ -24,7 +23,7 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { numberArrayLiteral } from "../kernel/ArrayLiterals.ts"
-import { compileFilter, compileSearch } from "../kernel/FilterSql.ts"
+import { reviewMatchFrom, reviewMatchWhere } from "./PgReviewMatch.ts"
 import {
   answersInput,
   filesInput,
@@ -41,7 +40,6 @@ import {
   reviewInput,
   reviewJsonColumns,
   reviewJsonJoin,
-  reviewMatchMapping,
   toReply,
   toReview
 } from "./PgReviewRows.ts"
@@ -75,18 +73,6 @@ const makeRepository = Effect.gen(function*() {
       `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE organization_id = $1 AND id = $2 FOR UPDATE`,
       [organizationId, id]
     ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReview)), orDie)
-
-  const matchWhere = (filter: FilterAst, search: string | undefined, offset: number) => {
-    const f = compileFilter(filter, reviewMatchMapping.columns, offset)
-    const s = compileSearch(search, reviewMatchMapping.search, offset + f.params.length)
-    return { text: `(${f.text}) AND (${s.text})`, params: [...f.params, ...s.params] }
-  }
-
-  // The match's product and customer, joined only when it refers to them: with FOR UPDATE OF r the planner cannot
-  // drop an unused outer join itself, and 100,000 matched reviews then pay two hash joins for nothing.
-  const relatedJoins = (where: string) =>
-    (/\bp\./.test(where) ? "LEFT JOIN products p ON p.organization_id = r.organization_id AND p.id = r.product_id " : "") +
-    (/\bc\./.test(where) ? "LEFT JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id" : "")
 
   return ReviewWriteRepository.of({
     lockReview,
@@ -154,11 +140,11 @@ const makeRepository = Effect.gen(function*() {
       Effect.gen(function*() {
         // $3 is the moment as timestamptz, $4 the same canonical Timestamp as the event data's text, $5 and $6 the
         // seed of the events' ids.
-        const where = matchWhere(match.filter, match.search, 6)
+        const where = reviewMatchWhere(match.filter, match.search, 6)
         const rows = yield* sql.unsafe<{ count: number; changed: unknown }>(
           `WITH matched AS (
              SELECT r.id, r.published AS was_published
-             FROM reviews r ${relatedJoins(where.text)}
+             FROM ${reviewMatchFrom(match.filter)}
              WHERE r.organization_id = $1 AND ${where.text}
              ORDER BY r.id
              FOR UPDATE OF r

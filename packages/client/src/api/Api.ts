@@ -12,7 +12,7 @@ import { ExportJobsApi, ImportJobsApi } from "./jobs/JobsApi.ts"
 import { OrganizationApi } from "./organizations/OrganizationApi.ts"
 import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
-import { ReviewsReadApi } from "./reviews/ReviewsReadApi.ts"
+import { ReviewsApi } from "./reviews/ReviewsApi.ts"
 import { RequestValidation } from "./Security.ts"
 import { AutomationApi } from "./setup/AutomationApi.ts"
 import { SetupApi } from "./setup/SetupApi.ts"
@@ -28,7 +28,7 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(WebhooksApi)
   .add(ReviewWritesApi)
   .add(SitesApi, ProductsApi, CustomersApi)
-  .add(ReviewsReadApi)
+  .add(ReviewsApi)
   .add(ImportJobsApi, ExportJobsApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)

@@ -93,7 +93,7 @@ export const rowOfCsvRecord = (type: JobType, record: Readonly<Record<string, st
  * fraud signals). An import accepts and ignores them, so an exported file imports as it is; any other unknown
  * column is refused like an unknown field of the JSON import.
  */
-export const EXPORT_ONLY_REVIEW_FIELDS: ReadonlyArray<string> = [
+const EXPORT_ONLY_REVIEW_FIELDS: ReadonlyArray<string> = [
   "id", "siteId", "productId", "productVariantId", "customerId", "surveyId", "originalTitle", "originalBody",
   "redactedAt", "flagged", "flags", "moderatedAt", "ipAddress", "browserFingerprint", "ipCountry", "userAgent",
   "submitSeconds", "updatedAt"
@@ -233,7 +233,7 @@ export const reviewExportRow = (review: Review): Record<string, unknown> => {
  * JSON; absent values are empty; a formula is neutralised. A six-line rule, so the core needs no CSV library for
  * writing.
  */
-export const csvField = (value: unknown): string => {
+const csvField = (value: unknown): string => {
   if (value === undefined || value === null) return ""
   const text = neutraliseFormula(typeof value === "object" ? JSON.stringify(value) : String(value))
   return /[",\r\n]/.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text

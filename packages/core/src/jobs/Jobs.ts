@@ -17,10 +17,9 @@ import { checkOptOut, Catalogs } from "../catalog/Catalogs.ts"
 import type { CustomerCreate, ProductCreate } from "../catalog/CatalogRequests.ts"
 import { type Caller, CurrentCaller, DashboardCaller, hasPermission, requirePermission, SecretKeyCaller } from "../kernel/Caller.ts"
 import { Conflict, Forbidden, ImportFailed, InvalidRequest, NotFound, PayloadTooLarge } from "../kernel/Errors.ts"
-import { parseFilter, reviewFilterCatalog } from "../kernel/Filter.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { ImportJobId } from "../kernel/Ids.ts"
-import { parseSearch } from "../kernel/ListQuery.ts"
+import { parseListMatch } from "../kernel/ListQuery.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { ReviewImportRow } from "../reviews/ReviewRequests.ts"
@@ -43,6 +42,7 @@ import {
 } from "./Job.ts"
 import { JobRepository, type StagedRow } from "./JobRepository.ts"
 import { advanceProgress, decodeStagedRow, exportHeader, exportLine, REVIEW_EXPORT_INCLUDES, reviewExportRow, stageableText } from "./JobRules.ts"
+import { reviewListEndpoint } from "../reviews/ReviewLists.ts"
 
 export interface JobSettingsValues {
   /** How long a claim holds without a heartbeat; a crashed worker's job is taken over after this. */
@@ -190,13 +190,7 @@ export class Jobs extends Context.Service<Jobs, {
 
     const createExport = Effect.fn("Jobs.createExport")(function*(request: ExportJobRequest) {
       const caller = yield* requirePermission("reviews:read")
-      const filter = parseFilter(request.filter, reviewFilterCatalog)
-      const search = parseSearch(request.search)
-      const issues = [
-        ...(filter._tag === "Failure" ? filter.failure.issues : []),
-        ...(search._tag === "Failure" ? search.failure.issues : [])
-      ]
-      if (issues.length > 0) return yield* InvalidRequest.of(issues)
+      yield* Effect.fromResult(parseListMatch(request, reviewListEndpoint))
       const job = newJob(caller, yield* nextIdFrom<ImportJobId>(ids), yield* now, {
         type: request.type,
         action: "export",

@@ -91,7 +91,6 @@ export const TimestampInput = Schema.String.pipe(
 export const parse = (s: string): Timestamp | undefined => canonicalOf(s) as Timestamp | undefined
 
 export const fromMillis = (millis: number): Timestamp => new Date(millis).toISOString() as Timestamp
-export const fromDate = (date: Date): Timestamp => date.toISOString() as Timestamp
 /** Normalises any parseable date-time string to the canonical form. */
 export const normalize = (s: string): Timestamp => new Date(Date.parse(s)).toISOString() as Timestamp
 export const toMillis = (t: Timestamp): number => Date.parse(t)

@@ -11,7 +11,7 @@ import { Cause, Effect, Stream } from "effect"
 import { type JsonBodyProblem, jsonTextProblem, problemMessage } from "../JsonBodyShape.ts"
 
 /** One row (a line or a record) may be at most this large. */
-export const MAX_ROW_BYTES = 1024 * 1024
+const MAX_ROW_BYTES = 1024 * 1024
 
 const tooLarge = new PayloadTooLarge({
   message: `An import file may be at most ${MAX_JOB_BYTES / 1024 / 1024} MiB; split it into several jobs. Nothing was imported.`,
