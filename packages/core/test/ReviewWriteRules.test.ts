@@ -55,7 +55,7 @@ describe("planReviewPatch", () => {
     expect(error).toMatchObject({ _tag: "InvalidRedaction", field: "title" })
   })
 
-  it("a redaction whose markers would grow a text past its limit is refused naming the field (DECISIONS §48)", () => {
+  it("a redaction whose markers would grow a text past its limit is refused naming the field (DECISIONS §53)", () => {
     // 4,000 one-letter words: each letter turned into a marker grows the body from 8,000 to 44,000 characters.
     const body = "a ".repeat(4_000)
     const review = makeReview(product, { title: "t ".repeat(250).trim(), body, published: false })

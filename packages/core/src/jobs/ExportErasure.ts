@@ -1,5 +1,5 @@
 /**
- * Erasure reaches export files (docs/DECISIONS.md §49): when a customer's request deletes their review, no export
+ * Erasure reaches export files (docs/DECISIONS.md §54): when a customer's request deletes their review, no export
  * file still held for download may keep their words. A file's rows cannot be told apart without reading it back, so
  * every file the organization holds is withdrawn in the deletion's unit of work: a finished export's file is deleted
  * and the job expires at that instant (its download is a 404 saying to run the export again); a running export's

@@ -55,7 +55,7 @@ const ImageUrlInput = BoundedText(2048).check(
 /**
  * A redaction is checked against the stored text in linear time, so its schema is not held to the length limits of
  * new text: a review stored before the limits must still be redactable. The result's length is checked with the
- * stored text (docs/DECISIONS.md §48). The request's size is bounded by the body limit.
+ * stored text (docs/DECISIONS.md §53). The request's size is bounded by the body limit.
  */
 export const ReviewPatch = Schema.Struct({
   /** The current title with spans replaced by `[redacted]`; `null` only when the title is null. */

@@ -44,7 +44,7 @@ export interface ReviewPatchOutcome {
 const redactedMaxLength = { title: REVIEW_TITLE_MAX_LENGTH, body: REVIEW_BODY_MAX_LENGTH } as const
 
 /**
- * A redaction keeps a text within its limit (docs/DECISIONS.md §48): the result may be at most the field's limit, or
+ * A redaction keeps a text within its limit (docs/DECISIONS.md §53): the result may be at most the field's limit, or
  * no longer than the current text when that is already longer (stored before the limits), so markers over many short
  * spans cannot grow a text past what any other write may store.
  */

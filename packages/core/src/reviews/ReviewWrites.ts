@@ -158,7 +158,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
         yield* repo.recalculateProductStats(organizationId, [review.productId])
         // A customer's request takes their words out of every stored copy: the events about the review, the
         // delivery logs built from them, the deletion's own event (docs/DECISIONS.md §17) and export files still held
-        // for download (§49).
+        // for download (§54).
         const privacy = request.reason === "customer_request"
         if (privacy) {
           const redaction = { resource: "review", recordId: review.id, fields: REVIEW_CONTENT_FIELDS }

@@ -267,7 +267,7 @@ export const jobConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual([ok.status, ok.progress.totalRows], ["succeeded", MAX_ROWS])
       }))
 
-    it.effect("a customer_request deletion withdraws the organization's export files, finished or being written (§49)", () =>
+    it.effect("a customer_request deletion withdraws the organization's export files, finished or being written (§54)", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Erasure A")
         const other = yield* newOrganization("Erasure B")

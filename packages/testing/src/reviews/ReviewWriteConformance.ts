@@ -272,7 +272,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
       }))
 
     // That the check is linear is core/test/Redaction.test.ts's ratio, not a time measured here.
-    it.effect("a 1 MB body stored before the limits is redacted, not grown (§48)", () =>
+    it.effect("a 1 MB body stored before the limits is redacted, not grown (§53)", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
         const body = "a".repeat(500_000) + "secret-phone" + "b".repeat(500_000)
