@@ -14,6 +14,12 @@ import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
 const bin = Path.resolve(import.meta.dirname, "../src/cli/bin.ts")
 const OPERATOR_TOKEN = "cli-test-operator-token-0123456789abcdef"
 
+/**
+ * Each call starts a process that compiles the CLI's TypeScript on its way up: seconds on a loaded machine. The tests
+ * wait for the processes to end, with bounds far above what they need (a hang still fails, after minutes).
+ */
+const PROCESS_TEST_TIMEOUT = 300_000
+
 const run = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { env: { ...process.env, ...env } })
@@ -33,15 +39,16 @@ describe("help", () => {
       expect(code).toBe(0)
       expect(stdout).toContain("USAGE")
       expect(stdout).toContain(`feedback-admin-api ${command.join(" ")}`.trim())
-    }
+    },
+    PROCESS_TEST_TIMEOUT
   )
 })
 
 describe("serve, org create, key create and revoke", () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServerProcess({ DATABASE_URL: "memory", OPERATOR_TOKEN, LOG_REQUESTS: "false" }, { script: bin, args: ["serve"] })
-  })
+    server = await startServerProcess({ DATABASE_URL: "memory", OPERATOR_TOKEN, LOG_REQUESTS: "false" }, { script: bin, args: ["serve"], timeoutMs: 240_000 })
+  }, PROCESS_TEST_TIMEOUT)
   afterAll(() => server.stop())
 
   it("provisions a tenant whose key works until it is revoked", async () => {
@@ -61,7 +68,7 @@ describe("serve, org create, key create and revoke", () => {
     const revoked = await run(["key", "revoke", "--org", organization.id, "--key", issued.id], env)
     expect(revoked.code, revoked.stderr).toBe(0)
     expect((await call()).status).toBe(401)
-  })
+  }, PROCESS_TEST_TIMEOUT)
 
   it("import-jobs watch draws progress until the job ends, then prints it; a failed job exits non-zero", async () => {
     const env = { OPERATOR_TOKEN, ADMIN_API_URL: server.url }
@@ -84,7 +91,7 @@ describe("serve, org create, key create and revoke", () => {
     expect(failed.stdout + failed.stderr).toContain("failed")
     const noKey = await run(["import-jobs", "watch", job.id], env)
     expect(noKey.stdout + noKey.stderr).toContain("ADMIN_API_KEY")
-  })
+  }, PROCESS_TEST_TIMEOUT)
 
   it("says what is wrong, with a failing exit code", async () => {
     const noToken = await run(["org", "create", "--name", "x"], { ADMIN_API_URL: server.url, OPERATOR_TOKEN: "" })
@@ -95,7 +102,7 @@ describe("serve, org create, key create and revoke", () => {
     const badPermission = await run(["key", "create", "--org", "x", "--permissions", "reviews:delete"], { OPERATOR_TOKEN })
     expect(badPermission.code).not.toBe(0)
     expect(badPermission.stdout + badPermission.stderr).toContain("Unknown permission reviews:delete")
-  })
+  }, PROCESS_TEST_TIMEOUT)
 })
 
 describe("migrate", () => {
@@ -113,11 +120,11 @@ describe("migrate", () => {
     const after = await run(["migrate", "--status"], env)
     expect(after.stdout).toMatch(/[1-9]\d* applied, 0 pending/)
     expect((await run(["migrate"], env)).stdout).toContain("up to date")
-  })
+  }, PROCESS_TEST_TIMEOUT)
 
   it("refuses the memory store", async () => {
     const memory = await run(["migrate"], { DATABASE_URL: "memory" })
     expect(memory.code).not.toBe(0)
     expect(memory.stdout + memory.stderr).toContain("no schema to migrate")
-  })
+  }, PROCESS_TEST_TIMEOUT)
 })

@@ -114,7 +114,11 @@ describe("server limits (a real process)", () => {
       [`POST /webhooks HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, "HTTP/1.1 400 Bad Request", "INVALID_REQUEST"],
       ["POST /webhooks HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n{}", "HTTP/1.1 417 Expectation Failed", "EXPECTATION_FAILED"],
       ["GET /health HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request", "INVALID_REQUEST"],
-      ["GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", "HTTP/1.1 400 Bad Request", "INVALID_REQUEST"]
+      ["GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", "HTTP/1.1 400 Bad Request", "INVALID_REQUEST"],
+      // A body does not change what a path without the method answers.
+      [`GET /import-jobs HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: 2\r\n\r\n{}`, "HTTP/1.1 405 Method Not Allowed", "METHOD_NOT_ALLOWED"],
+      [`GET /import-jobs HTTP/1.1\r\nHost: x\r\n${auth}\r\n`, "HTTP/1.1 405 Method Not Allowed", "METHOD_NOT_ALLOWED"],
+      [`GET /no-such-route HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`, "HTTP/1.1 404 Not Found", "NOT_FOUND"]
     ]
     for (const [request, expectedStatus, code] of cases) {
       const connection = await connect(server.url)

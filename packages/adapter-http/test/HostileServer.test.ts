@@ -263,10 +263,12 @@ describe("webhook transport against a receiver that answers with an endless body
   })
 
   it("a body that stalls ends at the exchange's deadline with what was read, the connection dropped", async () => {
-    const started = performance.now()
-    const result = await post("/stalled-500", 300)
+    // The body never ends: only the deadline can end the exchange (a generous bound turns a hang into a failure).
+    const result = await Promise.race([
+      post("/stalled-500", 300),
+      new Promise((_, reject) => setTimeout(() => reject(new Error("the exchange outlived its deadline")), 60_000).unref())
+    ])
     expect(result).toEqual({ _tag: "Response", status: 500, bodyExcerpt: "partial" })
-    expect(performance.now() - started).toBeLessThan(5_000)
     await eventually(async () => (closed.includes("/stalled-500") ? true : undefined), 10_000, "the receiver's response to close")
   })
 

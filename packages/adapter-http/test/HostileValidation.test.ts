@@ -156,11 +156,17 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
   it("stored text everywhere: NUL in a product, a site, a question, a reply or metadata is a 400", async () => {
     const { key } = await server.provision()
     expectError(await server.request("POST", "/sites", { token: key, body: { name: "Main\u0000" } }), 400, "INVALID_REQUEST", "body.name")
-    expectError(
-      await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug", metadata: { "k\u0000": "v" } } }),
-      400,
-      "INVALID_REQUEST"
-    )
+    // A bad key is explained like a bad value, never as an "excess property".
+    for (const [metadata, message] of [
+      [{ "k\u0000": "v" }, "key: must not contain the NUL character"],
+      [{ k: "v\u0000" }, "must not contain the NUL character"],
+      [{ "k\uD800": "v" }, "key: must be well-formed Unicode (it contains a lone surrogate)"],
+      [{ ["k".repeat(41)]: "v" }, expect.stringMatching(/^key: .*between 1 and 40/)]
+    ] as const) {
+      const refused = await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug", metadata } })
+      expectError(refused, 400, "INVALID_REQUEST", `body.metadata.${Object.keys(metadata)[0]}`)
+      expect(refused.body.error.details.issues).toEqual([{ path: `body.metadata.${Object.keys(metadata)[0]}`, message }])
+    }
     const product = await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })
     expectError(
       await server.request("POST", "/product-questions", { token: key, body: { productId: product.body.id, body: "Fits?\uDBFF" } }),

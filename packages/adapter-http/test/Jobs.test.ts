@@ -6,7 +6,7 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { type StoreServices } from "@feedback/core"
+import { REVIEW_EXPORT_COLUMNS, type StoreServices } from "@feedback/core"
 import type { Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
@@ -118,26 +118,50 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     expect((await server.request("GET", "/products", { token: key })).body.data).toHaveLength(0)
   }, 60_000)
 
+  it("a JSON value nested thousands deep in a CSV cell or an NDJSON line is a 400 like in a request body, and imports nothing", async () => {
+    const { key } = await server.provision()
+    const deep = "[".repeat(20_000) + "]".repeat(20_000)
+    const inCell = await importFile(server, key, "type=products", csv([["slug", "title", "metadata"], ["a", "A", "{}"], ["b", "B", deep]]), "text/csv")
+    expect(inCell.status, inCell.text).toBe(400)
+    expect(inCell.body.error.details.issues[0]).toEqual({ path: "body", message: expect.stringMatching(/^row 2, column "metadata", nests .* deeper than 64 levels/) })
+    const inLine = await importFile(server, key, "type=products", `{"slug":"a","title":"A"}\n{"slug":"b","title":"B","metadata":${deep}}\n`, "application/x-ndjson")
+    expect(inLine.status, inLine.text).toBe(400)
+    expect(inLine.body.error.details.issues[0].message).toMatch(/^row 2 nests .* deeper than 64 levels/)
+    // Brackets in a text column are text, however many.
+    const inText = await importFile(server, key, "type=products", csv([["slug", "title"], ["c", deep.slice(0, 200)]]), "text/csv")
+    expect(inText.status, inText.text).toBe(202)
+    await waitFor(server, key, `/import-jobs/${inText.body.id}`)
+    expect((await server.request("GET", "/products", { token: key })).body.data.map((p: any) => p.slug)).toEqual(["c"])
+  })
+
   it("an export downloaded as CSV re-imports into a fresh organization as the same reviews", async () => {
     const { key } = await server.provision()
     await seedProducts(server, key)
     const rows = [
       { externalId: "e1", product: "mug", rating: 5, title: "Fine, \"quoted\"", body: "Two\nlines", customer: "ann@example.com", response: "Thanks", metadata: { a: "1" } },
       { externalId: "e2", product: "cup", rating: 3, pending: true },
-      { externalId: "e3", product: "cup", rating: 1, published: false, imageUrls: ["https://img.example/b.jpg"] }
+      { externalId: "e3", product: "cup", rating: 1, published: false, imageUrls: ["https://img.example/b.jpg"] },
+      // Spreadsheet formulas, and text that looks like an escaped one.
+      { externalId: "=e4", product: "cup", rating: 2, title: "=HYPERLINK(\"https://evil.example\",\"x\")", body: "+1 -2", response: "@SUM(A1)", customer: "\tbob@example.com".trim() },
+      { externalId: "e5", product: "mug", rating: 4, title: "-minus", body: "'=already escaped", response: "\tTabbed" }
     ]
     const imported = await importFile(server, key, "type=reviews", rows.map((r) => JSON.stringify(r)).join("\n"), "application/x-ndjson")
-    expect((await waitFor(server, key, `/import-jobs/${imported.body.id}`)).progress.importedRows).toBe(3)
+    expect((await waitFor(server, key, `/import-jobs/${imported.body.id}`)).progress.importedRows).toBe(5)
 
     const exportJob = await server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "csv" } })
     expect(exportJob.status, exportJob.text).toBe(202)
     expect(exportJob.headers.get("x-rate-limit-cost")).toBe("10")
     const done = await waitFor(server, key, `/export-jobs/${exportJob.body.id}`)
     expect(done.status).toBe("succeeded")
-    expect(done.progress.totalRows).toBe(3)
+    expect(done.progress.totalRows).toBe(5)
     const file = await server.request("GET", `/export-jobs/${exportJob.body.id}/download`, { token: key })
     expect(file.status).toBe(200)
     expect(file.headers.get("content-type")).toMatch(/^text\/csv/)
+    // No cell starts with a character a spreadsheet would run as a formula (OWASP: a leading ').
+    const cells = file.text.split("\r\n").slice(1).flatMap((line) => line.split(",")).map((c) => c.startsWith("\"") ? c.slice(1) : c)
+    expect(cells.filter((c) => /^[=+\-@\t\r]/.test(c))).toEqual([])
+    expect(file.text).toContain("'=HYPERLINK(")
+    expect(file.text).toContain("''=already escaped")
 
     const fresh = await server.provision()
     await seedProducts(server, fresh.key)
@@ -159,6 +183,10 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     await waitFor(server, key, `/export-jobs/${ndjson.body.id}`)
     const lines = (await server.request("GET", `/export-jobs/${ndjson.body.id}/download`, { token: key })).text.trim().split("\n")
     expect(lines.map((l) => JSON.parse(l).externalId)).toEqual(["e1"])
+    // Every field of the list, nulls included, and no formula escape in NDJSON.
+    const e1 = JSON.parse(lines[0]!)
+    expect(Object.keys(e1)).toEqual(REVIEW_EXPORT_COLUMNS)
+    expect(e1).toMatchObject({ pending: null, imageUrls: null, answers: null, redactedAt: null, title: "Fine, \"quoted\"" })
     const badFilter = await server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "csv", filter: { nope: 1 } } })
     expect(badFilter.status).toBe(400)
     const other = await server.provision()

@@ -90,11 +90,10 @@ describe("PATCH /reviews/{id}", () => {
   it("a 1 MB body is redacted through HTTP", async () => {
     const body = "x".repeat(500_000) + "0123456789" + "y".repeat(500_000)
     const { key, reviews: [review] } = await setup([{ body }])
-    const started = performance.now()
+    // That the check is linear is Redaction.test.ts's ratio; here the whole path takes such a body.
     const res = await call("PATCH", `/reviews/${review!.id}`, key, { body: "x".repeat(500_000) + REDACTION_MARKER + "y".repeat(500_000) })
     expect(res.status).toBe(200)
     expect(res.body.body.length).toBe(1_000_010)
-    expect(performance.now() - started).toBeLessThan(5_000)
   })
 
   it("any other field, a typo, a wrong type or null where not allowed is a 400 naming it", async () => {

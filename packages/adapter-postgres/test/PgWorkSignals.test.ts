@@ -58,11 +58,10 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
         yield* transactional(Effect.andThen(recordEvent(org.id, "review.created", { id: "x" }), Effect.fail("undo"))).pipe(Effect.ignore)
         yield* Effect.sleep("300 millis")
         assert.isTrue(waiting.pollUnsafe() === undefined, "woken by a rollback")
-        // An event committed by the other pool wakes it at once (well before the 60 s poll).
-        const started = Date.now()
+        // An event committed by the other pool wakes it, well before the 60 s poll would (a generous bound: a loaded
+        // machine may be slow, never that slow).
         yield* transactional(recordEvent(org.id, "review.created", { id: "y" }))
-        yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
-        assert.isBelow(Date.now() - started, 5_000)
+        yield* Fiber.join(waiting).pipe(Effect.timeout("30 seconds"))
         // Other channels stay asleep (once settled: the listener's start wakes every channel once).
         yield* signals.idle("email", LONG_POLL).pipe(Effect.timeout("2 seconds"))
         const email = yield* Effect.forkChild(signals.idle("email", LONG_POLL))

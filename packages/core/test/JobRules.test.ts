@@ -1,6 +1,20 @@
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { advanceProgress, decodeStagedRow, emptyProgress, MAX_LISTED_SKIPPED, rowOfCsvRecord, stageableText } from "../src/index.ts"
+import {
+  advanceProgress,
+  csvLine,
+  decodeStagedRow,
+  emptyProgress,
+  exportLine,
+  MAX_LISTED_SKIPPED,
+  neutraliseFormula,
+  REVIEW_EXPORT_COLUMNS,
+  reviewExportRow,
+  rowOfCsvRecord,
+  stageableText,
+  unneutraliseFormula
+} from "../src/index.ts"
+import { makeProduct, makeReview } from "@feedback/testing"
 
 describe("CSV cells become the import's row fields", () => {
   it("types the mapped columns and drops empty cells", () => {
@@ -15,6 +29,32 @@ describe("CSV cells become the import's row fields", () => {
     const decoded = decodeStagedRow("reviews", JSON.stringify(row))
     expect(decoded._tag).toBe("Invalid")
     expect((decoded as { message: string }).message).toMatch(/rating/)
+  })
+})
+
+describe("exports", () => {
+  it("CSV cells never start with a formula character, and an import reads every exported cell back as it was", () => {
+    for (const text of ["=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "'=x", "''+x"]) {
+      expect(neutraliseFormula(text)).toBe(`'${text}`)
+    }
+    for (const text of ["a=1", "'quoted'", "''", "1", "", "{\"a\":1}"]) expect(neutraliseFormula(text)).toBe(text)
+    const unit = fc.constantFrom("=", "+", "-", "@", "\t", "\r", "'", "a", ",", "\"")
+    fc.assert(fc.property(fc.string({ unit, maxLength: 8 }), (text) => {
+      expect(/^[=+\-@\t\r]/.test(neutraliseFormula(text))).toBe(false)
+      expect(unneutraliseFormula(neutraliseFormula(text))).toBe(text)
+      expect(rowOfCsvRecord("products", { title: neutraliseFormula(text) })).toEqual(text === "" ? {} : { title: text })
+    }), { numRuns: 500 })
+    expect(csvLine(["=cmd|' /C calc'!A0", -3, "ok"])).toBe("'=cmd|' /C calc'!A0,'-3,ok\r\n")
+    expect(rowOfCsvRecord("reviews", { rating: "'-3" })).toEqual({ rating: -3 })
+  })
+
+  it("an NDJSON row writes every export column, nulls included, and imports again", () => {
+    const review = makeReview(makeProduct().id, { title: null, body: "=1", published: true })
+    const line = exportLine("ndjson", reviewExportRow(review))
+    const parsed = JSON.parse(line)
+    expect(Object.keys(parsed)).toEqual(REVIEW_EXPORT_COLUMNS)
+    expect(parsed).toMatchObject({ title: null, body: "=1", pending: null, redactedAt: null })
+    expect(decodeStagedRow("reviews", line.replace("\"product\":null", "\"product\":\"mug\""))._tag).toBe("Row")
   })
 })
 

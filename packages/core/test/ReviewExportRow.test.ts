@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { exportLine, REVIEW_EXPORT_COLUMNS, reviewExportRow } from "../src/jobs/JobRules.ts"
 import type { Review } from "../src/reviews/Review.ts"
 
-/** The export row as first specified: every field set, then the absent ones removed. */
+/** The export row as specified: every field set, an absent one as null (docs/JOBS.md: NDJSON writes every field). */
 const referenceRow = (review: Review): Record<string, unknown> => {
   const pending = !review.published && review.moderatedAt === null
   const row: Record<string, unknown> = {
@@ -43,7 +43,7 @@ const referenceRow = (review: Review): Record<string, unknown> => {
     submitSeconds: review.submitSeconds,
     updatedAt: review.updatedAt
   }
-  for (const key of Object.keys(row)) if (row[key] === null || row[key] === undefined) delete row[key]
+  for (const key of Object.keys(row)) if (row[key] === undefined) row[key] = null
   return row
 }
 

@@ -55,6 +55,28 @@ describe("planReviewPatch", () => {
     expect(error).toMatchObject({ _tag: "InvalidRedaction", field: "title" })
   })
 
+  it("a redaction whose markers would grow a text past its limit is refused naming the field (DECISIONS §53)", () => {
+    // 4,000 one-letter words: each letter turned into a marker grows the body from 8,000 to 44,000 characters.
+    const body = "a ".repeat(4_000)
+    const review = makeReview(product, { title: "t ".repeat(250).trim(), body, published: false })
+    const everyLetter = body.replaceAll("a", REDACTION_MARKER)
+    expect(failure(planReviewPatch(review, { body: everyLetter }, AT))).toMatchObject({
+      _tag: "InvalidRequest",
+      issues: [{ path: "body.body", message: expect.stringMatching(/^would be 44000 characters after redaction, over the limit of 20000/) }]
+    })
+    expect(failure(planReviewPatch(review, { title: review.title!.replaceAll("t", REDACTION_MARKER) }, AT))).toMatchObject({
+      _tag: "InvalidRequest",
+      issues: [{ path: "body.title" }]
+    })
+    // One wider span is the same redaction and fits.
+    expect(Result.getOrThrow(planReviewPatch(review, { body: REDACTION_MARKER }, AT)).review.body).toBe(REDACTION_MARKER)
+    // A text already over its limit (stored before the limits) can be redacted as long as it does not grow.
+    const legacy = makeReview(product, { title: null, body: "x".repeat(25_000) + "secret" + "y".repeat(100), published: false })
+    const hidden = "x".repeat(25_000) + REDACTION_MARKER + "y".repeat(96)
+    expect(Result.getOrThrow(planReviewPatch(legacy, { body: hidden }, AT)).review.body).toBe(hidden)
+    expect(failure(planReviewPatch(legacy, { body: "x".repeat(25_000) + REDACTION_MARKER + "y".repeat(100) }, AT))).toMatchObject({ _tag: "InvalidRequest" })
+  })
+
   it("metadata: equal pairs in another order change nothing; different ones replace wholesale", () => {
     expect(Result.getOrThrow(planReviewPatch(base, { metadata: { a: "1" } }, AT)).write).toBe(false)
     const out = Result.getOrThrow(planReviewPatch(base, { metadata: { b: "2" } }, AT))

@@ -138,15 +138,17 @@ const rewrite = (routes: RouteTable, request: HttpServerRequest.HttpServerReques
 /**
  * A request refused before any route runs: a GET or HEAD that carries a body the API would silently ignore, and an
  * HTTP/1.1 request without `Host` (the standalone server lets those through Node, whose own answer has no body).
+ * A body on a path with no route for the method changes nothing: the router's 404 or 405 answers it, as it would
+ * the same request without a body.
  */
-const refuseEarly = (request: HttpServerRequest.HttpServerRequest) => {
+const refuseEarly = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest) => {
   if (request.headers.host === undefined && (request.source as { readonly httpVersion?: unknown }).httpVersion === "1.1") {
     return invalidRequest("HTTP/1.1 requests must carry a `Host` header.", "headers.host", "missing")
   }
   if (request.method !== "GET" && request.method !== "HEAD") return undefined
   const length = request.headers["content-length"]
   const hasBody = request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0")
-  return hasBody
+  return hasBody && routes.methodsFor(pathOf(request.url)).includes("GET")
     ? invalidRequest(`${request.method} requests take no body; pass parameters in the query string.`, "body", "unexpected body")
     : undefined
 }
@@ -213,7 +215,7 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
       const fields = accessLogFields(requestId, method, req.url, route, final.status, elapsedMs)
       return Effect.as(logInfoAnnotated(accessLogMessage(fields), fields), final)
     })
-    const early = refuseEarly(request)
+    const early = refuseEarly(options.routes, request)
     return (early === undefined ? app : Effect.succeed(early)).pipe(
       Effect.tapCause((cause) =>
         status >= 500

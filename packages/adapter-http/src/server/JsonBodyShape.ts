@@ -93,7 +93,18 @@ export const scanJsonBody = (bytes: Uint8Array): Effect.Effect<JsonBodyProblem |
     return undefined
   })
 
-const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {
+const textEncoder = new TextEncoder()
+
+/**
+ * The shape of one short JSON text (an import file's row or cell, at most `MAX_ROW_BYTES`), measured at once: the
+ * same limits as a body, so a value refused in a request body is refused inside an import file too.
+ */
+export const jsonTextProblem = (text: string): JsonBodyProblem | undefined => {
+  const bytes = textEncoder.encode(text)
+  return scanSlice(bytes, 0, bytes.length, { depth: 0, containers: 0, values: 0, inString: false, escaped: false })
+}
+
+export const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {
   depth: `nests objects and arrays deeper than ${JSON_BODY_LIMITS.maxDepth} levels`,
   containers: `holds more than ${JSON_BODY_LIMITS.maxContainers} objects and arrays`,
   values: `holds more than ${JSON_BODY_LIMITS.maxValues} values`

@@ -88,6 +88,8 @@ export const hostileJson: ReadonlyArray<Hostile<unknown>> = entries<unknown>({
   "10,001 elements (one over the import cap)": Array.from({ length: 10_001 }, (_, i) => i),
   "10,000 keys": Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])),
   "__proto__ key": raw("{\"__proto__\":{\"polluted\":true}}"),
+  "NUL in a key": { "k\u0000": "v" },
+  "lone surrogate key": { "k\ud800": "v" },
   "duplicate keys": raw("{\"a\":1,\"a\":2}"),
   "filter $where": { $where: "sleep(10)" },
   "filter deep $or": raw(deepOr(10_000))

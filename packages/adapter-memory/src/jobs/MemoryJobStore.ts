@@ -81,6 +81,13 @@ export const MemoryJobRepository = Layer.effect(JobRepository, Effect.gen(functi
     readChunks: (organizationId, id, fromSeq, limit) =>
       Effect.sync(() => (chunks.get(keyOf(organizationId, id)) ?? []).filter((c) => c.seq >= fromSeq).slice(0, limit)),
     deleteChunks: (organizationId, id) => db.mutate(() => void chunks.delete(keyOf(organizationId, id))),
+    lockHeldExports: (organizationId, at) =>
+      db.transaction(Effect.sync(() =>
+        [...jobs.values()].filter((job) =>
+          job.organizationId === organizationId && job.action === "export" && !job.receiving &&
+          (job.status === "running" ||
+            (job.status === "succeeded" && job.expiresAt !== null && Timestamp.toMillis(job.expiresAt) > Timestamp.toMillis(at)))
+        ))),
     purge: (at, abandonedBefore) =>
       db.mutate(() => {
         for (const [key, job] of [...jobs.rows]) {

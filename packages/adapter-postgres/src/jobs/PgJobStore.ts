@@ -88,6 +88,11 @@ export const PgJobRepository = Layer.effect(JobRepository, Effect.gen(function*(
       ),
     deleteChunks: (organizationId, id) =>
       sql`DELETE FROM export_chunks WHERE organization_id = ${organizationId} AND job_id = ${id}`.pipe(Effect.asVoid, orDie),
+    lockHeldExports: (organizationId, at) =>
+      sql<{ record: string }>`SELECT record FROM jobs
+          WHERE organization_id = ${organizationId} AND action = 'export' AND NOT receiving
+            AND (status = 'running' OR (status = 'succeeded' AND expires_at > ${at}))
+          ORDER BY id FOR UPDATE`.pipe(Effect.map((rows) => rows.map((r) => parse(r.record))), orDie),
     purge: (at, abandonedBefore) =>
       Effect.gen(function*() {
         yield* sql`DELETE FROM jobs WHERE receiving AND created_at < ${abandonedBefore}`

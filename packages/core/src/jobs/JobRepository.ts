@@ -65,6 +65,11 @@ export class JobRepository extends Context.Service<JobRepository, {
     limit: number
   ) => Effect.Effect<ReadonlyArray<FileChunk>>
   readonly deleteChunks: (organizationId: OrganizationId, id: ImportJobId) => Effect.Effect<void>
+  /**
+   * The organization's exports that hold or are writing a file at `at` (running, or succeeded and not expired), held
+   * against concurrent writers (their workers) until the unit of work ends.
+   */
+  readonly lockHeldExports: (organizationId: OrganizationId, at: Timestamp) => Effect.Effect<ReadonlyArray<JobRecord>>
 
   /**
    * Housekeeping: deletes the files of export jobs whose `expiresAt` passed (the job stays, its download is gone),

@@ -58,13 +58,29 @@ const cellValue = (kind: CellKind | undefined, cell: string): unknown => {
   }
 }
 
+/** Whether a column's cells hold JSON (a list or an object) for the job's type. */
+export const isJsonColumn = (type: JobType, column: string): boolean => cellKinds[type][column] === "json"
+
+/**
+ * Spreadsheet formulas (OWASP, CSV injection): a cell that starts with `=`, `+`, `-`, `@`, a tab or a CR is run by
+ * spreadsheet programs, so an export writes it behind a `'`. To keep the escape reversible, a text made of quotes
+ * then such a character gets one more quote too, and an import removes exactly one quote from any cell of that
+ * shape (docs/JOBS.md): every exported file imports as the same values.
+ */
+const formulaLike = /^'*[=+\-@\t\r]/
+
+export const neutraliseFormula = (text: string): string => formulaLike.test(text) ? `'${text}` : text
+
+export const unneutraliseFormula = (cell: string): string =>
+  cell.charCodeAt(0) === 0x27 && formulaLike.test(cell) ? cell.slice(1) : cell
+
 /** A CSV record (header → cell) as the row object the JSON import would take. */
 export const rowOfCsvRecord = (type: JobType, record: Readonly<Record<string, string>>): Record<string, unknown> => {
   const kinds = cellKinds[type]
   const row: Record<string, unknown> = {}
   for (const [column, cell] of Object.entries(record)) {
     if (cell === "") continue
-    row[column] = cellValue(kinds[column], cell)
+    row[column] = cellValue(kinds[column], unneutraliseFormula(cell))
   }
   return row
 }
@@ -110,11 +126,9 @@ export const decodeStagedRow = (type: JobType, text: string): DecodedRow => {
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return { _tag: "Invalid", message: "must be a JSON object of the import's row fields" }
   }
-  let input = parsed as Record<string, unknown>
-  if (type === "reviews") {
-    input = { ...input }
-    for (const field of EXPORT_ONLY_REVIEW_FIELDS) delete input[field]
-  }
+  // A null field is an absent one, as an empty CSV cell is: an NDJSON export writes every field, nulls included.
+  const input: Record<string, unknown> = Object.fromEntries(Object.entries(parsed).filter(([, value]) => value !== null))
+  if (type === "reviews") for (const field of EXPORT_ONLY_REVIEW_FIELDS) delete input[field]
   const decoded = Schema.decodeUnknownResult(rowSchemas[type] as Schema.Codec<unknown, unknown>)(input, { onExcessProperty: "error" })
   return Result.isSuccess(decoded)
     ? { _tag: "Row", value: decoded.success }
@@ -203,26 +217,25 @@ export const REVIEW_EXPORT_COLUMNS = reviewExportFields.map(([column]) => column
 export const REVIEW_EXPORT_INCLUDES = "product,customer,response,files,answers"
 
 /**
- * One exported review: its export fields that have a value, in column order, so the row is also a valid import row.
- * Absent fields are never set (rather than set and deleted): an object that had keys deleted becomes a dictionary,
- * which `JSON.stringify` walks far more slowly, once per exported row (docs/DECISIONS.md §39).
+ * One exported review: every export field in column order, `null` where the review has no value (NDJSON writes it,
+ * CSV leaves the cell empty); an import reads a `null` as an absent field, so the row is also a valid import row.
+ * Every key is always set, in the same order: rows share one object shape, which `JSON.stringify` walks fast, once
+ * per exported row (docs/DECISIONS.md §39).
  */
 export const reviewExportRow = (review: Review): Record<string, unknown> => {
   const row: Record<string, unknown> = {}
-  for (const [column, value] of reviewExportFields) {
-    const v = value(review)
-    if (v !== null && v !== undefined) row[column] = v
-  }
+  for (const [column, value] of reviewExportFields) row[column] = value(review) ?? null
   return row
 }
 
 /**
  * One CSV field (RFC 4180): quoted when it holds a quote, comma, CR or LF, quotes doubled. Lists and objects are
- * JSON; absent values are empty. A six-line rule, so the core needs no CSV library for writing.
+ * JSON; absent values are empty; a formula is neutralised. A six-line rule, so the core needs no CSV library for
+ * writing.
  */
 const csvField = (value: unknown): string => {
   if (value === undefined || value === null) return ""
-  const text = typeof value === "object" ? JSON.stringify(value) : String(value)
+  const text = neutraliseFormula(typeof value === "object" ? JSON.stringify(value) : String(value))
   return /[",\r\n]/.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text
 }
 

@@ -210,7 +210,10 @@ export class Jobs extends Context.Service<Jobs, {
         return yield* new Conflict({ message: `Export job ${id} is ${job.status}; download its file once it has succeeded.` })
       }
       if (job.expiresAt !== null && toMillis(job.expiresAt) <= toMillis(yield* now)) {
-        return yield* new NotFound({ message: `The file of export job ${id} expired at ${job.expiresAt}; run the export again.`, resource: "export file" })
+        return yield* new NotFound({
+          message: `The file of export job ${id} is no longer kept (since ${job.expiresAt}: it expired, or a customer's erasure withdrew it); run the export again.`,
+          resource: "export file"
+        })
       }
       const content = Stream.paginate(0, (fromSeq: number) =>
         Effect.map(repo.readChunks(job.organizationId, job.id, fromSeq, 16), (chunks) => {

@@ -17,8 +17,8 @@ import { BoundedText, RequiredText, StoredText } from "../kernel/Text.ts"
 import { validInstantPattern } from "../kernel/Timestamp.ts"
 
 /** A review's `title` and `body` are at most this long, wherever they come from (create, redaction, import). */
-const REVIEW_TITLE_MAX_LENGTH = 500
-const REVIEW_BODY_MAX_LENGTH = 20_000
+export const REVIEW_TITLE_MAX_LENGTH = 500
+export const REVIEW_BODY_MAX_LENGTH = 20_000
 
 const ReviewTitle = BoundedText(REVIEW_TITLE_MAX_LENGTH)
 const ReviewBody = BoundedText(REVIEW_BODY_MAX_LENGTH)
@@ -53,9 +53,9 @@ const ImageUrlInput = BoundedText(2048).check(
 // PATCH /reviews/{id}
 
 /**
- * A redaction is checked against the stored text in linear time, so it is not held to the length limits of new
- * text: a review stored before the limits (or one whose markers are longer than the spans they cover) must still be
- * redactable. The request's size is bounded by the body limit.
+ * A redaction is checked against the stored text in linear time, so its schema is not held to the length limits of
+ * new text: a review stored before the limits must still be redactable. The result's length is checked with the
+ * stored text (docs/DECISIONS.md §53). The request's size is bounded by the body limit.
  */
 export const ReviewPatch = Schema.Struct({
   /** The current title with spans replaced by `[redacted]`; `null` only when the title is null. */

@@ -14,12 +14,12 @@
  * - `redactedAt` is the time of the latest redaction; `originalTitle` / `originalBody` keep the first one's text.
  */
 import { Result } from "effect"
-import { ImportFailed, InvalidRedaction } from "../kernel/Errors.ts"
+import { ImportFailed, InvalidRedaction, InvalidRequest } from "../kernel/Errors.ts"
 import type { ProductId, SiteId } from "../kernel/Ids.ts"
 import type { Metadata } from "../kernel/Metadata.ts"
-import { checkRedaction } from "./Redaction.ts"
+import { checkRedaction, REDACTION_MARKER } from "./Redaction.ts"
 import type { ReviewRecord, ReviewReply } from "./Review.ts"
-import type { ReviewImportRow, ReplyPatch, ReviewPatch } from "./ReviewRequests.ts"
+import { REVIEW_BODY_MAX_LENGTH, REVIEW_TITLE_MAX_LENGTH, type ReviewImportRow, type ReplyPatch, type ReviewPatch } from "./ReviewRequests.ts"
 import type { ImportReferences, ProductStatsDelta, ResolvedImportReferences } from "./ReviewWriteRepository.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 
@@ -41,12 +41,24 @@ export interface ReviewPatchOutcome {
   readonly publishedChanged: boolean
 }
 
+const redactedMaxLength = { title: REVIEW_TITLE_MAX_LENGTH, body: REVIEW_BODY_MAX_LENGTH } as const
+
+/**
+ * A redaction keeps a text within its limit (docs/DECISIONS.md §53): the result may be at most the field's limit, or
+ * no longer than the current text when that is already longer (stored before the limits), so markers over many short
+ * spans cannot grow a text past what any other write may store.
+ */
+export const redactedLengthProblem = (field: "title" | "body", current: string, proposed: string): string | undefined => {
+  const allowed = Math.max(redactedMaxLength[field], current.length)
+  return proposed.length <= allowed ? undefined : `would be ${proposed.length} characters after redaction, over the limit of ${allowed}; redact fewer, wider spans (one ${REDACTION_MARKER} may cover several parts and the text between them)`
+}
+
 /** What `PATCH /reviews/{id}` does to `current` at time `at`, or why the redaction is refused. */
 export const planReviewPatch = (
   current: ReviewRecord,
   patch: ReviewPatch,
   at: Timestamp
-): Result.Result<ReviewPatchOutcome, InvalidRedaction> => {
+): Result.Result<ReviewPatchOutcome, InvalidRedaction | InvalidRequest> => {
   const redacts = { title: false, body: false }
   for (const field of ["title", "body"] as const) {
     const proposed = patch[field]
@@ -55,6 +67,8 @@ export const planReviewPatch = (
     if (Result.isFailure(check)) {
       return Result.fail(new InvalidRedaction({ message: `${field}: ${check.failure}`, field }))
     }
+    const tooLong = check.success === "Redacted" ? redactedLengthProblem(field, current[field]!, proposed!) : undefined
+    if (tooLong !== undefined) return Result.fail(InvalidRequest.single(`body.${field}`, tooLong))
     redacts[field] = check.success === "Redacted"
   }
   const redacted = redacts.title || redacts.body

@@ -16,6 +16,8 @@ import { actorId, type CurrentCaller, requirePermission } from "../kernel/Caller
 import { Conflict, type Forbidden, type ImportFailed, InvalidRequest, type InvalidRedaction, NotFound } from "../kernel/Errors.ts"
 import { EventOutbox, makeEventRecorder, redactData } from "../kernel/EventOutbox.ts"
 import { eraseFromRecordedResponses, IdempotencyRepository } from "../idempotency/IdempotencyRepository.ts"
+import { withdrawHeldExports } from "../jobs/ExportErasure.ts"
+import { JobRepository } from "../jobs/JobRepository.ts"
 import { parseTimestampValue } from "../kernel/Filter.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { CustomerId, FileId, ImportJobId, OrganizationId, ReviewId, ReviewReplyId } from "../kernel/Ids.ts"
@@ -62,7 +64,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
   readonly update: (
     id: ReviewId,
     patch: ReviewPatch
-  ) => Effect.Effect<ReviewRecord, Forbidden | NotFound | InvalidRedaction, CurrentCaller>
+  ) => Effect.Effect<ReviewRecord, Forbidden | NotFound | InvalidRedaction | InvalidRequest, CurrentCaller>
   /** `DELETE /reviews/{id}`: removes it with its files, answers and reply; keeps a deletion record without content. */
   readonly delete: (
     id: ReviewId,
@@ -113,6 +115,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
     const ids = yield* IdGenerator
     const outbox = yield* EventOutbox
     const recorded = yield* IdempotencyRepository
+    const jobs = yield* JobRepository
     const events = makeEventRecorder(outbox, ids)
 
     const organizationName = (organizationId: OrganizationId) =>
@@ -154,12 +157,14 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
         })
         yield* repo.recalculateProductStats(organizationId, [review.productId])
         // A customer's request takes their words out of every stored copy: the events about the review, the
-        // delivery logs built from them, and the deletion's own event (docs/DECISIONS.md §17).
+        // delivery logs built from them, the deletion's own event (docs/DECISIONS.md §17) and export files still held
+        // for download (§54).
         const privacy = request.reason === "customer_request"
         if (privacy) {
           const redaction = { resource: "review", recordId: review.id, fields: REVIEW_CONTENT_FIELDS }
           yield* outbox.redact(organizationId, redaction)
           yield* eraseFromRecordedResponses(recorded, organizationId, redaction)
+          yield* withdrawHeldExports(jobs, organizationId, yield* now)
         }
         const data = reviewEventData(review)
         yield* events.record(organizationId, "review.deleted", privacy ? redactData(data, REVIEW_CONTENT_FIELDS) : data)

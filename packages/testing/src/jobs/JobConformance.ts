@@ -17,6 +17,7 @@ import {
   type OrganizationId,
   Organizations,
   Reviews,
+  ReviewWrites,
   Timestamp
 } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
@@ -264,6 +265,55 @@ export const jobConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* Effect.flip(Jobs.use((j) => j.download(tooBig.id)).pipe(asDashboard(org))))._tag, "Conflict")
         const ok = yield* Jobs.use((j) => j.getExport(fits.id)).pipe(asDashboard(org))
         assert.deepStrictEqual([ok.status, ok.progress.totalRows], ["succeeded", MAX_ROWS])
+      }))
+
+    it.effect("a customer_request deletion withdraws the organization's export files, finished or being written (§54)", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Erasure A")
+        const other = yield* newOrganization("Erasure B")
+        for (const o of [org, other]) yield* importJob(o, "reviews", reviewRows)
+        yield* drain()
+        const exportOf = (o: OrganizationId, format: "csv" | "ndjson") =>
+          Jobs.use((j) => j.createExport({ type: "reviews", format })).pipe(asDashboard(o))
+        const fileOf = (o: OrganizationId, id: ImportJobId) =>
+          Effect.flatMap(Jobs.use((j) => j.download(id)).pipe(asDashboard(o)), (file) => Stream.runCollect(file.content)).pipe(
+            Effect.map((parts) => parts.join(""))
+          )
+        const csv = yield* exportOf(org, "csv")
+        const ndjson = yield* exportOf(org, "ndjson")
+        const kept = yield* exportOf(other, "csv")
+        yield* drain()
+        assert.include(yield* fileOf(org, csv.id), "Great")
+        // An export halfway: a worker claimed it and wrote a page (the review's words included) before the deletion.
+        const repo = yield* JobRepository
+        const halfway = yield* exportOf(org, "ndjson")
+        const at = yield* now
+        const claimed = yield* repo.claim("worker-stalled", at, fromMillis(toMillis(at) + 60_000))
+        assert.strictEqual(Option.getOrThrow(claimed).id, halfway.id)
+        yield* repo.appendChunk(org, halfway.id, { seq: 0, data: "{\"externalId\":\"r1\",\"title\":\"Great\"}\n" })
+        yield* repo.save({ ...Option.getOrThrow(claimed), position: "page-2", progress: { ...halfway.progress, processedRows: 1 } })
+
+        // Another reason keeps every file.
+        const r2 = (yield* allReviews(org)).data.find((r) => r.externalId === "r2")!
+        yield* ReviewWrites.use((w) => w.delete(r2.id, { reason: "spam" })).pipe(asDashboard(org))
+        assert.include(yield* fileOf(org, csv.id), "Great")
+
+        const r1 = (yield* allReviews(org)).data.find((r) => r.externalId === "r1")!
+        yield* ReviewWrites.use((w) => w.delete(r1.id, { reason: "customer_request" })).pipe(asDashboard(org))
+        for (const id of [csv.id, ndjson.id]) {
+          assert.strictEqual((yield* Effect.flip(fileOf(org, id)))._tag, "NotFound")
+          assert.deepStrictEqual(yield* repo.readChunks(org, id, 0, 10), [])
+        }
+        // Another organization's file is not this erasure's concern.
+        assert.include(yield* fileOf(other, kept.id), "Great")
+        // The export being written starts again from the first page, without the erased review.
+        const requeued = yield* Jobs.use((j) => j.getExport(halfway.id)).pipe(asDashboard(org))
+        assert.deepStrictEqual([requeued.status, requeued.progress.processedRows], ["queued", 0])
+        yield* drain()
+        const rewritten = (yield* fileOf(org, halfway.id)).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l).externalId)
+        assert.deepStrictEqual(rewritten.sort(), ["r7"])
+        // The stalled worker's lease is gone: it can no longer write into the file.
+        assert.isFalse(yield* repo.renewLease(org, halfway.id, "worker-stalled", fromMillis(toMillis(at) + 120_000)))
       }))
 
     it.effect("an export's filter and search are checked when it is created", () =>

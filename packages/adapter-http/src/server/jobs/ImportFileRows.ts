@@ -5,9 +5,10 @@
  * typed by the core's column mapping (`rowOfCsvRecord`). Never more than one row and one chunk in memory: the body
  * is read with backpressure, and bytes are counted so a file over the limit stops at once with 413.
  */
-import { InvalidRequest, type JobFormat, type JobType, MAX_JOB_BYTES, PayloadTooLarge, rowOfCsvRecord } from "@feedback/core"
+import { InvalidRequest, isJsonColumn, type JobFormat, type JobType, MAX_JOB_BYTES, PayloadTooLarge, rowOfCsvRecord } from "@feedback/core"
 import { CsvError, parse } from "csv-parse"
 import { Cause, Effect, Stream } from "effect"
+import { type JsonBodyProblem, jsonTextProblem, problemMessage } from "../JsonBodyShape.ts"
 
 /** One row (a line or a record) may be at most this large. */
 const MAX_ROW_BYTES = 1024 * 1024
@@ -30,17 +31,31 @@ const bounded = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Arr
   })
 }
 
+/**
+ * A row whose JSON nests too deep or holds too many values is refused like the same value in a request body
+ * (`JsonBodyShape`): parsing, writing and decoding it would otherwise recurse past the stack.
+ */
+const shapeProblem = (row: number, where: string, problem: JsonBodyProblem) =>
+  InvalidRequest.single("body", `row ${row}${where} ${problemMessage[problem]}; nothing was imported`)
+
 /** NDJSON: one row a line (LF or CRLF); blank lines are ignored. */
-const ndjsonRows = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E | PayloadTooLarge> =>
+const ndjsonRows = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
   Stream.suspend(() => {
     const decoder = new TextDecoder("utf-8")
     let pending = ""
-    const linesOf = (text: string, last: boolean): Effect.Effect<ReadonlyArray<string>, PayloadTooLarge> => {
+    let rows = 0
+    const linesOf = (text: string, last: boolean): Effect.Effect<ReadonlyArray<string>, PayloadTooLarge | InvalidRequest> => {
       pending += text
       const parts = pending.split("\n")
       pending = last ? "" : parts.pop()!
       if (pending.length > MAX_ROW_BYTES) return Effect.fail(rowTooLarge)
-      return Effect.succeed(parts.map((l) => l.endsWith("\r") ? l.slice(0, -1) : l).filter((l) => l.trim() !== ""))
+      const lines = parts.map((l) => l.endsWith("\r") ? l.slice(0, -1) : l).filter((l) => l.trim() !== "")
+      for (const line of lines) {
+        rows++
+        const problem = jsonTextProblem(line)
+        if (problem !== undefined) return Effect.fail(shapeProblem(rows, "", problem))
+      }
+      return Effect.succeed(lines)
     }
     return bytes.pipe(
       Stream.mapEffect((chunk) => linesOf(decoder.decode(chunk, { stream: true }), false)),
@@ -99,7 +114,13 @@ const csvRows = <E>(type: JobType, bytes: Stream.Stream<Uint8Array, E>): Stream.
         if (error instanceof CsvError && error.code === "CSV_MAX_RECORD_SIZE") return Stream.fail(rowTooLarge)
         return Stream.fail(csvProblem(error))
       }),
-      Stream.map((record) => JSON.stringify(rowOfCsvRecord(type, record)))
+      Stream.mapAccumEffect(() => 0, (row, record) => {
+        for (const [column, cell] of Object.entries(record)) {
+          const problem = isJsonColumn(type, column) ? jsonTextProblem(cell) : undefined
+          if (problem !== undefined) return Effect.fail(shapeProblem(row + 1, `, column ${JSON.stringify(column.slice(0, 100))},`, problem))
+        }
+        return Effect.succeed([row + 1, [JSON.stringify(rowOfCsvRecord(type, record))]] as const)
+      })
     )
   }))
 
