@@ -46,6 +46,12 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
   "GET /ready": ({ api }) => api.GET("/ready"),
   "GET /organization": ({ api }) => api.GET("/organization"),
 
+  "POST /publishable-keys": async ({ api }) => {
+    const answer = await api.POST("/publishable-keys")
+    return { ...answer, made: { publishableKey: answer.data!.id, publishableKeyText: answer.data!.key } }
+  },
+  "GET /publishable-keys": ({ api }) => api.GET("/publishable-keys"),
+
   "POST /sites": async ({ api }) => {
     const answer = await api.POST("/sites", { body: { name: "Main store", domain: "shop.example.com" } })
     return { ...answer, made: { site: answer.data!.id } }
@@ -212,7 +218,9 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
       params: { path: { id: id(made, "webhook"), deliveryId: id(made, "delivery") } }
     }),
   "GET /events": ({ api }) => api.GET("/events", { params: { query: { events: ["product.updated", "review.created"], limit: 50 } } }),
-  "DELETE /webhooks/{id}": ({ api, made }) => api.DELETE("/webhooks/{id}", { params: { path: { id: id(made, "webhook") } } })
+  "DELETE /webhooks/{id}": ({ api, made }) => api.DELETE("/webhooks/{id}", { params: { path: { id: id(made, "webhook") } } }),
+  "DELETE /publishable-keys/{id}": ({ api, made }) =>
+    api.DELETE("/publishable-keys/{id}", { params: { path: { id: id(made, "publishableKey") } } })
 }
 
 describe("a client generated from the served document calls every operation", () => {

@@ -27,6 +27,7 @@ import { cursorKeyConformance } from "./kernel/CursorKeyConformance.ts"
 import { idempotencyConformance } from "./idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "./reviews/ReviewReadConformance.ts"
 import { jobConformance } from "./jobs/JobConformance.ts"
+import { publishableKeyConformance } from "./storefront/PublishableKeyConformance.ts"
 
 import { setupConformance } from "./setup/SetupConformance.ts"
 import { automationConformance } from "./setup/AutomationConformance.ts"
@@ -137,7 +138,7 @@ const organizationsSuite: ConformanceSuite = (store) =>
         const second = yield* Organizations.use((o) => o.createPublishableKey(org.id))
         assert.match(first.key, /^pk_/)
         const newest = yield* StorefrontRecordRepository.use((r) => r.newestPublishableKey(org.id))
-        assert.deepStrictEqual(Option.getOrNull(newest), second)
+        assert.deepStrictEqual(Option.getOrNull(newest), { id: second.id, key: second.key, createdAt: second.createdAt, revokedAt: null })
         const integration = yield* Organizations.use((o) => o.createIntegration(org.id, "shopify"))
         assert.strictEqual(integration.platform, "shopify")
         const program = yield* Organizations.use((o) => o.createLoyaltyProgram(org.id, { status: "draft" }))
@@ -222,7 +223,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["cursor key", cursorKeyConformance],
   ["rate limit", rateLimitConformance],
   ["idempotency keys", idempotencyConformance],
-  ["jobs", jobConformance]
+  ["jobs", jobConformance],
+  ["publishable keys", publishableKeyConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

@@ -15,7 +15,7 @@ import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
 import { MetricsRoute } from "./observability/MetricsRoute.ts"
 import { ExportJobsHandlers, ImportJobsHandlers } from "./jobs/JobsHandlers.ts"
 import { type JobServerOptions, jobSettingsLayer, JobWorkerLive } from "./jobs/JobWorker.ts"
-import { OrganizationHandlers, SystemHandlers } from "./organizations/OrganizationHandlers.ts"
+import { OrganizationHandlers, PublishableKeysHandlers, SystemHandlers } from "./organizations/OrganizationHandlers.ts"
 import { OperatorAuthLive } from "./organizations/OperatorAuthLive.ts"
 import { OperatorHandlers } from "./organizations/OperatorHandlers.ts"
 import { ProductQuestionHandlers } from "./questions/ProductQuestionHandlers.ts"
@@ -81,7 +81,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
   Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsReadHandlers]),
-  Layer.provide([ImportJobsHandlers, ExportJobsHandlers]),
+  Layer.provide([ImportJobsHandlers, ExportJobsHandlers, PublishableKeysHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
 

@@ -10,6 +10,7 @@ import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { withWebhookDeliveries } from "./webhooks/WebhookDeliveriesOpenApi.ts"
 import { ExportJobsApi, ImportJobsApi } from "./jobs/JobsApi.ts"
 import { OrganizationApi } from "./organizations/OrganizationApi.ts"
+import { PublishableKeysApi } from "./organizations/PublishableKeysApi.ts"
 import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
 import { ReviewsReadApi } from "./reviews/ReviewsReadApi.ts"
@@ -22,6 +23,7 @@ import { WebhooksApi } from "./webhooks/WebhooksApi.ts"
 export class AdminApi extends HttpApi.make("admin-api")
   .add(SystemApi)
   .add(OrganizationApi)
+  .add(PublishableKeysApi)
   .add(ProductQuestionsApi)
   .add(SetupApi)
   .add(AutomationApi)

@@ -490,6 +490,50 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/publishable-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List publishable keys
+         * @description Every publishable key of the organization, newest first, revoked ones included (`revokedAt`). The setup state's `publishableKey` is the newest one not revoked.
+         */
+        get: operations["publishableKeys.list"];
+        put?: never;
+        /**
+         * Create a publishable key
+         * @description Issues a `pk_…` key for storefront widgets (`/storefront/…` routes) and its `signingSecret`, which signs customer calls on your backend. The signing secret is shown only in this answer; keep it on your server.
+         */
+        post: operations["publishableKeys.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishable-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a publishable key
+         * @description The key stops working at once on every storefront route; revoking it again changes nothing. Answers the key with its `revokedAt`.
+         */
+        delete: operations["publishableKeys.revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ready": {
         parameters: {
             query?: never;
@@ -1579,6 +1623,13 @@ export type components = {
                 message: string;
             };
         };
+        IssuedPublishableKey: {
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            key: string;
+            signingSecret: string;
+        };
         Job: {
             /** @enum {string} */
             action: "import" | "export";
@@ -1775,6 +1826,16 @@ export type components = {
             siteId: string | null;
             source: string;
             updatedAt: string;
+        };
+        PublishableKey: {
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            key: string;
+            revokedAt: string | null;
+        };
+        PublishableKeyList: {
+            data: components["schemas"]["PublishableKey"][];
         };
         ReplyCreate: {
             body: string;
@@ -5106,6 +5167,145 @@ export interface operations {
                     "application/json": components["schemas"]["ImportFailedError"] | components["schemas"]["IdempotencyKeyReusedError"];
                 };
             };
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "publishableKeys.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `PublishableKeyList`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "key": "pk_Xv3mQ9a1Lr7tZ2kB8nW4yC6eF0hJ5sPd",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "revokedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublishableKeyList"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "publishableKeys.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created. The body is a `IssuedPublishableKey`. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "key": "pk_Xv3mQ9a1Lr7tZ2kB8nW4yC6eF0hJ5sPd",
+                     *       "signingSecret": "pks_q7Nf2xV9LmB4tR8kW1zY6cH3jS5aD0eG2uI9oP7lK4n",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IssuedPublishableKey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "publishableKeys.revoke": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `PublishableKey`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "key": "pk_Xv3mQ9a1Lr7tZ2kB8nW4yC6eF0hJ5sPd",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "revokedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublishableKey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
