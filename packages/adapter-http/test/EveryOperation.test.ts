@@ -219,6 +219,20 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
     }),
   "GET /events": ({ api }) => api.GET("/events", { params: { query: { events: ["product.updated", "review.created"], limit: 50 } } }),
   "DELETE /webhooks/{id}": ({ api, made }) => api.DELETE("/webhooks/{id}", { params: { path: { id: id(made, "webhook") } } }),
+  "GET /storefront/ratings": ({ api, made }) =>
+    api.GET("/storefront/ratings", {
+      params: { query: { products: "mug,cup", apiPublishableKey: id(made, "publishableKeyText") } }
+    }),
+  "GET /storefront/products/{productIdOrSlug}/reviews": ({ api, made }) =>
+    api.GET("/storefront/products/{productIdOrSlug}/reviews", {
+      params: { path: { productIdOrSlug: "mug" }, query: { limit: 5, sort: "-rating", rating: 5 } },
+      headers: { "x-publishable-key": id(made, "publishableKeyText") }
+    }),
+  "GET /storefront/products/{productIdOrSlug}/questions": ({ api, made }) =>
+    api.GET("/storefront/products/{productIdOrSlug}/questions", {
+      params: { path: { productIdOrSlug: id(made, "product") }, query: { limit: 5 } },
+      headers: { "x-publishable-key": id(made, "publishableKeyText") }
+    }),
   "DELETE /publishable-keys/{id}": ({ api, made }) =>
     api.DELETE("/publishable-keys/{id}", { params: { path: { id: id(made, "publishableKey") } } })
 }

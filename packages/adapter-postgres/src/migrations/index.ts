@@ -33,6 +33,7 @@ import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
 import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_arrays.ts"
 import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
 import { publishableKeysMigration } from "./0130_publishable_keys.ts"
+import { ratingHistogramMigration } from "./0131_rating_histogram.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -67,5 +68,6 @@ export const migrations: ReadonlyArray<Migration> = [
   webhookDeliveryQueueMigration,
   deliveryOutcomesAsArraysMigration,
   productRatingSumsMigration,
-  publishableKeysMigration
+  publishableKeysMigration,
+  ratingHistogramMigration
 ]

@@ -37,6 +37,8 @@ interface OrganizationRow {
   readonly apiRequestsPerMinute: number
   readonly loyaltyEventsPerMinute: number | null
   readonly loyaltyStampsPerMinute: number | null
+  readonly storefrontReadsPerMinute: number | null
+  readonly storefrontSubmissionsPerHour: number | null
   readonly createdAt: Date
 }
 const toOrganization = (r: OrganizationRow): Organization => ({
@@ -45,7 +47,9 @@ const toOrganization = (r: OrganizationRow): Organization => ({
   plan: {
     apiRequestsPerMinute: Number(r.apiRequestsPerMinute),
     ...(r.loyaltyEventsPerMinute === null ? {} : { loyaltyEventsPerMinute: Number(r.loyaltyEventsPerMinute) }),
-    ...(r.loyaltyStampsPerMinute === null ? {} : { loyaltyStampsPerMinute: Number(r.loyaltyStampsPerMinute) })
+    ...(r.loyaltyStampsPerMinute === null ? {} : { loyaltyStampsPerMinute: Number(r.loyaltyStampsPerMinute) }),
+    ...(r.storefrontReadsPerMinute === null ? {} : { storefrontReadsPerMinute: Number(r.storefrontReadsPerMinute) }),
+    ...(r.storefrontSubmissionsPerHour === null ? {} : { storefrontSubmissionsPerHour: Number(r.storefrontSubmissionsPerHour) })
   },
   createdAt: toTimestamp(r.createdAt)
 })
@@ -55,9 +59,10 @@ export const PgOrganizationRepository = Layer.effect(OrganizationRepository, Eff
   return OrganizationRepository.of({
     insert: (o) =>
       sql`INSERT INTO organizations (organization_id, name, api_requests_per_minute, loyalty_events_per_minute,
-            loyalty_stamps_per_minute, created_at)
+            loyalty_stamps_per_minute, storefront_reads_per_minute, storefront_submissions_per_hour, created_at)
           VALUES (${o.id}, ${o.name}, ${o.plan.apiRequestsPerMinute}, ${o.plan.loyaltyEventsPerMinute ?? null},
-            ${o.plan.loyaltyStampsPerMinute ?? null}, ${o.createdAt})`.pipe(Effect.asVoid, orDie),
+            ${o.plan.loyaltyStampsPerMinute ?? null}, ${o.plan.storefrontReadsPerMinute ?? null},
+            ${o.plan.storefrontSubmissionsPerHour ?? null}, ${o.createdAt})`.pipe(Effect.asVoid, orDie),
     findById: (id) =>
       sql<OrganizationRow>`SELECT * FROM organizations WHERE organization_id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
@@ -66,7 +71,9 @@ export const PgOrganizationRepository = Layer.effect(OrganizationRepository, Eff
     setPlan: (id, plan) =>
       sql<OrganizationRow>`UPDATE organizations SET api_requests_per_minute = ${plan.apiRequestsPerMinute},
             loyalty_events_per_minute = ${plan.loyaltyEventsPerMinute ?? null},
-            loyalty_stamps_per_minute = ${plan.loyaltyStampsPerMinute ?? null}
+            loyalty_stamps_per_minute = ${plan.loyaltyStampsPerMinute ?? null},
+            storefront_reads_per_minute = ${plan.storefrontReadsPerMinute ?? null},
+            storefront_submissions_per_hour = ${plan.storefrontSubmissionsPerHour ?? null}
           WHERE organization_id = ${id} RETURNING *`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
         orDie

@@ -17,6 +17,7 @@ import { ReviewsReadApi } from "./reviews/ReviewsReadApi.ts"
 import { RequestValidation } from "./Security.ts"
 import { AutomationApi } from "./setup/AutomationApi.ts"
 import { SetupApi } from "./setup/SetupApi.ts"
+import { StorefrontApi } from "./storefront/StorefrontApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { WebhooksApi } from "./webhooks/WebhooksApi.ts"
 
@@ -32,6 +33,7 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(SitesApi, ProductsApi, CustomersApi)
   .add(ReviewsReadApi)
   .add(ImportJobsApi, ExportJobsApi)
+  .add(StorefrontApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
@@ -41,7 +43,9 @@ export class AdminApi extends HttpApi.make("admin-api")
     version: "0.1.0",
     description: "Merchant Admin API: setup status, reviews and replies, product questions, webhooks and rate limits.\n\n" +
       "Authenticate with a secret key: `Authorization: Bearer sk_…`. Every response carries `X-Request-Id`; every " +
-      "authenticated one the organization's rate-limit state. Errors are `{\"error\": {\"code\", \"message\", \"details\"?}}`.",
+      "authenticated one the organization's rate-limit state. Errors are `{\"error\": {\"code\", \"message\", \"details\"?}}`.\n\n" +
+      "Storefront routes (`/storefront/…`, tag Storefront) take a publishable key instead (`X-Publishable-Key: pk_…` or " +
+      "`?apiPublishableKey=pk_…`): public reads of published content, rate limited per key and client address.",
     license: { name: "MIT", identifier: "MIT" },
     servers: [{
       url: "{origin}",

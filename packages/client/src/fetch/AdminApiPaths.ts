@@ -714,6 +714,66 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/storefront/products/{productIdOrSlug}/questions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a product's published questions
+         * @description Published questions of the product, newest first, each with its published answers oldest first. The asker's email is never answered.
+         */
+        get: operations["storefront.productQuestions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/products/{productIdOrSlug}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a product's published reviews
+         * @description Published reviews of the product, newest first by default, a page at a time (`nextCursor`). Each names its author as first name and last initial ("Ada L.") or "Anonymous" and carries the merchant's reply only when it is published. Nothing personal (email, IP address, fingerprint, user agent, metadata) is ever answered.
+         */
+        get: operations["storefront.productReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get products' ratings
+         * @description The published review count, average rating and histogram by star of up to 100 products at once, in the order asked; products not found are left out. Exact at every moment: the stats change in the transaction of every review change.
+         */
+        get: operations["storefront.ratings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/survey-flows": {
         parameters: {
             query?: never;
@@ -1680,6 +1740,8 @@ export type components = {
                 apiRequestsPerMinute: number;
                 loyaltyEventsPerMinute?: number;
                 loyaltyStampsPerMinute?: number;
+                storefrontReadsPerMinute?: number;
+                storefrontSubmissionsPerHour?: number;
             };
         };
         PayloadTooLargeError: {
@@ -1705,6 +1767,7 @@ export type components = {
             };
             notes: string | null;
             publishedReviewCount: number;
+            ratingHistogram: components["schemas"]["RatingHistogram"];
             reviewCount: number;
             slug: string;
             title: string;
@@ -1827,6 +1890,17 @@ export type components = {
             source: string;
             updatedAt: string;
         };
+        ProductRating: {
+            averageRating: number | null;
+            histogram: components["schemas"]["RatingHistogram"];
+            /** Format: uuid */
+            productId: string;
+            reviewCount: number;
+            slug: string;
+        };
+        ProductRatingList: {
+            data: components["schemas"]["ProductRating"][];
+        };
         PublishableKey: {
             createdAt: string;
             /** Format: uuid */
@@ -1836,6 +1910,13 @@ export type components = {
         };
         PublishableKeyList: {
             data: components["schemas"]["PublishableKey"][];
+        };
+        RatingHistogram: {
+            1: number;
+            2: number;
+            3: number;
+            4: number;
+            5: number;
         };
         ReplyCreate: {
             body: string;
@@ -2073,6 +2154,55 @@ export type components = {
         SitePage: {
             data: components["schemas"]["Site"][];
             nextCursor: string | null;
+        };
+        StorefrontAnswer: {
+            authorName: string | null;
+            authorType: string;
+            body: string;
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+        };
+        StorefrontQuestion: {
+            answers: components["schemas"]["StorefrontAnswer"][];
+            askerName: string | null;
+            body: string;
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+        };
+        StorefrontQuestionPage: {
+            data: components["schemas"]["StorefrontQuestion"][];
+            nextCursor: string | null;
+        };
+        StorefrontReview: {
+            authorName: string;
+            body: string | null;
+            createdAt: string;
+            files: components["schemas"]["StorefrontReviewFile"][];
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            productId: string;
+            rating: number;
+            response: components["schemas"]["StorefrontReviewResponse"] | null;
+            title: string | null;
+            verifiedBuyer: boolean;
+        };
+        StorefrontReviewFile: {
+            contentType: string;
+            /** Format: uuid */
+            id: string;
+            url: string;
+        };
+        StorefrontReviewPage: {
+            data: components["schemas"]["StorefrontReview"][];
+            nextCursor: string | null;
+        };
+        StorefrontReviewResponse: {
+            body: string;
+            createdAt: string;
+            responderName: string;
         };
         StoreUnavailableError: {
             error: {
@@ -3565,7 +3695,9 @@ export interface operations {
                      *       "plan": {
                      *         "apiRequestsPerMinute": 1,
                      *         "loyaltyEventsPerMinute": 1,
-                     *         "loyaltyStampsPerMinute": 1
+                     *         "loyaltyStampsPerMinute": 1,
+                     *         "storefrontReadsPerMinute": 1,
+                     *         "storefrontSubmissionsPerHour": 1
                      *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -3999,6 +4131,13 @@ export interface operations {
                      *             "reviewCount": 12,
                      *             "publishedReviewCount": 10,
                      *             "averageRating": 4.6,
+                     *             "ratingHistogram": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             },
                      *             "createdAt": "2026-03-14T09:26:53.000Z",
                      *             "updatedAt": "2026-03-14T09:26:53.000Z"
                      *           },
@@ -4206,6 +4345,13 @@ export interface operations {
                      *         "reviewCount": 12,
                      *         "publishedReviewCount": 10,
                      *         "averageRating": 4.6,
+                     *         "ratingHistogram": {
+                     *           "1": 1,
+                     *           "2": 1,
+                     *           "3": 1,
+                     *           "4": 1,
+                     *           "5": 1
+                     *         },
                      *         "createdAt": "2026-03-14T09:26:53.000Z",
                      *         "updatedAt": "2026-03-14T09:26:53.000Z"
                      *       },
@@ -4416,6 +4562,13 @@ export interface operations {
                      *         "reviewCount": 12,
                      *         "publishedReviewCount": 10,
                      *         "averageRating": 4.6,
+                     *         "ratingHistogram": {
+                     *           "1": 1,
+                     *           "2": 1,
+                     *           "3": 1,
+                     *           "4": 1,
+                     *           "5": 1
+                     *         },
                      *         "createdAt": "2026-03-14T09:26:53.000Z",
                      *         "updatedAt": "2026-03-14T09:26:53.000Z"
                      *       },
@@ -4790,6 +4943,13 @@ export interface operations {
                      *           "reviewCount": 12,
                      *           "publishedReviewCount": 10,
                      *           "averageRating": 4.6,
+                     *           "ratingHistogram": {
+                     *             "1": 1,
+                     *             "2": 1,
+                     *             "3": 1,
+                     *             "4": 1,
+                     *             "5": 1
+                     *           },
                      *           "createdAt": "2026-03-14T09:26:53.000Z",
                      *           "updatedAt": "2026-03-14T09:26:53.000Z"
                      *         }
@@ -4862,6 +5022,13 @@ export interface operations {
                      *       "reviewCount": 12,
                      *       "publishedReviewCount": 10,
                      *       "averageRating": 4.6,
+                     *       "ratingHistogram": {
+                     *         "1": 1,
+                     *         "2": 1,
+                     *         "3": 1,
+                     *         "4": 1,
+                     *         "5": 1
+                     *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -4918,6 +5085,13 @@ export interface operations {
                      *       "reviewCount": 12,
                      *       "publishedReviewCount": 10,
                      *       "averageRating": 4.6,
+                     *       "ratingHistogram": {
+                     *         "1": 1,
+                     *         "2": 1,
+                     *         "3": 1,
+                     *         "4": 1,
+                     *         "5": 1
+                     *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -4975,6 +5149,13 @@ export interface operations {
                      *       "reviewCount": 12,
                      *       "publishedReviewCount": 10,
                      *       "averageRating": 4.6,
+                     *       "ratingHistogram": {
+                     *         "1": 1,
+                     *         "2": 1,
+                     *         "3": 1,
+                     *         "4": 1,
+                     *         "5": 1
+                     *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -5049,6 +5230,13 @@ export interface operations {
                      *       "reviewCount": 12,
                      *       "publishedReviewCount": 10,
                      *       "averageRating": 4.6,
+                     *       "ratingHistogram": {
+                     *         "1": 1,
+                     *         "2": 1,
+                     *         "3": 1,
+                     *         "4": 1,
+                     *         "5": 1
+                     *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -5502,6 +5690,13 @@ export interface operations {
                      *             "reviewCount": 12,
                      *             "publishedReviewCount": 10,
                      *             "averageRating": 4.6,
+                     *             "ratingHistogram": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             },
                      *             "createdAt": "2026-03-14T09:26:53.000Z",
                      *             "updatedAt": "2026-03-14T09:26:53.000Z"
                      *           },
@@ -5652,6 +5847,13 @@ export interface operations {
                      *         "reviewCount": 12,
                      *         "publishedReviewCount": 10,
                      *         "averageRating": 4.6,
+                     *         "ratingHistogram": {
+                     *           "1": 1,
+                     *           "2": 1,
+                     *           "3": 1,
+                     *           "4": 1,
+                     *           "5": 1
+                     *         },
                      *         "createdAt": "2026-03-14T09:26:53.000Z",
                      *         "updatedAt": "2026-03-14T09:26:53.000Z"
                      *       },
@@ -6438,6 +6640,188 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.productQuestions": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                productIdOrSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `StorefrontQuestionPage`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "askerName": "Ada Lovelace",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "answers": [
+                     *             {
+                     *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "body": "Comfortable from day one and true to size. Would buy again.",
+                     *               "authorName": "The Example Shop team",
+                     *               "authorType": "text",
+                     *               "createdAt": "2026-03-14T09:26:53.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontQuestionPage"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.productReviews": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+                cursor?: string;
+                limit?: number;
+                rating?: number;
+                sort?: "-createdAt" | "createdAt" | "-rating" | "rating";
+            };
+            header?: never;
+            path: {
+                productIdOrSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `StorefrontReviewPage`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "rating": 5,
+                     *           "title": "Fits perfectly",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "authorName": "The Example Shop team",
+                     *           "verifiedBuyer": true,
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "response": {
+                     *             "body": "Comfortable from day one and true to size. Would buy again.",
+                     *             "responderName": "The Example Shop team",
+                     *             "createdAt": "2026-03-14T09:26:53.000Z"
+                     *           },
+                     *           "files": [
+                     *             {
+                     *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "url": "https://hooks.example.com/feedback",
+                     *               "contentType": "image/jpeg"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontReviewPage"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.ratings": {
+        parameters: {
+            query: {
+                apiPublishableKey?: string;
+                products: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `ProductRatingList`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "slug": "everyday-ceramic-mug",
+                     *           "reviewCount": 12,
+                     *           "averageRating": 4.6,
+                     *           "histogram": {
+                     *             "1": 1,
+                     *             "2": 1,
+                     *             "3": 1,
+                     *             "4": 1,
+                     *             "5": 1
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductRatingList"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
