@@ -28,6 +28,7 @@ import { idempotencyConformance } from "./idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "./reviews/ReviewReadConformance.ts"
 import { jobConformance } from "./jobs/JobConformance.ts"
 import { publishableKeyConformance } from "./storefront/PublishableKeyConformance.ts"
+import { storefrontConformance } from "./storefront/StorefrontConformance.ts"
 
 import { setupConformance } from "./setup/SetupConformance.ts"
 import { automationConformance } from "./setup/AutomationConformance.ts"
@@ -224,7 +225,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["rate limit", rateLimitConformance],
   ["idempotency keys", idempotencyConformance],
   ["jobs", jobConformance],
-  ["publishable keys", publishableKeyConformance]
+  ["publishable keys", publishableKeyConformance],
+  ["storefront", storefrontConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

@@ -7,7 +7,6 @@ import { emptyHistogram, type Product } from "../catalog/Catalog.ts"
 import { InvalidRequest } from "../kernel/Errors.ts"
 import { reviewFilterCatalog, productQuestionFilterCatalog } from "../kernel/Filter.ts"
 import { defineListEndpoint } from "../kernel/ListQuery.ts"
-import type { PlanAllowances } from "../ratelimit/RateLimitTable.ts"
 import type { KeyedBucket } from "../ratelimit/RateLimitTable.ts"
 import type { ProductQuestionAnswer, ProductQuestionRecord } from "../questions/ProductQuestion.ts"
 import type { Review } from "../reviews/Review.ts"
@@ -119,7 +118,7 @@ export type StorefrontAction = "read" | "submission"
 
 export const storefrontActionOf = (method: string): StorefrontAction => (method === "GET" || method === "HEAD" ? "read" : "submission")
 
-export interface StorefrontPlan extends PlanAllowances {
+export interface StorefrontPlan {
   readonly storefrontReadsPerMinute?: number | undefined
   readonly storefrontSubmissionsPerHour?: number | undefined
 }
