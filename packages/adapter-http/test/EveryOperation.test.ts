@@ -233,6 +233,20 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
       params: { path: { productIdOrSlug: id(made, "product") }, query: { limit: 5 } },
       headers: { "x-publishable-key": id(made, "publishableKeyText") }
     }),
+  "POST /storefront/questions": ({ api, made }) =>
+    api.POST("/storefront/questions", {
+      params: { query: { apiPublishableKey: id(made, "publishableKeyText") } },
+      body: { productSlug: "mug", body: "Does it keep tea warm?", askerName: "Grace", askerEmail: "grace@example.com" }
+    }),
+  "POST /storefront/questions/{id}/answers": async ({ api, made }) => {
+    const question = await api.POST("/product-questions", {
+      body: { productId: id(made, "product"), body: "Is it microwave safe?", published: true }
+    })
+    return api.POST("/storefront/questions/{id}/answers", {
+      params: { path: { id: question.data!.id }, query: { apiPublishableKey: id(made, "publishableKeyText") } },
+      body: { body: "Mine is, yes.", authorName: "Alan" }
+    })
+  },
   "DELETE /publishable-keys/{id}": ({ api, made }) =>
     api.DELETE("/publishable-keys/{id}", { params: { path: { id: id(made, "publishableKey") } } })
 }

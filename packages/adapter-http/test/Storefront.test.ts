@@ -271,6 +271,96 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
   })
 })
 
+describe.each(testStores)("storefront submissions (%s)", (_name, makeStore) => {
+  let server: SeededServer
+  beforeAll(() => {
+    server = makeSeededServer(makeStore)
+  })
+  afterAll(() => server.dispose())
+
+  it("questions arrive unpublished from the widget, answers only on published questions; hostile bodies change nothing", async () => {
+    const org = await server.provision()
+    const admin = (method: string, path: string, body?: unknown) => server.request(method, path, { token: org.key, body })
+    const mug = (await admin("POST", "/products", { slug: "mug", title: "Mug" })).body
+    const pk = (await admin("POST", "/publishable-keys")).body.key
+    const submit = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      server.request("POST", path, { body, headers: { "x-publishable-key": pk, ...headers } })
+
+    const asked = await submit("/storefront/questions", { productSlug: "mug", body: "Big enough?", askerName: "Grace", askerEmail: "grace@example.com" })
+    expect(asked.status, asked.text).toBe(202)
+    expect(Object.keys(asked.body)).toEqual(["id"])
+    const stored = (await admin("GET", `/product-questions/${asked.body.id}`)).body
+    expect(stored).toMatchObject({ published: false, moderatedAt: null, source: "widget", askerEmail: "grace@example.com", notifyByEmail: true, productId: mug.id })
+    expect((await server.request("GET", "/storefront/products/mug/questions", { headers: { "x-publishable-key": pk } })).body.data).toEqual([])
+    const feed = (await admin("GET", "/events?events=productQuestion.created")).body.data
+    expect(feed.map((e: any) => e.data.id)).toContain(asked.body.id)
+
+    // Unpublished (or unknown) questions take no answers.
+    expect((await submit(`/storefront/questions/${asked.body.id}/answers`, { body: "Yes", authorName: "Alan" })).status).toBe(404)
+    await admin("PATCH", `/product-questions/${asked.body.id}`, { published: true })
+    const answered = await submit(`/storefront/questions/${asked.body.id}/answers`, { body: "Yes, 350 ml.", authorName: "Alan", email: "alan@example.com" })
+    expect(answered.status, answered.text).toBe(202)
+    const answers = (await admin("GET", `/product-questions/${asked.body.id}/answers`)).body.data
+    expect(answers).toHaveLength(1)
+    expect(answers[0]).toMatchObject({ id: answered.body.id, authorType: "customer", authorName: "Alan", published: false })
+    const question = (await admin("GET", `/product-questions/${asked.body.id}`)).body
+    expect(question).toMatchObject({ answerCount: 1, publishedAnswerCount: 0, answeredAt: null })
+
+    // Idempotency-Key: the same submission twice is one question.
+    const once = await submit("/storefront/questions", { productId: mug.id, body: "Colours?" }, { "idempotency-key": "k-1" })
+    const twice = await submit("/storefront/questions", { productId: mug.id, body: "Colours?" }, { "idempotency-key": "k-1" })
+    expect(twice.status).toBe(202)
+    expect(twice.body.id).toBe(once.body.id)
+    expect(twice.headers.get("idempotent-replayed")).toBe("true")
+
+    const before = (await admin("GET", "/product-questions?limit=250")).body.data.length
+    for (const body of [
+      {},
+      { body: "No product" },
+      { productId: mug.id, productSlug: "mug", body: "Both" },
+      { productSlug: "nope", body: "Unknown" },
+      { productId: mug.id, body: "x".repeat(501) },
+      { productId: mug.id, body: "" },
+      { productId: mug.id, body: "NUL \u0000" },
+      { productId: mug.id, body: "Email", askerEmail: "not-an-email" },
+      { productId: mug.id, body: "Notify", notifyByEmail: true },
+      { productId: mug.id, body: "Extra", published: true },
+      { productId: "not-a-uuid", body: "Bad id" }
+    ]) {
+      const res = await submit("/storefront/questions", body)
+      expect(res.status, JSON.stringify(body)).toBe(400)
+      expect(res.body.error.code).toBe("INVALID_REQUEST")
+    }
+    for (const raw of ["{", "[]", "null", JSON.stringify({ productId: mug.id, body: "deep", x: JSON.parse("[".repeat(70) + "]".repeat(70)) })]) {
+      const res = await server.request("POST", "/storefront/questions", { rawBody: raw, headers: { "x-publishable-key": pk } })
+      expect(res.status >= 400 && res.status < 500, raw).toBe(true)
+    }
+    expect((await admin("GET", "/product-questions?limit=250")).body.data.length).toBe(before)
+    // A secret key cannot submit, and a publishable key cannot use the admin route.
+    expect((await server.request("POST", "/storefront/questions", { token: org.key, body: { productId: mug.id, body: "Hi" } })).status).toBe(401)
+    expect((await server.request("POST", "/product-questions", { body: { productId: mug.id, body: "Hi" }, headers: { "x-publishable-key": pk } })).status).toBe(401)
+  })
+
+  it("submissions spend their own hourly bucket, not the reads'", async () => {
+    const org = await server.provision()
+    await server.request("POST", "/products", { token: org.key, body: { slug: "mug", title: "Mug" } })
+    const pk = (await server.request("POST", "/publishable-keys", { token: org.key })).body.key
+    await server.operator("PATCH", `/organizations/${org.organizationId}`, { storefrontSubmissionsPerHour: 2 })
+    const ask = () => server.request("POST", "/storefront/questions", {
+      body: { productSlug: "mug", body: "Hello?" }, headers: { "x-publishable-key": pk, [TEST_PEER_HEADER]: "203.0.113.9" }
+    })
+    expect((await ask()).status).toBe(202)
+    const second = await ask()
+    expect(second.status).toBe(202)
+    expect(second.headers.get("ratelimit-policy")).toBe("\"storefront-submission\";q=2;w=3600")
+    const refused = await ask()
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(60)
+    const read = await server.request("GET", "/storefront/ratings?products=mug", { headers: { "x-publishable-key": pk, [TEST_PEER_HEADER]: "203.0.113.9" } })
+    expect(read.status).toBe(200)
+  })
+})
+
 describe("storefront rate limits (memory)", () => {
   let server: SeededServer
   beforeAll(() => {

@@ -754,6 +754,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/storefront/questions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask a question about a product
+         * @description A shopper's question (`productId` or `productSlug`, exactly one). It arrives unpublished in the merchant's moderation queue with `source: "widget"` and fires `productQuestion.created`; with `askerEmail` the asker is emailed when it is answered (unless `notifyByEmail: false`). Spends the submissions bucket of the key and client address.
+         */
+        post: operations["storefront.askQuestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/questions/{id}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a published question
+         * @description A shopper's answer (`authorType: "customer"`), unpublished until the merchant publishes it; fires `productQuestionAnswer.created`. Only published questions take answers: any other id is a 404. `email`, when given, links the answer to that customer if one exists; it is never shown.
+         */
+        post: operations["storefront.answerQuestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/storefront/ratings": {
         parameters: {
             query?: never;
@@ -2163,6 +2203,11 @@ export type components = {
             /** Format: uuid */
             id: string;
         };
+        StorefrontAnswerSubmission: {
+            authorName: string;
+            body: string;
+            email?: string;
+        };
         StorefrontQuestion: {
             answers: components["schemas"]["StorefrontAnswer"][];
             askerName: string | null;
@@ -2174,6 +2219,15 @@ export type components = {
         StorefrontQuestionPage: {
             data: components["schemas"]["StorefrontQuestion"][];
             nextCursor: string | null;
+        };
+        StorefrontQuestionSubmission: {
+            askerEmail?: string | null;
+            askerName?: string | null;
+            body: string;
+            notifyByEmail?: boolean;
+            /** Format: uuid */
+            productId?: string;
+            productSlug?: string;
         };
         StorefrontReview: {
             authorName: string;
@@ -2203,6 +2257,9 @@ export type components = {
             body: string;
             createdAt: string;
             responderName: string;
+        };
+        StorefrontSubmitted: {
+            id: string;
         };
         StoreUnavailableError: {
             error: {
@@ -6769,6 +6826,126 @@ export interface operations {
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
             404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.askQuestion": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+            };
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "productSlug": "text",
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "askerName": "Ada Lovelace",
+                 *       "askerEmail": "ada@example.com",
+                 *       "notifyByEmail": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["StorefrontQuestionSubmission"];
+            };
+        };
+        responses: {
+            /** @description Accepted: queued, to be done shortly. The body is a `StorefrontSubmitted`. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontSubmitted"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.answerQuestion": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+            };
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "authorName": "The Example Shop team",
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StorefrontAnswerSubmission"];
+            };
+        };
+        responses: {
+            /** @description Accepted: queued, to be done shortly. The body is a `StorefrontSubmitted`. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontSubmitted"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];

@@ -19,6 +19,9 @@ import {
   Organizations,
   type ProductId,
   ProductQuestions,
+  type ProductQuestionId,
+  EventOutbox,
+  StorefrontSubmissions,
   RateLimitStore,
   type ReviewId,
   ReviewRepository,
@@ -119,6 +122,36 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         yield* fx.insertSite(org, makeSite({ domain: "Shop.Example.com" }))
         assert.isTrue(yield* reads.allowsOrigin(org, "https://www.shop.example.com"))
         assert.isFalse(yield* reads.allowsOrigin(other, "https://www.shop.example.com"))
+      }))
+
+    it.effect("questions and answers submitted through the storefront wait unpublished in the queue", () =>
+      Effect.gen(function*() {
+        const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Asked" }))).id
+        const fx = yield* StoreTestKit
+        const mug = makeProduct({ slug: "mug" })
+        yield* fx.insertProduct(org, mug)
+        const ada = makeCustomer({ email: "ada@example.com" })
+        yield* fx.insertCustomer(org, ada)
+        const submissions = yield* StorefrontSubmissions
+        const as = Effect.provideService(CurrentStorefrontCaller, yield* shopper(org))
+        const asked = yield* submissions.askQuestion({ productSlug: "mug", body: "Big?", askerEmail: "g@example.com" }).pipe(as)
+        const questions = yield* ProductQuestions
+        const stored = yield* questions.get(asked.id as ProductQuestionId).pipe(asDashboard(org))
+        assert.deepInclude(stored, { published: false, moderatedAt: null, source: "widget", notifyByEmail: true, productId: mug.id })
+        const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
+        assert.deepStrictEqual(events.map((e) => e.event), ["productQuestion.created"])
+        assert.strictEqual((yield* Effect.flip(submissions.answerQuestion(asked.id as ProductQuestionId, { body: "Yes", authorName: "Al" }).pipe(as)))._tag, "NotFound")
+        yield* questions.update(asked.id as ProductQuestionId, { published: true }).pipe(asDashboard(org))
+        const answered = yield* submissions.answerQuestion(asked.id as ProductQuestionId, { body: "Yes", authorName: "Al", email: "ADA@example.com" }).pipe(as)
+        const answers = (yield* questions.listAnswers(asked.id as ProductQuestionId).pipe(asDashboard(org))).data
+        assert.deepStrictEqual(answers.map((a) => [a.id, a.authorType, a.published, a.customerId]), [[answered.id, "customer", false, ada.id]])
+        const after = yield* questions.get(asked.id as ProductQuestionId).pipe(asDashboard(org))
+        assert.deepInclude(after, { answerCount: 1, publishedAnswerCount: 0, answeredAt: null })
+        // Another organization's key finds neither the product nor the question.
+        const stranger = Effect.provideService(CurrentStorefrontCaller, yield* shopper((yield* Organizations.use((o) => o.createOrganization({ name: "Else" }))).id))
+        assert.strictEqual((yield* Effect.flip(submissions.askQuestion({ productId: mug.id, body: "Mine?" }).pipe(stranger)))._tag, "InvalidRequest")
+        assert.strictEqual((yield* Effect.flip(submissions.answerQuestion(asked.id as ProductQuestionId, { body: "x", authorName: "y" }).pipe(stranger)))._tag, "NotFound")
+        assert.strictEqual((yield* Effect.flip(submissions.askQuestion({ productId: mug.id, productSlug: "mug", body: "Both?" }).pipe(as)))._tag, "InvalidRequest")
       }))
 
     it.effect("storefront buckets are per key and address and never spend the organization's", () =>

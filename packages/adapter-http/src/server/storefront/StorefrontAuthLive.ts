@@ -4,10 +4,12 @@
  *    key is never one, and revocation is heard across processes like a secret key's);
  * 2. charge the key's bucket for the client address (reads or submissions, never the organization's secret-key
  *    bucket); a refusal is the 429 of §3, nothing applied;
- * 3. CORS for the organization's site domains, then the endpoint with the storefront caller provided.
+ * 3. CORS for the organization's site domains, then the endpoint with the storefront caller provided; a submission
+ *    has its JSON body measured first and runs under its `Idempotency-Key` when it sends one.
  */
 import {
   CurrentStorefrontCaller,
+  Idempotency,
   Organizations,
   RateLimitStore,
   recordRateLimitDecisionUnsafe,
@@ -19,6 +21,8 @@ import {
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { StorefrontAuth } from "@feedback/client/effect"
+import { idempotently } from "../idempotency/IdempotentRequests.ts"
+import { guardJsonBody } from "../JsonBodyShape.ts"
 import { rateLimitHeaders, refusedResponse } from "../SecretKeyAuthLive.ts"
 import { clientAddressOf, parseTrustProxy } from "./ClientAddress.ts"
 import { corsHeaders } from "./StorefrontCors.ts"
@@ -33,9 +37,10 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
     const organizations = yield* Organizations
     const rateLimits = yield* RateLimitStore
     const reads = yield* StorefrontReads
+    const idempotency = yield* Idempotency
     const trusted = parseTrustProxy(options.trustProxy ?? "")
 
-    const admit: Parameters<typeof StorefrontAuth.of>[0]["publishableKeyHeader"] = (httpEffect, { credential }) =>
+    const admit: Parameters<typeof StorefrontAuth.of>[0]["publishableKeyHeader"] = (httpEffect, { credential, endpoint }) =>
       Effect.withFiber((fiber) => {
         const context = fiber.context as Context.Context<never>
         const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
@@ -62,7 +67,12 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
               const answered = { ...rateLimitHeaders(decision, policy), ...headers }
               HttpEffect.appendPreResponseHandlerUnsafe(context, (_, response) =>
                 Effect.succeed(HttpServerResponse.setHeaders(response, answered)))
-              return Effect.provideService(httpEffect, CurrentStorefrontCaller, { ...key, clientAddress })
+              const run = Effect.provideService(httpEffect, CurrentStorefrontCaller, { ...key, clientAddress })
+              // A submission's JSON is measured before it is parsed, and honours Idempotency-Key (§13), keyed per
+              // organization like the admin API's (a replay needs the same method, path and body as well).
+              return action === "read"
+                ? run
+                : Effect.andThen(guardJsonBody, idempotently(idempotency, endpoint, key.organization.id, run))
             })
           })
         })

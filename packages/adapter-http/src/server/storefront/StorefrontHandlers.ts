@@ -2,7 +2,7 @@
  * Handlers of the storefront reads: one call into `StorefrontReads` each, answered as cacheable JSON (`HttpCaching.ts`:
  * `ETag`, `Cache-Control`, 304 on a matching `If-None-Match`).
  */
-import { ProductRatingList, StorefrontQuestionPage, StorefrontReads, StorefrontReviewPage } from "@feedback/core"
+import { ProductRatingList, StorefrontQuestionPage, StorefrontReads, StorefrontReviewPage, StorefrontSubmissions } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
@@ -16,6 +16,7 @@ const encodeQuestions = trustedEncoder(StorefrontQuestionPage)
 
 export const StorefrontHandlers = HttpApiBuilder.group(AdminApi, "storefront", Effect.fn(function*(handlers) {
   const reads = yield* StorefrontReads
+  const submissions = yield* StorefrontSubmissions
   return handlers
     .handle("productReviews", ({ params, query, request }) =>
       Effect.map(
@@ -32,4 +33,6 @@ export const StorefrontHandlers = HttpApiBuilder.group(AdminApi, "storefront", E
         reads.productQuestions(params.productIdOrSlug, query),
         (page) => cacheableJson(JSON.stringify(encodeQuestions(page)), request.headers["if-none-match"])
       ))
-})).pipe(capturingOnly(StorefrontReads))
+    .handle("askQuestion", ({ payload }) => submissions.askQuestion(payload))
+    .handle("answerQuestion", ({ params, payload }) => submissions.answerQuestion(params.id, payload))
+})).pipe(capturingOnly(StorefrontReads, StorefrontSubmissions))

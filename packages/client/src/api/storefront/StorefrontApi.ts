@@ -6,6 +6,10 @@
  */
 import {
   InvalidRequest,
+  ProductQuestionId,
+  StorefrontAnswerSubmission,
+  StorefrontQuestionSubmission,
+  StorefrontSubmitted,
   MAX_RATINGS_PRODUCTS,
   ProductRatingList,
   StorefrontQuestionPage,
@@ -14,7 +18,7 @@ import {
   storefrontReviewSorts
 } from "@feedback/core"
 import { Result, Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { queryParameter, sortParam } from "../ListParams.ts"
 import { StorefrontAuth } from "../Security.ts"
@@ -90,6 +94,25 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
     }).annotateMerge(doc(
       "List a product's published questions",
       "Published questions of the product, newest first, each with its published answers oldest first. The asker's email is never answered."
+    )),
+    HttpApiEndpoint.post("askQuestion", "/storefront/questions", {
+      query: { apiPublishableKey },
+      payload: StorefrontQuestionSubmission,
+      success: StorefrontSubmitted.pipe(HttpApiSchema.status(202)),
+      error: InvalidRequestResponse
+    }).annotateMerge(doc(
+      "Ask a question about a product",
+      "A shopper's question (`productId` or `productSlug`, exactly one). It arrives unpublished in the merchant's moderation queue with `source: \"widget\"` and fires `productQuestion.created`; with `askerEmail` the asker is emailed when it is answered (unless `notifyByEmail: false`). Spends the submissions bucket of the key and client address."
+    )),
+    HttpApiEndpoint.post("answerQuestion", "/storefront/questions/:id/answers", {
+      params: { id: ProductQuestionId },
+      query: { apiPublishableKey },
+      payload: StorefrontAnswerSubmission,
+      success: StorefrontSubmitted.pipe(HttpApiSchema.status(202)),
+      error: [NotFoundResponse, InvalidRequestResponse]
+    }).annotateMerge(doc(
+      "Answer a published question",
+      "A shopper's answer (`authorType: \"customer\"`), unpublished until the merchant publishes it; fires `productQuestionAnswer.created`. Only published questions take answers: any other id is a 404. `email`, when given, links the answer to that customer if one exists; it is never shown."
     ))
   )
   .middleware(StorefrontAuth)
