@@ -13,9 +13,9 @@
  * BENCH_SECONDS scales the measured durations (default 2 s per decision loop; HTTP: each variant twice, interleaved,
  * 4 s after a 1.5 s warm-up, the better run kept).
  */
-import { makeMemoryRateLimitStore } from "@feedback/adapter-memory"
+import { makeMemoryRateLimitRepository } from "@feedback/adapter-memory"
 import { type DatabaseTarget, PgStoreLayer } from "@feedback/adapter-postgres"
-import { type KeyedBucket, ORG_BUCKET_KEY, RateLimitStore, type SpendDecision, TokenBucket } from "@feedback/core"
+import { type KeyedBucket, ORG_BUCKET_KEY, RateLimitRepository, type SpendDecision, TokenBucket } from "@feedback/core"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
@@ -23,7 +23,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { startServerProcess } from "../packages/adapter-http/test/ServerProcess.ts"
-import { RedisRateLimitStore } from "@feedback/adapter-redis"
+import { RedisRateLimitRepository } from "@feedback/adapter-redis"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import * as Redis from "effect/persistence/Redis"
 import { redisAvailable, startRedis } from "../packages/adapter-redis/test/TestRedis.ts"
@@ -73,13 +73,13 @@ const decisionsPerSecond = (spend: Spend, orgs: ReadonlyArray<string>, concurren
 
 const noOpDecision: SpendDecision = { _tag: "Admitted", cost: 1, limit: 30_000_000, remaining: 30_000_000, fullInSeconds: 0 }
 const noOpStore: Spend = () => Effect.succeed(noOpDecision)
-const viaStore = (store: RateLimitStore["Service"]): Spend => (org) => store.spend(org, buckets, 1)
+const viaStore = (store: RateLimitRepository["Service"]): Spend => (org) => store.spend(org, buckets, 1)
 
 const decisionBenchmarks = Effect.gen(function*() {
   const rows: Array<Array<string>> = []
 
   // --- memory ------------------------------------------------------------------------------------------------------
-  const memory = yield* makeMemoryRateLimitStore
+  const memory = yield* makeMemoryRateLimitRepository
   const memoryBaseline = yield* decisionsPerSecond(noOpStore, [hotOrg], 1, DECISION_SECONDS)
   rows.push(["no-op store (baseline), 1 fiber", fmt(memoryBaseline), "1.00×", ""])
   for (const [label, orgs] of [["memory, 1 hot organization", [hotOrg]], ["memory, 1,000 organizations", manyOrgs]] as const) {
@@ -97,7 +97,7 @@ const decisionBenchmarks = Effect.gen(function*() {
   const label = database === undefined ? "PGlite (embedded, 1 connection)" : `PostgreSQL server, ${concurrency} connections`
   yield* Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(PgStoreLayer(target).pipe(Layer.orDie))
-    const store = Context.get(context, RateLimitStore)
+    const store = Context.get(context, RateLimitRepository)
     const sql = Context.get(context, SqlClient.SqlClient)
     const selectOne: Spend = () => sql`SELECT 1`.pipe(Effect.orDie)
     const pgNoOp = yield* decisionsPerSecond(noOpStore, [hotOrg], concurrency, DECISION_SECONDS)
@@ -117,12 +117,12 @@ const decisionBenchmarks = Effect.gen(function*() {
     const redisServer = yield* Effect.promise(startRedis)
     yield* Effect.scoped(Effect.gen(function*() {
       const context = yield* Layer.build(
-        RedisRateLimitStore.layerRedis({ keyPrefix: `bench:${randomUUID()}:` }).pipe(
+        RedisRateLimitRepository.layerRedis({ keyPrefix: `bench:${randomUUID()}:` }).pipe(
           Layer.provideMerge(NodeRedis.layer({ url: redisServer.url })),
           Layer.orDie
         )
       )
-      const store = Context.get(context, RateLimitStore)
+      const store = Context.get(context, RateLimitRepository)
       const redis = Context.get(context, Redis.Redis)
       const ping: Spend = () => redis.send("PING").pipe(Effect.orDie)
       const redisConcurrency = 8

@@ -26,7 +26,7 @@ import {
   type OrganizationId,
   parseListRequest,
   Organizations,
-  RateLimitStore,
+  RateLimitRepository,
   reviewListEndpoint,
   ReviewRepository,
   type StoreServices
@@ -161,7 +161,7 @@ async function main(): Promise<void> {
     const fixedAndStore = (params: ListParams) =>
       runtime.runPromise(Effect.gen(function*() {
         const { organization } = yield* Organizations.use((o) => o.authenticateSecretKey(secretKey))
-        const decision = yield* RateLimitStore.use((r) => r.spend(organization.id, bucketsForKey(listKey, organization.plan), costOfKey(listKey)))
+        const decision = yield* RateLimitRepository.use((r) => r.spend(organization.id, bucketsForKey(listKey, organization.plan), costOfKey(listKey)))
         if (decision._tag !== "Admitted") throw new Error("the benchmark's organization was refused")
         return yield* ReviewRepository.use((r) => r.list(organizationId, parse(params)))
       }))

@@ -13,7 +13,7 @@ import {
   endpointKey,
   type ListRequest,
   type OrganizationId,
-  RateLimitStore,
+  RateLimitRepository,
   type ReviewInclude,
   ReviewRepository,
   type StoreServices
@@ -69,7 +69,7 @@ export const makeListFloor = (
         const read = options.read(options.parse(query))
         const body = options.spend
           ? yield* Effect.map(
-            Effect.all([RateLimitStore.use((r) => r.spend(organizationId, buckets, cost)), read], { concurrency: 2 }),
+            Effect.all([RateLimitRepository.use((r) => r.spend(organizationId, buckets, cost)), read], { concurrency: 2 }),
             ([decision, rows]) => {
               if (decision._tag !== "Admitted") throw new Error("the benchmark's organization was refused")
               return rows

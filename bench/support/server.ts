@@ -5,7 +5,7 @@
  * for embedded PGlite in `DATA_DIR`). Prints the same "Admin API listening on <url>" line.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { RateLimitStore } from "@feedback/core"
+import { RateLimitRepository } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
@@ -19,7 +19,7 @@ const options = {
   logRequests: env["LOG_REQUESTS"] === "true"
 }
 
-export const AlwaysAdmit = Layer.succeed(RateLimitStore, RateLimitStore.of({
+export const AlwaysAdmit = Layer.succeed(RateLimitRepository, RateLimitRepository.of({
   spend: (_organizationId, buckets, cost) => {
     const limit = buckets[0]?.spec.ceiling ?? 0
     return Effect.succeed({ _tag: "Admitted", cost, limit, remaining: limit, fullInSeconds: 0 })

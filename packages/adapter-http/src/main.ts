@@ -125,8 +125,8 @@ const run = Effect.gen(function*() {
   if (otlpEndpoint !== undefined && !isHttpUrl(otlpEndpoint)) {
     return yield* Effect.die(new Error("OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL, e.g. http://collector:4318"))
   }
-  // Every `Effect.fn` use-case call captures its call site for its span, tracer or not (about a tenth of a cheap
-  // request's CPU); with nothing exporting spans the server captures no stacks unless asked (docs/DECISIONS.md §27).
+  // Every `Effect.fn` use-case call captures its call site for its span, tracer or not; with nothing exporting
+  // spans nobody reads them, so the server captures no stacks unless asked (docs/DECISIONS.md §27).
   const stackTraces = Option.getOrElse(config.stackTraces, () => otlpEndpoint !== undefined)
   if (!stackTraces) Error.stackTraceLimit = 0
   for (const [name, value] of [["OTEL_BSP_SCHEDULE_DELAY", config.otlp.traceExportIntervalMs], ["OTEL_METRIC_EXPORT_INTERVAL", config.otlp.metricExportIntervalMs]] as const) {
@@ -202,7 +202,7 @@ const run = Effect.gen(function*() {
   )
   if (otlpEndpoint === undefined) {
     // Nothing exports spans, so the server records none: a span per use-case call then costs a no-op span, not a
-    // live one (measurable on the hot path).
+    // live one (docs/DECISIONS.md §19).
     return yield* Layer.launch(App).pipe(Effect.withTracerEnabled(false))
   }
   const otlp = OtlpLayer({

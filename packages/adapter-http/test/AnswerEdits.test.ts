@@ -2,18 +2,11 @@
  * Editing and deleting answers over HTTP (docs/DECISIONS.md §13): PATCH publishes a draft and the question becomes
  * answered; DELETE returns the answer; bad bodies and foreign ids are 400 and 404 in the envelope.
  */
-import { afterAll, beforeAll, expect, it } from "vitest"
-import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { expect, it } from "vitest"
+import { useTestServer } from "./Http.ts"
+import { makeTestServer } from "./TestServer.ts"
 
-let server: TestServer
-let key: string
-beforeAll(async () => {
-  server = makeTestServer()
-  key = (await server.provision()).key
-})
-afterAll(() => server.dispose())
-
-const call = (method: string, path: string, body?: unknown) => server.request(method, path, { token: key, body })
+const { call } = useTestServer(() => makeTestServer())
 
 it("publishes a draft answer by PATCH, hides it again, and deletes it", async () => {
   const product = await call("POST", "/products", { title: "Mug", slug: "answer-mug" })

@@ -3,20 +3,16 @@
  * through `/email-templates` and `/survey-flows`, with 400s that name the field, the in-use 409, and the setup signal
  * following `isActive`. The rules themselves are proven on every store by the core's conformance suite.
  */
-import { afterAll, beforeAll, expect, it } from "vitest"
-import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { beforeAll, expect, it } from "vitest"
+import { useTestServer } from "./Http.ts"
+import { makeTestServer } from "./TestServer.ts"
 
-let server: TestServer
-let key: string
+const http = useTestServer(() => makeTestServer())
+const { call } = http
 let readOnly: string
 beforeAll(async () => {
-  server = makeTestServer()
-  key = (await server.provision()).key
-  readOnly = (await server.provision({ permissions: ["settings:read"] })).key
+  readOnly = (await http.server.provision({ permissions: ["settings:read"] })).key
 })
-afterAll(() => server.dispose())
-
-const call = (method: string, path: string, body?: unknown, token = key) => server.request(method, path, { token, body })
 
 it("edits what the guided setup created, announces it, and keeps templates that flows send", async () => {
   const setup = await call("POST", "/organization/setup/reviews", { data: { reminder: true } })

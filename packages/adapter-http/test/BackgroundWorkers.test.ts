@@ -8,25 +8,13 @@ import { IdGenerator } from "@feedback/core"
 import { Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiServerOptions, makeWebHandler } from "../src/server/ApiServer.ts"
-import { allPermissions, OPERATOR_TOKEN } from "./TestServer.ts"
+import { allPermissions, OPERATOR_TOKEN, requestVia } from "./Http.ts"
 import { eventually, type Receiver, sleep, startReceiver } from "./WebhookReceiver.ts"
 
 const fast = { pollIntervalMs: 20, heartbeatIntervalMs: 200, leaseMs: 1_000 }
 const options: ApiServerOptions = {
   operatorToken: Redacted.make(OPERATOR_TOKEN),
   webhooks: { allowInsecure: true, allowPrivate: true, timeoutMs: 1_000, dispatcher: fast }
-}
-
-type Handler = ReturnType<typeof makeWebHandler>["handler"]
-
-const call = async (handler: Handler, method: string, path: string, token: string, body?: unknown) => {
-  const res = await handler(new Request(`http://test${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  }))
-  const text = await res.text()
-  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
 }
 
 let receiver: Receiver
@@ -43,27 +31,29 @@ describe("background workers are opt-in", () => {
     const storeRuntime = ManagedRuntime.make(Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7))
     const store = Layer.succeedContext(await storeRuntime.context())
     const requestsOnly = makeWebHandler(store, { ...options, workers: false })
+    const request = requestVia(requestsOnly.handler)
     let withWorkers: ReturnType<typeof makeWebHandler> | undefined
     try {
-      const org = await call(requestsOnly.handler, "POST", "/operator/organizations", OPERATOR_TOKEN, { name: "Serverless" })
+      const org = await request("POST", "/operator/organizations", { token: OPERATOR_TOKEN, body: { name: "Serverless" } })
       expect(org.status).toBe(201)
-      const key = await call(requestsOnly.handler, "POST", `/operator/organizations/${org.body.id}/keys`, OPERATOR_TOKEN, {
-        permissions: allPermissions
+      const key = await request("POST", `/operator/organizations/${org.body.id}/keys`, {
+        token: OPERATOR_TOKEN,
+        body: { permissions: allPermissions }
       })
       expect(key.status).toBe(201)
       const secret: string = key.body.secretKey
-      expect((await call(requestsOnly.handler, "GET", "/organization", secret)).status).toBe(200)
+      expect((await request("GET", "/organization", { token: secret })).status).toBe(200)
       const path = `/serverless-${Date.now()}`
-      const created = await call(requestsOnly.handler, "POST", "/webhooks", secret, {
-        url: receiver.url(path),
-        events: ["webhook.created"]
+      const created = await request("POST", "/webhooks", {
+        token: secret,
+        body: { url: receiver.url(path), events: ["webhook.created"] }
       })
       expect(created.status).toBe(201)
 
       // Many dispatcher poll intervals pass: nothing is fanned out, nothing is sent.
       await sleep(500)
       expect(receiver.received.filter((r) => r.path === path)).toHaveLength(0)
-      const log = await call(requestsOnly.handler, "GET", `/webhooks/${created.body.id}/events`, secret)
+      const log = await request("GET", `/webhooks/${created.body.id}/events`, { token: secret })
       expect(log.status).toBe(200)
       expect(log.body.data).toEqual([])
 
@@ -71,7 +61,7 @@ describe("background workers are opt-in", () => {
       withWorkers = makeWebHandler(store, options)
       await withWorkers.handler(new Request("http://test/health"))
       const delivered = await eventually(async () => {
-        const page = await call(requestsOnly.handler, "GET", `/webhooks/${created.body.id}/events`, secret)
+        const page = await request("GET", `/webhooks/${created.body.id}/events`, { token: secret })
         const first = page.body.data[0]
         return first !== undefined && first.status !== "pending" ? first : undefined
       }, 5_000, "the delivery by the process with workers")

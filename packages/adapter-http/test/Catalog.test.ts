@@ -3,14 +3,8 @@
  * failure, and that bad input changes nothing.
  */
 import { afterAll, describe, expect, it } from "vitest"
+import { expectError } from "./Http.ts"
 import { makeSeededServer, testStores } from "./SeededServer.ts"
-
-const expectError = (res: { status: number; body: any }, status: number, code: string, path?: string) => {
-  expect(res.status, JSON.stringify(res.body)).toBe(status)
-  expect(res.body?.error?.code).toBe(code)
-  expect(typeof res.body.error.message).toBe("string")
-  if (path !== undefined) expect(res.body.error.details.issues.map((i: any) => i.path)).toContain(path)
-}
 
 const timestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 

@@ -1,5 +1,5 @@
 /**
- * Proof that the served OpenAPI document is honest (issue 18): the fetch client generated from it with
+ * Proof that the served OpenAPI document is honest (docs/DECISIONS.md §21): the fetch client generated from it with
  * `openapi-typescript` + `openapi-fetch` calls EVERY operation of a running server (memory store), and each answer
  * is checked against the document: a listed status, a body valid against the documented schema, the required
  * headers. The operations come from the document itself, so an endpoint added without a call here fails the test.

@@ -6,18 +6,11 @@ import { compileErrors, validate } from "@readme/openapi-parser"
 import { HttpApi } from "effect/http-api"
 import { afterAll, describe, expect, it } from "vitest"
 import { AdminApi } from "@feedback/client/effect"
+import { expectError } from "./Http.ts"
 import { makeTestServer } from "./TestServer.ts"
 
 const server = makeTestServer()
 afterAll(() => server.dispose())
-
-const expectEnvelope = (res: { status: number; body: any; headers: Headers }, status: number, code: string) => {
-  expect(res.status).toBe(status)
-  expect(res.headers.get("content-type")).toContain("application/json")
-  expect(res.body?.error?.code).toBe(code)
-  expect(typeof res.body?.error?.message).toBe("string")
-  expect(res.body.error.message.length).toBeGreaterThan(10)
-}
 
 describe("authentication and permissions", () => {
   it("answers the caller's organization for a key with settings:read", async () => {
@@ -33,7 +26,7 @@ describe("authentication and permissions", () => {
     const none = await server.request("GET", "/organization")
     const malformed = await server.request("GET", "/organization", { headers: { authorization: "Basic abc" } })
     const unknown = await server.request("GET", "/organization", { token: "sk_" + "a".repeat(43) })
-    for (const res of [none, malformed, unknown]) expectEnvelope(res, 401, "UNAUTHORIZED")
+    for (const res of [none, malformed, unknown]) expectError(res, 401, "UNAUTHORIZED")
     expect(none.body).toEqual(unknown.body)
     expect(malformed.body).toEqual(unknown.body)
   })
@@ -41,7 +34,7 @@ describe("authentication and permissions", () => {
   it("403 naming the permission when the key lacks it", async () => {
     const { key } = await server.provision({ permissions: ["reviews:read"] })
     const res = await server.request("GET", "/organization", { token: key })
-    expectEnvelope(res, 403, "FORBIDDEN")
+    expectError(res, 403, "FORBIDDEN")
     expect(res.body.error.message).toContain("settings:read")
     expect(res.body.error.details).toEqual({ permission: "settings:read" })
   })
@@ -52,7 +45,7 @@ describe("authentication and permissions", () => {
     const revoked = await server.operator("DELETE", `/organizations/${organizationId}/keys/${keyId}`)
     expect(revoked.status).toBe(200)
     expect(revoked.body.revokedAt).not.toBeNull()
-    expectEnvelope(await server.request("GET", "/organization", { token: key }), 401, "UNAUTHORIZED")
+    expectError(await server.request("GET", "/organization", { token: key }), 401, "UNAUTHORIZED")
   })
 
   it("keys are scoped to their organization", async () => {
@@ -67,9 +60,9 @@ describe("authentication and permissions", () => {
 
 describe("error envelope", () => {
   it("unknown route is a 404 envelope; a known path with the wrong method is 405 with Allow", async () => {
-    expectEnvelope(await server.request("GET", "/no-such-thing"), 404, "NOT_FOUND")
+    expectError(await server.request("GET", "/no-such-thing"), 404, "NOT_FOUND")
     const wrong = await server.request("DELETE", "/organization")
-    expectEnvelope(wrong, 405, "METHOD_NOT_ALLOWED")
+    expectError(wrong, 405, "METHOD_NOT_ALLOWED")
     expect(wrong.headers.get("allow")).toBe("GET")
   })
 
@@ -77,40 +70,40 @@ describe("error envelope", () => {
     const malformed = await server.request("POST", "/operator/organizations", {
       token: "test-operator-token", rawBody: "{\"name\": "
     })
-    expectEnvelope(malformed, 400, "INVALID_REQUEST")
+    expectError(malformed, 400, "INVALID_REQUEST")
     const wrongType = await server.operator("POST", "/organizations", { name: 42 })
-    expectEnvelope(wrongType, 400, "INVALID_REQUEST")
+    expectError(wrongType, 400, "INVALID_REQUEST")
     expect(wrongType.body.error.details.issues).toEqual([{ path: "body.name", message: expect.any(String) }])
     const typo = await server.operator("POST", "/organizations", { name: "x", apiRequestsPerMinut: 5 })
-    expectEnvelope(typo, 400, "INVALID_REQUEST")
+    expectError(typo, 400, "INVALID_REQUEST")
     expect(typo.body.error.details.issues[0].path).toBe("body.apiRequestsPerMinut")
     const badPath = await server.operator("POST", "/organizations/not-a-uuid/keys", { permissions: [] })
-    expectEnvelope(badPath, 400, "INVALID_REQUEST")
+    expectError(badPath, 400, "INVALID_REQUEST")
     expect(badPath.body.error.details.issues[0].path).toBe("path.id")
     const badPermission = await server.operator("POST", `/organizations/${(await server.provision()).organizationId}/keys`, { permissions: ["admin:all"] })
-    expectEnvelope(badPermission, 400, "INVALID_REQUEST")
+    expectError(badPermission, 400, "INVALID_REQUEST")
   })
 
   it("a body over 1 MiB is 413", async () => {
     const res = await server.operator("POST", "/organizations", { name: "x".repeat(1_100_000) })
-    expectEnvelope(res, 413, "PAYLOAD_TOO_LARGE")
+    expectError(res, 413, "PAYLOAD_TOO_LARGE")
   })
 
   it("another organization's id is indistinguishable from a missing one", async () => {
     const res = await server.operator("POST", "/organizations/00000000-0000-4000-8000-000000000000/keys", { permissions: [] })
-    expectEnvelope(res, 404, "NOT_FOUND")
+    expectError(res, 404, "NOT_FOUND")
   })
 })
 
 describe("operator API", () => {
   it("is refused without the operator token and invisible when not configured", async () => {
-    expectEnvelope(await server.request("POST", "/operator/organizations", { body: { name: "x" } }), 401, "UNAUTHORIZED")
+    expectError(await server.request("POST", "/operator/organizations", { body: { name: "x" } }), 401, "UNAUTHORIZED")
     const { key } = await server.provision()
-    expectEnvelope(await server.request("POST", "/operator/organizations", { token: key, body: { name: "x" } }), 401, "UNAUTHORIZED")
+    expectError(await server.request("POST", "/operator/organizations", { token: key, body: { name: "x" } }), 401, "UNAUTHORIZED")
     const closed = makeTestServer(undefined, { operatorToken: undefined })
     try {
       const res = await closed.request("POST", "/operator/organizations", { token: "test-operator-token", body: { name: "x" } })
-      expectEnvelope(res, 404, "NOT_FOUND")
+      expectError(res, 404, "NOT_FOUND")
     } finally {
       await closed.dispose()
     }
@@ -131,7 +124,7 @@ describe("operator API", () => {
     expect(pk.status).toBe(201)
     expect(pk.body.key).toMatch(/^pk_/)
     expect((await server.operator("POST", `/organizations/${org.body.id}/integrations`, { platform: "shopify" })).status).toBe(201)
-    expectEnvelope(await server.operator("POST", `/organizations/${org.body.id}/integrations`, { platform: "woocommerce" }), 400, "INVALID_REQUEST")
+    expectError(await server.operator("POST", `/organizations/${org.body.id}/integrations`, { platform: "woocommerce" }), 400, "INVALID_REQUEST")
     const program = await server.operator("POST", `/organizations/${org.body.id}/loyalty-programs`, { status: "live", siteId: null })
     expect(program.body).toMatchObject({ status: "live", siteId: null })
     expect((await server.operator("POST", `/organizations/${org.body.id}/wishlists`, {})).status).toBe(201)
@@ -142,7 +135,7 @@ describe("operator API", () => {
     expect(loyal.body.plan).toEqual({ apiRequestsPerMinute: 60, loyaltyEventsPerMinute: 30, loyaltyStampsPerMinute: 10 })
     const cleared = await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyStampsPerMinute: null })
     expect(cleared.body.plan).toEqual({ apiRequestsPerMinute: 60, loyaltyEventsPerMinute: 30 })
-    expectEnvelope(await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyEventsPerMinute: 0 }), 400, "INVALID_REQUEST")
+    expectError(await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyEventsPerMinute: 0 }), 400, "INVALID_REQUEST")
     const reader = await server.operator("POST", `/organizations/${org.body.id}/keys`, { permissions: ["settings:read"] })
     const seen = await server.request("GET", "/organization", { token: reader.body.secretKey })
     expect(seen.body.plan).toEqual({ apiRequestsPerMinute: 60, loyaltyEventsPerMinute: 30 })

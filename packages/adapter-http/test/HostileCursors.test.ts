@@ -30,16 +30,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshServerDatabase } from "../../adapter-postgres/test/TestDatabase.ts"
 import { storeLayer } from "../src/server/StoreSelection.ts"
 import { testStores } from "./SeededServer.ts"
-import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { expectInvalid } from "./Http.ts"
+import { makeTestServer, type TestResponse, type TestServer } from "./TestServer.ts"
 
 const FakeDns = Layer.succeed(HostResolver, HostResolver.of({ resolve: () => Effect.succeed(["93.184.216.34"]) }))
 const serverOptions = { webhooks: { dispatcher: false, resolver: FakeDns } } as const
 
-const expectBadCursor = (res: { status: number; body: any }, what: string) => {
-  expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(400)
-  expect(res.body.error.code, what).toBe("INVALID_REQUEST")
-  expect(res.body.error.details.issues.map((i: { path: string }) => i.path), what).toContain("cursor")
-}
+const expectBadCursor = (res: TestResponse, what: string) => expectInvalid(res, "cursor", what)
 
 const withQuery = (path: string, query: Record<string, string>) =>
   `${path}${path.includes("?") ? "&" : "?"}${new URLSearchParams(query).toString()}`

@@ -25,6 +25,7 @@ import { freshLayer, freshTarget, storeName } from "../../adapter-postgres/test/
 import { demoSeeding, seedDemo } from "../src/server/organizations/DemoSeed.ts"
 import { loggedUrl } from "../src/server/ErrorEnvelope.ts"
 import { NodeWebhookTransport } from "../src/server/webhooks/NodeWebhookTransport.ts"
+import { expectError } from "./Http.ts"
 import { makeTestServer, type TestResponse, type TestServer } from "./TestServer.ts"
 import { eventually } from "./WebhookReceiver.ts"
 
@@ -33,13 +34,6 @@ const stores: ReadonlyArray<readonly [string, () => Store]> = [
   ["memory", () => MemoryStoreLayer],
   [storeName, () => freshLayer((target) => PgStoreLayer(target))]
 ]
-
-const expectEnvelope = (res: TestResponse, status: number, code: string) => {
-  expect(res.status, res.text).toBe(status)
-  expect(res.headers.get("content-type")).toContain("application/json")
-  expect(res.body?.error?.code).toBe(code)
-  expect(res.body.error.message.length).toBeGreaterThan(10)
-}
 
 // A defect, to see what the error log line says of a 500.
 const BoomRoute = HttpRouter.add("GET", "/test-boom", Effect.die(new Error("boom")))
@@ -57,32 +51,32 @@ describe.each(stores)("framework errors and the access log on %s", (_name, makeS
   it("a body that is not JSON is 415 UNSUPPORTED_MEDIA_TYPE naming the accepted type", async () => {
     for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml"]) {
       const res = await server.request("POST", "/webhooks", { token: key, rawBody: "url=x", headers: { "content-type": contentType } })
-      expectEnvelope(res, 415, "UNSUPPORTED_MEDIA_TYPE")
+      expectError(res, 415, "UNSUPPORTED_MEDIA_TYPE")
       expect(res.body.error.message).toContain("application/json")
       expect(res.body.error.details).toEqual({ accepted: ["application/json"] })
     }
     // Parameters of the accepted type are fine: the body is read, and fails its schema.
     const withCharset = await server.request("POST", "/webhooks", { token: key, rawBody: "{}", headers: { "content-type": "application/json; charset=utf-8" } })
-    expectEnvelope(withCharset, 400, "INVALID_REQUEST")
+    expectError(withCharset, 400, "INVALID_REQUEST")
     // The operator API answers the same.
     const operator = await server.request("POST", "/operator/organizations", {
       token: "test-operator-token", rawBody: "name=x", headers: { "content-type": "text/plain" }
     })
-    expectEnvelope(operator, 415, "UNSUPPORTED_MEDIA_TYPE")
+    expectError(operator, 415, "UNSUPPORTED_MEDIA_TYPE")
   })
 
   it("malformed JSON, undecodable paths, odd methods, long paths and defects are enveloped", async () => {
-    expectEnvelope(await server.request("POST", "/webhooks", { token: key, rawBody: "{\"url\": " }), 400, "INVALID_REQUEST")
-    expectEnvelope(await server.request("POST", "/webhooks", { token: key, rawBody: "[".repeat(100_000) }), 400, "INVALID_REQUEST")
+    expectError(await server.request("POST", "/webhooks", { token: key, rawBody: "{\"url\": " }), 400, "INVALID_REQUEST")
+    expectError(await server.request("POST", "/webhooks", { token: key, rawBody: "[".repeat(100_000) }), 400, "INVALID_REQUEST")
     const undecodable = await server.request("GET", "/reviews/%zz", { token: key })
-    expectEnvelope(undecodable, 400, "INVALID_REQUEST")
+    expectError(undecodable, 400, "INVALID_REQUEST")
     expect(undecodable.body.error.details.issues[0].path).toBe("path")
     const propfind = await server.request("PROPFIND", "/organization", { token: key })
-    expectEnvelope(propfind, 405, "METHOD_NOT_ALLOWED")
+    expectError(propfind, 405, "METHOD_NOT_ALLOWED")
     expect(propfind.headers.get("allow")).toBe("GET")
-    expectEnvelope(await server.request("GET", "/" + "a".repeat(100_000), { token: key }), 404, "NOT_FOUND")
+    expectError(await server.request("GET", "/" + "a".repeat(100_000), { token: key }), 404, "NOT_FOUND")
     const boom = await server.request("GET", "/test-boom?token=hunter2")
-    expectEnvelope(boom, 500, "INTERNAL")
+    expectError(boom, 500, "INTERNAL")
     expect(boom.body.error.details.requestId).toBe(boom.headers.get("x-request-id"))
   })
 

@@ -1,8 +1,8 @@
 /**
- * Hostile input, validation part (issue 11): each finding re-run as an HTTP request on the memory store and on
- * PostgreSQL (a server with TEST_DATABASE_URL, embedded PGlite otherwise). Every refusal is a 4xx in the error
- * envelope and changes nothing. "Fast" is asserted as "does not grow with the input" (one issue for an over-long
- * value, at most 20 issues and a small body for a huge import), never as a wall-clock time.
+ * Hostile input, validation part (docs/DECISIONS.md §11): each finding re-run as an HTTP request on the memory store
+ * and on PostgreSQL (a server with TEST_DATABASE_URL, embedded PGlite otherwise). Every refusal is a 4xx in the error
+ * envelope and changes nothing. "Fast" is asserted as "does not grow with the input" (one issue for an over-long value,
+ * at most 20 issues and a small body for a huge import), never as a wall-clock time.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
@@ -10,6 +10,7 @@ import { HostNotResolved, HostResolver, type StoreServices } from "@feedback/cor
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
+import { expectError } from "./Http.ts"
 import { makeTestServer, type TestResponse, type TestServer } from "./TestServer.ts"
 
 const FakeDns = Layer.succeed(HostResolver, HostResolver.of({
@@ -25,15 +26,6 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, u
 const HOOK = "https://hooks.example.com/webhooks"
 
 /** A 4xx in the envelope of the error model; `path`, when given, is among the issues. */
-const expectRefused = (res: TestResponse, status: number, code: string, path?: string) => {
-  expect(res.status, res.text.slice(0, 500)).toBe(status)
-  expect(res.headers.get("content-type")).toContain("application/json")
-  expect(Object.keys(res.body)).toEqual(["error"])
-  expect(res.body.error.code).toBe(code)
-  expect(typeof res.body.error.message).toBe("string")
-  if (path !== undefined) expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toContain(path)
-}
-
 const issuesOf = (res: TestResponse): ReadonlyArray<{ path: string; message: string }> => res.body.error.details.issues
 
 describe.each(stores)("hostile input is refused by validation (%s)", (_name, makeStore) => {
@@ -55,11 +47,11 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
   it("an email of 32,000 dots is one issue (the length check aborts), and no customer is created", async () => {
     const { key } = await server.provision()
     const res = await server.request("POST", "/customers", { token: key, body: { email: "a@" + ".".repeat(32_000) + "@" } })
-    expectRefused(res, 400, "INVALID_REQUEST", "body.email")
+    expectError(res, 400, "INVALID_REQUEST", "body.email")
     expect(issuesOf(res)).toHaveLength(1)
     // Within the length limit, a pattern that made the old regex backtrack is refused as not an address.
     const dots = await server.request("POST", "/customers", { token: key, body: { email: "a@" + ".".repeat(200) + "@" } })
-    expectRefused(dots, 400, "INVALID_REQUEST", "body.email")
+    expectError(dots, 400, "INVALID_REQUEST", "body.email")
     await listIsEmpty(key, "/customers")
   })
 
@@ -70,15 +62,15 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
       token: key,
       body: { data: [{ product: "mug", rating: 5, customer: bad }] }
     })
-    expectRefused(imported, 400, "INVALID_REQUEST", "body.data[0].customer")
+    expectError(imported, 400, "INVALID_REQUEST", "body.data[0].customer")
     const customers = await server.request("POST", "/customers/import", { token: key, body: { data: [{ email: bad }] } })
-    expectRefused(customers, 400, "INVALID_REQUEST", "body.data[0].email")
+    expectError(customers, 400, "INVALID_REQUEST", "body.data[0].email")
     const product = await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })
     const question = await server.request("POST", "/product-questions", {
       token: key,
       body: { productId: product.body.id, body: "Does it fit?", askerEmail: bad }
     })
-    expectRefused(question, 400, "INVALID_REQUEST", "body.askerEmail")
+    expectError(question, 400, "INVALID_REQUEST", "body.askerEmail")
     await listIsEmpty(key, "/reviews")
     await listIsEmpty(key, "/customers")
     await listIsEmpty(key, "/product-questions")
@@ -92,12 +84,12 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
     const emptyObjects = JSON.stringify({ data: Array.from({ length: 200_000 }, () => ({})) })
     for (const path of ["/reviews/import", "/products/import", "/customers/import"]) {
       const res = await server.request("POST", path, { token: key, rawBody: rows })
-      expectRefused(res, 400, "INVALID_REQUEST", "body.data")
+      expectError(res, 400, "INVALID_REQUEST", "body.data")
       expect(issuesOf(res)).toHaveLength(1)
       expect(res.body.error.message).toContain("at most 10000 rows")
       expect(res.text.length).toBeLessThan(1_000)
       const objects = await server.request("POST", path, { token: key, rawBody: emptyObjects })
-      expectRefused(objects, 400, "INVALID_REQUEST", "body")
+      expectError(objects, 400, "INVALID_REQUEST", "body")
       expect(issuesOf(objects)).toHaveLength(1)
       expect(objects.text.length).toBeLessThan(1_000)
     }
@@ -112,12 +104,12 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
       token: key,
       body: { data: Array.from({ length: 10_001 }, () => ({ product: "mug", rating: 5 })) }
     })
-    expectRefused(over, 400, "INVALID_REQUEST", "body.data")
+    expectError(over, 400, "INVALID_REQUEST", "body.data")
     const bad = await server.request("POST", "/reviews/import", {
       token: key,
       body: { data: Array.from({ length: 10_000 }, () => ({ rating: 9 })) }
     })
-    expectRefused(bad, 400, "INVALID_REQUEST", "body.data[0].rating")
+    expectError(bad, 400, "INVALID_REQUEST", "body.data[0].rating")
     expect(issuesOf(bad)).toHaveLength(20)
     expect(bad.body.error.message).toMatch(/and \d+ more issues; details list the first 20/)
     expect(bad.text.length).toBeLessThan(5_000)
@@ -129,7 +121,7 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
     const body: Record<string, unknown> = { email: "ada@example.com" }
     for (let i = 0; i < 50_000; i++) body[`f${i}`] = i
     const res = await server.request("POST", "/customers", { token: key, body })
-    expectRefused(res, 400, "INVALID_REQUEST", "body.f0")
+    expectError(res, 400, "INVALID_REQUEST", "body.f0")
     expect(issuesOf(res)).toHaveLength(20)
     expect(res.body.error.message).toContain("and 49999 more issues")
     await listIsEmpty(key, "/customers")
@@ -140,7 +132,7 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
     const metadata: Record<string, unknown> = {}
     for (let i = 0; i < 30_000; i++) metadata[`k${i}`] = i
     const res = await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug", metadata } })
-    expectRefused(res, 400, "INVALID_REQUEST", "body.metadata")
+    expectError(res, 400, "INVALID_REQUEST", "body.metadata")
     expect(issuesOf(res)).toHaveLength(1)
     await listIsEmpty(key, "/products")
   })
@@ -149,13 +141,13 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
     const { key, organizationId } = await server.provision()
     for (const secret of ["0123456789abcdef\u0000", "0123456789abcdef\uD800"]) {
       const res = await server.request("POST", "/webhooks", { token: key, body: { url: HOOK, events: ["review.created"], hmacSecret: secret } })
-      expectRefused(res, 400, "INVALID_REQUEST", "body.hmacSecret")
+      expectError(res, 400, "INVALID_REQUEST", "body.hmacSecret")
     }
     await listIsEmpty(key, "/webhooks")
     for (const name of ["Acme\u0000", "Acme\uDC00"]) {
-      expectRefused(await server.operator("POST", "/organizations", { name }), 400, "INVALID_REQUEST", "body.name")
+      expectError(await server.operator("POST", "/organizations", { name }), 400, "INVALID_REQUEST", "body.name")
       const keyRes = await server.operator("POST", `/organizations/${organizationId}/keys`, { permissions: ["reviews:read"], name })
-      expectRefused(keyRes, 400, "INVALID_REQUEST", "body.name")
+      expectError(keyRes, 400, "INVALID_REQUEST", "body.name")
     }
     const keys = await server.operator("GET", `/organizations/${organizationId}/keys`)
     expect(keys.body.data).toHaveLength(1)
@@ -163,14 +155,14 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
 
   it("stored text everywhere: NUL in a product, a site, a question, a reply or metadata is a 400", async () => {
     const { key } = await server.provision()
-    expectRefused(await server.request("POST", "/sites", { token: key, body: { name: "Main\u0000" } }), 400, "INVALID_REQUEST", "body.name")
-    expectRefused(
+    expectError(await server.request("POST", "/sites", { token: key, body: { name: "Main\u0000" } }), 400, "INVALID_REQUEST", "body.name")
+    expectError(
       await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug", metadata: { "k\u0000": "v" } } }),
       400,
       "INVALID_REQUEST"
     )
     const product = await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })
-    expectRefused(
+    expectError(
       await server.request("POST", "/product-questions", { token: key, body: { productId: product.body.id, body: "Fits?\uDBFF" } }),
       400,
       "INVALID_REQUEST",
@@ -186,12 +178,12 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
       token: key,
       body: { data: [{ product: "mug", rating: 5, title: "t".repeat(501) }] }
     })
-    expectRefused(title, 400, "INVALID_REQUEST", "body.data[0].title")
+    expectError(title, 400, "INVALID_REQUEST", "body.data[0].title")
     const body = await server.request("POST", "/reviews/import", {
       token: key,
       body: { data: [{ product: "mug", rating: 5, body: "b".repeat(20_001) }] }
     })
-    expectRefused(body, 400, "INVALID_REQUEST", "body.data[0].body")
+    expectError(body, 400, "INVALID_REQUEST", "body.data[0].body")
     expect(issuesOf(body)).toHaveLength(1)
     await listIsEmpty(key, "/reviews")
   })
@@ -200,7 +192,7 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
     const { key } = await server.provision()
     for (const secret of ["x", "0123456789abcde", "s".repeat(257)]) {
       const res = await server.request("POST", "/webhooks", { token: key, body: { url: HOOK, events: ["review.created"], hmacSecret: secret } })
-      expectRefused(res, 400, "INVALID_REQUEST", "body.hmacSecret")
+      expectError(res, 400, "INVALID_REQUEST", "body.hmacSecret")
       expect(res.body.error.message).toContain("16 to 256 characters")
     }
     await listIsEmpty(key, "/webhooks")
@@ -210,7 +202,7 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
     })
     expect(created.status).toBe(201)
     const update = await server.request("PATCH", `/webhooks/${created.body.id}`, { token: key, body: { hmacSecret: "short" } })
-    expectRefused(update, 400, "INVALID_REQUEST", "body.hmacSecret")
+    expectError(update, 400, "INVALID_REQUEST", "body.hmacSecret")
     const longest = await server.request("PATCH", `/webhooks/${created.body.id}`, { token: key, body: { hmacSecret: "s".repeat(256) } })
     expect(longest.status).toBe(200)
   })
@@ -229,7 +221,7 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
     const filtered = await server.request("GET", `/product-questions?filter=${encodeURIComponent(JSON.stringify({ "product.id": upper }))}`, { token: key })
     expect(filtered.body.data.map((q: { id: string }) => q.id)).toEqual([question.body.id])
     const missing = await server.request("GET", `/products/${"0190A0B1-C2D3-7E4F-8A5B-6C7D8E9FA0B1"}`, { token: key })
-    expectRefused(missing, 404, "NOT_FOUND")
+    expectError(missing, 404, "NOT_FOUND")
   })
 
   it("an impossible date is a 400, not rolled over into the next month or day", async () => {
@@ -239,14 +231,14 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
         token: key,
         body: { email: "ada@example.com", emailOptOut: true, emailOptOutAt: at }
       })
-      expectRefused(res, 400, "INVALID_REQUEST", "body.emailOptOutAt")
+      expectError(res, 400, "INVALID_REQUEST", "body.emailOptOutAt")
       const imported = await server.request("POST", "/reviews/import", {
         token: key,
         body: { data: [{ product: "mug", rating: 5, createdAt: at }] }
       })
-      expectRefused(imported, 400, "INVALID_REQUEST", "body.data[0].createdAt")
+      expectError(imported, 400, "INVALID_REQUEST", "body.data[0].createdAt")
       const filtered = await server.request("GET", `/reviews?filter=${encodeURIComponent(JSON.stringify({ createdAt: { $gte: at } }))}`, { token: key })
-      expectRefused(filtered, 400, "INVALID_REQUEST", "filter.createdAt.$gte")
+      expectError(filtered, 400, "INVALID_REQUEST", "filter.createdAt.$gte")
     }
     await listIsEmpty(key, "/customers")
   })

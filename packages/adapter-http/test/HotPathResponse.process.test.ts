@@ -1,6 +1,6 @@
 /**
- * The bytes of the hot path as a client reads them off the socket (docs/DECISIONS.md §42 reworked how they are
- * made): `GET /organization` on the standalone server answers its headers in this order, the request id before the
+ * The bytes of the hot path as a client reads them off the socket (made as docs/DECISIONS.md §42 says):
+ * `GET /organization` on the standalone server answers its headers in this order, the request id before the
  * rate-limit headers, and the organization's JSON as the operator API answered it when it was created; a 403 after
  * the spend carries the same headers; a replan is seen at once (the kept text is per organization value).
  */

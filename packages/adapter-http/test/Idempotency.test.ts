@@ -9,6 +9,7 @@ import { HostNotResolved, HostResolver, type StoreServices } from "@feedback/cor
 import { Effect, Layer } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
+import { expectError } from "./Http.ts"
 import { makeManualClock, type ManualClock } from "./ManualClock.ts"
 import { makeTestServer, type TestResponse, type TestServer } from "./TestServer.ts"
 
@@ -25,12 +26,6 @@ const FakeDns = Layer.succeed(HostResolver, HostResolver.of({
 
 let counter = 0
 const freshKey = () => `key-${Date.now()}-${++counter}`
-
-const assertError = (r: TestResponse, status: number, code: string) => {
-  assert.strictEqual(r.status, status, r.text)
-  assert.strictEqual(r.body?.error?.code, code, r.text)
-  assert.typeOf(r.body.error.message, "string")
-}
 
 describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
   let server: TestServer
@@ -80,14 +75,14 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     const { key: token } = await server.provision()
     const key = freshKey()
     assert.strictEqual((await createSite(token, key)).status, 201)
-    assertError(await createSite(token, key, { name: "Other", domain: null }), 422, "IDEMPOTENCY_KEY_REUSED")
+    expectError(await createSite(token, key, { name: "Other", domain: null }), 422, "IDEMPOTENCY_KEY_REUSED")
     const webhook = await server.request("POST", "/webhooks", {
       token,
       body: { url: "https://example.com/hook", events: ["review.created"] },
       headers: { "idempotency-key": key }
     })
-    assertError(webhook, 422, "IDEMPOTENCY_KEY_REUSED")
-    assertError(
+    expectError(webhook, 422, "IDEMPOTENCY_KEY_REUSED")
+    expectError(
       await server.request("PATCH", "/sites", { token, body: { name: "Shop", domain: null }, headers: { "idempotency-key": key } }),
       // PATCH /sites is no route: the router answers before any key is looked at.
       405,
@@ -111,7 +106,7 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     const { key: token } = await server.provision()
     for (const bad of ["x".repeat(256), "clé", "tab\there"]) {
       const r = await createSite(token, bad)
-      assertError(r, 400, "INVALID_REQUEST")
+      expectError(r, 400, "INVALID_REQUEST")
       assert.strictEqual(r.body.error.details.issues[0].path, "headers.idempotency-key")
     }
     assert.strictEqual((await createSite(token, "x".repeat(255))).status, 201)
@@ -126,7 +121,7 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     const key = freshKey()
     const path = "/webhooks/00000000-0000-4000-8000-000000000009"
     const first = await server.request("DELETE", path, { token, headers: { "idempotency-key": key } })
-    assertError(first, 404, "NOT_FOUND")
+    expectError(first, 404, "NOT_FOUND")
     const again = await server.request("DELETE", path, { token, headers: { "idempotency-key": key } })
     assert.strictEqual(again.status, 404)
     assert.strictEqual(again.headers.get("idempotent-replayed"), "true")
@@ -136,10 +131,10 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
   it("400 and 403 are not recorded: the client may fix the request and retry with the same key", async () => {
     const { key: token, organizationId } = await server.provision()
     const key = freshKey()
-    assertError(await createSite(token, key, { name: "", domain: null }), 400, "INVALID_REQUEST")
+    expectError(await createSite(token, key, { name: "", domain: null }), 400, "INVALID_REQUEST")
     const reader = await server.operator("POST", `/organizations/${organizationId}/keys`, { permissions: ["reviews:read"] })
     assert.strictEqual(reader.status, 201, reader.text)
-    assertError(await createSite(reader.body.secretKey, key), 403, "FORBIDDEN")
+    expectError(await createSite(reader.body.secretKey, key), 403, "FORBIDDEN")
     const ok = await createSite(token, key)
     assert.strictEqual(ok.status, 201, ok.text)
     assert.isNull(ok.headers.get("idempotent-replayed"))
@@ -155,7 +150,7 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     assert.strictEqual(ran.length, 1, answers.map((r) => `${r.status} ${r.text}`).join("\n"))
     for (const r of answers) {
       if (r.status === 201) assert.deepStrictEqual(r.body, ran[0]!.body)
-      else assertError(r, 409, "CONFLICT")
+      else expectError(r, 409, "CONFLICT")
     }
   })
 
@@ -185,7 +180,7 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     const key = freshKey()
     assert.strictEqual((await createSite(token, key)).status, 201)
     clock.advance("23 hours")
-    assertError(await createSite(token, key, { name: "Later", domain: null }), 422, "IDEMPOTENCY_KEY_REUSED")
+    expectError(await createSite(token, key, { name: "Later", domain: null }), 422, "IDEMPOTENCY_KEY_REUSED")
     clock.advance("1 hour")
     const fresh = await createSite(token, key, { name: "Later", domain: null })
     assert.strictEqual(fresh.status, 201, fresh.text)

@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document the running server serves at `/openapi.json` passes Redocly's `recommended` ruleset with no
- * error and Spectral's `spectral:oas` with no warning (issue 18): what an integrator's tooling would complain about
- * is caught here first. A new endpoint is linted as soon as it is in the contract.
+ * error and Spectral's `spectral:oas` with no warning (docs/DECISIONS.md §21): what an integrator's tooling would
+ * complain about is caught here first. A new endpoint is linted as soon as it is in the contract.
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { redoclyErrors, spectralWarnings } from "./openapi/Linters.ts"

@@ -20,6 +20,7 @@ import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { classifySmtpError, EmailNoticeWorkerLive, type SmtpSettings } from "../src/server/questions/SmtpMailer.ts"
+import { expectError, issuePaths } from "./Http.ts"
 import { makeTestServer, type TestResponse } from "./TestServer.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -40,15 +41,6 @@ afterAll(async () => {
 })
 
 const run = <A>(effect: Effect.Effect<A, never, Layer.Success<typeof StoreWithSupport>>) => store.runPromise(effect)
-
-const expectEnvelope = (res: TestResponse, status: number, code: string) => {
-  expect(res.status, res.text).toBe(status)
-  expect(res.headers.get("content-type")).toContain("application/json")
-  expect(res.body?.error?.code).toBe(code)
-  expect(typeof res.body?.error?.message).toBe("string")
-}
-
-const issuePaths = (res: TestResponse): Array<string> => res.body.error.details.issues.map((i: { path: string }) => i.path)
 
 interface Shop {
   readonly organizationId: OrganizationId
@@ -121,10 +113,10 @@ describe("recording and moderating questions", () => {
     expect(await eventsOf(s.organizationId)).toEqual(["productQuestion.created", "productQuestion.updated"])
 
     const edit = await s.req("PATCH", `/product-questions/${id}`, { body: "Edited text" })
-    expectEnvelope(edit, 400, "INVALID_REQUEST")
+    expectError(edit, 400, "INVALID_REQUEST")
     expect(issuePaths(edit)).toEqual(["body.body"])
     const editWithPublish = await s.req("PATCH", `/product-questions/${id}`, { published: false, body: "Edited text" })
-    expectEnvelope(editWithPublish, 400, "INVALID_REQUEST")
+    expectError(editWithPublish, 400, "INVALID_REQUEST")
     const after = await s.req("GET", `/product-questions/${id}`)
     expect(after.body.body).toBe("Is it dishwasher safe?")
     expect(after.body.published).toBe(true)
@@ -145,7 +137,7 @@ describe("recording and moderating questions", () => {
     expect(created.body).toMatchObject({ askerName: null, askerEmail: null, siteId: null, customerId: null, notifyByEmail: false })
     for (const field of ["published", "metadata", "body", "productId", "notifyByEmail"]) {
       const res = await s.req("POST", "/product-questions", { productId: s.productId, body: "x", [field]: null })
-      expectEnvelope(res, 400, "INVALID_REQUEST")
+      expectError(res, 400, "INVALID_REQUEST")
       expect(issuePaths(res)).toContain(`body.${field}`)
     }
     const named = await s.req("POST", "/product-questions", { productId: s.productId, body: "Named", askerName: "Ada" })
@@ -156,8 +148,8 @@ describe("recording and moderating questions", () => {
     expect(anonymized.status, anonymized.text).toBe(200)
     expect(anonymized.body.askerName).toBeNull()
     expect(anonymized.body.metadata).toEqual({ k: "v" })
-    expectEnvelope(await s.req("PATCH", `/product-questions/${id}`, { published: null }), 400, "INVALID_REQUEST")
-    expectEnvelope(await s.req("PATCH", `/product-questions/${id}`, { metadata: null }), 400, "INVALID_REQUEST")
+    expectError(await s.req("PATCH", `/product-questions/${id}`, { published: null }), 400, "INVALID_REQUEST")
+    expectError(await s.req("PATCH", `/product-questions/${id}`, { metadata: null }), 400, "INVALID_REQUEST")
     expect((await s.req("GET", `/product-questions/${id}`)).body).toMatchObject({ askerName: null, published: false })
   })
 
@@ -180,11 +172,11 @@ describe("recording and moderating questions", () => {
     ]
     for (const [payload, path] of cases) {
       const res = await s.req("POST", "/product-questions", payload)
-      expectEnvelope(res, 400, "INVALID_REQUEST")
+      expectError(res, 400, "INVALID_REQUEST")
       expect(issuePaths(res), JSON.stringify(payload)).toContain(path)
     }
     const malformed = await server.request("POST", "/product-questions", { token: s.key, rawBody: "{\"productId\": " })
-    expectEnvelope(malformed, 400, "INVALID_REQUEST")
+    expectError(malformed, 400, "INVALID_REQUEST")
     expect((await s.req("GET", "/product-questions")).body.data).toEqual([])
     expect(await eventsOf(s.organizationId)).toEqual([])
     // 500 characters are counted as a reader counts them: 500 emoji are fine.
@@ -192,10 +184,10 @@ describe("recording and moderating questions", () => {
     expect(emoji.status, emoji.text).toBe(201)
     const id = emoji.body.id
     const tooLong = await s.req("POST", `/product-questions/${id}/answers`, { body: "y".repeat(2001) })
-    expectEnvelope(tooLong, 400, "INVALID_REQUEST")
+    expectError(tooLong, 400, "INVALID_REQUEST")
     expect(issuePaths(tooLong)).toEqual(["body.body"])
     expect((await s.req("POST", `/product-questions/${id}/answers`, { body: "y".repeat(2000) })).status).toBe(201)
-    expectEnvelope(await s.req("POST", `/product-questions/${id}/answers`, { body: "ok", authorType: "shopper" }), 400, "INVALID_REQUEST")
+    expectError(await s.req("POST", `/product-questions/${id}/answers`, { body: "ok", authorType: "shopper" }), 400, "INVALID_REQUEST")
   })
 
   it("404 for unknown or foreign ids, 400 for malformed ids and unknown includes; permissions are enforced", async () => {
@@ -212,26 +204,26 @@ describe("recording and moderating questions", () => {
       ["POST", `/product-questions/${q.id}/answers`, { body: "Hi" }]
     ] as const) {
       const res = method === "GET" && path.includes(missing) ? await s.req(method, path, body) : await other.req(method, path, body)
-      expectEnvelope(res, 404, "NOT_FOUND")
+      expectError(res, 404, "NOT_FOUND")
     }
     expect((await s.req("GET", `/product-questions/${q.id}`)).body.published).toBe(false)
     const badId = await s.req("GET", "/product-questions/not-a-uuid")
-    expectEnvelope(badId, 400, "INVALID_REQUEST")
+    expectError(badId, 400, "INVALID_REQUEST")
     expect(issuePaths(badId)).toEqual(["path.id"])
-    expectEnvelope(await s.req("GET", `/product-questions/${q.id}?include=files`), 400, "INVALID_REQUEST")
-    expectEnvelope(await s.req("GET", "/product-questions?answered=yes"), 400, "INVALID_REQUEST")
-    expectEnvelope(await s.req("GET", "/product-questions?limit=0"), 400, "INVALID_REQUEST")
-    expectEnvelope(await s.req("GET", "/product-questions?sort=rating"), 400, "INVALID_REQUEST")
-    expectEnvelope(await s.req("GET", "/product-questions?filter=%7B%22rating%22%3A5%7D"), 400, "INVALID_REQUEST")
-    expectEnvelope(await s.req("GET", "/product-questions?colour=red"), 400, "INVALID_REQUEST")
+    expectError(await s.req("GET", `/product-questions/${q.id}?include=files`), 400, "INVALID_REQUEST")
+    expectError(await s.req("GET", "/product-questions?answered=yes"), 400, "INVALID_REQUEST")
+    expectError(await s.req("GET", "/product-questions?limit=0"), 400, "INVALID_REQUEST")
+    expectError(await s.req("GET", "/product-questions?sort=rating"), 400, "INVALID_REQUEST")
+    expectError(await s.req("GET", "/product-questions?filter=%7B%22rating%22%3A5%7D"), 400, "INVALID_REQUEST")
+    expectError(await s.req("GET", "/product-questions?colour=red"), 400, "INVALID_REQUEST")
 
     const reader = await shop({ permissions: ["reviews:read"] })
     const denied = await reader.req("POST", "/product-questions", { productId: reader.productId, body: "x" })
-    expectEnvelope(denied, 403, "FORBIDDEN")
+    expectError(denied, 403, "FORBIDDEN")
     expect(denied.body.error.details).toEqual({ permission: "reviews:write" })
     expect((await reader.req("GET", "/product-questions")).status).toBe(200)
     const writer = await shop({ permissions: ["reviews:write"] })
-    expectEnvelope(await writer.req("GET", "/product-questions"), 403, "FORBIDDEN")
+    expectError(await writer.req("GET", "/product-questions"), 403, "FORBIDDEN")
   })
 })
 
@@ -286,7 +278,7 @@ describe("answers, listing and deletion", () => {
     const next = await s.req("GET", `/product-questions?search=CERAMIC&limit=2&cursor=${searched.body.nextCursor}`)
     expect(next.body.data).toHaveLength(1)
     expect(next.body.nextCursor).toBeNull()
-    expectEnvelope(await s.req("GET", `/product-questions?search=other&limit=2&cursor=${searched.body.nextCursor}`), 400, "INVALID_REQUEST")
+    expectError(await s.req("GET", `/product-questions?search=other&limit=2&cursor=${searched.body.nextCursor}`), 400, "INVALID_REQUEST")
   })
 
   it("DELETE returns the question, removes its answers, and leaves no asker email anywhere in the store", async () => {
@@ -301,9 +293,9 @@ describe("answers, listing and deletion", () => {
     const deleted = await s.req("DELETE", `/product-questions/${q.id}`)
     expect(deleted.status, deleted.text).toBe(200)
     expect(deleted.body).toMatchObject({ id: q.id, body: "Delete me", askerEmail: email, answerCount: 2 })
-    expectEnvelope(await s.req("GET", `/product-questions/${q.id}`), 404, "NOT_FOUND")
-    expectEnvelope(await s.req("GET", `/product-questions/${q.id}/answers`), 404, "NOT_FOUND")
-    expectEnvelope(await s.req("DELETE", `/product-questions/${q.id}`), 404, "NOT_FOUND")
+    expectError(await s.req("GET", `/product-questions/${q.id}`), 404, "NOT_FOUND")
+    expectError(await s.req("GET", `/product-questions/${q.id}/answers`), 404, "NOT_FOUND")
+    expectError(await s.req("DELETE", `/product-questions/${q.id}`), 404, "NOT_FOUND")
     expect(await noticesOf(s.organizationId)).toEqual([])
     expect(await tablesContaining(email)).toEqual([])
     expect(JSON.stringify(await tablesContaining(a1.id))).not.toContain("product_question_answers")

@@ -4,14 +4,8 @@
  */
 import type { SeedReview } from "@feedback/testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { expectError } from "./Http.ts"
 import { makeSeededServer, testStores } from "./SeededServer.ts"
-
-const expectError = (res: { status: number; body: any }, status: number, code: string, path?: string) => {
-  expect(res.status, JSON.stringify(res.body)).toBe(status)
-  expect(res.body?.error?.code).toBe(code)
-  expect(typeof res.body.error.message).toBe("string")
-  if (path !== undefined) expect(res.body.error.details.issues.map((i: any) => i.path)).toContain(path)
-}
 
 const extras = ["importJob", "customer", "product", "response", "files", "answers", "collisions"]
 const q = (value: unknown) => encodeURIComponent(typeof value === "string" ? value : JSON.stringify(value))

@@ -10,7 +10,7 @@ import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeWebHandler } from "../src/server/ApiServer.ts"
-import { allPermissions, OPERATOR_TOKEN } from "./TestServer.ts"
+import { allPermissions, expectError, issuePaths, OPERATOR_TOKEN, operatorVia, provisionVia, requestVia } from "./Http.ts"
 
 const services = Layer.merge(MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)), IdGenerator.uuidV7)
 const runtime = ManagedRuntime.make(services)
@@ -23,35 +23,18 @@ afterAll(async () => {
   await runtime.dispose()
 })
 
-interface Res {
-  readonly status: number
-  readonly headers: Headers
-  readonly body: any
-}
-
-const call = async (method: string, path: string, token?: string, body?: unknown, raw?: string): Promise<Res> => {
-  const headers: Record<string, string> = {}
-  if (token !== undefined) headers["authorization"] = `Bearer ${token}`
-  const text = raw ?? (body === undefined ? undefined : JSON.stringify(body))
-  if (text !== undefined) headers["content-type"] = "application/json"
-  const res = await handler(new Request(`http://test${path}`, { method, headers, ...(text === undefined ? {} : { body: text }) }))
-  const out = await res.text()
-  return { status: res.status, headers: res.headers, body: out === "" ? undefined : JSON.parse(out) }
-}
-
-const operator = (method: string, path: string, body?: unknown) => call(method, `/operator${path}`, OPERATOR_TOKEN, body)
-
-const provision = async (permissions = allPermissions) => {
-  const org = await operator("POST", "/organizations", { name: "Test organization" })
-  const key = await operator("POST", `/organizations/${org.body.id}/keys`, { permissions })
-  return { org: org.body.id as OrganizationId, key: key.body.secretKey as string }
-}
+const request = requestVia(handler)
+const call = (method: string, path: string, token?: string, body?: unknown, raw?: string) =>
+  request(method, path, { token, body, rawBody: raw })
+const operator = operatorVia(request)
+const provision = provisionVia(request)
 
 const seed = <A>(f: (kit: StoreTestKit["Service"]) => Effect.Effect<A>) => runtime.runPromise(StoreTestKit.use(f))
 
 /** An organization with a key, a product (slug `mug`) and reviews made from the overrides. */
 const setup = async (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}]) => {
-  const { org, key } = await provision()
+  const { organizationId, key } = await provision()
+  const org = organizationId as OrganizationId
   const product = makeProduct({ slug: "mug", title: "Blue Mug" })
   const stored = reviews.map((o) => makeReview(product.id as ProductId, o))
   await seed((fx) =>
@@ -62,15 +45,6 @@ const setup = async (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}]) => {
   )
   return { org, key, product, reviews: stored }
 }
-
-const expectError = (res: Res, status: number, code: string) => {
-  expect(res.status).toBe(status)
-  expect(res.headers.get("content-type")).toContain("application/json")
-  expect(res.body?.error?.code).toBe(code)
-  expect(typeof res.body?.error?.message).toBe("string")
-}
-
-const issuePaths = (res: Res): Array<string> => res.body.error.details.issues.map((i: { path: string }) => i.path)
 
 const reviewKeys = [
   "id", "siteId", "productId", "productVariantId", "customerId", "surveyId", "title", "body", "originalTitle",
@@ -152,7 +126,7 @@ describe("PATCH /reviews/{id}", () => {
     const foreign = await call("PATCH", `/reviews/${review!.id}`, other.key, { published: true })
     expectError(foreign, 404, "NOT_FOUND")
     expect(foreign.body.error.details).toEqual({ resource: "review" })
-    const readOnly = await provision(["reviews:read"])
+    const readOnly = await provision({ permissions: ["reviews:read"] })
     const forbidden = await call("PATCH", `/reviews/${review!.id}`, readOnly.key, { published: true })
     expectError(forbidden, 403, "FORBIDDEN")
     expect(forbidden.body.error.details).toEqual({ permission: "reviews:write" })

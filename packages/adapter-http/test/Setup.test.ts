@@ -4,6 +4,7 @@
  * on every store by the conformance suite (testing/src/setup/SetupConformance.ts).
  */
 import { afterAll, describe, expect, it } from "vitest"
+import { expectInvalid } from "./Http.ts"
 import { makeTestServer, type TestResponse } from "./TestServer.ts"
 
 const server = makeTestServer()
@@ -31,13 +32,6 @@ const noSignals = {
   hasLoyaltyProgram: false,
   loyaltyProgramOnSite: false,
   hasWishlist: false
-}
-
-const expectInvalid = (res: TestResponse, path: string) => {
-  expect(res.status, res.text).toBe(400)
-  expect(res.headers.get("content-type")).toContain("application/json")
-  expect(res.body.error.code).toBe("INVALID_REQUEST")
-  expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toContain(path)
 }
 
 const getSetup = (key: string) => server.request("GET", "/organization/setup", { token: key })

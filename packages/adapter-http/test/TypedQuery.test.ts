@@ -5,26 +5,21 @@
  */
 import { Effect } from "effect"
 import { FetchHttpClient } from "effect/http"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { beforeAll, describe, expect, it } from "vitest"
 import { AdminClient, AdminClientLayer } from "@feedback/client/effect"
-import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { useTestServer } from "./Http.ts"
+import { makeTestServer } from "./TestServer.ts"
 
-let server: TestServer
-let key: string
-beforeAll(async () => {
-  server = makeTestServer()
-  key = (await server.provision()).key
-})
-afterAll(() => server.dispose())
+const http = useTestServer(() => makeTestServer())
 
 /** Runs `program` with the typed client talking to the in-process server. */
 const withClient = <A, E>(program: Effect.Effect<A, E, AdminClient>): Promise<A> =>
   Effect.runPromise(program.pipe(
-    Effect.provide(AdminClientLayer({ baseUrl: "http://test", secretKey: key })),
-    Effect.provideService(FetchHttpClient.Fetch, server.fetch as typeof globalThis.fetch)
+    Effect.provide(AdminClientLayer({ baseUrl: "http://test", secretKey: http.key })),
+    Effect.provideService(FetchHttpClient.Fetch, http.server.fetch as typeof globalThis.fetch)
   ))
 
-const get = (path: string) => server.request("GET", path, { token: key })
+const get = (path: string) => http.get(path)
 
 const issuesOf = (res: { status: number; body: any }) => {
   expect(res.status, JSON.stringify(res.body)).toBe(400)
@@ -35,7 +30,7 @@ const issuesOf = (res: { status: number; body: any }) => {
 describe("the OpenAPI document", () => {
   let operations: Array<{ readonly name: string; readonly parameters: Array<any> }>
   beforeAll(async () => {
-    const spec = (await server.request("GET", "/openapi.json")).body
+    const spec = (await http.server.request("GET", "/openapi.json")).body
     operations = Object.entries(spec.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
       Object.entries(item).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, parameters: op.parameters ?? [] }))
     )

@@ -8,7 +8,7 @@ import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { Context, Layer, Redacted, Tracer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeWebHandler } from "../src/server/ApiServer.ts"
-import { allPermissions, OPERATOR_TOKEN } from "./TestServer.ts"
+import { allPermissions, OPERATOR_TOKEN, requestVia } from "./Http.ts"
 
 const { handler, dispose } = makeWebHandler(Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7), {
   operatorToken: Redacted.make(OPERATOR_TOKEN),
@@ -17,12 +17,8 @@ const { handler, dispose } = makeWebHandler(Layer.merge(MemoryStoreLayer, IdGene
 afterAll(() => dispose())
 
 const call = async (method: string, path: string, token: string, body?: unknown, context?: Context.Context<never>) => {
-  const res = await handler(new Request(`http://embedded${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  }), context)
-  return { status: res.status, text: await res.text() }
+  const res = await requestVia(handler, "http://embedded", context)(method, path, { token, body })
+  return { status: res.status, text: res.text }
 }
 
 describe("an embedded web handler's spans", () => {

@@ -2,6 +2,7 @@
 import { EVENT_NAMES, HostNotResolved, HostResolver, SERVICE_EVENT_NAMES } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { expectInvalid } from "./Http.ts"
 import { makeTestServer } from "./TestServer.ts"
 
 // Names a test may register without touching the network; the dispatcher is off, so nothing is ever sent.
@@ -24,12 +25,6 @@ afterAll(async () => {
 })
 
 const HOOK = "https://hooks.example.com/webhooks"
-
-const expectInvalid = (res: { status: number; body: any }, path: string) => {
-  expect(res.status).toBe(400)
-  expect(res.body.error.code).toBe("INVALID_REQUEST")
-  expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toContain(path)
-}
 
 describe("webhook registration over HTTP", () => {
   it("creates a webhook and never returns the secret", async () => {

@@ -4,10 +4,10 @@ import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
 import { MemoryJobRepository } from "./jobs/MemoryJobStore.ts"
 import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
-import { MemoryIdempotencyStore } from "./idempotency/MemoryIdempotencyStore.ts"
+import { MemoryIdempotencyRepository } from "./idempotency/MemoryIdempotencyStore.ts"
 import { MemoryInstanceSecretRepository } from "./kernel/MemoryInstanceSecrets.ts"
 import { MemoryStoreHealth } from "./kernel/MemoryStoreHealth.ts"
-import { MemoryRateLimitStore } from "./ratelimit/MemoryRateLimitStore.ts"
+import { MemoryRateLimitRepository } from "./ratelimit/MemoryRateLimitStore.ts"
 import { MemoryReviewRepository } from "./reviews/MemoryReviewStore.ts"
 import { MemoryEmailOutboxRepository, MemoryProductQuestionRepository } from "./questions/MemoryProductQuestionStore.ts"
 import { MemorySetupStore } from "./setup/MemorySetupStore.ts"
@@ -30,7 +30,7 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemorySecretKeyRepository,
   MemoryCredentialChanges,
   MemoryStorefrontRecordRepository,
-  MemoryRateLimitStore,
+  MemoryRateLimitRepository,
   MemoryCatalogRepository,
   MemoryReviewRepository,
   MemorySetupStore,
@@ -38,6 +38,6 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryReviewWriteRepository,
   MemoryJobRepository,
   MemoryStoreHealth,
-  MemoryIdempotencyStore,
+  MemoryIdempotencyRepository,
   CursorKey.layerStored.pipe(Layer.provideMerge(MemoryInstanceSecretRepository))
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -1,5 +1,5 @@
 /** Every core store service over PostgreSQL, with migrations applied when the layer is built. */
-import { CredentialChanges, CursorKey, makeHeardCredentialChanges, type RateLimitStore } from "@feedback/core"
+import { CredentialChanges, CursorKey, makeHeardCredentialChanges, type RateLimitRepository } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { migrations } from "./migrations/index.ts"
@@ -9,9 +9,9 @@ import { PgCatalogRepository } from "./catalog/PgCatalogStore.ts"
 import { PgInstanceSecretRepository } from "./kernel/PgInstanceSecrets.ts"
 import { PgStoreHealth } from "./kernel/PgStoreHealth.ts"
 import { PgWorkSignals } from "./kernel/PgWorkSignals.ts"
-import { PgIdempotencyStore } from "./idempotency/PgIdempotencyStore.ts"
-import { PgRateLimitStore } from "./ratelimit/PgRateLimitStore.ts"
-import { PgEmbeddedRateLimitStore } from "./ratelimit/PgEmbeddedRateLimitStore.ts"
+import { PgIdempotencyRepository } from "./idempotency/PgIdempotencyStore.ts"
+import { PgRateLimitRepository } from "./ratelimit/PgRateLimitStore.ts"
+import { PgEmbeddedRateLimitRepository } from "./ratelimit/PgEmbeddedRateLimitStore.ts"
 import { PgReviewRepository } from "./reviews/PgReviewStore.ts"
 import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./questions/PgProductQuestionStore.ts"
 import { PgSetupStore } from "./setup/PgSetupStore.ts"
@@ -28,7 +28,7 @@ import {
 
 const Migrated = Layer.effectDiscard(runMigrations(migrations).pipe(Effect.orDie))
 
-const storeServices = <E>(rateLimits: Layer.Layer<RateLimitStore, E, SqlClient.SqlClient>) => Layer.mergeAll(
+const storeServices = <E>(rateLimits: Layer.Layer<RateLimitRepository, E, SqlClient.SqlClient>) => Layer.mergeAll(
   PgUnitOfWork,
   PgEventOutbox,
   PgProductQuestionRepository, PgEmailOutboxRepository,
@@ -43,13 +43,13 @@ const storeServices = <E>(rateLimits: Layer.Layer<RateLimitStore, E, SqlClient.S
   PgReviewWriteRepository,
   PgJobRepository,
   PgStoreHealth,
-  PgIdempotencyStore,
+  PgIdempotencyRepository,
   // The generated cursor key is read (or stored, by the first process) once per layer build.
   CursorKey.layerStored.pipe(Layer.provideMerge(PgInstanceSecretRepository))
 ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services over an existing SqlClient (so a host can share its own pool). */
-export const PgStoreServices = storeServices(PgRateLimitStore)
+export const PgStoreServices = storeServices(PgRateLimitRepository)
 
 /**
  * Embedded PGlite: one process owns the database, so its rate-limit levels live in that process, and every change
@@ -57,14 +57,14 @@ export const PgStoreServices = storeServices(PgRateLimitStore)
  * one connection serializes reads with it), so authenticated keys may be kept (docs/DECISIONS.md §27, §31).
  */
 const EmbeddedStoreServices = Layer.merge(
-  storeServices(PgEmbeddedRateLimitStore),
+  storeServices(PgEmbeddedRateLimitRepository),
   Layer.sync(CredentialChanges, () => makeHeardCredentialChanges(() => true).service)
 )
 
 /**
  * The store services with their own connection to `target`. On a server, idle background workers wait for the
  * database's notifications (`PgWorkSignals`); embedded PGlite keeps polling in process, and keeps its rate-limit
- * levels in the process (`PgEmbeddedRateLimitStore`).
+ * levels in the process (`PgEmbeddedRateLimitRepository`).
  */
 export const PgStoreLayer = (target: DatabaseTarget) =>
   (target._tag === "Embedded"

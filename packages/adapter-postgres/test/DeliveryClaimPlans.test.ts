@@ -1,8 +1,8 @@
 /**
  * The delivery queue's statistics say nothing about the next claim (migration 107, docs/DECISIONS.md §38): it is
  * analyzed while its pages hold no live row, then a backlog arrives. Planned on those statistics ("no rows"), the
- * claim without its functions' settings probed the whole queue per candidate (here 275 ms a claim on a server,
- * 420 ms on PGlite, growing with the backlog); with them each read is an index probe (3-30 ms).
+ * claim without its functions' settings probed the whole queue per candidate, a cost growing with the backlog; with
+ * them each read is an index probe, whatever the backlog.
  * Runs on embedded PGlite, or on the PostgreSQL server of TEST_DATABASE_URL.
  */
 import { assert, layer } from "@effect/vitest"

@@ -4,7 +4,7 @@
  * again. Always on embedded PGlite: that is the only database this store runs on.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { bucketsFor, RateLimitStore, type SpendDecision } from "@feedback/core"
+import { bucketsFor, RateLimitRepository, type SpendDecision } from "@feedback/core"
 import { atTime } from "@feedback/testing"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
@@ -13,19 +13,19 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { PgStoreLayer } from "../src/PgStore.ts"
-import { makeEmbeddedRateLimitStore } from "../src/ratelimit/PgEmbeddedRateLimitStore.ts"
+import { makeEmbeddedRateLimitRepository } from "../src/ratelimit/PgEmbeddedRateLimitStore.ts"
 
 const T = 1_763_000_000_000
 // 60 a minute: one token a second.
 const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 60 })
 
 const spendAt = (ms: number, organizationId: string) =>
-  atTime(ms)(RateLimitStore.use((s) => s.spend(organizationId, buckets, 1)))
+  atTime(ms)(RateLimitRepository.use((s) => s.spend(organizationId, buckets, 1)))
 
 const tags = (ds: ReadonlyArray<SpendDecision>) => ds.map((d) => d._tag)
 
 /** Runs `f` on a store over `dataDir`, then stops it cleanly (every layer finalizer runs). */
-const withStore = <A, E>(dataDir: string, f: Effect.Effect<A, E, RateLimitStore | SqlClient.SqlClient>) =>
+const withStore = <A, E>(dataDir: string, f: Effect.Effect<A, E, RateLimitRepository | SqlClient.SqlClient>) =>
   Effect.scoped(Layer.build(PgStoreLayer({ _tag: "Embedded", dataDir })).pipe(
     Effect.flatMap((context) => Effect.provide(f, context))
   ))
@@ -37,7 +37,7 @@ const freshDir = () => {
   return dir
 }
 
-describe("PgEmbeddedRateLimitStore", () => {
+describe("PgEmbeddedRateLimitRepository", () => {
   afterAll(() => dataDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
   it.effect("a clean restart keeps every level exactly", () =>
@@ -69,7 +69,7 @@ describe("PgEmbeddedRateLimitStore", () => {
         // This layer's store is the "crashed" run: its session row is never removed while a second store starts.
         yield* spendAt(T, org)
         const restarted = yield* Scope.make()
-        const second = yield* atTime(T + 10_000)(makeEmbeddedRateLimitStore).pipe(Scope.provide(restarted))
+        const second = yield* atTime(T + 10_000)(makeEmbeddedRateLimitRepository).pipe(Scope.provide(restarted))
         const spend = (ms: number, o: string) => atTime(ms)(second.spend(o, buckets, 1))
         const atRestart = [yield* spend(T + 10_000, org), yield* spend(T + 10_000, randomUUID())]
         assert.deepStrictEqual(tags(atRestart), ["Refused", "Refused"])

@@ -9,7 +9,7 @@ import {
   IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_TTL_MS,
   Idempotency,
-  IdempotencyStore,
+  IdempotencyRepository,
   IdGenerator,
   Organizations,
   Timestamp
@@ -37,7 +37,7 @@ describeWithServer("idempotency keys across two pools", (serverUrl) => {
 
       // B, a lease later, takes the key over while A's operation is still inside its transaction.
       const takeOver = Effect.promise(() =>
-        b.runPromise(IdempotencyStore.use((s) => {
+        b.runPromise(IdempotencyRepository.use((s) => {
           const now = Date.now() + IDEMPOTENCY_LEASE_MS + 1_000
           return s.claim({
             ...request,
@@ -60,7 +60,7 @@ describeWithServer("idempotency keys across two pools", (serverUrl) => {
       assert.deepStrictEqual(events, [])
       // B's claim holds: it records, and A could not.
       const recorded = yield* Effect.promise(() =>
-        b.runPromise(IdempotencyStore.use((s) => s.complete(org.id, "slow", "00000000-0000-4000-8000-0000000000bb", { status: 201, contentType: null, body: "" }))))
+        b.runPromise(IdempotencyRepository.use((s) => s.complete(org.id, "slow", "00000000-0000-4000-8000-0000000000bb", { status: 201, contentType: null, body: "" }))))
       assert.isTrue(recorded)
     }), { timeout: 60_000 })
 })

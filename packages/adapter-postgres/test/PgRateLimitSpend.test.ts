@@ -9,7 +9,7 @@
  * the database and `TokenBucket` disagree; this test makes them meet on inputs chosen to be awkward.)
  */
 import { assert, layer } from "@effect/vitest"
-import { RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
+import { RateLimitRepository, toSpendDecision, TokenBucket } from "@feedback/core"
 import { atTime, spendScenarioArbitrary, withoutStates } from "@feedback/testing"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -25,7 +25,7 @@ const scenario = spendScenarioArbitrary(T0)
 layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })(`rate_limit_spend agrees with TokenBucket (${storeName})`, (it) => {
   it.effect("on random states, specs, costs and times", () =>
     Effect.gen(function*() {
-      const store = yield* RateLimitStore
+      const store = yield* RateLimitRepository
       const sql = yield* SqlClient.SqlClient
       const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
       yield* Effect.promise(() =>

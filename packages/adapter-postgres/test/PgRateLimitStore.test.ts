@@ -12,8 +12,8 @@ import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { randomBytes, randomUUID } from "node:crypto"
-import { PgRateLimitStore, rateLimitMigration } from "../src/ratelimit/PgRateLimitStore.ts"
-import { RateLimitStore, type SpendDecision } from "@feedback/core"
+import { PgRateLimitRepository, rateLimitMigration } from "../src/ratelimit/PgRateLimitStore.ts"
+import { RateLimitRepository, type SpendDecision } from "@feedback/core"
 import { atTime } from "@feedback/testing"
 import { bucketsFor } from "@feedback/core"
 
@@ -59,13 +59,13 @@ const freshDatabase = (server: string) =>
 
 /**
  * The URL of this run's database, for tests that open a second pool (a second process). Such a pool is built with
- * `Layer.fresh`: `Layer.build` inside a test shares the suite's memo map, so a plain `PgRateLimitStore` would be the
+ * `Layer.fresh`: `Layer.build` inside a test shares the suite's memo map, so a plain `PgRateLimitRepository` would be the
  * suite's own instance again, on the suite's pool.
  */
 class DatabaseUrl extends Context.Service<DatabaseUrl, string>()("test/DatabaseUrl") {}
 
 if (serverUrl === undefined) {
-  describe("PgRateLimitStore", () => {
+  describe("PgRateLimitRepository", () => {
     it.skip("skipped: TEST_DATABASE_URL is not set; these tests need a real PostgreSQL server (concurrent connections and separate pools)", () => {})
   })
 } else {
@@ -73,10 +73,10 @@ if (serverUrl === undefined) {
   const TestLayer = Layer.unwrap(Effect.map(freshDatabase(server), ({ url }) => {
     const client = clientLayer(url, 4)
     const migrated = Layer.effectDiscard(Effect.andThen(rateLimitMigration, rateLimitMigration)) // idempotent
-    return Layer.mergeAll(PgRateLimitStore, migrated).pipe(Layer.provideMerge(client), Layer.provideMerge(Layer.succeed(DatabaseUrl, url)))
+    return Layer.mergeAll(PgRateLimitRepository, migrated).pipe(Layer.provideMerge(client), Layer.provideMerge(Layer.succeed(DatabaseUrl, url)))
   }))
 
-  layer(TestLayer, { timeout: 60_000, excludeTestServices: true })("PgRateLimitStore", (it) => {
+  layer(TestLayer, { timeout: 60_000, excludeTestServices: true })("PgRateLimitRepository", (it) => {
     it.effect("the table's primary key is (organization_id, bucket_key)", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -92,7 +92,7 @@ if (serverUrl === undefined) {
 
     it.effect("many concurrent spends over a pool of 4 connections admit exactly the ceiling", () =>
       Effect.gen(function*() {
-        const store = yield* RateLimitStore
+        const store = yield* RateLimitRepository
         const org = randomUUID()
         const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 100 })
         const ds = yield* concurrently(400, () => store.spend(org, buckets, 1).pipe(at(T)))
@@ -107,10 +107,10 @@ if (serverUrl === undefined) {
 
     it.effect("two processes (separate pools) sharing the database admit exactly the ceiling together", () =>
       Effect.gen(function*() {
-        const storeA = yield* RateLimitStore
+        const storeA = yield* RateLimitRepository
         const url = yield* DatabaseUrl
-        const context = yield* Layer.build(Layer.fresh(PgRateLimitStore).pipe(Layer.provide(clientLayer(url, 4))))
-        const storeB = Context.get(context, RateLimitStore)
+        const context = yield* Layer.build(Layer.fresh(PgRateLimitRepository).pipe(Layer.provide(clientLayer(url, 4))))
+        const storeB = Context.get(context, RateLimitRepository)
         const org = randomUUID()
         const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 150 })
         const ds = yield* concurrently(600, (i) => (i % 2 === 0 ? storeA : storeB).spend(org, buckets, 1).pipe(at(T)))
@@ -128,8 +128,8 @@ if (serverUrl === undefined) {
         yield* sql.unsafe(`ALTER DATABASE ${name} SET default_transaction_isolation = 'repeatable read'`)
         try {
           // A new pool: its connections start with the altered default.
-          const context = yield* Layer.build(Layer.fresh(PgRateLimitStore).pipe(Layer.provide(clientLayer(url, 4))))
-          const store = Context.get(context, RateLimitStore)
+          const context = yield* Layer.build(Layer.fresh(PgRateLimitRepository).pipe(Layer.provide(clientLayer(url, 4))))
+          const store = Context.get(context, RateLimitRepository)
           const org = randomUUID()
           const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 100 })
           const ds = yield* concurrently(300, () => store.spend(org, buckets, 1).pipe(at(T)))

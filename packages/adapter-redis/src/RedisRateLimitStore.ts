@@ -1,5 +1,5 @@
 /**
- * Redis `RateLimitStore` (`RATE_LIMIT_URL=redis://…`): for deployments whose request volume outgrows one PostgreSQL.
+ * Redis `RateLimitRepository` (`RATE_LIMIT_URL=redis://…`): for deployments whose request volume outgrows one PostgreSQL.
  * Exact across every process sharing the Redis server, in one round trip per request.
  *
  * Each spend is one Lua script, which Redis runs atomically: it reads every bucket of the request, refills each to
@@ -16,7 +16,7 @@
 import { Clock, Effect, Layer } from "effect"
 import * as Redis from "effect/persistence/Redis"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
-import { assertBuckets, type KeyedBucket, LocalRefusals, RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
+import { assertBuckets, type KeyedBucket, LocalRefusals, RateLimitRepository, toSpendDecision, TokenBucket } from "@feedback/core"
 
 /**
  * KEYS: one hash per bucket (`u` = level in units, `t` = credited up to, in ms).
@@ -24,7 +24,7 @@ import { assertBuckets, type KeyedBucket, LocalRefusals, RateLimitStore, toSpend
  * Returns `{admitted (0|1), u1, t1, u2, t2, …}` with the levels as read ("" for a missing bucket).
  * `%.0f` writes integers exactly (Lua's `tostring` keeps only 14 digits).
  */
-export const spendLua = `
+const spendLua = `
 local now = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
 local n = #KEYS
@@ -89,7 +89,7 @@ const readState = (units: number | string | undefined, at: number | string | und
     ? undefined
     : { tokens: Number(units) / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: Number(at) }
 
-export const makeRedisRateLimitStore = (options: RedisRateLimitOptions = {}) =>
+const makeRedisRateLimitRepository = (options: RedisRateLimitOptions = {}) =>
   Effect.gen(function*() {
     const redis = yield* Redis.Redis
     const prefix = options.keyPrefix ?? "feedback:rl:"
@@ -118,16 +118,16 @@ export const makeRedisRateLimitStore = (options: RedisRateLimitOptions = {}) =>
           )
         }
         return toSpendDecision(buckets, result, cost)
-      }).pipe(Effect.withSpan("RedisRateLimitStore.spend"))
+      }).pipe(Effect.withSpan("RedisRateLimitRepository.spend"))
 
-    return RateLimitStore.of({ spend })
+    return RateLimitRepository.of({ spend })
   })
 
 /** The store over a `Redis` service the host provides (e.g. its own client). */
 /** A refusal known from an earlier one costs no round trip (`LocalRefusals`). */
-export const layerRedis = (options?: RedisRateLimitOptions): Layer.Layer<RateLimitStore, never, Redis.Redis> =>
-  Layer.effect(RateLimitStore, Effect.map(makeRedisRateLimitStore(options), (store) => LocalRefusals.withLocalRefusals(store)))
+export const layerRedis = (options?: RedisRateLimitOptions): Layer.Layer<RateLimitRepository, never, Redis.Redis> =>
+  Layer.effect(RateLimitRepository, Effect.map(makeRedisRateLimitRepository(options), (store) => LocalRefusals.withLocalRefusals(store)))
 
 /** The store over its own node-redis client connected to `url` (`redis://…` or `rediss://…`), closed with the layer. */
-export const layer = (url: string, options?: RedisRateLimitOptions): Layer.Layer<RateLimitStore, Redis.RedisError> =>
+export const layer = (url: string, options?: RedisRateLimitOptions): Layer.Layer<RateLimitRepository, Redis.RedisError> =>
   layerRedis(options).pipe(Layer.provide(NodeRedis.layer({ url })))

@@ -5,7 +5,7 @@
  * missing buckets — with the levels written exactly `TokenBucket`'s and a refusal writing nothing.
  */
 import { assert, layer } from "@effect/vitest"
-import { bucketsFor, IdGenerator, RateLimitStore, toSpendDecision, TokenBucket } from "@feedback/core"
+import { bucketsFor, IdGenerator, RateLimitRepository, toSpendDecision, TokenBucket } from "@feedback/core"
 import { atTime, ConformanceDns, conformanceSuites, spendScenarioArbitrary, withoutStates } from "@feedback/testing"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
@@ -14,7 +14,7 @@ import * as Redis from "effect/persistence/Redis"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
 import fc from "fast-check"
 import { randomUUID } from "node:crypto"
-import { RedisRateLimitStore } from "../src/index.ts"
+import { RedisRateLimitRepository } from "../src/index.ts"
 import { describeWithRedis, redisUrl } from "./TestRedis.ts"
 
 const T0 = 1_763_000_000_000
@@ -23,7 +23,7 @@ const prefix = `test:${randomUUID()}:`
 
 /** A Redis client and the store over it, sharing one throwaway (or configured) server. */
 const redisLayer = Layer.unwrap(Effect.map(redisUrl, (url) => NodeRedis.layer({ url }))).pipe(Layer.orDie)
-const storeOverRedis = RedisRateLimitStore.layerRedis({ keyPrefix: prefix }).pipe(Layer.provideMerge(redisLayer))
+const storeOverRedis = RedisRateLimitRepository.layerRedis({ keyPrefix: prefix }).pipe(Layer.provideMerge(redisLayer))
 
 const scenario = spendScenarioArbitrary(T0)
 
@@ -44,7 +44,7 @@ describeWithRedis("Redis rate-limit store", () => {
   layer(storeOverRedis, { timeout: 120_000, excludeTestServices: true })("the Lua script agrees with TokenBucket", (it) => {
     it.effect("on random states, specs, costs and times", () =>
       Effect.gen(function*() {
-        const limiter = yield* RateLimitStore
+        const limiter = yield* RateLimitRepository
         const redis = yield* Redis.Redis
         yield* Effect.promise(() =>
           fc.assert(
@@ -77,7 +77,7 @@ describeWithRedis("Redis rate-limit store", () => {
 
     it.effect("a charged bucket expires once it would have refilled; an untouched one is never written", () =>
       Effect.gen(function*() {
-        const limiter = yield* RateLimitStore
+        const limiter = yield* RateLimitRepository
         const redis = yield* Redis.Redis
         const org = randomUUID()
         const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 60 }) // 1 token per second

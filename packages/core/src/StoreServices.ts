@@ -3,11 +3,11 @@ import type { CatalogRepository } from "./catalog/CatalogRepository.ts"
 import type { CursorKey, InstanceSecretRepository } from "./kernel/CursorKey.ts"
 import type { EmailOutboxRepository } from "./questions/EmailOutbox.ts"
 import type { EventOutbox } from "./kernel/EventOutbox.ts"
-import type { IdempotencyStore } from "./idempotency/IdempotencyStore.ts"
+import type { IdempotencyRepository } from "./idempotency/IdempotencyRepository.ts"
 import type { ProductQuestionRepository } from "./questions/ProductQuestionRepository.ts"
 import type { JobRepository } from "./jobs/JobRepository.ts"
 import type { OrganizationRepository } from "./organizations/OrganizationRepository.ts"
-import type { RateLimitStore } from "./ratelimit/RateLimitStore.ts"
+import type { RateLimitRepository } from "./ratelimit/RateLimitRepository.ts"
 import type { ReviewRepository } from "./reviews/ReviewRepository.ts"
 import type { ReviewAutomationRepository } from "./setup/ReviewAutomationRepository.ts"
 import type { ReviewWriteRepository } from "./reviews/ReviewWriteRepository.ts"
@@ -25,7 +25,7 @@ export type StoreServices =
   | OrganizationRepository
   | SecretKeyRepository
   | StorefrontRecordRepository
-  | RateLimitStore
+  | RateLimitRepository
   | CatalogRepository
   | ReviewRepository
   | SetupRepository | ReviewAutomationRepository
@@ -34,4 +34,4 @@ export type StoreServices =
   | JobRepository
   | InstanceSecretRepository | CursorKey
   | StoreHealth
-  | IdempotencyStore
+  | IdempotencyRepository

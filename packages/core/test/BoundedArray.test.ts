@@ -1,7 +1,7 @@
 /**
- * Size before work (issue 11, `docs/SECURITY.md`): an over-long array or record is refused before any member is
- * decoded (members are counted by a filter that records each call), the JSON Schema still describes the members,
- * and a failure lists at most 20 issues, formatted without flattening the rest.
+ * Size before work (docs/DECISIONS.md §11, `docs/SECURITY.md`): an over-long array or record is refused before any
+ * member is decoded (members are counted by a filter that records each call), the JSON Schema still describes the
+ * members, and a failure lists at most 20 issues, formatted without flattening the rest.
  */
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"

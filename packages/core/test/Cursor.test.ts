@@ -13,8 +13,9 @@ import {
 } from "../src/kernel/Cursor.ts"
 import { CursorKey } from "../src/kernel/CursorKey.ts"
 import { InvalidRequest } from "../src/kernel/Errors.ts"
-import { canonicalFilter, type FilterAst, matchAll, parseFilter, reviewFilterCatalog } from "../src/kernel/Filter.ts"
+import { canonicalFilter, type FilterAst, matchAll, parseFilter } from "../src/kernel/Filter.ts"
 import { legacyCursor, testIssuer } from "@feedback/testing"
+import { reviewFilterCatalog } from "../src/reviews/ReviewLists.ts"
 
 const filter = (json: string): FilterAst => Result.getOrThrow(parseFilter(json, reviewFilterCatalog))
 

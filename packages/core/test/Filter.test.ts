@@ -10,12 +10,12 @@ import {
   type FilterAst,
   filterLimits,
   matchAll,
-  parseFilter,
-  productQuestionFilterCatalog,
-  reviewFilterCatalog
+  parseFilter
 } from "../src/kernel/Filter.ts"
 import { compareStrings, evaluateFilter } from "../src/kernel/FilterEvaluate.ts"
 import { escapeLike, foldCase, matchesSearch, searchPattern } from "../src/kernel/Search.ts"
+import { reviewFilterCatalog } from "../src/reviews/ReviewLists.ts"
+import { productQuestionFilterCatalog } from "../src/questions/ProductQuestionLists.ts"
 
 const UUID = "5f0c3a1e-8b9d-4c2a-9e8f-1a2b3c4d5e6f"
 

@@ -3,7 +3,7 @@ import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { compareKeyset, type CursorPosition } from "../src/kernel/Cursor.ts"
 import type { InvalidRequest } from "../src/kernel/Errors.ts"
-import { matchAll, reviewFilterCatalog } from "../src/kernel/Filter.ts"
+import { matchAll } from "../src/kernel/Filter.ts"
 import {
   type ListParams,
   type ListRequest,
@@ -15,11 +15,11 @@ import {
   parseSearch,
   parseSort,
   parseSortValue,
-  productQuestionListEndpoint,
-  reviewListEndpoint,
   toPage
 } from "../src/kernel/ListQuery.ts"
 import { testIssuer } from "@feedback/testing"
+import { reviewFilterCatalog, reviewListEndpoint } from "../src/reviews/ReviewLists.ts"
+import { productQuestionListEndpoint } from "../src/questions/ProductQuestionLists.ts"
 
 const issuesOf = <A>(r: Result.Result<A, InvalidRequest>) => {
   if (Result.isSuccess(r)) throw new Error(`expected a failure, got ${JSON.stringify(r.success)}`)

@@ -12,7 +12,7 @@ import fc from "fast-check"
 import {
   assertBuckets,
   LocalRefusals,
-  RateLimitStore,
+  RateLimitRepository,
   type SpendDecision,
   toSpendDecision,
   TokenBucket
@@ -22,7 +22,7 @@ import {
 const bareStore = () => {
   const levels = new Map<string, TokenBucket.BucketState>()
   let calls = 0
-  const store = RateLimitStore.of({
+  const store = RateLimitRepository.of({
     spend: (org, buckets, cost) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         calls++

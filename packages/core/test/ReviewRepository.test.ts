@@ -5,12 +5,13 @@
 import { Effect, Option } from "effect"
 import { describe, expect, it } from "vitest"
 import type { ImportJobId, OrganizationId, ProductId, ReviewId } from "../src/kernel/Ids.ts"
-import { defaultListRequest, reviewListEndpoint } from "../src/kernel/ListQuery.ts"
+import { defaultListRequest } from "../src/kernel/ListQuery.ts"
 import { testIssuer } from "@feedback/testing"
 import type { ReviewInclude, ReviewRecord } from "../src/reviews/Review.ts"
 import { newReview, reviewIncludeNames } from "../src/reviews/Review.ts"
 import { attachIncludes, type ReviewIncludeLoaders, ReviewRepository, type StoredReview } from "../src/reviews/ReviewRepository.ts"
 import type { Timestamp } from "../src/kernel/Timestamp.ts"
+import { reviewListEndpoint } from "../src/reviews/ReviewLists.ts"
 
 const ORG = "00000000-0000-4000-8000-000000000001" as OrganizationId
 

@@ -1,6 +1,6 @@
 /**
- * Stored text and the email check (issue 11, `docs/SECURITY.md`): both agree with a plain reference definition on
- * random strings, and both read each character of their input at most once (counted, not timed).
+ * Stored text and the email check (docs/DECISIONS.md §11, `docs/SECURITY.md`): both agree with a plain reference
+ * definition on random strings, and both read each character of their input at most once (counted, not timed).
  */
 import { Schema } from "effect"
 import * as fc from "fast-check"

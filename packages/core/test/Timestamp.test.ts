@@ -1,4 +1,7 @@
-/** Strict timestamps and canonical ids (issue 11): an impossible date is refused, not rolled over; ids are lower case. */
+/**
+ * Strict timestamps and canonical ids (docs/DECISIONS.md §11): an impossible date is refused, not rolled over; ids
+ * are lower case.
+ */
 import { Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"

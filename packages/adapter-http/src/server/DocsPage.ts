@@ -1,6 +1,6 @@
 /**
  * `GET /docs`, the interactive API reference (docs/DECISIONS.md §19). The page is Effect's Scalar page (the Scalar
- * bundle and the OpenAPI document inline, about 3.3 MB), rendered once by `HttpApiScalar` itself and then served
+ * bundle and the OpenAPI document inline, megabytes of it), rendered once by `HttpApiScalar` itself and then served
  * like a static asset: compressed with Brotli or gzip as the client's `Accept-Encoding` allows (each encoding
  * computed once, off the event loop, on first demand), with an `ETag` per encoding, `304 Not Modified` on a
  * matching `If-None-Match`, and `Cache-Control`. Scalar's web fonts are off, so the page loads nothing from the
@@ -48,7 +48,7 @@ export const matchesIfNoneMatch = (header: string | undefined, etags: ReadonlyAr
 const brotli = promisify(Zlib.brotliCompress)
 const gzip = promisify(Zlib.gzip)
 
-// Brotli 9 is a second of work for 3.3 MB (about 770 KB out); quality 11 saves 10% more for 15 times the CPU.
+// Brotli quality 9, not 11: nearly the same size for a small part of the CPU; computed once (docs/DECISIONS.md §19).
 const compress: Record<Exclude<DocsEncoding, "identity">, (bytes: Uint8Array) => Promise<Uint8Array>> = {
   br: (bytes) =>
     brotli(bytes, {

@@ -25,18 +25,18 @@ const envelope = (status: number, code: string, message: string, details?: objec
   )
 
 /** Body limits of docs/DECISIONS.md §1: 1 MiB, and 32 MiB for bulk imports. */
-export const DEFAULT_BODY_LIMIT = ByteSize.mebibytes(1)
-export const IMPORT_BODY_LIMIT = ByteSize.mebibytes(32)
+const DEFAULT_BODY_LIMIT = ByteSize.mebibytes(1)
+const IMPORT_BODY_LIMIT = ByteSize.mebibytes(32)
 /**
  * Import jobs count their own bytes and refuse past 64 MiB with a message naming the limit (docs/DECISIONS.md §20);
  * the framework's cap sits just above it, as a backstop.
  */
-export const IMPORT_JOB_BODY_LIMIT = ByteSize.mebibytes(65)
+const IMPORT_JOB_BODY_LIMIT = ByteSize.mebibytes(65)
 export const pathOf = (url: string) => {
   const q = url.indexOf("?")
   return q === -1 ? url : url.slice(0, q)
 }
-export const isImportJob = (url: string) => pathOf(url) === "/import-jobs"
+const isImportJob = (url: string) => pathOf(url) === "/import-jobs"
 /** A bulk import, synchronous or queued: a larger body and a longer request allowance. */
 export const isImport = (url: string) => pathOf(url).endsWith("/import") || isImportJob(url)
 const bodyLimitOf = (url: string) => isImportJob(url) ? IMPORT_JOB_BODY_LIMIT : isImport(url) ? IMPORT_BODY_LIMIT : DEFAULT_BODY_LIMIT
@@ -50,7 +50,7 @@ export interface EnvelopeOptions {
 }
 
 /** The one body media type of this API; anything else on a body is a 415 that says so. */
-export const ACCEPTED_MEDIA_TYPE = "application/json"
+const ACCEPTED_MEDIA_TYPE = "application/json"
 
 const invalidRequest = (message: string, path: string, issue: string) =>
   envelope(400, errorWire.InvalidRequest.code, message, { issues: [{ path, message: issue }] })

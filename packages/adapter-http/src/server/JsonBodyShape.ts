@@ -45,7 +45,7 @@ const COMMA = 0x2c
  * Advances `state` over `bytes[from, to)`; answers the first limit crossed. Malformed JSON is not judged here (the
  * parser reports it), only counted as far as it goes.
  */
-export const scanSlice = (bytes: Uint8Array, from: number, to: number, state: ScanState): JsonBodyProblem | undefined => {
+const scanSlice = (bytes: Uint8Array, from: number, to: number, state: ScanState): JsonBodyProblem | undefined => {
   let { containers, depth, escaped, inString, values } = state
   let problem: JsonBodyProblem | undefined
   for (let i = from; i < to; i++) {
@@ -93,7 +93,7 @@ export const scanJsonBody = (bytes: Uint8Array): Effect.Effect<JsonBodyProblem |
     return undefined
   })
 
-export const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {
+const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {
   depth: `nests objects and arrays deeper than ${JSON_BODY_LIMITS.maxDepth} levels`,
   containers: `holds more than ${JSON_BODY_LIMITS.maxContainers} objects and arrays`,
   values: `holds more than ${JSON_BODY_LIMITS.maxValues} values`

@@ -8,11 +8,11 @@
  *   route table serves with the secret-key security (every other request, and every doubt, goes the full path);
  * - a well-formed bearer key that `Organizations` keeps (known, not revoked, under the current `CredentialChanges`
  *   version: a revocation or plan change is heard at once, as for the full path);
- * - a refusal the rate-limit store can tell without I/O (`RateLimitStore.refusalAt`: an in-process store's own
+ * - a refusal the rate-limit store can tell without I/O (`RateLimitRepository.refusalAt`: an in-process store's own
  *   levels, or `LocalRefusals`' bound), which is exactly what its `spend` would answer, and changes nothing.
  * The 429 has the full path's bytes (`refusedResponse`), request id, access-log line and metrics.
  */
-import { bucketsForKey, costOfKey, endpointKey, Organizations, RateLimitStore, recordRateLimitDecisionUnsafe } from "@feedback/core"
+import { bucketsForKey, costOfKey, endpointKey, Organizations, RateLimitRepository, recordRateLimitDecisionUnsafe } from "@feedback/core"
 import { Effect, Layer, type Context } from "effect"
 import { HttpApi } from "effect/http-api"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
@@ -59,11 +59,11 @@ const chargedRoutes = (): ReadonlyMap<string, { readonly key: string; readonly c
   return routes
 }
 
-/** The gate over the process's `Organizations` and `RateLimitStore`; `undefined` when the store cannot tell. */
-export const makeRefusalGate = (options: RefusalGateOptions): Effect.Effect<RefusalGate | undefined, never, Organizations | RateLimitStore> =>
+/** The gate over the process's `Organizations` and `RateLimitRepository`; `undefined` when the store cannot tell. */
+const makeRefusalGate = (options: RefusalGateOptions): Effect.Effect<RefusalGate | undefined, never, Organizations | RateLimitRepository> =>
   Effect.gen(function*() {
     const organizations = yield* Organizations
-    const { refusalAt } = yield* RateLimitStore
+    const { refusalAt } = yield* RateLimitRepository
     if (refusalAt === undefined) return undefined
     // Metrics are recorded into the registry the request fibers use (the default one unless a host provides its own).
     const context: Context.Context<never> = yield* Effect.context<never>()
@@ -111,7 +111,7 @@ export const makeRefusalGate = (options: RefusalGateOptions): Effect.Effect<Refu
   })
 
 /** Fills `slot` with the gate while the layer's scope is open. */
-export const refusalGateLayer = (slot: RefusalGateSlot, options: RefusalGateOptions): Layer.Layer<never, never, Organizations | RateLimitStore> =>
+export const refusalGateLayer = (slot: RefusalGateSlot, options: RefusalGateOptions): Layer.Layer<never, never, Organizations | RateLimitRepository> =>
   Layer.effectDiscard(Effect.acquireRelease(
     Effect.map(makeRefusalGate(options), (gate) => {
       slot.current = gate

@@ -20,7 +20,7 @@ import {
   Idempotency,
   idempotentMethods,
   Organizations,
-  RateLimitStore,
+  RateLimitRepository,
   recordRateLimitDecisionUnsafe,
   refusalMessage,
   type SpendDecision,
@@ -121,7 +121,7 @@ export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function
   // Captured once: a request's effect needs nothing but what it is given (never `Effect.provide(context)`, which
   // copies every service of the application into each request's context; docs/ARCHITECTURE.md).
   const organizations = yield* Organizations
-  const rateLimits = yield* RateLimitStore
+  const rateLimits = yield* RateLimitRepository
   const idempotency = yield* Idempotency
   const readsAlongside = (key: string) => rateLimits.decidesInProcess !== true && readsAlongsideSpend.has(key)
   return SecretKeyAuth.of({

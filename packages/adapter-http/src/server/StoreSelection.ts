@@ -7,7 +7,7 @@ import { CursorKey, IdGenerator, type StoreServices } from "@feedback/core"
 import type { SqlError } from "effect/sql/SqlError"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { RedisRateLimitStore } from "@feedback/adapter-redis"
+import { RedisRateLimitRepository } from "@feedback/adapter-redis"
 import type { RedisError } from "effect/persistence/Redis"
 import { Layer, Redacted } from "effect"
 
@@ -66,7 +66,7 @@ export const storeLayer = (
   const store: Layer.Layer<StoreServices, SqlError> = choice._tag === "Memory" ? MemoryStoreLayer : PgStoreLayer(choice)
   // Merged after the store, the configured key replaces the store's generated one.
   const configured = options.cursorSecret === undefined ? Layer.empty : CursorKey.layer(Redacted.value(options.cursorSecret))
-  // Likewise a Redis limiter replaces the store's `RateLimitStore`; every other service stays in the store.
-  const limiter = options.rateLimitUrl === undefined ? Layer.empty : RedisRateLimitStore.layer(Redacted.value(options.rateLimitUrl))
+  // Likewise a Redis limiter replaces the store's `RateLimitRepository`; every other service stays in the store.
+  const limiter = options.rateLimitUrl === undefined ? Layer.empty : RedisRateLimitRepository.layer(Redacted.value(options.rateLimitUrl))
   return Layer.mergeAll(store, IdGenerator.uuidV7, configured, limiter)
 }

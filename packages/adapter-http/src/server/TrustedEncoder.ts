@@ -1,8 +1,8 @@
 /**
  * A response encoder compiled once from a schema, for values the API built itself (a page of reviews read from the
  * store). HttpApi encodes every success through the schema interpreter, which re-checks every id and timestamp and
- * rebuilds every object step by step: for a page of 50 reviews that is several times the cost of the page statement
- * (bench/README.md, `reviews-list`). This encoder gives the same JSON the schema gives for every value of the schema's
+ * rebuilds every object step by step, which costs more than reading the page (docs/DECISIONS.md §26). This
+ * encoder gives the same JSON the schema gives for every value of the schema's
  * type (TrustedEncoder.test.ts checks that on arbitrary values): declared keys only, in declaration order, absent
  * optional keys left out, records copied. It does not re-validate the values, which the stores and use-cases
  * produce from already-decoded input.

@@ -1,7 +1,7 @@
 /**
- * Issue 11 (docs/DECISIONS.md §1, §11): every endpoint of the admin and operator APIs, read from their HttpApi definitions,
- * gets Schema-generated requests mixed with hostile values, on the memory store and on PostgreSQL. No answer may
- * be a 5xx; every error is JSON in the envelope; every success is JSON; B's records are 404s to A.
+ * Hostile input (docs/DECISIONS.md §1, §11): every endpoint of the admin and operator APIs, read from their HttpApi
+ * definitions, gets Schema-generated requests mixed with hostile values, on the memory store and on PostgreSQL. No
+ * answer may be a 5xx; every error is JSON in the envelope; every success is JSON; B's records are 404s to A.
  * Deterministic per seed (printed). CI sends 10,000 requests per store; set FUZZ_REQUESTS / FUZZ_SEED to change.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"

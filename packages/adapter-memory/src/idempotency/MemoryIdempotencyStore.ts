@@ -3,16 +3,16 @@
  * repeat must see the claim (and answer 409) while the first request's unit of work still holds that lock. The
  * recorded response is a journaled write inside the unit of work, so it rolls back with the operation.
  */
-import { decideClaim, IdempotencyStore, type IdempotencyRecord, redactStoredResponse } from "@feedback/core"
+import { decideClaim, IdempotencyRepository, type IdempotencyRecord, redactStoredResponse } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 
 const rowKey = (organizationId: string, key: string) => `${organizationId}\n${key}`
 
-export const MemoryIdempotencyStore = Layer.effect(IdempotencyStore, Effect.gen(function*() {
+export const MemoryIdempotencyRepository = Layer.effect(IdempotencyRepository, Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const keys = db.table<string, IdempotencyRecord>("idempotency_keys")
-  return IdempotencyStore.of({
+  return IdempotencyRepository.of({
     claim: (claim) =>
       Effect.sync(() => {
         const id = rowKey(claim.organizationId, claim.key)

@@ -1,14 +1,14 @@
 /**
- * In-memory `RateLimitStore`: the process's `BucketLevels`, exact under concurrent fibers (a spend reads, decides and
+ * In-memory `RateLimitRepository`: the process's `BucketLevels`, exact under concurrent fibers (a spend reads, decides and
  * writes in one synchronous block).
  */
 import { Clock, Effect, Layer } from "effect"
-import { BucketLevels, RateLimitStore } from "@feedback/core"
+import { BucketLevels, RateLimitRepository } from "@feedback/core"
 
 /** A fresh, empty store (every bucket full). */
-export const makeMemoryRateLimitStore: Effect.Effect<RateLimitStore["Service"]> = Effect.sync(() => {
+export const makeMemoryRateLimitRepository: Effect.Effect<RateLimitRepository["Service"]> = Effect.sync(() => {
   const levels = BucketLevels.make()
-  return RateLimitStore.of({
+  return RateLimitRepository.of({
     spend: (organizationId, buckets, cost) =>
       Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs)),
     refusalAt: levels.refusal,
@@ -16,4 +16,4 @@ export const makeMemoryRateLimitStore: Effect.Effect<RateLimitStore["Service"]> 
   })
 })
 
-export const MemoryRateLimitStore: Layer.Layer<RateLimitStore> = Layer.effect(RateLimitStore, makeMemoryRateLimitStore)
+export const MemoryRateLimitRepository: Layer.Layer<RateLimitRepository> = Layer.effect(RateLimitRepository, makeMemoryRateLimitRepository)

@@ -23,8 +23,11 @@ import { findOwned, memoryTables, type MemoryTables, ownedBy, reviewRecordOf, ty
 const toStored = (row: ReviewRow): StoredReview =>
   ({ record: reviewRecordOf(row), importJobId: row.importJobId as ImportJobId | null, importRow: row.importRow })
 
-/** Reads review fields by catalog path, following `product.*` and `customer.*` into the organization's records. */
-const reviewAccess = (tables: MemoryTables): MemoryListAccess<ReviewRow> => {
+/**
+ * How filters, sorts and search read a review in memory (docs/DECISIONS.md §4): fields by catalog path, following
+ * `product.*` and `customer.*` into the organization's records. The list and bulk moderation both read through it.
+ */
+export const reviewAccess = (tables: MemoryTables): MemoryListAccess<ReviewRow> => {
   const product = (row: ReviewRow) => {
     const p = tables.products.get(row.productId)
     return p !== undefined && p.organizationId === row.organizationId ? p : undefined
@@ -56,7 +59,7 @@ const byKeys = <A>(keys: ReadonlyArray<string>, lookup: (key: string) => A | und
   return out
 }
 
-export const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
+const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
   const access = reviewAccess(tables)
   return {
     page: (organizationId, request) =>

@@ -8,10 +8,8 @@ import {
   type CustomerId,
   type DomainEvent,
   type DomainEventId,
-  evaluateFilter,
   EventOutbox,
-  type FieldAccessor,
-  matchesSearch,
+  matchesInMemory,
   type OrganizationId,
   type ProductId,
   type ReviewId,
@@ -24,47 +22,14 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { MemoryEventOutbox } from "../organizations/MemoryOrganizationStore.ts"
-import { memoryTables, type MemoryTables, ownedBy, reviewRecordOf, reviewRowOf, type ReviewRow, unowned } from "../kernel/MemoryTables.ts"
-
-
-const reviewFieldNames = new Set([
-  "id",
-  "rating",
-  "published",
-  "flagged",
-  "moderatedAt",
-  "surveyId",
-  "ipAddress",
-  "browserFingerprint",
-  "metadata",
-  "createdAt"
-])
-
-/** How filters and search read a review in memory: the read side's field paths (docs/DECISIONS.md §4). */
-const reviewFieldAccessor = (tables: MemoryTables, row: ReviewRow): FieldAccessor => (path) => {
-  if (reviewFieldNames.has(path)) return (row as unknown as Record<string, unknown>)[path]
-  const dot = path.indexOf(".")
-  const head = path.slice(0, dot)
-  const rest = path.slice(dot + 1)
-  const related = head === "product"
-    ? tables.products.get(row.productId)
-    : head === "customer" && row.customerId !== null
-    ? tables.customers.get(row.customerId)
-    : undefined
-  if (related === undefined || related.organizationId !== row.organizationId) return null
-  return (related as unknown as Record<string, unknown>)[rest]
-}
-
-const reviewSearchValues = (tables: MemoryTables, row: ReviewRow): ReadonlyArray<string | null> => {
-  const product = tables.products.get(row.productId)
-  const customer = row.customerId === null ? undefined : tables.customers.get(row.customerId)
-  return [row.title, row.body, customer?.email ?? null, customer?.firstName ?? null, customer?.lastName ?? null, product?.title ?? null]
-}
+import { reviewAccess } from "./MemoryReviewStore.ts"
+import { memoryTables, ownedBy, reviewRecordOf, reviewRowOf, type ReviewRow, unowned } from "../kernel/MemoryTables.ts"
 
 const makeRepository = Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const outbox = yield* EventOutbox
   const t = memoryTables(db)
+  const access = reviewAccess(t)
 
   const findRow = (organizationId: OrganizationId, id: ReviewId) => ownedBy(organizationId, t.reviews.get(id))
   const find = (organizationId: OrganizationId, id: ReviewId) =>
@@ -135,8 +100,7 @@ const makeRepository = Effect.gen(function*() {
           let count = 0
           for (const row of [...t.reviews.values()]) {
             if (row.organizationId !== organizationId) continue
-            if (match.search !== undefined && !matchesSearch(match.search, reviewSearchValues(t, row))) continue
-            if (!evaluateFilter(match.filter, reviewFieldAccessor(t, row))) continue
+            if (!matchesInMemory(match, access, row)) continue
             count++
             const next: ReviewRow = { ...row, published, moderatedAt: at, updatedAt: at }
             t.reviews.set(row.id, next)

@@ -48,7 +48,7 @@ const anyOwned = <V extends { readonly organizationId: string }>(
 const byCreation = <V extends { readonly createdAt: string; readonly id: string }>(a: V, b: V) =>
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 
-export const MemorySetupRepository = Layer.effect(SetupRepository, Effect.gen(function*() {
+const MemorySetupRepository = Layer.effect(SetupRepository, Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const setupAreas = db.table<string, SetupAreaRow>("setup_areas")
   const sites = db.table<string, Owned<Site>>("sites")
@@ -112,7 +112,7 @@ export const MemorySetupRepository = Layer.effect(SetupRepository, Effect.gen(fu
   })
 }))
 
-export const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Effect.gen(function*() {
+const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Effect.gen(function*() {
   const db = yield* MemoryDatabase
   const emailTemplates = db.table<string, Owned<EmailTemplate>>("email_templates")
   const surveyFlows = db.table<string, Owned<SurveyFlow>>("survey_flows")

@@ -3,11 +3,14 @@
  * (spec: the `product.*` and `customer.*` filterable fields). Each list adds its own `product.id` / `customer.id`,
  * which may read the foreign key on the main table instead.
  */
-export const relatedCatalogColumns = {
+export const relatedProductColumns = {
   "product.slug": "p.slug",
   "product.title": "p.title",
   "product.metadata": "p.metadata",
-  "product.createdAt": "p.created_at",
+  "product.createdAt": "p.created_at"
+} as const
+
+export const relatedCustomerColumns = {
   "customer.email": "c.email",
   "customer.firstName": "c.first_name",
   "customer.lastName": "c.last_name",
@@ -16,3 +19,5 @@ export const relatedCatalogColumns = {
   "customer.emailOptOutSource": "c.email_opt_out_source",
   "customer.createdAt": "c.created_at"
 } as const
+
+export const relatedCatalogColumns = { ...relatedProductColumns, ...relatedCustomerColumns } as const

@@ -4,7 +4,7 @@
  * then see it running). The response is recorded by an `UPDATE` that names the claim's token, inside the request's
  * transaction: it commits with the operation's effects, and an attempt whose claim was taken over records nothing.
  */
-import { decideClaim, type ClaimOutcome, type IdempotencyClaim, IdempotencyStore, redactStoredResponse } from "@feedback/core"
+import { decideClaim, type ClaimOutcome, type IdempotencyClaim, IdempotencyRepository, redactStoredResponse } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { toTimestamp } from "../kernel/SqlRows.ts"
@@ -20,7 +20,7 @@ interface KeyRow {
   readonly responseBody: string | null
 }
 
-export const PgIdempotencyStore = Layer.effect(IdempotencyStore, Effect.gen(function*() {
+export const PgIdempotencyRepository = Layer.effect(IdempotencyRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const tryClaim = (c: IdempotencyClaim) =>
@@ -62,11 +62,11 @@ export const PgIdempotencyStore = Layer.effect(IdempotencyStore, Effect.gen(func
         if (outcome._tag !== "Claimed") return outcome
       }
       return { _tag: "InProgress" } as const
-    }).pipe(orDie, Effect.withSpan("IdempotencyStore.claim"))
+    }).pipe(orDie, Effect.withSpan("IdempotencyRepository.claim"))
 
-  return IdempotencyStore.of({
+  return IdempotencyRepository.of({
     claim,
-    complete: Effect.fn("IdempotencyStore.complete")(function*(organizationId, key, token, response) {
+    complete: Effect.fn("IdempotencyRepository.complete")(function*(organizationId, key, token, response) {
       const rows = yield* sql`UPDATE idempotency_keys
         SET response_status = ${response.status}, response_content_type = ${response.contentType}, response_body = ${response.body}
         WHERE organization_id = ${organizationId} AND idempotency_key = ${key} AND claim_token = ${token}
@@ -74,13 +74,13 @@ export const PgIdempotencyStore = Layer.effect(IdempotencyStore, Effect.gen(func
         RETURNING 1`
       return rows.length === 1
     }, orDie),
-    release: Effect.fn("IdempotencyStore.release")(function*(organizationId, key, token) {
+    release: Effect.fn("IdempotencyRepository.release")(function*(organizationId, key, token) {
       yield* sql`DELETE FROM idempotency_keys
         WHERE organization_id = ${organizationId} AND idempotency_key = ${key} AND claim_token = ${token}
           AND response_status IS NULL`
     }, orDie),
     // The id as a substring narrows the rows to parse (strpos: no pattern syntax to escape).
-    redact: Effect.fn("IdempotencyStore.redact")(function*(organizationId, redaction) {
+    redact: Effect.fn("IdempotencyRepository.redact")(function*(organizationId, redaction) {
       const rows = yield* sql<{ readonly idempotencyKey: string; readonly responseStatus: number; readonly responseContentType: string | null; readonly responseBody: string }>`
         SELECT idempotency_key, response_status, response_content_type, response_body FROM idempotency_keys
         WHERE organization_id = ${organizationId} AND response_status IS NOT NULL

@@ -148,8 +148,8 @@ export const compileFilter = (ast: FilterAst, columns: ColumnResolver, offset = 
  * `Search.ts` (`translate` + `LIKE`, not `ILIKE`, so the answer does not depend on the database's LC_CTYPE).
  * An empty list of expressions matches nothing; an undefined or empty term matches everything.
  *
- * Speed: `translate` with the 56-letter fold table costs ~20 µs per value (a scan of 100,000 reviews' six search
- * expressions took seconds). When the folded term holds no Latin-1 lower-case letter (à..þ), the cheap
+ * Speed: `translate` with the 56-letter fold table is slow per value, and a scan runs it on six expressions of every
+ * review (docs/DECISIONS.md §4). When the folded term holds no Latin-1 lower-case letter (à..þ), the cheap
  * `lower(x COLLATE "C")` gives the same answer: it folds A-Z exactly as `translate` does (the "C" collation's
  * `lower` is ASCII-only on every installation) and leaves À..Þ as they are, where `translate` would make them
  * à..þ — letters such a term does not contain, so no match can start, end or pass there either way.
@@ -174,7 +174,7 @@ export const compileSearch = (
 }
 
 /** The ORDER BY list of a keyset sort: value in the direction with NULLS LAST, then id in the same direction. */
-export const compileOrderBy = (sort: Sort, columns: ColumnResolver, idSql: string): string => {
+const compileOrderBy = (sort: Sort, columns: ColumnResolver, idSql: string): string => {
   const column = columns(sort.field)
   const collate = sort.type === "string" ? ` COLLATE "C"` : ""
   const dir = sort.direction === "asc" ? "ASC" : "DESC"

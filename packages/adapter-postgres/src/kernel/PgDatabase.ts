@@ -27,8 +27,8 @@ export type DatabaseTarget =
   | { readonly _tag: "Embedded"; readonly dataDir: string }
 
 /**
- * Column and field names are a small, fixed set, but the client renames every column of every row read: a regex
- * replace per cell showed in profiles (~2.5 % of an export job's time). Each name is renamed once; the cache is
+ * Column and field names are a small, fixed set, but the client renames every column of every row read, a regex
+ * replace per cell (docs/DECISIONS.md §26). Each name is renamed once; the cache is
  * bounded so that names a host invents at run time cannot grow it without end.
  */
 const memoized = (rename: (s: string) => string) => {

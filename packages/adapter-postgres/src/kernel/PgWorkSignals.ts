@@ -28,11 +28,11 @@ export interface PgWorkSignalsOptions {
   readonly fallbackMs?: number | undefined
 }
 
-export const CHANNEL = "feedback_work"
+const CHANNEL = "feedback_work"
 /** The payload on `CHANNEL` that announces a changed key or organization (not a worker's channel). */
-export const CREDENTIALS = "credentials"
+const CREDENTIALS = "credentials"
 
-export const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
+const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
   Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
     const fallbackMs = options.fallbackMs ?? 20_000

@@ -24,7 +24,7 @@ const impossibleTime = "contains a date or time that does not exist or is out of
  * (data exception) and 54 (program limit exceeded) are always about the data; in class 23 only a unique clash
  * (409) and a check violation (400) are: a foreign-key or not-null violation means a use-case missed a rule.
  */
-export const valueFaults: Readonly<Record<string, ValueFault>> = {
+const valueFaults: Readonly<Record<string, ValueFault>> = {
   "22021": { status: 400, message: unstorableText }, // character_not_in_repertoire: invalid byte sequence, NUL
   "22P05": { status: 400, message: unstorableText }, // untranslatable_character
   "22007": { status: 400, message: impossibleTime }, // invalid_datetime_format

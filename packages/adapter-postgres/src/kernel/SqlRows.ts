@@ -20,8 +20,8 @@ const digitsAt = (text: string, from: number, to: number): number => {
  * The milliseconds of a timestamptz as PostgreSQL writes it in JSON (`to_json`): `YYYY-MM-DDTHH:MM:SS`, up to six
  * fraction digits, then the session zone's offset `±HH:MM` (with `:SS` for local mean times). Microseconds are cut
  * as the client cuts a column's (toward 2000-01-01, its epoch), so a value reads the same through JSON as through a
- * column (JsonTimestamps.test.ts). Undefined for any other form. Read by character codes: `new Date(text)` cost
- * 2–3 µs a value and a regular expression half of that (measured when a page read its includes as JSON).
+ * column (JsonTimestamps.test.ts). Undefined for any other form. Read by character codes, cheaper than a regular
+ * expression or `new Date(text)` on a path that reads hundreds per page (docs/DECISIONS.md §33).
  */
 const jsonTimestampMillis = (text: string): number | undefined => {
   if (text.length < 25 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 ||

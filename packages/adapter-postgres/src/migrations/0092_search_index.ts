@@ -12,9 +12,9 @@ export const searchIndexMigration: Migration = {
   id: 92,
   name: "search_index",
   statements: [
-    // `translate` with the 56-letter table costs ~20 µs per value; text without a Latin-1 capital (nearly all) is
+    // `translate` with the 56-letter table is slow per value; text without a Latin-1 capital (nearly all) is
     // folded by the C collation's ASCII-only `lower` instead, which gives the same result (FilterSql.compileSearch).
-    // Not STRICT: a strict function whose body (a CASE) is not strict is never inlined, and runs ~6× slower.
+    // Not STRICT: a strict function whose body (a CASE) is not strict is never inlined, and runs several times slower.
     `CREATE OR REPLACE FUNCTION search_fold(value text) RETURNS text
       LANGUAGE sql IMMUTABLE PARALLEL SAFE
       AS $fn$ SELECT CASE WHEN value ~ '[${foldFrom.slice(26)}]' THEN translate(value, '${foldFrom}', '${foldTo}')

@@ -3,8 +3,7 @@ import type { Migration } from "../kernel/Migrations.ts"
 /**
  * How many reviews of an organization hold each browser fingerprint and IP address: what the `collisions` include
  * reads, kept up to date on write instead of counted on read (docs/DECISIONS.md §28). Counting on read probed every
- * review sharing each value of the page, so its cost grew with the data (200 reviews per fingerprint in the
- * benchmark's data set); one primary-key probe per value does not.
+ * review sharing each value of the page, so its cost grew with the data; one primary-key probe per value does not.
  *
  * Statement-level triggers with transition tables maintain the table, so every write path — single writes, imports,
  * bulk updates, deletions and the cascade of an organization's deletion — changes the counts in the statement's own

@@ -2,8 +2,8 @@ import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * The guarantee of `domain_events`' foreign key to `organizations`, checked once per statement instead of once per
- * row (docs/DECISIONS.md §29): an import or a bulk moderation inserts 10,000–100,000 events in one statement, and
- * the key's row-level check (a query and a row lock per event) was about a tenth of that statement.
+ * row (docs/DECISIONS.md §29): an import or a bulk moderation inserts up to 100,000 events in one statement, and
+ * the key's row-level check is a query and a row lock per event.
  *
  * What the key guaranteed, and what replaces each part:
  * - an inserted event's organization exists and cannot be deleted before the inserting transaction ends: the

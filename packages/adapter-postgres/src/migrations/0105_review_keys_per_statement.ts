@@ -3,8 +3,8 @@ import type { Migration } from "../kernel/Migrations.ts"
 /**
  * The guarantees of four foreign keys an import pays row by row, checked once per statement instead (docs/DECISIONS.md
  * §36), as migration 104 did for `domain_events`: each imported review's key to its import job, and each file, survey
- * answer and reply's key to its review — ~16,000 row-level checks (a query and a `FOR KEY SHARE` lock each) per
- * 10,000-row import, about a tenth of its database work, which the one-`INSERT` baseline does not pay.
+ * answer and reply's key to its review, each a row-level check (a query and a `FOR KEY SHARE` lock) for every row
+ * an import writes.
  *
  * What each key guaranteed, and what replaces it:
  * - an inserted row's parent exists and cannot be deleted (or re-keyed) before the inserting transaction ends: a

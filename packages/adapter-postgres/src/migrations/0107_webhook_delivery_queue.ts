@@ -8,8 +8,8 @@ import type { Migration } from "../kernel/Migrations.ts"
  * - `webhook_delivery_queue` holds one row per delivery that is not finished: inserted with its delivery, claimed by
  *   setting `claimed_by` and `attempted_at`, deleted when its outcome is written (in the same transaction). A claimed
  *   row is the delivery's `in_flight` state; readers of the log derive the status from it (`PgWebhookStore`). Its
- *   rows are only inserted from the fan-out's `RETURNING`, so it has no foreign key (whose per-row check was a third
- *   of its insert): a statement trigger deletes the queue rows of deleted records, and `TRUNCATE` empties it.
+ *   rows are only inserted from the fan-out's `RETURNING`, so it has no foreign key (a per-row check on every
+ *   insert): a statement trigger deletes the queue rows of deleted records, and `TRUNCATE` empties it.
  *   A claim moves a row between the partial indexes (not HOT); the page's free room keeps the new version near.
  * - The indexes the claim reads (pending per webhook, in flight per webhook, open per record) move there from
  *   `webhook_deliveries`: each index had a predicate on `status`, so every status change inserted the row into every
@@ -109,7 +109,7 @@ const claimFunction = `CREATE FUNCTION feedback_claim_deliveries(
         ORDER BY q.organization_id, q.webhook_id LIMIT 1) n
     ), candidates AS MATERIALIZED (
       -- Each webhook's oldest claimable deliveries, as many as it has free slots (and the claim can take): the
-      -- limit is the free slots themselves, which the forced plan allows (docs/DECISIONS.md §34 kept a literal).
+      -- limit is the free slots themselves, which the forced plan allows (docs/DECISIONS.md §38).
       SELECT c.organization_id, c.id, c.created_at
       FROM hooks h
       CROSS JOIN LATERAL (

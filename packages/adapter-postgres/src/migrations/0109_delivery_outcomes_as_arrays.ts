@@ -2,8 +2,8 @@ import type { Migration } from "../kernel/Migrations.ts"
 
 /**
  * The claim and the outcomes' write take the outcomes as arrays (docs/DECISIONS.md §41): one array per field,
- * bound as parameters, where a JSON document was parsed by a statement of its own on every turn (a tenth of the
- * database's time for a delivery). The claim answers only what a claimed delivery needs: its outcome fields are
+ * bound as parameters, where a JSON document was parsed by a statement of its own on every turn. The claim
+ * answers only what a claimed delivery needs: its outcome fields are
  * empty and its claimer and time are the caller's own, so they no longer travel back.
  *
  * Statements and settings are those of migration 107 otherwise. The functions of migration 107 stay for processes

@@ -83,7 +83,7 @@ const toNotice = (r: Row): EmailNotice => ({
 })
 
 /** GET /product-questions: the catalog's fields over `q` (question), `p` (its product), `c` (its customer). */
-export const productQuestionListMapping: ListSqlMapping = {
+const productQuestionListMapping: ListSqlMapping = {
   columns: columnsFrom({
     id: "q.id",
     published: "q.published",

@@ -1,5 +1,5 @@
 /**
- * The `RateLimitStore` of embedded PGlite. Only this process can open the database, so "shared across processes"
+ * The `RateLimitRepository` of embedded PGlite. Only this process can open the database, so "shared across processes"
  * has nobody to share with: the levels live in the process (`BucketLevels`, the memory store's exact arithmetic) and
  * a spend costs what it costs on the memory store, instead of a statement through PGlite's single connection.
  *
@@ -10,7 +10,7 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { BucketLevels, RateLimitStore, type TokenBucket } from "@feedback/core"
+import { BucketLevels, RateLimitRepository, type TokenBucket } from "@feedback/core"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 /**
@@ -30,7 +30,7 @@ interface LevelRow {
   readonly u: bigint | number | string
 }
 
-export const makeEmbeddedRateLimitStore = Effect.gen(function*() {
+export const makeEmbeddedRateLimitRepository = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const startedAtMs = Math.floor(yield* Clock.currentTimeMillis)
 
@@ -70,7 +70,7 @@ export const makeEmbeddedRateLimitStore = Effect.gen(function*() {
     )
   )
 
-  return RateLimitStore.of({
+  return RateLimitRepository.of({
     spend: (organizationId, buckets, cost) =>
       Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs)),
     refusalAt: levels.refusal,
@@ -78,7 +78,7 @@ export const makeEmbeddedRateLimitStore = Effect.gen(function*() {
   })
 })
 
-export const PgEmbeddedRateLimitStore: Layer.Layer<RateLimitStore, never, SqlClient.SqlClient> = Layer.effect(
-  RateLimitStore,
-  makeEmbeddedRateLimitStore
+export const PgEmbeddedRateLimitRepository: Layer.Layer<RateLimitRepository, never, SqlClient.SqlClient> = Layer.effect(
+  RateLimitRepository,
+  makeEmbeddedRateLimitRepository
 )

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL `RateLimitStore`: exact across every process sharing the database, in one round trip per request.
+ * PostgreSQL `RateLimitRepository`: exact across every process sharing the database, in one round trip per request.
  *
  * Each spend is one call of the `rate_limit_spend` function (created by a migration), a single statement in its own
  * READ COMMITTED transaction, so no lock is ever held across a network round trip:
@@ -30,7 +30,7 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { assertBuckets, LocalRefusals, RateLimitStore, toSpendDecision } from "@feedback/core"
+import { assertBuckets, LocalRefusals, RateLimitRepository, toSpendDecision } from "@feedback/core"
 import type { KeyedBucket } from "@feedback/core"
 import { TokenBucket } from "@feedback/core"
 import { withoutTransforms } from "../kernel/RawRows.ts"
@@ -116,7 +116,7 @@ interface SpendRow {
 
 const SPEND_STATEMENT = "SELECT k, t, u, a FROM rate_limit_spend($1::uuid, $2::jsonb, $3::bigint, $4::bigint)"
 
-export const makePgRateLimitStore = Effect.gen(function*() {
+const makePgRateLimitRepository = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const isolation = yield* sql<{ i: string }>`SELECT current_setting('default_transaction_isolation') AS i`.pipe(orDie)
   const readCommittedByDefault = isolation[0]?.i === "read committed"
@@ -143,8 +143,8 @@ export const makePgRateLimitStore = Effect.gen(function*() {
       assertBuckets(buckets)
       if (!(Number.isFinite(cost) && cost >= 0)) throw new RangeError(`cost must be a finite number >= 0, got ${cost}`)
       const nowMs = Math.floor(yield* Clock.currentTimeMillis)
-      // Up to three retries of a transient failure. The retry schedule is set up only once an attempt has failed:
-      // built around every call, it cost a tenth of a spend that succeeds at once.
+      // Up to three retries of a transient failure. The retry schedule is set up only once an attempt has failed,
+      // so a spend that succeeds at once pays nothing for it (docs/DECISIONS.md §37).
       const attempt = call(organizationId, buckets, cost, nowMs)
       const rows = yield* attempt.pipe(
         Effect.catchIf((e) => e.isRetryable, () => Effect.retry(attempt, { times: 2, while: (e) => e.isRetryable })),
@@ -162,11 +162,11 @@ export const makePgRateLimitStore = Effect.gen(function*() {
       return toSpendDecision(buckets, result, cost)
     })
 
-  return RateLimitStore.of({ spend })
+  return RateLimitRepository.of({ spend })
 })
 
 /** The store as the server uses it: a refusal known from an earlier one costs no round trip (`LocalRefusals`). */
-export const PgRateLimitStore: Layer.Layer<RateLimitStore, never, SqlClient.SqlClient> = Layer.effect(
-  RateLimitStore,
-  Effect.map(makePgRateLimitStore, (store) => LocalRefusals.withLocalRefusals(store))
+export const PgRateLimitRepository: Layer.Layer<RateLimitRepository, never, SqlClient.SqlClient> = Layer.effect(
+  RateLimitRepository,
+  Effect.map(makePgRateLimitRepository, (store) => LocalRefusals.withLocalRefusals(store))
 )

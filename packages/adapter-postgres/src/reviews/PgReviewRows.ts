@@ -1,47 +1,24 @@
 /**
- * The PostgreSQL side of review rows: the read side's filter mapping, the review as jsonb (event data), row
- * mappings, and the set-based INSERT statements (rows travel as one JSON array parameter, `$2`, expanded with
+ * The PostgreSQL side of review rows: the review as jsonb (event data), row mappings, and the set-based INSERT
+ * statements (rows travel as one JSON array parameter, `$2`, expanded with
  * `jsonb_to_recordset`) shared by the stores and the test kit.
  */
 import { jsonValue } from "../kernel/SqlRows.ts"
-import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
 import { CUSTOMER_COLUMNS, CUSTOMER_RECORDSET } from "../catalog/CatalogRows.ts"
 import type { ImportJobId, ReviewFile, ReviewRecord, ReviewReply, StoredReview, SurveyAnswer } from "@feedback/core"
 import { arrayLiteral, quotedElement } from "../kernel/ArrayLiterals.ts"
 import { type EventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
-import { columnsFrom, type ListSqlMapping } from "../kernel/FilterSql.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
-/** The read side's filter and search mapping over `reviews r`, `products p`, `customers c` (docs/DECISIONS.md §4). */
-export const reviewMatchMapping: ListSqlMapping = {
-  columns: columnsFrom({
-    id: "r.id",
-    rating: "r.rating",
-    published: "r.published",
-    flagged: "r.flagged",
-    moderatedAt: "r.moderated_at",
-    surveyId: "r.survey_id",
-    ipAddress: "r.ip_address",
-    browserFingerprint: "r.browser_fingerprint",
-    metadata: "r.metadata",
-    createdAt: "r.created_at",
-    "product.id": "p.id",
-    "customer.id": "c.id",
-    ...relatedCatalogColumns
-  }),
-  id: "r.id",
-  search: ["r.title", "r.body", "c.email", "c.first_name", "c.last_name", "p.title"]
-}
-
 /** A timestamptz as the API writes it: UTC, milliseconds, trailing Z (the canonical Timestamp). */
-export const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /**
  * The review in the API's shape without extras, as jsonb: `FROM <rows> a ${reviewJsonJoin("a")}` makes
  * `to_jsonb(review_json)` that review. A row of aliased columns turned into jsonb at once is markedly cheaper than
- * `jsonb_build_object` with 52 arguments (about 40% on 100,000 rows), which matters for bulk events. The columns
+ * `jsonb_build_object` with 52 arguments, which matters for bulk events (docs/DECISIONS.md §25). The columns
  * come in jsonb's own key order (shorter keys first, then bytewise), so building each object sorts nothing: its
- * sort finds the keys already in order (about 15% of the cost). Any order gives the same jsonb. A statement that
+ * sort finds the keys already in order. Any order gives the same jsonb. A statement that
  * set `updated_at`/`moderated_at` to one canonical Timestamp parameter passes that parameter as text in `set`,
  * which spares two `to_char` calls per row and gives the same string.
  */
@@ -233,8 +210,7 @@ const REVIEW_SELECT_COLUMNS: ReadonlyArray<readonly [column: string, name: strin
 
 /**
  * The columns of `reviews r` under the names the client would give them (`StoredReviewDbRow`), for statements run
- * without the client's transforms: renaming every cell of every row showed as the largest single cost of a page in
- * profiles of GET /reviews.
+ * without the client's transforms, which rename every cell of every row (docs/DECISIONS.md §26).
  */
 export const REVIEW_SELECT = REVIEW_SELECT_COLUMNS.map(([c, n]) => (c === n ? `r.${c}` : `r.${c} AS "${n}"`)).join(", ")
 
@@ -246,7 +222,7 @@ const rowMakers = new Map<string, (values: ReadonlyArray<unknown>) => Record<str
 /**
  * Rows as objects with the given column names, from a statement read as arrays of values (`.values`): one object
  * literal with constant keys, compiled once per column list, where the client's own rows are built key by key
- * (a dictionary per row: 4% of GET /reviews in profiles, and slower to read afterwards). Names are the statement's
+ * (a dictionary per row, slower to build and to read; docs/DECISIONS.md §33). Names are the statement's
  * own column names, in order.
  */
 export const rowsOfValues = <A>(names: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<unknown>>): Array<A> => {
@@ -270,7 +246,7 @@ export const REVIEW_COLUMNS = `id, site_id, product_id, product_variant_id, cust
 /**
  * A review as one element of the JSON array that `jsonb_to_recordset(… AS x(${REVIEW_RECORDSET}))` expands. A null
  * column is left out (`undefined`, which JSON.stringify drops): a missing key expands to NULL all the same, and an
- * imported review has a dozen of them, so the array Node writes and PostgreSQL parses is a third shorter.
+ * imported review has a dozen of them, so the text Node writes and PostgreSQL parses is shorter.
  */
 export const reviewInput = (review: ReviewRecord, importRow: number | null) => ({
   id: review.id,
@@ -312,8 +288,8 @@ export const REVIEW_RECORDSET = `id uuid, site_id uuid, product_id uuid, product
  * INSERT of the reviews in `$2` (JSON array of `reviewInput`) for organization `$1` with import job `$3`; with
  * `event`, the same statement records that event (occurred at `$4`, and `$11` the same as text; ids from the seed
  * whose two parameters `event.ids` names, kernel/EventIds.ts) for each inserted review in row order. `$2` is read as
- * `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (an import sends
- * ~9 MB) is wasted work. `ctes` are further data-modifying CTEs run by the same statement; `rows` replaces the JSON
+ * `json`, not `jsonb`: the rows are expanded once, so building a jsonb of the whole array first (megabytes for an
+ * import) is wasted work. `ctes` are further data-modifying CTEs run by the same statement; `rows` replaces the JSON
  * array as the source of the rows (`x`, with `REVIEW_RECORDSET`'s columns).
  */
 export const insertReviewsSql = (
@@ -342,8 +318,8 @@ const REVIEW_RECORDSET_COLUMNS: ReadonlyArray<readonly [name: string, type: stri
 /**
  * The reviews of an import slice as columns: `unnest` over one array parameter per column (`$2` the ids, then
  * `$12`, `$13`, … in `REVIEW_RECORDSET`'s order), with the same columns as `json_to_recordset` over `reviewInput`
- * rows. PostgreSQL reads an array literal per column ~30% faster than a JSON array of objects (which it validates
- * whole at bind, then parses again, object by object), a few ms of database time per 2,500-row slice.
+ * rows. PostgreSQL reads an array literal per column faster than a JSON array of objects, which it validates whole
+ * at bind, then parses again, object by object (docs/DECISIONS.md §36).
  */
 export const REVIEW_UNNEST = `unnest(${
   REVIEW_RECORDSET_COLUMNS.map(([, type], i) => `${i === 0 ? "$2" : `$${10 + i + 1}`}::${type}[]`).join(", ")

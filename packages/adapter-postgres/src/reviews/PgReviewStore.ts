@@ -2,8 +2,8 @@
  * The review read side over PostgreSQL: the keyset page (one statement, joining products and customers only when
  * the filter or search needs them) and one statement per requested include for the whole page.
  */
-import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
 import { withoutTransforms } from "../kernel/RawRows.ts"
+import { indexedSearchTerm, reviewMatchFrom, reviewMatchMapping, reviewSearchSql } from "./PgReviewMatch.ts"
 import {
   type AnswerDbRow,
   type FileDbRow,
@@ -19,9 +19,6 @@ import {
 } from "./PgReviewRows.ts"
 import {
   type CollisionCounts,
-  type FilterAst,
-  fieldRefPath,
-  foldCase,
   type ImportJob,
   type ImportJobId,
   normalizeValue,
@@ -40,110 +37,12 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { columnsFrom, compileListQuery, compileSearch, type ListSqlMapping, type SqlFragment } from "../kernel/FilterSql.ts"
+import { compileListQuery } from "../kernel/FilterSql.ts"
 import { CUSTOMER_SELECT, PRODUCT_SELECT, toCustomer, toProduct } from "../catalog/CatalogRows.ts"
 import { jsonValue, toTimestamp } from "../kernel/SqlRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 type Row = Record<string, any>
-
-const notNull = (sql: string) => ({ sql, notNull: true }) as const
-
-/** The columns of GET /reviews' filterable fields. `product.id` / `customer.id` read the review's own keys. */
-export const reviewListMapping: ListSqlMapping = {
-  columns: columnsFrom({
-    id: notNull("r.id"),
-    rating: notNull("r.rating"),
-    published: notNull("r.published"),
-    flagged: notNull("r.flagged"),
-    moderatedAt: "r.moderated_at",
-    surveyId: "r.survey_id",
-    ipAddress: "r.ip_address",
-    browserFingerprint: "r.browser_fingerprint",
-    metadata: "r.metadata",
-    createdAt: notNull("r.created_at"),
-    "product.id": notNull("r.product_id"),
-    "customer.id": "r.customer_id",
-    ...relatedCatalogColumns
-  }),
-  id: "r.id",
-  // What `compileSearch` would search with the joins; the store uses `reviewSearchSql` instead (same answers).
-  search: ["r.title", "r.body", "c.email", "c.first_name", "c.last_name", "p.title"]
-}
-
-/** The dotted paths (metadata: the prefix) a filter reads. */
-const pathsOf = (ast: FilterAst, out: Set<string> = new Set()): Set<string> => {
-  switch (ast._tag) {
-    case "And":
-    case "Or":
-      ast.clauses.forEach((c) => pathsOf(c, out))
-      return out
-    default:
-      out.add(ast.field._tag === "MetadataKey" ? ast.field.prefix : fieldRefPath(ast.field))
-      return out
-  }
-}
-
-/**
- * The FROM clause of a review list: the related tables are joined only when the filter reads them (`product.id`
- * and `customer.id` are the review's own columns), so an unfiltered list touches reviews alone.
- */
-export const reviewListFrom = (filter: FilterAst): string => {
-  const paths = [...pathsOf(filter)]
-  const needs = (prefix: string, own: string) => paths.some((p) => p.startsWith(prefix) && p !== own)
-  return [
-    "reviews r",
-    needs("product.", "product.id") ? "LEFT JOIN products p ON p.organization_id = r.organization_id AND p.id = r.product_id" : "",
-    needs("customer.", "customer.id") ? "LEFT JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id" : ""
-  ].filter((s) => s !== "").join("\n  ")
-}
-
-/**
- * The search condition of docs/DECISIONS.md §4 over a review's title and body, its customer's email and names and its
- * product's title. The related records are searched in uncorrelated subqueries (`r.customer_id IN (SELECT …)`),
- * which PostgreSQL runs once per statement as hashed sub-plans, rather than through joins: the reviews can then
- * still be read in the order of a list index and the scan stops at the page's last match, where a join would
- * make the planner match every review and sort. Same answers as `compileSearch` over the joined columns (a
- * missing customer or product has no values, so it matches nothing in both forms).
- */
-export const reviewSearchSql = (term: string | undefined, offset: number): SqlFragment => {
-  if (term === undefined || term === "") return { text: "TRUE", params: [] }
-  const own = compileSearch(term, ["r.title", "r.body"], offset)
-  // A term the trigram indexes serve: the related records are found through them, with the pattern `own` binds
-  // first (the same value); otherwise as `compileSearch` would search them.
-  const related = indexedSearchTerm(term)
-    ? {
-      customer: indexedLike(["sc.email", "sc.first_name", "sc.last_name"], offset + 1),
-      product: indexedLike(["sp.title"], offset + 1),
-      params: []
-    }
-    : (() => {
-      const customer = compileSearch(term, ["sc.email", "sc.first_name", "sc.last_name"], offset + own.params.length)
-      const product = compileSearch(term, ["sp.title"], offset + own.params.length + customer.params.length)
-      return { customer: customer.text, product: product.text, params: [...customer.params, ...product.params] }
-    })()
-  return {
-    text: `(${own.text}
-    OR r.customer_id IN (SELECT sc.id FROM customers sc WHERE sc.organization_id = $1 AND ${related.customer})
-    OR r.product_id IN (SELECT sp.id FROM products sp WHERE sp.organization_id = $1 AND ${related.product}))`,
-    params: [...own.params, ...related.params]
-  }
-}
-
-/**
- * The search over `columns` in the form their trigram indexes serve (migration 92), with the pattern in parameter
- * `$index` (the one `compileSearch` adds first). Used for customers and products, whose hashed sub-plans would
- * otherwise read every customer and product of the organization for each search.
- */
-const indexedLike = (columns: ReadonlyArray<string>, index: number): string =>
-  `(${columns.map((c) => `search_fold(${c}) LIKE $${index} ESCAPE '\\'`).join(" OR ")})`
-
-/**
- * Search terms the trigram indexes can serve (migration 92): `pg_trgm` draws its trigrams from runs of letters and
- * digits, so a term without three in a row would make the index return every row. Such terms keep the scan.
- */
-export const indexedSearchTerm = (term: string | undefined): term is string =>
-  term !== undefined && /[a-z0-9]{3}/.test(foldCase(term))
 
 /**
  * How a search page is found (docs/DECISIONS.md §4), cheapest first, each step exact:
@@ -192,11 +91,11 @@ export const reviewPageStatement = (
   request: Parameters<ReviewReader["page"]>[1],
   scope?: SearchScope
 ): { readonly text: string; readonly params: ReadonlyArray<unknown> } => {
-  const q = compileListQuery({ ...request, search: undefined }, reviewListMapping, 1)
+  const q = compileListQuery({ ...request, search: undefined }, reviewMatchMapping, 1)
   if (scope?._tag === "Window") {
     const search = reviewSearchSql(request.search, 1 + q.params.length)
     return {
-      text: `SELECT ${REVIEW_SELECT} FROM (SELECT r.* FROM ${reviewListFrom(request.filter)}
+      text: `SELECT ${REVIEW_SELECT} FROM (SELECT r.* FROM ${reviewMatchFrom(request.filter)}
     WHERE r.organization_id = $1 AND ${q.where}
     ORDER BY ${q.orderBy} LIMIT ${scope.size}) r
   WHERE ${search.text}
@@ -208,7 +107,7 @@ export const reviewPageStatement = (
     ? reviewSearchSql(request.search, 1 + q.params.length)
     : { text: `r.id = ANY($${2 + q.params.length}::uuid[])`, params: [`{${scope.ids.join(",")}}`] }
   return {
-    text: `SELECT ${REVIEW_SELECT} FROM ${reviewListFrom(request.filter)}
+    text: `SELECT ${REVIEW_SELECT} FROM ${reviewMatchFrom(request.filter)}
   WHERE r.organization_id = $1 AND ${q.where} AND ${search.text}
   ORDER BY ${q.orderBy} LIMIT ${request.limit + 1}`,
     params: [organizationId, ...q.params, ...search.params]
@@ -423,7 +322,7 @@ const groupBy = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map:
 /** Keys as one `uuid[]` parameter (a PostgreSQL array literal; the keys are UUIDs from stored rows). */
 const uuidArray = (ids: ReadonlyArray<string>) => `{${ids.join(",")}}`
 
-export const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
+const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
   const raw = withoutTransforms(sql)
   const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
     new Map(rows.map((r) => [String(r[key]), map(r)]))

@@ -15,7 +15,6 @@
  */
 import {
   type CustomerId,
-  type FilterAst,
   type OrganizationId,
   type ProductId,
   type ReviewId,
@@ -25,7 +24,7 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { histogramColumns, starSql } from "../catalog/CatalogRows.ts"
 import { numberArrayLiteral } from "../kernel/ArrayLiterals.ts"
-import { compileFilter, compileSearch } from "../kernel/FilterSql.ts"
+import { reviewMatchFrom, reviewMatchWhere } from "./PgReviewMatch.ts"
 import {
   answersInput,
   filesInput,
@@ -42,7 +41,6 @@ import {
   reviewInput,
   reviewJsonColumns,
   reviewJsonJoin,
-  reviewMatchMapping,
   toReply,
   toReview
 } from "./PgReviewRows.ts"
@@ -61,7 +59,7 @@ const BULK_RETURNING = ["organization_id", ...reviewJsonColumns(BULK_EVENT_DATA)
  * The rows of `table` in organization `$1` whose `column` is one of the keys in the JSON array `keys`, each found by
  * an index probe of its own (a lateral the planner cannot turn into a join). An organization's rows are often newer
  * than the table's statistics, which then estimate a handful, and a join read every row of the organization instead,
- * per batch of an import job (20 ms a batch at 50,000 reviews, growing with the job).
+ * per batch of an import job, a cost growing with the job (docs/DECISIONS.md §46).
  */
 const byKeys = (table: string, columns: string, column: string, keys: string, options: { readonly unique?: boolean; readonly lock?: boolean } = {}) =>
   `SELECT m.* FROM jsonb_array_elements_text(${keys}::jsonb) AS k (v) CROSS JOIN LATERAL (
@@ -76,18 +74,6 @@ const makeRepository = Effect.gen(function*() {
       `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE organization_id = $1 AND id = $2 FOR UPDATE`,
       [organizationId, id]
     ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReview)), orDie)
-
-  const matchWhere = (filter: FilterAst, search: string | undefined, offset: number) => {
-    const f = compileFilter(filter, reviewMatchMapping.columns, offset)
-    const s = compileSearch(search, reviewMatchMapping.search, offset + f.params.length)
-    return { text: `(${f.text}) AND (${s.text})`, params: [...f.params, ...s.params] }
-  }
-
-  // The match's product and customer, joined only when it refers to them: with FOR UPDATE OF r the planner cannot
-  // drop an unused outer join itself, and 100,000 matched reviews then pay two hash joins for nothing.
-  const relatedJoins = (where: string) =>
-    (/\bp\./.test(where) ? "LEFT JOIN products p ON p.organization_id = r.organization_id AND p.id = r.product_id " : "") +
-    (/\bc\./.test(where) ? "LEFT JOIN customers c ON c.organization_id = r.organization_id AND c.id = r.customer_id" : "")
 
   return ReviewWriteRepository.of({
     lockReview,
@@ -160,11 +146,11 @@ const makeRepository = Effect.gen(function*() {
       Effect.gen(function*() {
         // $3 is the moment as timestamptz, $4 the same canonical Timestamp as the event data's text, $5 and $6 the
         // seed of the events' ids.
-        const where = matchWhere(match.filter, match.search, 6)
+        const where = reviewMatchWhere(match.filter, match.search, 6)
         const rows = yield* sql.unsafe<{ count: number; changed: unknown }>(
           `WITH matched AS (
              SELECT r.id, r.published AS was_published
-             FROM reviews r ${relatedJoins(where.text)}
+             FROM ${reviewMatchFrom(match.filter)}
              WHERE r.organization_id = $1 AND ${where.text}
              ORDER BY r.id
              FOR UPDATE OF r
@@ -261,7 +247,7 @@ const makeRepository = Effect.gen(function*() {
       }).pipe(orDie),
     insertImport: (organizationId, job, reviews, at) => {
       // Encoded when called, not when run: the import calls this while the previous slice is being written, so
-      // the encoding (~5 µs a row) overlaps the database's work instead of delaying the next statement.
+      // the encoding overlaps the database's work instead of delaying the next statement (docs/DECISIONS.md §32).
       const columns = reviewColumnsInput(reviews.map((r) => reviewInput(r.review, r.importRow)))
       const params = [
         organizationId,
@@ -299,8 +285,8 @@ const makeRepository = Effect.gen(function*() {
           RETURNING *`.pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)), orDie),
     // Autovacuum analyzes a table once a tenth of it changed: a new organization's import into a large shared table
     // can wait for that indefinitely, its rows estimated at a handful, and its lists planned as a bitmap scan
-    // sorting all its reviews on every page instead of an index walk (18.6 ms against 3.4 ms a page at 20,000).
-    // The sample is bounded, so this costs tens of milliseconds whatever the table's size.
+    // sorting all its reviews on every page instead of an index walk. The sample is bounded, so this costs the
+    // same whatever the table's size (docs/DECISIONS.md §39).
     bulkLoaded: (_organizationId, rows) =>
       rows < BULK_LOAD_ANALYZE_ROWS
         ? Effect.void

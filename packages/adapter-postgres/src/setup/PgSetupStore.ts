@@ -43,7 +43,7 @@ const toDecisions = (rows: ReadonlyArray<SetupAreaRow>): SetupDecisions => {
   return { reviews: of("reviews"), loyalty: of("loyalty"), wishlists: of("wishlists"), site: of("site") }
 }
 
-export const PgSetupRepository = Layer.effect(SetupRepository, Effect.gen(function*() {
+const PgSetupRepository = Layer.effect(SetupRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const readDecisions = (organizationId: OrganizationId) =>
     sql<SetupAreaRow>`SELECT area, completed_at, dismissed_at, widget_banner_dismissed_at, widget_hint_dismissed_at
@@ -167,7 +167,7 @@ const toSurveyFlows = (flows: ReadonlyArray<SurveyFlowRow>, steps: ReadonlyArray
     updatedAt: toTimestamp(r.updatedAt)
   }))
 
-export const PgReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Effect.gen(function*() {
+const PgReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const templateColumns = sql`id, name, type, subject, body, created_at, updated_at`
   const flowColumns = sql`id, name, is_active, trigger_event, condition, metadata, created_at, updated_at`

@@ -482,8 +482,8 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
     // One statement per chunk, the rows as JSON parameters (`deliveryRows`), each open delivery with its queue row.
     // Ordered deliveries take their event's place in the outbox (`seq`) as they are inserted: fan-outs of several
     // processes may commit out of order, the events of one record cannot (docs/DECISIONS.md §17). (A separate
-    // UPDATE of the new rows wrote every row twice and re-ran its foreign-key check; rows as a JSON document cost the
-    // server about what bound parameters do, and the process far less than 16 parameters a row, docs/DECISIONS.md §30.)
+    // UPDATE of the new rows would write every row twice and re-run its foreign-key check, docs/DECISIONS.md §30;
+    // new open deliveries take the narrow form instead, docs/DECISIONS.md §41.)
     insertDeliveries: (deliveries) => {
       const fresh = deliveries.filter(isFresh)
       const other = fresh.length === deliveries.length ? [] : deliveries.filter((d) => !isFresh(d))

@@ -13,7 +13,7 @@ import { OrganizationApi } from "./organizations/OrganizationApi.ts"
 import { PublishableKeysApi } from "./organizations/PublishableKeysApi.ts"
 import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
-import { ReviewsReadApi } from "./reviews/ReviewsReadApi.ts"
+import { ReviewsApi } from "./reviews/ReviewsApi.ts"
 import { RequestValidation } from "./Security.ts"
 import { AutomationApi } from "./setup/AutomationApi.ts"
 import { SetupApi } from "./setup/SetupApi.ts"
@@ -31,7 +31,7 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(WebhooksApi)
   .add(ReviewWritesApi)
   .add(SitesApi, ProductsApi, CustomersApi)
-  .add(ReviewsReadApi)
+  .add(ReviewsApi)
   .add(ImportJobsApi, ExportJobsApi)
   .add(StorefrontApi)
   // After every group: applies to each endpoint added above.

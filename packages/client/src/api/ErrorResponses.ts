@@ -8,7 +8,6 @@ import {
   errorWire,
   Forbidden,
   ImportFailed,
-  Internal,
   InvalidRedaction,
   InvalidRequest,
   MAX_REQUEST_ISSUES,
@@ -131,11 +130,4 @@ export const TooManyRequestsResponse = wire(
     remaining: e.remaining
   }),
   (d) => ({ retryAfterSeconds: d.retryAfterSeconds, cost: d.cost, limit: d.limit, remaining: d.remaining })
-)
-export const InternalResponse = wire(
-  Internal,
-  "Internal",
-  Schema.Struct({ requestId: Schema.String }),
-  (e) => ({ requestId: e.requestId }),
-  (d) => ({ requestId: d.requestId })
 )

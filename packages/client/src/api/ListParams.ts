@@ -78,7 +78,7 @@ export const queryParameter = <S extends Schema.Top & { readonly DecodingService
 /** A free-text parameter: a string, as sent. */
 const textParam = (description: string) => Schema.optionalKey(Schema.String.annotate({ description }))
 
-export const limitParam = queryParameter(
+const limitParam = queryParameter(
   Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: listLimits.maxLimit })),
   {
     document: {
@@ -93,13 +93,13 @@ export const limitParam = queryParameter(
   }
 )
 
-export const cursorParam = textParam(
+const cursorParam = textParam(
   "The previous page's `nextCursor`; only valid with the same sort, filter and search."
 )
-export const searchParam = textParam(
+const searchParam = textParam(
   "Free text, case-insensitive substring match over the record's identifying fields; ANDed with `filter`."
 )
-export const filterParam = textParam(
+const filterParam = textParam(
   "JSON filter document: field paths (and `metadata.<key>`), `$and`/`$or`, operators `$eq $ne $gt $gte $lt $lte $in $nin $exists`."
 )
 

@@ -222,7 +222,7 @@ const fits = (schema: Json, value: unknown): boolean => {
 }
 
 /** A value valid against `schema` (its `$ref`s resolved in `components`), preferring `samples` for `name`. */
-export const exampleOf = (schema: Json, components: Json, name?: string, depth = 0): unknown => {
+const exampleOf = (schema: Json, components: Json, name?: string, depth = 0): unknown => {
   if (schema["$ref"] !== undefined) {
     const target = components[String(schema["$ref"]).replace("#/components/schemas/", "")]
     return target === undefined || depth > 8 ? {} : exampleOf(target, components, name, depth + 1)

@@ -5,17 +5,38 @@
  * endpoints; each filters on the fields reviews can filter its records by (`product.*`, `customer.*`), plus the
  * obvious identifying ones, and any metadata key. `searchFields` are the record fields `search` looks in.
  */
-import {
-  customerFilterFields,
-  type FieldType,
-  makeFieldCatalog,
-  productFilterFields
-} from "../kernel/Filter.ts"
+import { type FieldType, makeFieldCatalog, prefixFields } from "../kernel/Filter.ts"
 import { defineListEndpoint } from "../kernel/ListQuery.ts"
 
 const createdAtSorts = ["createdAt", "-createdAt"] as const
 
-export const siteFilterFields: Readonly<Record<string, FieldType>> = {
+const productFilterFields: Readonly<Record<string, FieldType>> = {
+  id: "uuid",
+  slug: "string",
+  title: "string",
+  createdAt: "timestamp"
+}
+
+const customerFilterFields: Readonly<Record<string, FieldType>> = {
+  id: "uuid",
+  email: "string",
+  firstName: "string",
+  lastName: "string",
+  emailOptOut: "boolean",
+  emailOptOutSource: "string",
+  createdAt: "timestamp"
+}
+
+/** The fields of a record's product and customer (`product.slug`, `customer.email`, …), as reviews and questions filter them. */
+export const relatedCatalogFilterFields: Readonly<Record<string, FieldType>> = {
+  ...prefixFields("product", productFilterFields),
+  ...prefixFields("customer", customerFilterFields)
+}
+
+/** The metadata prefixes of a record with a product and a customer: its own, its product's and its customer's. */
+export const relatedMetadataPrefixes = ["metadata", "product.metadata", "customer.metadata"] as const
+
+const siteFilterFields: Readonly<Record<string, FieldType>> = {
   id: "uuid",
   name: "string",
   domain: "string",

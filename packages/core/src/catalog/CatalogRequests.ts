@@ -8,7 +8,6 @@
  */
 import { Schema } from "effect"
 import { BoundedArray } from "../kernel/BoundedArray.ts"
-import { Customer, Product, Site } from "./Catalog.ts"
 import { EmailAddress } from "../kernel/EmailAddress.ts"
 import { Uuid } from "../kernel/Ids.ts"
 import { MetadataInput } from "../kernel/Metadata.ts"
@@ -17,7 +16,7 @@ import { BoundedText } from "../kernel/Text.ts"
 import { TimestampInput } from "../kernel/Timestamp.ts"
 
 /** Storable text of `min..max` characters (the length is checked first and aborts). */
-export const StorableText = (max: number, min = 0) => BoundedText(max, min)
+const StorableText = (max: number, min = 0) => BoundedText(max, min)
 
 /** A required, non-blank name-like value, trimmed by the caller. */
 const Name = (max: number) => StorableText(max, 1).pipe(Schema.check(Schema.isTrimmed()))
@@ -25,10 +24,10 @@ const Name = (max: number) => StorableText(max, 1).pipe(Schema.check(Schema.isTr
 const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
 /** Metadata as callers send it: the one definition of `Metadata.ts` (50 keys of 1..40 characters, values ≤ 500). */
-export const CatalogMetadataInput = MetadataInput
+const CatalogMetadataInput = MetadataInput
 
 /** An email address: the one check of `EmailAddress.ts`. Stored lower-cased. */
-export const EmailInput = EmailAddress
+const EmailInput = EmailAddress
 
 const Url = StorableText(2048, 1)
 
@@ -82,7 +81,7 @@ export const CustomerCreate = Schema.Struct({
 export type CustomerCreate = typeof CustomerCreate.Type
 
 /** At most this many rows per catalog import request (docs/DECISIONS.md §5, applied to every import). */
-export const MAX_IMPORT_ROWS = 10_000
+const MAX_IMPORT_ROWS = 10_000
 
 const importRequest = <S extends Schema.Top>(row: S) =>
   Schema.Struct({
@@ -103,6 +102,3 @@ export const ImportResult = Schema.Struct({
 }).annotate({ identifier: "ImportResult" })
 export type ImportResult = typeof ImportResult.Type
 
-export const SiteList = Schema.Struct({ data: Schema.Array(Site), nextCursor: Schema.NullOr(Schema.String) })
-export const ProductList = Schema.Struct({ data: Schema.Array(Product), nextCursor: Schema.NullOr(Schema.String) })
-export const CustomerList = Schema.Struct({ data: Schema.Array(Customer), nextCursor: Schema.NullOr(Schema.String) })

@@ -312,14 +312,14 @@ const productClash = (p: Product, field: UniqueField) =>
   clashMessage("product", field, field === "slug" ? p.slug : p.externalId ?? "")
 
 /** Applies a PATCH body: sent fields replace stored ones (`metadata` wholesale), `null` clears a nullable field. */
-export const applyProductPatch = (product: Product, patch: ProductPatch, at: Timestamp): Product => ({
+const applyProductPatch = (product: Product, patch: ProductPatch, at: Timestamp): Product => ({
   ...product,
   ...patch,
   updatedAt: at
 })
 
 /** Whether any sent field differs from the stored value (metadata compared as a set of entries). */
-export const patchChanges = (product: Product, patch: ProductPatch): boolean =>
+const patchChanges = (product: Product, patch: ProductPatch): boolean =>
   Object.entries(patch).some(([key, value]) => {
     const stored = (product as Record<string, unknown>)[key]
     if (key === "metadata") {

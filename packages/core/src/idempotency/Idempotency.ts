@@ -10,7 +10,7 @@ import { fromMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { Redaction } from "../kernel/EventOutbox.ts"
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, redactStoredResponse, type StoredResponse } from "./IdempotencyRules.ts"
-import { CurrentErasures, IdempotencyStore } from "./IdempotencyStore.ts"
+import { CurrentErasures, IdempotencyRepository } from "./IdempotencyRepository.ts"
 
 export interface IdempotentRequest {
   readonly organizationId: string
@@ -33,7 +33,7 @@ export type IdempotentResult<A> =
   | { readonly _tag: "Ran"; readonly value: A }
   | { readonly _tag: "Replayed"; readonly response: StoredResponse }
 
-export const conflictInProgress = () =>
+const conflictInProgress = () =>
   new Conflict({ message: "A request with this Idempotency-Key is still running; retry after it has finished." })
 
 export class Idempotency extends Context.Service<Idempotency, {
@@ -44,7 +44,7 @@ export class Idempotency extends Context.Service<Idempotency, {
   ) => Effect.Effect<IdempotentResult<A>, E | Conflict | IdempotencyKeyReused, R>
 }>()("feedback/Idempotency") {
   static readonly layer = Layer.effect(Idempotency, Effect.gen(function*() {
-    const store = yield* IdempotencyStore
+    const store = yield* IdempotencyRepository
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
 
@@ -106,8 +106,8 @@ export class Idempotency extends Context.Service<Idempotency, {
 const PURGE_BATCH = 1_000
 
 /** One pass: deletes expired keys batch by batch (a pause between), until a batch comes back short. */
-export const purgeExpiredIdempotencyKeys = Effect.gen(function*() {
-  const store = yield* IdempotencyStore
+const purgeExpiredIdempotencyKeys = Effect.gen(function*() {
+  const store = yield* IdempotencyRepository
   const before = fromMillis(yield* Clock.currentTimeMillis)
   let total = 0
   for (;;) {

@@ -77,7 +77,7 @@ export const rowOfCsvRecord = (type: JobType, record: Readonly<Record<string, st
  * fraud signals). An import accepts and ignores them, so an exported file imports as it is; any other unknown
  * column is refused like an unknown field of the JSON import.
  */
-export const EXPORT_ONLY_REVIEW_FIELDS: ReadonlyArray<string> = [
+const EXPORT_ONLY_REVIEW_FIELDS: ReadonlyArray<string> = [
   "id", "siteId", "productId", "productVariantId", "customerId", "surveyId", "originalTitle", "originalBody",
   "redactedAt", "flagged", "flags", "moderatedAt", "ipAddress", "browserFingerprint", "ipCountry", "userAgent",
   "submitSeconds", "updatedAt"
@@ -205,7 +205,7 @@ export const REVIEW_EXPORT_INCLUDES = "product,customer,response,files,answers"
 /**
  * One exported review: its export fields that have a value, in column order, so the row is also a valid import row.
  * Absent fields are never set (rather than set and deleted): an object that had keys deleted becomes a dictionary,
- * which `JSON.stringify` walks several times slower, once per exported row.
+ * which `JSON.stringify` walks far more slowly, once per exported row (docs/DECISIONS.md §39).
  */
 export const reviewExportRow = (review: Review): Record<string, unknown> => {
   const row: Record<string, unknown> = {}
@@ -220,7 +220,7 @@ export const reviewExportRow = (review: Review): Record<string, unknown> => {
  * One CSV field (RFC 4180): quoted when it holds a quote, comma, CR or LF, quotes doubled. Lists and objects are
  * JSON; absent values are empty. A six-line rule, so the core needs no CSV library for writing.
  */
-export const csvField = (value: unknown): string => {
+const csvField = (value: unknown): string => {
   if (value === undefined || value === null) return ""
   const text = typeof value === "object" ? JSON.stringify(value) : String(value)
   return /[",\r\n]/.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text

@@ -17,10 +17,9 @@ import { checkOptOut, Catalogs } from "../catalog/Catalogs.ts"
 import type { CustomerCreate, ProductCreate } from "../catalog/CatalogRequests.ts"
 import { type Caller, CurrentCaller, DashboardCaller, hasPermission, requirePermission, SecretKeyCaller } from "../kernel/Caller.ts"
 import { Conflict, Forbidden, ImportFailed, InvalidRequest, NotFound, PayloadTooLarge } from "../kernel/Errors.ts"
-import { parseFilter, reviewFilterCatalog } from "../kernel/Filter.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { ImportJobId } from "../kernel/Ids.ts"
-import { parseSearch } from "../kernel/ListQuery.ts"
+import { parseListMatch } from "../kernel/ListQuery.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { ReviewImportRow } from "../reviews/ReviewRequests.ts"
@@ -43,6 +42,7 @@ import {
 } from "./Job.ts"
 import { JobRepository, type StagedRow } from "./JobRepository.ts"
 import { advanceProgress, decodeStagedRow, exportHeader, exportLine, REVIEW_EXPORT_INCLUDES, reviewExportRow, stageableText } from "./JobRules.ts"
+import { reviewListEndpoint } from "../reviews/ReviewLists.ts"
 
 export interface JobSettingsValues {
   /** How long a claim holds without a heartbeat; a crashed worker's job is taken over after this. */
@@ -56,9 +56,9 @@ export interface JobSettingsValues {
 }
 
 /**
- * Rows per batch of an import job unless configured (`JOB_BATCH_SIZE`). A batch's fixed work (the job's lock and
- * progress, a lookup and a stats update of every product and customer it names, a dozen round trips) took a third of
- * a 1,000-row batch's time (docs/DECISIONS.md §46); at 2,000 a resume still redoes at most a fraction of a second.
+ * Rows per batch of an import job unless configured (`JOB_BATCH_SIZE`). Part of a batch's work does not grow with
+ * its rows (the job's lock and progress, a lookup and a stats update of every product and customer it names, a dozen
+ * round trips), so fewer, larger batches pay it less often; a resume still redoes little (docs/DECISIONS.md §46).
  */
 export const DEFAULT_JOB_BATCH_SIZE = 2_000
 
@@ -190,13 +190,7 @@ export class Jobs extends Context.Service<Jobs, {
 
     const createExport = Effect.fn("Jobs.createExport")(function*(request: ExportJobRequest) {
       const caller = yield* requirePermission("reviews:read")
-      const filter = parseFilter(request.filter, reviewFilterCatalog)
-      const search = parseSearch(request.search)
-      const issues = [
-        ...(filter._tag === "Failure" ? filter.failure.issues : []),
-        ...(search._tag === "Failure" ? search.failure.issues : [])
-      ]
-      if (issues.length > 0) return yield* InvalidRequest.of(issues)
+      yield* Effect.fromResult(parseListMatch(request, reviewListEndpoint))
       const job = newJob(caller, yield* nextIdFrom<ImportJobId>(ids), yield* now, {
         type: request.type,
         action: "export",
@@ -308,8 +302,8 @@ export class Jobs extends Context.Service<Jobs, {
 
     /**
      * A batch decoded a step at a time, yielding between steps: it is decoded while the previous batch is written,
-     * and decoding a whole batch in one turn of the event loop (15-25 ms for 1,000 rows) held up that write's next
-     * statement instead.
+     * and decoding a whole batch in one turn of the event loop would hold up that write's next statement instead
+     * (docs/DECISIONS.md §46).
      */
     const decodeBatch = (job: JobRecord, staged: ReadonlyArray<StagedRow>) =>
       Effect.gen(function*() {

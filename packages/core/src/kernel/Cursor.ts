@@ -82,7 +82,7 @@ const fingerprints = new WeakMap<CursorKey["Service"], Map<string, string>>()
 const maxKeptFingerprints = 1_000
 
 /** The fingerprint a cursor carries: equal exactly when organization, list, sort, filter meaning and search are. */
-export const bindingFingerprint = (binding: CursorBinding, issuer: CursorIssuer): string => {
+const bindingFingerprint = (binding: CursorBinding, issuer: CursorIssuer): string => {
   const text = JSON.stringify([
     "binding",
     issuer.organizationId.toLowerCase(),

@@ -11,7 +11,7 @@ import { Context, Effect, Layer, Result } from "effect"
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual } from "node:crypto"
 
 /** Shorter configured secrets are refused: the key must not be guessable. */
-export const cursorSecretMinLength = 32
+const cursorSecretMinLength = 32
 
 /** Bytes of the truncated HMAC-SHA256 tag a cursor carries (128 bits). */
 export const cursorTagBytes = 16
@@ -60,9 +60,9 @@ export class InstanceSecretRepository extends Context.Service<InstanceSecretRepo
 }>()("feedback/InstanceSecretRepository") {}
 
 /** 256 random bits, base64url (43 characters). */
-export const generateCursorSecret = (): string => randomBytes(32).toString("base64url")
+const generateCursorSecret = (): string => randomBytes(32).toString("base64url")
 
-export const checkCursorSecret = (secret: string): Result.Result<string, string> =>
+const checkCursorSecret = (secret: string): Result.Result<string, string> =>
   secret.length >= cursorSecretMinLength
     ? Result.succeed(secret)
     : Result.fail(`CURSOR_SECRET must be at least ${cursorSecretMinLength} characters; unset it to use a generated key kept in the store`)

@@ -9,7 +9,7 @@
 import { Schema } from "effect"
 import { textProblem } from "./Text.ts"
 
-export const EMAIL_MAX_LENGTH = 254
+const EMAIL_MAX_LENGTH = 254
 
 /** The code units JavaScript's `\s` matches. */
 const isBlank = (c: number): boolean =>

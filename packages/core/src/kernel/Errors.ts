@@ -166,15 +166,3 @@ export const errorWire = {
   StoreUnavailable: { status: 503, code: "SERVICE_UNAVAILABLE" }
 } as const
 
-export type ApiError =
-  | InvalidRequest
-  | Unauthorized
-  | Forbidden
-  | NotFound
-  | Conflict
-  | PayloadTooLarge
-  | InvalidRedaction
-  | ImportFailed
-  | IdempotencyKeyReused
-  | TooManyRequests
-  | Internal

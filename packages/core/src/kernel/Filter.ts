@@ -50,59 +50,6 @@ export const prefixFields = (
 ): Record<string, FieldType> =>
   Object.fromEntries(Object.entries(fields).map(([path, type]) => [`${prefix}.${path}`, type]))
 
-export const productFilterFields: Readonly<Record<string, FieldType>> = {
-  id: "uuid",
-  slug: "string",
-  title: "string",
-  createdAt: "timestamp"
-}
-
-export const customerFilterFields: Readonly<Record<string, FieldType>> = {
-  id: "uuid",
-  email: "string",
-  firstName: "string",
-  lastName: "string",
-  emailOptOut: "boolean",
-  emailOptOutSource: "string",
-  createdAt: "timestamp"
-}
-
-const relatedMetadataPrefixes = ["metadata", "product.metadata", "customer.metadata"] as const
-
-/** GET /reviews (spec: "Filterable fields"). */
-export const reviewFilterCatalog: FieldCatalog = makeFieldCatalog(
-  {
-    id: "uuid",
-    rating: "number",
-    published: "boolean",
-    flagged: "boolean",
-    moderatedAt: "timestamp",
-    surveyId: "uuid",
-    ipAddress: "string",
-    browserFingerprint: "string",
-    createdAt: "timestamp",
-    ...prefixFields("product", productFilterFields),
-    ...prefixFields("customer", customerFilterFields)
-  },
-  relatedMetadataPrefixes
-)
-
-/** GET /product-questions (spec: "Filterable fields"). */
-export const productQuestionFilterCatalog: FieldCatalog = makeFieldCatalog(
-  {
-    id: "uuid",
-    published: "boolean",
-    flagged: "boolean",
-    moderatedAt: "timestamp",
-    answeredAt: "timestamp",
-    source: "string",
-    createdAt: "timestamp",
-    ...prefixFields("product", productFilterFields),
-    ...prefixFields("customer", customerFilterFields)
-  },
-  relatedMetadataPrefixes
-)
-
 // ---------------------------------------------------------------------------------------------------------------
 // AST
 
@@ -126,8 +73,6 @@ export type FilterAst =
 
 /** The filter that matches every record (an omitted or empty `filter`). */
 export const matchAll: FilterAst = { _tag: "And", clauses: [] }
-
-export const isMatchAll = (ast: FilterAst): boolean => ast._tag === "And" && ast.clauses.length === 0
 
 /** The dotted path a FieldRef was written as, e.g. `product.metadata.color`. */
 export const fieldRefPath = (ref: FieldRef): string => ref._tag === "Field" ? ref.path : `${ref.prefix}.${ref.key}`
@@ -420,7 +365,7 @@ const parseDocument = (
 /**
  * Parses an already decoded filter document (e.g. from a JSON body). `path` prefixes every issue path.
  */
-export const parseFilterDocument = (
+const parseFilterDocument = (
   doc: unknown,
   catalog: FieldCatalog,
   path = "filter"

@@ -51,7 +51,7 @@ const typeofField: Readonly<Record<FieldType, "string" | "number" | "boolean">> 
 }
 
 /** The value of a field as the filter sees it: null when absent or of another type than the field's. */
-export const readField = (field: FieldRef, get: FieldAccessor): FilterValue | null => {
+const readField = (field: FieldRef, get: FieldAccessor): FilterValue | null => {
   if (field._tag === "MetadataKey") {
     const metadata = get(field.prefix)
     if (typeof metadata !== "object" || metadata === null || !Object.hasOwn(metadata, field.key)) return null

@@ -23,15 +23,8 @@ import {
 } from "./Cursor.ts"
 import { CursorKey } from "./CursorKey.ts"
 import { InvalidRequest, type RequestIssue } from "./Errors.ts"
-import {
-  type FieldCatalog,
-  type FilterAst,
-  isMatchAll,
-  parseFilter,
-  productQuestionFilterCatalog,
-  reviewFilterCatalog
-} from "./Filter.ts"
-import { evaluateFilter, type FieldAccessor, normalizeValue } from "./FilterEvaluate.ts"
+import { type FieldCatalog, type FilterAst, parseFilter } from "./Filter.ts"
+import { evaluateFilter, normalizeValue } from "./FilterEvaluate.ts"
 import { matchesSearch } from "./Search.ts"
 import { textProblem } from "./Text.ts"
 
@@ -64,22 +57,6 @@ export const defineListEndpoint = <const Include extends string, const SortValue
   if (!endpoint.sorts.includes(endpoint.defaultSort)) throw new Error(`default sort of ${endpoint.name} is not allowed`)
   return endpoint
 }
-
-export const reviewListEndpoint = defineListEndpoint({
-  name: "reviews",
-  sorts: ["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt"],
-  defaultSort: "-createdAt",
-  includes: ["importJob", "customer", "product", "response", "files", "answers", "collisions"],
-  catalog: reviewFilterCatalog
-})
-
-export const productQuestionListEndpoint = defineListEndpoint({
-  name: "product-questions",
-  sorts: ["createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "answeredAt", "-answeredAt"],
-  defaultSort: "-createdAt",
-  includes: ["customer", "product", "answers"],
-  catalog: productQuestionFilterCatalog
-})
 
 const blank = (raw: string | undefined): raw is undefined => raw === undefined || raw === ""
 
@@ -193,26 +170,52 @@ export const defaultListRequest = <Include extends string>(
   issuer: CursorIssuer
 ): ListRequest<Include> => Result.getOrThrow(parseListRequest({}, endpoint, issuer))
 
-/** Parses every list parameter; all problems are reported together (`details.issues`). */
-export const parseListRequest = <Include extends string>(
-  params: ListParams,
-  endpoint: ListEndpoint<Include>,
-  issuer: CursorIssuer
-): Result.Result<ListRequest<Include>, InvalidRequest> => {
+/** Which records a list request selects: its filter and search. A bulk change or an export matches the same way. */
+export interface ListMatch {
+  readonly filter: FilterAst
+  readonly search: string | undefined
+}
+
+/** Collects the issues of several parsers, to report them all at once. */
+const issueCollector = () => {
   const issues: Array<RequestIssue> = []
   const take = <A>(r: Result.Result<A, InvalidRequest>): A | undefined => {
     if (Result.isSuccess(r)) return r.success
     issues.push(...r.failure.issues)
     return undefined
   }
+  return { issues, take }
+}
+
+/**
+ * Parses a list's `search` and `filter` as `parseListRequest` does, for the endpoints that act on what a list would
+ * select (`PATCH /reviews/bulk-update`, `POST /export-jobs`); both problems are reported together.
+ */
+export const parseListMatch = (
+  params: Pick<ListParams, "filter" | "search">,
+  endpoint: Pick<ListEndpoint, "catalog">
+): Result.Result<ListMatch, InvalidRequest> => {
+  const { issues, take } = issueCollector()
+  const search = take(parseSearch(params.search))
+  const filter = take(parseFilter(params.filter, endpoint.catalog))
+  return filter === undefined || issues.length > 0 ? Result.fail(InvalidRequest.of(issues)) : Result.succeed({ filter, search })
+}
+
+/** Parses every list parameter; all problems are reported together (`details.issues`). */
+export const parseListRequest = <Include extends string>(
+  params: ListParams,
+  endpoint: ListEndpoint<Include>,
+  issuer: CursorIssuer
+): Result.Result<ListRequest<Include>, InvalidRequest> => {
+  const { issues, take } = issueCollector()
   const limit = take(parseLimit(params.limit))
   const sort = take(parseSort(params.sort, endpoint.sorts, endpoint.catalog, endpoint.defaultSort))
   const include = take(parseInclude(params.include, endpoint.includes))
-  const search = take(parseSearch(params.search))
-  const filter = take(parseFilter(params.filter, endpoint.catalog))
-  if (limit === undefined || sort === undefined || include === undefined || filter === undefined || issues.length > 0) {
+  const match = take(parseListMatch(params, endpoint))
+  if (limit === undefined || sort === undefined || include === undefined || match === undefined || issues.length > 0) {
     return Result.fail(InvalidRequest.of(issues))
   }
+  const { filter, search } = match
   const binding: CursorBinding = { endpoint: endpoint.name, sort, filter, search }
   let after: CursorPosition | undefined
   if (!blank(params.cursor)) {
@@ -234,16 +237,6 @@ export const listRequestWith = <Include extends string>(
   organizationId: string
 ): Effect.Effect<ListRequest<Include>, InvalidRequest> =>
   Effect.fromResult(parseListRequest(params, endpoint, { key, organizationId }))
-
-/** `parseListRequest` for a caller of `organizationId`, with the store's cursor key. */
-export const listRequestFor = <Include extends string>(
-  params: ListParams,
-  endpoint: ListEndpoint<Include>,
-  organizationId: string
-): Effect.Effect<ListRequest<Include>, InvalidRequest, CursorKey> =>
-  Effect.gen(function*() {
-    return yield* listRequestWith(yield* CursorKey, params, endpoint, organizationId)
-  })
 
 export const cursorBindingOf = (request: ListRequest<string>): CursorBinding => ({
   endpoint: request.endpoint,
@@ -282,6 +275,15 @@ export interface MemoryListAccess<A> {
   readonly searchValues: (item: A) => ReadonlyArray<string | null | undefined>
 }
 
+/** Whether an in-memory record matches a request's search and filter (a list's, or a bulk change's match). */
+export const matchesInMemory = <A>(
+  match: Pick<ListRequest<string>, "filter" | "search">,
+  access: MemoryListAccess<A>,
+  item: A
+): boolean =>
+  (match.search === undefined || matchesSearch(match.search, access.searchValues(item))) &&
+  evaluateFilter(match.filter, (path) => access.get(item, path))
+
 /** The position of an item in the request's sort order. */
 export const positionOf = <A>(request: ListRequest<string>, access: MemoryListAccess<A>) => (item: A): CursorPosition => ({
   value: normalizeValue(request.sort.type, access.get(item, request.sort.field)),
@@ -299,8 +301,7 @@ export const pageInMemory = <A>(
   for (const item of items) {
     const at = position(item)
     if (request.after !== undefined && !isAfter(request.sort, request.after, at)) continue
-    if (request.search !== undefined && !matchesSearch(request.search, access.searchValues(item))) continue
-    if (!evaluateFilter(request.filter, (path) => access.get(item, path))) continue
+    if (!matchesInMemory(request, access, item)) continue
     selected.push({ item, at })
   }
   selected.sort((a, b) => compareKeyset(request.sort, a.at, b.at))
@@ -308,6 +309,3 @@ export const pageInMemory = <A>(
   return { data: page.data.map((row) => row.item), nextCursor: page.nextCursor }
 }
 
-/** Whether a request has no filter and no search (so e.g. a count can skip evaluation). */
-export const isUnfiltered = (request: Pick<ListRequest<string>, "filter" | "search">): boolean =>
-  request.search === undefined && isMatchAll(request.filter)

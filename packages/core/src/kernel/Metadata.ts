@@ -7,7 +7,7 @@ export const Metadata = Schema.Record(Schema.String, Schema.String)
 export type Metadata = typeof Metadata.Type
 
 /** Limits of metadata a caller sends (the conventions of Stripe's metadata). */
-export const metadataLimits = { maxKeys: 50, maxKeyLength: 40, maxValueLength: 500 } as const
+const metadataLimits = { maxKeys: 50, maxKeyLength: 40, maxValueLength: 500 } as const
 
 /**
  * Metadata as callers send it, one definition for every record: at most 50 keys of 1..40 characters, values up to

@@ -31,7 +31,7 @@ const canonicalOf = (s: string): string | undefined => {
     minute > 59 || second > 59 || offH > 23 || offM > 59
   ) return undefined
   // A zero offset names the UTC fields themselves: written out directly, as `Date` would (fraction truncated to
-  // milliseconds), without its parse and format (~6 µs, paid per row of an import).
+  // milliseconds), without its parse and format, which an import pays per row (docs/DECISIONS.md §32).
   if (offH === 0 && offM === 0) {
     const fraction = m[7] === undefined ? "000" : (m[7] + "00").slice(0, 3)
     return `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? "00"}.${fraction}Z`
@@ -91,7 +91,6 @@ export const TimestampInput = Schema.String.pipe(
 export const parse = (s: string): Timestamp | undefined => canonicalOf(s) as Timestamp | undefined
 
 export const fromMillis = (millis: number): Timestamp => new Date(millis).toISOString() as Timestamp
-export const fromDate = (date: Date): Timestamp => date.toISOString() as Timestamp
 /** Normalises any parseable date-time string to the canonical form. */
 export const normalize = (s: string): Timestamp => new Date(Date.parse(s)).toISOString() as Timestamp
 export const toMillis = (t: Timestamp): number => Date.parse(t)

@@ -21,7 +21,7 @@ export interface WorkSignalsService {
 }
 
 /** Polling: the default of every store. */
-export const pollingWorkSignals: WorkSignalsService = { idle: (_channel, pollMs) => Effect.sleep(pollMs) }
+const pollingWorkSignals: WorkSignalsService = { idle: (_channel, pollMs) => Effect.sleep(pollMs) }
 
 export const WorkSignals = Context.Reference<WorkSignalsService>("feedback/WorkSignals", {
   defaultValue: () => pollingWorkSignals

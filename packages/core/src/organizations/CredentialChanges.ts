@@ -1,7 +1,7 @@
 /**
  * Whether, and when, what a secret key authenticates as may have changed: a key revoked, an organization's plan or
  * record updated. `Organizations` keeps authenticated keys for a few seconds only while this can tell it of every
- * such change, from any process, as it commits (issue 14 point 1: revocation still takes effect at once).
+ * such change, from any process, as it commits, so a revocation still takes effect at once (docs/DECISIONS.md §27).
  *
  * `version()` moves on every change; an answer read under one version is good only while the version stays the
  * same. `undefined` means changes made elsewhere cannot be heard right now, and nothing may be kept. That is the

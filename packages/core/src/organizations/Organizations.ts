@@ -142,8 +142,8 @@ export class Organizations extends Context.Service<Organizations, {
       return yield* lookUp(caller.organizationId)
     })
 
-    // Admission, not a use-case: it runs before every authenticated request, so it opens no span of its own (a
-    // span per request here cost measurable CPU on the hot path); the request's use-case span follows it.
+    // Admission, not a use-case: it runs before every authenticated request, so it opens no span of its own, which
+    // every request would pay for (docs/DECISIONS.md §42); the request's use-case span follows it.
     const isPlan = Schema.is(Plan)
     // Kept only while every change to keys and organizations is heard (`CredentialChanges`: the memory store, and
     // PostgreSQL servers by LISTEN/NOTIFY).

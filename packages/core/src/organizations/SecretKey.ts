@@ -9,7 +9,7 @@ import { OrganizationId, SecretKeyId } from "../kernel/Ids.ts"
 import { Permission } from "../kernel/Permission.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
 
-export const SECRET_KEY_PREFIX = "sk_"
+const SECRET_KEY_PREFIX = "sk_"
 const wellFormed = /^sk_[A-Za-z0-9_-]{32,}$/
 
 export const generateSecretKey = (): string => SECRET_KEY_PREFIX + randomBytes(32).toString("base64url")

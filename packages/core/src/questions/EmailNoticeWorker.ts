@@ -128,7 +128,7 @@ export const deliverDueNotices = (
   })
 
 /** The worker loop: recover, send what is due, wait, forever. A defect in one round is logged, not fatal. */
-export const runEmailNoticeWorker = (settings: EmailWorkerSettings): Effect.Effect<never, never, WorkerServices> =>
+const runEmailNoticeWorker = (settings: EmailWorkerSettings): Effect.Effect<never, never, WorkerServices> =>
   Effect.gen(function*() {
     yield* failInterruptedNotices(settings)
     yield* deliverDueNotices(settings)

@@ -44,7 +44,7 @@ export const ProductQuestionAnswer = Schema.Struct({
 export type ProductQuestionAnswer = typeof ProductQuestionAnswer.Type
 
 /** The stored fields of a question (what the list returns without `include`). */
-export const ProductQuestionFields = {
+const ProductQuestionFields = {
   id: ProductQuestionId,
   productId: ProductId,
   siteId: Schema.NullOr(SiteId),
@@ -74,7 +74,7 @@ export const ProductQuestionRecord = Schema.Struct(ProductQuestionFields).annota
 export type ProductQuestionRecord = typeof ProductQuestionRecord.Type
 
 /** The extras `include` can add, each present only when asked for. */
-export const ProductQuestionIncludes = {
+const ProductQuestionIncludes = {
   customer: Schema.optionalKey(Schema.NullOr(Customer)),
   product: Schema.optionalKey(Schema.NullOr(Product)),
   answers: Schema.optionalKey(Schema.Array(ProductQuestionAnswer))

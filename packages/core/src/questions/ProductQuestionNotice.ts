@@ -9,7 +9,7 @@ export const shouldNotifyAsker = (question: ProductQuestionRecord, answer: Pick<
   answer.published && question.publishedAnswerCount === 0 && question.askerEmail !== null && question.notifyByEmail
 
 /** One line, no control characters (it goes into a mail header), at most `max` characters. */
-export const headerSafe = (s: string, max: number): string => {
+const headerSafe = (s: string, max: number): string => {
   const line = s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, " ").replace(/\s+/g, " ").trim()
   const chars = [...line]
   return chars.length <= max ? line : chars.slice(0, max - 1).join("") + "…"

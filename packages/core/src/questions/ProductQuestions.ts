@@ -21,7 +21,7 @@
  * rules across fields, are checked here.
  */
 import { Context, Effect, Layer, Option, Result } from "effect"
-import { eraseFromRecordedResponses, IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
+import { eraseFromRecordedResponses, IdempotencyRepository } from "../idempotency/IdempotencyRepository.ts"
 import type { Customer, Product } from "../catalog/Catalog.ts"
 import { type Caller, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
@@ -31,14 +31,7 @@ import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "../
 import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import type { CustomerId, OrganizationId, ProductId, ProductQuestionAnswerId, ProductQuestionId } from "../kernel/Ids.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
-import {
-  type IncludeParam,
-  type ListParams,
-  type Page,
-  parseInclude,
-  parseListRequest,
-  productQuestionListEndpoint
-} from "../kernel/ListQuery.ts"
+import { type IncludeParam, type ListParams, type Page, parseInclude, parseListRequest } from "../kernel/ListQuery.ts"
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import {
   ADMIN_API_QUESTION_SOURCE,
@@ -54,6 +47,7 @@ import { renderAnswerNotice, shouldNotifyAsker } from "./ProductQuestionNotice.t
 import { type AnsweredFilter, ProductQuestionRepository } from "./ProductQuestionRepository.ts"
 import { now, type Timestamp } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
+import { productQuestionListEndpoint } from "./ProductQuestionLists.ts"
 
 export interface ProductQuestionListParams extends ListParams {
   readonly answered?: string | boolean | undefined
@@ -116,7 +110,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
   static readonly layer = Layer.effect(ProductQuestions, Effect.gen(function*() {
     const repo = yield* ProductQuestionRepository
     const emails = yield* EmailOutboxRepository
-    const recorded = yield* IdempotencyStore
+    const recorded = yield* IdempotencyRepository
     const organizations = yield* OrganizationRepository
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator

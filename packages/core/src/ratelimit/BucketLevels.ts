@@ -6,7 +6,7 @@
  * A bucket with no entry is at `unknownLevel`: full (the default, a new bucket is full), or the level a store must
  * assume after losing track (e.g. empty as of a restart), which `TokenBucket` refills from like any stored level.
  */
-import { assertBuckets, type SpendDecision, type SpendRefused, toSpendDecision } from "./RateLimitStore.ts"
+import { assertBuckets, type SpendDecision, type SpendRefused, toSpendDecision } from "./RateLimitRepository.ts"
 import type { KeyedBucket } from "./RateLimitTable.ts"
 import * as TokenBucket from "./TokenBucket.ts"
 

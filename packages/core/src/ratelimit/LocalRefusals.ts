@@ -9,7 +9,7 @@
  * bounds are kept (the oldest goes first). A request whose buckets are not all bounded goes to the store.
  */
 import { Clock, Effect, Layer } from "effect"
-import { RateLimitStore, type SpendDecision, type SpendRefused, toSpendDecision } from "./RateLimitStore.ts"
+import { RateLimitRepository, type SpendDecision, type SpendRefused, toSpendDecision } from "./RateLimitRepository.ts"
 import type { KeyedBucket } from "./RateLimitTable.ts"
 import * as TokenBucket from "./TokenBucket.ts"
 
@@ -20,9 +20,9 @@ export interface LocalRefusalsOptions {
 
 /** `store`, refusing locally while a known bound cannot pay (see the module comment). */
 export const withLocalRefusals = (
-  store: RateLimitStore["Service"],
+  store: RateLimitRepository["Service"],
   options: LocalRefusalsOptions = {}
-): RateLimitStore["Service"] => {
+): RateLimitRepository["Service"] => {
   const maxOrganizations = options.maxOrganizations ?? 10_000
   // organization -> bucket key -> the level the store last refused from (`undefined`: full).
   const bounds = new Map<string, Map<string, TokenBucket.BucketState | undefined>>()
@@ -46,7 +46,7 @@ export const withLocalRefusals = (
     while (bounds.size > maxOrganizations) bounds.delete(bounds.keys().next().value!)
   }
 
-  return RateLimitStore.of({
+  return RateLimitRepository.of({
     refusalAt: (organizationId, buckets, cost, nowMs) =>
       localDecision(organizationId, buckets, cost, nowMs) ?? store.refusalAt?.(organizationId, buckets, cost, nowMs),
     spend: (organizationId, buckets, cost) =>
@@ -59,6 +59,6 @@ export const withLocalRefusals = (
   })
 }
 
-/** Wraps the `RateLimitStore` below it (e.g. `LocalRefusals.layer.pipe(Layer.provide(PgRateLimitStore))`). */
-export const layer = (options?: LocalRefusalsOptions): Layer.Layer<RateLimitStore, never, RateLimitStore> =>
-  Layer.effect(RateLimitStore, Effect.map(RateLimitStore, (store: RateLimitStore["Service"]) => withLocalRefusals(store, options)))
+/** Wraps the `RateLimitRepository` below it (e.g. `LocalRefusals.layer.pipe(Layer.provide(PgRateLimitRepository))`). */
+export const layer = (options?: LocalRefusalsOptions): Layer.Layer<RateLimitRepository, never, RateLimitRepository> =>
+  Layer.effect(RateLimitRepository, Effect.map(RateLimitRepository, (store: RateLimitRepository["Service"]) => withLocalRefusals(store, options)))

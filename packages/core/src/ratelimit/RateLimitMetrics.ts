@@ -4,7 +4,7 @@
  * Effect's `Metric` keeps the series in the process; `/metrics` and the OTLP exporter read them from there.
  */
 import { type Context, Effect, Metric } from "effect"
-import type { SpendDecision } from "./RateLimitStore.ts"
+import type { SpendDecision } from "./RateLimitRepository.ts"
 
 const description = "Rate-limit decisions on charged requests, by decision (admitted or refused)"
 

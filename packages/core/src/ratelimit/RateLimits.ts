@@ -8,7 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { CurrentCaller } from "../kernel/Caller.ts"
 import { NotFound, type TooManyRequests } from "../kernel/Errors.ts"
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
-import { RateLimitStore, type SpendAdmitted, tooManyRequests } from "./RateLimitStore.ts"
+import { RateLimitRepository, type SpendAdmitted, tooManyRequests } from "./RateLimitRepository.ts"
 import { recordRateLimitDecision } from "./RateLimitMetrics.ts"
 import { bucketsForKey, costOfKey, endpointKey } from "./RateLimitTable.ts"
 
@@ -24,7 +24,7 @@ export class RateLimits extends Context.Service<RateLimits, {
   readonly charge: (method: string, routeTemplate: string) => Effect.Effect<RateLimitCharge, TooManyRequests | NotFound, CurrentCaller>
 }>()("feedback/RateLimits") {
   static readonly layer = Layer.effect(RateLimits, Effect.gen(function*() {
-    const store = yield* RateLimitStore
+    const store = yield* RateLimitRepository
     const organizations = yield* OrganizationRepository
     return RateLimits.of({
       charge: Effect.fn("RateLimits.charge")(function*(method: string, routeTemplate: string) {

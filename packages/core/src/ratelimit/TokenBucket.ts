@@ -1,6 +1,6 @@
 /**
  * Token buckets as pure functions over data (docs/DECISIONS.md §3, spec: Limits). No clock and no storage here: the stores
- * (`RateLimitStore`) read the time and keep the states; these functions decide.
+ * (`RateLimitRepository`) read the time and keep the states; these functions decide.
  *
  * Exact arithmetic. Floating-point token levels drift (10/60 is not a binary fraction), and a drifting level makes
  * "never over-admit" and "Retry-After is the least whole second" true only approximately. So every computation runs
@@ -73,7 +73,7 @@ export type SpendResult = Admitted | Refused
 export const UNITS_PER_TOKEN = 60_000_000
 
 /** Largest supported ceiling, in tokens: keeps every level below 2^51 units. */
-export const MAX_CEILING = Math.floor(2 ** 51 / UNITS_PER_TOKEN)
+const MAX_CEILING = Math.floor(2 ** 51 / UNITS_PER_TOKEN)
 
 /** The organization-wide bucket of a plan: ceiling `apiRequestsPerMinute`, refilling the whole ceiling per minute. */
 export const bucketForPlan = (apiRequestsPerMinute: number): BucketSpec => ({

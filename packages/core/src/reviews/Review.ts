@@ -71,7 +71,7 @@ export const Collisions = Schema.Struct({ browserFingerprint: Schema.Int, ipAddr
 export type Collisions = typeof Collisions.Type
 
 /** The stored fields of a review (what `PATCH /reviews/{id}` returns: no extras). */
-export const ReviewFields = {
+const ReviewFields = {
   id: ReviewId,
   siteId: Schema.NullOr(SiteId),
   productId: ProductId,
@@ -142,7 +142,7 @@ export const newReview = (
 })
 
 /** The extras `include` can add, each present only when asked for. */
-export const ReviewIncludes = {
+const ReviewIncludes = {
   importJob: Schema.optionalKey(Schema.NullOr(ImportJobRef)),
   customer: Schema.optionalKey(Schema.NullOr(Customer)),
   product: Schema.optionalKey(Schema.NullOr(Product)),
@@ -157,8 +157,6 @@ export type Review = typeof Review.Type
 
 export const reviewIncludeNames = ["importJob", "customer", "product", "response", "files", "answers", "collisions"] as const
 export type ReviewInclude = (typeof reviewIncludeNames)[number]
-
-export const reviewSortValues = ["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt"] as const
 
 /** Reasons accepted by `DELETE /reviews/{id}`; `other` requires a note. */
 export const ReviewDeletionReason = Schema.Literals([

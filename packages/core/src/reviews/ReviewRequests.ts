@@ -17,14 +17,14 @@ import { BoundedText, RequiredText, StoredText } from "../kernel/Text.ts"
 import { validInstantPattern } from "../kernel/Timestamp.ts"
 
 /** A review's `title` and `body` are at most this long, wherever they come from (create, redaction, import). */
-export const REVIEW_TITLE_MAX_LENGTH = 500
-export const REVIEW_BODY_MAX_LENGTH = 20_000
+const REVIEW_TITLE_MAX_LENGTH = 500
+const REVIEW_BODY_MAX_LENGTH = 20_000
 
-export const ReviewTitle = BoundedText(REVIEW_TITLE_MAX_LENGTH)
-export const ReviewBody = BoundedText(REVIEW_BODY_MAX_LENGTH)
+const ReviewTitle = BoundedText(REVIEW_TITLE_MAX_LENGTH)
+const ReviewBody = BoundedText(REVIEW_BODY_MAX_LENGTH)
 
 /** Any ISO 8601 date-time with an offset (normalised later with `parseTimestampValue`). */
-export const InstantInput = Schema.String.check(Schema.isMaxLength(64).abort(), Schema.makeFilter((s: string) =>
+const InstantInput = Schema.String.check(Schema.isMaxLength(64).abort(), Schema.makeFilter((s: string) =>
   parseTimestampValue(s) === undefined
     ? "must be an ISO 8601 date-time with a time zone, such as 2026-01-31T12:00:00Z"
     : undefined,
@@ -35,10 +35,10 @@ export const InstantInput = Schema.String.check(Schema.isMaxLength(64).abort(), 
 export const Rating = Schema.Finite.check(Schema.isBetween({ minimum: 1, maximum: 5 }))
 
 /** An email address (matched case-insensitively; stored lower-cased). */
-export const ReviewImportEmail = EmailAddress
+const ReviewImportEmail = EmailAddress
 
 /** An http(s) URL of an image to attach. */
-export const ImageUrlInput = BoundedText(2048).check(
+const ImageUrlInput = BoundedText(2048).check(
   Schema.makeFilter((s: string) => {
     try {
       const u = new URL(s)
@@ -69,7 +69,7 @@ export type ReviewPatch = typeof ReviewPatch.Type
 // ---------------------------------------------------------------------------------------------------------------
 // DELETE /reviews/{id}
 
-export const NOTE_MAX_LENGTH = 2000
+const NOTE_MAX_LENGTH = 2000
 
 export const ReviewDeletionRequest = Schema.Struct({
   reason: ReviewDeletionReason,
@@ -102,12 +102,12 @@ export type BulkUpdateResult = typeof BulkUpdateResult.Type
 // ---------------------------------------------------------------------------------------------------------------
 // POST /reviews/import
 
-export const IMPORT_MAX_ROWS = 10_000
+const IMPORT_MAX_ROWS = 10_000
 
 /** The issue of an import with too many rows (shared by every import endpoint). */
 export const importTooLarge = (max: number): string =>
   `an import takes at most ${max} rows; split the file into several requests`
-export const IMPORT_MAX_IMAGES_PER_ROW = 20
+const IMPORT_MAX_IMAGES_PER_ROW = 20
 
 /** A survey answer as imported (the labels may be omitted). */
 export const ImportAnswer = Schema.Struct({
@@ -186,7 +186,7 @@ export type ReviewImportResult = typeof ReviewImportResult.Type
 // ---------------------------------------------------------------------------------------------------------------
 // Replies: POST / PATCH /reviews/{id}/response
 
-export const REPLY_BODY_MAX_LENGTH = 10_000
+const REPLY_BODY_MAX_LENGTH = 10_000
 
 export const ReplyCreate = Schema.Struct({
   body: RequiredText(REPLY_BODY_MAX_LENGTH),

@@ -10,16 +10,16 @@
  * without extras. Replies fire no event: the catalog has no reply events, and the review itself is untouched by a
  * reply change (spec: "The review is untouched"), so announcing `review.updated` would be false.
  */
-import { Context, Effect, Fiber, Layer, Option, Result, Schema } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { newCustomer } from "../catalog/Catalog.ts"
 import { actorId, type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { Conflict, type Forbidden, type ImportFailed, InvalidRequest, type InvalidRedaction, NotFound } from "../kernel/Errors.ts"
 import { EventOutbox, makeEventRecorder, redactData } from "../kernel/EventOutbox.ts"
-import { eraseFromRecordedResponses, IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
-import { parseFilter, parseTimestampValue, reviewFilterCatalog } from "../kernel/Filter.ts"
+import { eraseFromRecordedResponses, IdempotencyRepository } from "../idempotency/IdempotencyRepository.ts"
+import { parseTimestampValue } from "../kernel/Filter.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { CustomerId, FileId, ImportJobId, OrganizationId, ReviewId, ReviewReplyId } from "../kernel/Ids.ts"
-import { parseSearch } from "../kernel/ListQuery.ts"
+import { parseListMatch } from "../kernel/ListQuery.ts"
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
 import { newReview, ReviewRecord, type ReviewReply } from "./Review.ts"
 import type {
@@ -37,6 +37,7 @@ import { type ImportedReview, type ImportJobRecord, ReviewWriteRepository } from
 import { fileFromUrl, importReferencesOf, planReplyPatch, planReviewPatch, productStatsDeltas, selectImportRows } from "./ReviewRules.ts"
 import { now, type Timestamp } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
+import { reviewListEndpoint } from "./ReviewLists.ts"
 
 /** Rows an import writes per store call; a larger import is written in several, building one while writing another. */
 export const IMPORT_SLICE = 2_500
@@ -51,10 +52,10 @@ export const IMPORT_FIRST_SLICE = 500
 export const REVIEW_IMPORT_JOB = { type: "reviews", action: "create" } as const
 
 /** The review as events carry it: the API's shape without extras (any store-only fields dropped). */
-export const reviewEventData = (review: ReviewRecord): unknown => Schema.encodeSync(ReviewRecord)(review)
+const reviewEventData = (review: ReviewRecord): unknown => Schema.encodeSync(ReviewRecord)(review)
 
 /** What a `customer_request` deletion removes from stored events and delivery logs: the customer's own words. */
-export const REVIEW_CONTENT_FIELDS = ["title", "body", "originalTitle", "originalBody"] as const
+const REVIEW_CONTENT_FIELDS = ["title", "body", "originalTitle", "originalBody"] as const
 
 export class ReviewWrites extends Context.Service<ReviewWrites, {
   /** `PATCH /reviews/{id}`: moderate (published), redact (title/body), replace metadata. */
@@ -111,7 +112,7 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
     const uow = yield* UnitOfWork
     const ids = yield* IdGenerator
     const outbox = yield* EventOutbox
-    const recorded = yield* IdempotencyStore
+    const recorded = yield* IdempotencyRepository
     const events = makeEventRecorder(outbox, ids)
 
     const organizationName = (organizationId: OrganizationId) =>
@@ -171,18 +172,11 @@ export class ReviewWrites extends Context.Service<ReviewWrites, {
       body: BulkUpdateBody
     ) {
       const { organizationId } = yield* requirePermission("reviews:write")
-      const filter = parseFilter(query.filter, reviewFilterCatalog)
-      const search = parseSearch(query.search)
-      if (Result.isFailure(filter) || Result.isFailure(search)) {
-        return yield* InvalidRequest.of([
-          ...(Result.isFailure(filter) ? filter.failure.issues : []),
-          ...(Result.isFailure(search) ? search.failure.issues : [])
-        ])
-      }
+      const match = yield* Effect.fromResult(parseListMatch(query, reviewListEndpoint))
       return yield* uow.transaction(Effect.gen(function*() {
         const outcome = yield* repo.bulkSetPublished(
           organizationId,
-          { filter: filter.success, search: search.success },
+          match,
           body.published,
           yield* now
         )

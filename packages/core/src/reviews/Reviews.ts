@@ -8,9 +8,10 @@ import { type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
 import { type Forbidden, type InvalidRequest, NotFound } from "../kernel/Errors.ts"
 import type { ReviewId } from "../kernel/Ids.ts"
-import { type IncludeParam, listRequestWith, type ListParams, type Page, parseInclude, reviewListEndpoint } from "../kernel/ListQuery.ts"
+import { type IncludeParam, listRequestWith, type ListParams, type Page, parseInclude } from "../kernel/ListQuery.ts"
 import type { Review } from "./Review.ts"
 import { ReviewRepository } from "./ReviewRepository.ts"
+import { reviewListEndpoint } from "./ReviewLists.ts"
 
 export class Reviews extends Context.Service<Reviews, {
   /** One page of the organization's reviews, with the includes the parameters ask for. */

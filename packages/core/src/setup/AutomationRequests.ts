@@ -9,7 +9,7 @@ import { EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
 import { MetadataInput } from "../kernel/Metadata.ts"
 import { BoundedText, RequiredText } from "../kernel/Text.ts"
 
-export const automationLimits = {
+const automationLimits = {
   nameLength: 200,
   subjectLength: 500,
   bodyLength: 50_000,

@@ -43,7 +43,7 @@ export type ReviewsSetupAnswers = typeof ReviewsSetupAnswers.Type
 export type ReviewsSetupAnswersInput = typeof ReviewsSetupAnswers.Encoded
 
 /** Reject unknown keys (a typo such as `delaydays` must not silently become the default) and report every issue. */
-export const reviewsSetupAnswersParseOptions = { onExcessProperty: "error", errors: "all" } as const
+const reviewsSetupAnswersParseOptions = { onExcessProperty: "error", errors: "all" } as const
 
 /** Decodes answers with unknown keys rejected; the failure is a `Schema.SchemaError` listing every issue. */
 export const decodeReviewsSetupAnswers = (input: unknown): Result.Result<ReviewsSetupAnswers, Schema.SchemaError> =>
@@ -107,7 +107,7 @@ export const TemplateKey = Schema.Literals(["request", "reminder"])
 export type TemplateKey = typeof TemplateKey.Type
 
 /** Email template `type` of each planned template (the spec leaves the values open). */
-export const templateType = {
+const templateType = {
   request: "reviewRequest",
   reminder: "reviewReminder"
 } as const satisfies { readonly [K in TemplateKey]: string }
@@ -156,12 +156,12 @@ export interface ReviewsSetupPlan {
   readonly autoPublish: AutoPublishPreference
 }
 
-export const SECONDS_PER_DAY = 86_400
+const SECONDS_PER_DAY = 86_400
 
 type Copy = { readonly subject: string; readonly body: string }
 
 /** Email copy per style and key. Bodies are plain text; `photo` asks for photos, `minimal` says only what is needed. */
-export const templateCopy: { readonly [S in ReviewTemplateStyle]: { readonly [K in TemplateKey]: Copy } } = {
+const templateCopy: { readonly [S in ReviewTemplateStyle]: { readonly [K in TemplateKey]: Copy } } = {
   standard: {
     request: {
       subject: "How was your order, {{customer.firstName}}?",

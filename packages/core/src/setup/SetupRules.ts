@@ -95,7 +95,7 @@ export type SetupPatch = typeof SetupPatch.Type
 export type ConfiguredAreas = { readonly [A in Area]: boolean }
 
 /** docs/DECISIONS.md §8: when an area's records say it is already running. */
-export const configuredWhen: { readonly [A in Area]: (signals: SetupSignals) => boolean } = {
+const configuredWhen: { readonly [A in Area]: (signals: SetupSignals) => boolean } = {
   reviews: (s) => s.hasActiveSurveyFlow || s.hasReview,
   loyalty: (s) => s.hasLoyaltyProgram && s.loyaltyProgramOnSite,
   wishlists: (s) => s.hasWishlist,

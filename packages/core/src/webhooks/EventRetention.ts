@@ -12,7 +12,7 @@ const PURGE_BATCH = 1_000
 const DAY_MS = 86_400_000
 
 /** One pass: purges what is older than the retention, batch by batch, until a batch comes back short. */
-export const purgeExpiredEvents = (retentionDays: number) =>
+const purgeExpiredEvents = (retentionDays: number) =>
   Effect.gen(function*() {
     const outbox = yield* EventOutbox
     const before = fromMillis((yield* Clock.currentTimeMillis) - Math.max(retentionDays, MIN_EVENT_RETENTION_DAYS) * DAY_MS)

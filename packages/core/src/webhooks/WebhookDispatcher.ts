@@ -47,7 +47,7 @@ import { signWebhookBody, standardWebhookSignature } from "./WebhookSignature.ts
 /** How much of a failed response's body is kept in the delivery log. */
 export const RESPONSE_EXCERPT_BYTES = 1024
 
-export const WEBHOOK_USER_AGENT = "feedback-webhooks/1.0"
+const WEBHOOK_USER_AGENT = "feedback-webhooks/1.0"
 
 /** The error of a delivery whose dispatcher stopped between claiming it and recording the outcome. */
 export const INTERRUPTED = "interrupted"
@@ -82,13 +82,13 @@ export class WebhookTransport extends Context.Service<WebhookTransport, {
 // --- pure rules --------------------------------------------------------------------------------------------------
 
 /** Webhooks that get `event`: same organization, subscribed to its exact name, registered when it occurred. */
-export const subscribersOf = (event: DomainEvent, webhooks: ReadonlyArray<WebhookRecord>): ReadonlyArray<WebhookRecord> =>
+const subscribersOf = (event: DomainEvent, webhooks: ReadonlyArray<WebhookRecord>): ReadonlyArray<WebhookRecord> =>
   webhooks.filter((w) =>
     w.organizationId === event.organizationId && w.events.includes(event.event as never) && w.createdAt <= event.occurredAt
   )
 
 /** The ordering key of an event's deliveries: its resource and record id (`review/0190…`), when it has one. */
-export const recordKeyOf = (event: Pick<DomainEvent, "event" | "data">): string | null => {
+const recordKeyOf = (event: Pick<DomainEvent, "event" | "data">): string | null => {
   const id = typeof event.data === "object" && event.data !== null ? (event.data as { readonly id?: unknown }).id : undefined
   return typeof id === "string" && id !== "" ? `${event.event.slice(0, event.event.indexOf("."))}/${id}` : null
 }
@@ -121,7 +121,7 @@ export const envelopeBodies = (event: DomainEvent): (idempotencyKey: string) => 
  * (docs/DECISIONS.md §17): `webhook-id` (the delivery's idempotency key), `webhook-timestamp` (Unix seconds of this
  * attempt) and, with a secret, `webhook-signature`.
  */
-export const requestHeaders = (
+const requestHeaders = (
   body: string,
   hmacSecret: string | null,
   attempt: {
@@ -145,7 +145,7 @@ export const requestHeaders = (
 }
 
 /** 2xx is delivered; any other answer, a network error or a timeout is a failure, recorded as such. */
-export const outcomeOf = (result: TransportResult, durationMs: number, timeoutMs: number): DeliveryOutcome => {
+const outcomeOf = (result: TransportResult, durationMs: number, timeoutMs: number): DeliveryOutcome => {
   switch (result._tag) {
     case "Response": {
       if (result.status >= 200 && result.status < 300) {
@@ -163,7 +163,7 @@ export const outcomeOf = (result: TransportResult, durationMs: number, timeoutMs
 }
 
 /** The metric label of an attempt that reached the transport (docs/DECISIONS.md §19). */
-export const outcomeLabelOf = (result: TransportResult): DeliveryOutcomeLabel =>
+const outcomeLabelOf = (result: TransportResult): DeliveryOutcomeLabel =>
   result._tag === "Response"
     ? result.status >= 200 && result.status < 300 ? "delivered" : "http_error"
     : result._tag === "TimedOut" ? "timeout" : "network_error"
@@ -409,7 +409,7 @@ export interface DispatcherOptions {
   readonly afterClaim?: ((claimed: ClaimedDelivery) => Effect.Effect<void>) | undefined
 }
 
-export const defaultDispatcherOptions: DispatcherOptions = {
+const defaultDispatcherOptions: DispatcherOptions = {
   concurrency: 16,
   perWebhookConcurrency: 4,
   pollIntervalMs: 200,

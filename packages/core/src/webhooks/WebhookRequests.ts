@@ -5,11 +5,11 @@ import { EVENT_NAMES } from "./EventCatalog.ts"
 import { BoundedText, textProblem } from "../kernel/Text.ts"
 
 /** A webhook's HMAC secret: long enough to resist guessing, short enough to be a secret and not a payload. */
-export const HMAC_SECRET_MIN_LENGTH = 16
-export const HMAC_SECRET_MAX_LENGTH = 256
+const HMAC_SECRET_MIN_LENGTH = 16
+const HMAC_SECRET_MAX_LENGTH = 256
 /** More than the event catalog holds, so any subscription fits, yet a bounded amount of work to check. */
 export const MAX_SUBSCRIBED_EVENTS = 100
-export const WEBHOOK_URL_MAX_LENGTH = 2048
+const WEBHOOK_URL_MAX_LENGTH = 2048
 
 const secretLength =
   `must be ${HMAC_SECRET_MIN_LENGTH} to ${HMAC_SECRET_MAX_LENGTH} characters; send null to remove the secret`
@@ -18,7 +18,7 @@ const secretLength =
 export const hmacSecretProblem = (secret: string): string | undefined =>
   secret.length < HMAC_SECRET_MIN_LENGTH || secret.length > HMAC_SECRET_MAX_LENGTH ? secretLength : textProblem(secret)
 
-export const HmacSecret = Schema.String.check(
+const HmacSecret = Schema.String.check(
   Schema.isBetweenLength(HMAC_SECRET_MIN_LENGTH, HMAC_SECRET_MAX_LENGTH, { message: secretLength }).abort(),
   Schema.makeFilter(textProblem)
 )
@@ -53,7 +53,7 @@ export const UpdateWebhook = Schema.Struct({
 export type UpdateWebhook = typeof UpdateWebhook.Type
 
 /** Longest overlap of a rotation: a week (docs/DECISIONS.md §17). */
-export const MAX_ROTATION_OVERLAP_SECONDS = 604_800
+const MAX_ROTATION_OVERLAP_SECONDS = 604_800
 export const DEFAULT_ROTATION_OVERLAP_SECONDS = 86_400
 
 /** `POST /webhooks/{id}/rotate-secret`: the new secret, and how long the replaced one still signs beside it. */

@@ -7,7 +7,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Result } from "effect"
 import { type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
-import { newestFirstLimits, newestFirstPage, type NewestFirstPageQuery } from "../kernel/NewestFirstPage.ts"
+import { newestFirstPage, type NewestFirstPageQuery } from "../kernel/NewestFirstPage.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
 import { EVENT_NAMES, type EventName, isEventName } from "./EventCatalog.ts"
 import { emittedEventNames, HostEventNames } from "./HostEvents.ts"
@@ -20,7 +20,6 @@ import { fromMillis, now, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import {
   type CreateWebhook,
-  HMAC_SECRET_MAX_LENGTH,
   hmacSecretProblem,
   DEFAULT_ROTATION_OVERLAP_SECONDS,
   MAX_SUBSCRIBED_EVENTS,
@@ -42,13 +41,11 @@ import {
 import { checkDestination, CurrentWebhookSettings, HostResolver, type WebhookSettings } from "./WebhookDestination.ts"
 import { WebhookRepository } from "./WebhookRepository.ts"
 
-export const MAX_HMAC_SECRET_LENGTH = HMAC_SECRET_MAX_LENGTH
-
 
 // --- input rules -------------------------------------------------------------------------------------------------
 
 /** The subscription: at least one name, each from the catalog; repeats are dropped, first occurrence kept. */
-export const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result<ReadonlyArray<EventName>, InvalidRequest> => {
+const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result<ReadonlyArray<EventName>, InvalidRequest> => {
   if (events.length === 0) {
     return Result.fail(InvalidRequest.single("body.events", "list at least one event name; GET /webhook-events lists them"))
   }
@@ -70,7 +67,7 @@ export const checkWebhookEvents = (events: ReadonlyArray<string>): Result.Result
   return Result.succeed([...seen])
 }
 
-export const checkWebhookSecret = (secret: string): Result.Result<string, InvalidRequest> => {
+const checkWebhookSecret = (secret: string): Result.Result<string, InvalidRequest> => {
   const problem = hmacSecretProblem(secret)
   return problem === undefined ? Result.succeed(secret) : Result.fail(InvalidRequest.single("body.hmacSecret", problem))
 }
@@ -90,7 +87,6 @@ const checkUrl = (
 
 // --- pagination --------------------------------------------------------------------------------------------------
 
-export const webhookListLimits = newestFirstLimits
 export type WebhookPageQuery = NewestFirstPageQuery
 
 /** The event name of a test delivery (not in the catalog: nobody subscribes to it, every webhook can be pinged). */

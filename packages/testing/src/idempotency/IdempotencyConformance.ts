@@ -14,7 +14,7 @@ import {
   Idempotency,
   IDEMPOTENCY_LEASE_MS,
   IDEMPOTENCY_TTL_MS,
-  IdempotencyStore,
+  IdempotencyRepository,
   type IdempotentOptions,
   InvalidRequest,
   NotFound,
@@ -101,7 +101,7 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = yield* organization
         const now = yield* Clock.currentTimeMillis
-        const claimed = yield* IdempotencyStore.use((s) => s.claim({
+        const claimed = yield* IdempotencyRepository.use((s) => s.claim({
           organizationId: org.id,
           key: "busy",
           fingerprint: "f1",
@@ -117,7 +117,7 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
         yield* TestClock.adjust(IDEMPOTENCY_LEASE_MS)
         assert.deepStrictEqual(yield* run(org.id, "busy", write(org.id, 2)), { _tag: "Ran", value: { n: 2 } })
         // The first attempt lost its claim: it can record nothing.
-        const late = yield* IdempotencyStore.use((s) => s.complete(org.id, "busy", "00000000-0000-4000-8000-0000000000aa", json(201, {})))
+        const late = yield* IdempotencyRepository.use((s) => s.complete(org.id, "busy", "00000000-0000-4000-8000-0000000000aa", json(201, {})))
         assert.isFalse(late)
         assert.strictEqual((yield* eventsOf(org.id)).length, 1)
       }))
@@ -155,7 +155,7 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
         const question = { id, body: "Is it blue?", askerEmail: email }
         yield* run(org.id, "create", Effect.succeed(question))
         yield* run(org.id, "unrelated", Effect.succeed({ id: "00000000-0000-4000-8000-0000000000e2", askerEmail: email }))
-        const store = yield* IdempotencyStore
+        const store = yield* IdempotencyRepository
         const erase = eraseFromRecordedResponses(store, org.id, { resource: "productQuestion", recordId: id, fields: ["askerEmail"] })
         const deleted = yield* run(org.id, "delete", Effect.as(erase, question))
         assert.deepStrictEqual(deleted, { _tag: "Ran", value: question })
@@ -173,7 +173,7 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = yield* organization
         const purge = (limit: number) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) => IdempotencyStore.use((s) => s.purgeExpired(fromMillis(now), limit)))
+          Effect.flatMap(Clock.currentTimeMillis, (now) => IdempotencyRepository.use((s) => s.purgeExpired(fromMillis(now), limit)))
         // Past what earlier tests left behind (each test's clock starts at 0), which is purged first.
         yield* TestClock.adjust("10 days")
         while ((yield* purge(1_000)) > 0) { /* drained */ }

@@ -18,7 +18,7 @@ import {
   type OrganizationId,
   Organizations,
   RateLimits,
-  RateLimitStore,
+  RateLimitRepository,
   SecretKeyCaller,
   type SecretKeyId,
   storefrontBucket,
@@ -42,7 +42,7 @@ const reviews = (perMinute: number) => bucketsFor("GET", "/reviews", { apiReques
 const history = bucketsFor("POST", "/loyalty-history", { apiRequestsPerMinute: 600 })
 
 const spend = (organizationId: string, buckets: ReturnType<typeof reviews>, cost: number) =>
-  RateLimitStore.use((store) => store.spend(organizationId, buckets, cost))
+  RateLimitRepository.use((store) => store.spend(organizationId, buckets, cost))
 
 export const rateLimitConformance: ConformanceSuite = (store) => {
   hostRouteLimits(store)
@@ -69,7 +69,7 @@ const hostRouteLimits: ConformanceSuite = (store) =>
         const ok = results.filter(Exit.isSuccess)
         assert.strictEqual(ok.length, 5)
         // Each admitted stamp also took a token of the organization's 1,000: no refusal charged either bucket.
-        const org0 = yield* RateLimitStore.use((s) => s.spend(org.id, bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 1_000 }), 1))
+        const org0 = yield* RateLimitRepository.use((s) => s.spend(org.id, bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 1_000 }), 1))
         assert.deepInclude(org0, { _tag: "Admitted", remaining: 1_000 - 5 - 1 })
         const refused = results.find(Exit.isFailure)
         assert.isTrue(refused !== undefined && Exit.isFailure(refused) && JSON.stringify(refused.cause).includes("loyalty-stamps"))
@@ -242,7 +242,7 @@ const storeLimits: ConformanceSuite = (store) =>
 
     it.effect("a refusal the store can tell in advance (`refusalAt`) is the one spend answers, and changes nothing", () =>
       Effect.gen(function*() {
-        const { refusalAt } = yield* RateLimitStore
+        const { refusalAt } = yield* RateLimitRepository
         const org = yield* nextId()
         const buckets = reviews(10) // one token every 6 seconds
         const told = (cost: number) => Effect.map(Clock.currentTimeMillis, (nowMs) => refusalAt?.(org, buckets, cost, nowMs))

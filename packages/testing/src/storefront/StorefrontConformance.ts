@@ -22,7 +22,7 @@ import {
   type ProductQuestionId,
   EventOutbox,
   StorefrontSubmissions,
-  RateLimitStore,
+  RateLimitRepository,
   type ReviewId,
   ReviewRepository,
   ReviewWrites,
@@ -157,7 +157,7 @@ export const storefrontConformance: ConformanceSuite = (store) =>
     it.effect("storefront buckets are per key and address and never spend the organization's", () =>
       Effect.gen(function*() {
         const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Limited", apiRequestsPerMinute: 5 }))).id
-        const limits = yield* RateLimitStore
+        const limits = yield* RateLimitRepository
         const plan = { apiRequestsPerMinute: 5, storefrontReadsPerMinute: 2 }
         const read = (address: string) => limits.spend(org, [storefrontBucket("read", "k1", address, plan)], 1)
         assert.strictEqual((yield* read("a"))._tag, "Admitted")

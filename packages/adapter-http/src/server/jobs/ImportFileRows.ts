@@ -10,7 +10,7 @@ import { CsvError, parse } from "csv-parse"
 import { Cause, Effect, Stream } from "effect"
 
 /** One row (a line or a record) may be at most this large. */
-export const MAX_ROW_BYTES = 1024 * 1024
+const MAX_ROW_BYTES = 1024 * 1024
 
 const tooLarge = new PayloadTooLarge({
   message: `An import file may be at most ${MAX_JOB_BYTES / 1024 / 1024} MiB; split it into several jobs. Nothing was imported.`,

@@ -20,7 +20,7 @@ export interface JobServerOptions {
   readonly pollIntervalMs?: number | undefined
 }
 
-export const jobSettingsOf = (options: JobServerOptions = {}): JobSettingsValues => ({
+const jobSettingsOf = (options: JobServerOptions = {}): JobSettingsValues => ({
   leaseMs: options.leaseMs ?? 30_000,
   batchSize: options.batchSize ?? DEFAULT_JOB_BATCH_SIZE,
   exportRetentionMs: (options.exportRetentionHours ?? 168) * 3_600_000

@@ -4,10 +4,10 @@
  * route is the pattern (`/reviews/:id`), `unmatched` for unknown paths, and methods outside HTTP's usual set are
  * `other`, so no client can grow the label set.
  */
-import { type Context, Effect, Metric } from "effect"
+import { type Context, Metric } from "effect"
 
 /** Seconds; the spread of an API whose calls take milliseconds and whose imports take seconds. */
-export const LATENCY_BOUNDARIES: ReadonlyArray<number> = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+const LATENCY_BOUNDARIES: ReadonlyArray<number> = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
@@ -40,13 +40,7 @@ const seriesOf = (method: string, route: string, status: number): Series => {
 const seriesFor = (method: string, route: string | undefined, status: number) =>
   seriesOf(KNOWN_METHODS.has(method) ? method : "other", route ?? "unmatched", status)
 
-/** Records one answered request. */
-export const recordRequest = (method: string, route: string | undefined, status: number, seconds: number): Effect.Effect<void> => {
-  const { duration, requests } = seriesFor(method, route, status)
-  return Effect.andThen(Metric.update(requests, 1), Metric.update(duration, seconds))
-}
-
-/** `recordRequest` outside any fiber, into the metrics of `context` (for a request answered before Effect runs). */
+/** Records one answered request outside any fiber, into the metrics of `context` (for a request answered before Effect runs). */
 export const recordRequestUnsafe = (context: Context.Context<never>, method: string, route: string | undefined, status: number, seconds: number): void => {
   const { duration, requests } = seriesFor(method, route, status)
   requests.updateUnsafe(1, context)

@@ -16,7 +16,7 @@ export type LogSink = (line: string) => void
 
 /**
  * Lines wait for the end of the event-loop turn and go out in one write: a write to a file or pipe is a system call
- * each, and with an access-log line per request it was the largest part of logging's cost (docs/DECISIONS.md §35).
+ * each, and the access log writes a line per request (docs/DECISIONS.md §35).
  * Whatever is pending is written synchronously when the process exits, a crash included.
  */
 let pending: Array<string> = []
@@ -116,7 +116,7 @@ export const jsonLogger = (sink: LogSink = stdoutSink): Logger.Logger<unknown, v
 /**
  * `Effect.logInfo(message)` annotated with `fields`, line for line. When the fiber's only logger is a `jsonLogger`
  * the line goes straight to its sink: annotating builds a new fiber context and dispatching walks Effect's logging,
- * a measurable share of a cheap request for the access log's one line (docs/DECISIONS.md §35).
+ * work every request would pay for the access log's one line (docs/DECISIONS.md §35).
  */
 export const logInfoAnnotated = (message: string, fields: Readonly<Record<string, unknown>>): Effect.Effect<void> =>
   Effect.withFiber((fiber) => {

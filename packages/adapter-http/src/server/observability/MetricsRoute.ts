@@ -10,7 +10,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { createHash, timingSafeEqual } from "node:crypto"
 
-export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 const poolDescription = "Database connection pool: its size limit (max) and, on a PostgreSQL server, this pool's open and busy connections"
 const poolGauges = {

@@ -11,7 +11,7 @@ import {
   CurrentStorefrontCaller,
   Idempotency,
   Organizations,
-  RateLimitStore,
+  RateLimitRepository,
   recordRateLimitDecisionUnsafe,
   StorefrontReads,
   storefrontActionOf,
@@ -35,7 +35,7 @@ export interface StorefrontOptions {
 export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
   Layer.effect(StorefrontAuth, Effect.gen(function*() {
     const organizations = yield* Organizations
-    const rateLimits = yield* RateLimitStore
+    const rateLimits = yield* RateLimitRepository
     const reads = yield* StorefrontReads
     const idempotency = yield* Idempotency
     const trusted = parseTrustProxy(options.trustProxy ?? "")

@@ -8,8 +8,8 @@
  *   included), reads at most `RESPONSE_EXCERPT_BYTES` of any body and then drops the connection, so a receiver that
  *   answers with an endless body holds neither the delivery nor a socket; reports every failure as a value.
  * - Keep-alive: one connection pool per destination (origin and pinned address), owned by the layer and closed
- *   with it; the least recently used pools beyond `MAX_POOLS` are closed. undici rather than node:http: half the
- *   client's CPU per POST (docs/DECISIONS.md §30).
+ *   with it; the least recently used pools beyond `MAX_POOLS` are closed. undici rather than node:http: it costs
+ *   the client less per POST and is the client of Node's own `fetch` (docs/DECISIONS.md §30).
  */
 import {
   HostNotResolved,

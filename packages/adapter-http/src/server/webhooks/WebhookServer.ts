@@ -29,7 +29,7 @@ export interface WebhookServerOptions {
   readonly transport?: Layer.Layer<WebhookTransport> | undefined
 }
 
-export const webhookSettingsOf = (options: WebhookServerOptions = {}): WebhookSettings => ({
+const webhookSettingsOf = (options: WebhookServerOptions = {}): WebhookSettings => ({
   allowInsecure: options.allowInsecure ?? defaultWebhookSettings.allowInsecure,
   allowPrivate: options.allowPrivate ?? defaultWebhookSettings.allowPrivate,
   timeoutMs: options.timeoutMs ?? defaultWebhookSettings.timeoutMs

@@ -20,11 +20,11 @@ import {
   SiteId,
   siteListEndpoint
 } from "@feedback/core"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { ConflictResponse, ImportFailedResponse, InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { listQuery, pageOf } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
-import { doc } from "../Describe.ts"
+import { doc, docGroup } from "../Describe.ts"
 
 export class SitesApi extends HttpApiGroup.make("sites")
   .add(
@@ -60,7 +60,7 @@ export class SitesApi extends HttpApiGroup.make("sites")
       .pipe(requires("settings:read"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Sites", description: "The merchant's storefront sites." }))
+  .annotateMerge(docGroup("Sites", "The merchant's storefront sites."))
 {}
 
 export class ProductsApi extends HttpApiGroup.make("products")
@@ -128,11 +128,11 @@ export class ProductsApi extends HttpApiGroup.make("products")
       .pipe(requires("products:write"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({
-    title: "Products",
-    description: "Products reviews and questions are about. `slug` and `externalId` are unique per organization; " +
+  .annotateMerge(docGroup(
+    "Products",
+    "Products reviews and questions are about. `slug` and `externalId` are unique per organization; " +
       "a product that reviews still refer to cannot be deleted (409)."
-  }))
+  ))
 {}
 
 export class CustomersApi extends HttpApiGroup.make("customers")
@@ -179,8 +179,5 @@ export class CustomersApi extends HttpApiGroup.make("customers")
       .pipe(requires("customers:read"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({
-    title: "Customers",
-    description: "Shoppers. `email` is stored lower-cased and unique per organization."
-  }))
+  .annotateMerge(docGroup("Customers", "Shoppers. `email` is stored lower-cased and unique per organization."))
 {}

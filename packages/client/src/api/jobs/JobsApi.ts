@@ -4,22 +4,19 @@
  * downloaded once the job has succeeded. Both answer 202 with the job and are read back by id.
  */
 import { ImportJobId, InvalidRequest, Job, JobFormat, JobType, MAX_JOB_BYTES, MAX_JOB_ROWS } from "@feedback/core"
-import { type Context, Result, Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Result, Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { doc, docGroup } from "../Describe.ts"
 import { ConflictResponse, InvalidRequestResponse, NotFoundResponse, PayloadTooLargeResponse } from "../ErrorResponses.ts"
 import { flagParam } from "../ListParams.ts"
 import { requires, requiresByInput, SecretKeyAuth } from "../Security.ts"
 
 const params = { id: ImportJobId }
 
-const describe = (options: { readonly summary: string; readonly description: string }) =>
-<E extends { annotate<I, S>(key: Context.Key<I, S>, value: S): E }>(endpoint: E): E =>
-  endpoint.annotate(OpenApi.Summary, options.summary).annotate(OpenApi.Description, options.description)
-
 /** The media types an import file may be sent as. */
-export const IMPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
+const IMPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
 /** The media types an export file is downloaded as (per the job's format). */
-export const EXPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
+const EXPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
 
 const strictParam = flagParam(
   "true: the first row that cannot be imported fails the job and nothing is imported. Default false: such rows are skipped and listed.",
@@ -44,32 +41,30 @@ export class ImportJobsApi extends HttpApiGroup.make("importJobs")
       payload: HttpApiSchema.StreamUint8Array({ contentType: [...IMPORT_MEDIA_TYPES] }),
       success: Job.pipe(HttpApiSchema.status(202)),
       error: [InvalidRequestResponse, PayloadTooLargeResponse]
-    }).pipe(
-      requiresByInput("<type>:write"),
-      describe({
-        summary: "Queue an import job",
-        description: `Streams a CSV (\`text/csv\`, RFC 4180, a header row naming the import's row fields; lists and objects as JSON in ` +
+    })
+      .annotateMerge(doc(
+        "Queue an import job",
+        `Streams a CSV (\`text/csv\`, RFC 4180, a header row naming the import's row fields; lists and objects as JSON in ` +
           `the cell) or NDJSON (\`application/x-ndjson\`, one JSON row a line) file of reviews, products or customers, at most ` +
           `${MAX_JOB_ROWS.toLocaleString("en-US")} rows and ${MAX_JOB_BYTES / 1024 / 1024} MiB (more: 413, nothing imported), and answers 202 with the ` +
           "queued job. Rows are validated and imported in batches off the request path with the same rules as the synchronous " +
           "import of the type. Needs `<type>:write`. Costs 10 tokens."
-      })
-    ),
+      ))
+      .pipe(requiresByInput("<type>:write")),
     HttpApiEndpoint.get("get", "/import-jobs/:id", {
       params,
       success: Job,
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(
-      requiresByInput("<type>:read or <type>:write of the job's type"),
-      describe({
-        summary: "Get an import job",
-        description: "The job with its status and progress, readable while it runs; `skipped` lists the first 1,000 rows it " +
+    })
+      .annotateMerge(doc(
+        "Get an import job",
+        "The job with its status and progress, readable while it runs; `skipped` lists the first 1,000 rows it " +
           "skipped (`index`: the 0-based data row). Needs `<type>:read` or `<type>:write` of the job's type."
-      })
-    )
+      ))
+      .pipe(requiresByInput("<type>:read or <type>:write of the job's type"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Import jobs", description: "Queued imports of up to 100,000 rows from CSV or NDJSON." }))
+  .annotateMerge(docGroup("Import jobs", "Queued imports of up to 100,000 rows from CSV or NDJSON."))
 {}
 
 export class ExportJobsApi extends HttpApiGroup.make("exportJobs")
@@ -78,39 +73,36 @@ export class ExportJobsApi extends HttpApiGroup.make("exportJobs")
       payload: ExportJobCreate,
       success: Job.pipe(HttpApiSchema.status(202)),
       error: InvalidRequestResponse
-    }).pipe(
-      requires("reviews:read"),
-      describe({
-        summary: "Queue an export job",
-        description: "Exports the reviews matching `filter` AND `search` (as `GET /reviews`) to a CSV or NDJSON file written " +
+    })
+      .annotateMerge(doc(
+        "Queue an export job",
+        "Exports the reviews matching `filter` AND `search` (as `GET /reviews`) to a CSV or NDJSON file written " +
           "off the request path; every review field of the list, plus the import's fields (product slug, customer email, " +
           `reply, image URLs), so the file imports again. More than ${MAX_JOB_ROWS.toLocaleString("en-US")} matches fails the job. Costs 10 tokens.`
-      })
-    ),
+      ))
+      .pipe(requires("reviews:read")),
     HttpApiEndpoint.get("get", "/export-jobs/:id", {
       params,
       success: Job,
       error: [InvalidRequestResponse, NotFoundResponse]
-    }).pipe(
-      requires("reviews:read"),
-      describe({
-        summary: "Get an export job",
-        description: "The job with its status and progress; `expiresAt` says until when its file can be downloaded."
-      })
-    ),
+    })
+      .annotateMerge(doc(
+        "Get an export job",
+        "The job with its status and progress; `expiresAt` says until when its file can be downloaded."
+      ))
+      .pipe(requires("reviews:read")),
     HttpApiEndpoint.get("download", "/export-jobs/:id/download", {
       params,
       success: HttpApiSchema.StreamUint8Array({ contentType: [...EXPORT_MEDIA_TYPES] }),
       error: [InvalidRequestResponse, NotFoundResponse, ConflictResponse]
-    }).pipe(
-      requires("reviews:read"),
-      describe({
-        summary: "Download an export file",
-        description: "Streams the file of a succeeded export job (`text/csv` or `application/x-ndjson`, per its format). " +
+    })
+      .annotateMerge(doc(
+        "Download an export file",
+        "Streams the file of a succeeded export job (`text/csv` or `application/x-ndjson`, per its format). " +
           "409 while the job has not succeeded; 404 once the file expired."
-      })
-    )
+      ))
+      .pipe(requires("reviews:read"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Export jobs", description: "Review exports of up to 100,000 rows as CSV or NDJSON." }))
+  .annotateMerge(docGroup("Export jobs", "Review exports of up to 100,000 rows as CSV or NDJSON."))
 {}

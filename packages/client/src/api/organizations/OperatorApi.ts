@@ -33,22 +33,22 @@ const orgParams = { id: OrganizationId }
 /** Names are stored text (`docs/SECURITY.md`): 1..200 characters, no NUL or lone surrogate. */
 const Name = BoundedText(200, 1)
 
-export const CreateOrganization = Schema.Struct({
+const CreateOrganization = Schema.Struct({
   name: Name,
   apiRequestsPerMinute: Schema.optionalKey(ApiRequestsPerMinute)
 })
-export const IssueSecretKey = Schema.Struct({
+const IssueSecretKey = Schema.Struct({
   permissions: BoundedArray(Permission, 100),
   name: Schema.optionalKey(Name)
 })
-export const CreateIntegration = Schema.Struct({ platform: IntegrationPlatform })
-export const CreateLoyaltyProgram = Schema.Struct({
+const CreateIntegration = Schema.Struct({ platform: IntegrationPlatform })
+const CreateLoyaltyProgram = Schema.Struct({
   siteId: Schema.optionalKey(Schema.NullOr(SiteId)),
   status: LoyaltyProgramStatus
 })
-export const CreateWishlist = Schema.Struct({ customerId: Schema.optionalKey(Schema.NullOr(CustomerId)) })
+const CreateWishlist = Schema.Struct({ customerId: Schema.optionalKey(Schema.NullOr(CustomerId)) })
 /** The plan change: only sent fields change; `null` removes a loyalty allowance. */
-export const UpdateOrganization = PlanPatch
+const UpdateOrganization = PlanPatch
 
 const errors = [InvalidRequestResponse, NotFoundResponse] as const
 

@@ -1,9 +1,9 @@
 /** `GET /organization`: the caller's organization, including the plan the rate limit is measured against. */
 import { Organization } from "@feedback/core"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { NotFoundResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
-import { doc } from "../Describe.ts"
+import { doc, docGroup } from "../Describe.ts"
 
 export class OrganizationApi extends HttpApiGroup.make("organization")
   .add(
@@ -15,5 +15,5 @@ export class OrganizationApi extends HttpApiGroup.make("organization")
       .pipe(requires("settings:read"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Organization", description: "The caller's organization and plan." }))
+  .annotateMerge(docGroup("Organization", "The caller's organization and plan."))
 {}

@@ -15,17 +15,17 @@ import {
   UpdateProductQuestionAnswer
 } from "@feedback/core"
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { answeredParam, includeParam, listQuery } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
-import { doc } from "../Describe.ts"
+import { doc, docGroup } from "../Describe.ts"
 
 const include = includeParam(productQuestionListEndpoint.includes)
 const answerParams = { id: ProductQuestionId, answerId: ProductQuestionAnswerId }
 
 /** The list parameters of `docs/DECISIONS.md` §4 plus `answered`. */
-export const ProductQuestionListQuery = Schema.Struct({
+const ProductQuestionListQuery = Schema.Struct({
   ...listQuery(productQuestionListEndpoint),
   include,
   answered: answeredParam
@@ -125,29 +125,28 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
       success: ProductQuestionAnswer,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
-      .annotateMerge(OpenApi.annotations({
-        summary: "Edit an answer",
-        description: "Changes `body`, `published`, `authorName` or `metadata`; only sent fields change. Publishing or " +
+      .annotateMerge(doc(
+        "Edit an answer",
+        "Changes `body`, `published`, `authorName` or `metadata`; only sent fields change. Publishing or " +
           "hiding keeps the question's counts and `answeredAt` current; publishing the question's first published " +
           "answer emails the asker, once per question. Fires `productQuestionAnswer.updated`, unless nothing changed."
-      }))
+      ))
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.delete("deleteAnswer", "/product-questions/:id/answers/:answerId", {
       params: answerParams,
       success: ProductQuestionAnswer,
       error: NotFoundResponse
     })
-      .annotateMerge(OpenApi.annotations({
-        summary: "Delete an answer",
-        description: "Deletes the answer and returns it as it was; the question's counts and `answeredAt` follow. " +
+      .annotateMerge(doc(
+        "Delete an answer",
+        "Deletes the answer and returns it as it was; the question's counts and `answeredAt` follow. " +
           "Fires `productQuestionAnswer.deleted`."
-      }))
+      ))
       .pipe(requires("reviews:write"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({
-    title: "Product questions",
-    description:
-      "Shopper questions about products: list, record, moderate and delete them, and answer as the store. The first published answer emails the asker once when they left an address."
-  }))
+  .annotateMerge(docGroup(
+    "Product questions",
+    "Shopper questions about products: list, record, moderate and delete them, and answer as the store. The first published answer emails the asker once when they left an address."
+  ))
 {}

@@ -12,15 +12,14 @@ import {
   SurveyFlowList,
   SurveyFlowPatch
 } from "@feedback/core"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { doc, docGroup } from "../Describe.ts"
 import { ConflictResponse, InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { pageQuery } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
 const template = { id: EmailTemplateId }
 const flow = { id: SurveyFlowId }
-const doc = (summary: string, description: string) => OpenApi.annotations({ summary, description })
-
 export class AutomationApi extends HttpApiGroup.make("automation")
   .add(
     HttpApiEndpoint.get("listEmailTemplates", "/email-templates", { query: pageQuery, success: EmailTemplateList, error: InvalidRequestResponse })
@@ -76,8 +75,8 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .pipe(requires("settings:write"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({
-    title: "Review automation",
-    description: "The email templates and survey flows that send review requests: ordinary records, editable after the guided setup creates them."
-  }))
+  .annotateMerge(docGroup(
+    "Review automation",
+    "The email templates and survey flows that send review requests: ordinary records, editable after the guided setup creates them."
+  ))
 {}

@@ -5,7 +5,8 @@
  */
 import { ReviewsSetupAnswers, ReviewsSetupResult, SetupPatch, SetupState } from "@feedback/core"
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { doc, docGroup } from "../Describe.ts"
 import { InvalidRequestResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
@@ -15,34 +16,34 @@ export const ReviewsSetupBody = Schema.Struct({ data: ReviewsSetupAnswers }).ann
 export class SetupApi extends HttpApiGroup.make("setup")
   .add(
     HttpApiEndpoint.get("get", "/organization/setup", { success: SetupState })
-      .annotateMerge(OpenApi.annotations({
-        summary: "Get the setup state",
-        description: "Which areas of your account are set up, dismissed or still open, each with when that was decided: use it to " +
+      .annotateMerge(doc(
+        "Get the setup state",
+        "Which areas of your account are set up, dismissed or still open, each with when that was decided: use it to " +
           "show a setup checklist. An area whose records say it is running is recorded as completed the first time it is seen."
-      }))
+      ))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("update", "/organization/setup", { payload: SetupPatch, success: SetupState })
-      .annotateMerge(OpenApi.annotations({
-        summary: "Record a setup decision",
-        description: "Records an outcome on one area and answers the state after it. Every outcome is " +
+      .annotateMerge(doc(
+        "Record a setup decision",
+        "Records an outcome on one area and answers the state after it. Every outcome is " +
           "irreversible and keeps its first time; other areas are unchanged."
-      }))
+      ))
       .pipe(requires("settings:write")),
     HttpApiEndpoint.post("setupReviews", "/organization/setup/reviews", {
       payload: ReviewsSetupBody,
       success: ReviewsSetupResult.pipe(HttpApiSchema.status(201)),
       error: InvalidRequestResponse
     })
-      .annotateMerge(OpenApi.annotations({
-        summary: "Set up review requests",
-        description: "Creates the review-request email (and a reminder when asked for), an active survey flow that " +
+      .annotateMerge(doc(
+        "Set up review requests",
+        "Creates the review-request email (and a reminder when asked for), an active survey flow that " +
           "sends them on the chosen order event, and the auto-publish preference, in one transaction."
-      }))
+      ))
       .pipe(requires("settings:write"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({
-    title: "Organization setup",
-    description: "Which areas still need setting up, the merchant's decisions about them, and guided reviews setup."
-  }))
+  .annotateMerge(docGroup(
+    "Organization setup",
+    "Which areas still need setting up, the merchant's decisions about them, and guided reviews setup."
+  ))
 {}

@@ -3,32 +3,32 @@
  * bulk update, import, replies) is a separate group.
  */
 import { Review, ReviewId, reviewListEndpoint } from "@feedback/core"
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { includeParam, listQuery, pageOf } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
-import { doc } from "../Describe.ts"
+import { doc, docGroup } from "../Describe.ts"
 
 const include = includeParam(reviewListEndpoint.includes)
 
 /** The answer of `GET /reviews` (its handler encodes it with a compiled encoder, so the schema is shared). */
 export const ReviewPage = pageOf(Review)
 
-export class ReviewsReadApi extends HttpApiGroup.make("reviewsRead")
+// The group's identifier stays `reviewsRead`: it prefixes the public operationIds (`reviewsRead.list`) and names the
+// typed client's group (`client.reviewsRead`).
+export class ReviewsApi extends HttpApiGroup.make("reviewsRead")
   .add(
     HttpApiEndpoint.get("list", "/reviews", {
       query: { ...listQuery(reviewListEndpoint), include },
       success: ReviewPage,
       error: InvalidRequestResponse
-    }).pipe(
-      requires("reviews:read"),
-      (e) =>
-        e.annotateMerge(OpenApi.annotations({
-          summary: "List reviews",
-          description: "Your reviews, newest first by default, published or not, a page at a time: pass `nextCursor` back " +
-            "as `cursor` for the next page. `sort`, `search` and `filter` narrow and order it; `include` adds related records."
-        }))
-    ),
+    })
+      .annotateMerge(doc(
+        "List reviews",
+        "Your reviews, newest first by default, published or not, a page at a time: pass `nextCursor` back " +
+          "as `cursor` for the next page. `sort`, `search` and `filter` narrow and order it; `include` adds related records."
+      ))
+      .pipe(requires("reviews:read")),
     HttpApiEndpoint.get("get", "/reviews/:id", {
       params: { id: ReviewId },
       query: { include },
@@ -42,5 +42,5 @@ export class ReviewsReadApi extends HttpApiGroup.make("reviewsRead")
       .pipe(requires("reviews:read"))
   )
   .middleware(SecretKeyAuth)
-  .annotateMerge(OpenApi.annotations({ title: "Reviews", description: "Customer reviews: reading." }))
+  .annotateMerge(docGroup("Reviews", "Customer reviews: reading."))
 {}

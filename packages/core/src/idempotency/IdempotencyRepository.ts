@@ -7,7 +7,7 @@ import { Context, Effect } from "effect"
 import type { Redaction } from "../kernel/EventOutbox.ts"
 import type { ClaimOutcome, IdempotencyClaim, StoredResponse } from "./IdempotencyRules.ts"
 
-export class IdempotencyStore extends Context.Service<IdempotencyStore, {
+export class IdempotencyRepository extends Context.Service<IdempotencyRepository, {
   /**
    * Claims the key for one attempt (`claim.token`), or says why not. Must run outside the request's transaction
    * and commit at once: a concurrent repeat in another process has to see the claim while the first one runs.
@@ -27,7 +27,7 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
   readonly redact: (organizationId: string, redaction: Redaction) => Effect.Effect<void>
   /** Deletes at most `limit` keys that expired before `before`; answers how many. */
   readonly purgeExpired: (before: string, limit: number) => Effect.Effect<number>
-}>()("feedback/IdempotencyStore") {}
+}>()("feedback/IdempotencyRepository") {}
 
 /**
  * The erasures of the running operation, so `Idempotency.run` redacts the operation's own response before recording
@@ -41,7 +41,7 @@ export const CurrentErasures = Context.Reference<Array<Redaction> | undefined>("
  * Erases a record's fields from recorded responses: those recorded so far, and the running request's own. A
  * use-case that erases personal data calls it inside its unit of work.
  */
-export const eraseFromRecordedResponses = (store: IdempotencyStore["Service"], organizationId: string, redaction: Redaction) =>
+export const eraseFromRecordedResponses = (store: IdempotencyRepository["Service"], organizationId: string, redaction: Redaction) =>
   Effect.flatMap(CurrentErasures, (pending) => {
     pending?.push(redaction)
     return store.redact(organizationId, redaction)

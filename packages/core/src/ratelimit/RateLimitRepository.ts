@@ -45,7 +45,7 @@ export interface SpendRefused {
 
 export type SpendDecision = SpendAdmitted | SpendRefused
 
-export class RateLimitStore extends Context.Service<RateLimitStore, {
+export class RateLimitRepository extends Context.Service<RateLimitRepository, {
   /**
    * Charges `cost` to every bucket of the organization, atomically (all or none), at the `Clock`'s current time.
    * Buckets are identified by `key` within the organization; each call passes the current spec, so a plan change
@@ -74,7 +74,7 @@ export class RateLimitStore extends Context.Service<RateLimitStore, {
     cost: number,
     nowMs: number
   ) => SpendRefused | undefined
-}>()("feedback/RateLimitStore") {}
+}>()("feedback/RateLimitRepository") {}
 
 /** Rejects a bucket list that no correct caller builds; stores call it before touching state. */
 export const assertBuckets = (buckets: ReadonlyArray<KeyedBucket>): void => {

@@ -11,7 +11,7 @@ import { capturingOnly } from "../HandlerGroups.ts"
 
 const pageResponse = trustedJsonResponse(ReviewPage)
 
-export const ReviewsReadHandlers = HttpApiBuilder.group(AdminApi, "reviewsRead", Effect.fn(function*(handlers) {
+export const ReviewsHandlers = HttpApiBuilder.group(AdminApi, "reviewsRead", Effect.fn(function*(handlers) {
   const reviews = yield* Reviews
   return handlers
     .handle("list", ({ query }) => Effect.map(reviews.list(query), pageResponse))
