@@ -3,7 +3,7 @@
  * 1. authenticate the publishable key from the header or the query (401, one message for every failure; a secret
  *    key is never one, and revocation is heard across processes like a secret key's);
  * 2. charge the key's bucket for the client address (reads or submissions, never the organization's secret-key
- *    bucket); a refusal is the 429 of §3, nothing applied;
+ *    bucket); a refusal is the 429 of docs/DECISIONS.md §3, nothing applied;
  * 3. CORS for the organization's site domains, then the endpoint with the storefront caller provided; a submission
  *    has its JSON body measured first and runs under its `Idempotency-Key` when it sends one.
  */
@@ -68,7 +68,7 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
               HttpEffect.appendPreResponseHandlerUnsafe(context, (_, response) =>
                 Effect.succeed(HttpServerResponse.setHeaders(response, answered)))
               const run = Effect.provideService(httpEffect, CurrentStorefrontCaller, { ...key, clientAddress })
-              // A submission's JSON is measured before it is parsed, and honours Idempotency-Key (§13), keyed per
+              // A submission's JSON is measured before it is parsed, and honours Idempotency-Key (docs/DECISIONS.md §18), keyed per
               // organization like the admin API's (a replay needs the same method, path and body as well).
               return action === "read"
                 ? run
