@@ -32,8 +32,10 @@ import { reviewKeysPerStatementMigration } from "./0105_review_keys_per_statemen
 import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
 import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_arrays.ts"
 import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
-import { publishableKeysMigration } from "./0130_publishable_keys.ts"
-import { ratingHistogramMigration } from "./0131_rating_histogram.ts"
+import { reviewSettingsMigration } from "./0130_review_settings.ts"
+import { unsubscribeTokensMigration } from "./0131_unsubscribe_tokens.ts"
+import { publishableKeysMigration } from "./0132_publishable_keys.ts"
+import { ratingHistogramMigration } from "./0133_rating_histogram.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -68,6 +70,8 @@ export const migrations: ReadonlyArray<Migration> = [
   webhookDeliveryQueueMigration,
   deliveryOutcomesAsArraysMigration,
   productRatingSumsMigration,
+  reviewSettingsMigration,
+  unsubscribeTokensMigration,
   publishableKeysMigration,
   ratingHistogramMigration
 ]

@@ -24,7 +24,7 @@ export const recalculateProductStats = (
         (rows) => rows[0]?.present === true
       )
     const present = yield* column("published_rating_sum")
-    // Migration 131 adds the histogram by star.
+    // Migration 133 adds the histogram by star.
     const histogram = yield* column("published_one_star")
     yield* sql.unsafe(
       `UPDATE products p SET review_count = s.n, published_review_count = s.pn, average_rating = s.average

@@ -37,7 +37,8 @@ export class SetupApi extends HttpApiGroup.make("setup")
       .annotateMerge(doc(
         "Set up review requests",
         "Creates the review-request email (and a reminder when asked for), an active survey flow that " +
-          "sends them on the chosen order event, and the auto-publish preference, in one transaction."
+          "sends them on the chosen order event, and writes `autoPublish` and `autoPublishMinRating` into the review " +
+          "settings (`GET /review-settings`), in one transaction."
       ))
       .pipe(requires("settings:write"))
   )

@@ -7,7 +7,7 @@ import type { Migration } from "../kernel/Migrations.ts"
  * halves up (`floor(rating + 0.5)`, as `starOf` computes it).
  */
 export const ratingHistogramMigration: Migration = {
-  id: 131,
+  id: 133,
   name: "rating_histogram",
   statements: [
     `ALTER TABLE products

@@ -8,7 +8,7 @@ import type { Migration } from "../kernel/Migrations.ts"
  * the publishable keys it keeps. The organization gains the plan values of the storefront buckets.
  */
 export const publishableKeysMigration: Migration = {
-  id: 130,
+  id: 132,
   name: "publishable_keys",
   statements: [
     `ALTER TABLE publishable_keys ADD COLUMN signing_secret text, ADD COLUMN revoked_at timestamptz`,
