@@ -24,8 +24,22 @@ const secrets = {
   lastName: "Lovelace"
 }
 const personalKeys = new Set([
-  "email", "askerEmail", "ipAddress", "browserFingerprint", "userAgent", "metadata", "customerId", "customer",
-  "ipCountry", "flags", "flagged", "published", "notifyByEmail", "originalTitle", "originalBody", "externalId"
+  "email",
+  "askerEmail",
+  "ipAddress",
+  "browserFingerprint",
+  "userAgent",
+  "metadata",
+  "customerId",
+  "customer",
+  "ipCountry",
+  "flags",
+  "flagged",
+  "published",
+  "notifyByEmail",
+  "originalTitle",
+  "originalBody",
+  "externalId"
 ])
 
 const walk = (value: unknown, path: string, problems: Array<string>) => {
@@ -57,11 +71,21 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
     mug = (await admin("POST", "/products", { slug: "mug", title: "Mug" })).body
     cup = (await admin("POST", "/products", { slug: "cup", title: "Cup" })).body
     const customer = (await admin("POST", "/customers", {
-      email: secrets.email, firstName: "Ada", lastName: secrets.lastName, metadata: { note: secrets.metadata }
+      email: secrets.email,
+      firstName: "Ada",
+      lastName: secrets.lastName,
+      metadata: { note: secrets.metadata }
     })).body
     const imported = await admin("POST", "/reviews/import", {
       data: [
-        { product: "mug", rating: 5, title: "Great", body: "Lovely mug.", customer: secrets.email, metadata: { m: secrets.metadata } },
+        {
+          product: "mug",
+          rating: 5,
+          title: "Great",
+          body: "Lovely mug.",
+          customer: secrets.email,
+          metadata: { m: secrets.metadata }
+        },
         { product: "mug", rating: 4.5, title: "Good", body: "Nice." },
         { product: "mug", rating: 2, title: "Meh", body: secrets.unpublishedReview, published: false },
         { product: "cup", rating: 3, title: "Fine", body: "Okay cup.", response: secrets.unpublishedReply }
@@ -75,8 +99,14 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
       productId: mug.id as ProductId,
       customerId: customer.id,
       fields: {
-        rating: 1, title: "Seeded", body: "Seeded body", ipAddress: secrets.ip, browserFingerprint: secrets.fingerprint,
-        userAgent: secrets.userAgent, metadata: { k: secrets.metadata }, createdAt: "2020-01-01T00:00:00.000Z" as any
+        rating: 1,
+        title: "Seeded",
+        body: "Seeded body",
+        ipAddress: secrets.ip,
+        browserFingerprint: secrets.fingerprint,
+        userAgent: secrets.userAgent,
+        metadata: { k: secrets.metadata },
+        createdAt: "2020-01-01T00:00:00.000Z" as any
       },
       reply: { body: "Published reply", published: true },
       files: 1
@@ -85,11 +115,23 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
       fields: { rating: 3, title: "Hidden", body: secrets.unpublishedReview, published: false, ipAddress: secrets.ip }
     }])
     const question = (await admin("POST", "/product-questions", {
-      productId: mug.id, body: "Is it big?", askerName: "Grace", askerEmail: secrets.askerEmail, published: true, metadata: { a: secrets.metadata }
+      productId: mug.id,
+      body: "Is it big?",
+      askerName: "Grace",
+      askerEmail: secrets.askerEmail,
+      published: true,
+      metadata: { a: secrets.metadata }
     })).body
     await admin("POST", `/product-questions/${question.id}/answers`, { body: "Yes, 350 ml.", published: true })
-    await admin("POST", `/product-questions/${question.id}/answers`, { body: secrets.unpublishedAnswer, published: false })
-    await admin("POST", "/product-questions", { productId: mug.id, body: secrets.unpublishedQuestion, askerEmail: secrets.askerEmail })
+    await admin("POST", `/product-questions/${question.id}/answers`, {
+      body: secrets.unpublishedAnswer,
+      published: false
+    })
+    await admin("POST", "/product-questions", {
+      productId: mug.id,
+      body: secrets.unpublishedQuestion,
+      askerEmail: secrets.askerEmail
+    })
     const created = await admin("POST", "/publishable-keys")
     expect(created.status).toBe(201)
     pk = created.body.key
@@ -112,14 +154,21 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
     const byId = await sf(`/storefront/products/${mug.id.toUpperCase()}/reviews?sort=rating`)
     expect(byId.body.data.map((r: any) => r.rating)).toEqual([1, 4.5, 5])
     // 4.5 counts as five stars.
-    expect((await sf("/storefront/products/mug/reviews?rating=5")).body.data.map((r: any) => r.rating).sort()).toEqual([4.5, 5])
+    expect((await sf("/storefront/products/mug/reviews?rating=5")).body.data.map((r: any) => r.rating).sort()).toEqual([
+      4.5,
+      5
+    ])
     const first = await sf("/storefront/products/mug/reviews?limit=2&sort=-rating")
     expect(first.body.data).toHaveLength(2)
-    const second = await sf(`/storefront/products/mug/reviews?limit=2&sort=-rating&cursor=${encodeURIComponent(first.body.nextCursor)}`)
+    const second = await sf(
+      `/storefront/products/mug/reviews?limit=2&sort=-rating&cursor=${encodeURIComponent(first.body.nextCursor)}`
+    )
     expect(second.body.data.map((r: any) => r.rating)).toEqual([1])
     expect(second.body.nextCursor).toBeNull()
     // A cursor is bound to its product and sort.
-    const elsewhere = await sf(`/storefront/products/cup/reviews?limit=2&sort=-rating&cursor=${encodeURIComponent(first.body.nextCursor)}`)
+    const elsewhere = await sf(
+      `/storefront/products/cup/reviews?limit=2&sort=-rating&cursor=${encodeURIComponent(first.body.nextCursor)}`
+    )
     expect(elsewhere.status).toBe(400)
     expect((await sf("/storefront/products/cup/reviews")).body.data[0].response).toBeNull()
   })
@@ -130,13 +179,29 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
     expect(res.body.data.map((r: any) => r.slug)).toEqual(["cup", "mug"])
     const mugRating = res.body.data[1]
     // Published: 5, 4.5 (five stars, halves up) and the seeded 1; the unpublished 2 and 3 are not counted.
-    expect(mugRating).toMatchObject({ productId: mug.id, reviewCount: 3, histogram: { "1": 1, "2": 0, "3": 0, "4": 0, "5": 2 } })
+    expect(mugRating).toMatchObject({
+      productId: mug.id,
+      reviewCount: 3,
+      histogram: { "1": 1, "2": 0, "3": 0, "4": 0, "5": 2 }
+    })
     expect(mugRating.averageRating).toBeCloseTo(10.5 / 3)
     const none = await admin("POST", "/products", { slug: "lamp", title: "Lamp" })
     const lamp = await sf("/storefront/ratings?products=lamp")
-    expect(lamp.body.data).toEqual([{ productId: none.body.id, slug: "lamp", reviewCount: 0, averageRating: null, histogram: { "1": 0, "2": 0, "3": 0, "4": 0, "5": 0 } }])
+    expect(lamp.body.data).toEqual([{
+      productId: none.body.id,
+      slug: "lamp",
+      reviewCount: 0,
+      averageRating: null,
+      histogram: { "1": 0, "2": 0, "3": 0, "4": 0, "5": 0 }
+    }])
     // The admin product gains the histogram too.
-    expect((await admin("GET", `/products/${mug.id}`)).body.ratingHistogram).toEqual({ "1": 1, "2": 0, "3": 0, "4": 0, "5": 2 })
+    expect((await admin("GET", `/products/${mug.id}`)).body.ratingHistogram).toEqual({
+      "1": 1,
+      "2": 0,
+      "3": 0,
+      "4": 0,
+      "5": 2
+    })
   })
 
   it("reads published questions with published answers only", async () => {
@@ -163,7 +228,9 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
       const res = await sf(path)
       expect(res.status, `${path}: ${res.text}`).toBe(200)
       walk(res.body, path, problems)
-      for (const [name, secret] of Object.entries(secrets)) if (res.text.includes(secret)) problems.push(`${path} text: ${name}`)
+      for (const [name, secret] of Object.entries(secrets)) {
+        if (res.text.includes(secret)) problems.push(`${path} text: ${name}`)
+      }
     }
     expect(problems).toEqual([])
   })
@@ -191,7 +258,10 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
     expect((await server.request("GET", `/reviews?apiPublishableKey=${pk}`)).status).toBe(401)
     // Revoked: refused at once.
     const spare = (await admin("POST", "/publishable-keys")).body
-    expect((await server.request("GET", "/storefront/ratings?products=mug", { headers: { "x-publishable-key": spare.key } })).status).toBe(200)
+    expect(
+      (await server.request("GET", "/storefront/ratings?products=mug", { headers: { "x-publishable-key": spare.key } }))
+        .status
+    ).toBe(200)
     const revoked = await admin("DELETE", `/publishable-keys/${spare.id}`)
     expect(revoked.status).toBe(200)
     expect(revoked.body.revokedAt).not.toBeNull()
@@ -202,7 +272,13 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
   })
 
   it("answers ETag and Cache-Control, and 304 to a matching If-None-Match", async () => {
-    for (const path of ["/storefront/products/mug/reviews", "/storefront/ratings?products=mug", "/storefront/products/mug/questions"]) {
+    for (
+      const path of [
+        "/storefront/products/mug/reviews",
+        "/storefront/ratings?products=mug",
+        "/storefront/products/mug/questions"
+      ]
+    ) {
       const first = await sf(path)
       const etag = first.headers.get("etag")!
       expect(etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/)
@@ -226,18 +302,32 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
       expect(res.headers.get("access-control-allow-origin"), origin).toBe(origin)
       expect(res.headers.get("vary")).toContain("Origin")
     }
-    for (const origin of ["http://shop.example.com", "https://evil.example", "https://shop.example.com:8443", "https://xshop.example.com", "null"]) {
+    for (
+      const origin of [
+        "http://shop.example.com",
+        "https://evil.example",
+        "https://shop.example.com:8443",
+        "https://xshop.example.com",
+        "null"
+      ]
+    ) {
       const res = await sf("/storefront/ratings?products=mug", { origin })
       expect(res.status).toBe(200)
       expect(res.headers.get("access-control-allow-origin"), origin).toBeNull()
     }
     const preflight = await server.request("OPTIONS", `/storefront/ratings?apiPublishableKey=${pk}`, {
-      headers: { origin: "https://shop.example.com", "access-control-request-method": "GET", "access-control-request-headers": "x-publishable-key" }
+      headers: {
+        origin: "https://shop.example.com",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "x-publishable-key"
+      }
     })
     expect(preflight.status).toBe(204)
     expect(preflight.headers.get("access-control-allow-origin")).toBe("https://shop.example.com")
     expect(preflight.headers.get("access-control-allow-headers")).toContain("X-Publishable-Key")
-    const refused = await server.request("OPTIONS", `/storefront/ratings?apiPublishableKey=${pk}`, { headers: { origin: "https://evil.example" } })
+    const refused = await server.request("OPTIONS", `/storefront/ratings?apiPublishableKey=${pk}`, {
+      headers: { origin: "https://evil.example" }
+    })
     expect(refused.status).toBe(204)
     expect(refused.headers.get("access-control-allow-origin")).toBeNull()
   })
@@ -280,65 +370,117 @@ describe.each(testStores)("storefront submissions (%s)", (_name, makeStore) => {
 
   it("questions arrive unpublished from the widget, answers only on published questions; hostile bodies change nothing", async () => {
     const org = await server.provision()
-    const admin = (method: string, path: string, body?: unknown) => server.request(method, path, { token: org.key, body })
+    const admin = (method: string, path: string, body?: unknown) =>
+      server.request(method, path, { token: org.key, body })
     const mug = (await admin("POST", "/products", { slug: "mug", title: "Mug" })).body
     const pk = (await admin("POST", "/publishable-keys")).body.key
     const submit = (path: string, body: unknown, headers: Record<string, string> = {}) =>
       server.request("POST", path, { body, headers: { "x-publishable-key": pk, ...headers } })
 
-    const asked = await submit("/storefront/questions", { productSlug: "mug", body: "Big enough?", askerName: "Grace", askerEmail: "grace@example.com" })
+    const asked = await submit("/storefront/questions", {
+      productSlug: "mug",
+      body: "Big enough?",
+      askerName: "Grace",
+      askerEmail: "grace@example.com"
+    })
     expect(asked.status, asked.text).toBe(202)
     expect(Object.keys(asked.body)).toEqual(["id"])
     const stored = (await admin("GET", `/product-questions/${asked.body.id}`)).body
-    expect(stored).toMatchObject({ published: false, moderatedAt: null, source: "widget", askerEmail: "grace@example.com", notifyByEmail: true, productId: mug.id })
-    expect((await server.request("GET", "/storefront/products/mug/questions", { headers: { "x-publishable-key": pk } })).body.data).toEqual([])
+    expect(stored).toMatchObject({
+      published: false,
+      moderatedAt: null,
+      source: "widget",
+      askerEmail: "grace@example.com",
+      notifyByEmail: true,
+      productId: mug.id
+    })
+    expect(
+      (await server.request("GET", "/storefront/products/mug/questions", { headers: { "x-publishable-key": pk } })).body
+        .data
+    ).toEqual([])
     const feed = (await admin("GET", "/events?events=productQuestion.created")).body.data
     expect(feed.map((e: any) => e.data.id)).toContain(asked.body.id)
 
     // Unpublished (or unknown) questions take no answers.
-    expect((await submit(`/storefront/questions/${asked.body.id}/answers`, { body: "Yes", authorName: "Alan" })).status).toBe(404)
+    expect((await submit(`/storefront/questions/${asked.body.id}/answers`, { body: "Yes", authorName: "Alan" })).status)
+      .toBe(404)
     await admin("PATCH", `/product-questions/${asked.body.id}`, { published: true })
-    const answered = await submit(`/storefront/questions/${asked.body.id}/answers`, { body: "Yes, 350 ml.", authorName: "Alan", email: "alan@example.com" })
+    const answered = await submit(`/storefront/questions/${asked.body.id}/answers`, {
+      body: "Yes, 350 ml.",
+      authorName: "Alan",
+      email: "alan@example.com"
+    })
     expect(answered.status, answered.text).toBe(202)
     const answers = (await admin("GET", `/product-questions/${asked.body.id}/answers`)).body.data
     expect(answers).toHaveLength(1)
-    expect(answers[0]).toMatchObject({ id: answered.body.id, authorType: "customer", authorName: "Alan", published: false })
+    expect(answers[0]).toMatchObject({
+      id: answered.body.id,
+      authorType: "customer",
+      authorName: "Alan",
+      published: false
+    })
     const question = (await admin("GET", `/product-questions/${asked.body.id}`)).body
     expect(question).toMatchObject({ answerCount: 1, publishedAnswerCount: 0, answeredAt: null })
 
     // Idempotency-Key: the same submission twice is one question.
-    const once = await submit("/storefront/questions", { productId: mug.id, body: "Colours?" }, { "idempotency-key": "k-1" })
-    const twice = await submit("/storefront/questions", { productId: mug.id, body: "Colours?" }, { "idempotency-key": "k-1" })
+    const once = await submit("/storefront/questions", { productId: mug.id, body: "Colours?" }, {
+      "idempotency-key": "k-1"
+    })
+    const twice = await submit("/storefront/questions", { productId: mug.id, body: "Colours?" }, {
+      "idempotency-key": "k-1"
+    })
     expect(twice.status).toBe(202)
     expect(twice.body.id).toBe(once.body.id)
     expect(twice.headers.get("idempotent-replayed")).toBe("true")
 
     const before = (await admin("GET", "/product-questions?limit=250")).body.data.length
-    for (const body of [
-      {},
-      { body: "No product" },
-      { productId: mug.id, productSlug: "mug", body: "Both" },
-      { productSlug: "nope", body: "Unknown" },
-      { productId: mug.id, body: "x".repeat(501) },
-      { productId: mug.id, body: "" },
-      { productId: mug.id, body: "NUL \u0000" },
-      { productId: mug.id, body: "Email", askerEmail: "not-an-email" },
-      { productId: mug.id, body: "Notify", notifyByEmail: true },
-      { productId: mug.id, body: "Extra", published: true },
-      { productId: "not-a-uuid", body: "Bad id" }
-    ]) {
+    for (
+      const body of [
+        {},
+        { body: "No product" },
+        { productId: mug.id, productSlug: "mug", body: "Both" },
+        { productSlug: "nope", body: "Unknown" },
+        { productId: mug.id, body: "x".repeat(501) },
+        { productId: mug.id, body: "" },
+        { productId: mug.id, body: "NUL \u0000" },
+        { productId: mug.id, body: "Email", askerEmail: "not-an-email" },
+        { productId: mug.id, body: "Notify", notifyByEmail: true },
+        { productId: mug.id, body: "Extra", published: true },
+        { productId: "not-a-uuid", body: "Bad id" }
+      ]
+    ) {
       const res = await submit("/storefront/questions", body)
       expect(res.status, JSON.stringify(body)).toBe(400)
       expect(res.body.error.code).toBe("INVALID_REQUEST")
     }
-    for (const raw of ["{", "[]", "null", JSON.stringify({ productId: mug.id, body: "deep", x: JSON.parse("[".repeat(70) + "]".repeat(70)) })]) {
-      const res = await server.request("POST", "/storefront/questions", { rawBody: raw, headers: { "x-publishable-key": pk } })
+    for (
+      const raw of [
+        "{",
+        "[]",
+        "null",
+        JSON.stringify({ productId: mug.id, body: "deep", x: JSON.parse("[".repeat(70) + "]".repeat(70)) })
+      ]
+    ) {
+      const res = await server.request("POST", "/storefront/questions", {
+        rawBody: raw,
+        headers: { "x-publishable-key": pk }
+      })
       expect(res.status >= 400 && res.status < 500, raw).toBe(true)
     }
     expect((await admin("GET", "/product-questions?limit=250")).body.data.length).toBe(before)
     // A secret key cannot submit, and a publishable key cannot use the admin route.
-    expect((await server.request("POST", "/storefront/questions", { token: org.key, body: { productId: mug.id, body: "Hi" } })).status).toBe(401)
-    expect((await server.request("POST", "/product-questions", { body: { productId: mug.id, body: "Hi" }, headers: { "x-publishable-key": pk } })).status).toBe(401)
+    expect(
+      (await server.request("POST", "/storefront/questions", {
+        token: org.key,
+        body: { productId: mug.id, body: "Hi" }
+      })).status
+    ).toBe(401)
+    expect(
+      (await server.request("POST", "/product-questions", {
+        body: { productId: mug.id, body: "Hi" },
+        headers: { "x-publishable-key": pk }
+      })).status
+    ).toBe(401)
   })
 
   it("submissions spend their own hourly bucket, not the reads'", async () => {
@@ -346,9 +488,11 @@ describe.each(testStores)("storefront submissions (%s)", (_name, makeStore) => {
     await server.request("POST", "/products", { token: org.key, body: { slug: "mug", title: "Mug" } })
     const pk = (await server.request("POST", "/publishable-keys", { token: org.key })).body.key
     await server.operator("PATCH", `/organizations/${org.organizationId}`, { storefrontSubmissionsPerHour: 2 })
-    const ask = () => server.request("POST", "/storefront/questions", {
-      body: { productSlug: "mug", body: "Hello?" }, headers: { "x-publishable-key": pk, [TEST_PEER_HEADER]: "203.0.113.9" }
-    })
+    const ask = () =>
+      server.request("POST", "/storefront/questions", {
+        body: { productSlug: "mug", body: "Hello?" },
+        headers: { "x-publishable-key": pk, [TEST_PEER_HEADER]: "203.0.113.9" }
+      })
     expect((await ask()).status).toBe(202)
     const second = await ask()
     expect(second.status).toBe(202)
@@ -356,7 +500,9 @@ describe.each(testStores)("storefront submissions (%s)", (_name, makeStore) => {
     const refused = await ask()
     expect(refused.status).toBe(429)
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(60)
-    const read = await server.request("GET", "/storefront/ratings?products=mug", { headers: { "x-publishable-key": pk, [TEST_PEER_HEADER]: "203.0.113.9" } })
+    const read = await server.request("GET", "/storefront/ratings?products=mug", {
+      headers: { "x-publishable-key": pk, [TEST_PEER_HEADER]: "203.0.113.9" }
+    })
     expect(read.status).toBe(200)
   })
 })
@@ -376,7 +522,9 @@ describe("storefront rate limits (memory)", () => {
     expect(plan.status, plan.text).toBe(200)
     expect(plan.body.plan.storefrontReadsPerMinute).toBe(3)
     const read = (peer: string, headers: Record<string, string> = {}) =>
-      server.request("GET", "/storefront/ratings?products=mug", { headers: { "x-publishable-key": pk, [TEST_PEER_HEADER]: peer, ...headers } })
+      server.request("GET", "/storefront/ratings?products=mug", {
+        headers: { "x-publishable-key": pk, [TEST_PEER_HEADER]: peer, ...headers }
+      })
 
     const adminBefore = await server.request("GET", "/organization", { token: org.key })
     const remainingBefore = Number(adminBefore.headers.get("x-ratelimit-remaining"))
@@ -396,9 +544,11 @@ describe("storefront rate limits (memory)", () => {
     expect(Number(adminAfter.headers.get("x-ratelimit-remaining"))).toBeGreaterThanOrEqual(remainingBefore - 1)
     // Another publishable key has its own bucket too.
     const other = (await server.request("POST", "/publishable-keys", { token: org.key })).body.key
-    expect((await server.request("GET", "/storefront/ratings?products=mug", {
-      headers: { "x-publishable-key": other, [TEST_PEER_HEADER]: "203.0.113.1" }
-    })).status).toBe(200)
+    expect(
+      (await server.request("GET", "/storefront/ratings?products=mug", {
+        headers: { "x-publishable-key": other, [TEST_PEER_HEADER]: "203.0.113.1" }
+      })).status
+    ).toBe(200)
 
     // X-Forwarded-For counts only behind a trusted proxy: a spoofing client shares its own bucket.
     expect((await read("203.0.113.1", { "x-forwarded-for": "198.51.100.9" })).status).toBe(429)

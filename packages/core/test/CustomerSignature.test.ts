@@ -56,14 +56,27 @@ describe("signed customer calls", () => {
     const signed = { publishableKey: v.key, customerEmail: v.email, timestamp: v.timestamp, signature: v.signature }
     const t = Number(v.timestamp)
     expect(verifyCustomerSignature(null, signed, t)).toEqual({ _tag: "Invalid", reason: "no secret" })
-    for (const bad of [{ signature: v.signature.toUpperCase() }, { signature: v.signature.slice(1) }, { timestamp: "-1" }, { timestamp: "1.5" }, { timestamp: "" }]) {
-      expect(verifyCustomerSignature(v.secret, { ...signed, ...bad }, t)).toEqual({ _tag: "Invalid", reason: "malformed" })
+    for (
+      const bad of [
+        { signature: v.signature.toUpperCase() },
+        { signature: v.signature.slice(1) },
+        { timestamp: "-1" },
+        { timestamp: "1.5" },
+        { timestamp: "" }
+      ]
+    ) {
+      expect(verifyCustomerSignature(v.secret, { ...signed, ...bad }, t)).toEqual({
+        _tag: "Invalid",
+        reason: "malformed"
+      })
     }
     fc.assert(fc.property(
       fc.constantFrom("publishableKey", "customerEmail", "secret"),
       fc.string({ minLength: 1, maxLength: 8 }),
       (part, extra) => {
-        const changed = part === "secret" ? signed : { ...signed, [part]: (signed as Record<string, string>)[part] + extra }
+        const changed = part === "secret"
+          ? signed
+          : { ...signed, [part]: (signed as Record<string, string>)[part] + extra }
         const secret = part === "secret" ? v.secret + extra : v.secret
         expect(verifyCustomerSignature(secret, changed, t)).toEqual({ _tag: "Invalid", reason: "mismatch" })
       }

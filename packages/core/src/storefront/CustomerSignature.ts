@@ -28,7 +28,12 @@ export const canonicalCustomerString = (publishableKey: string, customerEmail: s
   `${publishableKey}\n${customerEmail}\n${timestamp}`
 
 /** The signature of a customer call (what the merchant's backend computes). */
-export const signCustomer = (signingSecret: string, publishableKey: string, customerEmail: string, timestamp: string): string =>
+export const signCustomer = (
+  signingSecret: string,
+  publishableKey: string,
+  customerEmail: string,
+  timestamp: string
+): string =>
   createHmac("sha256", Buffer.from(signingSecret, "utf8"))
     .update(Buffer.from(canonicalCustomerString(publishableKey, customerEmail, timestamp), "utf8"))
     .digest("hex")
@@ -54,7 +59,10 @@ export const verifyCustomerSignature = (
   const timestamp = Number(signed.timestamp)
   if (nowSeconds < timestamp - SIGNATURE_EARLY_SECONDS) return { _tag: "Invalid", reason: "early" }
   if (nowSeconds > timestamp + SIGNATURE_LIFETIME_SECONDS) return { _tag: "Invalid", reason: "stale" }
-  const expected = Buffer.from(signCustomer(signingSecret, signed.publishableKey, signed.customerEmail, signed.timestamp), "hex")
+  const expected = Buffer.from(
+    signCustomer(signingSecret, signed.publishableKey, signed.customerEmail, signed.timestamp),
+    "hex"
+  )
   const given = Buffer.from(signed.signature, "hex")
   return timingSafeEqual(expected, given) ? { _tag: "Valid" } : { _tag: "Invalid", reason: "mismatch" }
 }

@@ -52,7 +52,9 @@ export const ProductRating = Schema.Struct({
 }).annotate({ identifier: "ProductRating" })
 export type ProductRating = typeof ProductRating.Type
 
-export const ProductRatingList = Schema.Struct({ data: Schema.Array(ProductRating) }).annotate({ identifier: "ProductRatingList" })
+export const ProductRatingList = Schema.Struct({ data: Schema.Array(ProductRating) }).annotate({
+  identifier: "ProductRatingList"
+})
 export type ProductRatingList = typeof ProductRatingList.Type
 
 export const StorefrontAnswer = Schema.Struct({

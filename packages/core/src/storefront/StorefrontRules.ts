@@ -20,7 +20,9 @@ import {
 } from "./Storefront.ts"
 
 /** "Ada L.": the first name and the last name's first character; the first name alone; "Anonymous" without one. */
-export const authorNameOf = (customer: { readonly firstName: string | null; readonly lastName: string | null } | null | undefined): string => {
+export const authorNameOf = (
+  customer: { readonly firstName: string | null; readonly lastName: string | null } | null | undefined
+): string => {
   const first = customer?.firstName?.trim() ?? ""
   if (first === "") return "Anonymous"
   const last = customer?.lastName?.trim() ?? ""
@@ -55,7 +57,13 @@ export const toStorefrontQuestion = (
   createdAt: question.createdAt,
   answers: answers
     .filter((a) => a.published && a.productQuestionId === question.id)
-    .map((a) => ({ id: a.id, body: a.body, authorName: a.authorName, authorType: a.authorType, createdAt: a.createdAt }))
+    .map((a) => ({
+      id: a.id,
+      body: a.body,
+      authorName: a.authorName,
+      authorType: a.authorType,
+      createdAt: a.createdAt
+    }))
 })
 
 export const toProductRating = (product: Product): ProductRating => ({
@@ -97,12 +105,15 @@ export const publishedReviewsFilter = (productId: string, star: number | undefin
     ...(star === undefined ? {} : { rating: { $gte: star - 0.5, $lt: star + 0.5 } })
   })
 
-export const publishedQuestionsFilter = (productId: string): string => JSON.stringify({ published: true, "product.id": productId })
+export const publishedQuestionsFilter = (productId: string): string =>
+  JSON.stringify({ published: true, "product.id": productId })
 
 /** `products=` of the ratings read: 1..100 ids or slugs, comma-separated; blanks and repeats ignored. */
 export const parseProductRefs = (raw: string): Result.Result<ReadonlyArray<string>, InvalidRequest> => {
   const refs = [...new Set(raw.split(",").map((s) => s.trim()).filter((s) => s !== ""))]
-  if (refs.length === 0) return Result.fail(InvalidRequest.single("query.products", "must name at least one product id or slug"))
+  if (refs.length === 0) {
+    return Result.fail(InvalidRequest.single("query.products", "must name at least one product id or slug"))
+  }
   if (refs.length > MAX_RATINGS_PRODUCTS) {
     return Result.fail(InvalidRequest.single("query.products", `names at most ${MAX_RATINGS_PRODUCTS} products`))
   }
@@ -117,7 +128,9 @@ export const DEFAULT_STOREFRONT_SUBMISSIONS_PER_HOUR = 20
 /** What a storefront request spends from: reads (every GET) or submissions (everything else). */
 export type StorefrontAction = "read" | "submission"
 
-export const storefrontActionOf = (method: string): StorefrontAction => (method === "GET" || method === "HEAD" ? "read" : "submission")
+export const storefrontActionOf = (
+  method: string
+): StorefrontAction => (method === "GET" || method === "HEAD" ? "read" : "submission")
 
 export interface StorefrontPlan {
   readonly storefrontReadsPerMinute?: number | undefined
@@ -129,7 +142,12 @@ export interface StorefrontPlan {
  * secret-key bucket (`"org"`), whose key cannot clash with these. Reads refill their ceiling in a minute, submissions
  * in an hour (the rate rounds to the nearest representable one, `TokenBucket.rateUnitsPerMs`).
  */
-export const storefrontBucket = (action: StorefrontAction, keyId: string, clientAddress: string, plan: StorefrontPlan): KeyedBucket => {
+export const storefrontBucket = (
+  action: StorefrontAction,
+  keyId: string,
+  clientAddress: string,
+  plan: StorefrontPlan
+): KeyedBucket => {
   if (action === "read") {
     const n = plan.storefrontReadsPerMinute ?? DEFAULT_STOREFRONT_READS_PER_MINUTE
     return { key: `storefront-read:${keyId}:${clientAddress}`, spec: { ceiling: n, refillPerSecond: n / 60 } }
@@ -139,7 +157,8 @@ export const storefrontBucket = (action: StorefrontAction, keyId: string, client
 }
 
 /** The IETF rate-limit policy name of a storefront bucket (`RateLimit-Policy`). */
-export const storefrontPolicyName = (action: StorefrontAction) => action === "read" ? "storefront-read" : "storefront-submission"
+export const storefrontPolicyName = (action: StorefrontAction) =>
+  action === "read" ? "storefront-read" : "storefront-submission"
 
 // --- CORS ------------------------------------------------------------------------------------------------------
 

@@ -64,7 +64,9 @@ export const publishableKeyConformance: ConformanceSuite = (store) =>
         const missing = yield* Effect.flip(organizations.revokeOwnPublishableKey(key.id).pipe(asDashboard(mine.id)))
         assert.strictEqual(missing._tag, "NotFound")
         const unknown = yield* Effect.flip(
-          organizations.revokeOwnPublishableKey("00000000-0000-4000-8000-0000000000ff" as PublishableKeyId).pipe(asDashboard(mine.id))
+          organizations.revokeOwnPublishableKey("00000000-0000-4000-8000-0000000000ff" as PublishableKeyId).pipe(
+            asDashboard(mine.id)
+          )
         )
         assert.strictEqual(unknown._tag, "NotFound")
         assert.deepStrictEqual(yield* organizations.listOwnPublishableKeys().pipe(asDashboard(mine.id)), [])
@@ -73,8 +75,14 @@ export const publishableKeyConformance: ConformanceSuite = (store) =>
         const reader = asKey(theirs.id, ["settings:read"])
         assert.lengthOf(yield* organizations.listOwnPublishableKeys().pipe(reader), 1)
         assert.strictEqual((yield* Effect.flip(organizations.createOwnPublishableKey().pipe(reader)))._tag, "Forbidden")
-        assert.strictEqual((yield* Effect.flip(organizations.revokeOwnPublishableKey(key.id).pipe(reader)))._tag, "Forbidden")
-        assert.strictEqual((yield* Effect.flip(organizations.listOwnPublishableKeys().pipe(asKey(theirs.id, []))))._tag, "Forbidden")
+        assert.strictEqual(
+          (yield* Effect.flip(organizations.revokeOwnPublishableKey(key.id).pipe(reader)))._tag,
+          "Forbidden"
+        )
+        assert.strictEqual(
+          (yield* Effect.flip(organizations.listOwnPublishableKeys().pipe(asKey(theirs.id, []))))._tag,
+          "Forbidden"
+        )
       }))
 
     it.effect("malformed, unknown and secret keys are one Unauthorized", () =>
@@ -82,7 +90,16 @@ export const publishableKeyConformance: ConformanceSuite = (store) =>
         const organizations = yield* Organizations
         const org = yield* organizations.createOrganization({ name: "Shop" })
         const secret = yield* organizations.issueSecretKey(org.id, { permissions: ["reviews:read"] })
-        for (const presented of ["", "pk_", "pk_short", `pk_${"a".repeat(32)}`, secret.secretKey, "pk_\u0000" + "a".repeat(31)]) {
+        for (
+          const presented of [
+            "",
+            "pk_",
+            "pk_short",
+            `pk_${"a".repeat(32)}`,
+            secret.secretKey,
+            "pk_\u0000" + "a".repeat(31)
+          ]
+        ) {
           const failure = yield* Effect.flip(organizations.authenticatePublishableKey(presented))
           assert.strictEqual(failure._tag, "Unauthorized")
           assert.match(failure.message, /publishable key/)

@@ -36,8 +36,14 @@ import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { makeCustomer, makeProduct, makeSite, seedReviews, StoreTestKit } from "../StoreTestKit.ts"
 
 const shopper = (organizationId: OrganizationId) =>
-  Effect.flatMap(Organizations.use((o) => o.createPublishableKey(organizationId)), (issued) =>
-    Effect.map(Organizations.use((o) => o.authenticatePublishableKey(issued.key)), (key) => ({ ...key, clientAddress: "203.0.113.5" })))
+  Effect.flatMap(
+    Organizations.use((o) => o.createPublishableKey(organizationId)),
+    (issued) =>
+      Effect.map(
+        Organizations.use((o) => o.authenticatePublishableKey(issued.key)),
+        (key) => ({ ...key, clientAddress: "203.0.113.5" })
+      )
+  )
 
 /** Every review of the organization, as the admin read side answers it. */
 const allReviews = (organizationId: OrganizationId) =>
@@ -68,7 +74,13 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         const ada = makeCustomer({ firstName: "Ada", lastName: "lovelace", email: "ada@example.com" })
         yield* fx.insertCustomer(org, ada)
         yield* seedReviews(org, [
-          { productId: mug.id, customerId: ada.id, fields: { rating: 5, ipAddress: "198.51.100.1" }, reply: { published: true, body: "Thanks" }, files: 2 },
+          {
+            productId: mug.id,
+            customerId: ada.id,
+            fields: { rating: 5, ipAddress: "198.51.100.1" },
+            reply: { published: true, body: "Thanks" },
+            files: 2
+          },
           { productId: mug.id, fields: { rating: 3.5 }, reply: { published: false, body: "Draft" } },
           { productId: mug.id, fields: { rating: 1, published: false, body: "hidden" } },
           { productId: cup.id, fields: { rating: 2 } }
@@ -85,37 +97,89 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         assert.isNull(page.data[1]!.response)
         assert.lengthOf(page.data[0]!.files, 2)
         assert.deepStrictEqual(Object.keys(page.data[0]!).sort(), [
-          "authorName", "body", "createdAt", "files", "id", "productId", "rating", "response", "title", "verifiedBuyer"
+          "authorName",
+          "body",
+          "createdAt",
+          "files",
+          "id",
+          "productId",
+          "rating",
+          "response",
+          "title",
+          "verifiedBuyer"
         ])
         // 3.5 counts as four stars.
-        assert.deepStrictEqual((yield* reads.productReviews(mug.id, { rating: 4 }).pipe(as)).data.map((r) => r.rating), [3.5])
+        assert.deepStrictEqual(
+          (yield* reads.productReviews(mug.id, { rating: 4 }).pipe(as)).data.map((r) => r.rating),
+          [3.5]
+        )
         const first = yield* reads.productReviews("mug", { limit: 1, sort: "rating" }).pipe(as)
         assert.deepStrictEqual(first.data.map((r) => r.rating), [3.5])
-        const second = yield* reads.productReviews("mug", { limit: 1, sort: "rating", cursor: first.nextCursor! }).pipe(as)
+        const second = yield* reads.productReviews("mug", { limit: 1, sort: "rating", cursor: first.nextCursor! }).pipe(
+          as
+        )
         assert.deepStrictEqual(second.data.map((r) => r.rating), [5])
-        assert.strictEqual((yield* Effect.flip(reads.productReviews("cup", { limit: 1, sort: "rating", cursor: first.nextCursor! }).pipe(as)))._tag, "InvalidRequest")
-        assert.strictEqual((yield* Effect.flip(reads.productReviews("mug", { limit: 51 }).pipe(as)))._tag, "InvalidRequest")
+        assert.strictEqual(
+          (yield* Effect.flip(
+            reads.productReviews("cup", { limit: 1, sort: "rating", cursor: first.nextCursor! }).pipe(as)
+          ))._tag,
+          "InvalidRequest"
+        )
+        assert.strictEqual(
+          (yield* Effect.flip(reads.productReviews("mug", { limit: 51 }).pipe(as)))._tag,
+          "InvalidRequest"
+        )
         assert.strictEqual((yield* Effect.flip(reads.productReviews("nope", {}).pipe(as)))._tag, "NotFound")
 
         const ratings = yield* reads.ratings(`cup,${mug.id},missing`).pipe(as)
         assert.deepStrictEqual(ratings.data, [
-          { productId: cup.id, slug: "cup", reviewCount: 1, averageRating: 2, histogram: { "1": 0, "2": 1, "3": 0, "4": 0, "5": 0 } },
-          { productId: mug.id, slug: "mug", reviewCount: 2, averageRating: 4.25, histogram: { "1": 0, "2": 0, "3": 0, "4": 1, "5": 1 } }
+          {
+            productId: cup.id,
+            slug: "cup",
+            reviewCount: 1,
+            averageRating: 2,
+            histogram: { "1": 0, "2": 1, "3": 0, "4": 0, "5": 0 }
+          },
+          {
+            productId: mug.id,
+            slug: "mug",
+            reviewCount: 2,
+            averageRating: 4.25,
+            histogram: { "1": 0, "2": 0, "3": 0, "4": 1, "5": 1 }
+          }
         ])
 
         // Another organization's key sees none of it.
         const other = (yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))).id
         const stranger = yield* shopper(other)
-        assert.strictEqual((yield* Effect.flip(reads.productReviews(mug.id, {}).pipe(Effect.provideService(CurrentStorefrontCaller, stranger))))._tag, "NotFound")
-        assert.deepStrictEqual((yield* reads.ratings(mug.id).pipe(Effect.provideService(CurrentStorefrontCaller, stranger))).data, [])
+        assert.strictEqual(
+          (yield* Effect.flip(
+            reads.productReviews(mug.id, {}).pipe(Effect.provideService(CurrentStorefrontCaller, stranger))
+          ))._tag,
+          "NotFound"
+        )
+        assert.deepStrictEqual(
+          (yield* reads.ratings(mug.id).pipe(Effect.provideService(CurrentStorefrontCaller, stranger))).data,
+          []
+        )
 
         const questions = yield* ProductQuestions
-        const asked = yield* questions.create({ productId: mug.id, body: "Big?", askerName: "Grace", askerEmail: "g@example.com", published: true }).pipe(asDashboard(org))
+        const asked = yield* questions.create({
+          productId: mug.id,
+          body: "Big?",
+          askerName: "Grace",
+          askerEmail: "g@example.com",
+          published: true
+        }).pipe(asDashboard(org))
         yield* questions.createAnswer(asked.id, { body: "Yes" }).pipe(asDashboard(org))
         yield* questions.createAnswer(asked.id, { body: "Draft", published: false }).pipe(asDashboard(org))
         yield* questions.create({ productId: mug.id, body: "Hidden?" }).pipe(asDashboard(org))
         const listed = yield* reads.productQuestions("mug", {}).pipe(as)
-        assert.deepStrictEqual(listed.data.map((q) => [q.body, q.askerName, q.answers.map((a) => a.body)]), [["Big?", "Grace", ["Yes"]]])
+        assert.deepStrictEqual(listed.data.map((q) => [q.body, q.askerName, q.answers.map((a) => a.body)]), [[
+          "Big?",
+          "Grace",
+          ["Yes"]
+        ]])
         assert.deepStrictEqual(Object.keys(listed.data[0]!).sort(), ["answers", "askerName", "body", "createdAt", "id"])
 
         assert.isTrue(yield* reads.allowsOrigin(org, "https://www.shop.example.com").pipe(Effect.map((x) => !x)))
@@ -134,29 +198,68 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         yield* fx.insertCustomer(org, ada)
         const submissions = yield* StorefrontSubmissions
         const as = Effect.provideService(CurrentStorefrontCaller, yield* shopper(org))
-        const asked = yield* submissions.askQuestion({ productSlug: "mug", body: "Big?", askerEmail: "g@example.com" }).pipe(as)
+        const asked = yield* submissions.askQuestion({ productSlug: "mug", body: "Big?", askerEmail: "g@example.com" })
+          .pipe(as)
         const questions = yield* ProductQuestions
         const stored = yield* questions.get(asked.id as ProductQuestionId).pipe(asDashboard(org))
-        assert.deepInclude(stored, { published: false, moderatedAt: null, source: "widget", notifyByEmail: true, productId: mug.id })
+        assert.deepInclude(stored, {
+          published: false,
+          moderatedAt: null,
+          source: "widget",
+          notifyByEmail: true,
+          productId: mug.id
+        })
         const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
         assert.deepStrictEqual(events.map((e) => e.event), ["productQuestion.created"])
-        assert.strictEqual((yield* Effect.flip(submissions.answerQuestion(asked.id as ProductQuestionId, { body: "Yes", authorName: "Al" }).pipe(as)))._tag, "NotFound")
+        assert.strictEqual(
+          (yield* Effect.flip(
+            submissions.answerQuestion(asked.id as ProductQuestionId, { body: "Yes", authorName: "Al" }).pipe(as)
+          ))._tag,
+          "NotFound"
+        )
         yield* questions.update(asked.id as ProductQuestionId, { published: true }).pipe(asDashboard(org))
-        const answered = yield* submissions.answerQuestion(asked.id as ProductQuestionId, { body: "Yes", authorName: "Al", email: "ADA@example.com" }).pipe(as)
+        const answered = yield* submissions.answerQuestion(asked.id as ProductQuestionId, {
+          body: "Yes",
+          authorName: "Al",
+          email: "ADA@example.com"
+        }).pipe(as)
         const answers = (yield* questions.listAnswers(asked.id as ProductQuestionId).pipe(asDashboard(org))).data
-        assert.deepStrictEqual(answers.map((a) => [a.id, a.authorType, a.published, a.customerId]), [[answered.id, "customer", false, ada.id]])
+        assert.deepStrictEqual(answers.map((a) => [a.id, a.authorType, a.published, a.customerId]), [[
+          answered.id,
+          "customer",
+          false,
+          ada.id
+        ]])
         const after = yield* questions.get(asked.id as ProductQuestionId).pipe(asDashboard(org))
         assert.deepInclude(after, { answerCount: 1, publishedAnswerCount: 0, answeredAt: null })
         // Another organization's key finds neither the product nor the question.
-        const stranger = Effect.provideService(CurrentStorefrontCaller, yield* shopper((yield* Organizations.use((o) => o.createOrganization({ name: "Else" }))).id))
-        assert.strictEqual((yield* Effect.flip(submissions.askQuestion({ productId: mug.id, body: "Mine?" }).pipe(stranger)))._tag, "InvalidRequest")
-        assert.strictEqual((yield* Effect.flip(submissions.answerQuestion(asked.id as ProductQuestionId, { body: "x", authorName: "y" }).pipe(stranger)))._tag, "NotFound")
-        assert.strictEqual((yield* Effect.flip(submissions.askQuestion({ productId: mug.id, productSlug: "mug", body: "Both?" }).pipe(as)))._tag, "InvalidRequest")
+        const stranger = Effect.provideService(
+          CurrentStorefrontCaller,
+          yield* shopper((yield* Organizations.use((o) => o.createOrganization({ name: "Else" }))).id)
+        )
+        assert.strictEqual(
+          (yield* Effect.flip(submissions.askQuestion({ productId: mug.id, body: "Mine?" }).pipe(stranger)))._tag,
+          "InvalidRequest"
+        )
+        assert.strictEqual(
+          (yield* Effect.flip(
+            submissions.answerQuestion(asked.id as ProductQuestionId, { body: "x", authorName: "y" }).pipe(stranger)
+          ))._tag,
+          "NotFound"
+        )
+        assert.strictEqual(
+          (yield* Effect.flip(
+            submissions.askQuestion({ productId: mug.id, productSlug: "mug", body: "Both?" }).pipe(as)
+          ))._tag,
+          "InvalidRequest"
+        )
       }))
 
     it.effect("storefront buckets are per key and address and never spend the organization's", () =>
       Effect.gen(function*() {
-        const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Limited", apiRequestsPerMinute: 5 }))).id
+        const org = (yield* Organizations.use((o) =>
+          o.createOrganization({ name: "Limited", apiRequestsPerMinute: 5 })
+        )).id
         const limits = yield* RateLimitRepository
         const plan = { apiRequestsPerMinute: 5, storefrontReadsPerMinute: 2 }
         const read = (address: string) => limits.spend(org, [storefrontBucket("read", "k1", address, plan)], 1)
@@ -180,14 +283,22 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         const op = fc.oneof(
           fc.record({
             kind: fc.constant("import" as const),
-            rows: fc.array(fc.record({
-              product: fc.integer({ min: 0, max: 1 }),
-              rating: fc.integer({ min: 2, max: 10 }).map((h) => h / 2),
-              state: fc.constantFrom("published", "unpublished", "pending")
-            }), { minLength: 1, maxLength: 4 })
+            rows: fc.array(
+              fc.record({
+                product: fc.integer({ min: 0, max: 1 }),
+                rating: fc.integer({ min: 2, max: 10 }).map((h) => h / 2),
+                state: fc.constantFrom("published", "unpublished", "pending")
+              }),
+              { minLength: 1, maxLength: 4 }
+            )
           }),
           fc.record({ kind: fc.constant("publish" as const), pick: fc.nat(), published: fc.boolean() }),
-          fc.record({ kind: fc.constant("bulk" as const), atLeast: fc.integer({ min: 1, max: 5 }), product: fc.option(fc.integer({ min: 0, max: 1 })), published: fc.boolean() }),
+          fc.record({
+            kind: fc.constant("bulk" as const),
+            atLeast: fc.integer({ min: 1, max: 5 }),
+            product: fc.option(fc.integer({ min: 0, max: 1 })),
+            published: fc.boolean()
+          }),
           fc.record({ kind: fc.constant("redact" as const), pick: fc.nat() }),
           fc.record({ kind: fc.constant("delete" as const), pick: fc.nat() })
         )
@@ -207,7 +318,11 @@ export const storefrontConformance: ConformanceSuite = (store) =>
                     product: products[r.product]!.slug,
                     rating: r.rating,
                     title: "Nice mug",
-                    ...(r.state === "unpublished" ? { published: false } : r.state === "pending" ? { pending: true } : {})
+                    ...(r.state === "unpublished"
+                      ? { published: false }
+                      : r.state === "pending"
+                      ? { pending: true }
+                      : {})
                   }))
                 }).pipe(as)
                 ids.push(...result.imported.map((i) => i.id))
@@ -219,7 +334,10 @@ export const storefrontConformance: ConformanceSuite = (store) =>
                 break
               }
               case "bulk": {
-                const filter = { rating: { $gte: step.atLeast }, ...(step.product === null ? {} : { "product.id": products[step.product]!.id }) }
+                const filter = {
+                  rating: { $gte: step.atLeast },
+                  ...(step.product === null ? {} : { "product.id": products[step.product]!.id })
+                }
                 yield* writes.bulkUpdate({ filter: JSON.stringify(filter) }, { published: step.published }).pipe(as)
                 break
               }
@@ -249,7 +367,12 @@ export const storefrontConformance: ConformanceSuite = (store) =>
             assert.strictEqual(stored.publishedReviewCount, published.length, label)
             assert.deepStrictEqual(stored.ratingHistogram, histogramOf(mine), label)
             if (published.length === 0) assert.isNull(stored.averageRating, label)
-            else assert.closeTo(stored.averageRating!, published.reduce((s, r) => s + r.rating, 0) / published.length, 1e-9, label)
+            else {assert.closeTo(
+                stored.averageRating!,
+                published.reduce((s, r) => s + r.rating, 0) / published.length,
+                1e-9,
+                label
+              )}
           }
         }
       }))

@@ -33,50 +33,60 @@ export interface StorefrontOptions {
 }
 
 export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
-  Layer.effect(StorefrontAuth, Effect.gen(function*() {
-    const organizations = yield* Organizations
-    const rateLimits = yield* RateLimitRepository
-    const reads = yield* StorefrontReads
-    const idempotency = yield* Idempotency
-    const trusted = parseTrustProxy(options.trustProxy ?? "")
+  Layer.effect(
+    StorefrontAuth,
+    Effect.gen(function*() {
+      const organizations = yield* Organizations
+      const rateLimits = yield* RateLimitRepository
+      const reads = yield* StorefrontReads
+      const idempotency = yield* Idempotency
+      const trusted = parseTrustProxy(options.trustProxy ?? "")
 
-    const admit: Parameters<typeof StorefrontAuth.of>[0]["publishableKeyHeader"] = (httpEffect, { credential, endpoint }) =>
-      Effect.withFiber((fiber) => {
-        const context = fiber.context as Context.Context<never>
-        const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
-        return Effect.flatMap(organizations.authenticatePublishableKey(Redacted.value(credential)), (key) => {
-          const clientAddress = clientAddressOf(
-            Option.getOrUndefined(request.peerAddress),
-            request.headers["x-forwarded-for"],
-            trusted
-          )
-          const action = storefrontActionOf(request.method)
-          const policy = storefrontPolicyName(action)
-          const spend = rateLimits.spend(key.organization.id, [storefrontBucket(action, key.keyId, clientAddress, key.organization.plan)], 1)
-          return Effect.flatMap(spend, (decision) => {
-            recordRateLimitDecisionUnsafe(decision, context)
-            const origin = request.headers["origin"]
-            const cors = origin === undefined ? Effect.succeed(corsHeaders(undefined)) : Effect.map(
-              reads.allowsOrigin(key.organization.id, origin),
-              (allowed) => corsHeaders(allowed ? origin : undefined)
+      const admit: Parameters<typeof StorefrontAuth.of>[0]["publishableKeyHeader"] = (
+        httpEffect,
+        { credential, endpoint }
+      ) =>
+        Effect.withFiber((fiber) => {
+          const context = fiber.context as Context.Context<never>
+          const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
+          return Effect.flatMap(organizations.authenticatePublishableKey(Redacted.value(credential)), (key) => {
+            const clientAddress = clientAddressOf(
+              Option.getOrUndefined(request.peerAddress),
+              request.headers["x-forwarded-for"],
+              trusted
             )
-            return Effect.flatMap(cors, (headers) => {
-              if (decision._tag === "Refused") {
-                return Effect.succeed(HttpServerResponse.setHeaders(refusedResponse(decision, policy), headers))
-              }
-              const answered = { ...rateLimitHeaders(decision, policy), ...headers }
-              HttpEffect.appendPreResponseHandlerUnsafe(context, (_, response) =>
-                Effect.succeed(HttpServerResponse.setHeaders(response, answered)))
-              const run = Effect.provideService(httpEffect, CurrentStorefrontCaller, { ...key, clientAddress })
-              // A submission's JSON is measured before it is parsed, and honours Idempotency-Key (docs/DECISIONS.md §18), keyed per
-              // organization like the admin API's (a replay needs the same method, path and body as well).
-              return action === "read"
-                ? run
-                : Effect.andThen(guardJsonBody, idempotently(idempotency, endpoint, key.organization.id, run))
+            const action = storefrontActionOf(request.method)
+            const policy = storefrontPolicyName(action)
+            const spend = rateLimits.spend(key.organization.id, [
+              storefrontBucket(action, key.keyId, clientAddress, key.organization.plan)
+            ], 1)
+            return Effect.flatMap(spend, (decision) => {
+              recordRateLimitDecisionUnsafe(decision, context)
+              const origin = request.headers["origin"]
+              const cors = origin === undefined ? Effect.succeed(corsHeaders(undefined)) : Effect.map(
+                reads.allowsOrigin(key.organization.id, origin),
+                (allowed) => corsHeaders(allowed ? origin : undefined)
+              )
+              return Effect.flatMap(cors, (headers) => {
+                if (decision._tag === "Refused") {
+                  return Effect.succeed(HttpServerResponse.setHeaders(refusedResponse(decision, policy), headers))
+                }
+                const answered = { ...rateLimitHeaders(decision, policy), ...headers }
+                HttpEffect.appendPreResponseHandlerUnsafe(
+                  context,
+                  (_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, answered))
+                )
+                const run = Effect.provideService(httpEffect, CurrentStorefrontCaller, { ...key, clientAddress })
+                // A submission's JSON is measured before it is parsed, and honours Idempotency-Key (docs/DECISIONS.md §18), keyed per
+                // organization like the admin API's (a replay needs the same method, path and body as well).
+                return action === "read"
+                  ? run
+                  : Effect.andThen(guardJsonBody, idempotently(idempotency, endpoint, key.organization.id, run))
+              })
             })
           })
         })
-      })
 
-    return StorefrontAuth.of({ publishableKeyHeader: admit, publishableKeyQuery: admit })
-  }))
+      return StorefrontAuth.of({ publishableKeyHeader: admit, publishableKeyQuery: admit })
+    })
+  )

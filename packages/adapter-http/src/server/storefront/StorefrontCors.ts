@@ -33,26 +33,30 @@ export const StorefrontPreflight = Layer.effectDiscard(Effect.gen(function*() {
   const router = yield* HttpRouter.HttpRouter
   const organizations = yield* Organizations
   const reads = yield* StorefrontReads
-  yield* router.add("OPTIONS", STOREFRONT_PREFLIGHT_PATH, Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const origin = request.headers["origin"]
-    const key = keyInQuery(request.url)
-    const allowed = origin !== undefined && key !== undefined
-      ? yield* organizations.authenticatePublishableKey(key).pipe(
-        Effect.flatMap((k) => reads.allowsOrigin(k.organization.id, origin)),
-        Effect.orElseSucceed(() => false)
-      )
-      : false
-    return HttpServerResponse.empty({
-      status: 204,
-      headers: allowed
-        ? {
-          ...corsHeaders(origin),
-          "access-control-allow-methods": "GET, POST, OPTIONS",
-          "access-control-allow-headers": "Content-Type, X-Publishable-Key, Idempotency-Key, If-None-Match",
-          "access-control-max-age": "600"
-        }
-        : corsHeaders(undefined)
+  yield* router.add(
+    "OPTIONS",
+    STOREFRONT_PREFLIGHT_PATH,
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const origin = request.headers["origin"]
+      const key = keyInQuery(request.url)
+      const allowed = origin !== undefined && key !== undefined
+        ? yield* organizations.authenticatePublishableKey(key).pipe(
+          Effect.flatMap((k) => reads.allowsOrigin(k.organization.id, origin)),
+          Effect.orElseSucceed(() => false)
+        )
+        : false
+      return HttpServerResponse.empty({
+        status: 204,
+        headers: allowed
+          ? {
+            ...corsHeaders(origin),
+            "access-control-allow-methods": "GET, POST, OPTIONS",
+            "access-control-allow-headers": "Content-Type, X-Publishable-Key, Idempotency-Key, If-None-Match",
+            "access-control-max-age": "600"
+          }
+          : corsHeaders(undefined)
+      })
     })
-  }))
+  )
 }))

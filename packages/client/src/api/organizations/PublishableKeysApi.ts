@@ -9,7 +9,9 @@ import { NotFoundResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 import { doc } from "../Describe.ts"
 
-export const PublishableKeyList = Schema.Struct({ data: Schema.Array(PublishableKey) }).annotate({ identifier: "PublishableKeyList" })
+export const PublishableKeyList = Schema.Struct({ data: Schema.Array(PublishableKey) }).annotate({
+  identifier: "PublishableKeyList"
+})
 
 export class PublishableKeysApi extends HttpApiGroup.make("publishableKeys")
   .add(
@@ -41,6 +43,7 @@ export class PublishableKeysApi extends HttpApiGroup.make("publishableKeys")
   .middleware(SecretKeyAuth)
   .annotateMerge(OpenApi.annotations({
     title: "Publishable keys",
-    description: "Keys for storefront widgets: public, read-only on published content, rate limited per key and client address."
+    description:
+      "Keys for storefront widgets: public, read-only on published content, rate limited per key and client address."
   }))
 {}

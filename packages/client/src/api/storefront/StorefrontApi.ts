@@ -26,7 +26,13 @@ import { doc } from "../Describe.ts"
 
 const wholeNumber = (name: string, min: number, max: number, description: string, fallback?: number) =>
   queryParameter(Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max })), {
-    document: { type: "integer", minimum: min, maximum: max, ...(fallback === undefined ? {} : { default: fallback }), description },
+    document: {
+      type: "integer",
+      minimum: min,
+      maximum: max,
+      ...(fallback === undefined ? {} : { default: fallback }),
+      description
+    },
     parse: (raw) => {
       const n = /^\d{1,6}$/.test(raw) ? Number(raw) : Number.NaN
       return n >= min && n <= max
@@ -43,13 +49,17 @@ const limit = wholeNumber(
   `Records to return, 1 to ${storefrontLimits.maxLimit} (default ${storefrontLimits.defaultLimit}).`,
   storefrontLimits.defaultLimit
 )
-const cursor = Schema.optionalKey(Schema.String.check(Schema.isMaxLength(2_000)).annotate({
-  description: "The previous page's `nextCursor`; only valid with the same product, sort and rating."
-}))
+const cursor = Schema.optionalKey(
+  Schema.String.check(Schema.isMaxLength(2_000)).annotate({
+    description: "The previous page's `nextCursor`; only valid with the same product, sort and rating."
+  })
+)
 /** The key may come in the query (spec: Authentication 6); declared here so strict query parsing accepts it. */
-const apiPublishableKey = Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200)).annotate({
-  description: "The publishable key (`pk_…`), when it is not sent as the `X-Publishable-Key` header."
-}))
+const apiPublishableKey = Schema.optionalKey(
+  Schema.String.check(Schema.isMaxLength(200)).annotate({
+    description: "The publishable key (`pk_…`), when it is not sent as the `X-Publishable-Key` header."
+  })
+)
 const productParams = {
   productIdOrSlug: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(500)).annotate({
     description: "The product's id or its slug."
@@ -65,7 +75,12 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
         limit,
         cursor,
         sort: sortParam(storefrontReviewSorts, "-createdAt"),
-        rating: wholeNumber("rating", 1, 5, "Only reviews of this many stars (a rating counts for the nearest whole star, halves up).")
+        rating: wholeNumber(
+          "rating",
+          1,
+          5,
+          "Only reviews of this many stars (a rating counts for the nearest whole star, halves up)."
+        )
       },
       success: StorefrontReviewPage,
       error: [NotFoundResponse, InvalidRequestResponse]
@@ -118,6 +133,7 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
   .middleware(StorefrontAuth)
   .annotateMerge(OpenApi.annotations({
     title: "Storefront",
-    description: "Public reads for storefront widgets, authenticated with a publishable key (`X-Publishable-Key` or `apiPublishableKey`): published content only, rate limited per key and client address, cacheable."
+    description:
+      "Public reads for storefront widgets, authenticated with a publishable key (`X-Publishable-Key` or `apiPublishableKey`): published content only, rate limited per key and client address, cacheable."
   }))
 {}
