@@ -1,5 +1,5 @@
 /**
- * The storefront API over HTTP (docs/DECISIONS.md §53) on memory and, with TEST_DATABASE_URL, a PostgreSQL server:
+ * The storefront API over HTTP (docs/DECISIONS.md §55) on memory and, with TEST_DATABASE_URL, a PostgreSQL server:
  * the publishable-key scheme refused both ways, buckets per key and client address apart from the organization's,
  * `TRUST_PROXY`, revalidation (304), CORS, hostile input, and a walk over every storefront route proving that nothing
  * unpublished or personal is ever answered.

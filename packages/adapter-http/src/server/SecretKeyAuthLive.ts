@@ -44,7 +44,7 @@ export const rateLimitHeaders = (decision: SpendDecision, policy = "org"): Recor
   "x-rate-limit-cost": String(decision.cost),
   "x-ratelimit-limit": String(decision.limit),
   "x-ratelimit-remaining": String(decision.remaining),
-  // A storefront submission bucket refills its ceiling in an hour (docs/DECISIONS.md §53).
+  // A storefront submission bucket refills its ceiling in an hour (docs/DECISIONS.md §55).
   "ratelimit-policy": `"${policy}";q=${decision.limit};w=${policy === "storefront-submission" ? 3600 : 60}`,
   "ratelimit": `"${policy}";r=${decision.remaining}` + (decision.fullInSeconds === undefined ? "" : `;t=${decision.fullInSeconds}`),
   ...(decision._tag === "Refused" && decision.retryAfterSeconds !== undefined

@@ -97,7 +97,7 @@ export const customerInput = (c: Customer) => ({
   updated_at: c.updatedAt
 })
 
-/** `starOf` in SQL: the whole star a rating counts for (nearest, halves up; docs/DECISIONS.md §53). */
+/** `starOf` in SQL: the whole star a rating counts for (nearest, halves up; docs/DECISIONS.md §55). */
 export const starSql = (rating: string) => `least(5, greatest(1, floor(${rating} + 0.5)))::int`
 
 /** The histogram columns of `products`, star 1 to 5. */

@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * Publishable keys become credentials of their own (docs/DECISIONS.md §53): a signing secret for signed customer
+ * Publishable keys become credentials of their own (docs/DECISIONS.md §55): a signing secret for signed customer
  * calls (kept as is, as webhook secrets are: an HMAC is verified with the secret itself; keys made before have none),
  * revocation, and a lookup by key text, unique so that a presented key names one organization. A revocation (any
  * update, delete or truncate) announces itself on commit like a secret key's (migration 101), so every process drops

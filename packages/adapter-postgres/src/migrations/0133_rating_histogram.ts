@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * Each product keeps how many of its published reviews have each number of stars (docs/DECISIONS.md §53), beside the
+ * Each product keeps how many of its published reviews have each number of stars (docs/DECISIONS.md §55), beside the
  * count and sum of migration 111, kept in the same statements (`recalculateProductStats`, `addProductStats`), so a
  * storefront's `GET /storefront/ratings` reads one row per product. A rating counts for the nearest whole star,
  * halves up (`floor(rating + 0.5)`, as `starOf` computes it).
@@ -26,7 +26,7 @@ export const ratingHistogramMigration: Migration = {
               count(*) FILTER (WHERE least(5, greatest(1, floor(rating + 0.5))) = 5) AS h5
             FROM reviews WHERE published GROUP BY organization_id, product_id) s
       WHERE p.organization_id = s.organization_id AND p.id = s.product_id`,
-    // The storefront finds sites by domain for CORS (docs/DECISIONS.md §53).
+    // The storefront finds sites by domain for CORS (docs/DECISIONS.md §55).
     `CREATE INDEX IF NOT EXISTS sites_by_domain ON sites (organization_id, lower(domain))`
   ]
 }

@@ -6,7 +6,7 @@
  *   it before the request is decoded and the OpenAPI document states it.
  * - `OperatorAuth`: the operator API's bearer token.
  * - `StorefrontAuth`: a publishable key (`X-Publishable-Key: pk_…` or `?apiPublishableKey=pk_…`) on `/storefront/…`
- *   routes; provides the storefront caller; may refuse with 401 or 429 (docs/DECISIONS.md §53).
+ *   routes; provides the storefront caller; may refuse with 401 or 429 (docs/DECISIONS.md §55).
  */
 import { CurrentCaller, CurrentStorefrontCaller, type Permission } from "@feedback/core"
 import { Context } from "effect"

@@ -19,7 +19,7 @@ export const Site = Schema.Struct({
 export type Site = typeof Site.Type
 
 /**
- * How many published reviews of a product have each number of stars (docs/DECISIONS.md §53). A rating counts for the
+ * How many published reviews of a product have each number of stars (docs/DECISIONS.md §55). A rating counts for the
  * nearest whole star, halves up (`starOf`): 4.5 is a 5, 4.49 a 4.
  */
 export const RatingHistogram = Schema.Struct({

@@ -13,7 +13,7 @@ export interface Authenticated {
 }
 
 /**
- * A publishable key that authenticated (storefront routes only, docs/DECISIONS.md §53): the organization whose
+ * A publishable key that authenticated (storefront routes only, docs/DECISIONS.md §55): the organization whose
  * published content it reads, the key (its buckets are per key), and its signing secret for signed customer calls.
  */
 export interface AuthenticatedPublishableKey {

@@ -17,7 +17,7 @@ export const Plan = Schema.Struct({
   apiRequestsPerMinute: ApiRequestsPerMinute,
   loyaltyEventsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
   loyaltyStampsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
-  /** Storefront reads per publishable key and client address (docs/DECISIONS.md §53); absent: 600. */
+  /** Storefront reads per publishable key and client address (docs/DECISIONS.md §55); absent: 600. */
   storefrontReadsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
   /** Storefront submissions per publishable key and client address; absent: 20 an hour. */
   storefrontSubmissionsPerHour: Schema.optionalKey(ApiRequestsPerMinute)

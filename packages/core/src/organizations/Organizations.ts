@@ -96,7 +96,7 @@ export class Organizations extends Context.Service<Organizations, {
   readonly revokeSecretKey: (organizationId: OrganizationId, keyId: SecretKeyId) => Effect.Effect<SecretKeyView, NotFound>
   readonly listSecretKeys: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<SecretKeyView>, NotFound>
 
-  /** Issues a publishable key; the answer is the only place its signing secret is shown (docs/DECISIONS.md §53). */
+  /** Issues a publishable key; the answer is the only place its signing secret is shown (docs/DECISIONS.md §55). */
   readonly createPublishableKey: (organizationId: OrganizationId) => Effect.Effect<IssuedPublishableKey, NotFound>
   /** `GET /publishable-keys` (`settings:read`): the caller's keys, revoked ones included, newest first. */
   readonly listOwnPublishableKeys: () => Effect.Effect<ReadonlyArray<PublishableKey>, Forbidden, CurrentCaller>

@@ -11,7 +11,7 @@ export const PUBLISHABLE_KEY_PREFIX = "pk_"
 export const SIGNING_SECRET_PREFIX = "pks_"
 
 /**
- * A publishable key as the admin API lists it (docs/DECISIONS.md §53): the key is public (it is written into storefront
+ * A publishable key as the admin API lists it (docs/DECISIONS.md §55): the key is public (it is written into storefront
  * pages), so it is stored and shown as is; a revoked key keeps its row, with `revokedAt`, and never works again.
  */
 export const PublishableKey = Schema.Struct({

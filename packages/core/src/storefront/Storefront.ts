@@ -1,5 +1,5 @@
 /**
- * What the storefront API answers (docs/DECISIONS.md §53, shared §18): published content only, shaped for shoppers.
+ * What the storefront API answers (docs/DECISIONS.md §55, shared §18): published content only, shaped for shoppers.
  * No record here has a field for an email, IP address, fingerprint, user agent or metadata, so none can leak: the
  * shapes are built field by field from the admin records (`StorefrontRules.ts`), never spread from them.
  */

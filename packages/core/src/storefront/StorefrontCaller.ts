@@ -1,6 +1,6 @@
 /**
  * The caller of a storefront route: a publishable key that authenticated, and the client address its buckets are
- * counted per (docs/DECISIONS.md §53). Not a `Caller`: it holds no permission and reaches only the storefront reads.
+ * counted per (docs/DECISIONS.md §55). Not a `Caller`: it holds no permission and reaches only the storefront reads.
  */
 import { Context } from "effect"
 import type { AuthenticatedPublishableKey } from "../organizations/Authenticated.ts"

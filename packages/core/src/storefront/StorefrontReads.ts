@@ -1,5 +1,5 @@
 /**
- * The storefront's reads (docs/DECISIONS.md §53): a product's published reviews and questions, and the ratings of up to
+ * The storefront's reads (docs/DECISIONS.md §55): a product's published reviews and questions, and the ratings of up to
  * 100 products, for the publishable key's organization only. They run over the admin read side of every store (the
  * same keyset pages, filters and sealed cursors), with the published filter fixed here, and answer the storefront
  * shapes, which have no personal field at all.

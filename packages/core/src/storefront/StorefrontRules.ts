@@ -1,5 +1,5 @@
 /**
- * The storefront's rules as plain functions over data (docs/DECISIONS.md §53): how a shopper is named, which records a
+ * The storefront's rules as plain functions over data (docs/DECISIONS.md §55): how a shopper is named, which records a
  * publishable key may read and in which shape, the per-key-and-address buckets, and which origins get CORS.
  */
 import { Result } from "effect"
@@ -173,7 +173,7 @@ export const siteHost = (domain: string): string => {
 
 /**
  * Whether a browser page of `origin` may read storefront answers: exactly `https://` + a site's domain, or `https://www.`
- * + it (docs/DECISIONS.md §53). Case-insensitive; any port, path or other scheme is refused.
+ * + it (docs/DECISIONS.md §55). Case-insensitive; any port, path or other scheme is refused.
  */
 export const isAllowedOrigin = (origin: string, domains: ReadonlyArray<string | null>): boolean => {
   const lower = origin.toLowerCase()

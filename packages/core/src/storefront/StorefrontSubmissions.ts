@@ -1,5 +1,5 @@
 /**
- * Shopper submissions through the storefront (shared §18, docs/DECISIONS.md §53): a question lands unpublished in the
+ * Shopper submissions through the storefront (shared §18, docs/DECISIONS.md §55): a question lands unpublished in the
  * same moderation queue as the admin API's, with `source: "widget"`; an answer to a published question lands
  * unpublished with `authorType: "customer"`. Each fires its `…created` event in the same unit of work.
  */

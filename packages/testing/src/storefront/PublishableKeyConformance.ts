@@ -1,5 +1,5 @@
 /**
- * Publishable keys on every store (docs/DECISIONS.md §53): issued with a signing secret shown once, listed newest
+ * Publishable keys on every store (docs/DECISIONS.md §55): issued with a signing secret shown once, listed newest
  * first with revoked ones, revoked once (the first time kept), refused by authentication once revoked, scoped to
  * their organization; the setup state reports the newest key not revoked.
  */

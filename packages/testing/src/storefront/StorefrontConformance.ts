@@ -1,5 +1,5 @@
 /**
- * The storefront's reads and stats on every store (docs/DECISIONS.md §53): published records only, in the shopper's
+ * The storefront's reads and stats on every store (docs/DECISIONS.md §55): published records only, in the shopper's
  * shape; the products' rating histogram kept exact by every review change (a property over random sequences of
  * imports, moderation, bulk updates, redactions and deletions compares it with a recomputation); and storefront
  * buckets that never touch the organization's.

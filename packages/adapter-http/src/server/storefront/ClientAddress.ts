@@ -1,5 +1,5 @@
 /**
- * The client address a storefront request is counted for (docs/DECISIONS.md §53): the peer's address, unless the peer
+ * The client address a storefront request is counted for (docs/DECISIONS.md §55): the peer's address, unless the peer
  * is a proxy the operator trusts (`TRUST_PROXY`: comma-separated addresses and CIDRs, default none); then the
  * right-most `X-Forwarded-For` hop that is not itself trusted, since every hop left of it was written by a party
  * nobody vouches for. Without a trusted peer `X-Forwarded-For` is never read, so a client cannot choose its bucket.

@@ -1,5 +1,5 @@
 /**
- * Revalidation of storefront reads (docs/DECISIONS.md §53): every answer carries a strong `ETag` (a hash of its exact
+ * Revalidation of storefront reads (docs/DECISIONS.md §55): every answer carries a strong `ETag` (a hash of its exact
  * body) and `Cache-Control: public, max-age=60`; a request whose `If-None-Match` lists the current tag (or `*`)
  * answers 304 with no body. The tag is of the bytes, so any change to what the shopper would see changes it.
  */

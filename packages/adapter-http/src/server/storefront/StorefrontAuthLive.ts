@@ -1,5 +1,5 @@
 /**
- * The storefront's admission path (docs/DECISIONS.md §53), the publishable-key counterpart of `SecretKeyAuthLive`:
+ * The storefront's admission path (docs/DECISIONS.md §55), the publishable-key counterpart of `SecretKeyAuthLive`:
  * 1. authenticate the publishable key from the header or the query (401, one message for every failure; a secret
  *    key is never one, and revocation is heard across processes like a secret key's);
  * 2. charge the key's bucket for the client address (reads or submissions, never the organization's secret-key

@@ -1,5 +1,5 @@
 /**
- * CORS of the storefront routes (docs/DECISIONS.md §53): a page at `https://` + one of the organization's site domains
+ * CORS of the storefront routes (docs/DECISIONS.md §55): a page at `https://` + one of the organization's site domains
  * (or `www.` + it) may read the answers; any other origin gets no CORS header. Answers vary by `Origin` whether
  * or not it is allowed, so a shared cache never hands one origin's answer to another. Preflights (`OPTIONS`) are
  * answered 204 for an allowed origin; the organization is known from the key in the query (a browser sends no

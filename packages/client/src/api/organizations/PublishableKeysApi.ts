@@ -1,5 +1,5 @@
 /**
- * Publishable keys in the admin API (docs/DECISIONS.md §53): the keys storefront widgets authenticate with. A key is
+ * Publishable keys in the admin API (docs/DECISIONS.md §55): the keys storefront widgets authenticate with. A key is
  * public; its signing secret (for signed customer calls) is shown once, when the key is created.
  */
 import { IssuedPublishableKey, PublishableKey, PublishableKeyId } from "@feedback/core"

@@ -1,5 +1,5 @@
 /**
- * The storefront API (docs/DECISIONS.md §53, shared §18): what a storefront widget reads with a publishable key, given as
+ * The storefront API (docs/DECISIONS.md §55, shared §18): what a storefront widget reads with a publishable key, given as
  * the query parameter `apiPublishableKey` or the header `X-Publishable-Key`. Published content only, in shapes with
  * no personal field; every answer is cacheable (`ETag`, `Cache-Control: public, max-age=60`, 304 on a matching
  * `If-None-Match`). Secret keys are refused here, and publishable keys everywhere else.
