@@ -3,7 +3,7 @@
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { DEFAULT_JOB_BATCH_SIZE, isWellFormedSecretKey, MIN_EVENT_RETENTION_DAYS, Organizations } from "@feedback/core"
-import { Cause, Config, Effect, Exit, Layer, Option, Redacted, type Runtime } from "effect"
+import { Cause, Config, Effect, Exit, Layer, Option, Redacted, Result, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ApiApplication, apiMiddleware, ObservabilityLayer } from "./server/ApiServer.ts"
 import { JsonLoggerLayer, stdoutSink } from "./server/observability/JsonLogger.ts"
@@ -11,6 +11,7 @@ import { OtlpLayer, parseOtlpHeaders } from "./server/observability/OtlpExport.t
 import { demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
 import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
 import { DEFAULT_EMBED_SCRIPT_URL } from "./server/setup/SetupHandlers.ts"
+import { parseTrustProxy } from "./server/storefront/ClientAddress.ts"
 import { chooseStore, describeRateLimitStore, describeStore, isRateLimitUrl, storeLayer } from "./server/StoreSelection.ts"
 
 const ServerConfig = Config.all({
@@ -39,6 +40,7 @@ const ServerConfig = Config.all({
   }),
   embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
   publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
+  trustProxy: Config.String("TRUST_PROXY").pipe(Config.withDefault("")),
   surveyRecoveryMs: Config.Int("SURVEY_RECOVERY_MS").pipe(Config.withDefault(600_000)),
   eventRetentionDays: Config.Int("EVENT_RETENTION_DAYS").pipe(Config.withDefault(MIN_EVENT_RETENTION_DAYS)),
   jobs: Config.all({
@@ -106,6 +108,8 @@ const run = Effect.gen(function*() {
   if (Option.isSome(config.operatorToken) && Redacted.value(config.operatorToken.value).length < MIN_OPERATOR_TOKEN_LENGTH) {
     return yield* Effect.die(new Error(`OPERATOR_TOKEN must be at least ${MIN_OPERATOR_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`))
   }
+  const trustProblem = Result.try(() => parseTrustProxy(config.trustProxy))
+  if (Result.isFailure(trustProblem)) return yield* Effect.die(trustProblem.failure)
   const limitsProblem = checkServerLimits(config.limits)
   if (limitsProblem !== undefined) return yield* Effect.die(new Error(`Server limits: ${limitsProblem}`))
   if (Option.isSome(config.smtpUrl) && Option.isNone(config.mailFrom)) {
@@ -145,6 +149,7 @@ const run = Effect.gen(function*() {
     metricsToken: Option.getOrUndefined(config.metricsToken),
     embedScriptUrl: config.embedScriptUrl,
     publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
+    trustProxy: config.trustProxy,
     serverUrl: ownUrl(config.host, config.port),
     email: { smtp },
     surveys: { interruptedAfterMs: config.surveyRecoveryMs },

@@ -46,6 +46,12 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
   "GET /ready": ({ api }) => api.GET("/ready"),
   "GET /organization": ({ api }) => api.GET("/organization"),
 
+  "POST /publishable-keys": async ({ api }) => {
+    const answer = await api.POST("/publishable-keys")
+    return { ...answer, made: { publishableKey: answer.data!.id, publishableKeyText: answer.data!.key } }
+  },
+  "GET /publishable-keys": ({ api }) => api.GET("/publishable-keys"),
+
   "POST /sites": async ({ api }) => {
     const answer = await api.POST("/sites", { body: { name: "Main store", domain: "shop.example.com" } })
     return { ...answer, made: { site: answer.data!.id } }
@@ -245,7 +251,37 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
       params: { path: { id: id(made, "webhook"), deliveryId: id(made, "delivery") } }
     }),
   "GET /events": ({ api }) => api.GET("/events", { params: { query: { events: ["product.updated", "review.created"], limit: 50 } } }),
-  "DELETE /webhooks/{id}": ({ api, made }) => api.DELETE("/webhooks/{id}", { params: { path: { id: id(made, "webhook") } } })
+  "DELETE /webhooks/{id}": ({ api, made }) => api.DELETE("/webhooks/{id}", { params: { path: { id: id(made, "webhook") } } }),
+  "GET /storefront/ratings": ({ api, made }) =>
+    api.GET("/storefront/ratings", {
+      params: { query: { products: "mug,cup", apiPublishableKey: id(made, "publishableKeyText") } }
+    }),
+  "GET /storefront/products/{productIdOrSlug}/reviews": ({ api, made }) =>
+    api.GET("/storefront/products/{productIdOrSlug}/reviews", {
+      params: { path: { productIdOrSlug: "mug" }, query: { limit: 5, sort: "-rating", rating: 5 } },
+      headers: { "x-publishable-key": id(made, "publishableKeyText") }
+    }),
+  "GET /storefront/products/{productIdOrSlug}/questions": ({ api, made }) =>
+    api.GET("/storefront/products/{productIdOrSlug}/questions", {
+      params: { path: { productIdOrSlug: id(made, "product") }, query: { limit: 5 } },
+      headers: { "x-publishable-key": id(made, "publishableKeyText") }
+    }),
+  "POST /storefront/questions": ({ api, made }) =>
+    api.POST("/storefront/questions", {
+      params: { query: { apiPublishableKey: id(made, "publishableKeyText") } },
+      body: { productSlug: "mug", body: "Does it keep tea warm?", askerName: "Grace", askerEmail: "grace@example.com" }
+    }),
+  "POST /storefront/questions/{id}/answers": async ({ api, made }) => {
+    const question = await api.POST("/product-questions", {
+      body: { productId: id(made, "product"), body: "Is it microwave safe?", published: true }
+    })
+    return api.POST("/storefront/questions/{id}/answers", {
+      params: { path: { id: question.data!.id }, query: { apiPublishableKey: id(made, "publishableKeyText") } },
+      body: { body: "Mine is, yes.", authorName: "Alan" }
+    })
+  },
+  "DELETE /publishable-keys/{id}": ({ api, made }) =>
+    api.DELETE("/publishable-keys/{id}", { params: { path: { id: id(made, "publishableKey") } } })
 }
 
 describe("a client generated from the served document calls every operation", () => {

@@ -11,7 +11,7 @@ import { IdGenerator, type OrganizationId, type StoreServices } from "@feedback/
 import { type SeedReview, type SeedReviewOptions, seedReviews, type StoreTestKit } from "@feedback/testing"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
-import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { makeTestServer, type TestServer, type TestServerOptions } from "./TestServer.ts"
 
 export interface SeededServer extends TestServer {
   readonly seed: (organizationId: string, reviews: ReadonlyArray<SeedReviewOptions>) => Promise<ReadonlyArray<SeedReview>>
@@ -26,11 +26,11 @@ export const testStores: ReadonlyArray<readonly [string, () => Store]> = [
     : [["postgres server", () => freshLayer((t) => PgStoreTestKit.pipe(Layer.provideMerge(PgStoreLayer(t))))] as const])
 ]
 
-export const makeSeededServer = (makeStore: () => Store): SeededServer => {
+export const makeSeededServer = (makeStore: () => Store, options: TestServerOptions = {}): SeededServer => {
   const store = makeStore()
   const memoMap = Layer.makeMemoMapUnsafe()
   const runtime = ManagedRuntime.make(Layer.merge(store, IdGenerator.uuidV7), { memoMap })
-  const server = makeTestServer(store, {}, memoMap)
+  const server = makeTestServer(store, options, memoMap)
   return {
     ...server,
     seed: (organizationId, reviews) =>

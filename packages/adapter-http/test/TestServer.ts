@@ -4,8 +4,8 @@
  */
 import { IdGenerator, type StoreServices } from "@feedback/core"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { Clock, Context, Layer, Redacted } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
+import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
+import { HttpRouter, HttpServer, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import {
   OPERATOR_TOKEN,
   operatorVia,
@@ -39,6 +39,21 @@ export interface TestServerOptions extends ApiServerOptions {
     | undefined
 }
 
+/**
+ * TEST ONLY: an in-process request has no peer address; the header `x-test-peer` gives it one, as a socket would, so
+ * tests can speak for several clients and proxies (`TRUST_PROXY`). Never part of a real server.
+ */
+export const TEST_PEER_HEADER = "x-test-peer"
+const withTestPeer = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const peer = request.headers[TEST_PEER_HEADER]
+    return peer === undefined
+      ? app
+      : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ remoteAddress: Option.some(peer) }))
+  })
+
 export const makeTestServer = (
   store: Layer.Layer<StoreServices, unknown> = MemoryStoreLayer,
   testOptions: TestServerOptions = {},
@@ -52,7 +67,7 @@ export const makeTestServer = (
       Layer.provide(Layer.merge(store, IdGenerator.uuidV7)),
       Layer.provide(HttpServer.layerServices)
     ),
-    { disableLogger: true, middleware: apiMiddleware(options), ...(memoMap === undefined ? {} : { memoMap }) }
+    { disableLogger: true, middleware: (app) => apiMiddleware(options)(withTestPeer(app)), ...(memoMap === undefined ? {} : { memoMap }) }
   )
   // Services in the per-request context override the defaults for the request's fiber: how the clock gets in.
   const requestContext = clock === undefined ? undefined : (Context.make(Clock.Clock, clock) as Context.Context<never>)

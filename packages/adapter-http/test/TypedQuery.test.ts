@@ -38,8 +38,15 @@ describe("the OpenAPI document", () => {
   const parametersNamed = (name: string) =>
     operations.flatMap((op) => op.parameters.filter((p) => p.name === name && p.in === "query").map((p) => ({ op: op.name, schema: p.schema })))
 
-  it("types every limit as an integer from 1 to 250", () => {
-    const limits = parametersNamed("limit")
+  it("types every limit as an integer from 1 to 250 (the storefront's lists: 1 to 50, default 10)", () => {
+    const all = parametersNamed("limit")
+    const storefront = all.filter((l) => l.op.startsWith("GET /storefront/"))
+    expect(storefront.map((l) => l.op).sort()).toEqual([
+      "GET /storefront/products/{productIdOrSlug}/questions",
+      "GET /storefront/products/{productIdOrSlug}/reviews"
+    ])
+    for (const { schema } of storefront) expect(schema).toMatchObject({ type: "integer", minimum: 1, maximum: 50, default: 10 })
+    const limits = all.filter((l) => !l.op.startsWith("GET /storefront/"))
     expect(limits.map((l) => l.op).sort()).toEqual([
       "GET /customers",
       "GET /email-templates",
@@ -68,6 +75,7 @@ describe("the OpenAPI document", () => {
       "GET /products",
       "GET /reviews",
       "GET /sites",
+      "GET /storefront/products/{productIdOrSlug}/reviews",
       "GET /surveys"
     ])
     for (const { schema } of sorts) {

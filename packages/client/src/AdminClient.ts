@@ -7,7 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient, HttpApiMiddleware } from "effect/http-api"
 import { AdminApi } from "./api/Api.ts"
-import { SecretKeyAuth } from "./api/Security.ts"
+import { SecretKeyAuth, StorefrontAuth } from "./api/Security.ts"
 
 export class AdminClient extends Context.Service<AdminClient, HttpApiClient.ForApi<typeof AdminApi>>()(
   "feedback/AdminClient"
@@ -18,6 +18,8 @@ export interface AdminClientOptions {
   readonly baseUrl: string
   /** A secret key (`sk_…`). Keep it on servers: a key exposed to a browser counts as leaked. */
   readonly secretKey: string
+  /** A publishable key (`pk_…`) for the storefront routes, sent as `X-Publishable-Key`; safe in a browser. */
+  readonly publishableKey?: string | undefined
 }
 
 /** The client as a Layer, over `fetch`. */
@@ -30,6 +32,13 @@ export const AdminClientLayer = (options: AdminClientOptions) =>
   ).pipe(
     Layer.provide(HttpApiMiddleware.layerClient(SecretKeyAuth, ({ next, request }) =>
       next(HttpClientRequest.bearerToken(request, options.secretKey)))),
+    // Storefront routes take the publishable key instead (and never the secret key, which stays off them).
+    Layer.provide(HttpApiMiddleware.layerClient(StorefrontAuth, ({ next, request }) =>
+      next(
+        options.publishableKey === undefined
+          ? request
+          : HttpClientRequest.setHeader(request, "x-publishable-key", options.publishableKey)
+      ))),
     Layer.provide(FetchHttpClient.layer)
   )
 

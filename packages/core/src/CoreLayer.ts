@@ -17,6 +17,8 @@ import { Reviews } from "./reviews/Reviews.ts"
 import { ReviewWrites } from "./reviews/ReviewWrites.ts"
 import { ReviewAutomation } from "./setup/ReviewAutomation.ts"
 import { Setup } from "./setup/Setup.ts"
+import { StorefrontReads } from "./storefront/StorefrontReads.ts"
+import { StorefrontSubmissions } from "./storefront/StorefrontSubmissions.ts"
 import { Surveys } from "./surveys/Surveys.ts"
 import { HostEvents } from "./webhooks/HostEvents.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
@@ -36,6 +38,8 @@ export const CoreLayer = Layer.mergeAll(
   Webhooks.layer,
   HostEvents.layer,
   Idempotency.layer,
+  StorefrontReads.layer,
+  StorefrontSubmissions.layer,
   // Jobs run their batches with the other services' own use-cases (memoized: the same instances as above).
   Jobs.layer.pipe(Layer.provide([ReviewWrites.layer, Reviews.layer, Catalogs.layer]))
 )

@@ -209,7 +209,8 @@ describe("productStatsDeltas", () => {
           productId: d.productId,
           reviews: mine.length,
           published: published.length,
-          publishedRatingSum: published.reduce((sum, r) => sum + r.rating, 0)
+          publishedRatingSum: published.reduce((sum, r) => sum + r.rating, 0),
+          publishedByStar: [1, 2, 3, 4, 5].map((n) => published.filter((r) => Math.min(5, Math.round(r.rating)) === n).length)
         })
       }
     })))

@@ -31,6 +31,8 @@ import { cursorKeyConformance } from "./kernel/CursorKeyConformance.ts"
 import { idempotencyConformance } from "./idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "./reviews/ReviewReadConformance.ts"
 import { jobConformance } from "./jobs/JobConformance.ts"
+import { publishableKeyConformance } from "./storefront/PublishableKeyConformance.ts"
+import { storefrontConformance } from "./storefront/StorefrontConformance.ts"
 
 import { setupConformance } from "./setup/SetupConformance.ts"
 import { automationConformance } from "./setup/AutomationConformance.ts"
@@ -141,7 +143,7 @@ const organizationsSuite: ConformanceSuite = (store) =>
         const second = yield* Organizations.use((o) => o.createPublishableKey(org.id))
         assert.match(first.key, /^pk_/)
         const newest = yield* StorefrontRecordRepository.use((r) => r.newestPublishableKey(org.id))
-        assert.deepStrictEqual(Option.getOrNull(newest), second)
+        assert.deepStrictEqual(Option.getOrNull(newest), { id: second.id, key: second.key, createdAt: second.createdAt, revokedAt: null })
         const integration = yield* Organizations.use((o) => o.createIntegration(org.id, "shopify"))
         assert.strictEqual(integration.platform, "shopify")
         const program = yield* Organizations.use((o) => o.createLoyaltyProgram(org.id, { status: "draft" }))
@@ -230,7 +232,9 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["cursor key", cursorKeyConformance],
   ["rate limit", rateLimitConformance],
   ["idempotency keys", idempotencyConformance],
-  ["jobs", jobConformance]
+  ["jobs", jobConformance],
+  ["publishable keys", publishableKeyConformance],
+  ["storefront", storefrontConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

@@ -12,6 +12,7 @@
  */
 import { Context, Effect, type Option } from "effect"
 import {
+  histogramOf,
   type Customer,
   type CustomerId,
   type FileId,
@@ -91,7 +92,8 @@ export const reviewStatsOf = (reviews: ReadonlyArray<{ readonly rating: number; 
   return {
     reviewCount: reviews.length,
     publishedReviewCount: published.length,
-    averageRating: published.length === 0 ? null : published.reduce((s, r) => s + r.rating, 0) / published.length
+    averageRating: published.length === 0 ? null : published.reduce((s, r) => s + r.rating, 0) / published.length,
+    ratingHistogram: histogramOf(reviews)
   }
 }
 

@@ -19,7 +19,7 @@ import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
 import { MetricsRoute } from "./observability/MetricsRoute.ts"
 import { ExportJobsHandlers, ImportJobsHandlers } from "./jobs/JobsHandlers.ts"
 import { type JobServerOptions, jobSettingsLayer, JobWorkerLive } from "./jobs/JobWorker.ts"
-import { OrganizationHandlers, SystemHandlers } from "./organizations/OrganizationHandlers.ts"
+import { OrganizationHandlers, PublishableKeysHandlers, SystemHandlers } from "./organizations/OrganizationHandlers.ts"
 import { OperatorAuthLive } from "./organizations/OperatorAuthLive.ts"
 import { OperatorHandlers } from "./organizations/OperatorHandlers.ts"
 import { ProductQuestionHandlers } from "./questions/ProductQuestionHandlers.ts"
@@ -30,6 +30,9 @@ import { ReviewsHandlers } from "./reviews/ReviewsHandlers.ts"
 import { type RefusalGateSlot, refusalGateLayer } from "./RefusalGate.ts"
 import { routeTableOf } from "./RouteTable.ts"
 import { SecretKeyAuthLive } from "./SecretKeyAuthLive.ts"
+import { StorefrontAuthLive } from "./storefront/StorefrontAuthLive.ts"
+import { STOREFRONT_PREFLIGHT_PATH, StorefrontPreflight } from "./storefront/StorefrontCors.ts"
+import { StorefrontHandlers } from "./storefront/StorefrontHandlers.ts"
 import { AutomationHandlers } from "./setup/AutomationHandlers.ts"
 import { setupConfigLayer, SetupHandlers } from "./setup/SetupHandlers.ts"
 import { StoreRejectionResponses } from "./StoreRejections.ts"
@@ -89,14 +92,19 @@ export interface ApiServerOptions {
    * spans: a request the gate answers never reaches the tracer.
    */
   readonly refusalGate?: RefusalGateSlot | undefined
+  /**
+   * `TRUST_PROXY`: comma-separated addresses and CIDRs of reverse proxies whose `X-Forwarded-For` names the client of a
+   * storefront request (its rate-limit bucket); empty by default, when the peer's own address counts.
+   */
+  readonly trustProxy?: string | undefined
 }
 
-const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
+const AdminRoutes = (options: ApiServerOptions) => HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
   Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, OrdersHandlers, SurveysHandlers, ReviewsHandlers]),
-  Layer.provide([ImportJobsHandlers, ExportJobsHandlers]),
-  Layer.provide([SecretKeyAuthLive, RequestValidationLive])
+  Layer.provide([ImportJobsHandlers, ExportJobsHandlers, PublishableKeysHandlers, StorefrontHandlers]),
+  Layer.provide([SecretKeyAuthLive, StorefrontAuthLive({ trustProxy: options.trustProxy }), RequestValidationLive])
 )
 
 const DocsRoute = DocsPage(AdminApi, { path: "/docs", scalar: { defaultOpenAllTags: true } })
@@ -114,7 +122,8 @@ const OperatorRoutes = (token: Redacted.Redacted<string>) =>
  */
 export const ApiRoutes = (options: ApiServerOptions) =>
   Layer.mergeAll(
-    AdminRoutes,
+    AdminRoutes(options),
+    StorefrontPreflight,
     DocsRoute,
     UnsubscribeRoutes,
     options.metrics === false ? Layer.empty : MetricsRoute(options.metricsToken),
@@ -187,6 +196,7 @@ const routesOf = (options: ApiServerOptions) =>
     [
       ["GET", "/docs"],
       ["GET", "/openapi.json"],
+      ["OPTIONS", STOREFRONT_PREFLIGHT_PATH],
       ...UNSUBSCRIBE_ROUTES,
       ...(options.metrics === false ? [] : [["GET", "/metrics"] as const]),
       ...(options.operatorToken === undefined ? [] : [["GET", "/operator/openapi.json"] as const])

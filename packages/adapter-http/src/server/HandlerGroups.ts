@@ -8,10 +8,10 @@
  * context, as before: nothing on the request path reads one that only a handler group's context held.
  */
 import { Context, Effect, Layer, Scope } from "effect"
-import { OperatorAuth, RequestValidation, SecretKeyAuth } from "@feedback/client/effect"
+import { OperatorAuth, RequestValidation, SecretKeyAuth, StorefrontAuth } from "@feedback/client/effect"
 
 /** The middleware `HttpApiBuilder` looks up in a group's context when it builds the group's routes. */
-const middleware = [SecretKeyAuth, OperatorAuth, RequestValidation] as const
+const middleware = [SecretKeyAuth, StorefrontAuth, OperatorAuth, RequestValidation] as const
 type Middleware = Context.Service.Identifier<typeof middleware[number]>
 
 export const capturingOnly = <const Keys extends ReadonlyArray<Context.Key<any, any>>>(...services: Keys) =>

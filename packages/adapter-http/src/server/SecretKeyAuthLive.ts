@@ -40,12 +40,13 @@ import { readsAlongsideSpend, spendThenRead } from "./ReadAlongsideSpend.ts"
  * worth of `q` tokens, and its state, `r` whole tokens left and `t` whole seconds until it is full again. The API's
  * own routes spend from the organization bucket only, so `"org"` is the one list member.
  */
-export const rateLimitHeaders = (decision: SpendDecision): Record<string, string> => ({
+export const rateLimitHeaders = (decision: SpendDecision, policy = "org"): Record<string, string> => ({
   "x-rate-limit-cost": String(decision.cost),
   "x-ratelimit-limit": String(decision.limit),
   "x-ratelimit-remaining": String(decision.remaining),
-  "ratelimit-policy": `"org";q=${decision.limit};w=60`,
-  "ratelimit": `"org";r=${decision.remaining}` + (decision.fullInSeconds === undefined ? "" : `;t=${decision.fullInSeconds}`),
+  // A storefront submission bucket refills its ceiling in an hour (docs/DECISIONS.md §55).
+  "ratelimit-policy": `"${policy}";q=${decision.limit};w=${policy === "storefront-submission" ? 3600 : 60}`,
+  "ratelimit": `"${policy}";r=${decision.remaining}` + (decision.fullInSeconds === undefined ? "" : `;t=${decision.fullInSeconds}`),
   ...(decision._tag === "Refused" && decision.retryAfterSeconds !== undefined
     ? { "retry-after": String(decision.retryAfterSeconds) }
     : {})
@@ -57,11 +58,11 @@ export const rateLimitHeaders = (decision: SpendDecision): Record<string, string
  * constructing and schema-encoding the error was about a seventh of it. The bytes are exactly the contract's
  * encoding of `tooManyRequests(decision)` (`RefusedResponse.test.ts` compares them on random decisions).
  */
-export const refusedResponse = (decision: SpendRefused): HttpServerResponse.HttpServerResponse =>
+export const refusedResponse = (decision: SpendRefused, policy = "org"): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(refusalBody(decision), {
     status: errorWire.TooManyRequests.status,
     contentType: "application/json",
-    headers: rateLimitHeaders(decision)
+    headers: rateLimitHeaders(decision, policy)
   })
 
 /** The JSON body of a refusal's 429 (see `refusedResponse`). */

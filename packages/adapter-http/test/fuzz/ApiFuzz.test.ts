@@ -35,6 +35,7 @@ describe("API fuzz: the API as data", () => {
     const endpoints = allEndpoints()
     expect(endpoints.map((e) => e.auth)).toContain("secretKey")
     expect(endpoints.map((e) => e.auth)).toContain("operator")
+    expect(endpoints.map((e) => e.auth)).toContain("publishableKey")
     for (const endpoint of endpoints) {
       // A secured endpoint without a permission is a contract bug the middleware turns into a 500.
       if (endpoint.auth === "secretKey") expect(endpoint.permission, endpoint.name).toBeTypeOf("string")

@@ -6,9 +6,9 @@
  */
 import { Arbitrary, Context, Effect, Option, Schema } from "effect"
 import { HttpApi } from "effect/http-api"
-import { AdminApi, OperatorApi, OperatorAuth, PermissionByInput, RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
+import { AdminApi, OperatorApi, OperatorAuth, PermissionByInput, RequiredPermission, SecretKeyAuth, StorefrontAuth } from "@feedback/client/effect"
 
-export type Auth = "secretKey" | "operator" | "none"
+export type Auth = "secretKey" | "publishableKey" | "operator" | "none"
 
 export interface EndpointShape {
   /** `group.endpoint`, for reports. */
@@ -26,7 +26,13 @@ export interface EndpointShape {
 }
 
 const authOf = (middleware: ReadonlySet<unknown>): Auth =>
-  middleware.has(SecretKeyAuth) ? "secretKey" : middleware.has(OperatorAuth) ? "operator" : "none"
+  middleware.has(SecretKeyAuth)
+    ? "secretKey"
+    : middleware.has(StorefrontAuth)
+    ? "publishableKey"
+    : middleware.has(OperatorAuth)
+    ? "operator"
+    : "none"
 
 export const endpointsOf = (api: HttpApi.Top): ReadonlyArray<EndpointShape> => {
   const out: Array<EndpointShape> = []

@@ -81,6 +81,9 @@ export interface FuzzKeys {
   /** An organization with a low rate limit, so 429s are part of the run. */
   readonly lowLimit: string
   readonly operator: string
+  /** Organization A's publishable key, and a revoked one (the storefront scheme). */
+  readonly publishable: string
+  readonly revokedPublishable: string
 }
 
 export interface FuzzContext {
@@ -191,6 +194,20 @@ const authorization = (rng: Rng, endpoint: EndpointShape, ctx: FuzzContext, labe
     [6, hostile]
   ])()
 }
+
+/** The storefront scheme: usually A's publishable key; sometimes a revoked one, a secret key, none or a hostile value. */
+const publishableKeyHeaders = (rng: Rng, ctx: FuzzContext, labels: Labels): Record<string, string> =>
+  weighted<() => Record<string, string>>(rng, [
+    [84, () => ({ "x-publishable-key": ctx.keys.publishable })],
+    [4, () => (labels.push("auth: revoked publishable key"), { "x-publishable-key": ctx.keys.revokedPublishable })],
+    [4, () => (labels.push("auth: a secret key as publishable key"), { "x-publishable-key": ctx.keys.full })],
+    [4, () => (labels.push("auth: a secret key on a storefront route"), { authorization: `Bearer ${ctx.keys.full}` })],
+    [4, () => {
+      const h = rng.pick(hostileAuthorizations)
+      labels.push(`auth: ${h.name}`)
+      return h.value === undefined ? {} : { "x-publishable-key": h.value }
+    }]
+  ])()
 
 /** One path parameter: usually a real id; sometimes B's, upper-cased, unknown or hostile. */
 const pathValue = (
@@ -406,7 +423,7 @@ export const generateRequest = (index: number, rng: Rng, endpoint: EndpointShape
     path = path.replace(`:${param}`, pathValue(rng, endpoint, param, sampledParams[param], ctx, labels, cross))
   }
   const query = queryString(rng, endpoint, ctx, labels)
-  const auth = authorization(rng, endpoint, ctx, labels)
+  const auth = endpoint.auth === "publishableKey" ? undefined : authorization(rng, endpoint, ctx, labels)
   let method = endpoint.method
   if (rng.chance(0.03)) {
     method = rng.pick(OTHER_METHODS.filter((m) => m !== endpoint.method))
@@ -415,6 +432,7 @@ export const generateRequest = (index: number, rng: Rng, endpoint: EndpointShape
   let body = method === "GET" ? undefined : bodyText(rng, endpoint, ctx, labels)
   const headers: Record<string, string> = {}
   if (auth !== undefined) headers["authorization"] = auth
+  if (endpoint.auth === "publishableKey") Object.assign(headers, publishableKeyHeaders(rng, ctx, labels))
   if (body !== undefined) {
     const contentType = rng.chance(0.92) ? { name: "", value: "application/json" } : rng.pick(hostileContentTypes)
     if (contentType.name !== "") labels.push(`content-type: ${contentType.name}`)

@@ -53,9 +53,11 @@ export const problemsOf = (request: FuzzRequest, answer: Answer): ReadonlyArray<
   const body = parse(answer.text)
   if (answer.status >= 500) problems.push("server error")
   if (answer.status >= 200 && answer.status < 300) {
-    // Export downloads are files (CSV or NDJSON); every other success is JSON.
+    // Export downloads are files (CSV or NDJSON); a storefront preflight (OPTIONS) is a 204 with no body; every other
+    // success is JSON.
     const file = /^(text\/csv|application\/x-ndjson)/.test(answer.contentType ?? "")
-    if (!body.ok && !file) problems.push("2xx body is not JSON")
+    const preflight = request.method === "OPTIONS" && answer.status === 204 && answer.text === ""
+    if (!body.ok && !file && !preflight) problems.push("2xx body is not JSON")
   } else {
     const mediaType = answer.contentType?.split(";")[0]?.trim().toLowerCase()
     if (mediaType !== "application/json") problems.push(`error Content-Type is ${JSON.stringify(answer.contentType)}`)

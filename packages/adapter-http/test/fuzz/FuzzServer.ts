@@ -121,7 +121,13 @@ export const makeFuzzServer = async (
     readOnly: (await issueKey(a, ["reviews:read", "settings:read"])).secretKey,
     revoked: revoked.secretKey,
     lowLimit: (await issueKey(low)).secretKey,
-    operator: OPERATOR_TOKEN
+    operator: OPERATOR_TOKEN,
+    publishable: (await call("POST", `/operator/organizations/${a}/publishable-keys`, OPERATOR_TOKEN)).key,
+    revokedPublishable: await (async () => {
+      const key = await call("POST", `/operator/organizations/${a}/publishable-keys`, OPERATOR_TOKEN)
+      await call("DELETE", `/publishable-keys/${key.id}`, await issueKey(a).then((k) => k.secretKey))
+      return key.key
+    })()
   }
   const otherKey = (await issueKey(b)).secretKey
 

@@ -99,6 +99,7 @@ export const MemoryCatalogRepository = Layer.effect(CatalogRepository, Effect.ge
           reviewCount: stored.reviewCount,
           publishedReviewCount: stored.publishedReviewCount,
           averageRating: stored.averageRating,
+          ratingHistogram: stored.ratingHistogram,
           createdAt: stored.createdAt,
           organizationId
         }

@@ -8,11 +8,12 @@ import {
   type Organization,
   OrganizationRepository,
   type Owned,
-  type PublishableKey,
+  type PublishableKeyRecord,
   SecretKeyHashTaken,
   type SecretKeyRecord,
   SecretKeyRepository,
   StorefrontRecordRepository,
+  toPublishableKeyView,
   UnitOfWork,
   type Wishlist,
   isAbout,
@@ -115,7 +116,8 @@ export const MemoryCredentialChanges = Layer.effect(CredentialChanges, Effect.ge
   const db = yield* MemoryDatabase
   const organizations = db.table<string, Organization>("organizations")
   const keys = db.table<string, SecretKeyRecord>("secret_keys")
-  return { version: () => organizations.version + keys.version, announce: () => {} }
+  const publishableKeys = db.table<string, PublishableKeyRecord>("publishable_keys")
+  return { version: () => organizations.version + keys.version + publishableKeys.version, announce: () => {} }
 }))
 
 export const MemorySecretKeyRepository = Layer.effect(SecretKeyRepository, Effect.gen(function*() {
@@ -150,7 +152,7 @@ export const MemorySecretKeyRepository = Layer.effect(SecretKeyRepository, Effec
 
 export const MemoryStorefrontRecordRepository = Layer.effect(StorefrontRecordRepository, Effect.gen(function*() {
   const db = yield* MemoryDatabase
-  const publishableKeys = db.table<string, Owned<PublishableKey>>("publishable_keys")
+  const publishableKeys = db.table<string, Owned<PublishableKeyRecord>>("publishable_keys")
   const integrations = db.table<string, Owned<Integration>>("integrations")
   const loyaltyPrograms = db.table<string, Owned<LoyaltyProgram>>("loyalty_programs")
   const wishlists = db.table<string, Owned<Wishlist>>("wishlists")
@@ -164,11 +166,32 @@ export const MemoryStorefrontRecordRepository = Layer.effect(StorefrontRecordRep
     insertPublishableKey: (key) => db.mutate(() => publishableKeys.set(key.id, key)),
     newestPublishableKey: (organizationId) =>
       Effect.sync(() => {
-        let newest: Owned<PublishableKey> | undefined
+        let newest: Owned<PublishableKeyRecord> | undefined
         for (const k of publishableKeys.values()) {
-          if (k.organizationId === organizationId && (newest === undefined || k.createdAt > newest.createdAt || (k.createdAt === newest.createdAt && k.id > newest.id))) newest = k
+          if (k.organizationId !== organizationId || k.revokedAt !== null) continue
+          if (newest === undefined || k.createdAt > newest.createdAt || (k.createdAt === newest.createdAt && k.id > newest.id)) newest = k
         }
-        return Option.map(Option.fromUndefinedOr(newest), ({ id, key, createdAt }) => ({ id, key, createdAt }))
+        return Option.map(Option.fromUndefinedOr(newest), toPublishableKeyView)
+      }),
+    listPublishableKeys: (organizationId) =>
+      Effect.sync(() =>
+        [...publishableKeys.values()]
+          .filter((k) => k.organizationId === organizationId)
+          .sort((a, b) => a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+          .map(toPublishableKeyView)
+      ),
+    revokePublishableKey: (organizationId, id, at) =>
+      db.mutate(() => {
+        const key = publishableKeys.get(id)
+        if (key === undefined || key.organizationId !== organizationId) return Option.none()
+        const revoked = { ...key, revokedAt: key.revokedAt ?? at }
+        publishableKeys.set(id, revoked)
+        return Option.some(toPublishableKeyView(revoked))
+      }),
+    findPublishableKey: (presented) =>
+      Effect.sync(() => {
+        for (const k of publishableKeys.values()) if (k.key === presented) return Option.some(k)
+        return Option.none()
       }),
     deletePublishableKey: (organizationId, id) => deleteOwned(publishableKeys, organizationId, id),
     insertIntegration: (integration) => db.mutate(() => integrations.set(integration.id, integration)),

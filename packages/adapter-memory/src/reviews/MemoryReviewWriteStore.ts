@@ -4,6 +4,7 @@
  * unit of work undoes everything here, events included.
  */
 import {
+  starOf,
   type CustomerId,
   type DomainEvent,
   type DomainEventId,
@@ -47,8 +48,8 @@ const makeRepository = Effect.gen(function*() {
   const recalculateProductStats = (organizationId: OrganizationId, productIds: ReadonlyArray<ProductId>) =>
     db.mutate(() => {
       if (productIds.length === 0) return
-      const stats = new Map<string, { count: number; published: number; sum: number }>()
-      for (const id of productIds) stats.set(id, { count: 0, published: 0, sum: 0 })
+      const stats = new Map<string, { count: number; published: number; sum: number; byStar: Array<number> }>()
+      for (const id of productIds) stats.set(id, { count: 0, published: 0, sum: 0, byStar: [0, 0, 0, 0, 0] })
       for (const review of t.reviews.values()) {
         const s = review.organizationId === organizationId ? stats.get(review.productId) : undefined
         if (s === undefined) continue
@@ -56,6 +57,7 @@ const makeRepository = Effect.gen(function*() {
         if (review.published) {
           s.published++
           s.sum += review.rating
+          s.byStar[starOf(review.rating) - 1]!++
         }
       }
       for (const [id, s] of stats) {
@@ -65,7 +67,8 @@ const makeRepository = Effect.gen(function*() {
           ...product,
           reviewCount: s.count,
           publishedReviewCount: s.published,
-          averageRating: s.published === 0 ? null : s.sum / s.published
+          averageRating: s.published === 0 ? null : s.sum / s.published,
+          ratingHistogram: { "1": s.byStar[0]!, "2": s.byStar[1]!, "3": s.byStar[2]!, "4": s.byStar[3]!, "5": s.byStar[4]! }
         })
       }
     })

@@ -13,7 +13,7 @@ import {
   type OrganizationId,
   type Owned,
   type Product,
-  type PublishableKey,
+  type PublishableKeyRecord,
   ReviewAutomationRepository,
   takeNewestFirst,
   type ReviewRecord,
@@ -52,7 +52,7 @@ const MemorySetupRepository = Layer.effect(SetupRepository, Effect.gen(function*
   const db = yield* MemoryDatabase
   const setupAreas = db.table<string, SetupAreaRow>("setup_areas")
   const sites = db.table<string, Owned<Site>>("sites")
-  const publishableKeys = db.table<string, Owned<PublishableKey>>("publishable_keys")
+  const publishableKeys = db.table<string, Owned<PublishableKeyRecord>>("publishable_keys")
   const integrations = db.table<string, Owned<Integration>>("integrations")
   const products = db.table<string, Owned<Product>>("products")
   const surveyFlows = db.table<string, Owned<SurveyFlow>>("survey_flows")
@@ -79,7 +79,7 @@ const MemorySetupRepository = Layer.effect(SetupRepository, Effect.gen(function*
     signals: (organizationId) =>
       Effect.sync(() => ({
         hasSite: anyOwned(sites, organizationId),
-        hasPublishableKey: anyOwned(publishableKeys, organizationId),
+        hasPublishableKey: anyOwned(publishableKeys, organizationId, (k) => k.revokedAt === null),
         hasIntegration: anyOwned(integrations, organizationId, (i) => i.platform === "shopify"),
         hasProducts: anyOwned(products, organizationId),
         hasActiveSurveyFlow: anyOwned(surveyFlows, organizationId, (f) => f.isActive),

@@ -30,6 +30,13 @@ export const toProduct = (r: Row): Product => ({
   reviewCount: Number(r.reviewCount),
   publishedReviewCount: Number(r.publishedReviewCount),
   averageRating: r.averageRating === null ? null : Number(r.averageRating),
+  ratingHistogram: {
+    "1": Number(r.publishedOneStar),
+    "2": Number(r.publishedTwoStars),
+    "3": Number(r.publishedThreeStars),
+    "4": Number(r.publishedFourStars),
+    "5": Number(r.publishedFiveStars)
+  },
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })
@@ -55,7 +62,9 @@ export const toCustomer = (r: Row): Customer => ({
 /** The columns of a `products` row (alias `p`) under the names the client would give them, for `withoutTransforms`. */
 export const PRODUCT_SELECT = `p.id, p.slug, p.title, p.description, p.image_url AS "imageUrl", p.url, p.external_id AS "externalId",
   p.metadata, p.notes, p.review_count AS "reviewCount", p.published_review_count AS "publishedReviewCount",
-  p.average_rating AS "averageRating", p.created_at AS "createdAt", p.updated_at AS "updatedAt"`
+  p.average_rating AS "averageRating", p.published_one_star AS "publishedOneStar", p.published_two_stars AS "publishedTwoStars",
+  p.published_three_stars AS "publishedThreeStars", p.published_four_stars AS "publishedFourStars", p.published_five_stars AS "publishedFiveStars",
+  p.created_at AS "createdAt", p.updated_at AS "updatedAt"`
 
 /** The columns of a `customers` row (alias `c`) under the names the client would give them, for `withoutTransforms`. */
 export const CUSTOMER_SELECT = `c.id, c.email, c.phone, c.first_name AS "firstName", c.last_name AS "lastName", c.country,
@@ -87,3 +96,9 @@ export const customerInput = (c: Customer) => ({
   created_at: c.createdAt,
   updated_at: c.updatedAt
 })
+
+/** `starOf` in SQL: the whole star a rating counts for (nearest, halves up; docs/DECISIONS.md §55). */
+export const starSql = (rating: string) => `least(5, greatest(1, floor(${rating} + 0.5)))::int`
+
+/** The histogram columns of `products`, star 1 to 5. */
+export const histogramColumns = ["published_one_star", "published_two_stars", "published_three_stars", "published_four_stars", "published_five_stars"]

@@ -151,7 +151,7 @@ export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(fu
       columns: productColumns,
       recordset: productRecordset,
       organizationId,
-      records: products.map(({ reviewCount: _a, publishedReviewCount: _b, averageRating: _c, ...p }) => p),
+      records: products.map(({ reviewCount: _a, publishedReviewCount: _b, averageRating: _c, ratingHistogram: _d, ...p }) => p),
       uniques: (p) => [["slug", p.slug], ["externalId", p.externalId]],
       taken: sql<{ slug: string; externalId: string | null }>`SELECT slug, external_id FROM products
           WHERE organization_id = ${organizationId}

@@ -37,6 +37,8 @@ import { syncIndexesMigration } from "./0121_sync_indexes.ts"
 import { surveysMigration } from "./0122_surveys.ts"
 import { reviewSettingsMigration } from "./0130_review_settings.ts"
 import { unsubscribeTokensMigration } from "./0131_unsubscribe_tokens.ts"
+import { publishableKeysMigration } from "./0132_publishable_keys.ts"
+import { ratingHistogramMigration } from "./0133_rating_histogram.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -75,5 +77,7 @@ export const migrations: ReadonlyArray<Migration> = [
   syncIndexesMigration,
   surveysMigration,
   reviewSettingsMigration,
-  unsubscribeTokensMigration
+  unsubscribeTokensMigration,
+  publishableKeysMigration,
+  ratingHistogramMigration
 ]

@@ -4,12 +4,16 @@ import {
   EventOutbox,
   type Organization,
   OrganizationRepository,
+  type OrganizationId,
+  type Owned,
   type Permission,
-  type PublishableKey,
+  type PublishableKeyId,
+  type PublishableKeyRecord,
   SecretKeyHashTaken,
   type SecretKeyRecord,
   SecretKeyRepository,
   StorefrontRecordRepository,
+  toPublishableKeyView,
   UnitOfWork,
   redactData,
   redactDeliveryBody
@@ -33,6 +37,8 @@ interface OrganizationRow {
   readonly apiRequestsPerMinute: number
   readonly loyaltyEventsPerMinute: number | null
   readonly loyaltyStampsPerMinute: number | null
+  readonly storefrontReadsPerMinute: number | null
+  readonly storefrontSubmissionsPerHour: number | null
   readonly createdAt: Date
 }
 const toOrganization = (r: OrganizationRow): Organization => ({
@@ -41,7 +47,9 @@ const toOrganization = (r: OrganizationRow): Organization => ({
   plan: {
     apiRequestsPerMinute: Number(r.apiRequestsPerMinute),
     ...(r.loyaltyEventsPerMinute === null ? {} : { loyaltyEventsPerMinute: Number(r.loyaltyEventsPerMinute) }),
-    ...(r.loyaltyStampsPerMinute === null ? {} : { loyaltyStampsPerMinute: Number(r.loyaltyStampsPerMinute) })
+    ...(r.loyaltyStampsPerMinute === null ? {} : { loyaltyStampsPerMinute: Number(r.loyaltyStampsPerMinute) }),
+    ...(r.storefrontReadsPerMinute === null ? {} : { storefrontReadsPerMinute: Number(r.storefrontReadsPerMinute) }),
+    ...(r.storefrontSubmissionsPerHour === null ? {} : { storefrontSubmissionsPerHour: Number(r.storefrontSubmissionsPerHour) })
   },
   createdAt: toTimestamp(r.createdAt)
 })
@@ -51,9 +59,10 @@ export const PgOrganizationRepository = Layer.effect(OrganizationRepository, Eff
   return OrganizationRepository.of({
     insert: (o) =>
       sql`INSERT INTO organizations (organization_id, name, api_requests_per_minute, loyalty_events_per_minute,
-            loyalty_stamps_per_minute, created_at)
+            loyalty_stamps_per_minute, storefront_reads_per_minute, storefront_submissions_per_hour, created_at)
           VALUES (${o.id}, ${o.name}, ${o.plan.apiRequestsPerMinute}, ${o.plan.loyaltyEventsPerMinute ?? null},
-            ${o.plan.loyaltyStampsPerMinute ?? null}, ${o.createdAt})`.pipe(Effect.asVoid, orDie),
+            ${o.plan.loyaltyStampsPerMinute ?? null}, ${o.plan.storefrontReadsPerMinute ?? null},
+            ${o.plan.storefrontSubmissionsPerHour ?? null}, ${o.createdAt})`.pipe(Effect.asVoid, orDie),
     findById: (id) =>
       sql<OrganizationRow>`SELECT * FROM organizations WHERE organization_id = ${id}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
@@ -62,7 +71,9 @@ export const PgOrganizationRepository = Layer.effect(OrganizationRepository, Eff
     setPlan: (id, plan) =>
       sql<OrganizationRow>`UPDATE organizations SET api_requests_per_minute = ${plan.apiRequestsPerMinute},
             loyalty_events_per_minute = ${plan.loyaltyEventsPerMinute ?? null},
-            loyalty_stamps_per_minute = ${plan.loyaltyStampsPerMinute ?? null}
+            loyalty_stamps_per_minute = ${plan.loyaltyStampsPerMinute ?? null},
+            storefront_reads_per_minute = ${plan.storefrontReadsPerMinute ?? null},
+            storefront_submissions_per_hour = ${plan.storefrontSubmissionsPerHour ?? null}
           WHERE organization_id = ${id} RETURNING *`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
         orDie
@@ -122,6 +133,24 @@ export const PgSecretKeyRepository = Layer.effect(SecretKeyRepository, Effect.ge
   })
 }))
 
+interface PublishableKeyRow {
+  readonly organizationId: string
+  readonly id: string
+  readonly key: string
+  readonly signingSecret: string | null
+  readonly createdAt: Date
+  readonly revokedAt: Date | null
+}
+
+const toPublishableKey = (r: PublishableKeyRow): Owned<PublishableKeyRecord> => ({
+  organizationId: r.organizationId as OrganizationId,
+  id: r.id as PublishableKeyId,
+  key: r.key,
+  signingSecret: r.signingSecret,
+  createdAt: toTimestamp(r.createdAt),
+  revokedAt: r.revokedAt === null ? null : toTimestamp(r.revokedAt)
+})
+
 export const PgStorefrontRecordRepository = Layer.effect(StorefrontRecordRepository, Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const remove = (table: string, organizationId: string, id: string) =>
@@ -129,18 +158,26 @@ export const PgStorefrontRecordRepository = Layer.effect(StorefrontRecordReposit
         RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie)
   return StorefrontRecordRepository.of({
     insertPublishableKey: (k) =>
-      sql`INSERT INTO publishable_keys (organization_id, id, key, created_at)
-          VALUES (${k.organizationId}, ${k.id}, ${k.key}, ${k.createdAt})`.pipe(Effect.asVoid, orDie),
+      sql`INSERT INTO publishable_keys (organization_id, id, key, signing_secret, created_at, revoked_at)
+          VALUES (${k.organizationId}, ${k.id}, ${k.key}, ${k.signingSecret}, ${k.createdAt}, ${k.revokedAt})`.pipe(Effect.asVoid, orDie),
     newestPublishableKey: (organizationId) =>
-      sql<{ id: string; key: string; createdAt: Date }>`SELECT id, key, created_at FROM publishable_keys
-          WHERE organization_id = ${organizationId} ORDER BY created_at DESC, id DESC LIMIT 1`.pipe(
-        Effect.map((rows) =>
-          Option.map(Option.fromUndefinedOr(rows[0]), (r): PublishableKey => ({
-            id: r.id as PublishableKey["id"],
-            key: r.key,
-            createdAt: toTimestamp(r.createdAt)
-          }))
-        ),
+      sql<PublishableKeyRow>`SELECT * FROM publishable_keys
+          WHERE organization_id = ${organizationId} AND revoked_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (r) => toPublishableKeyView(toPublishableKey(r)))),
+        orDie
+      ),
+    listPublishableKeys: (organizationId) =>
+      sql<PublishableKeyRow>`SELECT * FROM publishable_keys WHERE organization_id = ${organizationId}
+          ORDER BY created_at DESC, id DESC`.pipe(Effect.map((rows) => rows.map((r) => toPublishableKeyView(toPublishableKey(r)))), orDie),
+    revokePublishableKey: (organizationId, id, at) =>
+      sql<PublishableKeyRow>`UPDATE publishable_keys SET revoked_at = COALESCE(revoked_at, ${at})
+          WHERE organization_id = ${organizationId} AND id = ${id} RETURNING *`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (r) => toPublishableKeyView(toPublishableKey(r)))),
+        orDie
+      ),
+    findPublishableKey: (key) =>
+      sql<PublishableKeyRow>`SELECT * FROM publishable_keys WHERE key = ${key}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toPublishableKey)),
         orDie
       ),
     deletePublishableKey: (organizationId, id) => remove("publishable_keys", organizationId, id),

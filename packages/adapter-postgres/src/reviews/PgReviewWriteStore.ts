@@ -22,6 +22,7 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { histogramColumns, starSql } from "../catalog/CatalogRows.ts"
 import { numberArrayLiteral } from "../kernel/ArrayLiterals.ts"
 import { reviewMatchFrom, reviewMatchWhere } from "./PgReviewMatch.ts"
 import {
@@ -102,11 +103,13 @@ const makeRepository = Effect.gen(function*() {
           `WITH ids AS (SELECT DISTINCT value::uuid AS id FROM jsonb_array_elements_text($2::jsonb)),
            stats AS (
              SELECT ids.id, count(r.id)::integer AS n, (count(r.id) FILTER (WHERE r.published))::integer AS pn,
-               coalesce(sum(r.rating) FILTER (WHERE r.published), 0) AS total, avg(r.rating) FILTER (WHERE r.published) AS average
+               coalesce(sum(r.rating) FILTER (WHERE r.published), 0) AS total, avg(r.rating) FILTER (WHERE r.published) AS average,
+               ${[1, 2, 3, 4, 5].map((n) => `(count(r.id) FILTER (WHERE r.published AND ${starSql("r.rating")} = ${n}))::integer AS h${n}`).join(", ")}
              FROM ids LEFT JOIN reviews r ON r.organization_id = $1 AND r.product_id = ids.id
              GROUP BY ids.id)
            UPDATE products p SET review_count = stats.n, published_review_count = stats.pn,
-             published_rating_sum = stats.total, average_rating = stats.average
+             published_rating_sum = stats.total, average_rating = stats.average,
+             ${histogramColumns.map((c, i) => `${c} = stats.h${i + 1}`).join(", ")}
            FROM stats WHERE p.organization_id = $1 AND p.id = stats.id`,
           [organizationId, ids]
         )
@@ -116,7 +119,8 @@ const makeRepository = Effect.gen(function*() {
     addProductStats: (organizationId, deltas) =>
       deltas.length === 0 ? Effect.void : sql.unsafe(
         `WITH d AS (
-           SELECT * FROM unnest($2::uuid[], $3::integer[], $4::integer[], $5::double precision[]) AS d (id, n, pn, total)),
+           SELECT * FROM unnest($2::uuid[], $3::integer[], $4::integer[], $5::double precision[], $6::integer[], $7::integer[],
+             $8::integer[], $9::integer[], $10::integer[]) AS d (id, n, pn, total, h1, h2, h3, h4, h5)),
          locked AS MATERIALIZED (
            SELECT p.id FROM products p WHERE p.organization_id = $1 AND p.id IN (SELECT d.id FROM d)
            ORDER BY p.id FOR NO KEY UPDATE)
@@ -124,7 +128,8 @@ const makeRepository = Effect.gen(function*() {
            published_review_count = p.published_review_count + d.pn,
            published_rating_sum = p.published_rating_sum + d.total,
            average_rating = CASE WHEN p.published_review_count + d.pn = 0 THEN NULL
-             ELSE (p.published_rating_sum + d.total) / (p.published_review_count + d.pn) END
+             ELSE (p.published_rating_sum + d.total) / (p.published_review_count + d.pn) END,
+           ${histogramColumns.map((c, i) => `${c} = p.${c} + d.h${i + 1}`).join(", ")}
          FROM locked l JOIN d ON d.id = l.id
          WHERE p.organization_id = $1 AND p.id = l.id`,
         [
@@ -133,7 +138,8 @@ const makeRepository = Effect.gen(function*() {
           deltas.map((d) => d.reviews),
           deltas.map((d) => d.published),
           // An array literal: the driver infers an array's type from its elements, and whole and fractional sums differ.
-          numberArrayLiteral(deltas.map((d) => d.publishedRatingSum))
+          numberArrayLiteral(deltas.map((d) => d.publishedRatingSum)),
+          ...[0, 1, 2, 3, 4].map((i) => deltas.map((d) => d.publishedByStar[i]!))
         ]
       ).pipe(Effect.asVoid, orDie),
     bulkSetPublished: (organizationId, match, published, at) =>

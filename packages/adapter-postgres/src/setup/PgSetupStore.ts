@@ -53,7 +53,8 @@ const PgSetupRepository = Layer.effect(SetupRepository, Effect.gen(function*() {
     signals: (organizationId) =>
       sql<SetupSignals>`SELECT
           EXISTS (SELECT 1 FROM sites WHERE organization_id = ${organizationId}) AS has_site,
-          EXISTS (SELECT 1 FROM publishable_keys WHERE organization_id = ${organizationId}) AS has_publishable_key,
+          EXISTS (SELECT 1 FROM publishable_keys WHERE organization_id = ${organizationId} AND revoked_at IS NULL)
+            AS has_publishable_key,
           EXISTS (SELECT 1 FROM integrations WHERE organization_id = ${organizationId} AND platform = 'shopify')
             AS has_integration,
           EXISTS (SELECT 1 FROM products WHERE organization_id = ${organizationId}) AS has_products,

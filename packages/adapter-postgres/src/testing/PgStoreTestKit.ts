@@ -91,10 +91,13 @@ export const PgStoreTestKit = Layer.effect(StoreTestKit, Effect.gen(function*() 
       ),
     insertProduct: (organizationId, p) =>
       sql`INSERT INTO products (organization_id, id, slug, title, description, image_url, url, external_id, metadata,
-            notes, review_count, published_review_count, published_rating_sum, average_rating, created_at, updated_at)
+            notes, review_count, published_review_count, published_rating_sum, average_rating, published_one_star,
+            published_two_stars, published_three_stars, published_four_stars, published_five_stars, created_at, updated_at)
           VALUES (${organizationId}, ${p.id}, ${p.slug}, ${p.title}, ${p.description}, ${p.imageUrl}, ${p.url},
             ${p.externalId}, ${JSON.stringify(p.metadata)}::jsonb, ${p.notes}, ${p.reviewCount}, ${p.publishedReviewCount},
-            ${(p.averageRating ?? 0) * p.publishedReviewCount}, ${p.averageRating}, ${p.createdAt}, ${p.updatedAt})`.pipe(Effect.asVoid, Effect.orDie),
+            ${(p.averageRating ?? 0) * p.publishedReviewCount}, ${p.averageRating}, ${p.ratingHistogram["1"]},
+            ${p.ratingHistogram["2"]}, ${p.ratingHistogram["3"]}, ${p.ratingHistogram["4"]}, ${p.ratingHistogram["5"]},
+            ${p.createdAt}, ${p.updatedAt})`.pipe(Effect.asVoid, Effect.orDie),
     insertCustomer: (organizationId, c) => many(INSERT_CUSTOMERS, organizationId, [customerInput(c)]).pipe(Effect.orDie),
     insertReviews,
     deleteSite: (organizationId, id) => remove("sites", organizationId, id).pipe(Effect.orDie),

@@ -12,18 +12,21 @@ import { ExportJobsApi, ImportJobsApi } from "./jobs/JobsApi.ts"
 import { OrdersApi } from "./orders/OrdersApi.ts"
 import { SurveysApi } from "./surveys/SurveysApi.ts"
 import { OrganizationApi } from "./organizations/OrganizationApi.ts"
+import { PublishableKeysApi } from "./organizations/PublishableKeysApi.ts"
 import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
 import { ReviewsApi } from "./reviews/ReviewsApi.ts"
 import { RequestValidation } from "./Security.ts"
 import { AutomationApi } from "./setup/AutomationApi.ts"
 import { SetupApi } from "./setup/SetupApi.ts"
+import { StorefrontApi } from "./storefront/StorefrontApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 import { WebhooksApi } from "./webhooks/WebhooksApi.ts"
 
 export class AdminApi extends HttpApi.make("admin-api")
   .add(SystemApi)
   .add(OrganizationApi)
+  .add(PublishableKeysApi)
   .add(ProductQuestionsApi)
   .add(SetupApi)
   .add(AutomationApi)
@@ -34,6 +37,7 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(SurveysApi)
   .add(ReviewsApi)
   .add(ImportJobsApi, ExportJobsApi)
+  .add(StorefrontApi)
   // After every group: applies to each endpoint added above.
   .middleware(RequestValidation)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
@@ -43,7 +47,9 @@ export class AdminApi extends HttpApi.make("admin-api")
     version: "0.1.0",
     description: "Merchant Admin API: setup status, reviews and replies, product questions, webhooks and rate limits.\n\n" +
       "Authenticate with a secret key: `Authorization: Bearer sk_…`. Every response carries `X-Request-Id`; every " +
-      "authenticated one the organization's rate-limit state. Errors are `{\"error\": {\"code\", \"message\", \"details\"?}}`.",
+      "authenticated one the organization's rate-limit state. Errors are `{\"error\": {\"code\", \"message\", \"details\"?}}`.\n\n" +
+      "Storefront routes (`/storefront/…`, tag Storefront) take a publishable key instead (`X-Publishable-Key: pk_…` or " +
+      "`?apiPublishableKey=pk_…`): public reads of published content, rate limited per key and client address.",
     license: { name: "MIT", identifier: "MIT" },
     servers: [{
       url: "{origin}",

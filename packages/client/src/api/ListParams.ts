@@ -104,7 +104,7 @@ export const filterParam = textParam(
 )
 
 /** `sort`: one of `values` (a leading `-` means descending). */
-const sortParam = <const Value extends string>(values: ReadonlyArray<Value>, defaultSort: Value) =>
+export const sortParam = <const Value extends string>(values: ReadonlyArray<Value>, defaultSort: Value) =>
   queryParameter(Schema.Literals(values), {
     document: {
       type: "string",

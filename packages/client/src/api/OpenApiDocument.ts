@@ -178,6 +178,8 @@ const samples: Readonly<Record<string, ReadonlyArray<unknown>>> = {
   description: ["Hand-glazed stoneware, 350 ml."],
   currencyCode: ["EUR"],
   permission: ["reviews:write"],
+  key: ["pk_Xv3mQ9a1Lr7tZ2kB8nW4yC6eF0hJ5sPd"],
+  signingSecret: ["pks_q7Nf2xV9LmB4tR8kW1zY6cH3jS5aD0eG2uI9oP7lK4n"],
   resource: ["review"]
 }
 

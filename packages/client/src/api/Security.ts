@@ -5,8 +5,10 @@
  * - `RequiredPermission`: the permission an endpoint needs, declared on the endpoint itself so the middleware checks
  *   it before the request is decoded and the OpenAPI document states it.
  * - `OperatorAuth`: the operator API's bearer token.
+ * - `StorefrontAuth`: a publishable key (`X-Publishable-Key: pk_…` or `?apiPublishableKey=pk_…`) on `/storefront/…`
+ *   routes; provides the storefront caller; may refuse with 401 or 429 (docs/DECISIONS.md §55).
  */
-import { CurrentCaller, type Permission } from "@feedback/core"
+import { CurrentCaller, CurrentStorefrontCaller, type Permission } from "@feedback/core"
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { ForbiddenResponse, InvalidRequestResponse, TooManyRequestsResponse, UnauthorizedResponse } from "./ErrorResponses.ts"
@@ -22,6 +24,22 @@ export class SecretKeyAuth extends HttpApiMiddleware.Service<SecretKeyAuth, {
   requiredForClient: true,
   security: { bearer: HttpApiSecurity.bearer },
   error: [UnauthorizedResponse, ForbiddenResponse, TooManyRequestsResponse, InvalidRequestResponse]
+}) {}
+
+/**
+ * The storefront's scheme: the publishable key as a header or in the query (spec: Authentication 6). Both are tried,
+ * the header first; a secret key never authenticates here, whichever way it is sent.
+ */
+export class StorefrontAuth extends HttpApiMiddleware.Service<StorefrontAuth, {
+  provides: CurrentStorefrontCaller
+  requires: never
+}>()("feedback/http/StorefrontAuth", {
+  requiredForClient: true,
+  security: {
+    publishableKeyHeader: HttpApiSecurity.apiKey({ key: "X-Publishable-Key", in: "header" }),
+    publishableKeyQuery: HttpApiSecurity.apiKey({ key: "apiPublishableKey", in: "query" })
+  },
+  error: [UnauthorizedResponse, TooManyRequestsResponse, InvalidRequestResponse]
 }) {}
 
 export class OperatorAuth extends HttpApiMiddleware.Service<OperatorAuth>()("feedback/http/OperatorAuth", {

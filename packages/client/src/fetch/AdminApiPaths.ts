@@ -582,6 +582,50 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/publishable-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List publishable keys
+         * @description Every publishable key of the organization, newest first, revoked ones included (`revokedAt`). The setup state's `publishableKey` is the newest one not revoked.
+         */
+        get: operations["publishableKeys.list"];
+        put?: never;
+        /**
+         * Create a publishable key
+         * @description Issues a `pk_…` key for storefront widgets (`/storefront/…` routes) and its `signingSecret`, which signs customer calls on your backend. The signing secret is shown only in this answer; keep it on your server.
+         */
+        post: operations["publishableKeys.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishable-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a publishable key
+         * @description The key stops working at once on every storefront route; revoking it again changes nothing. Answers the key with its `revokedAt`.
+         */
+        delete: operations["publishableKeys.revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ready": {
         parameters: {
             query?: never;
@@ -778,6 +822,106 @@ export type paths = {
          * @description One site by id; 404 when it is not one of your organization's.
          */
         get: operations["sites.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/products/{productIdOrSlug}/questions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a product's published questions
+         * @description Published questions of the product, newest first, each with its published answers oldest first. The asker's email is never answered.
+         */
+        get: operations["storefront.productQuestions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/products/{productIdOrSlug}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a product's published reviews
+         * @description Published reviews of the product, newest first by default, a page at a time (`nextCursor`). Each names its author as first name and last initial ("Ada L.") or "Anonymous" and carries the merchant's reply only when it is published. Nothing personal (email, IP address, fingerprint, user agent, metadata) is ever answered.
+         */
+        get: operations["storefront.productReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/questions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask a question about a product
+         * @description A shopper's question (`productId` or `productSlug`, exactly one). It arrives unpublished in the merchant's moderation queue with `source: "widget"` and fires `productQuestion.created`; with `askerEmail` the asker is emailed when it is answered (unless `notifyByEmail: false`). Spends the submissions bucket of the key and client address.
+         */
+        post: operations["storefront.askQuestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/questions/{id}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a published question
+         * @description A shopper's answer (`authorType: "customer"`), unpublished until the merchant publishes it; fires `productQuestionAnswer.created`. Only published questions take answers: any other id is a 404. `email`, when given, links the answer to that customer if one exists; it is never shown.
+         */
+        post: operations["storefront.answerQuestion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/ratings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get products' ratings
+         * @description The published review count, average rating and histogram by star of up to 100 products at once, in the order asked; products not found are left out. Exact at every moment: the stats change in the transaction of every review change.
+         */
+        get: operations["storefront.ratings"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1803,6 +1947,13 @@ export type components = {
                 message: string;
             };
         };
+        IssuedPublishableKey: {
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            key: string;
+            signingSecret: string;
+        };
         Job: {
             /** @enum {string} */
             action: "import" | "export";
@@ -1948,6 +2099,8 @@ export type components = {
                 apiRequestsPerMinute: number;
                 loyaltyEventsPerMinute?: number;
                 loyaltyStampsPerMinute?: number;
+                storefrontReadsPerMinute?: number;
+                storefrontSubmissionsPerHour?: number;
             };
         };
         PayloadTooLargeError: {
@@ -1973,6 +2126,7 @@ export type components = {
             };
             notes: string | null;
             publishedReviewCount: number;
+            ratingHistogram: components["schemas"]["RatingHistogram"];
             reviewCount: number;
             slug: string;
             title: string;
@@ -2094,6 +2248,34 @@ export type components = {
             siteId: string | null;
             source: string;
             updatedAt: string;
+        };
+        ProductRating: {
+            averageRating: number | null;
+            histogram: components["schemas"]["RatingHistogram"];
+            /** Format: uuid */
+            productId: string;
+            reviewCount: number;
+            slug: string;
+        };
+        ProductRatingList: {
+            data: components["schemas"]["ProductRating"][];
+        };
+        PublishableKey: {
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            key: string;
+            revokedAt: string | null;
+        };
+        PublishableKeyList: {
+            data: components["schemas"]["PublishableKey"][];
+        };
+        RatingHistogram: {
+            1: number;
+            2: number;
+            3: number;
+            4: number;
+            5: number;
         };
         ReplyCreate: {
             body: string;
@@ -2341,6 +2523,72 @@ export type components = {
         SitePage: {
             data: components["schemas"]["Site"][];
             nextCursor: string | null;
+        };
+        StorefrontAnswer: {
+            authorName: string | null;
+            authorType: string;
+            body: string;
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+        };
+        StorefrontAnswerSubmission: {
+            authorName: string;
+            body: string;
+            email?: string;
+        };
+        StorefrontQuestion: {
+            answers: components["schemas"]["StorefrontAnswer"][];
+            askerName: string | null;
+            body: string;
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+        };
+        StorefrontQuestionPage: {
+            data: components["schemas"]["StorefrontQuestion"][];
+            nextCursor: string | null;
+        };
+        StorefrontQuestionSubmission: {
+            askerEmail?: string | null;
+            askerName?: string | null;
+            body: string;
+            notifyByEmail?: boolean;
+            /** Format: uuid */
+            productId?: string;
+            productSlug?: string;
+        };
+        StorefrontReview: {
+            authorName: string;
+            body: string | null;
+            createdAt: string;
+            files: components["schemas"]["StorefrontReviewFile"][];
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            productId: string;
+            rating: number;
+            response: components["schemas"]["StorefrontReviewResponse"] | null;
+            title: string | null;
+            verifiedBuyer: boolean;
+        };
+        StorefrontReviewFile: {
+            contentType: string;
+            /** Format: uuid */
+            id: string;
+            url: string;
+        };
+        StorefrontReviewPage: {
+            data: components["schemas"]["StorefrontReview"][];
+            nextCursor: string | null;
+        };
+        StorefrontReviewResponse: {
+            body: string;
+            createdAt: string;
+            responderName: string;
+        };
+        StorefrontSubmitted: {
+            id: string;
         };
         StoreUnavailableError: {
             error: {
@@ -4407,7 +4655,9 @@ export interface operations {
                      *       "plan": {
                      *         "apiRequestsPerMinute": 1,
                      *         "loyaltyEventsPerMinute": 1,
-                     *         "loyaltyStampsPerMinute": 1
+                     *         "loyaltyStampsPerMinute": 1,
+                     *         "storefrontReadsPerMinute": 1,
+                     *         "storefrontSubmissionsPerHour": 1
                      *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -4841,6 +5091,13 @@ export interface operations {
                      *             "reviewCount": 12,
                      *             "publishedReviewCount": 10,
                      *             "averageRating": 4.6,
+                     *             "ratingHistogram": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             },
                      *             "createdAt": "2026-03-14T09:26:53.000Z",
                      *             "updatedAt": "2026-03-14T09:26:53.000Z"
                      *           },
@@ -5048,6 +5305,13 @@ export interface operations {
                      *         "reviewCount": 12,
                      *         "publishedReviewCount": 10,
                      *         "averageRating": 4.6,
+                     *         "ratingHistogram": {
+                     *           "1": 1,
+                     *           "2": 1,
+                     *           "3": 1,
+                     *           "4": 1,
+                     *           "5": 1
+                     *         },
                      *         "createdAt": "2026-03-14T09:26:53.000Z",
                      *         "updatedAt": "2026-03-14T09:26:53.000Z"
                      *       },
@@ -5258,6 +5522,13 @@ export interface operations {
                      *         "reviewCount": 12,
                      *         "publishedReviewCount": 10,
                      *         "averageRating": 4.6,
+                     *         "ratingHistogram": {
+                     *           "1": 1,
+                     *           "2": 1,
+                     *           "3": 1,
+                     *           "4": 1,
+                     *           "5": 1
+                     *         },
                      *         "createdAt": "2026-03-14T09:26:53.000Z",
                      *         "updatedAt": "2026-03-14T09:26:53.000Z"
                      *       },
@@ -5632,6 +5903,13 @@ export interface operations {
                      *           "reviewCount": 12,
                      *           "publishedReviewCount": 10,
                      *           "averageRating": 4.6,
+                     *           "ratingHistogram": {
+                     *             "1": 1,
+                     *             "2": 1,
+                     *             "3": 1,
+                     *             "4": 1,
+                     *             "5": 1
+                     *           },
                      *           "createdAt": "2026-03-14T09:26:53.000Z",
                      *           "updatedAt": "2026-03-14T09:26:53.000Z"
                      *         }
@@ -5704,6 +5982,13 @@ export interface operations {
                      *       "reviewCount": 12,
                      *       "publishedReviewCount": 10,
                      *       "averageRating": 4.6,
+                     *       "ratingHistogram": {
+                     *         "1": 1,
+                     *         "2": 1,
+                     *         "3": 1,
+                     *         "4": 1,
+                     *         "5": 1
+                     *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -5760,6 +6045,13 @@ export interface operations {
                      *       "reviewCount": 12,
                      *       "publishedReviewCount": 10,
                      *       "averageRating": 4.6,
+                     *       "ratingHistogram": {
+                     *         "1": 1,
+                     *         "2": 1,
+                     *         "3": 1,
+                     *         "4": 1,
+                     *         "5": 1
+                     *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -5817,6 +6109,13 @@ export interface operations {
                      *       "reviewCount": 12,
                      *       "publishedReviewCount": 10,
                      *       "averageRating": 4.6,
+                     *       "ratingHistogram": {
+                     *         "1": 1,
+                     *         "2": 1,
+                     *         "3": 1,
+                     *         "4": 1,
+                     *         "5": 1
+                     *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -5891,6 +6190,13 @@ export interface operations {
                      *       "reviewCount": 12,
                      *       "publishedReviewCount": 10,
                      *       "averageRating": 4.6,
+                     *       "ratingHistogram": {
+                     *         "1": 1,
+                     *         "2": 1,
+                     *         "3": 1,
+                     *         "4": 1,
+                     *         "5": 1
+                     *       },
                      *       "createdAt": "2026-03-14T09:26:53.000Z",
                      *       "updatedAt": "2026-03-14T09:26:53.000Z"
                      *     }
@@ -6009,6 +6315,145 @@ export interface operations {
                     "application/json": components["schemas"]["ImportFailedError"] | components["schemas"]["IdempotencyKeyReusedError"];
                 };
             };
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "publishableKeys.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `PublishableKeyList`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "key": "pk_Xv3mQ9a1Lr7tZ2kB8nW4yC6eF0hJ5sPd",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "revokedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublishableKeyList"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "publishableKeys.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created. The body is a `IssuedPublishableKey`. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "key": "pk_Xv3mQ9a1Lr7tZ2kB8nW4yC6eF0hJ5sPd",
+                     *       "signingSecret": "pks_q7Nf2xV9LmB4tR8kW1zY6cH3jS5aD0eG2uI9oP7lK4n",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IssuedPublishableKey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "publishableKeys.revoke": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `PublishableKey`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "key": "pk_Xv3mQ9a1Lr7tZ2kB8nW4yC6eF0hJ5sPd",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "revokedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublishableKey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];
@@ -6302,6 +6747,13 @@ export interface operations {
                      *             "reviewCount": 12,
                      *             "publishedReviewCount": 10,
                      *             "averageRating": 4.6,
+                     *             "ratingHistogram": {
+                     *               "1": 1,
+                     *               "2": 1,
+                     *               "3": 1,
+                     *               "4": 1,
+                     *               "5": 1
+                     *             },
                      *             "createdAt": "2026-03-14T09:26:53.000Z",
                      *             "updatedAt": "2026-03-14T09:26:53.000Z"
                      *           },
@@ -6452,6 +6904,13 @@ export interface operations {
                      *         "reviewCount": 12,
                      *         "publishedReviewCount": 10,
                      *         "averageRating": 4.6,
+                     *         "ratingHistogram": {
+                     *           "1": 1,
+                     *           "2": 1,
+                     *           "3": 1,
+                     *           "4": 1,
+                     *           "5": 1
+                     *         },
                      *         "createdAt": "2026-03-14T09:26:53.000Z",
                      *         "updatedAt": "2026-03-14T09:26:53.000Z"
                      *       },
@@ -7238,6 +7697,308 @@ export interface operations {
             401: components["responses"]["UnauthorizedError"];
             403: components["responses"]["ForbiddenError"];
             404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.productQuestions": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                productIdOrSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `StorefrontQuestionPage`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "askerName": "Ada Lovelace",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "answers": [
+                     *             {
+                     *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "body": "Comfortable from day one and true to size. Would buy again.",
+                     *               "authorName": "The Example Shop team",
+                     *               "authorType": "text",
+                     *               "createdAt": "2026-03-14T09:26:53.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontQuestionPage"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.productReviews": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+                cursor?: string;
+                limit?: number;
+                rating?: number;
+                sort?: "-createdAt" | "createdAt" | "-rating" | "rating";
+            };
+            header?: never;
+            path: {
+                productIdOrSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `StorefrontReviewPage`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "rating": 5,
+                     *           "title": "Fits perfectly",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "authorName": "The Example Shop team",
+                     *           "verifiedBuyer": true,
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "response": {
+                     *             "body": "Comfortable from day one and true to size. Would buy again.",
+                     *             "responderName": "The Example Shop team",
+                     *             "createdAt": "2026-03-14T09:26:53.000Z"
+                     *           },
+                     *           "files": [
+                     *             {
+                     *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "url": "https://hooks.example.com/feedback",
+                     *               "contentType": "image/jpeg"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontReviewPage"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.askQuestion": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+            };
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "productSlug": "text",
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "askerName": "Ada Lovelace",
+                 *       "askerEmail": "ada@example.com",
+                 *       "notifyByEmail": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["StorefrontQuestionSubmission"];
+            };
+        };
+        responses: {
+            /** @description Accepted: queued, to be done shortly. The body is a `StorefrontSubmitted`. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontSubmitted"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.answerQuestion": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+            };
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "authorName": "The Example Shop team",
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StorefrontAnswerSubmission"];
+            };
+        };
+        responses: {
+            /** @description Accepted: queued, to be done shortly. The body is a `StorefrontSubmitted`. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "text"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontSubmitted"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.ratings": {
+        parameters: {
+            query: {
+                apiPublishableKey?: string;
+                products: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `ProductRatingList`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "slug": "everyday-ceramic-mug",
+                     *           "reviewCount": 12,
+                     *           "averageRating": 4.6,
+                     *           "histogram": {
+                     *             "1": 1,
+                     *             "2": 1,
+                     *             "3": 1,
+                     *             "4": 1,
+                     *             "5": 1
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProductRatingList"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];

@@ -18,11 +18,42 @@ export const Site = Schema.Struct({
 }).annotate({ identifier: "Site" })
 export type Site = typeof Site.Type
 
-/** Review stats of a product: counts, and the average rating of its published reviews (null when none). */
+/**
+ * How many published reviews of a product have each number of stars (docs/DECISIONS.md §55). A rating counts for the
+ * nearest whole star, halves up (`starOf`): 4.5 is a 5, 4.49 a 4.
+ */
+export const RatingHistogram = Schema.Struct({
+  "1": Schema.Int,
+  "2": Schema.Int,
+  "3": Schema.Int,
+  "4": Schema.Int,
+  "5": Schema.Int
+}).annotate({ identifier: "RatingHistogram" })
+export type RatingHistogram = typeof RatingHistogram.Type
+
+export const stars = ["1", "2", "3", "4", "5"] as const
+
+/** The whole star a rating (1..5, fractions allowed) counts for: the nearest, halves up; the SQL is `floor(r + 0.5)`. */
+export const starOf = (rating: number): 1 | 2 | 3 | 4 | 5 => Math.min(5, Math.max(1, Math.floor(rating + 0.5))) as 1 | 2 | 3 | 4 | 5
+
+export const emptyHistogram: RatingHistogram = { "1": 0, "2": 0, "3": 0, "4": 0, "5": 0 }
+
+/** The histogram of the published ones among `reviews`. */
+export const histogramOf = (reviews: Iterable<{ readonly rating: number; readonly published: boolean }>): RatingHistogram => {
+  const counts = [0, 0, 0, 0, 0]
+  for (const r of reviews) if (r.published) counts[starOf(r.rating) - 1]!++
+  return { "1": counts[0]!, "2": counts[1]!, "3": counts[2]!, "4": counts[3]!, "5": counts[4]! }
+}
+
+/**
+ * Review stats of a product: counts, the average rating of its published reviews (null when none) and their
+ * histogram by star.
+ */
 export const ProductReviewStats = Schema.Struct({
   reviewCount: Schema.Int,
   publishedReviewCount: Schema.Int,
-  averageRating: Schema.NullOr(Schema.Finite)
+  averageRating: Schema.NullOr(Schema.Finite),
+  ratingHistogram: RatingHistogram
 })
 export type ProductReviewStats = typeof ProductReviewStats.Type
 
@@ -82,6 +113,7 @@ export const newProduct = (
   reviewCount: 0,
   publishedReviewCount: 0,
   averageRating: null,
+  ratingHistogram: emptyHistogram,
   createdAt: at,
   updatedAt: at,
   ...fields

@@ -64,6 +64,13 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
 }) {
   static readonly default = (): Unauthorized =>
     withoutStack(() => new Unauthorized({ message: "Missing or invalid API key: send `Authorization: Bearer <secret key>`." }))
+  /** The storefront routes' one 401: the same for a missing, unknown, revoked or secret key. */
+  static readonly publishable = (): Unauthorized =>
+    withoutStack(() =>
+      new Unauthorized({
+        message: "Missing or invalid publishable key: send `X-Publishable-Key: pk_…` or the query parameter `apiPublishableKey`."
+      })
+    )
 }
 
 /** 403: the key lacks the permission the operation needs. */

@@ -14,25 +14,26 @@ export interface AuthenticationCacheOptions {
   readonly maxAgeMs?: number | undefined
 }
 
-interface Entry {
+interface Entry<A> {
   readonly version: number
   readonly readAtMs: number
-  readonly authenticated: Authenticated
+  readonly authenticated: A
 }
 
-export interface AuthenticationCache {
+/** Kept answers by key; `A` is a secret key's `Authenticated` or a publishable key's storefront caller. */
+export interface AuthenticationCache<A = Authenticated> {
   /** The kept answer for `keyHash`, if still good at `nowMs`. */
-  readonly get: (keyHash: string, nowMs: number) => Authenticated | undefined
+  readonly get: (keyHash: string, nowMs: number) => A | undefined
   /** The version to read under, or `undefined` when nothing may be kept. */
   readonly version: () => number | undefined
   /** Keeps `authenticated`, read under `version` (from `version()` before the read), unless the version moved. */
-  readonly set: (keyHash: string, version: number | undefined, nowMs: number, authenticated: Authenticated) => void
+  readonly set: (keyHash: string, version: number | undefined, nowMs: number, authenticated: A) => void
 }
 
-export const make = (changes: CredentialChangesService, options: AuthenticationCacheOptions = {}): AuthenticationCache => {
+export const make = <A = Authenticated>(changes: CredentialChangesService, options: AuthenticationCacheOptions = {}): AuthenticationCache<A> => {
   const maxEntries = options.maxEntries ?? 10_000
   const maxAgeMs = options.maxAgeMs ?? 60_000
-  const entries = new Map<string, Entry>()
+  const entries = new Map<string, Entry<A>>()
   return {
     version: changes.version,
     get: (keyHash, nowMs) => {

@@ -16,21 +16,35 @@ export const ApiRequestsPerMinute = Schema.Int.pipe(Schema.check(Schema.isBetwee
 export const Plan = Schema.Struct({
   apiRequestsPerMinute: ApiRequestsPerMinute,
   loyaltyEventsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
-  loyaltyStampsPerMinute: Schema.optionalKey(ApiRequestsPerMinute)
+  loyaltyStampsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
+  /** Storefront reads per publishable key and client address (docs/DECISIONS.md §55); absent: 600. */
+  storefrontReadsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
+  /** Storefront submissions per publishable key and client address; absent: 20 an hour. */
+  storefrontSubmissionsPerHour: Schema.optionalKey(ApiRequestsPerMinute)
 })
 export type Plan = typeof Plan.Type
 
-/** A change of plan: only sent fields change; `null` removes a loyalty allowance (its bucket's defaults apply). */
+/** A change of plan: only sent fields change; `null` removes an optional allowance (its bucket's defaults apply). */
 export const PlanPatch = Schema.Struct({
   apiRequestsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
   loyaltyEventsPerMinute: Schema.optionalKey(Schema.NullOr(ApiRequestsPerMinute)),
-  loyaltyStampsPerMinute: Schema.optionalKey(Schema.NullOr(ApiRequestsPerMinute))
+  loyaltyStampsPerMinute: Schema.optionalKey(Schema.NullOr(ApiRequestsPerMinute)),
+  storefrontReadsPerMinute: Schema.optionalKey(Schema.NullOr(ApiRequestsPerMinute)),
+  storefrontSubmissionsPerHour: Schema.optionalKey(Schema.NullOr(ApiRequestsPerMinute))
 })
 export type PlanPatch = typeof PlanPatch.Type
 
+/** The plan values that are absent unless set (`null` in a patch removes one, and its default applies again). */
+export const optionalAllowances = [
+  "loyaltyEventsPerMinute",
+  "loyaltyStampsPerMinute",
+  "storefrontReadsPerMinute",
+  "storefrontSubmissionsPerHour"
+] as const
+
 export const applyPlanPatch = (plan: Plan, patch: PlanPatch): Plan => {
   const next: { -readonly [K in keyof Plan]: Plan[K] } = { ...plan, apiRequestsPerMinute: patch.apiRequestsPerMinute ?? plan.apiRequestsPerMinute }
-  for (const key of ["loyaltyEventsPerMinute", "loyaltyStampsPerMinute"] as const) {
+  for (const key of optionalAllowances) {
     const value = patch[key]
     if (value === null) delete next[key]
     else if (value !== undefined) next[key] = value

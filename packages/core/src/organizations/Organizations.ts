@@ -22,10 +22,9 @@ import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { Permission } from "../kernel/Permission.ts"
 import { now } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
-import { randomBytes } from "node:crypto"
 import { applyPlanPatch, DEFAULT_API_REQUESTS_PER_MINUTE, type Organization, Plan, type PlanPatch } from "./Organization.ts"
 import { OrganizationRepository } from "./OrganizationRepository.ts"
-import type { Authenticated } from "./Authenticated.ts"
+import type { Authenticated, AuthenticatedPublishableKey } from "./Authenticated.ts"
 import * as AuthenticationCache from "./AuthenticationCache.ts"
 import { CredentialChanges } from "./CredentialChanges.ts"
 import {
@@ -44,8 +43,12 @@ import {
   type IntegrationPlatform,
   type LoyaltyProgram,
   type LoyaltyProgramStatus,
-  PUBLISHABLE_KEY_PREFIX,
+  generatePublishableKey,
+  generateSigningSecret,
+  type IssuedPublishableKey,
+  isWellFormedPublishableKey,
   type PublishableKey,
+  type PublishableKeyRecord,
   type Wishlist
 } from "./StorefrontRecords.ts"
 
@@ -93,7 +96,19 @@ export class Organizations extends Context.Service<Organizations, {
   readonly revokeSecretKey: (organizationId: OrganizationId, keyId: SecretKeyId) => Effect.Effect<SecretKeyView, NotFound>
   readonly listSecretKeys: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<SecretKeyView>, NotFound>
 
-  readonly createPublishableKey: (organizationId: OrganizationId) => Effect.Effect<PublishableKey, NotFound>
+  /** Issues a publishable key; the answer is the only place its signing secret is shown (docs/DECISIONS.md §55). */
+  readonly createPublishableKey: (organizationId: OrganizationId) => Effect.Effect<IssuedPublishableKey, NotFound>
+  /** `GET /publishable-keys` (`settings:read`): the caller's keys, revoked ones included, newest first. */
+  readonly listOwnPublishableKeys: () => Effect.Effect<ReadonlyArray<PublishableKey>, Forbidden, CurrentCaller>
+  /** `POST /publishable-keys` (`settings:write`). */
+  readonly createOwnPublishableKey: () => Effect.Effect<IssuedPublishableKey, Forbidden, CurrentCaller>
+  /** `DELETE /publishable-keys/{id}` (`settings:write`): revokes it at once, in every process that hears changes. */
+  readonly revokeOwnPublishableKey: (id: PublishableKeyId) => Effect.Effect<PublishableKey, Forbidden | NotFound, CurrentCaller>
+  /**
+   * Turns a presented publishable key into a storefront caller. Malformed, unknown, revoked or of a deleted
+   * organization are one Unauthorized, as for secret keys.
+   */
+  readonly authenticatePublishableKey: (presented: string) => Effect.Effect<AuthenticatedPublishableKey, Unauthorized>
   readonly createIntegration: (
     organizationId: OrganizationId,
     platform: IntegrationPlatform
@@ -240,14 +255,57 @@ export class Organizations extends Context.Service<Organizations, {
 
     const createPublishableKey = Effect.fn("Organizations.createPublishableKey")(function*(organizationId: OrganizationId) {
       return yield* forOrganization(organizationId, Effect.gen(function*() {
-        const key: PublishableKey = {
+        const record: PublishableKeyRecord = {
           id: yield* nextIdFrom<PublishableKeyId>(ids),
-          key: PUBLISHABLE_KEY_PREFIX + randomBytes(24).toString("base64url"),
-          createdAt: yield* now
+          key: generatePublishableKey(),
+          signingSecret: generateSigningSecret(),
+          createdAt: yield* now,
+          revokedAt: null
         }
-        yield* storefront.insertPublishableKey({ ...key, organizationId })
-        return key
+        yield* storefront.insertPublishableKey({ ...record, organizationId })
+        return { id: record.id, key: record.key, signingSecret: record.signingSecret!, createdAt: record.createdAt }
       }))
+    })
+
+    const listOwnPublishableKeys = Effect.fn("Organizations.listOwnPublishableKeys")(function*() {
+      const caller = yield* requirePermission("settings:read")
+      return yield* storefront.listPublishableKeys(caller.organizationId)
+    })
+
+    const createOwnPublishableKey = Effect.fn("Organizations.createOwnPublishableKey")(function*() {
+      const caller = yield* requirePermission("settings:write")
+      // The caller's organization exists (it authenticated); its absence would be a broken store, not a 404.
+      return yield* createPublishableKey(caller.organizationId).pipe(Effect.catchTag("NotFound", Effect.die))
+    })
+
+    const revokeOwnPublishableKey = Effect.fn("Organizations.revokeOwnPublishableKey")(function*(id: PublishableKeyId) {
+      const caller = yield* requirePermission("settings:write")
+      const revoked = yield* storefront.revokePublishableKey(caller.organizationId, id, yield* now)
+      changes.announce()
+      if (Option.isNone(revoked)) return yield* NotFound.of("publishable key", id)
+      return revoked.value
+    })
+
+    // Kept like secret keys, under the same change version: a revocation heard from any process drops them all.
+    const publishableCache = AuthenticationCache.make<AuthenticatedPublishableKey>(changes)
+    const authenticatePublishableKey = Effect.fnUntraced(function*(presented: string) {
+      if (!isWellFormedPublishableKey(presented)) return yield* Unauthorized.publishable()
+      const version = publishableCache.version()
+      const nowMs = version === undefined ? 0 : yield* Clock.currentTimeMillis
+      const kept = version === undefined ? undefined : publishableCache.get(presented, nowMs)
+      if (kept !== undefined) return kept
+      const found = yield* storefront.findPublishableKey(presented)
+      if (Option.isNone(found) || found.value.revokedAt !== null) return yield* Unauthorized.publishable()
+      const organization = yield* organizations.findById(found.value.organizationId)
+      if (Option.isNone(organization)) return yield* Unauthorized.publishable()
+      const authenticated: AuthenticatedPublishableKey = {
+        keyId: found.value.id,
+        key: found.value.key,
+        signingSecret: found.value.signingSecret,
+        organization: organization.value
+      }
+      publishableCache.set(presented, version, nowMs, authenticated)
+      return authenticated
     })
 
     const createIntegration = Effect.fn("Organizations.createIntegration")(
@@ -304,6 +362,10 @@ export class Organizations extends Context.Service<Organizations, {
       revokeSecretKey,
       listSecretKeys,
       createPublishableKey,
+      listOwnPublishableKeys,
+      createOwnPublishableKey,
+      revokeOwnPublishableKey,
+      authenticatePublishableKey,
       createIntegration,
       createLoyaltyProgram,
       createWishlist

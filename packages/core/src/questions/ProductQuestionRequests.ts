@@ -22,9 +22,9 @@ const Text = (max: number, what: string) =>
     }, { expected: `${what} of 1 to ${max} characters` })
   ))
 
-const QuestionBody = Text(QUESTION_BODY_MAX_CHARACTERS, "the question")
-const AnswerBody = Text(ANSWER_BODY_MAX_CHARACTERS, "the answer")
-const PersonName = Text(200, "the name")
+export const QuestionBody = Text(QUESTION_BODY_MAX_CHARACTERS, "the question")
+export const AnswerBody = Text(ANSWER_BODY_MAX_CHARACTERS, "the answer")
+export const PersonName = Text(200, "the name")
 
 /**
  * `POST /product-questions`. Fields the spec marks "or null" take null as "none", exactly like omitting them.

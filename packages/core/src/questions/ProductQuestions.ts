@@ -452,7 +452,7 @@ export class ProductQuestions extends Context.Service<ProductQuestions, {
  * A question's counts after its answers change by `delta`. It is answered (`answeredAt` set) while at least one
  * published answer remains, since the moment it last became so; hiding or deleting the last one clears it.
  */
-const answerCounts = (
+export const answerCounts = (
   question: Pick<ProductQuestionRecord, "answerCount" | "publishedAnswerCount" | "answeredAt">,
   delta: { readonly answers: number; readonly published: number },
   at: Timestamp

@@ -110,6 +110,10 @@ export function toSpendDecision(buckets: ReadonlyArray<KeyedBucket>, result: Spe
 export const refusalMessage = (decision: SpendRefused): string => {
   const scope = decision.refusedBy === ORG_BUCKET_KEY
     ? "the organization's rate limit"
+    : decision.refusedBy.startsWith("storefront-read:")
+    ? "the publishable key's read limit for this client address"
+    : decision.refusedBy.startsWith("storefront-submission:")
+    ? "the publishable key's submission limit for this client address"
     : `the rate limit of ${decision.refusedBy}`
   return decision.retryAfterSeconds === undefined
     ? `This request costs ${decision.cost} tokens but ${scope} holds at most ${decision.refusedByCeiling}, so it can never be accepted; split it into smaller requests or raise the plan's allowance.`

@@ -13,6 +13,7 @@
  *   empty body, unchanged text, equal metadata) writes nothing, keeps `updatedAt` and fires nothing.
  * - `redactedAt` is the time of the latest redaction; `originalTitle` / `originalBody` keep the first one's text.
  */
+import { starOf } from "../catalog/Catalog.ts"
 import { Result } from "effect"
 import { ImportFailed, InvalidRedaction, InvalidRequest } from "../kernel/Errors.ts"
 import type { ProductId, SiteId } from "../kernel/Ids.ts"
@@ -254,17 +255,24 @@ export const fileFromUrl = (url: string): { readonly fileName: string; readonly 
 export const productStatsDeltas = (
   reviews: Iterable<Pick<ReviewRecord, "productId" | "published" | "rating">>
 ): ReadonlyArray<ProductStatsDelta> => {
-  const deltas = new Map<ProductId, { productId: ProductId; reviews: number; published: number; publishedRatingSum: number }>()
+  const deltas = new Map<ProductId, {
+    productId: ProductId
+    reviews: number
+    published: number
+    publishedRatingSum: number
+    publishedByStar: [number, number, number, number, number]
+  }>()
   for (const review of reviews) {
     let delta = deltas.get(review.productId)
     if (delta === undefined) {
-      delta = { productId: review.productId, reviews: 0, published: 0, publishedRatingSum: 0 }
+      delta = { productId: review.productId, reviews: 0, published: 0, publishedRatingSum: 0, publishedByStar: [0, 0, 0, 0, 0] }
       deltas.set(review.productId, delta)
     }
     delta.reviews++
     if (review.published) {
       delta.published++
       delta.publishedRatingSum += review.rating
+      delta.publishedByStar[starOf(review.rating) - 1]!++
     }
   }
   return [...deltas.values()]

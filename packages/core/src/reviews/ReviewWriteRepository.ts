@@ -70,6 +70,8 @@ export interface ProductStatsDelta {
   readonly published: number
   /** The sum of the published reviews' ratings. */
   readonly publishedRatingSum: number
+  /** The published reviews by star (`starOf`), 1 to 5. */
+  readonly publishedByStar: readonly [number, number, number, number, number]
 }
 
 export interface ImportJobRecord {
@@ -89,7 +91,10 @@ export class ReviewWriteRepository extends Context.Service<ReviewWriteRepository
   readonly updateReview: (organizationId: OrganizationId, review: ReviewRecord) => Effect.Effect<void>
   /** Removes the review with its files, answers and reply, and keeps the deletion record. */
   readonly deleteReview: (organizationId: OrganizationId, deletion: ReviewDeletionRecord) => Effect.Effect<void>
-  /** Recomputes reviewCount, publishedReviewCount and averageRating (of published reviews) of each product once. */
+  /**
+   * Recomputes reviewCount, publishedReviewCount, averageRating and ratingHistogram (of published reviews) of each
+   * product once.
+   */
   readonly recalculateProductStats: (
     organizationId: OrganizationId,
     productIds: ReadonlyArray<ProductId>

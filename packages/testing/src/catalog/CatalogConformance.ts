@@ -97,6 +97,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
             reviewCount: 0,
             publishedReviewCount: 0,
             averageRating: null,
+            ratingHistogram: { "1": 0, "2": 0, "3": 0, "4": 0, "5": 0 },
             createdAt: undefined,
             updatedAt: undefined
           }

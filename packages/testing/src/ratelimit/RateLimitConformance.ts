@@ -21,6 +21,7 @@ import {
   RateLimitRepository,
   SecretKeyCaller,
   type SecretKeyId,
+  storefrontBucket,
   type SpendDecision,
   tooManyRequests,
   type UserId
@@ -136,6 +137,28 @@ const storeLimits: ConformanceSuite = (store) =>
         assert.strictEqual((yield* spend(org, history, 10))._tag, "Refused")
         yield* TestClock.adjust("1 millis")
         assert.strictEqual((yield* spend(org, history, 10))._tag, "Admitted")
+      }))
+
+    it.effect("storefront buckets are per publishable key and client address, apart from the organization's", () =>
+      Effect.gen(function*() {
+        const org = yield* nextId()
+        const plan = { storefrontReadsPerMinute: 2, storefrontSubmissionsPerHour: 1 }
+        const read = (key: string, address: string) => spend(org, [storefrontBucket("read", key, address, plan)], 1)
+        assert.strictEqual((yield* read("k1", "203.0.113.1"))._tag, "Admitted")
+        assert.strictEqual((yield* read("k1", "203.0.113.1"))._tag, "Admitted")
+        const refused = yield* read("k1", "203.0.113.1")
+        assert.strictEqual(refused._tag, "Refused")
+        assert.include(tooManyRequests(refused as never).message, "read limit for this client address")
+        assert.strictEqual((yield* read("k1", "2001:db8::1"))._tag, "Admitted")
+        assert.strictEqual((yield* read("k2", "203.0.113.1"))._tag, "Admitted")
+        // Submissions have their own bucket, refilling in an hour.
+        const submit = () => spend(org, [storefrontBucket("submission", "k1", "203.0.113.1", plan)], 1)
+        assert.strictEqual((yield* submit())._tag, "Admitted")
+        const later = yield* submit()
+        assert.strictEqual(later._tag, "Refused")
+        assert.isAtLeast((later as { retryAfterSeconds: number }).retryAfterSeconds, 3500)
+        // None of it touched the organization bucket.
+        assert.deepInclude(yield* spend(org, reviews(60), 1), { _tag: "Admitted", remaining: 59 })
       }))
 
     it.effect("organizations have separate buckets", () =>

@@ -22,3 +22,11 @@ export const OrganizationHandlers = HttpApiBuilder.group(AdminApi, "organization
   const organizations = yield* Organizations
   return handlers.handle("get", () => Effect.map(organizations.current(), organizationResponse))
 })).pipe(capturingOnly(Organizations))
+
+export const PublishableKeysHandlers = HttpApiBuilder.group(AdminApi, "publishableKeys", Effect.fn(function*(handlers) {
+  const organizations = yield* Organizations
+  return handlers
+    .handle("list", () => Effect.map(organizations.listOwnPublishableKeys(), (data) => ({ data })))
+    .handle("create", () => organizations.createOwnPublishableKey())
+    .handle("revoke", ({ params }) => organizations.revokeOwnPublishableKey(params.id))
+})).pipe(capturingOnly(Organizations))

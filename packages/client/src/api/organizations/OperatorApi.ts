@@ -16,7 +16,7 @@ import {
   Organization,
   OrganizationId,
   Permission,
-  PublishableKey,
+  IssuedPublishableKey,
   SecretKeyId,
   SecretKeyView,
   SiteId,
@@ -83,7 +83,7 @@ export class OperatorGroup extends HttpApiGroup.make("operator")
     }),
     HttpApiEndpoint.post("createPublishableKey", "/organizations/:id/publishable-keys", {
       params: orgParams,
-      success: PublishableKey.pipe(HttpApiSchema.status(201)),
+      success: IssuedPublishableKey.pipe(HttpApiSchema.status(201)),
       error: errors
     }),
     HttpApiEndpoint.post("createIntegration", "/organizations/:id/integrations", {

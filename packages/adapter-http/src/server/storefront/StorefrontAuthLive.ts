@@ -1,0 +1,92 @@
+/**
+ * The storefront's admission path (docs/DECISIONS.md §55), the publishable-key counterpart of `SecretKeyAuthLive`:
+ * 1. authenticate the publishable key from the header or the query (401, one message for every failure; a secret
+ *    key is never one, and revocation is heard across processes like a secret key's);
+ * 2. charge the key's bucket for the client address (reads or submissions, never the organization's secret-key
+ *    bucket); a refusal is the 429 of docs/DECISIONS.md §3, nothing applied;
+ * 3. CORS for the organization's site domains, then the endpoint with the storefront caller provided; a submission
+ *    has its JSON body measured first and runs under its `Idempotency-Key` when it sends one.
+ */
+import {
+  CurrentStorefrontCaller,
+  Idempotency,
+  Organizations,
+  RateLimitRepository,
+  recordRateLimitDecisionUnsafe,
+  StorefrontReads,
+  storefrontActionOf,
+  storefrontBucket,
+  storefrontPolicyName
+} from "@feedback/core"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { StorefrontAuth } from "@feedback/client/effect"
+import { idempotently } from "../idempotency/IdempotentRequests.ts"
+import { guardJsonBody } from "../JsonBodyShape.ts"
+import { rateLimitHeaders, refusedResponse } from "../SecretKeyAuthLive.ts"
+import { clientAddressOf, parseTrustProxy } from "./ClientAddress.ts"
+import { corsHeaders } from "./StorefrontCors.ts"
+
+export interface StorefrontOptions {
+  /** `TRUST_PROXY`: comma-separated addresses and CIDRs of proxies whose `X-Forwarded-For` is believed; none by default. */
+  readonly trustProxy?: string | undefined
+}
+
+export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
+  Layer.effect(
+    StorefrontAuth,
+    Effect.gen(function*() {
+      const organizations = yield* Organizations
+      const rateLimits = yield* RateLimitRepository
+      const reads = yield* StorefrontReads
+      const idempotency = yield* Idempotency
+      const trusted = parseTrustProxy(options.trustProxy ?? "")
+
+      const admit: Parameters<typeof StorefrontAuth.of>[0]["publishableKeyHeader"] = (
+        httpEffect,
+        { credential, endpoint }
+      ) =>
+        Effect.withFiber((fiber) => {
+          const context = fiber.context as Context.Context<never>
+          const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
+          return Effect.flatMap(organizations.authenticatePublishableKey(Redacted.value(credential)), (key) => {
+            const clientAddress = clientAddressOf(
+              Option.getOrUndefined(request.peerAddress),
+              request.headers["x-forwarded-for"],
+              trusted
+            )
+            const action = storefrontActionOf(request.method)
+            const policy = storefrontPolicyName(action)
+            const spend = rateLimits.spend(key.organization.id, [
+              storefrontBucket(action, key.keyId, clientAddress, key.organization.plan)
+            ], 1)
+            return Effect.flatMap(spend, (decision) => {
+              recordRateLimitDecisionUnsafe(decision, context)
+              const origin = request.headers["origin"]
+              const cors = origin === undefined ? Effect.succeed(corsHeaders(undefined)) : Effect.map(
+                reads.allowsOrigin(key.organization.id, origin),
+                (allowed) => corsHeaders(allowed ? origin : undefined)
+              )
+              return Effect.flatMap(cors, (headers) => {
+                if (decision._tag === "Refused") {
+                  return Effect.succeed(HttpServerResponse.setHeaders(refusedResponse(decision, policy), headers))
+                }
+                const answered = { ...rateLimitHeaders(decision, policy), ...headers }
+                HttpEffect.appendPreResponseHandlerUnsafe(
+                  context,
+                  (_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, answered))
+                )
+                const run = Effect.provideService(httpEffect, CurrentStorefrontCaller, { ...key, clientAddress })
+                // A submission's JSON is measured before it is parsed, and honours Idempotency-Key (docs/DECISIONS.md §18), keyed per
+                // organization like the admin API's (a replay needs the same method, path and body as well).
+                return action === "read"
+                  ? run
+                  : Effect.andThen(guardJsonBody, idempotently(idempotency, endpoint, key.organization.id, run))
+              })
+            })
+          })
+        })
+
+      return StorefrontAuth.of({ publishableKeyHeader: admit, publishableKeyQuery: admit })
+    })
+  )

@@ -1,0 +1,139 @@
+/**
+ * The storefront API (docs/DECISIONS.md §55, shared §18): what a storefront widget reads with a publishable key, given as
+ * the query parameter `apiPublishableKey` or the header `X-Publishable-Key`. Published content only, in shapes with
+ * no personal field; every answer is cacheable (`ETag`, `Cache-Control: public, max-age=60`, 304 on a matching
+ * `If-None-Match`). Secret keys are refused here, and publishable keys everywhere else.
+ */
+import {
+  InvalidRequest,
+  ProductQuestionId,
+  StorefrontAnswerSubmission,
+  StorefrontQuestionSubmission,
+  StorefrontSubmitted,
+  MAX_RATINGS_PRODUCTS,
+  ProductRatingList,
+  StorefrontQuestionPage,
+  storefrontLimits,
+  StorefrontReviewPage,
+  storefrontReviewSorts
+} from "@feedback/core"
+import { Result, Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
+import { queryParameter, sortParam } from "../ListParams.ts"
+import { StorefrontAuth } from "../Security.ts"
+import { doc } from "../Describe.ts"
+
+const wholeNumber = (name: string, min: number, max: number, description: string, fallback?: number) =>
+  queryParameter(Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max })), {
+    document: {
+      type: "integer",
+      minimum: min,
+      maximum: max,
+      ...(fallback === undefined ? {} : { default: fallback }),
+      description
+    },
+    parse: (raw) => {
+      const n = /^\d{1,6}$/.test(raw) ? Number(raw) : Number.NaN
+      return n >= min && n <= max
+        ? Result.succeed(n)
+        : Result.fail(InvalidRequest.single(`query.${name}`, `must be a whole number from ${min} to ${max}`))
+    },
+    format: String
+  })
+
+const limit = wholeNumber(
+  "limit",
+  1,
+  storefrontLimits.maxLimit,
+  `Records to return, 1 to ${storefrontLimits.maxLimit} (default ${storefrontLimits.defaultLimit}).`,
+  storefrontLimits.defaultLimit
+)
+const cursor = Schema.optionalKey(
+  Schema.String.check(Schema.isMaxLength(2_000)).annotate({
+    description: "The previous page's `nextCursor`; only valid with the same product, sort and rating."
+  })
+)
+/** The key may come in the query (spec: Authentication 6); declared here so strict query parsing accepts it. */
+const apiPublishableKey = Schema.optionalKey(
+  Schema.String.check(Schema.isMaxLength(200)).annotate({
+    description: "The publishable key (`pk_…`), when it is not sent as the `X-Publishable-Key` header."
+  })
+)
+const productParams = {
+  productIdOrSlug: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(500)).annotate({
+    description: "The product's id or its slug."
+  })
+}
+
+export class StorefrontApi extends HttpApiGroup.make("storefront")
+  .add(
+    HttpApiEndpoint.get("productReviews", "/storefront/products/:productIdOrSlug/reviews", {
+      params: productParams,
+      query: {
+        apiPublishableKey,
+        limit,
+        cursor,
+        sort: sortParam(storefrontReviewSorts, "-createdAt"),
+        rating: wholeNumber(
+          "rating",
+          1,
+          5,
+          "Only reviews of this many stars (a rating counts for the nearest whole star, halves up)."
+        )
+      },
+      success: StorefrontReviewPage,
+      error: [NotFoundResponse, InvalidRequestResponse]
+    }).annotateMerge(doc(
+      "List a product's published reviews",
+      "Published reviews of the product, newest first by default, a page at a time (`nextCursor`). Each names its author as first name and last initial (\"Ada L.\") or \"Anonymous\" and carries the merchant's reply only when it is published. Nothing personal (email, IP address, fingerprint, user agent, metadata) is ever answered."
+    )),
+    HttpApiEndpoint.get("ratings", "/storefront/ratings", {
+      query: {
+        apiPublishableKey,
+        products: Schema.String.check(Schema.isMaxLength(60_000)).annotate({
+          description: `Up to ${MAX_RATINGS_PRODUCTS} product ids or slugs, comma-separated.`
+        })
+      },
+      success: ProductRatingList,
+      error: InvalidRequestResponse
+    }).annotateMerge(doc(
+      "Get products' ratings",
+      `The published review count, average rating and histogram by star of up to ${MAX_RATINGS_PRODUCTS} products at once, in the order asked; products not found are left out. Exact at every moment: the stats change in the transaction of every review change.`
+    )),
+    HttpApiEndpoint.get("productQuestions", "/storefront/products/:productIdOrSlug/questions", {
+      params: productParams,
+      query: { apiPublishableKey, limit, cursor },
+      success: StorefrontQuestionPage,
+      error: [NotFoundResponse, InvalidRequestResponse]
+    }).annotateMerge(doc(
+      "List a product's published questions",
+      "Published questions of the product, newest first, each with its published answers oldest first. The asker's email is never answered."
+    )),
+    HttpApiEndpoint.post("askQuestion", "/storefront/questions", {
+      query: { apiPublishableKey },
+      payload: StorefrontQuestionSubmission,
+      success: StorefrontSubmitted.pipe(HttpApiSchema.status(202)),
+      error: InvalidRequestResponse
+    }).annotateMerge(doc(
+      "Ask a question about a product",
+      "A shopper's question (`productId` or `productSlug`, exactly one). It arrives unpublished in the merchant's moderation queue with `source: \"widget\"` and fires `productQuestion.created`; with `askerEmail` the asker is emailed when it is answered (unless `notifyByEmail: false`). Spends the submissions bucket of the key and client address."
+    )),
+    HttpApiEndpoint.post("answerQuestion", "/storefront/questions/:id/answers", {
+      params: { id: ProductQuestionId },
+      query: { apiPublishableKey },
+      payload: StorefrontAnswerSubmission,
+      success: StorefrontSubmitted.pipe(HttpApiSchema.status(202)),
+      error: [NotFoundResponse, InvalidRequestResponse]
+    }).annotateMerge(doc(
+      "Answer a published question",
+      "A shopper's answer (`authorType: \"customer\"`), unpublished until the merchant publishes it; fires `productQuestionAnswer.created`. Only published questions take answers: any other id is a 404. `email`, when given, links the answer to that customer if one exists; it is never shown."
+    ))
+  )
+  .middleware(StorefrontAuth)
+  .annotateMerge(OpenApi.annotations({
+    title: "Storefront",
+    description:
+      "Public reads for storefront widgets, authenticated with a publishable key (`X-Publishable-Key` or `apiPublishableKey`): published content only, rate limited per key and client address, cacheable."
+  }))
+{}

@@ -1,0 +1,15 @@
+/**
+ * The caller of a storefront route: a publishable key that authenticated, and the client address its buckets are
+ * counted per (docs/DECISIONS.md §55). Not a `Caller`: it holds no permission and reaches only the storefront reads.
+ */
+import { Context } from "effect"
+import type { AuthenticatedPublishableKey } from "../organizations/Authenticated.ts"
+
+export interface StorefrontCaller extends AuthenticatedPublishableKey {
+  /** The peer address, or the right-most untrusted `X-Forwarded-For` hop behind a trusted proxy. */
+  readonly clientAddress: string
+}
+
+export class CurrentStorefrontCaller extends Context.Service<CurrentStorefrontCaller, StorefrontCaller>()(
+  "feedback/CurrentStorefrontCaller"
+) {}
