@@ -32,6 +32,7 @@ import { reviewKeysPerStatementMigration } from "./0105_review_keys_per_statemen
 import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
 import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_arrays.ts"
 import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
+import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -65,5 +66,6 @@ export const migrations: ReadonlyArray<Migration> = [
   reviewKeysPerStatementMigration,
   webhookDeliveryQueueMigration,
   deliveryOutcomesAsArraysMigration,
-  productRatingSumsMigration
+  productRatingSumsMigration,
+  fairDeliveryClaimsMigration
 ]
