@@ -1,0 +1,121 @@
+/**
+ * Noisy neighbours (docs/FAIRNESS.md): for each resource organizations share, an aggressor organization at its
+ * limits and a victim organization whose latency is compared with the same victim alone, in the same run. The bounds
+ * are ratios with a generous floor, never tight timings: they hold on a loaded machine and fail by a wide margin
+ * when the aggressor takes the victim's share (the victim then waits for the aggressor's timeouts or backlog).
+ * Memory, and a PostgreSQL server when TEST_DATABASE_URL is set.
+ */
+import { MemoryStoreLayer } from "@feedback/adapter-memory"
+import { PgStoreLayer } from "@feedback/adapter-postgres"
+import { MAX_WEBHOOKS_PER_ORGANIZATION, type StoreServices } from "@feedback/core"
+import type { Layer } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
+import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { eventually, type Receiver, startReceiver } from "./WebhookReceiver.ts"
+
+const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, unknown>]> = [
+  ["memory", () => MemoryStoreLayer],
+  ...(serverUrl === undefined ? [] : [["postgres server", () => freshLayer((t) => PgStoreLayer(t))] as const])
+]
+
+/** How long a hanging receiver holds a slot: far beyond any bound below, so a victim stuck behind it fails. */
+const TIMEOUT_MS = 30_000
+
+/** The victim's latency under attack may be this many times its latency alone, plus the floor (a loaded machine). */
+const RATIO = 10
+const FLOOR_MS = 2_000
+
+const within = (alone: number, attacked: number) => {
+  expect(attacked, `alone ${alone.toFixed(0)} ms, attacked ${attacked.toFixed(0)} ms`).toBeLessThan(
+    RATIO * alone + FLOOR_MS
+  )
+}
+
+const maxOf = async (n: number, measure: () => Promise<number>) => {
+  let worst = 0
+  for (let i = 0; i < n; i++) worst = Math.max(worst, await measure())
+  return worst
+}
+
+describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
+  let receiver: Receiver
+  let server: TestServer
+  beforeAll(async () => {
+    receiver = await startReceiver()
+    server = makeTestServer(makeStore(), {
+      webhooks: {
+        allowInsecure: true,
+        allowPrivate: true,
+        timeoutMs: TIMEOUT_MS,
+        dispatcher: { pollIntervalMs: 20, heartbeatIntervalMs: 200, leaseMs: 60_000 }
+      }
+    })
+  })
+  afterAll(async () => {
+    // The receiver first: its hanging answers end, so the dispatcher's shutdown does not wait for their timeout.
+    await receiver.close()
+    await server.dispose()
+  })
+
+  /** From registering a webhook to its first delivery (its own `webhook.created`) being recorded as delivered. */
+  const victimDelivery = async (key: string): Promise<number> => {
+    const started = performance.now()
+    const created = await server.request("POST", "/webhooks", {
+      token: key,
+      body: { url: receiver.url("/ok"), events: ["webhook.created"] }
+    })
+    expect(created.status).toBe(201)
+    await eventually(
+      async () => {
+        const log = await server.request("GET", `/webhooks/${created.body.id}/events`, { token: key })
+        return log.body.data?.[0]?.status === "delivered" ? true : undefined
+      },
+      4 * TIMEOUT_MS,
+      "the victim's delivery",
+      10
+    )
+    await server.request("DELETE", `/webhooks/${created.body.id}`, { token: key })
+    return performance.now() - started
+  }
+
+  it("delivery slots: an organization whose every webhook hangs never delays another's delivery", async () => {
+    const victim = await server.provision()
+    const alone = await maxOf(3, () => victimDelivery(victim.key))
+
+    // The aggressor: every webhook it may have, at a receiver that never answers, and events fanned out to all.
+    const aggressor = await server.provision()
+    const hooks: Array<string> = []
+    for (let i = 0; i < MAX_WEBHOOKS_PER_ORGANIZATION; i++) {
+      const res = await server.request("POST", "/webhooks", {
+        token: aggressor.key,
+        body: { url: receiver.url("/hang"), events: ["webhook.updated"] }
+      })
+      expect(res.status).toBe(201)
+      hooks.push(res.body.id)
+    }
+    const oneMore = await server.request("POST", "/webhooks", {
+      token: aggressor.key,
+      body: { url: receiver.url("/hang"), events: ["webhook.updated"] }
+    })
+    expect(oneMore.status).toBe(400)
+    expect(oneMore.body.error.message).toContain(`at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks`)
+    for (let round = 0; round < 5; round++) {
+      for (const id of hooks) {
+        const res = await server.request("PATCH", `/webhooks/${id}`, {
+          token: aggressor.key,
+          body: { url: receiver.url(`/hang?round=${round}`) }
+        })
+        expect(res.status).toBe(200)
+      }
+    }
+    // Its deliveries now hold every slot it may take: wait until its hanging POSTs have arrived.
+    const hanging = () => receiver.received.filter((r) => r.path === "/hang").length
+    await eventually(async () => (hanging() >= 8 ? true : undefined), 10_000, "the aggressor's POSTs to hang")
+
+    const attacked = await maxOf(3, () => victimDelivery(victim.key))
+    within(alone, attacked)
+    // The aggressor holds no more than its share of the process's POST slots (docs/FAIRNESS.md).
+    expect(hanging()).toBeLessThanOrEqual(8)
+  })
+})
