@@ -33,6 +33,7 @@ import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
 import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_arrays.ts"
 import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
 import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
+import { jobTurnsMigration } from "./0142_job_turns.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -67,5 +68,6 @@ export const migrations: ReadonlyArray<Migration> = [
   webhookDeliveryQueueMigration,
   deliveryOutcomesAsArraysMigration,
   productRatingSumsMigration,
-  fairDeliveryClaimsMigration
+  fairDeliveryClaimsMigration,
+  jobTurnsMigration
 ]
