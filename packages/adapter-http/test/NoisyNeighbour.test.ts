@@ -44,6 +44,7 @@ describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
   beforeAll(async () => {
     receiver = await startReceiver()
     server = makeTestServer(makeStore(), {
+      jobs: { pollIntervalMs: 20 },
       webhooks: {
         allowInsecure: true,
         allowPrivate: true,
@@ -117,5 +118,95 @@ describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
     within(alone, attacked)
     // The aggressor holds no more than its share of the process's POST slots (docs/FAIRNESS.md).
     expect(hanging()).toBeLessThanOrEqual(8)
+  })
+
+  /** From queueing a job to its success; `path` is `/import-jobs?…` or `/export-jobs`. */
+  const jobLatency = async (
+    key: string,
+    post: () => Promise<{ status: number; body: any }>,
+    kind: "import" | "export"
+  ) => {
+    const started = performance.now()
+    const created = await post()
+    expect(created.status).toBe(202)
+    await eventually(
+      async () => {
+        const res = await server.request("GET", `/${kind}-jobs/${created.body.id}`, { token: key })
+        if (res.body?.status === "failed") throw new Error(JSON.stringify(res.body.error))
+        return res.body?.status === "succeeded" ? true : undefined
+      },
+      120_000,
+      `the ${kind} job`,
+      10
+    )
+    return performance.now() - started
+  }
+  const smallExport = (key: string) =>
+    jobLatency(
+      key,
+      () => server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "csv" } }),
+      "export"
+    )
+  const bigImport = (key: string, tag: string, n: number) => {
+    const file = Array.from({ length: n }, (_, i) => JSON.stringify({ slug: `${tag}-${i}`, title: `P ${i}` })).join(
+      "\n"
+    )
+    const post = () =>
+      server.request("POST", "/import-jobs?type=products", {
+        token: key,
+        rawBody: file,
+        headers: { "content-type": "application/x-ndjson" }
+      })
+    return { post, latency: () => jobLatency(key, post, "import") }
+  }
+
+  it("job queue: another organization's backlog delays a small export by at most the job in hand", async () => {
+    const victim = await server.provision()
+    const aggressor = await server.provision()
+    const alone = await maxOf(3, () => smallExport(victim.key))
+    const oneJob = await bigImport(aggressor.key, "solo", 2_000).latency()
+
+    // The aggressor's backlog: eight such jobs queued before the victim's export.
+    const backlog = 8
+    const queued: Array<string> = []
+    for (let i = 0; i < backlog; i++) {
+      const res = await bigImport(aggressor.key, `b${i}`, 2_000).post()
+      expect(res.status).toBe(202)
+      queued.push(res.body.id)
+    }
+    const exportStarted = performance.now()
+    const exported = await server.request("POST", "/export-jobs", {
+      token: victim.key,
+      body: { type: "reviews", format: "csv" }
+    })
+    expect(exported.status).toBe(202)
+    const done = await eventually(
+      async () => {
+        const res = await server.request("GET", `/export-jobs/${exported.body.id}`, { token: victim.key })
+        return res.body?.status === "succeeded" ? res.body : undefined
+      },
+      120_000,
+      "the victim's export",
+      10
+    )
+    const attacked = performance.now() - exportStarted
+    // First come first served would make the export wait for the whole backlog (about `backlog` jobs).
+    expect(
+      attacked,
+      `alone ${alone.toFixed(0)} ms, one aggressor job ${oneJob.toFixed(0)} ms, attacked ${attacked.toFixed(0)} ms`
+    )
+      .toBeLessThan(RATIO * alone + 3 * oneJob + FLOOR_MS)
+    // Whatever the timings: at most the job in hand (and one claimed with it) finished before the export.
+    const finished = await eventually(
+      async () => {
+        const jobs = await Promise.all(
+          queued.map(async (id) => (await server.request("GET", `/import-jobs/${id}`, { token: aggressor.key })).body)
+        )
+        return jobs.every((j) => j.status === "succeeded") ? jobs : undefined
+      },
+      120_000,
+      "the backlog"
+    )
+    expect(finished.filter((j) => j.finishedAt <= done.finishedAt).length).toBeLessThanOrEqual(2)
   })
 })
