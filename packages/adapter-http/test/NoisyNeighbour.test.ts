@@ -9,8 +9,11 @@ import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { MAX_WEBHOOKS_PER_ORGANIZATION, type StoreServices } from "@feedback/core"
 import type { Layer } from "effect"
+import { connect, type Socket } from "node:net"
+import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
+import { DEFAULT_SERVER_LIMITS, hardenedServer } from "../src/server/NodeServer.ts"
 import { makeTestServer, type TestServer } from "./TestServer.ts"
 import { eventually, type Receiver, startReceiver } from "./WebhookReceiver.ts"
 
@@ -208,5 +211,77 @@ describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
       "the backlog"
     )
     expect(finished.filter((j) => j.finishedAt <= done.finishedAt).length).toBeLessThanOrEqual(2)
+  })
+})
+
+describe("noisy neighbours: connections (the standalone server)", () => {
+  /** Opens a connection from `localAddress` and sends half a request line: it holds a slot until the header timeout. */
+  const holdSlot = (port: number, localAddress: string) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect({ port, host: "127.0.0.1", localAddress }, () => {
+        socket.write("GET /health HTTP/1.1\r\nHost: x\r\n")
+        resolve(socket)
+      })
+      socket.once("error", reject)
+    })
+  /** One whole request from `localAddress`: its latency, or `closed` when the server hung up without an answer. */
+  const request = (port: number, localAddress: string) =>
+    new Promise<number | "closed">((resolve) => {
+      const started = performance.now()
+      let answer = ""
+      const socket = connect({ port, host: "127.0.0.1", localAddress }, () => {
+        socket.write("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+      })
+      socket.on("data", (chunk) => {
+        answer += chunk.toString("latin1")
+      })
+      socket.on("error", () => undefined)
+      socket.on("close", () => resolve(answer.startsWith("HTTP/1.1 200") ? performance.now() - started : "closed"))
+    })
+
+  it("clients of one address holding slots with slow headers leave the other addresses their connections", async () => {
+    const perAddress = 4
+    const server = hardenedServer(
+      { ...DEFAULT_SERVER_LIMITS, maxConnections: 8, maxConnectionsPerAddress: perAddress },
+      () => {}
+    )()
+    server.on("request", (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("ok"))
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const port = (server.address() as AddressInfo).port
+    const held: Array<Socket> = []
+    try {
+      let alone = 0
+      for (let i = 0; i < 3; i++) {
+        const latency = await request(port, "127.0.0.2")
+        expect(latency).not.toBe("closed")
+        alone = Math.max(alone, latency as number)
+      }
+      // The aggressor (127.0.0.3) opens twice the whole cap's worth of slow connections.
+      for (let i = 0; i < 16; i++) {
+        const socket = await holdSlot(port, "127.0.0.3").catch(() => undefined)
+        if (socket !== undefined) {
+          socket.on("error", () => undefined)
+          held.push(socket)
+        }
+      }
+      // Only its share stays open: the rest were closed as they arrived.
+      await eventually(
+        async () => held.filter((s) => !s.destroyed && !s.closed).length <= perAddress ? true : undefined,
+        5_000,
+        "the aggressor's extra connections to close"
+      )
+      expect(await request(port, "127.0.0.3")).toBe("closed")
+      let attacked = 0
+      for (let i = 0; i < 3; i++) {
+        const latency = await request(port, "127.0.0.2")
+        expect(latency, "the victim's address still gets in").not.toBe("closed")
+        attacked = Math.max(attacked, latency as number)
+      }
+      within(alone, attacked)
+    } finally {
+      for (const socket of held) socket.destroy()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
   })
 })
