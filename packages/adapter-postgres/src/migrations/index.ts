@@ -34,6 +34,7 @@ import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_a
 import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
 import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
 import { jobTurnsMigration } from "./0142_job_turns.ts"
+import { guidedSetupsMigration } from "./0143_guided_setups.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -69,5 +70,6 @@ export const migrations: ReadonlyArray<Migration> = [
   deliveryOutcomesAsArraysMigration,
   productRatingSumsMigration,
   fairDeliveryClaimsMigration,
-  jobTurnsMigration
+  jobTurnsMigration,
+  guidedSetupsMigration
 ]
