@@ -77,6 +77,15 @@ const isHttpUrl = (value: string) => {
 }
 
 /**
+ * The server's own URL from HOST and PORT, for email links when PUBLIC_API_BASE_URL is unset (docs/EMAILS.md): a
+ * wildcard address is reached as localhost, an IPv6 one in brackets.
+ */
+export const ownUrl = (host: string, port: number): string => {
+  const name = host === "0.0.0.0" || host === "::" || host === "" ? "localhost" : host.includes(":") ? `[${host}]` : host
+  return `http://${name}:${port}`
+}
+
+/**
  * The standalone server, configured from the environment: `npm start` and `feedback-admin-api serve`. Everything it
  * writes to stdout is a JSON line (docs/OPERATIONS.md), the start-up summary and a refusal to start included.
  */
@@ -138,6 +147,7 @@ const run = Effect.gen(function*() {
     metricsToken: Option.getOrUndefined(config.metricsToken),
     embedScriptUrl: config.embedScriptUrl,
     publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
+    serverUrl: ownUrl(config.host, config.port),
     email: { smtp },
     webhooks: config.webhooks,
     eventRetentionDays: config.eventRetentionDays,
@@ -157,6 +167,7 @@ const run = Effect.gen(function*() {
       [`Store: ${describeStore(store)}`],
       [`Rate limits: ${describeRateLimitStore(rateLimitUrl)}`],
       [`Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`],
+      [`Email links: ${options.publicApiBaseUrl ?? `${options.serverUrl} (set PUBLIC_API_BASE_URL to the address customers reach)`}`],
       [options.operatorToken === undefined ? "Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`],
       [`Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`],
       [`Limits: request ${config.limits.requestTimeoutMs} ms (imports ${config.limits.importRequestTimeoutMs} ms), headers ${config.limits.headersTimeoutMs} ms, keep-alive ${config.limits.keepAliveTimeoutMs} ms, ${config.limits.maxConnections} connections (${config.limits.maxConnectionsPerAddress} per address)`],

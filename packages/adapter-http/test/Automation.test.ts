@@ -67,7 +67,19 @@ it("answers 400 naming the field for malformed edits, and changes nothing", asyn
     expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toContain(path)
   }
   expect((await call("GET", `/survey-flows/${flowId}`)).body).toEqual(setup.body.surveyFlow)
-  expect((await call("PATCH", `/email-templates/${setup.body.emailTemplates[0].id}`, { subject: "" })).status).toBe(400)
+  const templateId: string = setup.body.emailTemplates[0].id
+  expect((await call("PATCH", `/email-templates/${templateId}`, { subject: "" })).status).toBe(400)
+  for (const [body, path] of [
+    [{ subject: "Hi {{ customer.firstName" }, "body.subject"],
+    [{ body: "{% include 'secrets' %}" }, "body.body"],
+    [{ body: "{% if a %}".repeat(30) + "{% endif %}".repeat(30) }, "body.body"]
+  ] as const) {
+    const res = await call("PATCH", `/email-templates/${templateId}`, body)
+    expect(res.status, JSON.stringify(res.body)).toBe(400)
+    expect(res.body.error.code).toBe("INVALID_REQUEST")
+    expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toEqual([path])
+  }
+  expect((await call("GET", `/email-templates/${templateId}`)).body).toEqual(setup.body.emailTemplates[0])
 })
 
 it("needs settings:write to change and settings:read to read", async () => {
@@ -81,4 +93,34 @@ it("needs settings:write to change and settings:read to read", async () => {
     expect(denied.body.error.code).toBe("FORBIDDEN")
   }
   expect((await call("GET", `/survey-flows/${setup.body.surveyFlow.id}`, undefined, key)).status).toBe(200)
+})
+
+it("review settings: GET reads the defaults, PATCH changes sent fields, bad input is a 400 naming the field and changes nothing", async () => {
+  const { key: own } = await http.server.provision()
+  const settings = (method: string, body?: unknown, token = own) => http.server.request(method, "/review-settings", { token, body })
+  expect((await settings("GET")).body).toEqual({ autoPublish: false, autoPublishMinRating: 4, autoPublishVerifiedOnly: false })
+  const patched = await settings("PATCH", { autoPublish: true, autoPublishMinRating: 5 })
+  expect(patched.status).toBe(200)
+  expect(patched.body).toEqual({ autoPublish: true, autoPublishMinRating: 5, autoPublishVerifiedOnly: false })
+  const cases: Array<[unknown, string]> = [
+    [{ autoPublishMinRating: 0 }, "body.autoPublishMinRating"],
+    [{ autoPublishMinRating: 6 }, "body.autoPublishMinRating"],
+    [{ autoPublishMinRating: 4.5 }, "body.autoPublishMinRating"],
+    [{ autoPublish: "yes" }, "body.autoPublish"],
+    [{ autoPublishVerifiedOnly: null }, "body.autoPublishVerifiedOnly"],
+    [{ autopublish: true }, "body.autopublish"]
+  ]
+  for (const [body, path] of cases) {
+    const res = await settings("PATCH", body)
+    expect(res.status, JSON.stringify(res.body)).toBe(400)
+    expect(res.body.error.code).toBe("INVALID_REQUEST")
+    expect(res.body.error.details.issues.map((i: { path: string }) => i.path)).toContain(path)
+  }
+  expect((await settings("GET")).body).toEqual(patched.body)
+  // The guided setup writes its two answers into the same settings.
+  await http.server.request("POST", "/organization/setup/reviews", { token: own, body: { data: { autoPublish: false, autoPublishMinRating: 3 } } })
+  expect((await settings("GET")).body).toEqual({ autoPublish: false, autoPublishMinRating: 3, autoPublishVerifiedOnly: false })
+  const { key: reader } = await http.server.provision({ permissions: ["settings:read"] })
+  expect((await settings("PATCH", { autoPublish: true }, reader)).status).toBe(403)
+  expect((await settings("GET", undefined, reader)).status).toBe(200)
 })

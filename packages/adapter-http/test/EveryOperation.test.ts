@@ -78,6 +78,8 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
   "GET /organization/setup": ({ api }) => api.GET("/organization/setup"),
   "PATCH /organization/setup": ({ api }) => api.PATCH("/organization/setup", { body: { area: "loyalty", outcome: "dismissed" } }),
   "POST /organization/setup/reviews": ({ api }) => api.POST("/organization/setup/reviews", { body: { data: {} } }),
+  "GET /review-settings": ({ api }) => api.GET("/review-settings"),
+  "PATCH /review-settings": ({ api }) => api.PATCH("/review-settings", { body: { autoPublish: true, autoPublishMinRating: 5 } }),
 
   "GET /email-templates": async ({ api }) => {
     const answer = await api.GET("/email-templates", { params: { query: { limit: 10 } } })

@@ -2,6 +2,7 @@
 import { CursorKey } from "@feedback/core"
 import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
+import { MemoryUnsubscribeRepository } from "./catalog/MemoryUnsubscribeStore.ts"
 import { MemoryJobRepository } from "./jobs/MemoryJobStore.ts"
 import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
 import { MemoryIdempotencyRepository } from "./idempotency/MemoryIdempotencyStore.ts"
@@ -32,6 +33,7 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryStorefrontRecordRepository,
   MemoryRateLimitRepository,
   MemoryCatalogRepository,
+  MemoryUnsubscribeRepository,
   MemoryReviewRepository,
   MemorySetupStore,
   MemoryWebhookRepository,

@@ -6,6 +6,7 @@ import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./kernel/Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./kernel/PgDatabase.ts"
 import { PgCatalogRepository } from "./catalog/PgCatalogStore.ts"
+import { PgUnsubscribeRepository } from "./catalog/PgUnsubscribeStore.ts"
 import { PgInstanceSecretRepository } from "./kernel/PgInstanceSecrets.ts"
 import { PgStoreHealth } from "./kernel/PgStoreHealth.ts"
 import { PgWorkSignals } from "./kernel/PgWorkSignals.ts"
@@ -37,6 +38,7 @@ const storeServices = <E>(rateLimits: Layer.Layer<RateLimitRepository, E, SqlCli
   PgStorefrontRecordRepository,
   rateLimits,
   PgCatalogRepository,
+  PgUnsubscribeRepository,
   PgReviewRepository,
   PgSetupStore,
   PgWebhookRepository,

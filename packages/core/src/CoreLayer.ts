@@ -6,6 +6,7 @@
  */
 import { Layer } from "effect"
 import { Catalogs } from "./catalog/Catalogs.ts"
+import { Unsubscribes } from "./catalog/Unsubscribes.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import { Jobs } from "./jobs/Jobs.ts"
 import { Organizations } from "./organizations/Organizations.ts"
@@ -22,6 +23,7 @@ export const CoreLayer = Layer.mergeAll(
   Organizations.layer,
   RateLimits.layer,
   Catalogs.layer,
+  Unsubscribes.layer,
   Reviews.layer,
   ReviewWrites.layer,
   ProductQuestions.layer,

@@ -1,5 +1,6 @@
 /** Every store service the core's use-cases need: what a store adapter must provide (grows as capabilities land). */
 import type { CatalogRepository } from "./catalog/CatalogRepository.ts"
+import type { UnsubscribeRepository } from "./catalog/UnsubscribeRepository.ts"
 import type { CursorKey, InstanceSecretRepository } from "./kernel/CursorKey.ts"
 import type { EmailOutboxRepository } from "./questions/EmailOutbox.ts"
 import type { EventOutbox } from "./kernel/EventOutbox.ts"
@@ -27,6 +28,7 @@ export type StoreServices =
   | StorefrontRecordRepository
   | RateLimitRepository
   | CatalogRepository
+  | UnsubscribeRepository
   | ReviewRepository
   | SetupRepository | ReviewAutomationRepository
   | WebhookRepository

@@ -2,6 +2,7 @@ import { Result, Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { EmailTemplateId } from "../src/kernel/Ids.ts"
+import { type EmailVariables, renderEmail, templateIssues } from "../src/setup/EmailTemplates.ts"
 import {
   bindTemplateIds,
   decodeReviewsSetupAnswers,
@@ -9,7 +10,6 @@ import {
   planReviewsSetup,
   type ReviewsSetupAnswers,
   ReviewsSetupAnswers as AnswersSchema,
-  reviewEmailPlaceholders,
   SurveyFlow
 } from "../src/setup/ReviewsSetupPlan.ts"
 
@@ -155,12 +155,14 @@ describe("planReviewsSetup", () => {
       const plan = planReviewsSetup(answers)
       expect(plan.emailTemplates).toHaveLength(answers.reminder ? 2 : 1)
       for (const t of plan.emailTemplates) {
-        for (const p of ["{{customer.firstName}}", "{{products}}", "{{reviewLink}}"]) expect(t.body).toContain(p)
+        // Valid Liquid, so the setup never stores a template that PATCH would refuse.
+        expect(templateIssues(t)).toEqual([])
+        for (const v of ["survey.url", "unsubscribe.url", "products", "organization.name"]) expect(t.body).toContain(v)
         expect(t.subject.length).toBeGreaterThan(0)
         expect(t.name.length).toBeGreaterThan(0)
-        // Only the documented placeholders, so the renderer knows everything it must fill.
-        for (const used of `${t.subject}\n${t.body}`.match(/\{\{[^}]*\}\}/g) ?? []) {
-          expect(reviewEmailPlaceholders).toContain(used)
+        // Only documented variables, so the renderer fills everything the emails use.
+        for (const used of `${t.subject}\n${t.body}`.match(/\{\{\s*([a-zA-Z]+)/g) ?? []) {
+          expect(["organization", "customer", "order", "product", "survey", "unsubscribe"]).toContain(used.replace(/\{\{\s*/, ""))
         }
       }
       const steps = plan.surveyFlow.steps
@@ -184,17 +186,91 @@ describe("planReviewsSetup", () => {
   })
 
   it("template styles differ as promised", () => {
-    const body = (template: ReviewsSetupAnswers["template"]) =>
-      planReviewsSetup({ ...defaults, reminder: true, template }).emailTemplates.map((t) => t.body)
-    for (const b of body("photo")) expect(b.toLowerCase()).toContain("photo")
-    for (const b of body("standard")) expect(b.toLowerCase()).not.toContain("photo")
-    const standard = body("standard")
-    body("minimal").forEach((b, i) => expect(b.length).toBeLessThan(standard[i]!.length / 2))
+    const texts = (template: ReviewsSetupAnswers["template"]) =>
+      planReviewsSetup({ ...defaults, reminder: true, template }).emailTemplates.map((t) => render(t).text)
+    for (const t of texts("photo")) expect(t.toLowerCase()).toContain("photo")
+    for (const t of texts("standard")) expect(t.toLowerCase()).not.toContain("photo")
+    const standard = texts("standard")
+    texts("minimal").forEach((t, i) => expect(t.length).toBeLessThan(standard[i]!.length))
     // The reminder is a different email from the request.
     const [request, reminder] = standard
     expect(reminder).not.toBe(request)
   })
+
+  it("every planned email renders as HTML with a readable plain-text part: greeting, products, survey and unsubscribe links", () => {
+    for (const template of ["standard", "minimal", "photo"] as const) {
+      for (const t of planReviewsSetup({ ...defaults, reminder: true, template }).emailTemplates) {
+        const email = render(t)
+        expect(email.html).toMatch(/^<!DOCTYPE html>/)
+        expect(email.html).toContain(`href="${sample.survey.url}"`)
+        expect(email.html).toContain(`href="${sample.unsubscribe.url}"`)
+        expect(email.html).toContain(`<img src="${sample.products[0]!.imageUrl}"`)
+        expect(email.html).toContain("Tea &amp; towel")
+        expect(email.text).toContain(`(${sample.survey.url})`)
+        expect(email.text).toContain(`Unsubscribe from review requests (${sample.unsubscribe.url})`)
+        expect(email.text).toContain("Everyday mug")
+        expect(email.text).toContain("Tea & towel")
+        expect(email.text).toContain("order 1001")
+        expect(email.text).not.toMatch(/[<>{}]/)
+        expect(email.subject).not.toContain("{")
+      }
+    }
+    const standard = render(planReviewsSetup(defaults).emailTemplates[0]!)
+    expect(standard.subject).toBe("How was your order, Ada?")
+    expect(standard.text).toMatch(/^Acme\n\nHi Ada,\n\nThank you for shopping with Acme\./)
+    const anonymous = render(planReviewsSetup(defaults).emailTemplates[0]!, { ...sample, customer: { firstName: null, lastName: null, email: null } })
+    expect(anonymous.subject).toBe("How was your order?")
+    expect(anonymous.text).toContain("Hi there,")
+  })
 })
+
+describe("the planned emails for any customer and order", () => {
+  const text = fc.string({ maxLength: 80 })
+  const maybe = fc.option(text, { nil: null })
+  const url = fc.webUrl()
+  const arbVariables: fc.Arbitrary<EmailVariables> = fc.record({
+    organization: fc.record({ name: text }),
+    customer: fc.record({ firstName: maybe, lastName: maybe, email: maybe }),
+    order: fc.record({ orderNumber: maybe, placedAt: fc.option(fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString()), { nil: null }) }),
+    products: fc.array(fc.record({ title: text, url: fc.option(url, { nil: null }), imageUrl: fc.option(url, { nil: null }) }), { maxLength: 20 }),
+    survey: fc.record({ url }),
+    unsubscribe: fc.record({ url })
+  })
+
+  it("property: every style renders, carries both links, and no variable value becomes markup", () => {
+    const templates = (["standard", "minimal", "photo"] as const).flatMap((template) =>
+      planReviewsSetup({ ...defaults, reminder: true, template }).emailTemplates)
+    fc.assert(fc.property(arbVariables, fc.constantFrom(...templates), (variables, template) => {
+      const email = render(template, variables)
+      const attribute = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/'/g, "&#39;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      expect(email.html).toContain(`href="${attribute(variables.survey.url)}"`)
+      expect(email.html).toContain(`href="${attribute(variables.unsubscribe.url)}"`)
+      expect(email.text).toContain(variables.unsubscribe.url)
+      expect(email.subject).not.toMatch(/[\r\n]/)
+      // The only elements are the layout's own: a customer's name or a product title never adds one.
+      const tags = new Set([...email.html.matchAll(/<([a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1]!.toLowerCase()))
+      for (const tag of tags) expect(["html", "head", "meta", "title", "body", "table", "tr", "td", "h1", "p", "a", "img", "br"]).toContain(tag)
+    }), { numRuns: 150 })
+  })
+})
+
+const sample: EmailVariables = {
+  organization: { name: "Acme" },
+  customer: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" },
+  order: { orderNumber: "1001", placedAt: "2026-03-01T10:00:00.000Z" },
+  products: [
+    { title: "Everyday mug", url: "https://shop.example/mug", imageUrl: "https://cdn.example/mug.jpg" },
+    { title: "Tea & towel", url: null, imageUrl: null }
+  ],
+  survey: { url: "https://api.example/r/abcdefghijklmnopqrstuv" },
+  unsubscribe: { url: "https://api.example/u/ABCDEFGHIJKLMNOPQRSTUV" }
+}
+
+const render = (template: { readonly subject: string; readonly body: string }, variables: EmailVariables = sample) => {
+  const result = renderEmail(template, variables)
+  if (Result.isFailure(result)) throw new Error(result.failure.message)
+  return result.success
+}
 
 describe("records", () => {
   const requestId = EmailTemplateId.make("4f8a7d8e-6a59-4a2c-9a8e-1f2b3c4d5e6f")

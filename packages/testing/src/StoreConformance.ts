@@ -23,6 +23,7 @@ import { rateLimitConformance } from "./ratelimit/RateLimitConformance.ts"
 import { webhookConformance } from "./webhooks/WebhookConformance.ts"
 import { reviewWriteConformance } from "./reviews/ReviewWriteConformance.ts"
 import { catalogConformance } from "./catalog/CatalogConformance.ts"
+import { unsubscribeConformance } from "./catalog/UnsubscribeConformance.ts"
 import { cursorKeyConformance } from "./kernel/CursorKeyConformance.ts"
 import { idempotencyConformance } from "./idempotency/IdempotencyConformance.ts"
 import { reviewReadConformance } from "./reviews/ReviewReadConformance.ts"
@@ -215,6 +216,7 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["unit of work", unitOfWorkSuite],
   ["setup", setupConformance],
   ["automation", automationConformance],
+  ["unsubscribe", unsubscribeConformance],
   ["webhooks", webhookConformance],
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],

@@ -9,8 +9,9 @@ import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
 import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./catalog/CatalogHandlers.ts"
+import { UNSUBSCRIBE_ROUTES, UnsubscribeRoutes } from "./catalog/UnsubscribePage.ts"
 import { DocsPage } from "./DocsPage.ts"
-import { errorEnvelope } from "./ErrorEnvelope.ts"
+import { errorEnvelope, hasTokenPath } from "./ErrorEnvelope.ts"
 import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
 import { MetricsRoute } from "./observability/MetricsRoute.ts"
 import { ExportJobsHandlers, ImportJobsHandlers } from "./jobs/JobsHandlers.ts"
@@ -50,6 +51,11 @@ export interface ApiServerOptions {
    * proxy, or when the API is mounted under a path prefix.
    */
   readonly publicApiBaseUrl?: string | undefined
+  /**
+   * The server's own URL (the standalone server: `http://HOST:PORT`): where email links point when
+   * `publicApiBaseUrl` is unset and no request names an origin (docs/EMAILS.md).
+   */
+  readonly serverUrl?: string | undefined
   /** Webhook settings and the delivery dispatcher (on by default). */
   readonly webhooks?: WebhookServerOptions | undefined
   /** The asker-notice email worker (on by default; without `smtp` notices are logged and marked `logged`). */
@@ -102,6 +108,7 @@ export const ApiRoutes = (options: ApiServerOptions) =>
   Layer.mergeAll(
     AdminRoutes,
     DocsRoute,
+    UnsubscribeRoutes,
     options.metrics === false ? Layer.empty : MetricsRoute(options.metricsToken),
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
     StoreRejectionResponses,
@@ -128,7 +135,9 @@ export const ApiRoutes = (options: ApiServerOptions) =>
  * hourly purges of expired events (§17) and idempotency keys (§18). Both workers stop gracefully with the layer
  * (in-flight deliveries and sends finish first).
  */
-export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents">) =>
+export const BackgroundWorkers = (
+  options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents" | "embedScriptUrl" | "publicApiBaseUrl" | "serverUrl">
+) =>
   Layer.mergeAll(
     WebhookDispatcherLive(options.webhooks),
     EmailWorkerFor(options.email),
@@ -139,7 +148,8 @@ export const BackgroundWorkers = (options: Pick<ApiServerOptions, "webhooks" | "
       Layer.provide([
         jobSettingsLayer(options.jobs),
         Layer.succeed(HostEventNames, options.hostEvents ?? []),
-        setupConfigLayer({})
+        // The links a worker renders into emails point where the routes' do.
+        setupConfigLayer(options)
       ])
     )
   ).pipe(
@@ -163,6 +173,7 @@ const routesOf = (options: ApiServerOptions) =>
     [
       ["GET", "/docs"],
       ["GET", "/openapi.json"],
+      ...UNSUBSCRIBE_ROUTES,
       ...(options.metrics === false ? [] : [["GET", "/metrics"] as const]),
       ...(options.operatorToken === undefined ? [] : [["GET", "/operator/openapi.json"] as const])
     ]
@@ -181,7 +192,9 @@ export const ObservabilityLayer = (options: Pick<ApiServerOptions, "log" | "oper
       const q = request.url.indexOf("?")
       const route = routes.routeOf(request.method, q === -1 ? request.url : request.url.slice(0, q))
       return route === undefined ? request.method : `${request.method} ${route}`
-    })
+    }),
+    // A server span records the request's URL: none for the unsubscribe pages, whose path is a credential.
+    Layer.succeed(HttpMiddleware.TracerDisabledWhen)((request) => hasTokenPath(request.url))
   )
 }
 

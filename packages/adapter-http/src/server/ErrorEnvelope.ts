@@ -91,7 +91,10 @@ const isPercentEncoded = (path: string) => {
  */
 const isFrameworkError = (response: HttpServerResponse.HttpServerResponse) =>
   response.status >= 400 &&
-  (response.body._tag === "Empty" || !(response.body.contentType ?? "").startsWith(ACCEPTED_MEDIA_TYPE))
+  (response.body._tag === "Empty" || !isOwnErrorType(response.body.contentType ?? ""))
+
+/** JSON, or HTML: the pages for people (`/u/{token}`) answer their 404 as a page; the framework never makes HTML. */
+const isOwnErrorType = (contentType: string) => contentType.startsWith(ACCEPTED_MEDIA_TYPE) || contentType.startsWith("text/html")
 
 /** The envelope for a response the framework produced from its own error. */
 const rewrite = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse, requestId: string) => {
@@ -151,6 +154,12 @@ const refuseEarly = (request: HttpServerRequest.HttpServerRequest) => {
 const MAX_LOGGED_PATH = 256
 const loggableName = /^[A-Za-z0-9_.[\]-]{1,32}$/
 
+/** Paths whose last segment is a credential (the unsubscribe link's token): logged as `…`. */
+const tokenPath = /^(\/u\/)[^/]+/
+const hideTokens = (path: string) => path.replace(tokenPath, "$1…")
+/** Whether a request URL carries such a credential: such requests record no server span (its URL attributes). */
+export const hasTokenPath = (url: string): boolean => tokenPath.test(url)
+
 /**
  * What the logs say of a URL: the path (truncated) and the query parameter names, never their values, which carry
  * search terms, filters and whatever a client pasted there (docs/SECURITY.md). A name that is not a plausible
@@ -158,7 +167,7 @@ const loggableName = /^[A-Za-z0-9_.[\]-]{1,32}$/
  */
 export const loggedUrl = (url: string): string => {
   const q = url.indexOf("?")
-  const path = q === -1 ? url : url.slice(0, q)
+  const path = hideTokens(q === -1 ? url : url.slice(0, q))
   const shown = path.length > MAX_LOGGED_PATH ? path.slice(0, MAX_LOGGED_PATH) + "…" : path
   if (q === -1) return shown
   const names = new Set<string>()

@@ -6,7 +6,6 @@
 import {
   type Area,
   type AreaDecisions,
-  type AutoPublishPreference,
   type EmailTemplate,
   emptyAreaDecisions,
   type Integration,
@@ -18,6 +17,7 @@ import {
   ReviewAutomationRepository,
   takeNewestFirst,
   type ReviewRecord,
+  type ReviewSettings,
   type SetupDecisions,
   SetupRepository,
   type Site,
@@ -29,7 +29,7 @@ import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase, type MemoryTable } from "../kernel/MemoryDatabase.ts"
 
 type SetupAreaRow = AreaDecisions & { readonly organizationId: OrganizationId; readonly area: Area }
-type ReviewSettingsRow = AutoPublishPreference & {
+type ReviewSettingsRow = ReviewSettings & {
   readonly organizationId: OrganizationId
   readonly updatedAt: Timestamp.Timestamp
 }
@@ -158,20 +158,22 @@ const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRepository
           .sort(byCreation)
           .map(({ organizationId: _, ...f }): SurveyFlow => f)
       ),
-    saveAutoPublishPreference: (organizationId, preference, at) =>
+    saveReviewSettings: (organizationId, settings, at) =>
       db.mutate(() =>
         reviewSettings.set(organizationId, {
           organizationId,
-          autoPublish: preference.autoPublish,
-          autoPublishMinRating: preference.autoPublishMinRating,
+          autoPublish: settings.autoPublish,
+          autoPublishMinRating: settings.autoPublishMinRating,
+          autoPublishVerifiedOnly: settings.autoPublishVerifiedOnly,
           updatedAt: at
         })
       ),
-    autoPublishPreference: (organizationId) =>
+    reviewSettings: (organizationId) =>
       Effect.sync(() =>
-        Option.map(Option.fromUndefinedOr(reviewSettings.get(organizationId)), (r) => ({
+        Option.map(Option.fromUndefinedOr(reviewSettings.get(organizationId)), (r): ReviewSettings => ({
           autoPublish: r.autoPublish,
-          autoPublishMinRating: r.autoPublishMinRating
+          autoPublishMinRating: r.autoPublishMinRating,
+          autoPublishVerifiedOnly: r.autoPublishVerifiedOnly
         }))
       ),
     pageEmailTemplates: (organizationId, page) =>

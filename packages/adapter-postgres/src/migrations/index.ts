@@ -32,6 +32,8 @@ import { reviewKeysPerStatementMigration } from "./0105_review_keys_per_statemen
 import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
 import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_arrays.ts"
 import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
+import { reviewSettingsMigration } from "./0130_review_settings.ts"
+import { unsubscribeTokensMigration } from "./0131_unsubscribe_tokens.ts"
 import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
 import { jobTurnsMigration } from "./0142_job_turns.ts"
 import { guidedSetupsMigration } from "./0143_guided_setups.ts"
@@ -69,6 +71,8 @@ export const migrations: ReadonlyArray<Migration> = [
   webhookDeliveryQueueMigration,
   deliveryOutcomesAsArraysMigration,
   productRatingSumsMigration,
+  reviewSettingsMigration,
+  unsubscribeTokensMigration,
   fairDeliveryClaimsMigration,
   jobTurnsMigration,
   guidedSetupsMigration

@@ -281,21 +281,24 @@ const PgReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Ef
       }).pipe(orDie),
     deleteSurveyFlow: (organizationId, id) =>
       sql`DELETE FROM survey_flows WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(Effect.asVoid, orDie),
-    saveAutoPublishPreference: (organizationId, preference, at) =>
-      sql`INSERT INTO review_settings (organization_id, auto_publish, auto_publish_min_rating, updated_at)
-          VALUES (${organizationId}, ${preference.autoPublish}, ${preference.autoPublishMinRating}, ${at})
+    saveReviewSettings: (organizationId, settings, at) =>
+      sql`INSERT INTO review_settings (organization_id, auto_publish, auto_publish_min_rating, auto_publish_verified_only, updated_at)
+          VALUES (${organizationId}, ${settings.autoPublish}, ${settings.autoPublishMinRating}, ${settings.autoPublishVerifiedOnly}, ${at})
           ON CONFLICT (organization_id) DO UPDATE SET auto_publish = EXCLUDED.auto_publish,
-            auto_publish_min_rating = EXCLUDED.auto_publish_min_rating, updated_at = EXCLUDED.updated_at`.pipe(
+            auto_publish_min_rating = EXCLUDED.auto_publish_min_rating,
+            auto_publish_verified_only = EXCLUDED.auto_publish_verified_only, updated_at = EXCLUDED.updated_at`.pipe(
         Effect.asVoid,
         orDie
       ),
-    autoPublishPreference: (organizationId) =>
-      sql<{ autoPublish: boolean; autoPublishMinRating: number }>`SELECT auto_publish, auto_publish_min_rating
+    reviewSettings: (organizationId) =>
+      sql<{ autoPublish: boolean; autoPublishMinRating: number; autoPublishVerifiedOnly: boolean }>`SELECT auto_publish,
+            auto_publish_min_rating, auto_publish_verified_only
           FROM review_settings WHERE organization_id = ${organizationId}`.pipe(
         Effect.map((rows) =>
           Option.map(Option.fromUndefinedOr(rows[0]), (r) => ({
             autoPublish: r.autoPublish,
-            autoPublishMinRating: Number(r.autoPublishMinRating)
+            autoPublishMinRating: Number(r.autoPublishMinRating),
+            autoPublishVerifiedOnly: r.autoPublishVerifiedOnly
           }))
         ),
         orDie

@@ -109,7 +109,7 @@ export type paths = {
         head?: never;
         /**
          * Edit an email template
-         * @description Changes `name`, `subject` or `body`; only sent fields change. Fires `emailTemplate.updated`, unless nothing changed.
+         * @description Changes `name`, `subject` or `body`; only sent fields change. `subject` and `body` are Liquid templates (see the template variables in docs/EMAILS.md): one that does not parse, includes another template or nests blocks more than 20 deep is a 400 naming `body.subject` or `body.body`. Fires `emailTemplate.updated`, unless nothing changed.
          */
         patch: operations["automation.updateEmailTemplate"];
         trace?: never;
@@ -309,7 +309,7 @@ export type paths = {
         put?: never;
         /**
          * Set up review requests
-         * @description Creates the review-request email (and a reminder when asked for), an active survey flow that sends them on the chosen order event, and the auto-publish preference, in one transaction. Once: while the flow it created is active, calling it again is a 409 naming that flow (edit it, or deactivate or delete it to start over).
+         * @description Creates the review-request email (and a reminder when asked for), an active survey flow that sends them on the chosen order event, and writes `autoPublish` and `autoPublishMinRating` into the review settings (`GET /review-settings`), in one transaction. Once: while the flow it created is active, calling it again is a 409 naming that flow (edit it, or deactivate or delete it to start over).
          */
         post: operations["setup.setupReviews"];
         delete?: never;
@@ -508,6 +508,30 @@ export type paths = {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/review-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the review settings
+         * @description Whether new reviews are published without moderation (`autoPublish`), from which rating (`autoPublishMinRating`, 1 to 5) and whether only verified buyers' (`autoPublishVerifiedOnly`). An organization that never changed them reads the defaults: off, 4, false.
+         */
+        get: operations["automation.getReviewSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the review settings
+         * @description Changes `autoPublish`, `autoPublishMinRating` (1 to 5) or `autoPublishVerifiedOnly`; only sent fields change. Answers the settings after the change. The guided setup writes the first two.
+         */
+        patch: operations["automation.updateReviewSettings"];
         trace?: never;
     };
     "/reviews": {
@@ -1917,6 +1941,16 @@ export type components = {
             /** Format: uuid */
             reviewId: string;
             updatedAt: string;
+        };
+        ReviewSettings: {
+            autoPublish: boolean;
+            autoPublishMinRating: number;
+            autoPublishVerifiedOnly: boolean;
+        };
+        ReviewSettingsPatch: {
+            autoPublish?: boolean;
+            autoPublishMinRating?: number;
+            autoPublishVerifiedOnly?: boolean;
         };
         ReviewsSetupAnswers: {
             autoPublish?: boolean;
@@ -5200,6 +5234,103 @@ export interface operations {
                     "application/json": components["schemas"]["StoreUnavailableError"];
                 };
             };
+        };
+    };
+    "automation.getReviewSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `ReviewSettings`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "autoPublish": true,
+                     *       "autoPublishMinRating": 1,
+                     *       "autoPublishVerifiedOnly": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewSettings"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "automation.updateReviewSettings": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "autoPublish": true,
+                 *       "autoPublishMinRating": 1,
+                 *       "autoPublishVerifiedOnly": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReviewSettingsPatch"];
+            };
+        };
+        responses: {
+            /** @description The request succeeded. The body is a `ReviewSettings`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "autoPublish": true,
+                     *       "autoPublishMinRating": 1,
+                     *       "autoPublishVerifiedOnly": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewSettings"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
         };
     };
     "reviewsRead.list": {

@@ -9,7 +9,7 @@ import { EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
 import { MetadataInput } from "../kernel/Metadata.ts"
 import { BoundedText, RequiredText } from "../kernel/Text.ts"
 
-const automationLimits = {
+export const automationLimits = {
   nameLength: 200,
   subjectLength: 500,
   bodyLength: 50_000,

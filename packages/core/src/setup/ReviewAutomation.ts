@@ -18,13 +18,18 @@ import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { EmailTemplatePatch, SurveyFlowPatch } from "./AutomationRequests.ts"
 import { referencedTemplates, sameFlow, stepIssues, toStoredSteps } from "./AutomationRules.ts"
 import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
+import { templateIssues } from "./EmailTemplates.ts"
 import { EmailTemplate, SurveyFlow, type SurveyFlowStep } from "./ReviewsSetupPlan.ts"
+import { defaultReviewSettings, patchReviewSettings, type ReviewSettings, type ReviewSettingsPatch, sameReviewSettings } from "./ReviewSettings.ts"
 
 export class ReviewAutomation extends Context.Service<ReviewAutomation, {
   readonly listEmailTemplates: (query: NewestFirstPageQuery) => Effect.Effect<Page<EmailTemplate>, Forbidden | InvalidRequest, CurrentCaller>
   readonly getEmailTemplate: (id: EmailTemplateId) => Effect.Effect<EmailTemplate, Forbidden | NotFound, CurrentCaller>
-  /** Only sent fields change; a patch that changes nothing writes nothing and fires no event. */
-  readonly updateEmailTemplate: (id: EmailTemplateId, patch: EmailTemplatePatch) => Effect.Effect<EmailTemplate, Forbidden | NotFound, CurrentCaller>
+  /**
+   * Only sent fields change; a patch that changes nothing writes nothing and fires no event. A `subject` or `body` that
+   * is not a valid Liquid template is InvalidRequest naming `body.subject` / `body.body` (`EmailTemplates.ts`).
+   */
+  readonly updateEmailTemplate: (id: EmailTemplateId, patch: EmailTemplatePatch) => Effect.Effect<EmailTemplate, Forbidden | NotFound | InvalidRequest, CurrentCaller>
   /** Conflict while a flow's step sends it. Returns the template as it was. */
   readonly deleteEmailTemplate: (id: EmailTemplateId) => Effect.Effect<EmailTemplate, Forbidden | NotFound | Conflict, CurrentCaller>
   readonly listSurveyFlows: (query: NewestFirstPageQuery) => Effect.Effect<Page<SurveyFlow>, Forbidden | InvalidRequest, CurrentCaller>
@@ -33,6 +38,10 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
   readonly updateSurveyFlow: (id: SurveyFlowId, patch: SurveyFlowPatch) => Effect.Effect<SurveyFlow, Forbidden | NotFound | InvalidRequest, CurrentCaller>
   /** Deletes the flow with its steps; returns it as it was. */
   readonly deleteSurveyFlow: (id: SurveyFlowId) => Effect.Effect<SurveyFlow, Forbidden | NotFound, CurrentCaller>
+  /** GET /review-settings: as stored, or the defaults. */
+  readonly getReviewSettings: () => Effect.Effect<ReviewSettings, Forbidden, CurrentCaller>
+  /** PATCH /review-settings: only sent fields change; answers the settings after it. */
+  readonly updateReviewSettings: (patch: ReviewSettingsPatch) => Effect.Effect<ReviewSettings, Forbidden, CurrentCaller>
 }>()("feedback/ReviewAutomation") {
   static readonly layer = Layer.effect(ReviewAutomation, Effect.gen(function*() {
     const repo = yield* ReviewAutomationRepository
@@ -64,6 +73,8 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
 
     const updateEmailTemplate = Effect.fn("ReviewAutomation.updateEmailTemplate")(function*(id: EmailTemplateId, patch: EmailTemplatePatch) {
       const caller = yield* requirePermission("settings:write")
+      const issues = templateIssues(patch)
+      if (issues.length > 0) return yield* InvalidRequest.of(issues)
       return yield* uow.transaction(Effect.gen(function*() {
         const current = yield* templateOf(caller.organizationId, id)
         const changed = (["name", "subject", "body"] as const).some((f) => patch[f] !== undefined && patch[f] !== current[f])
@@ -155,7 +166,27 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
       }))
     })
 
+    const settingsOf = (organizationId: OrganizationId) =>
+      Effect.map(repo.reviewSettings(organizationId), Option.getOrElse(() => defaultReviewSettings))
+
+    const getReviewSettings = Effect.fn("ReviewAutomation.getReviewSettings")(function*() {
+      const caller = yield* requirePermission("settings:read")
+      return yield* settingsOf(caller.organizationId)
+    })
+
+    const updateReviewSettings = Effect.fn("ReviewAutomation.updateReviewSettings")(function*(patch: ReviewSettingsPatch) {
+      const caller = yield* requirePermission("settings:write")
+      return yield* uow.transaction(Effect.gen(function*() {
+        const current = yield* settingsOf(caller.organizationId)
+        const next = patchReviewSettings(current, patch)
+        if (!sameReviewSettings(current, next)) yield* repo.saveReviewSettings(caller.organizationId, next, yield* now)
+        return next
+      }))
+    })
+
     return ReviewAutomation.of({
+      getReviewSettings,
+      updateReviewSettings,
       listEmailTemplates,
       getEmailTemplate,
       updateEmailTemplate,

@@ -1,11 +1,12 @@
 /**
  * Storage of what sends review requests: email templates, survey flows (with their steps) and the organization's
- * auto-publish preference. The guided reviews setup writes them; `hasActiveSurveyFlow` reads the flows.
+ * review settings (auto-publish). The guided reviews setup writes them; `hasActiveSurveyFlow` reads the flows.
  */
 import { Context, type Effect, type Option } from "effect"
 import type { EmailTemplateId, OrganizationId, SurveyFlowId } from "../kernel/Ids.ts"
 import type { NewestFirstPageRequest } from "../kernel/NewestFirstPage.ts"
-import type { AutoPublishPreference, EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
+import type { EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
+import type { ReviewSettings } from "./ReviewSettings.ts"
 import type { Owned } from "../organizations/StorefrontRecords.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 
@@ -17,13 +18,14 @@ export class ReviewAutomationRepository extends Context.Service<ReviewAutomation
   readonly insertSurveyFlow: (flow: Owned<SurveyFlow>) => Effect.Effect<void>
   /** Every flow of the organization with its steps in position order, oldest first (ties in id order). */
   readonly listSurveyFlows: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<SurveyFlow>>
-  /** Replaces the organization's auto-publish preference. */
-  readonly saveAutoPublishPreference: (
+  /** Replaces the organization's review settings. */
+  readonly saveReviewSettings: (
     organizationId: OrganizationId,
-    preference: AutoPublishPreference,
+    settings: ReviewSettings,
     at: Timestamp
   ) => Effect.Effect<void>
-  readonly autoPublishPreference: (organizationId: OrganizationId) => Effect.Effect<Option.Option<AutoPublishPreference>>
+  /** The stored review settings; none for an organization that never saved any (it reads the defaults). */
+  readonly reviewSettings: (organizationId: OrganizationId) => Effect.Effect<Option.Option<ReviewSettings>>
 
   // Editing (docs/DECISIONS.md §13). Pages are newest first by (createdAt, id).
   readonly pageEmailTemplates: (organizationId: OrganizationId, page: NewestFirstPageRequest) => Effect.Effect<ReadonlyArray<EmailTemplate>>

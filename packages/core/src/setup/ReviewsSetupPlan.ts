@@ -2,12 +2,13 @@
  * Guided reviews setup (POST /organization/setup/reviews; docs/DECISIONS.md §8): the answers, and the pure plan of what
  * to create from them. A store turns the plan into records in one transaction: it creates the templates, replaces
  * each email step's `emailTemplateKey` with the created template's id (`bindTemplateIds`), creates the flow and
- * saves the auto-publish preference.
+ * writes the auto-publish answers into the review settings (`ReviewSettings.ts`).
  */
 import { Effect, Result, Schema } from "effect"
 import { EmailTemplateId, SurveyFlowId, Uuid } from "../kernel/Ids.ts"
 import { Metadata } from "../kernel/Metadata.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
+import { reviewEmailCopy, reviewEmailHtml } from "./ReviewEmailCopy.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Answers
@@ -112,18 +113,6 @@ const templateType = {
   reminder: "reviewReminder"
 } as const satisfies { readonly [K in TemplateKey]: string }
 
-/**
- * Placeholders the planned templates use; whatever renders review emails must fill them.
- * `{{products}}` is the list of the order's products (one per line), `{{reviewLink}}` the page where the customer
- * writes the reviews.
- */
-export const reviewEmailPlaceholders = [
-  "{{customer.firstName}}",
-  "{{products}}",
-  "{{reviewLink}}",
-  "{{store.name}}"
-] as const
-
 export interface PlannedEmailTemplate {
   readonly key: TemplateKey
   readonly name: string
@@ -160,109 +149,22 @@ const SECONDS_PER_DAY = 86_400
 
 type Copy = { readonly subject: string; readonly body: string }
 
-/** Email copy per style and key. Bodies are plain text; `photo` asks for photos, `minimal` says only what is needed. */
+/**
+ * Subject and body per style and key: HTML emails in Liquid over the variables of `EmailTemplates.ts`, each with the
+ * order's products, a button to `survey.url` and an unsubscribe link to `unsubscribe.url` (`ReviewEmailCopy.ts`).
+ */
 const templateCopy: { readonly [S in ReviewTemplateStyle]: { readonly [K in TemplateKey]: Copy } } = {
   standard: {
-    request: {
-      subject: "How was your order, {{customer.firstName}}?",
-      body: [
-        "Hi {{customer.firstName}},",
-        "",
-        "Thank you for shopping with {{store.name}}. We hope you are enjoying your order:",
-        "",
-        "{{products}}",
-        "",
-        "Would you take a minute to tell us what you think? Your review helps other shoppers choose with confidence",
-        "and helps us keep improving.",
-        "",
-        "Write your review: {{reviewLink}}",
-        "",
-        "Thank you,",
-        "The {{store.name}} team"
-      ].join("\n")
-    },
-    reminder: {
-      subject: "A quick reminder: share your thoughts on your order",
-      body: [
-        "Hi {{customer.firstName}},",
-        "",
-        "A little while ago we asked what you thought of your recent order:",
-        "",
-        "{{products}}",
-        "",
-        "If you have a moment, we would still love to hear from you. It only takes a minute.",
-        "",
-        "Write your review: {{reviewLink}}",
-        "",
-        "If you have already left a review, thank you, and please ignore this email.",
-        "",
-        "The {{store.name}} team"
-      ].join("\n")
-    }
+    request: { subject: reviewEmailCopy.standard.request.subject, body: reviewEmailHtml(reviewEmailCopy.standard.request) },
+    reminder: { subject: reviewEmailCopy.standard.reminder.subject, body: reviewEmailHtml(reviewEmailCopy.standard.reminder) }
   },
   minimal: {
-    request: {
-      subject: "Review your order",
-      body: [
-        "Hi {{customer.firstName}}, how did we do?",
-        "",
-        "{{products}}",
-        "",
-        "Review: {{reviewLink}}",
-        "",
-        "{{store.name}}"
-      ].join("\n")
-    },
-    reminder: {
-      subject: "Still time to review your order",
-      body: [
-        "Hi {{customer.firstName}}, one more chance to review:",
-        "",
-        "{{products}}",
-        "",
-        "Review: {{reviewLink}}",
-        "",
-        "{{store.name}}"
-      ].join("\n")
-    }
+    request: { subject: reviewEmailCopy.minimal.request.subject, body: reviewEmailHtml(reviewEmailCopy.minimal.request) },
+    reminder: { subject: reviewEmailCopy.minimal.reminder.subject, body: reviewEmailHtml(reviewEmailCopy.minimal.reminder) }
   },
   photo: {
-    request: {
-      subject: "Show us your order, {{customer.firstName}}",
-      body: [
-        "Hi {{customer.firstName}},",
-        "",
-        "Thank you for your order from {{store.name}}:",
-        "",
-        "{{products}}",
-        "",
-        "We would love to see it in action. Write a short review and add a photo or two: real photos from real",
-        "customers are what other shoppers find most helpful.",
-        "",
-        "Write your review and upload your photos: {{reviewLink}}",
-        "",
-        "Thank you,",
-        "The {{store.name}} team"
-      ].join("\n")
-    },
-    reminder: {
-      subject: "Got a photo of your order? We would love to see it",
-      body: [
-        "Hi {{customer.firstName}},",
-        "",
-        "There is still time to review your recent order and share a photo:",
-        "",
-        "{{products}}",
-        "",
-        "A quick snapshot and a few words help other shoppers more than anything we could write.",
-        "",
-        "Write your review and upload your photos: {{reviewLink}}",
-        "",
-        "If you have already left a review, thank you, and please ignore this email.",
-        "",
-        "The {{store.name}} team"
-      ].join("\n")
-    }
+    request: { subject: reviewEmailCopy.photo.request.subject, body: reviewEmailHtml(reviewEmailCopy.photo.request) },
+    reminder: { subject: reviewEmailCopy.photo.reminder.subject, body: reviewEmailHtml(reviewEmailCopy.photo.reminder) }
   }
 }
 

@@ -23,6 +23,7 @@ import {
   type TemplateKey
 } from "./ReviewsSetupPlan.ts"
 import { SetupConfig, type SetupRequest } from "./SetupConfig.ts"
+import { defaultReviewSettings } from "./ReviewSettings.ts"
 import { invalidRequestOfSchema } from "../kernel/RequestIssues.ts"
 import { type AreaDecisionUpdates, SetupRepository } from "./SetupRepository.ts"
 import {
@@ -59,7 +60,7 @@ export class Setup extends Context.Service<Setup, {
   readonly recordOutcome: (patch: SetupPatch, request?: SetupRequest) => Effect.Effect<SetupState, Forbidden, CurrentCaller>
   /**
    * POST /organization/setup/reviews: from the merchant's answers, creates the review-request template (and the
-   * reminder when asked for), an active survey flow that sends them, and the auto-publish preference, with their
+   * reminder when asked for), an active survey flow that sends them, and the review settings' auto-publish fields, with their
    * events, in one unit of work; answers the setup state after it (the reviews area is then configured).
    * The answers are validated here too (unknown keys rejected), so an embedding host may pass raw input.
    * Once per organization: while the flow it created exists and is active, another call is a `Conflict` and writes
@@ -176,7 +177,9 @@ export class Setup extends Context.Service<Setup, {
         }
         yield* automation.insertSurveyFlow({ ...surveyFlow, organizationId })
         yield* automation.recordGuidedSetup(organizationId, surveyFlow.id)
-        yield* automation.saveAutoPublishPreference(organizationId, plan.autoPublish, at)
+        // Review settings are the one home of the preference; the setup leaves `autoPublishVerifiedOnly` as it was.
+        const settings = Option.getOrElse(yield* automation.reviewSettings(organizationId), () => defaultReviewSettings)
+        yield* automation.saveReviewSettings(organizationId, { ...settings, ...plan.autoPublish }, at)
         yield* events.recordAll(organizationId, [
           ...emailTemplates.map((template) => ({ event: "emailTemplate.created", data: Schema.encodeSync(EmailTemplate)(template) })),
           { event: "surveyFlow.created", data: Schema.encodeSync(SurveyFlow)(surveyFlow) }

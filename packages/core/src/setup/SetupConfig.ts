@@ -17,11 +17,26 @@ export interface SetupConfigValues {
    * (`SetupRequest.apiOrigin`, the HTTP adapter passes the origin the request was addressed to).
    */
   readonly apiBaseUrl: string | undefined
+  /**
+   * The server's own URL (`http://HOST:PORT` of the standalone server), for links made where no request names an
+   * origin (the email links a background worker renders) and no `apiBaseUrl` is configured.
+   */
+  readonly serverUrl?: string | undefined
 }
 
 export const SetupConfig = Context.Reference<SetupConfigValues>("feedback/SetupConfig", {
   defaultValue: () => ({ embedScriptUrl: DEFAULT_EMBED_SCRIPT_URL, apiBaseUrl: undefined })
 })
+
+/** The last resort of `publicBaseUrl`: a host that configures neither URL gets links that work on its own machine. */
+export const DEFAULT_SERVER_URL = "http://localhost:3000"
+
+/**
+ * Where links in emails point (`survey.url`, `unsubscribe.url`; shared DECISIONS §17): PUBLIC_API_BASE_URL, else the
+ * server's own URL, else `DEFAULT_SERVER_URL`. No trailing slash.
+ */
+export const publicBaseUrl = (config: SetupConfigValues): string =>
+  (config.apiBaseUrl ?? config.serverUrl ?? DEFAULT_SERVER_URL).replace(/\/+$/, "")
 
 /** What one call may say about how it was reached. */
 export interface SetupRequest {

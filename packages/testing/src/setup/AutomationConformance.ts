@@ -7,6 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
 import {
   CoreLayer,
+  defaultReviewSettings,
   EmailTemplate,
   type EmailTemplateId,
   EventOutbox,
@@ -86,6 +87,28 @@ export const automationConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(same, updated)
         const events = yield* newEvents(org, before)
         assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["emailTemplate.updated", Schema.encodeSync(EmailTemplate)(updated)]])
+      }))
+
+    it.effect("a subject or body that is not a valid Liquid template is InvalidRequest naming the field; nothing changes", () =>
+      Effect.gen(function*() {
+        const { org, request } = yield* withSetup("Liquid")
+        const before = (yield* eventsOf(org)).length
+        const cases: ReadonlyArray<readonly [{ subject?: string; body?: string; name?: string }, ReadonlyArray<string>]> = [
+          [{ subject: "Hi {{ customer.firstName" }, ["body.subject"]],
+          [{ body: "{% if x %}never closed", name: "never" }, ["body.body"]],
+          [{ body: "{% include 'other' %}" }, ["body.body"]],
+          [{ subject: "{% render 'x' %}", body: "{% for %}" }, ["body.subject", "body.body"]]
+        ]
+        for (const [patch, paths] of cases) {
+          const error = yield* Effect.flip(automation.use((a) => a.updateEmailTemplate(request.id, patch)).pipe(as(org)))
+          assert.deepStrictEqual(error._tag === "InvalidRequest" ? error.issues.map((i) => i.path) : error._tag, [...paths])
+        }
+        assert.deepStrictEqual(yield* automation.use((a) => a.getEmailTemplate(request.id)).pipe(as(org)), request)
+        assert.strictEqual((yield* eventsOf(org)).length, before)
+        const valid = yield* automation.use((a) =>
+          a.updateEmailTemplate(request.id, { body: "<p>{% for p in products %}{{ p.title }}{% endfor %}</p>" })
+        ).pipe(as(org), atTime(T0 + 5_000))
+        assert.strictEqual(valid.body, "<p>{% for p in products %}{{ p.title }}{% endfor %}</p>")
       }))
 
     it.effect("a template a flow sends cannot be deleted (Conflict, nothing changes); once no step sends it, it can", () =>
@@ -168,6 +191,40 @@ export const automationConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* eventsOf(org)).length, before)
       }))
 
+    it.effect("review settings read the defaults until changed; a patch changes only sent fields and is kept per organization", () =>
+      Effect.gen(function*() {
+        const org = (yield* newOrganization("Settings")).id
+        const other = (yield* newOrganization("Other settings")).id
+        assert.deepStrictEqual(yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)), defaultReviewSettings)
+        const patched = yield* automation.use((a) => a.updateReviewSettings({ autoPublish: true, autoPublishVerifiedOnly: true })).pipe(as(org), atTime(T0 + 1_000))
+        assert.deepStrictEqual(patched, { autoPublish: true, autoPublishMinRating: 4, autoPublishVerifiedOnly: true })
+        const rating = yield* automation.use((a) => a.updateReviewSettings({ autoPublishMinRating: 2 })).pipe(as(org), atTime(T0 + 2_000))
+        assert.deepStrictEqual(rating, { autoPublish: true, autoPublishMinRating: 2, autoPublishVerifiedOnly: true })
+        assert.deepStrictEqual(yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)), rating)
+        assert.deepStrictEqual(yield* automation.use((a) => a.updateReviewSettings({})).pipe(as(org)), rating)
+        // Another organization's settings are its own.
+        assert.deepStrictEqual(yield* automation.use((a) => a.getReviewSettings()).pipe(as(other)), defaultReviewSettings)
+        assert.isTrue(Option.isNone(yield* ReviewAutomationRepository.use((r) => r.reviewSettings(other))))
+        // Review settings fire no event (the catalog has none for them).
+        assert.deepStrictEqual(yield* eventsOf(org), [])
+      }))
+
+    it.effect("the guided setup writes autoPublish and autoPublishMinRating into the review settings and keeps autoPublishVerifiedOnly", () =>
+      Effect.gen(function*() {
+        const org = (yield* newOrganization("Setup settings")).id
+        yield* automation.use((a) => a.updateReviewSettings({ autoPublishVerifiedOnly: true, autoPublishMinRating: 1 })).pipe(as(org), atTime(T0 + 500))
+        yield* guided(org, { autoPublish: true, autoPublishMinRating: 5 }, T0 + 1_000)
+        assert.deepStrictEqual(
+          yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)),
+          { autoPublish: true, autoPublishMinRating: 5, autoPublishVerifiedOnly: true }
+        )
+        yield* guided(org, {}, T0 + 2_000)
+        assert.deepStrictEqual(
+          yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)),
+          { autoPublish: false, autoPublishMinRating: 4, autoPublishVerifiedOnly: true }
+        )
+      }))
+
     it.effect("reads need settings:read and changes settings:write", () =>
       Effect.gen(function*() {
         const { org, request, flow } = yield* withSetup("Permissions")
@@ -177,7 +234,9 @@ export const automationConformance: ConformanceSuite = (store) =>
           automation.use((a) => a.listEmailTemplates({})).pipe(none),
           automation.use((a) => a.getSurveyFlow(flow.id as SurveyFlowId)).pipe(none),
           automation.use((a) => a.updateEmailTemplate(request.id, { name: "x" })).pipe(readOnly),
-          automation.use((a) => a.deleteSurveyFlow(flow.id)).pipe(readOnly)
+          automation.use((a) => a.deleteSurveyFlow(flow.id)).pipe(readOnly),
+          automation.use((a) => a.getReviewSettings()).pipe(none),
+          automation.use((a) => a.updateReviewSettings({ autoPublish: true })).pipe(readOnly)
         ]) {
           assert.deepInclude(yield* Effect.flip(denied as Effect.Effect<unknown, { readonly _tag: string }, ReviewAutomation>), { _tag: "Forbidden" })
         }

@@ -527,7 +527,7 @@ export const setupConformance: ConformanceSuite = (store) =>
         const byId = (a: { readonly id: string }, b: { readonly id: string }) => (a.id < b.id ? -1 : 1)
         assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [...emailTemplates].sort(byId))
         assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [surveyFlow])
-        assert.deepStrictEqual(yield* repo.autoPublishPreference(org), Option.some({ autoPublish: true, autoPublishMinRating: 5 }))
+        assert.deepStrictEqual(yield* repo.reviewSettings(org), Option.some({ autoPublish: true, autoPublishMinRating: 5, autoPublishVerifiedOnly: false }))
         assert.strictEqual((yield* storedDecisions(org)).reviews.completedAt, iso(at))
         // One event per template, then the flow, each carrying the record in the API's shape.
         const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
@@ -548,8 +548,8 @@ export const setupConformance: ConformanceSuite = (store) =>
         assert.strictEqual(surveyFlow.triggerEvent, "order.fulfilled")
         assert.deepStrictEqual(surveyFlow.steps.map((s) => [s.type, s.waitSeconds]), [["wait", 14 * 86_400], ["email", null]])
         assert.deepStrictEqual(
-          yield* ReviewAutomationRepository.use((r) => r.autoPublishPreference(org)),
-          Option.some({ autoPublish: false, autoPublishMinRating: 4 })
+          yield* ReviewAutomationRepository.use((r) => r.reviewSettings(org)),
+          Option.some({ autoPublish: false, autoPublishMinRating: 4, autoPublishVerifiedOnly: false })
         )
       }))
 
@@ -610,7 +610,7 @@ export const setupConformance: ConformanceSuite = (store) =>
         const repo = yield* ReviewAutomationRepository
         assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
         assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [])
-        assert.isTrue(Option.isNone(yield* repo.autoPublishPreference(org)))
+        assert.isTrue(Option.isNone(yield* repo.reviewSettings(org)))
         assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org)), [])
         assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
         assert.isFalse((yield* signalsOf(org)).hasActiveSurveyFlow)
@@ -632,7 +632,7 @@ export const setupConformance: ConformanceSuite = (store) =>
         assert.isTrue(exit._tag === "Failure")
         assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
         assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [])
-        assert.isTrue(Option.isNone(yield* repo.autoPublishPreference(org)))
+        assert.isTrue(Option.isNone(yield* repo.reviewSettings(org)))
         assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org)), [])
         assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
       }))

@@ -17,7 +17,8 @@ import {
   type EmailWorkerSettings,
   LoggingMailer,
   Mailer,
-  type MailerResult
+  type MailerResult,
+  safeHeaders
 } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -94,9 +95,11 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Mailer> =>
               to: message.to,
               subject: message.subject,
               text: message.text,
+              // With an HTML part the message is multipart/alternative, the text part first (RFC 2046: least rich first).
+              ...(message.html === undefined ? {} : { html: message.html }),
               // Stable per notice: should a copy ever be delivered twice, mail clients can tell it is the same.
               messageId: `<${message.id}@${messageDomain}>`,
-              headers: { "Auto-Submitted": "auto-generated" },
+              headers: { ...safeHeaders(message.headers), "Auto-Submitted": "auto-generated" },
               disableFileAccess: true,
               disableUrlAccess: true
             })

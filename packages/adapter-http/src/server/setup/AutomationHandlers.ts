@@ -1,4 +1,4 @@
-/** Handlers of the review automation group: one call into the `ReviewAutomation` service per endpoint. */
+/** Handlers of the review automation group (templates, flows, review settings): one call into the `ReviewAutomation` service per endpoint. */
 import { AdminApi } from "@feedback/client/effect"
 import { ReviewAutomation } from "@feedback/core"
 import { Effect } from "effect"
@@ -16,4 +16,6 @@ export const AutomationHandlers = HttpApiBuilder.group(AdminApi, "automation", E
     .handle("getSurveyFlow", ({ params }) => automation.getSurveyFlow(params.id))
     .handle("updateSurveyFlow", ({ params, payload }) => automation.updateSurveyFlow(params.id, payload))
     .handle("deleteSurveyFlow", ({ params }) => automation.deleteSurveyFlow(params.id))
+    .handle("getReviewSettings", () => automation.getReviewSettings())
+    .handle("updateReviewSettings", ({ payload }) => automation.updateReviewSettings(payload))
 })).pipe(capturingOnly(ReviewAutomation))

@@ -19,10 +19,12 @@ const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "")
 export const setupConfigLayer = (options: {
   readonly embedScriptUrl?: string | undefined
   readonly publicApiBaseUrl?: string | undefined
+  readonly serverUrl?: string | undefined
 }) =>
   Layer.succeed(SetupConfig, {
     embedScriptUrl: options.embedScriptUrl ?? DEFAULT_EMBED_SCRIPT_URL,
-    apiBaseUrl: options.publicApiBaseUrl === undefined ? undefined : withoutTrailingSlash(options.publicApiBaseUrl)
+    apiBaseUrl: options.publicApiBaseUrl === undefined ? undefined : withoutTrailingSlash(options.publicApiBaseUrl),
+    serverUrl: options.serverUrl === undefined ? undefined : withoutTrailingSlash(options.serverUrl)
   })
 
 /**

@@ -3,6 +3,8 @@
  * guided reviews setup creates, listed newest first, read, edited (only sent fields change) and deleted.
  */
 import {
+  ReviewSettings,
+  ReviewSettingsPatch,
   EmailTemplate,
   EmailTemplateId,
   EmailTemplateList,
@@ -36,7 +38,9 @@ export class AutomationApi extends HttpApiGroup.make("automation")
     })
       .annotateMerge(doc(
         "Edit an email template",
-        "Changes `name`, `subject` or `body`; only sent fields change. Fires `emailTemplate.updated`, unless nothing changed."
+        "Changes `name`, `subject` or `body`; only sent fields change. `subject` and `body` are Liquid templates (see the " +
+          "template variables in docs/EMAILS.md): one that does not parse, includes another template or nests blocks " +
+          "more than 20 deep is a 400 naming `body.subject` or `body.body`. Fires `emailTemplate.updated`, unless nothing changed."
       ))
       .pipe(requires("settings:write")),
     HttpApiEndpoint.delete("deleteEmailTemplate", "/email-templates/:id", {
@@ -72,11 +76,31 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .pipe(requires("settings:write")),
     HttpApiEndpoint.delete("deleteSurveyFlow", "/survey-flows/:id", { params: flow, success: SurveyFlow, error: NotFoundResponse })
       .annotateMerge(doc("Delete a survey flow", "Deletes the flow with its steps and returns it as it was; fires `surveyFlow.deleted`."))
+      .pipe(requires("settings:write")),
+    HttpApiEndpoint.get("getReviewSettings", "/review-settings", { success: ReviewSettings })
+      .annotateMerge(doc(
+        "Get the review settings",
+        "Whether new reviews are published without moderation (`autoPublish`), from which rating (`autoPublishMinRating`, " +
+          "1 to 5) and whether only verified buyers' (`autoPublishVerifiedOnly`). An organization that never changed them " +
+          "reads the defaults: off, 4, false."
+      ))
+      .pipe(requires("settings:read")),
+    HttpApiEndpoint.patch("updateReviewSettings", "/review-settings", {
+      payload: ReviewSettingsPatch,
+      success: ReviewSettings,
+      error: InvalidRequestResponse
+    })
+      .annotateMerge(doc(
+        "Change the review settings",
+        "Changes `autoPublish`, `autoPublishMinRating` (1 to 5) or `autoPublishVerifiedOnly`; only sent fields change. " +
+          "Answers the settings after the change. The guided setup writes the first two."
+      ))
       .pipe(requires("settings:write"))
   )
   .middleware(SecretKeyAuth)
   .annotateMerge(docGroup(
     "Review automation",
-    "The email templates and survey flows that send review requests: ordinary records, editable after the guided setup creates them."
+    "The email templates and survey flows that send review requests, ordinary records editable after the guided " +
+      "setup creates them, and the review settings (auto-publish)."
   ))
 {}

@@ -37,9 +37,9 @@ export class SetupApi extends HttpApiGroup.make("setup")
       .annotateMerge(doc(
         "Set up review requests",
         "Creates the review-request email (and a reminder when asked for), an active survey flow that " +
-          "sends them on the chosen order event, and the auto-publish preference, in one transaction. Once: while " +
-          "the flow it created is active, calling it again is a 409 naming that flow (edit it, or deactivate or delete it " +
-          "to start over)."
+          "sends them on the chosen order event, and writes `autoPublish` and `autoPublishMinRating` into the review " +
+          "settings (`GET /review-settings`), in one transaction. Once: while the flow it created is active, calling " +
+          "it again is a 409 naming that flow (edit it, or deactivate or delete it to start over)."
       ))
       .pipe(requires("settings:write"))
   )

@@ -1,0 +1,184 @@
+/**
+ * The message shape of review emails through the server's transports: an HTML part with its plain-text alternative
+ * and the `List-Unsubscribe` headers (RFC 2369, RFC 8058), through nodemailer to a real SMTP server (`smtp-server`)
+ * on loopback, and into the log when no SMTP server is configured. Asker notices (text only) keep their shape.
+ */
+import {
+  type EmailMessage,
+  listUnsubscribeHeaders,
+  LoggingMailer,
+  Mailer,
+  safeHeaders,
+  unsubscribableMessage
+} from "@feedback/core"
+import { Effect, Layer, Redacted } from "effect"
+import type { AddressInfo } from "node:net"
+import { SMTPServer } from "smtp-server"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { JsonLoggerLayer } from "../src/server/observability/JsonLogger.ts"
+import { SmtpMailer } from "../src/server/questions/SmtpMailer.ts"
+
+const unsubscribeUrl = "https://api.shop.example/u/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcde"
+
+const review: EmailMessage = unsubscribableMessage("0192f0d4-aaaa-7bbb-8ccc-000000000001", "ada@example.com", {
+  subject: "How was your order, Ada?",
+  text: "Hi Ada,\n\nWrite your review (https://api.shop.example/r/token)\n\nUnsubscribe (" + unsubscribeUrl + ")",
+  html:
+    "<!DOCTYPE html><html><body><p>Hi Ada, café ☕</p><a href=\"https://api.shop.example/r/token\">Write your review</a></body></html>"
+}, unsubscribeUrl)
+
+const notice: EmailMessage = {
+  id: "0192f0d4-aaaa-7bbb-8ccc-000000000002",
+  to: "asker@example.com",
+  subject: "Your question was answered",
+  text: "Hello,\nyour question was answered."
+}
+
+const unfold = (headers: string) => headers.replace(/\r\n[ \t]+/g, " ")
+const headerOf = (headers: string, name: string): string | undefined =>
+  new RegExp(`^${name}:\\s*(.*)$`, "im").exec(unfold(headers))?.[1]
+
+const decodePart = (headers: string, body: string): string => {
+  if (/content-transfer-encoding:\s*quoted-printable/i.test(headers)) {
+    const bytes = body.replace(/=\r\n/g, "").replace(
+      /=([0-9A-F]{2})/g,
+      (_, h: string) => String.fromCharCode(parseInt(h, 16))
+    )
+    return Buffer.from(bytes, "latin1").toString("utf8").replace(/\r\n/g, "\n")
+  }
+  if (/content-transfer-encoding:\s*base64/i.test(headers)) {
+    return Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8")
+  }
+  return body.replace(/\r\n/g, "\n")
+}
+
+/** The top-level headers and each part's content type and decoded body (one level of multipart). */
+const parse = (raw: string) => {
+  const split = raw.indexOf("\r\n\r\n")
+  const headers = raw.slice(0, split)
+  const body = raw.slice(split + 4)
+  const boundary = /boundary="?([^";\r\n]+)"?/i.exec(unfold(headers))?.[1]
+  if (boundary === undefined) {
+    return {
+      headers,
+      parts: [{ type: headerOf(headers, "Content-Type") ?? "", body: decodePart(headers, body).trim() }]
+    }
+  }
+  const parts = body.split(`--${boundary}`).slice(1, -1).map((chunk) => {
+    const trimmed = chunk.replace(/^\r\n/, "")
+    const at = trimmed.indexOf("\r\n\r\n")
+    const partHeaders = trimmed.slice(0, at)
+    return {
+      type: headerOf(partHeaders, "Content-Type") ?? "",
+      body: decodePart(partHeaders, trimmed.slice(at + 4)).trim()
+    }
+  })
+  return { headers, parts }
+}
+
+describe("the message shape through SMTP", () => {
+  const inbox: Array<string> = []
+  let smtp: SMTPServer
+  let port = 0
+
+  beforeAll(async () => {
+    smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ["STARTTLS", "AUTH"],
+      logger: false,
+      onData: (stream, _session, callback) => {
+        const chunks: Array<Buffer> = []
+        stream.on("data", (c: Buffer) => chunks.push(c))
+        stream.on("end", () => {
+          inbox.push(Buffer.concat(chunks).toString("utf8"))
+          callback()
+        })
+      }
+    })
+    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()))
+    port = (smtp.server.address() as AddressInfo).port
+  })
+  afterAll(() => new Promise<void>((resolve) => smtp.close(() => resolve())))
+
+  const send = (message: EmailMessage) =>
+    Effect.runPromise(
+      Mailer.use((m) => m.send(message)).pipe(
+        Effect.provide(
+          SmtpMailer({ url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Acme <reviews@shop.example>" })
+        ),
+        Effect.scoped
+      )
+    )
+
+  it("a review email is multipart/alternative, text then HTML, with List-Unsubscribe and its one-click companion", async () => {
+    const before = inbox.length
+    expect(await send(review)).toEqual({ _tag: "Sent" })
+    expect(inbox.length).toBe(before + 1)
+    const { headers, parts } = parse(inbox[before]!)
+    expect(headerOf(headers, "Content-Type")).toMatch(/^multipart\/alternative/)
+    expect(headerOf(headers, "List-Unsubscribe")).toBe(`<${unsubscribeUrl}>`)
+    expect(headerOf(headers, "List-Unsubscribe-Post")).toBe("List-Unsubscribe=One-Click")
+    expect(headerOf(headers, "Auto-Submitted")).toBe("auto-generated")
+    expect(headerOf(headers, "Message-ID")).toBe(`<${review.id}@shop.example>`)
+    expect(parts.map((p) => p.type.split(";")[0])).toEqual(["text/plain", "text/html"])
+    expect(parts[0]!.body).toBe(review.text)
+    expect(parts[1]!.body).toBe(review.html)
+  })
+
+  it("an asker notice keeps its shape: one text/plain part, no List-Unsubscribe", async () => {
+    const before = inbox.length
+    expect(await send(notice)).toEqual({ _tag: "Sent" })
+    const { headers, parts } = parse(inbox[before]!)
+    expect(headerOf(headers, "Content-Type")).toMatch(/^text\/plain/)
+    expect(headerOf(headers, "List-Unsubscribe")).toBeUndefined()
+    expect(parts).toEqual([{ type: expect.stringMatching(/^text\/plain/), body: notice.text }])
+  })
+
+  it("headers that are not single lines, or whose names are not tokens, are not passed on", async () => {
+    const before = inbox.length
+    await send({
+      ...notice,
+      headers: { "X-Ok": "fine", "X-Bad": "a\r\nBcc: victim@example.com", "Bad Name": "x", "Auto-Submitted": "no" }
+    })
+    const { headers } = parse(inbox[before]!)
+    expect(headerOf(headers, "X-Ok")).toBe("fine")
+    expect(headerOf(headers, "X-Bad")).toBeUndefined()
+    expect(headerOf(headers, "Bcc")).toBeUndefined()
+    // The transport's own header wins.
+    expect(headerOf(headers, "Auto-Submitted")).toBe("auto-generated")
+  })
+})
+
+describe("without SMTP", () => {
+  it("the log gets the message: text, HTML and the headers; an asker notice logs as before", async () => {
+    const lines: Array<string> = []
+    const logged = (message: EmailMessage) =>
+      Effect.runPromise(
+        Mailer.use((m) => m.send(message)).pipe(Effect.provide(Layer.merge(
+          LoggingMailer,
+          JsonLoggerLayer((line) => lines.push(line))
+        )))
+      )
+    expect(await logged(review)).toEqual({ _tag: "Logged" })
+    expect(await logged(notice)).toEqual({ _tag: "Logged" })
+    const [first, second] = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(first).toMatchObject({
+      to: review.to,
+      subject: review.subject,
+      text: review.text,
+      html: review.html,
+      headers: review.headers
+    })
+    expect(second).toMatchObject({ to: notice.to, subject: notice.subject, text: notice.text })
+    expect(second).not.toHaveProperty("html")
+    expect(second).not.toHaveProperty("headers")
+  })
+
+  it("listUnsubscribeHeaders and safeHeaders keep every header a single line", () => {
+    expect(listUnsubscribeHeaders("https://x.example/u/abc\r\nBcc: y")).toEqual({
+      "List-Unsubscribe": "<https://x.example/u/abcBcc: y>",
+      "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"
+    })
+    expect(safeHeaders({ "A": "1", "B\n": "2", "C": "3\n" })).toEqual({ A: "1" })
+  })
+})

@@ -1,0 +1,66 @@
+/**
+ * Unsubscribe tokens in memory: one row per customer (`unsubscribe_tokens`, keyed by organization and customer) and an
+ * index by token, as the SQL table's unique constraint; the opt-out writes the shared `customers` table.
+ */
+import {
+  type CustomerId,
+  type OptOutOutcome,
+  type OrganizationId,
+  type Timestamp,
+  UnsubscribeRepository
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
+import { memoryTables, unowned } from "../kernel/MemoryTables.ts"
+
+interface TokenRow {
+  readonly organizationId: OrganizationId
+  readonly customerId: CustomerId
+  readonly token: string
+  readonly createdAt: Timestamp.Timestamp
+}
+
+const ownerKey = (organizationId: string, customerId: string) => `${organizationId}/${customerId}`
+
+export const MemoryUnsubscribeRepository = Layer.effect(
+  UnsubscribeRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const { customers } = memoryTables(db)
+    const byOwner = db.table<string, TokenRow>("unsubscribe_tokens")
+    const byToken = db.table<string, TokenRow>("unsubscribe_tokens_by_token")
+
+    return UnsubscribeRepository.of({
+      ensureToken: (organizationId, customerId, candidate, at) =>
+        db.mutate(() => {
+          const stored = byOwner.get(ownerKey(organizationId, customerId))
+          if (stored !== undefined) return stored.token
+          // The foreign key of the SQL table: a token belongs to a customer of the organization.
+          if (customers.get(customerId)?.organizationId !== organizationId) {
+            throw new Error(`no customer ${customerId} in the organization`)
+          }
+          if (byToken.get(candidate) !== undefined) throw new Error("unsubscribe token collision")
+          const row: TokenRow = { organizationId, customerId, token: candidate, createdAt: at }
+          byOwner.set(ownerKey(organizationId, customerId), row)
+          byToken.set(candidate, row)
+          return candidate
+        }),
+      findToken: (token) =>
+        Effect.sync(() =>
+          Option.map(
+            Option.fromUndefinedOr(byToken.get(token)),
+            (row) => ({ organizationId: row.organizationId, customerId: row.customerId })
+          )
+        ),
+      optOut: (organizationId, customerId, source, at) =>
+        db.mutate((): OptOutOutcome => {
+          const stored = customers.get(customerId)
+          if (stored === undefined || stored.organizationId !== organizationId) return { _tag: "NotFound" }
+          if (stored.emailOptOut) return { _tag: "AlreadyOptedOut", customer: unowned(stored) }
+          const updated = { ...stored, emailOptOut: true, emailOptOutAt: at, emailOptOutSource: source, updatedAt: at }
+          customers.set(customerId, updated)
+          return { _tag: "OptedOut", customer: unowned(updated) }
+        })
+    })
+  })
+)
