@@ -213,11 +213,13 @@ export const automationConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = (yield* newOrganization("Setup settings")).id
         yield* automation.use((a) => a.updateReviewSettings({ autoPublishVerifiedOnly: true, autoPublishMinRating: 1 })).pipe(as(org), atTime(T0 + 500))
-        yield* guided(org, { autoPublish: true, autoPublishMinRating: 5 }, T0 + 1_000)
+        const first = yield* guided(org, { autoPublish: true, autoPublishMinRating: 5 }, T0 + 1_000)
         assert.deepStrictEqual(
           yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)),
           { autoPublish: true, autoPublishMinRating: 5, autoPublishVerifiedOnly: true }
         )
+        // The guided setup runs again once its flow is no longer active.
+        yield* automation.use((a) => a.updateSurveyFlow(first.surveyFlow.id, { isActive: false })).pipe(as(org), atTime(T0 + 1_500))
         yield* guided(org, {}, T0 + 2_000)
         assert.deepStrictEqual(
           yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)),
