@@ -1,5 +1,5 @@
 /**
- * The host-events example: a host route records `order.updated` in its own unit of work and a webhook receives it;
+ * The host-events example: a host route records `loyaltyTransaction.created` in its own unit of work and a webhook receives it;
  * the same route spends from the per-endpoint bucket of `POST /loyalty-events`, sized by the plan.
  */
 import { createServer, type Server } from "node:http"
@@ -32,18 +32,18 @@ const authorized = { authorization: "", "content-type": "application/json" }
 const post = (path: string, body: unknown) =>
   fetch(`${host.url}${path}`, { method: "POST", headers: { ...authorized, authorization: `Bearer ${host.key}` }, body: JSON.stringify(body) })
 
-it("reports order.updated as emitted, records it from the host route, and a subscribed webhook receives it", async () => {
+it("reports loyaltyTransaction.created as emitted, records it from the host route, and a subscribed webhook receives it", async () => {
   const events = await (await fetch(`${host.url}/api/webhook-events`, { headers: { authorization: `Bearer ${host.key}` } })).json() as { emitted: Array<string> }
-  expect(events.emitted).toContain("order.updated")
+  expect(events.emitted).toContain("loyaltyTransaction.created")
   const address = receiver.address()
   const hookUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/hooks`
-  const webhook = await post("/api/webhooks", { url: hookUrl, events: ["order.updated"] })
+  const webhook = await post("/api/webhooks", { url: hookUrl, events: ["loyaltyTransaction.created"] })
   expect(webhook.status, await webhook.clone().text()).toBe(201)
 
   const res = await post("/loyalty-events", { order: { id: "ord_1001", status: "fulfilled", totalCents: 4200 } })
   expect(res.status).toBe(202)
   for (let i = 0; i < 200 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
-  expect(received.map((d) => [d.event, d.data.id])).toEqual([["order.updated", "ord_1001"]])
+  expect(received.map((d) => [d.event, d.data.id])).toEqual([["loyaltyTransaction.created", "ord_1001"]])
 })
 
 it("spends from the loyalty-events bucket that the plan sizes, and answers 429 with Retry-After when it is empty", async () => {

@@ -1,11 +1,11 @@
 /**
- * A host that owns records the Admin API does not (orders, loyalty) and still uses its webhooks and rate limits:
+ * A host that owns records the Admin API does not (its loyalty program) and still uses its webhooks and rate limits:
  *
  * - `POST /loyalty-events` is the host's own route (the spec's loyalty endpoint with its own bucket). It
  *   authenticates the merchant's secret key through the core, charges the request with `RateLimits` (the
  *   organization bucket and the endpoint's bucket, atomically, sized by the plan), then in one unit of work saves
- *   the order and records `order.updated` with `HostEvents`, so subscribed webhooks receive it like any event.
- * - Everything under `/api` is the Admin API, which reports `order.updated` as emitted (`GET /webhook-events`).
+ *   the order and records `loyaltyTransaction.created` with `HostEvents`, so subscribed webhooks receive it like any event.
+ * - Everything under `/api` is the Admin API, which reports `loyaltyTransaction.created` as emitted (`GET /webhook-events`).
  *
  *   node examples/host-events/server.ts
  */
@@ -27,7 +27,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { openHostStore, urlOf } from "../shared/HostStore.ts"
 
 /** The catalog names this host records for its own records. */
-const HOST_EVENTS: ReadonlyArray<EventName> = ["order.updated"]
+const HOST_EVENTS: ReadonlyArray<EventName> = ["loyaltyTransaction.created"]
 
 interface Order {
   readonly id: string
@@ -58,7 +58,7 @@ export const startHostEventsHost = async (port = Number(process.env["PORT"] ?? 4
       yield* UnitOfWork.use((uow) =>
         uow.transaction(Effect.gen(function*() {
           orders.set(order.id, { ...order, organizationId: caller.organizationId })
-          yield* HostEvents.use((h) => h.record(caller.organizationId, "order.updated", order))
+          yield* HostEvents.use((h) => h.record(caller.organizationId, "loyaltyTransaction.created", order))
         }))
       )
       return { status: 202, body: { accepted: order.id }, remaining: charged._tag === "Admitted" ? charged.remaining : undefined }

@@ -39,6 +39,7 @@ const ServerConfig = Config.all({
   }),
   embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
   publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
+  surveyRecoveryMs: Config.Int("SURVEY_RECOVERY_MS").pipe(Config.withDefault(600_000)),
   eventRetentionDays: Config.Int("EVENT_RETENTION_DAYS").pipe(Config.withDefault(MIN_EVENT_RETENTION_DAYS)),
   jobs: Config.all({
     leaseMs: Config.Int("JOB_LEASE_MS").pipe(Config.withDefault(30_000)),
@@ -149,6 +150,7 @@ const run = Effect.gen(function*() {
     publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
     serverUrl: ownUrl(config.host, config.port),
     email: { smtp },
+    surveys: { interruptedAfterMs: config.surveyRecoveryMs },
     webhooks: config.webhooks,
     eventRetentionDays: config.eventRetentionDays,
     jobs: config.jobs,

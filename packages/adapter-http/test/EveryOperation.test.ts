@@ -75,11 +75,42 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
   "GET /customers": ({ api }) => api.GET("/customers", { params: { query: { filter: JSON.stringify({ email: "ada@example.com" }) } } }),
   "GET /customers/{id}": ({ api, made }) => api.GET("/customers/{id}", { params: { path: { id: id(made, "customer") } } }),
 
+  "POST /orders": async ({ api, made }) => {
+    const answer = await api.POST("/orders", {
+      body: { externalId: "ord-1", orderNumber: "#1001", customerId: id(made, "customer"), lines: [{ productId: id(made, "product"), quantity: 2 }] }
+    })
+    return { ...answer, made: { order: answer.data!.id } }
+  },
+  "POST /orders/import": async ({ api }) => {
+    const answer = await api.POST("/orders/import", {
+      body: { data: [{ externalId: "ord-0", customer: "grace@example.com", lines: [{ productSlug: "mug" }], status: "delivered" }] }
+    })
+    return { ...answer, made: { spareOrder: answer.data!.imported[0]!.id } }
+  },
+  "GET /orders": ({ api }) =>
+    api.GET("/orders", { params: { query: { sort: "-updatedAt", filter: JSON.stringify({ updatedAt: { $gte: "2020-01-01T00:00:00Z" } }) } } }),
+  "GET /orders/{id}": ({ api, made }) => api.GET("/orders/{id}", { params: { path: { id: id(made, "order") } } }),
+  "PATCH /orders/{id}": ({ api, made }) =>
+    api.PATCH("/orders/{id}", { params: { path: { id: id(made, "order") } }, body: { status: "fulfilled", metadata: { carrier: "post" } } }),
+  "PATCH /orders/bulk-update": ({ api }) =>
+    api.PATCH("/orders/bulk-update", { params: { query: { search: "#1001" } }, body: { status: "delivered" } }),
+  "DELETE /orders/{id}": ({ api, made }) => api.DELETE("/orders/{id}", { params: { path: { id: id(made, "spareOrder") } } }),
+
   "GET /organization/setup": ({ api }) => api.GET("/organization/setup"),
   "PATCH /organization/setup": ({ api }) => api.PATCH("/organization/setup", { body: { area: "loyalty", outcome: "dismissed" } }),
   "POST /organization/setup/reviews": ({ api }) => api.POST("/organization/setup/reviews", { body: { data: {} } }),
   "GET /review-settings": ({ api }) => api.GET("/review-settings"),
   "PATCH /review-settings": ({ api }) => api.PATCH("/review-settings", { body: { autoPublish: true, autoPublishMinRating: 5 } }),
+
+  // The guided setup's flow is the newest active one: a manual request goes through it.
+  "POST /surveys": async ({ api, made }) => {
+    const answer = await api.POST("/surveys", { body: { orderId: id(made, "order") } })
+    return { ...answer, made: { survey: answer.data!.id } }
+  },
+  "GET /surveys": ({ api, made }) =>
+    api.GET("/surveys", { params: { query: { filter: JSON.stringify({ "order.id": id(made, "order") }), sort: "-updatedAt" } } }),
+  "GET /surveys/{id}": ({ api, made }) => api.GET("/surveys/{id}", { params: { path: { id: id(made, "survey") } } }),
+  "DELETE /surveys/{id}": ({ api, made }) => api.DELETE("/surveys/{id}", { params: { path: { id: id(made, "survey") } } }),
 
   "GET /email-templates": async ({ api }) => {
     const answer = await api.GET("/email-templates", { params: { query: { limit: 10 } } })

@@ -11,7 +11,7 @@ export const OPERATOR_TOKEN = "test-operator-token"
 
 export const allPermissions: ReadonlyArray<Permission> = [
   "settings:read", "settings:write", "reviews:read", "reviews:write",
-  "products:read", "products:write", "customers:read", "customers:write"
+  "products:read", "products:write", "customers:read", "customers:write", "orders:read", "orders:write"
 ]
 
 export interface TestResponse {

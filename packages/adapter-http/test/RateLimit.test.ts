@@ -5,8 +5,8 @@
  * moves it, so every count and every `Retry-After` below is exact.
  *
  * A test-only
- * HttpApi declares two routes from the spec's cost table, `POST /orders/import` (10) and
- * `PATCH /orders/bulk-update` (5), behind the same `SecretKeyAuth` middleware, and counts what they apply.
+ * HttpApi declares two routes from the spec's cost table, `POST /wishlists/import` (10) and
+ * `PATCH /customers/bulk-update` (5), behind the same `SecretKeyAuth` middleware, and counts what they apply.
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
@@ -25,11 +25,11 @@ import { makeTestServer, type TestResponse, type TestServer } from "./TestServer
 
 class CostlyGroup extends HttpApiGroup.make("costly")
   .add(
-    HttpApiEndpoint.post("import", "/orders/import", {
+    HttpApiEndpoint.post("import", "/wishlists/import", {
       payload: Schema.Struct({ data: Schema.Array(Schema.Struct({ email: Schema.String })) }),
       success: Schema.Struct({ imported: Schema.Number })
     }).pipe(requires("customers:write")),
-    HttpApiEndpoint.patch("bulkUpdate", "/orders/bulk-update", {
+    HttpApiEndpoint.patch("bulkUpdate", "/customers/bulk-update", {
       payload: Schema.Struct({ emailOptOut: Schema.Boolean }),
       success: Schema.Struct({ count: Schema.Number })
     }).pipe(requires("customers:write"))
@@ -166,11 +166,11 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
     assert.strictEqual(forbidden.body.error.code, "FORBIDDEN")
     assert.deepStrictEqual(rateHeaders(forbidden), { cost: "1", limit: "600", remaining: "598", retryAfter: null })
     // Charged before validation: a malformed import still costs its 10 tokens.
-    const invalid = await s.request("POST", "/orders/import", { token: key, body: { data: [{ emial: "a@b.c" }] } })
+    const invalid = await s.request("POST", "/wishlists/import", { token: key, body: { data: [{ emial: "a@b.c" }] } })
     assert.strictEqual(invalid.status, 400)
     assert.strictEqual(invalid.body.error.code, "INVALID_REQUEST")
     assert.deepStrictEqual(rateHeaders(invalid), { cost: "10", limit: "600", remaining: "588", retryAfter: null })
-    const bulk = await s.request("PATCH", "/orders/bulk-update", { token: key, body: { emailOptOut: true } })
+    const bulk = await s.request("PATCH", "/customers/bulk-update", { token: key, body: { emailOptOut: true } })
     assert.strictEqual(bulk.status, 200)
     assert.deepStrictEqual(rateHeaders(bulk), { cost: "5", limit: "600", remaining: "583", retryAfter: null })
   })
@@ -212,14 +212,14 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
     const s = start()
     const { key } = await s.provision({ apiRequestsPerMinute: 5 })
     const before = applied.imported
-    const refused = await s.request("POST", "/orders/import", { token: key, body: { data: [{ email: "a@b.c" }] } })
+    const refused = await s.request("POST", "/wishlists/import", { token: key, body: { data: [{ email: "a@b.c" }] } })
     assertTooManyRequests(refused, { cost: 10, limit: 5, remaining: 5, retryAfter: undefined })
     assert.match(refused.body.error.message, /costs 10 tokens .* holds at most 5, so it can never be accepted/)
     assert.strictEqual(applied.imported, before)
     // However long the wait.
     clock.advance("1 hour")
     assertTooManyRequests(
-      await s.request("POST", "/orders/import", { token: key, body: { data: [{ email: "a@b.c" }] } }),
+      await s.request("POST", "/wishlists/import", { token: key, body: { data: [{ email: "a@b.c" }] } }),
       { cost: 10, limit: 5, remaining: 5, retryAfter: undefined }
     )
     const cheap = await s.request("GET", "/organization", { token: key })
@@ -233,20 +233,20 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
     for (let i = 0; i < 3; i++) assert.strictEqual((await s.request("GET", "/organization", { token: key })).status, 200)
     const before = applied.imported
     const body = { data: [{ email: "a@b.c" }, { email: "d@e.f" }] }
-    const refused = await s.request("POST", "/orders/import", { token: key, body })
+    const refused = await s.request("POST", "/wishlists/import", { token: key, body })
     assertTooManyRequests(refused, { cost: 10, limit: 12, remaining: 9, retryAfter: 5 })
     assert.match(refused.body.error.message, /retry after 5 seconds\./)
     assert.strictEqual(applied.imported, before)
     // The cost-5 bulk update is affordable with 9 and is not blocked by the refused import (it charged nothing).
-    const bulk = await s.request("PATCH", "/orders/bulk-update", { token: key, body: { emailOptOut: true } })
+    const bulk = await s.request("PATCH", "/customers/bulk-update", { token: key, body: { emailOptOut: true } })
     assert.deepStrictEqual(rateHeaders(bulk), { cost: "5", limit: "12", remaining: "4", retryAfter: null })
     // Now 4 left: the import needs 6 more tokens, 30 s.
-    const again = await s.request("POST", "/orders/import", { token: key, body })
+    const again = await s.request("POST", "/wishlists/import", { token: key, body })
     assertTooManyRequests(again, { cost: 10, limit: 12, remaining: 4, retryAfter: 30 })
     clock.advance("29999 millis")
-    assertTooManyRequests(await s.request("POST", "/orders/import", { token: key, body }), { cost: 10, limit: 12, remaining: 9, retryAfter: 1 })
+    assertTooManyRequests(await s.request("POST", "/wishlists/import", { token: key, body }), { cost: 10, limit: 12, remaining: 9, retryAfter: 1 })
     clock.advance("1 millis")
-    const ok = await s.request("POST", "/orders/import", { token: key, body })
+    const ok = await s.request("POST", "/wishlists/import", { token: key, body })
     assert.strictEqual(ok.status, 200, ok.text)
     assert.deepStrictEqual(ok.body, { imported: 2 })
     assert.deepStrictEqual(rateHeaders(ok), { cost: "10", limit: "12", remaining: "0", retryAfter: null })

@@ -146,7 +146,7 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
     const typed = await get("/reviews?limit=0&sort=x&include=votes")
     expect(typed.body.error.details.issues).toEqual([
       { path: "query.limit", message: "must be a whole number from 1 to 250" },
-      { path: "query.sort", message: "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt" },
+      { path: "query.sort", message: "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt, updatedAt, -updatedAt" },
       {
         path: "query.include",
         message: "\"votes\" cannot be included; use any of importJob, customer, product, response, files, answers, collisions"

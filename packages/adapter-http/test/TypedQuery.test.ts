@@ -44,11 +44,13 @@ describe("the OpenAPI document", () => {
       "GET /customers",
       "GET /email-templates",
       "GET /events",
+      "GET /orders",
       "GET /product-questions",
       "GET /products",
       "GET /reviews",
       "GET /sites",
       "GET /survey-flows",
+      "GET /surveys",
       "GET /webhooks",
       "GET /webhooks/{id}/events"
     ])
@@ -61,10 +63,12 @@ describe("the OpenAPI document", () => {
     const sorts = parametersNamed("sort")
     expect(sorts.map((s) => s.op).sort()).toEqual([
       "GET /customers",
+      "GET /orders",
       "GET /product-questions",
       "GET /products",
       "GET /reviews",
-      "GET /sites"
+      "GET /sites",
+      "GET /surveys"
     ])
     for (const { schema } of sorts) {
       expect(schema.type).toBe("string")
@@ -73,7 +77,7 @@ describe("the OpenAPI document", () => {
       expect(schema.enum).toContain(schema.default)
     }
     const reviews = sorts.find((s) => s.op === "GET /reviews")!.schema
-    expect(reviews.enum).toEqual(["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt"])
+    expect(reviews.enum).toEqual(["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "updatedAt", "-updatedAt"])
   })
 
   it("describes include as a comma-separated list of the endpoint's names, and answered as a boolean", () => {

@@ -2,6 +2,8 @@
 import { CursorKey } from "@feedback/core"
 import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
+import { MemoryOrderRepository } from "./orders/MemoryOrderStore.ts"
+import { MemorySurveyRepository } from "./surveys/MemorySurveyStore.ts"
 import { MemoryUnsubscribeRepository } from "./catalog/MemoryUnsubscribeStore.ts"
 import { MemoryJobRepository } from "./jobs/MemoryJobStore.ts"
 import { MemoryDatabase } from "./kernel/MemoryDatabase.ts"
@@ -33,6 +35,8 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryStorefrontRecordRepository,
   MemoryRateLimitRepository,
   MemoryCatalogRepository,
+  MemoryOrderRepository,
+  MemorySurveyRepository,
   MemoryUnsubscribeRepository,
   MemoryReviewRepository,
   MemorySetupStore,

@@ -6,6 +6,8 @@ import { migrations } from "./migrations/index.ts"
 import { runMigrations } from "./kernel/Migrations.ts"
 import { PgDatabase, type DatabaseTarget } from "./kernel/PgDatabase.ts"
 import { PgCatalogRepository } from "./catalog/PgCatalogStore.ts"
+import { PgOrderRepository } from "./orders/PgOrderStore.ts"
+import { PgSurveyRepository } from "./surveys/PgSurveyStore.ts"
 import { PgUnsubscribeRepository } from "./catalog/PgUnsubscribeStore.ts"
 import { PgInstanceSecretRepository } from "./kernel/PgInstanceSecrets.ts"
 import { PgStoreHealth } from "./kernel/PgStoreHealth.ts"
@@ -38,6 +40,8 @@ const storeServices = <E>(rateLimits: Layer.Layer<RateLimitRepository, E, SqlCli
   PgStorefrontRecordRepository,
   rateLimits,
   PgCatalogRepository,
+  PgOrderRepository,
+  PgSurveyRepository,
   PgUnsubscribeRepository,
   PgReviewRepository,
   PgSetupStore,

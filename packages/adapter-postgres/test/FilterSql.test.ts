@@ -57,6 +57,7 @@ interface Review {
   readonly browserFingerprint: string | null
   readonly metadata: Readonly<Record<string, string>>
   readonly createdAt: string
+  readonly updatedAt: string
   readonly title: string | null
   readonly body: string | null
   readonly productId: string | null
@@ -156,6 +157,7 @@ const arbDataset: fc.Arbitrary<Dataset> = fc
         browserFingerprint: fc.option(arbString, { nil: null }),
         metadata: arbMetadata,
         createdAt: arbInstant,
+        updatedAt: arbInstant,
         title: fc.option(arbString, { nil: null }),
         body: fc.option(arbString, { nil: null }),
         productId: productRef,
@@ -209,6 +211,7 @@ const mapping: ListSqlMapping = {
     browserFingerprint: "r.browser_fingerprint",
     metadata: "r.metadata",
     createdAt: "r.created_at",
+    updatedAt: "r.updated_at",
     "product.id": "p.id",
     "product.slug": "p.slug",
     "product.title": "p.title",
@@ -251,7 +254,7 @@ beforeAll(async () => {
     CREATE TABLE reviews (id uuid PRIMARY KEY, organization_id uuid NOT NULL, rating integer, published boolean NOT NULL,
       flagged boolean NOT NULL, moderated_at timestamptz, survey_id uuid, ip_address text COLLATE "unicode",
       browser_fingerprint text COLLATE "unicode", metadata jsonb NOT NULL, created_at timestamptz NOT NULL,
-      title text COLLATE "unicode", body text COLLATE "unicode", product_id uuid, customer_id uuid);
+      updated_at timestamptz NOT NULL, title text COLLATE "unicode", body text COLLATE "unicode", product_id uuid, customer_id uuid);
   `)
 })
 
@@ -528,8 +531,8 @@ describe("compiled SQL", () => {
     }))
     await db.exec("TRUNCATE products, customers, reviews")
     await db.query(
-      `INSERT INTO reviews (id, organization_id, published, flagged, metadata, created_at, ip_address)
-       SELECT x.id, $1, true, false, x.metadata, now(), x.ip_address
+      `INSERT INTO reviews (id, organization_id, published, flagged, metadata, created_at, updated_at, ip_address)
+       SELECT x.id, $1, true, false, x.metadata, now(), now(), x.ip_address
        FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, ip_address text, metadata jsonb)`,
       [ORG, JSON.stringify(reviews.map(snake))]
     )

@@ -9,6 +9,7 @@ import { Catalogs } from "./catalog/Catalogs.ts"
 import { Unsubscribes } from "./catalog/Unsubscribes.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import { Jobs } from "./jobs/Jobs.ts"
+import { Orders } from "./orders/Orders.ts"
 import { Organizations } from "./organizations/Organizations.ts"
 import { RateLimits } from "./ratelimit/RateLimits.ts"
 import { ProductQuestions } from "./questions/ProductQuestions.ts"
@@ -16,6 +17,7 @@ import { Reviews } from "./reviews/Reviews.ts"
 import { ReviewWrites } from "./reviews/ReviewWrites.ts"
 import { ReviewAutomation } from "./setup/ReviewAutomation.ts"
 import { Setup } from "./setup/Setup.ts"
+import { Surveys } from "./surveys/Surveys.ts"
 import { HostEvents } from "./webhooks/HostEvents.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 
@@ -23,6 +25,8 @@ export const CoreLayer = Layer.mergeAll(
   Organizations.layer,
   RateLimits.layer,
   Catalogs.layer,
+  Orders.layer,
+  Surveys.layer,
   Unsubscribes.layer,
   Reviews.layer,
   ReviewWrites.layer,

@@ -7,8 +7,10 @@ import type { EventOutbox } from "./kernel/EventOutbox.ts"
 import type { IdempotencyRepository } from "./idempotency/IdempotencyRepository.ts"
 import type { ProductQuestionRepository } from "./questions/ProductQuestionRepository.ts"
 import type { JobRepository } from "./jobs/JobRepository.ts"
+import type { OrderRepository } from "./orders/OrderRepository.ts"
 import type { OrganizationRepository } from "./organizations/OrganizationRepository.ts"
 import type { RateLimitRepository } from "./ratelimit/RateLimitRepository.ts"
+import type { SurveyRepository } from "./surveys/SurveyRepository.ts"
 import type { ReviewRepository } from "./reviews/ReviewRepository.ts"
 import type { ReviewAutomationRepository } from "./setup/ReviewAutomationRepository.ts"
 import type { ReviewWriteRepository } from "./reviews/ReviewWriteRepository.ts"
@@ -28,6 +30,8 @@ export type StoreServices =
   | StorefrontRecordRepository
   | RateLimitRepository
   | CatalogRepository
+  | OrderRepository
+  | SurveyRepository
   | UnsubscribeRepository
   | ReviewRepository
   | SetupRepository | ReviewAutomationRepository

@@ -387,7 +387,7 @@ describe("search", () => {
 })
 
 describe("catalogs", () => {
-  it("hold exactly the spec's filterable fields", () => {
+  it("hold exactly the spec's filterable fields, and updatedAt for sync (docs/DECISIONS.md §48)", () => {
     const related = [
       "product.id",
       "product.slug",
@@ -412,11 +412,12 @@ describe("catalogs", () => {
         "ipAddress",
         "browserFingerprint",
         "createdAt",
+        "updatedAt",
         ...related
       ].sort()
     )
     expect([...productQuestionFilterCatalog.fields.keys()].sort()).toEqual(
-      ["id", "published", "flagged", "moderatedAt", "answeredAt", "source", "createdAt", ...related].sort()
+      ["id", "published", "flagged", "moderatedAt", "answeredAt", "source", "createdAt", "updatedAt", ...related].sort()
     )
     for (const catalog of [reviewFilterCatalog, productQuestionFilterCatalog]) {
       expect(catalog.metadataPrefixes).toEqual(["metadata", "product.metadata", "customer.metadata"])

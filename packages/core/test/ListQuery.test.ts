@@ -78,7 +78,7 @@ describe("sort", () => {
     expect(Result.getOrThrow(parseSortValue("-rating", allowed))).toBe("-rating")
     expect(Result.getOrThrow(parseSortValue("", allowed))).toBeUndefined()
     expect(issuesOf(parseSortValue("title", allowed))).toEqual([
-      { path: "sort", message: "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt" }
+      { path: "sort", message: "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt, updatedAt, -updatedAt" }
     ])
   })
 
@@ -194,6 +194,7 @@ interface Row {
   readonly rating: number
   readonly moderatedAt: string | null
   readonly createdAt: string
+  readonly updatedAt: string
   readonly title: string | null
 }
 
@@ -208,6 +209,7 @@ const arbRow: fc.Arbitrary<Row> = fc.record({
   rating: fc.integer({ min: 1, max: 5 }),
   moderatedAt: fc.option(fc.constantFrom("2026-01-01T00:00:00.000Z", "2026-02-01T00:00:00.000Z"), { nil: null }),
   createdAt: fc.constantFrom("2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z", "2026-01-03T00:00:00.000Z"),
+  updatedAt: fc.constantFrom("2026-01-03T00:00:00.000Z", "2026-01-04T00:00:00.000Z"),
   title: fc.option(fc.constantFrom("Great mug", "MUG", "cup", "Mugs"), { nil: null })
 })
 
@@ -242,7 +244,7 @@ describe("pageInMemory", () => {
         const all = pageInMemory(rows, request, access).data
         expect(seen.map((r) => r.id)).toEqual(all.map((r) => r.id))
         const position = (r: Row): CursorPosition => ({
-          value: r[request.sort.field as "rating" | "createdAt" | "moderatedAt"],
+          value: r[request.sort.field as "rating" | "createdAt" | "moderatedAt" | "updatedAt"],
           id: r.id
         })
         for (let i = 1; i < all.length; i++) {
@@ -268,6 +270,7 @@ describe("pageInMemory", () => {
       rating,
       moderatedAt: null,
       createdAt: "2026-01-01T00:00:00.000Z",
+      updatedAt: "2026-01-01T00:00:00.000Z",
       title: null
     })
     let rows = [row(1, 5), row(2, 4), row(3, 4), row(4, 3), row(5, 1)]

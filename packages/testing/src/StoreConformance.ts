@@ -23,6 +23,9 @@ import { rateLimitConformance } from "./ratelimit/RateLimitConformance.ts"
 import { webhookConformance } from "./webhooks/WebhookConformance.ts"
 import { reviewWriteConformance } from "./reviews/ReviewWriteConformance.ts"
 import { catalogConformance } from "./catalog/CatalogConformance.ts"
+import { orderConformance } from "./orders/OrderConformance.ts"
+import { syncConformance } from "./kernel/SyncConformance.ts"
+import { surveyConformance } from "./surveys/SurveyConformance.ts"
 import { unsubscribeConformance } from "./catalog/UnsubscribeConformance.ts"
 import { cursorKeyConformance } from "./kernel/CursorKeyConformance.ts"
 import { idempotencyConformance } from "./idempotency/IdempotencyConformance.ts"
@@ -220,6 +223,9 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["webhooks", webhookConformance],
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],
+  ["orders", orderConformance],
+  ["incremental sync", syncConformance],
+  ["surveys", surveyConformance],
   ["reviews (read)", reviewReadConformance],
   ["cursor key", cursorKeyConformance],
   ["rate limit", rateLimitConformance],

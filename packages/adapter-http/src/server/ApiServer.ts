@@ -3,12 +3,15 @@
  * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
-import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices } from "@feedback/core"
+import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices, SurveyLinks, type SurveyWorkerSettings } from "@feedback/core"
 import { Context, Effect, Layer, type Redacted, References } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
 import { CustomersHandlers, ProductsHandlers, SitesHandlers } from "./catalog/CatalogHandlers.ts"
+import { OrdersHandlers } from "./orders/OrdersHandlers.ts"
+import { SurveysHandlers } from "./surveys/SurveysHandlers.ts"
+import { SurveyWorkerLive } from "./surveys/SurveyWorker.ts"
 import { UNSUBSCRIBE_ROUTES, UnsubscribeRoutes } from "./catalog/UnsubscribePage.ts"
 import { DocsPage } from "./DocsPage.ts"
 import { errorEnvelope, hasTokenPath } from "./ErrorEnvelope.ts"
@@ -61,13 +64,18 @@ export interface ApiServerOptions {
   /** The asker-notice email worker (on by default; without `smtp` notices are logged and marked `logged`). */
   readonly email?: EmailServerOptions | undefined
   /**
+   * The survey worker's settings (it runs with the email worker, over the same transport): e.g. `interruptedAfterMs`,
+   * after which a dead worker's claims are recovered (`SURVEY_RECOVERY_MS`, default 10 minutes).
+   */
+  readonly surveys?: Partial<SurveyWorkerSettings> | undefined
+  /**
    * Run the background workers (webhook dispatcher, email notice worker) with the routes: true by default. A host
    * that serves requests from a short-lived process (a serverless function) sets `false` and runs
    * `BackgroundWorkers` in a long-lived one; events and notices wait in the store's outboxes until then.
    */
   readonly workers?: boolean | undefined
   /**
-   * Catalog event names the embedding host records for its own records with `HostEvents` (orders, loyalty…);
+   * Catalog event names the embedding host records for its own records with `HostEvents` (loyalty, wishlists…);
    * `GET /webhook-events` reports them as emitted. None by default.
    */
   readonly hostEvents?: ReadonlyArray<EventName> | undefined
@@ -86,7 +94,7 @@ export interface ApiServerOptions {
 const AdminRoutes = HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
   Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
   Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
-  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, ReviewsHandlers]),
+  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, OrdersHandlers, SurveysHandlers, ReviewsHandlers]),
   Layer.provide([ImportJobsHandlers, ExportJobsHandlers]),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive])
 )
@@ -125,7 +133,11 @@ export const ApiRoutes = (options: ApiServerOptions) =>
       setupConfigLayer(options),
       WebhookRuntime(options.webhooks),
       Layer.succeed(HostEventNames, options.hostEvents ?? []),
-      jobSettingsLayer(options.jobs)
+      jobSettingsLayer(options.jobs),
+      // Survey links (`/r/{token}`) point at PUBLIC_API_BASE_URL, else the server's own URL (docs/DECISIONS.md §48).
+      (options.publicApiBaseUrl ?? options.serverUrl) === undefined
+        ? Layer.empty
+        : Layer.succeed(SurveyLinks, { baseUrl: (options.publicApiBaseUrl ?? options.serverUrl)! })
     ])
   )
 
@@ -136,11 +148,13 @@ export const ApiRoutes = (options: ApiServerOptions) =>
  * (in-flight deliveries and sends finish first).
  */
 export const BackgroundWorkers = (
-  options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents" | "embedScriptUrl" | "publicApiBaseUrl" | "serverUrl">
+  options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents" | "embedScriptUrl" | "publicApiBaseUrl" | "serverUrl" | "surveys">
 ) =>
   Layer.mergeAll(
     WebhookDispatcherLive(options.webhooks),
     EmailWorkerFor(options.email),
+    // Survey flows send through the same transport, and stop with it (`email.worker: false`).
+    options.email?.worker === false ? Layer.empty : SurveyWorkerLive(options.email?.smtp, options.surveys),
     Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
     Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob())),
     JobWorkerLive(options.jobs).pipe(

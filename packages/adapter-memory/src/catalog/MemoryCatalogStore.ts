@@ -115,6 +115,9 @@ export const MemoryCatalogRepository = Layer.effect(CatalogRepository, Effect.ge
         for (const question of questions.values()) {
           if (question.organizationId === organizationId && question.productId === id) return { _tag: "Referenced" }
         }
+        for (const order of tables.orders.values()) {
+          if (order.organizationId === organizationId && order.lines.some((l) => l.productId === id)) return { _tag: "Referenced" }
+        }
         tables.products.delete(id)
         return { _tag: "Deleted", record: unowned(stored) }
       }),

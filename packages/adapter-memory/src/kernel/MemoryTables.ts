@@ -6,6 +6,7 @@
 import type {
   Customer,
   ImportJobRef,
+  Order,
   OrganizationId,
   Product,
   ReviewFile,
@@ -23,6 +24,7 @@ type Owned<A> = A & { readonly organizationId: OrganizationId }
 export type SiteRow = Owned<Site>
 export type ProductRow = Owned<Product>
 export type CustomerRow = Owned<Customer>
+export type OrderRow = Owned<Order>
 export type ReviewRow = Owned<ReviewRecord> & {
   readonly importJobId: string | null
   readonly importRow: number | null
@@ -191,6 +193,7 @@ export const memoryTables = (db: MemoryDatabase["Service"]) => ({
   sites: db.table<string, SiteRow>("sites"),
   products: db.table<string, ProductRow>("products"),
   customers: db.table<string, CustomerRow>("customers"),
+  orders: db.table<string, OrderRow>("orders"),
   reviews: db.table<string, ReviewRow, ReviewValueCounts>("reviews", () => new ReviewValueCounts()),
   reviewReplies: db.table<string, ReviewReplyRow>("review_replies"),
   reviewFiles: db.table<string, ReviewFilesRow>("review_files"),

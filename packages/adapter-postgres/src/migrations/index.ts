@@ -32,6 +32,9 @@ import { reviewKeysPerStatementMigration } from "./0105_review_keys_per_statemen
 import { webhookDeliveryQueueMigration } from "./0107_webhook_delivery_queue.ts"
 import { deliveryOutcomesAsArraysMigration } from "./0109_delivery_outcomes_as_arrays.ts"
 import { productRatingSumsMigration } from "./0111_product_rating_sums.ts"
+import { ordersMigration } from "./0120_orders.ts"
+import { syncIndexesMigration } from "./0121_sync_indexes.ts"
+import { surveysMigration } from "./0122_surveys.ts"
 import { reviewSettingsMigration } from "./0130_review_settings.ts"
 import { unsubscribeTokensMigration } from "./0131_unsubscribe_tokens.ts"
 import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
@@ -71,6 +74,9 @@ export const migrations: ReadonlyArray<Migration> = [
   webhookDeliveryQueueMigration,
   deliveryOutcomesAsArraysMigration,
   productRatingSumsMigration,
+  ordersMigration,
+  syncIndexesMigration,
+  surveysMigration,
   reviewSettingsMigration,
   unsubscribeTokensMigration,
   fairDeliveryClaimsMigration,

@@ -93,6 +93,7 @@ const productQuestionListMapping: ListSqlMapping = {
     source: "q.source",
     metadata: "q.metadata",
     createdAt: "q.created_at",
+    updatedAt: "q.updated_at",
     "product.id": "p.id",
     "customer.id": "c.id",
     ...relatedCatalogColumns

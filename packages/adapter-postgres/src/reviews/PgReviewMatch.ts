@@ -42,6 +42,7 @@ export const reviewMatchMapping: ListSqlMapping = {
     browserFingerprint: "r.browser_fingerprint",
     metadata: "r.metadata",
     createdAt: notNull("r.created_at"),
+    updatedAt: notNull("r.updated_at"),
     "product.id": notNull("r.product_id"),
     "customer.id": "r.customer_id",
     ...relatedProductColumns,

@@ -9,6 +9,8 @@ import { withDocumentation } from "./OpenApiDocument.ts"
 import { withRateLimitCosts } from "./OpenApiExtensions.ts"
 import { withWebhookDeliveries } from "./webhooks/WebhookDeliveriesOpenApi.ts"
 import { ExportJobsApi, ImportJobsApi } from "./jobs/JobsApi.ts"
+import { OrdersApi } from "./orders/OrdersApi.ts"
+import { SurveysApi } from "./surveys/SurveysApi.ts"
 import { OrganizationApi } from "./organizations/OrganizationApi.ts"
 import { ProductQuestionsApi } from "./questions/ProductQuestionsApi.ts"
 import { ReviewWritesApi } from "./reviews/ReviewWritesApi.ts"
@@ -28,6 +30,8 @@ export class AdminApi extends HttpApi.make("admin-api")
   .add(WebhooksApi)
   .add(ReviewWritesApi)
   .add(SitesApi, ProductsApi, CustomersApi)
+  .add(OrdersApi)
+  .add(SurveysApi)
   .add(ReviewsApi)
   .add(ImportJobsApi, ExportJobsApi)
   // After every group: applies to each endpoint added above.

@@ -96,10 +96,10 @@ const limitParam = queryParameter(
 const cursorParam = textParam(
   "The previous page's `nextCursor`; only valid with the same sort, filter and search."
 )
-const searchParam = textParam(
+export const searchParam = textParam(
   "Free text, case-insensitive substring match over the record's identifying fields; ANDed with `filter`."
 )
-const filterParam = textParam(
+export const filterParam = textParam(
   "JSON filter document: field paths (and `metadata.<key>`), `$and`/`$or`, operators `$eq $ne $gt $gte $lt $lte $in $nin $exists`."
 )
 

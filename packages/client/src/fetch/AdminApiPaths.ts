@@ -254,6 +254,98 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List orders
+         * @description Your orders, a page at a time; sort by `placedAt`, `createdAt` or `updatedAt`, `search` order numbers, external ids and customer emails, `filter` on `status`, times, `customer.id`, `customer.email` and metadata. To sync, filter `updatedAt` with `$gte` and sort by `updatedAt`.
+         */
+        get: operations["orders.list"];
+        put?: never;
+        /**
+         * Create an order
+         * @description Records an order: the customer by `customerId` or by `customer.email` (an unknown email creates the customer), each line's product by `productId` or `productSlug`. `status` may start at `fulfilled` or `delivered` (each stamps its time). `externalId` must be unique in your organization (409 otherwise). Fires `order.updated`.
+         */
+        post: operations["orders.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order
+         * @description One order by id with its lines.
+         */
+        get: operations["orders.get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an order
+         * @description Deletes the order and answers it as it was. Fires `order.deleted`.
+         */
+        delete: operations["orders.delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an order
+         * @description Moves its `status` forward (open → fulfilled → delivered; open → delivered stamps both times) or to cancelled, and replaces `metadata`. Any other move is a 409; the same status changes nothing. Fires `order.updated` when it changed.
+         */
+        patch: operations["orders.update"];
+        trace?: never;
+    };
+    "/orders/bulk-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move orders' status in bulk
+         * @description Moves every order matching `filter` AND `search` (omitted: every order) to `status`, each as a PATCH would. Orders that cannot make the move are left as they are. Answers how many moved.
+         */
+        patch: operations["orders.bulkUpdate"];
+        trace?: never;
+    };
+    "/orders/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import orders
+         * @description Imports up to 10,000 past orders in one transaction, keyed by `externalId`. Rows whose externalId exists or whose product does not are listed under `skipped`, or with `strict` the first one fails the import (422 `IMPORT_FAILED`, nothing imported). Imported orders are history: they start no survey.
+         */
+        post: operations["orders.import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/organization": {
         parameters: {
             query?: never;
@@ -742,6 +834,54 @@ export type paths = {
         patch: operations["automation.updateSurveyFlow"];
         trace?: never;
     };
+    "/surveys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List surveys
+         * @description The review requests your survey flows made, a page at a time; `filter` on `status`, `flowId`, `createdAt`, `updatedAt`, `order.id` and `customer.email`, `search` the customer's email.
+         */
+        get: operations["surveys.list"];
+        put?: never;
+        /**
+         * Request a review
+         * @description Sends the order's review request through a flow (default: the newest active one), starting now, whatever the flow's trigger and condition. An order has at most one survey per flow (409 otherwise). A customer who opted out of email gets a `skipped` survey.
+         */
+        post: operations["surveys.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/surveys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a survey
+         * @description One survey with its products and steps.
+         */
+        get: operations["surveys.get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a survey
+         * @description Deletes the survey: nothing more is sent for it. Answers it as it was; fires `survey.deleted`.
+         */
+        delete: operations["surveys.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook-events": {
         parameters: {
             query?: never;
@@ -970,6 +1110,46 @@ export type webhooks = {
          * @description Sent to webhooks subscribed to `emailTemplate.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
         post: operations["webhook.emailTemplate.updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.deleted
+         * @description Sent to webhooks subscribed to `order.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: operations["webhook.order.deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.updated
+         * @description Sent to webhooks subscribed to `order.updated`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: operations["webhook.order.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1210,6 +1390,26 @@ export type webhooks = {
          * @description Sent to webhooks subscribed to `site.created`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
          */
         post: operations["webhook.site.created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "survey.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * survey.deleted
+         * @description Sent to webhooks subscribed to `survey.deleted`. Deliveries about one record arrive in order; none is retried automatically (catch up with `GET /events`).
+         */
+        post: operations["webhook.survey.deleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1644,6 +1844,101 @@ export type components = {
                 message: string;
             };
         };
+        Order: {
+            cancelledAt: string | null;
+            createdAt: string;
+            /** Format: uuid */
+            customerId: string;
+            deliveredAt: string | null;
+            externalId: string | null;
+            fulfilledAt: string | null;
+            /** Format: uuid */
+            id: string;
+            lines: components["schemas"]["OrderLine"][];
+            metadata: {
+                [key: string]: string;
+            };
+            orderNumber: string | null;
+            placedAt: string;
+            siteId: string | null;
+            status: components["schemas"]["OrderStatus"];
+            updatedAt: string;
+        };
+        OrderBulkUpdateBody: {
+            status: components["schemas"]["OrderStatus"];
+        };
+        OrderBulkUpdateResult: {
+            count: number;
+        };
+        OrderCreate: {
+            customer?: components["schemas"]["OrderCustomerInput"];
+            /** Format: uuid */
+            customerId?: string;
+            externalId?: string;
+            lines: {
+                /** Format: uuid */
+                productId?: string;
+                productSlug?: string;
+                productVariantId?: string | null;
+                quantity?: number;
+            }[];
+            metadata?: {
+                [key: string]: string;
+            };
+            orderNumber?: string;
+            placedAt?: string;
+            /** Format: uuid */
+            siteId?: string;
+            /** @enum {string} */
+            status?: "open" | "fulfilled" | "delivered";
+        };
+        OrderCustomerInput: {
+            email: string;
+            firstName?: string;
+            lastName?: string;
+        };
+        OrderImport: {
+            data: {
+                customer: string;
+                deliveredAt?: string;
+                externalId: string;
+                firstName?: string;
+                fulfilledAt?: string;
+                lastName?: string;
+                lines: {
+                    /** Format: uuid */
+                    productId?: string;
+                    productSlug?: string;
+                    productVariantId?: string | null;
+                    quantity?: number;
+                }[];
+                metadata?: {
+                    [key: string]: string;
+                };
+                orderNumber?: string;
+                placedAt?: string;
+                status?: components["schemas"]["OrderStatus"];
+            }[];
+            strict?: boolean;
+        };
+        OrderLine: {
+            /** Format: uuid */
+            productId: string;
+            productVariantId: string | null;
+            quantity: number;
+        };
+        OrderPage: {
+            data: components["schemas"]["Order"][];
+            nextCursor: string | null;
+        };
+        OrderPatch: {
+            metadata?: {
+                [key: string]: string;
+            };
+            status?: components["schemas"]["OrderStatus"];
+        };
+        /** @enum {string} */
+        OrderStatus: "open" | "fulfilled" | "delivered" | "cancelled";
         Organization: {
             createdAt: string;
             /** Format: uuid */
@@ -2055,6 +2350,25 @@ export type components = {
                 message: string;
             };
         };
+        Survey: {
+            completedAt: string | null;
+            createdAt: string;
+            /** Format: uuid */
+            customerId: string;
+            expiresAt: string;
+            /** Format: uuid */
+            flowId: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            orderId: string;
+            products: components["schemas"]["SurveyProduct"][];
+            reason: string | null;
+            status: components["schemas"]["SurveyStatus"];
+            steps: components["schemas"]["SurveyStep"][];
+            updatedAt: string;
+            url: string;
+        };
         SurveyAnswer: {
             highLabel: string | null;
             label: string;
@@ -2066,6 +2380,12 @@ export type components = {
             step: number;
             steps: number;
             type: string;
+        };
+        SurveyCreate: {
+            /** Format: uuid */
+            flowId?: string;
+            /** Format: uuid */
+            orderId: string;
         };
         SurveyFlow: {
             condition: string;
@@ -2108,6 +2428,27 @@ export type components = {
                 waitSeconds?: number | null;
             }[];
             triggerEvent?: string;
+        };
+        SurveyPage: {
+            data: components["schemas"]["Survey"][];
+            nextCursor: string | null;
+        };
+        SurveyProduct: {
+            /** Format: uuid */
+            productId: string;
+            productVariantId: string | null;
+            reviewId: string | null;
+        };
+        /** @enum {string} */
+        SurveyStatus: "scheduled" | "sent" | "completed" | "cancelled" | "skipped";
+        SurveyStep: {
+            doneAt: string | null;
+            dueAt: string | null;
+            emailTemplateId: string | null;
+            outcome: ("sent" | "skipped" | "cancelled" | "failed") | null;
+            position: number;
+            type: string;
+            waitSeconds: number | null;
         };
         TooManyRequestsError: {
             error: {
@@ -3510,6 +3851,534 @@ export interface operations {
             503: components["responses"]["StoreUnavailableError"];
         };
     };
+    "orders.list": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                filter?: string;
+                limit?: number;
+                search?: string;
+                sort?: "placedAt" | "-placedAt" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `OrderPage`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "externalId": "sku-1042",
+                     *           "orderNumber": "text",
+                     *           "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "status": "open",
+                     *           "lines": [
+                     *             {
+                     *               "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "quantity": 1
+                     *             }
+                     *           ],
+                     *           "placedAt": "2026-03-14T09:26:53.000Z",
+                     *           "fulfilledAt": "2026-03-14T09:26:53.000Z",
+                     *           "deliveredAt": "2026-03-14T09:26:53.000Z",
+                     *           "cancelledAt": "2026-03-14T09:26:53.000Z",
+                     *           "metadata": {},
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrderPage"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "orders.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "externalId": "sku-1042",
+                 *       "orderNumber": "text",
+                 *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "customer": {
+                 *         "email": "ada@example.com",
+                 *         "firstName": "Ada",
+                 *         "lastName": "Lovelace"
+                 *       },
+                 *       "lines": [
+                 *         {
+                 *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *           "productSlug": "text",
+                 *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *           "quantity": 1
+                 *         }
+                 *       ],
+                 *       "status": "open",
+                 *       "placedAt": "2026-03-14T09:26:53.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. The body is a `Order`. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "externalId": "sku-1042",
+                     *       "orderNumber": "text",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "open",
+                     *       "lines": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "quantity": 1
+                     *         }
+                     *       ],
+                     *       "placedAt": "2026-03-14T09:26:53.000Z",
+                     *       "fulfilledAt": "2026-03-14T09:26:53.000Z",
+                     *       "deliveredAt": "2026-03-14T09:26:53.000Z",
+                     *       "cancelledAt": "2026-03-14T09:26:53.000Z",
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "orders.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `Order`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "externalId": "sku-1042",
+                     *       "orderNumber": "text",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "open",
+                     *       "lines": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "quantity": 1
+                     *         }
+                     *       ],
+                     *       "placedAt": "2026-03-14T09:26:53.000Z",
+                     *       "fulfilledAt": "2026-03-14T09:26:53.000Z",
+                     *       "deliveredAt": "2026-03-14T09:26:53.000Z",
+                     *       "cancelledAt": "2026-03-14T09:26:53.000Z",
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "orders.delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `Order`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "externalId": "sku-1042",
+                     *       "orderNumber": "text",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "open",
+                     *       "lines": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "quantity": 1
+                     *         }
+                     *       ],
+                     *       "placedAt": "2026-03-14T09:26:53.000Z",
+                     *       "fulfilledAt": "2026-03-14T09:26:53.000Z",
+                     *       "deliveredAt": "2026-03-14T09:26:53.000Z",
+                     *       "cancelledAt": "2026-03-14T09:26:53.000Z",
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "orders.update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "open"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPatch"];
+            };
+        };
+        responses: {
+            /** @description The request succeeded. The body is a `Order`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "externalId": "sku-1042",
+                     *       "orderNumber": "text",
+                     *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "open",
+                     *       "lines": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "quantity": 1
+                     *         }
+                     *       ],
+                     *       "placedAt": "2026-03-14T09:26:53.000Z",
+                     *       "fulfilledAt": "2026-03-14T09:26:53.000Z",
+                     *       "deliveredAt": "2026-03-14T09:26:53.000Z",
+                     *       "cancelledAt": "2026-03-14T09:26:53.000Z",
+                     *       "metadata": {},
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "orders.bulkUpdate": {
+        parameters: {
+            query?: {
+                filter?: string;
+                search?: string;
+            };
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "open"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderBulkUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description The request succeeded. The body is a `OrderBulkUpdateResult`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrderBulkUpdateResult"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "orders.import": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "data": [
+                 *         {
+                 *           "externalId": "sku-1042",
+                 *           "orderNumber": "text",
+                 *           "customer": "ada@example.com",
+                 *           "firstName": "Ada",
+                 *           "lastName": "Lovelace",
+                 *           "lines": [
+                 *             {
+                 *               "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *               "productSlug": "text",
+                 *               "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *               "quantity": 1
+                 *             }
+                 *           ],
+                 *           "status": "open",
+                 *           "placedAt": "2026-03-14T09:26:53.000Z",
+                 *           "fulfilledAt": "2026-03-14T09:26:53.000Z",
+                 *           "deliveredAt": "2026-03-14T09:26:53.000Z"
+                 *         }
+                 *       ],
+                 *       "strict": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderImport"];
+            };
+        };
+        responses: {
+            /** @description The request succeeded. The body is a `ImportResult`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "imported": [
+                     *         {
+                     *           "index": 1,
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *         }
+                     *       ],
+                     *       "skipped": [
+                     *         {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            /** @description The request is well-formed but cannot be carried out (see the error's `code`). */
+            422: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "IMPORT_FAILED",
+                     *         "message": "A human-readable explanation.",
+                     *         "details": {
+                     *           "index": 1,
+                     *           "message": "A human-readable explanation."
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportFailedError"] | components["schemas"]["IdempotencyKeyReusedError"];
+                };
+            };
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
     "organization.get": {
         parameters: {
             query?: never;
@@ -3892,7 +4761,7 @@ export interface operations {
                 include?: ("customer" | "product" | "answers")[];
                 limit?: number;
                 search?: string;
-                sort?: "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt" | "answeredAt" | "-answeredAt";
+                sort?: "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt" | "answeredAt" | "-answeredAt" | "updatedAt" | "-updatedAt";
             };
             header?: never;
             path?: never;
@@ -5341,7 +6210,7 @@ export interface operations {
                 include?: ("importJob" | "customer" | "product" | "response" | "files" | "answers" | "collisions")[];
                 limit?: number;
                 search?: string;
-                sort?: "rating" | "-rating" | "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt";
+                sort?: "rating" | "-rating" | "createdAt" | "-createdAt" | "moderatedAt" | "-moderatedAt" | "updatedAt" | "-updatedAt";
             };
             header?: never;
             path?: never;
@@ -6641,6 +7510,307 @@ export interface operations {
             503: components["responses"]["StoreUnavailableError"];
         };
     };
+    "surveys.list": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                filter?: string;
+                limit?: number;
+                search?: string;
+                sort?: "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `SurveyPage`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "status": "scheduled",
+                     *           "reason": "Requested by the customer",
+                     *           "products": [
+                     *             {
+                     *               "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *             }
+                     *           ],
+                     *           "steps": [
+                     *             {
+                     *               "position": 1,
+                     *               "type": "rating",
+                     *               "dueAt": "2026-03-14T09:26:53.000Z",
+                     *               "doneAt": "2026-03-14T09:26:53.000Z",
+                     *               "outcome": "sent",
+                     *               "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "waitSeconds": 1
+                     *             }
+                     *           ],
+                     *           "url": "https://hooks.example.com/feedback",
+                     *           "expiresAt": "2026-03-14T09:26:53.000Z",
+                     *           "completedAt": "2026-03-14T09:26:53.000Z",
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SurveyPage"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "surveys.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SurveyCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. The body is a `Survey`. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "scheduled",
+                     *       "reason": "Requested by the customer",
+                     *       "products": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *         }
+                     *       ],
+                     *       "steps": [
+                     *         {
+                     *           "position": 1,
+                     *           "type": "rating",
+                     *           "dueAt": "2026-03-14T09:26:53.000Z",
+                     *           "doneAt": "2026-03-14T09:26:53.000Z",
+                     *           "outcome": "sent",
+                     *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "waitSeconds": 1
+                     *         }
+                     *       ],
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z",
+                     *       "completedAt": "2026-03-14T09:26:53.000Z",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Survey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "surveys.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `Survey`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "scheduled",
+                     *       "reason": "Requested by the customer",
+                     *       "products": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *         }
+                     *       ],
+                     *       "steps": [
+                     *         {
+                     *           "position": 1,
+                     *           "type": "rating",
+                     *           "dueAt": "2026-03-14T09:26:53.000Z",
+                     *           "doneAt": "2026-03-14T09:26:53.000Z",
+                     *           "outcome": "sent",
+                     *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "waitSeconds": 1
+                     *         }
+                     *       ],
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z",
+                     *       "completedAt": "2026-03-14T09:26:53.000Z",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Survey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "surveys.delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `Survey`. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "flowId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "orderId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "scheduled",
+                     *       "reason": "Requested by the customer",
+                     *       "products": [
+                     *         {
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "reviewId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
+                     *         }
+                     *       ],
+                     *       "steps": [
+                     *         {
+                     *           "position": 1,
+                     *           "type": "rating",
+                     *           "dueAt": "2026-03-14T09:26:53.000Z",
+                     *           "doneAt": "2026-03-14T09:26:53.000Z",
+                     *           "outcome": "sent",
+                     *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "waitSeconds": 1
+                     *         }
+                     *       ],
+                     *       "url": "https://hooks.example.com/feedback",
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z",
+                     *       "completedAt": "2026-03-14T09:26:53.000Z",
+                     *       "createdAt": "2026-03-14T09:26:53.000Z",
+                     *       "updatedAt": "2026-03-14T09:26:53.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Survey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            403: components["responses"]["ForbiddenError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
     "webhooks.listEvents": {
         parameters: {
             query?: never;
@@ -7428,6 +8598,106 @@ export interface operations {
             };
         };
     };
+    "webhook.order.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: unknown;
+                    /** @constant */
+                    event: "order.deleted";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.order.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: unknown;
+                    /** @constant */
+                    event: "order.updated";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     "webhook.product.deleted": {
         parameters: {
             query?: never;
@@ -8000,6 +9270,56 @@ export interface operations {
                     data: components["schemas"]["Site"];
                     /** @constant */
                     event: "site.created";
+                    /**
+                     * Format: uuid
+                     * @description The event's id in `GET /events`; a redelivery carries its original's.
+                     */
+                    eventId: string;
+                    /**
+                     * Format: uuid
+                     * @description Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`.
+                     */
+                    idempotencyKey: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.survey.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's idempotency key. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, space-separated during a secret rotation. Sent when the webhook has a secret. */
+                "webhook-signature"?: string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `sha256=<hex HMAC-SHA256 of the raw body>`. Sent when the webhook has a secret. */
+                "X-Webhook-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: unknown;
+                    /** @constant */
+                    event: "survey.deleted";
                     /**
                      * Format: uuid
                      * @description The event's id in `GET /events`; a redelivery carries its original's.

@@ -365,7 +365,7 @@ const parseDocument = (
 /**
  * Parses an already decoded filter document (e.g. from a JSON body). `path` prefixes every issue path.
  */
-const parseFilterDocument = (
+export const parseFilterDocument = (
   doc: unknown,
   catalog: FieldCatalog,
   path = "filter"

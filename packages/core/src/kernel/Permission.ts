@@ -9,7 +9,9 @@ export const permissions = [
   "products:read",
   "products:write",
   "customers:read",
-  "customers:write"
+  "customers:write",
+  "orders:read",
+  "orders:write"
 ] as const
 
 export const Permission = Schema.Literals(permissions)

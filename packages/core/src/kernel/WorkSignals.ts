@@ -7,10 +7,13 @@
  */
 import { Context, Effect } from "effect"
 
-/** What a signal announces: new domain events, deliveries that may be claimable, answer notices, import/export jobs. */
-export type WorkChannel = "events" | "deliveries" | "email" | "jobs"
+/**
+ * What a signal announces: new domain events, deliveries that may be claimable, answer notices, import/export jobs,
+ * survey steps that became due.
+ */
+export type WorkChannel = "events" | "deliveries" | "email" | "jobs" | "surveys"
 
-export const workChannels: ReadonlyArray<WorkChannel> = ["events", "deliveries", "email", "jobs"]
+export const workChannels: ReadonlyArray<WorkChannel> = ["events", "deliveries", "email", "jobs", "surveys"]
 
 export interface WorkSignalsService {
   /**

@@ -15,6 +15,8 @@ export const productQuestionFilterCatalog: FieldCatalog = makeFieldCatalog(
     answeredAt: "timestamp",
     source: "string",
     createdAt: "timestamp",
+    /** Incremental sync (docs/DECISIONS.md §48). */
+    updatedAt: "timestamp",
     ...relatedCatalogFilterFields
   },
   relatedMetadataPrefixes
@@ -22,7 +24,7 @@ export const productQuestionFilterCatalog: FieldCatalog = makeFieldCatalog(
 
 export const productQuestionListEndpoint = defineListEndpoint({
   name: "product-questions",
-  sorts: ["createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "answeredAt", "-answeredAt"],
+  sorts: ["createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "answeredAt", "-answeredAt", "updatedAt", "-updatedAt"],
   defaultSort: "-createdAt",
   includes: ["customer", "product", "answers"],
   catalog: productQuestionFilterCatalog

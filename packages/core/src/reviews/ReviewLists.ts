@@ -17,6 +17,8 @@ export const reviewFilterCatalog: FieldCatalog = makeFieldCatalog(
     ipAddress: "string",
     browserFingerprint: "string",
     createdAt: "timestamp",
+    /** Incremental sync (docs/DECISIONS.md §48). */
+    updatedAt: "timestamp",
     ...relatedCatalogFilterFields
   },
   relatedMetadataPrefixes
@@ -24,7 +26,7 @@ export const reviewFilterCatalog: FieldCatalog = makeFieldCatalog(
 
 export const reviewListEndpoint = defineListEndpoint({
   name: "reviews",
-  sorts: ["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt"],
+  sorts: ["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "updatedAt", "-updatedAt"],
   defaultSort: "-createdAt",
   includes: ["importJob", "customer", "product", "response", "files", "answers", "collisions"],
   catalog: reviewFilterCatalog

@@ -24,7 +24,7 @@ const ReviewTitle = BoundedText(REVIEW_TITLE_MAX_LENGTH)
 const ReviewBody = BoundedText(REVIEW_BODY_MAX_LENGTH)
 
 /** Any ISO 8601 date-time with an offset (normalised later with `parseTimestampValue`). */
-const InstantInput = Schema.String.check(Schema.isMaxLength(64).abort(), Schema.makeFilter((s: string) =>
+export const InstantInput = Schema.String.check(Schema.isMaxLength(64).abort(), Schema.makeFilter((s: string) =>
   parseTimestampValue(s) === undefined
     ? "must be an ISO 8601 date-time with a time zone, such as 2026-01-31T12:00:00Z"
     : undefined,

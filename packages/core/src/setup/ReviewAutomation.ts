@@ -2,9 +2,11 @@
  * The review automation as ordinary editable records (docs/DECISIONS.md §13): the email templates and survey flows
  * the guided setup creates can be listed, read, edited and deleted, each change announced by its event. A template
  * that a flow's step sends cannot be deleted (409), so no flow ever points at nothing; `hasActiveSurveyFlow` reads
- * the flows' `isActive`, so switching the last active flow off turns the setup signal off.
+ * the flows' `isActive`, so switching the last active flow off turns the setup signal off. A flow's `condition` must
+ * parse when it is saved, and switching a flow off or deleting it cancels what its surveys still had to send
+ * (docs/DECISIONS.md §48).
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { type CurrentCaller, requirePermission } from "../kernel/Caller.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
 import { Conflict, type Forbidden, InvalidRequest, NotFound } from "../kernel/Errors.ts"
@@ -20,6 +22,8 @@ import { referencedTemplates, sameFlow, stepIssues, toStoredSteps } from "./Auto
 import { ReviewAutomationRepository } from "./ReviewAutomationRepository.ts"
 import { templateIssues } from "./EmailTemplates.ts"
 import { EmailTemplate, SurveyFlow, type SurveyFlowStep } from "./ReviewsSetupPlan.ts"
+import { makeSurveyEnrolment } from "../surveys/SurveyEnrolment.ts"
+import { parseCondition, surveyReasons } from "../surveys/SurveyRules.ts"
 import { defaultReviewSettings, patchReviewSettings, type ReviewSettings, type ReviewSettingsPatch, sameReviewSettings } from "./ReviewSettings.ts"
 
 export class ReviewAutomation extends Context.Service<ReviewAutomation, {
@@ -51,6 +55,7 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
     const events = makeEventRecorder(yield* EventOutbox, ids)
     const encodeTemplate = Schema.encodeSync(EmailTemplate)
     const encodeFlow = Schema.encodeSync(SurveyFlow)
+    const surveys = yield* makeSurveyEnrolment
 
     const templateOf = (organizationId: OrganizationId, id: EmailTemplateId) =>
       repo.findEmailTemplate(organizationId, id).pipe(
@@ -115,10 +120,11 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
     const updateSurveyFlow = Effect.fn("ReviewAutomation.updateSurveyFlow")(function*(id: SurveyFlowId, patch: SurveyFlowPatch) {
       const caller = yield* requirePermission("settings:write")
       const organizationId = caller.organizationId
-      if (patch.steps !== undefined) {
-        const issues = stepIssues(patch.steps)
-        if (issues.length > 0) return yield* InvalidRequest.of(issues)
-      }
+      const issues = [
+        ...(patch.steps === undefined ? [] : stepIssues(patch.steps)),
+        ...(patch.condition === undefined ? [] : Result.match(parseCondition(patch.condition), { onSuccess: () => [], onFailure: (e) => e.issues }))
+      ]
+      if (issues.length > 0) return yield* InvalidRequest.of(issues)
       return yield* uow.transaction(Effect.gen(function*() {
         const current = yield* flowOf(organizationId, id)
         let steps: ReadonlyArray<SurveyFlowStep> = current.steps
@@ -152,6 +158,7 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
         // Deleted since it was read (a DELETE that committed first): the PATCH comes after it, so 404, no event.
         if (!(yield* repo.replaceSurveyFlow({ ...updated, organizationId }))) return yield* NotFound.of("survey flow", id)
         yield* events.record(organizationId, "surveyFlow.updated", encodeFlow(updated))
+        if (current.isActive && !updated.isActive) yield* surveys.cancelForFlow(organizationId, id, surveyReasons.flowOff, updated.updatedAt)
         return updated
       }))
     })
@@ -162,6 +169,7 @@ export class ReviewAutomation extends Context.Service<ReviewAutomation, {
         const current = yield* flowOf(caller.organizationId, id)
         yield* repo.deleteSurveyFlow(caller.organizationId, id)
         yield* events.record(caller.organizationId, "surveyFlow.deleted", encodeFlow(current))
+        yield* surveys.cancelForFlow(caller.organizationId, id, surveyReasons.flowDeleted, yield* now)
         return current
       }))
     })

@@ -58,12 +58,14 @@ export const isEventName = (u: unknown): u is EventName => typeof u === "string"
 
 /**
  * The names this service's own use-cases record, in catalog order. The rest of the catalog concerns records an
- * embedding host owns (orders, loyalty, wishlists, tags…): they fire only when the host declares and records them
+ * embedding host owns (loyalty, wishlists, tags…): they fire only when the host declares and records them
  * (`HostEvents`). `test/EventCatalog.test.ts` checks this list against the names the sources record.
  */
 export const SERVICE_EVENT_NAMES: ReadonlyArray<EventName> = EVENT_NAMES.filter((name) =>
   [
     "customer.updated",
+    "order.updated",
+    "order.deleted",
     "product.updated",
     "product.deleted",
     "site.created",
@@ -79,6 +81,7 @@ export const SERVICE_EVENT_NAMES: ReadonlyArray<EventName> = EVENT_NAMES.filter(
     "surveyFlow.created",
     "surveyFlow.updated",
     "surveyFlow.deleted",
+    "survey.deleted",
     "emailTemplate.created",
     "emailTemplate.updated",
     "emailTemplate.deleted",

@@ -1,12 +1,12 @@
 /**
- * Events about records an embedding host owns (docs/DECISIONS.md §13). The catalog names orders, loyalty, wishlists
+ * Events about records an embedding host owns (docs/DECISIONS.md §13). The catalog names loyalty, wishlists
  * and more that this service does not hold; a host that does declares the names it will record
  * (`HostEventNames`) and records them with `HostEvents` inside its own unit of work, so an event exists exactly
  * when the host's change committed, and is delivered to subscribed webhooks like any other.
  *
  *   yield* uow.transaction(Effect.gen(function*() {
- *     yield* saveOrder(order)                                     // the host's own write, same transaction
- *     yield* HostEvents.use((h) => h.record(organizationId, "order.updated", order))
+ *     yield* saveTransaction(transaction)                         // the host's own write, same transaction
+ *     yield* HostEvents.use((h) => h.record(organizationId, "loyaltyTransaction.created", transaction))
  *   }))
  */
 import { Context, Effect, Layer } from "effect"

@@ -316,6 +316,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
           [{ "metadata.channel": "email" }, (r) => r.metadata["channel"] === "email"],
           [{ "metadata.channel": { $exists: false } }, (r) => r.metadata["channel"] === undefined],
           [{ createdAt: { $gte: at(10 * MINUTE), $lt: at(15 * MINUTE) } }, (r) => r.createdAt >= at(10 * MINUTE) && r.createdAt < at(15 * MINUTE)],
+          [{ updatedAt: { $lt: at(12 * MINUTE) } }, (r) => r.updatedAt < at(12 * MINUTE)],
           [{ "product.id": mug!.id }, (r) => r.productId === mug!.id],
           [{ "product.slug": "kettle" }, (r) => r.productId === kettle!.id],
           [{ "product.title": { $gt: "Green" } }, (r) => product.get(r.productId)!.title > "Green"],

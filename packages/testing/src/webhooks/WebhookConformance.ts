@@ -101,7 +101,7 @@ type It = Parameters<Parameters<ReturnType<typeof layer<StoreServices | IdGenera
  */
 const hostEvents = (it: It) =>
   describe("host events", () => {
-    const HostLayer = Layer.fresh(HostEvents.layer).pipe(Layer.provide(Layer.succeed(HostEventNames, ["order.updated", "loyaltyMembership.created"])))
+    const HostLayer = Layer.fresh(HostEvents.layer).pipe(Layer.provide(Layer.succeed(HostEventNames, ["loyaltyTransaction.created", "loyaltyMembership.created"])))
     const order = { id: "ord_1001", status: "fulfilled" }
 
     it.effect("a host records its own event inside its unit of work; a rolled-back one leaves nothing", () =>
@@ -109,11 +109,11 @@ const hostEvents = (it: It) =>
         const org = yield* newOrganization("Host events")
         const host = yield* HostEvents
         const uow = yield* UnitOfWork
-        yield* uow.transaction(host.record(org, "order.updated", order))
-        const failed = yield* Effect.exit(uow.transaction(Effect.andThen(host.record(org, "order.updated", { ...order, id: "ord_lost" }), Effect.fail("host write failed"))))
+        yield* uow.transaction(host.record(org, "loyaltyTransaction.created", order))
+        const failed = yield* Effect.exit(uow.transaction(Effect.andThen(host.record(org, "loyaltyTransaction.created", { ...order, id: "ord_lost" }), Effect.fail("host write failed"))))
         assert.isTrue(Exit.isFailure(failed))
         const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
-        assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["order.updated", order]])
+        assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["loyaltyTransaction.created", order]])
         // Undeclared names are the host's bug, not data: a defect that records nothing.
         const undeclared = yield* Effect.exit(host.record(org, "wishlist.created", {}))
         assert.isTrue(Exit.isFailure(undeclared) && Cause.hasDies(undeclared.cause))
@@ -123,19 +123,19 @@ const hostEvents = (it: It) =>
     it.effect("a host event reaches the webhooks subscribed to it, and only those", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Host delivery")
-        const orders = yield* Webhooks.use((w) => w.create({ url: `${HOOK}/orders`, events: ["order.updated"] })).pipe(as(org))
+        const orders = yield* Webhooks.use((w) => w.create({ url: `${HOOK}/orders`, events: ["loyaltyTransaction.created"] })).pipe(as(org))
         yield* Webhooks.use((w) => w.create({ url: `${HOOK}/reviews`, events: ["review.created"] })).pipe(as(org))
-        yield* HostEvents.use((h) => h.record(org, "order.updated", order)).pipe(transactional)
+        yield* HostEvents.use((h) => h.record(org, "loyaltyTransaction.created", order)).pipe(transactional)
         yield* drain
         const deliveries = yield* WebhookRepository.use((r) => r.listDeliveries(org, orders.id, { after: undefined, limit: 10 }))
-        assert.deepStrictEqual(deliveries.map((d) => d.event), ["order.updated"])
+        assert.deepStrictEqual(deliveries.map((d) => d.event), ["loyaltyTransaction.created"])
       }).pipe(Effect.provide(HostLayer)))
 
     it("declarations are checked: unknown names and the service's own names are refused", () => {
       assert.include(hostEventNamesProblem(["order.shipped"]) ?? "", "not in the event catalog: order.shipped")
       assert.include(hostEventNamesProblem(["review.created"]) ?? "", "recorded by the service itself")
-      assert.isUndefined(hostEventNamesProblem(["order.updated", "wishlist.created"]))
-      assert.deepStrictEqual(emittedEventNames(["order.updated"]), [...SERVICE_EVENT_NAMES, "order.updated"])
+      assert.isUndefined(hostEventNamesProblem(["loyaltyTransaction.created", "wishlist.created"]))
+      assert.deepStrictEqual(emittedEventNames(["loyaltyTransaction.created"]), [...SERVICE_EVENT_NAMES, "loyaltyTransaction.created"])
     })
   })
 

@@ -112,11 +112,11 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Mailer> =>
   )
 
 /** SMTP when `url` is set, the log otherwise. */
-const mailerFor = (smtp: SmtpSettings | undefined): Layer.Layer<Mailer> =>
+export const mailerFor = (smtp: SmtpSettings | undefined): Layer.Layer<Mailer> =>
   smtp === undefined ? LoggingMailer : SmtpMailer(smtp)
 
 /** A worker id unique per process: claims name the process that made them. */
-const workerIdOfProcess = (): string => `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
+export const workerIdOfProcess = (): string => `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
 
 /**
  * The email notice worker of a server process, with its transport: started with the server, stopped (after any

@@ -1,0 +1,62 @@
+/**
+ * The survey worker of a server process (docs/DECISIONS.md §48): sends the due steps of survey flows with the server's
+ * mail transport, beside the webhook dispatcher and the asker-notice worker. Any number of processes run it over one
+ * store; the store's claims give each due step to one of them (`SurveySending.ts` in the core).
+ *
+ * Idle, it waits for the earliest due step it knows of or for a signal that one became due, whichever comes first:
+ * on a PostgreSQL server the signal is `LISTEN/NOTIFY` (a survey whose next step is due wakes every process), so an
+ * idle server with active flows asks its database once per wake-up, not in a loop. With the memory store or embedded
+ * PGlite (one process) `WorkSignals` polls, as for the other workers.
+ */
+import {
+  defaultSurveyWorkerSettings,
+  failInterruptedSurveySteps,
+  runDueSurveySteps,
+  SurveyRepository,
+  type SurveyWorkerSettings,
+  Timestamp,
+  WorkSignals
+} from "@feedback/core"
+import { Cause, Effect, Layer, Option } from "effect"
+import { mailerFor, type SmtpSettings, workerIdOfProcess } from "../questions/SmtpMailer.ts"
+
+/** How long to sleep until `next` (a due time), at most `cap` and at least nothing. */
+const untilDue = (next: Option.Option<Timestamp.Timestamp>, at: Timestamp.Timestamp, capMs: number): number =>
+  Option.match(next, {
+    onNone: () => capMs,
+    onSome: (due) => Math.max(0, Math.min(capMs, Timestamp.toMillis(due) - Timestamp.toMillis(at)))
+  })
+
+/** The worker loop: recover claims of dead workers, run what is due, wait, forever. A failed round is logged. */
+export const runSurveyWorker = (settings: SurveyWorkerSettings) =>
+  Effect.gen(function*() {
+    yield* failInterruptedSurveySteps(settings)
+    yield* runDueSurveySteps(settings)
+    const next = yield* SurveyRepository.use((r) => r.nextDueAt)
+    // The longest wait is the recovery period's tenth, so a dead worker's claim is failed in time.
+    const cap = Math.max(settings.pollIntervalMs, Math.floor(settings.interruptedAfterMs / 10))
+    const wait = untilDue(next, yield* Timestamp.now, cap)
+    if (wait > 0) {
+      yield* Effect.raceFirst(
+        WorkSignals.use((signals) => signals.idle("surveys", settings.pollIntervalMs)),
+        Effect.sleep(wait)
+      )
+    }
+  }).pipe(
+    Effect.catchCause((cause) =>
+      Effect.logError("survey worker round failed", Cause.pretty(cause)).pipe(
+        Effect.andThen(Effect.sleep(settings.pollIntervalMs))
+      )
+    ),
+    Effect.forever
+  )
+
+/** Runs the worker for the lifetime of the layer. */
+export const SurveyWorker = (settings: SurveyWorkerSettings) =>
+  Layer.effectDiscard(Effect.forkScoped(runSurveyWorker(settings)))
+
+/** The worker with the server's mail transport (SMTP when set, the log otherwise). */
+export const SurveyWorkerLive = (smtp: SmtpSettings | undefined, settings?: Partial<SurveyWorkerSettings>) =>
+  SurveyWorker({ ...defaultSurveyWorkerSettings(workerIdOfProcess()), ...settings }).pipe(
+    Layer.provide(mailerFor(smtp))
+  )

@@ -1,0 +1,129 @@
+/** Orders in memory, over the shared `MemoryTables` (their customers and products are the catalog's rows). */
+import {
+  type CustomerId,
+  evaluateFilter,
+  type InsertOutcome,
+  matchesSearch,
+  type MemoryListAccess,
+  type Order,
+  type OrderMatch,
+  orderField,
+  OrderRepository,
+  orderSearchValues,
+  pageInMemory,
+  type ProductId
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
+import { findOwned, memoryTables, ownedBy, unowned } from "../kernel/MemoryTables.ts"
+
+export const MemoryOrderRepository = Layer.effect(
+  OrderRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const t = memoryTables(db)
+
+    const ofOrganization = (organizationId: string): Array<Order> => {
+      const out: Array<Order> = []
+      for (const row of t.orders.values()) if (row.organizationId === organizationId) out.push(unowned<Order>(row))
+      return out
+    }
+
+    const emailOf = (organizationId: string, customerId: string): string | null =>
+      ownedBy(organizationId, t.customers.get(customerId))?.email ?? null
+
+    /** The fields of `OrderRules.orderFilterFields`, the related customer's read from its row. */
+    const access = (organizationId: string): MemoryListAccess<Order> => ({
+      get: (order, path) => orderField(order, emailOf(organizationId, order.customerId))(path),
+      id: (order) => order.id,
+      searchValues: (order) => orderSearchValues(order, emailOf(organizationId, order.customerId))
+    })
+
+    const matches = (organizationId: string, match: OrderMatch) => {
+      const a = access(organizationId)
+      return (order: Order) =>
+        (match.search === undefined || matchesSearch(match.search, a.searchValues(order))) &&
+        evaluateFilter(match.filter, (path) => a.get(order, path))
+    }
+
+    return OrderRepository.of({
+      resolveReferences: (organizationId, refs) =>
+        Effect.sync(() => {
+          const slugs = new Set(refs.productSlugs)
+          const emails = new Set(refs.customerEmails)
+          const externalIds = new Set(refs.externalIds)
+          const productsBySlug = new Map<string, ProductId>()
+          const productIds = new Set<string>()
+          for (const p of t.products.values()) {
+            if (p.organizationId !== organizationId) continue
+            if (slugs.has(p.slug)) productsBySlug.set(p.slug, p.id)
+            productIds.add(p.id)
+          }
+          const customersByEmail = new Map<string, CustomerId>()
+          const customerIds = new Set<string>()
+          for (const c of t.customers.values()) {
+            if (c.organizationId !== organizationId) continue
+            if (emails.has(c.email)) customersByEmail.set(c.email, c.id)
+            customerIds.add(c.id)
+          }
+          const takenExternalIds = new Set<string>()
+          for (const o of t.orders.values()) {
+            if (
+              o.organizationId === organizationId && o.externalId !== null && externalIds.has(o.externalId)
+            ) takenExternalIds.add(o.externalId)
+          }
+          return {
+            productIds: new Set(refs.productIds.filter((id) => productIds.has(id))),
+            productsBySlug,
+            customerIds: new Set(refs.customerIds.filter((id) => customerIds.has(id))),
+            customersByEmail,
+            siteIds: new Set(refs.siteIds.filter((id) => ownedBy(organizationId, t.sites.get(id)) !== undefined)),
+            takenExternalIds
+          }
+        }),
+      insertOrders: (organizationId, orders) =>
+        db.mutate((): ReadonlyArray<InsertOutcome> => {
+          const taken = new Set<string>()
+          for (const o of t.orders.values()) {
+            if (o.organizationId === organizationId && o.externalId !== null) taken.add(o.externalId)
+          }
+          return orders.map((order): InsertOutcome => {
+            if (order.externalId !== null && taken.has(order.externalId)) return { _tag: "Clash", field: "externalId" }
+            if (order.externalId !== null) taken.add(order.externalId)
+            t.orders.set(order.id, { ...order, organizationId })
+            return { _tag: "Inserted" }
+          })
+        }),
+      findOrder: (organizationId, id) => Effect.sync(() => findOwned<Order>(t.orders, organizationId, id)),
+      // A memory transaction holds the one write lock for its whole run: reading is enough.
+      lockOrder: (organizationId, id) => Effect.sync(() => findOwned<Order>(t.orders, organizationId, id)),
+      lockMatching: (organizationId, match) =>
+        Effect.sync(() => ofOrganization(organizationId).filter(matches(organizationId, match))),
+      updateOrders: (organizationId, orders) =>
+        db.mutate(() => {
+          for (const order of orders) {
+            const stored = ownedBy(organizationId, t.orders.get(order.id))
+            if (stored === undefined) continue
+            t.orders.set(order.id, {
+              ...stored,
+              status: order.status,
+              fulfilledAt: order.fulfilledAt,
+              deliveredAt: order.deliveredAt,
+              cancelledAt: order.cancelledAt,
+              metadata: order.metadata,
+              updatedAt: order.updatedAt
+            })
+          }
+        }),
+      deleteOrder: (organizationId, id) =>
+        db.mutate(() => {
+          const stored = ownedBy(organizationId, t.orders.get(id))
+          if (stored === undefined) return Option.none()
+          t.orders.delete(id)
+          return Option.some(unowned<Order>(stored))
+        }),
+      listOrders: (organizationId, request) =>
+        Effect.sync(() => pageInMemory(ofOrganization(organizationId), request, access(organizationId)))
+    })
+  })
+)

@@ -1,0 +1,153 @@
+/** Surveys in memory: each row the stored survey with its owner and the `nextDueAt` workers claim by. */
+import {
+  type ClaimedSurvey,
+  nextDueAt,
+  type OrganizationId,
+  pageInMemory,
+  type StoredSurvey,
+  type Survey,
+  surveyField,
+  SurveyRepository,
+  Timestamp
+} from "@feedback/core"
+import { Effect, Layer, Option } from "effect"
+import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
+import { memoryTables, ownedBy } from "../kernel/MemoryTables.ts"
+
+interface SurveyRow extends StoredSurvey {
+  readonly organizationId: OrganizationId
+  readonly nextDueAt: Timestamp.Timestamp | null
+}
+
+const rowOf = (organizationId: OrganizationId, stored: StoredSurvey): SurveyRow => ({
+  organizationId,
+  survey: stored.survey,
+  token: stored.token,
+  claim: stored.claim,
+  nextDueAt: nextDueAt(stored)
+})
+
+const storedOf = (row: SurveyRow): StoredSurvey => ({ survey: row.survey, token: row.token, claim: row.claim })
+
+/** A survey with a step still to run or in flight. */
+const active = (row: SurveyRow) => row.nextDueAt !== null || row.claim !== null
+
+export const MemorySurveyRepository = Layer.effect(
+  SurveyRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const rows = db.table<string, SurveyRow>("surveys")
+    const customers = memoryTables(db).customers
+
+    const ofOrganization = (organizationId: string) => {
+      const out: Array<SurveyRow> = []
+      for (const row of rows.values()) if (row.organizationId === organizationId) out.push(row)
+      return out
+    }
+    const emailOf = (organizationId: string, customerId: string) =>
+      ownedBy(organizationId, customers.get(customerId))?.email ?? null
+
+    return SurveyRepository.of({
+      contactsOf: (organizationId, customerIds) =>
+        Effect.sync(() => {
+          const found = new Map<string, { readonly email: string; readonly emailOptOut: boolean }>()
+          for (const id of customerIds) {
+            const customer = ownedBy(organizationId, customers.get(id))
+            if (customer !== undefined) found.set(id, { email: customer.email, emailOptOut: customer.emailOptOut })
+          }
+          return found
+        }),
+      insertSurveys: (organizationId, surveys) =>
+        db.mutate(() => {
+          const taken = new Set(ofOrganization(organizationId).map((r) => `${r.survey.flowId}/${r.survey.orderId}`))
+          return surveys.map((stored) => {
+            const key = `${stored.survey.flowId}/${stored.survey.orderId}`
+            if (taken.has(key)) return false
+            taken.add(key)
+            rows.set(stored.survey.id, rowOf(organizationId, stored))
+            return true
+          })
+        }),
+      findSurvey: (organizationId, id) =>
+        Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, rows.get(id))), (r) => r.survey)),
+      // A memory transaction holds the one write lock for its whole run: reading is enough.
+      lockSurvey: (organizationId, id) =>
+        Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, rows.get(id))), storedOf)),
+      lockActiveOfOrders: (organizationId, orderIds) =>
+        Effect.sync(() => {
+          const wanted = new Set<string>(orderIds)
+          return ofOrganization(organizationId).filter((r) => active(r) && wanted.has(r.survey.orderId)).map(storedOf)
+        }),
+      lockActiveOfFlow: (organizationId, flowId) =>
+        Effect.sync(() =>
+          ofOrganization(organizationId).filter((r) => active(r) && r.survey.flowId === flowId).map(storedOf)
+        ),
+      saveSurveys: (organizationId, surveys) =>
+        db.mutate(() => {
+          for (const stored of surveys) {
+            if (ownedBy(organizationId, rows.get(stored.survey.id)) !== undefined) {
+              rows.set(stored.survey.id, rowOf(organizationId, stored))
+            }
+          }
+        }),
+      deleteSurvey: (organizationId, id) =>
+        db.mutate(() => {
+          const row = ownedBy(organizationId, rows.get(id))
+          if (row === undefined) return Option.none<Survey>()
+          rows.delete(id)
+          return Option.some(row.survey)
+        }),
+      listSurveys: (organizationId, request) =>
+        Effect.sync(() =>
+          pageInMemory(ofOrganization(organizationId).map((r) => r.survey), request, {
+            get: (survey, path) => surveyField(survey, emailOf(organizationId, survey.customerId))(path),
+            id: (survey) => survey.id,
+            searchValues: (survey) => [emailOf(organizationId, survey.customerId)]
+          })
+        ),
+      claimDue: (workerId, at, limit) =>
+        db.mutate(() => {
+          const due = [...rows.values()]
+            .filter((r) => r.claim === null && r.nextDueAt !== null && r.nextDueAt <= at)
+            .sort((a, b) =>
+              a.nextDueAt! < b.nextDueAt! ? -1 : a.nextDueAt! > b.nextDueAt! ? 1 : a.survey.id < b.survey.id ? -1 : 1
+            )
+            .slice(0, limit)
+          return due.map((row): ClaimedSurvey => {
+            const position = row.survey.steps.find((s) =>
+              s.type === "email" && s.outcome === null && s.doneAt === null
+            )!.position
+            const claimed: SurveyRow = {
+              ...row,
+              claim: { workerId, claimedAt: at, position, sendingAt: null },
+              nextDueAt: null
+            }
+            rows.set(row.survey.id, claimed)
+            return { organizationId: row.organizationId, ...storedOf(claimed) }
+          })
+        }),
+      markSending: (organizationId, id, workerId, at) =>
+        db.mutate(() => {
+          const row = ownedBy(organizationId, rows.get(id))
+          if (row === undefined || row.claim?.workerId !== workerId) return false
+          rows.set(id, { ...row, claim: { ...row.claim, sendingAt: at } })
+          return true
+        }),
+      nextDueAt: Effect.sync(() => {
+        let earliest: Timestamp.Timestamp | undefined
+        for (const row of rows.values()) {
+          if (
+            row.claim === null && row.nextDueAt !== null && (earliest === undefined || row.nextDueAt < earliest)
+          ) earliest = row.nextDueAt
+        }
+        return Option.fromUndefinedOr(earliest)
+      }),
+      staleClaims: (claimedBefore) =>
+        Effect.sync(() =>
+          [...rows.values()]
+            .filter((r) => r.claim !== null && (r.claim.sendingAt ?? r.claim.claimedAt) < claimedBefore)
+            .map((r) => ({ organizationId: r.organizationId, id: r.survey.id }))
+        )
+    })
+  })
+)

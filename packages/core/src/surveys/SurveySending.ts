@@ -1,0 +1,249 @@
+/**
+ * Sends the due steps of surveys (docs/DECISIONS.md §48), in the background of any number of processes.
+ *
+ * - Due steps are claimed from the store (`SurveyRepository.claimDue`, committed before anything is sent), so each
+ *   is handled by one worker; a restart loses none: an unclaimed due step waits in the store.
+ * - Never twice: a claimed step is marked sending (committed) just before the transport is called, and its outcome
+ *   is recorded only by the worker that claimed it. A worker that dies leaves its claims; once older than any send
+ *   can take, recovery runs again the steps it had not started (nothing is lost) and records `failed` for the one
+ *   it was sending, never resending it (the mail server may have accepted it); the steps after it go on.
+ * - Before sending, the step is checked against the records as they are now: a flow switched off or deleted, an
+ *   order cancelled or deleted cancel the survey; a customer who opted out skips it; a reminder after the survey
+ *   was completed is skipped.
+ * Time comes from `Clock`, so tests run whole flows with `TestClock`.
+ */
+import { Cause, Effect, Option } from "effect"
+import { CatalogRepository } from "../catalog/CatalogRepository.ts"
+import type { Customer, Product } from "../catalog/Catalog.ts"
+import type { OrganizationId, SurveyId } from "../kernel/Ids.ts"
+import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
+import { UnitOfWork } from "../kernel/UnitOfWork.ts"
+import type { Order } from "../orders/Order.ts"
+import { OrderRepository } from "../orders/OrderRepository.ts"
+import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
+import { Mailer, type MailerResult } from "../questions/Mailer.ts"
+import type { EmailTemplate, SurveyFlow } from "../setup/ReviewsSetupPlan.ts"
+import { ReviewAutomationRepository } from "../setup/ReviewAutomationRepository.ts"
+import type { StepOutcome, Survey } from "./Survey.ts"
+import { type ClaimedSurvey, SurveyRepository } from "./SurveyRepository.ts"
+import {
+  cancelSurvey,
+  completeClaimed,
+  isFirstEmail,
+  recoverClaim,
+  skipSurvey,
+  type StoredSurvey,
+  surveyReasons,
+  unreachable
+} from "./SurveyRules.ts"
+
+export interface SurveyWorkerSettings {
+  /** Names this worker's claims; unique per process. */
+  readonly workerId: string
+  /** The longest an idle worker waits before looking again when nothing wakes it. */
+  readonly pollIntervalMs: number
+  /** A claim older than this is from a worker that died: its step is failed, not resent. */
+  readonly interruptedAfterMs: number
+  /** Surveys claimed at a time. */
+  readonly batchSize: number
+}
+
+export const defaultSurveyWorkerSettings = (workerId: string): SurveyWorkerSettings => ({
+  workerId,
+  pollIntervalMs: 1_000,
+  interruptedAfterMs: 10 * 60_000,
+  batchSize: 50
+})
+
+/** What a template is rendered with (docs/DECISIONS.md §48's variables). */
+export interface SurveyEmailContext {
+  readonly organizationName: string
+  readonly survey: Survey
+  readonly order: Order
+  readonly customer: Customer
+  readonly products: ReadonlyArray<Product>
+}
+
+/**
+ * The message of an email step. Sends the template's text as it is until the Liquid renderer (`setup/`) takes this
+ * function's place; everything a template may use is in `context`.
+ */
+export const renderSurveyEmail = (
+  template: Pick<EmailTemplate, "subject" | "body">,
+  _context: SurveyEmailContext
+): { readonly subject: string; readonly text: string } => ({ subject: template.subject, text: template.body })
+
+/** What to do with a claimed step, given the records as they are now. Pure. */
+export type StepDecision =
+  | { readonly _tag: "Cancel"; readonly reason: string }
+  | { readonly _tag: "Skip"; readonly reason: string }
+  | { readonly _tag: "End"; readonly outcome: StepOutcome }
+  | { readonly _tag: "Send"; readonly template: EmailTemplate; readonly customer: Customer; readonly order: Order }
+
+export const decideStep = (input: {
+  readonly survey: Survey
+  readonly position: number
+  readonly flow: SurveyFlow | undefined
+  readonly order: Order | undefined
+  readonly customer: Customer | undefined
+  readonly template: EmailTemplate | undefined
+  /** Now: a survey past its `expiresAt` sends nothing more (its link no longer works). */
+  readonly at: Timestamp
+}): StepDecision => {
+  const { customer, flow, order, position, survey } = input
+  if (input.at >= survey.expiresAt) return { _tag: "Cancel", reason: surveyReasons.expired }
+  if (flow === undefined) return { _tag: "Cancel", reason: surveyReasons.flowDeleted }
+  if (!flow.isActive) return { _tag: "Cancel", reason: surveyReasons.flowOff }
+  if (order === undefined) return { _tag: "Cancel", reason: surveyReasons.orderDeleted }
+  if (order.status === "cancelled") return { _tag: "Cancel", reason: surveyReasons.orderCancelled }
+  const unsendable = unreachable(customer)
+  if (unsendable !== undefined || customer === undefined) {
+    return { _tag: "Skip", reason: unsendable ?? "the customer has no email address" }
+  }
+  if (survey.status === "completed" && !isFirstEmail(survey, position)) return { _tag: "End", outcome: "skipped" }
+  if (input.template === undefined) return { _tag: "End", outcome: "failed" }
+  return { _tag: "Send", template: input.template, customer, order }
+}
+
+/** How the transport's answer ends the step: only an accepted (or, without SMTP, logged) message is `sent`. */
+export const stepOutcomeOf = (result: MailerResult): StepOutcome =>
+  result._tag === "Sent" || result._tag === "Logged" ? "sent" : "failed"
+
+/** The survey after a decision that sent nothing or after the send's outcome, with the claim released. */
+const applyDecision = (
+  stored: StoredSurvey,
+  decision: StepDecision,
+  outcome: StepOutcome | undefined,
+  at: Timestamp
+): StoredSurvey => {
+  const released = { ...stored, claim: null }
+  switch (decision._tag) {
+    case "Cancel":
+      return cancelSurvey(released, decision.reason, at) ?? released
+    case "Skip":
+      return skipSurvey(released, decision.reason, at) ?? released
+    case "End":
+      return completeClaimed(stored, decision.outcome, at)
+    case "Send":
+      return completeClaimed(stored, outcome ?? "failed", at)
+  }
+}
+
+type SendingServices =
+  | SurveyRepository
+  | ReviewAutomationRepository
+  | OrderRepository
+  | CatalogRepository
+  | OrganizationRepository
+  | Mailer
+  | UnitOfWork
+
+const orUndefined = <A>(o: Option.Option<A>): A | undefined => Option.getOrUndefined(o)
+
+/** Records the end of the claimed step, only while the claim is still this worker's (not recovered, not deleted). */
+const record = (
+  organizationId: OrganizationId,
+  id: SurveyId,
+  workerId: string,
+  finish: (stored: StoredSurvey) => StoredSurvey
+) =>
+  Effect.gen(function*() {
+    const repo = yield* SurveyRepository
+    yield* UnitOfWork.use((uow) =>
+      uow.transaction(Effect.gen(function*() {
+        const current = yield* repo.lockSurvey(organizationId, id)
+        if (Option.isNone(current) || current.value.claim?.workerId !== workerId) return
+        yield* repo.saveSurveys(organizationId, [finish(current.value)])
+      }))
+    )
+  })
+
+/** Runs one claimed step: decides, sends when it should, records the outcome. */
+export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSettings) =>
+  Effect.gen(function*() {
+    const { organizationId, survey } = claimed
+    const position = claimed.claim!.position
+    const automation = yield* ReviewAutomationRepository
+    const step = survey.steps.find((s) => s.position === position)
+    const flow = orUndefined(yield* automation.findSurveyFlow(organizationId, survey.flowId))
+    const order = orUndefined(yield* OrderRepository.use((r) => r.findOrder(organizationId, survey.orderId)))
+    const customer = orUndefined(yield* CatalogRepository.use((r) => r.findCustomer(organizationId, survey.customerId)))
+    const template = step?.emailTemplateId == null
+      ? undefined
+      : orUndefined(yield* automation.findEmailTemplate(organizationId, step.emailTemplateId))
+    const decision = decideStep({ survey, position, flow, order, customer, template, at: yield* now })
+    let outcome: StepOutcome | undefined
+    if (decision._tag === "Send") {
+      // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
+      const sendingAt = yield* now
+      const ours = yield* SurveyRepository.use((r) =>
+        r.markSending(organizationId, survey.id, settings.workerId, sendingAt)
+      )
+      if (!ours) return
+      const products: Array<Product> = []
+      for (const p of survey.products) {
+        const product = yield* CatalogRepository.use((r) => r.findProduct(organizationId, p.productId))
+        if (Option.isSome(product)) products.push(product.value)
+      }
+      const organization = yield* OrganizationRepository.use((r) => r.findById(organizationId))
+      const message = renderSurveyEmail(decision.template, {
+        organizationName: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }),
+        survey,
+        order: decision.order,
+        customer: decision.customer,
+        products
+      })
+      const result = yield* Mailer.use((m) =>
+        m.send({ id: `${survey.id}/${position}`, to: decision.customer.email, ...message })
+      ).pipe(
+        Effect.catchCause((cause) =>
+          Effect.succeed<MailerResult>({ _tag: "Uncertain", error: Cause.pretty(cause).split("\n")[0] ?? "defect" })
+        )
+      )
+      outcome = stepOutcomeOf(result)
+    }
+    const at = yield* now
+    yield* record(
+      organizationId,
+      survey.id,
+      settings.workerId,
+      (stored) => applyDecision(stored, decision, outcome, at)
+    )
+  })
+
+/** Claims and runs due steps, a batch at a time, until none is due; answers how many ran. */
+export const runDueSurveySteps = (settings: SurveyWorkerSettings): Effect.Effect<number, never, SendingServices> =>
+  Effect.gen(function*() {
+    const repo = yield* SurveyRepository
+    let handled = 0
+    while (true) {
+      const claimed = yield* repo.claimDue(settings.workerId, yield* now, settings.batchSize)
+      // Uninterruptible per step: a claimed step is sent and recorded, or (at a crash) recovered as failed.
+      for (const survey of claimed) yield* Effect.uninterruptible(runClaimedStep(survey, settings))
+      handled += claimed.length
+      if (claimed.length < settings.batchSize) return handled
+    }
+  })
+
+/** Recovers the claims of workers that died between claim and outcome (see the module comment). */
+export const failInterruptedSurveySteps = (
+  settings: Pick<SurveyWorkerSettings, "interruptedAfterMs">
+): Effect.Effect<number, never, SurveyRepository | UnitOfWork> =>
+  Effect.gen(function*() {
+    const repo = yield* SurveyRepository
+    const at = yield* now
+    const before = fromMillis(toMillis(at) - settings.interruptedAfterMs)
+    const stale = yield* repo.staleClaims(before)
+    for (const { id, organizationId } of stale) {
+      yield* UnitOfWork.use((uow) =>
+        uow.transaction(Effect.gen(function*() {
+          const current = Option.getOrUndefined(yield* repo.lockSurvey(organizationId, id))
+          const claim = current?.claim
+          // A claim is as old as its last sign of life: the send started, or else the claim itself.
+          if (current === undefined || claim == null || (claim.sendingAt ?? claim.claimedAt) >= before) return
+          yield* repo.saveSurveys(organizationId, [recoverClaim(current, at)])
+        }))
+      )
+    }
+    return stale.length
+  })

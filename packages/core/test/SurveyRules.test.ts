@@ -1,0 +1,218 @@
+/**
+ * The flow engine's pure rules (docs/DECISIONS.md §48): triggers, conditions, how a survey is laid out step by step,
+ * how a claimed step ends, cancellation and skipping, and the worker's decision for a claimed step.
+ */
+import { describe, expect, it } from "vitest"
+import fc from "fast-check"
+import { Result } from "effect"
+import {
+  cancelSurvey,
+  completeClaimed,
+  type CustomerId,
+  decideStep,
+  type EmailTemplateId,
+  newOrder,
+  newSurvey,
+  nextDue,
+  type OrderId,
+  parseCondition,
+  recoverClaim,
+  type ProductId,
+  type StoredSurvey,
+  type SurveyFlow,
+  type SurveyFlowId,
+  type SurveyId,
+  Timestamp,
+  triggersOfCreation,
+  triggersOfMove,
+  conditionHolds
+} from "@feedback/core"
+
+const T0 = "2026-02-01T00:00:00.000Z" as Timestamp.Timestamp
+const at = (seconds: number) => Timestamp.fromMillis(Timestamp.toMillis(T0) + seconds * 1_000)
+const TEMPLATE = "0190f000-0000-7000-8000-0000000000e1" as EmailTemplateId
+const order = newOrder("0190f000-0000-7000-8000-0000000000aa" as OrderId, T0, {
+  customerId: "0190f000-0000-7000-8000-0000000000bb" as CustomerId,
+  lines: [{ productId: "0190f000-0000-7000-8000-000000000001" as ProductId, productVariantId: null, quantity: 1 }],
+  metadata: { channel: "web" }
+})
+
+type Step = { readonly type: "wait"; readonly waitSeconds: number } | { readonly type: "email" }
+const flowOf = (steps: ReadonlyArray<Step>, extra: Partial<SurveyFlow> = {}): SurveyFlow => ({
+  id: "0190f000-0000-7000-8000-0000000000f1" as SurveyFlowId,
+  name: "Flow",
+  isActive: true,
+  triggerEvent: "order.fulfilled",
+  condition: "",
+  steps: steps.map((s, position) => ({
+    id: `0190f000-0000-7000-8000-0000000001${String(position).padStart(2, "0")}`,
+    type: s.type,
+    position,
+    emailTemplateId: s.type === "email" ? TEMPLATE : null,
+    url: null,
+    waitSeconds: s.type === "wait" ? s.waitSeconds : null
+  })),
+  metadata: {},
+  createdAt: T0,
+  updatedAt: T0,
+  ...extra
+})
+const survey = (flow: SurveyFlow, customer = { email: "a@example.com", emailOptOut: false }) =>
+  newSurvey({
+    id: "0190f000-0000-7000-8000-0000000000c1" as SurveyId,
+    token: "t".repeat(43),
+    url: "u",
+    flow,
+    order,
+    customer,
+    at: T0
+  })
+const claim = (stored: StoredSurvey, claimedAt: Timestamp.Timestamp): StoredSurvey => ({
+  ...stored,
+  claim: { workerId: "w", claimedAt, position: nextDue(stored)!.position, sendingAt: claimedAt }
+})
+
+describe("triggers and conditions", () => {
+  it("a creation triggers order.created and each status it passes; a cancellation triggers nothing", () => {
+    expect(triggersOfCreation(["fulfilledAt", "deliveredAt"])).toEqual([
+      "order.created",
+      "order.fulfilled",
+      "order.delivered"
+    ])
+    expect(triggersOfMove(["cancelledAt"])).toEqual([])
+  })
+  it("a condition is \"\" or a filter document over the order; anything else names body.condition", () => {
+    expect(Result.isSuccess(parseCondition(""))).toBe(true)
+    expect(conditionHolds(JSON.stringify({ "metadata.channel": "web", status: "open" }), order, null)).toBe(true)
+    expect(conditionHolds(JSON.stringify({ "customer.email": "x@example.com" }), order, "a@example.com")).toBe(false)
+    for (const bad of ["web", "[1]", "{\"total\":1}", "{\"status\":{\"$foo\":1}}"]) {
+      const parsed = parseCondition(bad)
+      expect(Result.isFailure(parsed) && parsed.failure.issues[0]!.path.startsWith("body.condition")).toBe(true)
+    }
+  })
+})
+
+describe("a survey's steps", () => {
+  it("lays out the waits up to the first email; the rest waits for it", () => {
+    const s = survey(
+      flowOf([{ type: "wait", waitSeconds: 60 }, { type: "email" }, { type: "wait", waitSeconds: 30 }, {
+        type: "email"
+      }])
+    )
+    expect(s.survey.steps.map((x) => x.dueAt)).toEqual([at(60), at(60), null, null])
+    expect(nextDue(s)).toEqual({ position: 1, dueAt: at(60) })
+    const done = completeClaimed(claim(s, at(70)), "sent", at(75))
+    expect(done.claim).toBeNull()
+    expect(done.survey.status).toBe("sent")
+    expect(done.survey.steps.map((x) => [x.dueAt, x.doneAt, x.outcome])).toEqual([
+      [at(60), at(60), null],
+      [at(60), at(75), "sent"],
+      [at(105), null, null],
+      [at(105), null, null]
+    ])
+    const last = completeClaimed(claim(done, at(105)), "failed", at(106))
+    expect(nextDue(last)).toBeNull()
+    expect(last.survey.status).toBe("sent")
+  })
+
+  it("a survey whose customer cannot be emailed is skipped with its reason; nothing is due", () => {
+    const s = survey(flowOf([{ type: "email" }]), { email: "a@example.com", emailOptOut: true })
+    expect([s.survey.status, s.survey.reason, s.survey.steps[0]!.outcome, nextDue(s)]).toEqual([
+      "skipped",
+      "the customer opted out of email",
+      "skipped",
+      null
+    ])
+  })
+
+  it("cancelling ends every pending step but the one in flight; a cancelled survey is never due again", () => {
+    const s = claim(survey(flowOf([{ type: "email" }, { type: "wait", waitSeconds: 10 }, { type: "email" }])), T0)
+    const cancelled = cancelSurvey(s, "the order was cancelled", at(1))!
+    expect(cancelled.survey.steps.map((x) => x.outcome)).toEqual([null, "cancelled", "cancelled"])
+    expect(cancelled.survey.status).toBe("cancelled")
+    const finished = completeClaimed(cancelled, "sent", at(2))
+    expect(finished.survey.steps.map((x) => x.outcome)).toEqual(["sent", "cancelled", "cancelled"])
+    expect([finished.survey.status, nextDue(finished), cancelSurvey(finished, "again", at(3))]).toEqual([
+      "cancelled",
+      null,
+      undefined
+    ])
+  })
+
+  it("whatever the flow and the outcomes, each email step is due at most once and ends once", () => {
+    const arbStep: fc.Arbitrary<Step> = fc.oneof(
+      fc.constant({ type: "email" } as const),
+      fc.integer({ min: 0, max: 1_000 }).map((waitSeconds) => ({ type: "wait", waitSeconds }) as const)
+    )
+    fc.assert(
+      fc.property(
+        fc.array(arbStep, { maxLength: 8 }),
+        fc.array(fc.constantFrom("sent", "failed", "skipped"), { minLength: 8, maxLength: 8 }),
+        (steps, outcomes) => {
+          let s = survey(flowOf(steps))
+          const ran: Array<number> = []
+          let clock = 0
+          for (let i = 0; i < 20; i++) {
+            const due = nextDue(s)
+            if (due === null) break
+            expect(ran).not.toContain(due.position)
+            ran.push(due.position)
+            clock = Math.max(clock, (Timestamp.toMillis(due.dueAt) - Timestamp.toMillis(T0)) / 1_000) + 1
+            s = completeClaimed(claim(s, at(clock)), outcomes[i % outcomes.length] as "sent", at(clock))
+          }
+          expect(ran).toEqual(steps.flatMap((step, position) => step.type === "email" ? [position] : []))
+          expect(s.survey.steps.every((x) => x.doneAt !== null)).toBe(true)
+          expect(["sent", "skipped"]).toContain(s.survey.status)
+        }
+      )
+    )
+  })
+})
+
+describe("recoverClaim", () => {
+  it("runs again a claimed step never handed to the transport; fails one that may have been sent", () => {
+    const s = survey(flowOf([{ type: "email" }, { type: "email" }]))
+    const claimed = claim(s, T0)
+    const released = recoverClaim({ ...claimed, claim: { ...claimed.claim!, sendingAt: null } }, at(600))
+    expect([released.claim, nextDue(released)]).toEqual([null, { position: 0, dueAt: T0 }])
+    const failed = recoverClaim(claimed, at(600))
+    expect([failed.survey.steps[0]!.outcome, nextDue(failed)]).toEqual(["failed", { position: 1, dueAt: at(600) }])
+  })
+})
+
+describe("decideStep", () => {
+  const s = survey(flowOf([{ type: "email" }, { type: "email" }])).survey
+  const base = {
+    survey: s,
+    position: 0,
+    flow: flowOf([]),
+    order,
+    customer: { id: order.customerId, email: "a@example.com", emailOptOut: false } as never,
+    template: { id: TEMPLATE, name: "n", type: "reviewRequest", subject: "S", body: "B", createdAt: T0, updatedAt: T0 },
+    at: T0
+  }
+  it("sends only when the flow is on, the order stands, the customer can be emailed and the template exists", () => {
+    expect(decideStep(base)._tag).toBe("Send")
+    expect(decideStep({ ...base, flow: undefined })).toEqual({ _tag: "Cancel", reason: "the survey flow was deleted" })
+    expect(decideStep({ ...base, flow: flowOf([], { isActive: false }) })).toEqual({
+      _tag: "Cancel",
+      reason: "the survey flow was switched off"
+    })
+    expect(decideStep({ ...base, order: { ...order, status: "cancelled" } })).toEqual({
+      _tag: "Cancel",
+      reason: "the order was cancelled"
+    })
+    expect(decideStep({ ...base, order: undefined })).toEqual({ _tag: "Cancel", reason: "the order was deleted" })
+    expect(decideStep({ ...base, customer: { email: "a@example.com", emailOptOut: true } as never })._tag).toBe("Skip")
+    expect(decideStep({ ...base, template: undefined })).toEqual({ _tag: "End", outcome: "failed" })
+    expect(decideStep({ ...base, at: s.expiresAt })).toEqual({
+      _tag: "Cancel",
+      reason: "the survey expired before the step was due"
+    })
+  })
+  it("after completion, the request still goes out but a reminder is skipped", () => {
+    const completed = { ...s, status: "completed" as const }
+    expect(decideStep({ ...base, survey: completed, position: 0 })._tag).toBe("Send")
+    expect(decideStep({ ...base, survey: completed, position: 1 })).toEqual({ _tag: "End", outcome: "skipped" })
+  })
+})
