@@ -3,7 +3,7 @@
  * on its webhooks, a cap on the delivery slots it holds at once, and claims that take organizations in turn.
  */
 
-/** Webhooks an organization may register; one more is a 400 naming the cap (docs/DECISIONS.md §53). */
+/** Webhooks an organization may register; one more is a 400 naming the cap (docs/DECISIONS.md §56). */
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 20
 
 /**
