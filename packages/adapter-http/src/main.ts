@@ -53,7 +53,10 @@ const ServerConfig = Config.all({
     importRequestTimeoutMs: Config.Int("IMPORT_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.importRequestTimeoutMs)),
     headersTimeoutMs: Config.Int("HEADERS_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.headersTimeoutMs)),
     keepAliveTimeoutMs: Config.Int("KEEP_ALIVE_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs)),
-    maxConnections: Config.Int("MAX_CONNECTIONS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.maxConnections))
+    maxConnections: Config.Int("MAX_CONNECTIONS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.maxConnections)),
+    maxConnectionsPerAddress: Config.Int("MAX_CONNECTIONS_PER_ADDRESS").pipe(
+      Config.withDefault(DEFAULT_SERVER_LIMITS.maxConnectionsPerAddress)
+    )
   }),
   webhooks: Config.all({
     allowInsecure: Config.Boolean("WEBHOOK_ALLOW_INSECURE").pipe(Config.withDefault(false)),
@@ -174,7 +177,7 @@ const run = Effect.gen(function*() {
       [`Email links: ${options.publicApiBaseUrl ?? `${options.serverUrl} (set PUBLIC_API_BASE_URL to the address customers reach)`}`],
       [options.operatorToken === undefined ? "Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`],
       [`Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`],
-      [`Limits: request ${config.limits.requestTimeoutMs} ms (imports ${config.limits.importRequestTimeoutMs} ms), headers ${config.limits.headersTimeoutMs} ms, keep-alive ${config.limits.keepAliveTimeoutMs} ms, ${config.limits.maxConnections} connections`],
+      [`Limits: request ${config.limits.requestTimeoutMs} ms (imports ${config.limits.importRequestTimeoutMs} ms), headers ${config.limits.headersTimeoutMs} ms, keep-alive ${config.limits.keepAliveTimeoutMs} ms, ${config.limits.maxConnections} connections (${config.limits.maxConnectionsPerAddress} per address)`],
       [`Metrics: ${url}/metrics (${options.metricsToken === undefined ? "open; set METRICS_TOKEN to require a bearer token" : "bearer METRICS_TOKEN"})`, { metrics: `${url}/metrics` }],
       [otlpEndpoint === undefined ? "Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to export OTLP traces and metrics)" : `Tracing: OTLP (${config.otlp.protocol}) to ${otlpEndpoint} as ${config.otlp.serviceName}`],
       [stackTraces ? "Stack traces: on" : "Stack traces: off (set STACK_TRACES=true to log where errors were raised)"],

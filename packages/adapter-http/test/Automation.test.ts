@@ -83,14 +83,16 @@ it("answers 400 naming the field for malformed edits, and changes nothing", asyn
 })
 
 it("needs settings:write to change and settings:read to read", async () => {
-  const setup = await call("POST", "/organization/setup/reviews", { data: {} })
+  // An organization of its own: the guided setup runs once while its flow is active.
+  const { key } = await http.server.provision()
+  const setup = await call("POST", "/organization/setup/reviews", { data: {} }, key)
   expect((await call("GET", "/survey-flows", undefined, readOnly)).status).toBe(200)
   for (const [method, path] of [["DELETE", `/survey-flows/${setup.body.surveyFlow.id}`], ["PATCH", `/email-templates/${setup.body.emailTemplates[0].id}`]] as const) {
     const denied = await call(method, path, method === "PATCH" ? { name: "x" } : undefined, readOnly)
     expect(denied.status).toBe(403)
     expect(denied.body.error.code).toBe("FORBIDDEN")
   }
-  expect((await call("GET", `/survey-flows/${setup.body.surveyFlow.id}`)).status).toBe(200)
+  expect((await call("GET", `/survey-flows/${setup.body.surveyFlow.id}`, undefined, key)).status).toBe(200)
 })
 
 it("review settings: GET reads the defaults, PATCH changes sent fields, bad input is a 400 naming the field and changes nothing", async () => {

@@ -190,13 +190,24 @@ describe("POST /organization/setup/reviews", () => {
       .toEqual([["wait", 14 * 86_400], ["email", null]])
   })
 
-  it("accepts every bound", async () => {
+  it("a second call while the guided flow is active is a 409 naming it, in the envelope", async () => {
     const { key } = await server.provision()
+    const first = await postReviews(key, { data: {} })
+    expect(first.status).toBe(201)
+    const again = await postReviews(key, { data: {} })
+    expect(again.status).toBe(409)
+    expect(again.body.error.code).toBe("CONFLICT")
+    expect(again.body.error.message).toContain(first.body.surveyFlow.id)
+  })
+
+  it("accepts every bound", async () => {
     for (const data of [
       { delayDays: 0, reminderDelayDays: 1, autoPublishMinRating: 1 },
       { delayDays: 365, reminder: true, reminderDelayDays: 365, autoPublish: true, autoPublishMinRating: 5 },
       { triggerEvent: "order.created", template: "photo" }
     ]) {
+      // An organization each: the guided setup runs once while its flow is active.
+      const { key } = await server.provision()
       const res = await postReviews(key, { data })
       expect(res.status, `${JSON.stringify(data)}: ${res.text}`).toBe(201)
     }

@@ -24,18 +24,26 @@ export interface ServerLimits {
   readonly keepAliveTimeoutMs: number
   /** Connections over this are closed as they arrive (`MAX_CONNECTIONS`). */
   readonly maxConnections: number
+  /**
+   * Connections from one address over this are closed as they arrive (`MAX_CONNECTIONS_PER_ADDRESS`), so clients
+   * of one address that hold sockets with slow headers cannot take the whole connection cap (docs/FAIRNESS.md).
+   * Behind a proxy every client has the proxy's address: set it to `maxConnections` there.
+   */
+  readonly maxConnectionsPerAddress: number
 }
 
 /**
  * 30 s for a request; 5 minutes for an import (32 MiB at about 1 Mbit/s); 10 s for headers, which a real client
- * sends in one packet; Node's 5 s keep-alive; 1,000 connections, far above what one process serves well.
+ * sends in one packet; Node's 5 s keep-alive; 1,000 connections, far above what one process serves well, and a
+ * tenth of them per address (a browser opens six; a busy integration a few dozen).
  */
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   requestTimeoutMs: 30_000,
   importRequestTimeoutMs: 300_000,
   headersTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
-  maxConnections: 1_000
+  maxConnections: 1_000,
+  maxConnectionsPerAddress: 100
 }
 
 /** Why the limits cannot be used, or undefined when they can. */
@@ -45,6 +53,29 @@ export const checkServerLimits = (limits: ServerLimits): string | undefined => {
   }
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) return "HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS"
   return undefined
+}
+
+/**
+ * Closes a connection as it arrives when its address already has `max` open, before a byte of it is parsed. The
+ * count is per process, by the socket's remote address (an IPv4 client seen as `::ffff:a.b.c.d` is the same key).
+ */
+const limitPerAddress = (server: Server, max: number) => {
+  const open = new Map<string, number>()
+  server.on("connection", (socket: Duplex & { remoteAddress?: string | undefined }) => {
+    const address = socket.remoteAddress
+    if (address === undefined) return
+    const n = open.get(address) ?? 0
+    if (n >= max) {
+      socket.destroy()
+      return
+    }
+    open.set(address, n + 1)
+    socket.once("close", () => {
+      const left = (open.get(address) ?? 1) - 1
+      if (left <= 0) open.delete(address)
+      else open.set(address, left)
+    })
+  })
 }
 
 const requestTimeout = Object.assign(new Error("request timeout"), { code: "ERR_HTTP_REQUEST_TIMEOUT" })
@@ -65,6 +96,7 @@ export const hardenedServer = (limits: ServerLimits, log: (line: string) => void
     connectionsCheckingInterval: Math.min(1_000, Math.max(50, Math.floor(limits.headersTimeoutMs / 10)))
   })
   server.maxConnections = limits.maxConnections
+  limitPerAddress(server, limits.maxConnectionsPerAddress)
 
   // Node's own answer to what its parser refuses is a body-less 400/408/431; answer in the envelope instead. Only
   // while nothing of a response is on the wire: bytes after a started response would corrupt it.

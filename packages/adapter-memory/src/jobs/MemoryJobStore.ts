@@ -20,6 +20,9 @@ export const MemoryJobRepository = Layer.effect(JobRepository, Effect.gen(functi
     }
   }
   const chunks = db.table<string, ReadonlyArray<FileChunk>>("export_chunks")
+  // The order of each organization's last claim (a counter, not the clock: claims in one millisecond still take turns).
+  const lastClaimed = new Map<string, number>()
+  let claimSeq = 0
 
   const read = (organizationId: OrganizationId, id: ImportJobId) => Option.fromUndefinedOr(jobs.get(keyOf(organizationId, id)))
   const save = (job: JobRecord) => db.mutate(() => jobs.set(keyOf(job.organizationId, job.id), job))
@@ -39,16 +42,27 @@ export const MemoryJobRepository = Layer.effect(JobRepository, Effect.gen(functi
       }),
     claim: (owner, at, leaseUntil) =>
       db.mutate(() => {
+        // Organizations in turn: the oldest runnable job of the organization whose last claim is oldest (or that
+        // never had one), as PostgreSQL's `job_turns` orders them (docs/FAIRNESS.md).
+        let chosen: JobRecord | undefined
+        let chosenTurn = Infinity
         for (const job of jobs.values()) {
           if (job.receiving) continue
           const runnable = job.status === "queued" ||
             (job.status === "running" && (job.leaseExpiresAt === null || Timestamp.toMillis(job.leaseExpiresAt) <= Timestamp.toMillis(at)))
           if (!runnable) continue
-          const claimed: JobRecord = { ...job, status: "running", startedAt: job.startedAt ?? at, leaseOwner: owner, leaseExpiresAt: leaseUntil }
-          jobs.set(keyOf(job.organizationId, job.id), claimed)
-          return Option.some(claimed)
+          const turn = lastClaimed.get(job.organizationId) ?? -Infinity
+          if (chosen === undefined || turn < chosenTurn) {
+            chosen = job
+            chosenTurn = turn
+          }
         }
-        return Option.none()
+        if (chosen === undefined) return Option.none()
+        const job = chosen
+        const claimed: JobRecord = { ...job, status: "running", startedAt: job.startedAt ?? at, leaseOwner: owner, leaseExpiresAt: leaseUntil }
+        jobs.set(keyOf(job.organizationId, job.id), claimed)
+        lastClaimed.set(job.organizationId, Math.max(lastClaimed.get(job.organizationId) ?? -Infinity, claimSeq++))
+        return Option.some(claimed)
       }),
     renewLease: (organizationId, id, owner, leaseUntil) =>
       db.mutate(() => {

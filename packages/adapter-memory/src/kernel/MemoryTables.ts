@@ -98,6 +98,8 @@ export class DeliveryIndexes implements RowObserver<WebhookDeliveryRecord> {
    * rows; a row made pending again (a release, an undo) may not be the newest, and the next walk re-sorts.
    */
   private readonly pending = new Map<string, WebhookDeliveryRecord>()
+  /** The same rows per organization, in the same order: a claim takes organizations in turn (docs/FAIRNESS.md). */
+  private readonly pendingPerOrganization = new Map<string, Map<string, WebhookDeliveryRecord>>()
   private pendingInOrder = true
   private newestPending: WebhookDeliveryRecord | undefined = undefined
   static firstKey(d: Pick<WebhookDeliveryRecord, "webhookId" | "eventId">): string {
@@ -111,26 +113,50 @@ export class DeliveryIndexes implements RowObserver<WebhookDeliveryRecord> {
   }
   /** The pending deliveries, oldest first. Rows written while walking them are seen or not, as a Map's are. */
   pendingOldestFirst(): IterableIterator<WebhookDeliveryRecord> {
-    if (!this.pendingInOrder) {
-      const sorted = [...this.pending.values()].sort(oldestFirst)
-      this.pending.clear()
-      for (const d of sorted) this.pending.set(d.id, d)
-      this.newestPending = sorted.at(-1)
-      this.pendingInOrder = true
-    }
+    this.sortPending()
     return this.pending.values()
+  }
+  /** Each organization's pending deliveries, oldest first; organizations without any are left out. */
+  pendingPerOrganizationOldestFirst(): ReadonlyMap<string, ReadonlyMap<string, WebhookDeliveryRecord>> {
+    this.sortPending()
+    return this.pendingPerOrganization
+  }
+  private sortPending(): void {
+    if (this.pendingInOrder) return
+    const sorted = [...this.pending.values()].sort(oldestFirst)
+    this.pending.clear()
+    this.pendingPerOrganization.clear()
+    for (const d of sorted) this.addPending(d)
+    this.newestPending = sorted.at(-1)
+    this.pendingInOrder = true
+  }
+  private addPending(d: WebhookDeliveryRecord): void {
+    this.pending.set(d.id, d)
+    let ofOrganization = this.pendingPerOrganization.get(d.organizationId)
+    if (ofOrganization === undefined) {
+      ofOrganization = new Map()
+      this.pendingPerOrganization.set(d.organizationId, ofOrganization)
+    }
+    ofOrganization.set(d.id, d)
+  }
+  private removePending(d: WebhookDeliveryRecord): void {
+    this.pending.delete(d.id)
+    const ofOrganization = this.pendingPerOrganization.get(d.organizationId)
+    if (ofOrganization !== undefined && ofOrganization.delete(d.id) && ofOrganization.size === 0) {
+      this.pendingPerOrganization.delete(d.organizationId)
+    }
   }
   readonly changed = (before: WebhookDeliveryRecord | undefined, after: WebhookDeliveryRecord | undefined): void => {
     if (before !== undefined) {
       this.active.delete(before.id)
-      if (before.status === "pending") this.pending.delete(before.id)
+      if (before.status === "pending") this.removePending(before)
       else if (before.status === "in_flight") this.countInFlight(before, -1)
     }
     if (after !== undefined) {
       if (after.status === "pending") {
         if (this.newestPending !== undefined && oldestFirst(after, this.newestPending) < 0) this.pendingInOrder = false
         else this.newestPending = after
-        this.pending.set(after.id, after)
+        this.addPending(after)
       } else if (after.status === "in_flight") this.countInFlight(after, 1)
       if (after.status === "pending" || after.status === "in_flight") this.active.set(after.id, after)
     }

@@ -117,6 +117,9 @@ const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRepository
   const emailTemplates = db.table<string, Owned<EmailTemplate>>("email_templates")
   const surveyFlows = db.table<string, Owned<SurveyFlow>>("survey_flows")
   const reviewSettings = db.table<string, ReviewSettingsRow>("review_settings")
+  // The flow each organization's guided setup created. The store's one write lock, held by the unit of work,
+  // serializes guided setups.
+  const guidedSetups = db.table<string, SurveyFlow["id"]>("guided_setups")
   const owned = <R extends { readonly organizationId: OrganizationId }>(table: { values: () => Iterable<R> }, organizationId: OrganizationId) =>
     [...table.values()].filter((r) => r.organizationId === organizationId)
   const ownedBy = <R extends { readonly organizationId: OrganizationId }>(table: { get: (id: string) => R | undefined }, organizationId: OrganizationId, id: string) => {
@@ -190,6 +193,12 @@ const MemoryReviewAutomationRepository = Layer.effect(ReviewAutomationRepository
     flowsUsingTemplate: (organizationId, id) => Effect.sync(() => flowsSending(organizationId, id)),
     pageSurveyFlows: (organizationId, page) =>
       Effect.sync(() => takeNewestFirst(owned(surveyFlows, organizationId), page).map(unowned)),
+    lockGuidedSetup: (organizationId) =>
+      db.mutate(() => {
+        const flowId = guidedSetups.get(organizationId)
+        return Option.fromUndefinedOr(flowId !== undefined && ownedBy(surveyFlows, organizationId, flowId)?.isActive === true ? flowId : undefined)
+      }),
+    recordGuidedSetup: (organizationId, flowId) => db.mutate(() => void guidedSetups.set(organizationId, flowId)),
     findSurveyFlow: (organizationId, id) =>
       Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(surveyFlows, organizationId, id)), unowned)),
     replaceSurveyFlow: (flow) =>

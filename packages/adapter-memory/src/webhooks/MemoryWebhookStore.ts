@@ -7,6 +7,7 @@ import {
   type ClaimedDelivery,
   type CompletedDelivery,
   type DomainEvent,
+  fairClaimOrder,
   type OrganizationId,
   type Timestamp,
   type WebhookDeliveryRecord,
@@ -115,28 +116,45 @@ export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.ge
           deliveries.set(d.id, d)
         }
       }),
-    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) =>
+    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perOrganizationLimit, perWebhookLimit }) =>
       db.mutate(() => {
         record(dispatcherId, completed)
-        // Pending deliveries oldest first, until the claim is full. Deliveries about one record go out one at a time,
-        // in event order (fan-out order here): a record with a delivery in flight, or one already passed over in this
-        // walk, waits. Claiming a row updates the in-flight counts it reads (the indexes observe every write).
+        // Each organization's pending deliveries oldest first, up to its free slots (docs/FAIRNESS.md); an
+        // organization at its limit is skipped whole. Deliveries about one record go out one at a time, in event
+        // order (fan-out order here): a record with a delivery in flight, or one already passed over, waits. The
+        // candidates are then taken organizations in turn (`fairClaimOrder`), up to `limit`.
+        const orgInFlight = new Map<string, number>()
+        for (const [webhookId, n] of indexes.inFlight) {
+          const organizationId = webhooks.get(webhookId)?.organizationId
+          if (organizationId !== undefined) orgInFlight.set(organizationId, (orgInFlight.get(organizationId) ?? 0) + n)
+        }
+        const webhookTaken = new Map<string, number>()
         const passedOver = new Set<string>()
-        const claimed: Array<ClaimedDelivery> = []
-        for (const d of indexes.pendingOldestFirst()) {
-          if (claimed.length >= limit) break
-          const webhook = webhooks.get(d.webhookId)
-          const record = DeliveryIndexes.recordKey(d)
-          if (record !== undefined) {
-            if (indexes.recordsInFlight.has(record) || passedOver.has(record)) continue
-            passedOver.add(record)
+        const candidates: Array<{ readonly d: WebhookDeliveryRecord; readonly webhook: WebhookRecord }> = []
+        for (const [organizationId, pending] of indexes.pendingPerOrganizationOldestFirst()) {
+          let room = Math.min(limit, (perOrganizationLimit ?? Infinity) - (orgInFlight.get(organizationId) ?? 0))
+          for (const d of pending.values()) {
+            if (room <= 0) break
+            const webhook = webhooks.get(d.webhookId)
+            const record = DeliveryIndexes.recordKey(d)
+            if (record !== undefined) {
+              if (indexes.recordsInFlight.has(record) || passedOver.has(record)) continue
+              passedOver.add(record)
+            }
+            if (webhook === undefined) continue
+            const hookTaken = webhookTaken.get(d.webhookId) ?? 0
+            if ((indexes.inFlight.get(d.webhookId) ?? 0) + hookTaken >= perWebhookLimit) continue
+            webhookTaken.set(d.webhookId, hookTaken + 1)
+            candidates.push({ d, webhook })
+            room--
           }
-          if ((indexes.inFlight.get(d.webhookId) ?? 0) >= perWebhookLimit || webhook === undefined) continue
+        }
+        candidates.sort((a, b) => oldestFirst(a.d, b.d))
+        return fairClaimOrder(candidates, (c) => c.d.organizationId).slice(0, limit).map(({ d, webhook }): ClaimedDelivery => {
           const delivery: WebhookDeliveryRecord = { ...d, status: "in_flight", claimedBy: dispatcherId, attemptedAt: at }
           deliveries.set(d.id, delivery)
-          claimed.push({ delivery, url: webhook.url, hmacSecret: webhook.hmacSecret, previousSecret: previousSecretOf(webhook) })
-        }
-        return claimed
+          return { delivery, url: webhook.url, hmacSecret: webhook.hmacSecret, previousSecret: previousSecretOf(webhook) }
+        })
       }),
     completeDelivery: (dispatcherId, organizationId, id, outcome) =>
       db.mutate(() => {

@@ -1,6 +1,6 @@
 /**
- * Import and export jobs over PostgreSQL (schema: `migrations/0086_jobs.ts`). `claim` takes the oldest runnable job
- * with `FOR UPDATE SKIP LOCKED` in its own transaction (or the caller's), so two processes never take the same job;
+ * Import and export jobs over PostgreSQL (schema: `migrations/0086_jobs.ts`, `0142_job_turns.ts`). `claim` takes the
+ * runnable job of the organization served longest ago, with `FOR UPDATE SKIP LOCKED` in its own transaction (or the caller's), so two processes never take the same job;
  * `lock` holds a job row for the caller's unit of work, which is how a batch checks that its worker still owns the
  * job in the same transaction that commits the batch.
  */
@@ -39,13 +39,18 @@ export const PgJobRepository = Layer.effect(JobRepository, Effect.gen(function*(
       sql`DELETE FROM jobs WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(Effect.asVoid, orDie),
     claim: (owner, at, leaseUntil) =>
       sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<{ record: string }>`SELECT record FROM jobs
-            WHERE status IN ('queued', 'running') AND NOT receiving
-              AND (status = 'queued' OR lease_expires_at IS NULL OR lease_expires_at <= ${at})
-            ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`
+        // Organizations in turn: the runnable job of the organization whose last claim is oldest (or that never had
+        // one), then the oldest job (docs/FAIRNESS.md).
+        const rows = yield* sql<{ record: string }>`SELECT j.record FROM jobs j
+            LEFT JOIN job_turns t ON t.organization_id = j.organization_id
+            WHERE j.status IN ('queued', 'running') AND NOT j.receiving
+              AND (j.status = 'queued' OR j.lease_expires_at IS NULL OR j.lease_expires_at <= ${at})
+            ORDER BY t.last_claim ASC NULLS FIRST, j.created_at, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED`
         const found = readOne(rows)
         if (Option.isNone(found)) return found
         const job = found.value
+        yield* sql`INSERT INTO job_turns (organization_id, last_claim) VALUES (${job.organizationId}, nextval('job_turn_seq'))
+            ON CONFLICT (organization_id) DO UPDATE SET last_claim = excluded.last_claim`
         const claimed: JobRecord = { ...job, status: "running", startedAt: job.startedAt ?? at, leaseOwner: owner, leaseExpiresAt: leaseUntil }
         yield* save(claimed)
         return Option.some(claimed)

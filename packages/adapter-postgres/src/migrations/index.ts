@@ -39,6 +39,9 @@ import { reviewSettingsMigration } from "./0130_review_settings.ts"
 import { unsubscribeTokensMigration } from "./0131_unsubscribe_tokens.ts"
 import { publishableKeysMigration } from "./0132_publishable_keys.ts"
 import { ratingHistogramMigration } from "./0133_rating_histogram.ts"
+import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
+import { jobTurnsMigration } from "./0142_job_turns.ts"
+import { guidedSetupsMigration } from "./0143_guided_setups.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -79,5 +82,8 @@ export const migrations: ReadonlyArray<Migration> = [
   reviewSettingsMigration,
   unsubscribeTokensMigration,
   publishableKeysMigration,
-  ratingHistogramMigration
+  ratingHistogramMigration,
+  fairDeliveryClaimsMigration,
+  jobTurnsMigration,
+  guidedSetupsMigration
 ]

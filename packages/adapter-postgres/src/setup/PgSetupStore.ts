@@ -12,7 +12,8 @@ import {
   type SetupDecisions,
   SetupRepository,
   type SetupSignals,
-  type SurveyFlow
+  type SurveyFlow,
+  type SurveyFlowId
 } from "@feedback/core"
 import { Array as Arr, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -247,6 +248,20 @@ const PgReviewAutomationRepository = Layer.effect(ReviewAutomationRepository, Ef
         Effect.flatMap((rows) => flowsWithSteps(organizationId, rows)),
         orDie
       ),
+    // The organization's row of guided_setups (migration 143), inserted if missing and locked: a concurrent setup
+    // waits for this unit of work, then sees the flow it recorded.
+    lockGuidedSetup: (organizationId) =>
+      Effect.gen(function*() {
+        yield* sql`INSERT INTO guided_setups (organization_id) VALUES (${organizationId}) ON CONFLICT (organization_id) DO NOTHING`
+        const [held] = yield* sql<{ readonly flowId: string | null }>`SELECT survey_flow_id AS "flowId" FROM guided_setups
+            WHERE organization_id = ${organizationId} FOR UPDATE`
+        const flowId = held?.flowId ?? null
+        if (flowId === null) return Option.none<SurveyFlowId>()
+        const exists = yield* sql`SELECT 1 FROM survey_flows WHERE organization_id = ${organizationId} AND id = ${flowId} AND is_active`
+        return exists.length > 0 ? Option.some(flowId as SurveyFlowId) : Option.none<SurveyFlowId>()
+      }).pipe(orDie),
+    recordGuidedSetup: (organizationId, flowId) =>
+      sql`UPDATE guided_setups SET survey_flow_id = ${flowId} WHERE organization_id = ${organizationId}`.pipe(Effect.asVoid, orDie),
     findSurveyFlow: (organizationId, id) =>
       sql<SurveyFlowRow>`SELECT ${flowColumns} FROM survey_flows WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
         Effect.flatMap((rows) => flowsWithSteps(organizationId, rows)),

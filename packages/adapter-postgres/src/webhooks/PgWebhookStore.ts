@@ -13,6 +13,7 @@ import {
   type ClaimedDelivery,
   type CompletedDelivery,
   type DomainEvent,
+  fairClaimOrder,
   type OrganizationId,
   type WebhookDeliveryRecord,
   type WebhookListPosition,
@@ -315,6 +316,8 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
   const raw = withoutTransforms(sql)
   /** A count as a whole, non-negative number. */
   const whole = (n: number) => Math.max(0, Math.floor(n))
+  /** No limit per organization: the largest `integer`. */
+  const NO_LIMIT = 2_147_483_647
   /**
    * The end of a statement whose CTE `changed` returns the deliveries it released or failed: answers their count as
    * `n`, and sends the `deliveries` wake-up once when there was any (the records' triggers are gone, migration 107).
@@ -496,23 +499,24 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
       // A fan-out writes fresh rows only; a batch of both kinds is still all or nothing.
       return (fresh.length > 0 && other.length > 0 ? sql.withTransaction(writes) : writes).pipe(orDie)
     },
-    // The claim is a function of migration 107, for the planner settings its statement needs (docs/DECISIONS.md §38):
+    // The claim is a function (migration 107, organizations in turn since 141), for the planner settings its statement needs (docs/DECISIONS.md §38):
     // it records the outcomes that come with it (docs/DECISIONS.md §30), then reads and locks only the queue, and
     // reads the records of the claimed rows by primary key. Read without the client's renames (the columns are named
     // as the client would name them): the claim's rows are the dispatcher's hottest read (docs/DECISIONS.md §34).
-    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perWebhookLimit }) => {
+    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perOrganizationLimit, perWebhookLimit }) => {
       const o = outcomeArrays(completed)
       return raw<ClaimRow>`
           SELECT organization_id AS "organizationId", id, webhook_id AS "webhookId", event_id AS "eventId", event,
             idempotency_key AS "idempotencyKey", payload, created_at AS "createdAt", redelivery_of AS "redeliveryOf",
             record_key AS "recordKey", url, hmac_secret AS "hmacSecret", previous_hmac_secret AS "previousHmacSecret",
             previous_secret_expires_at AS "previousSecretExpiresAt"
-          FROM feedback_claim_with_outcomes(${o.orgs}::uuid[], ${o.ids}::uuid[], ${o.statuses}::text[],
+          FROM feedback_claim_fairly(${o.orgs}::uuid[], ${o.ids}::uuid[], ${o.statuses}::text[],
             ${o.codes}::integer[], ${o.errors}::text[], ${o.durations}::integer[], ${dispatcherId}::uuid,
-            ${at}::timestamptz, ${whole(limit)}::int, ${whole(perWebhookLimit)}::int)`.pipe(
+            ${at}::timestamptz, ${whole(limit)}::int, ${whole(perWebhookLimit)}::int,
+            ${whole(perOrganizationLimit ?? NO_LIMIT)}::int)`.pipe(
         Effect.map((rows) =>
-          rows
-            .map((r): ClaimedDelivery => ({
+          fairClaimOrder(
+            rows.map((r): ClaimedDelivery => ({
               // A claimed delivery is in flight for this claim: its claimer and time are the caller's own.
               delivery: deliveryRecord(r, "in_flight", null, null, null, at, dispatcherId),
               url: r.url,
@@ -521,8 +525,9 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
                 previousHmacSecret: r.previousHmacSecret,
                 previousSecretExpiresAt: r.previousSecretExpiresAt === null ? null : toTimestamp(r.previousSecretExpiresAt)
               })
-            }))
-            .sort((a, b) => oldestFirst(a.delivery, b.delivery))
+            })).sort((a, b) => oldestFirst(a.delivery, b.delivery)),
+            (c) => c.delivery.organizationId
+          )
         ),
         orDie
       )

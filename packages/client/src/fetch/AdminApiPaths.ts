@@ -401,7 +401,7 @@ export type paths = {
         put?: never;
         /**
          * Set up review requests
-         * @description Creates the review-request email (and a reminder when asked for), an active survey flow that sends them on the chosen order event, and writes `autoPublish` and `autoPublishMinRating` into the review settings (`GET /review-settings`), in one transaction.
+         * @description Creates the review-request email (and a reminder when asked for), an active survey flow that sends them on the chosen order event, and writes `autoPublish` and `autoPublishMinRating` into the review settings (`GET /review-settings`), in one transaction. Once: while the flow it created is active, calling it again is a 409 naming that flow (edit it, or deactivate or delete it to start over).
          */
         post: operations["setup.setupReviews"];
         delete?: never;

@@ -62,6 +62,12 @@ export interface JobSettingsValues {
  */
 export const DEFAULT_JOB_BATCH_SIZE = 2_000
 
+/**
+ * Batches a non-strict import runs per turn: then it hands its lease back and the next claim, organizations in
+ * turn, decides who goes on (docs/FAIRNESS.md). A strict job is one transaction and runs to its end.
+ */
+export const JOB_TURN_BATCHES = 5
+
 export const JobSettings = Context.Reference<JobSettingsValues>("feedback/JobSettings", {
   defaultValue: () => ({ leaseMs: 30_000, batchSize: DEFAULT_JOB_BATCH_SIZE, exportRetentionMs: 7 * 24 * 3_600_000 })
 })
@@ -335,7 +341,13 @@ export class Jobs extends Context.Service<Jobs, {
       Effect.gen(function*() {
         let current = job
         let batch = yield* readBatch(job, Number(job.position ?? "0"))
+        let batches = 0
         while (batch !== undefined) {
+          if (!job.strict && batches++ >= JOB_TURN_BATCHES) {
+            // Its turn is over: the lease goes back (claimable at once) and the job resumes from its position.
+            yield* repo.renewLease(job.organizationId, job.id, owner, yield* now)
+            return Option.none<JobRecord>()
+          }
           const { decoded, staged } = batch
           const lastRow = staged.at(-1)!.row
           // A non-strict job commits batch by batch: the next batch is read and decoded while this one is written.

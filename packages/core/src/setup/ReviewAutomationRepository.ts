@@ -44,4 +44,13 @@ export class ReviewAutomationRepository extends Context.Service<ReviewAutomation
   readonly replaceSurveyFlow: (flow: Owned<SurveyFlow>) => Effect.Effect<boolean>
   /** Deletes the flow with its steps. */
   readonly deleteSurveyFlow: (organizationId: OrganizationId, id: SurveyFlowId) => Effect.Effect<void>
+
+  // The guided setup, once per organization (docs/SETUP.md).
+  /**
+   * Holds the organization's guided setup against every other guided setup until the unit of work ends (concurrent
+   * calls wait, across processes), and answers the flow the last one created while that flow exists and is active.
+   */
+  readonly lockGuidedSetup: (organizationId: OrganizationId) => Effect.Effect<Option.Option<SurveyFlowId>>
+  /** Records the flow a guided setup created (inside the unit of work holding `lockGuidedSetup`). */
+  readonly recordGuidedSetup: (organizationId: OrganizationId, flowId: SurveyFlowId) => Effect.Effect<void>
 }>()("feedback/ReviewAutomationRepository") {}

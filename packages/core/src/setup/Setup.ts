@@ -8,7 +8,7 @@
  */
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { requirePermission, type CurrentCaller } from "../kernel/Caller.ts"
-import { type Forbidden, InvalidRequest } from "../kernel/Errors.ts"
+import { Conflict, type Forbidden, InvalidRequest } from "../kernel/Errors.ts"
 import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import type { EmailTemplateId, OrganizationId, SurveyFlowId } from "../kernel/Ids.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
@@ -63,11 +63,13 @@ export class Setup extends Context.Service<Setup, {
    * reminder when asked for), an active survey flow that sends them, and the review settings' auto-publish fields, with their
    * events, in one unit of work; answers the setup state after it (the reviews area is then configured).
    * The answers are validated here too (unknown keys rejected), so an embedding host may pass raw input.
+   * Once per organization: while the flow it created exists and is active, another call is a `Conflict` and writes
+   * nothing.
    */
   readonly setupReviews: (
     answers: ReviewsSetupAnswersInput,
     request?: SetupRequest
-  ) => Effect.Effect<ReviewsSetupResult, Forbidden | InvalidRequest, CurrentCaller>
+  ) => Effect.Effect<ReviewsSetupResult, Forbidden | InvalidRequest | Conflict, CurrentCaller>
 }>()("feedback/Setup") {
   static readonly layer = Layer.effect(Setup, Effect.gen(function*() {
     const repo = yield* SetupRepository
@@ -140,6 +142,15 @@ export class Setup extends Context.Service<Setup, {
       if (Result.isFailure(decoded)) return yield* invalidAnswers(decoded.failure)
       const plan = planReviewsSetup(decoded.success)
       return yield* uow.transaction(Effect.gen(function*() {
+        // Once per organization: a retry, a double click or a parallel call must not add a second active flow
+        // (each would send the same shopper its own review request). The store serializes concurrent calls.
+        const guided = yield* automation.lockGuidedSetup(organizationId)
+        if (Option.isSome(guided)) {
+          return yield* new Conflict({
+            message: `The guided setup already created the active survey flow ${guided.value}: edit it ` +
+              `(PATCH /survey-flows/${guided.value}), or deactivate or delete it to run the guided setup again.`
+          })
+        }
         const at = yield* now
         const templateIds: { [K in TemplateKey]?: EmailTemplateId } = {}
         const emailTemplates: Array<EmailTemplate> = []
@@ -165,6 +176,7 @@ export class Setup extends Context.Service<Setup, {
           updatedAt: at
         }
         yield* automation.insertSurveyFlow({ ...surveyFlow, organizationId })
+        yield* automation.recordGuidedSetup(organizationId, surveyFlow.id)
         // Review settings are the one home of the preference; the setup leaves `autoPublishVerifiedOnly` as it was.
         const settings = Option.getOrElse(yield* automation.reviewSettings(organizationId), () => defaultReviewSettings)
         yield* automation.saveReviewSettings(organizationId, { ...settings, ...plan.autoPublish }, at)

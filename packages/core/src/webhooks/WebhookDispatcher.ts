@@ -19,7 +19,8 @@
  *    have got them, and resending could deliver a key twice.
  *
  * Bounded: at most `concurrency` POSTs at once per process and, across processes approximately,
- * `perWebhookConcurrency` per webhook, so a slow or dead receiver holds only its own share of the slots.
+ * `perWebhookConcurrency` per webhook and `perOrganizationConcurrency` per organization, claimed organizations in
+ * turn, so a slow or dead receiver holds only its own organization's share of the slots (docs/FAIRNESS.md).
  * Shutdown (closing the scope) stops claiming, lets in-flight POSTs finish (each within the timeout), hands the
  * deliveries it claimed ahead but never sent back to pending, then retires the dispatcher's lease.
  */
@@ -398,6 +399,12 @@ export interface DispatcherOptions {
   readonly concurrency: number
   /** Deliveries in flight at most per webhook (exact within a process, approximate across processes). */
   readonly perWebhookConcurrency: number
+  /**
+   * Deliveries in flight at most per organization, across processes (approximately, as per webhook): below
+   * `concurrency`, so an organization whose receivers stall leaves the rest of the slots to the others
+   * (docs/FAIRNESS.md).
+   */
+  readonly perOrganizationConcurrency: number
   /** How often to look for work when idle, unless the store signals work (`WorkSignals`). */
   readonly pollIntervalMs: number
   /** Outbox events fanned out per unit of work. */
@@ -412,6 +419,7 @@ export interface DispatcherOptions {
 const defaultDispatcherOptions: DispatcherOptions = {
   concurrency: 16,
   perWebhookConcurrency: 4,
+  perOrganizationConcurrency: 8,
   pollIntervalMs: 200,
   fanOutBatchSize: 200,
   heartbeatIntervalMs: 10_000,
@@ -491,8 +499,37 @@ export const startDispatcher = (
       return batch
     }
     const ready: Array<ClaimedDelivery> = []
-    /** POSTs under way: fibers of `inFlight`, each sending until `ready` is empty. */
+    /** POSTs under way: fibers of `inFlight`, each sending until `ready` has nothing it may send. */
     let posting = 0
+    // An organization's POSTs under way here: at most `perOrganization`, so an organization whose receivers stall
+    // leaves the other slots to the others (docs/FAIRNESS.md). Its claimed-ahead deliveries wait in `ready`, and
+    // the store holds it to `(1 + AHEAD) * perOrganization` claimed across processes.
+    const perOrganization = Math.max(1, Math.min(options.perOrganizationConcurrency, options.concurrency))
+    const postingPerOrganization = new Map<string, number>()
+    /** The oldest claimed delivery whose organization has a free slot here, taken out of `ready`. */
+    const takeReady = (): ClaimedDelivery | undefined => {
+      for (let i = 0; i < ready.length; i++) {
+        const organizationId = ready[i]!.delivery.organizationId
+        const n = postingPerOrganization.get(organizationId) ?? 0
+        if (n < perOrganization) {
+          postingPerOrganization.set(organizationId, n + 1)
+          return ready.splice(i, 1)[0]
+        }
+      }
+      return undefined
+    }
+    /** Deliveries in `ready` whose organization has a free slot here. */
+    const sendable = () => {
+      let n = 0
+      for (const c of ready) if ((postingPerOrganization.get(c.delivery.organizationId) ?? 0) < perOrganization) n++
+      return n
+    }
+    const postDone = (claimed: ClaimedDelivery) => {
+      const organizationId = claimed.delivery.organizationId
+      const n = (postingPerOrganization.get(organizationId) ?? 1) - 1
+      if (n <= 0) postingPerOrganization.delete(organizationId)
+      else postingPerOrganization.set(organizationId, n)
+    }
     let stopping = false
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
@@ -544,7 +581,8 @@ export const startDispatcher = (
     const sendFrom = (first: ClaimedDelivery): Effect.Effect<void> => {
       const from = (claimed: ClaimedDelivery): Effect.Effect<void> =>
         Effect.flatMap(attemptOne(claimed), () => {
-          const next = stopping ? undefined : ready.shift()
+          postDone(claimed)
+          const next = stopping ? undefined : takeReady()
           if (next !== undefined) return from(next)
           posting--
           return wake.open
@@ -553,9 +591,11 @@ export const startDispatcher = (
     }
 
     const startSending = Effect.gen(function*() {
-      while (posting < options.concurrency && ready.length > 0) {
+      while (posting < options.concurrency) {
+        const next = takeReady()
+        if (next === undefined) break
         posting++
-        yield* FiberSet.run(inFlight, sendFrom(ready.shift()!))
+        yield* FiberSet.run(inFlight, sendFrom(next))
       }
     })
 
@@ -578,7 +618,9 @@ export const startDispatcher = (
       // claim or drops an outcome.
       const turn = yield* Effect.uninterruptible(Effect.gen(function*() {
         const batch = takeFinished()
-        const room = options.concurrency + Math.min(AHEAD * options.concurrency, 2 * batch.length) - posting - ready.length
+        // Deliveries of organizations at their slots here wait without filling the room: another organization's
+        // are still claimed (each organization's are bounded by the store's limit, docs/FAIRNESS.md).
+        const room = options.concurrency + Math.min(AHEAD * options.concurrency, 2 * batch.length) - posting - sendable()
         if (room <= 0) {
           yield* recordAttempts(repo, dispatcherId, batch)
           return "busy" as const
@@ -591,6 +633,7 @@ export const startDispatcher = (
           at: yield* now,
           limit: size,
           perWebhookLimit: options.perWebhookConcurrency,
+          perOrganizationLimit: (1 + AHEAD) * perOrganization,
           completed: completedOf(batch)
         }))
         if (claim._tag === "Failure") {

@@ -37,6 +37,12 @@ export interface ClaimRequest {
   /** A webhook with this many deliveries in flight (by any dispatcher) gets no more until one finishes. */
   readonly perWebhookLimit: number
   /**
+   * An organization with this many deliveries in flight (by any dispatcher) gets no more until one finishes; the
+   * claim takes organizations in turn (each one's oldest first, then each one's next), never oldest first across
+   * all (docs/FAIRNESS.md). Absent: no limit per organization.
+   */
+  readonly perOrganizationLimit?: number | undefined
+  /**
    * Outcomes of this dispatcher's deliveries, recorded in the same write as the claim (as `completeDeliveries`
    * would: only its own in-flight rows). Whether this same claim already sees them as finished (for
    * `perWebhookLimit` and the order of their records) is the store's choice; the next claim does.
@@ -96,8 +102,9 @@ export class WebhookRepository extends Context.Service<WebhookRepository, {
    */
   readonly insertDeliveries: (deliveries: ReadonlyArray<WebhookDeliveryRecord>) => Effect.Effect<void>
   /**
-   * Atomically moves up to `limit` pending deliveries, oldest first, to `in_flight` for this dispatcher (with
-   * `attemptedAt = at`), respecting `perWebhookLimit`, and returns them with their webhook's current URL and secret.
+   * Atomically moves up to `limit` pending deliveries to `in_flight` for this dispatcher (with `attemptedAt = at`),
+   * respecting `perWebhookLimit` and `perOrganizationLimit`, organizations in turn and each one's oldest first
+   * (`fairClaimOrder`), and returns them with their webhook's current URL and secret.
    */
   readonly claimDeliveries: (request: ClaimRequest) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
   /** Records the outcome of a delivery this dispatcher claimed; false when it is no longer its in-flight row. */

@@ -11,6 +11,7 @@ import { newestFirstPage, type NewestFirstPageQuery } from "../kernel/NewestFirs
 import { CursorKey } from "../kernel/CursorKey.ts"
 import { EVENT_NAMES, type EventName, isEventName } from "./EventCatalog.ts"
 import { emittedEventNames, HostEventNames } from "./HostEvents.ts"
+import { MAX_WEBHOOKS_PER_ORGANIZATION } from "./FairShare.ts"
 import { type EventFeedPage, type EventFeedQuery, feedCursor, parseFeedQuery } from "./EventFeed.ts"
 import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import { type Forbidden, InvalidRequest, NotFound, type RequestIssue } from "../kernel/Errors.ts"
@@ -177,6 +178,15 @@ export class Webhooks extends Context.Service<Webhooks, {
       // DNS before the unit of work opens: no transaction waits on it.
       const url = yield* checkUrl(input.url, settings, resolver)
       return yield* uow.transaction(Effect.gen(function*() {
+        // Each webhook multiplies every event the organization records into deliveries: the cap bounds its share of
+        // the dispatcher (docs/FAIRNESS.md). Two creates racing past it can exceed it by the racers only.
+        const existing = yield* repo.list(caller.organizationId, { limit: MAX_WEBHOOKS_PER_ORGANIZATION, after: undefined })
+        if (existing.length >= MAX_WEBHOOKS_PER_ORGANIZATION) {
+          return yield* InvalidRequest.single(
+            "",
+            `An organization has at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks; delete one before registering another.`
+          )
+        }
         const at = yield* now
         const record: WebhookRecord = {
           id: yield* nextIdFrom<WebhookId>(ids),

@@ -163,6 +163,30 @@ export const jobConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual((yield* allReviews(org)).data.map((r) => r.externalId).sort(), ["l3", "l4", "l5"])
       }))
 
+    it.effect("workers take organizations in turn: a backlog waits behind another organization's job", () =>
+      Effect.gen(function*() {
+        yield* drain()
+        const busy = yield* newOrganization("Jobs backlog")
+        const small = yield* newOrganization("Jobs small")
+        const backlog = []
+        for (let i = 0; i < 3; i++) backlog.push(yield* importJob(busy, "products", [{ slug: `b${i}`, title: "B" }]))
+        const single = yield* importJob(small, "products", [{ slug: "s", title: "S" }])
+        const repo = yield* JobRepository
+        const at = yield* now
+        const lease = fromMillis(toMillis(at) + 60_000)
+        const order: Array<string> = []
+        for (;;) {
+          const claimed = yield* repo.claim("turns", at, lease)
+          if (Option.isNone(claimed)) break
+          order.push(claimed.value.id)
+          yield* repo.save({ ...claimed.value, status: "succeeded" })
+        }
+        assert.strictEqual(order.length, 4)
+        // The small organization's job is taken at its first turn, not behind the whole backlog.
+        assert.isAtMost(order.indexOf(single.id), 1, JSON.stringify({ order, single: single.id, backlog: backlog.map((j) => j.id) }))
+        assert.deepStrictEqual(order.filter((id) => id !== single.id), backlog.map((j) => j.id), "each organization's oldest first")
+      }))
+
     it.effect("a job is its organization's, and reading it needs a permission of its type", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Jobs owner")

@@ -37,7 +37,13 @@ export const automationConformance: ConformanceSuite = (store) =>
     it.effect("templates and flows list newest first, page with cursors bound to their list, and read one by one", () =>
       Effect.gen(function*() {
         const org = (yield* newOrganization("Lists")).id
-        for (let i = 0; i < 3; i++) yield* guided(org, { reminder: i === 0 }, T0 + 1_000 * (i + 1))
+        // The guided setup runs again only once its flow is no longer active: each run but the last is deactivated.
+        for (let i = 0; i < 3; i++) {
+          const run = yield* guided(org, { reminder: i === 0 }, T0 + 1_000 * (i + 1))
+          if (i < 2) {
+            yield* automation.use((a) => a.updateSurveyFlow(run.surveyFlow.id, { isActive: false })).pipe(as(org), atTime(T0 + 1_000 * (i + 1)))
+          }
+        }
         const first = yield* automation.use((a) => a.listEmailTemplates({ limit: 2 })).pipe(as(org))
         assert.strictEqual(first.data.length, 2)
         assert.isNotNull(first.nextCursor)
@@ -207,11 +213,13 @@ export const automationConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = (yield* newOrganization("Setup settings")).id
         yield* automation.use((a) => a.updateReviewSettings({ autoPublishVerifiedOnly: true, autoPublishMinRating: 1 })).pipe(as(org), atTime(T0 + 500))
-        yield* guided(org, { autoPublish: true, autoPublishMinRating: 5 }, T0 + 1_000)
+        const first = yield* guided(org, { autoPublish: true, autoPublishMinRating: 5 }, T0 + 1_000)
         assert.deepStrictEqual(
           yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)),
           { autoPublish: true, autoPublishMinRating: 5, autoPublishVerifiedOnly: true }
         )
+        // The guided setup runs again once its flow is no longer active.
+        yield* automation.use((a) => a.updateSurveyFlow(first.surveyFlow.id, { isActive: false })).pipe(as(org), atTime(T0 + 1_500))
         yield* guided(org, {}, T0 + 2_000)
         assert.deepStrictEqual(
           yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)),

@@ -16,6 +16,7 @@ import {
   EmailTemplate,
   emptySetupDecisions,
   EventOutbox,
+  type Conflict,
   type Forbidden,
   type IdGenerator,
   type IntegrationId,
@@ -28,6 +29,7 @@ import {
   type ProductId,
   type PublishableKeyId,
   resolveSetup,
+  ReviewAutomation,
   ReviewAutomationRepository,
   type ReviewId,
   type ReviewsSetupAnswersInput,
@@ -307,6 +309,12 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
           break
         }
         case "SetupReviews": {
+          // Once per organization while its flow exists (no op deletes flows here): a repeat changes nothing.
+          if (m.activeFlows > 0) {
+            assert.strictEqual((yield* Effect.flip(guided(org, {}, ms)))._tag, "Conflict")
+            yield* check(yield* get(org, ms), ms)
+            break
+          }
           const result = yield* guided(org, {}, ms)
           m.activeFlows++
           yield* check(result.data, ms)
@@ -545,6 +553,44 @@ export const setupConformance: ConformanceSuite = (store) =>
         )
       }))
 
+    it.effect("guided setup once: a repeat is a Conflict naming the flow and writes nothing; after a delete it runs again", () =>
+      Effect.gen(function*() {
+        const org = (yield* newOrganization("Guided twice")).id
+        const repo = yield* ReviewAutomationRepository
+        const first = yield* guided(org, { reminder: true }, T0)
+        const eventsBefore = (yield* EventOutbox.use((o) => o.listForOrganization(org))).length
+        const again = yield* Effect.flip(guided(org, {}, T0 + 1_000))
+        assert.strictEqual(again._tag, "Conflict")
+        assert.include(again.message, first.surveyFlow.id)
+        assert.deepStrictEqual((yield* repo.listSurveyFlows(org)).map((f) => f.id), [first.surveyFlow.id])
+        assert.strictEqual((yield* repo.listEmailTemplates(org)).length, 2)
+        assert.strictEqual((yield* EventOutbox.use((o) => o.listForOrganization(org))).length, eventsBefore, "no event")
+        // Another organization's guided setup is its own.
+        const other = (yield* newOrganization("Guided other")).id
+        yield* guided(other, {}, T0)
+        // Once the flow is gone, the setup may run again.
+        yield* ReviewAutomation.use((a) => a.deleteSurveyFlow(first.surveyFlow.id)).pipe(as(org), atTime(T0 + 2_000))
+        const rerun = yield* guided(org, {}, T0 + 3_000)
+        assert.deepStrictEqual((yield* repo.listSurveyFlows(org)).map((f) => f.id), [rerun.surveyFlow.id])
+      }))
+
+    it.effect("concurrent guided setups: exactly one creates a flow, the others are Conflicts", () =>
+      Effect.gen(function*() {
+        const org = (yield* newOrganization("Guided racing")).id
+        const exits = yield* Effect.all(
+          Array.from({ length: 4 }, () => Effect.exit(guided(org, {}, T0))),
+          { concurrency: "unbounded" }
+        )
+        const created = exits.filter((e) => e._tag === "Success")
+        assert.strictEqual(created.length, 1, JSON.stringify(exits.map((e) => e._tag)))
+        for (const e of exits) {
+          if (e._tag === "Failure") assert.include(JSON.stringify(e.cause), "Conflict")
+        }
+        const flows = yield* ReviewAutomationRepository.use((r) => r.listSurveyFlows(org))
+        assert.strictEqual(flows.length, 1)
+        assert.strictEqual((yield* ReviewAutomationRepository.use((r) => r.listEmailTemplates(org))).length, 1)
+      }))
+
     it.effect("invalid answers are InvalidRequest naming the field, and create nothing", () =>
       Effect.gen(function*() {
         const org = (yield* newOrganization("Invalid")).id
@@ -596,7 +642,7 @@ export const setupConformance: ConformanceSuite = (store) =>
         const org = (yield* newOrganization("Permissions")).id
         const readOnly = as(org, ["settings:read"])
         const noSettings = as(org, ["reviews:read", "reviews:write"])
-        const denied: ReadonlyArray<readonly [Effect.Effect<unknown, Forbidden | InvalidRequest, RunServices>, Permission]> = [
+        const denied: ReadonlyArray<readonly [Effect.Effect<unknown, Forbidden | InvalidRequest | Conflict, RunServices>, Permission]> = [
           [getSetupState.pipe(noSettings), "settings:read"],
           [Setup.use((s) => s.recordOutcome({ area: "site", outcome: "dismissed" })).pipe(readOnly), "settings:write"],
           [Setup.use((s) => s.setupReviews({})).pipe(readOnly), "settings:write"]

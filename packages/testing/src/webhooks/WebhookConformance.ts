@@ -25,6 +25,7 @@ import {
   HostResolver,
   IdGenerator,
   INTERRUPTED,
+  MAX_WEBHOOKS_PER_ORGANIZATION,
   type OrganizationId,
   Organizations,
   type OutgoingWebhook,
@@ -606,6 +607,69 @@ const delivery = (it: It) =>
         assert.deepInclude(toWebhookDelivery(row), { status: "delivered", responseStatus: 204, error: null, durationMs: 12, attemptedAt: at })
         assert.strictEqual(toWebhookDelivery(log.find((d) => d.status === "in_flight")!).status, "pending")
         yield* drain
+      }))
+
+    it.effect("an organization has at most MAX_WEBHOOKS_PER_ORGANIZATION webhooks; one more is a 400 and writes nothing", () =>
+      Effect.gen(function*() {
+        const org = yield* newOrganization("Many hooks")
+        const other = yield* newOrganization("Other hooks")
+        const create = (o: OrganizationId) => Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(o))
+        for (let i = 0; i < MAX_WEBHOOKS_PER_ORGANIZATION; i++) yield* create(org)
+        const refused = yield* Effect.flip(create(org))
+        assert.strictEqual(refused._tag, "InvalidRequest")
+        assert.include(refused.message, `at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks`)
+        const listed = yield* Webhooks.use((w) => w.list({ limit: 100 })).pipe(as(org))
+        assert.strictEqual(listed.data.length, MAX_WEBHOOKS_PER_ORGANIZATION, "nothing written")
+        yield* create(other) // another organization's cap is its own
+        const first = listed.data[0]!
+        yield* Webhooks.use((w) => w.delete(first.id)).pipe(as(org))
+        yield* create(org) // room again after a delete
+      }))
+
+    it.effect("claims organizations in turn, each held to its delivery slots, whatever its backlog", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const noisy = yield* newOrganization("Noisy claims")
+        const quiet = yield* newOrganization("Quiet claims")
+        const noisyHooks = []
+        for (let i = 0; i < 3; i++) {
+          noisyHooks.push(yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(noisy)))
+        }
+        const quietHook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(quiet))
+        // The noisy organization's backlog is older than the quiet one's two deliveries.
+        for (let i = 0; i < 6; i++) {
+          yield* transactional(recordEvent(noisy, "review.created", { i }))
+          yield* TestClock.adjust("10 millis")
+        }
+        for (let i = 0; i < 2; i++) {
+          yield* transactional(recordEvent(quiet, "review.created", { i }))
+          yield* TestClock.adjust("10 millis")
+        }
+        yield* fanOutOnce(1000)
+        const repo = yield* WebhookRepository
+        const D = "00000000-0000-4000-8000-0000000000f1"
+        const at = fromMillis(1_000)
+        const claim = (limit: number) =>
+          repo.claimDeliveries({ dispatcherId: D, at, limit, perWebhookLimit: 4, perOrganizationLimit: 3 })
+        const first = yield* claim(4)
+        const orgs = first.map((c) => c.delivery.organizationId)
+        assert.deepStrictEqual(orgs.slice(0, 2).sort(), [noisy, quiet].sort(), "each organization's oldest first")
+        assert.strictEqual(orgs.filter((o) => o === quiet).length, 2, "the quiet organization is not behind the backlog")
+        assert.strictEqual(orgs.filter((o) => o === noisy).length, 2)
+        const second = yield* claim(100)
+        assert.deepStrictEqual(second.map((c) => c.delivery.organizationId), [noisy], "the noisy one is held to 3 in flight")
+        assert.deepStrictEqual(yield* claim(100), [], "every slot of the noisy organization is taken")
+        assert.isTrue([...first, ...second].every((c) => c.delivery.webhookId !== quietHook.id || c.delivery.organizationId === quiet))
+        // A finished delivery frees one of its organization's slots.
+        const done = first.find((c) => c.delivery.organizationId === noisy)!
+        yield* repo.completeDeliveries(D, [{
+          organizationId: noisy,
+          id: done.delivery.id,
+          outcome: { status: "failed", responseStatus: null, error: "timed out", durationMs: 1 }
+        }])
+        const third = yield* claim(100)
+        assert.deepStrictEqual(third.map((c) => c.delivery.organizationId), [noisy])
+        assert.include(noisyHooks.map((h) => h.id), third[0]!.delivery.webhookId)
       }))
 
     it.effect("outcomes recorded in one batch: only this dispatcher's in-flight rows, each once", () =>

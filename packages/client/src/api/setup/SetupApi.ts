@@ -7,7 +7,7 @@ import { ReviewsSetupAnswers, ReviewsSetupResult, SetupPatch, SetupState } from 
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { doc, docGroup } from "../Describe.ts"
-import { InvalidRequestResponse } from "../ErrorResponses.ts"
+import { ConflictResponse, InvalidRequestResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
 /** Body of POST /organization/setup/reviews: the answers, each optional with its default (docs/DECISIONS.md §8). */
@@ -32,13 +32,14 @@ export class SetupApi extends HttpApiGroup.make("setup")
     HttpApiEndpoint.post("setupReviews", "/organization/setup/reviews", {
       payload: ReviewsSetupBody,
       success: ReviewsSetupResult.pipe(HttpApiSchema.status(201)),
-      error: InvalidRequestResponse
+      error: [ConflictResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
         "Set up review requests",
         "Creates the review-request email (and a reminder when asked for), an active survey flow that " +
           "sends them on the chosen order event, and writes `autoPublish` and `autoPublishMinRating` into the review " +
-          "settings (`GET /review-settings`), in one transaction."
+          "settings (`GET /review-settings`), in one transaction. Once: while the flow it created is active, calling " +
+          "it again is a 409 naming that flow (edit it, or deactivate or delete it to start over)."
       ))
       .pipe(requires("settings:write"))
   )

@@ -1,0 +1,287 @@
+/**
+ * Noisy neighbours (docs/FAIRNESS.md): for each resource organizations share, an aggressor organization at its
+ * limits and a victim organization whose latency is compared with the same victim alone, in the same run. The bounds
+ * are ratios with a generous floor, never tight timings: they hold on a loaded machine and fail by a wide margin
+ * when the aggressor takes the victim's share (the victim then waits for the aggressor's timeouts or backlog).
+ * Memory, and a PostgreSQL server when TEST_DATABASE_URL is set.
+ */
+import { MemoryStoreLayer } from "@feedback/adapter-memory"
+import { PgStoreLayer } from "@feedback/adapter-postgres"
+import { MAX_WEBHOOKS_PER_ORGANIZATION, type StoreServices } from "@feedback/core"
+import type { Layer } from "effect"
+import { connect, type Socket } from "node:net"
+import type { AddressInfo } from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
+import { DEFAULT_SERVER_LIMITS, hardenedServer } from "../src/server/NodeServer.ts"
+import { makeTestServer, type TestServer } from "./TestServer.ts"
+import { eventually, type Receiver, startReceiver } from "./WebhookReceiver.ts"
+
+const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, unknown>]> = [
+  ["memory", () => MemoryStoreLayer],
+  ...(serverUrl === undefined ? [] : [["postgres server", () => freshLayer((t) => PgStoreLayer(t))] as const])
+]
+
+/** How long a hanging receiver holds a slot: far beyond any bound below, so a victim stuck behind it fails. */
+const TIMEOUT_MS = 30_000
+
+/** The victim's latency under attack may be this many times its latency alone, plus the floor (a loaded machine). */
+const RATIO = 10
+const FLOOR_MS = 2_000
+
+const within = (alone: number, attacked: number) => {
+  expect(attacked, `alone ${alone.toFixed(0)} ms, attacked ${attacked.toFixed(0)} ms`).toBeLessThan(
+    RATIO * alone + FLOOR_MS
+  )
+}
+
+const maxOf = async (n: number, measure: () => Promise<number>) => {
+  let worst = 0
+  for (let i = 0; i < n; i++) worst = Math.max(worst, await measure())
+  return worst
+}
+
+describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
+  let receiver: Receiver
+  let server: TestServer
+  beforeAll(async () => {
+    receiver = await startReceiver()
+    server = makeTestServer(makeStore(), {
+      jobs: { pollIntervalMs: 20 },
+      webhooks: {
+        allowInsecure: true,
+        allowPrivate: true,
+        timeoutMs: TIMEOUT_MS,
+        dispatcher: { pollIntervalMs: 20, heartbeatIntervalMs: 200, leaseMs: 60_000 }
+      }
+    })
+  })
+  afterAll(async () => {
+    // The receiver first: its hanging answers end, so the dispatcher's shutdown does not wait for their timeout.
+    await receiver.close()
+    await server.dispose()
+  })
+
+  /** From registering a webhook to its first delivery (its own `webhook.created`) being recorded as delivered. */
+  const victimDelivery = async (key: string): Promise<number> => {
+    const started = performance.now()
+    const created = await server.request("POST", "/webhooks", {
+      token: key,
+      body: { url: receiver.url("/ok"), events: ["webhook.created"] }
+    })
+    expect(created.status).toBe(201)
+    await eventually(
+      async () => {
+        const log = await server.request("GET", `/webhooks/${created.body.id}/events`, { token: key })
+        return log.body.data?.[0]?.status === "delivered" ? true : undefined
+      },
+      4 * TIMEOUT_MS,
+      "the victim's delivery",
+      10
+    )
+    await server.request("DELETE", `/webhooks/${created.body.id}`, { token: key })
+    return performance.now() - started
+  }
+
+  it("delivery slots: an organization whose every webhook hangs never delays another's delivery", async () => {
+    const victim = await server.provision()
+    const alone = await maxOf(3, () => victimDelivery(victim.key))
+
+    // The aggressor: every webhook it may have, at a receiver that never answers, and events fanned out to all.
+    const aggressor = await server.provision()
+    const hooks: Array<string> = []
+    for (let i = 0; i < MAX_WEBHOOKS_PER_ORGANIZATION; i++) {
+      const res = await server.request("POST", "/webhooks", {
+        token: aggressor.key,
+        body: { url: receiver.url("/hang"), events: ["webhook.updated"] }
+      })
+      expect(res.status).toBe(201)
+      hooks.push(res.body.id)
+    }
+    const oneMore = await server.request("POST", "/webhooks", {
+      token: aggressor.key,
+      body: { url: receiver.url("/hang"), events: ["webhook.updated"] }
+    })
+    expect(oneMore.status).toBe(400)
+    expect(oneMore.body.error.message).toContain(`at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks`)
+    for (let round = 0; round < 5; round++) {
+      for (const id of hooks) {
+        const res = await server.request("PATCH", `/webhooks/${id}`, {
+          token: aggressor.key,
+          body: { url: receiver.url(`/hang?round=${round}`) }
+        })
+        expect(res.status).toBe(200)
+      }
+    }
+    // Its deliveries now hold every slot it may take: wait until its hanging POSTs have arrived.
+    const hanging = () => receiver.received.filter((r) => r.path === "/hang").length
+    await eventually(async () => (hanging() >= 8 ? true : undefined), 10_000, "the aggressor's POSTs to hang")
+
+    const attacked = await maxOf(3, () => victimDelivery(victim.key))
+    within(alone, attacked)
+    // The aggressor holds no more than its share of the process's POST slots (docs/FAIRNESS.md).
+    expect(hanging()).toBeLessThanOrEqual(8)
+  })
+
+  /** From queueing a job to its success; `path` is `/import-jobs?…` or `/export-jobs`. */
+  const jobLatency = async (
+    key: string,
+    post: () => Promise<{ status: number; body: any }>,
+    kind: "import" | "export"
+  ) => {
+    const started = performance.now()
+    const created = await post()
+    expect(created.status).toBe(202)
+    await eventually(
+      async () => {
+        const res = await server.request("GET", `/${kind}-jobs/${created.body.id}`, { token: key })
+        if (res.body?.status === "failed") throw new Error(JSON.stringify(res.body.error))
+        return res.body?.status === "succeeded" ? true : undefined
+      },
+      120_000,
+      `the ${kind} job`,
+      10
+    )
+    return performance.now() - started
+  }
+  const smallExport = (key: string) =>
+    jobLatency(
+      key,
+      () => server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "csv" } }),
+      "export"
+    )
+  const bigImport = (key: string, tag: string, n: number) => {
+    const file = Array.from({ length: n }, (_, i) => JSON.stringify({ slug: `${tag}-${i}`, title: `P ${i}` })).join(
+      "\n"
+    )
+    const post = () =>
+      server.request("POST", "/import-jobs?type=products", {
+        token: key,
+        rawBody: file,
+        headers: { "content-type": "application/x-ndjson" }
+      })
+    return { post, latency: () => jobLatency(key, post, "import") }
+  }
+
+  it("job queue: another organization's backlog delays a small export by at most the job in hand", async () => {
+    const victim = await server.provision()
+    const aggressor = await server.provision()
+    const alone = await maxOf(3, () => smallExport(victim.key))
+    const oneJob = await bigImport(aggressor.key, "solo", 2_000).latency()
+
+    // The aggressor's backlog: eight such jobs queued before the victim's export.
+    const backlog = 8
+    const queued: Array<string> = []
+    for (let i = 0; i < backlog; i++) {
+      const res = await bigImport(aggressor.key, `b${i}`, 2_000).post()
+      expect(res.status).toBe(202)
+      queued.push(res.body.id)
+    }
+    const exportStarted = performance.now()
+    const exported = await server.request("POST", "/export-jobs", {
+      token: victim.key,
+      body: { type: "reviews", format: "csv" }
+    })
+    expect(exported.status).toBe(202)
+    const done = await eventually(
+      async () => {
+        const res = await server.request("GET", `/export-jobs/${exported.body.id}`, { token: victim.key })
+        return res.body?.status === "succeeded" ? res.body : undefined
+      },
+      120_000,
+      "the victim's export",
+      10
+    )
+    const attacked = performance.now() - exportStarted
+    // First come first served would make the export wait for the whole backlog (about `backlog` jobs).
+    expect(
+      attacked,
+      `alone ${alone.toFixed(0)} ms, one aggressor job ${oneJob.toFixed(0)} ms, attacked ${attacked.toFixed(0)} ms`
+    )
+      .toBeLessThan(RATIO * alone + 3 * oneJob + FLOOR_MS)
+    // Whatever the timings: at most the job in hand (and one claimed with it) finished before the export.
+    const finished = await eventually(
+      async () => {
+        const jobs = await Promise.all(
+          queued.map(async (id) => (await server.request("GET", `/import-jobs/${id}`, { token: aggressor.key })).body)
+        )
+        return jobs.every((j) => j.status === "succeeded") ? jobs : undefined
+      },
+      120_000,
+      "the backlog"
+    )
+    expect(finished.filter((j) => j.finishedAt <= done.finishedAt).length).toBeLessThanOrEqual(2)
+  })
+})
+
+describe("noisy neighbours: connections (the standalone server)", () => {
+  /** Opens a connection from `localAddress` and sends half a request line: it holds a slot until the header timeout. */
+  const holdSlot = (port: number, localAddress: string) =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect({ port, host: "127.0.0.1", localAddress }, () => {
+        socket.write("GET /health HTTP/1.1\r\nHost: x\r\n")
+        resolve(socket)
+      })
+      socket.once("error", reject)
+    })
+  /** One whole request from `localAddress`: its latency, or `closed` when the server hung up without an answer. */
+  const request = (port: number, localAddress: string) =>
+    new Promise<number | "closed">((resolve) => {
+      const started = performance.now()
+      let answer = ""
+      const socket = connect({ port, host: "127.0.0.1", localAddress }, () => {
+        socket.write("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+      })
+      socket.on("data", (chunk) => {
+        answer += chunk.toString("latin1")
+      })
+      socket.on("error", () => undefined)
+      socket.on("close", () => resolve(answer.startsWith("HTTP/1.1 200") ? performance.now() - started : "closed"))
+    })
+
+  it("clients of one address holding slots with slow headers leave the other addresses their connections", async () => {
+    const perAddress = 4
+    const server = hardenedServer(
+      { ...DEFAULT_SERVER_LIMITS, maxConnections: 8, maxConnectionsPerAddress: perAddress },
+      () => {}
+    )()
+    server.on("request", (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("ok"))
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const port = (server.address() as AddressInfo).port
+    const held: Array<Socket> = []
+    try {
+      let alone = 0
+      for (let i = 0; i < 3; i++) {
+        const latency = await request(port, "127.0.0.2")
+        expect(latency).not.toBe("closed")
+        alone = Math.max(alone, latency as number)
+      }
+      // The aggressor (127.0.0.3) opens twice the whole cap's worth of slow connections.
+      for (let i = 0; i < 16; i++) {
+        const socket = await holdSlot(port, "127.0.0.3").catch(() => undefined)
+        if (socket !== undefined) {
+          socket.on("error", () => undefined)
+          held.push(socket)
+        }
+      }
+      // Only its share stays open: the rest were closed as they arrived.
+      await eventually(
+        async () => held.filter((s) => !s.destroyed && !s.closed).length <= perAddress ? true : undefined,
+        5_000,
+        "the aggressor's extra connections to close"
+      )
+      expect(await request(port, "127.0.0.3")).toBe("closed")
+      let attacked = 0
+      for (let i = 0; i < 3; i++) {
+        const latency = await request(port, "127.0.0.2")
+        expect(latency, "the victim's address still gets in").not.toBe("closed")
+        attacked = Math.max(attacked, latency as number)
+      }
+      within(alone, attacked)
+    } finally {
+      for (const socket of held) socket.destroy()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+})
