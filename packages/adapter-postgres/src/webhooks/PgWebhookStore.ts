@@ -347,6 +347,15 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
       CASE WHEN d.status IN ('pending', 'in_flight') THEN q.claimed_by ELSE d.claimed_by END AS claimed_by,
       d.redelivery_of, d.record_key`)
 
+  /**
+   * A delivery whose webhook was deleted meanwhile (a ping, a redelivery or a fan-out racing the delete) is not
+   * stored: it happened before the delete, whose cascade would have removed it. The row lock waits for a deleting
+   * transaction, so the foreign key never breaks.
+   */
+  const webhookExists = (organizationColumn: string) =>
+    sql.literal(`EXISTS (SELECT 1 FROM webhooks w WHERE w.organization_id = ${organizationColumn}
+      AND w.id = v.webhook_id FOR KEY SHARE)`)
+
   /** Any deliveries, each row whole (`deliveryRows`). */
   const insertAny = (chunk: ReadonlyArray<WebhookDeliveryRecord>) => {
     const { parts, rows } = deliveryRows(chunk)
@@ -368,6 +377,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
                 error text, duration_ms integer, created_at timestamptz, attempted_at timestamptz, claimed_by uuid,
                 redelivery_of uuid, record_key text)
               LEFT JOIN parts part ON part.p = v.p
+              WHERE ${webhookExists("v.organization_id")}
               ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
               RETURNING organization_id, id, webhook_id, created_at, record_key, event_seq, status, claimed_by, attempted_at
             )
@@ -398,6 +408,7 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
           g.created_at, g.redelivery_of, g.record_key, g.event_seq
         FROM unnest(${ids}::uuid[], ${webhookIds}::uuid[], ${keys}::uuid[], ${groupOf}::int[]) AS v(id, webhook_id, k, g)
         JOIN groups g ON g.g = v.g
+        WHERE ${webhookExists("g.organization_id")}
         ON CONFLICT (organization_id, webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING
         RETURNING organization_id, id, webhook_id, created_at, record_key, event_seq
       )

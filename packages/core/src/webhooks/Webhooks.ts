@@ -347,7 +347,10 @@ export class Webhooks extends Context.Service<Webhooks, {
       let current = record
       while (!finished(current) && (yield* Clock.currentTimeMillis) < deadline) {
         yield* Effect.sleep(PING_POLL_MS)
-        current = Option.getOrElse(yield* repo.findDelivery(caller.organizationId, id, record.id), () => current)
+        const found = yield* repo.findDelivery(caller.organizationId, id, record.id)
+        // Gone with its webhook, deleted meanwhile: nothing more will happen to it.
+        if (Option.isNone(found)) break
+        current = found.value
       }
       return toWebhookDelivery(current)
     })
