@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { makeSeededServer, testStores } from "./SeededServer.ts"
+import { makeTestServer } from "./TestServer.ts"
 
 const expectError = (res: { status: number; body: any }, status: number, code: string, path?: string) => {
   expect(res.status, JSON.stringify(res.body)).toBe(status)
@@ -137,4 +138,83 @@ describe.each(testStores)("surveys over HTTP (%s)", (_name, makeStore) => {
     expect(deleted.body.id).toBe(created.body.id)
     expectError(await server.request("GET", `/surveys/${created.body.id}`, { token: key }), 404, "NOT_FOUND")
   })
+})
+
+describe.each(testStores)("a survey email's unsubscribe link over HTTP (%s)", (_name, makeStore) => {
+  // The server's own worker sends to the log (no SMTP_URL): the test reads the message from there, as a merchant would.
+  const logLines: Array<string> = []
+  const server = makeTestServer(makeStore(), { log: (line) => logLines.push(line) })
+  afterAll(() => server.dispose())
+
+  const until = async <A>(find: () => Promise<A | undefined> | A | undefined): Promise<A> => {
+    for (let i = 0; i < 400; i++) {
+      const found = await find()
+      if (found !== undefined) return found
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    throw new Error("condition not reached")
+  }
+  const loggedEmailTo = (to: string) =>
+    logLines.map((line) => JSON.parse(line)).find((entry) => JSON.stringify(entry).includes(`"to":"${to}"`))
+
+  it(
+    "POSTing the List-Unsubscribe URL of a sent request opts the customer out: their next survey is skipped",
+    async () => {
+      const { key } = await server.provision()
+      expect((await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })).status)
+        .toBe(201)
+      const setup = await server.request("POST", "/organization/setup/reviews", {
+        token: key,
+        body: { data: { delayDays: 0, reminder: false } }
+      })
+      expect(setup.status, JSON.stringify(setup.body)).toBe(201)
+      const email = "lin.unsubscribe@example.com"
+      const order = (orderNumber: string) =>
+        server.request("POST", "/orders", {
+          token: key,
+          body: {
+            orderNumber,
+            customer: { email, firstName: "Lin" },
+            lines: [{ productSlug: "mug" }],
+            status: "fulfilled"
+          }
+        })
+      const first = await order("U-1")
+      expect(first.status).toBe(201)
+      const surveyOf = async (orderId: string) =>
+        (await server.request(
+          "GET",
+          `/surveys?filter=${encodeURIComponent(JSON.stringify({ "order.id": orderId }))}`,
+          { token: key }
+        )).body.data[0]
+      const logged = await until(() => loggedEmailTo(email))
+      const flat = JSON.stringify(logged)
+      const header = /"List-Unsubscribe":"<([^>"]+)>"/.exec(flat)?.[1]
+      expect(header).toMatch(/^http:\/\/localhost:3000\/u\/[A-Za-z0-9_-]{22,64}$/)
+      expect(flat).toContain("How was your order, Lin?")
+      const survey = await surveyOf(first.body.id)
+      // Both links in the text part (and the HTML part) of the logged message.
+      const text: string = JSON.parse(flat.match(/"text":("(?:[^"\\]|\\.)*")/)![1]!)
+      expect(text).toContain(survey.url)
+      expect(text).toContain(header!)
+      expect(flat).toContain(`href=\\"${survey.url}\\"`)
+      expect(flat).toContain(`href=\\"${header}\\"`)
+
+      // A mail client's one-click POST to exactly that URL.
+      const oneClick = await server.request("POST", new URL(header!).pathname, {
+        rawBody: "List-Unsubscribe=One-Click",
+        headers: { "content-type": "application/x-www-form-urlencoded" }
+      })
+      expect(oneClick.status).toBe(200)
+      const customer = (await server.request("GET", `/customers/${first.body.customerId}`, { token: key })).body
+      expect(customer).toMatchObject({ emailOptOut: true, emailOptOutSource: "unsubscribe_link" })
+
+      const second = await order("U-2")
+      expect(second.status).toBe(201)
+      const skipped = await surveyOf(second.body.id)
+      expect([skipped.status, skipped.reason]).toEqual(["skipped", "the customer opted out of email"])
+      expect(skipped.steps.every((s: { outcome: string | null }) => s.outcome === "skipped")).toBe(true)
+    },
+    30_000
+  )
 })

@@ -3,7 +3,7 @@
  * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
-import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices, SurveyLinks, type SurveyWorkerSettings } from "@feedback/core"
+import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices, SurveyLinks, type SurveyWorkerSettings, Unsubscribes } from "@feedback/core"
 import { Context, Effect, Layer, type Redacted, References } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
@@ -163,7 +163,11 @@ export const BackgroundWorkers = (
     WebhookDispatcherLive(options.webhooks),
     EmailWorkerFor(options.email),
     // Survey flows send through the same transport, and stop with it (`email.worker: false`).
-    options.email?.worker === false ? Layer.empty : SurveyWorkerLive(options.email?.smtp, options.surveys),
+    // Its emails' unsubscribe links point where the routes' do (PUBLIC_API_BASE_URL, else the server's own URL).
+    options.email?.worker === false ? Layer.empty : SurveyWorkerLive(options.email?.smtp, options.surveys).pipe(
+      Layer.provide(Unsubscribes.layer),
+      Layer.provide(setupConfigLayer(options))
+    ),
     Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
     Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob())),
     JobWorkerLive(options.jobs).pipe(

@@ -77,6 +77,8 @@ export const MemoryCatalogRepository = Layer.effect(CatalogRepository, Effect.ge
     insertProducts: (organizationId, products) => insertUnique(tables.products, organizationId, products, productUniques),
     findProduct: (organizationId, id) =>
       Effect.sync(() => findOwned(tables.products, organizationId, id)),
+    findProducts: (organizationId, ids) =>
+      Effect.sync(() => [...new Set(ids)].flatMap((id) => Option.toArray(findOwned(tables.products, organizationId, id)))),
     listProducts: (organizationId, request) =>
       Effect.sync(() =>
         pageInMemory(ofOrganization(tables.products.values(), organizationId).map(unowned<Product>), request, productAccess)

@@ -230,6 +230,11 @@ export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(fu
     listSites: (organizationId, request) => list("sites", siteMapping, toSite, organizationId, request),
     insertProducts,
     findProduct: (organizationId, productId) => findOne("products", toProduct, organizationId, productId),
+    findProducts: (organizationId, ids) =>
+      ids.length === 0
+        ? Effect.succeed([])
+        : sql<Row>`SELECT * FROM products WHERE organization_id = ${organizationId} AND id IN ${sql.in([...new Set(ids)])}`
+          .pipe(Effect.map((rows) => rows.map(toProduct)), orDie),
     listProducts: (organizationId, request) => list("products", productMapping, toProduct, organizationId, request),
     updateProduct,
     deleteProduct,

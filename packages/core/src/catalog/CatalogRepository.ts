@@ -41,6 +41,11 @@ export class CatalogRepository extends Context.Service<CatalogRepository, {
     products: ReadonlyArray<Product>
   ) => Effect.Effect<ReadonlyArray<InsertOutcome>>
   readonly findProduct: (organizationId: OrganizationId, id: ProductId) => Effect.Effect<Option.Option<Product>>
+  /** The organization's products among `ids`, in one read (an email lists an order's products); unknown ids are left out. */
+  readonly findProducts: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<ProductId>
+  ) => Effect.Effect<ReadonlyArray<Product>>
   readonly listProducts: (organizationId: OrganizationId, request: ListRequest) => Effect.Effect<Page<Product>>
   /** Replaces the stored product's editable fields (not its review stats) with those of `product`. */
   readonly updateProduct: (organizationId: OrganizationId, product: Product) => Effect.Effect<UpdateOutcome<Product>>

@@ -279,5 +279,6 @@ export const surveyReasons = {
   flowDeleted: "the survey flow was deleted",
   templateMissing: "its email template no longer exists",
   expired: "the survey expired before the step was due",
-  completed: "the survey was completed"
+  completed: "the survey was completed",
+  renderFailed: "an email could not be rendered"
 } as const

@@ -12,16 +12,18 @@
  *   was completed is skipped.
  * Time comes from `Clock`, so tests run whole flows with `TestClock`.
  */
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Option, Result } from "effect"
 import { CatalogRepository } from "../catalog/CatalogRepository.ts"
 import type { Customer, Product } from "../catalog/Catalog.ts"
+import { Unsubscribes } from "../catalog/Unsubscribes.ts"
 import type { OrganizationId, SurveyId } from "../kernel/Ids.ts"
 import { fromMillis, now, type Timestamp, toMillis } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { Order } from "../orders/Order.ts"
 import { OrderRepository } from "../orders/OrderRepository.ts"
 import { OrganizationRepository } from "../organizations/OrganizationRepository.ts"
-import { Mailer, type MailerResult } from "../questions/Mailer.ts"
+import { type EmailMessage, Mailer, type MailerResult, unsubscribableMessage } from "../questions/Mailer.ts"
+import { type EmailRenderError, type EmailVariables, renderEmail } from "../setup/EmailTemplates.ts"
 import type { EmailTemplate, SurveyFlow } from "../setup/ReviewsSetupPlan.ts"
 import { ReviewAutomationRepository } from "../setup/ReviewAutomationRepository.ts"
 import type { StepOutcome, Survey } from "./Survey.ts"
@@ -55,23 +57,45 @@ export const defaultSurveyWorkerSettings = (workerId: string): SurveyWorkerSetti
   batchSize: 50
 })
 
-/** What a template is rendered with (docs/DECISIONS.md §48's variables). */
+/** What a template is rendered with (shared DECISIONS §17's variables), as the records are at send time. */
 export interface SurveyEmailContext {
   readonly organizationName: string
   readonly survey: Survey
   readonly order: Order
   readonly customer: Customer
+  /** The survey's products as found; one deleted since enrolment is left out. */
   readonly products: ReadonlyArray<Product>
+  readonly unsubscribeUrl: string
 }
 
+/** The variables of shared DECISIONS §17 for one survey email. Pure. */
+export const surveyEmailVariables = (context: SurveyEmailContext): EmailVariables => ({
+  organization: { name: context.organizationName },
+  customer: {
+    firstName: context.customer.firstName,
+    lastName: context.customer.lastName,
+    email: context.customer.email
+  },
+  order: { orderNumber: context.order.orderNumber, placedAt: context.order.placedAt },
+  products: context.products.map((p) => ({ title: p.title, url: p.url, imageUrl: p.imageUrl })),
+  survey: { url: context.survey.url },
+  unsubscribe: { url: context.unsubscribeUrl }
+})
+
 /**
- * The message of an email step. Sends the template's text as it is until the Liquid renderer (`setup/`) takes this
- * function's place; everything a template may use is in `context`.
+ * The message of an email step: the template rendered with the Liquid renderer (HTML with its plain-text part), and
+ * the `List-Unsubscribe` headers pointing at `unsubscribe.url`. A template that hits a bound at send time is an
+ * `EmailRenderError`, which fails the step (never retried: the same template would fail again).
  */
 export const renderSurveyEmail = (
+  id: string,
   template: Pick<EmailTemplate, "subject" | "body">,
-  _context: SurveyEmailContext
-): { readonly subject: string; readonly text: string } => ({ subject: template.subject, text: template.body })
+  context: SurveyEmailContext
+): Result.Result<EmailMessage, EmailRenderError> =>
+  Result.map(
+    renderEmail(template, surveyEmailVariables(context)),
+    (email) => unsubscribableMessage(id, context.customer.email ?? "", email, context.unsubscribeUrl)
+  )
 
 /** What to do with a claimed step, given the records as they are now. Pure. */
 export type StepDecision =
@@ -136,6 +160,7 @@ type SendingServices =
   | CatalogRepository
   | OrganizationRepository
   | Mailer
+  | Unsubscribes
   | UnitOfWork
 
 const orUndefined = <A>(o: Option.Option<A>): A | undefined => Option.getOrUndefined(o)
@@ -158,6 +183,37 @@ const record = (
     )
   })
 
+/**
+ * Reads what a survey email is rendered with (the organization, the survey's products in one read, the customer's
+ * unsubscribe link) and renders it.
+ */
+const renderStep = (
+  claimed: ClaimedSurvey,
+  position: number,
+  decision: Extract<StepDecision, { readonly _tag: "Send" }>
+) =>
+  Effect.gen(function*() {
+    const { organizationId, survey } = claimed
+    const products = yield* CatalogRepository.use((r) =>
+      r.findProducts(organizationId, survey.products.map((p) => p.productId))
+    )
+    const byId = new Map(products.map((p) => [p.id, p]))
+    const organization = yield* OrganizationRepository.use((r) => r.findById(organizationId))
+    const unsubscribeUrl = yield* Unsubscribes.use((u) => u.urlFor(organizationId, survey.customerId))
+    return renderSurveyEmail(`${survey.id}/${position}`, decision.template, {
+      organizationName: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }),
+      survey,
+      order: decision.order,
+      customer: decision.customer,
+      // In the survey's order (the order's lines), whatever order the store answers in.
+      products: survey.products.flatMap((p) => {
+        const product = byId.get(p.productId)
+        return product === undefined ? [] : [product]
+      }),
+      unsubscribeUrl
+    })
+  })
+
 /** Runs one claimed step: decides, sends when it should, records the outcome. */
 export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSettings) =>
   Effect.gen(function*() {
@@ -174,28 +230,26 @@ export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSet
     const decision = decideStep({ survey, position, flow, order, customer, template, at: yield* now })
     let outcome: StepOutcome | undefined
     if (decision._tag === "Send") {
+      // Rendered before the step is marked sending: a template that cannot render fails the step with the reason,
+      // and nothing reaches the transport.
+      const rendered = yield* renderStep(claimed, position, decision)
+      if (Result.isFailure(rendered)) {
+        const at = yield* now
+        const reason = `${surveyReasons.renderFailed}: ${rendered.failure.message}`
+        yield* Effect.logWarning("survey email not rendered", { surveyId: survey.id, position, reason })
+        return yield* record(organizationId, survey.id, settings.workerId, (stored) => {
+          const failed = completeClaimed(stored, "failed", at)
+          return { ...failed, survey: { ...failed.survey, reason } }
+        })
+      }
+      const message = rendered.success
       // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
       const sendingAt = yield* now
       const ours = yield* SurveyRepository.use((r) =>
         r.markSending(organizationId, survey.id, settings.workerId, sendingAt)
       )
       if (!ours) return
-      const products: Array<Product> = []
-      for (const p of survey.products) {
-        const product = yield* CatalogRepository.use((r) => r.findProduct(organizationId, p.productId))
-        if (Option.isSome(product)) products.push(product.value)
-      }
-      const organization = yield* OrganizationRepository.use((r) => r.findById(organizationId))
-      const message = renderSurveyEmail(decision.template, {
-        organizationName: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }),
-        survey,
-        order: decision.order,
-        customer: decision.customer,
-        products
-      })
-      const result = yield* Mailer.use((m) =>
-        m.send({ id: `${survey.id}/${position}`, to: decision.customer.email, ...message })
-      ).pipe(
+      const result = yield* Mailer.use((m) => m.send(message)).pipe(
         Effect.catchCause((cause) =>
           Effect.succeed<MailerResult>({ _tag: "Uncertain", error: Cause.pretty(cause).split("\n")[0] ?? "defect" })
         )

@@ -29,7 +29,8 @@ import {
   type SurveyId,
   SurveyRepository,
   Surveys,
-  Timestamp
+  Timestamp,
+  Unsubscribes
 } from "@feedback/core"
 import { asDashboard } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
@@ -156,18 +157,30 @@ export const surveyConformance: ConformanceSuite = (store) =>
 
     it.effect("a whole flow: the request when due, the reminder after it, each exactly once, none before its time", () =>
       Effect.gen(function*() {
-        const { order, surveysOf, templates } = yield* shop("Whole flow")
+        const { order, org, surveysOf } = yield* shop("Whole flow")
         const mailer = makeRecordingMailer()
         const run = runDueSurveySteps(settings("w1")).pipe(Effect.provide(mailer.layer))
         const ada = "ada.whole-flow@example.com"
-        const placed = yield* order({ status: "fulfilled", customer: { email: "Ada.Whole-Flow@Example.com" } })
+        const placed = yield* order({
+          status: "fulfilled",
+          customer: { email: "Ada.Whole-Flow@Example.com", firstName: "Ada" }
+        })
+        const [afterEnrolment] = yield* surveysOf(placed.id)
         yield* run
         yield* TestClock.adjust(3 * DAY - 1_000)
         yield* run
         assert.deepStrictEqual(to(mailer, ada), [])
         yield* TestClock.adjust("1 second")
         yield* run
-        assert.deepStrictEqual(to(mailer, ada).map((m) => m.subject), [templates[0]!.subject])
+        // The guided setup's request, rendered: the customer's first name in the subject, both links in both parts.
+        assert.deepStrictEqual(to(mailer, ada).map((m) => m.subject), ["How was your order, Ada?"])
+        const unsubscribeUrl = yield* Unsubscribes.use((u) => u.urlFor(org.id, placed.customerId))
+        const [request] = to(mailer, ada)
+        for (const part of [request!.html!, request!.text]) {
+          assert.include(part, afterEnrolment!.url)
+          assert.include(part, unsubscribeUrl)
+        }
+        assert.strictEqual(request!.headers?.["List-Unsubscribe"], `<${unsubscribeUrl}>`)
         const t3 = yield* Timestamp.now
         const [afterRequest] = yield* surveysOf(placed.id)
         assert.strictEqual(afterRequest!.status, "sent")
@@ -183,13 +196,110 @@ export const surveyConformance: ConformanceSuite = (store) =>
         assert.strictEqual(to(mailer, ada).length, 1)
         yield* TestClock.adjust("1 second")
         yield* run
-        assert.deepStrictEqual(to(mailer, ada).map((m) => m.subject), [templates[0]!.subject, templates[1]!.subject])
+        assert.deepStrictEqual(to(mailer, ada).map((m) => m.subject), [
+          "How was your order, Ada?",
+          "A quick reminder: how was your order?"
+        ])
         const [done] = yield* surveysOf(placed.id)
         assert.deepStrictEqual(done!.steps.map((s) => s.outcome), [null, "sent", null, "sent"])
         assert.isTrue(done!.steps.every((s) => s.doneAt !== null))
         yield* TestClock.adjust(30 * DAY)
         yield* run
         assert.strictEqual(to(mailer, ada).length, 2)
+      }))
+
+    it.effect("the email: every §17 variable rendered into the subject, the HTML and the text part, with List-Unsubscribe", () =>
+      Effect.gen(function*() {
+        const { as, order, org, surveysOf, templates } = yield* shop("Rendered Shop", { delayDays: 0 })
+        yield* as(Catalogs.use((c) =>
+          c.createProduct({
+            slug: "lamp",
+            title: "Lamp <Deluxe>",
+            url: "https://shop.example.com/lamp",
+            imageUrl: "https://cdn.example.com/lamp.png"
+          })
+        ))
+        yield* as(ReviewAutomation.use((a) =>
+          a.updateEmailTemplate(templates[0]!.id, {
+            subject: "Your {{ products.first.title }} from {{ organization.name }}",
+            body: [
+              "<p>Hi {{ customer.firstName }} {{ customer.lastName }} ({{ customer.email }})</p>",
+              "<p>Order {{ order.orderNumber }} of {{ order.placedAt }}</p>",
+              "{% for p in products %}<p>{{ p.title }} {{ p.url }} {{ p.imageUrl }}</p>{% endfor %}",
+              "<p><a href=\"{{ survey.url }}\">Review</a> <a href=\"{{ unsubscribe.url }}\">Unsubscribe</a></p>"
+            ].join("\n")
+          })
+        ))
+        const mailer = makeRecordingMailer()
+        const email = "grace.rendered@example.com"
+        const placed = yield* order({
+          status: "fulfilled",
+          orderNumber: "R-1001",
+          placedAt: "2026-01-02T03:04:05.000Z",
+          customer: { email, firstName: "Grace", lastName: "Hopper" },
+          lines: [{ productSlug: "lamp" }, { productSlug: "mug" }]
+        })
+        const [survey] = yield* surveysOf(placed.id)
+        yield* runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
+        const unsubscribeUrl = yield* Unsubscribes.use((u) => u.urlFor(org.id, placed.customerId))
+        assert.match(unsubscribeUrl, /\/u\/[A-Za-z0-9_-]{22,64}$/)
+        const [message, ...more] = to(mailer, email)
+        assert.strictEqual(more.length, 0)
+        assert.strictEqual(message!.subject, "Your Lamp <Deluxe> from Rendered Shop")
+        assert.deepStrictEqual(message!.headers, {
+          "List-Unsubscribe": `<${unsubscribeUrl}>`,
+          "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"
+        })
+        const html = message!.html!
+        assert.include(html, "Hi Grace Hopper (grace.rendered@example.com)")
+        assert.include(html, "Order R-1001 of 2026-01-02T03:04:05.000Z")
+        // HTML output is escaped; the products in the order's line order.
+        assert.include(html, "Lamp &lt;Deluxe&gt; https://shop.example.com/lamp https://cdn.example.com/lamp.png")
+        assert.isBelow(html.indexOf("Lamp"), html.indexOf("Mug"))
+        assert.include(html, `<a href="${survey!.url}">Review</a>`)
+        assert.include(html, `<a href="${unsubscribeUrl}">Unsubscribe</a>`)
+        assert.include(message!.text, "Lamp <Deluxe> https://shop.example.com/lamp")
+        assert.include(message!.text, `Review (${survey!.url})`)
+        assert.include(message!.text, `Unsubscribe (${unsubscribeUrl})`)
+        assert.deepStrictEqual((yield* surveysOf(placed.id))[0]!.steps.map((s) => s.outcome), [
+          null,
+          "sent",
+          null,
+          null
+        ])
+      }))
+
+    it.effect("a template that cannot render at send time fails its step with a reason, never retried; the rest go on", () =>
+      Effect.gen(function*() {
+        const { as, order, surveysOf, templates } = yield* shop("Render failure", { delayDays: 0 })
+        // Parses (so it is saved), but its range is past the renderer's memory bound.
+        yield* as(
+          ReviewAutomation.use((a) =>
+            a.updateEmailTemplate(templates[0]!.id, { body: "{% for i in (1..5000000) %}x{% endfor %}" })
+          )
+        )
+        const mailer = makeRecordingMailer()
+        const run = runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
+        const emails = ["one.render@example.com", "two.render@example.com"]
+        const placed = yield* Effect.forEach(emails, (email) => order({ status: "fulfilled", customer: { email } }))
+        yield* run
+        assert.deepStrictEqual(to(mailer, ...emails), [])
+        for (const o of placed) {
+          const [survey] = yield* surveysOf(o.id)
+          assert.deepStrictEqual(survey!.steps.map((s) => s.outcome), [null, "failed", null, null])
+          assert.strictEqual(survey!.status, "scheduled")
+          assert.match(survey!.reason!, /^an email could not be rendered: The body could not be rendered: /)
+        }
+        // Never retried; the reminder (another template) goes out when due.
+        yield* run
+        assert.deepStrictEqual(to(mailer, ...emails), [])
+        yield* TestClock.adjust(2 * DAY)
+        yield* run
+        assert.deepStrictEqual(to(mailer, ...emails).map((m) => m.to).sort(), emails)
+        for (const o of placed) {
+          const [survey] = yield* surveysOf(o.id)
+          assert.deepStrictEqual(survey!.steps.map((s) => s.outcome), [null, "failed", null, "sent"])
+        }
       }))
 
     it.effect("concurrent workers share the due steps: each email goes out once", () =>
