@@ -1,5 +1,5 @@
 /**
- * Email templates as Liquid (shared DECISIONS §17; docs/EMAILS.md, docs/DECISIONS.md "Email templates"): validated when
+ * Email templates as Liquid (shared DECISIONS §17; docs/EMAILS.md, docs/DECISIONS.md §50): validated when
  * saved, rendered when a flow sends. Pure: no store, no clock, no file system.
  *
  * The sandbox: the tags that read other templates (`include`, `render`, `layout`, `block`) do not exist, so a template

@@ -1,5 +1,5 @@
 /**
- * Review settings (shared DECISIONS §17; docs/DECISIONS.md "Review settings"): one record per organization, the one
+ * Review settings (shared DECISIONS §17; docs/DECISIONS.md §49): one record per organization, the one
  * place the auto-publish preference lives. The guided setup writes `autoPublish` and `autoPublishMinRating`;
  * `PATCH /review-settings` any of the three. An organization that never saved any reads the defaults.
  */
