@@ -2,7 +2,8 @@
  * `npm run bench -- idle`: how often an idle server queries its PostgreSQL. A standalone server (`src/main.ts`) runs
  * on a fresh database of BENCH_DATABASE_URL / TEST_DATABASE_URL's server with no traffic; after a warm-up, the
  * database's committed transactions (`pg_stat_database.xact_commit`, every statement outside a transaction is
- * one) are counted over BENCH_SECONDS (default 30 s), minus this benchmark's own two readings. The warm-up
+ * one) are counted over BENCH_SECONDS (default 30 s), minus this benchmark's own readings (two more read the tables' scan counts,
+ * printed to say what the idle server reads). The warm-up
  * (BENCH_WARMUP_SECONDS, default 70 s) lets autovacuum's first visit of the fresh database pass: its transactions
  * count too.
  * The baseline in the same run is the same server with its workers polling (`WORK_SIGNALS=poll`). A third run has an
@@ -30,6 +31,18 @@ const commits = (url: string, name: string) =>
     }).trim()
   )
 
+/** Scans (sequential and by index) of each table so far, to say what an idle server reads. */
+const tableReads = (url: string) =>
+  new Map(
+    execFileSync("psql", [url, "-Atc", `SELECT relname, seq_scan + coalesce(idx_scan, 0) FROM pg_stat_user_tables`], {
+      encoding: "utf8"
+    })
+      .trim().split("\n").filter((l) => l !== "").map((l) => {
+        const [table, n] = l.split("|")
+        return [table!, Number(n)] as const
+      })
+  )
+
 const measure = async (label: string, env: Record<string, string>, flows = false) => {
   const s = await flowServer(env, flows ? { delayDays: 7 } : undefined)
   try {
@@ -40,10 +53,14 @@ const measure = async (label: string, env: Record<string, string>, flows = false
     }
     await new Promise((r) => setTimeout(r, warmupSeconds * 1_000))
     const before = commits(s.databaseUrl, s.databaseName)
+    const readsBefore = tableReads(s.databaseUrl)
     await new Promise((r) => setTimeout(r, seconds * 1_000))
     const after = commits(s.databaseUrl, s.databaseName)
-    const perSecond = (after - before - 1) / seconds
-    return { label, perSecond }
+    const readsAfter = tableReads(s.databaseUrl)
+    const perSecond = (after - before - 2) / seconds
+    const reads = [...readsAfter].map(([table, n]) => [table, n - (readsBefore.get(table) ?? 0)] as const)
+      .filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1])
+    return { label, perSecond, reads }
   } finally {
     await s.stop()
   }
@@ -58,6 +75,10 @@ recordRow("idle", notified.perSecond, note)
 recordRow("idle-flows", withFlows.perSecond, note)
 for (const r of [polling, notified, withFlows]) {
   console.log(`  ${r.label.padEnd(52)} ${r.perSecond.toFixed(2)}/s   ${(r.perSecond / polling.perSecond).toFixed(2)}×`)
+}
+console.log(`\n  tables scanned during the window (scans):`)
+for (const r of [notified, withFlows]) {
+  console.log(`    ${r.label}: ${r.reads.map(([t, n]) => `${t} ${n}`).join(", ") || "none"}`)
 }
 console.log(
   `\n  with active flows vs the bare server (notify): ${withFlows.perSecond.toFixed(2)}/s vs ${
