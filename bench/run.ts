@@ -21,7 +21,14 @@ const run = (name: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv =
   spawnSync(process.execPath, [Path.join(dir, `${name}.ts`), ...args], { stdio: "inherit", env }).status ?? 1
 
 /** Every run of `all`, in order; `server`: needs a PostgreSQL server. Webhooks run once per store. */
-const plan: ReadonlyArray<{ readonly name: string; readonly args: ReadonlyArray<string>; readonly server?: boolean; readonly store?: "memory" | "server" }> = [
+const plan: ReadonlyArray<
+  {
+    readonly name: string
+    readonly args: ReadonlyArray<string>
+    readonly server?: boolean
+    readonly store?: "memory" | "server"
+  }
+> = [
   { name: "hotpath", args: [] },
   { name: "hotpath", args: ["pg"], server: true },
   { name: "refusals", args: [] },
@@ -31,6 +38,8 @@ const plan: ReadonlyArray<{ readonly name: string; readonly args: ReadonlyArray<
   { name: "reviews-list", args: [], server: true },
   { name: "reviews-write", args: [] },
   { name: "jobs", args: [] },
+  { name: "enrol", args: [], server: true },
+  { name: "send", args: [], server: true },
   { name: "idle", args: [], server: true }
 ]
 
@@ -54,10 +63,14 @@ const all = () => {
       if (run(step.name, step.args, env) !== 0) failed.push(label)
     }
     const { lines, met, total } = summarize(results)
-    console.log("\nIssue 14's rows (and issue 17's jobs): target, this run's measurement, the floor measured beside it (docs/DECISIONS.md §43)\n")
+    console.log(
+      "\nIssue 14's rows (and issue 17's jobs, issue 32's surveys): target, this run's measurement, the floor measured beside it (docs/DECISIONS.md §43)\n"
+    )
     const header = ["row", "target", "measured", "floor", "verdict"]
     const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
-    for (const l of [header, widths.map((w) => "-".repeat(w)), ...lines]) console.log(l.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd())
+    for (const l of [header, widths.map((w) => "-".repeat(w)), ...lines]) {
+      console.log(l.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd())
+    }
     if (failed.length > 0) console.log(`\nbenchmarks that exited with an error: ${failed.join(", ")}`)
     console.log(`\n${met} of ${total} rows met`)
     return failed.length === 0 ? 0 : 1

@@ -1,5 +1,5 @@
 /**
- * The rows of issue 14's table (and issue 17's two job targets) as data, and where each benchmark records what it
+ * The rows of issue 14's table (and issue 17's two job targets, issue 32's three) as data, and where each benchmark records what it
  * measured for them. `npm run bench -- all` runs every benchmark with `BENCH_RESULTS` naming a file, then reads the
  * file back and prints one verdict per row (`summarize`). A benchmark run on its own records nothing.
  */
@@ -18,24 +18,166 @@ export interface Target {
 }
 
 export const targets = {
-  "hotpath": { row: "GET /organization, memory, vs bare node:http (req/s)", bound: "atLeast", value: 0.67, unit: "×", how: "hotpath" },
-  "hotpath-pg": { row: "GET /reviews/{id}, PostgreSQL, vs node:http + pg by hand (req/s)", bound: "atLeast", value: 0.9, unit: "×", how: "hotpath pg", server: true },
-  "refusals-memory": { row: "a 429's server CPU vs an admitted request's, memory", bound: "atMost", value: 0.25, unit: "×", how: "refusals" },
-  "refusals-pglite": { row: "a 429's server CPU vs an admitted request's, embedded PGlite", bound: "atMost", value: 0.25, unit: "×", how: "refusals" },
-  "refusals-postgres": { row: "a 429's server CPU vs an admitted request's, PostgreSQL", bound: "atMost", value: 0.25, unit: "×", how: "refusals", server: true },
-  "limiter-pglite": { row: "embedded PGlite: limiter on vs off (req/s)", bound: "atLeast", value: 0.9, unit: "×", how: "ratelimit http" },
-  "lists-first": { row: "GET /reviews, 1 M reviews, first page vs the page statement", bound: "atMost", value: 1.3, unit: "×", how: "reviews-list", server: true },
-  "lists-page100": { row: "GET /reviews, page 100 vs the page statement", bound: "atMost", value: 1.3, unit: "×", how: "reviews-list", server: true },
-  "lists-filter": { row: "GET /reviews, filtered vs the page statement", bound: "atMost", value: 1.3, unit: "×", how: "reviews-list", server: true },
-  "lists-includes": { row: "include=customer,product,collisions vs the page statement", bound: "atMost", value: 2, unit: "×", how: "reviews-list", server: true },
-  "search-no-match": { row: "search with no match on 1 M reviews", bound: "atMost", value: 50, unit: " ms", how: "reviews-list", server: true },
-  "import": { row: "import of 10,000 rows vs one multi-row INSERT", bound: "atMost", value: 1.5, unit: "×", how: "reviews-write" },
-  "bulk-update": { row: "bulk-update of 100,000 reviews vs one UPDATE", bound: "atMost", value: 1.5, unit: "×", how: "reviews-write" },
-  "webhooks-memory": { row: "webhook deliveries/s vs plain keep-alive POSTs, memory", bound: "atLeast", value: 0.6, unit: "×", how: "webhooks throughput" },
-  "webhooks-postgres": { row: "webhook deliveries/s vs plain keep-alive POSTs, PostgreSQL", bound: "atLeast", value: 0.6, unit: "×", how: "webhooks throughput", server: true },
-  "idle": { row: "idle server: statements per second to PostgreSQL", bound: "atMost", value: 1, unit: "/s", how: "idle", server: true },
-  "job-import": { row: "issue 17: import job of 100,000 rows vs one multi-row INSERT", bound: "atMost", value: 2, unit: "×", how: "jobs" },
-  "job-export": { row: "issue 17: export job vs COPY … TO STDOUT", bound: "atMost", value: 2, unit: "×", how: "jobs", server: true }
+  "hotpath": {
+    row: "GET /organization, memory, vs bare node:http (req/s)",
+    bound: "atLeast",
+    value: 0.67,
+    unit: "×",
+    how: "hotpath"
+  },
+  "hotpath-pg": {
+    row: "GET /reviews/{id}, PostgreSQL, vs node:http + pg by hand (req/s)",
+    bound: "atLeast",
+    value: 0.9,
+    unit: "×",
+    how: "hotpath pg",
+    server: true
+  },
+  "refusals-memory": {
+    row: "a 429's server CPU vs an admitted request's, memory",
+    bound: "atMost",
+    value: 0.25,
+    unit: "×",
+    how: "refusals"
+  },
+  "refusals-pglite": {
+    row: "a 429's server CPU vs an admitted request's, embedded PGlite",
+    bound: "atMost",
+    value: 0.25,
+    unit: "×",
+    how: "refusals"
+  },
+  "refusals-postgres": {
+    row: "a 429's server CPU vs an admitted request's, PostgreSQL",
+    bound: "atMost",
+    value: 0.25,
+    unit: "×",
+    how: "refusals",
+    server: true
+  },
+  "limiter-pglite": {
+    row: "embedded PGlite: limiter on vs off (req/s)",
+    bound: "atLeast",
+    value: 0.9,
+    unit: "×",
+    how: "ratelimit http"
+  },
+  "lists-first": {
+    row: "GET /reviews, 1 M reviews, first page vs the page statement",
+    bound: "atMost",
+    value: 1.3,
+    unit: "×",
+    how: "reviews-list",
+    server: true
+  },
+  "lists-page100": {
+    row: "GET /reviews, page 100 vs the page statement",
+    bound: "atMost",
+    value: 1.3,
+    unit: "×",
+    how: "reviews-list",
+    server: true
+  },
+  "lists-filter": {
+    row: "GET /reviews, filtered vs the page statement",
+    bound: "atMost",
+    value: 1.3,
+    unit: "×",
+    how: "reviews-list",
+    server: true
+  },
+  "lists-includes": {
+    row: "include=customer,product,collisions vs the page statement",
+    bound: "atMost",
+    value: 2,
+    unit: "×",
+    how: "reviews-list",
+    server: true
+  },
+  "search-no-match": {
+    row: "search with no match on 1 M reviews",
+    bound: "atMost",
+    value: 50,
+    unit: " ms",
+    how: "reviews-list",
+    server: true
+  },
+  "import": {
+    row: "import of 10,000 rows vs one multi-row INSERT",
+    bound: "atMost",
+    value: 1.5,
+    unit: "×",
+    how: "reviews-write"
+  },
+  "bulk-update": {
+    row: "bulk-update of 100,000 reviews vs one UPDATE",
+    bound: "atMost",
+    value: 1.5,
+    unit: "×",
+    how: "reviews-write"
+  },
+  "webhooks-memory": {
+    row: "webhook deliveries/s vs plain keep-alive POSTs, memory",
+    bound: "atLeast",
+    value: 0.6,
+    unit: "×",
+    how: "webhooks throughput"
+  },
+  "webhooks-postgres": {
+    row: "webhook deliveries/s vs plain keep-alive POSTs, PostgreSQL",
+    bound: "atLeast",
+    value: 0.6,
+    unit: "×",
+    how: "webhooks throughput",
+    server: true
+  },
+  "idle": {
+    row: "idle server: statements per second to PostgreSQL",
+    bound: "atMost",
+    value: 1,
+    unit: "/s",
+    how: "idle",
+    server: true
+  },
+  "job-import": {
+    row: "issue 17: import job of 100,000 rows vs one multi-row INSERT",
+    bound: "atMost",
+    value: 2,
+    unit: "×",
+    how: "jobs"
+  },
+  "job-export": {
+    row: "issue 17: export job vs COPY … TO STDOUT",
+    bound: "atMost",
+    value: 2,
+    unit: "×",
+    how: "jobs",
+    server: true
+  },
+  "enrol": {
+    row: "issue 32: bulk-update of 100,000 orders to fulfilled vs one INSERT … SELECT of their surveys",
+    bound: "atMost",
+    value: 2,
+    unit: "×",
+    how: "enrol",
+    server: true
+  },
+  "send": {
+    row: "issue 32: 10,000 survey emails by the worker vs nodemailer directly",
+    bound: "atLeast",
+    value: 0.5,
+    unit: "×",
+    how: "send",
+    server: true
+  },
+  "idle-flows": {
+    row: "issue 32: idle server with active flows: statements per second",
+    bound: "atMost",
+    value: 1,
+    unit: "/s",
+    how: "idle",
+    server: true
+  }
 } as const satisfies Record<string, Target>
 
 export type RowId = keyof typeof targets
@@ -76,7 +218,9 @@ const shownAgainst = (target: Target, value: number | null | undefined): string 
  * One line per row of `targets`, from the results in `file` (the last measurement of a row wins), and the count of
  * rows met. A row no benchmark recorded is "not measured", with the command that measures it.
  */
-export const summarize = (file: string): { readonly lines: ReadonlyArray<Array<string>>; readonly met: number; readonly total: number } => {
+export const summarize = (
+  file: string
+): { readonly lines: ReadonlyArray<Array<string>>; readonly met: number; readonly total: number } => {
   const results = new Map<RowId, RowResult>()
   if (existsSync(file)) {
     for (const line of readFileSync(file, "utf8").split("\n")) {

@@ -1,0 +1,115 @@
+/**
+ * `npm run bench -- send`, on a PostgreSQL server: BENCH_EMAILS (default 10,000) due survey emails delivered by the
+ * survey worker of a standalone server to a local SMTP server (`smtp-server`, accepting each message at once), vs
+ * nodemailer sending the same messages (the raw messages the worker sent, with the same envelopes) directly over the
+ * same pooled connections (`SMTP_URL` with `pool=true&maxConnections=5`, nodemailer's defaults for a pool), all
+ * handed to the pool at once. The surveys are created by `PATCH /orders/bulk-update` under the guided setup's flow
+ * (`delayDays: 0`) while the SMTP server holds its first message; timing starts when it lets go. Target ≥ 0.5×.
+ */
+import { createTransport } from "nodemailer"
+import type { AddressInfo } from "node:net"
+import { SMTPServer } from "smtp-server"
+import { fmt } from "./support/common.ts"
+import { call, flowServer, importOrders } from "./support/surveys.ts"
+import { recordRow } from "./support/targets.ts"
+
+const emails = Number(process.env["BENCH_EMAILS"] ?? "10000")
+const FROM = "Shop <reviews@shop.example>"
+
+interface Received {
+  readonly from: string
+  readonly to: Array<string>
+  readonly raw: Buffer
+}
+
+/** An SMTP server that keeps what it receives and holds each message until `open()` is called. */
+const smtpServer = async () => {
+  const received: Array<Received> = []
+  let connections = 0
+  let open!: () => void
+  const gate = new Promise<void>((resolve) => open = resolve)
+  let onCount: (() => void) | undefined
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS", "AUTH"],
+    logger: false,
+    onConnect: (_session, callback) => {
+      connections++
+      callback()
+    },
+    onData: (stream, session, callback) => {
+      const chunks: Array<Buffer> = []
+      stream.on("data", (c: Buffer) => chunks.push(c))
+      stream.on("end", () => {
+        void gate.then(() => {
+          received.push({
+            from: session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address,
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw: Buffer.concat(chunks)
+          })
+          callback()
+          onCount?.()
+        })
+      })
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
+  const port = (server.server.address() as AddressInfo).port
+  return {
+    received,
+    connections: () => connections,
+    open: () => open(),
+    /** Resolves once `n` messages were accepted in all. */
+    until: (n: number) =>
+      new Promise<void>((resolve) => {
+        onCount = () => received.length >= n && resolve()
+        onCount()
+      }),
+    url: `smtp://127.0.0.1:${port}?pool=true&maxConnections=5`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+const smtp = await smtpServer()
+const s = await flowServer({ SMTP_URL: smtp.url, MAIL_FROM: FROM, REQUEST_TIMEOUT_MS: "600000" }, { delayDays: 0 })
+let workerMs: number
+let sent: Array<Received>
+try {
+  await importOrders(s, emails, "open")
+  const moved = await call(s.base, "PATCH", "/orders/bulk-update", s.key, { status: "fulfilled" })
+  if (moved.count !== emails) throw new Error(`expected ${emails} orders moved, got ${moved.count}`)
+  const t0 = performance.now()
+  smtp.open()
+  await smtp.until(emails)
+  workerMs = performance.now() - t0
+  sent = smtp.received.splice(0)
+} finally {
+  await s.stop()
+}
+const workerConnections = smtp.connections()
+
+const transport = createTransport(smtp.url)
+const t1 = performance.now()
+await Promise.all(sent.map((m) => transport.sendMail({ envelope: { from: m.from, to: m.to }, raw: m.raw })))
+await smtp.until(emails)
+const directMs = performance.now() - t1
+transport.close()
+await smtp.close()
+
+const r = (emails / workerMs) / (emails / directMs)
+const size = sent.reduce((n, m) => n + m.raw.length, 0) / sent.length
+console.log(
+  `\nSending ${fmt(emails)} survey emails (${fmt(size)} bytes on average) to a local SMTP server, pooled connections\n`
+)
+console.log(
+  `  baseline: nodemailer directly, all at once   ${fmt(emails / (directMs / 1000))}/s   1.00×   (${
+    (directMs / 1000).toFixed(2)
+  } s)`
+)
+console.log(
+  `  the survey worker                            ${fmt(emails / (workerMs / 1000))}/s   ${r.toFixed(2)}×   (${
+    (workerMs / 1000).toFixed(2)
+  } s; target ≥ 0.5×)`
+)
+console.log(`  SMTP connections opened: worker ${workerConnections}, both ${smtp.connections()}`)
+recordRow("send", r, emails === 10_000 ? {} : { note: `${fmt(emails)} emails` })
