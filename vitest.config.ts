@@ -16,7 +16,9 @@ process.env["FEEDBACK_TEST_RUN"] ??= randomBytes(4).toString("hex")
 
 export default defineConfig({
   resolve: { conditions: [sourceCondition, "import", "module", "node", "default"] },
-  ssr: { resolve: { conditions: [sourceCondition, "import", "node", "default"], externalConditions: [sourceCondition] } },
+  ssr: {
+    resolve: { conditions: [sourceCondition, "import", "node", "default"], externalConditions: [sourceCondition] }
+  },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "scripts/*.test.ts", "bench/support/*.test.ts"],
     globalSetup: ["scripts/test-databases.ts"],

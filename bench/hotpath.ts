@@ -48,8 +48,18 @@ const WARMUP_SECONDS = 1.5 * Math.min(scale, 1)
 const CONNECTIONS = 32
 
 const targets = [
-  { name: "(a) bare node:http", script: Path.join(import.meta.dirname, "support/bare-server.ts"), env: {}, ours: false },
-  { name: "(f) Effect HttpApi floor", script: Path.join(import.meta.dirname, "support/effect-floor-server.ts"), env: {}, ours: false },
+  {
+    name: "(a) bare node:http",
+    script: Path.join(import.meta.dirname, "support/bare-server.ts"),
+    env: {},
+    ours: false
+  },
+  {
+    name: "(f) Effect HttpApi floor",
+    script: Path.join(import.meta.dirname, "support/effect-floor-server.ts"),
+    env: {},
+    ours: false
+  },
   { name: "(b) our server, memory, LOG_REQUESTS=false", script: undefined, env: { LOG_REQUESTS: "false" }, ours: true },
   { name: "(c) our server, memory, LOG_REQUESTS=true", script: undefined, env: { LOG_REQUESTS: "true" }, ours: true }
 ] as const
@@ -60,7 +70,9 @@ const main = async () => {
   const best = new Map<string, LoadResult>()
   // `npm run bench -- hotpath a b`: only those targets ((a) always runs: it is the baseline).
   const only = process.argv.slice(2)
-  const chosen = targets.filter((t) => only.length === 0 || t.name.startsWith("(a)") || only.some((o) => t.name.startsWith(`(${o})`)))
+  const chosen = targets.filter((t) =>
+    only.length === 0 || t.name.startsWith("(a)") || only.some((o) => t.name.startsWith(`(${o})`))
+  )
   // Two interleaved rounds, each target keeping its better run: whatever runs first in a benchmark process is
   // slower, and the machine's other load drifts.
   for (let round = 0; round < 2; round++) {
@@ -72,7 +84,12 @@ const main = async () => {
       try {
         // Our server: an organization whose allowance no run exhausts, so every answer is a 200.
         const key = target.ours ? (await provision(server.url)).key : bareKey
-        const r = await load(`${server.url}/organization`, key, { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, serverPid: server.pid })
+        const r = await load(`${server.url}/organization`, key, {
+          seconds: SECONDS,
+          warmupSeconds: WARMUP_SECONDS,
+          connections: CONNECTIONS,
+          serverPid: server.pid
+        })
         const previous = best.get(target.name)
         if (previous === undefined || r.requestsPerSecond > previous.requestsPerSecond) best.set(target.name, r)
       } finally {
@@ -123,17 +140,26 @@ const mainPg = async (serverUrl: string) => {
     try {
       const provisioned = await provision(first.url, 1_000_000, ["reviews:read"])
       key = provisioned.key
-      reviewId = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-        yield* generateReviewDataset({ organizationId: provisioned.organizationId as never, reviews: 1_000, products: 10 })
-        const sql = yield* SqlClient.SqlClient
-        const rows = yield* sql<{ id: string }>`SELECT id::text AS id FROM reviews ORDER BY id LIMIT 1 OFFSET 500`
-        return rows[0]!.id
-      }).pipe(Effect.provide(PgDatabase({ _tag: "Server", url: db.url, maxConnections: 1 })))))
+      reviewId = await Effect.runPromise(Effect.scoped(
+        Effect.gen(function*() {
+          yield* generateReviewDataset({
+            organizationId: provisioned.organizationId as never,
+            reviews: 1_000,
+            products: 10
+          })
+          const sql = yield* SqlClient.SqlClient
+          const rows = yield* sql<{ id: string }>`SELECT id::text AS id FROM reviews ORDER BY id LIMIT 1 OFFSET 500`
+          return rows[0]!.id
+        }).pipe(Effect.provide(PgDatabase({ _tag: "Server", url: db.url, maxConnections: 1 })))
+      ))
     } finally {
       await first.stop()
     }
     const pgTargets = [
-      { name: "(p) bare node:http + pg, 3 round trips", script: Path.join(import.meta.dirname, "support/bare-pg-server.ts") },
+      {
+        name: "(p) bare node:http + pg, 3 round trips",
+        script: Path.join(import.meta.dirname, "support/bare-pg-server.ts")
+      },
       { name: "(q) our server, PostgreSQL, LOG_REQUESTS=false", script: undefined }
     ]
     for (let round = 0; round < 2; round++) {
@@ -143,7 +169,12 @@ const mainPg = async (serverUrl: string) => {
           target.script === undefined ? {} : { script: target.script }
         )
         try {
-          const r = await load(`${server.url}/reviews/${reviewId}`, key, { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, serverPid: server.pid })
+          const r = await load(`${server.url}/reviews/${reviewId}`, key, {
+            seconds: SECONDS,
+            warmupSeconds: WARMUP_SECONDS,
+            connections: CONNECTIONS,
+            serverPid: server.pid
+          })
           const previous = best.get(target.name)
           if (previous === undefined || r.requestsPerSecond > previous.requestsPerSecond) best.set(target.name, r)
         } finally {

@@ -43,15 +43,24 @@ const PRODUCTS = 1_000
 const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"] || undefined
 
 const onServer = (url: string, statement: string) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.unsafe(statement)
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))))
+  Effect.runPromise(Effect.scoped(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(statement)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
+  ))
 
-const prepareTarget = async (): Promise<{ target: DatabaseTarget; url: string | undefined; cleanup: () => Promise<void>; label: string }> => {
+const prepareTarget = async (): Promise<
+  { target: DatabaseTarget; url: string | undefined; cleanup: () => Promise<void>; label: string }
+> => {
   if (serverUrl === undefined) {
     const dataDir = mkdtempSync(Path.join(tmpdir(), "fb-bench-pglite-"))
-    return { target: { _tag: "Embedded", dataDir }, url: undefined, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }), label: "embedded PGlite" }
+    return {
+      target: { _tag: "Embedded", dataDir },
+      url: undefined,
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+      label: "embedded PGlite"
+    }
   }
   const name = `feedback_bench_${randomBytes(6).toString("hex")}`
   await onServer(serverUrl, `CREATE DATABASE ${name}`)
@@ -95,10 +104,18 @@ function* rows(run: string): Generator<string> {
 const main = async () => {
   const { target, url, cleanup, label } = await prepareTarget()
   const services = Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)
-  const useCases = Layer.merge(Jobs.layer.pipe(Layer.provide([ReviewWrites.layer, Reviews.layer, Catalogs.layer])), Organizations.layer)
+  const useCases = Layer.merge(
+    Jobs.layer.pipe(Layer.provide([ReviewWrites.layer, Reviews.layer, Catalogs.layer])),
+    Organizations.layer
+  )
   const runtime = ManagedRuntime.make(useCases.pipe(Layer.provideMerge(services)))
-  const sqlRun = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) => runtime.runPromise(SqlClient.SqlClient.use(f).pipe(Effect.orDie))
-  console.log(`jobs benchmark: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`)
+  const sqlRun = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+    runtime.runPromise(SqlClient.SqlClient.use(f).pipe(Effect.orDie))
+  console.log(
+    `jobs benchmark: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${
+      (totalmem() / 2 ** 30).toFixed(0)
+    } GiB`
+  )
   console.log(`store: ${label}; ${ROWS.toLocaleString("en-US")} rows; peak RSS at start ${peakRssMiB()}\n`)
   try {
     const org = await runtime.runPromise(Organizations.use((o) => o.createOrganization({ name: "Jobs bench" })))
@@ -110,7 +127,8 @@ const main = async () => {
          SELECT $1, (p.value #>> '{}')::uuid, 'p-' || (p.ordinality - 1), 'Product ' || (p.ordinality - 1), '{}', now(), now()
          FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS p`,
         [organizationId, JSON.stringify(productIds)]
-      ))
+      )
+    )
     const caller = new SecretKeyCaller({
       organizationId,
       keyId: uuidV7(Date.now()) as SecretKeyId,
@@ -125,16 +143,35 @@ const main = async () => {
 
     // Import job: upload (staging) + the worker's batches.
     const [uploadMs, job] = await timed(() =>
-      runtime.runPromise(Jobs.use((j) => j.createImport({ type: "reviews", strict: false, format: "ndjson" }, Stream.fromIterable(rows("job")))).pipe(asCaller)))
+      runtime.runPromise(
+        Jobs.use((j) =>
+          j.createImport({ type: "reviews", strict: false, format: "ndjson" }, Stream.fromIterable(rows("job")))
+        ).pipe(asCaller)
+      )
+    )
     const [runMs] = await timed(drain)
     const done = await runtime.runPromise(Jobs.use((j) => j.getImport(job.id)).pipe(asCaller))
-    if (done.progress.importedRows !== ROWS) throw new Error(`imported ${done.progress.importedRows}: ${JSON.stringify(done.skipped.slice(0, 3))}`)
-    console.log(`import job: upload ${ms(uploadMs)} + batches ${ms(runMs)} = ${ms(uploadMs + runMs)}; peak RSS ${peakRssMiB()}`)
+    if (done.progress.importedRows !== ROWS) {
+      throw new Error(`imported ${done.progress.importedRows}: ${JSON.stringify(done.skipped.slice(0, 3))}`)
+    }
+    console.log(
+      `import job: upload ${ms(uploadMs)} + batches ${ms(runMs)} = ${ms(uploadMs + runMs)}; peak RSS ${peakRssMiB()}`
+    )
 
     // Baseline: the same review rows in one multi-row INSERT (fresh ids, customers resolved by a join).
     const baselineRows = [...rows("baseline")].map((text, i) => {
       const r = JSON.parse(text)
-      return { id: uuidV7(Date.now()), product_id: productIds[i % PRODUCTS], email: r.customer, title: r.title, body: r.body, rating: r.rating, metadata: r.metadata, external_id: r.externalId, created_at: "2025-06-01T12:00:00.000Z" }
+      return {
+        id: uuidV7(Date.now()),
+        product_id: productIds[i % PRODUCTS],
+        email: r.customer,
+        title: r.title,
+        body: r.body,
+        rating: r.rating,
+        metadata: r.metadata,
+        external_id: r.externalId,
+        created_at: "2025-06-01T12:00:00.000Z"
+      }
     })
     const [baselineMs] = await timed(() =>
       sqlRun((sql) =>
@@ -146,18 +183,31 @@ const main = async () => {
              rating double precision, metadata jsonb, external_id text, created_at timestamptz)
            LEFT JOIN customers c ON c.organization_id = $1 AND c.email = x.email`,
           [organizationId, JSON.stringify(baselineRows)]
-        ))))
-    console.log(`  baseline one multi-row INSERT of the same reviews: ${ms(baselineMs)}; ratio ${((uploadMs + runMs) / baselineMs).toFixed(2)}× (target ≤ 2×)\n`)
+        ))
+      )
+    )
+    console.log(
+      `  baseline one multi-row INSERT of the same reviews: ${ms(baselineMs)}; ratio ${
+        ((uploadMs + runMs) / baselineMs).toFixed(2)
+      }× (target ≤ 2×)\n`
+    )
     // The rows' wording is 100,000 rows on a server; a run elsewhere says where and how many.
-    const where = [...(url === undefined ? [label] : []), ...(ROWS === 100_000 ? [] : [`${ROWS.toLocaleString("en-US")} rows`])]
+    const where = [
+      ...(url === undefined ? [label] : []),
+      ...(ROWS === 100_000 ? [] : [`${ROWS.toLocaleString("en-US")} rows`])
+    ]
     const note = where.length === 0 ? {} : { note: where.join(", ") }
     recordRow("job-import", (uploadMs + runMs) / baselineMs, note)
     // Only the job's reviews are exported: the baseline's are removed again.
-    await sqlRun((sql) => sql.unsafe(`DELETE FROM reviews WHERE organization_id = $1 AND external_id LIKE 'baseline-%'`, [organizationId]))
+    await sqlRun((sql) =>
+      sql.unsafe(`DELETE FROM reviews WHERE organization_id = $1 AND external_id LIKE 'baseline-%'`, [organizationId])
+    )
 
     // Export job vs COPY TO STDOUT.
     const [exportMs, bytes] = await timed(async () => {
-      const created = await runtime.runPromise(Jobs.use((j) => j.createExport({ type: "reviews", format: "ndjson" })).pipe(asCaller))
+      const created = await runtime.runPromise(
+        Jobs.use((j) => j.createExport({ type: "reviews", format: "ndjson" })).pipe(asCaller)
+      )
       await drain()
       const file = await runtime.runPromise(Jobs.use((j) => j.download(created.id)).pipe(asCaller))
       return runtime.runPromise(Stream.runFold(file.content, () => 0, (n, chunk) => n + Buffer.byteLength(chunk)))
@@ -167,10 +217,20 @@ const main = async () => {
       console.log("  COPY baseline skipped: it needs a PostgreSQL server (BENCH_DATABASE_URL)")
     } else {
       const [copyMs, out] = await timed(async () =>
-        spawnSync("psql", [url, "-q", "-c", `COPY (SELECT row_to_json(r) FROM reviews r WHERE organization_id = '${organizationId}') TO STDOUT`], { maxBuffer: 2 ** 31 }))
+        spawnSync("psql", [
+          url,
+          "-q",
+          "-c",
+          `COPY (SELECT row_to_json(r) FROM reviews r WHERE organization_id = '${organizationId}') TO STDOUT`
+        ], { maxBuffer: 2 ** 31 })
+      )
       if (out.status !== 0) console.log(`  COPY baseline failed: ${out.stderr.toString().slice(0, 200)}`)
       else {
-        console.log(`  baseline COPY … TO STDOUT (psql): ${ms(copyMs)}, ${(out.stdout.length / 2 ** 20).toFixed(1)} MiB; ratio ${(exportMs / copyMs).toFixed(2)}× (target ≤ 2×)`)
+        console.log(
+          `  baseline COPY … TO STDOUT (psql): ${ms(copyMs)}, ${(out.stdout.length / 2 ** 20).toFixed(1)} MiB; ratio ${
+            (exportMs / copyMs).toFixed(2)
+          }× (target ≤ 2×)`
+        )
         recordRow("job-export", exportMs / copyMs, note)
       }
     }

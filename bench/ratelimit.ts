@@ -71,7 +71,13 @@ const decisionsPerSecond = (spend: Spend, orgs: ReadonlyArray<string>, concurren
     return count / ((performance.now() - started) / 1000)
   })
 
-const noOpDecision: SpendDecision = { _tag: "Admitted", cost: 1, limit: 30_000_000, remaining: 30_000_000, fullInSeconds: 0 }
+const noOpDecision: SpendDecision = {
+  _tag: "Admitted",
+  cost: 1,
+  limit: 30_000_000,
+  remaining: 30_000_000,
+  fullInSeconds: 0
+}
 const noOpStore: Spend = () => Effect.succeed(noOpDecision)
 const viaStore = (store: RateLimitRepository["Service"]): Spend => (org) => store.spend(org, buckets, 1)
 
@@ -82,19 +88,28 @@ const decisionBenchmarks = Effect.gen(function*() {
   const memory = yield* makeMemoryRateLimitRepository
   const memoryBaseline = yield* decisionsPerSecond(noOpStore, [hotOrg], 1, DECISION_SECONDS)
   rows.push(["no-op store (baseline), 1 fiber", fmt(memoryBaseline), "1.00×", ""])
-  for (const [label, orgs] of [["memory, 1 hot organization", [hotOrg]], ["memory, 1,000 organizations", manyOrgs]] as const) {
+  for (
+    const [label, orgs] of [["memory, 1 hot organization", [hotOrg]], [
+      "memory, 1,000 organizations",
+      manyOrgs
+    ]] as const
+  ) {
     const rate = yield* decisionsPerSecond(viaStore(memory), orgs, 1, DECISION_SECONDS)
     rows.push([label, fmt(rate), ratio(rate, memoryBaseline), ""])
   }
 
   // --- PostgreSQL --------------------------------------------------------------------------------------------------
-  const database = benchDatabaseServer === undefined ? undefined : yield* Effect.promise(() => freshDatabase(benchDatabaseServer!))
+  const database = benchDatabaseServer === undefined
+    ? undefined
+    : yield* Effect.promise(() => freshDatabase(benchDatabaseServer!))
   const dataDir = database === undefined ? mkdtempSync(Path.join(tmpdir(), "fb-bench-pglite-")) : undefined
   const concurrency = database === undefined ? 1 : 8
   const target: DatabaseTarget = database === undefined
     ? { _tag: "Embedded", dataDir: dataDir! }
     : { _tag: "Server", url: database.url, maxConnections: concurrency }
-  const label = database === undefined ? "PGlite (embedded, 1 connection)" : `PostgreSQL server, ${concurrency} connections`
+  const label = database === undefined
+    ? "PGlite (embedded, 1 connection)"
+    : `PostgreSQL server, ${concurrency} connections`
   yield* Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(PgStoreLayer(target).pipe(Layer.orDie))
     const store = Context.get(context, RateLimitRepository)
@@ -129,7 +144,12 @@ const decisionBenchmarks = Effect.gen(function*() {
       const noOp = yield* decisionsPerSecond(noOpStore, [hotOrg], redisConcurrency, DECISION_SECONDS)
       const roundTrip = yield* decisionsPerSecond(ping, [hotOrg], redisConcurrency, DECISION_SECONDS)
       rows.push([`no-op store (baseline), ${redisConcurrency} fibers`, fmt(noOp), "1.00×", ""])
-      rows.push([`PING on Redis, one client, ${redisConcurrency} fibers (baseline)`, fmt(roundTrip), ratio(roundTrip, noOp), "1.00×"])
+      rows.push([
+        `PING on Redis, one client, ${redisConcurrency} fibers (baseline)`,
+        fmt(roundTrip),
+        ratio(roundTrip, noOp),
+        "1.00×"
+      ])
       for (const [name, orgs] of [["1 hot organization", [hotOrg]], ["1,000 organizations", manyOrgs]] as const) {
         const rate = yield* decisionsPerSecond(viaStore(store), orgs, redisConcurrency, DECISION_SECONDS)
         rows.push([`Redis, ${name}`, fmt(rate), ratio(rate, noOp), ratio(rate, roundTrip)])
@@ -148,10 +168,18 @@ const httpBenchmarks = async () => {
   const rows: Array<Array<string>> = []
   const pglite = async () => {
     const dir = mkdtempSync(Path.join(tmpdir(), "fb-bench-pglite-"))
-    return { env: { DATABASE_URL: "", DATA_DIR: dir }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) }
+    return {
+      env: { DATABASE_URL: "", DATA_DIR: dir },
+      cleanup: async () => rmSync(dir, { recursive: true, force: true })
+    }
   }
   const server = benchDatabaseServer
-  const stores: Array<{ readonly name: string; readonly env: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }> }> = [
+  const stores: Array<
+    {
+      readonly name: string
+      readonly env: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>
+    }
+  > = [
     { name: "memory", env: async () => ({ env: { DATABASE_URL: "memory" }, cleanup: async () => {} }) },
     ...(server === undefined ? [] : [{
       name: "PostgreSQL server",
@@ -216,7 +244,9 @@ const httpBenchmarks = async () => {
       ""
     ])
   }
-  console.log(`\nGET /organization through the HTTP server (autocannon, 32 connections, best of 2 interleaved runs of ${HTTP_SECONDS} s after ${WARMUP_SECONDS} s warm-up;`)
+  console.log(
+    `\nGET /organization through the HTTP server (autocannon, 32 connections, best of 2 interleaved runs of ${HTTP_SECONDS} s after ${WARMUP_SECONDS} s warm-up;`
+  )
   console.log("one organization takes every request: for PostgreSQL, every spend contends for one row)\n")
   table(["server", "req/s", "vs off", "server CPU µs/req", "CPU: off/on", "mean ms", "p99 ms", "non-2xx"], rows)
 }

@@ -38,14 +38,18 @@ const CONNECTIONS = 32
 const commits = (url: string | undefined) =>
   url === undefined
     ? Promise.resolve(undefined)
-    : Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const name = new URL(url).pathname.slice(1)
-      // Statistics are flushed to the view at most every second; ask for a fresh snapshot.
-      yield* sql`SELECT pg_stat_clear_snapshot()`
-      const rows = yield* sql<{ c: string }>`SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = ${name}`
-      return Number(rows[0]?.c ?? 0)
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))))
+    : Effect.runPromise(Effect.scoped(
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const name = new URL(url).pathname.slice(1)
+        // Statistics are flushed to the view at most every second; ask for a fresh snapshot.
+        yield* sql`SELECT pg_stat_clear_snapshot()`
+        const rows = yield* sql<
+          { c: string }
+        >`SELECT xact_commit::text AS c FROM pg_stat_database WHERE datname = ${name}`
+        return Number(rows[0]?.c ?? 0)
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
+    ))
 
 interface Row {
   readonly store: string
@@ -57,26 +61,46 @@ interface Row {
   readonly commitsRefused: number | undefined
 }
 
-const measure = async (store: string, id: RowId, databaseUrl: string | undefined, env: Record<string, string> = { DATABASE_URL: databaseUrl ?? "memory" }): Promise<Row> => {
+const measure = async (
+  store: string,
+  id: RowId,
+  databaseUrl: string | undefined,
+  env: Record<string, string> = { DATABASE_URL: databaseUrl ?? "memory" }
+): Promise<Row> => {
   const server = await startServerProcess({ ...env, OPERATOR_TOKEN, LOG_REQUESTS: "false" })
   try {
     const open = await provision(server.url)
     const starved = await provision(server.url, 1)
-    const get = (key: string) => fetch(`${server.url}/organization`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)
-    if ((await get(starved.key)) !== 200 || (await get(starved.key)) !== 429) throw new Error("the 1-a-minute organization did not refuse")
+    const get = (key: string) =>
+      fetch(`${server.url}/organization`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)
+    if ((await get(starved.key)) !== 200 || (await get(starved.key)) !== 429) {
+      throw new Error("the 1-a-minute organization did not refuse")
+    }
     let best: Partial<Row> = {}
     for (let round = 0; round < 2; round++) {
       for (const kind of ["admitted", "refused"] as const) {
         const key = kind === "admitted" ? open.key : starved.key
-        await load(`${server.url}/organization`, key, { seconds: 1 * Math.min(scale, 1), warmupSeconds: 0, connections: CONNECTIONS })
+        await load(`${server.url}/organization`, key, {
+          seconds: 1 * Math.min(scale, 1),
+          warmupSeconds: 0,
+          connections: CONNECTIONS
+        })
         // Let the statistics collector settle (the pool's own idle work is a handful of commits a minute).
         const before = await commits(databaseUrl)
-        const r = await load(`${server.url}/organization`, key, { seconds: SECONDS, warmupSeconds: 0, connections: CONNECTIONS, serverPid: server.pid })
+        const r = await load(`${server.url}/organization`, key, {
+          seconds: SECONDS,
+          warmupSeconds: 0,
+          connections: CONNECTIONS,
+          serverPid: server.pid
+        })
         await new Promise((resolve) => setTimeout(resolve, 1_100))
         const after = await commits(databaseUrl)
         const perRequest = before === undefined || after === undefined ? undefined : (after - before) / r.total
         const previous = best[kind]
-        if (previous === undefined || (r.serverCpuMicrosPerRequest ?? Infinity) < (previous.serverCpuMicrosPerRequest ?? Infinity)) {
+        if (
+          previous === undefined ||
+          (r.serverCpuMicrosPerRequest ?? Infinity) < (previous.serverCpuMicrosPerRequest ?? Infinity)
+        ) {
           best = { ...best, [kind]: r, [kind === "admitted" ? "commitsAdmitted" : "commitsRefused"]: perRequest }
         }
       }
@@ -105,12 +129,24 @@ const main = async () => {
       await db.drop()
     }
   }
-  console.log(`\nGET /organization, autocannon ${CONNECTIONS} connections, best of 2 interleaved runs of ${SECONDS} s; target: 429 CPU ≤ 0.25× of admitted\n`)
+  console.log(
+    `\nGET /organization, autocannon ${CONNECTIONS} connections, best of 2 interleaved runs of ${SECONDS} s; target: 429 CPU ≤ 0.25× of admitted\n`
+  )
   const cpu = (r: LoadResult) => r.serverCpuMicrosPerRequest ?? NaN
   for (const r of rows) recordRow(r.id, cpu(r.refused) / cpu(r.admitted))
   const perRequest = (n: number | undefined) => (n === undefined ? "n/a" : n.toFixed(3))
   table(
-    ["store", "admitted µs/req", "429 µs/req", "429 vs admitted", "admitted req/s", "429 req/s", "commits/admitted", "commits/429", "429s"],
+    [
+      "store",
+      "admitted µs/req",
+      "429 µs/req",
+      "429 vs admitted",
+      "admitted req/s",
+      "429 req/s",
+      "commits/admitted",
+      "commits/429",
+      "429s"
+    ],
     rows.map((r) => [
       r.store,
       fmt(cpu(r.admitted)),

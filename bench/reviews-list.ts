@@ -43,7 +43,11 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, randomBytes } from "node:crypto"
-import { DEFAULT_DATASET_START, datasetId, generateReviewDataset } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
+import {
+  DEFAULT_DATASET_START,
+  datasetId,
+  generateReviewDataset
+} from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
 import { makeListFloor } from "./support/list-floor.ts"
 import { type RowId, recordRow } from "./support/targets.ts"
 
@@ -55,10 +59,12 @@ const env = (name: string, fallback: number) => {
 }
 
 const admin = <A>(url: string, statement: string) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql.unsafe<A & object>(statement)
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))))
+  Effect.runPromise(Effect.scoped(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql.unsafe<A & object>(statement)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
+  ))
 
 const median = (xs: ReadonlyArray<number>) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -72,7 +78,9 @@ const toQuery = (params: ListParams) =>
 async function main(): Promise<void> {
   const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"]
   if (serverUrl === undefined || serverUrl === "") {
-    console.error("Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server, e.g. postgres://postgres@127.0.0.1:54329/postgres")
+    console.error(
+      "Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server, e.g. postgres://postgres@127.0.0.1:54329/postgres"
+    )
     process.exit(2)
   }
   const reviews = env("BENCH_REVIEWS", 1_000_000)
@@ -86,7 +94,10 @@ async function main(): Promise<void> {
   dbUrl.pathname = `/${dbName}`
 
   const store = PgStoreLayer({ _tag: "Server", url: dbUrl.toString(), maxConnections: 10 })
-  const services = Layer.merge(store, IdGenerator.uuidV7) as Layer.Layer<StoreServices | IdGenerator | SqlClient.SqlClient, unknown>
+  const services = Layer.merge(store, IdGenerator.uuidV7) as Layer.Layer<
+    StoreServices | IdGenerator | SqlClient.SqlClient,
+    unknown
+  >
   const memoMap = Layer.makeMemoMapUnsafe()
   const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
   // No background workers: idle here, they would only add their heartbeats to the timings.
@@ -96,15 +107,30 @@ async function main(): Promise<void> {
   try {
     const { organizationId, plan, secretKey, cursorKey } = await runtime.runPromise(Effect.gen(function*() {
       // A ceiling the benchmark cannot exhaust: rate limiting is still charged on every request.
-      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 }))
+      const org = yield* Organizations.use((o) =>
+        o.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 })
+      )
       const key = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["reviews:read"] }))
-      return { organizationId: org.id as OrganizationId, plan: org.plan, secretKey: key.secretKey, cursorKey: yield* CursorKey }
+      return {
+        organizationId: org.id as OrganizationId,
+        plan: org.plan,
+        secretKey: key.secretKey,
+        cursorKey: yield* CursorKey
+      }
     }))
 
-    console.log(`reviews-list: ${reviews.toLocaleString("en")} reviews over ${products.toLocaleString("en")} products in ${dbName}`)
+    console.log(
+      `reviews-list: ${reviews.toLocaleString("en")} reviews over ${
+        products.toLocaleString("en")
+      } products in ${dbName}`
+    )
     const g0 = performance.now()
     await runtime.runPromise(generateReviewDataset({ organizationId, reviews, products }))
-    console.log(`  data set generated (set-based, generate_series) and analyzed in ${((performance.now() - g0) / 1000).toFixed(1)} s`)
+    console.log(
+      `  data set generated (set-based, generate_series) and analyzed in ${
+        ((performance.now() - g0) / 1000).toFixed(1)
+      } s`
+    )
     // What autovacuum does to a table that stopped growing: the search indexes' pending lists are merged.
     await admin(dbUrl.toString(), "VACUUM ANALYZE reviews, customers, products")
 
@@ -114,7 +140,9 @@ async function main(): Promise<void> {
     const textOf = (label: string, serve: (request: Request) => Promise<Response>) => async (params: ListParams) => {
       const res = await serve(listRequest(params))
       const text = await res.text()
-      if (res.status !== 200) throw new Error(`${label} GET /reviews?${toQuery(params)} answered ${res.status}: ${text}`)
+      if (res.status !== 200) {
+        throw new Error(`${label} GET /reviews?${toQuery(params)} answered ${res.status}: ${text}`)
+      }
       return text
     }
     const httpText = textOf("", (request) => handler(request))
@@ -136,7 +164,14 @@ async function main(): Promise<void> {
     // The floors of bench/support/list-floor.ts: an HttpApi endpoint with no middleware over the same read.
     const built = Layer.succeedContext(await runtime.runPromise(Effect.context<StoreServices | SqlClient.SqlClient>()))
     const [floor, floorSpend] = [false, true].map((spend) => {
-      const made = makeListFloor(built, { secretKey, organizationId, plan, parse: (query) => parse(query as ListParams), read: floorRead, spend })
+      const made = makeListFloor(built, {
+        secretKey,
+        organizationId,
+        plan,
+        parse: (query) => parse(query as ListParams),
+        read: floorRead,
+        spend
+      })
       floorDisposers.push(made.dispose)
       return textOf("floor", (request) => made.handler(request, untracedRequests as Parameters<typeof made.handler>[1]))
     }) as [ReturnType<typeof textOf>, ReturnType<typeof textOf>]
@@ -152,7 +187,9 @@ async function main(): Promise<void> {
     }
     // The statements the store runs (for a search, as many of its steps as the term needs), without the HTTP layer.
     const direct = (params: ListParams) =>
-      runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, parse(params))))
+      runtime.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, parse(params)))
+      )
     // The store's whole list (the page with its includes in one statement, row mapping), without and with the statements
     // every authenticated request runs before it (what the secret-key middleware calls: key + organization, spend).
     const listKey = endpointKey("GET", "/reviews")
@@ -161,7 +198,9 @@ async function main(): Promise<void> {
     const fixedAndStore = (params: ListParams) =>
       runtime.runPromise(Effect.gen(function*() {
         const { organization } = yield* Organizations.use((o) => o.authenticateSecretKey(secretKey))
-        const decision = yield* RateLimitRepository.use((r) => r.spend(organization.id, bucketsForKey(listKey, organization.plan), costOfKey(listKey)))
+        const decision = yield* RateLimitRepository.use((r) =>
+          r.spend(organization.id, bucketsForKey(listKey, organization.plan), costOfKey(listKey))
+        )
         if (decision._tag !== "Admitted") throw new Error("the benchmark's organization was refused")
         return yield* ReviewRepository.use((r) => r.list(organizationId, parse(params)))
       }))
@@ -170,8 +209,12 @@ async function main(): Promise<void> {
       const statement = indexedSearchTerm(request.search)
         ? searchCandidatesStatement(organizationId, request.search)
         : reviewPageStatement(organizationId, request)
-      const rows = await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)))
+      const rows = await runtime.runPromise(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)
+        )
+      )
       const raw = Object.values(rows[0]!)[0]
       const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as Array<{ Plan: any }>
       const names: Array<string> = []
@@ -187,7 +230,9 @@ async function main(): Promise<void> {
     const w0 = performance.now()
     let cursor: string | null = null
     for (let page = 1; page < 100; page++) {
-      const body: { nextCursor: string | null } = await http(cursor === null ? { limit: "50" } : { limit: "50", cursor })
+      const body: { nextCursor: string | null } = await http(
+        cursor === null ? { limit: "50" } : { limit: "50", cursor }
+      )
       cursor = body.nextCursor
       if (cursor === null) break
     }
@@ -196,20 +241,37 @@ async function main(): Promise<void> {
     const since = new Date(Date.parse(DEFAULT_DATASET_START) + Math.floor(reviews / 2) * 1000).toISOString()
     // `row`: the row of issue 14's table the scenario measures (`npm run bench -- all`); `size` notes another size.
     const size = reviews === 1_000_000 ? {} : { note: `${reviews.toLocaleString("en-US")} reviews` }
-    const scenarios: Array<{ readonly name: string; readonly params: ListParams; readonly runs?: number; readonly row?: RowId }> = [
+    const scenarios: Array<
+      { readonly name: string; readonly params: ListParams; readonly runs?: number; readonly row?: RowId }
+    > = [
       { name: "first page (limit=50)", params: { limit: "50" }, row: "lists-first" },
-      ...(cursor === null ? [] : [{ name: "page 100 via cursors", params: { limit: "50", cursor }, row: "lists-page100" as const }]),
+      ...(cursor === null
+        ? []
+        : [{ name: "page 100 via cursors", params: { limit: "50", cursor }, row: "lists-page100" as const }]),
       {
         name: "filter product.id + published + createdAt $gte",
         params: {
           limit: "50",
-          filter: JSON.stringify({ "product.id": datasetId(organizationId, "p", 42), published: true, createdAt: { $gte: since } })
+          filter: JSON.stringify({
+            "product.id": datasetId(organizationId, "p", 42),
+            published: true,
+            createdAt: { $gte: since }
+          })
         },
         row: "lists-filter"
       },
       { name: "search \"amazing\"", params: { limit: "50", search: "amazing" } },
-      { name: "search with no match (worst case)", params: { limit: "50", search: "no such words" }, runs: 3, row: "search-no-match" },
-      { name: "first page, include=customer,product,collisions", params: { limit: "50", include: "customer,product,collisions" }, row: "lists-includes" }
+      {
+        name: "search with no match (worst case)",
+        params: { limit: "50", search: "no such words" },
+        runs: 3,
+        row: "search-no-match"
+      },
+      {
+        name: "first page, include=customer,product,collisions",
+        params: { limit: "50", include: "customer,product,collisions" },
+        row: "lists-includes"
+      }
     ]
 
     const rows: Array<Record<string, string | number>> = []
@@ -219,8 +281,13 @@ async function main(): Promise<void> {
       const count = (await http(s.params)).data.length
       // Interleaved, so that a burst of load on the machine falls on every column alike.
       const samples = {
-        h: [] as Array<number>, d: [] as Array<number>, st: [] as Array<number>, f: [] as Array<number>,
-        fl: [] as Array<number>, fs: [] as Array<number>, b: [] as Array<number>
+        h: [] as Array<number>,
+        d: [] as Array<number>,
+        st: [] as Array<number>,
+        f: [] as Array<number>,
+        fl: [] as Array<number>,
+        fs: [] as Array<number>,
+        b: [] as Array<number>
       }
       // The process's CPU time per call beside the wall time: steadier when other work loads the machine, and it
       // leaves out the database's share (bench/README.md).
@@ -270,15 +337,33 @@ async function main(): Promise<void> {
       })
       plans.push(`  ${s.name}: ${await planOf(s.params)}`)
     }
-    console.log(`  (medians of ${runs} interleaved runs after 3 warm-ups; walking pages 1-99 to get the page-100 cursor took ${(walkMs / 1000).toFixed(2)} s)`)
+    console.log(
+      `  (medians of ${runs} interleaved runs after 3 warm-ups; walking pages 1-99 to get the page-100 cursor took ${
+        (walkMs / 1000).toFixed(2)
+      } s)`
+    )
     console.table(rows)
-    console.log("  page: the store's page statement alone (for a search, its steps; see PgReviewStore.SEARCH_WINDOW), the issue's baseline.")
-    console.log("  store: ReviewRepository.list (page and includes in one statement, row mapping). fixed+store: key lookup, organization and")
-    console.log("  rate-limit spend first, as the middleware does. HTTP adds to that parsing, the Effect HTTP stack and JSON encoding.")
-    console.log("  CPU: this process's CPU time per call (median), HTTP and page statement; the database's own CPU is not in it.")
-    console.log("  floor: one Effect HttpApi endpoint, no middleware, the key found in a Map, the page statement (with includes: the")
-    console.log("  store's list) and JSON.stringify; floor+spend: the same with the rate-limit spend overlapped (bench/support/list-floor.ts).")
-    console.log("  bare: no framework: the web Request, the key's hash, the same read, JSON.stringify and the Response's text, by hand.")
+    console.log(
+      "  page: the store's page statement alone (for a search, its steps; see PgReviewStore.SEARCH_WINDOW), the issue's baseline."
+    )
+    console.log(
+      "  store: ReviewRepository.list (page and includes in one statement, row mapping). fixed+store: key lookup, organization and"
+    )
+    console.log(
+      "  rate-limit spend first, as the middleware does. HTTP adds to that parsing, the Effect HTTP stack and JSON encoding."
+    )
+    console.log(
+      "  CPU: this process's CPU time per call (median), HTTP and page statement; the database's own CPU is not in it."
+    )
+    console.log(
+      "  floor: one Effect HttpApi endpoint, no middleware, the key found in a Map, the page statement (with includes: the"
+    )
+    console.log(
+      "  store's list) and JSON.stringify; floor+spend: the same with the rate-limit spend overlapped (bench/support/list-floor.ts)."
+    )
+    console.log(
+      "  bare: no framework: the web Request, the key's hash, the same read, JSON.stringify and the Response's text, by hand."
+    )
     console.log("Query plans:")
     console.log(plans.join("\n"))
   } finally {

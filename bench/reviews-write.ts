@@ -53,10 +53,12 @@ const which = process.argv.slice(2).find((a) => a === "import" || a === "bulk" |
 const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"] || undefined
 
 const onServer = (url: string, statement: string) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.unsafe(statement)
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))))
+  Effect.runPromise(Effect.scoped(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(statement)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
+  ))
 
 const prepareTarget = async (): Promise<{ target: DatabaseTarget; cleanup: () => Promise<void>; label: string }> => {
   if (serverUrl === undefined) {
@@ -118,7 +120,9 @@ const processCpuMs = (pids: ReadonlyArray<number>): Map<number, number> => {
 const main = async () => {
   const { target, cleanup, label } = await prepareTarget()
   const services = Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)
-  const runtime = ManagedRuntime.make(Layer.merge(ReviewWrites.layer, Organizations.layer).pipe(Layer.provideMerge(services)))
+  const runtime = ManagedRuntime.make(
+    Layer.merge(ReviewWrites.layer, Organizations.layer).pipe(Layer.provideMerge(services))
+  )
   const sqlRun = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
     runtime.runPromise(SqlClient.SqlClient.use(f).pipe(Effect.orDie))
   // The database's CPU for one phase: every backend of the bench database, before and after.
@@ -139,13 +143,25 @@ const main = async () => {
   }
   const cpuNote = (u: number | undefined, b: number | undefined) =>
     u === undefined || b === undefined ? "" : `; database CPU ${ms(u)} vs ${ms(b)}`
-  const cpuRatio = (label: string, useCase: ReadonlyArray<number | undefined>, baseline: ReadonlyArray<number | undefined>) => {
+  const cpuRatio = (
+    label: string,
+    useCase: ReadonlyArray<number | undefined>,
+    baseline: ReadonlyArray<number | undefined>
+  ) => {
     if (useCase.some((x) => x === undefined) || baseline.some((x) => x === undefined)) return
     const u = median(useCase as Array<number>)
     const b = median(baseline as Array<number>)
-    console.log(`  database CPU: ${label} ${ms(u)}, baseline ${ms(b)}: ${(u / b).toFixed(2)}× (less disturbed by other load than wall time)`)
+    console.log(
+      `  database CPU: ${label} ${ms(u)}, baseline ${ms(b)}: ${
+        (u / b).toFixed(2)
+      }× (less disturbed by other load than wall time)`
+    )
   }
-  console.log(`reviews-write benchmark: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`)
+  console.log(
+    `reviews-write benchmark: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${
+      (totalmem() / 2 ** 30).toFixed(0)
+    } GiB`
+  )
   console.log(`store: ${label}; ${ITERATIONS} iteration(s), medians\n`)
   try {
     /** An organization with PRODUCTS products (slug p-<i>) and CUSTOMERS customers (buyer<i>@example.com). */
@@ -176,7 +192,11 @@ const main = async () => {
     }
     const asCaller = (caller: SecretKeyCaller) => Effect.provideService(CurrentCaller, caller)
     const countEvents = (org: OrganizationId, event: string) =>
-      sqlRun((sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM domain_events WHERE organization_id = ${org} AND event = ${event}`)
+      sqlRun((sql) =>
+        sql<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM domain_events WHERE organization_id = ${org} AND event = ${event}`
+      )
         .then((rows) => Number(rows[0]!.n))
 
     if (which === "all" || which === "import") {
@@ -195,7 +215,15 @@ const main = async () => {
           ...(i % 10 < 3 ? { imageUrls: [`https://cdn.example/reviews/${run}-${i}.jpg`] } : {}),
           ...(i % 5 === 0 ? { response: "Thank you for the review!" } : {}),
           ...(i % 10 === 0
-            ? { answers: [{ questionId: "0190f000-0000-7000-8000-0000000000aa" as never, label: "Fit", type: "scale", step: 1, steps: 5 }] }
+            ? {
+              answers: [{
+                questionId: "0190f000-0000-7000-8000-0000000000aa" as never,
+                label: "Fit",
+                type: "scale",
+                step: 1,
+                steps: 5
+              }]
+            }
             : {})
         }))
       const decode = Schema.decodeUnknownSync(Schema.toCodecJson(ImportRequest))
@@ -215,7 +243,9 @@ const main = async () => {
         )
         importCpus.push(importCpu)
         const importNodeCpu = lastNodeCpuMs
-        if (result.imported.length !== IMPORT_ROWS) throw new Error(`imported ${result.imported.length}, skipped ${JSON.stringify(result.skipped.slice(0, 3))}`)
+        if (result.imported.length !== IMPORT_ROWS) {
+          throw new Error(`imported ${result.imported.length}, skipped ${JSON.stringify(result.skipped.slice(0, 3))}`)
+        }
         importTimes.push(importMs)
         // The same 10,000 review rows (fresh ids, same products, customers and content) in one multi-row INSERT.
         const baselineRows = rows.map((r, i) => ({
@@ -229,34 +259,52 @@ const main = async () => {
           external_id: `baseline-${run}-${i}`,
           created_at: "2025-06-01T12:00:00.000Z"
         }))
-        const [baselineMs, , baselineCpu] = await withDbCpu(() => timed(() =>
-          sqlRun((sql) =>
-            sql.withTransaction(sql.unsafe(
-              `INSERT INTO reviews (organization_id, id, product_id, customer_id, title, body, rating, published, moderated_at,
+        const [baselineMs, , baselineCpu] = await withDbCpu(() =>
+          timed(() =>
+            sqlRun((sql) =>
+              sql.withTransaction(sql.unsafe(
+                `INSERT INTO reviews (organization_id, id, product_id, customer_id, title, body, rating, published, moderated_at,
                  metadata, external_id, created_at, updated_at)
                SELECT $1, x.id, x.product_id, c.id, x.title, x.body, x.rating, true, now(), x.metadata, x.external_id,
                  x.created_at, now()
                FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, product_id uuid, email text, title text, body text,
                  rating double precision, metadata jsonb, external_id text, created_at timestamptz)
                LEFT JOIN customers c ON c.organization_id = $1 AND c.email = x.email`,
-              [org, JSON.stringify(baselineRows)]
-            ))
+                [org, JSON.stringify(baselineRows)]
+              ))
+            )
           )
-        ))
+        )
         baselineTimes.push(baselineMs)
         baselineCpus.push(baselineCpu)
         importNodeCpus.push(importNodeCpu)
-        console.log(`  import run ${run + 1}: use-case ${ms(importMs)}, baseline ${ms(baselineMs)} (decode ${ms(decodeMs)})${cpuNote(importCpu, baselineCpu)}; this process's CPU ${ms(importNodeCpu)} vs ${ms(lastNodeCpuMs)}`)
+        console.log(
+          `  import run ${run + 1}: use-case ${ms(importMs)}, baseline ${ms(baselineMs)} (decode ${ms(decodeMs)})${
+            cpuNote(importCpu, baselineCpu)
+          }; this process's CPU ${ms(importNodeCpu)} vs ${ms(lastNodeCpuMs)}`
+        )
       }
       const events = await countEvents(org, "review.created")
       const i = median(importTimes)
       const b = median(baselineTimes)
-      console.log(`import of ${IMPORT_ROWS.toLocaleString("en-US")} rows: ${ms(i)}; baseline one multi-row INSERT of the same reviews: ${ms(b)}`)
-      console.log(`  ratio ${(i / b).toFixed(2)}× the baseline; JSON parse + schema decode of the body: ${ms(median(decodeTimes))}`)
+      console.log(
+        `import of ${IMPORT_ROWS.toLocaleString("en-US")} rows: ${
+          ms(i)
+        }; baseline one multi-row INSERT of the same reviews: ${ms(b)}`
+      )
+      console.log(
+        `  ratio ${(i / b).toFixed(2)}× the baseline; JSON parse + schema decode of the body: ${
+          ms(median(decodeTimes))
+        }`
+      )
       recordRow("import", i / b, serverUrl === undefined ? { note: "embedded PGlite" } : {})
       cpuRatio("import", importCpus, baselineCpus)
       console.log(`  this process's CPU during the import: ${ms(median(importNodeCpus))} (median)`)
-      console.log(`  ${(IMPORT_ROWS / (i / 1000)).toFixed(0)} reviews/s; review.created events recorded: ${events.toLocaleString("en-US")}; peak RSS ${peakRssMiB()}\n`)
+      console.log(
+        `  ${(IMPORT_ROWS / (i / 1000)).toFixed(0)} reviews/s; review.created events recorded: ${
+          events.toLocaleString("en-US")
+        }; peak RSS ${peakRssMiB()}\n`
+      )
     }
 
     if (which === "all" || which === "bulk") {
@@ -273,7 +321,9 @@ const main = async () => {
       )
       const vacuum = () => sqlRun((sql) => sql.unsafe("VACUUM ANALYZE reviews"))
       await vacuum()
-      console.log(`seeded ${BULK_REVIEWS.toLocaleString("en-US")} reviews over ${PRODUCTS} products; peak RSS ${peakRssMiB()}`)
+      console.log(
+        `seeded ${BULK_REVIEWS.toLocaleString("en-US")} reviews over ${PRODUCTS} products; peak RSS ${peakRssMiB()}`
+      )
       const bulkTimes: Array<number> = []
       const baselineTimes: Array<number> = []
       const bulkCpus: Array<number | undefined> = []
@@ -284,36 +334,56 @@ const main = async () => {
       for (let run = -1; run < ITERATIONS; run++) {
         // Reviews are all unpublished here: the use-case publishes every one (100,000 changes and events)...
         await vacuum()
-        const [bulkMs, result, bulkCpu] = await withDbCpu(() => timed(() =>
-          runtime.runPromise(ReviewWrites.use((w) => w.bulkUpdate({}, { published: true })).pipe(asCaller(caller)))
-        ))
+        const [bulkMs, result, bulkCpu] = await withDbCpu(() =>
+          timed(() =>
+            runtime.runPromise(ReviewWrites.use((w) => w.bulkUpdate({}, { published: true })).pipe(asCaller(caller)))
+          )
+        )
         if (result.count !== BULK_REVIEWS) throw new Error(`matched ${result.count}`)
         // ...and the baseline unpublishes the same rows with one plain UPDATE.
         await vacuum()
-        const [baselineMs, , baselineCpu] = await withDbCpu(() => timed(() =>
-          sqlRun((sql) =>
-            sql.withTransaction(sql.unsafe(
-              `UPDATE reviews SET published = false, moderated_at = now(), updated_at = now() WHERE organization_id = $1`,
-              [org]
-            ))
+        const [baselineMs, , baselineCpu] = await withDbCpu(() =>
+          timed(() =>
+            sqlRun((sql) =>
+              sql.withTransaction(sql.unsafe(
+                `UPDATE reviews SET published = false, moderated_at = now(), updated_at = now() WHERE organization_id = $1`,
+                [org]
+              ))
+            )
           )
-        ))
+        )
         if (run < 0) {
-          console.log(`  warm-up (not timed): use-case ${ms(bulkMs)}, baseline ${ms(baselineMs)}${cpuNote(bulkCpu, baselineCpu)}`)
+          console.log(
+            `  warm-up (not timed): use-case ${ms(bulkMs)}, baseline ${ms(baselineMs)}${cpuNote(bulkCpu, baselineCpu)}`
+          )
           continue
         }
         bulkTimes.push(bulkMs)
         bulkCpus.push(bulkCpu)
         baselineTimes.push(baselineMs)
         baselineCpus.push(baselineCpu)
-        console.log(`  bulk run ${run + 1}: use-case ${ms(bulkMs)}, baseline ${ms(baselineMs)}; peak RSS ${peakRssMiB()}${cpuNote(bulkCpu, baselineCpu)}`)
+        console.log(
+          `  bulk run ${run + 1}: use-case ${ms(bulkMs)}, baseline ${ms(baselineMs)}; peak RSS ${peakRssMiB()}${
+            cpuNote(bulkCpu, baselineCpu)
+          }`
+        )
       }
       const events = await countEvents(org, "review.updated")
       const u = median(bulkTimes)
       const b = median(baselineTimes)
-      console.log(`bulk-update of ${BULK_REVIEWS.toLocaleString("en-US")} reviews: ${ms(u)}; baseline one UPDATE of the same rows: ${ms(b)}`)
+      console.log(
+        `bulk-update of ${BULK_REVIEWS.toLocaleString("en-US")} reviews: ${
+          ms(u)
+        }; baseline one UPDATE of the same rows: ${ms(b)}`
+      )
       recordRow("bulk-update", u / b, serverUrl === undefined ? { note: "embedded PGlite" } : {})
-      console.log(`  ratio ${(u / b).toFixed(2)}× the baseline; review.updated events recorded: ${events.toLocaleString("en-US")} (${ITERATIONS + 1} × ${BULK_REVIEWS.toLocaleString("en-US")}, the warm-up's included); peak RSS ${peakRssMiB()}`)
+      console.log(
+        `  ratio ${(u / b).toFixed(2)}× the baseline; review.updated events recorded: ${
+          events.toLocaleString("en-US")
+        } (${ITERATIONS + 1} × ${
+          BULK_REVIEWS.toLocaleString("en-US")
+        }, the warm-up's included); peak RSS ${peakRssMiB()}`
+      )
       cpuRatio("bulk-update", bulkCpus, baselineCpus)
     }
   } finally {

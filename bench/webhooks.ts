@@ -44,7 +44,10 @@ import * as inspector from "node:inspector/promises"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeWebHandler } from "../packages/adapter-http/src/server/ApiServer.ts"
-import { NodeHostResolver, NodeWebhookTransport } from "../packages/adapter-http/src/server/webhooks/NodeWebhookTransport.ts"
+import {
+  NodeHostResolver,
+  NodeWebhookTransport
+} from "../packages/adapter-http/src/server/webhooks/NodeWebhookTransport.ts"
 import { cpuMillis } from "./support/common.ts"
 import { floorDeliveries, prepareFloor } from "./support/webhook-floor.ts"
 import { recordRow } from "./support/targets.ts"
@@ -56,10 +59,12 @@ const CONCURRENCY = 16
 const databaseUrl = process.env["BENCH_DATABASE_URL"] || undefined
 
 const onDatabase = (url: string, statement: string) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.unsafe(statement)
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))))
+  Effect.runPromise(Effect.scoped(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(statement)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
+  ))
 
 const freshStore = async (): Promise<{
   layer: Layer.Layer<StoreServices>
@@ -82,10 +87,12 @@ const freshStore = async (): Promise<{
     }
   }
   const name = `bench_${randomBytes(4).toString("hex")}`
-  await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.unsafe(`CREATE DATABASE ${name}`)
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 })))))
+  await Effect.runPromise(Effect.scoped(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(`CREATE DATABASE ${name}`)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 })))
+  ))
   const u = new URL(databaseUrl)
   u.pathname = `/${name}`
   return {
@@ -190,7 +197,13 @@ const sampleBody = JSON.stringify({
   event: "review.updated",
   timestamp: new Date().toISOString(),
   idempotencyKey: "01930000-0000-7000-8000-000000000000",
-  data: { id: "01930000-0000-7000-8000-000000000001", title: "Great", body: "x".repeat(200), rating: 5, published: true }
+  data: {
+    id: "01930000-0000-7000-8000-000000000001",
+    title: "Great",
+    body: "x".repeat(200),
+    rating: 5,
+    published: true
+  }
 })
 
 /**
@@ -204,7 +217,9 @@ const startProfile = async (): Promise<() => Promise<void>> => {
   const session = new inspector.Session()
   session.connect()
   await session.post("Profiler.enable")
-  await session.post("Profiler.setSamplingInterval", { interval: Number(process.env["BENCH_CPU_PROFILE_INTERVAL"] ?? 1000) })
+  await session.post("Profiler.setSamplingInterval", {
+    interval: Number(process.env["BENCH_CPU_PROFILE_INTERVAL"] ?? 1000)
+  })
   await session.post("Profiler.start")
   return async () => {
     const { profile } = await session.post("Profiler.stop")
@@ -269,93 +284,106 @@ const dispatched = async (
   const webhooks = 4
   const Services = Layer.mergeAll(store, IdGenerator.uuidV7, NodeWebhookTransport, NodeHostResolver)
   // The scope (and so the dispatcher) closes before the store's connections do.
-  const exit = await Effect.runPromiseExit(Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bench" }))
-    const repo = yield* WebhookRepository
-    const at = Timestamp.fromMillis(Date.now() - 1_000)
-    const webhookIds: Array<WebhookId> = []
-    for (let i = 0; i < webhooks; i++) {
-      const id = yield* nextId<WebhookId>()
-      webhookIds.push(id)
-      yield* repo.insert({
-        id,
-        organizationId: org.id,
-        url,
-        events: ["review.updated"],
-        hmacSecret: "bench-secret-0123456789", previousHmacSecret: null, previousSecretExpiresAt: null,
-        createdAt: at,
-        updatedAt: at
-      })
-    }
-    const events = Math.ceil(n / webhooks)
-    // One round: `count` events (each about its own review), then a dispatcher until the receiver has them all.
-    let recordsSoFar = 0
-    const writeEvents = (count: number) =>
-      Effect.gen(function*() {
-        for (let done = 0; done < count; done += 500) {
-          yield* transactional(Effect.forEach(
-            Array.from({ length: Math.min(500, count - done) }, () => recordsSoFar++),
-            (i) =>
-              recordEvent(org.id as OrganizationId, "review.updated", {
-                ...JSON.parse(sampleBody).data,
-                id: `01930000-0000-7000-8000-${String(i).padStart(12, "0")}`
-              }),
-            { discard: true }
-          ))
-        }
-      })
-    const deliver = (count: number, profiled: boolean) =>
-      Effect.gen(function*() {
-        const before = received()
-        const profile = profiled ? yield* Effect.promise(() => startProfile()) : async () => {}
-        const started = performance.now()
-        // Closing the dispatcher's scope lets it record every outcome before the clock stops.
-        yield* Effect.scoped(Effect.gen(function*() {
-          yield* startDispatcher({ concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY, pollIntervalMs: 20 })
-          yield* Effect.promise(() => new Promise<void>((resolve) => {
-            const check = () => (received() - before >= count * webhooks ? resolve() : setTimeout(check, 2))
-            check()
-          }))
-        }))
-        const seconds = (performance.now() - started) / 1000
-        yield* Effect.promise(() => profile())
-        return seconds
-      })
-    // A running server's tables have statistics; a database created a second ago has none, and the planner's
-    // guesses then say little about production. So: a warm-up round, ANALYZE (PostgreSQL), then the measured rounds.
-    yield* writeEvents(WARM_UP)
-    yield* deliver(WARM_UP, false)
-    if (analyze !== undefined) yield* Effect.promise(analyze)
-    const rounds: Array<Round> = []
-    let dispatcherConnections = 0
-    for (let r = 0; r < ROUNDS; r++) {
-      const baseline = yield* measure(events * webhooks, () => undefined, Effect.promise(() => rawPosts(url, events * webhooks)))
-      yield* writeEvents(events)
-      const connectionsBefore = connections()
-      const dispatcher = yield* measure(events * webhooks, databaseCpu, deliver(events, r === ROUNDS - 1))
-      dispatcherConnections += connections() - connectionsBefore
-      const floorRun = floor === undefined ? undefined : yield* Effect.promise(() => floor(events * webhooks))
-      rounds.push({ baseline, dispatcher, floor: floorRun })
-    }
-    // Every delivery must be stored as delivered (outside the clock).
-    let recorded = 0
-    for (const id of webhookIds) {
-      let after: { createdAt: Timestamp.Timestamp; id: string } | undefined = undefined
-      for (;;) {
-        const page: ReadonlyArray<WebhookDeliveryRecord> = yield* repo.listDeliveries(org.id, id, { limit: 250, after })
-        recorded += page.filter((d) => d.status === "delivered").length
-        if (page.length < 250) break
-        after = { createdAt: page[page.length - 1]!.createdAt, id: page[page.length - 1]!.id }
+  const exit = await Effect.runPromiseExit(
+    Effect.gen(function*() {
+      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bench" }))
+      const repo = yield* WebhookRepository
+      const at = Timestamp.fromMillis(Date.now() - 1_000)
+      const webhookIds: Array<WebhookId> = []
+      for (let i = 0; i < webhooks; i++) {
+        const id = yield* nextId<WebhookId>()
+        webhookIds.push(id)
+        yield* repo.insert({
+          id,
+          organizationId: org.id,
+          url,
+          events: ["review.updated"],
+          hmacSecret: "bench-secret-0123456789",
+          previousHmacSecret: null,
+          previousSecretExpiresAt: null,
+          createdAt: at,
+          updatedAt: at
+        })
       }
-    }
-    const expected = (WARM_UP + events * ROUNDS) * webhooks
-    if (recorded !== expected) throw new Error(`${recorded} of ${expected} deliveries stored as delivered`)
-    return { rounds, connections: dispatcherConnections }
-  }).pipe(
-    Effect.scoped,
-    Effect.provide(Organizations.layer.pipe(Layer.provideMerge(Services))),
-    Effect.provideService(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 10_000 })
-  ))
+      const events = Math.ceil(n / webhooks)
+      // One round: `count` events (each about its own review), then a dispatcher until the receiver has them all.
+      let recordsSoFar = 0
+      const writeEvents = (count: number) =>
+        Effect.gen(function*() {
+          for (let done = 0; done < count; done += 500) {
+            yield* transactional(Effect.forEach(
+              Array.from({ length: Math.min(500, count - done) }, () => recordsSoFar++),
+              (i) =>
+                recordEvent(org.id as OrganizationId, "review.updated", {
+                  ...JSON.parse(sampleBody).data,
+                  id: `01930000-0000-7000-8000-${String(i).padStart(12, "0")}`
+                }),
+              { discard: true }
+            ))
+          }
+        })
+      const deliver = (count: number, profiled: boolean) =>
+        Effect.gen(function*() {
+          const before = received()
+          const profile = profiled ? yield* Effect.promise(() => startProfile()) : async () => {}
+          const started = performance.now()
+          // Closing the dispatcher's scope lets it record every outcome before the clock stops.
+          yield* Effect.scoped(Effect.gen(function*() {
+            yield* startDispatcher({ concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY, pollIntervalMs: 20 })
+            yield* Effect.promise(() =>
+              new Promise<void>((resolve) => {
+                const check = () => (received() - before >= count * webhooks ? resolve() : setTimeout(check, 2))
+                check()
+              })
+            )
+          }))
+          const seconds = (performance.now() - started) / 1000
+          yield* Effect.promise(() => profile())
+          return seconds
+        })
+      // A running server's tables have statistics; a database created a second ago has none, and the planner's
+      // guesses then say little about production. So: a warm-up round, ANALYZE (PostgreSQL), then the measured rounds.
+      yield* writeEvents(WARM_UP)
+      yield* deliver(WARM_UP, false)
+      if (analyze !== undefined) yield* Effect.promise(analyze)
+      const rounds: Array<Round> = []
+      let dispatcherConnections = 0
+      for (let r = 0; r < ROUNDS; r++) {
+        const baseline = yield* measure(
+          events * webhooks,
+          () => undefined,
+          Effect.promise(() => rawPosts(url, events * webhooks))
+        )
+        yield* writeEvents(events)
+        const connectionsBefore = connections()
+        const dispatcher = yield* measure(events * webhooks, databaseCpu, deliver(events, r === ROUNDS - 1))
+        dispatcherConnections += connections() - connectionsBefore
+        const floorRun = floor === undefined ? undefined : yield* Effect.promise(() => floor(events * webhooks))
+        rounds.push({ baseline, dispatcher, floor: floorRun })
+      }
+      // Every delivery must be stored as delivered (outside the clock).
+      let recorded = 0
+      for (const id of webhookIds) {
+        let after: { createdAt: Timestamp.Timestamp; id: string } | undefined = undefined
+        for (;;) {
+          const page: ReadonlyArray<WebhookDeliveryRecord> = yield* repo.listDeliveries(org.id, id, {
+            limit: 250,
+            after
+          })
+          recorded += page.filter((d) => d.status === "delivered").length
+          if (page.length < 250) break
+          after = { createdAt: page[page.length - 1]!.createdAt, id: page[page.length - 1]!.id }
+        }
+      }
+      const expected = (WARM_UP + events * ROUNDS) * webhooks
+      if (recorded !== expected) throw new Error(`${recorded} of ${expected} deliveries stored as delivered`)
+      return { rounds, connections: dispatcherConnections }
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(Organizations.layer.pipe(Layer.provideMerge(Services))),
+      Effect.provideService(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 10_000 })
+    )
+  )
   if (exit._tag === "Failure") throw new Error(Cause.pretty(exit.cause))
   return exit.value
 }
@@ -369,33 +397,49 @@ const apiLatencies = async (store: Layer.Layer<StoreServices>, hangingUrl: strin
     webhooks: { allowInsecure: true, allowPrivate: true, timeoutMs: 5_000, dispatcher: { concurrency: CONCURRENCY } }
   })
   const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const res = await handler(new Request(`http://bench${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    }))
+    const res = await handler(
+      new Request(`http://bench${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    )
     const json = await res.json() as any
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
     return json
   }
-  const organization = await call("POST", "/operator/organizations", operator, { name: "Latency", apiRequestsPerMinute: 1_000_000 })
+  const organization = await call("POST", "/operator/organizations", operator, {
+    name: "Latency",
+    apiRequestsPerMinute: 1_000_000
+  })
   const { secretKey } = await call("POST", `/operator/organizations/${organization.id}/keys`, operator, {
     permissions: ["settings:read", "settings:write"]
   })
-  const target = await call("POST", "/webhooks", secretKey, { url: "http://127.0.0.1:9/unused", events: ["review.created"] })
+  const target = await call("POST", "/webhooks", secretKey, {
+    url: "http://127.0.0.1:9/unused",
+    events: ["review.created"]
+  })
   const run = async () => {
     const times: Array<number> = []
     for (let i = 0; i < REQUESTS; i++) {
       const started = performance.now()
-      await call("PATCH", `/webhooks/${target.id}`, secretKey, { events: [i % 2 === 0 ? "review.updated" : "review.created"] })
+      await call("PATCH", `/webhooks/${target.id}`, secretKey, {
+        events: [i % 2 === 0 ? "review.updated" : "review.created"]
+      })
       times.push(performance.now() - started)
     }
     return times.slice(Math.floor(REQUESTS / 10)) // drop warm-up
   }
   const baseline = await run()
-  for (let i = 0; i < 8; i++) await call("POST", "/webhooks", secretKey, { url: hangingUrl, events: ["webhook.updated"] })
+  for (let i = 0; i < 8; i++) {
+    await call("POST", "/webhooks", secretKey, { url: hangingUrl, events: ["webhook.updated"] })
+  }
   // Fill every dispatcher slot with a POST the receiver never answers before measuring.
-  for (let i = 0; i < 10; i++) await call("PATCH", `/webhooks/${target.id}`, secretKey, { events: [i % 2 === 0 ? "review.updated" : "review.created"] })
+  for (let i = 0; i < 10; i++) {
+    await call("PATCH", `/webhooks/${target.id}`, secretKey, {
+      events: [i % 2 === 0 ? "review.updated" : "review.created"]
+    })
+  }
   const deadline = Date.now() + 10_000
   while (stuckPosts() < CONCURRENCY && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
   if (stuckPosts() < CONCURRENCY) throw new Error(`only ${stuckPosts()} POSTs reached the hanging receiver`)
@@ -409,7 +453,9 @@ const part = process.argv[2]
 
 const main = async () => {
   const store = await freshStore()
-  process.stdout.write(`webhooks benchmark — store: ${store.name}, concurrency ${CONCURRENCY}, node ${process.version}\n\n`)
+  process.stdout.write(
+    `webhooks benchmark — store: ${store.name}, concurrency ${CONCURRENCY}, node ${process.version}\n\n`
+  )
   if (part !== "latency") await throughput(store.layer, store.analyze, store.databaseCpu, store.floorClient)
   if (process.env["BENCH_KEEP"] === undefined) await store.drop()
   else process.stdout.write(`kept database ${store.name}\n`)
@@ -426,17 +472,29 @@ const throughput = async (
   const floorRuntime = floorClient === undefined ? undefined : ManagedRuntime.make(floorClient)
   const floor = floorRuntime === undefined ? undefined : async (n: number) => {
     await floorRuntime.runPromise(prepareFloor)
-    return floorRuntime.runPromise(measure(n, databaseCpu, floorDeliveries(ok.url, n, sampleBody, "bench-secret-0123456789")))
+    return floorRuntime.runPromise(
+      measure(n, databaseCpu, floorDeliveries(ok.url, n, sampleBody, "bench-secret-0123456789"))
+    )
   }
   if (floor !== undefined) await floor(500) // warm-up
   // A first baseline run warms node:http up before the rounds, as the dispatcher's warm-up round does for it.
   await rawPosts(ok.url, DELIVERIES)
   const rawConnections = ok.connections()
-  const { connections, rounds } = await dispatched(ok.url, DELIVERIES, storeLayer, ok.count, analyze, databaseCpu, ok.connections, floor)
+  const { connections, rounds } = await dispatched(
+    ok.url,
+    DELIVERIES,
+    storeLayer,
+    ok.count,
+    analyze,
+    databaseCpu,
+    ok.connections,
+    floor
+  )
   await floorRuntime?.dispose()
   await ok.close()
   const cpu = (m: Measured) =>
-    `CPU/delivery: process ${fmt(m.processMicros, 0)} µs (kernel ${fmt(m.systemMicros, 0)})` + (m.databaseMicros === undefined ? "" : `, database ${fmt(m.databaseMicros, 0)} µs`)
+    `CPU/delivery: process ${fmt(m.processMicros, 0)} µs (kernel ${fmt(m.systemMicros, 0)})` +
+    (m.databaseMicros === undefined ? "" : `, database ${fmt(m.databaseMicros, 0)} µs`)
   const ratios = rounds.map((r) => r.dispatcher.perSecond / r.baseline.perSecond)
   const floorRatios = rounds.flatMap((r) => r.floor === undefined ? [] : [r.floor.perSecond / r.baseline.perSecond])
   recordRow(
@@ -449,8 +507,11 @@ const throughput = async (
       rounds.map((r, i) =>
         `  round ${i + 1}: dispatcher ${fmt(r.dispatcher.perSecond, 0)} (${cpu(r.dispatcher)})\n` +
         `           baseline   ${fmt(r.baseline.perSecond, 0)} (${cpu(r.baseline)})   ratio ${fmt(ratios[i]!, 2)}\n` +
-        (r.floor === undefined ? "" :
-          `           floor      ${fmt(r.floor.perSecond, 0)} (${cpu(r.floor)})   ratio ${fmt(r.floor.perSecond / r.baseline.perSecond, 2)}\n`)
+        (r.floor === undefined ?
+          "" :
+          `           floor      ${fmt(r.floor.perSecond, 0)} (${cpu(r.floor)})   ratio ${
+            fmt(r.floor.perSecond / r.baseline.perSecond, 2)
+          }\n`)
       ).join("") +
       `  connections the receiver accepted: ${rawConnections} (one baseline run), ${connections} (new in the dispatcher's timed rounds)\n` +
       `  ratio dispatcher / baseline, median of ${rounds.length}: ${fmt(percentile(ratios, 50), 2)}` +
@@ -458,7 +519,9 @@ const throughput = async (
       (rounds[0]?.floor === undefined ? "" : (() => {
         const floors = rounds.map((r) => r.floor!.perSecond / r.baseline.perSecond)
         return `  ratio floor / baseline, median of ${rounds.length}: ${fmt(percentile(floors, 50), 2)}` +
-          ` (range ${fmt(Math.min(...floors), 2)}–${fmt(Math.max(...floors), 2)}); floor: bench/support/webhook-floor.ts\n`
+          ` (range ${fmt(Math.min(...floors), 2)}–${
+            fmt(Math.max(...floors), 2)
+          }); floor: bench/support/webhook-floor.ts\n`
       })()) + "\n"
   )
 }
@@ -470,7 +533,9 @@ const latencyPart = async () => {
   const p = (xs: ReadonlyArray<number>, q: number) => percentile(xs, q)
   process.stdout.write(
     `API latency, PATCH /webhooks/{id} (${REQUESTS} sequential, ms):\n` +
-      `  no subscriber (baseline):        p50 ${fmt(p(latency.baseline, 50), 2)}  p99 ${fmt(p(latency.baseline, 99), 2)}\n` +
+      `  no subscriber (baseline):        p50 ${fmt(p(latency.baseline, 50), 2)}  p99 ${
+        fmt(p(latency.baseline, 99), 2)
+      }\n` +
       `  8 subscribers, receiver hangs:   p50 ${fmt(p(latency.stuck, 50), 2)}  p99 ${fmt(p(latency.stuck, 99), 2)}` +
       `  (all ${CONCURRENCY} delivery slots stuck; ${hang.count()} POSTs reached the receiver)\n` +
       `  ratio hanging / baseline:        p50 ${fmt(p(latency.stuck, 50) / p(latency.baseline, 50), 2)}  p99 ${

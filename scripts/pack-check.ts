@@ -19,7 +19,15 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 
 const root = Path.resolve(import.meta.dirname, "..")
-const packages = ["core", "testing", "client", "adapter-memory", "adapter-postgres", "adapter-redis", "adapter-http"] as const
+const packages = [
+  "core",
+  "testing",
+  "client",
+  "adapter-memory",
+  "adapter-postgres",
+  "adapter-redis",
+  "adapter-http"
+] as const
 const CLIENT_ONLY_LIMIT_BYTES = 20 * 1024 * 1024
 const fixtures = Path.join(import.meta.dirname, "pack-check")
 
@@ -32,10 +40,17 @@ const hostEnv = (extra: Record<string, string> = {}) => {
   return env
 }
 const run = (cmd: string, args: ReadonlyArray<string>, cwd: string, env = hostEnv()) =>
-  execFileSync(cmd, args, { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 * 1024 * 1024 })
+  execFileSync(cmd, args, {
+    cwd,
+    env,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 64 * 1024 * 1024
+  })
 const npm = (args: ReadonlyArray<string>, cwd: string) =>
   run(process.platform === "win32" ? "npm.cmd" : "npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], cwd)
-const node = (args: ReadonlyArray<string>, cwd: string, env: Record<string, string> = {}) => run(process.execPath, args, cwd, hostEnv(env))
+const node = (args: ReadonlyArray<string>, cwd: string, env: Record<string, string> = {}) =>
+  run(process.execPath, args, cwd, hostEnv(env))
 
 const sizeOf = (dir: string): number =>
   readdirSync(dir, { withFileTypes: true }).reduce((total, entry) => {
@@ -48,7 +63,14 @@ const startBin = (cwd: string): Promise<{ url: string; child: ChildProcess }> =>
   new Promise((resolve, reject) => {
     const child = spawn(Path.join(cwd, "node_modules/.bin/feedback-admin-api"), ["serve"], {
       cwd,
-      env: hostEnv({ DATABASE_URL: "memory", PORT: "0", HOST: "127.0.0.1", LOG_REQUESTS: "false", DEMO: "true", OPERATOR_TOKEN: "pack-check-operator-token-0123456789" }),
+      env: hostEnv({
+        DATABASE_URL: "memory",
+        PORT: "0",
+        HOST: "127.0.0.1",
+        LOG_REQUESTS: "false",
+        DEMO: "true",
+        OPERATOR_TOKEN: "pack-check-operator-token-0123456789"
+      }),
       stdio: ["ignore", "pipe", "pipe"]
     })
     let out = ""
@@ -84,7 +106,13 @@ const main = async () => {
     step("pack")
     const tarballs = Path.join(work, "tarballs")
     mkdirSync(tarballs)
-    npm(["pack", "--ignore-scripts", "--pack-destination", tarballs, ...packages.flatMap((p) => ["-w", `packages/${p}`])], root)
+    npm([
+      "pack",
+      "--ignore-scripts",
+      "--pack-destination",
+      tarballs,
+      ...packages.flatMap((p) => ["-w", `packages/${p}`])
+    ], root)
     const files = Object.fromEntries(packages.map((p) => {
       const file = readdirSync(tarballs).find((f) => f.startsWith(`feedback-${p}-`))
       if (file === undefined) throw new Error(`no tarball for ${p}`)
@@ -94,15 +122,27 @@ const main = async () => {
       const listing = run("tar", ["-tzf", file], work)
       const shipped = listing.split("\n").filter((f) => /\.test\.ts$|\/test\//.test(f))
       if (shipped.length > 0) throw new Error(`${p} ships test files: ${shipped.join(", ")}`)
-      if (!listing.includes("package/dist/index.js") || !listing.includes("package/dist/index.d.ts")) throw new Error(`${p} ships no dist/index.js + .d.ts`)
+      if (!listing.includes("package/dist/index.js") || !listing.includes("package/dist/index.d.ts")) {
+        throw new Error(`${p} ships no dist/index.js + .d.ts`)
+      }
     }
 
     step("install every package into a scratch host project")
     const host = Path.join(work, "host")
     cpSync(Path.join(fixtures, "host"), host, { recursive: true })
     // The test kit's peers (`@feedback/testing`'s), so that the test entry points import too; typescript for step (c).
-    const devVersion = (name: string) => JSON.parse(readFileSync(Path.join(root, "node_modules", name, "package.json"), "utf8")).version as string
-    npm(["install", "--prefer-offline", ...Object.values(files), `vitest@${devVersion("vitest")}`, `@effect/vitest@${devVersion("@effect/vitest")}`, `fast-check@${devVersion("fast-check")}`, `typescript@${devVersion("typescript")}`, `@types/node@${devVersion("@types/node")}`], host)
+    const devVersion = (name: string) =>
+      JSON.parse(readFileSync(Path.join(root, "node_modules", name, "package.json"), "utf8")).version as string
+    npm([
+      "install",
+      "--prefer-offline",
+      ...Object.values(files),
+      `vitest@${devVersion("vitest")}`,
+      `@effect/vitest@${devVersion("@effect/vitest")}`,
+      `fast-check@${devVersion("fast-check")}`,
+      `typescript@${devVersion("typescript")}`,
+      `@types/node@${devVersion("@types/node")}`
+    ], host)
 
     step("(a) import every entry point with plain node")
     console.log(node(["imports.mjs"], host).trim())
@@ -114,7 +154,9 @@ const main = async () => {
     node([Path.join(host, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], host)
 
     step("(d) feedback-admin-api --help, then serve")
-    if (!node([Path.join(host, "node_modules/.bin/feedback-admin-api"), "--help"], host).includes("migrate")) throw new Error("--help does not list migrate")
+    if (!node([Path.join(host, "node_modules/.bin/feedback-admin-api"), "--help"], host).includes("migrate")) {
+      throw new Error("--help does not list migrate")
+    }
     const started = await startBin(host)
     server = started.child
     const [url, key] = started.url.split("#") as [string, string]
@@ -127,10 +169,18 @@ const main = async () => {
     npm(["install", "--prefer-offline", files.client], clientOnly)
     const installed = readdirSync(Path.join(clientOnly, "node_modules"), { recursive: true }).map(String)
     const forbidden = installed.filter((f) => /^(@electric-sql|pg|nodemailer|effect)(\/|$)/.test(f))
-    if (forbidden.length > 0) throw new Error(`a client-only install contains ${[...new Set(forbidden.map((f) => f.split("/")[0]))].join(", ")}`)
+    if (forbidden.length > 0) {
+      throw new Error(
+        `a client-only install contains ${[...new Set(forbidden.map((f) => f.split("/")[0]))].join(", ")}`
+      )
+    }
     const bytes = sizeOf(Path.join(clientOnly, "node_modules"))
     if (bytes > CLIENT_ONLY_LIMIT_BYTES) throw new Error(`a client-only install is ${(bytes / 1e6).toFixed(1)} MB`)
-    console.log(`client-only node_modules: ${(bytes / 1024 / 1024).toFixed(2)} MiB; ${readdirSync(Path.join(clientOnly, "node_modules")).filter((d) => !d.startsWith(".")).join(", ")}`)
+    console.log(
+      `client-only node_modules: ${(bytes / 1024 / 1024).toFixed(2)} MiB; ${
+        readdirSync(Path.join(clientOnly, "node_modules")).filter((d) => !d.startsWith(".")).join(", ")
+      }`
+    )
     console.log(node(["call.mjs"], clientOnly, { ADMIN_API_URL: url, ADMIN_API_KEY: key }).trim())
 
     console.log("pack-check: all steps passed")
@@ -148,4 +198,3 @@ main().catch((error: unknown) => {
   if (e.stderr) console.error(String(e.stderr).slice(-4000))
   process.exit(1)
 })
-

@@ -41,13 +41,19 @@ const server = createServer(async (req, res) => {
     // The organization bucket in TokenBucket's units (1/60,000,000 token, per millisecond); cost 1 token.
     const perMinute = found.api_requests_per_minute
     const buckets = JSON.stringify([{ key: "org", c: perMinute * 60_000_000, r: perMinute * 1_000 }])
-    const spent = await pool.query(`SELECT a FROM rate_limit_spend($1::uuid, $2::jsonb, 60000000::bigint, $3::bigint) LIMIT 1`, [
-      found.organization_id,
-      buckets,
-      Date.now()
-    ])
+    const spent = await pool.query(
+      `SELECT a FROM rate_limit_spend($1::uuid, $2::jsonb, 60000000::bigint, $3::bigint) LIMIT 1`,
+      [
+        found.organization_id,
+        buckets,
+        Date.now()
+      ]
+    )
     if (spent.rows[0]?.a !== true) return answer(res, 429, { error: { code: "RATE_LIMITED" } })
-    const review = await pool.query(`SELECT * FROM reviews WHERE organization_id = $1 AND id = $2`, [found.organization_id, id])
+    const review = await pool.query(`SELECT * FROM reviews WHERE organization_id = $1 AND id = $2`, [
+      found.organization_id,
+      id
+    ])
     const row = review.rows[0] as Record<string, unknown> | undefined
     if (row === undefined) return answer(res, 404, { error: { code: "NOT_FOUND" } })
     const out: Record<string, unknown> = {}

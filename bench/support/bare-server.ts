@@ -24,7 +24,10 @@ const server = createServer((req, res) => {
   const body = found === undefined
     ? JSON.stringify({ error: { code: "UNAUTHORIZED", message: "Missing or invalid API key." } })
     : JSON.stringify(found)
-  res.writeHead(found === undefined ? 401 : 200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+  res.writeHead(found === undefined ? 401 : 200, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body)
+  })
   res.end(body)
 })
 server.listen(Number(process.env["PORT"] ?? 0), "127.0.0.1", () => {

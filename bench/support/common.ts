@@ -12,13 +12,16 @@ export const benchScale = Number(process.env["BENCH_SECONDS"] ?? "1")
 export const OPERATOR_TOKEN = "bench-operator-token-of-at-least-32-characters"
 
 /** A PostgreSQL server for the benchmarks, when one is configured; otherwise they use embedded PGlite. */
-export const benchDatabaseServer: string | undefined = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"] || undefined
+export const benchDatabaseServer: string | undefined = process.env["BENCH_DATABASE_URL"] ||
+  process.env["TEST_DATABASE_URL"] || undefined
 
 const onServer = (serverUrl: string, statement: string) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.unsafe(statement)
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))))
+  Effect.runPromise(Effect.scoped(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(statement)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))
+  ))
 
 /** A new empty database on the server; returns its URL and a function that drops it. */
 export const freshDatabase = async (serverUrl: string) => {
@@ -28,8 +31,7 @@ export const freshDatabase = async (serverUrl: string) => {
   url.pathname = `/${name}`
   return {
     url: url.toString(),
-    drop: () =>
-      onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined)
+    drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined)
   }
 }
 
@@ -89,7 +91,12 @@ export interface LoadResult {
 export const load = async (
   url: string,
   key: string,
-  options: { readonly seconds: number; readonly warmupSeconds: number; readonly connections: number; readonly serverPid?: number }
+  options: {
+    readonly seconds: number
+    readonly warmupSeconds: number
+    readonly connections: number
+    readonly serverPid?: number
+  }
 ): Promise<LoadResult> => {
   const base = { url, connections: options.connections, headers: { authorization: `Bearer ${key}` } }
   if (options.warmupSeconds > 0) await autocannon({ ...base, duration: options.warmupSeconds })
@@ -109,7 +116,8 @@ export const load = async (
   }
 }
 
-export const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
 /** value / baseline, with two significant digits below 0.1 (a PostgreSQL decision is a tiny fraction of a no-op). */
 export const ratio = (value: number, baseline: number) => {
   const r = value / baseline
@@ -119,7 +127,8 @@ export const ratio = (value: number, baseline: number) => {
 /** Prints rows as an aligned table. */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
   console.log(line(header))
   console.log(widths.map((w) => "-".repeat(w)).join("  "))
   for (const r of rows) console.log(line(r))
@@ -127,5 +136,7 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
 
 export const describeMachine = async () => {
   const os = await import("node:os")
-  return `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`
+  return `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${
+    (os.totalmem() / 2 ** 30).toFixed(0)
+  } GiB`
 }

@@ -33,20 +33,31 @@ const organization = {
 }
 const byHash = new Map([[createHash("sha256").update(key).digest("hex"), organization]])
 
-const Handlers = HttpApiBuilder.group(Api, "organization", (handlers) =>
-  handlers.handle("get", () =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const auth = request.headers["authorization"] ?? ""
-      const found = auth.startsWith("Bearer ") ? byHash.get(createHash("sha256").update(auth.slice(7)).digest("hex")) : undefined
-      return found === undefined ? Effect.fail(new HttpApiError.Unauthorized()) : Effect.succeed(found)
-    })))
+const Handlers = HttpApiBuilder.group(
+  Api,
+  "organization",
+  (handlers) =>
+    handlers.handle("get", () =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const auth = request.headers["authorization"] ?? ""
+        const found = auth.startsWith("Bearer ")
+          ? byHash.get(createHash("sha256").update(auth.slice(7)).digest("hex"))
+          : undefined
+        return found === undefined ? Effect.fail(new HttpApiError.Unauthorized()) : Effect.succeed(found)
+      }))
+)
 
 const Announce = Layer.effectDiscard(Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
-  yield* Effect.sync(() => process.stdout.write(`Admin API listening on ${HttpServer.formatAddress(server.address)} (Effect floor)\n`))
+  yield* Effect.sync(() =>
+    process.stdout.write(`Admin API listening on ${HttpServer.formatAddress(server.address)} (Effect floor)\n`)
+  )
 }))
 
-const App = HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), { disableLogger: true, disableListenLog: true }).pipe(
+const App = HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(Handlers)), {
+  disableLogger: true,
+  disableListenLog: true
+}).pipe(
   Layer.merge(Announce),
   Layer.provide(NodeHttpServer.layer(createServer, { port: Number(process.env["PORT"] ?? 0), host: "127.0.0.1" }))
 )

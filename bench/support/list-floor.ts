@@ -43,7 +43,9 @@ export interface ListFloorOptions {
   /** The list request the query stands for (the real route's parsing, cursor MACs included). */
   readonly parse: (query: Record<string, string | undefined>) => ListRequest<ReviewInclude>
   /** The statements the request cannot do without, answering what is written as its JSON. */
-  readonly read: (request: ListRequest<ReviewInclude>) => Effect.Effect<unknown, never, SqlClient.SqlClient | ReviewRepository>
+  readonly read: (
+    request: ListRequest<ReviewInclude>
+  ) => Effect.Effect<unknown, never, SqlClient.SqlClient | ReviewRepository>
   readonly spend: boolean
 }
 
@@ -57,27 +59,33 @@ export const makeListFloor = (
   const buckets = bucketsForKey(listKey, options.plan)
   const cost = costOfKey(listKey)
 
-  const Handlers = HttpApiBuilder.group(FloorApi, "reviews", (handlers) =>
-    handlers.handle("list", ({ query }) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const auth = request.headers["authorization"] ?? ""
-        const organizationId = auth.startsWith("Bearer ")
-          ? byHash.get(createHash("sha256").update(auth.slice(7)).digest("hex"))
-          : undefined
-        if (organizationId === undefined) return yield* new HttpApiError.Unauthorized()
-        const read = options.read(options.parse(query))
-        const body = options.spend
-          ? yield* Effect.map(
-            Effect.all([RateLimitRepository.use((r) => r.spend(organizationId, buckets, cost)), read], { concurrency: 2 }),
-            ([decision, rows]) => {
-              if (decision._tag !== "Admitted") throw new Error("the benchmark's organization was refused")
-              return rows
-            }
-          )
-          : yield* read
-        return HttpServerResponse.text(JSON.stringify(body), { contentType: "application/json" })
-      })))
+  const Handlers = HttpApiBuilder.group(
+    FloorApi,
+    "reviews",
+    (handlers) =>
+      handlers.handle("list", ({ query }) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const auth = request.headers["authorization"] ?? ""
+          const organizationId = auth.startsWith("Bearer ")
+            ? byHash.get(createHash("sha256").update(auth.slice(7)).digest("hex"))
+            : undefined
+          if (organizationId === undefined) return yield* new HttpApiError.Unauthorized()
+          const read = options.read(options.parse(query))
+          const body = options.spend
+            ? yield* Effect.map(
+              Effect.all([RateLimitRepository.use((r) => r.spend(organizationId, buckets, cost)), read], {
+                concurrency: 2
+              }),
+              ([decision, rows]) => {
+                if (decision._tag !== "Admitted") throw new Error("the benchmark's organization was refused")
+                return rows
+              }
+            )
+            : yield* read
+          return HttpServerResponse.text(JSON.stringify(body), { contentType: "application/json" })
+        }))
+  )
 
   return HttpRouter.toWebHandler(
     HttpApiBuilder.layer(FloorApi).pipe(

@@ -19,12 +19,15 @@ const options = {
   logRequests: env["LOG_REQUESTS"] === "true"
 }
 
-export const AlwaysAdmit = Layer.succeed(RateLimitRepository, RateLimitRepository.of({
-  spend: (_organizationId, buckets, cost) => {
-    const limit = buckets[0]?.spec.ceiling ?? 0
-    return Effect.succeed({ _tag: "Admitted", cost, limit, remaining: limit, fullInSeconds: 0 })
-  }
-}))
+export const AlwaysAdmit = Layer.succeed(
+  RateLimitRepository,
+  RateLimitRepository.of({
+    spend: (_organizationId, buckets, cost) => {
+      const limit = buckets[0]?.spec.ceiling ?? 0
+      return Effect.succeed({ _tag: "Admitted", cost, limit, remaining: limit, fullInSeconds: 0 })
+    }
+  })
+)
 
 const store = storeLayer(chooseStore(env["DATABASE_URL"], env["DATA_DIR"] ?? "./.data"))
 const services = limiter === "off" ? Layer.merge(store, AlwaysAdmit) : store
@@ -32,7 +35,8 @@ const services = limiter === "off" ? Layer.merge(store, AlwaysAdmit) : store
 const Announce = Layer.effectDiscard(Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
   yield* Effect.sync(() =>
-    process.stdout.write(`Admin API listening on ${HttpServer.formatAddress(server.address)} (limiter ${limiter})\n`))
+    process.stdout.write(`Admin API listening on ${HttpServer.formatAddress(server.address)} (limiter ${limiter})\n`)
+  )
 }))
 
 const App = HttpRouter.serve(ApiRoutes(options), {

@@ -47,7 +47,9 @@ describe("bench targets", () => {
 
   it("a row no benchmark recorded says which command measures it; one it could not measure says so", () => {
     recordRow("idle", Number.NaN)
-    expect(lineOf("webhooks-postgres")[4]).toBe("not measured (npm run bench -- webhooks throughput, with BENCH_DATABASE_URL)")
+    expect(lineOf("webhooks-postgres")[4]).toBe(
+      "not measured (npm run bench -- webhooks throughput, with BENCH_DATABASE_URL)"
+    )
     expect(lineOf("hotpath")[4]).toBe("not measured (npm run bench -- hotpath)")
     expect(lineOf("idle")[2]).toBe("n/a")
     expect(lineOf("idle")[4]).toBe("could not be measured")

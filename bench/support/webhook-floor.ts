@@ -12,7 +12,8 @@ import { SqlClient } from "effect/sql"
 import { createHmac, randomUUID } from "node:crypto"
 import * as http from "node:http"
 
-const SCHEMA = [`
+const SCHEMA = [
+  `
   CREATE TABLE IF NOT EXISTS floor_deliveries (
     organization_id uuid NOT NULL,
     id uuid NOT NULL,
@@ -22,8 +23,10 @@ const SCHEMA = [`
     status integer,
     finished_at timestamptz,
     PRIMARY KEY (organization_id, id)
-  )`, `
-  CREATE INDEX IF NOT EXISTS floor_deliveries_open ON floor_deliveries (organization_id, id) WHERE NOT in_flight AND NOT done`]
+  )`,
+  `
+  CREATE INDEX IF NOT EXISTS floor_deliveries_open ON floor_deliveries (organization_id, id) WHERE NOT in_flight AND NOT done`
+]
 
 // Records the turn's outcomes and claims the next rows in one statement; the claim cannot see the rows the same
 // statement records (one snapshot), which only keeps them out of this claim. `= ANY (ARRAY(…))` keeps the claim's
@@ -94,13 +97,15 @@ export const floorDeliveries = (url: string, n: number, body: string, secret: st
           if (outcomes.length === 0 && limit === 0) return
           finished = []
           turning = true
-          run(sql.unsafe(TURN, [
-            organizationId,
-            `{${outcomes.map((o) => o.id).join(",")}}`,
-            `{${outcomes.map((o) => o.status).join(",")}}`,
-            limit,
-            after
-          ]).values).then((rows) => {
+          run(
+            sql.unsafe(TURN, [
+              organizationId,
+              `{${outcomes.map((o) => o.id).join(",")}}`,
+              `{${outcomes.map((o) => o.status).join(",")}}`,
+              limit,
+              after
+            ]).values
+          ).then((rows) => {
             turning = false
             claimed += rows.length
             recorded += outcomes.length
@@ -118,7 +123,9 @@ export const floorDeliveries = (url: string, n: number, body: string, secret: st
         const post = (delivery: { id: string; body: string }) => {
           posting++
           const timestamp = Math.floor(Date.now() / 1000)
-          const signature = createHmac("sha256", secret).update(`${delivery.id}.${timestamp}.${delivery.body}`).digest("base64")
+          const signature = createHmac("sha256", secret).update(`${delivery.id}.${timestamp}.${delivery.body}`).digest(
+            "base64"
+          )
           const req = http.request(target, {
             method: "POST",
             agent,

@@ -27,7 +27,11 @@ export const openDashboard = async () => {
     memoMap: store.runtime.memoMap
   })
   const { organizationId } = await store.provisionTenant("Dashboard shop")
-  const user = new DashboardCaller({ organizationId: organizationId as OrganizationId, userId: randomUUID() as UserId, name: "Dana (support)" })
+  const user = new DashboardCaller({
+    organizationId: organizationId as OrganizationId,
+    userId: randomUUID() as UserId,
+    name: "Dana (support)"
+  })
 
   /** Runs a use-case as the signed-in user. */
   const asUser = <A, E>(effect: Effect.Effect<A, E, CurrentCaller | Catalogs | Reviews | ReviewWrites>) =>
@@ -41,12 +45,19 @@ export const openDashboard = async () => {
         const product = yield* Catalogs.use((c) => c.createProduct({ title: "Dashboard mug", slug: "dashboard-mug" }))
         yield* ReviewWrites.use((w) =>
           w.import({
-            data: [5, 2, 4].map((rating, i) => ({ product: product.slug, customer: `buyer${i}@example.com`, rating, title: `Rated ${rating}` }))
+            data: [5, 2, 4].map((rating, i) => ({
+              product: product.slug,
+              customer: `buyer${i}@example.com`,
+              rating,
+              title: `Rated ${rating}`
+            }))
           })
         )
         const worst = (yield* Reviews.use((r) => r.list({ sort: "rating", limit: 1 }))).data[0]
         if (worst === undefined) return yield* Effect.die(new Error("no reviews"))
-        const reply = yield* ReviewWrites.use((w) => w.createReply(worst.id, { body: "Sorry to hear that — we'll make it right.", published: true }))
+        const reply = yield* ReviewWrites.use((w) =>
+          w.createReply(worst.id, { body: "Sorry to hear that — we'll make it right.", published: true })
+        )
         return { worst, reply }
       })),
     /** One page of reviews: the dashboard's list view. */

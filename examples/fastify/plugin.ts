@@ -14,7 +14,10 @@ export interface AdminApiPluginOptions {
   readonly memoMap?: Layer.MemoMap
 }
 
-export const adminApiPlugin: FastifyPluginAsync<AdminApiPluginOptions> = async (fastify, { services, options, memoMap }) => {
+export const adminApiPlugin: FastifyPluginAsync<AdminApiPluginOptions> = async (
+  fastify,
+  { services, options, memoMap }
+) => {
   const api = await makeNodeHandler(services, options, memoMap)
   fastify.addHook("onClose", () => api.dispose())
   // Encapsulated to this plugin: leave the body stream untouched for the API.

@@ -30,10 +30,16 @@ afterAll(async () => {
 
 const authorized = { authorization: "", "content-type": "application/json" }
 const post = (path: string, body: unknown) =>
-  fetch(`${host.url}${path}`, { method: "POST", headers: { ...authorized, authorization: `Bearer ${host.key}` }, body: JSON.stringify(body) })
+  fetch(`${host.url}${path}`, {
+    method: "POST",
+    headers: { ...authorized, authorization: `Bearer ${host.key}` },
+    body: JSON.stringify(body)
+  })
 
 it("reports loyaltyTransaction.created as emitted, records it from the host route, and a subscribed webhook receives it", async () => {
-  const events = await (await fetch(`${host.url}/api/webhook-events`, { headers: { authorization: `Bearer ${host.key}` } })).json() as { emitted: Array<string> }
+  const events =
+    await (await fetch(`${host.url}/api/webhook-events`, { headers: { authorization: `Bearer ${host.key}` } }))
+      .json() as { emitted: Array<string> }
   expect(events.emitted).toContain("loyaltyTransaction.created")
   const address = receiver.address()
   const hookUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/hooks`
@@ -59,6 +65,7 @@ it("spends from the loyalty-events bucket that the plan sizes, and answers 429 w
   expect(statuses).toContain(429)
   expect(Number(retryAfter)).toBeGreaterThan(0)
   // The Admin API's own routes spend from the organization bucket only: still admitted.
-  expect((await fetch(`${host.url}/api/organization`, { headers: { authorization: `Bearer ${host.key}` } })).status).toBe(200)
+  expect((await fetch(`${host.url}/api/organization`, { headers: { authorization: `Bearer ${host.key}` } })).status)
+    .toBe(200)
   expect((await fetch(`${host.url}/loyalty-events`, { method: "POST", body: "{}" })).status).toBe(401)
 })

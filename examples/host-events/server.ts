@@ -35,12 +35,21 @@ interface Order {
   readonly totalCents: number
 }
 
-export const startHostEventsHost = async (port = Number(process.env["PORT"] ?? 4000), webhooks?: ApiServerOptions["webhooks"]) => {
+export const startHostEventsHost = async (
+  port = Number(process.env["PORT"] ?? 4000),
+  webhooks?: ApiServerOptions["webhooks"]
+) => {
   const store = openHostStore()
   // The API first, so the core services it builds (with the webhook settings) are the ones the host shares.
-  const api = await makeNodeHandler(store.services, { hostEvents: HOST_EVENTS, ...(webhooks === undefined ? {} : { webhooks }) }, store.runtime.memoMap)
+  const api = await makeNodeHandler(store.services, {
+    hostEvents: HOST_EVENTS,
+    ...(webhooks === undefined ? {} : { webhooks })
+  }, store.runtime.memoMap)
   const core = ManagedRuntime.make(
-    CoreLayer.pipe(Layer.provide(Layer.succeed(HostEventNames, HOST_EVENTS)), Layer.provideMerge(Layer.merge(store.services, NodeHostResolver))),
+    CoreLayer.pipe(
+      Layer.provide(Layer.succeed(HostEventNames, HOST_EVENTS)),
+      Layer.provideMerge(Layer.merge(store.services, NodeHostResolver))
+    ),
     { memoMap: store.runtime.memoMap }
   )
   const tenant = await store.provisionTenant("Host events shop")
@@ -51,22 +60,40 @@ export const startHostEventsHost = async (port = Number(process.env["PORT"] ?? 4
   const loyaltyEvent = (token: string, body: { readonly order?: Order }) =>
     Effect.gen(function*() {
       const { caller } = yield* Organizations.use((o) => o.authenticateSecretKey(token))
-      if (!hasPermission(caller, "customers:write")) return { status: 403, body: { error: { code: "FORBIDDEN", message: "needs customers:write" } } }
-      const charged = yield* RateLimits.use((r) => r.charge("POST", "/loyalty-events")).pipe(Effect.provideService(CurrentCaller, caller))
+      if (!hasPermission(caller, "customers:write")) {
+        return { status: 403, body: { error: { code: "FORBIDDEN", message: "needs customers:write" } } }
+      }
+      const charged = yield* RateLimits.use((r) => r.charge("POST", "/loyalty-events")).pipe(
+        Effect.provideService(CurrentCaller, caller)
+      )
       const order = body.order
-      if (order === undefined || typeof order.id !== "string") return { status: 400, body: { error: { code: "INVALID_REQUEST", message: "body.order is required" } } }
+      if (order === undefined || typeof order.id !== "string") {
+        return { status: 400, body: { error: { code: "INVALID_REQUEST", message: "body.order is required" } } }
+      }
       yield* UnitOfWork.use((uow) =>
         uow.transaction(Effect.gen(function*() {
           orders.set(order.id, { ...order, organizationId: caller.organizationId })
           yield* HostEvents.use((h) => h.record(caller.organizationId, "loyaltyTransaction.created", order))
         }))
       )
-      return { status: 202, body: { accepted: order.id }, remaining: charged._tag === "Admitted" ? charged.remaining : undefined }
+      return {
+        status: 202,
+        body: { accepted: order.id },
+        remaining: charged._tag === "Admitted" ? charged.remaining : undefined
+      }
     }).pipe(
-      Effect.catchTag("Unauthorized", (e) => Effect.succeed({ status: 401, body: { error: { code: "UNAUTHORIZED", message: e.message } } })),
+      Effect.catchTag(
+        "Unauthorized",
+        (e) => Effect.succeed({ status: 401, body: { error: { code: "UNAUTHORIZED", message: e.message } } })
+      ),
       Effect.catchTag("TooManyRequests", (e) =>
-        Effect.succeed({ status: 429, body: { error: { code: "RATE_LIMITED", message: e.message } }, retryAfter: e.retryAfterSeconds })),
-      Effect.catchTag("NotFound", (e) => Effect.succeed({ status: 404, body: { error: { code: "NOT_FOUND", message: e.message } } }))
+        Effect.succeed({
+          status: 429,
+          body: { error: { code: "RATE_LIMITED", message: e.message } },
+          retryAfter: e.retryAfterSeconds
+        })),
+      Effect.catchTag("NotFound", (e) =>
+        Effect.succeed({ status: 404, body: { error: { code: "NOT_FOUND", message: e.message } } }))
     )
 
   const readJson = async (req: IncomingMessage): Promise<unknown> => {
@@ -91,11 +118,15 @@ export const startHostEventsHost = async (port = Number(process.env["PORT"] ?? 4
       const result = await core.runPromise(loyaltyEvent(token, (body ?? {}) as { order?: Order }))
       const headers: Record<string, string> = { "content-type": "application/json" }
       if ("retryAfter" in result && result.retryAfter !== undefined) headers["retry-after"] = String(result.retryAfter)
-      if ("remaining" in result && result.remaining !== undefined) headers["x-ratelimit-remaining"] = String(result.remaining)
+      if ("remaining" in result && result.remaining !== undefined) {
+        headers["x-ratelimit-remaining"] = String(result.remaining)
+      }
       res.writeHead(result.status, headers).end(JSON.stringify(result.body))
       return
     }
-    res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "NOT_FOUND", message: "no such route" } }))
+    res.writeHead(404, { "content-type": "application/json" }).end(
+      JSON.stringify({ error: { code: "NOT_FOUND", message: "no such route" } })
+    )
   })
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
   return {

@@ -47,7 +47,11 @@ export const checkHost = (start: (port: number) => Promise<RunningHost>, prefix 
   })
 
   it("answers the API's own error envelope for a malformed body", async () => {
-    const res = await api("/products", { method: "POST", headers: { "content-type": "application/json" }, body: "{\"title\":" })
+    const res = await api("/products", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{\"title\":"
+    })
     expect(res.status).toBe(400)
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("INVALID_REQUEST")
   })

@@ -10,7 +10,9 @@ import { Effect } from "effect"
 const program = Effect.gen(function*() {
   const client = yield* AdminClient
   const organization = yield* client.organization.get()
-  yield* Effect.log(`Organization ${organization.name} (${organization.id}), ${organization.plan.apiRequestsPerMinute} requests/minute`)
+  yield* Effect.log(
+    `Organization ${organization.name} (${organization.id}), ${organization.plan.apiRequestsPerMinute} requests/minute`
+  )
   // Query parameters are typed: `limit` a number, `sort` one of the list's values, `include` a list of its extras.
   const reviews = yield* client.reviewsRead.list({ query: { limit: 10, sort: "-rating", include: ["product"] } })
   for (const review of reviews.data) {

@@ -47,7 +47,15 @@ const freePort = () =>
 const startReceiver = (port: number) =>
   new Promise<ChildProcess>((resolve, reject) => {
     const child = spawn(process.execPath, [script], {
-      env: { ...process.env, ADMIN_API_URL: api.url, ADMIN_API_KEY: api.key, WEBHOOK_SECRET: SECRET, STATE_DIR: stateDir, PORT: String(port), EVENTS: "product.updated" },
+      env: {
+        ...process.env,
+        ADMIN_API_URL: api.url,
+        ADMIN_API_KEY: api.key,
+        WEBHOOK_SECRET: SECRET,
+        STATE_DIR: stateDir,
+        PORT: String(port),
+        EVENTS: "product.updated"
+      },
       stdio: ["ignore", "pipe", "pipe"]
     })
     children.push(child)
@@ -76,49 +84,72 @@ const produce = async (from: number, to: number) => {
 }
 
 const journal = () =>
-  readFileSync(Path.join(stateDir, "processed.ndjson"), "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { id: string; via: string })
+  readFileSync(Path.join(stateDir, "processed.ndjson"), "utf8").split("\n").filter((l) => l !== "").map((l) =>
+    JSON.parse(l) as { id: string; via: string }
+  )
 
-it("is killed and restarted mid-stream, and still processes every event exactly once", { timeout: 60_000 }, async () => {
-  const port = await freePort()
-  let receiver = await startReceiver(port)
-  const hook = await call("POST", "/webhooks", { url: `http://127.0.0.1:${port}/hooks`, events: ["product.updated"], hmacSecret: SECRET })
-  expect(hook.status).toBe(201)
+it(
+  "is killed and restarted mid-stream, and still processes every event exactly once",
+  { timeout: 60_000 },
+  async () => {
+    const port = await freePort()
+    let receiver = await startReceiver(port)
+    const hook = await call("POST", "/webhooks", {
+      url: `http://127.0.0.1:${port}/hooks`,
+      events: ["product.updated"],
+      hmacSecret: SECRET
+    })
+    expect(hook.status).toBe(201)
 
-  await produce(0, 15)
-  receiver.kill("SIGKILL") // no goodbye: whatever it had not recorded is lost with it
-  await new Promise((r) => receiver.once("exit", r))
-  await produce(15, 30) // delivered to nobody: these deliveries fail and are never retried
-  receiver = await startReceiver(port)
-  await produce(30, 45)
+    await produce(0, 15)
+    receiver.kill("SIGKILL") // no goodbye: whatever it had not recorded is lost with it
+    await new Promise((r) => receiver.once("exit", r))
+    await produce(15, 30) // delivered to nobody: these deliveries fail and are never retried
+    receiver = await startReceiver(port)
+    await produce(30, 45)
 
-  // Every product.updated event of the feed, once each, in the journal.
-  const feedIds: Array<string> = []
-  let cursor: string | undefined
-  for (;;) {
-    const page = await call("GET", `/events?events=product.updated&limit=250${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`)
-    feedIds.push(...page.body.data.map((e: { id: string }) => e.id))
-    cursor = page.body.nextCursor
-    if (page.body.data.length < 250) break
+    // Every product.updated event of the feed, once each, in the journal.
+    const feedIds: Array<string> = []
+    let cursor: string | undefined
+    for (;;) {
+      const page = await call(
+        "GET",
+        `/events?events=product.updated&limit=250${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`
+      )
+      feedIds.push(...page.body.data.map((e: { id: string }) => e.id))
+      cursor = page.body.nextCursor
+      if (page.body.data.length < 250) break
+    }
+    expect(feedIds).toHaveLength(45)
+    const deadline = Date.now() + 20_000
+    while (journal().length < 45 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    const processed = journal()
+    expect(processed.map((p) => p.id).sort()).toEqual([...feedIds].sort())
+    expect(new Set(processed.map((p) => p.id)).size).toBe(processed.length)
+    // The downtime mattered: deliveries failed, and the feed made up for them.
+    expect(processed.filter((p) => p.via === "feed").length).toBeGreaterThanOrEqual(15)
+    const log = await call("GET", `/webhooks/${hook.body.id}/events?limit=250`)
+    expect(log.body.data.filter((d: { status: string }) => d.status === "failed").length).toBeGreaterThan(0)
   }
-  expect(feedIds).toHaveLength(45)
-  const deadline = Date.now() + 20_000
-  while (journal().length < 45 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
-  const processed = journal()
-  expect(processed.map((p) => p.id).sort()).toEqual([...feedIds].sort())
-  expect(new Set(processed.map((p) => p.id)).size).toBe(processed.length)
-  // The downtime mattered: deliveries failed, and the feed made up for them.
-  expect(processed.filter((p) => p.via === "feed").length).toBeGreaterThanOrEqual(15)
-  const log = await call("GET", `/webhooks/${hook.body.id}/events?limit=250`)
-  expect(log.body.data.filter((d: { status: string }) => d.status === "failed").length).toBeGreaterThan(0)
-})
+)
 
 it("refuses a delivery whose signature does not verify", { timeout: 30_000 }, async () => {
   const port = await freePort()
   await startReceiver(port)
-  const body = JSON.stringify({ event: "product.updated", timestamp: new Date().toISOString(), idempotencyKey: "k", eventId: "forged", data: {} })
+  const body = JSON.stringify({
+    event: "product.updated",
+    timestamp: new Date().toISOString(),
+    idempotencyKey: "k",
+    eventId: "forged",
+    data: {}
+  })
   const res = await fetch(`http://127.0.0.1:${port}/hooks`, {
     method: "POST",
-    headers: { "webhook-id": "k", "webhook-timestamp": String(Math.floor(Date.now() / 1000)), "webhook-signature": "v1,AAAA" },
+    headers: {
+      "webhook-id": "k",
+      "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+      "webhook-signature": "v1,AAAA"
+    },
     body
   })
   expect(res.status).toBe(401)

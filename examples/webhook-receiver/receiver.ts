@@ -55,14 +55,19 @@ const readRaw = (req: IncomingMessage): Promise<string | undefined> =>
     req.on("error", reject)
   })
 
-export const startReceiver = async (options: ReceiverOptions, port: number): Promise<{ server: Server; url: string; caughtUp: number }> => {
+export const startReceiver = async (
+  options: ReceiverOptions,
+  port: number
+): Promise<{ server: Server; url: string; caughtUp: number }> => {
   const log = options.log ?? ((line: string) => process.stdout.write(line + "\n"))
   mkdirSync(options.stateDir, { recursive: true })
   const journal = Path.join(options.stateDir, "processed.ndjson")
   const cursorFile = Path.join(options.stateDir, "cursor")
   const processed = new Set(
     existsSync(journal)
-      ? readFileSync(journal, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => (JSON.parse(l) as Processed).id)
+      ? readFileSync(journal, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) =>
+        (JSON.parse(l) as Processed).id
+      )
       : []
   )
   /** The work, once per event: here, one journal line (a real receiver updates its own records). */
@@ -100,7 +105,9 @@ export const startReceiver = async (options: ReceiverOptions, port: number): Pro
   let caughtUp = 0
   for (;;) {
     const page = await client.GET("/events", {
-      params: { query: { limit: 250, events: [...options.events], ...(cursor === undefined || cursor === "" ? {} : { cursor }) } }
+      params: {
+        query: { limit: 250, events: [...options.events], ...(cursor === undefined || cursor === "" ? {} : { cursor }) }
+      }
     })
     if (page.data === undefined) throw new Error(`GET /events answered ${page.response.status}`)
     for (const e of page.data.data) if (processOnce(e.id, e.event, "feed")) caughtUp++
@@ -109,7 +116,11 @@ export const startReceiver = async (options: ReceiverOptions, port: number): Pro
     if (page.data.data.length < 250) break
   }
   const address = server.address()
-  return { server, url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : port}`, caughtUp }
+  return {
+    server,
+    url: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : port}`,
+    caughtUp
+  }
 }
 
 if (import.meta.main) {

@@ -12,7 +12,13 @@ import { demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
 import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
 import { DEFAULT_EMBED_SCRIPT_URL } from "./server/setup/SetupHandlers.ts"
 import { parseTrustProxy } from "./server/storefront/ClientAddress.ts"
-import { chooseStore, describeRateLimitStore, describeStore, isRateLimitUrl, storeLayer } from "./server/StoreSelection.ts"
+import {
+  chooseStore,
+  describeRateLimitStore,
+  describeStore,
+  isRateLimitUrl,
+  storeLayer
+} from "./server/StoreSelection.ts"
 
 const ServerConfig = Config.all({
   port: Config.Int("PORT").pipe(Config.withDefault(3000)),
@@ -32,7 +38,9 @@ const ServerConfig = Config.all({
   metricsToken: Config.Redacted("METRICS_TOKEN").pipe(Config.option),
   otlp: Config.all({
     endpoint: Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.option),
-    protocol: Config.Literals(["http/protobuf", "http/json"], "OTEL_EXPORTER_OTLP_PROTOCOL").pipe(Config.withDefault("http/protobuf" as const)),
+    protocol: Config.Literals(["http/protobuf", "http/json"], "OTEL_EXPORTER_OTLP_PROTOCOL").pipe(
+      Config.withDefault("http/protobuf" as const)
+    ),
     headers: Config.String("OTEL_EXPORTER_OTLP_HEADERS").pipe(Config.option),
     serviceName: Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault("feedback-admin-api")),
     traceExportIntervalMs: Config.Int("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5_000)),
@@ -50,9 +58,13 @@ const ServerConfig = Config.all({
   }),
   limits: Config.all({
     requestTimeoutMs: Config.Int("REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.requestTimeoutMs)),
-    importRequestTimeoutMs: Config.Int("IMPORT_REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.importRequestTimeoutMs)),
+    importRequestTimeoutMs: Config.Int("IMPORT_REQUEST_TIMEOUT_MS").pipe(
+      Config.withDefault(DEFAULT_SERVER_LIMITS.importRequestTimeoutMs)
+    ),
     headersTimeoutMs: Config.Int("HEADERS_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.headersTimeoutMs)),
-    keepAliveTimeoutMs: Config.Int("KEEP_ALIVE_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs)),
+    keepAliveTimeoutMs: Config.Int("KEEP_ALIVE_TIMEOUT_MS").pipe(
+      Config.withDefault(DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs)
+    ),
     maxConnections: Config.Int("MAX_CONNECTIONS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.maxConnections)),
     maxConnectionsPerAddress: Config.Int("MAX_CONNECTIONS_PER_ADDRESS").pipe(
       Config.withDefault(DEFAULT_SERVER_LIMITS.maxConnectionsPerAddress)
@@ -84,7 +96,11 @@ const isHttpUrl = (value: string) => {
  * wildcard address is reached as localhost, an IPv6 one in brackets.
  */
 export const ownUrl = (host: string, port: number): string => {
-  const name = host === "0.0.0.0" || host === "::" || host === "" ? "localhost" : host.includes(":") ? `[${host}]` : host
+  const name = host === "0.0.0.0" || host === "::" || host === ""
+    ? "localhost"
+    : host.includes(":")
+    ? `[${host}]`
+    : host
   return `http://${name}:${port}`
 }
 
@@ -93,7 +109,9 @@ export const ownUrl = (host: string, port: number): string => {
  * writes to stdout is a JSON line (docs/OPERATIONS.md), the start-up summary and a refusal to start included.
  */
 export const serve = Effect.suspend(() => run).pipe(
-  Effect.tapCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logFatal("the server stopped", cause)),
+  Effect.tapCause((cause) =>
+    Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logFatal("the server stopped", cause)
+  ),
   Effect.provide(JsonLoggerLayer(stdoutSink))
 )
 
@@ -101,22 +119,35 @@ const run = Effect.gen(function*() {
   const config = yield* ServerConfig
   const demoKey = Option.getOrUndefined(config.demoSecretKey)
   if (demoKey !== undefined && !isWellFormedSecretKey(demoKey)) {
-    return yield* Effect.die(new Error("DEMO_SECRET_KEY must look like sk_ followed by at least 32 URL-safe characters"))
+    return yield* Effect.die(
+      new Error("DEMO_SECRET_KEY must look like sk_ followed by at least 32 URL-safe characters")
+    )
   }
-  for (const [name, value] of [["EMBED_SCRIPT_URL", config.embedScriptUrl], ["PUBLIC_API_BASE_URL", Option.getOrUndefined(config.publicApiBaseUrl)]] as const) {
+  for (
+    const [name, value] of [["EMBED_SCRIPT_URL", config.embedScriptUrl], [
+      "PUBLIC_API_BASE_URL",
+      Option.getOrUndefined(config.publicApiBaseUrl)
+    ]] as const
+  ) {
     if (value !== undefined && !isHttpUrl(value)) {
       return yield* Effect.die(new Error(`${name} must be an absolute http(s) URL`))
     }
   }
-  if (Option.isSome(config.operatorToken) && Redacted.value(config.operatorToken.value).length < MIN_OPERATOR_TOKEN_LENGTH) {
-    return yield* Effect.die(new Error(`OPERATOR_TOKEN must be at least ${MIN_OPERATOR_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`))
+  if (
+    Option.isSome(config.operatorToken) && Redacted.value(config.operatorToken.value).length < MIN_OPERATOR_TOKEN_LENGTH
+  ) {
+    return yield* Effect.die(
+      new Error(`OPERATOR_TOKEN must be at least ${MIN_OPERATOR_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`)
+    )
   }
   const trustProblem = Result.try(() => parseTrustProxy(config.trustProxy))
   if (Result.isFailure(trustProblem)) return yield* Effect.die(trustProblem.failure)
   const limitsProblem = checkServerLimits(config.limits)
   if (limitsProblem !== undefined) return yield* Effect.die(new Error(`Server limits: ${limitsProblem}`))
   if (Option.isSome(config.smtpUrl) && Option.isNone(config.mailFrom)) {
-    return yield* Effect.die(new Error("MAIL_FROM must be set when SMTP_URL is, e.g. MAIL_FROM='Shop <answers@shop.example>'"))
+    return yield* Effect.die(
+      new Error("MAIL_FROM must be set when SMTP_URL is, e.g. MAIL_FROM='Shop <answers@shop.example>'")
+    )
   }
   const smtp = Option.isSome(config.smtpUrl) && Option.isSome(config.mailFrom)
     ? { url: config.smtpUrl.value, from: config.mailFrom.value }
@@ -128,21 +159,38 @@ const run = Effect.gen(function*() {
     return yield* Effect.die(new Error("RATE_LIMIT_URL must be a redis:// or rediss:// URL"))
   }
   if (config.eventRetentionDays < MIN_EVENT_RETENTION_DAYS) {
-    return yield* Effect.die(new Error(`EVENT_RETENTION_DAYS must be at least ${MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`))
+    return yield* Effect.die(
+      new Error(
+        `EVENT_RETENTION_DAYS must be at least ${MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`
+      )
+    )
   }
   if (config.jobs.leaseMs < 100) return yield* Effect.die(new Error("JOB_LEASE_MS must be at least 100 milliseconds"))
-  if (config.jobs.batchSize < 1 || config.jobs.batchSize > 10_000) return yield* Effect.die(new Error("JOB_BATCH_SIZE must be between 1 and 10000"))
-  if (config.jobs.exportRetentionHours < 1) return yield* Effect.die(new Error("EXPORT_RETENTION_HOURS must be at least 1"))
-  if (config.webhooks.timeoutMs < 1) return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
+  if (config.jobs.batchSize < 1 || config.jobs.batchSize > 10_000) {
+    return yield* Effect.die(new Error("JOB_BATCH_SIZE must be between 1 and 10000"))
+  }
+  if (config.jobs.exportRetentionHours < 1) {
+    return yield* Effect.die(new Error("EXPORT_RETENTION_HOURS must be at least 1"))
+  }
+  if (config.webhooks.timeoutMs < 1) {
+    return yield* Effect.die(new Error("WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds"))
+  }
   const otlpEndpoint = Option.getOrUndefined(config.otlp.endpoint)
   if (otlpEndpoint !== undefined && !isHttpUrl(otlpEndpoint)) {
-    return yield* Effect.die(new Error("OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL, e.g. http://collector:4318"))
+    return yield* Effect.die(
+      new Error("OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL, e.g. http://collector:4318")
+    )
   }
   // Every `Effect.fn` use-case call captures its call site for its span, tracer or not; with nothing exporting
   // spans nobody reads them, so the server captures no stacks unless asked (docs/DECISIONS.md §27).
   const stackTraces = Option.getOrElse(config.stackTraces, () => otlpEndpoint !== undefined)
   if (!stackTraces) Error.stackTraceLimit = 0
-  for (const [name, value] of [["OTEL_BSP_SCHEDULE_DELAY", config.otlp.traceExportIntervalMs], ["OTEL_METRIC_EXPORT_INTERVAL", config.otlp.metricExportIntervalMs]] as const) {
+  for (
+    const [name, value] of [["OTEL_BSP_SCHEDULE_DELAY", config.otlp.traceExportIntervalMs], [
+      "OTEL_METRIC_EXPORT_INTERVAL",
+      config.otlp.metricExportIntervalMs
+    ]] as const
+  ) {
     if (value < 1) return yield* Effect.die(new Error(`${name} must be a positive number of milliseconds`))
   }
   const demo = demoSeeding(Option.getOrUndefined(config.demo), store)
@@ -173,13 +221,34 @@ const run = Effect.gen(function*() {
       [`API reference: ${url}/docs (OpenAPI: ${url}/openapi.json)`],
       [`Store: ${describeStore(store)}`],
       [`Rate limits: ${describeRateLimitStore(rateLimitUrl)}`],
-      [`Email: ${smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`}`],
-      [`Email links: ${options.publicApiBaseUrl ?? `${options.serverUrl} (set PUBLIC_API_BASE_URL to the address customers reach)`}`],
-      [options.operatorToken === undefined ? "Operator API: off (set OPERATOR_TOKEN to enable /operator)" : `Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`],
-      [`Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"}, timeout ${options.webhooks.timeoutMs} ms`],
+      [`Email: ${
+        smtp === undefined ? "not sent, logged (set SMTP_URL and MAIL_FROM to send)" : `SMTP, from ${smtp.from}`
+      }`],
+      [`Email links: ${
+        options.publicApiBaseUrl ?? `${options.serverUrl} (set PUBLIC_API_BASE_URL to the address customers reach)`
+      }`],
+      [
+        options.operatorToken === undefined
+          ? "Operator API: off (set OPERATOR_TOKEN to enable /operator)"
+          : `Operator API: ${url}/operator (bearer OPERATOR_TOKEN)`
+      ],
+      [`Webhooks: ${options.webhooks.allowInsecure ? "http and https" : "https only"}, ${
+        options.webhooks.allowPrivate ? "private hosts ALLOWED" : "public hosts only"
+      }, timeout ${options.webhooks.timeoutMs} ms`],
       [`Limits: request ${config.limits.requestTimeoutMs} ms (imports ${config.limits.importRequestTimeoutMs} ms), headers ${config.limits.headersTimeoutMs} ms, keep-alive ${config.limits.keepAliveTimeoutMs} ms, ${config.limits.maxConnections} connections (${config.limits.maxConnectionsPerAddress} per address)`],
-      [`Metrics: ${url}/metrics (${options.metricsToken === undefined ? "open; set METRICS_TOKEN to require a bearer token" : "bearer METRICS_TOKEN"})`, { metrics: `${url}/metrics` }],
-      [otlpEndpoint === undefined ? "Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to export OTLP traces and metrics)" : `Tracing: OTLP (${config.otlp.protocol}) to ${otlpEndpoint} as ${config.otlp.serviceName}`],
+      [
+        `Metrics: ${url}/metrics (${
+          options.metricsToken === undefined
+            ? "open; set METRICS_TOKEN to require a bearer token"
+            : "bearer METRICS_TOKEN"
+        })`,
+        { metrics: `${url}/metrics` }
+      ],
+      [
+        otlpEndpoint === undefined
+          ? "Tracing: off (set OTEL_EXPORTER_OTLP_ENDPOINT to export OTLP traces and metrics)"
+          : `Tracing: OTLP (${config.otlp.protocol}) to ${otlpEndpoint} as ${config.otlp.serviceName}`
+      ],
       [stackTraces ? "Stack traces: on" : "Stack traces: off (set STACK_TRACES=true to log where errors were raised)"],
       seeded._tag === "Off"
         ? [`Demo: off (${seeded.reason})`]
@@ -190,7 +259,9 @@ const run = Effect.gen(function*() {
         : seeded.secretKey !== undefined
         ? [`Demo key: ${seeded.secretKey} (from DEMO_SECRET_KEY)`, { demoKey: seeded.secretKey }]
         : ["Demo key: printed at first start (only its hash is stored); set DEMO_SECRET_KEY to choose one"],
-      [`Try: curl -H "Authorization: Bearer <${seeded._tag === "Off" || seeded._tag === "Revoked" ? "secret key" : "demo key"}>" ${url}/organization`]
+      [`Try: curl -H "Authorization: Bearer <${
+        seeded._tag === "Off" || seeded._tag === "Revoked" ? "secret key" : "demo key"
+      }>" ${url}/organization`]
     ]
     for (const [message, fields] of lines) yield* Effect.logInfo(message).pipe(Effect.annotateLogs(fields ?? {}))
   })).pipe(Layer.provide(Organizations.layer))
@@ -210,7 +281,12 @@ const run = Effect.gen(function*() {
       middleware: apiMiddleware(options)
     }).pipe(
       Layer.merge(Announce.pipe(Layer.provide(Store))),
-      Layer.provide(NodeHttpServer.layer(hardenedServer(config.limits, config.logRequests ? stdoutSink : () => {}, options.refusalGate), { port: config.port, host: config.host }))
+      Layer.provide(
+        NodeHttpServer.layer(
+          hardenedServer(config.limits, config.logRequests ? stdoutSink : () => {}, options.refusalGate),
+          { port: config.port, host: config.host }
+        )
+      )
     )
   })).pipe(
     // Request fibers run in the context the server is given, so the logger and span names are provided around it.

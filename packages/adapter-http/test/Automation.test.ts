@@ -24,7 +24,9 @@ it("edits what the guided setup created, announces it, and keeps templates that 
   expect(templates.status).toBe(200)
   expect(templates.body.data).toHaveLength(1)
   const next = await call("GET", `/email-templates?limit=1&cursor=${encodeURIComponent(templates.body.nextCursor)}`)
-  expect([...templates.body.data, ...next.body.data].map((t: { id: string }) => t.id).sort()).toEqual([request!.id, reminder!.id].sort())
+  expect([...templates.body.data, ...next.body.data].map((t: { id: string }) => t.id).sort()).toEqual(
+    [request!.id, reminder!.id].sort()
+  )
 
   const edited = await call("PATCH", `/email-templates/${request!.id}`, { subject: "How did we do?" })
   expect(edited.status).toBe(200)
@@ -36,7 +38,14 @@ it("edits what the guided setup created, announces it, and keeps templates that 
   expect(inUse.body.error.code).toBe("CONFLICT")
   expect(inUse.body.error.message).toContain(flowId)
 
-  const off = await call("PATCH", `/survey-flows/${flowId}`, { isActive: false, steps: [{ type: "wait", position: 0, waitSeconds: 86_400 }, { type: "email", position: 1, emailTemplateId: request!.id }] })
+  const off = await call("PATCH", `/survey-flows/${flowId}`, {
+    isActive: false,
+    steps: [{ type: "wait", position: 0, waitSeconds: 86_400 }, {
+      type: "email",
+      position: 1,
+      emailTemplateId: request!.id
+    }]
+  })
   expect(off.status).toBe(200)
   expect(off.body.isActive).toBe(false)
   expect(off.body.steps).toHaveLength(2)
@@ -57,7 +66,10 @@ it("answers 400 naming the field for malformed edits, and changes nothing", asyn
     [{ steps: [{ type: "wait", position: 0 }] }, "body.steps[0].waitSeconds"],
     [{ steps: [{ type: "sms", position: 0 }] }, "body.steps[0].type"],
     [{ steps: [{ type: "wait", position: 0, waitSeconds: 31_536_001 }] }, "body.steps[0].waitSeconds"],
-    [{ steps: [{ type: "email", position: 0, emailTemplateId: "00000000-0000-4000-8000-000000000001" }] }, "body.steps[0].emailTemplateId"],
+    [
+      { steps: [{ type: "email", position: 0, emailTemplateId: "00000000-0000-4000-8000-000000000001" }] },
+      "body.steps[0].emailTemplateId"
+    ],
     [{ isActive: "no" }, "body.isActive"],
     [{ colour: "blue" }, "body.colour"]
   ]
@@ -69,11 +81,13 @@ it("answers 400 naming the field for malformed edits, and changes nothing", asyn
   expect((await call("GET", `/survey-flows/${flowId}`)).body).toEqual(setup.body.surveyFlow)
   const templateId: string = setup.body.emailTemplates[0].id
   expect((await call("PATCH", `/email-templates/${templateId}`, { subject: "" })).status).toBe(400)
-  for (const [body, path] of [
-    [{ subject: "Hi {{ customer.firstName" }, "body.subject"],
-    [{ body: "{% include 'secrets' %}" }, "body.body"],
-    [{ body: "{% if a %}".repeat(30) + "{% endif %}".repeat(30) }, "body.body"]
-  ] as const) {
+  for (
+    const [body, path] of [
+      [{ subject: "Hi {{ customer.firstName" }, "body.subject"],
+      [{ body: "{% include 'secrets' %}" }, "body.body"],
+      [{ body: "{% if a %}".repeat(30) + "{% endif %}".repeat(30) }, "body.body"]
+    ] as const
+  ) {
     const res = await call("PATCH", `/email-templates/${templateId}`, body)
     expect(res.status, JSON.stringify(res.body)).toBe(400)
     expect(res.body.error.code).toBe("INVALID_REQUEST")
@@ -87,7 +101,12 @@ it("needs settings:write to change and settings:read to read", async () => {
   const { key } = await http.server.provision()
   const setup = await call("POST", "/organization/setup/reviews", { data: {} }, key)
   expect((await call("GET", "/survey-flows", undefined, readOnly)).status).toBe(200)
-  for (const [method, path] of [["DELETE", `/survey-flows/${setup.body.surveyFlow.id}`], ["PATCH", `/email-templates/${setup.body.emailTemplates[0].id}`]] as const) {
+  for (
+    const [method, path] of [["DELETE", `/survey-flows/${setup.body.surveyFlow.id}`], [
+      "PATCH",
+      `/email-templates/${setup.body.emailTemplates[0].id}`
+    ]] as const
+  ) {
     const denied = await call(method, path, method === "PATCH" ? { name: "x" } : undefined, readOnly)
     expect(denied.status).toBe(403)
     expect(denied.body.error.code).toBe("FORBIDDEN")
@@ -97,8 +116,13 @@ it("needs settings:write to change and settings:read to read", async () => {
 
 it("review settings: GET reads the defaults, PATCH changes sent fields, bad input is a 400 naming the field and changes nothing", async () => {
   const { key: own } = await http.server.provision()
-  const settings = (method: string, body?: unknown, token = own) => http.server.request(method, "/review-settings", { token, body })
-  expect((await settings("GET")).body).toEqual({ autoPublish: false, autoPublishMinRating: 4, autoPublishVerifiedOnly: false })
+  const settings = (method: string, body?: unknown, token = own) =>
+    http.server.request(method, "/review-settings", { token, body })
+  expect((await settings("GET")).body).toEqual({
+    autoPublish: false,
+    autoPublishMinRating: 4,
+    autoPublishVerifiedOnly: false
+  })
   const patched = await settings("PATCH", { autoPublish: true, autoPublishMinRating: 5 })
   expect(patched.status).toBe(200)
   expect(patched.body).toEqual({ autoPublish: true, autoPublishMinRating: 5, autoPublishVerifiedOnly: false })
@@ -118,8 +142,15 @@ it("review settings: GET reads the defaults, PATCH changes sent fields, bad inpu
   }
   expect((await settings("GET")).body).toEqual(patched.body)
   // The guided setup writes its two answers into the same settings.
-  await http.server.request("POST", "/organization/setup/reviews", { token: own, body: { data: { autoPublish: false, autoPublishMinRating: 3 } } })
-  expect((await settings("GET")).body).toEqual({ autoPublish: false, autoPublishMinRating: 3, autoPublishVerifiedOnly: false })
+  await http.server.request("POST", "/organization/setup/reviews", {
+    token: own,
+    body: { data: { autoPublish: false, autoPublishMinRating: 3 } }
+  })
+  expect((await settings("GET")).body).toEqual({
+    autoPublish: false,
+    autoPublishMinRating: 3,
+    autoPublishVerifiedOnly: false
+  })
   const { key: reader } = await http.server.provision({ permissions: ["settings:read"] })
   expect((await settings("PATCH", { autoPublish: true }, reader)).status).toBe(403)
   expect((await settings("GET", undefined, reader)).status).toBe(200)

@@ -34,7 +34,10 @@ describe("background workers are opt-in", () => {
     const request = requestVia(requestsOnly.handler)
     let withWorkers: ReturnType<typeof makeWebHandler> | undefined
     try {
-      const org = await request("POST", "/operator/organizations", { token: OPERATOR_TOKEN, body: { name: "Serverless" } })
+      const org = await request("POST", "/operator/organizations", {
+        token: OPERATOR_TOKEN,
+        body: { name: "Serverless" }
+      })
       expect(org.status).toBe(201)
       const key = await request("POST", `/operator/organizations/${org.body.id}/keys`, {
         token: OPERATOR_TOKEN,
@@ -60,11 +63,15 @@ describe("background workers are opt-in", () => {
       // A process with workers over the same store delivers the event that waited in the outbox.
       withWorkers = makeWebHandler(store, options)
       await withWorkers.handler(new Request("http://test/health"))
-      const delivered = await eventually(async () => {
-        const page = await request("GET", `/webhooks/${created.body.id}/events`, { token: secret })
-        const first = page.body.data[0]
-        return first !== undefined && first.status !== "pending" ? first : undefined
-      }, 5_000, "the delivery by the process with workers")
+      const delivered = await eventually(
+        async () => {
+          const page = await request("GET", `/webhooks/${created.body.id}/events`, { token: secret })
+          const first = page.body.data[0]
+          return first !== undefined && first.status !== "pending" ? first : undefined
+        },
+        5_000,
+        "the delivery by the process with workers"
+      )
       expect(delivered).toMatchObject({ status: "delivered", event: "webhook.created" })
       expect(receiver.received.filter((r) => r.path === path)).toHaveLength(1)
     } finally {

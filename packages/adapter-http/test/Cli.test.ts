@@ -22,7 +22,9 @@ const PROCESS_TEST_TIMEOUT = 300_000
 
 const run = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { env: { ...process.env, ...env } })
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], {
+      env: { ...process.env, ...env }
+    })
     return { code: 0, stdout, stderr }
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string }
@@ -31,7 +33,19 @@ const run = async (args: ReadonlyArray<string>, env: Record<string, string> = {}
 }
 
 describe("help", () => {
-  it.each(["", "serve", "migrate", "org", "org create", "key", "key create", "key revoke", "import-jobs", "import-jobs watch", "export-jobs watch"])(
+  it.each([
+    "",
+    "serve",
+    "migrate",
+    "org",
+    "org create",
+    "key",
+    "key create",
+    "key revoke",
+    "import-jobs",
+    "import-jobs watch",
+    "export-jobs watch"
+  ])(
     "feedback-admin-api %s --help describes the command and starts nothing",
     async (name) => {
       const command = name === "" ? [] : name.split(" ")
@@ -47,7 +61,11 @@ describe("help", () => {
 describe("serve, org create, key create and revoke", () => {
   let server: ServerProcess
   beforeAll(async () => {
-    server = await startServerProcess({ DATABASE_URL: "memory", OPERATOR_TOKEN, LOG_REQUESTS: "false" }, { script: bin, args: ["serve"], timeoutMs: 240_000 })
+    server = await startServerProcess({ DATABASE_URL: "memory", OPERATOR_TOKEN, LOG_REQUESTS: "false" }, {
+      script: bin,
+      args: ["serve"],
+      timeoutMs: 240_000
+    })
   }, PROCESS_TEST_TIMEOUT)
   afterAll(() => server.stop())
 
@@ -58,7 +76,10 @@ describe("serve, org create, key create and revoke", () => {
     const organization = JSON.parse(org.stdout) as { id: string; plan: { apiRequestsPerMinute: number } }
     expect(organization.plan.apiRequestsPerMinute).toBe(120)
 
-    const key = await run(["key", "create", "--org", organization.id, "--permissions", "settings:read,reviews:read"], env)
+    const key = await run(
+      ["key", "create", "--org", organization.id, "--permissions", "settings:read,reviews:read"],
+      env
+    )
     expect(key.code, key.stderr).toBe(0)
     const issued = JSON.parse(key.stdout) as { id: string; secretKey: string; permissions: Array<string> }
     expect(issued.permissions).toEqual(["settings:read", "reviews:read"])
@@ -81,12 +102,18 @@ describe("serve, org create, key create and revoke", () => {
         body
       }).then((r) => r.json() as Promise<{ id: string }>)
     const job = await upload("type=products", "{\"slug\":\"a\",\"title\":\"A\"}\n{\"slug\":\"b\",\"title\":\"B\"}\n")
-    const watched = await run(["import-jobs", "watch", job.id, "--interval", "100"], { ...env, ADMIN_API_KEY: issued.secretKey })
+    const watched = await run(["import-jobs", "watch", job.id, "--interval", "100"], {
+      ...env,
+      ADMIN_API_KEY: issued.secretKey
+    })
     expect(watched.code, watched.stderr).toBe(0)
     expect(JSON.parse(watched.stdout)).toMatchObject({ id: job.id, status: "succeeded", progress: { importedRows: 2 } })
     expect(watched.stderr).toContain("100% 2/2 rows · 0 skipped · succeeded")
     const strict = await upload("type=products&strict=true", "{\"slug\":\"a\",\"title\":\"Again\"}\n")
-    const failed = await run(["import-jobs", "watch", strict.id, "--interval", "100"], { ...env, ADMIN_API_KEY: issued.secretKey })
+    const failed = await run(["import-jobs", "watch", strict.id, "--interval", "100"], {
+      ...env,
+      ADMIN_API_KEY: issued.secretKey
+    })
     expect(failed.code).not.toBe(0)
     expect(failed.stdout + failed.stderr).toContain("failed")
     const noKey = await run(["import-jobs", "watch", job.id], env)
@@ -97,9 +124,14 @@ describe("serve, org create, key create and revoke", () => {
     const noToken = await run(["org", "create", "--name", "x"], { ADMIN_API_URL: server.url, OPERATOR_TOKEN: "" })
     expect(noToken.code).not.toBe(0)
     expect(noToken.stdout + noToken.stderr).toContain("OPERATOR_TOKEN")
-    const wrongToken = await run(["org", "create", "--name", "x"], { ADMIN_API_URL: server.url, OPERATOR_TOKEN: "wrong-token-wrong-token-wrong-token" })
+    const wrongToken = await run(["org", "create", "--name", "x"], {
+      ADMIN_API_URL: server.url,
+      OPERATOR_TOKEN: "wrong-token-wrong-token-wrong-token"
+    })
     expect(wrongToken.code).not.toBe(0)
-    const badPermission = await run(["key", "create", "--org", "x", "--permissions", "reviews:delete"], { OPERATOR_TOKEN })
+    const badPermission = await run(["key", "create", "--org", "x", "--permissions", "reviews:delete"], {
+      OPERATOR_TOKEN
+    })
     expect(badPermission.code).not.toBe(0)
     expect(badPermission.stdout + badPermission.stderr).toContain("Unknown permission reviews:delete")
   }, PROCESS_TEST_TIMEOUT)

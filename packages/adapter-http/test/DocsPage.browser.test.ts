@@ -26,8 +26,14 @@ if (!present && process.env["CI"] === "true") {
 }
 
 const FLAGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync"
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync"
 ]
 
 const title = present
@@ -49,13 +55,18 @@ describe.skipIf(!present)(title, () => {
     await api.dispose()
   })
 
-  it("renders every operation of the OpenAPI document, compressed, loading nothing from elsewhere", { timeout: 180_000 }, async () => {
+  it("renders every operation of the OpenAPI document, compressed, loading nothing from elsewhere", {
+    timeout: 180_000
+  }, async () => {
     const spec = await (await fetch(`${origin}/openapi.json`)).json() as {
       info: { title: string }
       paths: Record<string, Record<string, unknown>>
     }
     const operations = Object.entries(spec.paths).flatMap(([path, item]) =>
-      Object.keys(item).filter((k) => ["get", "post", "put", "patch", "delete"].includes(k)).map((method) => ({ method, path }))
+      Object.keys(item).filter((k) => ["get", "post", "put", "patch", "delete"].includes(k)).map((method) => ({
+        method,
+        path
+      }))
     )
     expect(operations.length).toBeGreaterThan(20)
 
@@ -84,7 +95,9 @@ describe.skipIf(!present)(title, () => {
       await page.waitForFunction(
         (count) => {
           // Runs in the page (the type check has no DOM library, hence the loose types).
-          const sidebar = (globalThis as any).document.querySelector("aside[aria-label^='Sidebar']") as { innerText: string } | null
+          const sidebar = (globalThis as any).document.querySelector("aside[aria-label^='Sidebar']") as {
+            innerText: string
+          } | null
           return sidebar !== null && (sidebar.innerText.match(/HTTP METHOD:/g) ?? []).length >= count
         },
         operations.length,

@@ -11,7 +11,12 @@ const { get } = http
 
 it("lists what happened, oldest first, and picks up later from its cursor", async () => {
   await http.server.request("POST", "/products", { token: http.key, body: { title: "Feed mug", slug: "feed-mug" } })
-  expect((await http.server.request("POST", "/sites", { token: http.key, body: { name: "Feed shop", domain: "feed.example" } })).status).toBe(201)
+  expect(
+    (await http.server.request("POST", "/sites", {
+      token: http.key,
+      body: { name: "Feed shop", domain: "feed.example" }
+    })).status
+  ).toBe(201)
   const first = await get("/events?limit=1")
   expect(first.status).toBe(200)
   expect(first.body.data.map((e: { event: string }) => e.event)).toEqual(["product.updated"])

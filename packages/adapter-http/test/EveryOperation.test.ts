@@ -64,49 +64,78 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
     return { ...answer, made: { product: answer.data!.id } }
   },
   "POST /products/import": async ({ api }) => {
-    const answer = await api.POST("/products/import", { body: { data: [{ slug: "cup", title: "Cup", externalId: "sku-2" }] } })
+    const answer = await api.POST("/products/import", {
+      body: { data: [{ slug: "cup", title: "Cup", externalId: "sku-2" }] }
+    })
     return { ...answer, made: { spareProduct: answer.data!.imported[0]!.id } }
   },
   "GET /products": ({ api }) => api.GET("/products", { params: { query: { limit: 10, search: "mug" } } }),
   "GET /products/{id}": ({ api, made }) => api.GET("/products/{id}", { params: { path: { id: id(made, "product") } } }),
   "PATCH /products/{id}": ({ api, made }) =>
-    api.PATCH("/products/{id}", { params: { path: { id: id(made, "product") } }, body: { title: "Everyday ceramic mug" } }),
-  "DELETE /products/{id}": ({ api, made }) => api.DELETE("/products/{id}", { params: { path: { id: id(made, "spareProduct") } } }),
+    api.PATCH("/products/{id}", {
+      params: { path: { id: id(made, "product") } },
+      body: { title: "Everyday ceramic mug" }
+    }),
+  "DELETE /products/{id}": ({ api, made }) =>
+    api.DELETE("/products/{id}", { params: { path: { id: id(made, "spareProduct") } } }),
 
   "POST /customers": async ({ api }) => {
     const answer = await api.POST("/customers", { body: { email: "ada@example.com", firstName: "Ada" } })
     return { ...answer, made: { customer: answer.data!.id } }
   },
-  "POST /customers/import": ({ api }) => api.POST("/customers/import", { body: { data: [{ email: "grace@example.com" }] } }),
-  "GET /customers": ({ api }) => api.GET("/customers", { params: { query: { filter: JSON.stringify({ email: "ada@example.com" }) } } }),
-  "GET /customers/{id}": ({ api, made }) => api.GET("/customers/{id}", { params: { path: { id: id(made, "customer") } } }),
+  "POST /customers/import": ({ api }) =>
+    api.POST("/customers/import", { body: { data: [{ email: "grace@example.com" }] } }),
+  "GET /customers": ({ api }) =>
+    api.GET("/customers", { params: { query: { filter: JSON.stringify({ email: "ada@example.com" }) } } }),
+  "GET /customers/{id}": ({ api, made }) =>
+    api.GET("/customers/{id}", { params: { path: { id: id(made, "customer") } } }),
 
   "POST /orders": async ({ api, made }) => {
     const answer = await api.POST("/orders", {
-      body: { externalId: "ord-1", orderNumber: "#1001", customerId: id(made, "customer"), lines: [{ productId: id(made, "product"), quantity: 2 }] }
+      body: {
+        externalId: "ord-1",
+        orderNumber: "#1001",
+        customerId: id(made, "customer"),
+        lines: [{ productId: id(made, "product"), quantity: 2 }]
+      }
     })
     return { ...answer, made: { order: answer.data!.id } }
   },
   "POST /orders/import": async ({ api }) => {
     const answer = await api.POST("/orders/import", {
-      body: { data: [{ externalId: "ord-0", customer: "grace@example.com", lines: [{ productSlug: "mug" }], status: "delivered" }] }
+      body: {
+        data: [{
+          externalId: "ord-0",
+          customer: "grace@example.com",
+          lines: [{ productSlug: "mug" }],
+          status: "delivered"
+        }]
+      }
     })
     return { ...answer, made: { spareOrder: answer.data!.imported[0]!.id } }
   },
   "GET /orders": ({ api }) =>
-    api.GET("/orders", { params: { query: { sort: "-updatedAt", filter: JSON.stringify({ updatedAt: { $gte: "2020-01-01T00:00:00Z" } }) } } }),
+    api.GET("/orders", {
+      params: { query: { sort: "-updatedAt", filter: JSON.stringify({ updatedAt: { $gte: "2020-01-01T00:00:00Z" } }) } }
+    }),
   "GET /orders/{id}": ({ api, made }) => api.GET("/orders/{id}", { params: { path: { id: id(made, "order") } } }),
   "PATCH /orders/{id}": ({ api, made }) =>
-    api.PATCH("/orders/{id}", { params: { path: { id: id(made, "order") } }, body: { status: "fulfilled", metadata: { carrier: "post" } } }),
+    api.PATCH("/orders/{id}", {
+      params: { path: { id: id(made, "order") } },
+      body: { status: "fulfilled", metadata: { carrier: "post" } }
+    }),
   "PATCH /orders/bulk-update": ({ api }) =>
     api.PATCH("/orders/bulk-update", { params: { query: { search: "#1001" } }, body: { status: "delivered" } }),
-  "DELETE /orders/{id}": ({ api, made }) => api.DELETE("/orders/{id}", { params: { path: { id: id(made, "spareOrder") } } }),
+  "DELETE /orders/{id}": ({ api, made }) =>
+    api.DELETE("/orders/{id}", { params: { path: { id: id(made, "spareOrder") } } }),
 
   "GET /organization/setup": ({ api }) => api.GET("/organization/setup"),
-  "PATCH /organization/setup": ({ api }) => api.PATCH("/organization/setup", { body: { area: "loyalty", outcome: "dismissed" } }),
+  "PATCH /organization/setup": ({ api }) =>
+    api.PATCH("/organization/setup", { body: { area: "loyalty", outcome: "dismissed" } }),
   "POST /organization/setup/reviews": ({ api }) => api.POST("/organization/setup/reviews", { body: { data: {} } }),
   "GET /review-settings": ({ api }) => api.GET("/review-settings"),
-  "PATCH /review-settings": ({ api }) => api.PATCH("/review-settings", { body: { autoPublish: true, autoPublishMinRating: 5 } }),
+  "PATCH /review-settings": ({ api }) =>
+    api.PATCH("/review-settings", { body: { autoPublish: true, autoPublishMinRating: 5 } }),
 
   // The guided setup's flow is the newest active one: a manual request goes through it.
   "POST /surveys": async ({ api, made }) => {
@@ -114,9 +143,12 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
     return { ...answer, made: { survey: answer.data!.id } }
   },
   "GET /surveys": ({ api, made }) =>
-    api.GET("/surveys", { params: { query: { filter: JSON.stringify({ "order.id": id(made, "order") }), sort: "-updatedAt" } } }),
+    api.GET("/surveys", {
+      params: { query: { filter: JSON.stringify({ "order.id": id(made, "order") }), sort: "-updatedAt" } }
+    }),
   "GET /surveys/{id}": ({ api, made }) => api.GET("/surveys/{id}", { params: { path: { id: id(made, "survey") } } }),
-  "DELETE /surveys/{id}": ({ api, made }) => api.DELETE("/surveys/{id}", { params: { path: { id: id(made, "survey") } } }),
+  "DELETE /surveys/{id}": ({ api, made }) =>
+    api.DELETE("/surveys/{id}", { params: { path: { id: id(made, "survey") } } }),
 
   "GET /email-templates": async ({ api }) => {
     const answer = await api.GET("/email-templates", { params: { query: { limit: 10 } } })
@@ -125,15 +157,20 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
   "GET /email-templates/{id}": ({ api, made }) =>
     api.GET("/email-templates/{id}", { params: { path: { id: id(made, "template") } } }),
   "PATCH /email-templates/{id}": ({ api, made }) =>
-    api.PATCH("/email-templates/{id}", { params: { path: { id: id(made, "template") } }, body: { subject: "How was your order?" } }),
+    api.PATCH("/email-templates/{id}", {
+      params: { path: { id: id(made, "template") } },
+      body: { subject: "How was your order?" }
+    }),
   "GET /survey-flows": async ({ api }) => {
     const answer = await api.GET("/survey-flows")
     return { ...answer, made: { flow: answer.data!.data[0]!.id } }
   },
-  "GET /survey-flows/{id}": ({ api, made }) => api.GET("/survey-flows/{id}", { params: { path: { id: id(made, "flow") } } }),
+  "GET /survey-flows/{id}": ({ api, made }) =>
+    api.GET("/survey-flows/{id}", { params: { path: { id: id(made, "flow") } } }),
   "PATCH /survey-flows/{id}": ({ api, made }) =>
     api.PATCH("/survey-flows/{id}", { params: { path: { id: id(made, "flow") } }, body: { name: "After delivery" } }),
-  "DELETE /survey-flows/{id}": ({ api, made }) => api.DELETE("/survey-flows/{id}", { params: { path: { id: id(made, "flow") } } }),
+  "DELETE /survey-flows/{id}": ({ api, made }) =>
+    api.DELETE("/survey-flows/{id}", { params: { path: { id: id(made, "flow") } } }),
   // After its flow is gone: a template a flow still sends is a 409.
   "DELETE /email-templates/{id}": async ({ api }) => {
     const all = await api.GET("/email-templates", { params: { query: { limit: 250 } } })
@@ -145,7 +182,9 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
 
   "POST /reviews/import": async ({ api }) => {
     const answer = await api.POST("/reviews/import", {
-      body: { data: [{ product: "mug", rating: 5, title: "Fits perfectly", body: "Lovely mug.", customer: "ada@example.com" }] }
+      body: {
+        data: [{ product: "mug", rating: 5, title: "Fits perfectly", body: "Lovely mug.", customer: "ada@example.com" }]
+      }
     })
     return { ...answer, made: { review: answer.data!.imported[0]!.id } }
   },
@@ -158,7 +197,8 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
     })
     return { ...answer, made: { importJob: answer.data!.id } }
   },
-  "GET /import-jobs/{id}": ({ api, made }) => api.GET("/import-jobs/{id}", { params: { path: { id: id(made, "importJob") } } }),
+  "GET /import-jobs/{id}": ({ api, made }) =>
+    api.GET("/import-jobs/{id}", { params: { path: { id: id(made, "importJob") } } }),
   "POST /export-jobs": async ({ api }) => {
     const answer = await api.POST("/export-jobs", { body: { type: "reviews", format: "ndjson", search: "mug" } })
     return { ...answer, made: { exportJob: answer.data!.id } }
@@ -174,9 +214,12 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
   },
   "GET /export-jobs/{id}/download": ({ api, made }) =>
     api.GET("/export-jobs/{id}/download", { params: { path: { id: id(made, "exportJob") } }, parseAs: "text" }),
-  "GET /reviews": ({ api }) => api.GET("/reviews", { params: { query: { include: ["product", "customer"], sort: "-rating" } } }),
+  "GET /reviews": ({ api }) =>
+    api.GET("/reviews", { params: { query: { include: ["product", "customer"], sort: "-rating" } } }),
   "GET /reviews/{id}": ({ api, made }) =>
-    api.GET("/reviews/{id}", { params: { path: { id: id(made, "review") }, query: { include: ["files", "collisions"] } } }),
+    api.GET("/reviews/{id}", {
+      params: { path: { id: id(made, "review") }, query: { include: ["files", "collisions"] } }
+    }),
   "PATCH /reviews/{id}": ({ api, made }) =>
     api.PATCH("/reviews/{id}", { params: { path: { id: id(made, "review") } }, body: { published: true } }),
   "PATCH /reviews/bulk-update": ({ api }) =>
@@ -199,7 +242,9 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
   "GET /product-questions": ({ api }) =>
     api.GET("/product-questions", { params: { query: { answered: false, include: ["product"] } } }),
   "GET /product-questions/{id}": ({ api, made }) =>
-    api.GET("/product-questions/{id}", { params: { path: { id: id(made, "question") }, query: { include: ["answers"] } } }),
+    api.GET("/product-questions/{id}", {
+      params: { path: { id: id(made, "question") }, query: { include: ["answers"] } }
+    }),
   "PATCH /product-questions/{id}": ({ api, made }) =>
     api.PATCH("/product-questions/{id}", { params: { path: { id: id(made, "question") } }, body: { published: true } }),
   "POST /product-questions/{id}/answers": async ({ api, made }) => {
@@ -250,8 +295,10 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
     api.POST("/webhooks/{id}/events/{deliveryId}/redeliver", {
       params: { path: { id: id(made, "webhook"), deliveryId: id(made, "delivery") } }
     }),
-  "GET /events": ({ api }) => api.GET("/events", { params: { query: { events: ["product.updated", "review.created"], limit: 50 } } }),
-  "DELETE /webhooks/{id}": ({ api, made }) => api.DELETE("/webhooks/{id}", { params: { path: { id: id(made, "webhook") } } }),
+  "GET /events": ({ api }) =>
+    api.GET("/events", { params: { query: { events: ["product.updated", "review.created"], limit: 50 } } }),
+  "DELETE /webhooks/{id}": ({ api, made }) =>
+    api.DELETE("/webhooks/{id}", { params: { path: { id: id(made, "webhook") } } }),
   "GET /storefront/ratings": ({ api, made }) =>
     api.GET("/storefront/ratings", {
       params: { query: { products: "mug,cup", apiPublishableKey: id(made, "publishableKeyText") } }
@@ -291,7 +338,12 @@ describe("a client generated from the served document calls every operation", ()
   beforeAll(async () => {
     receiver = await startReceiver()
     server = makeTestServer(undefined, {
-      webhooks: { allowInsecure: true, allowPrivate: true, timeoutMs: 2_000, dispatcher: { pollIntervalMs: 20, heartbeatIntervalMs: 200, leaseMs: 1_000 } }
+      webhooks: {
+        allowInsecure: true,
+        allowPrivate: true,
+        timeoutMs: 2_000,
+        dispatcher: { pollIntervalMs: 20, heartbeatIntervalMs: 200, leaseMs: 1_000 }
+      }
     })
     document = (await server.request("GET", "/openapi.json")).body
   })
@@ -318,7 +370,9 @@ describe("a client generated from the served document calls every operation", ()
       const media = [
         ["request", operation.requestBody?.content?.["application/json"]],
         ...Object.entries<any>(operation.responses).map(([status, response]) => {
-          const resolved = response.$ref === undefined ? response : document.components.responses[response.$ref.split("/").pop()]
+          const resolved = response.$ref === undefined
+            ? response
+            : document.components.responses[response.$ref.split("/").pop()]
           return [status, resolved.content?.["application/json"]]
         })
       ] as const
@@ -329,7 +383,11 @@ describe("a client generated from the served document calls every operation", ()
 
   it("each answer has a documented status, a body valid against its schema and the required headers", async () => {
     const { key } = await server.provision()
-    const api = createAdminApiClient({ baseUrl: "http://test", secretKey: key, fetch: (request) => server.fetch(request) })
+    const api = createAdminApiClient({
+      baseUrl: "http://test",
+      secretKey: key,
+      fetch: (request) => server.fetch(request)
+    })
     const { problemsOf } = makeConformance(document)
     const made: Made = {}
     const problems: Array<string> = []
@@ -339,24 +397,38 @@ describe("a client generated from the served document calls every operation", ()
       const body = answer.data ?? answer.error
       // Each call is made to succeed, so every success schema is exercised; errors are documented the same way.
       if (!answer.response.ok) problems.push(`${operation} answered ${answer.response.status}: ${JSON.stringify(body)}`)
-      problems.push(...problemsOf(operation, { status: answer.response.status, headers: answer.response.headers, body }))
+      problems.push(
+        ...problemsOf(operation, { status: answer.response.status, headers: answer.response.headers, body })
+      )
     }
     expect(problems).toEqual([])
   })
 
   it("error answers conform too: 401, 404, 400", async () => {
     const { problemsOf } = makeConformance(document)
-    const anonymous = createAdminApiClient({ baseUrl: "http://test", secretKey: "sk_unknown", fetch: (request) => server.fetch(request) })
+    const anonymous = createAdminApiClient({
+      baseUrl: "http://test",
+      secretKey: "sk_unknown",
+      fetch: (request) => server.fetch(request)
+    })
     const unauthorized = await anonymous.GET("/organization")
     expect(unauthorized.response.status).toBe(401)
-    expect(problemsOf("GET /organization", { status: 401, headers: unauthorized.response.headers, body: unauthorized.error })).toEqual([])
+    expect(
+      problemsOf("GET /organization", { status: 401, headers: unauthorized.response.headers, body: unauthorized.error })
+    ).toEqual([])
     const { key } = await server.provision()
-    const api = createAdminApiClient({ baseUrl: "http://test", secretKey: key, fetch: (request) => server.fetch(request) })
+    const api = createAdminApiClient({
+      baseUrl: "http://test",
+      secretKey: key,
+      fetch: (request) => server.fetch(request)
+    })
     const missing = await api.GET("/reviews/{id}", { params: { path: { id: "00000000-0000-4000-8000-000000000000" } } })
     expect(missing.response.status).toBe(404)
-    expect(problemsOf("GET /reviews/{id}", { status: 404, headers: missing.response.headers, body: missing.error })).toEqual([])
+    expect(problemsOf("GET /reviews/{id}", { status: 404, headers: missing.response.headers, body: missing.error }))
+      .toEqual([])
     const invalid = await api.POST("/products", { body: { slug: "", title: "" } })
     expect(invalid.response.status).toBe(400)
-    expect(problemsOf("POST /products", { status: 400, headers: invalid.response.headers, body: invalid.error })).toEqual([])
+    expect(problemsOf("POST /products", { status: 400, headers: invalid.response.headers, body: invalid.error }))
+      .toEqual([])
   })
 })

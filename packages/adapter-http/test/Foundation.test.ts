@@ -17,7 +17,11 @@ describe("authentication and permissions", () => {
     const { organizationId, key } = await server.provision({ permissions: ["settings:read"] })
     const res = await server.request("GET", "/organization", { token: key })
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ id: organizationId, name: "Test organization", plan: { apiRequestsPerMinute: 600 } })
+    expect(res.body).toMatchObject({
+      id: organizationId,
+      name: "Test organization",
+      plan: { apiRequestsPerMinute: 600 }
+    })
     expect(res.body.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
     expect(res.headers.get("x-request-id")).toMatch(/^req_/)
   })
@@ -68,7 +72,8 @@ describe("error envelope", () => {
 
   it("malformed JSON, schema failures and unknown fields are 400 naming the path, and change nothing", async () => {
     const malformed = await server.request("POST", "/operator/organizations", {
-      token: "test-operator-token", rawBody: "{\"name\": "
+      token: "test-operator-token",
+      rawBody: "{\"name\": "
     })
     expectError(malformed, 400, "INVALID_REQUEST")
     const wrongType = await server.operator("POST", "/organizations", { name: 42 })
@@ -80,7 +85,11 @@ describe("error envelope", () => {
     const badPath = await server.operator("POST", "/organizations/not-a-uuid/keys", { permissions: [] })
     expectError(badPath, 400, "INVALID_REQUEST")
     expect(badPath.body.error.details.issues[0].path).toBe("path.id")
-    const badPermission = await server.operator("POST", `/organizations/${(await server.provision()).organizationId}/keys`, { permissions: ["admin:all"] })
+    const badPermission = await server.operator(
+      "POST",
+      `/organizations/${(await server.provision()).organizationId}/keys`,
+      { permissions: ["admin:all"] }
+    )
     expectError(badPermission, 400, "INVALID_REQUEST")
   })
 
@@ -90,7 +99,9 @@ describe("error envelope", () => {
   })
 
   it("another organization's id is indistinguishable from a missing one", async () => {
-    const res = await server.operator("POST", "/organizations/00000000-0000-4000-8000-000000000000/keys", { permissions: [] })
+    const res = await server.operator("POST", "/organizations/00000000-0000-4000-8000-000000000000/keys", {
+      permissions: []
+    })
     expectError(res, 404, "NOT_FOUND")
   })
 })
@@ -99,10 +110,17 @@ describe("operator API", () => {
   it("is refused without the operator token and invisible when not configured", async () => {
     expectError(await server.request("POST", "/operator/organizations", { body: { name: "x" } }), 401, "UNAUTHORIZED")
     const { key } = await server.provision()
-    expectError(await server.request("POST", "/operator/organizations", { token: key, body: { name: "x" } }), 401, "UNAUTHORIZED")
+    expectError(
+      await server.request("POST", "/operator/organizations", { token: key, body: { name: "x" } }),
+      401,
+      "UNAUTHORIZED"
+    )
     const closed = makeTestServer(undefined, { operatorToken: undefined })
     try {
-      const res = await closed.request("POST", "/operator/organizations", { token: "test-operator-token", body: { name: "x" } })
+      const res = await closed.request("POST", "/operator/organizations", {
+        token: "test-operator-token",
+        body: { name: "x" }
+      })
       expectError(res, 404, "NOT_FOUND")
     } finally {
       await closed.dispose()
@@ -113,7 +131,10 @@ describe("operator API", () => {
     const org = await server.operator("POST", "/organizations", { name: "Second", apiRequestsPerMinute: 120 })
     expect(org.status).toBe(201)
     expect(org.body.plan.apiRequestsPerMinute).toBe(120)
-    const key = await server.operator("POST", `/organizations/${org.body.id}/keys`, { permissions: ["reviews:read"], name: "CI" })
+    const key = await server.operator("POST", `/organizations/${org.body.id}/keys`, {
+      permissions: ["reviews:read"],
+      name: "CI"
+    })
     expect(key.status).toBe(201)
     expect(key.body.secretKey).toMatch(/^sk_[A-Za-z0-9_-]{43}$/)
     expect(key.body.permissions).toEqual(["reviews:read"])
@@ -123,20 +144,42 @@ describe("operator API", () => {
     const pk = await server.operator("POST", `/organizations/${org.body.id}/publishable-keys`)
     expect(pk.status).toBe(201)
     expect(pk.body.key).toMatch(/^pk_/)
-    expect((await server.operator("POST", `/organizations/${org.body.id}/integrations`, { platform: "shopify" })).status).toBe(201)
-    expectError(await server.operator("POST", `/organizations/${org.body.id}/integrations`, { platform: "woocommerce" }), 400, "INVALID_REQUEST")
-    const program = await server.operator("POST", `/organizations/${org.body.id}/loyalty-programs`, { status: "live", siteId: null })
+    expect(
+      (await server.operator("POST", `/organizations/${org.body.id}/integrations`, { platform: "shopify" })).status
+    ).toBe(201)
+    expectError(
+      await server.operator("POST", `/organizations/${org.body.id}/integrations`, { platform: "woocommerce" }),
+      400,
+      "INVALID_REQUEST"
+    )
+    const program = await server.operator("POST", `/organizations/${org.body.id}/loyalty-programs`, {
+      status: "live",
+      siteId: null
+    })
     expect(program.body).toMatchObject({ status: "live", siteId: null })
     expect((await server.operator("POST", `/organizations/${org.body.id}/wishlists`, {})).status).toBe(201)
     const patched = await server.operator("PATCH", `/organizations/${org.body.id}`, { apiRequestsPerMinute: 60 })
     expect(patched.body.plan.apiRequestsPerMinute).toBe(60)
     // Loyalty allowances: only sent fields change, null removes one, GET /organization shows them only when set.
-    const loyal = await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyEventsPerMinute: 30, loyaltyStampsPerMinute: 10 })
-    expect(loyal.body.plan).toEqual({ apiRequestsPerMinute: 60, loyaltyEventsPerMinute: 30, loyaltyStampsPerMinute: 10 })
+    const loyal = await server.operator("PATCH", `/organizations/${org.body.id}`, {
+      loyaltyEventsPerMinute: 30,
+      loyaltyStampsPerMinute: 10
+    })
+    expect(loyal.body.plan).toEqual({
+      apiRequestsPerMinute: 60,
+      loyaltyEventsPerMinute: 30,
+      loyaltyStampsPerMinute: 10
+    })
     const cleared = await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyStampsPerMinute: null })
     expect(cleared.body.plan).toEqual({ apiRequestsPerMinute: 60, loyaltyEventsPerMinute: 30 })
-    expectError(await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyEventsPerMinute: 0 }), 400, "INVALID_REQUEST")
-    const reader = await server.operator("POST", `/organizations/${org.body.id}/keys`, { permissions: ["settings:read"] })
+    expectError(
+      await server.operator("PATCH", `/organizations/${org.body.id}`, { loyaltyEventsPerMinute: 0 }),
+      400,
+      "INVALID_REQUEST"
+    )
+    const reader = await server.operator("POST", `/organizations/${org.body.id}/keys`, {
+      permissions: ["settings:read"]
+    })
     const seen = await server.request("GET", "/organization", { token: reader.body.secretKey })
     expect(seen.body.plan).toEqual({ apiRequestsPerMinute: 60, loyaltyEventsPerMinute: 30 })
   })

@@ -14,15 +14,24 @@ class Extra extends Context.Service<Extra, { readonly name: string }>()("test/Ex
 
 class Api extends HttpApi.make("groups").add(
   HttpApiGroup.make("probe").add(
-    HttpApiEndpoint.get("get", "/probe", { success: Schema.Struct({ used: Schema.String, extraInRequest: Schema.Boolean }) })
+    HttpApiEndpoint.get("get", "/probe", {
+      success: Schema.Struct({ used: Schema.String, extraInRequest: Schema.Boolean })
+    })
   )
 ) {}
 
-const Probe = HttpApiBuilder.group(Api, "probe", Effect.fn(function*(handlers) {
-  const used = yield* Used
-  return handlers.handle("get", () =>
-    Effect.map(Effect.serviceOption(Extra), (extra) => ({ used: used.name, extraInRequest: Option.isSome(extra) })))
-}))
+const Probe = HttpApiBuilder.group(
+  Api,
+  "probe",
+  Effect.fn(function*(handlers) {
+    const used = yield* Used
+    return handlers.handle(
+      "get",
+      () =>
+        Effect.map(Effect.serviceOption(Extra), (extra) => ({ used: used.name, extraInRequest: Option.isSome(extra) }))
+    )
+  })
+)
 
 const serve = async (group: typeof Probe) => {
   const { dispose, handler } = HttpRouter.toWebHandler(
@@ -44,6 +53,9 @@ const serve = async (group: typeof Probe) => {
 describe("capturingOnly", () => {
   it("keeps what the group captures and leaves the rest of the application's services out of its requests", async () => {
     expect(await serve(Probe)).toEqual({ status: 200, body: { used: "used", extraInRequest: true } })
-    expect(await serve(Probe.pipe(capturingOnly(Used)))).toEqual({ status: 200, body: { used: "used", extraInRequest: false } })
+    expect(await serve(Probe.pipe(capturingOnly(Used)))).toEqual({
+      status: 200,
+      body: { used: "used", extraInRequest: false }
+    })
   })
 })

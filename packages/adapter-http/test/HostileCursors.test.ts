@@ -55,7 +55,14 @@ const makeServer = (store: Store) => {
   const memoMap = Layer.makeMemoMapUnsafe()
   const runtime = ManagedRuntime.make(Layer.merge(store, IdGenerator.uuidV7), { memoMap })
   const server = makeTestServer(store, serverOptions, memoMap)
-  return { server, runtime, dispose: async () => { await server.dispose(); await runtime.dispose() } }
+  return {
+    server,
+    runtime,
+    dispose: async () => {
+      await server.dispose()
+      await runtime.dispose()
+    }
+  }
 }
 
 interface Org {
@@ -80,7 +87,9 @@ const populate = async (server: TestServer, runtime: ManagedRuntime.ManagedRunti
     await post("/product-questions", { productId: products[0].id, body: `Question ${i}?` })
   }
   const hooks: Array<any> = []
-  for (let i = 0; i < 3; i++) hooks.push(await post("/webhooks", { url: `https://hooks.example.com/${i}`, events: ["review.created"] }))
+  for (let i = 0; i < 3; i++) {
+    hooks.push(await post("/webhooks", { url: `https://hooks.example.com/${i}`, events: ["review.created"] }))
+  }
   const hookId = hooks[0].id as WebhookId
   await runtime.runPromise(Effect.gen(function*() {
     yield* seedReviews(organizationId as OrganizationId, products.map((p) => ({ productId: p.id })))
@@ -126,9 +135,15 @@ const lists = (hookId: string) => {
     { path: "/products", legacy: (t: string) => legacyCursor({ value: t, id: SOME_ID }, newestFirst("products")) },
     { path: "/customers", legacy: (t: string) => legacyCursor({ value: t, id: SOME_ID }, newestFirst("customers")) },
     { path: "/sites", legacy: (t: string) => legacyCursor({ value: t, id: SOME_ID }, newestFirst("sites")) },
-    { path: "/product-questions", legacy: (t: string) => legacyCursor({ value: t, id: SOME_ID }, newestFirst("product-questions")) },
+    {
+      path: "/product-questions",
+      legacy: (t: string) => legacyCursor({ value: t, id: SOME_ID }, newestFirst("product-questions"))
+    },
     { path: "/webhooks", legacy: (t: string) => legacyWebhookCursor("webhooks", t, SOME_ID) },
-    { path: `/webhooks/${hookId}/events`, legacy: (t: string) => legacyWebhookCursor(`webhooks/${hookId}/events`, t, SOME_ID) }
+    {
+      path: `/webhooks/${hookId}/events`,
+      legacy: (t: string) => legacyWebhookCursor(`webhooks/${hookId}/events`, t, SOME_ID)
+    }
   ] as const
 }
 
@@ -173,7 +188,9 @@ describe.each(hostileStores)("hostile cursors on every list (%s)", (_name, makeS
 
   it("a forged cursor carrying an impossible date (old public checksum, old unchecked webhook format) is a 400", async () => {
     for (const { path, legacy } of lists(a.hookId)) {
-      for (const instant of IMPOSSIBLE) expectBadCursor(await get(path, a.key, { cursor: legacy(instant) }), `${path} ${instant}`)
+      for (const instant of IMPOSSIBLE) {
+        expectBadCursor(await get(path, a.key, { cursor: legacy(instant) }), `${path} ${instant}`)
+      }
       // The same forgery with a real instant: no longer accepted either, so nothing forged reaches a query.
       expectBadCursor(await get(path, a.key, { cursor: legacy("2026-01-01T00:00:00.000Z") }), `${path} legacy`)
     }
@@ -203,7 +220,9 @@ describe.each(hostileStores)("hostile cursors on every list (%s)", (_name, makeS
     for (const { path } of all) cursors.set(path, (await get(path, a.key, { limit: "1" })).body.nextCursor)
     for (const { path } of all) {
       for (const { path: other } of all) {
-        if (other !== path) expectBadCursor(await get(path, a.key, { cursor: cursors.get(other)! }), `${other} cursor on ${path}`)
+        if (other !== path) {
+          expectBadCursor(await get(path, a.key, { cursor: cursors.get(other)! }), `${other} cursor on ${path}`)
+        }
       }
     }
     // Organization b presents a's cursors on the same lists (b's own webhook's log for the delivery list).
@@ -219,17 +238,28 @@ describe.each(hostileStores)("hostile cursors on every list (%s)", (_name, makeS
 describe("the cursor key", () => {
   it("CURSOR_SECRET seals the cursors instead of the store's generated key", async () => {
     const secret = "a configured cursor secret of 32+ characters"
-    const { server, runtime, dispose } = makeServer(storeLayer({ _tag: "Memory" }, { cursorSecret: Redacted.make(secret) }))
+    const { server, runtime, dispose } = makeServer(
+      storeLayer({ _tag: "Memory" }, { cursorSecret: Redacted.make(secret) })
+    )
     try {
       const { organizationId, key } = await server.provision()
       for (let i = 0; i < 2; i++) await server.request("POST", "/sites", { token: key, body: { name: `S${i}` } })
       const cursor: string = (await server.request("GET", "/sites?limit=1", { token: key })).body.nextCursor
-      const binding: CursorBinding = { endpoint: "sites", sort: { field: "createdAt", direction: "desc", type: "timestamp" }, filter: matchAll, search: undefined }
-      expect(Result.isSuccess(decodeCursor(cursor, binding, { key: CursorKey.fromSecret(secret), organizationId }))).toBe(true)
+      const binding: CursorBinding = {
+        endpoint: "sites",
+        sort: { field: "createdAt", direction: "desc", type: "timestamp" },
+        filter: matchAll,
+        search: undefined
+      }
+      expect(Result.isSuccess(decodeCursor(cursor, binding, { key: CursorKey.fromSecret(secret), organizationId })))
+        .toBe(true)
       // The store still keeps a generated secret; it does not open the configured key's cursors.
-      const stored = await runtime.runPromise(InstanceSecretRepository.use((r) => r.getOrCreate(cursorSecretName, "unused")))
+      const stored = await runtime.runPromise(
+        InstanceSecretRepository.use((r) => r.getOrCreate(cursorSecretName, "unused"))
+      )
       expect(stored).not.toBe(secret)
-      expect(Result.isSuccess(decodeCursor(cursor, binding, { key: CursorKey.fromSecret(stored), organizationId }))).toBe(false)
+      expect(Result.isSuccess(decodeCursor(cursor, binding, { key: CursorKey.fromSecret(stored), organizationId })))
+        .toBe(false)
     } finally {
       await dispose()
     }
@@ -242,7 +272,12 @@ describe("the cursor key", () => {
   })
 
   it("memory stores each generate their own key", async () => {
-    const keyOf = () => Effect.runPromise(Effect.gen(function*() { return yield* CursorKey }).pipe(Effect.provide(MemoryStoreLayer)))
+    const keyOf = () =>
+      Effect.runPromise(
+        Effect.gen(function*() {
+          return yield* CursorKey
+        }).pipe(Effect.provide(MemoryStoreLayer))
+      )
     const payload = new TextEncoder().encode("x")
     const [k1, k2] = [await keyOf(), await keyOf()]
     expect(Buffer.from(k1.tag(payload)).equals(Buffer.from(k2.tag(payload)))).toBe(false)
@@ -259,18 +294,26 @@ describe.skipIf(serverUrl === undefined)("two processes on one PostgreSQL databa
     try {
       // Both build their store (migrations, then the cursor key) at the same time on an empty database.
       const [org] = await Promise.all([one.server.provision(), two.server.provision()])
-      for (let i = 0; i < 3; i++) await one.server.request("POST", "/sites", { token: org.key, body: { name: `S${i}` } })
+      for (let i = 0; i < 3; i++) {
+        await one.server.request("POST", "/sites", { token: org.key, body: { name: `S${i}` } })
+      }
       const whole = (await one.server.request("GET", "/sites", { token: org.key })).body.data.map((s: any) => s.id)
       const first = await one.server.request("GET", "/sites?limit=1", { token: org.key })
-      const second = await two.server.request("GET", `/sites?limit=1&cursor=${first.body.nextCursor}`, { token: org.key })
+      const second = await two.server.request("GET", `/sites?limit=1&cursor=${first.body.nextCursor}`, {
+        token: org.key
+      })
       expect(second.status, second.text).toBe(200)
-      const third = await one.server.request("GET", `/sites?limit=1&cursor=${second.body.nextCursor}`, { token: org.key })
+      const third = await one.server.request("GET", `/sites?limit=1&cursor=${second.body.nextCursor}`, {
+        token: org.key
+      })
       expect([...first.body.data, ...second.body.data, ...third.body.data].map((s: any) => s.id)).toEqual(whole)
       expect(third.body.nextCursor).toBeNull()
       // A restart (a third store layer, built later) accepts them too.
       const three = makeServer(PgStoreLayer({ _tag: "Server", url, maxConnections: 1 }))
       try {
-        const again = await three.server.request("GET", `/sites?limit=1&cursor=${first.body.nextCursor}`, { token: org.key })
+        const again = await three.server.request("GET", `/sites?limit=1&cursor=${first.body.nextCursor}`, {
+          token: org.key
+        })
         expect(again.body.data).toEqual(second.body.data)
       } finally {
         await three.dispose()

@@ -30,7 +30,8 @@ const connect = (url: string): Promise<RawConnection> =>
       socket.once("close", () => {
         isClosed = true
         done()
-      }))
+      })
+    )
     socket.once("connect", () => resolve({ socket, received: () => data, closed, isClosed: () => isClosed }))
     socket.once("error", reject)
   })
@@ -77,7 +78,11 @@ describe("server limits (a real process)", () => {
 
   it("a slow-loris client sending its headers byte by byte is cut off with an enveloped 408", async () => {
     const connection = await connect(server.url)
-    const sending = dribble(connection, "GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + "a".repeat(1_000) + "\r\n\r\n", 50)
+    const sending = dribble(
+      connection,
+      "GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + "a".repeat(1_000) + "\r\n\r\n",
+      50
+    )
     await closedWithin(connection, 15_000)
     await sending
     const { error, head, statusLine } = envelopeOf(connection.received())
@@ -88,7 +93,9 @@ describe("server limits (a real process)", () => {
 
   it("a body sent too slowly is cut off too (imports get longer)", async () => {
     const connection = await connect(server.url)
-    connection.socket.write(`POST /webhooks HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n`)
+    connection.socket.write(
+      `POST /webhooks HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n`
+    )
     const sending = dribble(connection, "{" + " ".repeat(999), 50)
     await closedWithin(connection, 15_000)
     await sending
@@ -97,7 +104,9 @@ describe("server limits (a real process)", () => {
 
   it("a request answered before its slow body arrived is hung up on at the deadline, with no second answer", async () => {
     const connection = await connect(server.url)
-    connection.socket.write("POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+    connection.socket.write(
+      "POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    )
     const sending = dribble(connection, "{" + " ".repeat(999), 50)
     await closedWithin(connection, 15_000)
     await sending
@@ -109,21 +118,47 @@ describe("server limits (a real process)", () => {
   it("what Node's HTTP parser refuses is answered in the envelope", async () => {
     const cases: ReadonlyArray<readonly [string, string, string]> = [
       ["FOOBAR /organization HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 Bad Request", "INVALID_REQUEST"],
-      [`GET /${"a".repeat(100 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`, "HTTP/1.1 431 Request Header Fields Too Large", "HEADERS_TOO_LARGE"],
+      [
+        `GET /${"a".repeat(100 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+        "HTTP/1.1 431 Request Header Fields Too Large",
+        "HEADERS_TOO_LARGE"
+      ],
       ["GET /health HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", "HTTP/1.1 400 Bad Request", "INVALID_REQUEST"],
-      [`POST /webhooks HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, "HTTP/1.1 400 Bad Request", "INVALID_REQUEST"],
-      ["POST /webhooks HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n{}", "HTTP/1.1 417 Expectation Failed", "EXPECTATION_FAILED"],
+      [
+        `POST /webhooks HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\nzz\r\n`,
+        "HTTP/1.1 400 Bad Request",
+        "INVALID_REQUEST"
+      ],
+      [
+        "POST /webhooks HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n{}",
+        "HTTP/1.1 417 Expectation Failed",
+        "EXPECTATION_FAILED"
+      ],
       ["GET /health HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request", "INVALID_REQUEST"],
       ["GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", "HTTP/1.1 400 Bad Request", "INVALID_REQUEST"],
       // A body does not change what a path without the method answers.
-      [`GET /import-jobs HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: 2\r\n\r\n{}`, "HTTP/1.1 405 Method Not Allowed", "METHOD_NOT_ALLOWED"],
+      [
+        `GET /import-jobs HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: 2\r\n\r\n{}`,
+        "HTTP/1.1 405 Method Not Allowed",
+        "METHOD_NOT_ALLOWED"
+      ],
       [`GET /import-jobs HTTP/1.1\r\nHost: x\r\n${auth}\r\n`, "HTTP/1.1 405 Method Not Allowed", "METHOD_NOT_ALLOWED"],
-      [`GET /no-such-route HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`, "HTTP/1.1 404 Not Found", "NOT_FOUND"]
+      [
+        `GET /no-such-route HTTP/1.1\r\nHost: x\r\n${auth}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+        "HTTP/1.1 404 Not Found",
+        "NOT_FOUND"
+      ]
     ]
     for (const [request, expectedStatus, code] of cases) {
       const connection = await connect(server.url)
       connection.socket.write(request)
-      await eventually(async () => (connection.received().includes("\r\n\r\n{") && connection.received().endsWith("}}") ? true : undefined), 10_000, `an answer to ${request.slice(0, 40)}`)
+      await eventually(
+        async () => (connection.received().includes("\r\n\r\n{") && connection.received().endsWith("}}")
+          ? true
+          : undefined),
+        10_000,
+        `an answer to ${request.slice(0, 40)}`
+      )
       connection.socket.destroy()
       const { error, head, statusLine } = envelopeOf(connection.received())
       expect(statusLine, request.slice(0, 60)).toBe(expectedStatus)
@@ -153,10 +188,14 @@ describe("connection cap (a real process)", () => {
     } finally {
       held.forEach((c) => c.socket.destroy())
     }
-    const health = await eventually(async () => {
-      const res = await fetch(`${server.url}/health`).catch(() => undefined)
-      return res?.status === 200 ? res : undefined
-    }, 10_000, "a request once the held connections are gone")
+    const health = await eventually(
+      async () => {
+        const res = await fetch(`${server.url}/health`).catch(() => undefined)
+        return res?.status === 200 ? res : undefined
+      },
+      10_000,
+      "a request once the held connections are gone"
+    )
     expect(health.status).toBe(200)
   })
 })
@@ -169,9 +208,10 @@ describe("configuration that refuses to start", () => {
   })
 
   it("a headers timeout longer than the request timeout", async () => {
-    await expect(startServer({ DATABASE_URL: "memory", HEADERS_TIMEOUT_MS: "5000", REQUEST_TIMEOUT_MS: "1000" })).rejects.toThrow(
-      /HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS/
-    )
+    await expect(startServer({ DATABASE_URL: "memory", HEADERS_TIMEOUT_MS: "5000", REQUEST_TIMEOUT_MS: "1000" }))
+      .rejects.toThrow(
+        /HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS/
+      )
   })
 })
 
@@ -181,28 +221,35 @@ describe("demo seeding switch", () => {
     try {
       expect(server.output()).toContain("Demo: off (DEMO=false)")
       expect(demoKeyOf(server.output())).toBeUndefined()
-      const res = await fetch(`${server.url}/organization`, { headers: { authorization: `Bearer sk_${"f".repeat(40)}` } })
+      const res = await fetch(`${server.url}/organization`, {
+        headers: { authorization: `Bearer sk_${"f".repeat(40)}` }
+      })
       expect(res.status).toBe(401)
     } finally {
       expect(await server.stop()).toBe(0)
     }
   })
 
-  it.skipIf(serverUrl === undefined)("a PostgreSQL server DATABASE_URL seeds only with DEMO=true (needs TEST_DATABASE_URL)", async () => {
-    const url = await Effect.runPromise(freshServerDatabase(serverUrl!))
-    const off = await startServer({ DATABASE_URL: url })
-    try {
-      expect(off.output()).toContain("Demo: off (not seeded on a PostgreSQL server; set DEMO=true")
-      expect(demoKeyOf(off.output())).toBeUndefined()
-    } finally {
-      expect(await off.stop()).toBe(0)
+  it.skipIf(serverUrl === undefined)(
+    "a PostgreSQL server DATABASE_URL seeds only with DEMO=true (needs TEST_DATABASE_URL)",
+    async () => {
+      const url = await Effect.runPromise(freshServerDatabase(serverUrl!))
+      const off = await startServer({ DATABASE_URL: url })
+      try {
+        expect(off.output()).toContain("Demo: off (not seeded on a PostgreSQL server; set DEMO=true")
+        expect(demoKeyOf(off.output())).toBeUndefined()
+      } finally {
+        expect(await off.stop()).toBe(0)
+      }
+      const on = await startServer({ DATABASE_URL: url, DEMO: "true" })
+      try {
+        const key = demoKeyOf(on.output())!
+        expect((await fetch(`${on.url}/organization`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(
+          200
+        )
+      } finally {
+        expect(await on.stop()).toBe(0)
+      }
     }
-    const on = await startServer({ DATABASE_URL: url, DEMO: "true" })
-    try {
-      const key = demoKeyOf(on.output())!
-      expect((await fetch(`${on.url}/organization`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200)
-    } finally {
-      expect(await on.stop()).toBe(0)
-    }
-  })
+  )
 })

@@ -49,25 +49,50 @@ describe.each(stores)("framework errors and the access log on %s", (_name, makeS
   afterAll(() => server.dispose())
 
   it("a body that is not JSON is 415 UNSUPPORTED_MEDIA_TYPE naming the accepted type", async () => {
-    for (const contentType of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml"]) {
-      const res = await server.request("POST", "/webhooks", { token: key, rawBody: "url=x", headers: { "content-type": contentType } })
+    for (
+      const contentType of [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/xml"
+      ]
+    ) {
+      const res = await server.request("POST", "/webhooks", {
+        token: key,
+        rawBody: "url=x",
+        headers: { "content-type": contentType }
+      })
       expectError(res, 415, "UNSUPPORTED_MEDIA_TYPE")
       expect(res.body.error.message).toContain("application/json")
       expect(res.body.error.details).toEqual({ accepted: ["application/json"] })
     }
     // Parameters of the accepted type are fine: the body is read, and fails its schema.
-    const withCharset = await server.request("POST", "/webhooks", { token: key, rawBody: "{}", headers: { "content-type": "application/json; charset=utf-8" } })
+    const withCharset = await server.request("POST", "/webhooks", {
+      token: key,
+      rawBody: "{}",
+      headers: { "content-type": "application/json; charset=utf-8" }
+    })
     expectError(withCharset, 400, "INVALID_REQUEST")
     // The operator API answers the same.
     const operator = await server.request("POST", "/operator/organizations", {
-      token: "test-operator-token", rawBody: "name=x", headers: { "content-type": "text/plain" }
+      token: "test-operator-token",
+      rawBody: "name=x",
+      headers: { "content-type": "text/plain" }
     })
     expectError(operator, 415, "UNSUPPORTED_MEDIA_TYPE")
   })
 
   it("malformed JSON, undecodable paths, odd methods, long paths and defects are enveloped", async () => {
-    expectError(await server.request("POST", "/webhooks", { token: key, rawBody: "{\"url\": " }), 400, "INVALID_REQUEST")
-    expectError(await server.request("POST", "/webhooks", { token: key, rawBody: "[".repeat(100_000) }), 400, "INVALID_REQUEST")
+    expectError(
+      await server.request("POST", "/webhooks", { token: key, rawBody: "{\"url\": " }),
+      400,
+      "INVALID_REQUEST"
+    )
+    expectError(
+      await server.request("POST", "/webhooks", { token: key, rawBody: "[".repeat(100_000) }),
+      400,
+      "INVALID_REQUEST"
+    )
     const undecodable = await server.request("GET", "/reviews/%zz", { token: key })
     expectError(undecodable, 400, "INVALID_REQUEST")
     expect(undecodable.body.error.details.issues[0].path).toBe("path")
@@ -98,7 +123,9 @@ describe.each(stores)("framework errors and the access log on %s", (_name, makeS
     await server.request("GET", `/reviews?${key}`, { token: key })
     await server.request("GET", "/test-boom?token=hunter2&search=private")
     const text = lines.join("\n")
-    for (const secret of ["top-secret-term", "rating", "hunter2", "private", key, key.slice(3), "Bearer"]) expect(text).not.toContain(secret)
+    for (const secret of ["top-secret-term", "rating", "hunter2", "private", key, key.slice(3), "Bearer"]) {
+      expect(text).not.toContain(secret)
+    }
     const access = lines.map((l) => JSON.parse(l)).filter((l) => l.level === "info")
     expect(access[0]).toMatchObject({ level: "info", method: "GET", path: "/reviews?search&filter&limit" })
     expect(access[0].status).toBeTypeOf("number")
@@ -123,9 +150,12 @@ describe("loggedUrl", () => {
 
 describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) => {
   let runtime: ManagedRuntime.ManagedRuntime<StoreServices | IdGenerator | Organizations, unknown>
-  const run = <A, E>(effect: Effect.Effect<A, E, StoreServices | IdGenerator | Organizations>) => runtime.runPromise(effect)
+  const run = <A, E>(effect: Effect.Effect<A, E, StoreServices | IdGenerator | Organizations>) =>
+    runtime.runPromise(effect)
   beforeAll(() => {
-    runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(Layer.merge(makeStore(), IdGenerator.uuidV7))))
+    runtime = ManagedRuntime.make(
+      Organizations.layer.pipe(Layer.provideMerge(Layer.merge(makeStore(), IdGenerator.uuidV7)))
+    )
   })
   afterAll(() => runtime.dispose())
 
@@ -152,11 +182,17 @@ describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) =>
   it("a key hash is stored once: a second key with the same secret is refused", async () => {
     const org = await run(Organizations.use((o) => o.createOrganization({ name: "Duplicates" })))
     const secret = generateSecretKey()
-    const issued = await run(Organizations.use((o) => o.issueChosenSecretKey(org.id, { permissions: ["reviews:read"] }, secret)))
-    const again = await run(Effect.flip(Organizations.use((o) => o.issueChosenSecretKey(org.id, { permissions: ["settings:write"] }, secret))))
+    const issued = await run(
+      Organizations.use((o) => o.issueChosenSecretKey(org.id, { permissions: ["reviews:read"] }, secret))
+    )
+    const again = await run(
+      Effect.flip(Organizations.use((o) => o.issueChosenSecretKey(org.id, { permissions: ["settings:write"] }, secret)))
+    )
     expect(again._tag).toBe("SecretKeyHashTaken")
     const other = await run(Organizations.use((o) => o.createOrganization({ name: "Elsewhere" })))
-    const elsewhere = await run(Effect.flip(Organizations.use((o) => o.issueChosenSecretKey(other.id, { permissions: [] }, secret))))
+    const elsewhere = await run(
+      Effect.flip(Organizations.use((o) => o.issueChosenSecretKey(other.id, { permissions: [] }, secret)))
+    )
     expect(elsewhere._tag).toBe("SecretKeyHashTaken")
     // The refused attempts left nothing behind, and the key still names its one record.
     expect((await run(Organizations.use((o) => o.listSecretKeys(org.id)))).map((k) => k.id)).toEqual([issued.id])
@@ -176,7 +212,9 @@ describe("whether to seed", () => {
     expect(demoSeeding(undefined, memory)._tag).toBe("Seed")
     expect(demoSeeding(undefined, server)).toMatchObject({ _tag: "Off", reason: expect.stringContaining("DEMO=true") })
     expect(demoSeeding(true, server)._tag).toBe("Seed")
-    for (const store of [embedded, memory, server]) expect(demoSeeding(false, store)).toEqual({ _tag: "Off", reason: "DEMO=false" })
+    for (const store of [embedded, memory, server]) {
+      expect(demoSeeding(false, store)).toEqual({ _tag: "Off", reason: "DEMO=false" })
+    }
   })
 })
 
@@ -252,29 +290,49 @@ describe("webhook transport against a receiver that answers with an endless body
   const post = (path: string, timeoutMs = 60_000) =>
     Effect.runPromise(
       WebhookTransport.use((t) =>
-        t.post({ url: new URL(`http://127.0.0.1:${port}${path}`), address: undefined, headers: { "content-type": "application/json" }, body: "{}", timeoutMs })
+        t.post({
+          url: new URL(`http://127.0.0.1:${port}${path}`),
+          address: undefined,
+          headers: { "content-type": "application/json" },
+          body: "{}",
+          timeoutMs
+        })
       ).pipe(Effect.provide(NodeWebhookTransport))
     )
 
   it("a 2xx is delivered and its endless body is cut at 1 KiB, the connection dropped", async () => {
     const result = await post("/endless-200")
     expect(result).toEqual({ _tag: "Response", status: 200, bodyExcerpt: "" })
-    await eventually(async () => (closed.includes("/endless-200") ? true : undefined), 10_000, "the receiver's response to close")
+    await eventually(
+      async () => (closed.includes("/endless-200") ? true : undefined),
+      10_000,
+      "the receiver's response to close"
+    )
   })
 
   it("a body that stalls ends at the exchange's deadline with what was read, the connection dropped", async () => {
     // The body never ends: only the deadline can end the exchange (a generous bound turns a hang into a failure).
     const result = await Promise.race([
       post("/stalled-500", 300),
-      new Promise((_, reject) => setTimeout(() => reject(new Error("the exchange outlived its deadline")), 60_000).unref())
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error("the exchange outlived its deadline")), 60_000).unref()
+      )
     ])
     expect(result).toEqual({ _tag: "Response", status: 500, bodyExcerpt: "partial" })
-    await eventually(async () => (closed.includes("/stalled-500") ? true : undefined), 10_000, "the receiver's response to close")
+    await eventually(
+      async () => (closed.includes("/stalled-500") ? true : undefined),
+      10_000,
+      "the receiver's response to close"
+    )
   })
 
   it("a non-2xx keeps the first 1 KiB and drops the rest", async () => {
     const result = await post("/endless-500")
     expect(result).toEqual({ _tag: "Response", status: 500, bodyExcerpt: "x".repeat(1024) })
-    await eventually(async () => (closed.includes("/endless-500") ? true : undefined), 10_000, "the receiver's response to close")
+    await eventually(
+      async () => (closed.includes("/endless-500") ? true : undefined),
+      10_000,
+      "the receiver's response to close"
+    )
   })
 })

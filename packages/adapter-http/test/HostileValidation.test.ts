@@ -13,10 +13,15 @@ import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.
 import { expectError } from "./Http.ts"
 import { makeTestServer, type TestResponse, type TestServer } from "./TestServer.ts"
 
-const FakeDns = Layer.succeed(HostResolver, HostResolver.of({
-  resolve: (hostname) =>
-    hostname === "hooks.example.com" ? Effect.succeed(["93.184.216.34"]) : Effect.fail(new HostNotResolved({ hostname }))
-}))
+const FakeDns = Layer.succeed(
+  HostResolver,
+  HostResolver.of({
+    resolve: (hostname) =>
+      hostname === "hooks.example.com"
+        ? Effect.succeed(["93.184.216.34"])
+        : Effect.fail(new HostNotResolved({ hostname }))
+  })
+)
 
 const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, unknown>]> = [
   ["memory", () => MemoryStoreLayer],
@@ -46,11 +51,17 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
 
   it("an email of 32,000 dots is one issue (the length check aborts), and no customer is created", async () => {
     const { key } = await server.provision()
-    const res = await server.request("POST", "/customers", { token: key, body: { email: "a@" + ".".repeat(32_000) + "@" } })
+    const res = await server.request("POST", "/customers", {
+      token: key,
+      body: { email: "a@" + ".".repeat(32_000) + "@" }
+    })
     expectError(res, 400, "INVALID_REQUEST", "body.email")
     expect(issuesOf(res)).toHaveLength(1)
     // Within the length limit, a pattern that made the old regex backtrack is refused as not an address.
-    const dots = await server.request("POST", "/customers", { token: key, body: { email: "a@" + ".".repeat(200) + "@" } })
+    const dots = await server.request("POST", "/customers", {
+      token: key,
+      body: { email: "a@" + ".".repeat(200) + "@" }
+    })
     expectError(dots, 400, "INVALID_REQUEST", "body.email")
     await listIsEmpty(key, "/customers")
   })
@@ -63,7 +74,10 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
       body: { data: [{ product: "mug", rating: 5, customer: bad }] }
     })
     expectError(imported, 400, "INVALID_REQUEST", "body.data[0].customer")
-    const customers = await server.request("POST", "/customers/import", { token: key, body: { data: [{ email: bad }] } })
+    const customers = await server.request("POST", "/customers/import", {
+      token: key,
+      body: { data: [{ email: bad }] }
+    })
     expectError(customers, 400, "INVALID_REQUEST", "body.data[0].email")
     const product = await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })
     const question = await server.request("POST", "/product-questions", {
@@ -140,13 +154,19 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
   it("NUL and lone surrogates in a webhook secret, an organization name or a key name are a 400, not a 500", async () => {
     const { key, organizationId } = await server.provision()
     for (const secret of ["0123456789abcdef\u0000", "0123456789abcdef\uD800"]) {
-      const res = await server.request("POST", "/webhooks", { token: key, body: { url: HOOK, events: ["review.created"], hmacSecret: secret } })
+      const res = await server.request("POST", "/webhooks", {
+        token: key,
+        body: { url: HOOK, events: ["review.created"], hmacSecret: secret }
+      })
       expectError(res, 400, "INVALID_REQUEST", "body.hmacSecret")
     }
     await listIsEmpty(key, "/webhooks")
     for (const name of ["Acme\u0000", "Acme\uDC00"]) {
       expectError(await server.operator("POST", "/organizations", { name }), 400, "INVALID_REQUEST", "body.name")
-      const keyRes = await server.operator("POST", `/organizations/${organizationId}/keys`, { permissions: ["reviews:read"], name })
+      const keyRes = await server.operator("POST", `/organizations/${organizationId}/keys`, {
+        permissions: ["reviews:read"],
+        name
+      })
       expectError(keyRes, 400, "INVALID_REQUEST", "body.name")
     }
     const keys = await server.operator("GET", `/organizations/${organizationId}/keys`)
@@ -155,21 +175,37 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
 
   it("stored text everywhere: NUL in a product, a site, a question, a reply or metadata is a 400", async () => {
     const { key } = await server.provision()
-    expectError(await server.request("POST", "/sites", { token: key, body: { name: "Main\u0000" } }), 400, "INVALID_REQUEST", "body.name")
+    expectError(
+      await server.request("POST", "/sites", { token: key, body: { name: "Main\u0000" } }),
+      400,
+      "INVALID_REQUEST",
+      "body.name"
+    )
     // A bad key is explained like a bad value, never as an "excess property".
-    for (const [metadata, message] of [
-      [{ "k\u0000": "v" }, "key: must not contain the NUL character"],
-      [{ k: "v\u0000" }, "must not contain the NUL character"],
-      [{ "k\uD800": "v" }, "key: must be well-formed Unicode (it contains a lone surrogate)"],
-      [{ ["k".repeat(41)]: "v" }, expect.stringMatching(/^key: .*between 1 and 40/)]
-    ] as const) {
-      const refused = await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug", metadata } })
+    for (
+      const [metadata, message] of [
+        [{ "k\u0000": "v" }, "key: must not contain the NUL character"],
+        [{ k: "v\u0000" }, "must not contain the NUL character"],
+        [{ "k\uD800": "v" }, "key: must be well-formed Unicode (it contains a lone surrogate)"],
+        [{ ["k".repeat(41)]: "v" }, expect.stringMatching(/^key: .*between 1 and 40/)]
+      ] as const
+    ) {
+      const refused = await server.request("POST", "/products", {
+        token: key,
+        body: { slug: "mug", title: "Mug", metadata }
+      })
       expectError(refused, 400, "INVALID_REQUEST", `body.metadata.${Object.keys(metadata)[0]}`)
-      expect(refused.body.error.details.issues).toEqual([{ path: `body.metadata.${Object.keys(metadata)[0]}`, message }])
+      expect(refused.body.error.details.issues).toEqual([{
+        path: `body.metadata.${Object.keys(metadata)[0]}`,
+        message
+      }])
     }
     const product = await server.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })
     expectError(
-      await server.request("POST", "/product-questions", { token: key, body: { productId: product.body.id, body: "Fits?\uDBFF" } }),
+      await server.request("POST", "/product-questions", {
+        token: key,
+        body: { productId: product.body.id, body: "Fits?\uDBFF" }
+      }),
       400,
       "INVALID_REQUEST",
       "body.body"
@@ -197,7 +233,10 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
   it("webhook secrets are 16 to 256 characters, on create and on update", async () => {
     const { key } = await server.provision()
     for (const secret of ["x", "0123456789abcde", "s".repeat(257)]) {
-      const res = await server.request("POST", "/webhooks", { token: key, body: { url: HOOK, events: ["review.created"], hmacSecret: secret } })
+      const res = await server.request("POST", "/webhooks", {
+        token: key,
+        body: { url: HOOK, events: ["review.created"], hmacSecret: secret }
+      })
       expectError(res, 400, "INVALID_REQUEST", "body.hmacSecret")
       expect(res.body.error.message).toContain("16 to 256 characters")
     }
@@ -207,9 +246,15 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
       body: { url: HOOK, events: ["review.created"], hmacSecret: "0123456789abcdef" }
     })
     expect(created.status).toBe(201)
-    const update = await server.request("PATCH", `/webhooks/${created.body.id}`, { token: key, body: { hmacSecret: "short" } })
+    const update = await server.request("PATCH", `/webhooks/${created.body.id}`, {
+      token: key,
+      body: { hmacSecret: "short" }
+    })
     expectError(update, 400, "INVALID_REQUEST", "body.hmacSecret")
-    const longest = await server.request("PATCH", `/webhooks/${created.body.id}`, { token: key, body: { hmacSecret: "s".repeat(256) } })
+    const longest = await server.request("PATCH", `/webhooks/${created.body.id}`, {
+      token: key,
+      body: { hmacSecret: "s".repeat(256) }
+    })
     expect(longest.status).toBe(200)
   })
 
@@ -221,10 +266,17 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
     const got = await server.request("GET", `/products/${upper}`, { token: key })
     expect(got.status).toBe(200)
     expect(got.body.id).toBe(id)
-    const question = await server.request("POST", "/product-questions", { token: key, body: { productId: upper, body: "Fits?" } })
+    const question = await server.request("POST", "/product-questions", {
+      token: key,
+      body: { productId: upper, body: "Fits?" }
+    })
     expect(question.status).toBe(201)
     expect(question.body.productId).toBe(id)
-    const filtered = await server.request("GET", `/product-questions?filter=${encodeURIComponent(JSON.stringify({ "product.id": upper }))}`, { token: key })
+    const filtered = await server.request(
+      "GET",
+      `/product-questions?filter=${encodeURIComponent(JSON.stringify({ "product.id": upper }))}`,
+      { token: key }
+    )
     expect(filtered.body.data.map((q: { id: string }) => q.id)).toEqual([question.body.id])
     const missing = await server.request("GET", `/products/${"0190A0B1-C2D3-7E4F-8A5B-6C7D8E9FA0B1"}`, { token: key })
     expectError(missing, 404, "NOT_FOUND")
@@ -243,7 +295,11 @@ describe.each(stores)("hostile input is refused by validation (%s)", (_name, mak
         body: { data: [{ product: "mug", rating: 5, createdAt: at }] }
       })
       expectError(imported, 400, "INVALID_REQUEST", "body.data[0].createdAt")
-      const filtered = await server.request("GET", `/reviews?filter=${encodeURIComponent(JSON.stringify({ createdAt: { $gte: at } }))}`, { token: key })
+      const filtered = await server.request(
+        "GET",
+        `/reviews?filter=${encodeURIComponent(JSON.stringify({ createdAt: { $gte: at } }))}`,
+        { token: key }
+      )
       expectError(filtered, 400, "INVALID_REQUEST", "filter.createdAt.$gte")
     }
     await listIsEmpty(key, "/customers")
@@ -260,7 +316,9 @@ describe("the OpenAPI document still describes bounded bodies", () => {
     const resolve = (node: any): any =>
       node?.$ref === undefined ? node : resolve(spec.components.schemas[node.$ref.replace("#/components/schemas/", "")])
     const deref = (node: any): any =>
-      new Proxy(resolve(node), { get: (target, key) => typeof target[key] === "object" && target[key] !== null ? deref(target[key]) : target[key] })
+      new Proxy(resolve(node), {
+        get: (target, key) => typeof target[key] === "object" && target[key] !== null ? deref(target[key]) : target[key]
+      })
     const body = (path: string) => deref(spec.paths[path].post.requestBody.content["application/json"].schema)
     for (const path of ["/reviews/import", "/products/import", "/customers/import"]) {
       const data = body(path).properties.data

@@ -28,26 +28,47 @@ const operator = async (method: string, path: string, body: unknown) => {
 /** One request on its own connection, read raw: status line, header lines in order, body. */
 const raw = (path: string, key: string) =>
   new Promise<{ status: string; headers: ReadonlyArray<[string, string]>; body: string }>((resolve, reject) => {
-    const socket = net.connect(Number(new URL(server.url).port), "127.0.0.1", () =>
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`))
+    const socket = net.connect(
+      Number(new URL(server.url).port),
+      "127.0.0.1",
+      () =>
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`)
+    )
     let text = ""
     socket.on("data", (chunk) => (text += chunk.toString()))
     socket.on("error", reject)
     socket.on("end", () => {
       const [head = "", body = ""] = text.split("\r\n\r\n")
       const [status = "", ...lines] = head.split("\r\n")
-      resolve({ status, headers: lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]), body })
+      resolve({
+        status,
+        headers: lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+        body
+      })
     })
   })
 
-const CHARGED = ["content-type", "content-length", "x-request-id", "x-rate-limit-cost", "x-ratelimit-limit", "x-ratelimit-remaining", "ratelimit-policy", "ratelimit", "date", "connection"]
+const CHARGED = [
+  "content-type",
+  "content-length",
+  "x-request-id",
+  "x-rate-limit-cost",
+  "x-ratelimit-limit",
+  "x-ratelimit-remaining",
+  "ratelimit-policy",
+  "ratelimit",
+  "date",
+  "connection"
+]
 
 describe("the hot path's bytes", () => {
   it("GET /organization: headers in order, the organization as created; a 403 alike; a replan seen at once", async () => {
     const created = await operator("POST", "/organizations", { name: "Hot path", apiRequestsPerMinute: 1000 })
     expect(created.status).toBe(201)
     const id = JSON.parse(created.text).id as string
-    const key = JSON.parse((await operator("POST", `/organizations/${id}/keys`, { permissions: ["settings:read"] })).text).secretKey as string
+    const key = JSON.parse(
+      (await operator("POST", `/organizations/${id}/keys`, { permissions: ["settings:read"] })).text
+    ).secretKey as string
 
     for (let i = 0; i < 2; i++) {
       const res = await raw("/organization", key)

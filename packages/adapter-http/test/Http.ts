@@ -10,8 +10,16 @@ import type { TestServer } from "./TestServer.ts"
 export const OPERATOR_TOKEN = "test-operator-token"
 
 export const allPermissions: ReadonlyArray<Permission> = [
-  "settings:read", "settings:write", "reviews:read", "reviews:write",
-  "products:read", "products:write", "customers:read", "customers:write", "orders:read", "orders:write"
+  "settings:read",
+  "settings:write",
+  "reviews:read",
+  "reviews:write",
+  "products:read",
+  "products:write",
+  "customers:read",
+  "customers:write",
+  "orders:read",
+  "orders:write"
 ]
 
 export interface TestResponse {
@@ -45,7 +53,10 @@ async (method, path, opts = {}) => {
   if (opts.token !== undefined) headers["authorization"] = `Bearer ${opts.token}`
   const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body))
   if (body !== undefined && headers["content-type"] === undefined) headers["content-type"] = "application/json"
-  const res = await handler(new Request(`${origin}${path}`, { method, headers, ...(body === undefined ? {} : { body }) }), ...context)
+  const res = await handler(
+    new Request(`${origin}${path}`, { method, headers, ...(body === undefined ? {} : { body }) }),
+    ...context
+  )
   const text = await res.text()
   let parsed: unknown = undefined
   try {
@@ -57,8 +68,9 @@ async (method, path, opts = {}) => {
 }
 
 /** A request to the operator API (`/operator…`) with the operator token. */
-export const operatorVia = (request: TestRequest, token = OPERATOR_TOKEN) => (method: string, path: string, body?: unknown) =>
-  request(method, `/operator${path}`, { token, body })
+export const operatorVia =
+  (request: TestRequest, token = OPERATOR_TOKEN) => (method: string, path: string, body?: unknown) =>
+    request(method, `/operator${path}`, { token, body })
 
 export interface ProvisionOptions {
   readonly permissions?: ReadonlyArray<Permission>
@@ -72,17 +84,20 @@ export interface Provisioned {
 }
 
 /** A fresh organization and a key with the given permissions (all by default), through the operator API. */
-export const provisionVia = (request: TestRequest, token = OPERATOR_TOKEN) => async (opts: ProvisionOptions = {}): Promise<Provisioned> => {
-  const operator = operatorVia(request, token)
-  const org = await operator("POST", "/organizations", {
-    name: "Test organization",
-    ...(opts.apiRequestsPerMinute === undefined ? {} : { apiRequestsPerMinute: opts.apiRequestsPerMinute })
-  })
-  if (org.status !== 201) throw new Error(`provision failed: ${org.text}`)
-  const key = await operator("POST", `/organizations/${org.body.id}/keys`, { permissions: opts.permissions ?? allPermissions })
-  if (key.status !== 201) throw new Error(`key failed: ${key.text}`)
-  return { organizationId: org.body.id, key: key.body.secretKey, keyId: key.body.id }
-}
+export const provisionVia =
+  (request: TestRequest, token = OPERATOR_TOKEN) => async (opts: ProvisionOptions = {}): Promise<Provisioned> => {
+    const operator = operatorVia(request, token)
+    const org = await operator("POST", "/organizations", {
+      name: "Test organization",
+      ...(opts.apiRequestsPerMinute === undefined ? {} : { apiRequestsPerMinute: opts.apiRequestsPerMinute })
+    })
+    if (org.status !== 201) throw new Error(`provision failed: ${org.text}`)
+    const key = await operator("POST", `/organizations/${org.body.id}/keys`, {
+      permissions: opts.permissions ?? allPermissions
+    })
+    if (key.status !== 201) throw new Error(`key failed: ${key.text}`)
+    return { organizationId: org.body.id, key: key.body.secretKey, keyId: key.body.id }
+  }
 
 /**
  * A server built before a file's tests with one provisioned key, disposed after them. `call` and `get` send as that
@@ -105,7 +120,8 @@ export const useTestServer = (make: () => TestServer) => {
     get key(): string {
       return key()
     },
-    call: (method: string, path: string, body?: unknown, token: string = key()) => current().request(method, path, { token, body }),
+    call: (method: string, path: string, body?: unknown, token: string = key()) =>
+      current().request(method, path, { token, body }),
     get: (path: string, token: string = key()) => current().request("GET", path, { token })
   }
 }

@@ -19,10 +19,15 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, u
 ]
 
 // Webhook destinations resolve without the network; no dispatcher runs, so a ping answers its queued delivery.
-const FakeDns = Layer.succeed(HostResolver, HostResolver.of({
-  resolve: (hostname) =>
-    hostname === "hooks.example.com" ? Effect.succeed(["93.184.216.34"]) : Effect.fail(new HostNotResolved({ hostname }))
-}))
+const FakeDns = Layer.succeed(
+  HostResolver,
+  HostResolver.of({
+    resolve: (hostname) =>
+      hostname === "hooks.example.com"
+        ? Effect.succeed(["93.184.216.34"])
+        : Effect.fail(new HostNotResolved({ hostname }))
+  })
+)
 
 let counter = 0
 const freshKey = () => `key-${Date.now()}-${++counter}`
@@ -40,7 +45,8 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
 
   const createSite = (token: string, key: string | undefined, body: unknown = { name: "Shop", domain: null }) =>
     server.request("POST", "/sites", { token, body, headers: key === undefined ? {} : { "idempotency-key": key } })
-  const siteCount = async (token: string) => (await server.request("GET", "/sites", { token })).body.data.length as number
+  const siteCount = async (token: string) =>
+    (await server.request("GET", "/sites", { token })).body.data.length as number
 
   it("a repeat answers the recorded status and body with Idempotent-Replayed, and creates nothing", async () => {
     const { key: token } = await server.provision()
@@ -83,7 +89,11 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     })
     expectError(webhook, 422, "IDEMPOTENCY_KEY_REUSED")
     expectError(
-      await server.request("PATCH", "/sites", { token, body: { name: "Shop", domain: null }, headers: { "idempotency-key": key } }),
+      await server.request("PATCH", "/sites", {
+        token,
+        body: { name: "Shop", domain: null },
+        headers: { "idempotency-key": key }
+      }),
       // PATCH /sites is no route: the router answers before any key is looked at.
       405,
       "METHOD_NOT_ALLOWED"
@@ -113,7 +123,10 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     assert.strictEqual((await createSite(token, " ~!")).status, 201)
     assert.strictEqual(await siteCount(token), 2)
     // Reads ignore the header.
-    assert.strictEqual((await server.request("GET", "/sites", { token, headers: { "idempotency-key": "clé" } })).status, 200)
+    assert.strictEqual(
+      (await server.request("GET", "/sites", { token, headers: { "idempotency-key": "clé" } })).status,
+      200
+    )
   })
 
   it("a 404 decided by the operation is recorded and replayed", async () => {
@@ -132,7 +145,9 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     const { key: token, organizationId } = await server.provision()
     const key = freshKey()
     expectError(await createSite(token, key, { name: "", domain: null }), 400, "INVALID_REQUEST")
-    const reader = await server.operator("POST", `/organizations/${organizationId}/keys`, { permissions: ["reviews:read"] })
+    const reader = await server.operator("POST", `/organizations/${organizationId}/keys`, {
+      permissions: ["reviews:read"]
+    })
     assert.strictEqual(reader.status, 201, reader.text)
     expectError(await createSite(reader.body.secretKey, key), 403, "FORBIDDEN")
     const ok = await createSite(token, key)
@@ -163,7 +178,8 @@ describe.each(stores)("Idempotency-Key over HTTP, %s", (_, makeStore) => {
     })
     assert.strictEqual(hook.status, 201, hook.text)
     const key = freshKey()
-    const ping = () => server.request("POST", `/webhooks/${hook.body.id}/ping`, { token, headers: { "idempotency-key": key } })
+    const ping = () =>
+      server.request("POST", `/webhooks/${hook.body.id}/ping`, { token, headers: { "idempotency-key": key } })
     const first = await ping()
     assert.isTrue(first.status >= 200 && first.status < 300, first.text)
     const again = await ping()
@@ -194,7 +210,8 @@ describe("Idempotency-Key in the OpenAPI document", () => {
     const server = makeTestServer(MemoryStoreLayer, { workers: false })
     try {
       const spec = (await server.request("GET", "/openapi.json")).body
-      const resolve = (r: any): any => r?.$ref === undefined ? r : resolve(r.$ref.split("/").slice(1).reduce((o: any, k: string) => o[k], spec))
+      const resolve = (r: any): any =>
+        r?.$ref === undefined ? r : resolve(r.$ref.split("/").slice(1).reduce((o: any, k: string) => o[k], spec))
       const schemaNames = (response: any): Array<string> => {
         const schema = resolve(response).content["application/json"].schema
         return (schema.oneOf ?? [schema]).map((s: any) => s.$ref.split("/").pop())
@@ -210,7 +227,9 @@ describe("Idempotency-Key in the OpenAPI document", () => {
         }
       }
       assert.isAbove(keyed, 20)
-      assert.deepStrictEqual(spec.components.schemas.IdempotencyKeyReusedError.properties.error.properties.code.enum, ["IDEMPOTENCY_KEY_REUSED"])
+      assert.deepStrictEqual(spec.components.schemas.IdempotencyKeyReusedError.properties.error.properties.code.enum, [
+        "IDEMPOTENCY_KEY_REUSED"
+      ])
     } finally {
       await server.dispose()
     }

@@ -22,7 +22,11 @@ const allReviews = async (api: TestServer, key: string) => {
   const out: Array<any> = []
   let cursor: string | null = null
   do {
-    const page: any = await api.request("GET", `/reviews?limit=250&include=importJob${cursor === null ? "" : `&cursor=${cursor}`}`, { token: key })
+    const page: any = await api.request(
+      "GET",
+      `/reviews?limit=250&include=importJob${cursor === null ? "" : `&cursor=${cursor}`}`,
+      { token: key }
+    )
     out.push(...page.body.data)
     cursor = page.body.nextCursor
   } while (cursor !== null)
@@ -33,13 +37,29 @@ describeWithServer("import jobs across a crash (PostgreSQL)", (serverUrl) => {
   it("a server killed mid-job: after a restart every row is imported exactly once", async () => {
     const databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
     // The API side in this process, without a job worker: only the child processes run the job.
-    const api = makeTestServer(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 4 }), { jobs: { worker: false } })
+    const api = makeTestServer(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 4 }), {
+      jobs: { worker: false }
+    })
     cleanups.push(() => api.dispose())
     const { key } = await api.provision()
-    expect((await api.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })).status).toBe(201)
-    const file = Array.from({ length: ROWS }, (_, i) =>
-      JSON.stringify({ externalId: `x${i + 1}`, product: "mug", rating: 1 + (i % 5), customer: `c${i % 50}@example.com` })).join("\n")
-    const created = await api.request("POST", "/import-jobs?type=reviews", { token: key, rawBody: file, headers: { "content-type": "application/x-ndjson" } })
+    expect((await api.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })).status).toBe(
+      201
+    )
+    const file = Array.from(
+      { length: ROWS },
+      (_, i) =>
+        JSON.stringify({
+          externalId: `x${i + 1}`,
+          product: "mug",
+          rating: 1 + (i % 5),
+          customer: `c${i % 50}@example.com`
+        })
+    ).join("\n")
+    const created = await api.request("POST", "/import-jobs?type=reviews", {
+      token: key,
+      rawBody: file,
+      headers: { "content-type": "application/x-ndjson" }
+    })
     expect(created.status, created.text).toBe(202)
     const jobPath = `/import-jobs/${created.body.id}`
 
@@ -79,36 +99,51 @@ describeWithServer("import jobs across a crash (PostgreSQL)", (serverUrl) => {
     for (const r of reviews) expect(r.externalId).toBe(`x${r.importJob.row}`)
   }, 180_000)
 
-  it("a server stopped with SIGTERM mid-job hands the job back: the next process resumes before the lease runs out", async () => {
-    const databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
-    const api = makeTestServer(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 4 }), { jobs: { worker: false } })
-    cleanups.push(() => api.dispose())
-    const { key } = await api.provision()
-    expect((await api.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })).status).toBe(201)
-    const file = Array.from({ length: ROWS }, (_, i) => JSON.stringify({ externalId: `t${i + 1}`, product: "mug", rating: 5 })).join("\n")
-    const created = await api.request("POST", "/import-jobs?type=reviews", { token: key, rawBody: file, headers: { "content-type": "application/x-ndjson" } })
-    const jobPath = `/import-jobs/${created.body.id}`
-    // A lease far longer than the test may wait: only a lease handed back lets the next process start.
-    const env = { DATABASE_URL: databaseUrl, JOB_LEASE_MS: "600000", JOB_BATCH_SIZE: "50", LOG_REQUESTS: "false" }
-    const first = await startServerProcess(env)
-    cleanups.push(() => first.stop())
-    for (let i = 0; i < 2_000; i++) {
-      if ((await api.request("GET", jobPath, { token: key })).body.progress.processedRows >= 300) break
-      await new Promise((r) => setTimeout(r, 10))
-    }
-    await first.stop()
-    const stopped = (await api.request("GET", jobPath, { token: key })).body
-    expect(stopped.progress.processedRows).toBeLessThan(ROWS)
-    const second = await startServerProcess(env)
-    cleanups.push(() => second.stop())
-    let done: any
-    for (let i = 0; i < 3_000; i++) {
-      done = (await api.request("GET", jobPath, { token: key })).body
-      if (done.status === "succeeded" || done.status === "failed") break
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    expect(done.status, second.output()).toBe("succeeded")
-    expect(done.progress.importedRows).toBe(ROWS)
-    expect((await allReviews(api, key)).length).toBe(ROWS)
-  }, 180_000)
+  it(
+    "a server stopped with SIGTERM mid-job hands the job back: the next process resumes before the lease runs out",
+    async () => {
+      const databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
+      const api = makeTestServer(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 4 }), {
+        jobs: { worker: false }
+      })
+      cleanups.push(() => api.dispose())
+      const { key } = await api.provision()
+      expect((await api.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })).status).toBe(
+        201
+      )
+      const file = Array.from(
+        { length: ROWS },
+        (_, i) => JSON.stringify({ externalId: `t${i + 1}`, product: "mug", rating: 5 })
+      ).join("\n")
+      const created = await api.request("POST", "/import-jobs?type=reviews", {
+        token: key,
+        rawBody: file,
+        headers: { "content-type": "application/x-ndjson" }
+      })
+      const jobPath = `/import-jobs/${created.body.id}`
+      // A lease far longer than the test may wait: only a lease handed back lets the next process start.
+      const env = { DATABASE_URL: databaseUrl, JOB_LEASE_MS: "600000", JOB_BATCH_SIZE: "50", LOG_REQUESTS: "false" }
+      const first = await startServerProcess(env)
+      cleanups.push(() => first.stop())
+      for (let i = 0; i < 2_000; i++) {
+        if ((await api.request("GET", jobPath, { token: key })).body.progress.processedRows >= 300) break
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      await first.stop()
+      const stopped = (await api.request("GET", jobPath, { token: key })).body
+      expect(stopped.progress.processedRows).toBeLessThan(ROWS)
+      const second = await startServerProcess(env)
+      cleanups.push(() => second.stop())
+      let done: any
+      for (let i = 0; i < 3_000; i++) {
+        done = (await api.request("GET", jobPath, { token: key })).body
+        if (done.status === "succeeded" || done.status === "failed") break
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      expect(done.status, second.output()).toBe("succeeded")
+      expect(done.progress.importedRows).toBe(ROWS)
+      expect((await allReviews(api, key)).length).toBe(ROWS)
+    },
+    180_000
+  )
 })

@@ -17,7 +17,9 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, u
   ...(serverUrl === undefined ? [] : [["postgres server", () => freshLayer((t) => PgStoreLayer(t))] as const])
 ]
 
-const csv = (rows: ReadonlyArray<ReadonlyArray<string>>) => rows.map((r) => r.map((c) => /[",\r\n]/.test(c) ? `"${c.replaceAll("\"", "\"\"")}"` : c).join(",")).join("\r\n") + "\r\n"
+const csv = (rows: ReadonlyArray<ReadonlyArray<string>>) =>
+  rows.map((r) => r.map((c) => /[",\r\n]/.test(c) ? `"${c.replaceAll("\"", "\"\"")}"` : c).join(",")).join("\r\n") +
+  "\r\n"
 
 const waitFor = async (server: TestServer, key: string, path: string) => {
   for (let i = 0; i < 400; i++) {
@@ -36,7 +38,11 @@ const seedProducts = async (server: TestServer, key: string) => {
 }
 
 const importFile = (server: TestServer, key: string, query: string, body: string, contentType: string) =>
-  server.request("POST", `/import-jobs?${query}`, { token: key, rawBody: body, headers: { "content-type": contentType } })
+  server.request("POST", `/import-jobs?${query}`, {
+    token: key,
+    rawBody: body,
+    headers: { "content-type": contentType }
+  })
 
 describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore) => {
   const server = makeTestServer(makeStore(), { jobs: { pollIntervalMs: 20, batchSize: 3 } })
@@ -46,8 +52,30 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     const { key } = await server.provision()
     await seedProducts(server, key)
     const file = csv([
-      ["externalId", "product", "rating", "title", "body", "customer", "published", "imageUrls", "metadata", "response"],
-      ["c1", "mug", "5", "Great, really", "Line one\nline two", "ann@example.com", "", "[\"https://img.example/a.jpg\"]", "{\"src\":\"old\"}", "Thanks"],
+      [
+        "externalId",
+        "product",
+        "rating",
+        "title",
+        "body",
+        "customer",
+        "published",
+        "imageUrls",
+        "metadata",
+        "response"
+      ],
+      [
+        "c1",
+        "mug",
+        "5",
+        "Great, really",
+        "Line one\nline two",
+        "ann@example.com",
+        "",
+        "[\"https://img.example/a.jpg\"]",
+        "{\"src\":\"old\"}",
+        "Thanks"
+      ],
       ["c2", "cup", "4", "", "", "", "false", "", "", ""],
       ["c3", "nope", "3", "", "", "", "", "", "", ""],
       ["c4", "mug", "seven", "", "", "", "", "", "", ""],
@@ -56,7 +84,12 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     const created = await importFile(server, key, "type=reviews", file, "text/csv")
     expect(created.status, created.text).toBe(202)
     expect(created.headers.get("x-rate-limit-cost")).toBe("10")
-    expect(created.body).toMatchObject({ type: "reviews", action: "import", format: "csv", progress: { totalRows: 5, processedRows: 0 } })
+    expect(created.body).toMatchObject({
+      type: "reviews",
+      action: "import",
+      format: "csv",
+      progress: { totalRows: 5, processedRows: 0 }
+    })
     expect(["queued", "running", "succeeded"]).toContain(created.body.status)
     const job = await waitFor(server, key, `/import-jobs/${created.body.id}`)
     expect(job.status).toBe("succeeded")
@@ -64,10 +97,18 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     expect(job.skipped.map((s: any) => s.index)).toEqual([2, 3])
     expect(job.skipped[1].message).toMatch(/rating/)
 
-    const list = await server.request("GET", "/reviews?include=importJob,files,response,customer&sort=createdAt", { token: key })
+    const list = await server.request("GET", "/reviews?include=importJob,files,response,customer&sort=createdAt", {
+      token: key
+    })
     const byExternal = new Map(list.body.data.map((r: any) => [r.externalId, r]))
     const c1: any = byExternal.get("c1")
-    expect(c1.importJob).toEqual({ id: created.body.id, type: "reviews", action: "import", row: 1, createdAt: created.body.createdAt })
+    expect(c1.importJob).toEqual({
+      id: created.body.id,
+      type: "reviews",
+      action: "import",
+      row: 1,
+      createdAt: created.body.createdAt
+    })
     expect(c1.title).toBe("Great, really")
     expect(c1.body).toBe("Line one\nline two")
     expect(c1.files.map((f: any) => f.url)).toEqual(["https://img.example/a.jpg"])
@@ -80,10 +121,22 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
 
   it("NDJSON products and customers; strict jobs fail whole; permissions by type", async () => {
     const { key } = await server.provision()
-    const products = await importFile(server, key, "type=products", "{\"slug\":\"a\",\"title\":\"A\"}\n\n{\"slug\":\"b\",\"title\":\"B\"}\r\n", "application/x-ndjson")
+    const products = await importFile(
+      server,
+      key,
+      "type=products",
+      "{\"slug\":\"a\",\"title\":\"A\"}\n\n{\"slug\":\"b\",\"title\":\"B\"}\r\n",
+      "application/x-ndjson"
+    )
     expect(products.status, products.text).toBe(202)
     expect((await waitFor(server, key, `/import-jobs/${products.body.id}`)).progress.importedRows).toBe(2)
-    const strict = await importFile(server, key, "type=customers&strict=true", "{\"email\":\"x@example.com\"}\n{\"email\":\"nope\"}\n", "application/x-ndjson")
+    const strict = await importFile(
+      server,
+      key,
+      "type=customers&strict=true",
+      "{\"email\":\"x@example.com\"}\n{\"email\":\"nope\"}\n",
+      "application/x-ndjson"
+    )
     const failed = await waitFor(server, key, `/import-jobs/${strict.body.id}`)
     expect(failed.status).toBe("failed")
     expect(failed.error.code).toBe("IMPORT_FAILED")
@@ -98,37 +151,68 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     expect((await server.request("GET", `/import-jobs/${products.body.id}`, { token: readOnly.key })).status).toBe(404)
   })
 
-  it("bad requests: media type, type, CSV syntax, and more than 100,000 rows are refused and import nothing", async () => {
-    const { key } = await server.provision()
-    const json = await importFile(server, key, "type=products", "{}", "application/json")
-    expect(json.status).toBe(415)
-    expect(json.body.error.code).toBe("UNSUPPORTED_MEDIA_TYPE")
-    const badType = await importFile(server, key, "type=orders", "{}\n", "application/x-ndjson")
-    expect(badType.status).toBe(400)
-    const badCsv = await importFile(server, key, "type=products", "slug,title\r\n\"a,A\r\nb,B\r\n", "text/csv")
-    expect(badCsv.status, badCsv.text).toBe(400)
-    expect(badCsv.body.error.details.issues[0].message).toMatch(/CSV/)
-    const dupHeader = await importFile(server, key, "type=products", "slug,slug\r\na,b\r\n", "text/csv")
-    expect(dupHeader.status).toBe(400)
-    const tooMany = await importFile(server, key, "type=products", "{\"slug\":\"x\",\"title\":\"X\"}\n".repeat(100_001), "application/x-ndjson")
-    expect(tooMany.status).toBe(413)
-    expect(tooMany.body.error.code).toBe("PAYLOAD_TOO_LARGE")
-    expect(tooMany.body.error.message).toMatch(/100,000 rows/)
-    await new Promise((r) => setTimeout(r, 100))
-    expect((await server.request("GET", "/products", { token: key })).body.data).toHaveLength(0)
-  }, 60_000)
+  it(
+    "bad requests: media type, type, CSV syntax, and more than 100,000 rows are refused and import nothing",
+    async () => {
+      const { key } = await server.provision()
+      const json = await importFile(server, key, "type=products", "{}", "application/json")
+      expect(json.status).toBe(415)
+      expect(json.body.error.code).toBe("UNSUPPORTED_MEDIA_TYPE")
+      const badType = await importFile(server, key, "type=orders", "{}\n", "application/x-ndjson")
+      expect(badType.status).toBe(400)
+      const badCsv = await importFile(server, key, "type=products", "slug,title\r\n\"a,A\r\nb,B\r\n", "text/csv")
+      expect(badCsv.status, badCsv.text).toBe(400)
+      expect(badCsv.body.error.details.issues[0].message).toMatch(/CSV/)
+      const dupHeader = await importFile(server, key, "type=products", "slug,slug\r\na,b\r\n", "text/csv")
+      expect(dupHeader.status).toBe(400)
+      const tooMany = await importFile(
+        server,
+        key,
+        "type=products",
+        "{\"slug\":\"x\",\"title\":\"X\"}\n".repeat(100_001),
+        "application/x-ndjson"
+      )
+      expect(tooMany.status).toBe(413)
+      expect(tooMany.body.error.code).toBe("PAYLOAD_TOO_LARGE")
+      expect(tooMany.body.error.message).toMatch(/100,000 rows/)
+      await new Promise((r) => setTimeout(r, 100))
+      expect((await server.request("GET", "/products", { token: key })).body.data).toHaveLength(0)
+    },
+    60_000
+  )
 
   it("a JSON value nested thousands deep in a CSV cell or an NDJSON line is a 400 like in a request body, and imports nothing", async () => {
     const { key } = await server.provision()
     const deep = "[".repeat(20_000) + "]".repeat(20_000)
-    const inCell = await importFile(server, key, "type=products", csv([["slug", "title", "metadata"], ["a", "A", "{}"], ["b", "B", deep]]), "text/csv")
+    const inCell = await importFile(
+      server,
+      key,
+      "type=products",
+      csv([["slug", "title", "metadata"], ["a", "A", "{}"], ["b", "B", deep]]),
+      "text/csv"
+    )
     expect(inCell.status, inCell.text).toBe(400)
-    expect(inCell.body.error.details.issues[0]).toEqual({ path: "body", message: expect.stringMatching(/^row 2, column "metadata", nests .* deeper than 64 levels/) })
-    const inLine = await importFile(server, key, "type=products", `{"slug":"a","title":"A"}\n{"slug":"b","title":"B","metadata":${deep}}\n`, "application/x-ndjson")
+    expect(inCell.body.error.details.issues[0]).toEqual({
+      path: "body",
+      message: expect.stringMatching(/^row 2, column "metadata", nests .* deeper than 64 levels/)
+    })
+    const inLine = await importFile(
+      server,
+      key,
+      "type=products",
+      `{"slug":"a","title":"A"}\n{"slug":"b","title":"B","metadata":${deep}}\n`,
+      "application/x-ndjson"
+    )
     expect(inLine.status, inLine.text).toBe(400)
     expect(inLine.body.error.details.issues[0].message).toMatch(/^row 2 nests .* deeper than 64 levels/)
     // Brackets in a text column are text, however many.
-    const inText = await importFile(server, key, "type=products", csv([["slug", "title"], ["c", deep.slice(0, 200)]]), "text/csv")
+    const inText = await importFile(
+      server,
+      key,
+      "type=products",
+      csv([["slug", "title"], ["c", deep.slice(0, 200)]]),
+      "text/csv"
+    )
     expect(inText.status, inText.text).toBe(202)
     await waitFor(server, key, `/import-jobs/${inText.body.id}`)
     expect((await server.request("GET", "/products", { token: key })).body.data.map((p: any) => p.slug)).toEqual(["c"])
@@ -138,17 +222,43 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     const { key } = await server.provision()
     await seedProducts(server, key)
     const rows = [
-      { externalId: "e1", product: "mug", rating: 5, title: "Fine, \"quoted\"", body: "Two\nlines", customer: "ann@example.com", response: "Thanks", metadata: { a: "1" } },
+      {
+        externalId: "e1",
+        product: "mug",
+        rating: 5,
+        title: "Fine, \"quoted\"",
+        body: "Two\nlines",
+        customer: "ann@example.com",
+        response: "Thanks",
+        metadata: { a: "1" }
+      },
       { externalId: "e2", product: "cup", rating: 3, pending: true },
       { externalId: "e3", product: "cup", rating: 1, published: false, imageUrls: ["https://img.example/b.jpg"] },
       // Spreadsheet formulas, and text that looks like an escaped one.
-      { externalId: "=e4", product: "cup", rating: 2, title: "=HYPERLINK(\"https://evil.example\",\"x\")", body: "+1 -2", response: "@SUM(A1)", customer: "\tbob@example.com".trim() },
+      {
+        externalId: "=e4",
+        product: "cup",
+        rating: 2,
+        title: "=HYPERLINK(\"https://evil.example\",\"x\")",
+        body: "+1 -2",
+        response: "@SUM(A1)",
+        customer: "\tbob@example.com".trim()
+      },
       { externalId: "e5", product: "mug", rating: 4, title: "-minus", body: "'=already escaped", response: "\tTabbed" }
     ]
-    const imported = await importFile(server, key, "type=reviews", rows.map((r) => JSON.stringify(r)).join("\n"), "application/x-ndjson")
+    const imported = await importFile(
+      server,
+      key,
+      "type=reviews",
+      rows.map((r) => JSON.stringify(r)).join("\n"),
+      "application/x-ndjson"
+    )
     expect((await waitFor(server, key, `/import-jobs/${imported.body.id}`)).progress.importedRows).toBe(5)
 
-    const exportJob = await server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "csv" } })
+    const exportJob = await server.request("POST", "/export-jobs", {
+      token: key,
+      body: { type: "reviews", format: "csv" }
+    })
     expect(exportJob.status, exportJob.text).toBe(202)
     expect(exportJob.headers.get("x-rate-limit-cost")).toBe("10")
     const done = await waitFor(server, key, `/export-jobs/${exportJob.body.id}`)
@@ -158,7 +268,9 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     expect(file.status).toBe(200)
     expect(file.headers.get("content-type")).toMatch(/^text\/csv/)
     // No cell starts with a character a spreadsheet would run as a formula (OWASP: a leading ').
-    const cells = file.text.split("\r\n").slice(1).flatMap((line) => line.split(",")).map((c) => c.startsWith("\"") ? c.slice(1) : c)
+    const cells = file.text.split("\r\n").slice(1).flatMap((line) => line.split(",")).map((c) =>
+      c.startsWith("\"") ? c.slice(1) : c
+    )
     expect(cells.filter((c) => /^[=+\-@\t\r]/.test(c))).toEqual([])
     expect(file.text).toContain("'=HYPERLINK(")
     expect(file.text).toContain("''=already escaped")
@@ -172,24 +284,48 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     const shape = async (k: string) => {
       const list = await server.request("GET", "/reviews?include=product,customer,response,files", { token: k })
       return list.body.data.map((r: any) => ({
-        externalId: r.externalId, product: r.product.slug, customer: r.customer?.email ?? null, title: r.title, body: r.body,
-        rating: r.rating, published: r.published, moderated: r.moderatedAt !== null, createdAt: r.createdAt,
-        response: r.response?.body ?? null, files: r.files.map((f: any) => f.url), metadata: r.metadata
+        externalId: r.externalId,
+        product: r.product.slug,
+        customer: r.customer?.email ?? null,
+        title: r.title,
+        body: r.body,
+        rating: r.rating,
+        published: r.published,
+        moderated: r.moderatedAt !== null,
+        createdAt: r.createdAt,
+        response: r.response?.body ?? null,
+        files: r.files.map((f: any) => f.url),
+        metadata: r.metadata
       })).sort((a: any, b: any) => a.externalId.localeCompare(b.externalId))
     }
     expect(await shape(fresh.key)).toEqual(await shape(key))
 
-    const ndjson = await server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "ndjson", filter: { rating: { $gte: 3 } }, search: "quoted" } })
+    const ndjson = await server.request("POST", "/export-jobs", {
+      token: key,
+      body: { type: "reviews", format: "ndjson", filter: { rating: { $gte: 3 } }, search: "quoted" }
+    })
     await waitFor(server, key, `/export-jobs/${ndjson.body.id}`)
-    const lines = (await server.request("GET", `/export-jobs/${ndjson.body.id}/download`, { token: key })).text.trim().split("\n")
+    const lines = (await server.request("GET", `/export-jobs/${ndjson.body.id}/download`, { token: key })).text.trim()
+      .split("\n")
     expect(lines.map((l) => JSON.parse(l).externalId)).toEqual(["e1"])
     // Every field of the list, nulls included, and no formula escape in NDJSON.
     const e1 = JSON.parse(lines[0]!)
     expect(Object.keys(e1)).toEqual(REVIEW_EXPORT_COLUMNS)
-    expect(e1).toMatchObject({ pending: null, imageUrls: null, answers: null, redactedAt: null, title: "Fine, \"quoted\"" })
-    const badFilter = await server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "csv", filter: { nope: 1 } } })
+    expect(e1).toMatchObject({
+      pending: null,
+      imageUrls: null,
+      answers: null,
+      redactedAt: null,
+      title: "Fine, \"quoted\""
+    })
+    const badFilter = await server.request("POST", "/export-jobs", {
+      token: key,
+      body: { type: "reviews", format: "csv", filter: { nope: 1 } }
+    })
     expect(badFilter.status).toBe(400)
     const other = await server.provision()
-    expect((await server.request("GET", `/export-jobs/${ndjson.body.id}/download`, { token: other.key })).status).toBe(404)
+    expect((await server.request("GET", `/export-jobs/${ndjson.body.id}/download`, { token: other.key })).status).toBe(
+      404
+    )
   })
 })

@@ -61,24 +61,42 @@ describe.each(stores)("JSON bodies over HTTP on %s", (_name, makeStore) => {
 
   it("an import of a million empty objects is a 400 naming the body, before any parsing, and imports nothing", async () => {
     const rawBody = `{"data":[${Array(1_000_000).fill("{}").join(",")}]}`
-    const res = await server.request("POST", "/customers/import", { token: key, rawBody, headers: { "content-type": "application/json" } })
+    const res = await server.request("POST", "/customers/import", {
+      token: key,
+      rawBody,
+      headers: { "content-type": "application/json" }
+    })
     expect(res.status, res.text).toBe(400)
     expect(res.body.error.code).toBe("INVALID_REQUEST")
-    expect(res.body.error.details.issues).toEqual([{ path: "body", message: expect.stringContaining("objects and arrays") }])
+    expect(res.body.error.details.issues).toEqual([{
+      path: "body",
+      message: expect.stringContaining("objects and arrays")
+    }])
     expect((await server.request("GET", "/customers", { token: key })).body.data).toEqual([])
   })
 
   it("is measured only after authentication: an anonymous client's body is a 401, never a 400", async () => {
     const rawBody = `{"data":[${Array(300_000).fill("{}").join(",")}]}`
-    const anonymous = await server.request("POST", "/customers/import", { rawBody, headers: { "content-type": "application/json" } })
+    const anonymous = await server.request("POST", "/customers/import", {
+      rawBody,
+      headers: { "content-type": "application/json" }
+    })
     expect(anonymous.status, anonymous.text).toBe(401)
-    const wrongKey = await server.request("POST", "/customers/import", { token: "sk_" + "x".repeat(43), rawBody, headers: { "content-type": "application/json" } })
+    const wrongKey = await server.request("POST", "/customers/import", {
+      token: "sk_" + "x".repeat(43),
+      rawBody,
+      headers: { "content-type": "application/json" }
+    })
     expect(wrongKey.status, wrongKey.text).toBe(401)
   })
 
   it("a body nested deeper than the limit is a 400; ordinary bodies pass", async () => {
     const rawBody = `{"name":"x","metadata":${"[".repeat(100)}${"]".repeat(100)}}`
-    const res = await server.request("POST", "/sites", { token: key, rawBody, headers: { "content-type": "application/json" } })
+    const res = await server.request("POST", "/sites", {
+      token: key,
+      rawBody,
+      headers: { "content-type": "application/json" }
+    })
     expect(res.status, res.text).toBe(400)
     expect(res.body.error.message).toContain("deeper than")
     const ok = await server.request("POST", "/sites", { token: key, body: { name: "Shop" } })

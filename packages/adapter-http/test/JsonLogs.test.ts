@@ -45,15 +45,18 @@ describe("logInfoAnnotated (the access log's line)", () => {
   const record = fc.dictionary(fc.string(), value, { maxKeys: 6 })
 
   it("writes exactly the line of Effect.logInfo annotated with the fields, outer annotations and spans included", async () => {
-    await fc.assert(fc.asyncProperty(fc.string(), record, record, async (message, outer, fields) => {
-      const [direct, viaEffect] = await logsOfBoth(
-        (lines) => [jsonLogger((line) => lines.push(line))],
-        logInfoAnnotated(message, fields).pipe(Effect.annotateLogs(outer), Effect.withSpan("s")),
-        Effect.logInfo(message).pipe(Effect.annotateLogs(fields), Effect.annotateLogs(outer), Effect.withSpan("s"))
-      )
-      expect(direct).toHaveLength(1)
-      expect(direct).toEqual(viaEffect)
-    }), { numRuns: 200 })
+    await fc.assert(
+      fc.asyncProperty(fc.string(), record, record, async (message, outer, fields) => {
+        const [direct, viaEffect] = await logsOfBoth(
+          (lines) => [jsonLogger((line) => lines.push(line))],
+          logInfoAnnotated(message, fields).pipe(Effect.annotateLogs(outer), Effect.withSpan("s")),
+          Effect.logInfo(message).pipe(Effect.annotateLogs(fields), Effect.annotateLogs(outer), Effect.withSpan("s"))
+        )
+        expect(direct).toHaveLength(1)
+        expect(direct).toEqual(viaEffect)
+      }),
+      { numRuns: 200 }
+    )
   })
 
   it("goes through Effect's logging for any other logger, and honours the minimum level", async () => {
@@ -80,11 +83,15 @@ describe("logInfoAnnotated (the access log's line)", () => {
 describe("stdoutSink", () => {
   it("writes every line once and in order, batched per turn, including those pending when the process exits", () => {
     const script = [
-      `import { stdoutSink } from ${JSON.stringify(Path.join(import.meta.dirname, "../src/server/observability/JsonLogger.ts"))}`,
+      `import { stdoutSink } from ${
+        JSON.stringify(Path.join(import.meta.dirname, "../src/server/observability/JsonLogger.ts"))
+      }`,
       "for (let i = 0; i < 3; i++) stdoutSink(`a${i}`)",
       "setImmediate(() => { for (let i = 0; i < 3; i++) stdoutSink(`b${i}`); process.exit(0) })"
     ].join("\n")
-    const child = spawnSync(process.execPath, ["--conditions=@feedback/source", "--input-type=module", "-e", script], { encoding: "utf8" })
+    const child = spawnSync(process.execPath, ["--conditions=@feedback/source", "--input-type=module", "-e", script], {
+      encoding: "utf8"
+    })
     expect(child.stderr).toBe("")
     expect(child.stdout).toBe("a0\na1\na2\nb0\nb1\nb2\n")
   })
@@ -92,7 +99,9 @@ describe("stdoutSink", () => {
 
 describe("jsonLogger", () => {
   it("writes time, level and message first, then the annotations", async () => {
-    const [line] = await capture(Effect.logWarning("disk almost full").pipe(Effect.annotateLogs({ requestId: "r-1", free: 3 })))
+    const [line] = await capture(
+      Effect.logWarning("disk almost full").pipe(Effect.annotateLogs({ requestId: "r-1", free: 3 }))
+    )
     expect(Object.keys(line!).slice(0, 3)).toEqual(["time", "level", "message"])
     expect(line).toMatchObject({ level: "warn", message: "disk almost full", requestId: "r-1", free: 3 })
     expect(new Date(line!["time"] as string).toISOString()).toBe(line!["time"])
@@ -116,21 +125,41 @@ describe("jsonLogger", () => {
 
   it("is Effect's Logger, and the socket-level lines use the same format", () => {
     expect(typeof jsonLogger().log).toBe("function")
-    const line = JSON.parse(formatLogLine("info", "request refused", { requestId: "req_1", status: 408, skipped: undefined }))
+    const line = JSON.parse(
+      formatLogLine("info", "request refused", { requestId: "req_1", status: 408, skipped: undefined })
+    )
     expect(line).toMatchObject({ level: "info", message: "request refused", requestId: "req_1", status: 408 })
     expect("skipped" in line).toBe(false)
   })
 
   it("writes a line of plain values exactly as Effect's redacting formatter does, and still redacts the rest", () => {
     const date = new Date("2026-11-26T00:00:00.000Z")
-    const plain = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined))
-    fc.assert(fc.property(fc.string(), fc.dictionary(fc.string(), plain), (message, fields) => {
-      const kept = Object.fromEntries(Object.entries(fields).filter(([k, v]) => !["time", "level", "message"].includes(k) && v !== undefined))
-      expect(formatLogLine("info", message, fields, date)).toBe(Formatter.formatJson({ time: date.toISOString(), level: "info", message, ...kept }))
-    }), { numRuns: 300 })
+    const plain = fc.oneof(
+      fc.string(),
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined)
+    )
+    fc.assert(
+      fc.property(fc.string(), fc.dictionary(fc.string(), plain), (message, fields) => {
+        const kept = Object.fromEntries(
+          Object.entries(fields).filter(([k, v]) => !["time", "level", "message"].includes(k) && v !== undefined)
+        )
+        expect(formatLogLine("info", message, fields, date)).toBe(
+          Formatter.formatJson({ time: date.toISOString(), level: "info", message, ...kept })
+        )
+      }),
+      { numRuns: 300 }
+    )
     // A field named like Object.prototype's accessor is a field like any other, on both paths.
-    expect(formatLogLine("info", "m", JSON.parse(`{"__proto__":0}`), date)).toBe(`{"time":"${date.toISOString()}","level":"info","message":"m","__proto__":0}`)
-    expect(formatLogLine("info", "m", JSON.parse(`{"__proto__":{"a":1}}`), date)).toBe(`{"time":"${date.toISOString()}","level":"info","message":"m","__proto__":{"a":1}}`)
+    expect(formatLogLine("info", "m", JSON.parse(`{"__proto__":0}`), date)).toBe(
+      `{"time":"${date.toISOString()}","level":"info","message":"m","__proto__":0}`
+    )
+    expect(formatLogLine("info", "m", JSON.parse(`{"__proto__":{"a":1}}`), date)).toBe(
+      `{"time":"${date.toISOString()}","level":"info","message":"m","__proto__":{"a":1}}`
+    )
     const secret = JSON.parse(formatLogLine("info", "m", { key: Redacted.make("sk_live"), n: 1n }))
     expect(secret).toMatchObject({ key: "<redacted>", n: "1n" })
   })
@@ -138,7 +167,11 @@ describe("jsonLogger", () => {
 
 describe("request logging", () => {
   const Boom = HttpRouter.add("GET", "/test-boom", Effect.die(new Error("boom")))
-  const Chatty = HttpRouter.add("GET", "/test-chatty", Effect.as(Effect.logInfo("working on it"), HttpServerResponse.text("ok")))
+  const Chatty = HttpRouter.add(
+    "GET",
+    "/test-chatty",
+    Effect.as(Effect.logInfo("working on it"), HttpServerResponse.text("ok"))
+  )
 
   it("with the access log off, a successful request writes nothing; an error line still names the request", async () => {
     const lines: Array<string> = []
@@ -165,10 +198,14 @@ describe("request logging", () => {
       await server.request("GET", "/test-chatty", { headers: { "x-request-id": "chatty-1" } })
       const parsed = lines.map((l) => JSON.parse(l))
       expect(parsed.find((l) => l.message === "working on it")).toMatchObject({ level: "info", requestId: "chatty-1" })
-      expect(parsed.find((l) => l.status === 200)).toMatchObject({ requestId: "chatty-1", method: "GET", path: "/test-chatty", message: "GET /test-chatty 200" })
+      expect(parsed.find((l) => l.status === 200)).toMatchObject({
+        requestId: "chatty-1",
+        method: "GET",
+        path: "/test-chatty",
+        message: "GET /test-chatty 200"
+      })
     } finally {
       await server.dispose()
     }
   })
 })
-

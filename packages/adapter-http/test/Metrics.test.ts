@@ -69,7 +69,8 @@ describe.each(stores)("GET /metrics on %s", (name, makeStore) => {
     expect((await server.request("DELETE", "/health")).status).toBe(405)
     expect((await server.request("BREW", "/health")).status).toBe(405)
     const after = await scrape()
-    const delta = (metric: string, l: Record<string, string>) => (sampleOf(after, metric, l) ?? 0) - (sampleOf(before, metric, l) ?? 0)
+    const delta = (metric: string, l: Record<string, string>) =>
+      (sampleOf(after, metric, l) ?? 0) - (sampleOf(before, metric, l) ?? 0)
     expect(delta("http_server_requests_total", labels("/reviews/:id", "404"))).toBe(3)
     expect(delta("http_server_requests_total", labels("/reviews", "200"))).toBe(1)
     expect(delta("http_server_requests_total", labels("unmatched", "404"))).toBe(1)
@@ -78,8 +79,12 @@ describe.each(stores)("GET /metrics on %s", (name, makeStore) => {
     // The concrete path never becomes a label.
     expect(after).not.toContain("00000000-0000-4000-8000-000000000000")
     expect(delta("http_server_request_duration_seconds_count", labels("/reviews/:id", "404"))).toBe(3)
-    expect(sampleOf(after, "http_server_request_duration_seconds_bucket", { ...labels("/reviews/:id", "404"), le: "+Inf" })).toBeGreaterThanOrEqual(3)
-    expect(sampleOf(after, "http_server_request_duration_seconds_sum", labels("/reviews/:id", "404"))).toBeGreaterThan(0)
+    expect(
+      sampleOf(after, "http_server_request_duration_seconds_bucket", { ...labels("/reviews/:id", "404"), le: "+Inf" })
+    ).toBeGreaterThanOrEqual(3)
+    expect(sampleOf(after, "http_server_request_duration_seconds_sum", labels("/reviews/:id", "404"))).toBeGreaterThan(
+      0
+    )
   })
 
   it("counts rate-limit decisions, admitted and refused", async () => {
@@ -90,7 +95,8 @@ describe.each(stores)("GET /metrics on %s", (name, makeStore) => {
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0)
     const after = await scrape()
     const delta = (decision: string) =>
-      (sampleOf(after, "feedback_rate_limit_decisions_total", { decision }) ?? 0) - (sampleOf(before, "feedback_rate_limit_decisions_total", { decision }) ?? 0)
+      (sampleOf(after, "feedback_rate_limit_decisions_total", { decision }) ?? 0) -
+      (sampleOf(before, "feedback_rate_limit_decisions_total", { decision }) ?? 0)
     expect(delta("admitted")).toBe(statuses.filter((s) => s === 200).length)
     expect(delta("refused")).toBe(statuses.filter((s) => s === 429).length)
   })
@@ -101,12 +107,19 @@ describe.each(stores)("GET /metrics on %s", (name, makeStore) => {
     for (const [path] of outcomes) {
       // One organization each: a webhook subscribed to webhook.created also hears of the next one's creation.
       const { key } = await server.provision()
-      const created = await server.request("POST", "/webhooks", { token: key, body: { url: receiver.url(path), events: ["webhook.created"] } })
+      const created = await server.request("POST", "/webhooks", {
+        token: key,
+        body: { url: receiver.url(path), events: ["webhook.created"] }
+      })
       expect(created.status).toBe(201)
-      await eventually(async () => {
-        const log = await server.request("GET", `/webhooks/${created.body.id}/events`, { token: key })
-        return log.body.data[0] !== undefined && log.body.data[0].status !== "pending" ? true : undefined
-      }, 5_000, `the delivery to ${path}`)
+      await eventually(
+        async () => {
+          const log = await server.request("GET", `/webhooks/${created.body.id}/events`, { token: key })
+          return log.body.data[0] !== undefined && log.body.data[0].status !== "pending" ? true : undefined
+        },
+        5_000,
+        `the delivery to ${path}`
+      )
     }
     const after = await scrape()
     for (const [, outcome] of outcomes) {

@@ -33,7 +33,11 @@ const startCollector = async (): Promise<Collector> => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
-      received.push({ path: req.url ?? "", contentType: String(req.headers["content-type"] ?? ""), body: Buffer.concat(chunks) })
+      received.push({
+        path: req.url ?? "",
+        contentType: String(req.headers["content-type"] ?? ""),
+        body: Buffer.concat(chunks)
+      })
       res.writeHead(200, { "content-type": "application/json" }).end("{}")
     })
   })
@@ -56,7 +60,9 @@ interface OtlpSpan {
 
 const spansIn = (exports: ReadonlyArray<Export>): Array<OtlpSpan> =>
   exports.filter((e) => e.path === "/v1/traces").flatMap((e) =>
-    (JSON.parse(e.body.toString("utf8")).resourceSpans as Array<any>).flatMap((r) => r.scopeSpans.flatMap((s: any) => s.spans))
+    (JSON.parse(e.body.toString("utf8")).resourceSpans as Array<any>).flatMap((r) =>
+      r.scopeSpans.flatMap((s: any) => s.spans)
+    )
   )
 
 const attribute = (span: OtlpSpan, key: string): unknown => {
@@ -93,62 +99,96 @@ describe("OTLP export (OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
     rmSync(dataDir, { recursive: true, force: true })
   })
 
-  it("exports one request as one trace continuing the caller's: server, use-case and SQL spans", { timeout: 60_000 }, async () => {
-    const res = await fetch(`${server.url}/reviews?limit=5`, {
-      headers: {
-        authorization: `Bearer ${DEMO_KEY}`,
-        traceparent: `00-${TRACE_ID}-${CALLER_SPAN_ID}-01`,
-        "x-request-id": "otlp-test-request-1"
+  it(
+    "exports one request as one trace continuing the caller's: server, use-case and SQL spans",
+    { timeout: 60_000 },
+    async () => {
+      const res = await fetch(`${server.url}/reviews?limit=5`, {
+        headers: {
+          authorization: `Bearer ${DEMO_KEY}`,
+          traceparent: `00-${TRACE_ID}-${CALLER_SPAN_ID}-01`,
+          "x-request-id": "otlp-test-request-1"
+        }
+      })
+      expect(res.status).toBe(200)
+      const spans = await eventually(
+        async () => {
+          const inTrace = spansIn(collector.received).filter((s) => s.traceId === TRACE_ID)
+          const server = inTrace.find((s) => s.parentSpanId === CALLER_SPAN_ID)
+          return server !== undefined &&
+              inTrace.some((s) =>
+                attribute(s, "db.query.text") !== undefined || /^(SELECT|INSERT|UPDATE|WITH)\b/i.test(s.name)
+              )
+            ? inTrace
+            : undefined
+        },
+        30_000,
+        "the request's spans at the collector"
+      )
+
+      const root = spans.find((s) => s.parentSpanId === CALLER_SPAN_ID)!
+      expect(root.kind).toBe(2) // SERVER
+      expect(root.name).toBe("GET /reviews")
+      expect(attribute(root, "http.request.id")).toBe("otlp-test-request-1")
+      expect(attribute(root, "http.route")).toBe("/reviews")
+      expect(Number(attribute(root, "http.response.status_code"))).toBe(200)
+
+      // Every other span of the trace descends from the server span.
+      const byId = new Map(spans.map((s) => [s.spanId, s]))
+      const descends = (span: OtlpSpan): boolean => {
+        for (
+          let p = span.parentSpanId;
+          p !== undefined && p !== "";
+          p = byId.get(p)?.parentSpanId
+        ) if (p === root.spanId) return true
+        return false
       }
-    })
-    expect(res.status).toBe(200)
-    const spans = await eventually(async () => {
-      const inTrace = spansIn(collector.received).filter((s) => s.traceId === TRACE_ID)
-      const server = inTrace.find((s) => s.parentSpanId === CALLER_SPAN_ID)
-      return server !== undefined && inTrace.some((s) => attribute(s, "db.query.text") !== undefined || /^(SELECT|INSERT|UPDATE|WITH)\b/i.test(s.name))
-        ? inTrace
-        : undefined
-    }, 30_000, "the request's spans at the collector")
+      const useCases = spans.filter((s) => /^[A-Z][A-Za-z]+\.[a-z][A-Za-z]+$/.test(s.name))
+      expect(useCases.length, `use-case spans among ${spans.map((s) => s.name).join(", ")}`).toBeGreaterThan(0)
+      expect(useCases.every(descends)).toBe(true)
+      const sql = spans.filter((s) =>
+        s.kind === 3 &&
+        Object.keys(Object.fromEntries(s.attributes.map((a) => [a.key, 1]))).some((k) => k.startsWith("db."))
+      )
+      expect(sql.length, `SQL spans among ${spans.map((s) => `${s.name} (${s.kind})`).join(", ")}`).toBeGreaterThan(0)
+      expect(sql.every(descends)).toBe(true)
 
-    const root = spans.find((s) => s.parentSpanId === CALLER_SPAN_ID)!
-    expect(root.kind).toBe(2) // SERVER
-    expect(root.name).toBe("GET /reviews")
-    expect(attribute(root, "http.request.id")).toBe("otlp-test-request-1")
-    expect(attribute(root, "http.route")).toBe("/reviews")
-    expect(Number(attribute(root, "http.response.status_code"))).toBe(200)
+      // The resource names the service.
+      const resource =
+        JSON.parse(collector.received.find((e) => e.path === "/v1/traces")!.body.toString("utf8")).resourceSpans[0]
+          .resource
+      expect(resource.attributes).toContainEqual({ key: "service.name", value: { stringValue: "feedback-otlp-test" } })
 
-    // Every other span of the trace descends from the server span.
-    const byId = new Map(spans.map((s) => [s.spanId, s]))
-    const descends = (span: OtlpSpan): boolean => {
-      for (let p = span.parentSpanId; p !== undefined && p !== ""; p = byId.get(p)?.parentSpanId) if (p === root.spanId) return true
-      return false
+      // The access-log line of the request carries the trace, and every line on stdout is JSON.
+      const lines = server.output().split("\n").filter((l) => l.trim() !== "")
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
+      const access = lines.map((l) => JSON.parse(l)).find((l) =>
+        l.requestId === "otlp-test-request-1" && l.status === 200
+      )
+      expect(access).toMatchObject({ level: "info", method: "GET", route: "/reviews", traceId: TRACE_ID })
     }
-    const useCases = spans.filter((s) => /^[A-Z][A-Za-z]+\.[a-z][A-Za-z]+$/.test(s.name))
-    expect(useCases.length, `use-case spans among ${spans.map((s) => s.name).join(", ")}`).toBeGreaterThan(0)
-    expect(useCases.every(descends)).toBe(true)
-    const sql = spans.filter((s) => s.kind === 3 && Object.keys(Object.fromEntries(s.attributes.map((a) => [a.key, 1]))).some((k) => k.startsWith("db.")))
-    expect(sql.length, `SQL spans among ${spans.map((s) => `${s.name} (${s.kind})`).join(", ")}`).toBeGreaterThan(0)
-    expect(sql.every(descends)).toBe(true)
-
-    // The resource names the service.
-    const resource = JSON.parse(collector.received.find((e) => e.path === "/v1/traces")!.body.toString("utf8")).resourceSpans[0].resource
-    expect(resource.attributes).toContainEqual({ key: "service.name", value: { stringValue: "feedback-otlp-test" } })
-
-    // The access-log line of the request carries the trace, and every line on stdout is JSON.
-    const lines = server.output().split("\n").filter((l) => l.trim() !== "")
-    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow()
-    const access = lines.map((l) => JSON.parse(l)).find((l) => l.requestId === "otlp-test-request-1" && l.status === 200)
-    expect(access).toMatchObject({ level: "info", method: "GET", route: "/reviews", traceId: TRACE_ID })
-  })
+  )
 
   it("exports the request metrics", { timeout: 30_000 }, async () => {
-    const metrics = await eventually(async () => {
-      const found = collector.received.filter((e) => e.path === "/v1/metrics").map((e) => e.body.toString("utf8"))
-        .find((body) => body.includes("http_server_requests_total") && body.includes("/reviews"))
-      return found
-    }, 20_000, "request metrics at the collector")
-    const names = (JSON.parse(metrics).resourceMetrics as Array<any>).flatMap((r) => r.scopeMetrics.flatMap((s: any) => s.metrics.map((m: any) => m.name)))
-    expect(names).toEqual(expect.arrayContaining(["http_server_requests_total", "http_server_request_duration_seconds", "feedback_rate_limit_decisions_total"]))
+    const metrics = await eventually(
+      async () => {
+        const found = collector.received.filter((e) => e.path === "/v1/metrics").map((e) => e.body.toString("utf8"))
+          .find((body) => body.includes("http_server_requests_total") && body.includes("/reviews"))
+        return found
+      },
+      20_000,
+      "request metrics at the collector"
+    )
+    const names = (JSON.parse(metrics).resourceMetrics as Array<any>).flatMap((r) =>
+      r.scopeMetrics.flatMap((s: any) => s.metrics.map((m: any) => m.name))
+    )
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "http_server_requests_total",
+        "http_server_request_duration_seconds",
+        "feedback_rate_limit_decisions_total"
+      ])
+    )
   })
 })
 
@@ -163,8 +203,11 @@ describe("OTLP export over protobuf (the default protocol)", () => {
     }, { timeoutMs: 60_000 })
     try {
       expect((await fetch(`${server.url}/health`)).status).toBe(200)
-      const traces = await eventually(async () =>
-        collector.received.find((e) => e.path === "/v1/traces" && e.body.includes("GET /health")), 20_000, "a protobuf trace export")
+      const traces = await eventually(
+        async () => collector.received.find((e) => e.path === "/v1/traces" && e.body.includes("GET /health")),
+        20_000,
+        "a protobuf trace export"
+      )
       expect(traces.contentType).toBe("application/x-protobuf")
     } finally {
       await server.stop()

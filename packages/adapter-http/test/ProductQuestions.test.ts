@@ -26,7 +26,10 @@ import { makeTestServer, type TestResponse } from "./TestServer.ts"
 // ---------------------------------------------------------------------------------------------------------------
 // One memory store shared by the HTTP server, the seeding and the checks
 
-const StoreWithSupport = MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer), Layer.provideMerge(IdGenerator.uuidV7))
+const StoreWithSupport = MemoryStoreTestKit.pipe(
+  Layer.provideMerge(MemoryStoreLayer),
+  Layer.provideMerge(IdGenerator.uuidV7)
+)
 const store = ManagedRuntime.make(StoreWithSupport)
 let server: ReturnType<typeof makeTestServer>
 
@@ -49,9 +52,15 @@ interface Shop {
   readonly req: (method: string, path: string, body?: unknown) => Promise<TestResponse>
 }
 
-const shop = async (options: { readonly permissions?: ReadonlyArray<"reviews:read" | "reviews:write"> } = {}): Promise<Shop> => {
-  const { organizationId, key } = await server.provision(options.permissions === undefined ? {} : { permissions: options.permissions })
-  const product = await run(seedProduct(organizationId as OrganizationId, { title: "Ceramic mug", slug: `mug-${organizationId}` }))
+const shop = async (
+  options: { readonly permissions?: ReadonlyArray<"reviews:read" | "reviews:write"> } = {}
+): Promise<Shop> => {
+  const { organizationId, key } = await server.provision(
+    options.permissions === undefined ? {} : { permissions: options.permissions }
+  )
+  const product = await run(
+    seedProduct(organizationId as OrganizationId, { title: "Ceramic mug", slug: `mug-${organizationId}` })
+  )
   return {
     organizationId: organizationId as OrganizationId,
     key,
@@ -62,10 +71,15 @@ const shop = async (options: { readonly permissions?: ReadonlyArray<"reviews:rea
 
 const eventsOf = (organizationId: OrganizationId) =>
   run(EventOutbox.use((o) => o.listForOrganization(organizationId))).then((es) => es.map((e) => e.event))
-const noticesOf = (organizationId: OrganizationId) => run(EmailOutboxRepository.use((o) => o.listForOrganization(organizationId)))
+const noticesOf = (organizationId: OrganizationId) =>
+  run(EmailOutboxRepository.use((o) => o.listForOrganization(organizationId)))
 const tablesContaining = (needle: string) => run(StoreTestKit.use((s) => s.tablesContaining(needle)))
 
-const waitFor = async <A>(what: string, probe: () => Promise<A | undefined> | A | undefined, timeoutMs = 5_000): Promise<A> => {
+const waitFor = async <A>(
+  what: string,
+  probe: () => Promise<A | undefined> | A | undefined,
+  timeoutMs = 5_000
+): Promise<A> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()
@@ -134,7 +148,13 @@ describe("recording and moderating questions", () => {
       customerId: null
     })
     expect(created.status, created.text).toBe(201)
-    expect(created.body).toMatchObject({ askerName: null, askerEmail: null, siteId: null, customerId: null, notifyByEmail: false })
+    expect(created.body).toMatchObject({
+      askerName: null,
+      askerEmail: null,
+      siteId: null,
+      customerId: null,
+      notifyByEmail: false
+    })
     for (const field of ["published", "metadata", "body", "productId", "notifyByEmail"]) {
       const res = await s.req("POST", "/product-questions", { productId: s.productId, body: "x", [field]: null })
       expectError(res, 400, "INVALID_REQUEST")
@@ -187,7 +207,11 @@ describe("recording and moderating questions", () => {
     expectError(tooLong, 400, "INVALID_REQUEST")
     expect(issuePaths(tooLong)).toEqual(["body.body"])
     expect((await s.req("POST", `/product-questions/${id}/answers`, { body: "y".repeat(2000) })).status).toBe(201)
-    expectError(await s.req("POST", `/product-questions/${id}/answers`, { body: "ok", authorType: "shopper" }), 400, "INVALID_REQUEST")
+    expectError(
+      await s.req("POST", `/product-questions/${id}/answers`, { body: "ok", authorType: "shopper" }),
+      400,
+      "INVALID_REQUEST"
+    )
   })
 
   it("404 for unknown or foreign ids, 400 for malformed ids and unknown includes; permissions are enforced", async () => {
@@ -195,15 +219,19 @@ describe("recording and moderating questions", () => {
     const other = await shop()
     const q = (await s.req("POST", "/product-questions", { productId: s.productId, body: "Mine" })).body
     const missing = "00000000-0000-4000-8000-000000000000"
-    for (const [method, path, body] of [
-      ["GET", `/product-questions/${missing}`, undefined],
-      ["GET", `/product-questions/${q.id}`, undefined],
-      ["PATCH", `/product-questions/${q.id}`, { published: true }],
-      ["DELETE", `/product-questions/${q.id}`, undefined],
-      ["GET", `/product-questions/${q.id}/answers`, undefined],
-      ["POST", `/product-questions/${q.id}/answers`, { body: "Hi" }]
-    ] as const) {
-      const res = method === "GET" && path.includes(missing) ? await s.req(method, path, body) : await other.req(method, path, body)
+    for (
+      const [method, path, body] of [
+        ["GET", `/product-questions/${missing}`, undefined],
+        ["GET", `/product-questions/${q.id}`, undefined],
+        ["PATCH", `/product-questions/${q.id}`, { published: true }],
+        ["DELETE", `/product-questions/${q.id}`, undefined],
+        ["GET", `/product-questions/${q.id}/answers`, undefined],
+        ["POST", `/product-questions/${q.id}/answers`, { body: "Hi" }]
+      ] as const
+    ) {
+      const res = method === "GET" && path.includes(missing)
+        ? await s.req(method, path, body)
+        : await other.req(method, path, body)
       expectError(res, 404, "NOT_FOUND")
     }
     expect((await s.req("GET", `/product-questions/${q.id}`)).body.published).toBe(false)
@@ -233,8 +261,17 @@ describe("answers, listing and deletion", () => {
     const q = (await s.req("POST", "/product-questions", { productId: s.productId, body: "Oven safe?" })).body
     const draft = await s.req("POST", `/product-questions/${q.id}/answers`, { body: "Checking", published: false })
     expect(draft.status, draft.text).toBe(201)
-    expect(draft.body).toMatchObject({ productQuestionId: q.id, authorType: "merchant", published: false, authorName: "Test organization" })
-    const first = await s.req("POST", `/product-questions/${q.id}/answers`, { body: "Yes", authorName: "Support", metadata: { ticket: "7" } })
+    expect(draft.body).toMatchObject({
+      productQuestionId: q.id,
+      authorType: "merchant",
+      published: false,
+      authorName: "Test organization"
+    })
+    const first = await s.req("POST", `/product-questions/${q.id}/answers`, {
+      body: "Yes",
+      authorName: "Support",
+      metadata: { ticket: "7" }
+    })
     expect(first.body).toMatchObject({ published: true, authorName: "Support", metadata: { ticket: "7" } })
     const answers = await s.req("GET", `/product-questions/${q.id}/answers`)
     expect(answers.status).toBe(200)
@@ -271,20 +308,28 @@ describe("answers, listing and deletion", () => {
     expect(d.customer).toBeNull()
     expect(a.answers.map((x: { body: string }) => x.body)).toEqual(["done"])
     expect(w.product.title).toBe("Ceramic mug")
-    const byCustomer = await s.req("GET", `/product-questions?filter=${encodeURIComponent(JSON.stringify({ "customer.firstName": "Grace" }))}`)
+    const byCustomer = await s.req(
+      "GET",
+      `/product-questions?filter=${encodeURIComponent(JSON.stringify({ "customer.firstName": "Grace" }))}`
+    )
     expect(ids(byCustomer)).toEqual([waiting])
     const searched = await s.req("GET", "/product-questions?search=CERAMIC&limit=2")
     expect(searched.body.data).toHaveLength(2)
     const next = await s.req("GET", `/product-questions?search=CERAMIC&limit=2&cursor=${searched.body.nextCursor}`)
     expect(next.body.data).toHaveLength(1)
     expect(next.body.nextCursor).toBeNull()
-    expectError(await s.req("GET", `/product-questions?search=other&limit=2&cursor=${searched.body.nextCursor}`), 400, "INVALID_REQUEST")
+    expectError(
+      await s.req("GET", `/product-questions?search=other&limit=2&cursor=${searched.body.nextCursor}`),
+      400,
+      "INVALID_REQUEST"
+    )
   })
 
   it("DELETE returns the question, removes its answers, and leaves no asker email anywhere in the store", async () => {
     const s = await shop()
     const email = `erase-${s.organizationId}@example.com`
-    const q = (await s.req("POST", "/product-questions", { productId: s.productId, body: "Delete me", askerEmail: email })).body
+    const q =
+      (await s.req("POST", "/product-questions", { productId: s.productId, body: "Delete me", askerEmail: email })).body
     const a1 = (await s.req("POST", `/product-questions/${q.id}/answers`, { body: "First" })).body
     await s.req("POST", `/product-questions/${q.id}/answers`, { body: "Second" })
     expect((await noticesOf(s.organizationId)).map((n) => n.recipient)).toEqual([email])
@@ -306,7 +351,11 @@ describe("answers, listing and deletion", () => {
     const s = await shop()
     const email = `keyed-${s.organizationId}@example.com`
     const keyed = (method: string, path: string, key: string, body?: unknown) =>
-      server.request(method, path, { token: s.key, headers: { "idempotency-key": key }, ...(body === undefined ? {} : { body }) })
+      server.request(method, path, {
+        token: s.key,
+        headers: { "idempotency-key": key },
+        ...(body === undefined ? {} : { body })
+      })
     const body = { productId: s.productId, body: "Keyed", askerEmail: email }
     const created = await keyed("POST", "/product-questions", "create-q", body)
     expect(created.status, created.text).toBe(201)
@@ -340,7 +389,10 @@ const decodeBody = (raw: string): { readonly headers: string; readonly text: str
   const headers = raw.slice(0, split)
   let body = raw.slice(split + 4)
   if (/content-transfer-encoding:\s*quoted-printable/i.test(headers)) {
-    const bytes = body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    const bytes = body.replace(/=\r\n/g, "").replace(
+      /=([0-9A-F]{2})/g,
+      (_, h: string) => String.fromCharCode(parseInt(h, 16))
+    )
     body = Buffer.from(bytes, "latin1").toString("utf8")
   } else if (/content-transfer-encoding:\s*base64/i.test(headers)) {
     body = Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8")
@@ -365,7 +417,9 @@ describe("the asker's email, through SMTP", () => {
       disabledCommands: ["STARTTLS", "AUTH"],
       logger: false,
       onRcptTo: (address, _session, callback) =>
-        address.address.startsWith("bounce") ? callback(Object.assign(new Error("No such user"), { responseCode: 550 })) : callback(),
+        address.address.startsWith("bounce")
+          ? callback(Object.assign(new Error("No such user"), { responseCode: 550 }))
+          : callback(),
       onData: (stream, session, callback) => {
         const chunks: Array<Buffer> = []
         stream.on("data", (c: Buffer) => chunks.push(c))
@@ -385,7 +439,10 @@ describe("the asker's email, through SMTP", () => {
     })
     await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()))
     port = (smtp.server.address() as AddressInfo).port
-    const settings: SmtpSettings = { url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Mug shop <answers@shop.example>" }
+    const settings: SmtpSettings = {
+      url: Redacted.make(`smtp://127.0.0.1:${port}`),
+      from: "Mug shop <answers@shop.example>"
+    }
     const context = await store.context()
     worker = ManagedRuntime.make(
       EmailNoticeWorkerLive(settings, { pollIntervalMs: 20 }).pipe(Layer.provide(Layer.succeedContext(context)))
@@ -416,10 +473,13 @@ describe("the asker's email, through SMTP", () => {
       askerName: "Bob",
       askerEmail: bystanderEmail
     })).body
-    const anonymous = (await s.req("POST", "/product-questions", { productId: s.productId, body: "Nobody to tell?" })).body
+    const anonymous =
+      (await s.req("POST", "/product-questions", { productId: s.productId, body: "Nobody to tell?" })).body
 
     await s.req("POST", `/product-questions/${q.id}/answers`, { body: "A draft nobody sees", published: false })
-    await s.req("POST", `/product-questions/${q.id}/answers`, { body: "Yes, for about an hour thanks to the double wall." })
+    await s.req("POST", `/product-questions/${q.id}/answers`, {
+      body: "Yes, for about an hour thanks to the double wall."
+    })
     const [message] = await waitFor("the notice", () => delivered(email).length > 0 ? delivered(email) : undefined)
     expect(message!.to).toEqual([email])
     expect(message!.from).toBe("answers@shop.example")
@@ -433,7 +493,10 @@ describe("the asker's email, through SMTP", () => {
     expect(message!.raw).not.toContain("Bob")
     expect(message!.raw).not.toContain(bystander.body)
     expect(message!.raw).not.toContain(anonymous.body)
-    await waitFor("notifiedAt", async () => (await s.req("GET", `/product-questions/${q.id}`)).body.notifiedAt ?? undefined)
+    await waitFor(
+      "notifiedAt",
+      async () => (await s.req("GET", `/product-questions/${q.id}`)).body.notifiedAt ?? undefined
+    )
 
     await s.req("POST", `/product-questions/${q.id}/answers`, { body: "Also: it is microwave safe." })
     await s.req("POST", `/product-questions/${anonymous.id}/answers`, { body: "Answered, but nobody to tell." })
@@ -449,29 +512,41 @@ describe("the asker's email, through SMTP", () => {
     const email = `restart-${s.organizationId}@example.com`
     await worker!.dispose()
     worker = undefined
-    const q = (await s.req("POST", "/product-questions", { productId: s.productId, body: "Lid included?", askerEmail: email })).body
+    const q =
+      (await s.req("POST", "/product-questions", { productId: s.productId, body: "Lid included?", askerEmail: email }))
+        .body
     await s.req("POST", `/product-questions/${q.id}/answers`, { body: "Yes, bamboo." })
     await new Promise((r) => setTimeout(r, 100))
     expect(delivered(email)).toEqual([])
     expect((await noticesOf(s.organizationId))[0]!.status).toBe("pending")
     const context = await store.context()
-    const settings: SmtpSettings = { url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Mug shop <answers@shop.example>" }
+    const settings: SmtpSettings = {
+      url: Redacted.make(`smtp://127.0.0.1:${port}`),
+      from: "Mug shop <answers@shop.example>"
+    }
     // Two processes start at once; the notice still goes out exactly once.
-    const a = ManagedRuntime.make(EmailNoticeWorkerLive(settings, { pollIntervalMs: 5 }).pipe(Layer.provide(Layer.succeedContext(context))))
-    const b = ManagedRuntime.make(EmailNoticeWorkerLive(settings, { pollIntervalMs: 5 }).pipe(Layer.provide(Layer.succeedContext(context))))
+    const a = ManagedRuntime.make(
+      EmailNoticeWorkerLive(settings, { pollIntervalMs: 5 }).pipe(Layer.provide(Layer.succeedContext(context)))
+    )
+    const b = ManagedRuntime.make(
+      EmailNoticeWorkerLive(settings, { pollIntervalMs: 5 }).pipe(Layer.provide(Layer.succeedContext(context)))
+    )
     await Promise.all([a.runPromise(Effect.void), b.runPromise(Effect.void)])
     await waitFor("the notice", () => delivered(email).length > 0 ? true : undefined)
     await new Promise((r) => setTimeout(r, 200))
     await Promise.all([a.dispose(), b.dispose()])
     expect(delivered(email)).toHaveLength(1)
-    worker = ManagedRuntime.make(EmailNoticeWorkerLive(settings, { pollIntervalMs: 20 }).pipe(Layer.provide(Layer.succeedContext(context))))
+    worker = ManagedRuntime.make(
+      EmailNoticeWorkerLive(settings, { pollIntervalMs: 20 }).pipe(Layer.provide(Layer.succeedContext(context)))
+    )
     await worker.runPromise(Effect.void)
   })
 
   it("a recipient the server refuses (550) fails the notice for good", async () => {
     const s = await shop()
     const email = `bounce-${s.organizationId}@example.com`
-    const q = (await s.req("POST", "/product-questions", { productId: s.productId, body: "Bounce?", askerEmail: email })).body
+    const q =
+      (await s.req("POST", "/product-questions", { productId: s.productId, body: "Bounce?", askerEmail: email })).body
     await s.req("POST", `/product-questions/${q.id}/answers`, { body: "Answer" })
     const notice = await waitFor("the refusal", async () => {
       const [n] = await noticesOf(s.organizationId)
@@ -494,8 +569,10 @@ describe("the asker's email without SMTP", () => {
       const org = organizationId as OrganizationId
       const product = await own.runPromise(seedProduct(org))
       const email = `logged-${organizationId}@example.com`
-      const req = (method: string, path: string, body?: unknown) => ownServer.request(method, path, { token: key, body })
-      const q = (await req("POST", "/product-questions", { productId: product.id, body: "Logged?", askerEmail: email })).body
+      const req = (method: string, path: string, body?: unknown) =>
+        ownServer.request(method, path, { token: key, body })
+      const q =
+        (await req("POST", "/product-questions", { productId: product.id, body: "Logged?", askerEmail: email })).body
       await req("POST", `/product-questions/${q.id}/answers`, { body: "Yes" })
       const notice = await waitFor("the logged notice", async () => {
         const [n] = await own.runPromise(EmailOutboxRepository.use((o) => o.listForOrganization(org)))
@@ -510,10 +587,22 @@ describe("the asker's email without SMTP", () => {
   })
 
   it("classifies transport failures: never transmitted is retryable, a reply code is definitive, the rest uncertain", () => {
-    expect(classifySmtpError({ code: "ESOCKET", originalCode: "ECONNREFUSED", message: "refused" })).toMatchObject({ _tag: "NotSent", permanent: false })
-    expect(classifySmtpError({ code: "ETIMEDOUT", timeoutType: "GREETING_TIMEOUT" })).toMatchObject({ _tag: "NotSent", permanent: false })
-    expect(classifySmtpError({ code: "EENVELOPE", responseCode: 550, permanent: true })).toMatchObject({ _tag: "NotSent", permanent: true })
-    expect(classifySmtpError({ code: "EMESSAGE", responseCode: 451 })).toMatchObject({ _tag: "NotSent", permanent: false })
+    expect(classifySmtpError({ code: "ESOCKET", originalCode: "ECONNREFUSED", message: "refused" })).toMatchObject({
+      _tag: "NotSent",
+      permanent: false
+    })
+    expect(classifySmtpError({ code: "ETIMEDOUT", timeoutType: "GREETING_TIMEOUT" })).toMatchObject({
+      _tag: "NotSent",
+      permanent: false
+    })
+    expect(classifySmtpError({ code: "EENVELOPE", responseCode: 550, permanent: true })).toMatchObject({
+      _tag: "NotSent",
+      permanent: true
+    })
+    expect(classifySmtpError({ code: "EMESSAGE", responseCode: 451 })).toMatchObject({
+      _tag: "NotSent",
+      permanent: false
+    })
     expect(classifySmtpError({ code: "ETIMEDOUT", timeoutType: "SOCKET_TIMEOUT" })).toMatchObject({ _tag: "Uncertain" })
     expect(classifySmtpError({ code: "ECONNECTION" })).toMatchObject({ _tag: "Uncertain" })
   })

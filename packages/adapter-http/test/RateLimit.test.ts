@@ -86,7 +86,10 @@ const inParallel = async <A>(n: number, concurrency: number, f: (i: number) => P
   return out
 }
 
-const assertTooManyRequests = (r: TestResponse, expected: { cost: number; limit: number; remaining: number; retryAfter: number | undefined }) => {
+const assertTooManyRequests = (
+  r: TestResponse,
+  expected: { cost: number; limit: number; remaining: number; retryAfter: number | undefined }
+) => {
   assert.strictEqual(r.status, 429, r.text)
   assert.strictEqual(r.headers.get("content-type"), "application/json")
   assert.strictEqual(r.body.error.code, "TOO_MANY_REQUESTS")
@@ -139,7 +142,12 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
     assert.match(refused.body.error.message, /retry after 1 second\./)
     // One token takes 100 ms at 10 per second: not a millisecond earlier.
     clock.advance("99 millis")
-    assertTooManyRequests(await s.request("GET", "/organization", { token: key }), { cost: 1, limit: 600, remaining: 0, retryAfter: 1 })
+    assertTooManyRequests(await s.request("GET", "/organization", { token: key }), {
+      cost: 1,
+      limit: 600,
+      remaining: 0,
+      retryAfter: 1
+    })
     clock.advance("1 millis")
     const admitted = await s.request("GET", "/organization", { token: key })
     assert.strictEqual(admitted.status, 200)
@@ -157,7 +165,9 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
   it("every charged response carries the rate-limit headers: 200, 403 and a 400 after authentication", async () => {
     const s = start()
     const { key, organizationId } = await s.provision()
-    const readOnly = await s.operator("POST", `/organizations/${organizationId}/keys`, { permissions: ["reviews:read"] })
+    const readOnly = await s.operator("POST", `/organizations/${organizationId}/keys`, {
+      permissions: ["reviews:read"]
+    })
     const ok = await s.request("GET", "/organization", { token: key })
     assert.strictEqual(ok.status, 200)
     assert.deepStrictEqual(rateHeaders(ok), { cost: "1", limit: "600", remaining: "599", retryAfter: null })
@@ -230,7 +240,9 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
     const s = start()
     // 12 per minute: 0.2 tokens per second, so the missing token takes 5 s.
     const { key } = await s.provision({ apiRequestsPerMinute: 12 })
-    for (let i = 0; i < 3; i++) assert.strictEqual((await s.request("GET", "/organization", { token: key })).status, 200)
+    for (let i = 0; i < 3; i++) {
+      assert.strictEqual((await s.request("GET", "/organization", { token: key })).status, 200)
+    }
     const before = applied.imported
     const body = { data: [{ email: "a@b.c" }, { email: "d@e.f" }] }
     const refused = await s.request("POST", "/wishlists/import", { token: key, body })
@@ -244,7 +256,12 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
     const again = await s.request("POST", "/wishlists/import", { token: key, body })
     assertTooManyRequests(again, { cost: 10, limit: 12, remaining: 4, retryAfter: 30 })
     clock.advance("29999 millis")
-    assertTooManyRequests(await s.request("POST", "/wishlists/import", { token: key, body }), { cost: 10, limit: 12, remaining: 9, retryAfter: 1 })
+    assertTooManyRequests(await s.request("POST", "/wishlists/import", { token: key, body }), {
+      cost: 10,
+      limit: 12,
+      remaining: 9,
+      retryAfter: 1
+    })
     clock.advance("1 millis")
     const ok = await s.request("POST", "/wishlists/import", { token: key, body })
     assert.strictEqual(ok.status, 200, ok.text)
@@ -269,7 +286,12 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
     assertTooManyRequests(rest.find((r) => r.status === 429)!, { cost: 1, limit: 100, remaining: 0, retryAfter: 1 })
     // Raising it does not mint tokens: the level is kept and refills at the new rate (1000/min: 1 token per 60 ms).
     await s.operator("PATCH", `/organizations/${organizationId}`, { apiRequestsPerMinute: 1000 })
-    assertTooManyRequests(await s.request("GET", "/organization", { token: key }), { cost: 1, limit: 1000, remaining: 0, retryAfter: 1 })
+    assertTooManyRequests(await s.request("GET", "/organization", { token: key }), {
+      cost: 1,
+      limit: 1000,
+      remaining: 0,
+      retryAfter: 1
+    })
     clock.advance("60 millis")
     const raised = await s.request("GET", "/organization", { token: key })
     assert.deepStrictEqual(rateHeaders(raised), { cost: "1", limit: "1000", remaining: "0", retryAfter: null })
@@ -278,13 +300,20 @@ describe.each(stores)("rate limiting over HTTP, %s", (_, makeStore) => {
   it("all keys of an organization share one bucket; another organization is unaffected", async () => {
     const s = start()
     const a = await s.provision()
-    const secondKey = await s.operator("POST", `/organizations/${a.organizationId}/keys`, { permissions: ["settings:read"] })
+    const secondKey = await s.operator("POST", `/organizations/${a.organizationId}/keys`, {
+      permissions: ["settings:read"]
+    })
     const keys = [a.key, secondKey.body.secretKey as string]
     const b = await s.provision()
     const burst = await inParallel(600, 25, (i) => s.request("GET", "/organization", { token: keys[i % 2] }))
     assert.isTrue(burst.every((r) => r.status === 200))
     for (const token of keys) {
-      assertTooManyRequests(await s.request("GET", "/organization", { token }), { cost: 1, limit: 600, remaining: 0, retryAfter: 1 })
+      assertTooManyRequests(await s.request("GET", "/organization", { token }), {
+        cost: 1,
+        limit: 600,
+        remaining: 0,
+        retryAfter: 1
+      })
     }
     const other = await s.request("GET", "/organization", { token: b.key })
     assert.strictEqual(other.status, 200)

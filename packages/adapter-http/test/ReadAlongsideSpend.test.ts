@@ -8,7 +8,14 @@ import { Deferred, Effect, Exit, Fiber } from "effect"
 import { spendThenRead } from "../src/server/ReadAlongsideSpend.ts"
 
 const admitted: SpendDecision = { _tag: "Admitted", cost: 1, limit: 10, remaining: 9, fullInSeconds: 6 }
-const refused = { _tag: "Refused", cost: 1, limit: 10, remaining: 0, fullInSeconds: 60, retryAfterSeconds: 6 } as unknown as SpendDecision
+const refused = {
+  _tag: "Refused",
+  cost: 1,
+  limit: 10,
+  remaining: 0,
+  fullInSeconds: 60,
+  retryAfterSeconds: 6
+} as unknown as SpendDecision
 
 const admit = (decision: SpendDecision) => Effect.succeed(decision._tag === "Refused" ? "429" as const : undefined)
 
@@ -46,7 +53,10 @@ describe("spendThenRead", () => {
         yield* Effect.yieldNow
         yield* Deferred.succeed(h.release, refused)
         assert.deepStrictEqual(yield* Fiber.await(fiber), Exit.succeed("429"))
-        assert.deepStrictEqual(h.log, outcome === Effect.never ? ["read started", "read interrupted"] : ["read started"])
+        assert.deepStrictEqual(
+          h.log,
+          outcome === Effect.never ? ["read started", "read interrupted"] : ["read started"]
+        )
       }
     }))
 

@@ -11,7 +11,16 @@ import { makeTestServer } from "./TestServer.ts"
 
 const healthy = makeTestServer()
 const broken = makeTestServer(
-  Layer.merge(MemoryStoreLayer, Layer.succeed(StoreHealth, StoreHealth.of({ check: Effect.fail(new StoreUnavailable({ message: "The database does not answer; retry shortly." })), poolUsage: Effect.undefined })))
+  Layer.merge(
+    MemoryStoreLayer,
+    Layer.succeed(
+      StoreHealth,
+      StoreHealth.of({
+        check: Effect.fail(new StoreUnavailable({ message: "The database does not answer; retry shortly." })),
+        poolUsage: Effect.undefined
+      })
+    )
+  )
 )
 afterAll(async () => {
   await healthy.dispose()
@@ -28,6 +37,8 @@ it("answers 200 while the store answers", async () => {
 it("answers 503 in the error envelope when the store does not, while /health stays 200", async () => {
   const res = await broken.request("GET", "/ready")
   expect(res.status).toBe(503)
-  expect(res.body).toEqual({ error: { code: "SERVICE_UNAVAILABLE", message: "The database does not answer; retry shortly." } })
+  expect(res.body).toEqual({
+    error: { code: "SERVICE_UNAVAILABLE", message: "The database does not answer; retry shortly." }
+  })
   expect((await broken.request("GET", "/health")).status).toBe(200)
 })

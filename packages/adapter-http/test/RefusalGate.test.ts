@@ -55,13 +55,18 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
       req.end(body)
     })
   const operator = async (method: string, path: string, body: unknown) => {
-    const answer = await send(method, path, { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" }, JSON.stringify(body))
+    const answer = await send(method, path, {
+      authorization: `Bearer ${OPERATOR_TOKEN}`,
+      "content-type": "application/json"
+    }, JSON.stringify(body))
     expect(answer.status, answer.body).toBeLessThan(300)
     return JSON.parse(answer.body)
   }
   const provision = async (apiRequestsPerMinute: number) => {
     const organization = await operator("POST", "/operator/organizations", { name: "Gate", apiRequestsPerMinute })
-    const key = await operator("POST", `/operator/organizations/${organization.id}/keys`, { permissions: ["settings:read", "reviews:read"] })
+    const key = await operator("POST", `/operator/organizations/${organization.id}/keys`, {
+      permissions: ["settings:read", "reviews:read"]
+    })
     return { organizationId: organization.id as string, key: key.secretKey as string, keyId: key.id as string }
   }
   const get = (path: string, key: string, extra: Record<string, string> = {}) =>
@@ -121,7 +126,11 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
     const full = await getPastTheGate("/organization", key)
     expect(full.status).toBe(429)
     const refusedBefore = await metric("feedback_rate_limit_decisions_total", { decision: "refused" })
-    const answeredBefore = await metric("http_server_requests_total", { method: "GET", route: "/organization", status: "429" })
+    const answeredBefore = await metric("http_server_requests_total", {
+      method: "GET",
+      route: "/organization",
+      status: "429"
+    })
     const before = gated
     // …then the gate answers, with the same status, headers and body.
     const early = await get("/organization", key)
@@ -131,32 +140,41 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
     // The same access-log line (but for the request id, time and duration) and the same metrics.
     expect(accessLine(early.headers["x-request-id"])).toEqual(accessLine(full.headers["x-request-id"]))
     expect(await metric("feedback_rate_limit_decisions_total", { decision: "refused" })).toBe(refusedBefore + 1)
-    expect(await metric("http_server_requests_total", { method: "GET", route: "/organization", status: "429" })).toBe(answeredBefore + 1)
+    expect(await metric("http_server_requests_total", { method: "GET", route: "/organization", status: "429" })).toBe(
+      answeredBefore + 1
+    )
     // A caller's own request id is kept, as on the full path.
-    expect((await get("/organization", key, { "x-request-id": "client-id.1" })).headers["x-request-id"]).toBe("client-id.1")
+    expect((await get("/organization", key, { "x-request-id": "client-id.1" })).headers["x-request-id"]).toBe(
+      "client-id.1"
+    )
   })
 
-  it.skipIf(!runs)("charges parameterized routes by their own cost and leaves unknown paths and methods alone", async () => {
-    const { key } = await provision(1)
-    expect((await get("/organization", key)).status).toBe(200)
-    await getPastTheGate("/organization", key)
-    const before = gated
-    const review = await get("/reviews/00000000-0000-7000-8000-000000000000", key)
-    expect(review.status).toBe(429)
-    expect(gated).toBe(before + 1)
-    expect(comparable(review)).toEqual(comparable(await getPastTheGate("/reviews/00000000-0000-7000-8000-000000000000", key)))
-    // Not the gate's to answer: an unknown path (404), a trailing slash or an encoded character, a HEAD, another
-    // scheme spelling, and the operator API; each still gets what the full path gives.
-    const left = [
-      await get("/no-such-route", key),
-      await get("/organization/", key),
-      await get("/reviews/%30", key),
-      await send("HEAD", "/organization", { authorization: `Bearer ${key}` }),
-      await send("GET", "/organization", { authorization: `bearer ${key}` })
-    ]
-    expect(left.map((a) => a.status)).toEqual([404, 429, 429, 429, 429])
-    expect(gated).toBe(before + 1)
-  })
+  it.skipIf(!runs)(
+    "charges parameterized routes by their own cost and leaves unknown paths and methods alone",
+    async () => {
+      const { key } = await provision(1)
+      expect((await get("/organization", key)).status).toBe(200)
+      await getPastTheGate("/organization", key)
+      const before = gated
+      const review = await get("/reviews/00000000-0000-7000-8000-000000000000", key)
+      expect(review.status).toBe(429)
+      expect(gated).toBe(before + 1)
+      expect(comparable(review)).toEqual(
+        comparable(await getPastTheGate("/reviews/00000000-0000-7000-8000-000000000000", key))
+      )
+      // Not the gate's to answer: an unknown path (404), a trailing slash or an encoded character, a HEAD, another
+      // scheme spelling, and the operator API; each still gets what the full path gives.
+      const left = [
+        await get("/no-such-route", key),
+        await get("/organization/", key),
+        await get("/reviews/%30", key),
+        await send("HEAD", "/organization", { authorization: `Bearer ${key}` }),
+        await send("GET", "/organization", { authorization: `bearer ${key}` })
+      ]
+      expect(left.map((a) => a.status)).toEqual([404, 429, 429, 429, 429])
+      expect(gated).toBe(before + 1)
+    }
+  )
 
   it.skipIf(!runs)("never answers for a revoked key or a raised plan: the change is heard at once", async () => {
     const { key, keyId, organizationId } = await provision(1)

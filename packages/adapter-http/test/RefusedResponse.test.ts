@@ -10,7 +10,10 @@ import { describe, expect, it } from "vitest"
 import { rateLimitHeaders, refusedResponse } from "../src/server/SecretKeyAuthLive.ts"
 
 const refusal: fc.Arbitrary<SpendRefused> = fc.record({
-  cost: fc.oneof(fc.integer({ min: 0, max: 1_000 }), fc.double({ min: 0, max: 1e6, noNaN: true, noDefaultInfinity: true })),
+  cost: fc.oneof(
+    fc.integer({ min: 0, max: 1_000 }),
+    fc.double({ min: 0, max: 1e6, noNaN: true, noDefaultInfinity: true })
+  ),
   limit: fc.integer({ min: 1, max: 1_000_000 }),
   remaining: fc.integer({ min: 0, max: 1_000_000 }),
   fullInSeconds: fc.option(fc.integer({ min: 0, max: 100_000 }), { nil: undefined }),
@@ -28,12 +31,17 @@ const bodyText = (response: ReturnType<typeof refusedResponse>) => {
 describe("refusedResponse", () => {
   it("is the contract's encoding of tooManyRequests(decision), with the rate-limit headers", () => {
     const encode = Schema.encodeSync(TooManyRequestsResponse as unknown as Schema.Codec<unknown, unknown>)
-    fc.assert(fc.property(refusal, (decision) => {
-      const response = refusedResponse(decision)
-      expect(response.status).toBe(429)
-      expect(bodyText(response)).toBe(JSON.stringify(encode(tooManyRequests(decision))))
-      expect(response.body._tag === "Uint8Array" && response.body.contentType).toBe("application/json")
-      for (const [name, value] of Object.entries(rateLimitHeaders(decision))) expect(response.headers[name]).toBe(value)
-    }), { numRuns: 2_000 })
+    fc.assert(
+      fc.property(refusal, (decision) => {
+        const response = refusedResponse(decision)
+        expect(response.status).toBe(429)
+        expect(bodyText(response)).toBe(JSON.stringify(encode(tooManyRequests(decision))))
+        expect(response.body._tag === "Uint8Array" && response.body.contentType).toBe("application/json")
+        for (const [name, value] of Object.entries(rateLimitHeaders(decision))) {
+          expect(response.headers[name]).toBe(value)
+        }
+      }),
+      { numRuns: 2_000 }
+    )
   })
 })

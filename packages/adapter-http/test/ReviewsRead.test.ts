@@ -27,29 +27,35 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
     for (const [slug, title] of [["mug", "Blue Mug"], ["kettle", "Red Kettle"]]) {
       products.push((await server.request("POST", "/products", { token: key, body: { slug, title } })).body)
     }
-    customer = (await server.request("POST", "/customers", { token: key, body: { email: "ada@example.com", firstName: "Ada" } })).body
-    seeds = await server.seed(organizationId, Array.from({ length: 30 }, (_, i) => ({
-      productId: products[i % 2].id,
-      customerId: i % 3 === 0 ? null : customer.id,
-      fields: {
-        title: i % 5 === 0 ? null : `Review ${i} ${i % 2 === 0 ? "sturdy" : "leaky"}`,
-        rating: 1 + (i % 5),
-        published: i % 4 !== 0,
-        moderatedAt: i % 3 === 1 ? null : at(i * 2),
-        createdAt: at(i),
-        updatedAt: at(i),
-        browserFingerprint: `fp${i % 4}`,
-        ipAddress: i % 2 === 0 ? "10.0.0.1" : null,
-        metadata: { batch: String(i % 3) }
-      },
-      ...(i % 2 === 0 ? { reply: { body: `Thanks ${i}` } } : {}),
-      files: i % 3
-    })))
+    customer =
+      (await server.request("POST", "/customers", { token: key, body: { email: "ada@example.com", firstName: "Ada" } }))
+        .body
+    seeds = await server.seed(
+      organizationId,
+      Array.from({ length: 30 }, (_, i) => ({
+        productId: products[i % 2].id,
+        customerId: i % 3 === 0 ? null : customer.id,
+        fields: {
+          title: i % 5 === 0 ? null : `Review ${i} ${i % 2 === 0 ? "sturdy" : "leaky"}`,
+          rating: 1 + (i % 5),
+          published: i % 4 !== 0,
+          moderatedAt: i % 3 === 1 ? null : at(i * 2),
+          createdAt: at(i),
+          updatedAt: at(i),
+          browserFingerprint: `fp${i % 4}`,
+          ipAddress: i % 2 === 0 ? "10.0.0.1" : null,
+          metadata: { batch: String(i % 3) }
+        },
+        ...(i % 2 === 0 ? { reply: { body: `Thanks ${i}` } } : {}),
+        files: i % 3
+      }))
+    )
   })
 
   const get = (path: string, token = key) => server.request("GET", path, { token })
   const ids = (res: { body: any }) => res.body.data.map((r: any) => r.id)
-  const newestFirst = () => [...seeds].sort((a, b) => b.review.createdAt.localeCompare(a.review.createdAt)).map((s) => s.review.id)
+  const newestFirst = () =>
+    [...seeds].sort((a, b) => b.review.createdAt.localeCompare(a.review.createdAt)).map((s) => s.review.id)
 
   it("GET /reviews: {data, nextCursor}, newest first, default limit 50, stored fields only with nulls kept", async () => {
     const res = await get("/reviews")
@@ -76,13 +82,33 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
     } while (cursor !== null)
     expect(seen).toEqual(newestFirst())
     const first = await get("/reviews?limit=5")
-    expectError(await get(`/reviews?limit=5&sort=rating&cursor=${q(first.body.nextCursor)}`), 400, "INVALID_REQUEST", "cursor")
-    expectError(await get(`/reviews?limit=5&search=x&cursor=${q(first.body.nextCursor)}`), 400, "INVALID_REQUEST", "cursor")
-    expectError(await get(`/reviews?filter=${q({ published: true })}&cursor=${q(first.body.nextCursor)}`), 400, "INVALID_REQUEST", "cursor")
+    expectError(
+      await get(`/reviews?limit=5&sort=rating&cursor=${q(first.body.nextCursor)}`),
+      400,
+      "INVALID_REQUEST",
+      "cursor"
+    )
+    expectError(
+      await get(`/reviews?limit=5&search=x&cursor=${q(first.body.nextCursor)}`),
+      400,
+      "INVALID_REQUEST",
+      "cursor"
+    )
+    expectError(
+      await get(`/reviews?filter=${q({ published: true })}&cursor=${q(first.body.nextCursor)}`),
+      400,
+      "INVALID_REQUEST",
+      "cursor"
+    )
     expectError(await get("/reviews?cursor=eyJ2IjoxfQ"), 400, "INVALID_REQUEST", "cursor")
     const other = await server.provision()
     // A cursor is bound to the organization it was issued in: another organization's use of it is a 400.
-    expectError(await server.request("GET", `/reviews?limit=5&cursor=${q(first.body.nextCursor)}`, { token: other.key }), 400, "INVALID_REQUEST", "cursor")
+    expectError(
+      await server.request("GET", `/reviews?limit=5&cursor=${q(first.body.nextCursor)}`, { token: other.key }),
+      400,
+      "INVALID_REQUEST",
+      "cursor"
+    )
   })
 
   it("every sort value orders by that field, then id, nulls last", async () => {
@@ -109,36 +135,48 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
     expectIds(await get("/reviews?search=red%20kettle&limit=250"), (s) => s.review.productId === products[1].id)
     expectIds(await get("/reviews?search=ada@&limit=250"), (s) => s.review.customerId === customer.id)
     const filter = { "product.id": products[0].id, published: true, createdAt: { $gte: at(10) } }
-    expectIds(await get(`/reviews?filter=${q(filter)}&limit=250`), (s) =>
-      s.review.productId === products[0].id && s.review.published && s.review.createdAt >= at(10))
-    expectIds(await get(`/reviews?filter=${q({ "customer.email": "ada@example.com", rating: { $gte: 4 } })}&search=leaky&limit=250`), (s) =>
-      s.review.customerId === customer.id && s.review.rating >= 4 && (s.review.title ?? "").includes("leaky"))
-    expectIds(await get(`/reviews?filter=${q({ "metadata.batch": "2", "product.slug": "kettle" })}`), (s) =>
-      s.review.metadata["batch"] === "2" && s.review.productId === products[1].id)
-    expectIds(await get(`/reviews?filter=${q({ $or: [{ moderatedAt: null }, { ipAddress: "10.0.0.1" }] })}`), (s) =>
-      s.review.moderatedAt === null || s.review.ipAddress === "10.0.0.1")
+    expectIds(
+      await get(`/reviews?filter=${q(filter)}&limit=250`),
+      (s) => s.review.productId === products[0].id && s.review.published && s.review.createdAt >= at(10)
+    )
+    expectIds(
+      await get(
+        `/reviews?filter=${q({ "customer.email": "ada@example.com", rating: { $gte: 4 } })}&search=leaky&limit=250`
+      ),
+      (s) => s.review.customerId === customer.id && s.review.rating >= 4 && (s.review.title ?? "").includes("leaky")
+    )
+    expectIds(
+      await get(`/reviews?filter=${q({ "metadata.batch": "2", "product.slug": "kettle" })}`),
+      (s) => s.review.metadata["batch"] === "2" && s.review.productId === products[1].id
+    )
+    expectIds(
+      await get(`/reviews?filter=${q({ $or: [{ moderatedAt: null }, { ipAddress: "10.0.0.1" }] })}`),
+      (s) => s.review.moderatedAt === null || s.review.ipAddress === "10.0.0.1"
+    )
     expectIds(await get(`/reviews?filter=${q({ "customer.id": null })}`), (s) => s.review.customerId === null)
     expectIds(await get("/reviews?filter=&search="), () => true)
   })
 
   it("bad filter, search, limit and unknown or repeated parameters are 400 naming the path", async () => {
-    for (const [query, path] of [
-      [`filter=${q({ nope: 1 })}`, "filter.nope"],
-      [`filter=${q({ rating: { $like: 1 } })}`, "filter.rating.$like"],
-      [`filter=${q({ rating: "high" })}`, "filter.rating"],
-      [`filter=${q({ "product.id": 5 })}`, "filter.product.id"],
-      [`filter=${q({ published: { $gte: true } })}`, "filter.published.$gte"],
-      [`filter=${q({ "customer.metadata.tier": 1 })}`, "filter.customer.metadata.tier"],
-      ["filter=%7B", "filter"],
-      [`search=${"y".repeat(201)}`, "search"],
-      ["limit=0", "query.limit"],
-      ["limit=251", "query.limit"],
-      ["limit=ten", "query.limit"],
-      ["include=customer,votes", "query.include"],
-      ["foo=bar", "query.foo"],
-      ["limit=5&limit=6", "query.limit"],
-      ["sort=rating&sort=-rating", "query.sort"]
-    ] as const) {
+    for (
+      const [query, path] of [
+        [`filter=${q({ nope: 1 })}`, "filter.nope"],
+        [`filter=${q({ rating: { $like: 1 } })}`, "filter.rating.$like"],
+        [`filter=${q({ rating: "high" })}`, "filter.rating"],
+        [`filter=${q({ "product.id": 5 })}`, "filter.product.id"],
+        [`filter=${q({ published: { $gte: true } })}`, "filter.published.$gte"],
+        [`filter=${q({ "customer.metadata.tier": 1 })}`, "filter.customer.metadata.tier"],
+        ["filter=%7B", "filter"],
+        [`search=${"y".repeat(201)}`, "search"],
+        ["limit=0", "query.limit"],
+        ["limit=251", "query.limit"],
+        ["limit=ten", "query.limit"],
+        ["include=customer,votes", "query.include"],
+        ["foo=bar", "query.foo"],
+        ["limit=5&limit=6", "query.limit"],
+        ["sort=rating&sort=-rating", "query.sort"]
+      ] as const
+    ) {
       expectError(await get(`/reviews?${query}`), 400, "INVALID_REQUEST", path)
     }
     // The contract decodes limit, sort and include (all their problems together, with the core's messages);
@@ -146,13 +184,20 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
     const typed = await get("/reviews?limit=0&sort=x&include=votes")
     expect(typed.body.error.details.issues).toEqual([
       { path: "query.limit", message: "must be a whole number from 1 to 250" },
-      { path: "query.sort", message: "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt, updatedAt, -updatedAt" },
+      {
+        path: "query.sort",
+        message:
+          "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt, updatedAt, -updatedAt"
+      },
       {
         path: "query.include",
-        message: "\"votes\" cannot be included; use any of importJob, customer, product, response, files, answers, collisions"
+        message:
+          "\"votes\" cannot be included; use any of importJob, customer, product, response, files, answers, collisions"
       }
     ])
-    expect(typed.body.error.message).toBe("query.limit: must be a whole number from 1 to 250 (and 2 more issues, see details).")
+    expect(typed.body.error.message).toBe(
+      "query.limit: must be a whole number from 1 to 250 (and 2 more issues, see details)."
+    )
     const core = await get(`/reviews?limit=5&search=${"y".repeat(201)}&filter=${q({ a: 1 })}`)
     expect(core.body.error.details.issues.map((i: any) => i.path).sort()).toEqual(["filter.a", "search"])
   })
@@ -161,7 +206,8 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
     const all = await get(`/reviews?limit=250&include=${extras.join(",")}`)
     expect(all.status).toBe(200)
     const plain = await get("/reviews?limit=250")
-    expect(all.body.data.map((r: any) => Object.fromEntries(Object.entries(r).filter(([k]) => !extras.includes(k))))).toEqual(plain.body.data)
+    expect(all.body.data.map((r: any) => Object.fromEntries(Object.entries(r).filter(([k]) => !extras.includes(k)))))
+      .toEqual(plain.body.data)
     for (const review of all.body.data) {
       const seed = seeds.find((s) => s.review.id === review.id)!
       expect(review.product.id).toBe(review.productId)
@@ -171,8 +217,12 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
       expect(review.answers).toEqual([])
       expect(review.importJob).toBeNull()
       expect(review.collisions).toEqual({
-        browserFingerprint: seeds.filter((s) => s.review.id !== review.id && s.review.browserFingerprint === review.browserFingerprint).length,
-        ipAddress: review.ipAddress === null ? 0 : seeds.filter((s) => s.review.id !== review.id && s.review.ipAddress === review.ipAddress).length
+        browserFingerprint: seeds.filter((s) =>
+          s.review.id !== review.id && s.review.browserFingerprint === review.browserFingerprint
+        ).length,
+        ipAddress: review.ipAddress === null
+          ? 0
+          : seeds.filter((s) => s.review.id !== review.id && s.review.ipAddress === review.ipAddress).length
       })
     }
     const mug = all.body.data.find((r: any) => r.productId === products[0].id).product
@@ -190,7 +240,8 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
 
   it("GET /reviews/{id}: another organization's review and a missing one are the same 404; bad id 400", async () => {
     const other = await server.provision()
-    const theirs = (await server.request("POST", "/products", { token: other.key, body: { slug: "mug", title: "Mug" } })).body
+    const theirs =
+      (await server.request("POST", "/products", { token: other.key, body: { slug: "mug", title: "Mug" } })).body
     const [foreign] = await server.seed(other.organizationId, [{ productId: theirs.id }])
     const res = await get(`/reviews/${foreign!.review.id}`)
     expectError(res, 404, "NOT_FOUND")
@@ -215,7 +266,14 @@ describe.each(testStores)("reviews over HTTP (%s)", (_name, makeStore) => {
     const spec = (await server.request("GET", "/openapi.json")).body
     const list = spec.paths["/reviews"].get
     expect(list["x-required-permission"]).toBe("reviews:read")
-    expect(list.parameters.map((p: any) => p.name).sort()).toEqual(["cursor", "filter", "include", "limit", "search", "sort"])
+    expect(list.parameters.map((p: any) => p.name).sort()).toEqual([
+      "cursor",
+      "filter",
+      "include",
+      "limit",
+      "search",
+      "sort"
+    ])
     expect(spec.paths["/reviews/{id}"].get.parameters.map((p: any) => p.name).sort()).toEqual(["id", "include"])
   })
 })

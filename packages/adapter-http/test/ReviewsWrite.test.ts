@@ -10,7 +10,15 @@ import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeWebHandler } from "../src/server/ApiServer.ts"
-import { allPermissions, expectError, issuePaths, OPERATOR_TOKEN, operatorVia, provisionVia, requestVia } from "./Http.ts"
+import {
+  allPermissions,
+  expectError,
+  issuePaths,
+  OPERATOR_TOKEN,
+  operatorVia,
+  provisionVia,
+  requestVia
+} from "./Http.ts"
 
 const services = Layer.merge(MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)), IdGenerator.uuidV7)
 const runtime = ManagedRuntime.make(services)
@@ -47,9 +55,32 @@ const setup = async (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}]) => {
 }
 
 const reviewKeys = [
-  "id", "siteId", "productId", "productVariantId", "customerId", "surveyId", "title", "body", "originalTitle",
-  "originalBody", "redactedAt", "rating", "published", "verifiedBuyer", "flagged", "flags", "moderatedAt", "ipAddress",
-  "browserFingerprint", "ipCountry", "userAgent", "submitSeconds", "metadata", "externalId", "createdAt", "updatedAt"
+  "id",
+  "siteId",
+  "productId",
+  "productVariantId",
+  "customerId",
+  "surveyId",
+  "title",
+  "body",
+  "originalTitle",
+  "originalBody",
+  "redactedAt",
+  "rating",
+  "published",
+  "verifiedBuyer",
+  "flagged",
+  "flags",
+  "moderatedAt",
+  "ipAddress",
+  "browserFingerprint",
+  "ipCountry",
+  "userAgent",
+  "submitSeconds",
+  "metadata",
+  "externalId",
+  "createdAt",
+  "updatedAt"
 ].sort()
 
 describe("PATCH /reviews/{id}", () => {
@@ -91,7 +122,9 @@ describe("PATCH /reviews/{id}", () => {
     const body = "x".repeat(500_000) + "0123456789" + "y".repeat(500_000)
     const { key, reviews: [review] } = await setup([{ body }])
     // That the check is linear is Redaction.test.ts's ratio; here the whole path takes such a body.
-    const res = await call("PATCH", `/reviews/${review!.id}`, key, { body: "x".repeat(500_000) + REDACTION_MARKER + "y".repeat(500_000) })
+    const res = await call("PATCH", `/reviews/${review!.id}`, key, {
+      body: "x".repeat(500_000) + REDACTION_MARKER + "y".repeat(500_000)
+    })
     expect(res.status).toBe(200)
     expect(res.body.body.length).toBe(1_000_010)
   })
@@ -157,7 +190,10 @@ describe("DELETE /reviews/{id}", () => {
     const { key, reviews: [review, second] } = await setup([{}, {}])
     const other = await provision()
     expectError(await call("DELETE", `/reviews/${second!.id}`, other.key, { reason: "spam" }), 404, "NOT_FOUND")
-    const res = await call("DELETE", `/reviews/${review!.id}`, key, { reason: "other", note: "Customer asked by phone" })
+    const res = await call("DELETE", `/reviews/${review!.id}`, key, {
+      reason: "other",
+      note: "Customer asked by phone"
+    })
     expect(res.status).toBe(200)
     expect(res.body.id).toBe(review!.id)
     expect(Object.keys(res.body).sort()).toEqual(reviewKeys)
@@ -169,7 +205,12 @@ describe("DELETE /reviews/{id}", () => {
 describe("PATCH /reviews/bulk-update", () => {
   it("is routed apart from /reviews/{id}, costs 5 and answers the matched count", async () => {
     const { key } = await setup([{ rating: 5 }, { rating: 4 }, { rating: 1, title: "Broken handle" }])
-    const res = await call("PATCH", `/reviews/bulk-update?filter=${encodeURIComponent(JSON.stringify({ rating: { $gte: 4 } }))}`, key, { published: true })
+    const res = await call(
+      "PATCH",
+      `/reviews/bulk-update?filter=${encodeURIComponent(JSON.stringify({ rating: { $gte: 4 } }))}`,
+      key,
+      { published: true }
+    )
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ count: 2 })
     expect(res.headers.get("x-rate-limit-cost")).toBe("5")
@@ -188,7 +229,11 @@ describe("PATCH /reviews/bulk-update", () => {
       ["", { published: true, rating: 5 }, "body.rating"],
       [`?filter=${encodeURIComponent("{oops")}`, { published: true }, "filter"],
       [`?filter=${encodeURIComponent(JSON.stringify({ title: "x" }))}`, { published: true }, "filter.title"],
-      [`?filter=${encodeURIComponent(JSON.stringify({ rating: { $gte: "4" } }))}`, { published: true }, "filter.rating.$gte"],
+      [
+        `?filter=${encodeURIComponent(JSON.stringify({ rating: { $gte: "4" } }))}`,
+        { published: true },
+        "filter.rating.$gte"
+      ],
       ["?filtre=%7B%7D", { published: true }, "query.filtre"]
     ]
     for (const [query, body, path] of cases) {
@@ -204,7 +249,13 @@ describe("POST /reviews/import", () => {
     const { key } = await setup([])
     const res = await call("POST", "/reviews/import", key, {
       data: [
-        { product: "mug", rating: 5, title: null, customer: "Ada@Example.com", imageUrls: ["https://cdn.example/a.png"] },
+        {
+          product: "mug",
+          rating: 5,
+          title: null,
+          customer: "Ada@Example.com",
+          imageUrls: ["https://cdn.example/a.png"]
+        },
         { product: "nope", rating: 4 },
         { product: "mug", rating: 3, pending: true, response: "Thanks", externalId: "e1" }
       ]
@@ -223,11 +274,17 @@ describe("POST /reviews/import", () => {
     const { key } = await setup([])
     const res = await call("POST", "/reviews/import", key, {
       strict: true,
-      data: [{ product: "mug", rating: 5, externalId: "s1" }, { product: "mug", rating: 5, externalId: "s2" }, { product: "nope", rating: 1 }]
+      data: [{ product: "mug", rating: 5, externalId: "s1" }, { product: "mug", rating: 5, externalId: "s2" }, {
+        product: "nope",
+        rating: 1
+      }]
     })
     expectError(res, 422, "IMPORT_FAILED")
     expect(res.body.error.details).toEqual({ index: 2, message: res.body.error.message })
-    const again = await call("POST", "/reviews/import", key, { data: [{ product: "mug", rating: 5, externalId: "s1" }], strict: true })
+    const again = await call("POST", "/reviews/import", key, {
+      data: [{ product: "mug", rating: 5, externalId: "s1" }],
+      strict: true
+    })
     expect(again.status).toBe(200)
     expect(again.body.imported.length).toBe(1)
   })
@@ -274,9 +331,28 @@ describe("/reviews/{id}/response", () => {
     const { key, reviews: [review] } = await setup()
     const res = await call("POST", `/reviews/${review!.id}/response`, key, { body: "Thanks!" })
     expect(res.status).toBe(201)
-    expect(res.body).toMatchObject({ reviewId: review!.id, body: "Thanks!", published: false, responderName: "Test organization", metadata: {} })
-    expect(Object.keys(res.body).sort()).toEqual(["body", "createdAt", "id", "metadata", "published", "responderName", "reviewId", "updatedAt"])
-    expectError(await call("POST", `/reviews/${review!.id}/response`, key, { body: "Again", published: true }), 409, "CONFLICT")
+    expect(res.body).toMatchObject({
+      reviewId: review!.id,
+      body: "Thanks!",
+      published: false,
+      responderName: "Test organization",
+      metadata: {}
+    })
+    expect(Object.keys(res.body).sort()).toEqual([
+      "body",
+      "createdAt",
+      "id",
+      "metadata",
+      "published",
+      "responderName",
+      "reviewId",
+      "updatedAt"
+    ])
+    expectError(
+      await call("POST", `/reviews/${review!.id}/response`, key, { body: "Again", published: true }),
+      409,
+      "CONFLICT"
+    )
   })
 
   it("validates the reply body", async () => {
@@ -299,7 +375,11 @@ describe("/reviews/{id}/response", () => {
     const { key, reviews: [review] } = await setup()
     expectError(await call("PATCH", `/reviews/${review!.id}/response`, key, { published: true }), 404, "NOT_FOUND")
     expectError(await call("DELETE", `/reviews/${review!.id}/response`, key), 404, "NOT_FOUND")
-    const created = await call("POST", `/reviews/${review!.id}/response`, key, { body: "Draft", metadata: { a: "1" }, responderName: "Sam" })
+    const created = await call("POST", `/reviews/${review!.id}/response`, key, {
+      body: "Draft",
+      metadata: { a: "1" },
+      responderName: "Sam"
+    })
     const published = await call("PATCH", `/reviews/${review!.id}/response`, key, { published: true })
     expect(published.status).toBe(200)
     expect(published.body).toMatchObject({ body: "Draft", responderName: "Sam", published: true, metadata: { a: "1" } })
@@ -341,7 +421,8 @@ describe("POST /reviews/import under the rate limit (issue 3 acceptance)", () =>
   it("with 9 tokens left it is 429 with nothing imported; after Retry-After seconds it succeeds", async () => {
     // A plan of 19 requests/minute: one import (cost 10) leaves 9 tokens, refilling at 19/60 per second.
     const org = await operator("POST", "/organizations", { name: "Small plan", apiRequestsPerMinute: 19 })
-    const key = (await operator("POST", `/organizations/${org.body.id}/keys`, { permissions: allPermissions })).body.secretKey as string
+    const key = (await operator("POST", `/organizations/${org.body.id}/keys`, { permissions: allPermissions })).body
+      .secretKey as string
     const product = makeProduct({ slug: "mug", title: "Blue Mug" })
     await seed((fx) => fx.insertProduct(org.body.id as OrganizationId, product))
     const row = (externalId: string) => ({ data: [{ product: "mug", rating: 5, externalId }] })

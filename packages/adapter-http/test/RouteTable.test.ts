@@ -14,7 +14,11 @@ const extra = [["GET", "/docs"], ["GET", "/openapi.json"], ["GET", "/metrics"]] 
 const referenceOf = () => {
   const toRegExp = (pattern: string) =>
     new RegExp("^" + pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+") + "/?$")
-  const routes: Array<{ method: string; pattern: string; re: RegExp }> = extra.map(([method, path]) => ({ method, pattern: path, re: toRegExp(path) }))
+  const routes: Array<{ method: string; pattern: string; re: RegExp }> = extra.map(([method, path]) => ({
+    method,
+    pattern: path,
+    re: toRegExp(path)
+  }))
   for (const api of [AdminApi, OperatorApi]) {
     HttpApi.reflect(api as unknown as HttpApi.Top, {
       onGroup: () => {},
@@ -53,7 +57,12 @@ describe("route table", () => {
     fc.string({ maxLength: 6 }).map((s) => s.replace(/[/?#]/g, ""))
   )
   // Mostly served patterns with their parameters (and sometimes a static part) replaced, plus arbitrary paths.
-  const fromPattern = fc.tuple(fc.constantFrom(...reference.patterns), fc.array(segment, { minLength: 8, maxLength: 8 }), fc.boolean(), fc.nat(3))
+  const fromPattern = fc.tuple(
+    fc.constantFrom(...reference.patterns),
+    fc.array(segment, { minLength: 8, maxLength: 8 }),
+    fc.boolean(),
+    fc.nat(3)
+  )
     .map(([pattern, fill, slash, cut]) => {
       const parts = pattern.split("/").map((p, i) => (p.startsWith(":") || (cut === 1 && i === 1) ? fill[i]! : p))
       const path = (cut === 2 ? parts.slice(0, -1) : cut === 3 ? [...parts, fill[7]!] : parts).join("/") || "/"
@@ -63,9 +72,12 @@ describe("route table", () => {
   const method = fc.constantFrom("GET", "POST", "PATCH", "DELETE", "PUT", "HEAD")
 
   it("answers routeOf and methodsFor exactly as the regular expressions did", () => {
-    fc.assert(fc.property(method, fc.oneof(fromPattern, anyPath), (m, path) => {
-      expect(table.routeOf(m, path)).toBe(reference.routeOf(m, path))
-      expect([...table.methodsFor(path)].sort()).toEqual([...reference.methodsFor(path)].sort())
-    }), { numRuns: 20_000 })
+    fc.assert(
+      fc.property(method, fc.oneof(fromPattern, anyPath), (m, path) => {
+        expect(table.routeOf(m, path)).toBe(reference.routeOf(m, path))
+        expect([...table.methodsFor(path)].sort()).toEqual([...reference.methodsFor(path)].sort())
+      }),
+      { numRuns: 20_000 }
+    )
   })
 })

@@ -14,7 +14,10 @@ import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.
 import { makeTestServer, type TestServer, type TestServerOptions } from "./TestServer.ts"
 
 export interface SeededServer extends TestServer {
-  readonly seed: (organizationId: string, reviews: ReadonlyArray<SeedReviewOptions>) => Promise<ReadonlyArray<SeedReview>>
+  readonly seed: (
+    organizationId: string,
+    reviews: ReadonlyArray<SeedReviewOptions>
+  ) => Promise<ReadonlyArray<SeedReview>>
 }
 
 type Store = Layer.Layer<StoreServices | StoreTestKit, unknown>
@@ -33,8 +36,7 @@ export const makeSeededServer = (makeStore: () => Store, options: TestServerOpti
   const server = makeTestServer(store, options, memoMap)
   return {
     ...server,
-    seed: (organizationId, reviews) =>
-      runtime.runPromise(seedReviews(organizationId as OrganizationId, reviews)),
+    seed: (organizationId, reviews) => runtime.runPromise(seedReviews(organizationId as OrganizationId, reviews)),
     dispose: async () => {
       await server.dispose()
       await runtime.dispose()

@@ -76,14 +76,17 @@ describe("npm start", () => {
     }
   })
 
-  it.skipIf(serverUrl === undefined)("DATABASE_URL=postgres://… with DEMO=true works the same (needs TEST_DATABASE_URL)", async () => {
-    const url = await Effect.runPromise(freshServerDatabase(serverUrl!))
-    const server = await startServer({ DATABASE_URL: url, DEMO: "true" })
-    try {
-      const key = demoKeyOf(server.output())!
-      expect((await getOrganization(server.url, key)).status).toBe(200)
-    } finally {
-      expect(await server.stop()).toBe(0)
+  it.skipIf(serverUrl === undefined)(
+    "DATABASE_URL=postgres://… with DEMO=true works the same (needs TEST_DATABASE_URL)",
+    async () => {
+      const url = await Effect.runPromise(freshServerDatabase(serverUrl!))
+      const server = await startServer({ DATABASE_URL: url, DEMO: "true" })
+      try {
+        const key = demoKeyOf(server.output())!
+        expect((await getOrganization(server.url, key)).status).toBe(200)
+      } finally {
+        expect(await server.stop()).toBe(0)
+      }
     }
-  })
+  )
 })

@@ -58,7 +58,8 @@ export const startServerProcess = async (
     child.once("exit", () => {
       exited = true
       resolve()
-    }))
+    })
+  )
 
   let stopped: Promise<void> | undefined
   const stop = () => {
@@ -148,7 +149,12 @@ export interface HttpAnswer {
 export const callOver = (
   agent: import("node:http").Agent,
   url: string,
-  init: { readonly method: string; readonly token: string; readonly body?: unknown; readonly headers?: Record<string, string> }
+  init: {
+    readonly method: string
+    readonly token: string
+    readonly body?: unknown
+    readonly headers?: Record<string, string>
+  }
 ) =>
   new Promise<HttpAnswer>((resolve, reject) => {
     const payload = init.body === undefined ? undefined : JSON.stringify(init.body)
@@ -158,12 +164,15 @@ export const callOver = (
       headers: {
         authorization: `Bearer ${init.token}`,
         ...init.headers,
-        ...(payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) })
+        ...(payload === undefined
+          ? {}
+          : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) })
       }
     }, (res) => {
       const chunks: Array<Buffer> = []
       res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
       res.on("error", reject)
     })
     req.on("error", reject)

@@ -58,8 +58,12 @@ describe("GET /organization/setup", () => {
   it("reads the records the operator API creates, and records a running area as completed", async () => {
     const { organizationId, key } = await server.provision()
     const pk = await server.operator("POST", `/organizations/${organizationId}/publishable-keys`)
-    expect((await server.operator("POST", `/organizations/${organizationId}/integrations`, { platform: "shopify" })).status).toBe(201)
-    expect((await server.operator("POST", `/organizations/${organizationId}/loyalty-programs`, { status: "live" })).status).toBe(201)
+    expect(
+      (await server.operator("POST", `/organizations/${organizationId}/integrations`, { platform: "shopify" })).status
+    ).toBe(201)
+    expect(
+      (await server.operator("POST", `/organizations/${organizationId}/loyalty-programs`, { status: "live" })).status
+    ).toBe(201)
     expect((await server.operator("POST", `/organizations/${organizationId}/wishlists`, {})).status).toBe(201)
     const res = await getSetup(key)
     expect(res.status).toBe(200)
@@ -117,7 +121,10 @@ describe("PATCH /organization/setup", () => {
     const banner = await patchSetup(key, { area: "site", outcome: "widgetBannerDismissed" })
     expect(banner.body.areas.site).toEqual({ ...untouched, widgetBannerDismissedAt: expect.stringMatching(TIMESTAMP) })
     const completed = await patchSetup(key, { area: "site", outcome: "completed" })
-    expect(completed.body.areas.site).toMatchObject({ completedAt: expect.stringMatching(TIMESTAMP), needsSetup: false })
+    expect(completed.body.areas.site).toMatchObject({
+      completedAt: expect.stringMatching(TIMESTAMP),
+      needsSetup: false
+    })
     expect((await getSetup(key)).body.areas).toEqual(completed.body.areas)
   })
 
@@ -166,10 +173,38 @@ describe("POST /organization/setup/reviews", () => {
       triggerEvent: "order.delivered",
       condition: "",
       steps: [
-        { id: expect.stringMatching(UUID), type: "wait", position: 0, emailTemplateId: null, url: null, waitSeconds: 259_200 },
-        { id: expect.stringMatching(UUID), type: "email", position: 1, emailTemplateId: emailTemplates[0].id, url: null, waitSeconds: null },
-        { id: expect.stringMatching(UUID), type: "wait", position: 2, emailTemplateId: null, url: null, waitSeconds: 432_000 },
-        { id: expect.stringMatching(UUID), type: "email", position: 3, emailTemplateId: emailTemplates[1].id, url: null, waitSeconds: null }
+        {
+          id: expect.stringMatching(UUID),
+          type: "wait",
+          position: 0,
+          emailTemplateId: null,
+          url: null,
+          waitSeconds: 259_200
+        },
+        {
+          id: expect.stringMatching(UUID),
+          type: "email",
+          position: 1,
+          emailTemplateId: emailTemplates[0].id,
+          url: null,
+          waitSeconds: null
+        },
+        {
+          id: expect.stringMatching(UUID),
+          type: "wait",
+          position: 2,
+          emailTemplateId: null,
+          url: null,
+          waitSeconds: 432_000
+        },
+        {
+          id: expect.stringMatching(UUID),
+          type: "email",
+          position: 3,
+          emailTemplateId: emailTemplates[1].id,
+          url: null,
+          waitSeconds: null
+        }
       ],
       metadata: {},
       createdAt: expect.stringMatching(TIMESTAMP),
@@ -201,11 +236,13 @@ describe("POST /organization/setup/reviews", () => {
   })
 
   it("accepts every bound", async () => {
-    for (const data of [
-      { delayDays: 0, reminderDelayDays: 1, autoPublishMinRating: 1 },
-      { delayDays: 365, reminder: true, reminderDelayDays: 365, autoPublish: true, autoPublishMinRating: 5 },
-      { triggerEvent: "order.created", template: "photo" }
-    ]) {
+    for (
+      const data of [
+        { delayDays: 0, reminderDelayDays: 1, autoPublishMinRating: 1 },
+        { delayDays: 365, reminder: true, reminderDelayDays: 365, autoPublish: true, autoPublishMinRating: 5 },
+        { triggerEvent: "order.created", template: "photo" }
+      ]
+    ) {
       // An organization each: the guided setup runs once while its flow is active.
       const { key } = await server.provision()
       const res = await postReviews(key, { data })
@@ -221,7 +258,11 @@ describe("POST /organization/setup/reviews", () => {
     ["delayDays null", { data: { delayDays: null } }, "body.data.delayDays"],
     ["reminderDelayDays 0", { data: { reminder: true, reminderDelayDays: 0 } }, "body.data.reminderDelayDays"],
     ["reminderDelayDays 366", { data: { reminder: true, reminderDelayDays: 366 } }, "body.data.reminderDelayDays"],
-    ["autoPublishMinRating 0", { data: { autoPublish: true, autoPublishMinRating: 0 } }, "body.data.autoPublishMinRating"],
+    [
+      "autoPublishMinRating 0",
+      { data: { autoPublish: true, autoPublishMinRating: 0 } },
+      "body.data.autoPublishMinRating"
+    ],
     ["autoPublishMinRating 6", { data: { autoPublishMinRating: 6 } }, "body.data.autoPublishMinRating"],
     ["an unknown triggerEvent", { data: { triggerEvent: "order.paid" } }, "body.data.triggerEvent"],
     ["an unknown template", { data: { template: "fancy" } }, "body.data.template"],
@@ -252,9 +293,15 @@ describe("POST /organization/setup/reviews", () => {
 describe("permissions", () => {
   it("GET needs settings:read; PATCH and the guided setup need settings:write; a refusal changes nothing", async () => {
     const { organizationId, key: full } = await server.provision()
-    const other = await server.operator("POST", `/organizations/${organizationId}/keys`, { permissions: ["reviews:read", "reviews:write"] })
-    const readOnly = await server.operator("POST", `/organizations/${organizationId}/keys`, { permissions: ["settings:read"] })
-    const writeOnly = await server.operator("POST", `/organizations/${organizationId}/keys`, { permissions: ["settings:write"] })
+    const other = await server.operator("POST", `/organizations/${organizationId}/keys`, {
+      permissions: ["reviews:read", "reviews:write"]
+    })
+    const readOnly = await server.operator("POST", `/organizations/${organizationId}/keys`, {
+      permissions: ["settings:read"]
+    })
+    const writeOnly = await server.operator("POST", `/organizations/${organizationId}/keys`, {
+      permissions: ["settings:write"]
+    })
     const forbidden = (res: TestResponse, permission: string) => {
       expect(res.status).toBe(403)
       expect(res.body.error.code).toBe("FORBIDDEN")

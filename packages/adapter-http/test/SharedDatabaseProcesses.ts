@@ -33,7 +33,13 @@ export const sharedDatabaseProcesses = (serverUrl: string, options: {
   beforeAll(async () => {
     databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
     const extra = options.prepare === undefined ? {} : await options.prepare()
-    const env = { DATABASE_URL: databaseUrl, OPERATOR_TOKEN: options.operatorToken, LOG_REQUESTS: "false", PORT: "0", ...extra }
+    const env = {
+      DATABASE_URL: databaseUrl,
+      OPERATOR_TOKEN: options.operatorToken,
+      LOG_REQUESTS: "false",
+      PORT: "0",
+      ...extra
+    }
     for (let i = 0; i < 2; i++) servers.push(await startServerProcess(env))
   }, 60_000)
 

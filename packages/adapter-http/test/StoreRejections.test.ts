@@ -12,22 +12,31 @@ import { makeTestServer } from "./TestServer.ts"
 let outcome: "real" | "invalid" | "conflict" | "defect" | "unencodable" = "real"
 
 /** The memory store whose `findById` (used by GET /organization) fails as a rejecting database would. */
-const RejectingStore = Layer.effect(OrganizationRepository, Effect.gen(function*() {
-  const real = yield* OrganizationRepository
-  return OrganizationRepository.of({
-    ...real,
-    findById: (id) =>
-      outcome === "real"
-        ? real.findById(id)
-        : outcome === "invalid"
-        ? Effect.die(new StoreRejection({ error: InvalidRequest.single("", "The request contains text that cannot be stored.") }))
-        : outcome === "conflict"
-        ? Effect.die(new StoreRejection({ error: new Conflict({ message: "The request conflicts with an existing record." }) }))
-        : outcome === "unencodable"
-        ? real.findById(id).pipe(Effect.map(Option.map((org) => ({ ...org, createdAt: "not a timestamp" }) as typeof org)))
-        : real.findById(id).pipe(Effect.andThen(Effect.die(new Error("boom"))))
+const RejectingStore = Layer.effect(
+  OrganizationRepository,
+  Effect.gen(function*() {
+    const real = yield* OrganizationRepository
+    return OrganizationRepository.of({
+      ...real,
+      findById: (id) =>
+        outcome === "real"
+          ? real.findById(id)
+          : outcome === "invalid"
+          ? Effect.die(
+            new StoreRejection({ error: InvalidRequest.single("", "The request contains text that cannot be stored.") })
+          )
+          : outcome === "conflict"
+          ? Effect.die(
+            new StoreRejection({ error: new Conflict({ message: "The request conflicts with an existing record." }) })
+          )
+          : outcome === "unencodable"
+          ? real.findById(id).pipe(
+            Effect.map(Option.map((org) => ({ ...org, createdAt: "not a timestamp" }) as typeof org))
+          )
+          : real.findById(id).pipe(Effect.andThen(Effect.die(new Error("boom"))))
+    })
   })
-})).pipe(Layer.provideMerge(MemoryStoreLayer))
+).pipe(Layer.provideMerge(MemoryStoreLayer))
 
 const server = makeTestServer(RejectingStore)
 afterAll(() => server.dispose())
@@ -48,7 +57,9 @@ describe("store rejections over HTTP", () => {
     outcome = "conflict"
     const conflict = await server.request("GET", "/organization", { token: key })
     expect(conflict.status).toBe(409)
-    expect(conflict.body).toEqual({ error: { code: "CONFLICT", message: "The request conflicts with an existing record." } })
+    expect(conflict.body).toEqual({
+      error: { code: "CONFLICT", message: "The request conflicts with an existing record." }
+    })
     outcome = "defect"
     const defect = await server.request("GET", "/organization", { token: key })
     expect(defect.status).toBe(500)

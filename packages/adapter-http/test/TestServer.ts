@@ -51,7 +51,11 @@ const withTestPeer = <E, R>(
     const peer = request.headers[TEST_PEER_HEADER]
     return peer === undefined
       ? app
-      : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ remoteAddress: Option.some(peer) }))
+      : Effect.provideService(
+        app,
+        HttpServerRequest.HttpServerRequest,
+        request.modify({ remoteAddress: Option.some(peer) })
+      )
   })
 
 export const makeTestServer = (
@@ -67,7 +71,11 @@ export const makeTestServer = (
       Layer.provide(Layer.merge(store, IdGenerator.uuidV7)),
       Layer.provide(HttpServer.layerServices)
     ),
-    { disableLogger: true, middleware: (app) => apiMiddleware(options)(withTestPeer(app)), ...(memoMap === undefined ? {} : { memoMap }) }
+    {
+      disableLogger: true,
+      middleware: (app) => apiMiddleware(options)(withTestPeer(app)),
+      ...(memoMap === undefined ? {} : { memoMap })
+    }
   )
   // Services in the per-request context override the defaults for the request's fiber: how the clock gets in.
   const requestContext = clock === undefined ? undefined : (Context.make(Clock.Clock, clock) as Context.Context<never>)

@@ -32,11 +32,16 @@ describe("the OpenAPI document", () => {
   beforeAll(async () => {
     const spec = (await http.server.request("GET", "/openapi.json")).body
     operations = Object.entries(spec.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
-      Object.entries(item).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, parameters: op.parameters ?? [] }))
+      Object.entries(item).map(([method, op]) => ({
+        name: `${method.toUpperCase()} ${path}`,
+        parameters: op.parameters ?? []
+      }))
     )
   })
   const parametersNamed = (name: string) =>
-    operations.flatMap((op) => op.parameters.filter((p) => p.name === name && p.in === "query").map((p) => ({ op: op.name, schema: p.schema })))
+    operations.flatMap((op) =>
+      op.parameters.filter((p) => p.name === name && p.in === "query").map((p) => ({ op: op.name, schema: p.schema }))
+    )
 
   it("types every limit as an integer from 1 to 250 (the storefront's lists: 1 to 50, default 10)", () => {
     const all = parametersNamed("limit")
@@ -45,7 +50,9 @@ describe("the OpenAPI document", () => {
       "GET /storefront/products/{productIdOrSlug}/questions",
       "GET /storefront/products/{productIdOrSlug}/reviews"
     ])
-    for (const { schema } of storefront) expect(schema).toMatchObject({ type: "integer", minimum: 1, maximum: 50, default: 10 })
+    for (const { schema } of storefront) {
+      expect(schema).toMatchObject({ type: "integer", minimum: 1, maximum: 50, default: 10 })
+    }
     const limits = all.filter((l) => !l.op.startsWith("GET /storefront/"))
     expect(limits.map((l) => l.op).sort()).toEqual([
       "GET /customers",
@@ -85,7 +92,16 @@ describe("the OpenAPI document", () => {
       expect(schema.enum).toContain(schema.default)
     }
     const reviews = sorts.find((s) => s.op === "GET /reviews")!.schema
-    expect(reviews.enum).toEqual(["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "updatedAt", "-updatedAt"])
+    expect(reviews.enum).toEqual([
+      "rating",
+      "-rating",
+      "createdAt",
+      "-createdAt",
+      "moderatedAt",
+      "-moderatedAt",
+      "updatedAt",
+      "-updatedAt"
+    ])
   })
 
   it("describes include as a comma-separated list of the endpoint's names, and answered as a boolean", () => {
@@ -119,8 +135,12 @@ describe("the typed client", () => {
       }
       const first = yield* client.products.list({ query: { limit: 2, sort: "createdAt" } })
       const rest = yield* client.products.list({ query: { limit: 10, sort: "createdAt", cursor: first.nextCursor! } })
-      const reviews = yield* client.reviewsRead.list({ query: { limit: 10, sort: "-rating", include: ["product", "files"] } })
-      const questions = yield* client.productQuestions.list({ query: { limit: 10, answered: false, include: ["answers"] } })
+      const reviews = yield* client.reviewsRead.list({
+        query: { limit: 10, sort: "-rating", include: ["product", "files"] }
+      })
+      const questions = yield* client.productQuestions.list({
+        query: { limit: 10, answered: false, include: ["answers"] }
+      })
       const webhooks = yield* client.webhooks.list({ query: { limit: 10 } })
       return { first, rest, reviews, questions, webhooks }
     }))

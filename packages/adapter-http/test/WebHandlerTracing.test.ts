@@ -24,7 +24,10 @@ const call = async (method: string, path: string, token: string, body?: unknown,
 describe("an embedded web handler's spans", () => {
   it("go to the tracer a caller passes with a request, and the answer is the same without one", async () => {
     const org = JSON.parse((await call("POST", "/operator/organizations", OPERATOR_TOKEN, { name: "Traced" })).text)
-    const key = JSON.parse((await call("POST", `/operator/organizations/${org.id}/keys`, OPERATOR_TOKEN, { permissions: allPermissions })).text)
+    const key = JSON.parse(
+      (await call("POST", `/operator/organizations/${org.id}/keys`, OPERATOR_TOKEN, { permissions: allPermissions }))
+        .text
+    )
     const names: Array<string> = []
     const recording = Tracer.make({
       span(options) {
@@ -32,7 +35,13 @@ describe("an embedded web handler's spans", () => {
         return Tracer.nativeTracer.span(options)
       }
     })
-    const traced = await call("GET", "/reviews?limit=5", key.secretKey, undefined, Context.make(Tracer.Tracer, recording) as Context.Context<never>)
+    const traced = await call(
+      "GET",
+      "/reviews?limit=5",
+      key.secretKey,
+      undefined,
+      Context.make(Tracer.Tracer, recording) as Context.Context<never>
+    )
     const untraced = await call("GET", "/reviews?limit=5", key.secretKey)
     expect(traced.status).toBe(200)
     expect(untraced).toEqual(traced)

@@ -35,11 +35,15 @@ const deliverTo = async (url: string, extra: Record<string, unknown> = {}) => {
     body: { url, events: ["webhook.created"], ...extra }
   })
   expect(created.status).toBe(201)
-  const row = await eventually(async () => {
-    const log = await server.request("GET", `/webhooks/${created.body.id}/events`, { token: key })
-    const first = log.body.data[0]
-    return first !== undefined && first.status !== "pending" ? first : undefined
-  }, 5_000, `the delivery to ${url}`)
+  const row = await eventually(
+    async () => {
+      const log = await server.request("GET", `/webhooks/${created.body.id}/events`, { token: key })
+      const first = log.body.data[0]
+      return first !== undefined && first.status !== "pending" ? first : undefined
+    },
+    5_000,
+    `the delivery to ${url}`
+  )
   return { key, webhook: created.body, row }
 }
 
@@ -100,17 +104,31 @@ describe("webhook delivery to a real receiver", () => {
     expect(verifier.verify(body, headers)).toEqual(JSON.parse(body))
     expect(() => verifier.verify(body.replace("webhook.created", "webhook.deleted"), headers)).toThrow()
     expect(() => verifier.verify(body, { ...headers, "webhook-id": "replayed-under-another-id" })).toThrow()
-    expect(() => new StandardWebhook(standardWebhookSecret("another-secret-of-32-characters!!")).verify(body, headers)).toThrow()
+    expect(() => new StandardWebhook(standardWebhookSecret("another-secret-of-32-characters!!")).verify(body, headers))
+      .toThrow()
     // And by hand: HMAC over "id.timestamp.body".
-    const expected = createHmac("sha256", secret).update(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${body}`).digest("base64")
+    const expected = createHmac("sha256", secret).update(
+      `${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${body}`
+    ).digest("base64")
     expect(headers["webhook-signature"]).toBe(`v1,${expected}`)
   })
 
   it("rotates the secret with an overlap: both secrets verify while it lasts; without overlap only the new one", async () => {
-    const [oldSecret, newSecret, lastSecret] = ["old-secret-0123456789abcdef", "new-secret-0123456789abcdef", "last-secret-0123456789abcdef"]
-    const { key, webhook } = await deliverTo(receiver.url("/rotating"), { hmacSecret: oldSecret, events: ["webhook.created", "webhook.updated"] })
+    const [oldSecret, newSecret, lastSecret] = [
+      "old-secret-0123456789abcdef",
+      "new-secret-0123456789abcdef",
+      "last-secret-0123456789abcdef"
+    ]
+    const { key, webhook } = await deliverTo(receiver.url("/rotating"), {
+      hmacSecret: oldSecret,
+      events: ["webhook.created", "webhook.updated"]
+    })
     const deliveryOf = async (n: number) => {
-      const got = await eventually(async () => requestsTo("/rotating").length >= n ? requestsTo("/rotating")[n - 1] : undefined, 5_000, `delivery ${n}`)
+      const got = await eventually(
+        async () => requestsTo("/rotating").length >= n ? requestsTo("/rotating")[n - 1] : undefined,
+        5_000,
+        `delivery ${n}`
+      )
       const headers = {
         "webhook-id": String(got.headers["webhook-id"]),
         "webhook-timestamp": String(got.headers["webhook-timestamp"]),
@@ -127,19 +145,37 @@ describe("webhook delivery to a real receiver", () => {
       }
     }
     // Rotating fires webhook.updated, delivered during the overlap (a day by default).
-    const rotated = await server.request("POST", `/webhooks/${webhook.id}/rotate-secret`, { token: key, body: { hmacSecret: newSecret } })
+    const rotated = await server.request("POST", `/webhooks/${webhook.id}/rotate-secret`, {
+      token: key,
+      body: { hmacSecret: newSecret }
+    })
     expect(rotated.status).toBe(200)
     expect(rotated.body.hasSecret).toBe(true)
     const during = await deliveryOf(2)
     expect(during.headers["webhook-signature"].split(" ")).toHaveLength(2)
-    expect([verifies(newSecret, during), verifies(oldSecret, during), verifies(lastSecret, during)]).toEqual([true, true, false])
+    expect([verifies(newSecret, during), verifies(oldSecret, during), verifies(lastSecret, during)]).toEqual([
+      true,
+      true,
+      false
+    ])
     expect(during.legacy).toBe(`sha256=${createHmac("sha256", newSecret).update(during.body).digest("hex")}`)
     // No overlap: the replaced secret stops signing at once.
-    await server.request("POST", `/webhooks/${webhook.id}/rotate-secret`, { token: key, body: { hmacSecret: lastSecret, overlapSeconds: 0 } })
+    await server.request("POST", `/webhooks/${webhook.id}/rotate-secret`, {
+      token: key,
+      body: { hmacSecret: lastSecret, overlapSeconds: 0 }
+    })
     const after = await deliveryOf(3)
-    expect([verifies(lastSecret, after), verifies(newSecret, after), verifies(oldSecret, after)]).toEqual([true, false, false])
+    expect([verifies(lastSecret, after), verifies(newSecret, after), verifies(oldSecret, after)]).toEqual([
+      true,
+      false,
+      false
+    ])
     // Bad input changes nothing.
-    for (const body of [{ hmacSecret: "short" }, { hmacSecret: lastSecret, overlapSeconds: 604_801 }, { overlapSeconds: 10 }]) {
+    for (
+      const body of [{ hmacSecret: "short" }, { hmacSecret: lastSecret, overlapSeconds: 604_801 }, {
+        overlapSeconds: 10
+      }]
+    ) {
       const res = await server.request("POST", `/webhooks/${webhook.id}/rotate-secret`, { token: key, body })
       expect(res.status).toBe(400)
     }
@@ -150,13 +186,22 @@ describe("webhook delivery to a real receiver", () => {
     const { key, webhook, row } = await deliverTo(receiver.url("/ok"))
     const again = await server.request("POST", `/webhooks/${webhook.id}/events/${row.id}/redeliver`, { token: key })
     expect(again.status).toBe(202)
-    expect(again.body).toMatchObject({ status: "pending", eventId: row.eventId, redeliveryOf: row.id, event: row.event })
+    expect(again.body).toMatchObject({
+      status: "pending",
+      eventId: row.eventId,
+      redeliveryOf: row.id,
+      event: row.event
+    })
     expect(again.body.idempotencyKey).not.toBe(row.idempotencyKey)
-    const finished = await eventually(async () => {
-      const log = await server.request("GET", `/webhooks/${webhook.id}/events`, { token: key })
-      const r = log.body.data.find((d: { id: string }) => d.id === again.body.id)
-      return r !== undefined && r.status !== "pending" ? r : undefined
-    }, 5_000, "the redelivery")
+    const finished = await eventually(
+      async () => {
+        const log = await server.request("GET", `/webhooks/${webhook.id}/events`, { token: key })
+        const r = log.body.data.find((d: { id: string }) => d.id === again.body.id)
+        return r !== undefined && r.status !== "pending" ? r : undefined
+      },
+      5_000,
+      "the redelivery"
+    )
     expect(finished.status).toBe("delivered")
     const got = requestsTo("/ok").slice(before)
     expect(got).toHaveLength(2)
@@ -165,8 +210,14 @@ describe("webhook delivery to a real receiver", () => {
     expect(got[1]!.headers["webhook-id"]).toBe(again.body.idempotencyKey)
     // Unknown or foreign deliveries are 404.
     const other = await server.provision()
-    expect((await server.request("POST", `/webhooks/${webhook.id}/events/${row.id}/redeliver`, { token: other.key })).status).toBe(404)
-    expect((await server.request("POST", `/webhooks/${webhook.id}/events/00000000-0000-4000-8000-000000000000/redeliver`, { token: key })).status).toBe(404)
+    expect(
+      (await server.request("POST", `/webhooks/${webhook.id}/events/${row.id}/redeliver`, { token: other.key })).status
+    ).toBe(404)
+    expect(
+      (await server.request("POST", `/webhooks/${webhook.id}/events/00000000-0000-4000-8000-000000000000/redeliver`, {
+        token: key
+      })).status
+    ).toBe(404)
   })
 
   it("pings: answers the finished test delivery, signed, logged with the webhook's deliveries", async () => {
@@ -175,7 +226,12 @@ describe("webhook delivery to a real receiver", () => {
     const before = requestsTo("/ok").length
     const pinged = await server.request("POST", `/webhooks/${webhook.id}/ping`, { token: key })
     expect(pinged.status).toBe(200)
-    expect(pinged.body).toMatchObject({ event: "webhook.ping", status: "delivered", responseStatus: 200, redeliveryOf: null })
+    expect(pinged.body).toMatchObject({
+      event: "webhook.ping",
+      status: "delivered",
+      responseStatus: 200,
+      redeliveryOf: null
+    })
     const got = requestsTo("/ok").slice(before)[0]!
     const body = got.raw.toString("utf8")
     expect(JSON.parse(body)).toMatchObject({ event: "webhook.ping", data: { id: webhook.id, hasSecret: true } })
@@ -259,7 +315,10 @@ describe("webhook delivery to a real receiver", () => {
       hooks.push(created.body.id as string)
     }
     const before = receiver.received.length
-    await server.request("PATCH", `/webhooks/${hooks[0]}`, { token: key, body: { events: ["webhook.updated", "webhook.deleted"] } })
+    await server.request("PATCH", `/webhooks/${hooks[0]}`, {
+      token: key,
+      body: { events: ["webhook.updated", "webhook.deleted"] }
+    })
     await server.request("PATCH", `/webhooks/${hooks[1]}`, { token: key, body: { hmacSecret: "x-secret-0123456789" } })
     await eventually(async () => (receiver.received.length - before >= 6 ? true : undefined))
     await sleep(200)

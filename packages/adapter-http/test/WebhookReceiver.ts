@@ -33,7 +33,13 @@ export const startReceiver = async (options: { readonly slowMs?: number } = {}):
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
       const path = (req.url ?? "/").split("?")[0]!
-      const request: ReceivedRequest = { path, headers: req.headers, raw: Buffer.concat(chunks), arrivedAt, finishedAt: undefined }
+      const request: ReceivedRequest = {
+        path,
+        headers: req.headers,
+        raw: Buffer.concat(chunks),
+        arrivedAt,
+        finishedAt: undefined
+      }
       received.push(request)
       res.on("finish", () => {
         request.finishedAt = performance.now()

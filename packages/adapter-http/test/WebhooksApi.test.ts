@@ -6,14 +6,17 @@ import { expectInvalid } from "./Http.ts"
 import { makeTestServer } from "./TestServer.ts"
 
 // Names a test may register without touching the network; the dispatcher is off, so nothing is ever sent.
-const FakeDns = Layer.succeed(HostResolver, HostResolver.of({
-  resolve: (hostname) =>
-    hostname === "hooks.example.com"
-      ? Effect.succeed(["93.184.216.34"])
-      : hostname === "intranet.example.com"
-      ? Effect.succeed(["192.168.1.20"])
-      : Effect.fail(new HostNotResolved({ hostname }))
-}))
+const FakeDns = Layer.succeed(
+  HostResolver,
+  HostResolver.of({
+    resolve: (hostname) =>
+      hostname === "hooks.example.com"
+        ? Effect.succeed(["93.184.216.34"])
+        : hostname === "intranet.example.com"
+        ? Effect.succeed(["192.168.1.20"])
+        : Effect.fail(new HostNotResolved({ hostname }))
+  })
+)
 
 const strict = makeTestServer(undefined, { webhooks: { dispatcher: false, resolver: FakeDns } })
 const relaxed = makeTestServer(undefined, {
@@ -66,7 +69,14 @@ describe("webhook registration over HTTP", () => {
 
   it("accepts http, loopback and metadata addresses when the server allows them", async () => {
     const { key } = await relaxed.provision()
-    for (const url of ["http://127.0.0.1:9/hook", "https://169.254.169.254/x", "http://localhost:3000/x", "https://intranet.example.com/x"]) {
+    for (
+      const url of [
+        "http://127.0.0.1:9/hook",
+        "https://169.254.169.254/x",
+        "http://localhost:3000/x",
+        "https://intranet.example.com/x"
+      ]
+    ) {
       const res = await relaxed.request("POST", "/webhooks", { token: key, body: { url, events: ["review.created"] } })
       expect(res.status, url).toBe(201)
     }
@@ -115,13 +125,22 @@ describe("webhook registration over HTTP", () => {
 
   it("a bad PATCH changes nothing", async () => {
     const { key } = await strict.provision()
-    const created = await strict.request("POST", "/webhooks", { token: key, body: { url: HOOK, events: ["review.created"] } })
+    const created = await strict.request("POST", "/webhooks", {
+      token: key,
+      body: { url: HOOK, events: ["review.created"] }
+    })
     const id = created.body.id
     expectInvalid(
-      await strict.request("PATCH", `/webhooks/${id}`, { token: key, body: { events: ["review.updated"], url: "https://10.0.0.1/" } }),
+      await strict.request("PATCH", `/webhooks/${id}`, {
+        token: key,
+        body: { events: ["review.updated"], url: "https://10.0.0.1/" }
+      }),
       "body.url"
     )
-    expectInvalid(await strict.request("PATCH", `/webhooks/${id}`, { token: key, body: { events: ["nope"] } }), "body.events[0]")
+    expectInvalid(
+      await strict.request("PATCH", `/webhooks/${id}`, { token: key, body: { events: ["nope"] } }),
+      "body.events[0]"
+    )
     expectInvalid(await strict.request("PATCH", `/webhooks/${id}`, { token: key, body: { url: null } }), "body.url")
     expectInvalid(await strict.request("PATCH", `/webhooks/${id}`, { token: key, body: { evnts: [] } }), "body.evnts")
     const after = await strict.request("GET", `/webhooks/${id}`, { token: key })
@@ -131,14 +150,19 @@ describe("webhook registration over HTTP", () => {
   it("another organization's webhook is a 404 everywhere", async () => {
     const a = await strict.provision()
     const b = await strict.provision()
-    const created = await strict.request("POST", "/webhooks", { token: a.key, body: { url: HOOK, events: ["review.created"] } })
+    const created = await strict.request("POST", "/webhooks", {
+      token: a.key,
+      body: { url: HOOK, events: ["review.created"] }
+    })
     const id = created.body.id
-    for (const [method, path, body] of [
-      ["GET", `/webhooks/${id}`, undefined],
-      ["PATCH", `/webhooks/${id}`, { events: ["review.updated"] }],
-      ["DELETE", `/webhooks/${id}`, undefined],
-      ["GET", `/webhooks/${id}/events`, undefined]
-    ] as const) {
+    for (
+      const [method, path, body] of [
+        ["GET", `/webhooks/${id}`, undefined],
+        ["PATCH", `/webhooks/${id}`, { events: ["review.updated"] }],
+        ["DELETE", `/webhooks/${id}`, undefined],
+        ["GET", `/webhooks/${id}/events`, undefined]
+      ] as const
+    ) {
       const res = await strict.request(method, path, { token: b.key, body })
       expect(res.status, `${method} ${path}`).toBe(404)
       expect(res.body.error.code).toBe("NOT_FOUND")
@@ -151,7 +175,10 @@ describe("webhook registration over HTTP", () => {
 
   it("deletes, answering the deleted webhook", async () => {
     const { key } = await strict.provision()
-    const created = await strict.request("POST", "/webhooks", { token: key, body: { url: HOOK, events: ["review.created"] } })
+    const created = await strict.request("POST", "/webhooks", {
+      token: key,
+      body: { url: HOOK, events: ["review.created"] }
+    })
     const deleted = await strict.request("DELETE", `/webhooks/${created.body.id}`, { token: key })
     expect(deleted.status).toBe(200)
     expect(deleted.body).toEqual(created.body)
@@ -160,7 +187,10 @@ describe("webhook registration over HTTP", () => {
 
   it("needs settings:read to read and settings:write to change", async () => {
     const reader = await strict.provision({ permissions: ["settings:read"] })
-    const denied = await strict.request("POST", "/webhooks", { token: reader.key, body: { url: HOOK, events: ["review.created"] } })
+    const denied = await strict.request("POST", "/webhooks", {
+      token: reader.key,
+      body: { url: HOOK, events: ["review.created"] }
+    })
     expect(denied.status).toBe(403)
     expect(denied.body.error.message).toContain("settings:write")
     expect((await strict.request("GET", "/webhooks", { token: reader.key })).status).toBe(200)
@@ -176,7 +206,10 @@ describe("webhook registration over HTTP", () => {
     expect(res.body).toEqual({ data: [...EVENT_NAMES], emitted: [...SERVICE_EVENT_NAMES] })
     // A name nobody emits here is still subscribable (a host may emit it elsewhere; the catalog is the contract).
     const silent = EVENT_NAMES.find((n) => !SERVICE_EVENT_NAMES.includes(n))!
-    const created = await strict.request("POST", "/webhooks", { token: (await strict.provision()).key, body: { url: HOOK, events: [silent] } })
+    const created = await strict.request("POST", "/webhooks", {
+      token: (await strict.provision()).key,
+      body: { url: HOOK, events: [silent] }
+    })
     expect(created.status).toBe(201)
   })
 
@@ -184,7 +217,12 @@ describe("webhook registration over HTTP", () => {
     const { key } = await strict.provision()
     const ids: Array<string> = []
     for (let i = 0; i < 3; i++) {
-      ids.push((await strict.request("POST", "/webhooks", { token: key, body: { url: `${HOOK}/${i}`, events: ["review.created"] } })).body.id)
+      ids.push(
+        (await strict.request("POST", "/webhooks", {
+          token: key,
+          body: { url: `${HOOK}/${i}`, events: ["review.created"] }
+        })).body.id
+      )
     }
     const first = await strict.request("GET", "/webhooks?limit=2", { token: key })
     expect(first.body.data).toHaveLength(2)
@@ -198,7 +236,10 @@ describe("webhook registration over HTTP", () => {
     expectInvalid(await strict.request("GET", "/webhooks?sort=url", { token: key }), "query.sort")
     const log = await strict.request("GET", `/webhooks/${ids[0]}/events`, { token: key })
     expect(log.body).toEqual({ data: [], nextCursor: null })
-    expectInvalid(await strict.request("GET", `/webhooks/${ids[0]}/events?cursor=${first.body.nextCursor}`, { token: key }), "cursor")
+    expectInvalid(
+      await strict.request("GET", `/webhooks/${ids[0]}/events?cursor=${first.body.nextCursor}`, { token: key }),
+      "cursor"
+    )
   })
 
   it("documents the endpoints in the OpenAPI document", async () => {
@@ -225,8 +266,15 @@ describe("the OpenAPI document's webhooks section", () => {
     // The record is the named component the API's own operations answer, so generated receivers share its type.
     expect(body.properties.data).toEqual({ $ref: "#/components/schemas/ReviewRecord" })
     const record = spec.components.schemas["ReviewRecord"]
-    expect(Object.keys(record.properties)).toEqual(expect.arrayContaining(["id", "rating", "title", "body", "productId"]))
-    expect(review.parameters.map((p: { name: string }) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature", "X-Webhook-Signature"])
+    expect(Object.keys(record.properties)).toEqual(
+      expect.arrayContaining(["id", "rating", "title", "body", "productId"])
+    )
+    expect(review.parameters.map((p: { name: string }) => p.name)).toEqual([
+      "webhook-id",
+      "webhook-timestamp",
+      "webhook-signature",
+      "X-Webhook-Signature"
+    ])
     const ping = spec.webhooks["webhook.ping"].post.requestBody.content["application/json"].schema
     expect(ping.properties.data).toEqual({ $ref: "#/components/schemas/Webhook" })
     expect(Object.keys(spec.components.schemas["Webhook"].properties)).toContain("hasSecret")

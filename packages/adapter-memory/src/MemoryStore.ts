@@ -28,7 +28,8 @@ import {
 export const MemoryStoreLayer = Layer.mergeAll(
   MemoryUnitOfWork,
   MemoryEventOutbox,
-  MemoryProductQuestionRepository, MemoryEmailOutboxRepository,
+  MemoryProductQuestionRepository,
+  MemoryEmailOutboxRepository,
   MemoryOrganizationRepository,
   MemorySecretKeyRepository,
   MemoryCredentialChanges,

@@ -30,40 +30,62 @@ const freshDatabase = () => Effect.runSync(Effect.provide(Effect.service(MemoryD
 
 it.effect("the indexes equal the pending and in-flight rows and the first-delivery pairs after any writes", () =>
   Effect.sync(() =>
-    fc.assert(fc.property(fc.array(transaction, { maxLength: 12 }), (transactions) => {
-      const db = freshDatabase()
-      const deliveries = webhookDeliveries(db)
-      for (const t of transactions) {
-        const run = db.mutate(() => {
-          for (const w of t.writes) {
-            const id = `d${w.id}`
-            if (w.op === "delete") deliveries.delete(id)
-            else deliveries.set(id, { id, status: w.status, webhookId: w.webhookId, eventId: w.eventId, redeliveryOf: w.redeliveryOf, createdAt: w.createdAt, recordKey: w.recordKey } as WebhookDeliveryRecord)
+    fc.assert(
+      fc.property(fc.array(transaction, { maxLength: 12 }), (transactions) => {
+        const db = freshDatabase()
+        const deliveries = webhookDeliveries(db)
+        for (const t of transactions) {
+          const run = db.mutate(() => {
+            for (const w of t.writes) {
+              const id = `d${w.id}`
+              if (w.op === "delete") deliveries.delete(id)
+              else {deliveries.set(
+                  id,
+                  {
+                    id,
+                    status: w.status,
+                    webhookId: w.webhookId,
+                    eventId: w.eventId,
+                    redeliveryOf: w.redeliveryOf,
+                    createdAt: w.createdAt,
+                    recordKey: w.recordKey
+                  } as WebhookDeliveryRecord
+                )}
+            }
+            // A claim walks the pending rows while writing: the walk's order must survive the writes around it.
+            if (t.walk) void [...deliveries.observer.pendingOldestFirst()]
+          })
+          Effect.runSync(
+            Effect.exit(db.transaction(t.rollBack ? Effect.andThen(run, Effect.fail("rolled back")) : run))
+          )
+        }
+        const rows = [...deliveries.values()]
+        const active = rows.filter((d) => d.status === "pending" || d.status === "in_flight")
+        assert.deepStrictEqual(deliveries.observer.active, new Map(active.map((d) => [d.id, d])))
+        // First deliveries per (webhook, event) pair (the store writes one; random writes here may make more).
+        const firsts = new Map<string, number>()
+        for (const d of rows) {
+          if (d.redeliveryOf === null) {
+            firsts.set(`${d.webhookId}/${d.eventId}`, (firsts.get(`${d.webhookId}/${d.eventId}`) ?? 0) + 1)
           }
-          // A claim walks the pending rows while writing: the walk's order must survive the writes around it.
-          if (t.walk) void [...deliveries.observer.pendingOldestFirst()]
-        })
-        Effect.runSync(Effect.exit(db.transaction(t.rollBack ? Effect.andThen(run, Effect.fail("rolled back")) : run)))
-      }
-      const rows = [...deliveries.values()]
-      const active = rows.filter((d) => d.status === "pending" || d.status === "in_flight")
-      assert.deepStrictEqual(deliveries.observer.active, new Map(active.map((d) => [d.id, d])))
-      // First deliveries per (webhook, event) pair (the store writes one; random writes here may make more).
-      const firsts = new Map<string, number>()
-      for (const d of rows) if (d.redeliveryOf === null) firsts.set(`${d.webhookId}/${d.eventId}`, (firsts.get(`${d.webhookId}/${d.eventId}`) ?? 0) + 1)
-      assert.deepStrictEqual(deliveries.observer.firsts, firsts)
-      // Pending rows oldest first (creation time, then id), and the in-flight counts per webhook and per record.
-      const pending = rows.filter((d) => d.status === "pending").sort(oldestFirst)
-      assert.deepStrictEqual([...deliveries.observer.pendingOldestFirst()], pending)
-      const inFlight = new Map<string, number>()
-      const records = new Map<string, number>()
-      for (const d of rows.filter((d) => d.status === "in_flight")) {
-        inFlight.set(d.webhookId, (inFlight.get(d.webhookId) ?? 0) + 1)
-        if (d.recordKey !== null) records.set(`${d.webhookId}/${d.recordKey}`, (records.get(`${d.webhookId}/${d.recordKey}`) ?? 0) + 1)
-      }
-      assert.deepStrictEqual(deliveries.observer.inFlight, inFlight)
-      assert.deepStrictEqual(deliveries.observer.recordsInFlight, records)
-    }), { numRuns: 300 })
+        }
+        assert.deepStrictEqual(deliveries.observer.firsts, firsts)
+        // Pending rows oldest first (creation time, then id), and the in-flight counts per webhook and per record.
+        const pending = rows.filter((d) => d.status === "pending").sort(oldestFirst)
+        assert.deepStrictEqual([...deliveries.observer.pendingOldestFirst()], pending)
+        const inFlight = new Map<string, number>()
+        const records = new Map<string, number>()
+        for (const d of rows.filter((d) => d.status === "in_flight")) {
+          inFlight.set(d.webhookId, (inFlight.get(d.webhookId) ?? 0) + 1)
+          if (d.recordKey !== null) {
+            records.set(`${d.webhookId}/${d.recordKey}`, (records.get(`${d.webhookId}/${d.recordKey}`) ?? 0) + 1)
+          }
+        }
+        assert.deepStrictEqual(deliveries.observer.inFlight, inFlight)
+        assert.deepStrictEqual(deliveries.observer.recordsInFlight, records)
+      }),
+      { numRuns: 300 }
+    )
   ))
 
 it.effect("a table first opened without its observer refuses to be opened with one", () =>

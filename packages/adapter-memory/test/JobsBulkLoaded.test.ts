@@ -29,17 +29,31 @@ const Recording = Layer.effect(
   ReviewWriteRepository,
   Effect.gen(function*() {
     const store = yield* ReviewWriteRepository
-    return ReviewWriteRepository.of({ ...store, bulkLoaded: (organizationId, rows) => Effect.sync(() => void loads.push([organizationId, rows])) })
+    return ReviewWriteRepository.of({
+      ...store,
+      bulkLoaded: (organizationId, rows) => Effect.sync(() => void loads.push([organizationId, rows]))
+    })
   })
 )
 
-const Settings = Layer.succeed(JobSettings, { leaseMs: 60_000, batchSize: 2, exportRetentionMs: 3_600_000, maxRows: 20 })
+const Settings = Layer.succeed(JobSettings, {
+  leaseMs: 60_000,
+  batchSize: 2,
+  exportRetentionMs: 3_600_000,
+  maxRows: 20
+})
 
 const asDashboard = (organizationId: OrganizationId) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.provideService(effect, CurrentCaller, new DashboardCaller({ organizationId, userId: "00000000-0000-4000-8000-00000000000a" as UserId, name: "Tester" }))
+  Effect.provideService(
+    effect,
+    CurrentCaller,
+    new DashboardCaller({ organizationId, userId: "00000000-0000-4000-8000-00000000000a" as UserId, name: "Tester" })
+  )
 
 const importJob = (org: OrganizationId, type: "reviews" | "products", values: ReadonlyArray<unknown>, strict = false) =>
-  Jobs.use((j) => j.createImport({ type, strict, format: "ndjson" }, Stream.fromIterable(values.map((v) => JSON.stringify(v))))).pipe(asDashboard(org))
+  Jobs.use((j) =>
+    j.createImport({ type, strict, format: "ndjson" }, Stream.fromIterable(values.map((v) => JSON.stringify(v))))
+  ).pipe(asDashboard(org))
 
 const drain = Effect.gen(function*() {
   while (yield* Jobs.use((j) => j.runNext("worker"))) {
@@ -51,7 +65,9 @@ layer(
   CoreLayer.pipe(
     Layer.provide(Settings),
     Layer.provide(Recording),
-    Layer.provideMerge(Layer.mergeAll(MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)), IdGenerator.uuidV7, ConformanceDns))
+    Layer.provideMerge(
+      Layer.mergeAll(MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)), IdGenerator.uuidV7, ConformanceDns)
+    )
   )
 )("import jobs and bulk loads", (it) => {
   it.effect("a review import job reports the reviews it imported once it ended; other jobs and failed strict ones report none", () =>
@@ -65,7 +81,11 @@ layer(
       assert.deepStrictEqual(loads, [[org, 5]])
 
       yield* importJob(org, "products", [{ slug: "cup", title: "Cup" }, { slug: "bowl", title: "Bowl" }])
-      yield* importJob(org, "reviews", [{ externalId: "s1", product: "mug", rating: 5 }, { externalId: "s2", product: "missing", rating: 1 }], true)
+      yield* importJob(org, "reviews", [{ externalId: "s1", product: "mug", rating: 5 }, {
+        externalId: "s2",
+        product: "missing",
+        rating: 1
+      }], true)
       yield* drain
       assert.deepStrictEqual(loads, [[org, 5]])
     }))

@@ -28,9 +28,11 @@ const transaction = fc.record({ writes: fc.array(write, { maxLength: 6 }), rollB
 it.effect("kept counts equal a count of the rows after committed and rolled-back writes", () =>
   Effect.sync(() =>
     fc.assert(fc.property(fc.array(transaction, { maxLength: 12 }), (transactions) => {
-      const db = Effect.runSync(Effect.gen(function*() {
-        return yield* MemoryDatabase
-      }).pipe(Effect.provide(MemoryDatabase.layer)))
+      const db = Effect.runSync(
+        Effect.gen(function*() {
+          return yield* MemoryDatabase
+        }).pipe(Effect.provide(MemoryDatabase.layer))
+      )
       const reviews = memoryTables(db).reviews
       for (const t of transactions) {
         const run = db.mutate(() => {
@@ -40,7 +42,10 @@ it.effect("kept counts equal a count of the rows after committed and rolled-back
             if (w.op === "delete") reviews.delete(id)
             else {
               const organizationId = (reviews.get(id)?.organizationId ?? w.organizationId) as OrganizationId
-              reviews.set(id, { organizationId, browserFingerprint: w.browserFingerprint, ipAddress: w.ipAddress } as ReviewRow)
+              reviews.set(
+                id,
+                { organizationId, browserFingerprint: w.browserFingerprint, ipAddress: w.ipAddress } as ReviewRow
+              )
             }
           }
         })
@@ -50,8 +55,14 @@ it.effect("kept counts equal a count of the rows after committed and rolled-back
         for (const [kind, values] of [["browserFingerprint", fingerprints], ["ipAddress", addresses]] as const) {
           for (const value of values) {
             if (value === null) continue
-            const counted = [...reviews.values()].filter((r) => r.organizationId === organizationId && r[kind] === value).length
-            assert.strictEqual(reviews.observer.count(organizationId, kind, value), counted, `${organizationId} ${kind} ${value}`)
+            const counted = [...reviews.values()].filter((r) =>
+              r.organizationId === organizationId && r[kind] === value
+            ).length
+            assert.strictEqual(
+              reviews.observer.count(organizationId, kind, value),
+              counted,
+              `${organizationId} ${kind} ${value}`
+            )
           }
         }
       }

@@ -31,28 +31,30 @@ import {
 
 const Migrated = Layer.effectDiscard(runMigrations(migrations).pipe(Effect.orDie))
 
-const storeServices = <E>(rateLimits: Layer.Layer<RateLimitRepository, E, SqlClient.SqlClient>) => Layer.mergeAll(
-  PgUnitOfWork,
-  PgEventOutbox,
-  PgProductQuestionRepository, PgEmailOutboxRepository,
-  PgOrganizationRepository,
-  PgSecretKeyRepository,
-  PgStorefrontRecordRepository,
-  rateLimits,
-  PgCatalogRepository,
-  PgOrderRepository,
-  PgSurveyRepository,
-  PgUnsubscribeRepository,
-  PgReviewRepository,
-  PgSetupStore,
-  PgWebhookRepository,
-  PgReviewWriteRepository,
-  PgJobRepository,
-  PgStoreHealth,
-  PgIdempotencyRepository,
-  // The generated cursor key is read (or stored, by the first process) once per layer build.
-  CursorKey.layerStored.pipe(Layer.provideMerge(PgInstanceSecretRepository))
-).pipe(Layer.provideMerge(Migrated))
+const storeServices = <E>(rateLimits: Layer.Layer<RateLimitRepository, E, SqlClient.SqlClient>) =>
+  Layer.mergeAll(
+    PgUnitOfWork,
+    PgEventOutbox,
+    PgProductQuestionRepository,
+    PgEmailOutboxRepository,
+    PgOrganizationRepository,
+    PgSecretKeyRepository,
+    PgStorefrontRecordRepository,
+    rateLimits,
+    PgCatalogRepository,
+    PgOrderRepository,
+    PgSurveyRepository,
+    PgUnsubscribeRepository,
+    PgReviewRepository,
+    PgSetupStore,
+    PgWebhookRepository,
+    PgReviewWriteRepository,
+    PgJobRepository,
+    PgStoreHealth,
+    PgIdempotencyRepository,
+    // The generated cursor key is read (or stored, by the first process) once per layer build.
+    CursorKey.layerStored.pipe(Layer.provideMerge(PgInstanceSecretRepository))
+  ).pipe(Layer.provideMerge(Migrated))
 
 /** The store services over an existing SqlClient (so a host can share its own pool). */
 export const PgStoreServices = storeServices(PgRateLimitRepository)

@@ -16,7 +16,10 @@ import { freshLayer, storeName } from "./TestDatabase.ts"
 const estimatedReviews = (organizationId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) SELECT id FROM reviews WHERE organization_id = $1`, [organizationId])
+    const rows = yield* sql.unsafe<Record<string, unknown>>(
+      `EXPLAIN (FORMAT JSON) SELECT id FROM reviews WHERE organization_id = $1`,
+      [organizationId]
+    )
     const raw = Object.values(rows[0]!)[0]
     const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ Plan: { "Plan Rows": number } }>
     return plan[0]!.Plan["Plan Rows"]
@@ -24,7 +27,11 @@ const estimatedReviews = (organizationId: string) =>
 
 layer(
   Organizations.layer.pipe(
-    Layer.provideMerge(freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<SqlClient.SqlClient | IdGenerator | StoreServices>)
+    Layer.provideMerge(
+      freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<
+        SqlClient.SqlClient | IdGenerator | StoreServices
+      >
+    )
   ),
   { timeout: 120_000 }
 )(`statistics after a bulk load (${storeName})`, (it) => {

@@ -28,7 +28,11 @@ const D = "00000000-0000-4000-8000-0000000c1a1d"
 
 layer(
   Organizations.layer.pipe(
-    Layer.provideMerge(freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<SqlClient.SqlClient | IdGenerator | StoreServices>)
+    Layer.provideMerge(
+      freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<
+        SqlClient.SqlClient | IdGenerator | StoreServices
+      >
+    )
   ),
   { timeout: 300_000 }
 )(`delivery claim plans (${storeName})`, (it) => {
@@ -43,39 +47,51 @@ layer(
         const id = yield* nextId<WebhookId>()
         hooks.push(id)
         yield* repo.insert({
-          id, organizationId: org.id, url: "https://hooks.example.com/x", events: ["review.updated"], hmacSecret: null,
-          previousHmacSecret: null, previousSecretExpiresAt: null, createdAt: at, updatedAt: at
+          id,
+          organizationId: org.id,
+          url: "https://hooks.example.com/x",
+          events: ["review.updated"],
+          hmacSecret: null,
+          previousHmacSecret: null,
+          previousSecretExpiresAt: null,
+          createdAt: at,
+          updatedAt: at
         })
       }
       let n = 0
       const deliveries = (count: number) =>
-        Effect.forEach(Array.from({ length: count }, () => n++), (i) =>
-          Effect.map(nextId<WebhookDeliveryId>(), (id): WebhookDeliveryRecord => ({
-            id,
-            organizationId: org.id,
-            webhookId: hooks[i % hooks.length]!,
-            eventId: id as never,
-            event: "review.updated",
-            idempotencyKey: id,
-            status: "pending",
-            body: `{"idempotencyKey":"${id}","data":{"n":${i}}}`,
-            responseStatus: null,
-            error: null,
-            durationMs: null,
-            createdAt: Timestamp.fromMillis(Date.UTC(2026, 0, 1) + i),
-            attemptedAt: null,
-            claimedBy: null,
-            redeliveryOf: null,
-            recordKey: `review/${i}`
-          })))
-      const claim = (limit: number) =>
-        repo.claimDeliveries({ dispatcherId: D, at, limit, perWebhookLimit: limit })
+        Effect.forEach(
+          Array.from({ length: count }, () => n++),
+          (i) =>
+            Effect.map(nextId<WebhookDeliveryId>(), (id): WebhookDeliveryRecord => ({
+              id,
+              organizationId: org.id,
+              webhookId: hooks[i % hooks.length]!,
+              eventId: id as never,
+              event: "review.updated",
+              idempotencyKey: id,
+              status: "pending",
+              body: `{"idempotencyKey":"${id}","data":{"n":${i}}}`,
+              responseStatus: null,
+              error: null,
+              durationMs: null,
+              createdAt: Timestamp.fromMillis(Date.UTC(2026, 0, 1) + i),
+              attemptedAt: null,
+              claimedBy: null,
+              redeliveryOf: null,
+              recordKey: `review/${i}`
+            }))
+        )
+      const claim = (limit: number) => repo.claimDeliveries({ dispatcherId: D, at, limit, perWebhookLimit: limit })
       const finish = (claimed: ReadonlyArray<{ readonly delivery: WebhookDeliveryRecord }>) =>
-        repo.completeDeliveries(D, claimed.map((c) => ({
-          organizationId: c.delivery.organizationId,
-          id: c.delivery.id,
-          outcome: { status: "delivered" as const, responseStatus: 200, error: null, durationMs: 1 }
-        })))
+        repo.completeDeliveries(
+          D,
+          claimed.map((c) => ({
+            organizationId: c.delivery.organizationId,
+            id: c.delivery.id,
+            outcome: { status: "delivered" as const, responseStatus: 200, error: null, durationMs: 1 }
+          }))
+        )
 
       // Pages that held deliveries, all finished: the queue has size and no live row when it is analyzed.
       yield* repo.insertDeliveries(yield* deliveries(2_000))
@@ -97,16 +113,22 @@ layer(
         ),
         (rows) => {
           const raw = rows[0]!["QUERY PLAN"]
-          const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ readonly Plan: Record<string, number> }>
+          const plan = (typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<
+            { readonly Plan: Record<string, number> }
+          >
           return plan[0]!.Plan["Shared Hit Blocks"]! + plan[0]!.Plan["Shared Read Blocks"]!
         }
       )
       // The explained claim claims: its rows are finished as the dispatcher would finish them.
       const finishHeld = Effect.flatMap(
-        sql<{ organizationId: string; id: string }>`SELECT organization_id, id FROM webhook_delivery_queue WHERE claimed_by = ${D}`,
+        sql<
+          { organizationId: string; id: string }
+        >`SELECT organization_id, id FROM webhook_delivery_queue WHERE claimed_by = ${D}`,
         (held) => {
           assert.strictEqual(held.length, CLAIM)
-          return finish(held.map((h) => ({ delivery: { organizationId: h.organizationId, id: h.id } as WebhookDeliveryRecord })))
+          return finish(
+            held.map((h) => ({ delivery: { organizationId: h.organizationId, id: h.id } as WebhookDeliveryRecord }))
+          )
         }
       )
       const buffers: Array<number> = []

@@ -22,7 +22,13 @@ import {
 } from "@feedback/core"
 import { matchesSearch } from "@feedback/core"
 import { testIssuer } from "@feedback/testing"
-import { columnsFrom, compileFilter, compileListQuery, compileSearch, type ListSqlMapping } from "../src/kernel/FilterSql.ts"
+import {
+  columnsFrom,
+  compileFilter,
+  compileListQuery,
+  compileSearch,
+  type ListSqlMapping
+} from "../src/kernel/FilterSql.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Records
@@ -326,9 +332,11 @@ const arbFieldPath: fc.Arbitrary<readonly [string, string]> = fc.oneof(
   { arbitrary: fc.constantFrom(...catalogFields.filter(([path]) => !path.includes("."))), weight: 3 },
   { arbitrary: fc.constantFrom(...catalogFields.filter(([path]) => path.includes("."))), weight: 2 },
   {
-    arbitrary: fc.constantFrom(...reviewFilterCatalog.metadataPrefixes.flatMap((prefix) =>
-      metadataKeys.map((key) => [`${prefix}.${key}`, "string"] as const)
-    )),
+    arbitrary: fc.constantFrom(
+      ...reviewFilterCatalog.metadataPrefixes.flatMap((prefix) =>
+        metadataKeys.map((key) => [`${prefix}.${key}`, "string"] as const)
+      )
+    ),
     weight: 1
   }
 )
@@ -359,13 +367,14 @@ const arbCondition = (type: string, data: Dataset): fc.Arbitrary<Json> => {
 }
 
 const arbFilterDocument = (data: Dataset): fc.Arbitrary<Json> => {
-  const leafEntry = arbFieldPath.chain(([path, type]) =>
-    arbCondition(type, data).map((c) => [path, c] as const)
-  )
+  const leafEntry = arbFieldPath.chain(([path, type]) => arbCondition(type, data).map((c) => [path, c] as const))
   const { doc } = fc.letrec<{ doc: Json }>((tie) => ({
     doc: fc.oneof(
       { maxDepth: 3, depthIdentifier: "filter" },
-      { arbitrary: fc.array(leafEntry, { minLength: 1, maxLength: 2 }).map((entries) => Object.fromEntries(entries)), weight: 4 },
+      {
+        arbitrary: fc.array(leafEntry, { minLength: 1, maxLength: 2 }).map((entries) => Object.fromEntries(entries)),
+        weight: 4
+      },
       { arbitrary: fc.record({ $and: fc.array(tie("doc"), { minLength: 1, maxLength: 3 }) }), weight: 1 },
       { arbitrary: fc.record({ $or: fc.array(tie("doc"), { minLength: 1, maxLength: 3 }) }), weight: 2 },
       {
@@ -400,7 +409,9 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
     let discriminating = 0
     await fc.assert(
       fc.asyncProperty(
-        arbDataset.chain((data) => fc.tuple(fc.constant(data), fc.array(arbFilterDocument(data), { minLength: 10, maxLength: 10 }))),
+        arbDataset.chain((data) =>
+          fc.tuple(fc.constant(data), fc.array(arbFilterDocument(data), { minLength: 10, maxLength: 10 }))
+        ),
         async ([data, documents]) => {
           await load(data)
           const get = accessorFor(data)
@@ -412,11 +423,14 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
               continue
             }
             const ast = parsed.success
-            const expected = data.reviews.filter((r) => evaluateFilter(ast, (path) => get(r, path))).map((r) => r.id).sort()
+            const expected = data.reviews.filter((r) => evaluateFilter(ast, (path) => get(r, path))).map((r) => r.id)
+              .sort()
             const compiled = compileFilter(ast, mapping.columns, 1)
             const actual = await sqlIds(compiled)
             if (JSON.stringify(actual) !== JSON.stringify(expected)) {
-              throw new Error(`filter ${JSON.stringify(document)}\nSQL ${compiled.text}\nmemory ${expected}\nsql ${actual}`)
+              throw new Error(
+                `filter ${JSON.stringify(document)}\nSQL ${compiled.text}\nmemory ${expected}\nsql ${actual}`
+              )
             }
             checked++
             if (expected.length > 0 && expected.length < data.reviews.length) discriminating++
@@ -434,7 +448,9 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
     let discriminating = 0
     await fc.assert(
       fc.asyncProperty(
-        arbDataset.chain((data) => fc.tuple(fc.constant(data), fc.array(arbSearch(data), { minLength: 8, maxLength: 8 }))),
+        arbDataset.chain((data) =>
+          fc.tuple(fc.constant(data), fc.array(arbSearch(data), { minLength: 8, maxLength: 8 }))
+        ),
         async ([data, terms]) => {
           await load(data)
           const values = searchValuesFor(data)
@@ -464,7 +480,9 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
       })
     await fc.assert(
       fc.asyncProperty(
-        arbDataset.chain((data) => fc.tuple(fc.constant(data), fc.array(arbParams(data), { minLength: 3, maxLength: 3 }))),
+        arbDataset.chain((data) =>
+          fc.tuple(fc.constant(data), fc.array(arbParams(data), { minLength: 3, maxLength: 3 }))
+        ),
         async ([data, paramsList]) => {
           await load(data)
           const get = accessorFor(data)

@@ -43,7 +43,9 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`timesta
         assert.strictEqual(rows.length, micros.length)
         for (const r of rows) {
           const text = typeof r.j === "string" && r.j.startsWith("\"") ? JSON.parse(r.j) as string : r.j as string
-          const fromJson = Effect.runSync(Effect.try(() => toTimestamp(text)).pipe(Effect.orElseSucceed(() => `unreadable: ${text}`)))
+          const fromJson = Effect.runSync(
+            Effect.try(() => toTimestamp(text)).pipe(Effect.orElseSucceed(() => `unreadable: ${text}`))
+          )
           assert.strictEqual(fromJson, toTimestamp(r.c), `${r.m} µs in ${zone}: ${text}`)
         }
       }
@@ -52,13 +54,30 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`timesta
 
 describe("toTimestamp", () => {
   it("formats a Date as toISOString does, for every millisecond from year -271821 to 275760", () => {
-    fc.assert(fc.property(fc.integer({ min: -8_640_000_000_000_000, max: 8_640_000_000_000_000 }), (ms) => {
-      assert.strictEqual(toTimestamp(new Date(ms)), new Date(ms).toISOString())
-    }), { numRuns: 2000 })
-    fc.assert(fc.property(fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 }), (ms) => {
-      assert.strictEqual(toTimestamp(new Date(ms)), new Date(ms).toISOString())
-    }), { numRuns: 20_000 })
-    for (const ms of [0, -1, 1, 946_684_800_000, 951_782_400_000, 253_402_300_799_999, -62_167_219_200_000, 4_107_542_400_000]) {
+    fc.assert(
+      fc.property(fc.integer({ min: -8_640_000_000_000_000, max: 8_640_000_000_000_000 }), (ms) => {
+        assert.strictEqual(toTimestamp(new Date(ms)), new Date(ms).toISOString())
+      }),
+      { numRuns: 2000 }
+    )
+    fc.assert(
+      fc.property(fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 }), (ms) => {
+        assert.strictEqual(toTimestamp(new Date(ms)), new Date(ms).toISOString())
+      }),
+      { numRuns: 20_000 }
+    )
+    for (
+      const ms of [
+        0,
+        -1,
+        1,
+        946_684_800_000,
+        951_782_400_000,
+        253_402_300_799_999,
+        -62_167_219_200_000,
+        4_107_542_400_000
+      ]
+    ) {
       assert.strictEqual(toTimestamp(new Date(ms)), new Date(ms).toISOString())
     }
   })

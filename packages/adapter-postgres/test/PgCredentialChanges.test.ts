@@ -18,7 +18,11 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
   /** One server process: its own pool, store, listener and `Organizations` (so its own cache). */
   const serverProcess = (url: string, name: string) => {
     const pool = PgClient.layer({ url: Redacted.make(url), maxConnections: 4, applicationName: name, ...naming })
-    const store = Layer.mergeAll(Layer.fresh(PgStoreServices), PgWorkSignals({ fallbackMs: 60_000 }), IdGenerator.uuidV7)
+    const store = Layer.mergeAll(
+      Layer.fresh(PgStoreServices),
+      PgWorkSignals({ fallbackMs: 60_000 }),
+      IdGenerator.uuidV7
+    )
     return Layer.fresh(Organizations.layer).pipe(Layer.provideMerge(store), Layer.provideMerge(pool), Layer.orDie)
   }
 
@@ -34,7 +38,10 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
       })))
 
   const authenticates = (key: string) =>
-    Organizations.use((o) => o.authenticateSecretKey(key)).pipe(Effect.as(true), Effect.catchTag("Unauthorized", () => Effect.succeed(false)))
+    Organizations.use((o) => o.authenticateSecretKey(key)).pipe(
+      Effect.as(true),
+      Effect.catchTag("Unauthorized", () => Effect.succeed(false))
+    )
 
   /** Runs SQL in `on` with the credential triggers off: a change nobody announces, to see what a process kept. */
   const unannounced = (statement: string) =>
@@ -59,59 +66,87 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
     return { org: org.id as OrganizationId, key: key.secretKey, keyId: key.id }
   })
 
-  it.live("a key is kept; a revocation by another process drops it when its notification arrives", () =>
-    twoProcesses((a, b) => Effect.gen(function*() {
-      const first = yield* setUp.pipe(Effect.provide(b))
-      const second = yield* setUp.pipe(Effect.provide(b))
-      assert.isTrue(yield* authenticates(first.key).pipe(Effect.provide(a)))
-      assert.isTrue(yield* authenticates(second.key).pipe(Effect.provide(a)))
-      // Revoked behind every process's back: process A still answers from what it kept (the cache is in use).
-      yield* unannounced(`UPDATE secret_keys SET revoked_at = now() WHERE id = '${first.keyId}'`).pipe(Effect.provide(b))
-      assert.isTrue(yield* authenticates(first.key).pipe(Effect.provide(a)))
-      // Process B revokes the other key: B refuses it as soon as the revocation returns, A once notified.
-      yield* Organizations.use((o) => o.revokeSecretKey(second.org, second.keyId as never)).pipe(Effect.provide(b))
-      assert.isFalse(yield* authenticates(second.key).pipe(Effect.provide(b)))
-      yield* eventually(Effect.map(authenticates(second.key), (ok) => !ok)).pipe(Effect.provide(a))
-      // The notification dropped everything A kept, so the unannounced revocation is seen too.
-      assert.isFalse(yield* authenticates(first.key).pipe(Effect.provide(a)))
-    })), { timeout: 60_000 })
+  it.live(
+    "a key is kept; a revocation by another process drops it when its notification arrives",
+    () =>
+      twoProcesses((a, b) =>
+        Effect.gen(function*() {
+          const first = yield* setUp.pipe(Effect.provide(b))
+          const second = yield* setUp.pipe(Effect.provide(b))
+          assert.isTrue(yield* authenticates(first.key).pipe(Effect.provide(a)))
+          assert.isTrue(yield* authenticates(second.key).pipe(Effect.provide(a)))
+          // Revoked behind every process's back: process A still answers from what it kept (the cache is in use).
+          yield* unannounced(`UPDATE secret_keys SET revoked_at = now() WHERE id = '${first.keyId}'`).pipe(
+            Effect.provide(b)
+          )
+          assert.isTrue(yield* authenticates(first.key).pipe(Effect.provide(a)))
+          // Process B revokes the other key: B refuses it as soon as the revocation returns, A once notified.
+          yield* Organizations.use((o) => o.revokeSecretKey(second.org, second.keyId as never)).pipe(Effect.provide(b))
+          assert.isFalse(yield* authenticates(second.key).pipe(Effect.provide(b)))
+          yield* eventually(Effect.map(authenticates(second.key), (ok) => !ok)).pipe(Effect.provide(a))
+          // The notification dropped everything A kept, so the unannounced revocation is seen too.
+          assert.isFalse(yield* authenticates(first.key).pipe(Effect.provide(a)))
+        })
+      ),
+    { timeout: 60_000 }
+  )
 
-  it.live("a plan change by another process reaches the kept organization", () =>
-    twoProcesses((a, b) => Effect.gen(function*() {
-      const { key, org } = yield* setUp.pipe(Effect.provide(b))
-      const plan = Organizations.use((o) => o.authenticateSecretKey(key)).pipe(Effect.map((x) => x.organization.plan.apiRequestsPerMinute))
-      assert.strictEqual(yield* plan.pipe(Effect.provide(a)), 600)
-      yield* Organizations.use((o) => o.updatePlan(org, { apiRequestsPerMinute: 42 })).pipe(Effect.provide(b))
-      yield* eventually(Effect.map(plan, (n) => n === 42)).pipe(Effect.provide(a))
-    })), { timeout: 60_000 })
+  it.live(
+    "a plan change by another process reaches the kept organization",
+    () =>
+      twoProcesses((a, b) =>
+        Effect.gen(function*() {
+          const { key, org } = yield* setUp.pipe(Effect.provide(b))
+          const plan = Organizations.use((o) => o.authenticateSecretKey(key)).pipe(
+            Effect.map((x) => x.organization.plan.apiRequestsPerMinute)
+          )
+          assert.strictEqual(yield* plan.pipe(Effect.provide(a)), 600)
+          yield* Organizations.use((o) => o.updatePlan(org, { apiRequestsPerMinute: 42 })).pipe(Effect.provide(b))
+          yield* eventually(Effect.map(plan, (n) => n === 42)).pipe(Effect.provide(a))
+        })
+      ),
+    { timeout: 60_000 }
+  )
 
-  it.live("nothing is kept while the listening connection is down", () =>
-    twoProcesses((a, b) => Effect.gen(function*() {
-      const { key, keyId } = yield* setUp.pipe(Effect.provide(b))
-      assert.isTrue(yield* authenticates(key).pipe(Effect.provide(a)))
-      const sql = yield* SqlClient.SqlClient.pipe(Effect.provide(b))
-      yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+  it.live(
+    "nothing is kept while the listening connection is down",
+    () =>
+      twoProcesses((a, b) =>
+        Effect.gen(function*() {
+          const { key, keyId } = yield* setUp.pipe(Effect.provide(b))
+          assert.isTrue(yield* authenticates(key).pipe(Effect.provide(a)))
+          const sql = yield* SqlClient.SqlClient.pipe(Effect.provide(b))
+          yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE application_name = 'process-a-listen'`
-      yield* eventually(Effect.map(CredentialChanges, (c) => c.version() === undefined)).pipe(Effect.provide(a))
-      yield* unannounced(`UPDATE secret_keys SET revoked_at = now() WHERE id = '${keyId}'`).pipe(Effect.provide(b))
-      assert.isFalse(yield* authenticates(key).pipe(Effect.provide(a)))
-    })), { timeout: 60_000 })
+          yield* eventually(Effect.map(CredentialChanges, (c) => c.version() === undefined)).pipe(Effect.provide(a))
+          yield* unannounced(`UPDATE secret_keys SET revoked_at = now() WHERE id = '${keyId}'`).pipe(Effect.provide(b))
+          assert.isFalse(yield* authenticates(key).pipe(Effect.provide(a)))
+        })
+      ),
+    { timeout: 60_000 }
+  )
 })
 
 // Embedded PGlite has no other process: every change to a key or an organization is this process's own, announced by
 // `Organizations`, so keys are kept there too (docs/DECISIONS.md §31).
-it.live("embedded PGlite keeps authenticated keys until this process changes them", () =>
-  Effect.scoped(Effect.gen(function*() {
-    const target = yield* freshEmbeddedTarget
-    const context = yield* Layer.build(Organizations.layer.pipe(Layer.provideMerge(Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)), Layer.orDie))
-    yield* Effect.gen(function*() {
-      const organizations = yield* Organizations
-      const organization = yield* organizations.createOrganization({ name: "Embedded" })
-      const issued = yield* organizations.issueSecretKey(organization.id, { permissions: ["settings:read"] })
-      const kept = () => organizations.keptAuthentication(issued.secretKey, Date.now())
-      const authenticated = yield* organizations.authenticateSecretKey(issued.secretKey)
-      assert.deepStrictEqual(kept(), authenticated)
-      yield* organizations.revokeSecretKey(organization.id, issued.id)
-      assert.isUndefined(kept())
-    }).pipe(Effect.provide(context))
-  })), 60_000)
+it.live(
+  "embedded PGlite keeps authenticated keys until this process changes them",
+  () =>
+    Effect.scoped(Effect.gen(function*() {
+      const target = yield* freshEmbeddedTarget
+      const context = yield* Layer.build(
+        Organizations.layer.pipe(Layer.provideMerge(Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)), Layer.orDie)
+      )
+      yield* Effect.gen(function*() {
+        const organizations = yield* Organizations
+        const organization = yield* organizations.createOrganization({ name: "Embedded" })
+        const issued = yield* organizations.issueSecretKey(organization.id, { permissions: ["settings:read"] })
+        const kept = () => organizations.keptAuthentication(issued.secretKey, Date.now())
+        const authenticated = yield* organizations.authenticateSecretKey(issued.secretKey)
+        assert.deepStrictEqual(kept(), authenticated)
+        yield* organizations.revokeSecretKey(organization.id, issued.id)
+        assert.isUndefined(kept())
+      }).pipe(Effect.provide(context))
+    })),
+  60_000
+)

@@ -26,9 +26,11 @@ const tags = (ds: ReadonlyArray<SpendDecision>) => ds.map((d) => d._tag)
 
 /** Runs `f` on a store over `dataDir`, then stops it cleanly (every layer finalizer runs). */
 const withStore = <A, E>(dataDir: string, f: Effect.Effect<A, E, RateLimitRepository | SqlClient.SqlClient>) =>
-  Effect.scoped(Layer.build(PgStoreLayer({ _tag: "Embedded", dataDir })).pipe(
-    Effect.flatMap((context) => Effect.provide(f, context))
-  ))
+  Effect.scoped(
+    Layer.build(PgStoreLayer({ _tag: "Embedded", dataDir })).pipe(
+      Effect.flatMap((context) => Effect.provide(f, context))
+    )
+  )
 
 const dataDirs: Array<string> = []
 const freshDir = () => {
@@ -48,12 +50,15 @@ describe("PgEmbeddedRateLimitRepository", () => {
       assert.deepStrictEqual(tags(before).filter((t) => t === "Admitted").length, 60)
       assert.strictEqual(before[60]!._tag, "Refused")
 
-      const after = yield* withStore(dir, Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const sessions = yield* sql`SELECT 1 FROM rate_limit_embedded_sessions`
-        assert.strictEqual(sessions.length, 1) // this run's own
-        return [yield* spendAt(T + 500, org), yield* spendAt(T + 1_000, org), yield* spendAt(T + 1_000, org)]
-      }))
+      const after = yield* withStore(
+        dir,
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const sessions = yield* sql`SELECT 1 FROM rate_limit_embedded_sessions`
+          assert.strictEqual(sessions.length, 1) // this run's own
+          return [yield* spendAt(T + 500, org), yield* spendAt(T + 1_000, org), yield* spendAt(T + 1_000, org)]
+        })
+      )
       assert.deepStrictEqual(tags(after), ["Refused", "Admitted", "Refused"])
       // A stranger's bucket is still full after the restart.
       const stranger = yield* withStore(dir, spendAt(T + 1_000, randomUUID()))
@@ -65,19 +70,25 @@ describe("PgEmbeddedRateLimitRepository", () => {
     Effect.gen(function*() {
       const dir = freshDir()
       const org = randomUUID()
-      yield* withStore(dir, Effect.gen(function*() {
-        // This layer's store is the "crashed" run: its session row is never removed while a second store starts.
-        yield* spendAt(T, org)
-        const restarted = yield* Scope.make()
-        const second = yield* atTime(T + 10_000)(makeEmbeddedRateLimitRepository).pipe(Scope.provide(restarted))
-        const spend = (ms: number, o: string) => atTime(ms)(second.spend(o, buckets, 1))
-        const atRestart = [yield* spend(T + 10_000, org), yield* spend(T + 10_000, randomUUID())]
-        assert.deepStrictEqual(tags(atRestart), ["Refused", "Refused"])
-        assert.strictEqual((atRestart[0] as Extract<SpendDecision, { _tag: "Refused" }>).retryAfterSeconds, 1)
-        const sql = yield* SqlClient.SqlClient
-        assert.strictEqual((yield* sql`SELECT 1 FROM rate_limit_buckets`).length, 0) // untrusted levels are gone
-        assert.deepStrictEqual(tags([yield* spend(T + 11_000, org), yield* spend(T + 11_000, org)]), ["Admitted", "Refused"])
-        yield* Scope.close(restarted, Exit.void)
-      }))
+      yield* withStore(
+        dir,
+        Effect.gen(function*() {
+          // This layer's store is the "crashed" run: its session row is never removed while a second store starts.
+          yield* spendAt(T, org)
+          const restarted = yield* Scope.make()
+          const second = yield* atTime(T + 10_000)(makeEmbeddedRateLimitRepository).pipe(Scope.provide(restarted))
+          const spend = (ms: number, o: string) => atTime(ms)(second.spend(o, buckets, 1))
+          const atRestart = [yield* spend(T + 10_000, org), yield* spend(T + 10_000, randomUUID())]
+          assert.deepStrictEqual(tags(atRestart), ["Refused", "Refused"])
+          assert.strictEqual((atRestart[0] as Extract<SpendDecision, { _tag: "Refused" }>).retryAfterSeconds, 1)
+          const sql = yield* SqlClient.SqlClient
+          assert.strictEqual((yield* sql`SELECT 1 FROM rate_limit_buckets`).length, 0) // untrusted levels are gone
+          assert.deepStrictEqual(tags([yield* spend(T + 11_000, org), yield* spend(T + 11_000, org)]), [
+            "Admitted",
+            "Refused"
+          ])
+          yield* Scope.close(restarted, Exit.void)
+        })
+      )
     }), { timeout: 60_000 })
 })

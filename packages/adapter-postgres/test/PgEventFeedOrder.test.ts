@@ -21,7 +21,8 @@ layer(Organizations.layer.pipe(Layer.provideMerge(Layer.merge(Store, IdGenerator
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Feed order" }))).id
-        const xid = () => Effect.map(sql<{ x: string }>`SELECT pg_current_xact_id()::text AS x`, (rows) => Number(rows[0]!.x))
+        const xid = () =>
+          Effect.map(sql<{ x: string }>`SELECT pg_current_xact_id()::text AS x`, (rows) => Number(rows[0]!.x))
         let current = yield* xid()
         const boundary = 10 ** String(current + 3).length
         assert.isAtMost(boundary - current, 100_000, "a fresh database's transaction ids are small")
@@ -34,7 +35,9 @@ layer(Organizations.layer.pipe(Layer.provideMerge(Layer.merge(Store, IdGenerator
         assert.deepStrictEqual(ids(all), ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7"])
         // Pages resume where the last one ended.
         const first = yield* EventOutbox.use((o) => o.feed(org, { after: undefined, limit: 3, events: undefined }))
-        const rest = yield* EventOutbox.use((o) => o.feed(org, { after: first[first.length - 1]!.position, limit: 100, events: undefined }))
+        const rest = yield* EventOutbox.use((o) =>
+          o.feed(org, { after: first[first.length - 1]!.position, limit: 100, events: undefined })
+        )
         assert.deepStrictEqual([...ids(first), ...ids(rest)], ids(all))
       }))
   }

@@ -32,13 +32,15 @@ const insertEvents = (organizationIds: ReadonlyArray<string>) =>
       `INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
        SELECT o::uuid, gen_random_uuid(), 'review.updated', '{}', now() FROM jsonb_array_elements_text($1::jsonb) AS o`,
       [JSON.stringify(organizationIds)]
-    ))
+    )
+  )
 
 const eventCount = (organizationId: string) =>
   SqlClient.SqlClient.use((sql) =>
-    sql<{ n: number }>`SELECT count(*)::int AS n FROM domain_events WHERE organization_id = ${organizationId}`).pipe(
-      Effect.map((rows) => Number(rows[0]!.n))
-    )
+    sql<{ n: number }>`SELECT count(*)::int AS n FROM domain_events WHERE organization_id = ${organizationId}`
+  ).pipe(
+    Effect.map((rows) => Number(rows[0]!.n))
+  )
 
 layer(services, { timeout: 60_000, excludeTestServices: true })(`domain_events' organization (${storeName})`, (it) => {
   it.effect("an event of a missing organization is refused as a foreign-key violation, alone or among others", () =>
@@ -58,8 +60,14 @@ layer(services, { timeout: 60_000, excludeTestServices: true })(`domain_events' 
       const other = yield* newOrganization("Other")
       yield* insertEvents([org])
       const missing = randomUUID()
-      assert.strictEqual(yield* failsWith(sql`UPDATE domain_events SET organization_id = ${missing} WHERE organization_id = ${org}`), "23503")
-      assert.strictEqual(yield* failsWith(sql`UPDATE organizations SET organization_id = ${missing} WHERE organization_id = ${org}`), "23503")
+      assert.strictEqual(
+        yield* failsWith(sql`UPDATE domain_events SET organization_id = ${missing} WHERE organization_id = ${org}`),
+        "23503"
+      )
+      assert.strictEqual(
+        yield* failsWith(sql`UPDATE organizations SET organization_id = ${missing} WHERE organization_id = ${org}`),
+        "23503"
+      )
       // Moving to an organization that exists is what the key allowed.
       yield* sql`UPDATE domain_events SET organization_id = ${other} WHERE organization_id = ${org}`
       assert.strictEqual(yield* eventCount(other), 1)
@@ -78,11 +86,19 @@ layer(services, { timeout: 60_000, excludeTestServices: true })(`domain_events' 
 })
 
 describeWithServer("domain_events' organization under concurrency", () => {
-  layer(freshLayer((target) =>
-    Organizations.layer.pipe(Layer.provideMerge(PgStoreLayer(target)), Layer.provideMerge(IdGenerator.uuidV7)), { maxConnections: 4 }), {
-    timeout: 60_000,
-    excludeTestServices: true
-  })("two connections", (it) => {
+  layer(
+    freshLayer(
+      (target) =>
+        Organizations.layer.pipe(Layer.provideMerge(PgStoreLayer(target)), Layer.provideMerge(IdGenerator.uuidV7)),
+      {
+        maxConnections: 4
+      }
+    ),
+    {
+      timeout: 60_000,
+      excludeTestServices: true
+    }
+  )("two connections", (it) => {
     it.effect("the organization of an uncommitted event cannot be deleted until that transaction ends", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

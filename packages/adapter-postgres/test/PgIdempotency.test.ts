@@ -20,47 +20,65 @@ import { PgStoreLayer } from "../src/PgStore.ts"
 import { describeWithServer, freshServerDatabase } from "./TestDatabase.ts"
 
 describeWithServer("idempotency keys across two pools", (serverUrl) => {
-  it.effect("an attempt that lost its claim after the lease rolls back; the one that took it over commits", () =>
-    Effect.gen(function*() {
-      const url = yield* freshServerDatabase(serverUrl)
-      const instance = () =>
-        ManagedRuntime.make(Layer.mergeAll(Idempotency.layer, Organizations.layer).pipe(
-          Layer.provideMerge(PgStoreLayer({ _tag: "Server", url, maxConnections: 2 })),
-          Layer.provideMerge(IdGenerator.uuidV7)
-        ))
-      const a = instance()
-      const b = instance()
-      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([a.dispose(), b.dispose()])))
-      const org = yield* Effect.promise(() => a.runPromise(Organizations.use((o) => o.createOrganization({ name: "Lease" }))))
-      const request = { organizationId: org.id, key: "slow", fingerprint: "f" }
-      const json = (body: unknown) => Effect.succeed({ status: 201, contentType: "application/json", body: JSON.stringify(body) })
+  it.effect(
+    "an attempt that lost its claim after the lease rolls back; the one that took it over commits",
+    () =>
+      Effect.gen(function*() {
+        const url = yield* freshServerDatabase(serverUrl)
+        const instance = () =>
+          ManagedRuntime.make(
+            Layer.mergeAll(Idempotency.layer, Organizations.layer).pipe(
+              Layer.provideMerge(PgStoreLayer({ _tag: "Server", url, maxConnections: 2 })),
+              Layer.provideMerge(IdGenerator.uuidV7)
+            )
+          )
+        const a = instance()
+        const b = instance()
+        yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([a.dispose(), b.dispose()])))
+        const org = yield* Effect.promise(() =>
+          a.runPromise(Organizations.use((o) => o.createOrganization({ name: "Lease" })))
+        )
+        const request = { organizationId: org.id, key: "slow", fingerprint: "f" }
+        const json = (body: unknown) =>
+          Effect.succeed({ status: 201, contentType: "application/json", body: JSON.stringify(body) })
 
-      // B, a lease later, takes the key over while A's operation is still inside its transaction.
-      const takeOver = Effect.promise(() =>
-        b.runPromise(IdempotencyRepository.use((s) => {
-          const now = Date.now() + IDEMPOTENCY_LEASE_MS + 1_000
-          return s.claim({
-            ...request,
-            token: "00000000-0000-4000-8000-0000000000bb",
-            now: Timestamp.fromMillis(now),
-            leaseUntil: Timestamp.fromMillis(now + IDEMPOTENCY_LEASE_MS),
-            expiresAt: Timestamp.fromMillis(now + IDEMPOTENCY_TTL_MS)
-          })
-        })))
-      const slow = Effect.gen(function*() {
-        yield* recordEvent(org.id, "review.created", { by: "a" })
-        assert.deepStrictEqual(yield* takeOver, { _tag: "Claimed" })
-        return "a"
-      })
-      const exit = yield* Effect.promise(() =>
-        a.runPromise(Effect.exit(Idempotency.use((i) => i.run(request, slow, { recordOf: () => json("a") })))))
-      assert.isTrue(Exit.isFailure(exit))
-      assert.include(JSON.stringify(exit), "Conflict")
-      const events = yield* Effect.promise(() => a.runPromise(EventOutbox.use((o) => o.listForOrganization(org.id))))
-      assert.deepStrictEqual(events, [])
-      // B's claim holds: it records, and A could not.
-      const recorded = yield* Effect.promise(() =>
-        b.runPromise(IdempotencyRepository.use((s) => s.complete(org.id, "slow", "00000000-0000-4000-8000-0000000000bb", { status: 201, contentType: null, body: "" }))))
-      assert.isTrue(recorded)
-    }), { timeout: 60_000 })
+        // B, a lease later, takes the key over while A's operation is still inside its transaction.
+        const takeOver = Effect.promise(() =>
+          b.runPromise(IdempotencyRepository.use((s) => {
+            const now = Date.now() + IDEMPOTENCY_LEASE_MS + 1_000
+            return s.claim({
+              ...request,
+              token: "00000000-0000-4000-8000-0000000000bb",
+              now: Timestamp.fromMillis(now),
+              leaseUntil: Timestamp.fromMillis(now + IDEMPOTENCY_LEASE_MS),
+              expiresAt: Timestamp.fromMillis(now + IDEMPOTENCY_TTL_MS)
+            })
+          }))
+        )
+        const slow = Effect.gen(function*() {
+          yield* recordEvent(org.id, "review.created", { by: "a" })
+          assert.deepStrictEqual(yield* takeOver, { _tag: "Claimed" })
+          return "a"
+        })
+        const exit = yield* Effect.promise(() =>
+          a.runPromise(Effect.exit(Idempotency.use((i) => i.run(request, slow, { recordOf: () => json("a") }))))
+        )
+        assert.isTrue(Exit.isFailure(exit))
+        assert.include(JSON.stringify(exit), "Conflict")
+        const events = yield* Effect.promise(() => a.runPromise(EventOutbox.use((o) => o.listForOrganization(org.id))))
+        assert.deepStrictEqual(events, [])
+        // B's claim holds: it records, and A could not.
+        const recorded = yield* Effect.promise(() =>
+          b.runPromise(IdempotencyRepository.use((s) =>
+            s.complete(org.id, "slow", "00000000-0000-4000-8000-0000000000bb", {
+              status: 201,
+              contentType: null,
+              body: ""
+            })
+          ))
+        )
+        assert.isTrue(recorded)
+      }),
+    { timeout: 60_000 }
+  )
 })

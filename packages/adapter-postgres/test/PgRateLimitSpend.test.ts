@@ -27,50 +27,65 @@ const T0 = 1_763_000_000_000
 
 const scenario = spendScenarioArbitrary(T0)
 
-layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })(`rate_limit_spend agrees with TokenBucket (${storeName})`, (it) => {
-  it.effect("on random states, specs, costs and times", () =>
-    Effect.gen(function*() {
-      // Each scenario is a new organization, so no refusal is known locally: every spend calls the function.
-      const store = yield* Effect.service(RateLimitRepository).pipe(Effect.provide(PgRateLimitRepository))
-      const sql = yield* SqlClient.SqlClient
-      const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
-      yield* Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(scenario, ({ buckets, cost, now, states }) =>
-            run(Effect.gen(function*() {
-              const org = randomUUID()
-              const seeded = buckets.map((b, i) => {
-                const s = states[i]
-                return s === undefined ? undefined : { tokens: s.units / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: now + s.offset }
-              })
-              for (const [i, s] of seeded.entries()) {
-                if (s === undefined) continue
-                yield* sql`INSERT INTO rate_limit_buckets (organization_id, bucket_key, tokens, updated_at_ms)
-                  VALUES (${org}::uuid, ${buckets[i]!.key}, ${s.tokens}::float8, ${s.updatedAtMs}::bigint)`.pipe(Effect.orDie)
-              }
-              const expected = TokenBucket.spend(buckets.map((b, i) => ({ state: seeded[i], spec: b.spec })), cost, now)
-              const decision = yield* store.spend(org, buckets, cost).pipe(atTime(now))
-              // `states` is the levels each read (PostgreSQL reads a missing bucket as created full): compared as levels below.
+layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })(
+  `rate_limit_spend agrees with TokenBucket (${storeName})`,
+  (it) => {
+    it.effect("on random states, specs, costs and times", () =>
+      Effect.gen(function*() {
+        // Each scenario is a new organization, so no refusal is known locally: every spend calls the function.
+        const store = yield* Effect.service(RateLimitRepository).pipe(Effect.provide(PgRateLimitRepository))
+        const sql = yield* SqlClient.SqlClient
+        const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(scenario, ({ buckets, cost, now, states }) =>
+              run(Effect.gen(function*() {
+                const org = randomUUID()
+                const seeded = buckets.map((b, i) => {
+                  const s = states[i]
+                  return s === undefined
+                    ? undefined
+                    : { tokens: s.units / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: now + s.offset }
+                })
+                for (const [i, s] of seeded.entries()) {
+                  if (s === undefined) continue
+                  yield* sql`INSERT INTO rate_limit_buckets (organization_id, bucket_key, tokens, updated_at_ms)
+                  VALUES (${org}::uuid, ${buckets[i]!.key}, ${s.tokens}::float8, ${s.updatedAtMs}::bigint)`.pipe(
+                    Effect.orDie
+                  )
+                }
+                const expected = TokenBucket.spend(
+                  buckets.map((b, i) => ({ state: seeded[i], spec: b.spec })),
+                  cost,
+                  now
+                )
+                const decision = yield* store.spend(org, buckets, cost).pipe(atTime(now))
+                // `states` is the levels each read (PostgreSQL reads a missing bucket as created full): compared as levels below.
                 assert.deepStrictEqual(withoutStates(decision), withoutStates(toSpendDecision(buckets, expected, cost)))
-              const rows = yield* sql<{ k: string; t: number; u: string | number | bigint }>`
+                const rows = yield* sql<{ k: string; t: number; u: string | number | bigint }>`
                 SELECT bucket_key AS k, tokens AS t, updated_at_ms AS u FROM rate_limit_buckets
                 WHERE organization_id = ${org}::uuid`.pipe(Effect.orDie)
-              const stored = new Map(rows.map((r) => [r.k, { tokens: Number(r.t), updatedAtMs: Number(r.u) }]))
-              buckets.forEach((b, i) => {
-                const want = expected._tag === "Admitted"
-                  ? expected.states[i]
-                  // Refused: seeded rows unchanged; missing rows were created full at `now` (a new bucket is full).
-                  : seeded[i] ?? { tokens: b.spec.ceiling, updatedAtMs: now }
-                assert.deepStrictEqual(stored.get(b.key), want, `bucket ${b.key}`)
-              })
-            }))
-          ),
-          {
-            numRuns: serverUrl === undefined ? 150 : 400,
-            // Found by seed 810305324: a new bucket of ceiling 1 charged nothing.
-            examples: [[{ buckets: [{ key: "org", spec: { ceiling: 1, refillPerSecond: 1 / 60 } }], states: [undefined], cost: 0, now: T0 }]]
-          }
+                const stored = new Map(rows.map((r) => [r.k, { tokens: Number(r.t), updatedAtMs: Number(r.u) }]))
+                buckets.forEach((b, i) => {
+                  const want = expected._tag === "Admitted"
+                    ? expected.states[i]
+                    // Refused: seeded rows unchanged; missing rows were created full at `now` (a new bucket is full).
+                    : seeded[i] ?? { tokens: b.spec.ceiling, updatedAtMs: now }
+                  assert.deepStrictEqual(stored.get(b.key), want, `bucket ${b.key}`)
+                })
+              }))),
+            {
+              numRuns: serverUrl === undefined ? 150 : 400,
+              // Found by seed 810305324: a new bucket of ceiling 1 charged nothing.
+              examples: [[{
+                buckets: [{ key: "org", spec: { ceiling: 1, refillPerSecond: 1 / 60 } }],
+                states: [undefined],
+                cost: 0,
+                now: T0
+              }]]
+            }
+          )
         )
-      )
-    }))
-})
+      }))
+  }
+)

@@ -42,19 +42,23 @@ const freshDatabase = (server: string) =>
   Effect.acquireRelease(
     Effect.gen(function*() {
       const name = `rate_limit_test_${randomBytes(6).toString("hex")}`
-      yield* Effect.scoped(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql.unsafe(`CREATE DATABASE ${name}`)
-      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(server), maxConnections: 1 }))))
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql.unsafe(`CREATE DATABASE ${name}`)
+        }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(server), maxConnections: 1 })))
+      )
       const u = new URL(server)
       u.pathname = `/${name}`
       return { name, url: u.toString() }
     }).pipe(Effect.orDie),
     ({ name }) =>
-      Effect.scoped(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(server), maxConnections: 1 })))).pipe(Effect.ignore)
+      Effect.scoped(
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(server), maxConnections: 1 })))
+      ).pipe(Effect.ignore)
   )
 
 /**
@@ -73,7 +77,10 @@ if (serverUrl === undefined) {
   const TestLayer = Layer.unwrap(Effect.map(freshDatabase(server), ({ url }) => {
     const client = clientLayer(url, 4)
     const migrated = Layer.effectDiscard(Effect.andThen(rateLimitMigration, rateLimitMigration)) // idempotent
-    return Layer.mergeAll(PgRateLimitRepository, migrated).pipe(Layer.provideMerge(client), Layer.provideMerge(Layer.succeed(DatabaseUrl, url)))
+    return Layer.mergeAll(PgRateLimitRepository, migrated).pipe(
+      Layer.provideMerge(client),
+      Layer.provideMerge(Layer.succeed(DatabaseUrl, url))
+    )
   }))
 
   layer(TestLayer, { timeout: 60_000, excludeTestServices: true })("PgRateLimitRepository", (it) => {
@@ -128,7 +135,9 @@ if (serverUrl === undefined) {
         yield* sql.unsafe(`ALTER DATABASE ${name} SET default_transaction_isolation = 'repeatable read'`)
         try {
           // A new pool: its connections start with the altered default.
-          const context = yield* Layer.build(Layer.fresh(PgRateLimitRepository).pipe(Layer.provide(clientLayer(url, 4))))
+          const context = yield* Layer.build(
+            Layer.fresh(PgRateLimitRepository).pipe(Layer.provide(clientLayer(url, 4)))
+          )
           const store = Context.get(context, RateLimitRepository)
           const org = randomUUID()
           const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 100 })

@@ -8,7 +8,8 @@ import { PgStoreLayer } from "../src/PgStore.ts"
 import { PgStoreTestKit } from "../src/testing/PgStoreTestKit.ts"
 import { freshEmbeddedTarget, freshLayer, serverUrl, storeName } from "./TestDatabase.ts"
 
-const storeOn = (target: Parameters<typeof PgStoreLayer>[0]) => PgStoreTestKit.pipe(Layer.provideMerge(PgStoreLayer(target)))
+const storeOn = (target: Parameters<typeof PgStoreLayer>[0]) =>
+  PgStoreTestKit.pipe(Layer.provideMerge(PgStoreLayer(target)))
 
 runStoreConformance(storeName, freshLayer(storeOn).pipe((l) => l as never))
 

@@ -19,7 +19,7 @@ describeWithServer("readiness on a PostgreSQL server of its own", () => {
   const dirs: Array<string> = []
   /** A throwaway server on a free port (a port taken meanwhile, or a start that fails under load, is retried). */
   const startServer = (): string => {
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1;; attempt++) {
       const dir = mkdtempSync(Path.join(tmpdir(), "fb-ready-pg-"))
       dirs.push(dir)
       const port = 30_000 + Math.floor(Math.random() * 10_000)
@@ -30,7 +30,9 @@ describeWithServer("readiness on a PostgreSQL server of its own", () => {
       }
     }
   }
-  const stopAll = () => { for (const dir of dirs) execFileSync("bash", [script, "stop", dir]) }
+  const stopAll = () => {
+    for (const dir of dirs) execFileSync("bash", [script, "stop", dir])
+  }
   let runtime: ManagedRuntime.ManagedRuntime<StoreHealth, unknown> | undefined
   afterAll(async () => {
     await runtime?.dispose().catch(() => undefined)
@@ -38,18 +40,23 @@ describeWithServer("readiness on a PostgreSQL server of its own", () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
   })
 
-  it("answers while the server runs, and is StoreUnavailable within seconds once it stops", { timeout: 120_000 }, async () => {
-    const url = startServer()
-    runtime = ManagedRuntime.make(PgStoreLayer({ _tag: "Server", url, maxConnections: 2 }))
-    const check = () => runtime!.runPromiseExit(StoreHealth.use((h) => h.check))
-    expect(Exit.isSuccess(await check())).toBe(true)
-    stopAll()
-    // It fails rather than waits: a generous bound turns a hang into a failure.
-    const down = await Promise.race([
-      check(),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the health check hung on a stopped server")), 60_000).unref())
-    ])
-    expect(Exit.isFailure(down) && JSON.stringify(down.cause).includes("StoreUnavailable")).toBe(true)
-  })
+  it(
+    "answers while the server runs, and is StoreUnavailable within seconds once it stops",
+    { timeout: 120_000 },
+    async () => {
+      const url = startServer()
+      runtime = ManagedRuntime.make(PgStoreLayer({ _tag: "Server", url, maxConnections: 2 }))
+      const check = () => runtime!.runPromiseExit(StoreHealth.use((h) => h.check))
+      expect(Exit.isSuccess(await check())).toBe(true)
+      stopAll()
+      // It fails rather than waits: a generous bound turns a hang into a failure.
+      const down = await Promise.race([
+        check(),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error("the health check hung on a stopped server")), 60_000).unref()
+        )
+      ])
+      expect(Exit.isFailure(down) && JSON.stringify(down.cause).includes("StoreUnavailable")).toBe(true)
+    }
+  )
 })
-

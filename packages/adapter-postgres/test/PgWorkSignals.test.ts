@@ -29,7 +29,8 @@ const LONG_POLL = 60_000
 describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
   // Two pools on one fresh database: the listener's (the worker's process) and the writer's (another process).
   let databaseUrl = ""
-  const pool = (name: string) => PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 4, applicationName: name })
+  const pool = (name: string) =>
+    PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 4, applicationName: name })
   const writer = Layer.unwrap(Effect.map(freshServerDatabase(serverUrl), (url) => {
     databaseUrl = url
     return Organizations.layer.pipe(
@@ -42,90 +43,111 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
 
   layer(writer, { timeout: 60_000, excludeTestServices: true })("a worker in another process", (it) => {
     // The worker's process: its own pool, listening, as `PgStoreLayer` builds it for a server.
-    const withListener = <A, E, R>(channel: WorkChannel, body: (signals: WorkSignalsService) => Effect.Effect<A, E, R>) =>
+    const withListener = <A, E, R>(
+      channel: WorkChannel,
+      body: (signals: WorkSignalsService) => Effect.Effect<A, E, R>
+    ) =>
       Effect.gen(function*() {
         const signals = yield* WorkSignals
         // Settle: the first idle returns at once (work may have committed before the listener started).
         yield* signals.idle(channel, LONG_POLL).pipe(Effect.timeout("2 seconds"))
         return yield* body(signals)
-      }).pipe(Effect.provide(PgWorkSignals({ fallbackMs: LONG_POLL }).pipe(Layer.provide(pool("listener")), Layer.orDie)))
+      }).pipe(
+        Effect.provide(PgWorkSignals({ fallbackMs: LONG_POLL }).pipe(Layer.provide(pool("listener")), Layer.orDie))
+      )
 
     it.effect("is woken by committed events, not by uncommitted or rolled-back ones", () =>
-      withListener("events", (signals) => Effect.gen(function*() {
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Signals" }))
-        const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
-        // A rolled-back event wakes nobody.
-        yield* transactional(Effect.andThen(recordEvent(org.id, "review.created", { id: "x" }), Effect.fail("undo"))).pipe(Effect.ignore)
-        yield* Effect.sleep("300 millis")
-        assert.isTrue(waiting.pollUnsafe() === undefined, "woken by a rollback")
-        // An event committed by the other pool wakes it, well before the 60 s poll would (a generous bound: a loaded
-        // machine may be slow, never that slow).
-        yield* transactional(recordEvent(org.id, "review.created", { id: "y" }))
-        yield* Fiber.join(waiting).pipe(Effect.timeout("30 seconds"))
-        // Other channels stay asleep (once settled: the listener's start wakes every channel once).
-        yield* signals.idle("email", LONG_POLL).pipe(Effect.timeout("2 seconds"))
-        const email = yield* Effect.forkChild(signals.idle("email", LONG_POLL))
-        yield* Effect.sleep("300 millis")
-        assert.isTrue(email.pollUnsafe() === undefined, "the email channel woke for an event")
-        yield* Fiber.interrupt(email)
-      })))
+      withListener("events", (signals) =>
+        Effect.gen(function*() {
+          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Signals" }))
+          const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
+          // A rolled-back event wakes nobody.
+          yield* transactional(Effect.andThen(recordEvent(org.id, "review.created", { id: "x" }), Effect.fail("undo")))
+            .pipe(Effect.ignore)
+          yield* Effect.sleep("300 millis")
+          assert.isTrue(waiting.pollUnsafe() === undefined, "woken by a rollback")
+          // An event committed by the other pool wakes it, well before the 60 s poll would (a generous bound: a loaded
+          // machine may be slow, never that slow).
+          yield* transactional(recordEvent(org.id, "review.created", { id: "y" }))
+          yield* Fiber.join(waiting).pipe(Effect.timeout("30 seconds"))
+          // Other channels stay asleep (once settled: the listener's start wakes every channel once).
+          yield* signals.idle("email", LONG_POLL).pipe(Effect.timeout("2 seconds"))
+          const email = yield* Effect.forkChild(signals.idle("email", LONG_POLL))
+          yield* Effect.sleep("300 millis")
+          assert.isTrue(email.pollUnsafe() === undefined, "the email channel woke for an event")
+          yield* Fiber.interrupt(email)
+        })))
 
     it.effect("deliveries: new pending ones and recorded outcomes wake dispatchers, claims do not", () =>
-      withListener("deliveries", (signals) => Effect.gen(function*() {
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Delivery signals" }))
-        const repo = yield* WebhookRepository
-        const at = Timestamp.fromMillis(Date.now() - 1_000)
-        const hook = "00000000-0000-4000-8000-00000000a001" as WebhookId
-        yield* repo.insert({
-          id: hook, organizationId: org.id, url: "https://hooks.example.com/x", events: ["review.created"], hmacSecret: null,
-          previousHmacSecret: null, previousSecretExpiresAt: null, createdAt: at, updatedAt: at
-        })
-        const wokenBy = <A, R>(write: Effect.Effect<A, never, R>) =>
-          Effect.gen(function*() {
-            const waiting = yield* Effect.forkChild(signals.idle("deliveries", LONG_POLL))
-            yield* Effect.sleep("100 millis")
-            const result = yield* write
-            yield* Effect.sleep("500 millis")
-            const woken = waiting.pollUnsafe() !== undefined
-            yield* Fiber.interrupt(waiting)
-            return { woken, result }
+      withListener("deliveries", (signals) =>
+        Effect.gen(function*() {
+          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Delivery signals" }))
+          const repo = yield* WebhookRepository
+          const at = Timestamp.fromMillis(Date.now() - 1_000)
+          const hook = "00000000-0000-4000-8000-00000000a001" as WebhookId
+          yield* repo.insert({
+            id: hook,
+            organizationId: org.id,
+            url: "https://hooks.example.com/x",
+            events: ["review.created"],
+            hmacSecret: null,
+            previousHmacSecret: null,
+            previousSecretExpiresAt: null,
+            createdAt: at,
+            updatedAt: at
           })
-        yield* transactional(recordEvent(org.id, "review.created", { id: "r1" }))
-        assert.isTrue((yield* wokenBy(fanOutOnce(100))).woken, "a new pending delivery wakes")
-        yield* signals.idle("deliveries", LONG_POLL).pipe(Effect.timeout("2 seconds")).pipe(Effect.ignore)
-        const D = "00000000-0000-4000-8000-00000000a0d1"
-        const claim = yield* wokenBy(repo.claimDeliveries({ dispatcherId: D, at, limit: 10, perWebhookLimit: 10 }))
-        assert.strictEqual(claim.result.length, 1)
-        assert.isFalse(claim.woken, "a claim (in flight) wakes nobody")
-        const c = claim.result[0]!.delivery
-        const record = yield* wokenBy(repo.completeDeliveries(D, [
-          { organizationId: org.id, id: c.id, outcome: { status: "delivered", responseStatus: 200, error: null, durationMs: 1 } }
-        ]))
-        assert.isTrue(record.woken, "a recorded outcome wakes (the webhook has a free slot again)")
-      })))
+          const wokenBy = <A, R>(write: Effect.Effect<A, never, R>) =>
+            Effect.gen(function*() {
+              const waiting = yield* Effect.forkChild(signals.idle("deliveries", LONG_POLL))
+              yield* Effect.sleep("100 millis")
+              const result = yield* write
+              yield* Effect.sleep("500 millis")
+              const woken = waiting.pollUnsafe() !== undefined
+              yield* Fiber.interrupt(waiting)
+              return { woken, result }
+            })
+          yield* transactional(recordEvent(org.id, "review.created", { id: "r1" }))
+          assert.isTrue((yield* wokenBy(fanOutOnce(100))).woken, "a new pending delivery wakes")
+          yield* signals.idle("deliveries", LONG_POLL).pipe(Effect.timeout("2 seconds")).pipe(Effect.ignore)
+          const D = "00000000-0000-4000-8000-00000000a0d1"
+          const claim = yield* wokenBy(repo.claimDeliveries({ dispatcherId: D, at, limit: 10, perWebhookLimit: 10 }))
+          assert.strictEqual(claim.result.length, 1)
+          assert.isFalse(claim.woken, "a claim (in flight) wakes nobody")
+          const c = claim.result[0]!.delivery
+          const record = yield* wokenBy(repo.completeDeliveries(D, [
+            {
+              organizationId: org.id,
+              id: c.id,
+              outcome: { status: "delivered", responseStatus: 200, error: null, durationMs: 1 }
+            }
+          ]))
+          assert.isTrue(record.woken, "a recorded outcome wakes (the webhook has a free slot again)")
+        })))
 
     it.effect("a signal that arrives while the worker is busy is kept for its next idle", () =>
-      withListener("events", (signals) => Effect.gen(function*() {
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Busy" }))
-        yield* transactional(recordEvent(org.id, "review.created", { id: "z" }))
-        yield* Effect.sleep("300 millis") // delivered while nobody waits
-        yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds"))
-      })))
+      withListener("events", (signals) =>
+        Effect.gen(function*() {
+          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Busy" }))
+          yield* transactional(recordEvent(org.id, "review.created", { id: "z" }))
+          yield* Effect.sleep("300 millis") // delivered while nobody waits
+          yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds"))
+        })))
 
     it.effect("a killed listening connection falls back to polling, then listens again", () =>
-      withListener("events", (signals) => Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+      withListener("events", (signals) =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE application_name LIKE 'listener%' AND query ILIKE 'LISTEN%'`
-        // The waiters look once, and while it reconnects, idle is the caller's poll.
-        yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
-        yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
-        yield* Effect.sleep("2500 millis") // the listener retries every second
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Again" }))
-        yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds")) // the reconnect opens every latch
-        const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
-        yield* transactional(recordEvent(org.id, "review.created", { id: "w" }))
-        yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
-      })))
+          // The waiters look once, and while it reconnects, idle is the caller's poll.
+          yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
+          yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
+          yield* Effect.sleep("2500 millis") // the listener retries every second
+          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Again" }))
+          yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds")) // the reconnect opens every latch
+          const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
+          yield* transactional(recordEvent(org.id, "review.created", { id: "w" }))
+          yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
+        })))
   })
 })

@@ -30,8 +30,11 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`product
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* runMigrations(migrations.filter((m) => m.id < 111))
-      yield* sql.unsafe(`INSERT INTO organizations (organization_id, name, api_requests_per_minute, created_at)
-        VALUES ($1, 'Summed', 60, now())`, [ORG])
+      yield* sql.unsafe(
+        `INSERT INTO organizations (organization_id, name, api_requests_per_minute, created_at)
+        VALUES ($1, 'Summed', 60, now())`,
+        [ORG]
+      )
       yield* generateReviewDataset({ organizationId: ORG, reviews: 2_000, products: 20, analyze: false })
       assert.deepStrictEqual((yield* runMigrations(migrations))[0], "111_product_rating_sums")
       const backfilled = yield* stats

@@ -20,7 +20,11 @@ const arbText = fc.oneof(
   fc.constantFrom("", "NULL", "null", "\"", "\\", "{}", " x ")
 )
 const arbUuid = fc.uuid()
-const arbTimestamp = fc.date({ min: new Date("0002-01-01T00:00:00Z"), max: new Date("9998-12-31T23:59:59Z"), noInvalidDate: true })
+const arbTimestamp = fc.date({
+  min: new Date("0002-01-01T00:00:00Z"),
+  max: new Date("9998-12-31T23:59:59Z"),
+  noInvalidDate: true
+})
   .map((d) => d.toISOString())
 const arbJson = fc.oneof(arbText, fc.integer(), fc.boolean(), fc.constant(null), fc.array(arbText, { maxLength: 3 }))
 const optional = <A>(arb: fc.Arbitrary<A>) => fc.option(arb, { nil: undefined })
@@ -55,28 +59,33 @@ const arbRow = fc.record({
   updated_at: arbTimestamp
 })
 
-layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`review rows as columns (${storeName})`, (it) => {
-  it.effect("read back as the same records as the same rows in JSON", () =>
-    Effect.gen(function*() {
-      const sql = withoutTransforms(yield* SqlClient.SqlClient)
-      const columns = REVIEW_RECORDSET.split(",").map((c) => c.trim().split(/\s+/)[0]!)
-      // Each record as text (row_to_json of the typed columns), in input order.
-      const asText = `SELECT row_to_json(x)::text AS r FROM `
-      for (const rows of fc.sample(fc.array(arbRow, { minLength: 1, maxLength: 40 }), 25)) {
-        const input = reviewColumnsInput(rows)
-        // $2 and $12… as REVIEW_UNNEST numbers them; $1 and $3…$11 unused here but typed.
-        const params: Array<unknown> = [null, input[0], ...Array.from({ length: 9 }, () => null), ...input.slice(1)]
-        const fromColumns = yield* sql.unsafe<{ r: string }>(
-          `${asText}${REVIEW_UNNEST} WHERE ${[1, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((n) => `$${n}::text IS NULL`).join(" AND ")}`,
-          params
-        )
-        const fromJson = yield* sql.unsafe<{ r: string }>(
-          `${asText}json_to_recordset($1::json) AS x(${REVIEW_RECORDSET})`,
-          [JSON.stringify(rows)]
-        )
-        assert.strictEqual(fromColumns.length, rows.length)
-        assert.deepStrictEqual(fromColumns.map((r) => r.r), fromJson.map((r) => r.r))
-        assert.deepStrictEqual(Object.keys(JSON.parse(fromColumns[0]!.r)), columns)
-      }
-    }).pipe(Effect.orDie))
-})
+layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(
+  `review rows as columns (${storeName})`,
+  (it) => {
+    it.effect("read back as the same records as the same rows in JSON", () =>
+      Effect.gen(function*() {
+        const sql = withoutTransforms(yield* SqlClient.SqlClient)
+        const columns = REVIEW_RECORDSET.split(",").map((c) => c.trim().split(/\s+/)[0]!)
+        // Each record as text (row_to_json of the typed columns), in input order.
+        const asText = `SELECT row_to_json(x)::text AS r FROM `
+        for (const rows of fc.sample(fc.array(arbRow, { minLength: 1, maxLength: 40 }), 25)) {
+          const input = reviewColumnsInput(rows)
+          // $2 and $12… as REVIEW_UNNEST numbers them; $1 and $3…$11 unused here but typed.
+          const params: Array<unknown> = [null, input[0], ...Array.from({ length: 9 }, () => null), ...input.slice(1)]
+          const fromColumns = yield* sql.unsafe<{ r: string }>(
+            `${asText}${REVIEW_UNNEST} WHERE ${
+              [1, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((n) => `$${n}::text IS NULL`).join(" AND ")
+            }`,
+            params
+          )
+          const fromJson = yield* sql.unsafe<{ r: string }>(
+            `${asText}json_to_recordset($1::json) AS x(${REVIEW_RECORDSET})`,
+            [JSON.stringify(rows)]
+          )
+          assert.strictEqual(fromColumns.length, rows.length)
+          assert.deepStrictEqual(fromColumns.map((r) => r.r), fromJson.map((r) => r.r))
+          assert.deepStrictEqual(Object.keys(JSON.parse(fromColumns[0]!.r)), columns)
+        }
+      }).pipe(Effect.orDie))
+  }
+)

@@ -30,7 +30,14 @@ import {
 } from "../src/reviews/PgReviewStore.ts"
 import { PgStoreLayer } from "../src/PgStore.ts"
 import { toCustomer, toProduct } from "../src/catalog/CatalogRows.ts"
-import { type AnswerDbRow, type FileDbRow, type ReplyDbRow, toReply, toReviewFile, toSurveyAnswer } from "../src/reviews/PgReviewRows.ts"
+import {
+  type AnswerDbRow,
+  type FileDbRow,
+  type ReplyDbRow,
+  toReply,
+  toReviewFile,
+  toSurveyAnswer
+} from "../src/reviews/PgReviewRows.ts"
 import { datasetId, generateReviewDataset } from "../src/testing/ReviewDataset.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
 
@@ -59,7 +66,11 @@ const PRODUCTS = 200
 
 layer(
   Organizations.layer.pipe(
-    Layer.provideMerge(freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<SqlClient.SqlClient | IdGenerator | StoreServices>)
+    Layer.provideMerge(
+      freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<
+        SqlClient.SqlClient | IdGenerator | StoreServices
+      >
+    )
   ),
   { timeout: 300_000 }
 )(`review list query plans (${storeName})`, (it) => {
@@ -75,7 +86,16 @@ layer(
       const customer = datasetId(org.id, "c", 11)
       // The generator's ids are valid UUIDs the API accepts, and JavaScript computes the same ones.
       const ofProduct = yield* ReviewRepository.use((r) =>
-        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250", filter: JSON.stringify({ "product.id": product }), include: "product" }, reviewListEndpoint, testIssuer())))
+        r.list(
+          org.id,
+          Result.getOrThrow(
+            parseListRequest(
+              { limit: "250", filter: JSON.stringify({ "product.id": product }), include: "product" },
+              reviewListEndpoint,
+              testIssuer()
+            )
+          )
+        )
       )
       assert.strictEqual(ofProduct.data.length, REVIEWS / PRODUCTS)
       assert.isTrue(ofProduct.data.every((r) => r.product?.slug === "product-7" && Schema.is(ReviewId)(r.id)))
@@ -91,7 +111,12 @@ layer(
         { name: "rating", params: { sort: "rating" }, indexes: ["reviews_by_rating"], sorted: true },
         { name: "-rating", params: { sort: "-rating" }, indexes: ["reviews_by_rating"], sorted: true },
         { name: "moderatedAt", params: { sort: "moderatedAt" }, indexes: ["reviews_by_moderated_asc"], sorted: true },
-        { name: "-moderatedAt", params: { sort: "-moderatedAt" }, indexes: ["reviews_by_moderated_desc"], sorted: true },
+        {
+          name: "-moderatedAt",
+          params: { sort: "-moderatedAt" },
+          indexes: ["reviews_by_moderated_desc"],
+          sorted: true
+        },
         {
           name: "product.id",
           params: { filter: JSON.stringify({ "product.id": product }) },
@@ -118,7 +143,13 @@ layer(
         },
         {
           name: "product.id + published + createdAt $gte (the benchmark's filter)",
-          params: { filter: JSON.stringify({ "product.id": product, published: true, createdAt: { $gte: "2025-01-01T01:00:00Z" } }) },
+          params: {
+            filter: JSON.stringify({
+              "product.id": product,
+              published: true,
+              createdAt: { $gte: "2025-01-01T01:00:00Z" }
+            })
+          },
           indexes: ["reviews_by_product"],
           sorted: false
         }
@@ -127,7 +158,9 @@ layer(
       for (const c of cases) {
         const nodes = yield* explain(org.id, { limit: "50", ...c.params })
         const scans = nodes.filter((n) => n["Relation Name"] === "reviews")
-        const summary = `${c.name}: ${nodes.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")}`
+        const summary = `${c.name}: ${
+          nodes.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")
+        }`
         report.push(summary)
         assert.isFalse(scans.some((n) => n["Node Type"] === "Seq Scan"), summary)
         assert.isTrue(scans.some((n) => c.indexes.includes(n["Index Name"] ?? "")), summary)
@@ -142,10 +175,19 @@ layer(
         const rows = yield* sql.unsafe<{ id: string; createdAt: Date }>(statement.text, statement.params)
         assert.strictEqual(rows.length, 51)
         const last = rows[49]!
-        params = { limit: "50", cursor: encodeCursor({ value: last.createdAt.toISOString(), id: last.id }, cursorBindingOf(request), testIssuer()) }
+        params = {
+          limit: "50",
+          cursor: encodeCursor(
+            { value: last.createdAt.toISOString(), id: last.id },
+            cursorBindingOf(request),
+            testIssuer()
+          )
+        }
       }
       const later = yield* explain(org.id, params)
-      const laterSummary = later.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")
+      const laterSummary = later.map((n) =>
+        n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)
+      ).join(" > ")
       report.push(`page 4 (-createdAt): ${laterSummary}`)
       assert.isTrue(later.some((n) => n["Index Name"] === "reviews_by_created"), laterSummary)
       assert.isFalse(later.some((n) => n["Node Type"] === "Seq Scan" || n["Node Type"] === "Sort"), laterSummary)
@@ -155,16 +197,38 @@ layer(
       // A page with every include (docs/DECISIONS.md §33): the page from its index, each related record and count
       // by a key probe per row, never a scan or a hash of a whole table.
       for (const params of [{}, { filter: JSON.stringify({ "product.id": product, published: true }) }]) {
-        const request = Result.getOrThrow(parseListRequest({ limit: "50", ...params }, reviewListEndpoint, testIssuer()))
+        const request = Result.getOrThrow(
+          parseListRequest({ limit: "50", ...params }, reviewListEndpoint, testIssuer())
+        )
         const statement = reviewPageStatementWithIncludes(org.id, request, reviewIncludeNames)
-        const rows = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)
+        const rows = yield* sql.unsafe<Record<string, unknown>>(
+          `EXPLAIN (FORMAT JSON) ${statement.text}`,
+          statement.params
+        )
         const raw = Object.values(rows[0]!)[0]
-        const nodes = nodesOf(((typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ Plan: PlanNode }>)[0]!.Plan)
-        const summary = `every include ${JSON.stringify(params)}: ${nodes.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")}`
+        const nodes = nodesOf(
+          ((typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ Plan: PlanNode }>)[0]!.Plan
+        )
+        const summary = `every include ${JSON.stringify(params)}: ${
+          nodes.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")
+        }`
         report.push(summary)
         assert.isFalse(nodes.some((n) => n["Node Type"] === "Seq Scan" || n["Node Type"].startsWith("Hash")), summary)
-        for (const table of ["customers", "products", "review_replies", "review_files", "review_answers", "review_value_counts", "import_jobs"]) {
-          assert.isTrue(nodes.some((n) => n["Relation Name"] === table && n["Node Type"].startsWith("Index")), `${table}: ${summary}`)
+        for (
+          const table of [
+            "customers",
+            "products",
+            "review_replies",
+            "review_files",
+            "review_answers",
+            "review_value_counts",
+            "import_jobs"
+          ]
+        ) {
+          assert.isTrue(
+            nodes.some((n) => n["Relation Name"] === table && n["Node Type"].startsWith("Index")),
+            `${table}: ${summary}`
+          )
         }
       }
       console.log(`Review list plans on ${storeName} (${REVIEWS} reviews):\n  ${report.join("\n  ")}`)
@@ -180,9 +244,14 @@ layer(
       yield* sql`VACUUM ANALYZE reviews, customers, products`
       const plan = (statement: { readonly text: string; readonly params: ReadonlyArray<unknown> }) =>
         Effect.gen(function*() {
-          const rows = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)
+          const rows = yield* sql.unsafe<Record<string, unknown>>(
+            `EXPLAIN (FORMAT JSON) ${statement.text}`,
+            statement.params
+          )
           const raw = Object.values(rows[0]!)[0]
-          return nodesOf(((typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ Plan: PlanNode }>)[0]!.Plan)
+          return nodesOf(
+            ((typeof raw === "string" ? JSON.parse(raw) : raw) as ReadonlyArray<{ Plan: PlanNode }>)[0]!.Plan
+          )
         })
       const describe = (nodes: ReadonlyArray<PlanNode>) =>
         nodes.map((n) => n["Node Type"] + (n["Index Name"] === undefined ? "" : ` ${n["Index Name"]}`)).join(" > ")
@@ -198,7 +267,8 @@ layer(
 
       // Each term through each step of the store's search (window, candidates, scan: forced by the limits given)
       // against the scan statement alone. Pages are the rows of the statements, ids in order.
-      const parse = (params: Record<string, string>) => Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer()))
+      const parse = (params: Record<string, string>) =>
+        Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer()))
       const idsOf = (rows: ReadonlyArray<{ readonly id: unknown }>) => rows.map((r) => String(r.id))
       const scanIds = (params: Record<string, string>) =>
         Effect.gen(function*() {
@@ -211,13 +281,28 @@ layer(
         { name: "no window, few candidates allowed", limits: { window: 1, candidatesMax: 5 } }
       ]
       const counts: Array<string> = []
-      for (const term of ["zebra quartz", "REVIEW 123", "review 4321", "Product 7", "great", "GREAT", "broken", "@example"]) {
-        const found = yield* sql.unsafe<{ id: string }>(searchCandidatesStatement(org.id, term).text, searchCandidatesStatement(org.id, term).params)
-        counts.push(`${term}: ${found.length > SEARCH_CANDIDATES_MAX ? `> ${SEARCH_CANDIDATES_MAX}` : found.length} candidates`)
-        for (const params of [{ search: term, limit: "50" }, { search: term, limit: "20", sort: "rating" }, { search: term, limit: "5", filter: JSON.stringify({ published: true }) }]) {
+      for (
+        const term of ["zebra quartz", "REVIEW 123", "review 4321", "Product 7", "great", "GREAT", "broken", "@example"]
+      ) {
+        const found = yield* sql.unsafe<{ id: string }>(
+          searchCandidatesStatement(org.id, term).text,
+          searchCandidatesStatement(org.id, term).params
+        )
+        counts.push(
+          `${term}: ${found.length > SEARCH_CANDIDATES_MAX ? `> ${SEARCH_CANDIDATES_MAX}` : found.length} candidates`
+        )
+        for (
+          const params of [{ search: term, limit: "50" }, { search: term, limit: "20", sort: "rating" }, {
+            search: term,
+            limit: "5",
+            filter: JSON.stringify({ published: true })
+          }]
+        ) {
           const expected = yield* scanIds(params)
           for (const step of steps) {
-            const rows = yield* reviewPageRows(sql, org.id, parse(params), step.limits).pipe(Effect.map((read) => read.rows))
+            const rows = yield* reviewPageRows(sql, org.id, parse(params), step.limits).pipe(
+              Effect.map((read) => read.rows)
+            )
             assert.deepStrictEqual(idsOf(rows), expected, `${step.name}: ${JSON.stringify(params)}`)
           }
           // And through the repository, as the API reads it.
@@ -256,24 +341,43 @@ layer(
         SELECT organization_id, id, n, gen_random_uuid(), 'Q' || n, 'scale', n, 5, 'low', NULL, NULL, '["a_b","c"]'
         FROM reviews, generate_series(0, 1) AS n WHERE organization_id = ${org.id} AND rating >= 3`
       const page = yield* ReviewRepository.use((r) =>
-        r.list(org.id, Result.getOrThrow(parseListRequest({ limit: "250", include: "customer,product,response,files,answers" }, reviewListEndpoint, testIssuer())))
+        r.list(
+          org.id,
+          Result.getOrThrow(
+            parseListRequest(
+              { limit: "250", include: "customer,product,response,files,answers" },
+              reviewListEndpoint,
+              testIssuer()
+            )
+          )
+        )
       )
       assert.strictEqual(page.data.length, 30)
       assert.isTrue(page.data.some((r) => r.response !== null) && page.data.some((r) => r.files!.length === 2))
       for (const listed of page.data) {
         const { answers, customer, files, product, response, ...record } = listed
-        const [reply] = yield* sql<ReplyDbRow>`SELECT * FROM review_replies WHERE organization_id = ${org.id} AND review_id = ${listed.id}`
+        const [reply] = yield* sql<
+          ReplyDbRow
+        >`SELECT * FROM review_replies WHERE organization_id = ${org.id} AND review_id = ${listed.id}`
         assert.deepStrictEqual(response, reply === undefined ? null : toReply(reply))
-        const fileRows = yield* sql<FileDbRow>`SELECT * FROM review_files WHERE organization_id = ${org.id} AND review_id = ${listed.id} ORDER BY position`
+        const fileRows = yield* sql<
+          FileDbRow
+        >`SELECT * FROM review_files WHERE organization_id = ${org.id} AND review_id = ${listed.id} ORDER BY position`
         assert.deepStrictEqual(files, fileRows.map((f) => toReviewFile(f)))
-        const answerRows = yield* sql<AnswerDbRow>`SELECT * FROM review_answers WHERE organization_id = ${org.id} AND review_id = ${listed.id} ORDER BY position`
+        const answerRows = yield* sql<
+          AnswerDbRow
+        >`SELECT * FROM review_answers WHERE organization_id = ${org.id} AND review_id = ${listed.id} ORDER BY position`
         assert.deepStrictEqual(answers, answerRows.map((a) => toSurveyAnswer(a)))
         const found = yield* ReviewRepository.use((r) => r.get(org.id, listed.id, []))
         assert.deepStrictEqual(record, found._tag === "Some" ? found.value : undefined)
         // The included records read as the catalog reads them (`SELECT *` through the client's renames).
-        const [c] = yield* sql<Record<string, unknown>>`SELECT * FROM customers WHERE organization_id = ${org.id} AND id = ${listed.customerId}`
+        const [c] = yield* sql<
+          Record<string, unknown>
+        >`SELECT * FROM customers WHERE organization_id = ${org.id} AND id = ${listed.customerId}`
         assert.deepStrictEqual(customer, c === undefined ? null : toCustomer(c))
-        const [p] = yield* sql<Record<string, unknown>>`SELECT * FROM products WHERE organization_id = ${org.id} AND id = ${listed.productId}`
+        const [p] = yield* sql<
+          Record<string, unknown>
+        >`SELECT * FROM products WHERE organization_id = ${org.id} AND id = ${listed.productId}`
         assert.deepStrictEqual(product, toProduct(p!))
       }
       assert.isTrue(page.data.some((r) => r.customer !== null))

@@ -46,8 +46,11 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`review 
       const sql = yield* SqlClient.SqlClient
       yield* runMigrations(migrations.filter((m) => m.id < 102))
       for (const org of [ORG_A, ORG_B]) {
-        yield* sql.unsafe(`INSERT INTO organizations (organization_id, name, api_requests_per_minute, created_at)
-          VALUES ($1, 'Counted', 60, now())`, [org])
+        yield* sql.unsafe(
+          `INSERT INTO organizations (organization_id, name, api_requests_per_minute, created_at)
+          VALUES ($1, 'Counted', 60, now())`,
+          [org]
+        )
       }
       yield* generateReviewDataset({ organizationId: ORG_A, reviews: 3_000, products: 30, analyze: false })
       yield* generateReviewDataset({ organizationId: ORG_B, reviews: 1_000, products: 10, analyze: false })
@@ -56,8 +59,12 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`review 
       yield* assertExact
 
       // A value shared with another organization, a value moved to a new one, values cleared.
-      yield* sql.unsafe(`UPDATE reviews SET browser_fingerprint = 'fp-1' WHERE organization_id = $1 AND rating = 5`, [ORG_A])
-      yield* sql.unsafe(`UPDATE reviews SET ip_address = 'moved, "quoted"' WHERE organization_id = $1 AND rating = 4`, [ORG_A])
+      yield* sql.unsafe(`UPDATE reviews SET browser_fingerprint = 'fp-1' WHERE organization_id = $1 AND rating = 5`, [
+        ORG_A
+      ])
+      yield* sql.unsafe(`UPDATE reviews SET ip_address = 'moved, "quoted"' WHERE organization_id = $1 AND rating = 4`, [
+        ORG_A
+      ])
       yield* sql.unsafe(`UPDATE reviews SET ip_address = NULL, browser_fingerprint = NULL WHERE rating = 3`)
       yield* sql.unsafe(`UPDATE reviews SET published = NOT published WHERE organization_id = $1`, [ORG_B])
       yield* assertExact
@@ -73,10 +80,15 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(`review 
       // An organization's deletion cascades to its reviews, and leaves no count behind.
       yield* sql.unsafe(`DELETE FROM organizations WHERE organization_id = $1`, [ORG_B])
       yield* assertExact
-      const left = yield* sql.unsafe<{ n: number }>(`SELECT count(*)::int AS n FROM review_value_counts WHERE organization_id = $1`, [ORG_B])
+      const left = yield* sql.unsafe<{ n: number }>(
+        `SELECT count(*)::int AS n FROM review_value_counts WHERE organization_id = $1`,
+        [ORG_B]
+      )
       assert.strictEqual(Number(left[0]!.n), 0)
       // Values whose last review went are removed, not kept at 0.
-      const zeros = yield* sql.unsafe<{ n: number }>(`SELECT count(*)::int AS n FROM review_value_counts WHERE reviews <= 0`)
+      const zeros = yield* sql.unsafe<{ n: number }>(
+        `SELECT count(*)::int AS n FROM review_value_counts WHERE reviews <= 0`
+      )
       assert.strictEqual(Number(zeros[0]!.n), 0)
       yield* sql.unsafe(`TRUNCATE reviews CASCADE`)
       const none = yield* sql.unsafe<{ n: number }>(`SELECT count(*)::int AS n FROM review_value_counts`)

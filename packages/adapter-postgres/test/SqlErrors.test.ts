@@ -76,7 +76,9 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
             organizationId: org.id,
             url: "https://example.com/hook",
             events: ["review.created"],
-            hmacSecret: "0123456789abcdef\u0000", previousHmacSecret: null, previousSecretExpiresAt: null,
+            hmacSecret: "0123456789abcdef\u0000",
+            previousHmacSecret: null,
+            previousSecretExpiresAt: null,
             createdAt: at,
             updatedAt: at
           })
@@ -87,7 +89,9 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
     it.effect("an impossible or out-of-range instant is a 400 (22008 / 22007)", () =>
       Effect.gen(function*() {
         for (const createdAt of ["2026-02-30T00:00:00.000Z", "0000-01-01T00:00:00.000Z", "not a time"]) {
-          const error = yield* rejected(insertOrganization(organization({ createdAt: createdAt as Timestamp.Timestamp })))
+          const error = yield* rejected(
+            insertOrganization(organization({ createdAt: createdAt as Timestamp.Timestamp }))
+          )
           assert.strictEqual(error._tag, "InvalidRequest", createdAt)
           assert.include(error.message, "date or time", createdAt)
         }
@@ -164,7 +168,9 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
 
   it("errors that are not about the value stay defects (no SQLSTATE, a connection failure, a syntax error)", () => {
     const withCode = (code: string | undefined) =>
-      new SqlError({ reason: new UnknownError({ cause: Object.assign(new Error("x"), code === undefined ? {} : { code }) }) })
+      new SqlError({
+        reason: new UnknownError({ cause: Object.assign(new Error("x"), code === undefined ? {} : { code }) })
+      })
     assert.isUndefined(valueFaultOf(withCode(undefined)))
     assert.isUndefined(valueFaultOf(withCode("08006")))
     assert.isUndefined(valueFaultOf(withCode("42601")))

@@ -16,7 +16,14 @@
 import { Clock, Effect, Layer } from "effect"
 import * as Redis from "effect/persistence/Redis"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
-import { assertBuckets, type KeyedBucket, LocalRefusals, RateLimitRepository, toSpendDecision, TokenBucket } from "@feedback/core"
+import {
+  assertBuckets,
+  type KeyedBucket,
+  LocalRefusals,
+  RateLimitRepository,
+  toSpendDecision,
+  TokenBucket
+} from "@feedback/core"
 
 /**
  * KEYS: one hash per bucket (`u` = level in units, `t` = credited up to, in ms).
@@ -84,7 +91,10 @@ export interface RedisRateLimitOptions {
 }
 
 /** The stored level the script read, as `TokenBucket` keeps it; `undefined` for a missing (full) bucket. */
-const readState = (units: number | string | undefined, at: number | string | undefined): TokenBucket.BucketState | undefined =>
+const readState = (
+  units: number | string | undefined,
+  at: number | string | undefined
+): TokenBucket.BucketState | undefined =>
   units === undefined || units === "" || at === undefined || at === ""
     ? undefined
     : { tokens: Number(units) / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: Number(at) }
@@ -114,7 +124,9 @@ const makeRedisRateLimitRepository = (options: RedisRateLimitOptions = {}) =>
         const admittedByRedis = Number(reply[0]) === 1
         if (admittedByRedis !== (result._tag === "Admitted")) {
           return yield* Effect.die(
-            new Error(`Redis rate-limit script and TokenBucket disagree (Redis ${admittedByRedis ? "admitted" : "refused"})`)
+            new Error(
+              `Redis rate-limit script and TokenBucket disagree (Redis ${admittedByRedis ? "admitted" : "refused"})`
+            )
           )
         }
         return toSpendDecision(buckets, result, cost)
@@ -126,8 +138,14 @@ const makeRedisRateLimitRepository = (options: RedisRateLimitOptions = {}) =>
 /** The store over a `Redis` service the host provides (e.g. its own client). */
 /** A refusal known from an earlier one costs no round trip (`LocalRefusals`). */
 export const layerRedis = (options?: RedisRateLimitOptions): Layer.Layer<RateLimitRepository, never, Redis.Redis> =>
-  Layer.effect(RateLimitRepository, Effect.map(makeRedisRateLimitRepository(options), (store) => LocalRefusals.withLocalRefusals(store)))
+  Layer.effect(
+    RateLimitRepository,
+    Effect.map(makeRedisRateLimitRepository(options), (store) => LocalRefusals.withLocalRefusals(store))
+  )
 
 /** The store over its own node-redis client connected to `url` (`redis://…` or `rediss://…`), closed with the layer. */
-export const layer = (url: string, options?: RedisRateLimitOptions): Layer.Layer<RateLimitRepository, Redis.RedisError> =>
+export const layer = (
+  url: string,
+  options?: RedisRateLimitOptions
+): Layer.Layer<RateLimitRepository, Redis.RedisError> =>
   layerRedis(options).pipe(Layer.provide(NodeRedis.layer({ url })))

@@ -20,7 +20,9 @@ const freePort = () =>
     server.once("error", reject)
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port")))
+      server.close(() =>
+        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))
+      )
     })
   })
 
@@ -28,7 +30,16 @@ const freePort = () =>
 export const startRedis = async (): Promise<{ readonly url: string; readonly stop: () => void }> => {
   if (envUrl !== undefined) return { url: envUrl, stop: () => {} }
   const port = await freePort()
-  const child = spawn("redis-server", ["--bind", "127.0.0.1", "--port", String(port), "--save", "", "--appendonly", "no"], {
+  const child = spawn("redis-server", [
+    "--bind",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--save",
+    "",
+    "--appendonly",
+    "no"
+  ], {
     stdio: ["ignore", "pipe", "pipe"]
   })
   await new Promise<void>((resolve, reject) => {

@@ -27,7 +27,8 @@ describe("createAdminApiClient against a running server", () => {
   })
   afterAll(() => server.dispose())
 
-  const client = () => createAdminApiClient({ baseUrl: "http://test", secretKey: key, fetch: (request) => server.fetch(request) })
+  const client = () =>
+    createAdminApiClient({ baseUrl: "http://test", secretKey: key, fetch: (request) => server.fetch(request) })
 
   it("reads the organization, creates and lists products with typed bodies", async () => {
     const api = client()
@@ -35,7 +36,9 @@ describe("createAdminApiClient against a running server", () => {
     expect(organization.response.status).toBe(200)
     expect(organization.data?.plan.apiRequestsPerMinute).toBeGreaterThan(0)
 
-    const created = await api.POST("/products", { body: { externalId: "sku-1", title: "Fetch-client mug", slug: "fetch-client-mug" } })
+    const created = await api.POST("/products", {
+      body: { externalId: "sku-1", title: "Fetch-client mug", slug: "fetch-client-mug" }
+    })
     expect(created.response.status, JSON.stringify(created.error)).toBe(201)
     const listed = await api.GET("/products", { params: { query: { limit: 10 } } })
     expect(listed.data?.data.map((p) => p.id)).toContain(created.data?.id)
@@ -43,12 +46,18 @@ describe("createAdminApiClient against a running server", () => {
   })
 
   it("answers the error envelope as `error`", async () => {
-    const missing = await client().GET("/reviews/{id}", { params: { path: { id: "00000000-0000-4000-8000-000000000000" } } })
+    const missing = await client().GET("/reviews/{id}", {
+      params: { path: { id: "00000000-0000-4000-8000-000000000000" } }
+    })
     expect(missing.response.status).toBe(404)
     expect(missing.data).toBeUndefined()
     expect(missing.error).toMatchObject({ error: { code: "NOT_FOUND" } })
 
-    const unauthenticated = await createAdminApiClient({ baseUrl: "http://test", secretKey: "sk_wrong", fetch: (request) => server.fetch(request) })
+    const unauthenticated = await createAdminApiClient({
+      baseUrl: "http://test",
+      secretKey: "sk_wrong",
+      fetch: (request) => server.fetch(request)
+    })
       .GET("/organization")
     expect(unauthenticated.response.status).toBe(401)
     expect(unauthenticated.error).toMatchObject({ error: { code: "UNAUTHORIZED" } })

@@ -24,7 +24,8 @@ import type { WebhookRepository } from "./webhooks/WebhookRepository.ts"
 export type StoreServices =
   | UnitOfWork
   | EventOutbox
-  | ProductQuestionRepository | EmailOutboxRepository
+  | ProductQuestionRepository
+  | EmailOutboxRepository
   | OrganizationRepository
   | SecretKeyRepository
   | StorefrontRecordRepository
@@ -34,10 +35,12 @@ export type StoreServices =
   | SurveyRepository
   | UnsubscribeRepository
   | ReviewRepository
-  | SetupRepository | ReviewAutomationRepository
+  | SetupRepository
+  | ReviewAutomationRepository
   | WebhookRepository
   | ReviewWriteRepository
   | JobRepository
-  | InstanceSecretRepository | CursorKey
+  | InstanceSecretRepository
+  | CursorKey
   | StoreHealth
   | IdempotencyRepository

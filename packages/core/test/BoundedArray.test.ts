@@ -22,7 +22,9 @@ describe("BoundedArray", () => {
   it("refuses an over-long array without decoding a single member", () => {
     const { calls, member } = counted()
     const schema = Schema.Struct({ data: BoundedArray(member, 5, "at most 5 rows") })
-    const result = Schema.decodeUnknownResult(schema)({ data: Array.from({ length: 1_000_000 }, () => "bad value") }, { errors: "all" })
+    const result = Schema.decodeUnknownResult(schema)({ data: Array.from({ length: 1_000_000 }, () => "bad value") }, {
+      errors: "all"
+    })
     expect(result._tag).toBe("Failure")
     expect(calls.n).toBe(0)
     const { issues, total } = firstIssues(result._tag === "Failure" ? result.failure.issue : (undefined as never))
@@ -37,7 +39,9 @@ describe("BoundedArray", () => {
     expect(calls.n).toBe(2)
     const failure = Schema.decodeUnknownResult(bounded)(["a", "long", 3], { errors: "all" })
     const plain = Schema.decodeUnknownResult(Schema.Array(member))(["a", "long", 3], { errors: "all" })
-    expect(failure._tag === "Failure" && firstIssues(failure.failure.issue)).toEqual(plain._tag === "Failure" && firstIssues(plain.failure.issue))
+    expect(failure._tag === "Failure" && firstIssues(failure.failure.issue)).toEqual(
+      plain._tag === "Failure" && firstIssues(plain.failure.issue)
+    )
     expect(Schema.decodeUnknownResult(bounded)("not an array")._tag).toBe("Failure")
     expect(Schema.encodeSync(bounded)(["a"])).toEqual(["a"])
   })
@@ -45,7 +49,10 @@ describe("BoundedArray", () => {
   it("the JSON Schema describes the members and the bound", () => {
     const row = Schema.Struct({ rating: Schema.Number, title: Schema.String.check(Schema.isMaxLength(500)) })
     const document = Schema.toJsonSchemaDocument(Schema.toCodecJson(BoundedArray(row, 10_000)))
-    expect(document.schema).toEqual({ ...Schema.toJsonSchemaDocument(Schema.toCodecJson(Schema.Array(row))).schema, maxItems: 10_000 })
+    expect(document.schema).toEqual({
+      ...Schema.toJsonSchemaDocument(Schema.toCodecJson(Schema.Array(row))).schema,
+      maxItems: 10_000
+    })
   })
 })
 
@@ -66,7 +73,9 @@ describe("at most 20 issues", () => {
   it("firstIssues formats the first 20 and counts the rest", () => {
     const { member } = counted()
     const schema = Schema.Array(Schema.Struct({ a: member, b: Schema.Number }))
-    const result = Schema.decodeUnknownResult(schema)(Array.from({ length: 5_000 }, () => ({ a: "long", b: "x" })), { errors: "all" })
+    const result = Schema.decodeUnknownResult(schema)(Array.from({ length: 5_000 }, () => ({ a: "long", b: "x" })), {
+      errors: "all"
+    })
     const { issues, total } = firstIssues(result._tag === "Failure" ? result.failure.issue : (undefined as never))
     expect(total).toBe(10_000)
     expect(issues).toHaveLength(MAX_REQUEST_ISSUES)
@@ -79,7 +88,9 @@ describe("at most 20 issues", () => {
     const error = InvalidRequest.of(issues)
     expect(error.issues).toHaveLength(20)
     expect(error.message).toBe("body.f0: unknown field (and 29 more issues; details list the first 20).")
-    expect(InvalidRequest.of(issues.slice(0, 2)).message).toBe("body.f0: unknown field (and 1 more issue, see details).")
+    expect(InvalidRequest.of(issues.slice(0, 2)).message).toBe(
+      "body.f0: unknown field (and 1 more issue, see details)."
+    )
     expect(InvalidRequest.of(issues.slice(0, 20), 500).message).toContain("and 499 more issues")
     expect(InvalidRequest.of(issues.slice(0, 1))).toEqual(InvalidRequest.single("body.f0", "unknown field"))
   })

@@ -13,19 +13,22 @@ const step = fc.tuple(sequenceStepArbitrary, fc.boolean()).map(([s, ask]) => ({ 
 
 describe("BucketLevels.refusal", () => {
   it("is the refusal spend answers at that instant, undefined when it admits, and changes nothing", () => {
-    fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 150 }), (steps) => {
-      const asked = BucketLevels.make()
-      const twin = BucketLevels.make()
-      let now = 1_763_000_000_000
-      for (const s of steps) {
-        now += s.wait
-        const [buckets, cost] = endpoints[s.which]!
-        const told = s.ask ? asked.refusal(s.org, buckets, cost, now) : undefined
-        const answered = asked.spend(s.org, buckets, cost, now)
-        expect(answered).toEqual(twin.spend(s.org, buckets, cost, now))
-        if (s.ask) expect(told).toEqual(answered._tag === "Refused" ? answered : undefined)
-      }
-      expect(asked.entries()).toEqual(twin.entries())
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 150 }), (steps) => {
+        const asked = BucketLevels.make()
+        const twin = BucketLevels.make()
+        let now = 1_763_000_000_000
+        for (const s of steps) {
+          now += s.wait
+          const [buckets, cost] = endpoints[s.which]!
+          const told = s.ask ? asked.refusal(s.org, buckets, cost, now) : undefined
+          const answered = asked.spend(s.org, buckets, cost, now)
+          expect(answered).toEqual(twin.spend(s.org, buckets, cost, now))
+          if (s.ask) expect(told).toEqual(answered._tag === "Refused" ? answered : undefined)
+        }
+        expect(asked.entries()).toEqual(twin.entries())
+      }),
+      { numRuns: 300 }
+    )
   })
 })

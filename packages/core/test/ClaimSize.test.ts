@@ -14,7 +14,10 @@ describe("claimSize", () => {
     }))
   })
 
-  it.each([[1, 80, 1], [3, 80, 4], [16, 80, 16], [17, 80, 32], [65, 80, 80], [200, 80, 80]])("room %i, cap %i: %i", (room, max, size) => {
-    expect(claimSize(room, max)).toBe(size)
-  })
+  it.each([[1, 80, 1], [3, 80, 4], [16, 80, 16], [17, 80, 32], [65, 80, 80], [200, 80, 80]])(
+    "room %i, cap %i: %i",
+    (room, max, size) => {
+      expect(claimSize(room, max)).toBe(size)
+    }
+  )
 })

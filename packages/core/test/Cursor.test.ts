@@ -25,7 +25,7 @@ const byCreatedAt: Sort = { field: "createdAt", direction: "asc", type: "timesta
 const binding: CursorBinding = {
   endpoint: "reviews",
   sort: byRating,
-  filter: filter('{"published": true, "rating": {"$gte": 2}}'),
+  filter: filter("{\"published\": true, \"rating\": {\"$gte\": 2}}"),
   search: "mug"
 }
 
@@ -43,7 +43,10 @@ const b64 = (s: string | Uint8Array) => Buffer.from(s).toString("base64url")
 /** The tag and the JSON payload of a token. */
 const split = (token: string) => {
   const bytes = Buffer.from(token, "base64url")
-  return { tag: bytes.subarray(0, 16), payload: JSON.parse(bytes.subarray(16).toString("utf8")) as Record<string, unknown> }
+  return {
+    tag: bytes.subarray(0, 16),
+    payload: JSON.parse(bytes.subarray(16).toString("utf8")) as Record<string, unknown>
+  }
 }
 /** A token whose payload is `payload`, sealed with `key` (the real one unless a forger's is given). */
 const seal = (payload: unknown, key = issuer.key) => {
@@ -69,7 +72,10 @@ const arbSortAndValue: fc.Arbitrary<[Sort, CursorPosition["value"]]> = fc.oneof(
     fc.constant<Sort>({ field: "product.title", direction: "asc", type: "string" }),
     fc.option(fc.string({ unit: "grapheme" }).filter((s) => !s.includes("\u0000")), { nil: null })
   ),
-  fc.tuple(fc.constant<Sort>({ field: "published", direction: "asc", type: "boolean" }), fc.option(fc.boolean(), { nil: null }))
+  fc.tuple(
+    fc.constant<Sort>({ field: "published", direction: "asc", type: "boolean" }),
+    fc.option(fc.boolean(), { nil: null })
+  )
 )
 
 describe("cursor tokens", () => {
@@ -88,7 +94,7 @@ describe("cursor tokens", () => {
 
   it("accept an equivalent filter written differently, and an upper-case organization id", () => {
     const token = encodeCursor({ value: 3, id: ID }, binding, issuer)
-    const same = { ...binding, filter: filter('{"rating": {"$gte": 2}, "published": true}') }
+    const same = { ...binding, filter: filter("{\"rating\": {\"$gte\": 2}, \"published\": true}") }
     expect(Result.getOrThrow(decodeCursor(token, same, issuer))).toEqual({ value: 3, id: ID })
     expect(Result.isSuccess(decodeCursor(token, binding, testIssuer(ORG.toUpperCase())))).toBe(true)
   })
@@ -99,7 +105,7 @@ describe("cursor tokens", () => {
       { ...binding, sort: { ...byRating, direction: "asc" } },
       { ...binding, sort: byCreatedAt },
       { ...binding, filter: matchAll },
-      { ...binding, filter: filter('{"published": true, "rating": {"$gte": 3}}') },
+      { ...binding, filter: filter("{\"published\": true, \"rating\": {\"$gte\": 3}}") },
       { ...binding, search: undefined },
       { ...binding, search: "MUG" },
       { ...binding, endpoint: "product-questions" }
@@ -115,7 +121,21 @@ describe("cursor tokens", () => {
     // Fingerprints are kept per key (Cursor.ts): a kept one must equal the MAC computed afresh, and never be another key's.
     const other = { ...issuer, key: CursorKey.fromSecret("another installation's key, long enough") }
     const mac = (key: CursorKey["Service"], b: CursorBinding) =>
-      b64(key.tag(Buffer.from(JSON.stringify(["binding", ORG, b.endpoint, b.sort.field, b.sort.direction, canonicalFilter(b.filter), b.search ?? null]))))
+      b64(
+        key.tag(
+          Buffer.from(
+            JSON.stringify([
+              "binding",
+              ORG,
+              b.endpoint,
+              b.sort.field,
+              b.sort.direction,
+              canonicalFilter(b.filter),
+              b.search ?? null
+            ])
+          )
+        )
+      )
     fc.assert(fc.property(fc.option(fc.string(), { nil: undefined }), fc.boolean(), (search, otherFirst) => {
       const b = { ...binding, search }
       for (const who of otherFirst ? [other, issuer, other] : [issuer, other, issuer]) {
@@ -141,7 +161,12 @@ describe("cursor tokens", () => {
       b64(Buffer.concat([Buffer.alloc(16), Buffer.from(JSON.stringify(payload))])), // payload intact, tag zeroed
       // the payload edited, the tag kept
       b64(Buffer.concat([split(token).tag, Buffer.from(JSON.stringify({ ...payload, k: 5 }))])),
-      b64(Buffer.concat([split(token).tag, Buffer.from(JSON.stringify({ ...payload, i: "00000000-0000-4000-8000-000000000000" }))])),
+      b64(
+        Buffer.concat([
+          split(token).tag,
+          Buffer.from(JSON.stringify({ ...payload, i: "00000000-0000-4000-8000-000000000000" }))
+        ])
+      ),
       seal({ ...payload, k: 5 }, CursorKey.fromSecret("a forger's key that is long enough!!")),
       seal({ ...payload, v: 1 }),
       seal([1, 2, 3]),
@@ -169,10 +194,22 @@ describe("cursor tokens", () => {
 
   it("are refused when a sealed value does not fit the sort field (defence in depth)", () => {
     // Only a holder of the key can seal these; the value is still checked before it could reach SQL.
-    failure(decodeCursor(encodeCursor({ value: "'; DROP TABLE reviews; --", id: ID }, binding, issuer), binding, issuer))
+    failure(
+      decodeCursor(encodeCursor({ value: "'; DROP TABLE reviews; --", id: ID }, binding, issuer), binding, issuer)
+    )
     failure(decodeCursor(encodeCursor({ value: 3, id: "1 OR 1=1" }, binding, issuer), binding, issuer))
     const byTime = { ...binding, sort: byCreatedAt }
-    for (const value of ["2026-13-45", "2026-02-30T00:00:00.000Z", "0000-01-01T00:00:00.000Z", "2026-01-01T24:00:00.000Z", "2026-01-01T00:00:00Z", "+012026-01-01T00:00:00.000Z", "2026-01-01T00:00:60.000Z"]) {
+    for (
+      const value of [
+        "2026-13-45",
+        "2026-02-30T00:00:00.000Z",
+        "0000-01-01T00:00:00.000Z",
+        "2026-01-01T24:00:00.000Z",
+        "2026-01-01T00:00:00Z",
+        "+012026-01-01T00:00:00.000Z",
+        "2026-01-01T00:00:60.000Z"
+      ]
+    ) {
       failure(decodeCursor(encodeCursor({ value, id: ID }, byTime, issuer), byTime, issuer))
     }
   })
@@ -188,8 +225,19 @@ describe("canonical instants", () => {
     for (const v of ["0001-01-01T00:00:00.000Z", "2024-02-29T23:59:59.999Z", "9999-12-31T23:59:59.999Z"]) {
       expect(isCanonicalInstant(v)).toBe(true)
     }
-    for (const v of ["0000-01-01T00:00:00.000Z", "2026-02-30T00:00:00.000Z", "2025-02-29T00:00:00.000Z", "2026-04-31T00:00:00.000Z",
-      "2026-01-01T24:00:00.000Z", "2026-01-01T23:60:00.000Z", "2026-01-01", "2026-01-01T00:00:00.000+00:00", " 2026-01-01T00:00:00.000Z"]) {
+    for (
+      const v of [
+        "0000-01-01T00:00:00.000Z",
+        "2026-02-30T00:00:00.000Z",
+        "2025-02-29T00:00:00.000Z",
+        "2026-04-31T00:00:00.000Z",
+        "2026-01-01T24:00:00.000Z",
+        "2026-01-01T23:60:00.000Z",
+        "2026-01-01",
+        "2026-01-01T00:00:00.000+00:00",
+        " 2026-01-01T00:00:00.000Z"
+      ]
+    ) {
       expect(isCanonicalInstant(v)).toBe(false)
     }
   })

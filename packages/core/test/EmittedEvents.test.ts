@@ -12,14 +12,19 @@ const packagesDir = Path.resolve(import.meta.dirname, "../..")
 const sources = ["core/src", "adapter-memory/src", "adapter-postgres/src"].flatMap((dir) =>
   readdirSync(Path.join(packagesDir, dir), { recursive: true })
     .map(String)
-    .filter((f) => f.endsWith(".ts") && !f.includes("Conformance") && !f.includes("testing") && !f.endsWith("EventCatalog.ts") && !f.endsWith("HostEvents.ts"))
+    .filter((f) =>
+      f.endsWith(".ts") && !f.includes("Conformance") && !f.includes("testing") && !f.endsWith("EventCatalog.ts") &&
+      !f.endsWith("HostEvents.ts")
+    )
     .map((f) => readFileSync(Path.join(packagesDir, dir, f), "utf8"))
 )
 
 const catalog = new Set<string>(EVENT_NAMES)
 const recorded = new Set(
   sources.flatMap((text) =>
-    [...text.matchAll(/(?:record\([^,()]+,\s*|appendEvents\([^,()]+,\s*|insertReviewsSql\(|event:\s*)["'`]([a-zA-Z]+\.[a-zA-Z]+)["'`]|'([a-zA-Z]+\.(?:created|updated|deleted))'/g)]
+    [...text.matchAll(
+      /(?:record\([^,()]+,\s*|appendEvents\([^,()]+,\s*|insertReviewsSql\(|event:\s*)["'`]([a-zA-Z]+\.[a-zA-Z]+)["'`]|'([a-zA-Z]+\.(?:created|updated|deleted))'/g
+    )]
       .map((m) => m[1] ?? m[2]!)
       .filter((name) => catalog.has(name))
   )

@@ -31,9 +31,20 @@ describe("EventCatalog", () => {
     "stampCard.completed",
     "referral.updated",
     "survey.deleted",
-    ...["customerTag", "orderTag", "productTag", "loyaltyProgram", "loyaltyRule", "loyaltyTier", "emailTemplate",
-      "quickFilter", "webhook", "site", "wishlist", "surveyFlow"].flatMap((r) =>
-        [`${r}.created`, `${r}.updated`, `${r}.deleted`])
+    ...[
+      "customerTag",
+      "orderTag",
+      "productTag",
+      "loyaltyProgram",
+      "loyaltyRule",
+      "loyaltyTier",
+      "emailTemplate",
+      "quickFilter",
+      "webhook",
+      "site",
+      "wishlist",
+      "surveyFlow"
+    ].flatMap((r) => [`${r}.created`, `${r}.updated`, `${r}.deleted`])
   ])("contains %s", (name) => {
     expect(EVENT_NAMES).toContain(name)
     expect(isEventName(name)).toBe(true)

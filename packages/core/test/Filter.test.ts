@@ -152,7 +152,7 @@ describe("parseFilter: errors name the offending path", () => {
     ["empty operator object", { rating: {} }, ["filter.rating"]],
     ["number as string", { rating: "5" }, ["filter.rating"]],
     ["operand of the wrong type", { rating: { $gte: "4" } }, ["filter.rating.$gte"]],
-    ["infinite number", '{"rating": 1e400}', ["filter.rating"]],
+    ["infinite number", "{\"rating\": 1e400}", ["filter.rating"]],
     ["boolean as number", { published: 1 }, ["filter.published"]],
     ["boolean as string", { "customer.emailOptOut": "true" }, ["filter.customer.emailOptOut"]],
     ["malformed uuid", { id: "5f0c3a1e-8b9d-4c2a-9e8f-1a2b3c4d5e6" }, ["filter.id"]],
@@ -176,15 +176,15 @@ describe("parseFilter: errors name the offending path", () => {
     ["metadata key with NUL", { "metadata.a\u0000": "x" }, ["filter.metadata.a\u0000"]],
     ["over-long string", { "product.slug": "x".repeat(filterLimits.maxStringLength + 1) }, ["filter.product.slug"]],
     ["field of the other endpoint", { answeredAt: "2026-01-01T00:00:00Z" }, ["filter.answeredAt"]],
-    ["prototype key", '{"__proto__": {"rating": 5}}', ["filter.__proto__"]],
+    ["prototype key", "{\"__proto__\": {\"rating\": 5}}", ["filter.__proto__"]],
     ["inherited property name", { constructor: 1 }, ["filter.constructor"]],
     ["nested object path", { product: { id: UUID } }, ["filter.product"]],
     ["malformed JSON", "{rating: 5}", ["filter"]],
-    ["truncated JSON", '{"rating": ', ["filter"]],
+    ["truncated JSON", "{\"rating\": ", ["filter"]],
     ["array document", "[]", ["filter"]],
     ["null document", "null", ["filter"]],
     ["number document", "42", ["filter"]],
-    ["string document", '"rating"', ["filter"]]
+    ["string document", "\"rating\"", ["filter"]]
   ]
   for (const [name, filter, expected] of cases) {
     it(name, () => {
@@ -246,7 +246,7 @@ describe("parseFilter: limits and hostile input", () => {
   it("rejects pathologically deep JSON without crashing", () => {
     const deep = "[".repeat(40_000) + "]".repeat(40_000)
     expect(paths(deep)).toEqual(["filter"])
-    const deepObjects = '{"$and":['.repeat(5_000) + "{}" + "]}".repeat(5_000)
+    const deepObjects = "{\"$and\":[".repeat(5_000) + "{}" + "]}".repeat(5_000)
     expect(paths(deepObjects)).toHaveLength(1)
   })
 

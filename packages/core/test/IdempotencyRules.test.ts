@@ -28,7 +28,9 @@ describe("parseIdempotencyKey", () => {
   })
 
   it("refuses empty, too long, or any character outside printable ASCII, naming the header", () => {
-    const outside = fc.integer({ min: 0, max: 0x2fff }).filter((c) => c < 0x20 || c > 0x7e).map((c) => String.fromCharCode(c))
+    const outside = fc.integer({ min: 0, max: 0x2fff }).filter((c) => c < 0x20 || c > 0x7e).map((c) =>
+      String.fromCharCode(c)
+    )
     const bad = fc.oneof(
       fc.constant(""),
       fc.array(printable, { minLength: MAX_IDEMPOTENCY_KEY_LENGTH + 1, maxLength: 400 }).map((cs) => cs.join("")),
@@ -73,10 +75,21 @@ describe("isRecordedStatus", () => {
 describe("decideClaim", () => {
   const at = (m: number) => fromMillis(Date.UTC(2026, 0, 1) + m)
   const claim: IdempotencyClaim = {
-    organizationId: "o", key: "k", fingerprint: "f", token: "t2", now: at(1_000), leaseUntil: at(2_000), expiresAt: at(9_000)
+    organizationId: "o",
+    key: "k",
+    fingerprint: "f",
+    token: "t2",
+    now: at(1_000),
+    leaseUntil: at(2_000),
+    expiresAt: at(9_000)
   }
   const record = (fields: Partial<IdempotencyRecord>): IdempotencyRecord => ({
-    fingerprint: "f", token: "t1", leaseUntil: at(1_500), expiresAt: at(5_000), response: null, ...fields
+    fingerprint: "f",
+    token: "t1",
+    leaseUntil: at(1_500),
+    expiresAt: at(5_000),
+    response: null,
+    ...fields
   })
   const response = { status: 201, contentType: "application/json", body: "{}" }
 
@@ -96,7 +109,11 @@ describe("redactStoredResponse", () => {
   const id = "00000000-0000-4000-8000-000000000001"
   const redaction = { resource: "productQuestion", recordId: id, fields: ["askerEmail"] }
   it("blanks the fields of the record's own body and leaves every other body as it is", () => {
-    const own = { status: 200, contentType: "application/json", body: JSON.stringify({ id, askerEmail: "a@b.c", body: "q" }) }
+    const own = {
+      status: 200,
+      contentType: "application/json",
+      body: JSON.stringify({ id, askerEmail: "a@b.c", body: "q" })
+    }
     expect(JSON.parse(redactStoredResponse(own, redaction).body)).toEqual({ id, askerEmail: null, body: "q" })
     const other = { ...own, body: JSON.stringify({ id: "x", note: id, askerEmail: "a@b.c" }) }
     expect(redactStoredResponse(other, redaction)).toBe(other)

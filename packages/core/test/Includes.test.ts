@@ -2,7 +2,10 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { attachIncludes, byKey, type IncludeLoaders } from "../src/kernel/Includes.ts"
 
-interface Row { readonly id: string; readonly ownerId: string | null }
+interface Row {
+  readonly id: string
+  readonly ownerId: string | null
+}
 
 const make = () => {
   const calls: Array<ReadonlyArray<string>> = []
@@ -16,13 +19,23 @@ const make = () => {
   return { calls, loaders }
 }
 
-const run = (rows: ReadonlyArray<Row>, include: ReadonlyArray<"owner" | "tags">, loaders: IncludeLoaders<Row, "owner" | "tags">) =>
-  Effect.runSync(attachIncludes<Row, "owner" | "tags", Record<string, unknown>>(rows, include, loaders, (r) => ({ id: r.id })))
+const run = (
+  rows: ReadonlyArray<Row>,
+  include: ReadonlyArray<"owner" | "tags">,
+  loaders: IncludeLoaders<Row, "owner" | "tags">
+) =>
+  Effect.runSync(
+    attachIncludes<Row, "owner" | "tags", Record<string, unknown>>(rows, include, loaders, (r) => ({ id: r.id }))
+  )
 
 describe("includes", () => {
   it("one load per include for the whole batch, with distinct keys; missing → the include's empty value", () => {
     const { calls, loaders } = make()
-    const out = run([{ id: "1", ownerId: "x" }, { id: "2", ownerId: "x" }, { id: "3", ownerId: null }], ["owner", "tags", "owner"], loaders)
+    const out = run([{ id: "1", ownerId: "x" }, { id: "2", ownerId: "x" }, { id: "3", ownerId: null }], [
+      "owner",
+      "tags",
+      "owner"
+    ], loaders)
     expect(calls).toEqual([["x"]])
     expect(out).toEqual([
       { id: "1", owner: { name: "X" }, tags: ["a"] },
@@ -43,7 +56,15 @@ describe("includes", () => {
     const rows: ReadonlyArray<Row> = [{ id: "1", ownerId: "x" }, { id: "2", ownerId: "y" }, { id: "3", ownerId: null }]
     const loaded = { owner: new Map([["x", { name: "X" }], ["y", { name: "Y" }]]) }
     const attach = (preloaded?: Partial<Record<"owner" | "tags", unknown>>) =>
-      Effect.runSync(attachIncludes<Row, "owner" | "tags", Record<string, unknown>>(rows, ["owner", "tags"], loaders, (r) => ({ id: r.id }), preloaded))
+      Effect.runSync(
+        attachIncludes<Row, "owner" | "tags", Record<string, unknown>>(
+          rows,
+          ["owner", "tags"],
+          loaders,
+          (r) => ({ id: r.id }),
+          preloaded
+        )
+      )
     const withLoaded = attach(loaded)
     expect(calls).toEqual([])
     expect(withLoaded).toEqual(attach())

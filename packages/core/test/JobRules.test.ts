@@ -19,9 +19,23 @@ import { makeProduct, makeReview } from "@feedback/testing"
 describe("CSV cells become the import's row fields", () => {
   it("types the mapped columns and drops empty cells", () => {
     expect(rowOfCsvRecord("reviews", {
-      rating: "4", published: "FALSE", imageUrls: "[\"https://a.example/x.jpg\"]", metadata: "{\"k\":\"v\"}", title: "", body: "0042"
-    })).toEqual({ rating: 4, published: false, imageUrls: ["https://a.example/x.jpg"], metadata: { k: "v" }, body: "0042" })
-    expect(rowOfCsvRecord("customers", { email: "a@example.com", emailOptOut: "true" })).toEqual({ email: "a@example.com", emailOptOut: true })
+      rating: "4",
+      published: "FALSE",
+      imageUrls: "[\"https://a.example/x.jpg\"]",
+      metadata: "{\"k\":\"v\"}",
+      title: "",
+      body: "0042"
+    })).toEqual({
+      rating: 4,
+      published: false,
+      imageUrls: ["https://a.example/x.jpg"],
+      metadata: { k: "v" },
+      body: "0042"
+    })
+    expect(rowOfCsvRecord("customers", { email: "a@example.com", emailOptOut: "true" })).toEqual({
+      email: "a@example.com",
+      emailOptOut: true
+    })
   })
   it("leaves a cell that is not of its type as text, so the row's decoding names the field", () => {
     const row = rowOfCsvRecord("reviews", { product: "mug", rating: "five", published: "yes", metadata: "{bad" })
@@ -39,11 +53,16 @@ describe("exports", () => {
     }
     for (const text of ["a=1", "'quoted'", "''", "1", "", "{\"a\":1}"]) expect(neutraliseFormula(text)).toBe(text)
     const unit = fc.constantFrom("=", "+", "-", "@", "\t", "\r", "'", "a", ",", "\"")
-    fc.assert(fc.property(fc.string({ unit, maxLength: 8 }), (text) => {
-      expect(/^[=+\-@\t\r]/.test(neutraliseFormula(text))).toBe(false)
-      expect(unneutraliseFormula(neutraliseFormula(text))).toBe(text)
-      expect(rowOfCsvRecord("products", { title: neutraliseFormula(text) })).toEqual(text === "" ? {} : { title: text })
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 8 }), (text) => {
+        expect(/^[=+\-@\t\r]/.test(neutraliseFormula(text))).toBe(false)
+        expect(unneutraliseFormula(neutraliseFormula(text))).toBe(text)
+        expect(rowOfCsvRecord("products", { title: neutraliseFormula(text) })).toEqual(
+          text === "" ? {} : { title: text }
+        )
+      }),
+      { numRuns: 500 }
+    )
     expect(csvLine(["=cmd|' /C calc'!A0", -3, "ok"])).toBe("'=cmd|' /C calc'!A0,'-3,ok\r\n")
     expect(rowOfCsvRecord("reviews", { rating: "'-3" })).toEqual({ rating: -3 })
   })
@@ -61,7 +80,9 @@ describe("exports", () => {
 describe("staged rows decode with the import's row schema", () => {
   it("accepts a valid row, ignores an export's extra review fields, refuses unknown fields and non-objects", () => {
     expect(decodeStagedRow("products", "{\"slug\":\"a\",\"title\":\"A\"}")._tag).toBe("Row")
-    expect(decodeStagedRow("reviews", "{\"product\":\"a\",\"rating\":5,\"id\":\"x\",\"moderatedAt\":null,\"flags\":[]}")._tag).toBe("Row")
+    expect(
+      decodeStagedRow("reviews", "{\"product\":\"a\",\"rating\":5,\"id\":\"x\",\"moderatedAt\":null,\"flags\":[]}")._tag
+    ).toBe("Row")
     const unknown = decodeStagedRow("reviews", "{\"product\":\"a\",\"rating\":5,\"ratting\":1}")
     expect(unknown._tag).toBe("Invalid")
     expect((unknown as { message: string }).message).toMatch(/ratting/)
@@ -70,12 +91,15 @@ describe("staged rows decode with the import's row schema", () => {
   })
   it("stageable text holds no raw NUL or lone surrogate, and decodes to the same value", () => {
     const unit = fc.constantFrom("\u0000", "\ud800", "\udc00", "\ud83d\ude00", "a", "é", " ")
-    fc.assert(fc.property(fc.string({ unit, maxLength: 20 }), (s) => {
-      // Raw characters inside a JSON string, as a hostile NDJSON line would carry them.
-      const text = stageableText(`{"s":"${s}"}`)
-      expect(/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)).toBe(false)
-      expect(JSON.parse(text).s).toBe(s)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 20 }), (s) => {
+        // Raw characters inside a JSON string, as a hostile NDJSON line would carry them.
+        const text = stageableText(`{"s":"${s}"}`)
+        expect(/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)).toBe(false)
+        expect(JSON.parse(text).s).toBe(s)
+      }),
+      { numRuns: 300 }
+    )
   })
 })
 

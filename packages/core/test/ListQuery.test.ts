@@ -37,7 +37,9 @@ describe("limit", () => {
   })
 
   it("rejects anything else naming `limit`", () => {
-    for (const raw of ["0", "251", "-1", "1.5", "1e2", " 5", "5 ", "+5", "abc", "0x10", "99999999999999999999", "NaN"]) {
+    for (
+      const raw of ["0", "251", "-1", "1.5", "1e2", " 5", "5 ", "+5", "abc", "0x10", "99999999999999999999", "NaN"]
+    ) {
       expect(pathsOf(parseLimit(raw))).toEqual(["limit"])
     }
   })
@@ -78,7 +80,11 @@ describe("sort", () => {
     expect(Result.getOrThrow(parseSortValue("-rating", allowed))).toBe("-rating")
     expect(Result.getOrThrow(parseSortValue("", allowed))).toBeUndefined()
     expect(issuesOf(parseSortValue("title", allowed))).toEqual([
-      { path: "sort", message: "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt, updatedAt, -updatedAt" }
+      {
+        path: "sort",
+        message:
+          "must be one of rating, -rating, createdAt, -createdAt, moderatedAt, -moderatedAt, updatedAt, -updatedAt"
+      }
     ])
   })
 
@@ -100,7 +106,10 @@ describe("include", () => {
   })
 
   it("takes the list the HTTP contract decodes to, read the same way", () => {
-    expect(Result.getOrThrow(parseInclude(["product", " customer", "product", ""], allowed))).toEqual(["product", "customer"])
+    expect(Result.getOrThrow(parseInclude(["product", " customer", "product", ""], allowed))).toEqual([
+      "product",
+      "customer"
+    ])
     expect(Result.getOrThrow(parseInclude([], allowed))).toEqual([])
     expect(pathsOf(parseInclude(["product", "reviews"], allowed))).toEqual(["include"])
   })
@@ -174,13 +183,27 @@ describe("parseListRequest", () => {
       id: rows[0]!.id
     })
     // limit and include may change between pages
-    expect(Result.isSuccess(parseListRequest({ ...params, cursor, limit: "100", include: "product" }, reviewListEndpoint, testIssuer())))
+    expect(
+      Result.isSuccess(
+        parseListRequest({ ...params, cursor, limit: "100", include: "product" }, reviewListEndpoint, testIssuer())
+      )
+    )
       .toBe(true)
-    for (const change of [{ sort: "rating" }, { filter: "{\"published\":false}" }, { search: "cup" }, { search: undefined }]) {
-      expect(pathsOf(parseListRequest({ ...params, ...change, cursor }, reviewListEndpoint, testIssuer()))).toEqual(["cursor"])
+    for (
+      const change of [{ sort: "rating" }, { filter: "{\"published\":false}" }, { search: "cup" }, {
+        search: undefined
+      }]
+    ) {
+      expect(pathsOf(parseListRequest({ ...params, ...change, cursor }, reviewListEndpoint, testIssuer()))).toEqual([
+        "cursor"
+      ])
     }
-    expect(pathsOf(parseListRequest({ ...params, cursor }, productQuestionListEndpoint, testIssuer()))).toEqual(["sort"])
-    expect(pathsOf(parseListRequest({ ...params, cursor: cursor.slice(1) }, reviewListEndpoint, testIssuer()))).toEqual(["cursor"])
+    expect(pathsOf(parseListRequest({ ...params, cursor }, productQuestionListEndpoint, testIssuer()))).toEqual([
+      "sort"
+    ])
+    expect(pathsOf(parseListRequest({ ...params, cursor: cursor.slice(1) }, reviewListEndpoint, testIssuer()))).toEqual(
+      ["cursor"]
+    )
   })
 
   it("ends with a null cursor when the rows fit the page", () => {
@@ -240,7 +263,9 @@ describe("pageInMemory", () => {
     fc.assert(
       fc.property(fc.uniqueArray(arbRow, { selector: (r) => r.id, maxLength: 25 }), arbParams, (rows, params) => {
         const seen = walk(rows, params)
-        const request: ListRequest = Result.getOrThrow(parseListRequest({ ...params, limit: "250" }, reviewListEndpoint, testIssuer()))
+        const request: ListRequest = Result.getOrThrow(
+          parseListRequest({ ...params, limit: "250" }, reviewListEndpoint, testIssuer())
+        )
         const all = pageInMemory(rows, request, access).data
         expect(seen.map((r) => r.id)).toEqual(all.map((r) => r.id))
         const position = (r: Row): CursorPosition => ({
@@ -251,9 +276,15 @@ describe("pageInMemory", () => {
           expect(compareKeyset(request.sort, position(all[i - 1]!), position(all[i]!))).toBeLessThan(0)
         }
         const expectedIds = rows
-          .filter((r) => params.search === undefined || (r.title ?? "").toLowerCase().includes(params.search.toLowerCase()))
           .filter((r) =>
-            params.filter === undefined ? true : params.filter.includes("rating") ? r.rating >= 3 : r.moderatedAt === null
+            params.search === undefined || (r.title ?? "").toLowerCase().includes(params.search.toLowerCase())
+          )
+          .filter((r) =>
+            params.filter === undefined
+              ? true
+              : params.filter.includes("rating")
+              ? r.rating >= 3
+              : r.moderatedAt === null
           )
           .map((r) => r.id)
           .sort()
@@ -275,7 +306,11 @@ describe("pageInMemory", () => {
     })
     let rows = [row(1, 5), row(2, 4), row(3, 4), row(4, 3), row(5, 1)]
     const params = { sort: "-rating", limit: "2" }
-    const first = pageInMemory(rows, Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer())), access)
+    const first = pageInMemory(
+      rows,
+      Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer())),
+      access
+    )
     expect(first.data.map((r) => r.id)).toEqual([id(1), id(3)])
     // delete the last record shown, insert one before the cursor and one after it
     rows = rows.filter((r) => r.id !== id(3)).concat([row(6, 5), row(0, 2)])

@@ -27,7 +27,11 @@ const bareStore = () => {
       Effect.map(Clock.currentTimeMillis, (now) => {
         calls++
         assertBuckets(buckets)
-        const result = TokenBucket.spend(buckets.map((b) => ({ spec: b.spec, state: levels.get(`${org}/${b.key}`) })), cost, now)
+        const result = TokenBucket.spend(
+          buckets.map((b) => ({ spec: b.spec, state: levels.get(`${org}/${b.key}`) })),
+          cost,
+          now
+        )
         if (result._tag === "Admitted") buckets.forEach((b, i) => levels.set(`${org}/${b.key}`, result.states[i]!))
         return toSpendDecision(buckets, result, cost)
       })
@@ -44,26 +48,29 @@ const step = fc.tuple(sequenceStepArbitrary, fc.constantFrom(0, 1)).map(([s, who
 
 describe("LocalRefusals", () => {
   it("one process: exactly the store's decisions; the store is asked at least for every admission", () => {
-    fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 120 }), (steps) => {
-      const plain = bareStore()
-      const under = bareStore()
-      const cached = LocalRefusals.withLocalRefusals(under.store)
-      let now = 1_763_000_000_000
-      let refusals = 0
-      for (const s of steps) {
-        now += s.wait
-        const [buckets, cost] = endpoints[s.which]!
-        const expected = Effect.runSync(plain.store.spend(s.org, buckets, cost).pipe(at(now)))
-        // What it can tell in advance is a refusal, and the very one it then answers.
-        const told = cached.refusalAt?.(s.org, buckets, cost, now)
-        const got = Effect.runSync(cached.spend(s.org, buckets, cost).pipe(at(now)))
-        expect(withoutStates(got)).toEqual(withoutStates(expected))
-        if (told !== undefined) expect(withoutStates(told)).toEqual(withoutStates(got))
-        if (expected._tag === "Refused") refusals++
-      }
-      // Every call the cache saved was one that would have been refused.
-      expect(under.calls()).toBeGreaterThanOrEqual(steps.length - refusals)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 120 }), (steps) => {
+        const plain = bareStore()
+        const under = bareStore()
+        const cached = LocalRefusals.withLocalRefusals(under.store)
+        let now = 1_763_000_000_000
+        let refusals = 0
+        for (const s of steps) {
+          now += s.wait
+          const [buckets, cost] = endpoints[s.which]!
+          const expected = Effect.runSync(plain.store.spend(s.org, buckets, cost).pipe(at(now)))
+          // What it can tell in advance is a refusal, and the very one it then answers.
+          const told = cached.refusalAt?.(s.org, buckets, cost, now)
+          const got = Effect.runSync(cached.spend(s.org, buckets, cost).pipe(at(now)))
+          expect(withoutStates(got)).toEqual(withoutStates(expected))
+          if (told !== undefined) expect(withoutStates(told)).toEqual(withoutStates(got))
+          if (expected._tag === "Refused") refusals++
+        }
+        // Every call the cache saved was one that would have been refused.
+        expect(under.calls()).toBeGreaterThanOrEqual(steps.length - refusals)
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("refuses a bucket known to be empty without asking the store, until the instant it can pay", () => {
@@ -71,8 +78,13 @@ describe("LocalRefusals", () => {
     const cached = LocalRefusals.withLocalRefusals(under.store)
     const [buckets] = endpoints[0]! // 12 per minute: one token every 5 s
     const t0 = 1_763_000_000_000
-    for (let i = 0; i < 12; i++) expect(Effect.runSync(cached.spend("o", buckets, 1).pipe(at(t0)))._tag).toBe("Admitted")
-    expect(Effect.runSync(cached.spend("o", buckets, 1).pipe(at(t0)))).toMatchObject({ _tag: "Refused", retryAfterSeconds: 5 })
+    for (let i = 0; i < 12; i++) {
+      expect(Effect.runSync(cached.spend("o", buckets, 1).pipe(at(t0)))._tag).toBe("Admitted")
+    }
+    expect(Effect.runSync(cached.spend("o", buckets, 1).pipe(at(t0)))).toMatchObject({
+      _tag: "Refused",
+      retryAfterSeconds: 5
+    })
     const afterFirstRefusal = under.calls()
     for (let ms = 0; ms < 5_000; ms += 250) {
       expect(Effect.runSync(cached.spend("o", buckets, 1).pipe(at(t0 + ms)))).toMatchObject({ _tag: "Refused" })
@@ -83,24 +95,27 @@ describe("LocalRefusals", () => {
   })
 
   it("two processes over one store: never admit what the store refuses, never refuse what it admits", () => {
-    fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 150 }), (steps) => {
-      // The reference: the same sequence of spends on one bare store. The shared store under the two caches sees
-      // the same spends where the caches pass them on, so both must reach the same decision at every step.
-      const reference = bareStore()
-      const shared = bareStore()
-      const processes = [LocalRefusals.withLocalRefusals(shared.store), LocalRefusals.withLocalRefusals(shared.store)]
-      let now = 1_763_000_000_000
-      let admitted = 0
-      for (const s of steps) {
-        now += s.wait
-        const [buckets, cost] = endpoints[s.which]!
-        const expected = Effect.runSync(reference.store.spend(s.org, buckets, cost).pipe(at(now)))
-        const got = Effect.runSync(processes[s.who]!.spend(s.org, buckets, cost).pipe(at(now)))
-        expect(got._tag).toBe(expected._tag)
-        if (got._tag === "Admitted") admitted++
-      }
-      expect(shared.calls()).toBeGreaterThanOrEqual(admitted)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 150 }), (steps) => {
+        // The reference: the same sequence of spends on one bare store. The shared store under the two caches sees
+        // the same spends where the caches pass them on, so both must reach the same decision at every step.
+        const reference = bareStore()
+        const shared = bareStore()
+        const processes = [LocalRefusals.withLocalRefusals(shared.store), LocalRefusals.withLocalRefusals(shared.store)]
+        let now = 1_763_000_000_000
+        let admitted = 0
+        for (const s of steps) {
+          now += s.wait
+          const [buckets, cost] = endpoints[s.which]!
+          const expected = Effect.runSync(reference.store.spend(s.org, buckets, cost).pipe(at(now)))
+          const got = Effect.runSync(processes[s.who]!.spend(s.org, buckets, cost).pipe(at(now)))
+          expect(got._tag).toBe(expected._tag)
+          if (got._tag === "Admitted") admitted++
+        }
+        expect(shared.calls()).toBeGreaterThanOrEqual(admitted)
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("keeps at most maxOrganizations bounds, the oldest going first", () => {

@@ -109,7 +109,11 @@ describe("bucketsFor (spec: Limits, per-endpoint buckets)", () => {
     const expected = { key: "POST /loyalty-history", spec: { ceiling: 30, refillPerSecond: 1 } }
     expect(bucketsFor("POST", "/loyalty-history", plan)[1]).toEqual(expected)
     expect(
-      bucketsFor("POST", "/loyalty-history", { apiRequestsPerMinute: 6000, loyaltyEventsPerMinute: 1, loyaltyStampsPerMinute: 1 })[1]
+      bucketsFor("POST", "/loyalty-history", {
+        apiRequestsPerMinute: 6000,
+        loyaltyEventsPerMinute: 1,
+        loyaltyStampsPerMinute: 1
+      })[1]
     ).toEqual(expected)
   })
 

@@ -151,7 +151,11 @@ describe("checkRedaction: examples", () => {
     ["a", "[redacted][redacted]", "Rejected"],
     ["abc", "a[redacted]c[redacted]", "Rejected"],
     ["abc", "[redacted]abc", "Rejected"],
-    ["[redacted]", "[redacted][redacted][redacted][redacted][redacted][redacted][redacted][redacted][redacted][redacted][redacted]", "Rejected"],
+    [
+      "[redacted]",
+      "[redacted][redacted][redacted][redacted][redacted][redacted][redacted][redacted][redacted][redacted][redacted]",
+      "Rejected"
+    ],
     // other edits
     ["abc", "ab", "Rejected"],
     ["abc", "abcd", "Rejected"],
@@ -350,11 +354,13 @@ describe("checkRedaction: linear time", () => {
   }
 
   // The adversarial inputs are smaller so that a quadratic implementation fails in seconds instead of hanging.
-  it.each([
-    ["many spans", manySpans, 100_000, "Redacted"],
-    ["near miss", nearMiss, 2_000, "Rejected"],
-    ["many markers", manyMarkers, 2_000, "Rejected"]
-  ] as const)("%s: 10x the input costs about 10x as much, not 100x", (_name, make, size, expected) => {
+  it.each(
+    [
+      ["many spans", manySpans, 100_000, "Redacted"],
+      ["near miss", nearMiss, 2_000, "Rejected"],
+      ["many markers", manyMarkers, 2_000, "Rejected"]
+    ] as const
+  )("%s: 10x the input costs about 10x as much, not 100x", (_name, make, size, expected) => {
     const small = make(size)
     const big = make(size * 10)
     expect(verdict(small.current, small.proposed)).toBe(expected)

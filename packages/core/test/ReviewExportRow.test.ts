@@ -78,21 +78,50 @@ const arbReview = fc.record({
   updatedAt: fc.constant("2025-06-01T12:00:00.000Z"),
   product: fc.option(fc.record({ slug: fc.string({ maxLength: 4 }) }), { nil: undefined }),
   customer: fc.option(fc.option(fc.record({ email: fc.string({ maxLength: 4 }) }), { nil: null }), { nil: undefined }),
-  response: fc.option(fc.option(fc.record({ body: fc.string({ maxLength: 4 }), responderName: text, createdAt: fc.constant("2025-06-01T12:00:00.000Z") }), { nil: null }), { nil: undefined }),
+  response: fc.option(
+    fc.option(
+      fc.record({
+        body: fc.string({ maxLength: 4 }),
+        responderName: text,
+        createdAt: fc.constant("2025-06-01T12:00:00.000Z")
+      }),
+      { nil: null }
+    ),
+    { nil: undefined }
+  ),
   files: fc.option(fc.array(fc.record({ url: fc.webUrl() }), { maxLength: 2 }), { nil: undefined }),
-  answers: fc.option(fc.array(fc.record({ questionId: fc.uuid(), label: fc.string({ maxLength: 3 }) }), { maxLength: 2 }), { nil: undefined })
-}, { requiredKeys: ["id", "productId", "rating", "published", "verifiedBuyer", "flagged", "flags", "metadata", "createdAt", "updatedAt"] }) as unknown as fc.Arbitrary<Review>
+  answers: fc.option(
+    fc.array(fc.record({ questionId: fc.uuid(), label: fc.string({ maxLength: 3 }) }), { maxLength: 2 }),
+    { nil: undefined }
+  )
+}, {
+  requiredKeys: [
+    "id",
+    "productId",
+    "rating",
+    "published",
+    "verifiedBuyer",
+    "flagged",
+    "flags",
+    "metadata",
+    "createdAt",
+    "updatedAt"
+  ]
+}) as unknown as fc.Arbitrary<Review>
 
 describe("reviewExportRow", () => {
   it("is the reference row: same fields, same values, same key order (so the same NDJSON and CSV lines)", () => {
-    fc.assert(fc.property(arbReview, (review) => {
-      const row = reviewExportRow(review)
-      const reference = referenceRow(review)
-      expect(Object.keys(row)).toEqual(Object.keys(reference))
-      expect(row).toEqual(reference)
-      expect(exportLine("ndjson", row)).toBe(JSON.stringify(reference) + "\n")
-      expect(exportLine("csv", row)).toBe(exportLine("csv", reference))
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(arbReview, (review) => {
+        const row = reviewExportRow(review)
+        const reference = referenceRow(review)
+        expect(Object.keys(row)).toEqual(Object.keys(reference))
+        expect(row).toEqual(reference)
+        expect(exportLine("ndjson", row)).toBe(JSON.stringify(reference) + "\n")
+        expect(exportLine("csv", row)).toBe(exportLine("csv", reference))
+      }),
+      { numRuns: 500 }
+    )
   })
 
   it("names every column it can write, in the columns' order", () => {

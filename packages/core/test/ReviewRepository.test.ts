@@ -9,33 +9,55 @@ import { defaultListRequest } from "../src/kernel/ListQuery.ts"
 import { testIssuer } from "@feedback/testing"
 import type { ReviewInclude, ReviewRecord } from "../src/reviews/Review.ts"
 import { newReview, reviewIncludeNames } from "../src/reviews/Review.ts"
-import { attachIncludes, type ReviewIncludeLoaders, ReviewRepository, type StoredReview } from "../src/reviews/ReviewRepository.ts"
+import {
+  attachIncludes,
+  type ReviewIncludeLoaders,
+  ReviewRepository,
+  type StoredReview
+} from "../src/reviews/ReviewRepository.ts"
 import type { Timestamp } from "../src/kernel/Timestamp.ts"
 import { reviewListEndpoint } from "../src/reviews/ReviewLists.ts"
 
 const ORG = "00000000-0000-4000-8000-000000000001" as OrganizationId
 
 const record = (i: number, overrides: Partial<ReviewRecord> = {}): ReviewRecord =>
-  newReview(`00000000-0000-4000-8000-${String(i).padStart(12, "0")}` as ReviewId, "2026-01-01T00:00:00.000Z" as Timestamp, {
-    productId: `00000000-0000-4000-9000-00000000000${i % 2}` as ProductId,
-    rating: 5,
-    published: true,
-    ipAddress: i % 3 === 0 ? null : `10.0.0.${i % 2}`,
-    browserFingerprint: `fp${i % 2}`,
-    ...overrides
-  })
+  newReview(
+    `00000000-0000-4000-8000-${String(i).padStart(12, "0")}` as ReviewId,
+    "2026-01-01T00:00:00.000Z" as Timestamp,
+    {
+      productId: `00000000-0000-4000-9000-00000000000${i % 2}` as ProductId,
+      rating: 5,
+      published: true,
+      ipAddress: i % 3 === 0 ? null : `10.0.0.${i % 2}`,
+      browserFingerprint: `fp${i % 2}`,
+      ...overrides
+    }
+  )
 
 const countingLoaders = () => {
   const calls: Array<{ readonly name: string; readonly keys: ReadonlyArray<string> }> = []
-  const track = <A>(name: string, answer: (keys: ReadonlyArray<string>) => ReadonlyMap<string, A>) =>
-  (_org: OrganizationId, keys: ReadonlyArray<string>) =>
-    Effect.sync(() => {
-      calls.push({ name, keys })
-      return answer(keys)
-    })
+  const track =
+    <A>(name: string, answer: (keys: ReadonlyArray<string>) => ReadonlyMap<string, A>) =>
+    (_org: OrganizationId, keys: ReadonlyArray<string>) =>
+      Effect.sync(() => {
+        calls.push({ name, keys })
+        return answer(keys)
+      })
   const loaders: ReviewIncludeLoaders = {
-    importJobs: track("importJobs", (keys) =>
-      new Map(keys.map((k) => [k, { id: k as ImportJobId, type: "reviews", action: "create", createdAt: "2026-01-01T00:00:00.000Z" as Timestamp }]))),
+    importJobs: track(
+      "importJobs",
+      (keys) =>
+        new Map(
+          keys.map((
+            k
+          ) => [k, {
+            id: k as ImportJobId,
+            type: "reviews",
+            action: "create",
+            createdAt: "2026-01-01T00:00:00.000Z" as Timestamp
+          }])
+        )
+    ),
     customers: track("customers", () => new Map()),
     products: track("products", () => new Map()),
     responses: track("responses", () => new Map()),
@@ -63,7 +85,14 @@ describe("attachIncludes", () => {
   it("calls each requested loader once per page with distinct keys, and no other loader", async () => {
     const { calls, loaders } = countingLoaders()
     const result = await Effect.runPromise(attachIncludes(ORG, page, [...reviewIncludeNames], loaders))
-    expect(calls.map((c) => c.name).sort()).toEqual(["answers", "collisions", "files", "importJobs", "products", "responses"])
+    expect(calls.map((c) => c.name).sort()).toEqual([
+      "answers",
+      "collisions",
+      "files",
+      "importJobs",
+      "products",
+      "responses"
+    ])
     expect(calls.find((c) => c.name === "products")!.keys).toHaveLength(2)
     expect(calls.find((c) => c.name === "importJobs")!.keys).toHaveLength(1)
     expect(calls.find((c) => c.name === "responses")!.keys).toHaveLength(50)
@@ -101,12 +130,17 @@ describe("attachIncludes", () => {
       find: (_org, id) => Effect.succeed(Option.fromUndefinedOr(page.find((r) => r.record.id === id))),
       loaders
     })
-    const request = { ...defaultListRequest(reviewListEndpoint, testIssuer()), include: ["files", "collisions"] as const }
+    const request = {
+      ...defaultListRequest(reviewListEndpoint, testIssuer()),
+      include: ["files", "collisions"] as const
+    }
     const listed = await Effect.runPromise(repo.list(ORG, request))
     expect(listed.nextCursor).toBe("next")
     expect(listed.data).toHaveLength(3)
     expect(calls.map((c) => c.name).sort()).toEqual(["collisions", "files"])
-    const missing = await Effect.runPromise(repo.get(ORG, "00000000-0000-4000-8000-0000000000ff" as ReviewId, ["files"]))
+    const missing = await Effect.runPromise(
+      repo.get(ORG, "00000000-0000-4000-8000-0000000000ff" as ReviewId, ["files"])
+    )
     expect(Option.isNone(missing)).toBe(true)
   })
 })

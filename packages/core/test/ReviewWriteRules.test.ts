@@ -44,10 +44,20 @@ describe("planReviewPatch", () => {
 
   it("the first redaction stores both originals; a later one keeps them", () => {
     const first = Result.getOrThrow(planReviewPatch(base, { body: `Call ${REDACTION_MARKER}` }, AT)).review
-    expect(first).toMatchObject({ body: `Call ${REDACTION_MARKER}`, originalTitle: "Hi", originalBody: "Call 555-0100", redactedAt: AT })
+    expect(first).toMatchObject({
+      body: `Call ${REDACTION_MARKER}`,
+      originalTitle: "Hi",
+      originalBody: "Call 555-0100",
+      redactedAt: AT
+    })
     const later = "2026-03-01T00:00:00.000Z" as Timestamp.Timestamp
     const second = Result.getOrThrow(planReviewPatch(first, { title: REDACTION_MARKER }, later)).review
-    expect(second).toMatchObject({ title: REDACTION_MARKER, originalTitle: "Hi", originalBody: "Call 555-0100", redactedAt: later })
+    expect(second).toMatchObject({
+      title: REDACTION_MARKER,
+      originalTitle: "Hi",
+      originalBody: "Call 555-0100",
+      redactedAt: later
+    })
   })
 
   it("a refused redaction names the field, title first", () => {
@@ -62,19 +72,30 @@ describe("planReviewPatch", () => {
     const everyLetter = body.replaceAll("a", REDACTION_MARKER)
     expect(failure(planReviewPatch(review, { body: everyLetter }, AT))).toMatchObject({
       _tag: "InvalidRequest",
-      issues: [{ path: "body.body", message: expect.stringMatching(/^would be 44000 characters after redaction, over the limit of 20000/) }]
+      issues: [{
+        path: "body.body",
+        message: expect.stringMatching(/^would be 44000 characters after redaction, over the limit of 20000/)
+      }]
     })
-    expect(failure(planReviewPatch(review, { title: review.title!.replaceAll("t", REDACTION_MARKER) }, AT))).toMatchObject({
-      _tag: "InvalidRequest",
-      issues: [{ path: "body.title" }]
-    })
+    expect(failure(planReviewPatch(review, { title: review.title!.replaceAll("t", REDACTION_MARKER) }, AT)))
+      .toMatchObject({
+        _tag: "InvalidRequest",
+        issues: [{ path: "body.title" }]
+      })
     // One wider span is the same redaction and fits.
-    expect(Result.getOrThrow(planReviewPatch(review, { body: REDACTION_MARKER }, AT)).review.body).toBe(REDACTION_MARKER)
+    expect(Result.getOrThrow(planReviewPatch(review, { body: REDACTION_MARKER }, AT)).review.body).toBe(
+      REDACTION_MARKER
+    )
     // A text already over its limit (stored before the limits) can be redacted as long as it does not grow.
-    const legacy = makeReview(product, { title: null, body: "x".repeat(25_000) + "secret" + "y".repeat(100), published: false })
+    const legacy = makeReview(product, {
+      title: null,
+      body: "x".repeat(25_000) + "secret" + "y".repeat(100),
+      published: false
+    })
     const hidden = "x".repeat(25_000) + REDACTION_MARKER + "y".repeat(96)
     expect(Result.getOrThrow(planReviewPatch(legacy, { body: hidden }, AT)).review.body).toBe(hidden)
-    expect(failure(planReviewPatch(legacy, { body: "x".repeat(25_000) + REDACTION_MARKER + "y".repeat(100) }, AT))).toMatchObject({ _tag: "InvalidRequest" })
+    expect(failure(planReviewPatch(legacy, { body: "x".repeat(25_000) + REDACTION_MARKER + "y".repeat(100) }, AT)))
+      .toMatchObject({ _tag: "InvalidRequest" })
   })
 
   it("metadata: equal pairs in another order change nothing; different ones replace wholesale", () => {
@@ -158,7 +179,10 @@ describe("selectImportRows", () => {
 
 describe("fileFromUrl", () => {
   it("takes the decoded last segment and guesses the type from the extension", () => {
-    expect(fileFromUrl("https://cdn.example/a/b%20c.PNG?x=1")).toEqual({ fileName: "b c.PNG", contentType: "image/png" })
+    expect(fileFromUrl("https://cdn.example/a/b%20c.PNG?x=1")).toEqual({
+      fileName: "b c.PNG",
+      contentType: "image/png"
+    })
     expect(fileFromUrl("https://cdn.example/")).toEqual({ fileName: "image", contentType: "application/octet-stream" })
     expect(fileFromUrl("https://cdn.example/x%00.jpg").fileName).toBe("x%00.jpg")
     expect(fileFromUrl("https://cdn.example/%E0%A4%A.gif").fileName).toBe("%E0%A4%A.gif")
@@ -190,7 +214,11 @@ describe("input schemas", () => {
 })
 
 describe("productStatsDeltas", () => {
-  const products = ["0190f000-0000-7000-8000-000000000001", "0190f000-0000-7000-8000-000000000002", "0190f000-0000-7000-8000-000000000003"] as Array<ProductId>
+  const products = [
+    "0190f000-0000-7000-8000-000000000001",
+    "0190f000-0000-7000-8000-000000000002",
+    "0190f000-0000-7000-8000-000000000003"
+  ] as Array<ProductId>
   const review = fc.record({
     productId: fc.constantFrom(...products),
     published: fc.boolean(),
@@ -210,7 +238,9 @@ describe("productStatsDeltas", () => {
           reviews: mine.length,
           published: published.length,
           publishedRatingSum: published.reduce((sum, r) => sum + r.rating, 0),
-          publishedByStar: [1, 2, 3, 4, 5].map((n) => published.filter((r) => Math.min(5, Math.round(r.rating)) === n).length)
+          publishedByStar: [1, 2, 3, 4, 5].map((n) =>
+            published.filter((r) => Math.min(5, Math.round(r.rating)) === n).length
+          )
         })
       }
     })))

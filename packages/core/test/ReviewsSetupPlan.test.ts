@@ -20,7 +20,9 @@ const decode = (u: unknown): ReviewsSetupAnswers => {
 }
 const failure = (u: unknown): string => {
   const r = decodeReviewsSetupAnswers(u)
-  if (Result.isSuccess(r)) throw new Error(`expected failure for ${JSON.stringify(u)}, got ${JSON.stringify(r.success)}`)
+  if (Result.isSuccess(r)) {
+    throw new Error(`expected failure for ${JSON.stringify(u)}, got ${JSON.stringify(r.success)}`)
+  }
   return r.failure.message
 }
 
@@ -151,38 +153,47 @@ describe("planReviewsSetup", () => {
   })
 
   it("for any answers: placeholders in every body, steps well formed, every key has a template", () => {
-    fc.assert(fc.property(arbAnswers, (answers) => {
-      const plan = planReviewsSetup(answers)
-      expect(plan.emailTemplates).toHaveLength(answers.reminder ? 2 : 1)
-      for (const t of plan.emailTemplates) {
-        // Valid Liquid, so the setup never stores a template that PATCH would refuse.
-        expect(templateIssues(t)).toEqual([])
-        for (const v of ["survey.url", "unsubscribe.url", "products", "organization.name"]) expect(t.body).toContain(v)
-        expect(t.subject.length).toBeGreaterThan(0)
-        expect(t.name.length).toBeGreaterThan(0)
-        // Only documented variables, so the renderer fills everything the emails use.
-        for (const used of `${t.subject}\n${t.body}`.match(/\{\{\s*([a-zA-Z]+)/g) ?? []) {
-          expect(["organization", "customer", "order", "product", "survey", "unsubscribe"]).toContain(used.replace(/\{\{\s*/, ""))
+    fc.assert(
+      fc.property(arbAnswers, (answers) => {
+        const plan = planReviewsSetup(answers)
+        expect(plan.emailTemplates).toHaveLength(answers.reminder ? 2 : 1)
+        for (const t of plan.emailTemplates) {
+          // Valid Liquid, so the setup never stores a template that PATCH would refuse.
+          expect(templateIssues(t)).toEqual([])
+          for (const v of ["survey.url", "unsubscribe.url", "products", "organization.name"]) {
+            expect(t.body).toContain(v)
+          }
+          expect(t.subject.length).toBeGreaterThan(0)
+          expect(t.name.length).toBeGreaterThan(0)
+          // Only documented variables, so the renderer fills everything the emails use.
+          for (const used of `${t.subject}\n${t.body}`.match(/\{\{\s*([a-zA-Z]+)/g) ?? []) {
+            expect(["organization", "customer", "order", "product", "survey", "unsubscribe"]).toContain(
+              used.replace(/\{\{\s*/, "")
+            )
+          }
         }
-      }
-      const steps = plan.surveyFlow.steps
-      expect(steps.map((s) => s.position)).toEqual(steps.map((_, i) => i))
-      expect(steps.map((s) => s.type)).toEqual(answers.reminder ? ["wait", "email", "wait", "email"] : ["wait", "email"])
-      const waits = steps.flatMap((s) => (s.type === "wait" ? [s.waitSeconds] : []))
-      expect(waits).toEqual(
-        answers.reminder
-          ? [answers.delayDays * 86_400, answers.reminderDelayDays * 86_400]
-          : [answers.delayDays * 86_400]
-      )
-      const keys = plan.emailTemplates.map((t) => t.key)
-      for (const s of steps) if (s.type === "email") expect(keys).toContain(s.emailTemplateKey)
-      expect(plan.surveyFlow.isActive).toBe(true)
-      expect(plan.surveyFlow.triggerEvent).toBe(answers.triggerEvent)
-      expect(plan.autoPublish).toEqual({
-        autoPublish: answers.autoPublish,
-        autoPublishMinRating: answers.autoPublishMinRating
-      })
-    }), { numRuns: 200 })
+        const steps = plan.surveyFlow.steps
+        expect(steps.map((s) => s.position)).toEqual(steps.map((_, i) => i))
+        expect(steps.map((s) => s.type)).toEqual(
+          answers.reminder ? ["wait", "email", "wait", "email"] : ["wait", "email"]
+        )
+        const waits = steps.flatMap((s) => (s.type === "wait" ? [s.waitSeconds] : []))
+        expect(waits).toEqual(
+          answers.reminder
+            ? [answers.delayDays * 86_400, answers.reminderDelayDays * 86_400]
+            : [answers.delayDays * 86_400]
+        )
+        const keys = plan.emailTemplates.map((t) => t.key)
+        for (const s of steps) if (s.type === "email") expect(keys).toContain(s.emailTemplateKey)
+        expect(plan.surveyFlow.isActive).toBe(true)
+        expect(plan.surveyFlow.triggerEvent).toBe(answers.triggerEvent)
+        expect(plan.autoPublish).toEqual({
+          autoPublish: answers.autoPublish,
+          autoPublishMinRating: answers.autoPublishMinRating
+        })
+      }),
+      { numRuns: 200 }
+    )
   })
 
   it("template styles differ as promised", () => {
@@ -218,7 +229,10 @@ describe("planReviewsSetup", () => {
     const standard = render(planReviewsSetup(defaults).emailTemplates[0]!)
     expect(standard.subject).toBe("How was your order, Ada?")
     expect(standard.text).toMatch(/^Acme\n\nHi Ada,\n\nThank you for shopping with Acme\./)
-    const anonymous = render(planReviewsSetup(defaults).emailTemplates[0]!, { ...sample, customer: { firstName: null, lastName: null, email: null } })
+    const anonymous = render(planReviewsSetup(defaults).emailTemplates[0]!, {
+      ...sample,
+      customer: { firstName: null, lastName: null, email: null }
+    })
     expect(anonymous.subject).toBe("How was your order?")
     expect(anonymous.text).toContain("Hi there,")
   })
@@ -231,26 +245,47 @@ describe("the planned emails for any customer and order", () => {
   const arbVariables: fc.Arbitrary<EmailVariables> = fc.record({
     organization: fc.record({ name: text }),
     customer: fc.record({ firstName: maybe, lastName: maybe, email: maybe }),
-    order: fc.record({ orderNumber: maybe, placedAt: fc.option(fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString()), { nil: null }) }),
-    products: fc.array(fc.record({ title: text, url: fc.option(url, { nil: null }), imageUrl: fc.option(url, { nil: null }) }), { maxLength: 20 }),
+    order: fc.record({
+      orderNumber: maybe,
+      placedAt: fc.option(
+        fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString()),
+        { nil: null }
+      )
+    }),
+    products: fc.array(
+      fc.record({ title: text, url: fc.option(url, { nil: null }), imageUrl: fc.option(url, { nil: null }) }),
+      { maxLength: 20 }
+    ),
     survey: fc.record({ url }),
     unsubscribe: fc.record({ url })
   })
 
   it("property: every style renders, carries both links, and no variable value becomes markup", () => {
     const templates = (["standard", "minimal", "photo"] as const).flatMap((template) =>
-      planReviewsSetup({ ...defaults, reminder: true, template }).emailTemplates)
-    fc.assert(fc.property(arbVariables, fc.constantFrom(...templates), (variables, template) => {
-      const email = render(template, variables)
-      const attribute = (value: string) => value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/'/g, "&#39;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
-      expect(email.html).toContain(`href="${attribute(variables.survey.url)}"`)
-      expect(email.html).toContain(`href="${attribute(variables.unsubscribe.url)}"`)
-      expect(email.text).toContain(variables.unsubscribe.url)
-      expect(email.subject).not.toMatch(/[\r\n]/)
-      // The only elements are the layout's own: a customer's name or a product title never adds one.
-      const tags = new Set([...email.html.matchAll(/<([a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1]!.toLowerCase()))
-      for (const tag of tags) expect(["html", "head", "meta", "title", "body", "table", "tr", "td", "h1", "p", "a", "img", "br"]).toContain(tag)
-    }), { numRuns: 150 })
+      planReviewsSetup({ ...defaults, reminder: true, template }).emailTemplates
+    )
+    fc.assert(
+      fc.property(arbVariables, fc.constantFrom(...templates), (variables, template) => {
+        const email = render(template, variables)
+        const attribute = (value: string) =>
+          value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/'/g, "&#39;").replace(/</g, "&lt;").replace(
+            />/g,
+            "&gt;"
+          )
+        expect(email.html).toContain(`href="${attribute(variables.survey.url)}"`)
+        expect(email.html).toContain(`href="${attribute(variables.unsubscribe.url)}"`)
+        expect(email.text).toContain(variables.unsubscribe.url)
+        expect(email.subject).not.toMatch(/[\r\n]/)
+        // The only elements are the layout's own: a customer's name or a product title never adds one.
+        const tags = new Set([...email.html.matchAll(/<([a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1]!.toLowerCase()))
+        for (const tag of tags) {
+          expect(["html", "head", "meta", "title", "body", "table", "tr", "td", "h1", "p", "a", "img", "br"]).toContain(
+            tag
+          )
+        }
+      }),
+      { numRuns: 150 }
+    )
   })
 })
 
@@ -291,7 +326,12 @@ describe("records", () => {
     const plan = planReviewsSetup({ ...defaults, reminder: true, template: "minimal" })
     const now = "2026-01-01T00:00:00.000Z"
     const ids = { request: requestId, reminder: reminderId }
-    const templates = plan.emailTemplates.map(({ key, ...t }) => ({ id: ids[key], ...t, createdAt: now, updatedAt: now }))
+    const templates = plan.emailTemplates.map(({ key, ...t }) => ({
+      id: ids[key],
+      ...t,
+      createdAt: now,
+      updatedAt: now
+    }))
     for (const t of templates) {
       expect(Schema.decodeUnknownSync(EmailTemplate)(t, { onExcessProperty: "error" })).toEqual(t)
     }

@@ -110,7 +110,11 @@ describe("applyOutcome", () => {
   })
 
   it("widget banner and hint do not settle the area", () => {
-    const d = applyOutcome(applyOutcome(emptyAreaDecisions, "widgetBannerDismissed", at(1)), "widgetHintDismissed", at(2))
+    const d = applyOutcome(
+      applyOutcome(emptyAreaDecisions, "widgetBannerDismissed", at(1)),
+      "widgetHintDismissed",
+      at(2)
+    )
     expect(areaStatus(d, false).needsSetup).toBe(true)
     expect(areaStatus(applyOutcome(d, "completed", at(3)), false).needsSetup).toBe(false)
   })
@@ -148,8 +152,10 @@ describe("observe and areaStatus", () => {
     expect(areaStatus(emptyAreaDecisions, true).needsSetup).toBe(false)
     expect(areaStatus({ ...emptyAreaDecisions, completedAt: at(1) }, false).needsSetup).toBe(false)
     expect(areaStatus({ ...emptyAreaDecisions, dismissedAt: at(1) }, false).needsSetup).toBe(false)
-    expect(areaStatus({ ...emptyAreaDecisions, widgetBannerDismissedAt: at(1), widgetHintDismissedAt: at(1) }, false)
-      .needsSetup).toBe(true)
+    expect(
+      areaStatus({ ...emptyAreaDecisions, widgetBannerDismissedAt: at(1), widgetHintDismissedAt: at(1) }, false)
+        .needsSetup
+    ).toBe(true)
   })
 
   it("rule 2 needs observation: an area that ran and stopped stays settled only once observed", () => {
@@ -173,7 +179,10 @@ describe("observe and areaStatus", () => {
   })
 
   it("resolveSetup answers the spec's Setup state shape", () => {
-    const r = resolveSetup({ ...input(signals({ hasSite: true }), emptySetupDecisions), publishableKey: "pk_test_1" }, at(1))
+    const r = resolveSetup(
+      { ...input(signals({ hasSite: true }), emptySetupDecisions), publishableKey: "pk_test_1" },
+      at(1)
+    )
     const decoded = Schema.decodeUnknownSync(SetupState)(r.state, { onExcessProperty: "error" })
     expect(decoded).toEqual(r.state)
     expect(Object.keys(r.state).sort()).toEqual(["apiBaseUrl", "areas", "embedScriptUrl", "publishableKey", "signals"])
@@ -298,10 +307,14 @@ const runSequence = (initialSignals: SetupSignals, ops: ReadonlyArray<Op>): void
       for (const f of DECISION_FIELDS) expect(status[f]).toBe(stored[a][f])
       // needsSetup never returns to true once false.
       if (m.settledInAnswer) expect(status.needsSetup).toBe(false)
-      if (m.settledInAnswer && !status.configured && m.firstOutcomeAt.completed === undefined &&
-        m.firstOutcomeAt.dismissed === undefined) coverage.settledThenStoppedRunning++
-      if (!m.settledInAnswer && conf[a] && m.firstOutcomeAt.completed === undefined &&
-        m.firstOutcomeAt.dismissed === undefined) coverage.settledByObservation++
+      if (
+        m.settledInAnswer && !status.configured && m.firstOutcomeAt.completed === undefined &&
+        m.firstOutcomeAt.dismissed === undefined
+      ) coverage.settledThenStoppedRunning++
+      if (
+        !m.settledInAnswer && conf[a] && m.firstOutcomeAt.completed === undefined &&
+        m.firstOutcomeAt.dismissed === undefined
+      ) coverage.settledByObservation++
       const everSettled = m.firstOutcomeAt.completed !== undefined || m.firstOutcomeAt.dismissed !== undefined ||
         m.firstSeenConfiguredAt !== null
       expect(status.needsSetup).toBe(!everSettled)

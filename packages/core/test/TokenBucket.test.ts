@@ -104,13 +104,17 @@ describe("refill", () => {
 
   it("is path independent: refilling at t1 then t2 is refilling at t2", () => {
     fc.assert(
-      fc.property(exactSpec, fc.integer({ min: -10_000, max: 100_000 }), fc.integer({ min: -10_000, max: 100_000 }),
+      fc.property(
+        exactSpec,
+        fc.integer({ min: -10_000, max: 100_000 }),
+        fc.integer({ min: -10_000, max: 100_000 }),
         (s, d1, d2) => {
           const start: BucketState = { tokens: 0, updatedAtMs: T0 }
           const direct = refill(start, s.spec, T0 + Math.max(d1, d2))
           const viaT1 = refill(refill(start, s.spec, T0 + d1), s.spec, T0 + d2)
           expect(viaT1).toEqual(d2 >= d1 ? direct : refill(start, s.spec, T0 + d1))
-        })
+        }
+      )
     )
   })
 
@@ -189,7 +193,10 @@ describe("spend", () => {
     expect(spend([{ state: undefined, spec: bucketForPlan(600) }], 601, T0 + 1e9)._tag).toBe("Refused")
     // The per-endpoint bucket is the one that can never afford it.
     const two = spend(
-      [{ state: { tokens: 0, updatedAtMs: T0 }, spec: bucketForPlan(600) }, { state: undefined, spec: { ceiling: 5, refillPerSecond: 1 } }],
+      [{ state: { tokens: 0, updatedAtMs: T0 }, spec: bucketForPlan(600) }, {
+        state: undefined,
+        spec: { ceiling: 5, refillPerSecond: 1 }
+      }],
       10,
       T0
     )
@@ -366,7 +373,9 @@ describe("fullInSeconds (the IETF RateLimit field's t)", () => {
     fc.assert(
       fc.property(
         planSpec,
-        fc.array(fc.record({ afterMs: fc.integer({ min: 0, max: 5_000 }), cost: fc.integer({ min: 0, max: 50 }) }), { maxLength: 20 }),
+        fc.array(fc.record({ afterMs: fc.integer({ min: 0, max: 5_000 }), cost: fc.integer({ min: 0, max: 50 }) }), {
+          maxLength: 20
+        }),
         ({ spec }, spends) => {
           let state: BucketState | undefined
           let now = T0

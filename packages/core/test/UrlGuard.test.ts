@@ -15,37 +15,41 @@ describe("checkWebhookUrl", () => {
   const secure = { allowInsecure: false }
   const insecure = { allowInsecure: true }
 
-  it.each([
-    ["https://example.com/webhooks", secure, "https://example.com/webhooks"],
-    ["https://example.com:8443/a?b=c", secure, "https://example.com:8443/a?b=c"],
-    ["HTTPS://Example.COM/x", secure, "https://example.com/x"],
-    ["https://ßtraße.de/", secure, "https://xn--trae-unad.de/"],
-    ["https://127.0.0.1/", secure, "https://127.0.0.1/"], // shape only; the address is judged separately
-    ["http://example.com/hook", insecure, "http://example.com/hook"],
-    ["https://example.com/hook", insecure, "https://example.com/hook"],
-    ["https://@example.com/", secure, "https://example.com/"] // empty credentials are no credentials
-  ] as const)("accepts %s", (url, options, href) => {
+  it.each(
+    [
+      ["https://example.com/webhooks", secure, "https://example.com/webhooks"],
+      ["https://example.com:8443/a?b=c", secure, "https://example.com:8443/a?b=c"],
+      ["HTTPS://Example.COM/x", secure, "https://example.com/x"],
+      ["https://ßtraße.de/", secure, "https://xn--trae-unad.de/"],
+      ["https://127.0.0.1/", secure, "https://127.0.0.1/"], // shape only; the address is judged separately
+      ["http://example.com/hook", insecure, "http://example.com/hook"],
+      ["https://example.com/hook", insecure, "https://example.com/hook"],
+      ["https://@example.com/", secure, "https://example.com/"] // empty credentials are no credentials
+    ] as const
+  )("accepts %s", (url, options, href) => {
     const r = checkWebhookUrl(url, options)
     expect(Result.isSuccess(r) && r.success.href).toBe(href)
   })
 
-  it.each([
-    ["", secure, /valid absolute URL/],
-    ["example.com/hook", secure, /valid absolute URL/],
-    ["/webhooks", secure, /valid absolute URL/],
-    ["https://exa mple.com/", secure, /valid absolute URL/],
-    ["http://1.2.3.4.5/", insecure, /valid absolute URL/],
-    ["http://example.com/hook", secure, /^The webhook URL must use https\.$/],
-    ["ftp://example.com/", secure, /must use https/],
-    ["ftp://example.com/", insecure, /must use https or http/],
-    ["file:///etc/passwd", insecure, /must use https or http/],
-    ["javascript:alert(1)", insecure, /must use https or http/],
-    ["data:text/plain,hi", secure, /must use https/],
-    ["https://user:pass@example.com/", secure, /user name or password/],
-    ["https://user@example.com/", secure, /user name or password/],
-    ["https://:pass@example.com/", secure, /user name or password/],
-    ["https://example.com/" + "a".repeat(MAX_WEBHOOK_URL_LENGTH), secure, /at most 2048 characters/]
-  ] as const)("rejects %j", (url, options, reason) => {
+  it.each(
+    [
+      ["", secure, /valid absolute URL/],
+      ["example.com/hook", secure, /valid absolute URL/],
+      ["/webhooks", secure, /valid absolute URL/],
+      ["https://exa mple.com/", secure, /valid absolute URL/],
+      ["http://1.2.3.4.5/", insecure, /valid absolute URL/],
+      ["http://example.com/hook", secure, /^The webhook URL must use https\.$/],
+      ["ftp://example.com/", secure, /must use https/],
+      ["ftp://example.com/", insecure, /must use https or http/],
+      ["file:///etc/passwd", insecure, /must use https or http/],
+      ["javascript:alert(1)", insecure, /must use https or http/],
+      ["data:text/plain,hi", secure, /must use https/],
+      ["https://user:pass@example.com/", secure, /user name or password/],
+      ["https://user@example.com/", secure, /user name or password/],
+      ["https://:pass@example.com/", secure, /user name or password/],
+      ["https://example.com/" + "a".repeat(MAX_WEBHOOK_URL_LENGTH), secure, /at most 2048 characters/]
+    ] as const
+  )("rejects %j", (url, options, reason) => {
     const r = checkWebhookUrl(url, options)
     expect(Result.isFailure(r)).toBe(true)
     if (Result.isFailure(r)) {
@@ -211,7 +215,10 @@ describe("classifyAddress", () => {
   })
 
   it("reads any IPv6 text form the URL parser accepts as the same address", () => {
-    const group = fc.oneof(fc.constantFrom(0, 1, 0xffff, 0xfe80, 0xfc00, 0x2001, 0x64, 0xff9b), fc.integer({ min: 0, max: 0xffff }))
+    const group = fc.oneof(
+      fc.constantFrom(0, 1, 0xffff, 0xfe80, 0xfc00, 0x2001, 0x64, 0xff9b),
+      fc.integer({ min: 0, max: 0xffff })
+    )
     fc.assert(
       fc.property(fc.array(group, { minLength: 8, maxLength: 8 }), (groups) => {
         const full = groups.map((g) => g.toString(16).padStart(4, "0")).join(":")
@@ -226,41 +233,43 @@ describe("classifyAddress", () => {
 
 describe("hostIsLiteralForbidden", () => {
   const url = (s: string) => new URL(s)
-  it.each([
-    // every numeric spelling of 127.0.0.1 that WHATWG normalises
-    ["http://127.0.0.1/", true],
-    ["http://2130706433/", true],
-    ["http://0x7f.1/", true],
-    ["http://0x7f000001/", true],
-    ["http://0177.0.0.1/", true],
-    ["http://127.1/", true],
-    ["http://127.0.0.1./", true],
-    ["https://%31%32%37.0.0.1/", true],
-    ["http://0/", true],
-    ["http://[::1]/", true],
-    ["http://[0:0:0:0:0:0:0:1]/", true],
-    ["http://[::ffff:127.0.0.1]/", true],
-    ["http://[::]/", true],
-    ["http://10.0.0.1/", true],
-    ["http://192.168.0.1:8080/x", true],
-    ["http://169.254.169.254/latest/meta-data/", true],
-    ["http://[::ffff:169.254.169.254]/", true],
-    ["http://[fd00:ec2::254]/", true],
-    ["http://[fe80::1]/", true],
-    ["http://100.64.0.1/", true],
-    ["http://224.0.0.1/", true],
-    ["http://255.255.255.255/", true],
-    ["http://localhost/", true],
-    ["http://LOCALHOST./", true],
-    ["http://api.localhost/", true],
-    // needs DNS (or is public)
-    ["https://example.com/", false],
-    ["https://localhost.example.com/", false],
-    ["https://169.254.169.254.nip.io/", false],
-    ["https://8.8.8.8/", false],
-    ["https://[2606:4700:4700::1111]/", false],
-    ["https://[::ffff:8.8.8.8]/", false]
-  ] as const)("%s -> %s", (s, forbidden) => {
+  it.each(
+    [
+      // every numeric spelling of 127.0.0.1 that WHATWG normalises
+      ["http://127.0.0.1/", true],
+      ["http://2130706433/", true],
+      ["http://0x7f.1/", true],
+      ["http://0x7f000001/", true],
+      ["http://0177.0.0.1/", true],
+      ["http://127.1/", true],
+      ["http://127.0.0.1./", true],
+      ["https://%31%32%37.0.0.1/", true],
+      ["http://0/", true],
+      ["http://[::1]/", true],
+      ["http://[0:0:0:0:0:0:0:1]/", true],
+      ["http://[::ffff:127.0.0.1]/", true],
+      ["http://[::]/", true],
+      ["http://10.0.0.1/", true],
+      ["http://192.168.0.1:8080/x", true],
+      ["http://169.254.169.254/latest/meta-data/", true],
+      ["http://[::ffff:169.254.169.254]/", true],
+      ["http://[fd00:ec2::254]/", true],
+      ["http://[fe80::1]/", true],
+      ["http://100.64.0.1/", true],
+      ["http://224.0.0.1/", true],
+      ["http://255.255.255.255/", true],
+      ["http://localhost/", true],
+      ["http://LOCALHOST./", true],
+      ["http://api.localhost/", true],
+      // needs DNS (or is public)
+      ["https://example.com/", false],
+      ["https://localhost.example.com/", false],
+      ["https://169.254.169.254.nip.io/", false],
+      ["https://8.8.8.8/", false],
+      ["https://[2606:4700:4700::1111]/", false],
+      ["https://[::ffff:8.8.8.8]/", false]
+    ] as const
+  )("%s -> %s", (s, forbidden) => {
     expect(hostIsLiteralForbidden(url(s))).toBe(forbidden)
   })
 

@@ -3,13 +3,14 @@ import { describe, expect, it } from "vitest"
 import type { DomainEvent } from "../src/kernel/EventOutbox.ts"
 import { envelopeBodies, envelopeBody } from "../src/webhooks/WebhookDispatcher.ts"
 
-const event = (data: unknown): DomainEvent => ({
-  id: "01930000-0000-7000-8000-000000000001",
-  organizationId: "01930000-0000-7000-8000-000000000002",
-  event: "review.updated",
-  data,
-  occurredAt: "2026-11-26T09:00:00.000Z"
-}) as DomainEvent
+const event = (data: unknown): DomainEvent =>
+  ({
+    id: "01930000-0000-7000-8000-000000000001",
+    organizationId: "01930000-0000-7000-8000-000000000002",
+    event: "review.updated",
+    data,
+    occurredAt: "2026-11-26T09:00:00.000Z"
+  }) as DomainEvent
 
 describe("envelopeBodies", () => {
   it("makes the same bytes as envelopeBody for any data and key", () => {
@@ -23,7 +24,7 @@ describe("envelopeBodies", () => {
     const e = event(undefined)
     expect(envelopeBodies(e)("k")).toBe(envelopeBody(e, "k"))
     expect(envelopeBodies(event({ b: 1, a: [null, "\u2028"] }))("k")).toBe(
-      '{"event":"review.updated","timestamp":"2026-11-26T09:00:00.000Z","idempotencyKey":"k","eventId":"01930000-0000-7000-8000-000000000001","data":{"b":1,"a":[null,"\u2028"]}}'
+      "{\"event\":\"review.updated\",\"timestamp\":\"2026-11-26T09:00:00.000Z\",\"idempotencyKey\":\"k\",\"eventId\":\"01930000-0000-7000-8000-000000000001\",\"data\":{\"b\":1,\"a\":[null,\"\u2028\"]}}"
     )
   })
 })

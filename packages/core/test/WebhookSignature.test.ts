@@ -10,7 +10,11 @@ const vectors: ReadonlyArray<{ readonly body: string | Uint8Array; readonly secr
   // printf '%s' '<envelope above>' | openssl dgst -sha256 -hmac 'whsec_test_123'
   { body: envelope, secret: "whsec_test_123", hex: "9938c415151e18e877243298c87dc92b547ff58756a5f6967fcc1861bad0d4b3" },
   // printf '%s' 'Grüße, 世界 😀' | openssl dgst -sha256 -hmac 'clé-secrète'       (UTF-8 body and key)
-  { body: "Grüße, 世界 😀", secret: "clé-secrète", hex: "8afd3a41104834eb9ea8c4e0b5a3d281f6b2731f1ab0ef2f7d14eba94e5441c6" },
+  {
+    body: "Grüße, 世界 😀",
+    secret: "clé-secrète",
+    hex: "8afd3a41104834eb9ea8c4e0b5a3d281f6b2731f1ab0ef2f7d14eba94e5441c6"
+  },
   // printf '' | openssl dgst -sha256 -hmac 'k'
   { body: "", secret: "k", hex: "8bb990c40a7d61cb97597a942125025be50ac8beb74436e3735b98893a7f6620" },
   // printf '\x00\xff\x80\x01binary' | openssl dgst -sha256 -hmac 'whsec_test_123'   (bytes that are not UTF-8)

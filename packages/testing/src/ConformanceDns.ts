@@ -12,9 +12,12 @@ const dns: Record<string, ReadonlyArray<string>> = {
   "mixed.example.com": ["93.184.216.34", "127.0.0.1"]
 }
 
-export const ConformanceDns = Layer.succeed(HostResolver, HostResolver.of({
-  resolve: (hostname) => {
-    const found = dns[hostname]
-    return found === undefined ? Effect.fail(new HostNotResolved({ hostname })) : Effect.succeed(found)
-  }
-}))
+export const ConformanceDns = Layer.succeed(
+  HostResolver,
+  HostResolver.of({
+    resolve: (hostname) => {
+      const found = dns[hostname]
+      return found === undefined ? Effect.fail(new HostNotResolved({ hostname })) : Effect.succeed(found)
+    }
+  })
+)

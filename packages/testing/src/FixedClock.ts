@@ -14,4 +14,5 @@ export const atTime = (ms: number) => <A, E, R>(effect: Effect.Effect<A, E, R>):
       monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
       monotonicTimeNanos: live.monotonicTimeNanos,
       sleep: (d) => live.sleep(d)
-    }))
+    })
+  )

@@ -9,12 +9,19 @@ import { bucketsFor, type KeyedBucket, type SpendDecision, TokenBucket } from "@
 /** Bucket lists the service builds: plan rates, odd plan values, and the two-bucket loyalty endpoints. */
 export const bucketListArbitrary: fc.Arbitrary<ReadonlyArray<KeyedBucket>> = fc
   .record({
-    apiRequestsPerMinute: fc.oneof(fc.constantFrom(1, 7, 59, 60, 61, 600, 1_000_000), fc.integer({ min: 1, max: 5_000 })),
+    apiRequestsPerMinute: fc.oneof(
+      fc.constantFrom(1, 7, 59, 60, 61, 600, 1_000_000),
+      fc.integer({ min: 1, max: 5_000 })
+    ),
     loyaltyEventsPerMinute: fc.option(fc.integer({ min: 1, max: 1_000 }), { nil: undefined }),
-    endpoint: fc.constantFrom(["GET", "/reviews"], ["POST", "/loyalty-history"], ["POST", "/loyalty-events"], ["POST", "/loyalty-stamps"])
+    endpoint: fc.constantFrom(["GET", "/reviews"], ["POST", "/loyalty-history"], ["POST", "/loyalty-events"], [
+      "POST",
+      "/loyalty-stamps"
+    ])
   })
   .map(({ apiRequestsPerMinute, endpoint, loyaltyEventsPerMinute }) =>
-    bucketsFor(endpoint[0], endpoint[1], { apiRequestsPerMinute, loyaltyEventsPerMinute }))
+    bucketsFor(endpoint[0], endpoint[1], { apiRequestsPerMinute, loyaltyEventsPerMinute })
+  )
 
 /** A stored level in units, credited `offset` ms from now (positive: after "now"), or none (a full bucket). */
 export const storedStateArbitrary = (ceiling: number) =>
@@ -37,7 +44,8 @@ export const spendScenarioArbitrary = (t0: number) =>
       states: fc.tuple(...buckets.map((b) => storedStateArbitrary(b.spec.ceiling))),
       cost: fc.oneof(fc.constantFrom(0, 1, 5, 10), fc.integer({ min: 0, max: (buckets[0]?.spec.ceiling ?? 1) + 2 })),
       now: fc.integer({ min: 0, max: 10_000 }).map((d) => t0 + d)
-    }))
+    })
+  )
 
 /**
  * Spends of a small plan (12 a minute: a token every 5 s; loyalty stamps 3 a minute) as `[buckets, cost]`, including

@@ -55,13 +55,23 @@ const organizationsSuite: ConformanceSuite = (store) =>
 
     it.effect("a plan beyond the bounds fails at once (a defect) and changes nothing", () =>
       Effect.gen(function*() {
-        const tooBig = yield* Effect.exit(Organizations.use((o) => o.createOrganization({ name: "Huge", apiRequestsPerMinute: 100_000_000 })))
+        const tooBig = yield* Effect.exit(
+          Organizations.use((o) => o.createOrganization({ name: "Huge", apiRequestsPerMinute: 100_000_000 }))
+        )
         assert.isTrue(Exit.hasDies(tooBig))
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bounded", apiRequestsPerMinute: 120 }))
-        for (const patch of [{ apiRequestsPerMinute: 0 }, { apiRequestsPerMinute: 1.5 }, { loyaltyStampsPerMinute: 2_000_000 }]) {
+        const org = yield* Organizations.use((o) =>
+          o.createOrganization({ name: "Bounded", apiRequestsPerMinute: 120 })
+        )
+        for (
+          const patch of [{ apiRequestsPerMinute: 0 }, { apiRequestsPerMinute: 1.5 }, {
+            loyaltyStampsPerMinute: 2_000_000
+          }]
+        ) {
           assert.isTrue(Exit.hasDies(yield* Effect.exit(Organizations.use((o) => o.updatePlan(org.id, patch)))))
         }
-        assert.deepStrictEqual((yield* Organizations.use((o) => o.findOrganization(org.id))).plan, { apiRequestsPerMinute: 120 })
+        assert.deepStrictEqual((yield* Organizations.use((o) => o.findOrganization(org.id))).plan, {
+          apiRequestsPerMinute: 120
+        })
       }))
 
     it.effect("an unknown organization is NotFound", () =>
@@ -76,7 +86,9 @@ const organizationsSuite: ConformanceSuite = (store) =>
     it.effect("a secret key authenticates until revoked, and only its hash is stored", () =>
       Effect.gen(function*() {
         const org = yield* Organizations.use((o) => o.createOrganization({ name: "Keys" }))
-        const issued = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["reviews:read", "reviews:read"] }))
+        const issued = yield* Organizations.use((o) =>
+          o.issueSecretKey(org.id, { permissions: ["reviews:read", "reviews:read"] })
+        )
         assert.match(issued.secretKey, /^sk_[A-Za-z0-9_-]{43}$/)
         assert.deepStrictEqual(issued.permissions, ["reviews:read"])
         const auth = yield* Organizations.use((o) => o.authenticateSecretKey(issued.secretKey))
@@ -96,11 +108,15 @@ const organizationsSuite: ConformanceSuite = (store) =>
 
     it.effect("a kept key is dropped at once by a plan change and by its revocation (on a store that keeps keys)", () =>
       Effect.gen(function*() {
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Kept keys", apiRequestsPerMinute: 60 }))
+        const org = yield* Organizations.use((o) =>
+          o.createOrganization({ name: "Kept keys", apiRequestsPerMinute: 60 })
+        )
         const issued = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["settings:read"] }))
         const authenticate = Organizations.use((o) => o.authenticateSecretKey(issued.secretKey))
-        const kept = Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
-          Organizations.use((o) => Effect.succeed(o.keptAuthentication(issued.secretKey, nowMs))))
+        const kept = Effect.flatMap(
+          Clock.currentTimeMillis,
+          (nowMs) => Organizations.use((o) => Effect.succeed(o.keptAuthentication(issued.secretKey, nowMs)))
+        )
         assert.isUndefined(yield* kept) // never authenticated yet
         const first = yield* authenticate
         const afterFirst = yield* kept
@@ -143,7 +159,12 @@ const organizationsSuite: ConformanceSuite = (store) =>
         const second = yield* Organizations.use((o) => o.createPublishableKey(org.id))
         assert.match(first.key, /^pk_/)
         const newest = yield* StorefrontRecordRepository.use((r) => r.newestPublishableKey(org.id))
-        assert.deepStrictEqual(Option.getOrNull(newest), { id: second.id, key: second.key, createdAt: second.createdAt, revokedAt: null })
+        assert.deepStrictEqual(Option.getOrNull(newest), {
+          id: second.id,
+          key: second.key,
+          createdAt: second.createdAt,
+          revokedAt: null
+        })
         const integration = yield* Organizations.use((o) => o.createIntegration(org.id, "shopify"))
         assert.strictEqual(integration.platform, "shopify")
         const program = yield* Organizations.use((o) => o.createLoyaltyProgram(org.id, { status: "draft" }))
@@ -209,8 +230,10 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
           { concurrency: 8, discard: true }
         )
         const events = yield* EventOutbox.use((o) => o.listForOrganization(org.id))
-        assert.deepStrictEqual(events.map((e) => (e.data as { i: number }).i).sort((a, b) => a - b),
-          Array.from({ length: 20 }, (_, i) => i))
+        assert.deepStrictEqual(
+          events.map((e) => (e.data as { i: number }).i).sort((a, b) => a - b),
+          Array.from({ length: 20 }, (_, i) => i)
+        )
       }))
   })
 

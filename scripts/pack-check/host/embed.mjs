@@ -26,8 +26,12 @@ const created = await fetch(`${base}/products`, {
   headers: { authorization: `Bearer ${secretKey}`, "content-type": "application/json" },
   body: JSON.stringify({ title: "Packed mug", slug: "packed-mug" })
 })
-if (organization.status !== 200 || created.status !== 201) throw new Error(`answers ${organization.status}, ${created.status}`)
-console.log(`embedded host: GET /organization → ${(await organization.json()).name}; POST /products → ${created.status}`)
+if (organization.status !== 200 || created.status !== 201) {
+  throw new Error(`answers ${organization.status}, ${created.status}`)
+}
+console.log(
+  `embedded host: GET /organization → ${(await organization.json()).name}; POST /products → ${created.status}`
+)
 server.close()
 await api.dispose()
 await runtime.dispose()

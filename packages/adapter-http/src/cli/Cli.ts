@@ -21,7 +21,8 @@ import { serve } from "../main.ts"
 import { chooseStore, describeStore } from "../server/StoreSelection.ts"
 import { isFinished, progressLine, type WatchedJob } from "./JobProgress.ts"
 
-const fail = (userMessage: string) => Effect.fail(new CliError.UserError({ cause: new Error(userMessage), userMessage }))
+const fail = (userMessage: string) =>
+  Effect.fail(new CliError.UserError({ cause: new Error(userMessage), userMessage }))
 
 /** Prints a result as indented JSON on stdout, for people and for `jq` alike. */
 const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
@@ -36,7 +37,10 @@ const serveCommand = Command.make("serve", {}, () => serve).pipe(
   ),
   Command.withExamples([
     { command: "feedback-admin-api serve", description: "Serve on 127.0.0.1:3000 over embedded PGlite in ./.data" },
-    { command: "DATABASE_URL=postgres://app@db/feedback PORT=8080 feedback-admin-api serve", description: "Serve over a PostgreSQL server" }
+    {
+      command: "DATABASE_URL=postgres://app@db/feedback PORT=8080 feedback-admin-api serve",
+      description: "Serve over a PostgreSQL server"
+    }
   ])
 )
 
@@ -52,7 +56,10 @@ const databaseTarget = Effect.gen(function*() {
 })
 
 const migrateCommand = Command.make("migrate", {
-  status: Flag.Boolean("status").pipe(Flag.withDescription("List applied and pending migrations; change nothing"), Flag.withDefault(false))
+  status: Flag.Boolean("status").pipe(
+    Flag.withDescription("List applied and pending migrations; change nothing"),
+    Flag.withDefault(false)
+  )
 }, ({ status }) =>
   Effect.gen(function*() {
     const { target, description } = yield* databaseTarget
@@ -60,23 +67,29 @@ const migrateCommand = Command.make("migrate", {
     if (status) {
       const { applied, pending } = yield* migrationStatus(migrations).pipe(Effect.provide(database))
       yield* Console.log(`Store: ${description}`)
-      for (const m of applied) yield* Console.log(`  applied  ${String(m.id).padStart(4, "0")}_${m.name}  ${m.appliedAt}`)
+      for (const m of applied) {
+        yield* Console.log(`  applied  ${String(m.id).padStart(4, "0")}_${m.name}  ${m.appliedAt}`)
+      }
       for (const m of pending) yield* Console.log(`  pending  ${String(m.id).padStart(4, "0")}_${m.name}`)
       yield* Console.log(`${applied.length} applied, ${pending.length} pending`)
       return
     }
     const ran = yield* runMigrations(migrations).pipe(Effect.provide(database))
-    yield* Console.log(ran.length === 0 ? `Store: ${description}: up to date` : `Store: ${description}: applied ${ran.join(", ")}`)
-  }).pipe(Effect.catchTag("SqlError", (e) => fail(`Database error: ${e.message}`)))
-).pipe(
-  Command.withDescription(
-    "Apply pending schema migrations to the store named by DATABASE_URL (or the embedded PGlite in DATA_DIR). " +
-      "Servers also migrate when they start; this runs it ahead of a deploy. Stop a server using the embedded store first."
-  ),
-  Command.withExamples([
-    { command: "DATABASE_URL=postgres://app@db/feedback feedback-admin-api migrate --status", description: "What would run" }
-  ])
-)
+    yield* Console.log(
+      ran.length === 0 ? `Store: ${description}: up to date` : `Store: ${description}: applied ${ran.join(", ")}`
+    )
+  }).pipe(Effect.catchTag("SqlError", (e) => fail(`Database error: ${e.message}`)))).pipe(
+    Command.withDescription(
+      "Apply pending schema migrations to the store named by DATABASE_URL (or the embedded PGlite in DATA_DIR). " +
+        "Servers also migrate when they start; this runs it ahead of a deploy. Stop a server using the embedded store first."
+    ),
+    Command.withExamples([
+      {
+        command: "DATABASE_URL=postgres://app@db/feedback feedback-admin-api migrate --status",
+        description: "What would run"
+      }
+    ])
+  )
 
 // ---------------------------------------------------------------------------------------------------------------
 // org / key: through a running server's operator API
@@ -87,7 +100,10 @@ const url = Flag.String("url").pipe(
 )
 
 /** Runs `use` with the operator client for `--url` and `OPERATOR_TOKEN`, turning API errors into one-line messages. */
-const withOperator = <A, E>(baseUrl: Option.Option<string>, use: (client: OperatorClient["Service"]) => Effect.Effect<A, E>) =>
+const withOperator = <A, E>(
+  baseUrl: Option.Option<string>,
+  use: (client: OperatorClient["Service"]) => Effect.Effect<A, E>
+) =>
   Effect.gen(function*() {
     const token = yield* Config.Redacted("OPERATOR_TOKEN").pipe(Config.option)
     if (Option.isNone(token)) return yield* fail("Set OPERATOR_TOKEN to the server's operator token")
@@ -116,11 +132,13 @@ const orgCreate = Command.make("create", {
   withOperator(url, (client) =>
     client.operator.createOrganization({
       payload: { name, ...(Option.isSome(requestsPerMinute) ? { apiRequestsPerMinute: requestsPerMinute.value } : {}) }
-    })).pipe(Effect.flatMap(printJson))
-).pipe(
-  Command.withDescription("Create an organization; prints it as JSON"),
-  Command.withExamples([{ command: "feedback-admin-api org create --name \"Acme shop\"", description: "A new tenant" }])
-)
+    })).pipe(Effect.flatMap(printJson))).pipe(
+    Command.withDescription("Create an organization; prints it as JSON"),
+    Command.withExamples([{
+      command: "feedback-admin-api org create --name \"Acme shop\"",
+      description: "A new tenant"
+    }])
+  )
 
 const orgCommand = Command.make("org").pipe(
   Command.withDescription("Organizations (through a running server's operator API; needs OPERATOR_TOKEN)"),
@@ -144,24 +162,36 @@ const keyCreate = Command.make("create", {
       onSome: (list) => list.split(",").map((p) => p.trim()).filter((p) => p !== "")
     })
     const unknown = requested.filter((p) => !(permissions as ReadonlyArray<string>).includes(p))
-    if (unknown.length > 0) return yield* fail(`Unknown permission ${unknown.join(", ")}; known: ${permissions.join(", ")}`)
+    if (unknown.length > 0) {
+      return yield* fail(`Unknown permission ${unknown.join(", ")}; known: ${permissions.join(", ")}`)
+    }
     const issued = yield* withOperator(input.url, (client) =>
       client.operator.issueKey({
         params: { id: input.organization as OrganizationId },
-        payload: { permissions: requested as Array<(typeof permissions)[number]>, ...(Option.isSome(input.name) ? { name: input.name.value } : {}) }
+        payload: {
+          permissions: requested as Array<(typeof permissions)[number]>,
+          ...(Option.isSome(input.name) ? { name: input.name.value } : {})
+        }
       }))
     yield* printJson(issued)
     yield* Console.error("The secret key is shown once: only its hash is stored.")
-  })
-).pipe(Command.withDescription("Issue a secret key; prints it (the only time it is shown) as JSON"))
+  })).pipe(Command.withDescription("Issue a secret key; prints it (the only time it is shown) as JSON"))
 
-const keyRevoke = Command.make("revoke", {
-  url,
-  organization,
-  key: Flag.String("key").pipe(Flag.withDescription("The key's id (not the secret)"))
-}, ({ url, organization, key }) =>
-  withOperator(url, (client) =>
-    client.operator.revokeKey({ params: { id: organization as OrganizationId, keyId: key as SecretKeyId } })).pipe(Effect.flatMap(printJson))
+const keyRevoke = Command.make(
+  "revoke",
+  {
+    url,
+    organization,
+    key: Flag.String("key").pipe(Flag.withDescription("The key's id (not the secret)"))
+  },
+  ({ url, organization, key }) =>
+    withOperator(
+      url,
+      (client) =>
+        client.operator.revokeKey({ params: { id: organization as OrganizationId, keyId: key as SecretKeyId } })
+    ).pipe(
+      Effect.flatMap(printJson)
+    )
 ).pipe(Command.withDescription("Revoke a secret key at once; prints the revoked key as JSON"))
 
 const keyCommand = Command.make("key").pipe(
@@ -176,7 +206,10 @@ const watchJob = (kind: "import-jobs" | "export-jobs") =>
   Command.make("watch", {
     url,
     id: Argument.String("id").pipe(Argument.withDescription("The job's id")),
-    interval: Flag.Int("interval").pipe(Flag.withDescription("Milliseconds between polls (default 500)"), Flag.withDefault(500))
+    interval: Flag.Int("interval").pipe(
+      Flag.withDescription("Milliseconds between polls (default 500)"),
+      Flag.withDefault(500)
+    )
   }, ({ id, interval, url }) =>
     Effect.gen(function*() {
       const key = yield* Config.Redacted("ADMIN_API_KEY").pipe(Config.option)
@@ -185,7 +218,9 @@ const watchJob = (kind: "import-jobs" | "export-jobs") =>
       const origin = Option.getOrElse(url, () => fallback)
       const read = Effect.tryPromise({
         try: async () => {
-          const res = await fetch(`${origin}/${kind}/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${Redacted.value(key.value)}` } })
+          const res = await fetch(`${origin}/${kind}/${encodeURIComponent(id)}`, {
+            headers: { authorization: `Bearer ${Redacted.value(key.value)}` }
+          })
           const body = await res.json() as { readonly error?: { readonly message: string } }
           if (!res.ok) throw new Error(body.error?.message ?? `HTTP ${res.status}`)
           return body as WatchedJob & { readonly error: { readonly message: string } | null }
@@ -203,16 +238,22 @@ const watchJob = (kind: "import-jobs" | "export-jobs") =>
         if (isFinished(job)) {
           if (tty) yield* Effect.sync(() => process.stderr.write("\n"))
           yield* printJson(job)
-          if (job.status === "failed") return yield* fail(`Job ${id} failed: ${job.error?.message ?? "no reason given"}`)
+          if (job.status === "failed") {
+            return yield* fail(`Job ${id} failed: ${job.error?.message ?? "no reason given"}`)
+          }
           return
         }
         yield* Effect.sleep(Math.max(50, interval))
       }
-    })
-  ).pipe(
-    Command.withDescription(`Show a progress bar for a job of ${kind} until it ends, then print it as JSON (exit code 1 if it failed). Needs ADMIN_API_KEY.`),
-    Command.withExamples([{ command: `ADMIN_API_KEY=sk_… feedback-admin-api ${kind} watch 0190…`, description: "Follow a job" }])
-  )
+    })).pipe(
+      Command.withDescription(
+        `Show a progress bar for a job of ${kind} until it ends, then print it as JSON (exit code 1 if it failed). Needs ADMIN_API_KEY.`
+      ),
+      Command.withExamples([{
+        command: `ADMIN_API_KEY=sk_… feedback-admin-api ${kind} watch 0190…`,
+        description: "Follow a job"
+      }])
+    )
 
 const importJobsCommand = Command.make("import-jobs").pipe(
   Command.withDescription("Import jobs (through a running server's admin API; needs ADMIN_API_KEY)"),
@@ -225,6 +266,8 @@ const exportJobsCommand = Command.make("export-jobs").pipe(
 )
 
 export const cli = Command.make("feedback-admin-api").pipe(
-  Command.withDescription("The feedback platform's merchant Admin API: serve it, migrate its database, provision tenants, follow jobs"),
+  Command.withDescription(
+    "The feedback platform's merchant Admin API: serve it, migrate its database, provision tenants, follow jobs"
+  ),
   Command.withSubcommands([serveCommand, migrateCommand, orgCommand, keyCommand, importJobsCommand, exportJobsCommand])
 )

@@ -6,7 +6,12 @@
 
 export interface WatchedJob {
   readonly status: string
-  readonly progress: { readonly totalRows: number; readonly processedRows: number; readonly skippedRows: number; readonly importedRows: number }
+  readonly progress: {
+    readonly totalRows: number
+    readonly processedRows: number
+    readonly skippedRows: number
+    readonly importedRows: number
+  }
 }
 
 const count = (n: number) => n.toLocaleString("en-US")
@@ -17,7 +22,9 @@ export const progressLine = (job: WatchedJob, width = 30): string => {
   const filled = Math.round(ratio * width)
   const bar = "#".repeat(filled) + "-".repeat(width - filled)
   const rows = totalRows > 0 ? `${count(processedRows)}/${count(totalRows)} rows` : `${count(processedRows)} rows`
-  return `[${bar}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${rows} · ${count(skippedRows)} skipped · ${job.status}`
+  return `[${bar}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${rows} · ${
+    count(skippedRows)
+  } skipped · ${job.status}`
 }
 
 export const isFinished = (job: WatchedJob): boolean => job.status === "succeeded" || job.status === "failed"

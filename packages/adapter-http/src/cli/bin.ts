@@ -8,7 +8,9 @@ import { teardown } from "../main.ts"
 import { cli } from "./Cli.ts"
 
 // Two levels below the package root both as src/cli/bin.ts and as dist/cli/bin.js.
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string
+}
 
 cli.pipe(
   Command.run({ version }),

@@ -3,7 +3,19 @@
  * API when an operator token is configured, and the outer error envelope. Store services come from outside, so
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
-import { CoreLayer, type EventName, eventRetentionJob, idempotencyRetentionJob, HostEventNames, type IdGenerator, MIN_EVENT_RETENTION_DAYS, type StoreServices, SurveyLinks, type SurveyWorkerSettings, Unsubscribes } from "@feedback/core"
+import {
+  CoreLayer,
+  type EventName,
+  eventRetentionJob,
+  idempotencyRetentionJob,
+  HostEventNames,
+  type IdGenerator,
+  MIN_EVENT_RETENTION_DAYS,
+  type StoreServices,
+  SurveyLinks,
+  type SurveyWorkerSettings,
+  Unsubscribes
+} from "@feedback/core"
 import { Context, Effect, Layer, type Redacted, References } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
@@ -99,13 +111,21 @@ export interface ApiServerOptions {
   readonly trustProxy?: string | undefined
 }
 
-const AdminRoutes = (options: ApiServerOptions) => HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
-  Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
-  Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
-  Layer.provide([SitesHandlers, ProductsHandlers, CustomersHandlers, OrdersHandlers, SurveysHandlers, ReviewsHandlers]),
-  Layer.provide([ImportJobsHandlers, ExportJobsHandlers, PublishableKeysHandlers, StorefrontHandlers]),
-  Layer.provide([SecretKeyAuthLive, StorefrontAuthLive({ trustProxy: options.trustProxy }), RequestValidationLive])
-)
+const AdminRoutes = (options: ApiServerOptions) =>
+  HttpApiBuilder.layer(AdminApi, { openapiPath: "/openapi.json" }).pipe(
+    Layer.provide([SystemHandlers, OrganizationHandlers, SetupHandlers, WebhooksHandlers, ReviewWritesHandlers]),
+    Layer.provide([ProductQuestionHandlers, AutomationHandlers]),
+    Layer.provide([
+      SitesHandlers,
+      ProductsHandlers,
+      CustomersHandlers,
+      OrdersHandlers,
+      SurveysHandlers,
+      ReviewsHandlers
+    ]),
+    Layer.provide([ImportJobsHandlers, ExportJobsHandlers, PublishableKeysHandlers, StorefrontHandlers]),
+    Layer.provide([SecretKeyAuthLive, StorefrontAuthLive({ trustProxy: options.trustProxy }), RequestValidationLive])
+  )
 
 const DocsRoute = DocsPage(AdminApi, { path: "/docs", scalar: { defaultOpenAllTags: true } })
 
@@ -157,7 +177,18 @@ export const ApiRoutes = (options: ApiServerOptions) =>
  * (in-flight deliveries and sends finish first).
  */
 export const BackgroundWorkers = (
-  options: Pick<ApiServerOptions, "webhooks" | "email" | "eventRetentionDays" | "jobs" | "hostEvents" | "embedScriptUrl" | "publicApiBaseUrl" | "serverUrl" | "surveys">
+  options: Pick<
+    ApiServerOptions,
+    | "webhooks"
+    | "email"
+    | "eventRetentionDays"
+    | "jobs"
+    | "hostEvents"
+    | "embedScriptUrl"
+    | "publicApiBaseUrl"
+    | "serverUrl"
+    | "surveys"
+  >
 ) =>
   Layer.mergeAll(
     WebhookDispatcherLive(options.webhooks),
@@ -228,7 +259,11 @@ export const ObservabilityLayer = (options: Pick<ApiServerOptions, "log" | "oper
 
 /** The outer middleware for `HttpRouter.serve` / `HttpRouter.toWebHandler`. */
 export const apiMiddleware = (options: ApiServerOptions) =>
-  errorEnvelope({ routes: routesOf(options), logRequests: options.logRequests ?? false, metrics: options.metrics !== false })
+  errorEnvelope({
+    routes: routesOf(options),
+    logRequests: options.logRequests ?? false,
+    metrics: options.metrics !== false
+  })
 
 /**
  * A fetch-style handler (`Request → Promise<Response>`) over the given services: the seam for embedding the API in
@@ -259,5 +294,7 @@ export const makeWebHandler = <E>(
  * none, so no request pays for spans nobody reads.
  * A web handler's caller that passes a context with a request (which may carry its own tracer) traces as before.
  */
-export const untracedRequests: Context.Context<never> = Context.make(References.TracerEnabled, false) as Context.Context<never>
-
+export const untracedRequests: Context.Context<never> = Context.make(
+  References.TracerEnabled,
+  false
+) as Context.Context<never>

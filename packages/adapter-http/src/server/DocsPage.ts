@@ -91,7 +91,9 @@ export const DocsPage = <Id extends string, Groups extends HttpApiGroup.Constrai
 ) =>
   Layer.unwrap(Effect.gen(function*() {
     const html = yield* Effect.cached(renderScalarPage(api, { ...options.scalar, withDefaultFonts: false }))
-    const tag = yield* Effect.cached(Effect.map(html, (bytes) => createHash("sha256").update(bytes).digest("base64url").slice(0, 27)))
+    const tag = yield* Effect.cached(
+      Effect.map(html, (bytes) => createHash("sha256").update(bytes).digest("base64url").slice(0, 27))
+    )
     const encoded = {
       identity: html,
       br: yield* Effect.cached(Effect.flatMap(html, (bytes) => Effect.promise(() => compress.br(bytes)))),

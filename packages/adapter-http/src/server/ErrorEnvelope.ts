@@ -39,7 +39,8 @@ export const pathOf = (url: string) => {
 const isImportJob = (url: string) => pathOf(url) === "/import-jobs"
 /** A bulk import, synchronous or queued: a larger body and a longer request allowance. */
 export const isImport = (url: string) => pathOf(url).endsWith("/import") || isImportJob(url)
-const bodyLimitOf = (url: string) => isImportJob(url) ? IMPORT_JOB_BODY_LIMIT : isImport(url) ? IMPORT_BODY_LIMIT : DEFAULT_BODY_LIMIT
+const bodyLimitOf = (url: string) =>
+  isImportJob(url) ? IMPORT_JOB_BODY_LIMIT : isImport(url) ? IMPORT_BODY_LIMIT : DEFAULT_BODY_LIMIT
 
 export interface EnvelopeOptions {
   readonly routes: RouteTable
@@ -60,7 +61,9 @@ const unsupportedMediaType = (contentType: string | undefined) => {
   return envelope(
     415,
     errorWire.UnsupportedMediaType.code,
-    `Send the body as JSON with \`Content-Type: ${ACCEPTED_MEDIA_TYPE}\`${mediaType === "" ? "" : `, not ${JSON.stringify(mediaType)}`}.`,
+    `Send the body as JSON with \`Content-Type: ${ACCEPTED_MEDIA_TYPE}\`${
+      mediaType === "" ? "" : `, not ${JSON.stringify(mediaType)}`
+    }.`,
     { accepted: [ACCEPTED_MEDIA_TYPE] }
   )
 }
@@ -71,7 +74,9 @@ const unsupportedImportMediaType = (contentType: string | undefined) => {
   return envelope(
     415,
     errorWire.UnsupportedMediaType.code,
-    `Send the import file as \`text/csv\` or \`application/x-ndjson\`${mediaType === "" ? "" : `, not ${JSON.stringify(mediaType)}`}.`,
+    `Send the import file as \`text/csv\` or \`application/x-ndjson\`${
+      mediaType === "" ? "" : `, not ${JSON.stringify(mediaType)}`
+    }.`,
     { accepted: IMPORT_JOB_MEDIA_TYPES }
   )
 }
@@ -94,25 +99,50 @@ const isFrameworkError = (response: HttpServerResponse.HttpServerResponse) =>
   (response.body._tag === "Empty" || !isOwnErrorType(response.body.contentType ?? ""))
 
 /** JSON, or HTML: the pages for people (`/u/{token}`) answer their 404 as a page; the framework never makes HTML. */
-const isOwnErrorType = (contentType: string) => contentType.startsWith(ACCEPTED_MEDIA_TYPE) || contentType.startsWith("text/html")
+const isOwnErrorType = (contentType: string) =>
+  contentType.startsWith(ACCEPTED_MEDIA_TYPE) || contentType.startsWith("text/html")
 
 /** The envelope for a response the framework produced from its own error. */
-const rewrite = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest, response: HttpServerResponse.HttpServerResponse, requestId: string) => {
+const rewrite = (
+  routes: RouteTable,
+  request: HttpServerRequest.HttpServerRequest,
+  response: HttpServerResponse.HttpServerResponse,
+  requestId: string
+) => {
   if (!isFrameworkError(response)) return response
   switch (response.status) {
     case 404: {
       const path = new URL(request.url, "http://x").pathname
       // The router finds no route for a path it cannot decode; that is the client's encoding, not a missing route.
       if (!isPercentEncoded(path)) {
-        return invalidRequest("The path is not valid percent-encoding (e.g. `%zz`); encode reserved characters as `%XX`.", "path", "invalid percent-encoding")
+        return invalidRequest(
+          "The path is not valid percent-encoding (e.g. `%zz`); encode reserved characters as `%XX`.",
+          "path",
+          "invalid percent-encoding"
+        )
       }
       const allowed = routes.methodsFor(path)
       return allowed.length > 0 && !allowed.includes(request.method)
-        ? envelope(405, "METHOD_NOT_ALLOWED", `${request.method} is not supported on ${path}; use ${allowed.join(" or ")}.`, undefined, { allow: allowed.join(", ") })
-        : envelope(404, errorWire.NotFound.code, `No route ${request.method} ${path}; see /docs for the API reference.`, { resource: "route" })
+        ? envelope(
+          405,
+          "METHOD_NOT_ALLOWED",
+          `${request.method} is not supported on ${path}; use ${allowed.join(" or ")}.`,
+          undefined,
+          { allow: allowed.join(", ") }
+        )
+        : envelope(
+          404,
+          errorWire.NotFound.code,
+          `No route ${request.method} ${path}; see /docs for the API reference.`,
+          { resource: "route" }
+        )
     }
     case 400:
-      return invalidRequest("The request could not be read; send a JSON body with `Content-Type: application/json`.", "body", "unreadable body")
+      return invalidRequest(
+        "The request could not be read; send a JSON body with `Content-Type: application/json`.",
+        "body",
+        "unreadable body"
+      )
     case 413:
       // The unread rest of the body is not worth draining: keep the framework's `Connection: close`.
       return HttpServerResponse.setHeaders(
@@ -120,18 +150,31 @@ const rewrite = (routes: RouteTable, request: HttpServerRequest.HttpServerReques
         response.headers["connection"] === undefined ? {} : { connection: response.headers["connection"] }
       )
     case 415:
-      return isImportJob(request.url) ? unsupportedImportMediaType(request.headers["content-type"]) : unsupportedMediaType(request.headers["content-type"])
+      return isImportJob(request.url)
+        ? unsupportedImportMediaType(request.headers["content-type"])
+        : unsupportedMediaType(request.headers["content-type"])
     // Effect's answers to an interrupted request: the client went away (nobody reads this, but the log does), or
     // the server is stopping. Neither is a defect.
     case 499:
       return envelope(499, "CLIENT_CLOSED_REQUEST", "The client closed the connection before the response was ready.")
     case 503:
-      return envelope(503, "SERVICE_UNAVAILABLE", "The server is shutting down; retry the request.", undefined, { "retry-after": "1" })
+      return envelope(503, "SERVICE_UNAVAILABLE", "The server is shutting down; retry the request.", undefined, {
+        "retry-after": "1"
+      })
     default:
       // Any other 4xx the framework may add keeps its status: it is the client's to fix, never a 500.
       return response.status < 500
-        ? envelope(response.status, errorWire.InvalidRequest.code, "The request could not be handled as sent; see /docs for the API reference.")
-        : envelope(500, errorWire.Internal.code, "Something went wrong on our side; retry later, and quote the request id if it persists.", { requestId })
+        ? envelope(
+          response.status,
+          errorWire.InvalidRequest.code,
+          "The request could not be handled as sent; see /docs for the API reference."
+        )
+        : envelope(
+          500,
+          errorWire.Internal.code,
+          "Something went wrong on our side; retry later, and quote the request id if it persists.",
+          { requestId }
+        )
   }
 }
 
@@ -142,14 +185,20 @@ const rewrite = (routes: RouteTable, request: HttpServerRequest.HttpServerReques
  * the same request without a body.
  */
 const refuseEarly = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest) => {
-  if (request.headers.host === undefined && (request.source as { readonly httpVersion?: unknown }).httpVersion === "1.1") {
+  if (
+    request.headers.host === undefined && (request.source as { readonly httpVersion?: unknown }).httpVersion === "1.1"
+  ) {
     return invalidRequest("HTTP/1.1 requests must carry a `Host` header.", "headers.host", "missing")
   }
   if (request.method !== "GET" && request.method !== "HEAD") return undefined
   const length = request.headers["content-length"]
   const hasBody = request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0")
   return hasBody && routes.methodsFor(pathOf(request.url)).includes("GET")
-    ? invalidRequest(`${request.method} requests take no body; pass parameters in the query string.`, "body", "unexpected body")
+    ? invalidRequest(
+      `${request.method} requests take no body; pass parameters in the query string.`,
+      "body",
+      "unexpected body"
+    )
     : undefined
 }
 
@@ -183,10 +232,17 @@ export const loggedUrl = (url: string): string => {
 }
 
 /** The fields of a request's access-log line (docs/OPERATIONS.md), wherever the request was answered. */
-export const accessLogFields = (requestId: string, method: string, url: string, route: string | undefined, status: number, elapsedMs: number) =>
-  ({ requestId, method, path: loggedUrl(url), route, status, ms: Math.round(elapsedMs * 10) / 10 })
+export const accessLogFields = (
+  requestId: string,
+  method: string,
+  url: string,
+  route: string | undefined,
+  status: number,
+  elapsedMs: number
+) => ({ requestId, method, path: loggedUrl(url), route, status, ms: Math.round(elapsedMs * 10) / 10 })
 
-export const accessLogMessage = (fields: ReturnType<typeof accessLogFields>) => `${fields.method} ${fields.path} ${fields.status}`
+export const accessLogMessage = (fields: ReturnType<typeof accessLogFields>) =>
+  `${fields.method} ${fields.path} ${fields.status}`
 
 export const errorEnvelope = (options: EnvelopeOptions) =>
 <E, R>(
@@ -205,7 +261,11 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
     if (span !== undefined && span._tag === "Span" && span.sampled) span.attribute("http.request.id", requestId)
     let status = 0
     HttpEffect.appendPreResponseHandlerUnsafe(context, (req, response) => {
-      const final = HttpServerResponse.setHeader(rewrite(options.routes, req, response, requestId), "x-request-id", requestId)
+      const final = HttpServerResponse.setHeader(
+        rewrite(options.routes, req, response, requestId),
+        "x-request-id",
+        requestId
+      )
       status = final.status
       const method = req.method
       const route = options.metrics || options.logRequests ? options.routes.routeOf(method, pathOf(req.url)) : undefined
@@ -222,14 +282,16 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
           ? Effect.logError("request failed", cause).pipe(
             Effect.annotateLogs({ method: request.method, path: loggedUrl(request.url), status })
           )
-          : Effect.void),
+          : Effect.void
+      ),
       // Every line logged while the request runs names it.
       Effect.updateContext((current: Context.Context<R>) =>
         Context.add(
           Context.add(current, HttpIncomingMessage.MaxBodySize, bodyLimitOf(request.url)),
           References.CurrentLogAnnotations,
           { ...Context.get(current, References.CurrentLogAnnotations), requestId }
-        ) as Context.Context<R>)
+        ) as Context.Context<R>
+      )
     )
   })
 
@@ -245,15 +307,36 @@ const reasons: Record<number, string> = {
 const clientErrorOf = (nodeCode: string | undefined): { status: number; code: string; message: string } => {
   switch (nodeCode) {
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return { status: 408, code: "REQUEST_TIMEOUT", message: "The request was not received in time; send the headers and body without pausing." }
+      return {
+        status: 408,
+        code: "REQUEST_TIMEOUT",
+        message: "The request was not received in time; send the headers and body without pausing."
+      }
     case "HPE_HEADER_OVERFLOW":
-      return { status: 431, code: "HEADERS_TOO_LARGE", message: "The request line and headers are too large; shorten the URL or the headers." }
+      return {
+        status: 431,
+        code: "HEADERS_TOO_LARGE",
+        message: "The request line and headers are too large; shorten the URL or the headers."
+      }
     case "EXPECTATION_FAILED":
-      return { status: 417, code: "EXPECTATION_FAILED", message: "Only `Expect: 100-continue` is supported; drop the Expect header." }
+      return {
+        status: 417,
+        code: "EXPECTATION_FAILED",
+        message: "Only `Expect: 100-continue` is supported; drop the Expect header."
+      }
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
-      return { status: 413, code: errorWire.PayloadTooLarge.code, message: "The chunk extensions of the request body are too large." }
+      return {
+        status: 413,
+        code: errorWire.PayloadTooLarge.code,
+        message: "The chunk extensions of the request body are too large."
+      }
     default:
-      return { status: 400, code: errorWire.InvalidRequest.code, message: "The request is not valid HTTP/1.1; check the method, the request line, the headers and the body framing." }
+      return {
+        status: 400,
+        code: errorWire.InvalidRequest.code,
+        message:
+          "The request is not valid HTTP/1.1; check the method, the request line, the headers and the body framing."
+      }
   }
 }
 
@@ -265,7 +348,13 @@ export const rawErrorResponse = (nodeCode: string | undefined) => {
   const { code, message, status } = clientErrorOf(nodeCode)
   const requestId = nextRequestId()
   const body = JSON.stringify({ error: { code, message } })
-  const headers = { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "x-request-id": requestId }
-  const head = Object.entries({ ...headers, connection: "close" }).map(([name, value]) => `${name}: ${value}\r\n`).join("")
+  const headers = {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(body)),
+    "x-request-id": requestId
+  }
+  const head = Object.entries({ ...headers, connection: "close" }).map(([name, value]) => `${name}: ${value}\r\n`).join(
+    ""
+  )
   return { status, requestId, headers, body, bytes: `HTTP/1.1 ${status} ${reasons[status]}\r\n${head}\r\n${body}` }
 }

@@ -14,20 +14,21 @@ import { OperatorAuth, RequestValidation, SecretKeyAuth, StorefrontAuth } from "
 const middleware = [SecretKeyAuth, StorefrontAuth, OperatorAuth, RequestValidation] as const
 type Middleware = Context.Service.Identifier<typeof middleware[number]>
 
-export const capturingOnly = <const Keys extends ReadonlyArray<Context.Key<any, any>>>(...services: Keys) =>
-<A, E, R extends Context.Service.Identifier<Keys[number]> | Middleware>(
-  group: Layer.Layer<A, E, R>
-): Layer.Layer<A, E, R> =>
-  Layer.effectContext(Effect.gen(function*() {
-    const scope = yield* Scope.Scope
-    return yield* Layer.buildWithScope(group, scope).pipe(
-      Effect.updateContext((context: Context.Context<R>) => {
-        const kept = new Map<string, unknown>()
-        for (const key of [...services, ...middleware]) {
-          const value = context.mapUnsafe.get(key.key)
-          if (value !== undefined) kept.set(key.key, value)
-        }
-        return Context.makeUnsafe(kept) as Context.Context<R>
-      })
-    )
-  }))
+export const capturingOnly =
+  <const Keys extends ReadonlyArray<Context.Key<any, any>>>(...services: Keys) =>
+  <A, E, R extends Context.Service.Identifier<Keys[number]> | Middleware>(
+    group: Layer.Layer<A, E, R>
+  ): Layer.Layer<A, E, R> =>
+    Layer.effectContext(Effect.gen(function*() {
+      const scope = yield* Scope.Scope
+      return yield* Layer.buildWithScope(group, scope).pipe(
+        Effect.updateContext((context: Context.Context<R>) => {
+          const kept = new Map<string, unknown>()
+          for (const key of [...services, ...middleware]) {
+            const value = context.mapUnsafe.get(key.key)
+            if (value !== undefined) kept.set(key.key, value)
+          }
+          return Context.makeUnsafe(kept) as Context.Context<R>
+        })
+      )
+    }))

@@ -117,7 +117,8 @@ const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 export const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
   if (!bodyMethods.has(request.method)) return false
   const type = request.headers["content-type"]?.split(";")[0]!.trim().toLowerCase()
-  return type !== undefined && (type === "application/json" || (type.startsWith("application/") && type.endsWith("+json")))
+  return type !== undefined &&
+    (type === "application/json" || (type.startsWith("application/") && type.endsWith("+json")))
 }
 
 /**
@@ -132,9 +133,11 @@ export const guardJsonBody: Effect.Effect<void, InvalidRequest, HttpServerReques
       onFailure: () => Effect.void,
       onSuccess: (buffer) =>
         Effect.flatMap(scanJsonBody(new Uint8Array(buffer)), (problem) =>
-          problem === undefined ? Effect.void : Effect.fail(new InvalidRequest({
-            message: `The JSON body ${problemMessage[problem]}; send a smaller document.`,
-            issues: [{ path: "body", message: problemMessage[problem] }]
-          })))
+          problem === undefined ? Effect.void : Effect.fail(
+            new InvalidRequest({
+              message: `The JSON body ${problemMessage[problem]}; send a smaller document.`,
+              issues: [{ path: "body", message: problemMessage[problem] }]
+            })
+          ))
     })
 )

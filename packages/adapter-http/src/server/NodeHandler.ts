@@ -7,7 +7,13 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { ApiApplication, apiMiddleware, type ApiServerOptions, type ApiServices, untracedRequests } from "./ApiServer.ts"
+import {
+  ApiApplication,
+  apiMiddleware,
+  type ApiServerOptions,
+  type ApiServices,
+  untracedRequests
+} from "./ApiServer.ts"
 import type { RefusalGateSlot } from "./RefusalGate.ts"
 
 export interface NodeHandler {
@@ -30,13 +36,23 @@ export const makeNodeHandler = <E>(
     const scope = yield* Scope.make()
     // Known refusals are answered before the framework (`RefusalGate.ts`); such a 429 records no span.
     const gate: RefusalGateSlot = options.refusalGate ?? { current: undefined }
-    const app = ApiApplication({ ...options, refusalGate: gate }).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices))
-    const context = yield* Layer.buildWithMemoMap(Layer.provideMerge(app, HttpRouter.layer), memoMap ?? Layer.makeMemoMapUnsafe(), scope).pipe(
+    const app = ApiApplication({ ...options, refusalGate: gate }).pipe(
+      Layer.provide(services),
+      Layer.provide(HttpServer.layerServices)
+    )
+    const context = yield* Layer.buildWithMemoMap(
+      Layer.provideMerge(app, HttpRouter.layer),
+      memoMap ?? Layer.makeMemoMapUnsafe(),
+      scope
+    ).pipe(
       Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
     )
     const router = Context.get(context, HttpRouter.HttpRouter)
     // Requests record no spans: nothing in this context could export them (`untracedRequests`).
-    const handle = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), { scope, middleware: apiMiddleware(options) }).pipe(
+    const handle = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), {
+      scope,
+      middleware: apiMiddleware(options)
+    }).pipe(
       Effect.provideContext(Context.merge(context, untracedRequests))
     )
     const handler = (req: IncomingMessage, res: ServerResponse) => {

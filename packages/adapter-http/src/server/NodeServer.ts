@@ -85,58 +85,74 @@ const requestTimeout = Object.assign(new Error("request timeout"), { code: "ERR_
  * lines of the server's one format (there is no Effect request yet to log them with). With `gate`, requests whose
  * 429 is known are answered before the framework sees them (`RefusalGate.ts`).
  */
-export const hardenedServer = (limits: ServerLimits, log: (line: string) => void, gate?: RefusalGateSlot) => (): Server => {
-  const server = createServer({
-    requestTimeout: Math.max(limits.requestTimeoutMs, limits.importRequestTimeoutMs),
-    headersTimeout: limits.headersTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    // Node refuses a missing Host with a body-less 400; the error envelope answers it instead.
-    requireHostHeader: false,
-    // Node checks the timeouts on this interval (30 s by default), which would stretch a 10 s limit to 40 s.
-    connectionsCheckingInterval: Math.min(1_000, Math.max(50, Math.floor(limits.headersTimeoutMs / 10)))
-  })
-  server.maxConnections = limits.maxConnections
-  limitPerAddress(server, limits.maxConnectionsPerAddress)
+export const hardenedServer =
+  (limits: ServerLimits, log: (line: string) => void, gate?: RefusalGateSlot) => (): Server => {
+    const server = createServer({
+      requestTimeout: Math.max(limits.requestTimeoutMs, limits.importRequestTimeoutMs),
+      headersTimeout: limits.headersTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Node refuses a missing Host with a body-less 400; the error envelope answers it instead.
+      requireHostHeader: false,
+      // Node checks the timeouts on this interval (30 s by default), which would stretch a 10 s limit to 40 s.
+      connectionsCheckingInterval: Math.min(1_000, Math.max(50, Math.floor(limits.headersTimeoutMs / 10)))
+    })
+    server.maxConnections = limits.maxConnections
+    limitPerAddress(server, limits.maxConnectionsPerAddress)
 
-  // Node's own answer to what its parser refuses is a body-less 400/408/431; answer in the envelope instead. Only
-  // while nothing of a response is on the wire: bytes after a started response would corrupt it.
-  const onClientError = (error: Error & { code?: string }, socket: Duplex) => {
-    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
-    if (error.code !== "ECONNRESET" && socket.writable && (inFlight == null || !inFlight.headersSent)) {
-      const response = rawErrorResponse(error.code)
-      socket.end(response.bytes)
-      log(formatLogLine("info", `request refused by the HTTP parser: ${response.status}`, { requestId: response.requestId, status: response.status, clientError: error.code ?? "unknown" }))
+    // Node's own answer to what its parser refuses is a body-less 400/408/431; answer in the envelope instead. Only
+    // while nothing of a response is on the wire: bytes after a started response would corrupt it.
+    const onClientError = (error: Error & { code?: string }, socket: Duplex) => {
+      const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage
+      if (error.code !== "ECONNRESET" && socket.writable && (inFlight == null || !inFlight.headersSent)) {
+        const response = rawErrorResponse(error.code)
+        socket.end(response.bytes)
+        log(
+          formatLogLine("info", `request refused by the HTTP parser: ${response.status}`, {
+            requestId: response.requestId,
+            status: response.status,
+            clientError: error.code ?? "unknown"
+          })
+        )
+      }
+      socket.destroy()
     }
-    socket.destroy()
-  }
-  server.on("clientError", onClientError)
-  // Any `Expect` but `100-continue`: Node's answer is a body-less 417.
-  server.on("checkExpectation", (_request: IncomingMessage, response: ServerResponse) => {
-    const refused = rawErrorResponse("EXPECTATION_FAILED")
-    response.writeHead(refused.status, { ...refused.headers, connection: "close" }).end(refused.body)
-    log(formatLogLine("info", `request refused: ${refused.status}`, { requestId: refused.requestId, status: refused.status, clientError: "EXPECTATION_FAILED" }))
-  })
+    server.on("clientError", onClientError)
+    // Any `Expect` but `100-continue`: Node's answer is a body-less 417.
+    server.on("checkExpectation", (_request: IncomingMessage, response: ServerResponse) => {
+      const refused = rawErrorResponse("EXPECTATION_FAILED")
+      response.writeHead(refused.status, { ...refused.headers, connection: "close" }).end(refused.body)
+      log(
+        formatLogLine("info", `request refused: ${refused.status}`, {
+          requestId: refused.requestId,
+          status: refused.status,
+          clientError: "EXPECTATION_FAILED"
+        })
+      )
+    })
 
-  // The shorter deadline for every request but imports; Node's own timeout (the longer one) backs both.
-  const importAllowance = Math.max(limits.requestTimeoutMs, limits.importRequestTimeoutMs)
-  const guard = (request: IncomingMessage, response: ServerResponse) => {
-    // A request without a body is whole once its headers are (the headers timeout covered those): no timer.
-    if (request.complete || (request.headers["content-length"] === undefined && request.headers["transfer-encoding"] === undefined)) return
-    const deadline = isImport(request.url ?? "") ? importAllowance : limits.requestTimeoutMs
-    if (deadline >= importAllowance) return
-    const timer = setTimeout(() => {
-      if (request.complete) return
-      // Answered already (e.g. a 401 before the body was read) and still receiving the body: just hang up.
-      if (response.headersSent) request.socket.destroy()
-      else onClientError(requestTimeout, request.socket)
-    }, deadline)
-    timer.unref()
-    const clear = () => clearTimeout(timer)
-    request.once("end", clear)
-    request.once("close", clear)
+    // The shorter deadline for every request but imports; Node's own timeout (the longer one) backs both.
+    const importAllowance = Math.max(limits.requestTimeoutMs, limits.importRequestTimeoutMs)
+    const guard = (request: IncomingMessage, response: ServerResponse) => {
+      // A request without a body is whole once its headers are (the headers timeout covered those): no timer.
+      if (
+        request.complete ||
+        (request.headers["content-length"] === undefined && request.headers["transfer-encoding"] === undefined)
+      ) return
+      const deadline = isImport(request.url ?? "") ? importAllowance : limits.requestTimeoutMs
+      if (deadline >= importAllowance) return
+      const timer = setTimeout(() => {
+        if (request.complete) return
+        // Answered already (e.g. a 401 before the body was read) and still receiving the body: just hang up.
+        if (response.headersSent) request.socket.destroy()
+        else onClientError(requestTimeout, request.socket)
+      }, deadline)
+      timer.unref()
+      const clear = () => clearTimeout(timer)
+      request.once("end", clear)
+      request.once("close", clear)
+    }
+    server.on("request", guard)
+    server.on("checkContinue", guard)
+    if (gate !== undefined) gateRequests(server, gate)
+    return server
   }
-  server.on("request", guard)
-  server.on("checkContinue", guard)
-  if (gate !== undefined) gateRequests(server, gate)
-  return server
-}

@@ -12,7 +12,14 @@
  *   levels, or `LocalRefusals`' bound), which is exactly what its `spend` would answer, and changes nothing.
  * The 429 has the full path's bytes (`refusedResponse`), request id, access-log line and metrics.
  */
-import { bucketsForKey, costOfKey, endpointKey, Organizations, RateLimitRepository, recordRateLimitDecisionUnsafe } from "@feedback/core"
+import {
+  bucketsForKey,
+  costOfKey,
+  endpointKey,
+  Organizations,
+  RateLimitRepository,
+  recordRateLimitDecisionUnsafe
+} from "@feedback/core"
 import { Effect, Layer, type Context } from "effect"
 import { HttpApi } from "effect/http-api"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
@@ -60,7 +67,9 @@ const chargedRoutes = (): ReadonlyMap<string, { readonly key: string; readonly c
 }
 
 /** The gate over the process's `Organizations` and `RateLimitRepository`; `undefined` when the store cannot tell. */
-const makeRefusalGate = (options: RefusalGateOptions): Effect.Effect<RefusalGate | undefined, never, Organizations | RateLimitRepository> =>
+const makeRefusalGate = (
+  options: RefusalGateOptions
+): Effect.Effect<RefusalGate | undefined, never, Organizations | RateLimitRepository> =>
   Effect.gen(function*() {
     const organizations = yield* Organizations
     const { refusalAt } = yield* RateLimitRepository
@@ -74,7 +83,8 @@ const makeRefusalGate = (options: RefusalGateOptions): Effect.Effect<RefusalGate
       const authorization = headers.authorization
       if (
         method === undefined || authorization === undefined || !authorization.startsWith(BEARER) ||
-        headers.host === undefined || headers["content-length"] !== undefined || headers["transfer-encoding"] !== undefined
+        headers.host === undefined || headers["content-length"] !== undefined ||
+        headers["transfer-encoding"] !== undefined
       ) return false
       const url = req.url ?? ""
       const path = pathOf(url)
@@ -111,14 +121,18 @@ const makeRefusalGate = (options: RefusalGateOptions): Effect.Effect<RefusalGate
   })
 
 /** Fills `slot` with the gate while the layer's scope is open. */
-export const refusalGateLayer = (slot: RefusalGateSlot, options: RefusalGateOptions): Layer.Layer<never, never, Organizations | RateLimitRepository> =>
+export const refusalGateLayer = (
+  slot: RefusalGateSlot,
+  options: RefusalGateOptions
+): Layer.Layer<never, never, Organizations | RateLimitRepository> =>
   Layer.effectDiscard(Effect.acquireRelease(
     Effect.map(makeRefusalGate(options), (gate) => {
       slot.current = gate
     }),
-    () => Effect.sync(() => {
-      slot.current = undefined
-    })
+    () =>
+      Effect.sync(() => {
+        slot.current = undefined
+      })
   ))
 
 /**
@@ -128,7 +142,9 @@ export const refusalGateLayer = (slot: RefusalGateSlot, options: RefusalGateOpti
 export const gateRequests = (server: Server, slot: RefusalGateSlot): void => {
   const emit = server.emit as (this: Server, event: string | symbol, ...args: Array<unknown>) => boolean
   server.emit = function(this: Server, event: string | symbol, ...args: Array<unknown>) {
-    if (event === "request" && slot.current?.refuse(args[0] as IncomingMessage, args[1] as ServerResponse) === true) return true
+    if (event === "request" && slot.current?.refuse(args[0] as IncomingMessage, args[1] as ServerResponse) === true) {
+      return true
+    }
     return emit.call(this, event, ...args)
   } as Server["emit"]
 }

@@ -40,7 +40,10 @@ const matches = (route: Route, parts: ReadonlyArray<string>) => {
   return true
 }
 
-export const routeTableOf = (apis: ReadonlyArray<unknown>, extra: ReadonlyArray<readonly [string, string]> = []): RouteTable => {
+export const routeTableOf = (
+  apis: ReadonlyArray<unknown>,
+  extra: ReadonlyArray<readonly [string, string]> = []
+): RouteTable => {
   const routes: Array<Route> = extra.map(([method, path]) => ({ method, pattern: path, segments: segmentsOf(path) }))
   for (const api of apis) {
     HttpApi.reflect(api as HttpApi.Top, {
@@ -59,7 +62,11 @@ export const routeTableOf = (apis: ReadonlyArray<unknown>, extra: ReadonlyArray<
     else group.push(r)
   }
   const statics = new Map<string, string>()
-  for (const r of routes) if (params(r) === 0 && !statics.has(`${r.method} ${r.pattern}`)) statics.set(`${r.method} ${r.pattern}`, r.pattern)
+  for (const r of routes) {
+    if (params(r) === 0 && !statics.has(`${r.method} ${r.pattern}`)) {
+      statics.set(`${r.method} ${r.pattern}`, r.pattern)
+    }
+  }
   const candidates = (path: string) => {
     const parts = trimmed(path).split("/")
     return { parts, routes: bySize.get(parts.length) ?? [] }

@@ -46,7 +46,8 @@ export const rateLimitHeaders = (decision: SpendDecision, policy = "org"): Recor
   "x-ratelimit-remaining": String(decision.remaining),
   // A storefront submission bucket refills its ceiling in an hour (docs/DECISIONS.md §55).
   "ratelimit-policy": `"${policy}";q=${decision.limit};w=${policy === "storefront-submission" ? 3600 : 60}`,
-  "ratelimit": `"${policy}";r=${decision.remaining}` + (decision.fullInSeconds === undefined ? "" : `;t=${decision.fullInSeconds}`),
+  "ratelimit": `"${policy}";r=${decision.remaining}` +
+    (decision.fullInSeconds === undefined ? "" : `;t=${decision.fullInSeconds}`),
   ...(decision._tag === "Refused" && decision.retryAfterSeconds !== undefined
     ? { "retry-after": String(decision.retryAfterSeconds) }
     : {})
@@ -85,11 +86,16 @@ export const refusalBody = (decision: SpendRefused): string =>
  * request answers). Done in place with the request's context, not as effects of their own: on the memory store this
  * is most of what admission costs beyond the bucket arithmetic (docs/DECISIONS.md §42).
  */
-const admitUnsafe = (decision: SpendDecision, context: Context.Context<never>): HttpServerResponse.HttpServerResponse | undefined => {
+const admitUnsafe = (
+  decision: SpendDecision,
+  context: Context.Context<never>
+): HttpServerResponse.HttpServerResponse | undefined => {
   recordRateLimitDecisionUnsafe(decision, context)
   if (decision._tag === "Refused") return refusedResponse(decision)
-  HttpEffect.appendPreResponseHandlerUnsafe(context, (_, response) =>
-    Effect.succeed(HttpServerResponse.setHeaders(response, rateLimitHeaders(decision))))
+  HttpEffect.appendPreResponseHandlerUnsafe(
+    context,
+    (_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, rateLimitHeaders(decision)))
+  )
   return undefined
 }
 
@@ -117,41 +123,66 @@ const factsOf = (endpoint: HttpApiEndpoint.Top): RouteFacts => {
   return facts
 }
 
-export const SecretKeyAuthLive = Layer.effect(SecretKeyAuth, Effect.gen(function*() {
-  // Captured once: a request's effect needs nothing but what it is given (never `Effect.provide(context)`, which
-  // copies every service of the application into each request's context; docs/ARCHITECTURE.md).
-  const organizations = yield* Organizations
-  const rateLimits = yield* RateLimitRepository
-  const idempotency = yield* Idempotency
-  const readsAlongside = (key: string) => rateLimits.decidesInProcess !== true && readsAlongsideSpend.has(key)
-  return SecretKeyAuth.of({
-    // Plain continuations rather than generators: each step of this middleware runs on every authenticated request.
-    bearer: (httpEffect, { credential, endpoint }) =>
-      Effect.withFiber((fiber) => {
-        const context = fiber.context as Context.Context<never>
-        const { cost, key, permission, permissionByInput } = factsOf(endpoint)
-        return Effect.flatMap(organizations.authenticateSecretKey(Redacted.value(credential)), ({ caller, organization }) => {
-          const guarded = () => Effect.andThen(guardJsonBody, Effect.provideService(idempotently(idempotency, endpoint, organization.id, httpEffect), CurrentCaller, caller))
-          const proceed = (): Effect.Effect<HttpServerResponse.HttpServerResponse, Effect.Error<ReturnType<typeof guarded>> | Forbidden, Effect.Services<ReturnType<typeof guarded>>> => {
-            // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
-            if (Option.isNone(permission)) {
-              if (!permissionByInput) return Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
-            } else if (!hasPermission(caller, permission.value)) return Effect.fail(Forbidden.missing(permission.value))
-            // A request with no JSON body to measure and no Idempotency-Key to honour (every GET) runs as it is.
-            const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
-            return !idempotentMethods.has(request.method) && !hasJsonBody(request)
-              ? Effect.provideService(httpEffect, CurrentCaller, caller)
-              : guarded()
-          }
-          const spend = rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
-          // A pure read runs while a spend that waits on I/O is in flight; the decision still comes first
-          // (ReadAlongsideSpend.ts). Everything else, and every spend decided in this process, in sequence.
-          if (readsAlongside(key)) return spendThenRead(key, spend, (decision) => Effect.succeed(admitUnsafe(decision, context)), Effect.suspend(proceed))
-          return Effect.flatMap(spend, (decision) => {
-            const refusal = admitUnsafe(decision, context)
-            return refusal === undefined ? proceed() : Effect.succeed(refusal)
-          })
+export const SecretKeyAuthLive = Layer.effect(
+  SecretKeyAuth,
+  Effect.gen(function*() {
+    // Captured once: a request's effect needs nothing but what it is given (never `Effect.provide(context)`, which
+    // copies every service of the application into each request's context; docs/ARCHITECTURE.md).
+    const organizations = yield* Organizations
+    const rateLimits = yield* RateLimitRepository
+    const idempotency = yield* Idempotency
+    const readsAlongside = (key: string) => rateLimits.decidesInProcess !== true && readsAlongsideSpend.has(key)
+    return SecretKeyAuth.of({
+      // Plain continuations rather than generators: each step of this middleware runs on every authenticated request.
+      bearer: (httpEffect, { credential, endpoint }) =>
+        Effect.withFiber((fiber) => {
+          const context = fiber.context as Context.Context<never>
+          const { cost, key, permission, permissionByInput } = factsOf(endpoint)
+          return Effect.flatMap(
+            organizations.authenticateSecretKey(Redacted.value(credential)),
+            ({ caller, organization }) => {
+              const guarded = () =>
+                Effect.andThen(
+                  guardJsonBody,
+                  Effect.provideService(
+                    idempotently(idempotency, endpoint, organization.id, httpEffect),
+                    CurrentCaller,
+                    caller
+                  )
+                )
+              const proceed = (): Effect.Effect<
+                HttpServerResponse.HttpServerResponse,
+                Effect.Error<ReturnType<typeof guarded>> | Forbidden,
+                Effect.Services<ReturnType<typeof guarded>>
+              > => {
+                // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
+                if (Option.isNone(permission)) {
+                  if (!permissionByInput) {
+                    return Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
+                  }
+                } else if (!hasPermission(caller, permission.value)) {
+                  return Effect.fail(Forbidden.missing(permission.value))
+                }
+                // A request with no JSON body to measure and no Idempotency-Key to honour (every GET) runs as it is.
+                const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
+                return !idempotentMethods.has(request.method) && !hasJsonBody(request)
+                  ? Effect.provideService(httpEffect, CurrentCaller, caller)
+                  : guarded()
+              }
+              const spend = rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
+              // A pure read runs while a spend that waits on I/O is in flight; the decision still comes first
+              // (ReadAlongsideSpend.ts). Everything else, and every spend decided in this process, in sequence.
+              if (readsAlongside(key)) {
+                return spendThenRead(key, spend, (decision) =>
+                  Effect.succeed(admitUnsafe(decision, context)), Effect.suspend(proceed))
+              }
+              return Effect.flatMap(spend, (decision) => {
+                const refusal = admitUnsafe(decision, context)
+                return refusal === undefined ? proceed() : Effect.succeed(refusal)
+              })
+            }
+          )
         })
-      })
+    })
   })
-}))
+)

@@ -19,6 +19,9 @@ const respond = ({ error }: StoreRejection) =>
 
 export const StoreRejectionResponses = HttpRouter.middleware(
   (httpEffect) =>
-    Effect.catchDefect(httpEffect, (defect) => isStoreRejection(defect) ? Effect.succeed(respond(defect)) : Effect.die(defect)),
+    Effect.catchDefect(
+      httpEffect,
+      (defect) => isStoreRejection(defect) ? Effect.succeed(respond(defect)) : Effect.die(defect)
+    ),
   { global: true }
 )

@@ -65,8 +65,12 @@ export const storeLayer = (
 ): Layer.Layer<StoreServices | IdGenerator, SqlError | RedisError> => {
   const store: Layer.Layer<StoreServices, SqlError> = choice._tag === "Memory" ? MemoryStoreLayer : PgStoreLayer(choice)
   // Merged after the store, the configured key replaces the store's generated one.
-  const configured = options.cursorSecret === undefined ? Layer.empty : CursorKey.layer(Redacted.value(options.cursorSecret))
+  const configured = options.cursorSecret === undefined
+    ? Layer.empty
+    : CursorKey.layer(Redacted.value(options.cursorSecret))
   // Likewise a Redis limiter replaces the store's `RateLimitRepository`; every other service stays in the store.
-  const limiter = options.rateLimitUrl === undefined ? Layer.empty : RedisRateLimitRepository.layer(Redacted.value(options.rateLimitUrl))
+  const limiter = options.rateLimitUrl === undefined
+    ? Layer.empty
+    : RedisRateLimitRepository.layer(Redacted.value(options.rateLimitUrl))
   return Layer.mergeAll(store, IdGenerator.uuidV7, configured, limiter)
 }

@@ -73,15 +73,19 @@ const compile = (ast: SchemaAST.AST): Encode => {
 const compileObjects = (ast: SchemaAST.Objects): Encode => {
   const index = ast.indexSignatures
   // A record of string keys (`metadata`): every own key, each value as the index signature's type.
-  if (ast.propertySignatures.length === 0 && index.length === 1 && index[0]!.parameter._tag === "String" && index[0]!.parameter.checks === undefined) {
+  if (
+    ast.propertySignatures.length === 0 && index.length === 1 && index[0]!.parameter._tag === "String" &&
+    index[0]!.parameter.checks === undefined
+  ) {
     const item = compile(index[0]!.type)
     return (value) => {
       const out: Record<string, unknown> = {}
       for (const key of Object.keys(value as object)) {
         const v = item((value as Record<string, unknown>)[key])
         // A metadata key named `__proto__` is data: assigning it would set the prototype instead.
-        if (key === "__proto__") Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
-        else out[key] = v
+        if (key === "__proto__") {
+          Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+        } else out[key] = v
       }
       return out
     }

@@ -49,10 +49,25 @@ describe("API fuzz: the API as data", () => {
 describe("API fuzz: the answer checks", () => {
   const endpoint = allEndpoints()[0]!
   const request = (crossOrganization = false): FuzzRequest => ({
-    index: 0, endpoint, method: "GET", url: "/x", headers: {}, body: undefined, labels: [], pathIds: [], crossOrganization, lowerCaseTwin: undefined
+    index: 0,
+    endpoint,
+    method: "GET",
+    url: "/x",
+    headers: {},
+    body: undefined,
+    labels: [],
+    pathIds: [],
+    crossOrganization,
+    lowerCaseTwin: undefined
   })
-  const answer = (status: number, text: string, contentType: string | null = "application/json") => ({ status, contentType, text, ms: 0 })
-  const envelope = (details?: object) => JSON.stringify({ error: { code: "INVALID_REQUEST", message: "m", ...(details === undefined ? {} : { details }) } })
+  const answer = (status: number, text: string, contentType: string | null = "application/json") => ({
+    status,
+    contentType,
+    text,
+    ms: 0
+  })
+  const envelope = (details?: object) =>
+    JSON.stringify({ error: { code: "INVALID_REQUEST", message: "m", ...(details === undefined ? {} : { details }) } })
 
   it("accepts the envelope and JSON successes", () => {
     expect(problemsOf(request(), answer(400, envelope({ issues: [{ path: "body", message: "m" }] })))).toEqual([])
@@ -65,8 +80,14 @@ describe("API fuzz: the answer checks", () => {
     expect(problemsOf(request(), answer(500, envelope()))).toEqual(["server error"])
     expect(problemsOf(request(), answer(415, "Unsupported", "text/plain"))).toHaveLength(2)
     expect(problemsOf(request(), answer(400, "{\"_tag\":\"X\"}"))).toHaveLength(1)
-    expect(problemsOf(request(), answer(400, envelope({ issues: Array.from({ length: 21 }, () => ({})) })))).toHaveLength(1)
-    expect(problemsOf(request(), answer(400, JSON.stringify({ error: { code: "X", message: "SqlError at\n    at f (x.ts:1:2)" } })))).toHaveLength(1)
+    expect(problemsOf(request(), answer(400, envelope({ issues: Array.from({ length: 21 }, () => ({})) }))))
+      .toHaveLength(1)
+    expect(
+      problemsOf(
+        request(),
+        answer(400, JSON.stringify({ error: { code: "X", message: "SqlError at\n    at f (x.ts:1:2)" } }))
+      )
+    ).toHaveLength(1)
     expect(problemsOf(request(), answer(200, "not json"))).toHaveLength(1)
     expect(problemsOf(request(true), answer(200, "{}"))).toHaveLength(1)
   })
@@ -102,12 +123,20 @@ describe.each(stores)("API fuzz, %s", (store, requests, makeStore) => {
     const report = result.failures.report(server.keyNames)
     console.log([
       `fuzz ${store}: seed ${seed}, ${result.sent} requests over ${endpoints.length} endpoints in ${ms(result.ms)} ` +
-      `(${(result.sent / (result.ms / 1000)).toFixed(0)}/s, concurrency ${concurrency}; ${result.unsendable} unsendable)`,
+      `(${
+        (result.sent / (result.ms / 1000)).toFixed(0)
+      }/s, concurrency ${concurrency}; ${result.unsendable} unsendable)`,
       `  statuses: ${statuses}`,
       `  targeted checks: ${result.probes.crossOrganization} of B's ids asked for by A, ${result.probes.upperCase} upper-case ids compared with lower-case`,
       `  2xx/sent by endpoint: ${[...result.byEndpoint].map(([e, t]) => `${e} ${t.succeeded}/${t.sent}`).join(", ")}`,
-      `  event-loop delay: p50 ${ms(loop.percentile(50) / 1e6)}, p99 ${ms(loop.percentile(99) / 1e6)}, max ${ms(loop.max / 1e6)}`,
-      `  slowest hostile requests: ${result.slowest.map((s) => `${s.request.method} ${s.request.endpoint.path} ${ms(s.ms)} [${s.request.labels.join("; ")}]`).join(" | ")}`,
+      `  event-loop delay: p50 ${ms(loop.percentile(50) / 1e6)}, p99 ${ms(loop.percentile(99) / 1e6)}, max ${
+        ms(loop.max / 1e6)
+      }`,
+      `  slowest hostile requests: ${
+        result.slowest.map((s) =>
+          `${s.request.method} ${s.request.endpoint.path} ${ms(s.ms)} [${s.request.labels.join("; ")}]`
+        ).join(" | ")
+      }`,
       result.failures.size === 0 ? "  no failures" : `  ${result.failures.size} failure groups:\n${report}`
     ].join("\n"))
     expect(result.failures.size, `${result.failures.size} failure groups (seed ${seed}):\n${report}`).toBe(0)
@@ -129,7 +158,9 @@ describe.each(stores)("API fuzz, %s", (store, requests, makeStore) => {
       expect(health.status).toBe(200)
       expect(JSON.parse(health.text)).toEqual({ status: "ok" })
       rows.push(
-        `  /health answered in ${ms(latency)}, ${inFlight ? "while" : "after"} ${request.method} ${request.endpoint.path} ` +
+        `  /health answered in ${ms(latency)}, ${
+          inFlight ? "while" : "after"
+        } ${request.method} ${request.endpoint.path} ` +
           `(${ms(answer.ms)}, ${answer.status}) [${request.labels.join("; ")}]`
       )
     }

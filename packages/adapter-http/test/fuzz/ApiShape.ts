@@ -6,7 +6,15 @@
  */
 import { Arbitrary, Context, Effect, Option, Schema } from "effect"
 import { HttpApi } from "effect/http-api"
-import { AdminApi, OperatorApi, OperatorAuth, PermissionByInput, RequiredPermission, SecretKeyAuth, StorefrontAuth } from "@feedback/client/effect"
+import {
+  AdminApi,
+  OperatorApi,
+  OperatorAuth,
+  PermissionByInput,
+  RequiredPermission,
+  SecretKeyAuth,
+  StorefrontAuth
+} from "@feedback/client/effect"
 
 export type Auth = "secretKey" | "publishableKey" | "operator" | "none"
 

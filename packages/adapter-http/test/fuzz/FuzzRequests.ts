@@ -42,7 +42,8 @@ export const makeRng = (seed: number): Rng => {
   return { next, int, chance: (p) => next() < p, pick: (xs) => xs[int(xs.length)]! }
 }
 
-export const requestSeed = (seed: number, index: number) => (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + index * 0x27d4eb2f) >>> 0
+export const requestSeed = (seed: number, index: number) =>
+  (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + index * 0x27d4eb2f) >>> 0
 
 /** Picks one of weighted alternatives. */
 const weighted = <A>(rng: Rng, table: ReadonlyArray<readonly [number, A]>): A => {
@@ -110,8 +111,9 @@ export const rememberExamples = (examples: Map<string, Array<unknown>>, body: un
   if (typeof body !== "object" || body === null) return
   for (const [key, value] of Object.entries(body)) {
     if (typeof value === "object" && value !== null && !Array.isArray(value)) rememberExamples(examples, value)
-    else if (Array.isArray(value) && value.some((v) => typeof v === "object" && v !== null)) rememberExamples(examples, value)
-    else {
+    else if (Array.isArray(value) && value.some((v) => typeof v === "object" && v !== null)) {
+      rememberExamples(examples, value)
+    } else {
       const known = examples.get(key) ?? []
       if (known.length < 16 && !known.some((k) => JSON.stringify(k) === JSON.stringify(value))) known.push(value)
       examples.set(key, known)
@@ -157,7 +159,8 @@ export const encodeComponent = (s: string): string => {
     for (const ch of s) {
       const c = ch.charCodeAt(0)
       out += ch.length === 1 && c >= 0xd800 && c <= 0xdfff
-        ? [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)].map((b) => "%" + b.toString(16).toUpperCase()).join("")
+        ? [0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f)].map((b) => "%" + b.toString(16).toUpperCase())
+          .join("")
         : encodeURIComponent(ch)
     }
     return out
@@ -223,13 +226,16 @@ const pathValue = (
   const own = (endpoint.auth === "operator" ? ctx.operatorOwn : ctx.own).of(collection)
   const other = endpoint.auth === "operator" ? [] : ctx.other.of(collection)
   const generated = typeof sampled === "string" ? sampled : String(sampled)
-  const choice = weighted(rng, [
-    [own.length > 0 ? 58 : 0, "own"],
-    [other.length > 0 ? 10 : 0, "other"],
-    [own.length > 0 ? 7 : 0, "upper"],
-    [10, "generated"],
-    [15, "hostile"]
-  ] as const)
+  const choice = weighted(
+    rng,
+    [
+      [own.length > 0 ? 58 : 0, "own"],
+      [other.length > 0 ? 10 : 0, "other"],
+      [own.length > 0 ? 7 : 0, "upper"],
+      [10, "generated"],
+      [15, "hostile"]
+    ] as const
+  )
   switch (choice) {
     case "own": {
       const id = rng.pick(own)
@@ -273,10 +279,14 @@ const queryValueFor = (rng: Rng, name: string, ctx: FuzzContext, endpoint: Endpo
 }
 
 const queryString = (rng: Rng, endpoint: EndpointShape, ctx: FuzzContext, labels: Labels): string => {
-  const names = endpoint.query === undefined ? [] : Object.keys((endpoint.query as unknown as { fields: object }).fields ?? {})
+  const names = endpoint.query === undefined
+    ? []
+    : Object.keys((endpoint.query as unknown as { fields: object }).fields ?? {})
   // Each generated parameter is kept with a low chance: random `sort` or `filter` text is nearly always a 400, and
   // a hostile value should meet an otherwise valid query so that it reaches the filter compiler and the store.
-  const sampled = endpoint.query === undefined ? {} : (rng.pick(ctx.samples(endpoint, "query")) as Record<string, unknown>)
+  const sampled = endpoint.query === undefined
+    ? {}
+    : (rng.pick(ctx.samples(endpoint, "query")) as Record<string, unknown>)
   const query: Record<string, unknown> = Object.fromEntries(Object.entries(sampled).filter(() => rng.chance(0.25)))
   const parts: Array<string> = []
   const mode = weighted(rng, [[50, "sample"], [38, "values"], [12, "shape"]] as const)
@@ -287,7 +297,9 @@ const queryString = (rng: Rng, endpoint: EndpointShape, ctx: FuzzContext, labels
     }
   }
   for (const [name, value] of Object.entries(query)) {
-    for (const v of Array.isArray(value) ? value : [value]) parts.push(`${encodeComponent(name)}=${encodeComponent(String(v))}`)
+    for (const v of Array.isArray(value) ? value : [value]) {
+      parts.push(`${encodeComponent(name)}=${encodeComponent(String(v))}`)
+    }
   }
   if (mode === "values" && names.length > 0 && rng.chance(0.2)) {
     const name = rng.pick(names)
@@ -310,7 +322,13 @@ const collectionOfField = (key: string): string | undefined =>
  * Makes a sample plausible: a field gets an accepted value of the same name (an example) by chance, and a
  * uuid-shaped string becomes a real id, of the collection the field's name points to when there is one.
  */
-const plausible = (rng: Rng, value: unknown, pool: IdPool, examples: FuzzContext["examples"], key?: string): unknown => {
+const plausible = (
+  rng: Rng,
+  value: unknown,
+  pool: IdPool,
+  examples: FuzzContext["examples"],
+  key?: string
+): unknown => {
   const known = key === undefined ? undefined : examples.get(key)
   if (known !== undefined && rng.chance(0.6)) return structuredClone(rng.pick(known))
   if (typeof value === "string" && UUID.test(value) && rng.chance(0.75)) {
@@ -327,7 +345,10 @@ const plausible = (rng: Rng, value: unknown, pool: IdPool, examples: FuzzContext
 
 /** Every place a value could be replaced: [container, key] pairs, the root being `[holder, "root"]`. */
 const placesIn = (holder: { root: unknown }): Array<readonly [Record<string | number, unknown>, string | number]> => {
-  const out: Array<readonly [Record<string | number, unknown>, string | number]> = [[holder as Record<string, unknown>, "root"]]
+  const out: Array<readonly [Record<string | number, unknown>, string | number]> = [[
+    holder as Record<string, unknown>,
+    "root"
+  ]]
   const walk = (v: unknown) => {
     if (typeof v !== "object" || v === null || isRaw(v)) return
     for (const [k, child] of Object.entries(v)) {
@@ -341,7 +362,9 @@ const placesIn = (holder: { root: unknown }): Array<readonly [Record<string | nu
 
 const placeName = (key: string | number) => (key === "root" ? "body" : `body field ${JSON.stringify(key)}`)
 
-const hostileValue = (rng: Rng): Hostile<unknown> => (rng.chance(0.55) ? rng.pick(hostileStrings) : rng.pick(hostileJson))
+const hostileValue = (
+  rng: Rng
+): Hostile<unknown> => (rng.chance(0.55) ? rng.pick(hostileStrings) : rng.pick(hostileJson))
 
 const bodyText = (rng: Rng, endpoint: EndpointShape, ctx: FuzzContext, labels: Labels): string | undefined => {
   if (endpoint.payload === undefined) {
@@ -417,7 +440,9 @@ const OTHER_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 export const generateRequest = (index: number, rng: Rng, endpoint: EndpointShape, ctx: FuzzContext): FuzzRequest => {
   const labels: Labels = []
   const cross = { used: false, ids: [] as Array<readonly [string, string]> }
-  const sampledParams = endpoint.params === undefined ? {} : (rng.pick(ctx.samples(endpoint, "params")) as Record<string, unknown>)
+  const sampledParams = endpoint.params === undefined
+    ? {}
+    : (rng.pick(ctx.samples(endpoint, "params")) as Record<string, unknown>)
   let path = endpoint.path
   for (const param of endpoint.pathParams) {
     path = path.replace(`:${param}`, pathValue(rng, endpoint, param, sampledParams[param], ctx, labels, cross))

@@ -16,14 +16,30 @@ export interface Answer {
   readonly ms: number
 }
 
-export const toRequest = (r: { readonly method: string; readonly url: string; readonly headers: Record<string, string>; readonly body: string | undefined }) =>
-  new Request(`http://fuzz.test${r.url}`, { method: r.method, headers: r.headers, ...(r.body === undefined ? {} : { body: r.body }) })
+export const toRequest = (
+  r: {
+    readonly method: string
+    readonly url: string
+    readonly headers: Record<string, string>
+    readonly body: string | undefined
+  }
+) =>
+  new Request(`http://fuzz.test${r.url}`, {
+    method: r.method,
+    headers: r.headers,
+    ...(r.body === undefined ? {} : { body: r.body })
+  })
 
 export const send = async (handler: Send, request: Request): Promise<Answer> => {
   const started = performance.now()
   const response = await handler(request)
   const text = await response.text()
-  return { status: response.status, contentType: response.headers.get("content-type"), text, ms: performance.now() - started }
+  return {
+    status: response.status,
+    contentType: response.headers.get("content-type"),
+    text,
+    ms: performance.now() - started
+  }
 }
 
 // --- the checks -----------------------------------------------------------------------------------------------------
@@ -84,7 +100,11 @@ const POOL_CAP = 200
 export const learn = (ctx: FuzzContext, request: FuzzRequest, answer: Answer) => {
   if (answer.status < 200 || answer.status >= 300 || request.method !== request.endpoint.method) return
   const auth = request.headers["authorization"]
-  const pool = auth === `Bearer ${ctx.keys.full}` ? ctx.own : auth === `Bearer ${ctx.keys.operator}` ? ctx.operatorOwn : undefined
+  const pool = auth === `Bearer ${ctx.keys.full}`
+    ? ctx.own
+    : auth === `Bearer ${ctx.keys.operator}`
+    ? ctx.operatorOwn
+    : undefined
   if (pool === undefined) return
   if (request.method === "DELETE" && /\/:[^/]+$/.test(request.endpoint.path)) {
     // The deleted record is the one the path ends with; keep naming it and every later request is a 404.
@@ -96,7 +116,10 @@ export const learn = (ctx: FuzzContext, request: FuzzRequest, answer: Answer) =>
   const collection = responseCollectionOf(request.endpoint.path)
   const records = Array.isArray(body.value["data"]) ? body.value["data"] : [body.value]
   for (const record of records) {
-    if (isObject(record) && typeof record["id"] === "string" && UUID.test(record["id"]) && pool.of(collection).length < POOL_CAP) {
+    if (
+      isObject(record) && typeof record["id"] === "string" && UUID.test(record["id"]) &&
+      pool.of(collection).length < POOL_CAP
+    ) {
       pool.add(collection, record["id"])
     }
   }
@@ -147,7 +170,9 @@ export class FailureLog {
           `    ${request.method} ${clip(request.url, 200)}`,
           `    headers ${masked(JSON.stringify(request.headers))}`,
           ...(request.body === undefined ? [] : [`    body ${clip(JSON.stringify(request.body))}`]),
-          `    → ${answer.status} ${answer.contentType ?? "(no content type)"} ${clip(JSON.stringify(answer.text), 300)}`
+          `    → ${answer.status} ${answer.contentType ?? "(no content type)"} ${
+            clip(JSON.stringify(answer.text), 300)
+          }`
         ].join("\n")
       )
       .join("\n")
@@ -221,11 +246,14 @@ export const runFuzz = async (options: {
       const twin = await send(handler, toRequest({ ...request, url: request.lowerCaseTwin }))
       // A concurrent DELETE may remove the record between the two; asking once more in upper case tells that apart.
       const again = twin.status === answer.status ? answer : await send(handler, toRequest(request))
-      if (twin.status !== again.status) failures.add(request, again, [`upper-case id answered ${again.status}, lower-case ${twin.status}`])
-      else {
+      if (twin.status !== again.status) {
+        failures.add(request, again, [`upper-case id answered ${again.status}, lower-case ${twin.status}`])
+      } else {
         const body = parse(answer.text)
         const id = body.ok && isObject(body.value) ? body.value["id"] : undefined
-        if (typeof id === "string" && id !== id.toLowerCase()) failures.add(request, answer, ["the record's id is answered in upper case"])
+        if (typeof id === "string" && id !== id.toLowerCase()) {
+          failures.add(request, answer, ["the record's id is answered in upper case"])
+        }
       }
     }
     learn(ctx, request, answer)
@@ -252,5 +280,14 @@ export const runFuzz = async (options: {
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker))
-  return { sent: count - unsendable, unsendable, ms: performance.now() - started, statuses, byEndpoint, failures, probes, slowest }
+  return {
+    sent: count - unsendable,
+    unsendable,
+    ms: performance.now() - started,
+    statuses,
+    byEndpoint,
+    failures,
+    probes,
+    slowest
+  }
 }

@@ -15,10 +15,13 @@ import { learn, send, type Send, toRequest } from "./FuzzRun.ts"
 const OPERATOR_TOKEN = "fuzz-operator-token-0123456789abcdefghijklmnop"
 const HOOK_HOST = "hooks.example.com"
 
-const FakeDns = Layer.succeed(HostResolver, HostResolver.of({
-  resolve: (hostname) =>
-    hostname === HOOK_HOST ? Effect.succeed(["93.184.216.34"]) : Effect.fail(new HostNotResolved({ hostname }))
-}))
+const FakeDns = Layer.succeed(
+  HostResolver,
+  HostResolver.of({
+    resolve: (hostname) =>
+      hostname === HOOK_HOST ? Effect.succeed(["93.184.216.34"]) : Effect.fail(new HostNotResolved({ hostname }))
+  })
+)
 
 export interface FuzzServer {
   readonly handler: Send
@@ -31,17 +34,25 @@ export interface FuzzServer {
 }
 
 /** A JSON call that must succeed: set-up failing means the harness, not the fuzzed input, is wrong. */
-const caller = (handler: Send, onBody: (body: unknown) => void = () => {}) => async (method: string, url: string, token: string, body?: unknown): Promise<any> => {
-  const answer = await send(handler, toRequest({
-    method,
-    url,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  }))
-  if (answer.status >= 300) throw new Error(`fuzz set-up: ${method} ${url} → ${answer.status} ${answer.text}`)
-  onBody(body)
-  return JSON.parse(answer.text)
-}
+const caller =
+  (handler: Send, onBody: (body: unknown) => void = () => {}) =>
+  async (method: string, url: string, token: string, body?: unknown): Promise<any> => {
+    const answer = await send(
+      handler,
+      toRequest({
+        method,
+        url,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" })
+        },
+        body: body === undefined ? undefined : JSON.stringify(body)
+      })
+    )
+    if (answer.status >= 300) throw new Error(`fuzz set-up: ${method} ${url} → ${answer.status} ${answer.text}`)
+    onBody(body)
+    return JSON.parse(answer.text)
+  }
 
 /** A few of every record organization A or B can own, so ids in paths and bodies name real records. */
 const seedRecords = async (call: ReturnType<typeof caller>, key: string, pool: IdPool, tag: string) => {
@@ -54,7 +65,9 @@ const seedRecords = async (call: ReturnType<typeof caller>, key: string, pool: I
     return record
   }
   const sites: Array<{ id: string }> = []
-  for (let i = 0; i < 2; i++) sites.push(await create("/sites", { name: `${tag} site ${i}`, domain: `shop${i}.${tag}.example.com` }))
+  for (let i = 0; i < 2; i++) {
+    sites.push(await create("/sites", { name: `${tag} site ${i}`, domain: `shop${i}.${tag}.example.com` }))
+  }
   const products: Array<{ id: string; slug: string }> = []
   for (let i = 0; i < 4; i++) products.push(await create("/products", { slug: `${tag}-p${i}`, title: `Product ${i}` }))
   for (let i = 0; i < 4; i++) await create("/customers", { email: `c${i}@${tag}.example.com`, firstName: "Ann" })
@@ -71,7 +84,9 @@ const seedRecords = async (call: ReturnType<typeof caller>, key: string, pool: I
   })
   const reviews: Array<string> = imported.imported.map((row: { id: string }) => row.id)
   for (const id of reviews) created.push(["reviews", id])
-  for (const id of reviews.slice(0, 3)) await call("POST", `/reviews/${id}/response`, key, { body: "Thank you", published: true })
+  for (const id of reviews.slice(0, 3)) {
+    await call("POST", `/reviews/${id}/response`, key, { body: "Thank you", published: true })
+  }
   for (let i = 0; i < 3; i++) {
     const question = await create("/product-questions", {
       productId: products[i]!.id,
@@ -159,8 +174,22 @@ export const makeFuzzServer = async (
   // A first page of every list, so real cursors exist to replay and to tamper with.
   for (const endpoint of endpoints) {
     const fields = (endpoint.query as { fields?: Record<string, unknown> } | undefined)?.fields ?? {}
-    if (endpoint.method !== "GET" || endpoint.auth !== "secretKey" || endpoint.pathParams.length > 0 || !("limit" in fields)) continue
-    const request = { index: -1, endpoint, method: "GET", url: `${endpoint.path}?limit=1`, headers: { authorization: `Bearer ${keys.full}` }, body: undefined, labels: [], pathIds: [], crossOrganization: false, lowerCaseTwin: undefined }
+    if (
+      endpoint.method !== "GET" || endpoint.auth !== "secretKey" || endpoint.pathParams.length > 0 ||
+      !("limit" in fields)
+    ) continue
+    const request = {
+      index: -1,
+      endpoint,
+      method: "GET",
+      url: `${endpoint.path}?limit=1`,
+      headers: { authorization: `Bearer ${keys.full}` },
+      body: undefined,
+      labels: [],
+      pathIds: [],
+      crossOrganization: false,
+      lowerCaseTwin: undefined
+    }
     learn(ctx, request, await send(handler, toRequest(request)))
   }
 
@@ -168,7 +197,14 @@ export const makeFuzzServer = async (
     handler,
     ctx,
     reseed,
-    keyNames: [[keys.full, "A's key"], [keys.readOnly, "A's read-only key"], [keys.revoked, "A's revoked key"], [keys.lowLimit, "low-limit org's key"], [OPERATOR_TOKEN, "operator token"], [otherKey, "B's key"]],
+    keyNames: [
+      [keys.full, "A's key"],
+      [keys.readOnly, "A's read-only key"],
+      [keys.revoked, "A's revoked key"],
+      [keys.lowLimit, "low-limit org's key"],
+      [OPERATOR_TOKEN, "operator token"],
+      [otherKey, "B's key"]
+    ],
     dispose: () => web.dispose()
   }
 }

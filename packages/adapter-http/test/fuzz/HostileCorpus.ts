@@ -187,7 +187,9 @@ export const hostileQueryValues: Readonly<Record<string, ReadonlyArray<Hostile<s
     "upper-case uuid": JSON.stringify({ id: "0190A000-0000-7000-8000-00000000000A" })
   }),
   cursor: entries({
-    "impossible date": base64url(JSON.stringify({ v: 1, b: "x", k: "2026-02-31T25:61:61Z", i: "0190a000-0000-7000-8000-000000000000", c: "0" })),
+    "impossible date": base64url(
+      JSON.stringify({ v: 1, b: "x", k: "2026-02-31T25:61:61Z", i: "0190a000-0000-7000-8000-000000000000", c: "0" })
+    ),
     "year 0": base64url(JSON.stringify({ v: 1, k: "0000-00-00T00:00:00Z", i: "x" })),
     "wrong types": base64url(JSON.stringify({ v: "1", b: 1, k: { $gt: 1 }, i: [], c: null })),
     "JSON null": base64url("null"),

@@ -29,7 +29,10 @@ const base = "https://feedback.invalid/openapi.json"
 
 /** Makes the document's local `$ref`s absolute, so Ajv resolves them against the document registered under `base`. */
 const absolute = (value: unknown): any =>
-  JSON.parse(JSON.stringify(value), (key, v) => key === "$ref" && typeof v === "string" && v.startsWith("#") ? base + v : v)
+  JSON.parse(
+    JSON.stringify(value),
+    (key, v) => key === "$ref" && typeof v === "string" && v.startsWith("#") ? base + v : v
+  )
 
 export const makeConformance = (document: Json) => {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true })
@@ -60,9 +63,12 @@ export const makeConformance = (document: Json) => {
     const operation = byKey.get(key)
     if (operation === undefined) return [`${key} is not in the document`]
     const responses: Json = operation["responses"] ?? {}
-    const listed = responses[String(answer.status)] ?? responses[`${String(answer.status)[0]}XX`] ?? responses["default"]
+    const listed = responses[String(answer.status)] ?? responses[`${String(answer.status)[0]}XX`] ??
+      responses["default"]
     if (listed === undefined) {
-      return [`${key} answered ${answer.status}, which the document does not list (${Object.keys(responses).join(", ")})`]
+      return [
+        `${key} answered ${answer.status}, which the document does not list (${Object.keys(responses).join(", ")})`
+      ]
     }
     const response = resolve(listed)
     const problems: Array<string> = []
@@ -76,8 +82,12 @@ export const makeConformance = (document: Json) => {
       // A file (an export's download): the answer's media type must be one the response lists, its body text.
       const mediaType = (answer.headers.get("content-type") ?? "").split(";")[0]!.trim()
       const file = mediaType !== "" && response["content"]?.[mediaType] !== undefined
-      if (file && typeof answer.body !== "string") problems.push(`${key} ${answer.status}: a ${mediaType} body that is not text`)
-      if (!file && answer.body !== undefined) problems.push(`${key} ${answer.status}: a body the document does not describe`)
+      if (file && typeof answer.body !== "string") {
+        problems.push(`${key} ${answer.status}: a ${mediaType} body that is not text`)
+      }
+      if (!file && answer.body !== undefined) {
+        problems.push(`${key} ${answer.status}: a body the document does not describe`)
+      }
       return problems
     }
     const validate = validatorOf(schema)

@@ -7,7 +7,9 @@ const { oas } = require("@stoplight/spectral-rulesets")
 
 let input = ""
 process.stdin.setEncoding("utf8")
-process.stdin.on("data", (chunk) => { input += chunk })
+process.stdin.on("data", (chunk) => {
+  input += chunk
+})
 process.stdin.on("end", async () => {
   const spectral = new Spectral()
   spectral.setRuleset(oas)

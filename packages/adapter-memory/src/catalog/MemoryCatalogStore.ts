@@ -14,7 +14,15 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { type CustomerRow, findOwned, memoryTables, ownedBy, type ProductRow, type SiteRow, unowned } from "../kernel/MemoryTables.ts"
+import {
+  type CustomerRow,
+  findOwned,
+  memoryTables,
+  ownedBy,
+  type ProductRow,
+  type SiteRow,
+  unowned
+} from "../kernel/MemoryTables.ts"
 
 type Owned<A> = A & { readonly organizationId: OrganizationId }
 
@@ -28,112 +36,130 @@ const siteAccess = recordAccess<Site>(catalogSearchFields.sites)
 const productAccess = recordAccess<Product>(catalogSearchFields.products)
 const customerAccess = recordAccess<Customer>(catalogSearchFields.customers)
 
-export const MemoryCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(function*() {
-  const db = yield* MemoryDatabase
-  const tables = memoryTables(db)
-  // Product questions refer to products too (the PostgreSQL store's foreign key says the same).
-  const questions = db.table<string, { readonly organizationId: string; readonly productId: string }>("product_questions")
+export const MemoryCatalogRepository = Layer.effect(
+  CatalogRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const tables = memoryTables(db)
+    // Product questions refer to products too (the PostgreSQL store's foreign key says the same).
+    const questions = db.table<string, { readonly organizationId: string; readonly productId: string }>(
+      "product_questions"
+    )
 
-  const ofOrganization = <A extends { readonly organizationId: string }>(rows: Iterable<A>, organizationId: string) => {
-    const out: Array<A> = []
-    for (const row of rows) if (row.organizationId === organizationId) out.push(row)
-    return out
-  }
+    const ofOrganization = <A extends { readonly organizationId: string }>(
+      rows: Iterable<A>,
+      organizationId: string
+    ) => {
+      const out: Array<A> = []
+      for (const row of rows) if (row.organizationId === organizationId) out.push(row)
+      return out
+    }
 
-  /** Inserts rows whose unique values are free in the organization, in one synchronous (atomic) block. */
-  const insertUnique = <A extends { readonly id: string }>(
-    table: { readonly set: (k: string, v: Owned<A>) => void; values: () => Iterable<Owned<A>> },
-    organizationId: OrganizationId,
-    records: ReadonlyArray<A>,
-    uniques: (record: A) => ReadonlyArray<readonly [UniqueField, string | null]>
-  ) =>
-    db.mutate((): ReadonlyArray<InsertOutcome> => {
-      const taken = new Set<string>()
-      for (const row of ofOrganization(table.values(), organizationId)) {
-        for (const [field, value] of uniques(row)) if (value !== null) taken.add(`${field}\u0000${value}`)
-      }
-      return records.map((record): InsertOutcome => {
-        const values = uniques(record).filter((v): v is readonly [UniqueField, string] => v[1] !== null)
-        const clash = values.find(([field, value]) => taken.has(`${field}\u0000${value}`))
-        if (clash !== undefined) return { _tag: "Clash", field: clash[0] }
-        for (const [field, value] of values) taken.add(`${field}\u0000${value}`)
-        table.set(record.id, { ...record, organizationId })
-        return { _tag: "Inserted" }
+    /** Inserts rows whose unique values are free in the organization, in one synchronous (atomic) block. */
+    const insertUnique = <A extends { readonly id: string }>(
+      table: { readonly set: (k: string, v: Owned<A>) => void; values: () => Iterable<Owned<A>> },
+      organizationId: OrganizationId,
+      records: ReadonlyArray<A>,
+      uniques: (record: A) => ReadonlyArray<readonly [UniqueField, string | null]>
+    ) =>
+      db.mutate((): ReadonlyArray<InsertOutcome> => {
+        const taken = new Set<string>()
+        for (const row of ofOrganization(table.values(), organizationId)) {
+          for (const [field, value] of uniques(row)) if (value !== null) taken.add(`${field}\u0000${value}`)
+        }
+        return records.map((record): InsertOutcome => {
+          const values = uniques(record).filter((v): v is readonly [UniqueField, string] => v[1] !== null)
+          const clash = values.find(([field, value]) => taken.has(`${field}\u0000${value}`))
+          if (clash !== undefined) return { _tag: "Clash", field: clash[0] }
+          for (const [field, value] of values) taken.add(`${field}\u0000${value}`)
+          table.set(record.id, { ...record, organizationId })
+          return { _tag: "Inserted" }
+        })
       })
-    })
 
-  const productUniques = (p: Product): ReadonlyArray<readonly [UniqueField, string | null]> => [
-    ["slug", p.slug],
-    ["externalId", p.externalId]
-  ]
+    const productUniques = (p: Product): ReadonlyArray<readonly [UniqueField, string | null]> => [
+      ["slug", p.slug],
+      ["externalId", p.externalId]
+    ]
 
-  return CatalogRepository.of({
-    insertSite: (organizationId, site) => db.mutate(() => tables.sites.set(site.id, { ...site, organizationId })),
-    findSite: (organizationId, id) =>
-      Effect.sync(() => findOwned(tables.sites, organizationId, id)),
-    listSites: (organizationId, request) =>
-      Effect.sync(() => pageInMemory(ofOrganization(tables.sites.values(), organizationId).map(unowned<Site>), request, siteAccess)),
+    return CatalogRepository.of({
+      insertSite: (organizationId, site) => db.mutate(() => tables.sites.set(site.id, { ...site, organizationId })),
+      findSite: (organizationId, id) => Effect.sync(() => findOwned(tables.sites, organizationId, id)),
+      listSites: (organizationId, request) =>
+        Effect.sync(() =>
+          pageInMemory(ofOrganization(tables.sites.values(), organizationId).map(unowned<Site>), request, siteAccess)
+        ),
 
-    insertProducts: (organizationId, products) => insertUnique(tables.products, organizationId, products, productUniques),
-    findProduct: (organizationId, id) =>
-      Effect.sync(() => findOwned(tables.products, organizationId, id)),
-    findProducts: (organizationId, ids) =>
-      Effect.sync(() => [...new Set(ids)].flatMap((id) => Option.toArray(findOwned(tables.products, organizationId, id)))),
-    listProducts: (organizationId, request) =>
-      Effect.sync(() =>
-        pageInMemory(ofOrganization(tables.products.values(), organizationId).map(unowned<Product>), request, productAccess)
-      ),
-    updateProduct: (organizationId, product) =>
-      db.mutate(() => {
-        const stored = ownedBy(organizationId, tables.products.get(product.id))
-        if (stored === undefined) return { _tag: "NotFound" } as const
-        for (const other of ofOrganization(tables.products.values(), organizationId)) {
-          if (other.id === product.id) continue
-          if (other.slug === product.slug) return { _tag: "Clash", field: "slug" } as const
-          if (product.externalId !== null && other.externalId === product.externalId) {
-            return { _tag: "Clash", field: "externalId" } as const
+      insertProducts: (organizationId, products) =>
+        insertUnique(tables.products, organizationId, products, productUniques),
+      findProduct: (organizationId, id) => Effect.sync(() => findOwned(tables.products, organizationId, id)),
+      findProducts: (organizationId, ids) =>
+        Effect.sync(() =>
+          [...new Set(ids)].flatMap((id) => Option.toArray(findOwned(tables.products, organizationId, id)))
+        ),
+      listProducts: (organizationId, request) =>
+        Effect.sync(() =>
+          pageInMemory(
+            ofOrganization(tables.products.values(), organizationId).map(unowned<Product>),
+            request,
+            productAccess
+          )
+        ),
+      updateProduct: (organizationId, product) =>
+        db.mutate(() => {
+          const stored = ownedBy(organizationId, tables.products.get(product.id))
+          if (stored === undefined) return { _tag: "NotFound" } as const
+          for (const other of ofOrganization(tables.products.values(), organizationId)) {
+            if (other.id === product.id) continue
+            if (other.slug === product.slug) return { _tag: "Clash", field: "slug" } as const
+            if (product.externalId !== null && other.externalId === product.externalId) {
+              return { _tag: "Clash", field: "externalId" } as const
+            }
           }
-        }
-        // Review stats belong to the review side; keep the stored ones.
-        const updated: ProductRow = {
-          ...stored,
-          ...product,
-          reviewCount: stored.reviewCount,
-          publishedReviewCount: stored.publishedReviewCount,
-          averageRating: stored.averageRating,
-          ratingHistogram: stored.ratingHistogram,
-          createdAt: stored.createdAt,
-          organizationId
-        }
-        tables.products.set(product.id, updated)
-        return { _tag: "Updated", record: unowned(updated) } as const
-      }),
-    deleteProduct: (organizationId, id) =>
-      db.mutate((): DeleteOutcome<Product> => {
-        const stored = ownedBy(organizationId, tables.products.get(id))
-        if (stored === undefined) return { _tag: "NotFound" }
-        for (const review of tables.reviews.values()) {
-          if (review.organizationId === organizationId && review.productId === id) return { _tag: "Referenced" }
-        }
-        for (const question of questions.values()) {
-          if (question.organizationId === organizationId && question.productId === id) return { _tag: "Referenced" }
-        }
-        for (const order of tables.orders.values()) {
-          if (order.organizationId === organizationId && order.lines.some((l) => l.productId === id)) return { _tag: "Referenced" }
-        }
-        tables.products.delete(id)
-        return { _tag: "Deleted", record: unowned(stored) }
-      }),
+          // Review stats belong to the review side; keep the stored ones.
+          const updated: ProductRow = {
+            ...stored,
+            ...product,
+            reviewCount: stored.reviewCount,
+            publishedReviewCount: stored.publishedReviewCount,
+            averageRating: stored.averageRating,
+            ratingHistogram: stored.ratingHistogram,
+            createdAt: stored.createdAt,
+            organizationId
+          }
+          tables.products.set(product.id, updated)
+          return { _tag: "Updated", record: unowned(updated) } as const
+        }),
+      deleteProduct: (organizationId, id) =>
+        db.mutate((): DeleteOutcome<Product> => {
+          const stored = ownedBy(organizationId, tables.products.get(id))
+          if (stored === undefined) return { _tag: "NotFound" }
+          for (const review of tables.reviews.values()) {
+            if (review.organizationId === organizationId && review.productId === id) return { _tag: "Referenced" }
+          }
+          for (const question of questions.values()) {
+            if (question.organizationId === organizationId && question.productId === id) return { _tag: "Referenced" }
+          }
+          for (const order of tables.orders.values()) {
+            if (order.organizationId === organizationId && order.lines.some((l) => l.productId === id)) {
+              return { _tag: "Referenced" }
+            }
+          }
+          tables.products.delete(id)
+          return { _tag: "Deleted", record: unowned(stored) }
+        }),
 
-    insertCustomers: (organizationId, customers) =>
-      insertUnique(tables.customers, organizationId, customers, (c) => [["email", c.email]]),
-    findCustomer: (organizationId, id) =>
-      Effect.sync(() =>
-        findOwned(tables.customers, organizationId, id)
-      ),
-    listCustomers: (organizationId, request) =>
-      Effect.sync(() =>
-        pageInMemory(ofOrganization(tables.customers.values(), organizationId).map(unowned<Customer>), request, customerAccess)
-      )
+      insertCustomers: (organizationId, customers) =>
+        insertUnique(tables.customers, organizationId, customers, (c) => [["email", c.email]]),
+      findCustomer: (organizationId, id) => Effect.sync(() => findOwned(tables.customers, organizationId, id)),
+      listCustomers: (organizationId, request) =>
+        Effect.sync(() =>
+          pageInMemory(
+            ofOrganization(tables.customers.values(), organizationId).map(unowned<Customer>),
+            request,
+            customerAccess
+          )
+        )
+    })
   })
-}))
+)

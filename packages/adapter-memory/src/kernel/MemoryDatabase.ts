@@ -85,7 +85,10 @@ class MemoryDatabaseImpl {
   table<K, V>(name: string, observer?: () => RowObserver<V>): MemoryTable<K, V, RowObserver<V> | undefined> {
     let t = this.tables.get(name)
     if (t === undefined) {
-      t = new MemoryTable<unknown, unknown, RowObserver<unknown> | undefined>(this, observer?.() as RowObserver<unknown> | undefined)
+      t = new MemoryTable<unknown, unknown, RowObserver<unknown> | undefined>(
+        this,
+        observer?.() as RowObserver<unknown> | undefined
+      )
       this.tables.set(name, t)
     } else if (observer !== undefined && t.observer === undefined) {
       // Opened first without its observer, the table would never keep it up to date: a wiring bug, caught at once.
@@ -113,7 +116,7 @@ class MemoryDatabaseImpl {
           Effect.provideService(CurrentJournal, journal),
           Effect.onExit((exit) =>
             Effect.sync(() => {
-              if (Exit.isFailure(exit)) for (let i = journal.length - 1; i >= 0; i--) journal[i]!()
+              if (Exit.isFailure(exit)) { for (let i = journal.length - 1; i >= 0; i--) journal[i]!() }
               this.activeJournal = undefined
             })
           )
@@ -128,7 +131,9 @@ class MemoryDatabaseImpl {
   }
 }
 
-export class MemoryDatabase extends Context.Service<MemoryDatabase, MemoryDatabaseImpl>()("feedback/memory/MemoryDatabase") {
+export class MemoryDatabase
+  extends Context.Service<MemoryDatabase, MemoryDatabaseImpl>()("feedback/memory/MemoryDatabase")
+{
   /** A fresh, empty database per layer build. */
   static readonly layer = Layer.sync(MemoryDatabase, () => new MemoryDatabaseImpl())
 }

@@ -2,4 +2,7 @@
 import { StoreHealth } from "@feedback/core"
 import { Effect, Layer } from "effect"
 
-export const MemoryStoreHealth = Layer.succeed(StoreHealth, StoreHealth.of({ check: Effect.void, poolUsage: Effect.undefined }))
+export const MemoryStoreHealth = Layer.succeed(
+  StoreHealth,
+  StoreHealth.of({ check: Effect.void, poolUsage: Effect.undefined })
+)

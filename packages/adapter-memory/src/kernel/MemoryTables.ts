@@ -34,7 +34,10 @@ export type ReviewReplyRow = Owned<ReviewReply>
 /** Keyed by review id: the review's files in order. */
 export type ReviewFilesRow = { readonly organizationId: OrganizationId; readonly files: ReadonlyArray<ReviewFile> }
 /** Keyed by review id: the review's survey answers in order. */
-export type ReviewAnswersRow = { readonly organizationId: OrganizationId; readonly answers: ReadonlyArray<SurveyAnswer> }
+export type ReviewAnswersRow = {
+  readonly organizationId: OrganizationId
+  readonly answers: ReadonlyArray<SurveyAnswer>
+}
 export type ImportJobRow = Owned<Omit<ImportJobRef, "row">>
 export type ReviewDeletionRow = {
   readonly organizationId: OrganizationId
@@ -63,7 +66,12 @@ export class ReviewValueCounts implements RowObserver<ReviewRow> {
     this.bump(row.organizationId, "browserFingerprint", row.browserFingerprint, delta)
     this.bump(row.organizationId, "ipAddress", row.ipAddress, delta)
   }
-  private bump(organizationId: string, kind: "browserFingerprint" | "ipAddress", value: string | null, delta: number): void {
+  private bump(
+    organizationId: string,
+    kind: "browserFingerprint" | "ipAddress",
+    value: string | null,
+    delta: number
+  ): void {
     if (value === null) return
     const key = ReviewValueCounts.key(organizationId, kind, value)
     const n = (this.counts.get(key) ?? 0) + delta
@@ -207,8 +215,10 @@ export type MemoryTables = ReturnType<typeof memoryTables>
 // Rows ↔ records: every memory repository (and the test kit) goes through these, so a record is rebuilt one way.
 
 /** The row when it belongs to the organization (another organization's row does not exist). */
-export const ownedBy = <R extends { readonly organizationId: string }>(organizationId: string, row: R | undefined): R | undefined =>
-  row !== undefined && row.organizationId === organizationId ? row : undefined
+export const ownedBy = <R extends { readonly organizationId: string }>(
+  organizationId: string,
+  row: R | undefined
+): R | undefined => row !== undefined && row.organizationId === organizationId ? row : undefined
 
 /** The record without its owner, as the API shows it. */
 export const unowned = <A>(row: Owned<A>): A => {

@@ -25,180 +25,204 @@ import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase, type MemoryTable } from "../kernel/MemoryDatabase.ts"
 import { webhookDeliveries } from "../kernel/MemoryTables.ts"
 
-export const MemoryUnitOfWork = Layer.effect(UnitOfWork, Effect.map(MemoryDatabase, (db) =>
-  UnitOfWork.of({ transaction: (effect) => db.transaction(effect) })))
+export const MemoryUnitOfWork = Layer.effect(
+  UnitOfWork,
+  Effect.map(MemoryDatabase, (db) => UnitOfWork.of({ transaction: (effect) => db.transaction(effect) }))
+)
 
-export const MemoryEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
-  const db = yield* MemoryDatabase
-  const events = db.table<string, DomainEvent>("domain_events")
-  // The recording order, for the feed: a transaction holds the database's one write lock, so this is commit order.
-  const order = db.table<string, number>("domain_event_order")
-  const fannedOut = db.table<string, true>("webhook_fanned_out_events")
-  // A rolled-back transaction leaves a gap in the numbers, never a repeat.
-  let lastSeq = 0
-  const appendOne = (event: DomainEvent) => {
-    events.set(event.id, event)
-    order.set(event.id, ++lastSeq)
-  }
-  return EventOutbox.of({
-    append: (event) => db.mutate(() => appendOne(event)),
-    appendAll: (batch) => db.mutate(() => batch.forEach(appendOne)),
-    // Read under the write lock, so a transaction still running (and perhaps rolling back) is never seen.
-    feed: (organizationId, request) =>
-      db.transaction(Effect.sync(() => {
-        const after = request.after === undefined ? 0 : Number(request.after)
-        const wanted = request.events === undefined ? undefined : new Set(request.events)
-        return [...events.values()]
-          .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
-          .filter(({ event, seq }) => event.organizationId === organizationId && seq > after && (wanted === undefined || wanted.has(event.event)))
-          .sort((a, b) => a.seq - b.seq)
-          .slice(0, request.limit)
-          .map(({ event, seq }) => ({ position: String(seq), event }))
-      })),
-    purge: (before, limit) =>
-      db.mutate(() => {
-        let purged = 0
-        for (const e of [...events.values()]) {
-          if (purged >= limit) break
-          // Only what the dispatcher already fanned out: an event waiting for its deliveries stays.
-          if (e.occurredAt < before && fannedOut.get(e.id) === true) {
-            events.delete(e.id)
-            order.delete(e.id)
-            purged++
+export const MemoryEventOutbox = Layer.effect(
+  EventOutbox,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const events = db.table<string, DomainEvent>("domain_events")
+    // The recording order, for the feed: a transaction holds the database's one write lock, so this is commit order.
+    const order = db.table<string, number>("domain_event_order")
+    const fannedOut = db.table<string, true>("webhook_fanned_out_events")
+    // A rolled-back transaction leaves a gap in the numbers, never a repeat.
+    let lastSeq = 0
+    const appendOne = (event: DomainEvent) => {
+      events.set(event.id, event)
+      order.set(event.id, ++lastSeq)
+    }
+    return EventOutbox.of({
+      append: (event) => db.mutate(() => appendOne(event)),
+      appendAll: (batch) => db.mutate(() => batch.forEach(appendOne)),
+      // Read under the write lock, so a transaction still running (and perhaps rolling back) is never seen.
+      feed: (organizationId, request) =>
+        db.transaction(Effect.sync(() => {
+          const after = request.after === undefined ? 0 : Number(request.after)
+          const wanted = request.events === undefined ? undefined : new Set(request.events)
+          return [...events.values()]
+            .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
+            .filter(({ event, seq }) =>
+              event.organizationId === organizationId && seq > after &&
+              (wanted === undefined || wanted.has(event.event))
+            )
+            .sort((a, b) => a.seq - b.seq)
+            .slice(0, request.limit)
+            .map(({ event, seq }) => ({ position: String(seq), event }))
+        })),
+      purge: (before, limit) =>
+        db.mutate(() => {
+          let purged = 0
+          for (const e of [...events.values()]) {
+            if (purged >= limit) break
+            // Only what the dispatcher already fanned out: an event waiting for its deliveries stays.
+            if (e.occurredAt < before && fannedOut.get(e.id) === true) {
+              events.delete(e.id)
+              order.delete(e.id)
+              purged++
+            }
           }
-        }
-        return purged
-      }),
-    listForOrganization: (organizationId) =>
-      Effect.sync(() => [...events.values()].filter((e) => e.organizationId === organizationId)),
-    redact: (organizationId, redaction) =>
-      db.mutate(() => {
-        const deliveries = webhookDeliveries(db)
-        const about = new Set<string>()
-        for (const e of events.values()) {
-          if (e.organizationId !== organizationId || !isAbout(e, redaction)) continue
-          about.add(e.id)
-          const data = redactData(e.data, redaction.fields)
-          if (data !== e.data) events.set(e.id, { ...e, data })
-        }
-        for (const d of deliveries.values()) {
-          if (d.organizationId !== organizationId || !about.has(d.eventId)) continue
-          const body = redactDeliveryBody(d.body, redaction.fields)
-          if (body !== d.body) deliveries.set(d.id, { ...d, body })
-        }
-      })
+          return purged
+        }),
+      listForOrganization: (organizationId) =>
+        Effect.sync(() => [...events.values()].filter((e) => e.organizationId === organizationId)),
+      redact: (organizationId, redaction) =>
+        db.mutate(() => {
+          const deliveries = webhookDeliveries(db)
+          const about = new Set<string>()
+          for (const e of events.values()) {
+            if (e.organizationId !== organizationId || !isAbout(e, redaction)) continue
+            about.add(e.id)
+            const data = redactData(e.data, redaction.fields)
+            if (data !== e.data) events.set(e.id, { ...e, data })
+          }
+          for (const d of deliveries.values()) {
+            if (d.organizationId !== organizationId || !about.has(d.eventId)) continue
+            const body = redactDeliveryBody(d.body, redaction.fields)
+            if (body !== d.body) deliveries.set(d.id, { ...d, body })
+          }
+        })
+    })
   })
-}))
+)
 
-export const MemoryOrganizationRepository = Layer.effect(OrganizationRepository, Effect.gen(function*() {
-  const db = yield* MemoryDatabase
-  const organizations = db.table<string, Organization>("organizations")
-  return OrganizationRepository.of({
-    insert: (organization) => db.mutate(() => organizations.set(organization.id, organization)),
-    findById: (id) => Effect.sync(() => Option.fromUndefinedOr(organizations.get(id))),
-    setPlan: (id, plan) =>
-      db.mutate(() => {
-        const current = organizations.get(id)
-        if (current === undefined) return Option.none()
-        const updated: Organization = { ...current, plan }
-        organizations.set(id, updated)
-        return Option.some(updated)
-      }),
-    isEmpty: Effect.sync(() => organizations.size === 0)
+export const MemoryOrganizationRepository = Layer.effect(
+  OrganizationRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const organizations = db.table<string, Organization>("organizations")
+    return OrganizationRepository.of({
+      insert: (organization) => db.mutate(() => organizations.set(organization.id, organization)),
+      findById: (id) => Effect.sync(() => Option.fromUndefinedOr(organizations.get(id))),
+      setPlan: (id, plan) =>
+        db.mutate(() => {
+          const current = organizations.get(id)
+          if (current === undefined) return Option.none()
+          const updated: Organization = { ...current, plan }
+          organizations.set(id, updated)
+          return Option.some(updated)
+        }),
+      isEmpty: Effect.sync(() => organizations.size === 0)
+    })
   })
-}))
+)
 
 /**
  * Every change to a key or an organization is a write to this process's own tables (undone writes included), so
  * every change is heard: the version is the tables' write counts, and authenticated keys may be kept.
  */
-export const MemoryCredentialChanges = Layer.effect(CredentialChanges, Effect.gen(function*() {
-  const db = yield* MemoryDatabase
-  const organizations = db.table<string, Organization>("organizations")
-  const keys = db.table<string, SecretKeyRecord>("secret_keys")
-  const publishableKeys = db.table<string, PublishableKeyRecord>("publishable_keys")
-  return { version: () => organizations.version + keys.version + publishableKeys.version, announce: () => {} }
-}))
-
-export const MemorySecretKeyRepository = Layer.effect(SecretKeyRepository, Effect.gen(function*() {
-  const db = yield* MemoryDatabase
-  const keys = db.table<string, SecretKeyRecord>("secret_keys")
-  const byHash = db.table<string, string>("secret_keys_by_hash")
-  return SecretKeyRepository.of({
-    insert: (key) =>
-      db.mutate(() => {
-        if (byHash.get(key.keyHash) !== undefined) return false
-        keys.set(key.id, key)
-        byHash.set(key.keyHash, key.id)
-        return true
-      }).pipe(Effect.flatMap((inserted) => inserted ? Effect.void : Effect.fail(new SecretKeyHashTaken()))),
-    findByHash: (keyHash) =>
-      Effect.sync(() => {
-        const id = byHash.get(keyHash)
-        return Option.fromUndefinedOr(id === undefined ? undefined : keys.get(id))
-      }),
-    listForOrganization: (organizationId) =>
-      Effect.sync(() => [...keys.values()].filter((k) => k.organizationId === organizationId)),
-    revoke: (organizationId, id, at) =>
-      db.mutate(() => {
-        const key = keys.get(id)
-        if (key === undefined || key.organizationId !== organizationId) return Option.none()
-        const revoked: SecretKeyRecord = { ...key, revokedAt: key.revokedAt ?? at }
-        keys.set(id, revoked)
-        return Option.some(revoked)
-      })
+export const MemoryCredentialChanges = Layer.effect(
+  CredentialChanges,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const organizations = db.table<string, Organization>("organizations")
+    const keys = db.table<string, SecretKeyRecord>("secret_keys")
+    const publishableKeys = db.table<string, PublishableKeyRecord>("publishable_keys")
+    return { version: () => organizations.version + keys.version + publishableKeys.version, announce: () => {} }
   })
-}))
+)
 
-export const MemoryStorefrontRecordRepository = Layer.effect(StorefrontRecordRepository, Effect.gen(function*() {
-  const db = yield* MemoryDatabase
-  const publishableKeys = db.table<string, Owned<PublishableKeyRecord>>("publishable_keys")
-  const integrations = db.table<string, Owned<Integration>>("integrations")
-  const loyaltyPrograms = db.table<string, Owned<LoyaltyProgram>>("loyalty_programs")
-  const wishlists = db.table<string, Owned<Wishlist>>("wishlists")
-  const deleteOwned = <V extends { readonly organizationId: string }>(
-    table: MemoryTable<string, V>,
-    organizationId: string,
-    id: string
-  ) =>
-    db.mutate(() => table.get(id)?.organizationId === organizationId && table.delete(id))
-  return StorefrontRecordRepository.of({
-    insertPublishableKey: (key) => db.mutate(() => publishableKeys.set(key.id, key)),
-    newestPublishableKey: (organizationId) =>
-      Effect.sync(() => {
-        let newest: Owned<PublishableKeyRecord> | undefined
-        for (const k of publishableKeys.values()) {
-          if (k.organizationId !== organizationId || k.revokedAt !== null) continue
-          if (newest === undefined || k.createdAt > newest.createdAt || (k.createdAt === newest.createdAt && k.id > newest.id)) newest = k
-        }
-        return Option.map(Option.fromUndefinedOr(newest), toPublishableKeyView)
-      }),
-    listPublishableKeys: (organizationId) =>
-      Effect.sync(() =>
-        [...publishableKeys.values()]
-          .filter((k) => k.organizationId === organizationId)
-          .sort((a, b) => a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
-          .map(toPublishableKeyView)
-      ),
-    revokePublishableKey: (organizationId, id, at) =>
-      db.mutate(() => {
-        const key = publishableKeys.get(id)
-        if (key === undefined || key.organizationId !== organizationId) return Option.none()
-        const revoked = { ...key, revokedAt: key.revokedAt ?? at }
-        publishableKeys.set(id, revoked)
-        return Option.some(toPublishableKeyView(revoked))
-      }),
-    findPublishableKey: (presented) =>
-      Effect.sync(() => {
-        for (const k of publishableKeys.values()) if (k.key === presented) return Option.some(k)
-        return Option.none()
-      }),
-    deletePublishableKey: (organizationId, id) => deleteOwned(publishableKeys, organizationId, id),
-    insertIntegration: (integration) => db.mutate(() => integrations.set(integration.id, integration)),
-    deleteIntegration: (organizationId, id) => deleteOwned(integrations, organizationId, id),
-    insertLoyaltyProgram: (program) => db.mutate(() => loyaltyPrograms.set(program.id, program)),
-    deleteLoyaltyProgram: (organizationId, id) => deleteOwned(loyaltyPrograms, organizationId, id),
-    insertWishlist: (wishlist) => db.mutate(() => wishlists.set(wishlist.id, wishlist)),
-    deleteWishlist: (organizationId, id) => deleteOwned(wishlists, organizationId, id)
+export const MemorySecretKeyRepository = Layer.effect(
+  SecretKeyRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const keys = db.table<string, SecretKeyRecord>("secret_keys")
+    const byHash = db.table<string, string>("secret_keys_by_hash")
+    return SecretKeyRepository.of({
+      insert: (key) =>
+        db.mutate(() => {
+          if (byHash.get(key.keyHash) !== undefined) return false
+          keys.set(key.id, key)
+          byHash.set(key.keyHash, key.id)
+          return true
+        }).pipe(Effect.flatMap((inserted) => inserted ? Effect.void : Effect.fail(new SecretKeyHashTaken()))),
+      findByHash: (keyHash) =>
+        Effect.sync(() => {
+          const id = byHash.get(keyHash)
+          return Option.fromUndefinedOr(id === undefined ? undefined : keys.get(id))
+        }),
+      listForOrganization: (organizationId) =>
+        Effect.sync(() => [...keys.values()].filter((k) => k.organizationId === organizationId)),
+      revoke: (organizationId, id, at) =>
+        db.mutate(() => {
+          const key = keys.get(id)
+          if (key === undefined || key.organizationId !== organizationId) return Option.none()
+          const revoked: SecretKeyRecord = { ...key, revokedAt: key.revokedAt ?? at }
+          keys.set(id, revoked)
+          return Option.some(revoked)
+        })
+    })
   })
-}))
+)
+
+export const MemoryStorefrontRecordRepository = Layer.effect(
+  StorefrontRecordRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const publishableKeys = db.table<string, Owned<PublishableKeyRecord>>("publishable_keys")
+    const integrations = db.table<string, Owned<Integration>>("integrations")
+    const loyaltyPrograms = db.table<string, Owned<LoyaltyProgram>>("loyalty_programs")
+    const wishlists = db.table<string, Owned<Wishlist>>("wishlists")
+    const deleteOwned = <V extends { readonly organizationId: string }>(
+      table: MemoryTable<string, V>,
+      organizationId: string,
+      id: string
+    ) => db.mutate(() => table.get(id)?.organizationId === organizationId && table.delete(id))
+    return StorefrontRecordRepository.of({
+      insertPublishableKey: (key) => db.mutate(() => publishableKeys.set(key.id, key)),
+      newestPublishableKey: (organizationId) =>
+        Effect.sync(() => {
+          let newest: Owned<PublishableKeyRecord> | undefined
+          for (const k of publishableKeys.values()) {
+            if (k.organizationId !== organizationId || k.revokedAt !== null) continue
+            if (
+              newest === undefined || k.createdAt > newest.createdAt ||
+              (k.createdAt === newest.createdAt && k.id > newest.id)
+            ) newest = k
+          }
+          return Option.map(Option.fromUndefinedOr(newest), toPublishableKeyView)
+        }),
+      listPublishableKeys: (organizationId) =>
+        Effect.sync(() =>
+          [...publishableKeys.values()]
+            .filter((k) => k.organizationId === organizationId)
+            .sort((a, b) =>
+              a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0
+            )
+            .map(toPublishableKeyView)
+        ),
+      revokePublishableKey: (organizationId, id, at) =>
+        db.mutate(() => {
+          const key = publishableKeys.get(id)
+          if (key === undefined || key.organizationId !== organizationId) return Option.none()
+          const revoked = { ...key, revokedAt: key.revokedAt ?? at }
+          publishableKeys.set(id, revoked)
+          return Option.some(toPublishableKeyView(revoked))
+        }),
+      findPublishableKey: (presented) =>
+        Effect.sync(() => {
+          for (const k of publishableKeys.values()) if (k.key === presented) return Option.some(k)
+          return Option.none()
+        }),
+      deletePublishableKey: (organizationId, id) => deleteOwned(publishableKeys, organizationId, id),
+      insertIntegration: (integration) => db.mutate(() => integrations.set(integration.id, integration)),
+      deleteIntegration: (organizationId, id) => deleteOwned(integrations, organizationId, id),
+      insertLoyaltyProgram: (program) => db.mutate(() => loyaltyPrograms.set(program.id, program)),
+      deleteLoyaltyProgram: (organizationId, id) => deleteOwned(loyaltyPrograms, organizationId, id),
+      insertWishlist: (wishlist) => db.mutate(() => wishlists.set(wishlist.id, wishlist)),
+      deleteWishlist: (organizationId, id) => deleteOwned(wishlists, organizationId, id)
+    })
+  })
+)

@@ -16,4 +16,7 @@ export const makeMemoryRateLimitRepository: Effect.Effect<RateLimitRepository["S
   })
 })
 
-export const MemoryRateLimitRepository: Layer.Layer<RateLimitRepository> = Layer.effect(RateLimitRepository, makeMemoryRateLimitRepository)
+export const MemoryRateLimitRepository: Layer.Layer<RateLimitRepository> = Layer.effect(
+  RateLimitRepository,
+  makeMemoryRateLimitRepository
+)

@@ -18,10 +18,21 @@ import {
 } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { findOwned, memoryTables, type MemoryTables, ownedBy, reviewRecordOf, type ReviewRow, unowned } from "../kernel/MemoryTables.ts"
+import {
+  findOwned,
+  memoryTables,
+  type MemoryTables,
+  ownedBy,
+  reviewRecordOf,
+  type ReviewRow,
+  unowned
+} from "../kernel/MemoryTables.ts"
 
-const toStored = (row: ReviewRow): StoredReview =>
-  ({ record: reviewRecordOf(row), importJobId: row.importJobId as ImportJobId | null, importRow: row.importRow })
+const toStored = (row: ReviewRow): StoredReview => ({
+  record: reviewRecordOf(row),
+  importJobId: row.importJobId as ImportJobId | null,
+  importRow: row.importRow
+})
 
 /**
  * How filters, sorts and search read a review in memory (docs/DECISIONS.md §4): fields by catalog path, following
@@ -69,35 +80,63 @@ const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
         const page = pageInMemory(rows, request, access)
         return { data: page.data.map(toStored), nextCursor: page.nextCursor }
       }),
-    find: (organizationId, id) => Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, tables.reviews.get(id))), toStored)),
+    find: (organizationId, id) =>
+      Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, tables.reviews.get(id))), toStored)),
     loaders: {
       importJobs: (organizationId, ids) =>
-        Effect.sync(() => byKeys<ImportJob>(ids, (id) => Option.getOrUndefined(findOwned(tables.importJobs, organizationId, id)) as ImportJob | undefined)),
+        Effect.sync(() =>
+          byKeys<ImportJob>(
+            ids,
+            (id) => Option.getOrUndefined(findOwned(tables.importJobs, organizationId, id)) as ImportJob | undefined
+          )
+        ),
       customers: (organizationId, ids) =>
-        Effect.sync(() => byKeys<Customer>(ids, (id) => Option.getOrUndefined(findOwned(tables.customers, organizationId, id)))),
+        Effect.sync(() =>
+          byKeys<Customer>(ids, (id) => Option.getOrUndefined(findOwned(tables.customers, organizationId, id)))
+        ),
       products: (organizationId, ids) =>
-        Effect.sync(() => byKeys<Product>(ids, (id) => Option.getOrUndefined(findOwned(tables.products, organizationId, id)))),
+        Effect.sync(() =>
+          byKeys<Product>(ids, (id) => Option.getOrUndefined(findOwned(tables.products, organizationId, id)))
+        ),
       responses: (organizationId, reviewIds) =>
-        Effect.sync(() => byKeys<ReviewReply>(reviewIds, (id) => {
-          const reply = ownedBy(organizationId, tables.reviewReplies.get(id))
-          return reply === undefined ? undefined : unowned(reply)
-        })),
+        Effect.sync(() =>
+          byKeys<ReviewReply>(reviewIds, (id) => {
+            const reply = ownedBy(organizationId, tables.reviewReplies.get(id))
+            return reply === undefined ? undefined : unowned(reply)
+          })
+        ),
       files: (organizationId, reviewIds) =>
-        Effect.sync(() => byKeys<ReadonlyArray<ReviewFile>>(reviewIds, (id) => ownedBy(organizationId, tables.reviewFiles.get(id))?.files)),
+        Effect.sync(() =>
+          byKeys<ReadonlyArray<ReviewFile>>(
+            reviewIds,
+            (id) => ownedBy(organizationId, tables.reviewFiles.get(id))?.files
+          )
+        ),
       answers: (organizationId, reviewIds) =>
-        Effect.sync(() => byKeys<ReadonlyArray<SurveyAnswer>>(reviewIds, (id) => ownedBy(organizationId, tables.reviewAnswers.get(id))?.answers)),
+        Effect.sync(() =>
+          byKeys<ReadonlyArray<SurveyAnswer>>(
+            reviewIds,
+            (id) => ownedBy(organizationId, tables.reviewAnswers.get(id))?.answers
+          )
+        ),
       collisions: (organizationId, keys) =>
         Effect.sync((): CollisionCounts => {
           const counts = tables.reviews.observer
           const countsOf = (kind: "browserFingerprint" | "ipAddress", values: ReadonlyArray<string>) =>
             new Map(values.map((v) => [v, counts.count(organizationId, kind, v)] as const))
-          return { browserFingerprint: countsOf("browserFingerprint", keys.browserFingerprints), ipAddress: countsOf("ipAddress", keys.ipAddresses) }
+          return {
+            browserFingerprint: countsOf("browserFingerprint", keys.browserFingerprints),
+            ipAddress: countsOf("ipAddress", keys.ipAddresses)
+          }
         })
     }
   }
 }
 
-export const MemoryReviewRepository = Layer.effect(ReviewRepository, Effect.gen(function*() {
-  const db = yield* MemoryDatabase
-  return ReviewRepository.fromReader(makeMemoryReviewReader(memoryTables(db)))
-}))
+export const MemoryReviewRepository = Layer.effect(
+  ReviewRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    return ReviewRepository.fromReader(makeMemoryReviewReader(memoryTables(db)))
+  })
+)

@@ -35,15 +35,22 @@ const makeRepository = Effect.gen(function*() {
   const find = (organizationId: OrganizationId, id: ReviewId) =>
     Effect.sync(() => Option.map(Option.fromUndefinedOr(findRow(organizationId, id)), reviewRecordOf))
 
-  const appendEvents = (organizationId: OrganizationId, event: string, reviews: ReadonlyArray<ReviewRecord>, at: Timestamp.Timestamp) =>
+  const appendEvents = (
+    organizationId: OrganizationId,
+    event: string,
+    reviews: ReadonlyArray<ReviewRecord>,
+    at: Timestamp.Timestamp
+  ) =>
     Effect.forEach(reviews, (review) =>
-      outbox.append({
-        id: uuidV7(Date.now()) as DomainEventId,
-        organizationId,
-        event,
-        data: review,
-        occurredAt: at
-      } satisfies DomainEvent), { discard: true })
+      outbox.append(
+        {
+          id: uuidV7(Date.now()) as DomainEventId,
+          organizationId,
+          event,
+          data: review,
+          occurredAt: at
+        } satisfies DomainEvent
+      ), { discard: true })
 
   const recalculateProductStats = (organizationId: OrganizationId, productIds: ReadonlyArray<ProductId>) =>
     db.mutate(() => {
@@ -68,7 +75,13 @@ const makeRepository = Effect.gen(function*() {
           reviewCount: s.count,
           publishedReviewCount: s.published,
           averageRating: s.published === 0 ? null : s.sum / s.published,
-          ratingHistogram: { "1": s.byStar[0]!, "2": s.byStar[1]!, "3": s.byStar[2]!, "4": s.byStar[3]!, "5": s.byStar[4]! }
+          ratingHistogram: {
+            "1": s.byStar[0]!,
+            "2": s.byStar[1]!,
+            "3": s.byStar[2]!,
+            "4": s.byStar[3]!,
+            "5": s.byStar[4]!
+          }
         })
       }
     })
@@ -92,7 +105,8 @@ const makeRepository = Effect.gen(function*() {
       }),
     recalculateProductStats,
     // The memory store keeps no running sum of ratings, so it recomputes the products: the same stats, exactly.
-    addProductStats: (organizationId, deltas) => recalculateProductStats(organizationId, deltas.map((d) => d.productId)),
+    addProductStats: (organizationId, deltas) =>
+      recalculateProductStats(organizationId, deltas.map((d) => d.productId)),
     bulkSetPublished: (organizationId, match, published, at) =>
       Effect.gen(function*() {
         const changed: Array<ReviewRecord> = []
@@ -173,7 +187,9 @@ const makeRepository = Effect.gen(function*() {
         yield* appendEvents(organizationId, "review.created", reviews.map((r) => r.review), at)
       }),
     findReply: (organizationId, reviewId) =>
-      Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, t.reviewReplies.get(reviewId))), unowned<ReviewReply>)),
+      Effect.sync(() =>
+        Option.map(Option.fromUndefinedOr(ownedBy(organizationId, t.reviewReplies.get(reviewId))), unowned<ReviewReply>)
+      ),
     insertReply: (organizationId, reply) =>
       db.mutate(() => {
         if (t.reviewReplies.get(reply.reviewId) !== undefined) return false
@@ -197,7 +213,6 @@ const makeRepository = Effect.gen(function*() {
     bulkLoaded: () => Effect.void
   })
 })
-
 
 /** The write side's repository; its events go through the memory outbox of the same database. */
 export const MemoryReviewWriteRepository = Layer.effect(ReviewWriteRepository, makeRepository).pipe(

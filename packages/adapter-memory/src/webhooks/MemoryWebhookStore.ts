@@ -26,173 +26,201 @@ const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: strin
 const olderThan = (after: WebhookListPosition | undefined) => (r: { createdAt: string; id: string }) =>
   after === undefined || r.createdAt < after.createdAt || (r.createdAt === after.createdAt && r.id < after.id)
 
-export const MemoryWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
-  const db = yield* MemoryDatabase
-  const webhooks = db.table<string, WebhookRecord>("webhooks")
-  const deliveries = webhookDeliveries(db)
-  const indexes = deliveries.observer
-  const active = indexes.active
-  const events = db.table<string, DomainEvent>("domain_events")
-  const fannedOut = db.table<string, true>("webhook_fanned_out_events")
-  const dispatchers = db.table<string, Timestamp.Timestamp>("webhook_dispatchers")
+export const MemoryWebhookRepository = Layer.effect(
+  WebhookRepository,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const webhooks = db.table<string, WebhookRecord>("webhooks")
+    const deliveries = webhookDeliveries(db)
+    const indexes = deliveries.observer
+    const active = indexes.active
+    const events = db.table<string, DomainEvent>("domain_events")
+    const fannedOut = db.table<string, true>("webhook_fanned_out_events")
+    const dispatchers = db.table<string, Timestamp.Timestamp>("webhook_dispatchers")
 
-  const owned = (organizationId: OrganizationId, id: string) => {
-    const w = webhooks.get(id)
-    return w !== undefined && w.organizationId === organizationId ? w : undefined
-  }
-
-  /** Records outcomes of the dispatcher's own in-flight rows (call inside `db.mutate`); returns the ids recorded. */
-  const record = (dispatcherId: string, completed: ReadonlyArray<CompletedDelivery>) => {
-    const recorded: Array<WebhookDeliveryRecord["id"]> = []
-    for (const { id, organizationId, outcome } of completed) {
-      const d = deliveries.get(id)
-      if (d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" || d.claimedBy !== dispatcherId) {
-        continue
-      }
-      deliveries.set(id, { ...d, ...outcome })
-      recorded.push(id)
+    const owned = (organizationId: OrganizationId, id: string) => {
+      const w = webhooks.get(id)
+      return w !== undefined && w.organizationId === organizationId ? w : undefined
     }
-    return recorded
-  }
 
-  return WebhookRepository.of({
-    insert: (w) => db.mutate(() => webhooks.set(w.id, w)),
-    update: (w) =>
-      db.mutate(() => {
-        if (owned(w.organizationId, w.id) !== undefined) webhooks.set(w.id, w)
-      }),
-    remove: (organizationId, id) =>
-      db.mutate(() => {
-        if (owned(organizationId, id) === undefined) return false
-        webhooks.delete(id)
-        for (const d of [...deliveries.values()]) if (d.webhookId === id) deliveries.delete(d.id)
-        return true
-      }),
-    findById: (organizationId, id) => Effect.sync(() => Option.fromUndefinedOr(owned(organizationId, id))),
-    list: (organizationId, page) =>
-      Effect.sync(() =>
-        [...webhooks.values()]
-          .filter((w) => w.organizationId === organizationId)
-          .filter(olderThan(page.after))
-          .sort(newestFirst)
-          .slice(0, page.limit)
-      ),
-    listDeliveries: (organizationId, webhookId, page) =>
-      Effect.sync(() =>
-        [...deliveries.values()]
-          .filter((d) => d.organizationId === organizationId && d.webhookId === webhookId)
-          .filter(olderThan(page.after))
-          .sort(newestFirst)
-          .slice(0, page.limit)
-      ),
-
-    takeUndispatchedEvents: (limit) =>
-      db.mutate(() => {
-        const taken: Array<DomainEvent> = []
-        for (const e of events.values()) {
-          if (taken.length >= limit) break
-          if (fannedOut.get(e.id) === undefined) {
-            fannedOut.set(e.id, true)
-            taken.push(e)
-          }
-        }
-        return taken
-      }),
-    webhooksOf: (organizationIds) =>
-      Effect.sync(() => {
-        const wanted = new Set<string>(organizationIds)
-        return [...webhooks.values()].filter((w) => wanted.has(w.organizationId))
-      }),
-    findDelivery: (organizationId, webhookId, id) =>
-      Effect.sync(() => {
+    /** Records outcomes of the dispatcher's own in-flight rows (call inside `db.mutate`); returns the ids recorded. */
+    const record = (dispatcherId: string, completed: ReadonlyArray<CompletedDelivery>) => {
+      const recorded: Array<WebhookDeliveryRecord["id"]> = []
+      for (const { id, organizationId, outcome } of completed) {
         const d = deliveries.get(id)
-        return d !== undefined && d.organizationId === organizationId && d.webhookId === webhookId ? Option.some(d) : Option.none()
-      }),
-    insertDeliveries: (rows) =>
-      db.mutate(() => {
-        // One first delivery per (event, webhook); redeliveries are extra rows by design. Each write updates `firsts`.
-        for (const d of rows) {
-          if ((d.redeliveryOf === null && indexes.hasFirst(d)) || webhooks.get(d.webhookId) === undefined) continue
-          deliveries.set(d.id, d)
-        }
-      }),
-    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perOrganizationLimit, perWebhookLimit }) =>
-      db.mutate(() => {
-        record(dispatcherId, completed)
-        // Each organization's pending deliveries oldest first, up to its free slots (docs/FAIRNESS.md); an
-        // organization at its limit is skipped whole. Deliveries about one record go out one at a time, in event
-        // order (fan-out order here): a record with a delivery in flight, or one already passed over, waits. The
-        // candidates are then taken organizations in turn (`fairClaimOrder`), up to `limit`.
-        const orgInFlight = new Map<string, number>()
-        for (const [webhookId, n] of indexes.inFlight) {
-          const organizationId = webhooks.get(webhookId)?.organizationId
-          if (organizationId !== undefined) orgInFlight.set(organizationId, (orgInFlight.get(organizationId) ?? 0) + n)
-        }
-        const webhookTaken = new Map<string, number>()
-        const passedOver = new Set<string>()
-        const candidates: Array<{ readonly d: WebhookDeliveryRecord; readonly webhook: WebhookRecord }> = []
-        for (const [organizationId, pending] of indexes.pendingPerOrganizationOldestFirst()) {
-          let room = Math.min(limit, (perOrganizationLimit ?? Infinity) - (orgInFlight.get(organizationId) ?? 0))
-          for (const d of pending.values()) {
-            if (room <= 0) break
-            const webhook = webhooks.get(d.webhookId)
-            const record = DeliveryIndexes.recordKey(d)
-            if (record !== undefined) {
-              if (indexes.recordsInFlight.has(record) || passedOver.has(record)) continue
-              passedOver.add(record)
-            }
-            if (webhook === undefined) continue
-            const hookTaken = webhookTaken.get(d.webhookId) ?? 0
-            if ((indexes.inFlight.get(d.webhookId) ?? 0) + hookTaken >= perWebhookLimit) continue
-            webhookTaken.set(d.webhookId, hookTaken + 1)
-            candidates.push({ d, webhook })
-            room--
-          }
-        }
-        candidates.sort((a, b) => oldestFirst(a.d, b.d))
-        return fairClaimOrder(candidates, (c) => c.d.organizationId).slice(0, limit).map(({ d, webhook }): ClaimedDelivery => {
-          const delivery: WebhookDeliveryRecord = { ...d, status: "in_flight", claimedBy: dispatcherId, attemptedAt: at }
-          deliveries.set(d.id, delivery)
-          return { delivery, url: webhook.url, hmacSecret: webhook.hmacSecret, previousSecret: previousSecretOf(webhook) }
-        })
-      }),
-    completeDelivery: (dispatcherId, organizationId, id, outcome) =>
-      db.mutate(() => {
-        const d = deliveries.get(id)
-        if (d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" || d.claimedBy !== dispatcherId) {
-          return false
+        if (
+          d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" ||
+          d.claimedBy !== dispatcherId
+        ) {
+          continue
         }
         deliveries.set(id, { ...d, ...outcome })
-        return true
-      }),
-    completeDeliveries: (dispatcherId, completed) => db.mutate(() => record(dispatcherId, completed)),
-    releaseDeliveries: (dispatcherId, released) =>
-      db.mutate(() => {
-        let n = 0
-        for (const { id, organizationId } of released) {
-          const d = deliveries.get(id)
-          if (d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" || d.claimedBy !== dispatcherId) {
-            continue
+        recorded.push(id)
+      }
+      return recorded
+    }
+
+    return WebhookRepository.of({
+      insert: (w) => db.mutate(() => webhooks.set(w.id, w)),
+      update: (w) =>
+        db.mutate(() => {
+          if (owned(w.organizationId, w.id) !== undefined) webhooks.set(w.id, w)
+        }),
+      remove: (organizationId, id) =>
+        db.mutate(() => {
+          if (owned(organizationId, id) === undefined) return false
+          webhooks.delete(id)
+          for (const d of [...deliveries.values()]) if (d.webhookId === id) deliveries.delete(d.id)
+          return true
+        }),
+      findById: (organizationId, id) => Effect.sync(() => Option.fromUndefinedOr(owned(organizationId, id))),
+      list: (organizationId, page) =>
+        Effect.sync(() =>
+          [...webhooks.values()]
+            .filter((w) => w.organizationId === organizationId)
+            .filter(olderThan(page.after))
+            .sort(newestFirst)
+            .slice(0, page.limit)
+        ),
+      listDeliveries: (organizationId, webhookId, page) =>
+        Effect.sync(() =>
+          [...deliveries.values()]
+            .filter((d) => d.organizationId === organizationId && d.webhookId === webhookId)
+            .filter(olderThan(page.after))
+            .sort(newestFirst)
+            .slice(0, page.limit)
+        ),
+
+      takeUndispatchedEvents: (limit) =>
+        db.mutate(() => {
+          const taken: Array<DomainEvent> = []
+          for (const e of events.values()) {
+            if (taken.length >= limit) break
+            if (fannedOut.get(e.id) === undefined) {
+              fannedOut.set(e.id, true)
+              taken.push(e)
+            }
           }
-          deliveries.set(id, { ...d, status: "pending", claimedBy: null, attemptedAt: null })
-          n++
-        }
-        return n
-      }),
-    heartbeat: (dispatcherId, at) => db.mutate(() => dispatchers.set(dispatcherId, at)),
-    dispatcherAlive: (since) => Effect.sync(() => [...dispatchers.values()].some((at) => at >= since)),
-    removeDispatcher: (dispatcherId) => db.mutate(() => void dispatchers.delete(dispatcherId)),
-    failInterrupted: (staleBefore, error) =>
-      db.mutate(() => {
-        let n = 0
-        for (const d of [...active.values()]) {
-          if (d.status !== "in_flight") continue
-          const heartbeat = d.claimedBy === null ? undefined : dispatchers.get(d.claimedBy)
-          if (heartbeat !== undefined && heartbeat >= staleBefore) continue
-          deliveries.set(d.id, { ...d, status: "failed", error, responseStatus: null, durationMs: null })
-          n++
-        }
-        return n
-      })
+          return taken
+        }),
+      webhooksOf: (organizationIds) =>
+        Effect.sync(() => {
+          const wanted = new Set<string>(organizationIds)
+          return [...webhooks.values()].filter((w) => wanted.has(w.organizationId))
+        }),
+      findDelivery: (organizationId, webhookId, id) =>
+        Effect.sync(() => {
+          const d = deliveries.get(id)
+          return d !== undefined && d.organizationId === organizationId && d.webhookId === webhookId
+            ? Option.some(d)
+            : Option.none()
+        }),
+      insertDeliveries: (rows) =>
+        db.mutate(() => {
+          // One first delivery per (event, webhook); redeliveries are extra rows by design. Each write updates `firsts`.
+          for (const d of rows) {
+            if ((d.redeliveryOf === null && indexes.hasFirst(d)) || webhooks.get(d.webhookId) === undefined) continue
+            deliveries.set(d.id, d)
+          }
+        }),
+      claimDeliveries: ({ at, completed = [], dispatcherId, limit, perOrganizationLimit, perWebhookLimit }) =>
+        db.mutate(() => {
+          record(dispatcherId, completed)
+          // Each organization's pending deliveries oldest first, up to its free slots (docs/FAIRNESS.md); an
+          // organization at its limit is skipped whole. Deliveries about one record go out one at a time, in event
+          // order (fan-out order here): a record with a delivery in flight, or one already passed over, waits. The
+          // candidates are then taken organizations in turn (`fairClaimOrder`), up to `limit`.
+          const orgInFlight = new Map<string, number>()
+          for (const [webhookId, n] of indexes.inFlight) {
+            const organizationId = webhooks.get(webhookId)?.organizationId
+            if (organizationId !== undefined) {
+              orgInFlight.set(organizationId, (orgInFlight.get(organizationId) ?? 0) + n)
+            }
+          }
+          const webhookTaken = new Map<string, number>()
+          const passedOver = new Set<string>()
+          const candidates: Array<{ readonly d: WebhookDeliveryRecord; readonly webhook: WebhookRecord }> = []
+          for (const [organizationId, pending] of indexes.pendingPerOrganizationOldestFirst()) {
+            let room = Math.min(limit, (perOrganizationLimit ?? Infinity) - (orgInFlight.get(organizationId) ?? 0))
+            for (const d of pending.values()) {
+              if (room <= 0) break
+              const webhook = webhooks.get(d.webhookId)
+              const record = DeliveryIndexes.recordKey(d)
+              if (record !== undefined) {
+                if (indexes.recordsInFlight.has(record) || passedOver.has(record)) continue
+                passedOver.add(record)
+              }
+              if (webhook === undefined) continue
+              const hookTaken = webhookTaken.get(d.webhookId) ?? 0
+              if ((indexes.inFlight.get(d.webhookId) ?? 0) + hookTaken >= perWebhookLimit) continue
+              webhookTaken.set(d.webhookId, hookTaken + 1)
+              candidates.push({ d, webhook })
+              room--
+            }
+          }
+          candidates.sort((a, b) => oldestFirst(a.d, b.d))
+          return fairClaimOrder(candidates, (c) => c.d.organizationId).slice(0, limit).map(
+            ({ d, webhook }): ClaimedDelivery => {
+              const delivery: WebhookDeliveryRecord = {
+                ...d,
+                status: "in_flight",
+                claimedBy: dispatcherId,
+                attemptedAt: at
+              }
+              deliveries.set(d.id, delivery)
+              return {
+                delivery,
+                url: webhook.url,
+                hmacSecret: webhook.hmacSecret,
+                previousSecret: previousSecretOf(webhook)
+              }
+            }
+          )
+        }),
+      completeDelivery: (dispatcherId, organizationId, id, outcome) =>
+        db.mutate(() => {
+          const d = deliveries.get(id)
+          if (
+            d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" ||
+            d.claimedBy !== dispatcherId
+          ) {
+            return false
+          }
+          deliveries.set(id, { ...d, ...outcome })
+          return true
+        }),
+      completeDeliveries: (dispatcherId, completed) => db.mutate(() => record(dispatcherId, completed)),
+      releaseDeliveries: (dispatcherId, released) =>
+        db.mutate(() => {
+          let n = 0
+          for (const { id, organizationId } of released) {
+            const d = deliveries.get(id)
+            if (
+              d === undefined || d.organizationId !== organizationId || d.status !== "in_flight" ||
+              d.claimedBy !== dispatcherId
+            ) {
+              continue
+            }
+            deliveries.set(id, { ...d, status: "pending", claimedBy: null, attemptedAt: null })
+            n++
+          }
+          return n
+        }),
+      heartbeat: (dispatcherId, at) => db.mutate(() => dispatchers.set(dispatcherId, at)),
+      dispatcherAlive: (since) => Effect.sync(() => [...dispatchers.values()].some((at) => at >= since)),
+      removeDispatcher: (dispatcherId) => db.mutate(() => void dispatchers.delete(dispatcherId)),
+      failInterrupted: (staleBefore, error) =>
+        db.mutate(() => {
+          let n = 0
+          for (const d of [...active.values()]) {
+            if (d.status !== "in_flight") continue
+            const heartbeat = d.claimedBy === null ? undefined : dispatchers.get(d.claimedBy)
+            if (heartbeat !== undefined && heartbeat >= staleBefore) continue
+            deliveries.set(d.id, { ...d, status: "failed", error, responseStatus: null, durationMs: null })
+            n++
+          }
+          return n
+        })
+    })
   })
-}))
+)

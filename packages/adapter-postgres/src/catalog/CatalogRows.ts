@@ -60,18 +60,21 @@ export const toCustomer = (r: Row): Customer => ({
 })
 
 /** The columns of a `products` row (alias `p`) under the names the client would give them, for `withoutTransforms`. */
-export const PRODUCT_SELECT = `p.id, p.slug, p.title, p.description, p.image_url AS "imageUrl", p.url, p.external_id AS "externalId",
+export const PRODUCT_SELECT =
+  `p.id, p.slug, p.title, p.description, p.image_url AS "imageUrl", p.url, p.external_id AS "externalId",
   p.metadata, p.notes, p.review_count AS "reviewCount", p.published_review_count AS "publishedReviewCount",
   p.average_rating AS "averageRating", p.published_one_star AS "publishedOneStar", p.published_two_stars AS "publishedTwoStars",
   p.published_three_stars AS "publishedThreeStars", p.published_four_stars AS "publishedFourStars", p.published_five_stars AS "publishedFiveStars",
   p.created_at AS "createdAt", p.updated_at AS "updatedAt"`
 
 /** The columns of a `customers` row (alias `c`) under the names the client would give them, for `withoutTransforms`. */
-export const CUSTOMER_SELECT = `c.id, c.email, c.phone, c.first_name AS "firstName", c.last_name AS "lastName", c.country,
+export const CUSTOMER_SELECT =
+  `c.id, c.email, c.phone, c.first_name AS "firstName", c.last_name AS "lastName", c.country,
   c.birthday, c.metadata, c.notes, c.email_opt_out AS "emailOptOut", c.email_opt_out_at AS "emailOptOutAt",
   c.email_opt_out_source AS "emailOptOutSource", c.created_at AS "createdAt", c.updated_at AS "updatedAt"`
 
-export const CUSTOMER_COLUMNS = `id, email, phone, first_name, last_name, country, birthday, metadata, notes, email_opt_out,
+export const CUSTOMER_COLUMNS =
+  `id, email, phone, first_name, last_name, country, birthday, metadata, notes, email_opt_out,
   email_opt_out_at, email_opt_out_source, created_at, updated_at`
 
 /** The customer columns as `jsonb_to_recordset(… AS x(${CUSTOMER_RECORDSET}))` reads them. */
@@ -101,4 +104,10 @@ export const customerInput = (c: Customer) => ({
 export const starSql = (rating: string) => `least(5, greatest(1, floor(${rating} + 0.5)))::int`
 
 /** The histogram columns of `products`, star 1 to 5. */
-export const histogramColumns = ["published_one_star", "published_two_stars", "published_three_stars", "published_four_stars", "published_five_stars"]
+export const histogramColumns = [
+  "published_one_star",
+  "published_two_stars",
+  "published_three_stars",
+  "published_four_stars",
+  "published_five_stars"
+]

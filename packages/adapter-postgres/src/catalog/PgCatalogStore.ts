@@ -65,7 +65,8 @@ const customerMapping: ListSqlMapping = {
   search: ["t.email", "t.first_name", "t.last_name"]
 }
 
-const productColumns = `id, slug, title, description, image_url, url, external_id, metadata, notes, created_at, updated_at`
+const productColumns =
+  `id, slug, title, description, image_url, url, external_id, metadata, notes, created_at, updated_at`
 const productRecordset = `id uuid, slug text, title text, description text, image_url text, url text, external_id text,
   metadata jsonb, notes text, created_at timestamptz, updated_at timestamptz`
 
@@ -73,174 +74,189 @@ const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 const snakeKeys = (record: object): Record<string, unknown> =>
   Object.fromEntries(Object.entries(record).map(([k, v]) => [snake(k), v]))
 
-export const PgCatalogRepository = Layer.effect(CatalogRepository, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+export const PgCatalogRepository = Layer.effect(
+  CatalogRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
 
-  const list = <A>(
-    table: string,
-    mapping: ListSqlMapping,
-    toRecord: (r: Row) => A,
-    organizationId: string,
-    request: ListRequest
-  ): Effect.Effect<Page<A>> => {
-    const q = compileListQuery(request, mapping, 1)
-    const text = `SELECT t.* FROM ${table} t WHERE t.organization_id = $1 AND ${q.where}
+    const list = <A>(
+      table: string,
+      mapping: ListSqlMapping,
+      toRecord: (r: Row) => A,
+      organizationId: string,
+      request: ListRequest
+    ): Effect.Effect<Page<A>> => {
+      const q = compileListQuery(request, mapping, 1)
+      const text = `SELECT t.* FROM ${table} t WHERE t.organization_id = $1 AND ${q.where}
       ORDER BY ${q.orderBy} LIMIT ${request.limit + 1}`
-    return sql.unsafe<Row>(text, [organizationId, ...q.params]).pipe(
-      Effect.map((rows) =>
-        toPage(rows.map(toRecord), request, (record) => ({
-          value: normalizeValue(request.sort.type, (record as Record<string, unknown>)[request.sort.field]),
-          id: (record as unknown as { id: string }).id
-        }))
-      ),
-      orDie
-    )
-  }
+      return sql.unsafe<Row>(text, [organizationId, ...q.params]).pipe(
+        Effect.map((rows) =>
+          toPage(rows.map(toRecord), request, (record) => ({
+            value: normalizeValue(request.sort.type, (record as Record<string, unknown>)[request.sort.field]),
+            id: (record as unknown as { id: string }).id
+          }))
+        ),
+        orDie
+      )
+    }
 
-  const findOne = <A>(table: string, toRecord: (r: Row) => A, organizationId: string, recordId: string) =>
-    sql<Row>`SELECT * FROM ${sql(table)} WHERE organization_id = ${organizationId} AND id = ${recordId}`.pipe(
-      Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toRecord)),
-      orDie
-    )
+    const findOne = <A>(table: string, toRecord: (r: Row) => A, organizationId: string, recordId: string) =>
+      sql<Row>`SELECT * FROM ${sql(table)} WHERE organization_id = ${organizationId} AND id = ${recordId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toRecord)),
+        orDie
+      )
 
-  /**
-   * The set-based insert shared by products and customers: `taken` finds stored unique values that clash with the
-   * batch; the remaining rows go in with one statement.
-   */
-  const insertBatch = <A extends { readonly id: string }>(options: {
-    readonly table: string
-    readonly columns: string
-    readonly recordset: string
-    readonly organizationId: string
-    readonly records: ReadonlyArray<A>
-    readonly uniques: (record: A) => ReadonlyArray<readonly [UniqueField, string | null]>
-    readonly taken: Effect.Effect<ReadonlySet<string>, unknown>
-  }) =>
-    Effect.gen(function*() {
-      if (options.records.length === 0) return [] as ReadonlyArray<InsertOutcome>
-      const taken = yield* options.taken
-      const outcomes: Array<InsertOutcome | undefined> = options.records.map((record) => {
-        const clash = options.uniques(record).find(([field, value]) => value !== null && taken.has(`${field}:${value}`))
-        return clash === undefined ? undefined : { _tag: "Clash", field: clash[0] }
-      })
-      const fresh = options.records.filter((_, i) => outcomes[i] === undefined)
-      const inserted = new Set<string>()
-      if (fresh.length > 0) {
-        const rows = yield* sql.unsafe<{ id: string }>(
-          `INSERT INTO ${options.table} (organization_id, ${options.columns})
+    /**
+     * The set-based insert shared by products and customers: `taken` finds stored unique values that clash with the
+     * batch; the remaining rows go in with one statement.
+     */
+    const insertBatch = <A extends { readonly id: string }>(options: {
+      readonly table: string
+      readonly columns: string
+      readonly recordset: string
+      readonly organizationId: string
+      readonly records: ReadonlyArray<A>
+      readonly uniques: (record: A) => ReadonlyArray<readonly [UniqueField, string | null]>
+      readonly taken: Effect.Effect<ReadonlySet<string>, unknown>
+    }) =>
+      Effect.gen(function*() {
+        if (options.records.length === 0) return [] as ReadonlyArray<InsertOutcome>
+        const taken = yield* options.taken
+        const outcomes: Array<InsertOutcome | undefined> = options.records.map((record) => {
+          const clash = options.uniques(record).find(([field, value]) =>
+            value !== null && taken.has(`${field}:${value}`)
+          )
+          return clash === undefined ? undefined : { _tag: "Clash", field: clash[0] }
+        })
+        const fresh = options.records.filter((_, i) => outcomes[i] === undefined)
+        const inserted = new Set<string>()
+        if (fresh.length > 0) {
+          const rows = yield* sql.unsafe<{ id: string }>(
+            `INSERT INTO ${options.table} (organization_id, ${options.columns})
            SELECT $1, ${options.columns} FROM jsonb_to_recordset($2::jsonb) AS x(${options.recordset})
            ON CONFLICT DO NOTHING RETURNING id`,
-          [options.organizationId, JSON.stringify(fresh.map(snakeKeys))]
-        )
-        for (const r of rows) inserted.add(r.id)
-      }
-      return options.records.map((record, i): InsertOutcome => {
-        const known = outcomes[i]
-        if (known !== undefined) return known
-        if (inserted.has(record.id)) return { _tag: "Inserted" }
-        // Taken by a concurrent transaction between our check and our insert.
-        return { _tag: "Clash", field: options.uniques(record)[0]![0] }
-      })
-    }).pipe(orDie)
+            [options.organizationId, JSON.stringify(fresh.map(snakeKeys))]
+          )
+          for (const r of rows) inserted.add(r.id)
+        }
+        return options.records.map((record, i): InsertOutcome => {
+          const known = outcomes[i]
+          if (known !== undefined) return known
+          if (inserted.has(record.id)) return { _tag: "Inserted" }
+          // Taken by a concurrent transaction between our check and our insert.
+          return { _tag: "Clash", field: options.uniques(record)[0]![0] }
+        })
+      }).pipe(orDie)
 
-  const jsonList = (values: ReadonlyArray<string | null>) => JSON.stringify(values.filter((v) => v !== null))
+    const jsonList = (values: ReadonlyArray<string | null>) => JSON.stringify(values.filter((v) => v !== null))
 
-  const insertProducts = (organizationId: string, products: ReadonlyArray<Product>) =>
-    insertBatch({
-      table: "products",
-      columns: productColumns,
-      recordset: productRecordset,
-      organizationId,
-      records: products.map(({ reviewCount: _a, publishedReviewCount: _b, averageRating: _c, ratingHistogram: _d, ...p }) => p),
-      uniques: (p) => [["slug", p.slug], ["externalId", p.externalId]],
-      taken: sql<{ slug: string; externalId: string | null }>`SELECT slug, external_id FROM products
+    const insertProducts = (organizationId: string, products: ReadonlyArray<Product>) =>
+      insertBatch({
+        table: "products",
+        columns: productColumns,
+        recordset: productRecordset,
+        organizationId,
+        records: products.map((
+          { reviewCount: _a, publishedReviewCount: _b, averageRating: _c, ratingHistogram: _d, ...p }
+        ) => p),
+        uniques: (p) => [["slug", p.slug], ["externalId", p.externalId]],
+        taken: sql<{ slug: string; externalId: string | null }>`SELECT slug, external_id FROM products
           WHERE organization_id = ${organizationId}
             AND (slug IN (SELECT jsonb_array_elements_text(${jsonList(products.map((p) => p.slug))}::jsonb))
-              OR external_id IN (SELECT jsonb_array_elements_text(${jsonList(products.map((p) => p.externalId))}::jsonb)))`
-        .pipe(Effect.map((rows) => {
-          const set = new Set<string>()
-          for (const r of rows) {
-            set.add(`slug:${r.slug}`)
-            if (r.externalId !== null) set.add(`externalId:${r.externalId}`)
-          }
-          return set
-        }))
-    })
+              OR external_id IN (SELECT jsonb_array_elements_text(${
+          jsonList(products.map((p) => p.externalId))
+        }::jsonb)))`
+          .pipe(Effect.map((rows) => {
+            const set = new Set<string>()
+            for (const r of rows) {
+              set.add(`slug:${r.slug}`)
+              if (r.externalId !== null) set.add(`externalId:${r.externalId}`)
+            }
+            return set
+          }))
+      })
 
-  const insertCustomers = (organizationId: string, customers: ReadonlyArray<Customer>) =>
-    insertBatch({
-      table: "customers",
-      columns: CUSTOMER_COLUMNS,
-      recordset: CUSTOMER_RECORDSET,
-      organizationId,
-      records: customers,
-      uniques: (c) => [["email", c.email]],
-      taken: sql<{ email: string }>`SELECT email FROM customers WHERE organization_id = ${organizationId}
+    const insertCustomers = (organizationId: string, customers: ReadonlyArray<Customer>) =>
+      insertBatch({
+        table: "customers",
+        columns: CUSTOMER_COLUMNS,
+        recordset: CUSTOMER_RECORDSET,
+        organizationId,
+        records: customers,
+        uniques: (c) => [["email", c.email]],
+        taken: sql<{ email: string }>`SELECT email FROM customers WHERE organization_id = ${organizationId}
           AND email IN (SELECT jsonb_array_elements_text(${jsonList(customers.map((c) => c.email))}::jsonb))`
-        .pipe(Effect.map((rows) => new Set(rows.map((r) => `email:${r.email}`))))
-    })
+          .pipe(Effect.map((rows) => new Set(rows.map((r) => `email:${r.email}`))))
+      })
 
-  const updateProduct = (organizationId: string, p: Product): Effect.Effect<UpdateOutcome<Product>> =>
-    Effect.gen(function*() {
-      const clashes = yield* sql<{ slug: string; externalId: string | null }>`SELECT slug, external_id FROM products
+    const updateProduct = (organizationId: string, p: Product): Effect.Effect<UpdateOutcome<Product>> =>
+      Effect.gen(function*() {
+        const clashes = yield* sql<{ slug: string; externalId: string | null }>`SELECT slug, external_id FROM products
           WHERE organization_id = ${organizationId} AND id <> ${p.id}
             AND (slug = ${p.slug} OR external_id = ${p.externalId}) LIMIT 1`
-      const clash = clashes[0]
-      if (clash !== undefined) {
-        return { _tag: "Clash", field: clash.slug === p.slug ? "slug" : "externalId" } as const
-      }
-      const rows = yield* sql<Row>`UPDATE products SET slug = ${p.slug}, title = ${p.title},
+        const clash = clashes[0]
+        if (clash !== undefined) {
+          return { _tag: "Clash", field: clash.slug === p.slug ? "slug" : "externalId" } as const
+        }
+        const rows = yield* sql<Row>`UPDATE products SET slug = ${p.slug}, title = ${p.title},
           description = ${p.description}, image_url = ${p.imageUrl}, url = ${p.url}, external_id = ${p.externalId},
           metadata = ${JSON.stringify(p.metadata)}::jsonb, notes = ${p.notes}, updated_at = ${p.updatedAt}
           WHERE organization_id = ${organizationId} AND id = ${p.id} RETURNING *`
-      const row = rows[0]
-      return row === undefined ? { _tag: "NotFound" } as const : { _tag: "Updated", record: toProduct(row) } as const
-    }).pipe(
-      Effect.catchReason("SqlError", "UniqueViolation", (reason) =>
-        Effect.succeed({
-          _tag: "Clash",
-          field: reason.constraint.includes("external_id") ? "externalId" : "slug"
-        } as const)),
-      orDie
-    )
-
-  const deleteProduct = (organizationId: string, productId: string): Effect.Effect<DeleteOutcome<Product>> =>
-    Effect.gen(function*() {
-      const [referenced] = yield* sql<{ referenced: boolean }>`SELECT EXISTS (SELECT 1 FROM reviews
-          WHERE organization_id = ${organizationId} AND product_id = ${productId}) AS referenced`
-      if (referenced?.referenced === true) return { _tag: "Referenced" } as const
-      const rows = yield* sql<Row>`DELETE FROM products WHERE organization_id = ${organizationId} AND id = ${productId}
-          RETURNING *`
-      const row = rows[0]
-      return row === undefined ? { _tag: "NotFound" } as const : { _tag: "Deleted", record: toProduct(row) } as const
-    }).pipe(
-      // Another table (or a review inserted since the check) still refers to the product.
-      Effect.catchReason("SqlError", "ConstraintError", () => Effect.succeed({ _tag: "Referenced" } as const)),
-      orDie
-    )
-
-  return CatalogRepository.of({
-    insertSite: (organizationId, s) =>
-      sql`INSERT INTO sites (organization_id, id, name, domain, created_at, updated_at)
-          VALUES (${organizationId}, ${s.id}, ${s.name}, ${s.domain}, ${s.createdAt}, ${s.updatedAt})`.pipe(
-        Effect.asVoid,
+        const row = rows[0]
+        return row === undefined ? { _tag: "NotFound" } as const : { _tag: "Updated", record: toProduct(row) } as const
+      }).pipe(
+        Effect.catchReason("SqlError", "UniqueViolation", (reason) =>
+          Effect.succeed(
+            {
+              _tag: "Clash",
+              field: reason.constraint.includes("external_id") ? "externalId" : "slug"
+            } as const
+          )),
         orDie
-      ),
-    findSite: (organizationId, siteId) => findOne("sites", toSite, organizationId, siteId),
-    listSites: (organizationId, request) => list("sites", siteMapping, toSite, organizationId, request),
-    insertProducts,
-    findProduct: (organizationId, productId) => findOne("products", toProduct, organizationId, productId),
-    findProducts: (organizationId, ids) =>
-      ids.length === 0
-        ? Effect.succeed([])
-        : sql<Row>`SELECT * FROM products WHERE organization_id = ${organizationId} AND id IN ${sql.in([...new Set(ids)])}`
-          .pipe(Effect.map((rows) => rows.map(toProduct)), orDie),
-    listProducts: (organizationId, request) => list("products", productMapping, toProduct, organizationId, request),
-    updateProduct,
-    deleteProduct,
-    insertCustomers,
-    findCustomer: (organizationId, customerId) => findOne("customers", toCustomer, organizationId, customerId),
-    listCustomers: (organizationId, request) => list("customers", customerMapping, toCustomer, organizationId, request)
-  })
-}))
+      )
 
+    const deleteProduct = (organizationId: string, productId: string): Effect.Effect<DeleteOutcome<Product>> =>
+      Effect.gen(function*() {
+        const [referenced] = yield* sql<{ referenced: boolean }>`SELECT EXISTS (SELECT 1 FROM reviews
+          WHERE organization_id = ${organizationId} AND product_id = ${productId}) AS referenced`
+        if (referenced?.referenced === true) return { _tag: "Referenced" } as const
+        const rows = yield* sql<
+          Row
+        >`DELETE FROM products WHERE organization_id = ${organizationId} AND id = ${productId}
+          RETURNING *`
+        const row = rows[0]
+        return row === undefined ? { _tag: "NotFound" } as const : { _tag: "Deleted", record: toProduct(row) } as const
+      }).pipe(
+        // Another table (or a review inserted since the check) still refers to the product.
+        Effect.catchReason("SqlError", "ConstraintError", () => Effect.succeed({ _tag: "Referenced" } as const)),
+        orDie
+      )
+
+    return CatalogRepository.of({
+      insertSite: (organizationId, s) =>
+        sql`INSERT INTO sites (organization_id, id, name, domain, created_at, updated_at)
+          VALUES (${organizationId}, ${s.id}, ${s.name}, ${s.domain}, ${s.createdAt}, ${s.updatedAt})`.pipe(
+          Effect.asVoid,
+          orDie
+        ),
+      findSite: (organizationId, siteId) => findOne("sites", toSite, organizationId, siteId),
+      listSites: (organizationId, request) => list("sites", siteMapping, toSite, organizationId, request),
+      insertProducts,
+      findProduct: (organizationId, productId) => findOne("products", toProduct, organizationId, productId),
+      findProducts: (organizationId, ids) =>
+        ids.length === 0
+          ? Effect.succeed([])
+          : sql<Row>`SELECT * FROM products WHERE organization_id = ${organizationId} AND id IN ${
+            sql.in([...new Set(ids)])
+          }`
+            .pipe(Effect.map((rows) => rows.map(toProduct)), orDie),
+      listProducts: (organizationId, request) => list("products", productMapping, toProduct, organizationId, request),
+      updateProduct,
+      deleteProduct,
+      insertCustomers,
+      findCustomer: (organizationId, customerId) => findOne("customers", toCustomer, organizationId, customerId),
+      listCustomers: (organizationId, request) =>
+        list("customers", customerMapping, toCustomer, organizationId, request)
+    })
+  })
+)

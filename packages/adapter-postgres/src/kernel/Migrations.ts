@@ -56,10 +56,19 @@ export const migrationStatus = (migrations: ReadonlyArray<Migration>) =>
     const sql = yield* SqlClient.SqlClient
     const [table] = yield* sql<{ exists: boolean }>`SELECT to_regclass('schema_migrations') IS NOT NULL AS exists`
     const rows = table?.exists === true
-      ? yield* sql<{ id: number; name: string; appliedAt: Date | string }>`SELECT id, name, applied_at FROM schema_migrations ORDER BY id`
+      ? yield* sql<
+        { id: number; name: string; appliedAt: Date | string }
+      >`SELECT id, name, applied_at FROM schema_migrations ORDER BY id`
       : []
-    const applied = rows.map((r) => ({ id: Number(r.id), name: r.name, appliedAt: new Date(r.appliedAt).toISOString() }))
+    const applied = rows.map((r) => ({
+      id: Number(r.id),
+      name: r.name,
+      appliedAt: new Date(r.appliedAt).toISOString()
+    }))
     const done = new Set(applied.map((m) => m.id))
-    const pending = [...migrations].sort((a, b) => a.id - b.id).filter((m) => !done.has(m.id)).map(({ id, name }) => ({ id, name }))
+    const pending = [...migrations].sort((a, b) => a.id - b.id).filter((m) => !done.has(m.id)).map(({ id, name }) => ({
+      id,
+      name
+    }))
     return { applied, pending } satisfies MigrationStatus
   })

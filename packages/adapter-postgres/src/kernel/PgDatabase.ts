@@ -76,12 +76,15 @@ const embedded = (dataDir: string): Layer.Layer<PgClient.PgClient | SqlClient.Sq
         await server.start()
         return { db, server }
       }),
-      ({ db, server }) => Effect.promise(async () => {
-        await server.stop()
-        await db.close()
-      })
+      ({ db, server }) =>
+        Effect.promise(async () => {
+          await server.stop()
+          await db.close()
+        })
     )
-    const address = useSocket ? { path: socketPath } : { host: "127.0.0.1", port: Number(server.server.getServerConn().split(":").pop()) }
+    const address = useSocket
+      ? { path: socketPath }
+      : { host: "127.0.0.1", port: Number(server.server.getServerConn().split(":").pop()) }
     return PgClient.layer({ ...address, database: "postgres", username: "postgres", maxConnections: 1, ...naming })
   }))
 
@@ -94,5 +97,11 @@ const poolName = () => `feedback-admin-api/${randomBytes(4).toString("hex")}`
 export const PgDatabase = (target: DatabaseTarget): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
   target._tag === "Server"
     ? Layer.suspend(() =>
-      PgClient.layer({ url: Redacted.make(target.url), maxConnections: target.maxConnections ?? 10, applicationName: poolName(), ...naming }))
+      PgClient.layer({
+        url: Redacted.make(target.url),
+        maxConnections: target.maxConnections ?? 10,
+        applicationName: poolName(),
+        ...naming
+      })
+    )
     : embedded(target.dataDir)

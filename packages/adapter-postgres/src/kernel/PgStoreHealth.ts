@@ -16,25 +16,31 @@ const READY_TIMEOUT = Duration.seconds(2)
 /** PGlite's pool is one connection by construction (a one-connection pool has nothing more to tell). */
 const EMBEDDED_POOL_SIZE = 1
 
-export const PgStoreHealth = Layer.effect(StoreHealth, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const pg = yield* Effect.serviceOption(PgClient.PgClient)
-  // PgClient.make keeps its whole pool config, the size included.
-  const max = (Option.getOrUndefined(pg)?.config as { readonly maxConnections?: number } | undefined)?.maxConnections ?? 10
-  const embedded = max === EMBEDDED_POOL_SIZE
-  const measured = sql<{ open: number; busy: number }>`
+export const PgStoreHealth = Layer.effect(
+  StoreHealth,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const pg = yield* Effect.serviceOption(PgClient.PgClient)
+    // PgClient.make keeps its whole pool config, the size included.
+    const max =
+      (Option.getOrUndefined(pg)?.config as { readonly maxConnections?: number } | undefined)?.maxConnections ?? 10
+    const embedded = max === EMBEDDED_POOL_SIZE
+    const measured = sql<{ open: number; busy: number }>`
     SELECT count(*)::int AS open, (count(*) FILTER (WHERE state <> 'idle' AND pid <> pg_backend_pid()))::int AS busy
     FROM pg_stat_activity WHERE application_name = current_setting('application_name')`.pipe(
-    Effect.timeout(READY_TIMEOUT),
-    Effect.map((rows): PoolUsage => ({ max, open: rows[0]?.open ?? 0, busy: rows[0]?.busy ?? 0 })),
-    Effect.catch(() => Effect.succeed<PoolUsage>({ max }))
-  )
-  return StoreHealth.of({
-    check: sql`SELECT 1`.pipe(
       Effect.timeout(READY_TIMEOUT),
-      Effect.asVoid,
-      Effect.catch(() => Effect.fail(new StoreUnavailable({ message: "The database does not answer; retry shortly." })))
-    ),
-    poolUsage: embedded ? Effect.succeed({ max: EMBEDDED_POOL_SIZE }) : measured
+      Effect.map((rows): PoolUsage => ({ max, open: rows[0]?.open ?? 0, busy: rows[0]?.busy ?? 0 })),
+      Effect.catch(() => Effect.succeed<PoolUsage>({ max }))
+    )
+    return StoreHealth.of({
+      check: sql`SELECT 1`.pipe(
+        Effect.timeout(READY_TIMEOUT),
+        Effect.asVoid,
+        Effect.catch(() =>
+          Effect.fail(new StoreUnavailable({ message: "The database does not answer; retry shortly." }))
+        )
+      ),
+      poolUsage: embedded ? Effect.succeed({ max: EMBEDDED_POOL_SIZE }) : measured
+    })
   })
-}))
+)

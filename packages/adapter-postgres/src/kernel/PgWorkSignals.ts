@@ -44,7 +44,10 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
 
     const listen = Effect.scoped(Effect.gen(function*() {
       // A connection of its own, outside the pool: a pool of one (or a busy one) must not give its connection away.
-      const connection = yield* PgConnection.make({ ...pg.config, applicationName: `${pg.config.applicationName ?? "feedback"}-listen` })
+      const connection = yield* PgConnection.make({
+        ...pg.config,
+        applicationName: `${pg.config.applicationName ?? "feedback"}-listen`
+      })
       const notifications = yield* connection.listen(CHANNEL)
       // Keys kept before (under an older version) may have changed while nobody listened.
       credentials.heard()
@@ -68,7 +71,10 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause)
-          : Effect.logWarning("work signals: the LISTEN connection failed; polling until it is back", Cause.pretty(cause))
+          : Effect.logWarning(
+            "work signals: the LISTEN connection failed; polling until it is back",
+            Cause.pretty(cause)
+          )
       ),
       Effect.repeat(Schedule.spaced("1 second"))
     )
@@ -88,5 +94,10 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
   })
 
 export const PgWorkSignals = (options?: PgWorkSignalsOptions): Layer.Layer<never, never, PgClient.PgClient> =>
-  Layer.effectContext(Effect.map(makePgWorkSignals(options), ({ credentialChanges, workSignals }) =>
-    Context.merge(WorkSignals.context(workSignals), CredentialChanges.context(credentialChanges))))
+  Layer.effectContext(
+    Effect.map(
+      makePgWorkSignals(options),
+      ({ credentialChanges, workSignals }) =>
+        Context.merge(WorkSignals.context(workSignals), CredentialChanges.context(credentialChanges))
+    )
+  )

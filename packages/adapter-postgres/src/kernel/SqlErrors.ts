@@ -17,7 +17,8 @@ interface ValueFault {
 }
 
 const unstorableText = "contains text that cannot be stored (such as a NUL character or invalid Unicode); remove it"
-const impossibleTime = "contains a date or time that does not exist or is out of range; send an ISO 8601 instant such as 2026-01-31T12:00:00.000Z"
+const impossibleTime =
+  "contains a date or time that does not exist or is out of range; send an ISO 8601 instant such as 2026-01-31T12:00:00.000Z"
 
 /**
  * SQLSTATEs whose cause is the value sent, by exact code, then by class (the first two characters). Classes 22
@@ -32,7 +33,10 @@ const valueFaults: Readonly<Record<string, ValueFault>> = {
   "22003": { status: 400, message: "contains a number out of the range that can be stored" }, // numeric_value_out_of_range
   "22001": { status: 400, message: "contains a value longer than can be stored" }, // string_data_right_truncation
   "22P02": { status: 400, message: "contains a value of the wrong form" }, // invalid_text_representation
-  "23505": { status: 409, message: "conflicts with an existing record; change the value that must be unique and retry" },
+  "23505": {
+    status: 409,
+    message: "conflicts with an existing record; change the value that must be unique and retry"
+  },
   "23514": { status: 400, message: "contains a value outside what can be stored" }, // check_violation
   "22": { status: 400, message: "contains a value that cannot be stored" },
   "54": { status: 400, message: "is too large to store or process (for example a value too long to index); send less" }

@@ -24,8 +24,10 @@ const digitsAt = (text: string, from: number, to: number): number => {
  * expression or `new Date(text)` on a path that reads hundreds per page (docs/DECISIONS.md §33).
  */
 const jsonTimestampMillis = (text: string): number | undefined => {
-  if (text.length < 25 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 ||
-    text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return undefined
+  if (
+    text.length < 25 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 ||
+    text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58
+  ) return undefined
   const year = digitsAt(text, 0, 4), month = digitsAt(text, 5, 7), day = digitsAt(text, 8, 10)
   const hours = digitsAt(text, 11, 13), minutes = digitsAt(text, 14, 16), seconds = digitsAt(text, 17, 19)
   let i = 19
@@ -40,9 +42,13 @@ const jsonTimestampMillis = (text: string): number | undefined => {
   }
   const sign = text.charCodeAt(i)
   const rest = text.length - i
-  if ((sign !== 43 && sign !== 45) || (rest !== 6 && rest !== 9) || text.charCodeAt(i + 3) !== 58 ||
-    (rest === 9 && text.charCodeAt(i + 6) !== 58)) return undefined
-  const oh = digitsAt(text, i + 1, i + 3), om = digitsAt(text, i + 4, i + 6), os = rest === 9 ? digitsAt(text, i + 7, i + 9) : 0
+  if (
+    (sign !== 43 && sign !== 45) || (rest !== 6 && rest !== 9) || text.charCodeAt(i + 3) !== 58 ||
+    (rest === 9 && text.charCodeAt(i + 6) !== 58)
+  ) return undefined
+  const oh = digitsAt(text, i + 1, i + 3),
+    om = digitsAt(text, i + 4, i + 6),
+    os = rest === 9 ? digitsAt(text, i + 7, i + 9) : 0
   if ((year | month | day | hours | minutes | seconds | oh | om | os) < 0) return undefined
   const offsetSeconds = (sign === 45 ? -1 : 1) * (oh * 3600 + om * 60 + os)
   const wholeMs = Date.UTC(year < 100 ? year + 400 : year, month - 1, day, hours, minutes, seconds) -

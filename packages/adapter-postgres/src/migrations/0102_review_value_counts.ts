@@ -55,8 +55,12 @@ export const reviewValueCountsMigration: Migration = {
       reviews integer NOT NULL,
       PRIMARY KEY (organization_id, kind, value)
     )`,
-    `CREATE FUNCTION feedback_count_reviews_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$${applyDelta(newRows)}$fn$`,
-    `CREATE FUNCTION feedback_count_reviews_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$${applyDelta(oldRows)}$fn$`,
+    `CREATE FUNCTION feedback_count_reviews_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$${
+      applyDelta(newRows)
+    }$fn$`,
+    `CREATE FUNCTION feedback_count_reviews_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$${
+      applyDelta(oldRows)
+    }$fn$`,
     // Only rows whose fingerprint or address changed contribute: a bulk publish of many reviews writes no count.
     `CREATE FUNCTION feedback_count_reviews_updated() RETURNS trigger LANGUAGE plpgsql AS $fn$${
       applyDelta(`

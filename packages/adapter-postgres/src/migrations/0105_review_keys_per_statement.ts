@@ -36,7 +36,9 @@ const referenced = (table: string, constraint: string, child: string) =>
  * except those this transaction wrote itself, or raises `fail` when one is missing: what a foreign key's row check
  * did, once for a statement's rows.
  */
-const requireParents = (options: { readonly name: string; readonly ids: string; readonly parent: string; readonly fail: string }) =>
+const requireParents = (
+  options: { readonly name: string; readonly ids: string; readonly parent: string; readonly fail: string }
+) =>
   `CREATE OR REPLACE FUNCTION ${options.name}
       RETURNS void LANGUAGE plpgsql AS $fn$
     DECLARE own integer; found integer; locked integer; me xid := pg_current_xact_id()::xid;
@@ -69,13 +71,21 @@ export const reviewKeysPerStatementMigration: Migration = {
       name: "feedback_require_reviews(child text, organization_ids uuid[], review_ids uuid[])",
       ids: "review_ids",
       parent: "reviews",
-      fail: violation("child", "child || '_organization_id_review_id_fkey'", `'Key (organization_id, review_id) is not present in table "reviews".'`)
+      fail: violation(
+        "child",
+        "child || '_organization_id_review_id_fkey'",
+        `'Key (organization_id, review_id) is not present in table "reviews".'`
+      )
     }),
     requireParents({
       name: "feedback_require_import_jobs(organization_ids uuid[], job_ids uuid[])",
       ids: "job_ids",
       parent: "import_jobs",
-      fail: violation("'reviews'", "'reviews_organization_id_import_job_id_fkey'", `'Key (organization_id, import_job_id) is not present in table "import_jobs".'`)
+      fail: violation(
+        "'reviews'",
+        "'reviews_organization_id_import_job_id_fkey'",
+        `'Key (organization_id, import_job_id) is not present in table "import_jobs".'`
+      )
     }),
     // Files, answers and replies: the statement's new rows, then a row whose key moves.
     `CREATE OR REPLACE FUNCTION feedback_review_children_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -118,7 +128,11 @@ export const reviewKeysPerStatementMigration: Migration = {
     // The parents' side: deleted reviews take their children along; a key still referred to cannot go.
     `CREATE OR REPLACE FUNCTION feedback_reviews_deleted_children() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
-      ${CHILDREN.map((c) => `DELETE FROM ${c} c USING old_reviews o WHERE c.organization_id = o.organization_id AND c.review_id = o.id;`).join("\n      ")}
+      ${
+      CHILDREN.map((c) =>
+        `DELETE FROM ${c} c USING old_reviews o WHERE c.organization_id = o.organization_id AND c.review_id = o.id;`
+      ).join("\n      ")
+    }
       RETURN NULL;
     END
     $fn$`,
@@ -130,9 +144,13 @@ export const reviewKeysPerStatementMigration: Migration = {
     $fn$`,
     `CREATE OR REPLACE FUNCTION feedback_review_rekeyed_children() RETURNS trigger LANGUAGE plpgsql AS $fn$
     BEGIN
-      ${CHILDREN.map((c) => `IF EXISTS (SELECT 1 FROM ${c} WHERE organization_id = OLD.organization_id AND review_id = OLD.id) THEN
+      ${
+      CHILDREN.map((c) =>
+        `IF EXISTS (SELECT 1 FROM ${c} WHERE organization_id = OLD.organization_id AND review_id = OLD.id) THEN
         ${referenced("reviews", `'${c}_organization_id_review_id_fkey'`, `'${c}'`)};
-      END IF;`).join("\n      ")}
+      END IF;`
+      ).join("\n      ")
+    }
       RETURN NULL;
     END
     $fn$`,

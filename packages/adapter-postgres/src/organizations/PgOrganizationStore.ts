@@ -24,12 +24,16 @@ import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.t
 import type { SqlError } from "effect/sql/SqlError"
 import { dieSql, orDie } from "../kernel/SqlErrors.ts"
 
-export const PgUnitOfWork = Layer.effect(UnitOfWork, Effect.map(SqlClient.SqlClient, (sql) =>
-  UnitOfWork.of({
-    // A failed commit or lost connection is not a business outcome: it surfaces as a defect (500) and nothing
-    // was applied. A deferred check that fails at commit because of a value is a StoreRejection (400/409).
-    transaction: (effect) => sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (error) => dieSql(error as SqlError)))
-  })))
+export const PgUnitOfWork = Layer.effect(
+  UnitOfWork,
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    UnitOfWork.of({
+      // A failed commit or lost connection is not a business outcome: it surfaces as a defect (500) and nothing
+      // was applied. A deferred check that fails at commit because of a value is a StoreRejection (400/409).
+      transaction: (effect) =>
+        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (error) => dieSql(error as SqlError)))
+    }))
+)
 
 interface OrganizationRow {
   readonly organizationId: string
@@ -49,41 +53,46 @@ const toOrganization = (r: OrganizationRow): Organization => ({
     ...(r.loyaltyEventsPerMinute === null ? {} : { loyaltyEventsPerMinute: Number(r.loyaltyEventsPerMinute) }),
     ...(r.loyaltyStampsPerMinute === null ? {} : { loyaltyStampsPerMinute: Number(r.loyaltyStampsPerMinute) }),
     ...(r.storefrontReadsPerMinute === null ? {} : { storefrontReadsPerMinute: Number(r.storefrontReadsPerMinute) }),
-    ...(r.storefrontSubmissionsPerHour === null ? {} : { storefrontSubmissionsPerHour: Number(r.storefrontSubmissionsPerHour) })
+    ...(r.storefrontSubmissionsPerHour === null
+      ? {}
+      : { storefrontSubmissionsPerHour: Number(r.storefrontSubmissionsPerHour) })
   },
   createdAt: toTimestamp(r.createdAt)
 })
 
-export const PgOrganizationRepository = Layer.effect(OrganizationRepository, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return OrganizationRepository.of({
-    insert: (o) =>
-      sql`INSERT INTO organizations (organization_id, name, api_requests_per_minute, loyalty_events_per_minute,
+export const PgOrganizationRepository = Layer.effect(
+  OrganizationRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return OrganizationRepository.of({
+      insert: (o) =>
+        sql`INSERT INTO organizations (organization_id, name, api_requests_per_minute, loyalty_events_per_minute,
             loyalty_stamps_per_minute, storefront_reads_per_minute, storefront_submissions_per_hour, created_at)
           VALUES (${o.id}, ${o.name}, ${o.plan.apiRequestsPerMinute}, ${o.plan.loyaltyEventsPerMinute ?? null},
             ${o.plan.loyaltyStampsPerMinute ?? null}, ${o.plan.storefrontReadsPerMinute ?? null},
             ${o.plan.storefrontSubmissionsPerHour ?? null}, ${o.createdAt})`.pipe(Effect.asVoid, orDie),
-    findById: (id) =>
-      sql<OrganizationRow>`SELECT * FROM organizations WHERE organization_id = ${id}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
-        orDie
-      ),
-    setPlan: (id, plan) =>
-      sql<OrganizationRow>`UPDATE organizations SET api_requests_per_minute = ${plan.apiRequestsPerMinute},
+      findById: (id) =>
+        sql<OrganizationRow>`SELECT * FROM organizations WHERE organization_id = ${id}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
+          orDie
+        ),
+      setPlan: (id, plan) =>
+        sql<OrganizationRow>`UPDATE organizations SET api_requests_per_minute = ${plan.apiRequestsPerMinute},
             loyalty_events_per_minute = ${plan.loyaltyEventsPerMinute ?? null},
             loyalty_stamps_per_minute = ${plan.loyaltyStampsPerMinute ?? null},
             storefront_reads_per_minute = ${plan.storefrontReadsPerMinute ?? null},
             storefront_submissions_per_hour = ${plan.storefrontSubmissionsPerHour ?? null}
           WHERE organization_id = ${id} RETURNING *`.pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
+          orDie
+        ),
+      isEmpty: sql<{ any: boolean }>`SELECT EXISTS (SELECT 1 FROM organizations) AS any`.pipe(
+        Effect.map((rows) => rows[0]?.any !== true),
         orDie
-      ),
-    isEmpty: sql<{ any: boolean }>`SELECT EXISTS (SELECT 1 FROM organizations) AS any`.pipe(
-      Effect.map((rows) => rows[0]?.any !== true),
-      orDie
-    )
+      )
+    })
   })
-}))
+)
 
 interface SecretKeyRow {
   readonly organizationId: string
@@ -104,34 +113,41 @@ const toSecretKey = (r: SecretKeyRow): SecretKeyRecord => ({
   revokedAt: toNullableTimestamp(r.revokedAt)
 })
 
-export const PgSecretKeyRepository = Layer.effect(SecretKeyRepository, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return SecretKeyRepository.of({
-    // ON CONFLICT rather than catching the unique violation: a failed statement would abort the caller's transaction.
-    insert: (k) =>
-      sql<{ id: string }>`INSERT INTO secret_keys (organization_id, id, name, permissions, key_hash, created_at, revoked_at)
-          VALUES (${k.organizationId}, ${k.id}, ${k.name}, string_to_array(${k.permissions.join(",")}, ','), ${k.keyHash},
+export const PgSecretKeyRepository = Layer.effect(
+  SecretKeyRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return SecretKeyRepository.of({
+      // ON CONFLICT rather than catching the unique violation: a failed statement would abort the caller's transaction.
+      insert: (k) =>
+        sql<
+          { id: string }
+        >`INSERT INTO secret_keys (organization_id, id, name, permissions, key_hash, created_at, revoked_at)
+          VALUES (${k.organizationId}, ${k.id}, ${k.name}, string_to_array(${
+          k.permissions.join(",")
+        }, ','), ${k.keyHash},
                   ${k.createdAt}, ${k.revokedAt})
           ON CONFLICT (key_hash) DO NOTHING RETURNING id`.pipe(
-        orDie,
-        Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new SecretKeyHashTaken()))
-      ),
-    findByHash: (keyHash) =>
-      sql<SecretKeyRow>`SELECT * FROM secret_keys WHERE key_hash = ${keyHash}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toSecretKey)),
-        orDie
-      ),
-    listForOrganization: (organizationId) =>
-      sql<SecretKeyRow>`SELECT * FROM secret_keys WHERE organization_id = ${organizationId}
+          orDie,
+          Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new SecretKeyHashTaken()))
+        ),
+      findByHash: (keyHash) =>
+        sql<SecretKeyRow>`SELECT * FROM secret_keys WHERE key_hash = ${keyHash}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toSecretKey)),
+          orDie
+        ),
+      listForOrganization: (organizationId) =>
+        sql<SecretKeyRow>`SELECT * FROM secret_keys WHERE organization_id = ${organizationId}
           ORDER BY created_at, id`.pipe(Effect.map((rows) => rows.map(toSecretKey)), orDie),
-    revoke: (organizationId, id, at) =>
-      sql<SecretKeyRow>`UPDATE secret_keys SET revoked_at = COALESCE(revoked_at, ${at})
+      revoke: (organizationId, id, at) =>
+        sql<SecretKeyRow>`UPDATE secret_keys SET revoked_at = COALESCE(revoked_at, ${at})
           WHERE organization_id = ${organizationId} AND id = ${id} RETURNING *`.pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toSecretKey)),
-        orDie
-      )
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toSecretKey)),
+          orDie
+        )
+    })
   })
-}))
+)
 
 interface PublishableKeyRow {
   readonly organizationId: string
@@ -151,50 +167,64 @@ const toPublishableKey = (r: PublishableKeyRow): Owned<PublishableKeyRecord> => 
   revokedAt: r.revokedAt === null ? null : toTimestamp(r.revokedAt)
 })
 
-export const PgStorefrontRecordRepository = Layer.effect(StorefrontRecordRepository, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const remove = (table: string, organizationId: string, id: string) =>
-    sql<{ id: string }>`DELETE FROM ${sql(table)} WHERE organization_id = ${organizationId} AND id = ${id}
+export const PgStorefrontRecordRepository = Layer.effect(
+  StorefrontRecordRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const remove = (table: string, organizationId: string, id: string) =>
+      sql<{ id: string }>`DELETE FROM ${sql(table)} WHERE organization_id = ${organizationId} AND id = ${id}
         RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie)
-  return StorefrontRecordRepository.of({
-    insertPublishableKey: (k) =>
-      sql`INSERT INTO publishable_keys (organization_id, id, key, signing_secret, created_at, revoked_at)
-          VALUES (${k.organizationId}, ${k.id}, ${k.key}, ${k.signingSecret}, ${k.createdAt}, ${k.revokedAt})`.pipe(Effect.asVoid, orDie),
-    newestPublishableKey: (organizationId) =>
-      sql<PublishableKeyRow>`SELECT * FROM publishable_keys
-          WHERE organization_id = ${organizationId} AND revoked_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1`.pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (r) => toPublishableKeyView(toPublishableKey(r)))),
-        orDie
-      ),
-    listPublishableKeys: (organizationId) =>
-      sql<PublishableKeyRow>`SELECT * FROM publishable_keys WHERE organization_id = ${organizationId}
-          ORDER BY created_at DESC, id DESC`.pipe(Effect.map((rows) => rows.map((r) => toPublishableKeyView(toPublishableKey(r)))), orDie),
-    revokePublishableKey: (organizationId, id, at) =>
-      sql<PublishableKeyRow>`UPDATE publishable_keys SET revoked_at = COALESCE(revoked_at, ${at})
+    return StorefrontRecordRepository.of({
+      insertPublishableKey: (k) =>
+        sql`INSERT INTO publishable_keys (organization_id, id, key, signing_secret, created_at, revoked_at)
+          VALUES (${k.organizationId}, ${k.id}, ${k.key}, ${k.signingSecret}, ${k.createdAt}, ${k.revokedAt})`.pipe(
+          Effect.asVoid,
+          orDie
+        ),
+      newestPublishableKey: (organizationId) =>
+        sql<PublishableKeyRow>`SELECT * FROM publishable_keys
+          WHERE organization_id = ${organizationId} AND revoked_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1`
+          .pipe(
+            Effect.map((rows) =>
+              Option.map(Option.fromUndefinedOr(rows[0]), (r) => toPublishableKeyView(toPublishableKey(r)))
+            ),
+            orDie
+          ),
+      listPublishableKeys: (organizationId) =>
+        sql<PublishableKeyRow>`SELECT * FROM publishable_keys WHERE organization_id = ${organizationId}
+          ORDER BY created_at DESC, id DESC`.pipe(
+          Effect.map((rows) => rows.map((r) => toPublishableKeyView(toPublishableKey(r)))),
+          orDie
+        ),
+      revokePublishableKey: (organizationId, id, at) =>
+        sql<PublishableKeyRow>`UPDATE publishable_keys SET revoked_at = COALESCE(revoked_at, ${at})
           WHERE organization_id = ${organizationId} AND id = ${id} RETURNING *`.pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (r) => toPublishableKeyView(toPublishableKey(r)))),
-        orDie
-      ),
-    findPublishableKey: (key) =>
-      sql<PublishableKeyRow>`SELECT * FROM publishable_keys WHERE key = ${key}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toPublishableKey)),
-        orDie
-      ),
-    deletePublishableKey: (organizationId, id) => remove("publishable_keys", organizationId, id),
-    insertIntegration: (i) =>
-      sql`INSERT INTO integrations (organization_id, id, platform, created_at)
+          Effect.map((rows) =>
+            Option.map(Option.fromUndefinedOr(rows[0]), (r) => toPublishableKeyView(toPublishableKey(r)))
+          ),
+          orDie
+        ),
+      findPublishableKey: (key) =>
+        sql<PublishableKeyRow>`SELECT * FROM publishable_keys WHERE key = ${key}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toPublishableKey)),
+          orDie
+        ),
+      deletePublishableKey: (organizationId, id) => remove("publishable_keys", organizationId, id),
+      insertIntegration: (i) =>
+        sql`INSERT INTO integrations (organization_id, id, platform, created_at)
           VALUES (${i.organizationId}, ${i.id}, ${i.platform}, ${i.createdAt})`.pipe(Effect.asVoid, orDie),
-    deleteIntegration: (organizationId, id) => remove("integrations", organizationId, id),
-    insertLoyaltyProgram: (p) =>
-      sql`INSERT INTO loyalty_programs (organization_id, id, site_id, status, created_at)
+      deleteIntegration: (organizationId, id) => remove("integrations", organizationId, id),
+      insertLoyaltyProgram: (p) =>
+        sql`INSERT INTO loyalty_programs (organization_id, id, site_id, status, created_at)
           VALUES (${p.organizationId}, ${p.id}, ${p.siteId}, ${p.status}, ${p.createdAt})`.pipe(Effect.asVoid, orDie),
-    deleteLoyaltyProgram: (organizationId, id) => remove("loyalty_programs", organizationId, id),
-    insertWishlist: (w) =>
-      sql`INSERT INTO wishlists (organization_id, id, customer_id, created_at)
+      deleteLoyaltyProgram: (organizationId, id) => remove("loyalty_programs", organizationId, id),
+      insertWishlist: (w) =>
+        sql`INSERT INTO wishlists (organization_id, id, customer_id, created_at)
           VALUES (${w.organizationId}, ${w.id}, ${w.customerId}, ${w.createdAt})`.pipe(Effect.asVoid, orDie),
-    deleteWishlist: (organizationId, id) => remove("wishlists", organizationId, id)
+      deleteWishlist: (organizationId, id) => remove("wishlists", organizationId, id)
+    })
   })
-}))
+)
 
 interface DomainEventRow {
   readonly organizationId: string
@@ -212,56 +242,68 @@ const toDomainEvent = (r: DomainEventRow): DomainEvent => ({
   occurredAt: toTimestamp(r.occurredAt)
 })
 
-export const PgEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return EventOutbox.of({
-    append: (e) =>
-      sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
+export const PgEventOutbox = Layer.effect(
+  EventOutbox,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return EventOutbox.of({
+      append: (e) =>
+        sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
           VALUES (${e.organizationId}, ${e.id}, ${e.event}, ${JSON.stringify(e.data)}::jsonb, ${e.occurredAt})`.pipe(
-        Effect.asVoid,
-        orDie
-      ),
-    // One statement for the whole batch; WITH ORDINALITY keeps the recording order in `seq`.
-    appendAll: (events) =>
-      events.length === 0 ? Effect.void : sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
+          Effect.asVoid,
+          orDie
+        ),
+      // One statement for the whole batch; WITH ORDINALITY keeps the recording order in `seq`.
+      appendAll: (events) =>
+        events.length === 0 ?
+          Effect.void :
+          sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
           SELECT e.organization_id, e.id, e.event, e.data, e.occurred_at
-          FROM ROWS FROM (jsonb_to_recordset(${JSON.stringify(events.map((e) => ({
-            organization_id: e.organizationId,
-            id: e.id,
-            event: e.event,
-            data: e.data,
-            occurred_at: e.occurredAt
-          })))}::jsonb) AS (organization_id uuid, id uuid, event text, data jsonb, occurred_at timestamptz))
+          FROM ROWS FROM (jsonb_to_recordset(${
+            JSON.stringify(events.map((e) => ({
+              organization_id: e.organizationId,
+              id: e.id,
+              event: e.event,
+              data: e.data,
+              occurred_at: e.occurredAt
+            })))
+          }::jsonb) AS (organization_id uuid, id uuid, event text, data jsonb, occurred_at timestamptz))
             WITH ORDINALITY AS e(organization_id, id, event, data, occurred_at, n)
           ORDER BY e.n`.pipe(Effect.asVoid, orDie),
-    redact: (organizationId, redaction) =>
-      Effect.gen(function*() {
-        // Few rows (the events of one record): read, rewrite in the same code as every store, write back.
-        const events = yield* sql<{ readonly id: string; readonly event: string; readonly data: unknown }>`SELECT id, event, data
+      redact: (organizationId, redaction) =>
+        Effect.gen(function*() {
+          // Few rows (the events of one record): read, rewrite in the same code as every store, write back.
+          const events = yield* sql<
+            { readonly id: string; readonly event: string; readonly data: unknown }
+          >`SELECT id, event, data
             FROM domain_events WHERE organization_id = ${organizationId} AND event LIKE ${redaction.resource + ".%"}
               AND data ->> 'id' = ${redaction.recordId}`
-        for (const e of events) {
-          const stored = jsonValue(e.data)
-          const data = redactData(stored, redaction.fields)
-          if (data !== stored) {
-            yield* sql`UPDATE domain_events SET data = ${JSON.stringify(data)}::jsonb
+          for (const e of events) {
+            const stored = jsonValue(e.data)
+            const data = redactData(stored, redaction.fields)
+            if (data !== stored) {
+              yield* sql`UPDATE domain_events SET data = ${JSON.stringify(data)}::jsonb
                 WHERE organization_id = ${organizationId} AND id = ${e.id}`
+            }
           }
-        }
-        if (events.length === 0) return
-        const deliveries = yield* sql<{ readonly id: string; readonly payload: string }>`SELECT id, payload FROM webhook_deliveries
+          if (events.length === 0) return
+          const deliveries = yield* sql<
+            { readonly id: string; readonly payload: string }
+          >`SELECT id, payload FROM webhook_deliveries
             WHERE organization_id = ${organizationId} AND event_id IN ${sql.in(events.map((e) => e.id))}`
-        for (const d of deliveries) {
-          const body = redactDeliveryBody(d.payload, redaction.fields)
-          if (body !== d.payload) {
-            yield* sql`UPDATE webhook_deliveries SET payload = ${body} WHERE organization_id = ${organizationId} AND id = ${d.id}`
+          for (const d of deliveries) {
+            const body = redactDeliveryBody(d.payload, redaction.fields)
+            if (body !== d.payload) {
+              yield* sql`UPDATE webhook_deliveries SET payload = ${body} WHERE organization_id = ${organizationId} AND id = ${d.id}`
+            }
           }
-        }
-      }).pipe(orDie),
-    feed: (organizationId, request) => {
-      const [tx, seq] = (request.after ?? "0:0").split(":")
-      // Ordered by the columns, not by the text the select list names `tx` (which put transaction 1000 before 996).
-      return sql<DomainEventRow & { readonly tx: string; readonly seq: string }>`SELECT organization_id, id, event, data,
+        }).pipe(orDie),
+      feed: (organizationId, request) => {
+        const [tx, seq] = (request.after ?? "0:0").split(":")
+        // Ordered by the columns, not by the text the select list names `tx` (which put transaction 1000 before 996).
+        return sql<
+          DomainEventRow & { readonly tx: string; readonly seq: string }
+        >`SELECT organization_id, id, event, data,
             occurred_at, tx::text AS tx, seq::text AS seq
           FROM domain_events
           WHERE organization_id = ${organizationId}
@@ -270,21 +312,22 @@ export const PgEventOutbox = Layer.effect(EventOutbox, Effect.gen(function*() {
             ${request.events === undefined ? sql`` : sql`AND event IN ${sql.in([...request.events])}`}
           ORDER BY domain_events.tx, domain_events.seq
           LIMIT ${request.limit}`.pipe(
-        Effect.map((rows) => rows.map((r) => ({ position: `${r.tx}:${r.seq}`, event: toDomainEvent(r) }))),
-        orDie
-      )
-    },
-    purge: (before, limit) =>
-      sql<{ readonly n: number }>`WITH gone AS (
+          Effect.map((rows) => rows.map((r) => ({ position: `${r.tx}:${r.seq}`, event: toDomainEvent(r) }))),
+          orDie
+        )
+      },
+      purge: (before, limit) =>
+        sql<{ readonly n: number }>`WITH gone AS (
             DELETE FROM domain_events WHERE ctid IN (
               SELECT ctid FROM domain_events WHERE occurred_at < ${before} AND NOT fan_out_pending LIMIT ${limit})
             RETURNING 1)
           SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), orDie),
-    listForOrganization: (organizationId) =>
-      sql<DomainEventRow>`SELECT organization_id, id, event, data, occurred_at FROM domain_events
+      listForOrganization: (organizationId) =>
+        sql<DomainEventRow>`SELECT organization_id, id, event, data, occurred_at FROM domain_events
           WHERE organization_id = ${organizationId} ORDER BY seq`.pipe(
-        Effect.map((rows) => rows.map(toDomainEvent)),
-        orDie
-      )
+          Effect.map((rows) => rows.map(toDomainEvent)),
+          orDie
+        )
+    })
   })
-}))
+)

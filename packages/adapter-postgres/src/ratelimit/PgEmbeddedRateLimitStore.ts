@@ -35,7 +35,8 @@ export const makeEmbeddedRateLimitRepository = Effect.gen(function*() {
   const startedAtMs = Math.floor(yield* Clock.currentTimeMillis)
 
   const levels = yield* sql.withTransaction(Effect.gen(function*() {
-    const unclean = (yield* sql<{ o: string }>`SELECT opened_at_ms::text AS o FROM rate_limit_embedded_sessions`).length > 0
+    const unclean =
+      (yield* sql<{ o: string }>`SELECT opened_at_ms::text AS o FROM rate_limit_embedded_sessions`).length > 0
     yield* sql`DELETE FROM rate_limit_embedded_sessions`
     yield* sql`INSERT INTO rate_limit_embedded_sessions (opened_at_ms) VALUES (${startedAtMs})`
     if (unclean) {
@@ -51,12 +52,14 @@ export const makeEmbeddedRateLimitRepository = Effect.gen(function*() {
 
   // The clean stop: every level and the end of the session, in one transaction.
   const save = Effect.gen(function*() {
-    const payload = JSON.stringify(levels.entries().map(([o, k, s]: readonly [string, string, TokenBucket.BucketState]) => ({
-      o,
-      k,
-      t: s.tokens,
-      u: s.updatedAtMs
-    })))
+    const payload = JSON.stringify(
+      levels.entries().map(([o, k, s]: readonly [string, string, TokenBucket.BucketState]) => ({
+        o,
+        k,
+        t: s.tokens,
+        u: s.updatedAtMs
+      }))
+    )
     yield* sql.withTransaction(Effect.gen(function*() {
       yield* sql`DELETE FROM rate_limit_buckets`
       yield* sql`INSERT INTO rate_limit_buckets (organization_id, bucket_key, tokens, updated_at_ms)
@@ -66,7 +69,9 @@ export const makeEmbeddedRateLimitRepository = Effect.gen(function*() {
   })
   yield* Effect.addFinalizer(() =>
     save.pipe(
-      Effect.catchCause((cause) => Effect.logWarning("rate-limit levels not saved; the next start treats every bucket as empty", cause))
+      Effect.catchCause((cause) =>
+        Effect.logWarning("rate-limit levels not saved; the next start treats every bucket as empty", cause)
+      )
     )
   )
 

@@ -104,7 +104,9 @@ export const rateLimitSpendFunctionStatements: ReadonlyArray<string> = [
 /** Creates the bucket table and the spend function (idempotent): the statements of migrations 2 and 3. */
 export const rateLimitMigration: Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  for (const statement of [...rateLimitTableStatements, ...rateLimitSpendFunctionStatements]) yield* sql.unsafe(statement)
+  for (const statement of [...rateLimitTableStatements, ...rateLimitSpendFunctionStatements]) {
+    yield* sql.unsafe(statement)
+  }
 })
 
 interface SpendRow {
@@ -131,7 +133,13 @@ const makePgRateLimitRepository = Effect.gen(function*() {
     }))
     const statement = Effect.map(
       raw.unsafe(SPEND_STATEMENT, [organizationId, payload, TokenBucket.tokensToUnits(cost), nowMs]).values,
-      (values) => values.map((v): SpendRow => ({ k: v[0] as string, t: v[1] as number, u: v[2] as SpendRow["u"], a: v[3] as boolean }))
+      (values) =>
+        values.map((v): SpendRow => ({
+          k: v[0] as string,
+          t: v[1] as number,
+          u: v[2] as SpendRow["u"],
+          a: v[3] as boolean
+        }))
     )
     return readCommittedByDefault
       ? statement
@@ -150,14 +158,20 @@ const makePgRateLimitRepository = Effect.gen(function*() {
         Effect.catchIf((e) => e.isRetryable, () => Effect.retry(attempt, { times: 2, while: (e) => e.isRetryable })),
         orDie
       )
-      const read = new Map<string, BucketState>(rows.map((r) => [r.k, { tokens: Number(r.t), updatedAtMs: Number(r.u) }]))
+      const read = new Map<string, BucketState>(
+        rows.map((r) => [r.k, { tokens: Number(r.t), updatedAtMs: Number(r.u) }])
+      )
       const result = TokenBucket.spend(buckets.map((b) => ({ state: read.get(b.key), spec: b.spec })), cost, nowMs)
       const admittedByDatabase = rows.length > 0 && rows[0]!.a === true
       if (rows.length !== buckets.length || (result._tag === "Admitted") !== admittedByDatabase) {
-        return yield* Effect.die(new Error(
-          `rate_limit_spend decided ${admittedByDatabase ? "admit" : "refuse"} but TokenBucket.spend decided ${result._tag} ` +
-            `for ${JSON.stringify({ buckets, cost, nowMs, rows }, (_, v) => (typeof v === "bigint" ? String(v) : v))}`
-        ))
+        return yield* Effect.die(
+          new Error(
+            `rate_limit_spend decided ${
+              admittedByDatabase ? "admit" : "refuse"
+            } but TokenBucket.spend decided ${result._tag} ` +
+              `for ${JSON.stringify({ buckets, cost, nowMs, rows }, (_, v) => (typeof v === "bigint" ? String(v) : v))}`
+          )
+        )
       }
       return toSpendDecision(buckets, result, cost)
     })

@@ -4,7 +4,13 @@
  */
 import { fieldRefPath, type FilterAst, foldCase } from "@feedback/core"
 import { relatedCustomerColumns, relatedProductColumns } from "../catalog/CatalogColumns.ts"
-import { columnsFrom, compileFilter, compileSearch, type ListSqlMapping, type SqlFragment } from "../kernel/FilterSql.ts"
+import {
+  columnsFrom,
+  compileFilter,
+  compileSearch,
+  type ListSqlMapping,
+  type SqlFragment
+} from "../kernel/FilterSql.ts"
 
 const notNull = (sql: string) => ({ sql, notNull: true }) as const
 

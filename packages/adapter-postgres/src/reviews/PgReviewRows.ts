@@ -35,13 +35,31 @@ export const reviewJsonJoin = (a: string, set: { readonly updatedAt?: string; re
  * a timestamp, written as canonical text.
  */
 const REVIEW_JSON_FIELDS: ReadonlyArray<readonly [column: string, key: string, timestamp?: boolean]> = [
-  ["id", "id"], ["body", "body"], ["flags", "flags"], ["title", "title"], ["rating", "rating"], ["site_id", "siteId"],
-  ["flagged", "flagged"], ["metadata", "metadata"], ["survey_id", "surveyId"], ["created_at", "createdAt", true],
-  ["ip_address", "ipAddress"], ["ip_country", "ipCountry"], ["product_id", "productId"], ["published", "published"],
-  ["updated_at", "updatedAt", true], ["user_agent", "userAgent"], ["customer_id", "customerId"],
-  ["external_id", "externalId"], ["redacted_at", "redactedAt", true], ["moderated_at", "moderatedAt", true],
-  ["original_body", "originalBody"], ["original_title", "originalTitle"], ["submit_seconds", "submitSeconds"],
-  ["verified_buyer", "verifiedBuyer"], ["product_variant_id", "productVariantId"],
+  ["id", "id"],
+  ["body", "body"],
+  ["flags", "flags"],
+  ["title", "title"],
+  ["rating", "rating"],
+  ["site_id", "siteId"],
+  ["flagged", "flagged"],
+  ["metadata", "metadata"],
+  ["survey_id", "surveyId"],
+  ["created_at", "createdAt", true],
+  ["ip_address", "ipAddress"],
+  ["ip_country", "ipCountry"],
+  ["product_id", "productId"],
+  ["published", "published"],
+  ["updated_at", "updatedAt", true],
+  ["user_agent", "userAgent"],
+  ["customer_id", "customerId"],
+  ["external_id", "externalId"],
+  ["redacted_at", "redactedAt", true],
+  ["moderated_at", "moderatedAt", true],
+  ["original_body", "originalBody"],
+  ["original_title", "originalTitle"],
+  ["submit_seconds", "submitSeconds"],
+  ["verified_buyer", "verifiedBuyer"],
+  ["product_variant_id", "productVariantId"],
   ["browser_fingerprint", "browserFingerprint"]
 ]
 
@@ -116,7 +134,6 @@ export const toReview = (r: ReviewDbRow): ReviewRecord => ({
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-
 export interface ReplyDbRow {
   readonly id: string
   readonly reviewId: string
@@ -139,7 +156,6 @@ export const toReply = (r: ReplyDbRow): ReviewReply => ({
   createdAt: toTimestamp(r.createdAt),
   updatedAt: toTimestamp(r.updatedAt)
 })
-
 
 export interface StoredReviewDbRow extends ReviewDbRow {
   readonly importJobId: string | null
@@ -195,16 +211,35 @@ export const toSurveyAnswer = (r: AnswerDbRow): SurveyAnswer => ({
   optionLabels: json(r.optionLabels)
 })
 
-
 /** Each column of `reviews r` a page reads, and the name the client would give it (`StoredReviewDbRow`). */
 const REVIEW_SELECT_COLUMNS: ReadonlyArray<readonly [column: string, name: string]> = [
-  ["id", "id"], ["site_id", "siteId"], ["product_id", "productId"], ["product_variant_id", "productVariantId"],
-  ["customer_id", "customerId"], ["survey_id", "surveyId"], ["title", "title"], ["body", "body"],
-  ["original_title", "originalTitle"], ["original_body", "originalBody"], ["redacted_at", "redactedAt"], ["rating", "rating"],
-  ["published", "published"], ["verified_buyer", "verifiedBuyer"], ["flagged", "flagged"], ["flags", "flags"],
-  ["moderated_at", "moderatedAt"], ["ip_address", "ipAddress"], ["browser_fingerprint", "browserFingerprint"],
-  ["ip_country", "ipCountry"], ["user_agent", "userAgent"], ["submit_seconds", "submitSeconds"], ["metadata", "metadata"],
-  ["external_id", "externalId"], ["created_at", "createdAt"], ["updated_at", "updatedAt"], ["import_job_id", "importJobId"],
+  ["id", "id"],
+  ["site_id", "siteId"],
+  ["product_id", "productId"],
+  ["product_variant_id", "productVariantId"],
+  ["customer_id", "customerId"],
+  ["survey_id", "surveyId"],
+  ["title", "title"],
+  ["body", "body"],
+  ["original_title", "originalTitle"],
+  ["original_body", "originalBody"],
+  ["redacted_at", "redactedAt"],
+  ["rating", "rating"],
+  ["published", "published"],
+  ["verified_buyer", "verifiedBuyer"],
+  ["flagged", "flagged"],
+  ["flags", "flags"],
+  ["moderated_at", "moderatedAt"],
+  ["ip_address", "ipAddress"],
+  ["browser_fingerprint", "browserFingerprint"],
+  ["ip_country", "ipCountry"],
+  ["user_agent", "userAgent"],
+  ["submit_seconds", "submitSeconds"],
+  ["metadata", "metadata"],
+  ["external_id", "externalId"],
+  ["created_at", "createdAt"],
+  ["updated_at", "updatedAt"],
+  ["import_job_id", "importJobId"],
   ["import_row", "importRow"]
 ]
 
@@ -225,7 +260,10 @@ const rowMakers = new Map<string, (values: ReadonlyArray<unknown>) => Record<str
  * (a dictionary per row, slower to build and to read; docs/DECISIONS.md §33). Names are the statement's
  * own column names, in order.
  */
-export const rowsOfValues = <A>(names: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<unknown>>): Array<A> => {
+export const rowsOfValues = <A>(
+  names: ReadonlyArray<string>,
+  rows: ReadonlyArray<ReadonlyArray<unknown>>
+): Array<A> => {
   const key = names.join("\u0000")
   let make = rowMakers.get(key)
   if (make === undefined) {
@@ -239,7 +277,8 @@ export const rowsOfValues = <A>(names: ReadonlyArray<string>, rows: ReadonlyArra
   return out
 }
 
-export const REVIEW_COLUMNS = `id, site_id, product_id, product_variant_id, customer_id, survey_id, title, body, original_title,
+export const REVIEW_COLUMNS =
+  `id, site_id, product_id, product_variant_id, customer_id, survey_id, title, body, original_title,
   original_body, redacted_at, rating, published, verified_buyer, flagged, flags, moderated_at, ip_address,
   browser_fingerprint, ip_country, user_agent, submit_seconds, metadata, external_id, created_at, updated_at`
 
@@ -278,7 +317,8 @@ export const reviewInput = (review: ReviewRecord, importRow: number | null) => (
   updated_at: review.updatedAt
 })
 
-export const REVIEW_RECORDSET = `id uuid, site_id uuid, product_id uuid, product_variant_id uuid, customer_id uuid, survey_id uuid,
+export const REVIEW_RECORDSET =
+  `id uuid, site_id uuid, product_id uuid, product_variant_id uuid, customer_id uuid, survey_id uuid,
   title text, body text, original_title text, original_body text, redacted_at timestamptz, rating double precision,
   published boolean, verified_buyer boolean, flagged boolean, flags jsonb, moderated_at timestamptz, ip_address text,
   browser_fingerprint text, ip_country text, user_agent text, submit_seconds double precision, metadata jsonb,
@@ -303,17 +343,21 @@ export const insertReviewsSql = (
   if (event === undefined) return ctes === "" ? insert : `WITH ${ctes} ${insert}`
   return `WITH ${ctes === "" ? "" : `${ctes}, `}inserted AS (${insert} RETURNING *)
     INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
-    SELECT i.organization_id, ${eventIdSql(...event.ids, "ORDER BY i.import_row, i.id")}, '${event.name}', to_jsonb(review_json),
+    SELECT i.organization_id, ${
+    eventIdSql(...event.ids, "ORDER BY i.import_row, i.id")
+  }, '${event.name}', to_jsonb(review_json),
       $4::timestamptz
     FROM inserted i ${reviewJsonJoin("i", { updatedAt: atOr("i.updated_at"), moderatedAt: atOr("i.moderated_at") })}
     ORDER BY i.import_row, i.id`
 }
 
 /** `REVIEW_RECORDSET`'s columns as (name, type) pairs, in its order. */
-const REVIEW_RECORDSET_COLUMNS: ReadonlyArray<readonly [name: string, type: string]> = REVIEW_RECORDSET.split(",").map((c) => {
-  const [name, ...type] = c.trim().split(/\s+/)
-  return [name!, type.join(" ")] as const
-})
+const REVIEW_RECORDSET_COLUMNS: ReadonlyArray<readonly [name: string, type: string]> = REVIEW_RECORDSET.split(",").map(
+  (c) => {
+    const [name, ...type] = c.trim().split(/\s+/)
+    return [name!, type.join(" ")] as const
+  }
+)
 
 /**
  * The reviews of an import slice as columns: `unnest` over one array parameter per column (`$2` the ids, then
@@ -346,7 +390,8 @@ export const reviewColumnsInput = (rows: ReadonlyArray<Record<string, unknown>>)
     arrayLiteral(rows.length, (i) => {
       const value = rows[i]![name]
       return value === undefined || value === null ? null : element(value)
-    }))
+    })
+  )
 
 /**
  * The column as canonical text: `$11` (the text of `$4`, a canonical Timestamp) when it holds that instant, as an
@@ -366,7 +411,8 @@ export const filesInput = (reviewId: string, files: ReadonlyArray<ReviewFile>) =
     position
   }))
 
-const insertFilesFrom = (rows: string) => `INSERT INTO review_files (organization_id, id, review_id, file_name, content_type, size_bytes, url, position)
+const insertFilesFrom = (rows: string) =>
+  `INSERT INTO review_files (organization_id, id, review_id, file_name, content_type, size_bytes, url, position)
   SELECT $1::uuid, id, review_id, file_name, content_type, size_bytes, url, position
   FROM jsonb_to_recordset(${rows}::jsonb) AS x(id uuid, review_id uuid, file_name text, content_type text, size_bytes bigint,
     url text, position integer)`
@@ -387,7 +433,8 @@ export const answersInput = (reviewId: string, answers: ReadonlyArray<SurveyAnsw
     option_labels: a.optionLabels
   }))
 
-const insertAnswersFrom = (rows: string) => `INSERT INTO review_answers (organization_id, review_id, position, question_id, label, type, step, steps,
+const insertAnswersFrom = (rows: string) =>
+  `INSERT INTO review_answers (organization_id, review_id, position, question_id, label, type, step, steps,
     low_label, high_label, middle_label, option_labels)
   SELECT $1::uuid, review_id, position, question_id, label, type, step, steps, low_label, high_label, middle_label,
     option_labels
@@ -406,7 +453,8 @@ export const replyInput = (r: ReviewReply) => ({
   updated_at: r.updatedAt
 })
 
-const insertRepliesFrom = (rows: string) => `INSERT INTO review_replies (organization_id, id, review_id, body, responder_name, published, metadata,
+const insertRepliesFrom = (rows: string) =>
+  `INSERT INTO review_replies (organization_id, id, review_id, body, responder_name, published, metadata,
     created_at, updated_at)
   SELECT $1::uuid, id, review_id, body, responder_name, published, metadata, created_at, updated_at
   FROM jsonb_to_recordset(${rows}::jsonb) AS x(id uuid, review_id uuid, body text, responder_name text, published boolean,
@@ -421,7 +469,10 @@ export const INSERT_CUSTOMERS = `INSERT INTO customers (organization_id, ${CUSTO
 export const IMPORT_LOCK_CLASS = 7_240_114
 
 /** The seed of an import slice's event ids (`EventIds.ts`): the two parameters after `REVIEW_UNNEST`'s. */
-const IMPORT_EVENT_IDS: EventIdSeed = [`$${11 + REVIEW_RECORDSET_COLUMNS.length}`, `$${12 + REVIEW_RECORDSET_COLUMNS.length}`]
+const IMPORT_EVENT_IDS: EventIdSeed = [
+  `$${11 + REVIEW_RECORDSET_COLUMNS.length}`,
+  `$${12 + REVIEW_RECORDSET_COLUMNS.length}`
+]
 
 /**
  * One slice of an import in ONE statement (one round trip instead of five): the job row (`$5` type, `$6` action,
@@ -430,7 +481,8 @@ const IMPORT_EVENT_IDS: EventIdSeed = [`$${11 + REVIEW_RECORDSET_COLUMNS.length}
  * and replies (`$10`). The foreign keys of files, answers, replies and reviews to rows inserted by the same statement
  * hold: PostgreSQL checks them when the whole statement has run.
  */
-export const IMPORT_SLICE_SQL = insertReviewsSql({ name: "review.created", ids: IMPORT_EVENT_IDS },
+export const IMPORT_SLICE_SQL = insertReviewsSql(
+  { name: "review.created", ids: IMPORT_EVENT_IDS },
   `job AS (INSERT INTO import_jobs (organization_id, id, type, action, created_at)
      VALUES ($1::uuid, $3::uuid, $5, $6, $7::timestamptz) ON CONFLICT DO NOTHING),
    files AS (${insertFilesFrom("$8")}),

@@ -125,11 +125,15 @@ const namesOf = (select: string): ReadonlyArray<string> =>
 const recordMakers = new Map<string, (values: Values, at: number) => Record<string, unknown>>()
 
 /** An object of `names` from `values[at…]`, by an object literal compiled once per name list (see `rowsOfValues`). */
-const recordAt = (names: ReadonlyArray<string>): ((values: Values, at: number) => Record<string, unknown>) => {
+const recordAt = (names: ReadonlyArray<string>): (values: Values, at: number) => Record<string, unknown> => {
   const key = names.join("\u0000")
   let make = recordMakers.get(key)
   if (make === undefined) {
-    make = new Function("v", "o", `return {${names.map((n, i) => `${JSON.stringify(n)}: v[o + ${i}]`).join(", ")}}`) as (
+    make = new Function(
+      "v",
+      "o",
+      `return {${names.map((n, i) => `${JSON.stringify(n)}: v[o + ${i}]`).join(", ")}}`
+    ) as (
       values: Values,
       at: number
     ) => Record<string, unknown>
@@ -179,7 +183,11 @@ const oneRecord = <K extends "importJob" | "customer" | "product" | "response", 
 }
 
 /** A review's ordered list of related records, aggregated as JSON (one row per review, `[]`-less when none). */
-const orderedList = <K extends "files" | "answers", R, A>(select: string, from: string, map: (r: R) => A): FoldedInclude<K> => ({
+const orderedList = <K extends "files" | "answers", R, A>(
+  select: string,
+  from: string,
+  map: (r: R) => A
+): FoldedInclude<K> => ({
   lateral: `(SELECT json_agg(x ORDER BY x.position) AS list FROM (SELECT ${select} FROM ${from}) x)`,
   width: 1,
   read: (rows, values, at) => {
@@ -199,21 +207,47 @@ const orderedList = <K extends "files" | "answers", R, A>(select: string, from: 
  * which costs the database less to write and the process less to read.
  */
 const foldedIncludes: { readonly [K in keyof ReviewIncludeLoads]: FoldedInclude<K> } = {
-  importJob: oneRecord(`j.id, j.type, j.action, j.created_at AS "createdAt"`, "import_jobs j",
-    `j.organization_id = $1 AND j.id = pg."importJobId"`, (r) => r.importJobId,
-    (j): ImportJob => ({ id: j.id, type: j.type, action: j.action, createdAt: toTimestamp(j.createdAt) })),
-  customer: oneRecord(CUSTOMER_SELECT, "customers c", `c.organization_id = $1 AND c.id = pg."customerId"`,
-    (r) => r.customerId, toCustomer),
-  product: oneRecord(PRODUCT_SELECT, "products p", `p.organization_id = $1 AND p.id = pg."productId"`,
-    (r) => r.productId, toProduct),
-  response: oneRecord(`rr.id, rr.review_id AS "reviewId", rr.body, rr.responder_name AS "responderName", rr.published,
-      rr.metadata, rr.created_at AS "createdAt", rr.updated_at AS "updatedAt"`, "review_replies rr",
-    `rr.organization_id = $1 AND rr.review_id = pg.id`, (r) => r.id, toReply),
-  files: orderedList(`f.id, f.file_name AS "fileName", f.content_type AS "contentType", f.size_bytes AS "sizeBytes", f.url,
-      f.position`, "review_files f WHERE f.organization_id = $1 AND f.review_id = pg.id", toReviewFile),
-  answers: orderedList(`a.question_id AS "questionId", a.label, a.type, a.step, a.steps, a.low_label AS "lowLabel",
+  importJob: oneRecord(
+    `j.id, j.type, j.action, j.created_at AS "createdAt"`,
+    "import_jobs j",
+    `j.organization_id = $1 AND j.id = pg."importJobId"`,
+    (r) => r.importJobId,
+    (j): ImportJob => ({ id: j.id, type: j.type, action: j.action, createdAt: toTimestamp(j.createdAt) })
+  ),
+  customer: oneRecord(
+    CUSTOMER_SELECT,
+    "customers c",
+    `c.organization_id = $1 AND c.id = pg."customerId"`,
+    (r) => r.customerId,
+    toCustomer
+  ),
+  product: oneRecord(
+    PRODUCT_SELECT,
+    "products p",
+    `p.organization_id = $1 AND p.id = pg."productId"`,
+    (r) => r.productId,
+    toProduct
+  ),
+  response: oneRecord(
+    `rr.id, rr.review_id AS "reviewId", rr.body, rr.responder_name AS "responderName", rr.published,
+      rr.metadata, rr.created_at AS "createdAt", rr.updated_at AS "updatedAt"`,
+    "review_replies rr",
+    `rr.organization_id = $1 AND rr.review_id = pg.id`,
+    (r) => r.id,
+    toReply
+  ),
+  files: orderedList(
+    `f.id, f.file_name AS "fileName", f.content_type AS "contentType", f.size_bytes AS "sizeBytes", f.url,
+      f.position`,
+    "review_files f WHERE f.organization_id = $1 AND f.review_id = pg.id",
+    toReviewFile
+  ),
+  answers: orderedList(
+    `a.question_id AS "questionId", a.label, a.type, a.step, a.steps, a.low_label AS "lowLabel",
       a.high_label AS "highLabel", a.middle_label AS "middleLabel", a.option_labels AS "optionLabels", a.position`,
-    "review_answers a WHERE a.organization_id = $1 AND a.review_id = pg.id", toSurveyAnswer),
+    "review_answers a WHERE a.organization_id = $1 AND a.review_id = pg.id",
+    toSurveyAnswer
+  ),
   // The counts kept on write (migration 102), one primary-key probe per row and value; a row whose value is null
   // reads nothing and is left out, as the loader is never asked for null values.
   collisions: {
@@ -285,7 +319,10 @@ export const reviewPageRows = (
   sql: SqlClient.SqlClient,
   organizationId: string,
   request: Parameters<ReviewReader["page"]>[1],
-  limits: { readonly window: number; readonly candidatesMax: number } = { window: SEARCH_WINDOW, candidatesMax: SEARCH_CANDIDATES_MAX },
+  limits: { readonly window: number; readonly candidatesMax: number } = {
+    window: SEARCH_WINDOW,
+    candidatesMax: SEARCH_CANDIDATES_MAX
+  },
   include: ReadonlyArray<ReviewInclude> = []
 ) =>
   Effect.gen(function*() {
@@ -308,7 +345,11 @@ export const reviewPageRows = (
     return yield* run(reviewPageStatement(organizationId, request, { _tag: "Candidates", ids }))
   })
 
-const groupBy = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, ReadonlyArray<A>> => {
+const groupBy = <R extends object, A>(
+  rows: ReadonlyArray<R>,
+  key: keyof R,
+  map: (r: R) => A
+): ReadonlyMap<string, ReadonlyArray<A>> => {
   const out = new Map<string, Array<A>>()
   for (const r of rows) {
     const k = String(r[key])
@@ -351,7 +392,11 @@ const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
         sql<Row>`SELECT id, type, action, created_at FROM import_jobs
             WHERE organization_id = ${organizationId} AND id IN ${sql.in(ids)}`.pipe(
           Effect.map((rows) =>
-            byId(rows, "id", (r): ImportJob => ({ id: r.id, type: r.type, action: r.action, createdAt: toTimestamp(r.createdAt) }))
+            byId(
+              rows,
+              "id",
+              (r): ImportJob => ({ id: r.id, type: r.type, action: r.action, createdAt: toTimestamp(r.createdAt) })
+            )
           ),
           orDie
         ),
@@ -416,15 +461,20 @@ const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
               (SELECT c.reviews FROM review_value_counts c
                 WHERE c.organization_id = $1 AND c.kind = k.kind AND c.value = k.value) AS reviews
             FROM jsonb_to_recordset($2::jsonb) AS k (kind text, value text)`,
-          [organizationId, JSON.stringify([
-            ...keys.browserFingerprints.map((value) => ({ kind: "browser_fingerprint", value })),
-            ...keys.ipAddresses.map((value) => ({ kind: "ip_address", value }))
-          ])]
+          [
+            organizationId,
+            JSON.stringify([
+              ...keys.browserFingerprints.map((value) => ({ kind: "browser_fingerprint", value })),
+              ...keys.ipAddresses.map((value) => ({ kind: "ip_address", value }))
+            ])
+          ]
         ).pipe(
           Effect.map((rows): CollisionCounts => {
             const browserFingerprint = new Map<string, number>()
             const ipAddress = new Map<string, number>()
-            for (const r of rows) (r.kind === "browser_fingerprint" ? browserFingerprint : ipAddress).set(r.value, Number(r.reviews ?? 0))
+            for (const r of rows) {
+              ;(r.kind === "browser_fingerprint" ? browserFingerprint : ipAddress).set(r.value, Number(r.reviews ?? 0))
+            }
             return { browserFingerprint, ipAddress }
           }),
           orDie

@@ -61,7 +61,13 @@ const BULK_RETURNING = ["organization_id", ...reviewJsonColumns(BULK_EVENT_DATA)
  * than the table's statistics, which then estimate a handful, and a join read every row of the organization instead,
  * per batch of an import job, a cost growing with the job (docs/DECISIONS.md §46).
  */
-const byKeys = (table: string, columns: string, column: string, keys: string, options: { readonly unique?: boolean; readonly lock?: boolean } = {}) =>
+const byKeys = (
+  table: string,
+  columns: string,
+  column: string,
+  keys: string,
+  options: { readonly unique?: boolean; readonly lock?: boolean } = {}
+) =>
   `SELECT m.* FROM jsonb_array_elements_text(${keys}::jsonb) AS k (v) CROSS JOIN LATERAL (
      SELECT ${columns} FROM ${table} WHERE organization_id = $1 AND ${column} = k.v
      ${options.unique === false ? "OFFSET 0" : "LIMIT 1"}${options.lock === true ? " FOR KEY SHARE" : ""}) m`
@@ -80,7 +86,9 @@ const makeRepository = Effect.gen(function*() {
     updateReview: (organizationId, r) =>
       sql`UPDATE reviews SET title = ${r.title}, body = ${r.body}, original_title = ${r.originalTitle},
             original_body = ${r.originalBody}, redacted_at = ${r.redactedAt}, published = ${r.published},
-            moderated_at = ${r.moderatedAt}, metadata = ${JSON.stringify(r.metadata)}::jsonb, updated_at = ${r.updatedAt}
+            moderated_at = ${r.moderatedAt}, metadata = ${
+        JSON.stringify(r.metadata)
+      }::jsonb, updated_at = ${r.updatedAt}
           WHERE organization_id = ${organizationId} AND id = ${r.id}`.pipe(Effect.asVoid, orDie),
     deleteReview: (organizationId, d) =>
       Effect.gen(function*() {
@@ -104,7 +112,11 @@ const makeRepository = Effect.gen(function*() {
            stats AS (
              SELECT ids.id, count(r.id)::integer AS n, (count(r.id) FILTER (WHERE r.published))::integer AS pn,
                coalesce(sum(r.rating) FILTER (WHERE r.published), 0) AS total, avg(r.rating) FILTER (WHERE r.published) AS average,
-               ${[1, 2, 3, 4, 5].map((n) => `(count(r.id) FILTER (WHERE r.published AND ${starSql("r.rating")} = ${n}))::integer AS h${n}`).join(", ")}
+               ${
+            [1, 2, 3, 4, 5].map((n) =>
+              `(count(r.id) FILTER (WHERE r.published AND ${starSql("r.rating")} = ${n}))::integer AS h${n}`
+            ).join(", ")
+          }
              FROM ids LEFT JOIN reviews r ON r.organization_id = $1 AND r.product_id = ids.id
              GROUP BY ids.id)
            UPDATE products p SET review_count = stats.n, published_review_count = stats.pn,
@@ -162,7 +174,9 @@ const makeRepository = Effect.gen(function*() {
            ),
            announced AS (
              INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
-             SELECT u.organization_id, ${eventIdSql("$5", "$6")}, 'review.updated', to_jsonb(review_json), $3::timestamptz
+             SELECT u.organization_id, ${
+            eventIdSql("$5", "$6")
+          }, 'review.updated', to_jsonb(review_json), $3::timestamptz
              FROM updated u ${reviewJsonJoin("u", BULK_EVENT_DATA)} WHERE u.changed
            )
            SELECT (SELECT count(*)::integer FROM updated) AS count,
@@ -186,7 +200,9 @@ const makeRepository = Effect.gen(function*() {
              CROSS JOIN LATERAL (SELECT s.id FROM sites s WHERE s.organization_id = $1 AND s.id = k.id FOR KEY SHARE) s),
            products AS (
              SELECT p.id, p.slug, p.external_id, p.url
-             FROM (SELECT DISTINCT i.id FROM (${byKeys("products", "id", "slug", "$3")} UNION ALL ${byKeys("products", "id", "external_id", "$4")}
+             FROM (SELECT DISTINCT i.id FROM (${byKeys("products", "id", "slug", "$3")} UNION ALL ${
+            byKeys("products", "id", "external_id", "$4")
+          }
                    UNION ALL ${byKeys("products", "id", "url", "$5", { unique: false })}) i ORDER BY i.id) k
              CROSS JOIN LATERAL (
                SELECT p.id, p.slug, p.external_id, p.url FROM products p WHERE p.organization_id = $1 AND p.id = k.id FOR KEY SHARE) p),
@@ -207,7 +223,9 @@ const makeRepository = Effect.gen(function*() {
           ]
         )
         const sites = json<Array<string>>(rows[0]!.sites)
-        const products = json<Array<[id: string, slug: string, externalId: string | null, url: string | null]>>(rows[0]!.products)
+        const products = json<Array<[id: string, slug: string, externalId: string | null, url: string | null]>>(
+          rows[0]!.products
+        )
           .map(([id, slug, externalId, url]) => ({ id, slug, externalId, url }))
         const customers = json<Array<[id: string, email: string]>>(rows[0]!.customers)
         const imported = json<Array<string>>(rows[0]!.imported)
@@ -267,7 +285,9 @@ const makeRepository = Effect.gen(function*() {
       return sql.unsafe(IMPORT_SLICE_SQL, params).pipe(Effect.asVoid, orDie)
     },
     findReply: (organizationId, reviewId) =>
-      sql<ReplyDbRow>`SELECT * FROM review_replies WHERE organization_id = ${organizationId} AND review_id = ${reviewId}`.pipe(
+      sql<
+        ReplyDbRow
+      >`SELECT * FROM review_replies WHERE organization_id = ${organizationId} AND review_id = ${reviewId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReply)),
         orDie
       ),
@@ -292,7 +312,12 @@ const makeRepository = Effect.gen(function*() {
         ? Effect.void
         : sql.unsafe(`ANALYZE reviews (${LIST_PLANNED_COLUMNS})`).pipe(
           Effect.asVoid,
-          Effect.catchCause((cause) => Effect.logWarning("reviews: ANALYZE after a bulk load failed; lists are planned on older statistics until autovacuum runs", cause))
+          Effect.catchCause((cause) =>
+            Effect.logWarning(
+              "reviews: ANALYZE after a bulk load failed; lists are planned on older statistics until autovacuum runs",
+              cause
+            )
+          )
         )
   })
 })

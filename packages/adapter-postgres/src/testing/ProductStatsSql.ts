@@ -33,7 +33,11 @@ export const recalculateProductStats = (
        FROM (
          SELECT q.id, count(r.id)::int AS n, (count(r.id) FILTER (WHERE r.published))::int AS pn,
                 coalesce(sum(r.rating) FILTER (WHERE r.published), 0) AS total, avg(r.rating) FILTER (WHERE r.published) AS average,
-                ${[1, 2, 3, 4, 5].map((n) => `(count(r.id) FILTER (WHERE r.published AND ${starSql("r.rating")} = ${n}))::int AS h${n}`).join(", ")}
+                ${
+        [1, 2, 3, 4, 5].map((n) =>
+          `(count(r.id) FILTER (WHERE r.published AND ${starSql("r.rating")} = ${n}))::int AS h${n}`
+        ).join(", ")
+      }
          FROM products q
          LEFT JOIN reviews r ON r.organization_id = q.organization_id AND r.product_id = q.id
          WHERE q.organization_id = $1

@@ -34,7 +34,8 @@ export interface ReviewDatasetOptions {
 export const DEFAULT_DATASET_START = "2025-01-01T00:00:00.000Z"
 
 /** md5(org || kind || n) with the version nibble set to 4 and the variant to 8, so it is a valid v4 UUID. */
-const uuidSql = (input: string) => `overlay(overlay(md5(${input}) placing '4' from 13 for 1) placing '8' from 17 for 1)::uuid`
+const uuidSql = (input: string) =>
+  `overlay(overlay(md5(${input}) placing '4' from 13 for 1) placing '8' from 17 for 1)::uuid`
 const uuidOf = (kind: string, n: string) => uuidSql(`$1::uuid::text || '${kind}' || (${n})::text`)
 
 /** The id the generator gives to product (`p`), customer (`c`) or review (`r`) number n of the organization. */

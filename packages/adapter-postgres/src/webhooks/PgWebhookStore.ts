@@ -74,8 +74,16 @@ interface DeliveryRow {
 /** The columns of a delivery that every read of one has, its outcome aside. */
 type DeliveryColumns = Pick<
   DeliveryRow,
-  "organizationId" | "id" | "webhookId" | "eventId" | "event" | "idempotencyKey" | "payload" | "createdAt" |
-  "redeliveryOf" | "recordKey"
+  | "organizationId"
+  | "id"
+  | "webhookId"
+  | "eventId"
+  | "event"
+  | "idempotencyKey"
+  | "payload"
+  | "createdAt"
+  | "redeliveryOf"
+  | "recordKey"
 >
 
 /**
@@ -147,7 +155,8 @@ const NO_DISPATCHER = "00000000-0000-0000-0000-000000000000"
 const INSERT_CHUNK = 1_000
 
 /** PostgreSQL text cannot hold NUL, which a receiver's answer quoted in an outcome's `error` might: it becomes U+FFFD. */
-const storableError = (error: string | null): string | null => error === null ? null : error.replaceAll("\u0000", "\uFFFD")
+const storableError = (error: string | null): string | null =>
+  error === null ? null : error.replaceAll("\u0000", "\uFFFD")
 
 /**
  * A fan-out's deliveries as two JSON parameters. An event's deliveries have the same body but for the idempotency
@@ -155,7 +164,9 @@ const storableError = (error: string | null): string | null => error === null ? 
  * (`parts`), and each row carries its key (its body is `prefix || payload || suffix`): the server parses an event's
  * data once, not once per subscribed webhook (docs/DECISIONS.md §38). A body without its key travels whole.
  */
-const deliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): { readonly parts: string; readonly rows: string } => {
+const deliveryRows = (
+  deliveries: ReadonlyArray<WebhookDeliveryRecord>
+): { readonly parts: string; readonly rows: string } => {
   const parts: Array<{ p: number; prefix: string; suffix: string }> = []
   const byPrefix = new Map<string, Array<{ p: number; suffix: string }>>()
   const partOf = (prefix: string, suffix: string): number => {
@@ -259,7 +270,9 @@ const freshDeliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): {
       suffix: at < 0 ? "" : d.body.slice(at + quoted.length)
     }
     const last = groups[groups.length - 1]
-    let group = last !== undefined && sameGroup(last, shape) ? last : byEvent.get(d.eventId)?.find((g) => sameGroup(g, shape))
+    let group = last !== undefined && sameGroup(last, shape)
+      ? last
+      : byEvent.get(d.eventId)?.find((g) => sameGroup(g, shape))
     if (group === undefined) {
       group = { g: groups.length + 1, ...shape }
       groups.push(group)
@@ -311,35 +324,39 @@ const outcomeArrays = (completed: ReadonlyArray<CompletedDelivery>) => {
   }
 }
 
-export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const raw = withoutTransforms(sql)
-  /** A count as a whole, non-negative number. */
-  const whole = (n: number) => Math.max(0, Math.floor(n))
-  /** No limit per organization: the largest `integer`. */
-  const NO_LIMIT = 2_147_483_647
-  /**
-   * The end of a statement whose CTE `changed` returns the deliveries it released or failed: answers their count as
-   * `n`, and sends the `deliveries` wake-up once when there was any (the records' triggers are gone, migration 107).
-   */
-  const countedWakingDispatchers = (changed: "released" | "failed") =>
-    sql.literal(`woken AS (SELECT pg_notify('feedback_work', 'deliveries') FROM (SELECT 1 FROM ${changed} LIMIT 1) c)
+export const PgWebhookRepository = Layer.effect(
+  WebhookRepository,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const raw = withoutTransforms(sql)
+    /** A count as a whole, non-negative number. */
+    const whole = (n: number) => Math.max(0, Math.floor(n))
+    /** No limit per organization: the largest `integer`. */
+    const NO_LIMIT = 2_147_483_647
+    /**
+     * The end of a statement whose CTE `changed` returns the deliveries it released or failed: answers their count as
+     * `n`, and sends the `deliveries` wake-up once when there was any (the records' triggers are gone, migration 107).
+     */
+    const countedWakingDispatchers = (changed: "released" | "failed") =>
+      sql.literal(`woken AS (SELECT pg_notify('feedback_work', 'deliveries') FROM (SELECT 1 FROM ${changed} LIMIT 1) c)
       SELECT (SELECT count(*) FROM ${changed})::int AS n, (SELECT count(*) FROM woken)::int AS woken`)
 
-  const eventsArray = (events: ReadonlyArray<string>) => sql`string_to_array(${events.join(",")}, ',')`
-  const olderThan = (after: WebhookListPosition | undefined, table: "" | "d." = "") =>
-    after === undefined
-      ? sql`TRUE`
-      : sql`(${sql.literal(table)}created_at, ${sql.literal(table)}id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
-  /**
-   * A delivery's state while it is open comes from its queue row: claimed is `in_flight` (with its claimer and time),
-   * unclaimed is `pending`. Finished records have none, and skip the probe.
-   */
-  const openState = sql.literal(`LEFT JOIN LATERAL (
+    const eventsArray = (events: ReadonlyArray<string>) => sql`string_to_array(${events.join(",")}, ',')`
+    const olderThan = (after: WebhookListPosition | undefined, table: "" | "d." = "") =>
+      after === undefined
+        ? sql`TRUE`
+        : sql`(${sql.literal(table)}created_at, ${
+          sql.literal(table)
+        }id) < (${after.createdAt}::timestamptz, ${after.id}::uuid)`
+    /**
+     * A delivery's state while it is open comes from its queue row: claimed is `in_flight` (with its claimer and time),
+     * unclaimed is `pending`. Finished records have none, and skip the probe.
+     */
+    const openState = sql.literal(`LEFT JOIN LATERAL (
       SELECT q.claimed_by, q.attempted_at FROM webhook_delivery_queue q
       WHERE q.organization_id = d.organization_id AND q.id = d.id AND d.status IN ('pending', 'in_flight')
     ) q ON TRUE`)
-  const deliveryColumns = sql.literal(`d.organization_id, d.id, d.webhook_id, d.event_id, d.event, d.idempotency_key,
+    const deliveryColumns = sql.literal(`d.organization_id, d.id, d.webhook_id, d.event_id, d.event, d.idempotency_key,
       CASE WHEN d.status NOT IN ('pending', 'in_flight') THEN d.status
         WHEN q.claimed_by IS NOT NULL THEN 'in_flight' ELSE 'pending' END AS status,
       d.payload, d.response_status, d.error, d.duration_ms, d.created_at,
@@ -347,19 +364,19 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
       CASE WHEN d.status IN ('pending', 'in_flight') THEN q.claimed_by ELSE d.claimed_by END AS claimed_by,
       d.redelivery_of, d.record_key`)
 
-  /**
-   * A delivery whose webhook was deleted meanwhile (a ping, a redelivery or a fan-out racing the delete) is not
-   * stored: it happened before the delete, whose cascade would have removed it. The row lock waits for a deleting
-   * transaction, so the foreign key never breaks.
-   */
-  const webhookExists = (organizationColumn: string) =>
-    sql.literal(`EXISTS (SELECT 1 FROM webhooks w WHERE w.organization_id = ${organizationColumn}
+    /**
+     * A delivery whose webhook was deleted meanwhile (a ping, a redelivery or a fan-out racing the delete) is not
+     * stored: it happened before the delete, whose cascade would have removed it. The row lock waits for a deleting
+     * transaction, so the foreign key never breaks.
+     */
+    const webhookExists = (organizationColumn: string) =>
+      sql.literal(`EXISTS (SELECT 1 FROM webhooks w WHERE w.organization_id = ${organizationColumn}
       AND w.id = v.webhook_id FOR KEY SHARE)`)
 
-  /** Any deliveries, each row whole (`deliveryRows`). */
-  const insertAny = (chunk: ReadonlyArray<WebhookDeliveryRecord>) => {
-    const { parts, rows } = deliveryRows(chunk)
-    return sql`WITH parts AS (
+    /** Any deliveries, each row whole (`deliveryRows`). */
+    const insertAny = (chunk: ReadonlyArray<WebhookDeliveryRecord>) => {
+      const { parts, rows } = deliveryRows(chunk)
+      return sql`WITH parts AS (
               SELECT * FROM json_to_recordset(${parts}::json) AS part(p integer, prefix text, suffix text)
             ), inserted AS (
               INSERT INTO webhook_deliveries (organization_id, id, webhook_id, event_id, event, idempotency_key, status,
@@ -387,14 +404,14 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
               CASE WHEN status = 'in_flight' THEN coalesce(claimed_by, ${NO_DISPATCHER}) END,
               CASE WHEN status = 'in_flight' THEN attempted_at END
             FROM inserted WHERE status IN ('pending', 'in_flight')`
-  }
-  /**
-   * New pending deliveries in their narrow form (`freshDeliveryRows`, docs/DECISIONS.md §41): the rows `insertAny`
-   * would write for them, with the event's place in the outbox read once per event.
-   */
-  const insertFresh = (chunk: ReadonlyArray<WebhookDeliveryRecord>) => {
-    const { groupOf, groups, ids, keys, webhookIds } = freshDeliveryRows(chunk)
-    return sql`WITH groups AS MATERIALIZED (
+    }
+    /**
+     * New pending deliveries in their narrow form (`freshDeliveryRows`, docs/DECISIONS.md §41): the rows `insertAny`
+     * would write for them, with the event's place in the outbox read once per event.
+     */
+    const insertFresh = (chunk: ReadonlyArray<WebhookDeliveryRecord>) => {
+      const { groupOf, groups, ids, keys, webhookIds } = freshDeliveryRows(chunk)
+      return sql`WITH groups AS MATERIALIZED (
         SELECT g.*, CASE WHEN g.record_key IS NOT NULL THEN (
             SELECT e.seq FROM domain_events e WHERE e.organization_id = g.organization_id AND e.id = g.event_id)
           END AS event_seq
@@ -414,109 +431,115 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
       )
       INSERT INTO webhook_delivery_queue (organization_id, id, webhook_id, created_at, record_key, event_seq)
       SELECT organization_id, id, webhook_id, created_at, record_key, event_seq FROM inserted`
-  }
+    }
 
-  /** Writes outcomes of deliveries the dispatcher holds; answers the ids recorded. */
-  const recordOutcomes = (dispatcherId: string, completed: ReadonlyArray<CompletedDelivery>) => {
-    const o = outcomeArrays(completed)
-    return sql<{ id: string }>`SELECT r AS id FROM feedback_record_outcomes(${o.orgs}::uuid[], ${o.ids}::uuid[],
+    /** Writes outcomes of deliveries the dispatcher holds; answers the ids recorded. */
+    const recordOutcomes = (dispatcherId: string, completed: ReadonlyArray<CompletedDelivery>) => {
+      const o = outcomeArrays(completed)
+      return sql<{ id: string }>`SELECT r AS id FROM feedback_record_outcomes(${o.orgs}::uuid[], ${o.ids}::uuid[],
         ${o.statuses}::text[], ${o.codes}::integer[], ${o.errors}::text[], ${o.durations}::integer[],
         ${dispatcherId}::uuid) r`.pipe(
-      Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])),
-      orDie
-    )
-  }
+        Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])),
+        orDie
+      )
+    }
 
-  return WebhookRepository.of({
-    insert: (w) =>
-      sql`INSERT INTO webhooks (organization_id, id, url, events, hmac_secret, previous_hmac_secret,
+    return WebhookRepository.of({
+      insert: (w) =>
+        sql`INSERT INTO webhooks (organization_id, id, url, events, hmac_secret, previous_hmac_secret,
             previous_secret_expires_at, created_at, updated_at)
           VALUES (${w.organizationId}, ${w.id}, ${w.url}, ${eventsArray(w.events)}, ${w.hmacSecret},
-                  ${w.previousHmacSecret}, ${w.previousSecretExpiresAt}, ${w.createdAt}, ${w.updatedAt})`.pipe(Effect.asVoid, orDie),
-    update: (w) =>
-      sql`UPDATE webhooks SET url = ${w.url}, events = ${eventsArray(w.events)}, hmac_secret = ${w.hmacSecret},
+                  ${w.previousHmacSecret}, ${w.previousSecretExpiresAt}, ${w.createdAt}, ${w.updatedAt})`.pipe(
+          Effect.asVoid,
+          orDie
+        ),
+      update: (w) =>
+        sql`UPDATE webhooks SET url = ${w.url}, events = ${eventsArray(w.events)}, hmac_secret = ${w.hmacSecret},
             previous_hmac_secret = ${w.previousHmacSecret}, previous_secret_expires_at = ${w.previousSecretExpiresAt},
             updated_at = ${w.updatedAt}
           WHERE organization_id = ${w.organizationId} AND id = ${w.id}`.pipe(Effect.asVoid, orDie),
-    remove: (organizationId, id) =>
-      sql<{ id: string }>`DELETE FROM webhooks WHERE organization_id = ${organizationId} AND id = ${id}
+      remove: (organizationId, id) =>
+        sql<{ id: string }>`DELETE FROM webhooks WHERE organization_id = ${organizationId} AND id = ${id}
           RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie),
-    findById: (organizationId, id) =>
-      sql<WebhookRow>`SELECT * FROM webhooks WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toWebhookRecord)),
-        orDie
-      ),
-    list: (organizationId, page) =>
-      sql<WebhookRow>`SELECT * FROM webhooks
+      findById: (organizationId, id) =>
+        sql<WebhookRow>`SELECT * FROM webhooks WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toWebhookRecord)),
+          orDie
+        ),
+      list: (organizationId, page) =>
+        sql<WebhookRow>`SELECT * FROM webhooks
           WHERE organization_id = ${organizationId} AND ${olderThan(page.after)}
           ORDER BY created_at DESC, id DESC LIMIT ${page.limit}`.pipe(
-        Effect.map((rows) => rows.map(toWebhookRecord)),
-        orDie
-      ),
-    listDeliveries: (organizationId, webhookId, page) =>
-      sql<DeliveryRow>`SELECT ${deliveryColumns} FROM webhook_deliveries d ${openState}
+          Effect.map((rows) => rows.map(toWebhookRecord)),
+          orDie
+        ),
+      listDeliveries: (organizationId, webhookId, page) =>
+        sql<DeliveryRow>`SELECT ${deliveryColumns} FROM webhook_deliveries d ${openState}
           WHERE d.organization_id = ${organizationId} AND d.webhook_id = ${webhookId} AND ${olderThan(page.after, "d.")}
           ORDER BY d.created_at DESC, d.id DESC LIMIT ${page.limit}`.pipe(
-        Effect.map((rows) => rows.map(toDeliveryRecord)),
-        orDie
-      ),
+          Effect.map((rows) => rows.map(toDeliveryRecord)),
+          orDie
+        ),
 
-    takeUndispatchedEvents: (limit) =>
-      sql<EventRow>`UPDATE domain_events SET fan_out_pending = false
+      takeUndispatchedEvents: (limit) =>
+        sql<EventRow>`UPDATE domain_events SET fan_out_pending = false
           WHERE (organization_id, id) IN (
             SELECT organization_id, id FROM domain_events WHERE fan_out_pending
             ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
           RETURNING organization_id, id, seq, event, data, occurred_at`.pipe(
-        Effect.map((rows) =>
-          [...rows]
-            .sort((a, b) => Number(a.seq) - Number(b.seq))
-            .map((r): DomainEvent => ({
-              id: r.id as DomainEvent["id"],
-              organizationId: r.organizationId as OrganizationId,
-              event: r.event,
-              data: typeof r.data === "string" ? JSON.parse(r.data) : r.data,
-              occurredAt: toTimestamp(r.occurredAt)
-            }))
-        ),
-        orDie
-      ),
-    webhooksOf: (organizationIds) =>
-      organizationIds.length === 0
-        ? Effect.succeed([])
-        : sql<WebhookRow>`SELECT * FROM webhooks WHERE ${sql.in("organization_id", organizationIds)}`.pipe(
-          Effect.map((rows) => rows.map(toWebhookRecord)),
+          Effect.map((rows) =>
+            [...rows]
+              .sort((a, b) => Number(a.seq) - Number(b.seq))
+              .map((r): DomainEvent => ({
+                id: r.id as DomainEvent["id"],
+                organizationId: r.organizationId as OrganizationId,
+                event: r.event,
+                data: typeof r.data === "string" ? JSON.parse(r.data) : r.data,
+                occurredAt: toTimestamp(r.occurredAt)
+              }))
+          ),
           orDie
         ),
-    findDelivery: (organizationId, webhookId, id) =>
-      sql<DeliveryRow>`SELECT ${deliveryColumns} FROM webhook_deliveries d ${openState}
+      webhooksOf: (organizationIds) =>
+        organizationIds.length === 0
+          ? Effect.succeed([])
+          : sql<WebhookRow>`SELECT * FROM webhooks WHERE ${sql.in("organization_id", organizationIds)}`.pipe(
+            Effect.map((rows) => rows.map(toWebhookRecord)),
+            orDie
+          ),
+      findDelivery: (organizationId, webhookId, id) =>
+        sql<DeliveryRow>`SELECT ${deliveryColumns} FROM webhook_deliveries d ${openState}
           WHERE d.organization_id = ${organizationId} AND d.id = ${id} AND d.webhook_id = ${webhookId}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toDeliveryRecord)),
-        orDie
-      ),
-    // One statement per chunk, the rows as JSON parameters (`deliveryRows`), each open delivery with its queue row.
-    // Ordered deliveries take their event's place in the outbox (`seq`) as they are inserted: fan-outs of several
-    // processes may commit out of order, the events of one record cannot (docs/DECISIONS.md §17). (A separate
-    // UPDATE of the new rows would write every row twice and re-run its foreign-key check, docs/DECISIONS.md §30;
-    // new open deliveries take the narrow form instead, docs/DECISIONS.md §41.)
-    insertDeliveries: (deliveries) => {
-      const fresh = deliveries.filter(isFresh)
-      const other = fresh.length === deliveries.length ? [] : deliveries.filter((d) => !isFresh(d))
-      const chunks = (rows: ReadonlyArray<WebhookDeliveryRecord>) =>
-        Array.from({ length: Math.ceil(rows.length / INSERT_CHUNK) }, (_, i) => rows.slice(i * INSERT_CHUNK, (i + 1) * INSERT_CHUNK))
-      const writes = Effect.andThen(
-        Effect.forEach(chunks(fresh), insertFresh, { discard: true }),
-        Effect.forEach(chunks(other), insertAny, { discard: true })
-      )
-      // A fan-out writes fresh rows only; a batch of both kinds is still all or nothing.
-      return (fresh.length > 0 && other.length > 0 ? sql.withTransaction(writes) : writes).pipe(orDie)
-    },
-    // The claim is a function (migration 107, organizations in turn since 141), for the planner settings its statement needs (docs/DECISIONS.md §38):
-    // it records the outcomes that come with it (docs/DECISIONS.md §30), then reads and locks only the queue, and
-    // reads the records of the claimed rows by primary key. Read without the client's renames (the columns are named
-    // as the client would name them): the claim's rows are the dispatcher's hottest read (docs/DECISIONS.md §34).
-    claimDeliveries: ({ at, completed = [], dispatcherId, limit, perOrganizationLimit, perWebhookLimit }) => {
-      const o = outcomeArrays(completed)
-      return raw<ClaimRow>`
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toDeliveryRecord)),
+          orDie
+        ),
+      // One statement per chunk, the rows as JSON parameters (`deliveryRows`), each open delivery with its queue row.
+      // Ordered deliveries take their event's place in the outbox (`seq`) as they are inserted: fan-outs of several
+      // processes may commit out of order, the events of one record cannot (docs/DECISIONS.md §17). (A separate
+      // UPDATE of the new rows would write every row twice and re-run its foreign-key check, docs/DECISIONS.md §30;
+      // new open deliveries take the narrow form instead, docs/DECISIONS.md §41.)
+      insertDeliveries: (deliveries) => {
+        const fresh = deliveries.filter(isFresh)
+        const other = fresh.length === deliveries.length ? [] : deliveries.filter((d) => !isFresh(d))
+        const chunks = (rows: ReadonlyArray<WebhookDeliveryRecord>) =>
+          Array.from(
+            { length: Math.ceil(rows.length / INSERT_CHUNK) },
+            (_, i) => rows.slice(i * INSERT_CHUNK, (i + 1) * INSERT_CHUNK)
+          )
+        const writes = Effect.andThen(
+          Effect.forEach(chunks(fresh), insertFresh, { discard: true }),
+          Effect.forEach(chunks(other), insertAny, { discard: true })
+        )
+        // A fan-out writes fresh rows only; a batch of both kinds is still all or nothing.
+        return (fresh.length > 0 && other.length > 0 ? sql.withTransaction(writes) : writes).pipe(orDie)
+      },
+      // The claim is a function (migration 107, organizations in turn since 141), for the planner settings its statement needs (docs/DECISIONS.md §38):
+      // it records the outcomes that come with it (docs/DECISIONS.md §30), then reads and locks only the queue, and
+      // reads the records of the claimed rows by primary key. Read without the client's renames (the columns are named
+      // as the client would name them): the claim's rows are the dispatcher's hottest read (docs/DECISIONS.md §34).
+      claimDeliveries: ({ at, completed = [], dispatcherId, limit, perOrganizationLimit, perWebhookLimit }) => {
+        const o = outcomeArrays(completed)
+        return raw<ClaimRow>`
           SELECT organization_id AS "organizationId", id, webhook_id AS "webhookId", event_id AS "eventId", event,
             idempotency_key AS "idempotencyKey", payload, created_at AS "createdAt", redelivery_of AS "redeliveryOf",
             record_key AS "recordKey", url, hmac_secret AS "hmacSecret", previous_hmac_secret AS "previousHmacSecret",
@@ -525,59 +548,63 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             ${o.codes}::integer[], ${o.errors}::text[], ${o.durations}::integer[], ${dispatcherId}::uuid,
             ${at}::timestamptz, ${whole(limit)}::int, ${whole(perWebhookLimit)}::int,
             ${whole(perOrganizationLimit ?? NO_LIMIT)}::int)`.pipe(
-        Effect.map((rows) =>
-          fairClaimOrder(
-            rows.map((r): ClaimedDelivery => ({
-              // A claimed delivery is in flight for this claim: its claimer and time are the caller's own.
-              delivery: deliveryRecord(r, "in_flight", null, null, null, at, dispatcherId),
-              url: r.url,
-              hmacSecret: r.hmacSecret,
-              previousSecret: previousSecretOf({
-                previousHmacSecret: r.previousHmacSecret,
-                previousSecretExpiresAt: r.previousSecretExpiresAt === null ? null : toTimestamp(r.previousSecretExpiresAt)
-              })
-            })).sort((a, b) => oldestFirst(a.delivery, b.delivery)),
-            (c) => c.delivery.organizationId
-          )
-        ),
-        orDie
-      )
-    },
-    completeDelivery: (dispatcherId, organizationId, id, outcome) =>
-      recordOutcomes(dispatcherId, [{ organizationId, id, outcome }]).pipe(Effect.map((ids) => ids.length > 0)),
-    // One statement for the batch (a function of migration 109); NUL in `error` becomes U+FFFD.
-    completeDeliveries: (dispatcherId, completed) =>
-      completed.length === 0 ? Effect.succeed([]) : recordOutcomes(dispatcherId, completed),
-    // Pending again, unclaimed: only the queue row changes. The record's triggers do not see it, so the statement
-    // sends the `deliveries` wake-up itself (docs/DECISIONS.md §23), once, when it released something.
-    releaseDeliveries: (dispatcherId, released) =>
-      released.length === 0
-        ? Effect.succeed(0)
-        : sql<{ n: number }>`WITH released AS (
+          Effect.map((rows) =>
+            fairClaimOrder(
+              rows.map((r): ClaimedDelivery => ({
+                // A claimed delivery is in flight for this claim: its claimer and time are the caller's own.
+                delivery: deliveryRecord(r, "in_flight", null, null, null, at, dispatcherId),
+                url: r.url,
+                hmacSecret: r.hmacSecret,
+                previousSecret: previousSecretOf({
+                  previousHmacSecret: r.previousHmacSecret,
+                  previousSecretExpiresAt: r.previousSecretExpiresAt === null
+                    ? null
+                    : toTimestamp(r.previousSecretExpiresAt)
+                })
+              })).sort((a, b) => oldestFirst(a.delivery, b.delivery)),
+              (c) => c.delivery.organizationId
+            )
+          ),
+          orDie
+        )
+      },
+      completeDelivery: (dispatcherId, organizationId, id, outcome) =>
+        recordOutcomes(dispatcherId, [{ organizationId, id, outcome }]).pipe(Effect.map((ids) => ids.length > 0)),
+      // One statement for the batch (a function of migration 109); NUL in `error` becomes U+FFFD.
+      completeDeliveries: (dispatcherId, completed) =>
+        completed.length === 0 ? Effect.succeed([]) : recordOutcomes(dispatcherId, completed),
+      // Pending again, unclaimed: only the queue row changes. The record's triggers do not see it, so the statement
+      // sends the `deliveries` wake-up itself (docs/DECISIONS.md §23), once, when it released something.
+      releaseDeliveries: (dispatcherId, released) =>
+        released.length === 0
+          ? Effect.succeed(0)
+          : sql<{ n: number }>`WITH released AS (
               UPDATE webhook_delivery_queue q
               SET claimed_by = NULL, attempted_at = NULL
               FROM json_to_recordset(${
-          JSON.stringify(released.map(({ id, organizationId }) => ({ organization_id: organizationId, id })))
-        }::json) AS v(organization_id uuid, id uuid)
+            JSON.stringify(released.map(({ id, organizationId }) => ({ organization_id: organizationId, id })))
+          }::json) AS v(organization_id uuid, id uuid)
               WHERE q.organization_id = v.organization_id AND q.id = v.id AND q.claimed_by = ${dispatcherId}
               RETURNING q.id
             ), ${countedWakingDispatchers("released")}`.pipe(
             Effect.map((rows) => Number(rows[0]?.n ?? 0)),
             orDie
           ),
-    dispatcherAlive: (since) =>
-      sql<{ alive: boolean }>`SELECT EXISTS (SELECT 1 FROM webhook_dispatchers WHERE heartbeat_at >= ${since}) AS alive`.pipe(
-        Effect.map((rows) => rows[0]?.alive === true),
-        orDie
-      ),
-    heartbeat: (dispatcherId, at) =>
-      sql`INSERT INTO webhook_dispatchers (id, heartbeat_at) VALUES (${dispatcherId}, ${at})
+      dispatcherAlive: (since) =>
+        sql<
+          { alive: boolean }
+        >`SELECT EXISTS (SELECT 1 FROM webhook_dispatchers WHERE heartbeat_at >= ${since}) AS alive`.pipe(
+          Effect.map((rows) => rows[0]?.alive === true),
+          orDie
+        ),
+      heartbeat: (dispatcherId, at) =>
+        sql`INSERT INTO webhook_dispatchers (id, heartbeat_at) VALUES (${dispatcherId}, ${at})
           ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at`.pipe(Effect.asVoid, orDie),
-    removeDispatcher: (dispatcherId) =>
-      sql`DELETE FROM webhook_dispatchers WHERE id = ${dispatcherId}`.pipe(Effect.asVoid, orDie),
-    // Sends the `deliveries` wake-up itself when it failed something (the records' triggers are gone, migration 107).
-    failInterrupted: (staleBefore, error) =>
-      sql<{ n: number }>`WITH stale AS (
+      removeDispatcher: (dispatcherId) =>
+        sql`DELETE FROM webhook_dispatchers WHERE id = ${dispatcherId}`.pipe(Effect.asVoid, orDie),
+      // Sends the `deliveries` wake-up itself when it failed something (the records' triggers are gone, migration 107).
+      failInterrupted: (staleBefore, error) =>
+        sql<{ n: number }>`WITH stale AS (
             DELETE FROM webhook_delivery_queue q
             WHERE q.claimed_by IS NOT NULL AND NOT EXISTS (
               SELECT 1 FROM webhook_dispatchers h WHERE h.id = q.claimed_by AND h.heartbeat_at >= ${staleBefore})
@@ -590,8 +617,9 @@ export const PgWebhookRepository = Layer.effect(WebhookRepository, Effect.gen(fu
             WHERE d.organization_id = s.organization_id AND d.id = s.id
             RETURNING d.id
           ), ${countedWakingDispatchers("failed")}`.pipe(
-        Effect.map((rows) => Number(rows[0]?.n ?? 0)),
-        orDie
-      )
+          Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+          orDie
+        )
+    })
   })
-}))
+)

@@ -45,7 +45,8 @@ export class AdminApi extends HttpApi.make("admin-api")
   .annotateMerge(OpenApi.annotations({
     title: "Feedback platform Admin API",
     version: "0.1.0",
-    description: "Merchant Admin API: setup status, reviews and replies, product questions, webhooks and rate limits.\n\n" +
+    description:
+      "Merchant Admin API: setup status, reviews and replies, product questions, webhooks and rate limits.\n\n" +
       "Authenticate with a secret key: `Authorization: Bearer sk_…`. Every response carries `X-Request-Id`; every " +
       "authenticated one the organization's rate-limit state. Errors are `{\"error\": {\"code\", \"message\", \"details\"?}}`.\n\n" +
       "Storefront routes (`/storefront/…`, tag Storefront) take a publishable key instead (`X-Publishable-Key: pk_…` or " +

@@ -92,7 +92,13 @@ export const NotFoundResponse = wire(
   (d) => ({ resource: d.resource })
 )
 export const ConflictResponse = wire(Conflict, "Conflict", NoDetails, () => undefined, () => ({}))
-export const StoreUnavailableResponse = wire(StoreUnavailable, "StoreUnavailable", NoDetails, () => undefined, () => ({}))
+export const StoreUnavailableResponse = wire(
+  StoreUnavailable,
+  "StoreUnavailable",
+  NoDetails,
+  () => undefined,
+  () => ({})
+)
 export const PayloadTooLargeResponse = wire(
   PayloadTooLarge,
   "PayloadTooLarge",

@@ -22,7 +22,8 @@ const idempotencyKey = {
 
 const idempotentReplayed = {
   required: false,
-  description: "`true` when this answer is the recorded response of an earlier request with the same `Idempotency-Key`.",
+  description:
+    "`true` when this answer is the recorded response of an earlier request with the same `Idempotency-Key`.",
   schema: { type: "string", enum: ["true"] }
 }
 
@@ -46,7 +47,9 @@ const withKeyAnswers = (responses: Record<string, any>) => {
       content: { "application/json": { schema: reused } }
     }
   } else {
-    for (const media of Object.values<Record<string, any>>(own["content"] ?? {})) media["schema"] = { oneOf: [media["schema"], reused] }
+    for (const media of Object.values<Record<string, any>>(own["content"] ?? {})) {
+      media["schema"] = { oneOf: [media["schema"], reused] }
+    }
   }
 }
 
@@ -66,7 +69,10 @@ export const withIdempotencyKeys = (spec: Record<string, any>): Record<string, a
       withKeyAnswers(operation["responses"] ??= {})
       for (const [status, response] of Object.entries<Record<string, any>>(operation["responses"] ?? {})) {
         if (!/^(2\d\d|404|409|422)$/.test(status) || response["$ref"] !== undefined) continue
-        response["headers"] = { ...response["headers"], "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } }
+        response["headers"] = {
+          ...response["headers"],
+          "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" }
+        }
       }
     }
   }

@@ -33,7 +33,9 @@ const nonBlank = (raw: string) => raw !== ""
  * which here is always `type: string`, so the wire form is declared opaque (a string that is kept as it is when
  * the query is encoded) and carries `document` instead.
  */
-export const queryParameter = <S extends Schema.Top & { readonly DecodingServices: never; readonly EncodingServices: never }>(
+export const queryParameter = <
+  S extends Schema.Top & { readonly DecodingServices: never; readonly EncodingServices: never }
+>(
   type: S,
   options: {
     readonly document: ParameterDocument
@@ -140,7 +142,10 @@ export const commaSeparated = (values: ReadonlyArray<string>, description: strin
  */
 export const includeParam = <const Include extends string>(values: ReadonlyArray<Include>) =>
   queryParameter(Schema.Array(Schema.Literals(values)), {
-    document: commaSeparated(values, `Extra fields to add, any of: ${values.join(", ")}. Each costs one more query per page.`),
+    document: commaSeparated(
+      values,
+      `Extra fields to add, any of: ${values.join(", ")}. Each costs one more query per page.`
+    ),
     parse: (raw) => parseInclude(raw, values),
     format: (names) => names.join(includeSeparator)
   })

@@ -36,7 +36,10 @@ const headers: Json = {
     { type: "integer", minimum: 0 },
     120
   ),
-  "X-RateLimit-Remaining": header("Whole tokens left in the organization's bucket after this request.", { type: "integer", minimum: 0 }, 119),
+  "X-RateLimit-Remaining": header("Whole tokens left in the organization's bucket after this request.", {
+    type: "integer",
+    minimum: 0
+  }, 119),
   "X-Rate-Limit-Cost": header("Tokens this request cost.", { type: "integer", minimum: 0 }, 1),
   "RateLimit-Policy": header(
     "The IETF rate-limit policy (draft-ietf-httpapi-ratelimit-headers): `\"org\";q=<tokens>;w=60`.",
@@ -250,7 +253,8 @@ const exampleOf = (schema: Json, components: Json, name?: string, depth = 0): un
       for (const [key, property] of Object.entries(properties)) {
         const value = exampleOf(property, components, key, depth + 1)
         // An optional object with nothing to show (`details` of most errors) is left out, as the server does.
-        const empty = typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0
+        const empty = typeof value === "object" && value !== null && !Array.isArray(value) &&
+          Object.keys(value).length === 0
         if (required.includes(key) || !empty) out[key] = value
       }
       return out
@@ -296,7 +300,10 @@ const mergeDuplicateComponents = (spec: Json): Json => {
     }
   }
   if (renames.size === 0) return spec
-  return JSON.parse(JSON.stringify(spec), (key, value) => key === "$ref" && renames.has(value) ? renames.get(value) : value)
+  return JSON.parse(
+    JSON.stringify(spec),
+    (key, value) => key === "$ref" && renames.has(value) ? renames.get(value) : value
+  )
 }
 
 export const withDocumentation = (input: Json): Json => {

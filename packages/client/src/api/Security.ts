@@ -11,7 +11,12 @@
 import { CurrentCaller, CurrentStorefrontCaller, type Permission } from "@feedback/core"
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
-import { ForbiddenResponse, InvalidRequestResponse, TooManyRequestsResponse, UnauthorizedResponse } from "./ErrorResponses.ts"
+import {
+  ForbiddenResponse,
+  InvalidRequestResponse,
+  TooManyRequestsResponse,
+  UnauthorizedResponse
+} from "./ErrorResponses.ts"
 
 export class RequiredPermission extends Context.Service<RequiredPermission, Permission>()(
   "feedback/http/RequiredPermission"
@@ -49,8 +54,7 @@ export class OperatorAuth extends HttpApiMiddleware.Service<OperatorAuth>()("fee
 }) {}
 
 /** Declares the permission an endpoint requires, for the middleware and for the OpenAPI document. */
-export const requires = (permission: Permission) =>
-<E extends Annotatable<E>>(endpoint: E): E =>
+export const requires = (permission: Permission) => <E extends Annotatable<E>>(endpoint: E): E =>
   endpoint
     .annotate(RequiredPermission, permission)
     .annotate(OpenApi.Override, { "x-required-permission": permission })
@@ -60,10 +64,11 @@ export const requires = (permission: Permission) =>
  * use-case checks it, and the value says which, for the OpenAPI document. Never open access: the middleware still
  * refuses an endpoint that declares neither this nor `RequiredPermission`.
  */
-export class PermissionByInput extends Context.Service<PermissionByInput, string>()("feedback/http/PermissionByInput") {}
+export class PermissionByInput
+  extends Context.Service<PermissionByInput, string>()("feedback/http/PermissionByInput")
+{}
 
-export const requiresByInput = (permission: string) =>
-<E extends Annotatable<E>>(endpoint: E): E =>
+export const requiresByInput = (permission: string) => <E extends Annotatable<E>>(endpoint: E): E =>
   endpoint
     .annotate(PermissionByInput, permission)
     .annotate(OpenApi.Override, { "x-required-permission": permission })
@@ -76,6 +81,8 @@ interface Annotatable<E> {
  * Renders every request that fails its schema (path, query or body) as a 400 INVALID_REQUEST that names each
  * offending field, instead of HttpApi's empty 400.
  */
-export class RequestValidation extends HttpApiMiddleware.Service<RequestValidation>()("feedback/http/RequestValidation", {
-  error: InvalidRequestResponse
-}) {}
+export class RequestValidation
+  extends HttpApiMiddleware.Service<RequestValidation>()("feedback/http/RequestValidation", {
+    error: InvalidRequestResponse
+  })
+{}

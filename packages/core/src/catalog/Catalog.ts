@@ -34,12 +34,15 @@ export type RatingHistogram = typeof RatingHistogram.Type
 export const stars = ["1", "2", "3", "4", "5"] as const
 
 /** The whole star a rating (1..5, fractions allowed) counts for: the nearest, halves up; the SQL is `floor(r + 0.5)`. */
-export const starOf = (rating: number): 1 | 2 | 3 | 4 | 5 => Math.min(5, Math.max(1, Math.floor(rating + 0.5))) as 1 | 2 | 3 | 4 | 5
+export const starOf = (rating: number): 1 | 2 | 3 | 4 | 5 =>
+  Math.min(5, Math.max(1, Math.floor(rating + 0.5))) as 1 | 2 | 3 | 4 | 5
 
 export const emptyHistogram: RatingHistogram = { "1": 0, "2": 0, "3": 0, "4": 0, "5": 0 }
 
 /** The histogram of the published ones among `reviews`. */
-export const histogramOf = (reviews: Iterable<{ readonly rating: number; readonly published: boolean }>): RatingHistogram => {
+export const histogramOf = (
+  reviews: Iterable<{ readonly rating: number; readonly published: boolean }>
+): RatingHistogram => {
   const counts = [0, 0, 0, 0, 0]
   for (const r of reviews) if (r.published) counts[starOf(r.rating) - 1]!++
   return { "1": counts[0]!, "2": counts[1]!, "3": counts[2]!, "4": counts[3]!, "5": counts[4]! }

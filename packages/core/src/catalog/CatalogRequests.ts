@@ -101,4 +101,3 @@ export const ImportResult = Schema.Struct({
   skipped: Schema.Array(Schema.Struct({ index: Schema.Int, message: Schema.String }))
 }).annotate({ identifier: "ImportResult" })
 export type ImportResult = typeof ImportResult.Type
-

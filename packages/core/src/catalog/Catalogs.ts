@@ -55,222 +55,233 @@ export class Catalogs extends Context.Service<Catalogs, {
   readonly createCustomer: (
     input: CustomerCreate
   ) => Effect.Effect<Customer, Forbidden | InvalidRequest | Conflict, CurrentCaller>
-  readonly listCustomers: (params: ListParams) => Effect.Effect<Page<Customer>, Forbidden | InvalidRequest, CurrentCaller>
+  readonly listCustomers: (
+    params: ListParams
+  ) => Effect.Effect<Page<Customer>, Forbidden | InvalidRequest, CurrentCaller>
   readonly getCustomer: (id: CustomerId) => Effect.Effect<Customer, Forbidden | NotFound, CurrentCaller>
   readonly importCustomers: (
     body: CustomerImport
   ) => Effect.Effect<ImportResult, Forbidden | InvalidRequest | ImportFailed, CurrentCaller>
 }>()("feedback/Catalogs") {
-  static readonly layer = Layer.effect(Catalogs, Effect.gen(function*() {
-    const repo = yield* CatalogRepository
-    const uow = yield* UnitOfWork
-    const ids = yield* IdGenerator
-    const cursorKey = yield* CursorKey
-    const events = makeEventRecorder(yield* EventOutbox, ids)
+  static readonly layer = Layer.effect(
+    Catalogs,
+    Effect.gen(function*() {
+      const repo = yield* CatalogRepository
+      const uow = yield* UnitOfWork
+      const ids = yield* IdGenerator
+      const cursorKey = yield* CursorKey
+      const events = makeEventRecorder(yield* EventOutbox, ids)
 
-    // -------------------------------------------------------------------------------------------------------------
-    // Sites
+      // -------------------------------------------------------------------------------------------------------------
+      // Sites
 
-    const createSite = Effect.fn("Catalogs.createSite")(function*(input: SiteCreate) {
-      const { organizationId } = yield* requirePermission("settings:write")
-      return yield* uow.transaction(Effect.gen(function*() {
-        const at = yield* now
-        const site: Site = { id: yield* nextIdFrom<SiteId>(ids), name: input.name, domain: input.domain ?? null, createdAt: at, updatedAt: at }
-        yield* repo.insertSite(organizationId, site)
-        yield* events.record(organizationId, "site.created", site)
-        return site
-      }))
-    })
+      const createSite = Effect.fn("Catalogs.createSite")(function*(input: SiteCreate) {
+        const { organizationId } = yield* requirePermission("settings:write")
+        return yield* uow.transaction(Effect.gen(function*() {
+          const at = yield* now
+          const site: Site = {
+            id: yield* nextIdFrom<SiteId>(ids),
+            name: input.name,
+            domain: input.domain ?? null,
+            createdAt: at,
+            updatedAt: at
+          }
+          yield* repo.insertSite(organizationId, site)
+          yield* events.record(organizationId, "site.created", site)
+          return site
+        }))
+      })
 
-    const listSites = Effect.fn("Catalogs.listSites")(function*(params: ListParams) {
-      const { organizationId } = yield* requirePermission("settings:read")
-      const request = yield* listRequestWith(cursorKey, params, siteListEndpoint, organizationId)
-      return yield* repo.listSites(organizationId, request)
-    })
+      const listSites = Effect.fn("Catalogs.listSites")(function*(params: ListParams) {
+        const { organizationId } = yield* requirePermission("settings:read")
+        const request = yield* listRequestWith(cursorKey, params, siteListEndpoint, organizationId)
+        return yield* repo.listSites(organizationId, request)
+      })
 
-    const getSite = Effect.fn("Catalogs.getSite")(function*(id: SiteId) {
-      const { organizationId } = yield* requirePermission("settings:read")
-      return yield* repo.findSite(organizationId, id).pipe(Effect.flatMap(orNotFound("site", id)))
-    })
+      const getSite = Effect.fn("Catalogs.getSite")(function*(id: SiteId) {
+        const { organizationId } = yield* requirePermission("settings:read")
+        return yield* repo.findSite(organizationId, id).pipe(Effect.flatMap(orNotFound("site", id)))
+      })
 
-    // -------------------------------------------------------------------------------------------------------------
-    // Products
+      // -------------------------------------------------------------------------------------------------------------
+      // Products
 
-    const createProduct = Effect.fn("Catalogs.createProduct")(function*(input: ProductCreate) {
-      const { organizationId } = yield* requirePermission("products:write")
-      return yield* uow.transaction(Effect.gen(function*() {
-        const product = productOf(input, yield* nextIdFrom<ProductId>(ids), yield* now)
-        const [outcome] = yield* repo.insertProducts(organizationId, [product])
-        if (outcome?._tag === "Clash") {
-          return yield* conflict(`${productClash(product, outcome.field)}; choose another ${outcome.field}`)
-        }
-        yield* events.record(organizationId, "product.updated", product)
-        return product
-      }))
-    })
+      const createProduct = Effect.fn("Catalogs.createProduct")(function*(input: ProductCreate) {
+        const { organizationId } = yield* requirePermission("products:write")
+        return yield* uow.transaction(Effect.gen(function*() {
+          const product = productOf(input, yield* nextIdFrom<ProductId>(ids), yield* now)
+          const [outcome] = yield* repo.insertProducts(organizationId, [product])
+          if (outcome?._tag === "Clash") {
+            return yield* conflict(`${productClash(product, outcome.field)}; choose another ${outcome.field}`)
+          }
+          yield* events.record(organizationId, "product.updated", product)
+          return product
+        }))
+      })
 
-    const listProducts = Effect.fn("Catalogs.listProducts")(function*(params: ListParams) {
-      const { organizationId } = yield* requirePermission("products:read")
-      const request = yield* listRequestWith(cursorKey, params, productListEndpoint, organizationId)
-      return yield* repo.listProducts(organizationId, request)
-    })
+      const listProducts = Effect.fn("Catalogs.listProducts")(function*(params: ListParams) {
+        const { organizationId } = yield* requirePermission("products:read")
+        const request = yield* listRequestWith(cursorKey, params, productListEndpoint, organizationId)
+        return yield* repo.listProducts(organizationId, request)
+      })
 
-    const getProduct = Effect.fn("Catalogs.getProduct")(function*(id: ProductId) {
-      const { organizationId } = yield* requirePermission("products:read")
-      return yield* repo.findProduct(organizationId, id).pipe(Effect.flatMap(orNotFound("product", id)))
-    })
+      const getProduct = Effect.fn("Catalogs.getProduct")(function*(id: ProductId) {
+        const { organizationId } = yield* requirePermission("products:read")
+        return yield* repo.findProduct(organizationId, id).pipe(Effect.flatMap(orNotFound("product", id)))
+      })
 
-    const updateProduct = Effect.fn("Catalogs.updateProduct")(function*(id: ProductId, patch: ProductPatch) {
-      const { organizationId } = yield* requirePermission("products:write")
-      return yield* uow.transaction(Effect.gen(function*() {
-        const current = yield* repo.findProduct(organizationId, id).pipe(Effect.flatMap(orNotFound("product", id)))
-        if (!patchChanges(current, patch)) return current
-        const changed = applyProductPatch(current, patch, yield* now)
-        const outcome = yield* repo.updateProduct(organizationId, changed)
-        switch (outcome._tag) {
-          case "NotFound":
-            return yield* NotFound.of("product", id)
-          case "Clash":
-            return yield* conflict(`${productClash(changed, outcome.field)}; choose another ${outcome.field}`)
-          case "Updated":
-            yield* events.record(organizationId, "product.updated", outcome.record)
-            return outcome.record
-        }
-      }))
-    })
+      const updateProduct = Effect.fn("Catalogs.updateProduct")(function*(id: ProductId, patch: ProductPatch) {
+        const { organizationId } = yield* requirePermission("products:write")
+        return yield* uow.transaction(Effect.gen(function*() {
+          const current = yield* repo.findProduct(organizationId, id).pipe(Effect.flatMap(orNotFound("product", id)))
+          if (!patchChanges(current, patch)) return current
+          const changed = applyProductPatch(current, patch, yield* now)
+          const outcome = yield* repo.updateProduct(organizationId, changed)
+          switch (outcome._tag) {
+            case "NotFound":
+              return yield* NotFound.of("product", id)
+            case "Clash":
+              return yield* conflict(`${productClash(changed, outcome.field)}; choose another ${outcome.field}`)
+            case "Updated":
+              yield* events.record(organizationId, "product.updated", outcome.record)
+              return outcome.record
+          }
+        }))
+      })
 
-    const deleteProduct = Effect.fn("Catalogs.deleteProduct")(function*(id: ProductId) {
-      const { organizationId } = yield* requirePermission("products:write")
-      return yield* uow.transaction(Effect.gen(function*() {
-        const outcome = yield* repo.deleteProduct(organizationId, id)
-        switch (outcome._tag) {
-          case "NotFound":
-            return yield* NotFound.of("product", id)
-          case "Referenced":
-            return yield* conflict(
-              "this product still has reviews or questions; delete them first (reviews keep their product for good)"
-            )
-          case "Deleted":
-            yield* events.record(organizationId, "product.deleted", outcome.record)
-            return outcome.record
-        }
-      }))
-    })
+      const deleteProduct = Effect.fn("Catalogs.deleteProduct")(function*(id: ProductId) {
+        const { organizationId } = yield* requirePermission("products:write")
+        return yield* uow.transaction(Effect.gen(function*() {
+          const outcome = yield* repo.deleteProduct(organizationId, id)
+          switch (outcome._tag) {
+            case "NotFound":
+              return yield* NotFound.of("product", id)
+            case "Referenced":
+              return yield* conflict(
+                "this product still has reviews or questions; delete them first (reviews keep their product for good)"
+              )
+            case "Deleted":
+              yield* events.record(organizationId, "product.deleted", outcome.record)
+              return outcome.record
+          }
+        }))
+      })
 
-    // -------------------------------------------------------------------------------------------------------------
-    // Imports
+      // -------------------------------------------------------------------------------------------------------------
+      // Imports
 
-    /**
-     * The shared import procedure: build records, drop rows that repeat an earlier row's unique value, store the
-     * rest in one set-based insert, record one event per imported record, answer by index. With `strict` any
-     * skipped row fails the whole import (the unit of work rolls back, so nothing is imported).
-     */
-    const runImport = <Row, A extends { readonly id: string }>(options: {
-      readonly organizationId: OrganizationId
-      readonly rows: ReadonlyArray<Row>
-      readonly strict: boolean
-      readonly build: (row: Row, at: Timestamp) => Effect.Effect<A>
-      readonly uniques: (record: A) => ReadonlyArray<readonly [UniqueField, string | null]>
-      readonly insert: (records: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<InsertOutcome>>
-      readonly clash: (record: A, field: UniqueField) => string
-      readonly event: string
-    }) =>
-      uow.transaction(Effect.gen(function*() {
-        const at = yield* now
-        const records: Array<A> = []
-        for (const row of options.rows) records.push(yield* options.build(row, at))
-        const verdicts = batchDuplicates(records, options.uniques)
-        const attempted: Array<ImportRow<A>> = []
-        const early: Array<{ index: number; message: string }> = []
-        verdicts.forEach((v, index) => {
-          if (v._tag === "Unique") attempted.push({ index, record: records[index]! })
-          else early.push({ index, message: duplicateMessage(v.field, v.value, v.firstIndex) })
+      /**
+       * The shared import procedure: build records, drop rows that repeat an earlier row's unique value, store the
+       * rest in one set-based insert, record one event per imported record, answer by index. With `strict` any
+       * skipped row fails the whole import (the unit of work rolls back, so nothing is imported).
+       */
+      const runImport = <Row, A extends { readonly id: string }>(options: {
+        readonly organizationId: OrganizationId
+        readonly rows: ReadonlyArray<Row>
+        readonly strict: boolean
+        readonly build: (row: Row, at: Timestamp) => Effect.Effect<A>
+        readonly uniques: (record: A) => ReadonlyArray<readonly [UniqueField, string | null]>
+        readonly insert: (records: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<InsertOutcome>>
+        readonly clash: (record: A, field: UniqueField) => string
+        readonly event: string
+      }) =>
+        uow.transaction(Effect.gen(function*() {
+          const at = yield* now
+          const records: Array<A> = []
+          for (const row of options.rows) records.push(yield* options.build(row, at))
+          const verdicts = batchDuplicates(records, options.uniques)
+          const attempted: Array<ImportRow<A>> = []
+          const early: Array<{ index: number; message: string }> = []
+          verdicts.forEach((v, index) => {
+            if (v._tag === "Unique") attempted.push({ index, record: records[index]! })
+            else early.push({ index, message: duplicateMessage(v.field, v.value, v.firstIndex) })
+          })
+          if (options.strict) yield* failStrict(early)
+          const outcomes = yield* options.insert(attempted.map((r) => r.record))
+          const result: ImportResult = importResult(attempted, outcomes, early, options.clash)
+          if (options.strict) yield* failStrict(result.skipped)
+          const importedIds = new Set(result.imported.map((r) => r.id))
+          yield* events.recordAll(
+            options.organizationId,
+            attempted.filter((r) => importedIds.has(r.record.id)).map((r) => ({ event: options.event, data: r.record }))
+          )
+          return result
+        }))
+
+      const importProducts = Effect.fn("Catalogs.importProducts")(function*(body: ProductImport) {
+        const { organizationId } = yield* requirePermission("products:write")
+        return yield* runImport({
+          organizationId,
+          rows: body.data,
+          strict: body.strict ?? false,
+          build: (row: ProductCreate, at) => Effect.map(nextIdFrom<ProductId>(ids), (id) => productOf(row, id, at)),
+          uniques: productUniques,
+          insert: (records) => repo.insertProducts(organizationId, records),
+          clash: productClash,
+          event: "product.updated"
         })
-        if (options.strict) yield* failStrict(early)
-        const outcomes = yield* options.insert(attempted.map((r) => r.record))
-        const result: ImportResult = importResult(attempted, outcomes, early, options.clash)
-        if (options.strict) yield* failStrict(result.skipped)
-        const importedIds = new Set(result.imported.map((r) => r.id))
-        yield* events.recordAll(
-          options.organizationId,
-          attempted.filter((r) => importedIds.has(r.record.id)).map((r) => ({ event: options.event, data: r.record }))
-        )
-        return result
-      }))
+      })
 
-    const importProducts = Effect.fn("Catalogs.importProducts")(function*(body: ProductImport) {
-      const { organizationId } = yield* requirePermission("products:write")
-      return yield* runImport({
-        organizationId,
-        rows: body.data,
-        strict: body.strict ?? false,
-        build: (row: ProductCreate, at) => Effect.map(nextIdFrom<ProductId>(ids), (id) => productOf(row, id, at)),
-        uniques: productUniques,
-        insert: (records) => repo.insertProducts(organizationId, records),
-        clash: productClash,
-        event: "product.updated"
+      // -------------------------------------------------------------------------------------------------------------
+      // Customers
+
+      const createCustomer = Effect.fn("Catalogs.createCustomer")(function*(input: CustomerCreate) {
+        const { organizationId } = yield* requirePermission("customers:write")
+        yield* Effect.fromResult(checkOptOut(input, "body"))
+        return yield* uow.transaction(Effect.gen(function*() {
+          const customer = customerOf(input, yield* nextIdFrom<CustomerId>(ids), yield* now)
+          const [outcome] = yield* repo.insertCustomers(organizationId, [customer])
+          if (outcome?._tag === "Clash") {
+            return yield* conflict(`${customerClash(customer, outcome.field)}; fetch that customer instead`)
+          }
+          yield* events.record(organizationId, "customer.updated", customer)
+          return customer
+        }))
+      })
+
+      const listCustomers = Effect.fn("Catalogs.listCustomers")(function*(params: ListParams) {
+        const { organizationId } = yield* requirePermission("customers:read")
+        const request = yield* listRequestWith(cursorKey, params, customerListEndpoint, organizationId)
+        return yield* repo.listCustomers(organizationId, request)
+      })
+
+      const getCustomer = Effect.fn("Catalogs.getCustomer")(function*(id: CustomerId) {
+        const { organizationId } = yield* requirePermission("customers:read")
+        return yield* repo.findCustomer(organizationId, id).pipe(Effect.flatMap(orNotFound("customer", id)))
+      })
+
+      const importCustomers = Effect.fn("Catalogs.importCustomers")(function*(body: CustomerImport) {
+        const { organizationId } = yield* requirePermission("customers:write")
+        for (const [i, row] of body.data.entries()) yield* Effect.fromResult(checkOptOut(row, `body.data[${i}]`))
+        return yield* runImport({
+          organizationId,
+          rows: body.data,
+          strict: body.strict ?? false,
+          build: (row: CustomerCreate, at) => Effect.map(nextIdFrom<CustomerId>(ids), (id) => customerOf(row, id, at)),
+          uniques: customerUniques,
+          insert: (records) => repo.insertCustomers(organizationId, records),
+          clash: customerClash,
+          event: "customer.updated"
+        })
+      })
+
+      return Catalogs.of({
+        createSite,
+        listSites,
+        getSite,
+        createProduct,
+        listProducts,
+        getProduct,
+        updateProduct,
+        deleteProduct,
+        importProducts,
+        createCustomer,
+        listCustomers,
+        getCustomer,
+        importCustomers
       })
     })
-
-    // -------------------------------------------------------------------------------------------------------------
-    // Customers
-
-    const createCustomer = Effect.fn("Catalogs.createCustomer")(function*(input: CustomerCreate) {
-      const { organizationId } = yield* requirePermission("customers:write")
-      yield* Effect.fromResult(checkOptOut(input, "body"))
-      return yield* uow.transaction(Effect.gen(function*() {
-        const customer = customerOf(input, yield* nextIdFrom<CustomerId>(ids), yield* now)
-        const [outcome] = yield* repo.insertCustomers(organizationId, [customer])
-        if (outcome?._tag === "Clash") {
-          return yield* conflict(`${customerClash(customer, outcome.field)}; fetch that customer instead`)
-        }
-        yield* events.record(organizationId, "customer.updated", customer)
-        return customer
-      }))
-    })
-
-    const listCustomers = Effect.fn("Catalogs.listCustomers")(function*(params: ListParams) {
-      const { organizationId } = yield* requirePermission("customers:read")
-      const request = yield* listRequestWith(cursorKey, params, customerListEndpoint, organizationId)
-      return yield* repo.listCustomers(organizationId, request)
-    })
-
-    const getCustomer = Effect.fn("Catalogs.getCustomer")(function*(id: CustomerId) {
-      const { organizationId } = yield* requirePermission("customers:read")
-      return yield* repo.findCustomer(organizationId, id).pipe(Effect.flatMap(orNotFound("customer", id)))
-    })
-
-    const importCustomers = Effect.fn("Catalogs.importCustomers")(function*(body: CustomerImport) {
-      const { organizationId } = yield* requirePermission("customers:write")
-      for (const [i, row] of body.data.entries()) yield* Effect.fromResult(checkOptOut(row, `body.data[${i}]`))
-      return yield* runImport({
-        organizationId,
-        rows: body.data,
-        strict: body.strict ?? false,
-        build: (row: CustomerCreate, at) => Effect.map(nextIdFrom<CustomerId>(ids), (id) => customerOf(row, id, at)),
-        uniques: customerUniques,
-        insert: (records) => repo.insertCustomers(organizationId, records),
-        clash: customerClash,
-        event: "customer.updated"
-      })
-    })
-
-    return Catalogs.of({
-      createSite,
-      listSites,
-      getSite,
-      createProduct,
-      listProducts,
-      getProduct,
-      updateProduct,
-      deleteProduct,
-      importProducts,
-      createCustomer,
-      listCustomers,
-      getCustomer,
-      importCustomers
-    })
-  }))
+  )
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -325,7 +336,8 @@ const patchChanges = (product: Product, patch: ProductPatch): boolean =>
     if (key === "metadata") {
       const a = stored as Readonly<Record<string, string>>
       const b = value as Readonly<Record<string, string>>
-      return Object.keys(a).length !== Object.keys(b).length || Object.entries(b).some(([k, v]) => !Object.hasOwn(a, k) || a[k] !== v)
+      return Object.keys(a).length !== Object.keys(b).length ||
+        Object.entries(b).some(([k, v]) => !Object.hasOwn(a, k) || a[k] !== v)
     }
     return stored !== value
   })

@@ -17,7 +17,12 @@ export class IdempotencyRepository extends Context.Service<IdempotencyRepository
    * Records the attempt's response if it still holds the claim; false when it lost the claim (another attempt took
    * it over after the lease). Joins the running unit of work, so the response commits with the operation's effects.
    */
-  readonly complete: (organizationId: string, key: string, token: string, response: StoredResponse) => Effect.Effect<boolean>
+  readonly complete: (
+    organizationId: string,
+    key: string,
+    token: string,
+    response: StoredResponse
+  ) => Effect.Effect<boolean>
   /** Gives up the attempt's claim, when it has recorded nothing (the outcome is not recorded, or it failed). */
   readonly release: (organizationId: string, key: string, token: string) => Effect.Effect<void>
   /**
@@ -41,7 +46,11 @@ export const CurrentErasures = Context.Reference<Array<Redaction> | undefined>("
  * Erases a record's fields from recorded responses: those recorded so far, and the running request's own. A
  * use-case that erases personal data calls it inside its unit of work.
  */
-export const eraseFromRecordedResponses = (store: IdempotencyRepository["Service"], organizationId: string, redaction: Redaction) =>
+export const eraseFromRecordedResponses = (
+  store: IdempotencyRepository["Service"],
+  organizationId: string,
+  redaction: Redaction
+) =>
   Effect.flatMap(CurrentErasures, (pending) => {
     pending?.push(redaction)
     return store.redact(organizationId, redaction)

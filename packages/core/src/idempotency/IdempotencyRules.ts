@@ -112,7 +112,9 @@ export const redactStoredResponse = (response: StoredResponse, redaction: Redact
   } catch {
     return response
   }
-  if (typeof parsed !== "object" || parsed === null || (parsed as { readonly id?: unknown }).id !== redaction.recordId) return response
+  if (
+    typeof parsed !== "object" || parsed === null || (parsed as { readonly id?: unknown }).id !== redaction.recordId
+  ) return response
   const redacted = redactData(parsed, redaction.fields)
   return redacted === parsed ? response : { ...response, body: JSON.stringify(redacted) }
 }

@@ -14,10 +14,25 @@ import type { JobRepository } from "./JobRepository.ts"
 /** What becomes of an export holding a file when an erasure withdraws it. */
 export const withdrawnExport = (job: JobRecord, at: Timestamp): JobRecord =>
   job.status === "running"
-    ? { ...job, status: "queued", leaseOwner: null, leaseExpiresAt: null, position: null, progress: { ...job.progress, processedRows: 0, totalRows: 0 } }
+    ? {
+      ...job,
+      status: "queued",
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      position: null,
+      progress: { ...job.progress, processedRows: 0, totalRows: 0 }
+    }
     : { ...job, expiresAt: at }
 
 export const withdrawHeldExports = (repo: JobRepository["Service"], organizationId: OrganizationId, at: Timestamp) =>
-  Effect.flatMap(repo.lockHeldExports(organizationId, at), (held) =>
-    Effect.forEach(held, (job) =>
-      Effect.andThen(repo.deleteChunks(organizationId, job.id), repo.save(withdrawnExport(job, at))), { discard: true }))
+  Effect.flatMap(
+    repo.lockHeldExports(organizationId, at),
+    (held) =>
+      Effect.forEach(
+        held,
+        (job) => Effect.andThen(repo.deleteChunks(organizationId, job.id), repo.save(withdrawnExport(job, at))),
+        {
+          discard: true
+        }
+      )
+  )

@@ -27,7 +27,11 @@ export class JobRepository extends Context.Service<JobRepository, {
   /** Replaces the stored record of the job (status, progress, lease, position…). */
   readonly save: (job: JobRecord) => Effect.Effect<void>
   /** The job unless it is still receiving or has another action. */
-  readonly find: (organizationId: OrganizationId, id: ImportJobId, action: JobAction) => Effect.Effect<Option.Option<JobRecord>>
+  readonly find: (
+    organizationId: OrganizationId,
+    id: ImportJobId,
+    action: JobAction
+  ) => Effect.Effect<Option.Option<JobRecord>>
   /** The job as stored, held against concurrent writers until the unit of work ends. */
   readonly lock: (organizationId: OrganizationId, id: ImportJobId) => Effect.Effect<Option.Option<JobRecord>>
   /** Removes the job with its staged rows and file chunks. */
@@ -46,7 +50,11 @@ export class JobRepository extends Context.Service<JobRepository, {
     leaseUntil: Timestamp
   ) => Effect.Effect<boolean>
 
-  readonly appendRows: (organizationId: OrganizationId, id: ImportJobId, rows: ReadonlyArray<StagedRow>) => Effect.Effect<void>
+  readonly appendRows: (
+    organizationId: OrganizationId,
+    id: ImportJobId,
+    rows: ReadonlyArray<StagedRow>
+  ) => Effect.Effect<void>
   /** Staged rows numbered after `afterRow`, in order, at most `limit`. */
   readonly readRows: (
     organizationId: OrganizationId,

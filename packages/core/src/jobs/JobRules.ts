@@ -94,9 +94,24 @@ export const rowOfCsvRecord = (type: JobType, record: Readonly<Record<string, st
  * column is refused like an unknown field of the JSON import.
  */
 const EXPORT_ONLY_REVIEW_FIELDS: ReadonlyArray<string> = [
-  "id", "siteId", "productId", "productVariantId", "customerId", "surveyId", "originalTitle", "originalBody",
-  "redactedAt", "flagged", "flags", "moderatedAt", "ipAddress", "browserFingerprint", "ipCountry", "userAgent",
-  "submitSeconds", "updatedAt"
+  "id",
+  "siteId",
+  "productId",
+  "productVariantId",
+  "customerId",
+  "surveyId",
+  "originalTitle",
+  "originalBody",
+  "redactedAt",
+  "flagged",
+  "flags",
+  "moderatedAt",
+  "ipAddress",
+  "browserFingerprint",
+  "ipCountry",
+  "userAgent",
+  "submitSeconds",
+  "updatedAt"
 ]
 
 const rowSchemas = {
@@ -127,9 +142,13 @@ export const decodeStagedRow = (type: JobType, text: string): DecodedRow => {
     return { _tag: "Invalid", message: "must be a JSON object of the import's row fields" }
   }
   // A null field is an absent one, as an empty CSV cell is: an NDJSON export writes every field, nulls included.
-  const input: Record<string, unknown> = Object.fromEntries(Object.entries(parsed).filter(([, value]) => value !== null))
-  if (type === "reviews") for (const field of EXPORT_ONLY_REVIEW_FIELDS) delete input[field]
-  const decoded = Schema.decodeUnknownResult(rowSchemas[type] as Schema.Codec<unknown, unknown>)(input, { onExcessProperty: "error" })
+  const input: Record<string, unknown> = Object.fromEntries(
+    Object.entries(parsed).filter(([, value]) => value !== null)
+  )
+  if (type === "reviews") { for (const field of EXPORT_ONLY_REVIEW_FIELDS) delete input[field] }
+  const decoded = Schema.decodeUnknownResult(rowSchemas[type] as Schema.Codec<unknown, unknown>)(input, {
+    onExcessProperty: "error"
+  })
   return Result.isSuccess(decoded)
     ? { _tag: "Row", value: decoded.success }
     : { _tag: "Invalid", message: describe(decoded.failure) }
@@ -140,7 +159,10 @@ export const decodeStagedRow = (type: JobType, text: string): DecodedRow => {
  * PostgreSQL text can) is written as its JSON escape, so the row is still refused by its decoding, not by the store.
  */
 export const stageableText = (text: string): string =>
-  text.replace(/\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+  text.replace(
+    /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+  )
 
 // ---------------------------------------------------------------------------------------------------------------
 // Progress

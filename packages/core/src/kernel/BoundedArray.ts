@@ -30,10 +30,14 @@ const envelope = <A>(is: (u: unknown) => boolean, expected: string, members: Sch
     toCodecJson: () => undefined,
     // Generators (property tests, the API fuzz harness) produce real members: the members' wire form, unchanged.
     toCodecArbitrary: () =>
-      Schema.link<A>()(Schema.toEncoded(members), { decode: SchemaGetter.passthrough(), encode: SchemaGetter.passthrough() } as never)
+      Schema.link<A>()(
+        Schema.toEncoded(members),
+        { decode: SchemaGetter.passthrough(), encode: SchemaGetter.passthrough() } as never
+      )
   })
 
-const keyProblem = (error: Schema.SchemaError): string => requestIssuesOf("", error).issues[0]?.message ?? "is not allowed"
+const keyProblem = (error: Schema.SchemaError): string =>
+  requestIssuesOf("", error).issues[0]?.message ?? "is not allowed"
 
 const isPlainObject = (u: unknown): boolean => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -62,23 +66,25 @@ export const BoundedArray = <S extends Schema.Top>(item: S, max: number, message
 export const BoundedRecord = <K extends Schema.Record.Key, V extends Schema.Top>(key: K, value: V, max: number) => {
   const members = Schema.Record(key, value)
   const decodeKey = Schema.decodeUnknownResult(key as unknown as Schema.Codec<unknown, unknown>)
-  return envelope<Readonly<Record<K["Encoded"], V["Encoded"]>>>(isPlainObject, "object", members).check(Schema.makeFilter(
-    (r: object) => {
-      let n = 0
-      for (const _ in r) if (++n > max) return `has more than ${max} keys; at most ${max} are allowed`
-      // A key its schema refuses would otherwise be reported as an excess property: say what is wrong with it.
-      const problems: Array<Schema.FilterIssue> = []
-      for (const k of Object.keys(r)) {
-        const decoded = decodeKey(k)
-        if (Result.isFailure(decoded)) problems.push({ path: [k], issue: `key: ${keyProblem(decoded.failure)}` })
-      }
-      return problems
-    },
-    {
-      expected: `an object of at most ${max} keys`,
-      representation: sizeRepresentation("feedback/BoundedRecord", max, members),
-      toJsonSchema: ({ schemas }) => ({ ...schemas[0]!, maxProperties: max })
-    },
-    true
-  )).pipe(Schema.decodeTo(members))
+  return envelope<Readonly<Record<K["Encoded"], V["Encoded"]>>>(isPlainObject, "object", members).check(
+    Schema.makeFilter(
+      (r: object) => {
+        let n = 0
+        for (const _ in r) if (++n > max) return `has more than ${max} keys; at most ${max} are allowed`
+        // A key its schema refuses would otherwise be reported as an excess property: say what is wrong with it.
+        const problems: Array<Schema.FilterIssue> = []
+        for (const k of Object.keys(r)) {
+          const decoded = decodeKey(k)
+          if (Result.isFailure(decoded)) problems.push({ path: [k], issue: `key: ${keyProblem(decoded.failure)}` })
+        }
+        return problems
+      },
+      {
+        expected: `an object of at most ${max} keys`,
+        representation: sizeRepresentation("feedback/BoundedRecord", max, members),
+        toJsonSchema: ({ schemas }) => ({ ...schemas[0]!, maxProperties: max })
+      },
+      true
+    )
+  ).pipe(Schema.decodeTo(members))
 }

@@ -31,7 +31,8 @@ export const hasPermission = (caller: Caller, permission: Permission): boolean =
 /** The current caller, or Forbidden naming the permission it lacks. */
 export const requirePermission = (permission: Permission): Effect.Effect<Caller, Forbidden, CurrentCaller> =>
   CurrentCaller.use((caller) =>
-    hasPermission(caller, permission) ? Effect.succeed(caller) : Effect.fail(Forbidden.missing(permission)))
+    hasPermission(caller, permission) ? Effect.succeed(caller) : Effect.fail(Forbidden.missing(permission))
+  )
 
 /** An identifier of the actor for audit records (deletion records, logs): never a secret. */
 export const actorId = (caller: Caller): string =>

@@ -104,7 +104,9 @@ const bindingFingerprint = (binding: CursorBinding, issuer: CursorIssuer): strin
 }
 
 export const encodeCursor = (position: CursorPosition, binding: CursorBinding, issuer: CursorIssuer): string => {
-  const payload = utf8.encode(JSON.stringify({ v: 2, b: bindingFingerprint(binding, issuer), k: position.value, i: position.id }))
+  const payload = utf8.encode(
+    JSON.stringify({ v: 2, b: bindingFingerprint(binding, issuer), k: position.value, i: position.id })
+  )
   return Buffer.concat([issuer.key.tag(payload), payload]).toString("base64url")
 }
 
@@ -127,7 +129,12 @@ const sortValueFits: Readonly<Record<FieldType, (v: unknown) => boolean>> = {
 }
 
 const malformed = () =>
-  Result.fail(InvalidRequest.single("cursor", "is not a cursor this API issued; pass `nextCursor` from the previous page unchanged"))
+  Result.fail(
+    InvalidRequest.single(
+      "cursor",
+      "is not a cursor this API issued; pass `nextCursor` from the previous page unchanged"
+    )
+  )
 
 /** Decodes a token issued by `encodeCursor` for the same binding and issuer, or fails with a 400 naming `cursor`. */
 export const decodeCursor = (

@@ -34,12 +34,15 @@ export class CursorKey extends Context.Service<CursorKey, {
 
   /** A configured key (`CURSOR_SECRET`); a secret shorter than 32 characters refuses to start. */
   static readonly layer = (secret: string): Layer.Layer<CursorKey> =>
-    Layer.effect(CursorKey, Effect.suspend(() => {
-      const checked = checkCursorSecret(secret)
-      return Result.isSuccess(checked)
-        ? Effect.succeed(CursorKey.fromSecret(checked.success))
-        : Effect.die(new Error(checked.failure))
-    }))
+    Layer.effect(
+      CursorKey,
+      Effect.suspend(() => {
+        const checked = checkCursorSecret(secret)
+        return Result.isSuccess(checked)
+          ? Effect.succeed(CursorKey.fromSecret(checked.success))
+          : Effect.die(new Error(checked.failure))
+      })
+    )
 
   /** The key generated once per store and kept there (first writer wins, so concurrent processes agree). */
   static readonly layerStored: Layer.Layer<CursorKey, never, InstanceSecretRepository> = Layer.effect(
@@ -65,7 +68,9 @@ const generateCursorSecret = (): string => randomBytes(32).toString("base64url")
 const checkCursorSecret = (secret: string): Result.Result<string, string> =>
   secret.length >= cursorSecretMinLength
     ? Result.succeed(secret)
-    : Result.fail(`CURSOR_SECRET must be at least ${cursorSecretMinLength} characters; unset it to use a generated key kept in the store`)
+    : Result.fail(
+      `CURSOR_SECRET must be at least ${cursorSecretMinLength} characters; unset it to use a generated key kept in the store`
+    )
 
 /** Whether `tag` is the key's MAC of `payload`, compared in constant time. */
 export const verifyCursorTag = (key: CursorKey["Service"], payload: Uint8Array, tag: Uint8Array): boolean => {

@@ -55,6 +55,9 @@ export const EmailAddress = Schema.String.check(
   Schema.makeFilter(
     (s: string) => isEmailAddress(s) ? textProblem(s) : "must be an email address such as ada@example.com",
     // Generators draw from a pattern whose every match is an address, so they never discard a sample.
-    { expected: "an email address such as ada@example.com", arbitraryConstraint: { patterns: [/^[a-z0-9]{1,20}@[a-z0-9]{1,20}\.[a-z]{2,6}$/] } }
+    {
+      expected: "an email address such as ada@example.com",
+      arbitraryConstraint: { patterns: [/^[a-z0-9]{1,20}@[a-z0-9]{1,20}\.[a-z]{2,6}$/] }
+    }
   )
 )

@@ -21,7 +21,9 @@ export const withoutStack = <A>(make: () => A): A => {
 }
 
 /** One problem found in a request: where (`path`, dot/bracket notation such as `body.data[3].rating`) and what. */
-export const RequestIssue = Schema.Struct({ path: Schema.String, message: Schema.String }).annotate({ identifier: "RequestIssue" })
+export const RequestIssue = Schema.Struct({ path: Schema.String, message: Schema.String }).annotate({
+  identifier: "RequestIssue"
+})
 export type RequestIssue = typeof RequestIssue.Type
 
 /**
@@ -63,12 +65,15 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
   message: Schema.String
 }) {
   static readonly default = (): Unauthorized =>
-    withoutStack(() => new Unauthorized({ message: "Missing or invalid API key: send `Authorization: Bearer <secret key>`." }))
+    withoutStack(() =>
+      new Unauthorized({ message: "Missing or invalid API key: send `Authorization: Bearer <secret key>`." })
+    )
   /** The storefront routes' one 401: the same for a missing, unknown, revoked or secret key. */
   static readonly publishable = (): Unauthorized =>
     withoutStack(() =>
       new Unauthorized({
-        message: "Missing or invalid publishable key: send `X-Publishable-Key: pk_…` or the query parameter `apiPublishableKey`."
+        message:
+          "Missing or invalid publishable key: send `X-Publishable-Key: pk_…` or the query parameter `apiPublishableKey`."
       })
     )
 }
@@ -80,7 +85,10 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
 }) {
   static missing(permission: string): Forbidden {
     return withoutStack(() =>
-      new Forbidden({ message: `This API key lacks the \`${permission}\` permission needed for this operation.`, permission })
+      new Forbidden({
+        message: `This API key lacks the \`${permission}\` permission needed for this operation.`,
+        permission
+      })
     )
   }
 }
@@ -130,7 +138,8 @@ export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReuse
 }) {
   static readonly default = (): IdempotencyKeyReused =>
     new IdempotencyKeyReused({
-      message: "This Idempotency-Key was already used for a request with another method, path or body; send a new key for a new request."
+      message:
+        "This Idempotency-Key was already used for a request with another method, path or body; send a new key for a new request."
     })
 }
 
@@ -165,4 +174,3 @@ export const errorWire = {
   Internal: { status: 500, code: "INTERNAL" },
   StoreUnavailable: { status: 503, code: "SERVICE_UNAVAILABLE" }
 } as const
-

@@ -115,7 +115,13 @@ export const makeEventRecorder = (outbox: EventOutbox["Service"], ids: IdGenerat
       const occurredAt = yield* now
       const records: Array<DomainEvent> = []
       for (const e of events) {
-        records.push({ id: yield* nextIdFrom<DomainEventId>(ids), organizationId, event: e.event, data: e.data, occurredAt })
+        records.push({
+          id: yield* nextIdFrom<DomainEventId>(ids),
+          organizationId,
+          event: e.event,
+          data: e.data,
+          occurredAt
+        })
       }
       yield* outbox.appendAll(records)
     })

@@ -68,7 +68,12 @@ export type FilterAst =
   | { readonly _tag: "And"; readonly clauses: ReadonlyArray<FilterAst> }
   | { readonly _tag: "Or"; readonly clauses: ReadonlyArray<FilterAst> }
   | { readonly _tag: "Compare"; readonly field: FieldRef; readonly op: ComparisonOperator; readonly value: FilterValue }
-  | { readonly _tag: "In"; readonly field: FieldRef; readonly negated: boolean; readonly values: ReadonlyArray<FilterValue> }
+  | {
+    readonly _tag: "In"
+    readonly field: FieldRef
+    readonly negated: boolean
+    readonly values: ReadonlyArray<FilterValue>
+  }
   | { readonly _tag: "Exists"; readonly field: FieldRef; readonly exists: boolean }
 
 /** The filter that matches every record (an omitted or empty `filter`). */
@@ -230,7 +235,11 @@ const checkValue = (state: ParseState, type: FieldType, value: unknown, path: st
 const countClause = (state: ParseState): boolean => {
   state.clauses++
   if (state.clauses > filterLimits.maxClauses) {
-    report(state, "filter", `has more than ${filterLimits.maxClauses} conditions; split the request or simplify the filter`)
+    report(
+      state,
+      "filter",
+      `has more than ${filterLimits.maxClauses} conditions; split the request or simplify the filter`
+    )
     state.stopped = true
     return false
   }

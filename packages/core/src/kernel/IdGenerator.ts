@@ -54,9 +54,9 @@ export const uuidV7 = (millis: number): string => {
     timeText = `${time.slice(0, 8)}-${time.slice(8)}-`
     textMs = ms
   }
-  return `${timeText}${(0x7000 | sequence).toString(16)}-${HEX[(pool[r]! & 0x3f) | 0x80]}${
-    HEX[pool[r + 1]!]
-  }-${HEX[pool[r + 2]!]}${HEX[pool[r + 3]!]}${HEX[pool[r + 4]!]}${HEX[pool[r + 5]!]}${HEX[pool[r + 6]!]}${HEX[pool[r + 7]!]}`
+  return `${timeText}${(0x7000 | sequence).toString(16)}-${HEX[(pool[r]! & 0x3f) | 0x80]}${HEX[pool[r + 1]!]}-${
+    HEX[pool[r + 2]!]
+  }${HEX[pool[r + 3]!]}${HEX[pool[r + 4]!]}${HEX[pool[r + 5]!]}${HEX[pool[r + 6]!]}${HEX[pool[r + 7]!]}`
 }
 
 /** A fresh id from `generator`, branded as the caller needs (ids are validated UUIDs by construction). */

@@ -52,7 +52,9 @@ export const defineListEndpoint = <const Include extends string, const SortValue
 ): ListEndpoint<Include, SortValue> => {
   for (const value of [...endpoint.sorts, endpoint.defaultSort]) {
     const field = value.startsWith("-") ? value.slice(1) : value
-    if (!endpoint.catalog.fields.has(field)) throw new Error(`sort field ${field} of ${endpoint.name} is not in its catalog`)
+    if (!endpoint.catalog.fields.has(field)) {
+      throw new Error(`sort field ${field} of ${endpoint.name} is not in its catalog`)
+    }
   }
   if (!endpoint.sorts.includes(endpoint.defaultSort)) throw new Error(`default sort of ${endpoint.name} is not allowed`)
   return endpoint
@@ -198,7 +200,9 @@ export const parseListMatch = (
   const { issues, take } = issueCollector()
   const search = take(parseSearch(params.search))
   const filter = take(parseFilter(params.filter, endpoint.catalog))
-  return filter === undefined || issues.length > 0 ? Result.fail(InvalidRequest.of(issues)) : Result.succeed({ filter, search })
+  return filter === undefined || issues.length > 0
+    ? Result.fail(InvalidRequest.of(issues))
+    : Result.succeed({ filter, search })
 }
 
 /** Parses every list parameter; all problems are reported together (`details.issues`). */
@@ -263,7 +267,10 @@ export const toPage = <A>(
 ): Page<A> => {
   if (rows.length <= request.limit) return { data: rows, nextCursor: null }
   const data = rows.slice(0, request.limit)
-  return { data, nextCursor: encodeCursor(positionOf(data[data.length - 1]!), cursorBindingOf(request), request.issuer) }
+  return {
+    data,
+    nextCursor: encodeCursor(positionOf(data[data.length - 1]!), cursorBindingOf(request), request.issuer)
+  }
 }
 
 /** How the memory store reads its records for listing. */
@@ -285,10 +292,11 @@ export const matchesInMemory = <A>(
   evaluateFilter(match.filter, (path) => access.get(item, path))
 
 /** The position of an item in the request's sort order. */
-export const positionOf = <A>(request: ListRequest<string>, access: MemoryListAccess<A>) => (item: A): CursorPosition => ({
-  value: normalizeValue(request.sort.type, access.get(item, request.sort.field)),
-  id: access.id(item).toLowerCase()
-})
+export const positionOf =
+  <A>(request: ListRequest<string>, access: MemoryListAccess<A>) => (item: A): CursorPosition => ({
+    value: normalizeValue(request.sort.type, access.get(item, request.sort.field)),
+    id: access.id(item).toLowerCase()
+  })
 
 /** Answers a list request over in-memory records (already scoped to the organization): filter, search, keyset, page. */
 export const pageInMemory = <A>(
@@ -308,4 +316,3 @@ export const pageInMemory = <A>(
   const page = toPage(selected.slice(0, request.limit + 1), request, (row) => row.at)
   return { data: page.data.map((row) => row.item), nextCursor: page.nextCursor }
 }
-

@@ -35,7 +35,12 @@ export interface NewestFirstPageQuery {
 
 const newestFirst: Sort = { field: "createdAt", direction: "desc", type: "timestamp" }
 
-const bindingOf = (scope: string): CursorBinding => ({ endpoint: scope, sort: newestFirst, filter: matchAll, search: undefined })
+const bindingOf = (scope: string): CursorBinding => ({
+  endpoint: scope,
+  sort: newestFirst,
+  filter: matchAll,
+  search: undefined
+})
 
 const checkLimit = (limit: number | undefined): Result.Result<number, InvalidRequest> =>
   limit === undefined
@@ -44,11 +49,20 @@ const checkLimit = (limit: number | undefined): Result.Result<number, InvalidReq
     ? Result.succeed(limit)
     : Result.fail(InvalidRequest.single("limit", `must be a whole number from 1 to ${newestFirstLimits.maxLimit}`))
 
-const decodePosition = (scope: string, token: string, issuer: CursorIssuer): Result.Result<NewestFirstPosition, InvalidRequest> =>
+const decodePosition = (
+  scope: string,
+  token: string,
+  issuer: CursorIssuer
+): Result.Result<NewestFirstPosition, InvalidRequest> =>
   Result.flatMap(decodeCursor(token, bindingOf(scope), issuer), ({ value, id }) =>
     typeof value === "string"
       ? Result.succeed({ createdAt: value as Timestamp, id })
-      : Result.fail(InvalidRequest.single("cursor", "is not a cursor of this list; pass `nextCursor` from the previous page unchanged")))
+      : Result.fail(
+        InvalidRequest.single(
+          "cursor",
+          "is not a cursor of this list; pass `nextCursor` from the previous page unchanged"
+        )
+      ))
 
 /** One page of `scope` for the organization: validates the query, fetches one row more than the page, seals the next cursor. */
 export const newestFirstPage = <Row extends NewestFirstPosition, Out>(
@@ -77,10 +91,15 @@ export const newestFirstPage = <Row extends NewestFirstPosition, Out>(
   })
 
 /** The in-memory form of a store's page query: rows strictly older than `after`, newest first, at most `limit`. */
-export const takeNewestFirst = <Row extends NewestFirstPosition>(rows: Iterable<Row>, request: NewestFirstPageRequest): ReadonlyArray<Row> => {
+export const takeNewestFirst = <Row extends NewestFirstPosition>(
+  rows: Iterable<Row>,
+  request: NewestFirstPageRequest
+): ReadonlyArray<Row> => {
   const after = request.after
   return [...rows]
-    .filter((r) => after === undefined || r.createdAt < after.createdAt || (r.createdAt === after.createdAt && r.id < after.id))
+    .filter((r) =>
+      after === undefined || r.createdAt < after.createdAt || (r.createdAt === after.createdAt && r.id < after.id)
+    )
     .sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1))
     .slice(0, request.limit)
 }

@@ -67,7 +67,8 @@ export const isCanonical = (s: string): boolean => {
  * What generators (property tests, the API fuzz harness) draw timestamps from: every match is a real instant (days
  * 01–28 exist in every month), so generation never has to discard a sample the strict check refuses.
  */
-export const validInstantPattern = /^(19[7-9][0-9]|20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z$/
+export const validInstantPattern =
+  /^(19[7-9][0-9]|20[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z$/
 
 /** The canonical form only, and a real instant (`2026-02-30T00:00:00.000Z` is refused, not rolled over). */
 export const Timestamp = Schema.String.pipe(

@@ -30,7 +30,10 @@ export interface AuthenticationCache<A = Authenticated> {
   readonly set: (keyHash: string, version: number | undefined, nowMs: number, authenticated: A) => void
 }
 
-export const make = <A = Authenticated>(changes: CredentialChangesService, options: AuthenticationCacheOptions = {}): AuthenticationCache<A> => {
+export const make = <A = Authenticated>(
+  changes: CredentialChangesService,
+  options: AuthenticationCacheOptions = {}
+): AuthenticationCache<A> => {
   const maxEntries = options.maxEntries ?? 10_000
   const maxAgeMs = options.maxAgeMs ?? 60_000
   const entries = new Map<string, Entry<A>>()

@@ -43,7 +43,10 @@ export const optionalAllowances = [
 ] as const
 
 export const applyPlanPatch = (plan: Plan, patch: PlanPatch): Plan => {
-  const next: { -readonly [K in keyof Plan]: Plan[K] } = { ...plan, apiRequestsPerMinute: patch.apiRequestsPerMinute ?? plan.apiRequestsPerMinute }
+  const next: { -readonly [K in keyof Plan]: Plan[K] } = {
+    ...plan,
+    apiRequestsPerMinute: patch.apiRequestsPerMinute ?? plan.apiRequestsPerMinute
+  }
   for (const key of optionalAllowances) {
     const value = patch[key]
     if (value === null) delete next[key]

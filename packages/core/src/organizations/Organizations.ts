@@ -22,7 +22,13 @@ import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { Permission } from "../kernel/Permission.ts"
 import { now } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
-import { applyPlanPatch, DEFAULT_API_REQUESTS_PER_MINUTE, type Organization, Plan, type PlanPatch } from "./Organization.ts"
+import {
+  applyPlanPatch,
+  DEFAULT_API_REQUESTS_PER_MINUTE,
+  type Organization,
+  Plan,
+  type PlanPatch
+} from "./Organization.ts"
 import { OrganizationRepository } from "./OrganizationRepository.ts"
 import type { Authenticated, AuthenticatedPublishableKey } from "./Authenticated.ts"
 import * as AuthenticationCache from "./AuthenticationCache.ts"
@@ -78,12 +84,18 @@ export class Organizations extends Context.Service<Organizations, {
   }) => Effect.Effect<Organization>
   /** The organization, or NotFound. */
   readonly findOrganization: (id: OrganizationId) => Effect.Effect<Organization, NotFound>
-  readonly setApiRequestsPerMinute: (id: OrganizationId, apiRequestsPerMinute: number) => Effect.Effect<Organization, NotFound>
+  readonly setApiRequestsPerMinute: (
+    id: OrganizationId,
+    apiRequestsPerMinute: number
+  ) => Effect.Effect<Organization, NotFound>
   /** The operator's change of plan (`PATCH /operator/organizations/{id}`): only sent fields change. */
   readonly updatePlan: (id: OrganizationId, patch: PlanPatch) => Effect.Effect<Organization, NotFound>
 
   /** Issues a secret key. The answer is the only place the clear key ever appears; the store keeps its hash. */
-  readonly issueSecretKey: (organizationId: OrganizationId, input: SecretKeyInput) => Effect.Effect<IssuedSecretKey, NotFound>
+  readonly issueSecretKey: (
+    organizationId: OrganizationId,
+    input: SecretKeyInput
+  ) => Effect.Effect<IssuedSecretKey, NotFound>
   /**
    * Issues a key with a secret the host chose (the demo's DEMO_SECRET_KEY). A secret that was ever issued, even if
    * revoked since, is refused with `SecretKeyHashTaken`: a revoked key is never live again.
@@ -93,7 +105,10 @@ export class Organizations extends Context.Service<Organizations, {
     input: SecretKeyInput,
     secretKey: string
   ) => Effect.Effect<IssuedSecretKey, NotFound | SecretKeyHashTaken>
-  readonly revokeSecretKey: (organizationId: OrganizationId, keyId: SecretKeyId) => Effect.Effect<SecretKeyView, NotFound>
+  readonly revokeSecretKey: (
+    organizationId: OrganizationId,
+    keyId: SecretKeyId
+  ) => Effect.Effect<SecretKeyView, NotFound>
   readonly listSecretKeys: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<SecretKeyView>, NotFound>
 
   /** Issues a publishable key; the answer is the only place its signing secret is shown (docs/DECISIONS.md §55). */
@@ -103,7 +118,9 @@ export class Organizations extends Context.Service<Organizations, {
   /** `POST /publishable-keys` (`settings:write`). */
   readonly createOwnPublishableKey: () => Effect.Effect<IssuedPublishableKey, Forbidden, CurrentCaller>
   /** `DELETE /publishable-keys/{id}` (`settings:write`): revokes it at once, in every process that hears changes. */
-  readonly revokeOwnPublishableKey: (id: PublishableKeyId) => Effect.Effect<PublishableKey, Forbidden | NotFound, CurrentCaller>
+  readonly revokeOwnPublishableKey: (
+    id: PublishableKeyId
+  ) => Effect.Effect<PublishableKey, Forbidden | NotFound, CurrentCaller>
   /**
    * Turns a presented publishable key into a storefront caller. Malformed, unknown, revoked or of a deleted
    * organization are one Unauthorized, as for secret keys.
@@ -122,253 +139,304 @@ export class Organizations extends Context.Service<Organizations, {
     input: { readonly customerId?: CustomerId | null | undefined }
   ) => Effect.Effect<Wishlist, NotFound>
 }>()("feedback/Organizations") {
-  static readonly layer = Layer.effect(Organizations, Effect.gen(function*() {
-    const organizations = yield* OrganizationRepository
-    const keys = yield* SecretKeyRepository
-    const storefront = yield* StorefrontRecordRepository
-    const uow = yield* UnitOfWork
-    const ids = yield* IdGenerator
+  static readonly layer = Layer.effect(
+    Organizations,
+    Effect.gen(function*() {
+      const organizations = yield* OrganizationRepository
+      const keys = yield* SecretKeyRepository
+      const storefront = yield* StorefrontRecordRepository
+      const uow = yield* UnitOfWork
+      const ids = yield* IdGenerator
 
-    const lookUp = (id: OrganizationId) =>
-      Effect.flatMap(organizations.findById(id), (found) =>
-        Option.isNone(found) ? Effect.fail(NotFound.of("organization", id)) : Effect.succeed(found.value))
+      const lookUp = (id: OrganizationId) =>
+        Effect.flatMap(
+          organizations.findById(id),
+          (found) => Option.isNone(found) ? Effect.fail(NotFound.of("organization", id)) : Effect.succeed(found.value)
+        )
 
-    const findOrganization = Effect.fn("Organizations.findOrganization")(function*(id: OrganizationId) {
-      return yield* lookUp(id)
-    })
+      const findOrganization = Effect.fn("Organizations.findOrganization")(function*(id: OrganizationId) {
+        return yield* lookUp(id)
+      })
 
-    const current = Effect.fn("Organizations.current")(function*() {
-      const caller = yield* requirePermission("settings:read")
-      return yield* lookUp(caller.organizationId)
-    })
+      const current = Effect.fn("Organizations.current")(function*() {
+        const caller = yield* requirePermission("settings:read")
+        return yield* lookUp(caller.organizationId)
+      })
 
-    // Admission, not a use-case: it runs before every authenticated request, so it opens no span of its own, which
-    // every request would pay for (docs/DECISIONS.md §42); the request's use-case span follows it.
-    const isPlan = Schema.is(Plan)
-    // Kept only while every change to keys and organizations is heard (`CredentialChanges`: the memory store, and
-    // PostgreSQL servers by LISTEN/NOTIFY).
-    const changes = yield* CredentialChanges
-    const cache = AuthenticationCache.make(changes)
+      // Admission, not a use-case: it runs before every authenticated request, so it opens no span of its own, which
+      // every request would pay for (docs/DECISIONS.md §42); the request's use-case span follows it.
+      const isPlan = Schema.is(Plan)
+      // Kept only while every change to keys and organizations is heard (`CredentialChanges`: the memory store, and
+      // PostgreSQL servers by LISTEN/NOTIFY).
+      const changes = yield* CredentialChanges
+      const cache = AuthenticationCache.make(changes)
 
-    const authenticateSecretKey = Effect.fnUntraced(function*(presented: string) {
-      if (!isWellFormedSecretKey(presented)) return yield* Unauthorized.default()
-      const keyHash = hashSecretKey(presented)
-      // Nothing is kept on stores that cannot hear every change: no clock read or lookup for them.
-      const version = cache.version()
-      const nowMs = version === undefined ? 0 : yield* Clock.currentTimeMillis
-      const kept = version === undefined ? undefined : cache.get(keyHash, nowMs)
-      if (kept !== undefined) return kept
-      const found = yield* keys.findByHash(keyHash)
-      if (Option.isNone(found) || found.value.revokedAt !== null) return yield* Unauthorized.default()
-      const key = found.value
-      const organization = yield* organizations.findById(key.organizationId)
-      if (Option.isNone(organization)) return yield* Unauthorized.default()
-      const authenticated: Authenticated = {
-        caller: new SecretKeyCaller({ organizationId: key.organizationId, keyId: key.id, permissions: new Set(key.permissions) }),
-        organization: organization.value
-      }
-      cache.set(keyHash, version, nowMs, authenticated)
-      return authenticated
-    })
-
-    const keptAuthentication = (presented: string, nowMs: number) =>
-      cache.version() === undefined || !isWellFormedSecretKey(presented) ? undefined : cache.get(hashSecretKey(presented), nowMs)
-
-    // The HTTP contract bounds a plan; a host calling the core directly is trusted, but a plan outside the bounds
-    // would fail every later request of the organization (the bucket refuses the ceiling), so it fails here instead.
-    const checkedPlan = (plan: Plan) =>
-      isPlan(plan)
-        ? Effect.succeed(plan)
-        : Effect.die(new RangeError(`a plan's allowances are whole numbers from 1 to 1,000,000 a minute; got ${JSON.stringify(plan)}`))
-
-    const createOrganization = Effect.fn("Organizations.createOrganization")(function*(input: {
-      readonly name: string
-      readonly apiRequestsPerMinute?: number | undefined
-    }) {
-      const organization: Organization = {
-        id: yield* nextIdFrom<OrganizationId>(ids),
-        name: input.name,
-        plan: yield* checkedPlan({ apiRequestsPerMinute: input.apiRequestsPerMinute ?? DEFAULT_API_REQUESTS_PER_MINUTE }),
-        createdAt: yield* now
-      }
-      yield* organizations.insert(organization)
-      return organization
-    })
-
-    const updatePlan = Effect.fn("Organizations.updatePlan")(function*(id: OrganizationId, patch: PlanPatch) {
-      const current = yield* organizations.findById(id)
-      if (Option.isNone(current)) return yield* NotFound.of("organization", id)
-      const updated = yield* organizations.setPlan(id, yield* checkedPlan(applyPlanPatch(current.value.plan, patch)))
-      changes.announce()
-      if (Option.isNone(updated)) return yield* NotFound.of("organization", id)
-      return updated.value
-    })
-
-    const setApiRequestsPerMinute = (id: OrganizationId, apiRequestsPerMinute: number) => updatePlan(id, { apiRequestsPerMinute })
-
-    const issue = (organizationId: OrganizationId, input: SecretKeyInput, secretKey: string) =>
-      uow.transaction(Effect.gen(function*() {
-        yield* findOrganization(organizationId)
-        const record: SecretKeyRecord = {
-          id: yield* nextIdFrom<SecretKeyId>(ids),
-          organizationId,
-          name: input.name ?? "Secret key",
-          permissions: [...new Set(input.permissions)],
-          keyHash: hashSecretKey(secretKey),
-          createdAt: yield* now,
-          revokedAt: null
+      const authenticateSecretKey = Effect.fnUntraced(function*(presented: string) {
+        if (!isWellFormedSecretKey(presented)) return yield* Unauthorized.default()
+        const keyHash = hashSecretKey(presented)
+        // Nothing is kept on stores that cannot hear every change: no clock read or lookup for them.
+        const version = cache.version()
+        const nowMs = version === undefined ? 0 : yield* Clock.currentTimeMillis
+        const kept = version === undefined ? undefined : cache.get(keyHash, nowMs)
+        if (kept !== undefined) return kept
+        const found = yield* keys.findByHash(keyHash)
+        if (Option.isNone(found) || found.value.revokedAt !== null) return yield* Unauthorized.default()
+        const key = found.value
+        const organization = yield* organizations.findById(key.organizationId)
+        if (Option.isNone(organization)) return yield* Unauthorized.default()
+        const authenticated: Authenticated = {
+          caller: new SecretKeyCaller({
+            organizationId: key.organizationId,
+            keyId: key.id,
+            permissions: new Set(key.permissions)
+          }),
+          organization: organization.value
         }
-        yield* keys.insert(record)
-        return { ...toView(record), secretKey } satisfies IssuedSecretKey
-      }))
+        cache.set(keyHash, version, nowMs, authenticated)
+        return authenticated
+      })
 
-    const issueSecretKey = Effect.fn("Organizations.issueSecretKey")(function*(organizationId: OrganizationId, input: SecretKeyInput) {
-      // 256 random bits never repeat; a clash would mean a broken random source, which must not be papered over.
-      return yield* issue(organizationId, input, generateSecretKey()).pipe(Effect.catchTag("SecretKeyHashTaken", Effect.die))
-    })
+      const keptAuthentication = (presented: string, nowMs: number) =>
+        cache.version() === undefined || !isWellFormedSecretKey(presented)
+          ? undefined
+          : cache.get(hashSecretKey(presented), nowMs)
 
-    const issueChosenSecretKey = Effect.fn("Organizations.issueChosenSecretKey")(
-      function*(organizationId: OrganizationId, input: SecretKeyInput, secretKey: string) {
-        if (!isWellFormedSecretKey(secretKey)) {
-          return yield* Effect.die(new Error("a chosen secret key must be sk_ followed by at least 32 URL-safe characters"))
+      // The HTTP contract bounds a plan; a host calling the core directly is trusted, but a plan outside the bounds
+      // would fail every later request of the organization (the bucket refuses the ceiling), so it fails here instead.
+      const checkedPlan = (plan: Plan) =>
+        isPlan(plan)
+          ? Effect.succeed(plan)
+          : Effect.die(
+            new RangeError(
+              `a plan's allowances are whole numbers from 1 to 1,000,000 a minute; got ${JSON.stringify(plan)}`
+            )
+          )
+
+      const createOrganization = Effect.fn("Organizations.createOrganization")(function*(input: {
+        readonly name: string
+        readonly apiRequestsPerMinute?: number | undefined
+      }) {
+        const organization: Organization = {
+          id: yield* nextIdFrom<OrganizationId>(ids),
+          name: input.name,
+          plan: yield* checkedPlan({
+            apiRequestsPerMinute: input.apiRequestsPerMinute ?? DEFAULT_API_REQUESTS_PER_MINUTE
+          }),
+          createdAt: yield* now
         }
-        return yield* issue(organizationId, input, secretKey)
-      }
-    )
+        yield* organizations.insert(organization)
+        return organization
+      })
 
-    const revokeSecretKey = Effect.fn("Organizations.revokeSecretKey")(function*(organizationId: OrganizationId, keyId: SecretKeyId) {
-      const revoked = yield* keys.revoke(organizationId, keyId, yield* now)
-      changes.announce()
-      if (Option.isNone(revoked)) return yield* NotFound.of("secret key", keyId)
-      return toView(revoked.value)
-    })
+      const updatePlan = Effect.fn("Organizations.updatePlan")(function*(id: OrganizationId, patch: PlanPatch) {
+        const current = yield* organizations.findById(id)
+        if (Option.isNone(current)) return yield* NotFound.of("organization", id)
+        const updated = yield* organizations.setPlan(id, yield* checkedPlan(applyPlanPatch(current.value.plan, patch)))
+        changes.announce()
+        if (Option.isNone(updated)) return yield* NotFound.of("organization", id)
+        return updated.value
+      })
 
-    const listSecretKeys = Effect.fn("Organizations.listSecretKeys")(function*(organizationId: OrganizationId) {
-      yield* findOrganization(organizationId)
-      const listed = yield* keys.listForOrganization(organizationId)
-      return listed.map(toView)
-    })
+      const setApiRequestsPerMinute = (id: OrganizationId, apiRequestsPerMinute: number) =>
+        updatePlan(id, { apiRequestsPerMinute })
 
-    /** Runs `make` for an existing organization only, so no record is ever orphaned. */
-    const forOrganization = <A>(organizationId: OrganizationId, make: Effect.Effect<A>): Effect.Effect<A, NotFound> =>
-      uow.transaction(Effect.andThen(findOrganization(organizationId), make))
-
-    const createPublishableKey = Effect.fn("Organizations.createPublishableKey")(function*(organizationId: OrganizationId) {
-      return yield* forOrganization(organizationId, Effect.gen(function*() {
-        const record: PublishableKeyRecord = {
-          id: yield* nextIdFrom<PublishableKeyId>(ids),
-          key: generatePublishableKey(),
-          signingSecret: generateSigningSecret(),
-          createdAt: yield* now,
-          revokedAt: null
-        }
-        yield* storefront.insertPublishableKey({ ...record, organizationId })
-        return { id: record.id, key: record.key, signingSecret: record.signingSecret!, createdAt: record.createdAt }
-      }))
-    })
-
-    const listOwnPublishableKeys = Effect.fn("Organizations.listOwnPublishableKeys")(function*() {
-      const caller = yield* requirePermission("settings:read")
-      return yield* storefront.listPublishableKeys(caller.organizationId)
-    })
-
-    const createOwnPublishableKey = Effect.fn("Organizations.createOwnPublishableKey")(function*() {
-      const caller = yield* requirePermission("settings:write")
-      // The caller's organization exists (it authenticated); its absence would be a broken store, not a 404.
-      return yield* createPublishableKey(caller.organizationId).pipe(Effect.catchTag("NotFound", Effect.die))
-    })
-
-    const revokeOwnPublishableKey = Effect.fn("Organizations.revokeOwnPublishableKey")(function*(id: PublishableKeyId) {
-      const caller = yield* requirePermission("settings:write")
-      const revoked = yield* storefront.revokePublishableKey(caller.organizationId, id, yield* now)
-      changes.announce()
-      if (Option.isNone(revoked)) return yield* NotFound.of("publishable key", id)
-      return revoked.value
-    })
-
-    // Kept like secret keys, under the same change version: a revocation heard from any process drops them all.
-    const publishableCache = AuthenticationCache.make<AuthenticatedPublishableKey>(changes)
-    const authenticatePublishableKey = Effect.fnUntraced(function*(presented: string) {
-      if (!isWellFormedPublishableKey(presented)) return yield* Unauthorized.publishable()
-      const version = publishableCache.version()
-      const nowMs = version === undefined ? 0 : yield* Clock.currentTimeMillis
-      const kept = version === undefined ? undefined : publishableCache.get(presented, nowMs)
-      if (kept !== undefined) return kept
-      const found = yield* storefront.findPublishableKey(presented)
-      if (Option.isNone(found) || found.value.revokedAt !== null) return yield* Unauthorized.publishable()
-      const organization = yield* organizations.findById(found.value.organizationId)
-      if (Option.isNone(organization)) return yield* Unauthorized.publishable()
-      const authenticated: AuthenticatedPublishableKey = {
-        keyId: found.value.id,
-        key: found.value.key,
-        signingSecret: found.value.signingSecret,
-        organization: organization.value
-      }
-      publishableCache.set(presented, version, nowMs, authenticated)
-      return authenticated
-    })
-
-    const createIntegration = Effect.fn("Organizations.createIntegration")(
-      function*(organizationId: OrganizationId, platform: IntegrationPlatform) {
-        return yield* forOrganization(organizationId, Effect.gen(function*() {
-          const integration: Integration = { id: yield* nextIdFrom<IntegrationId>(ids), platform, createdAt: yield* now }
-          yield* storefront.insertIntegration({ ...integration, organizationId })
-          return integration
+      const issue = (organizationId: OrganizationId, input: SecretKeyInput, secretKey: string) =>
+        uow.transaction(Effect.gen(function*() {
+          yield* findOrganization(organizationId)
+          const record: SecretKeyRecord = {
+            id: yield* nextIdFrom<SecretKeyId>(ids),
+            organizationId,
+            name: input.name ?? "Secret key",
+            permissions: [...new Set(input.permissions)],
+            keyHash: hashSecretKey(secretKey),
+            createdAt: yield* now,
+            revokedAt: null
+          }
+          yield* keys.insert(record)
+          return { ...toView(record), secretKey } satisfies IssuedSecretKey
         }))
-      }
-    )
 
-    const createLoyaltyProgram = Effect.fn("Organizations.createLoyaltyProgram")(function*(
-      organizationId: OrganizationId,
-      input: { readonly siteId?: SiteId | null | undefined; readonly status: LoyaltyProgramStatus }
-    ) {
-      return yield* forOrganization(organizationId, Effect.gen(function*() {
-        const program: LoyaltyProgram = {
-          id: yield* nextIdFrom<LoyaltyProgramId>(ids),
-          siteId: input.siteId ?? null,
-          status: input.status,
-          createdAt: yield* now
+      const issueSecretKey = Effect.fn("Organizations.issueSecretKey")(
+        function*(organizationId: OrganizationId, input: SecretKeyInput) {
+          // 256 random bits never repeat; a clash would mean a broken random source, which must not be papered over.
+          return yield* issue(organizationId, input, generateSecretKey()).pipe(
+            Effect.catchTag("SecretKeyHashTaken", Effect.die)
+          )
         }
-        yield* storefront.insertLoyaltyProgram({ ...program, organizationId })
-        return program
-      }))
-    })
+      )
 
-    const createWishlist = Effect.fn("Organizations.createWishlist")(function*(
-      organizationId: OrganizationId,
-      input: { readonly customerId?: CustomerId | null | undefined }
-    ) {
-      return yield* forOrganization(organizationId, Effect.gen(function*() {
-        const wishlist: Wishlist = {
-          id: yield* nextIdFrom<WishlistId>(ids),
-          customerId: input.customerId ?? null,
-          createdAt: yield* now
+      const issueChosenSecretKey = Effect.fn("Organizations.issueChosenSecretKey")(
+        function*(organizationId: OrganizationId, input: SecretKeyInput, secretKey: string) {
+          if (!isWellFormedSecretKey(secretKey)) {
+            return yield* Effect.die(
+              new Error("a chosen secret key must be sk_ followed by at least 32 URL-safe characters")
+            )
+          }
+          return yield* issue(organizationId, input, secretKey)
         }
-        yield* storefront.insertWishlist({ ...wishlist, organizationId })
-        return wishlist
-      }))
-    })
+      )
 
-    return Organizations.of({
-      current,
-      authenticateSecretKey,
-      keptAuthentication,
-      createOrganization,
-      findOrganization,
-      setApiRequestsPerMinute,
-      updatePlan,
-      issueSecretKey,
-      issueChosenSecretKey,
-      revokeSecretKey,
-      listSecretKeys,
-      createPublishableKey,
-      listOwnPublishableKeys,
-      createOwnPublishableKey,
-      revokeOwnPublishableKey,
-      authenticatePublishableKey,
-      createIntegration,
-      createLoyaltyProgram,
-      createWishlist
+      const revokeSecretKey = Effect.fn("Organizations.revokeSecretKey")(
+        function*(organizationId: OrganizationId, keyId: SecretKeyId) {
+          const revoked = yield* keys.revoke(organizationId, keyId, yield* now)
+          changes.announce()
+          if (Option.isNone(revoked)) return yield* NotFound.of("secret key", keyId)
+          return toView(revoked.value)
+        }
+      )
+
+      const listSecretKeys = Effect.fn("Organizations.listSecretKeys")(function*(organizationId: OrganizationId) {
+        yield* findOrganization(organizationId)
+        const listed = yield* keys.listForOrganization(organizationId)
+        return listed.map(toView)
+      })
+
+      /** Runs `make` for an existing organization only, so no record is ever orphaned. */
+      const forOrganization = <A>(organizationId: OrganizationId, make: Effect.Effect<A>): Effect.Effect<A, NotFound> =>
+        uow.transaction(Effect.andThen(findOrganization(organizationId), make))
+
+      const createPublishableKey = Effect.fn("Organizations.createPublishableKey")(
+        function*(organizationId: OrganizationId) {
+          return yield* forOrganization(
+            organizationId,
+            Effect.gen(function*() {
+              const record: PublishableKeyRecord = {
+                id: yield* nextIdFrom<PublishableKeyId>(ids),
+                key: generatePublishableKey(),
+                signingSecret: generateSigningSecret(),
+                createdAt: yield* now,
+                revokedAt: null
+              }
+              yield* storefront.insertPublishableKey({ ...record, organizationId })
+              return {
+                id: record.id,
+                key: record.key,
+                signingSecret: record.signingSecret!,
+                createdAt: record.createdAt
+              }
+            })
+          )
+        }
+      )
+
+      const listOwnPublishableKeys = Effect.fn("Organizations.listOwnPublishableKeys")(function*() {
+        const caller = yield* requirePermission("settings:read")
+        return yield* storefront.listPublishableKeys(caller.organizationId)
+      })
+
+      const createOwnPublishableKey = Effect.fn("Organizations.createOwnPublishableKey")(function*() {
+        const caller = yield* requirePermission("settings:write")
+        // The caller's organization exists (it authenticated); its absence would be a broken store, not a 404.
+        return yield* createPublishableKey(caller.organizationId).pipe(Effect.catchTag("NotFound", Effect.die))
+      })
+
+      const revokeOwnPublishableKey = Effect.fn("Organizations.revokeOwnPublishableKey")(
+        function*(id: PublishableKeyId) {
+          const caller = yield* requirePermission("settings:write")
+          const revoked = yield* storefront.revokePublishableKey(caller.organizationId, id, yield* now)
+          changes.announce()
+          if (Option.isNone(revoked)) return yield* NotFound.of("publishable key", id)
+          return revoked.value
+        }
+      )
+
+      // Kept like secret keys, under the same change version: a revocation heard from any process drops them all.
+      const publishableCache = AuthenticationCache.make<AuthenticatedPublishableKey>(changes)
+      const authenticatePublishableKey = Effect.fnUntraced(function*(presented: string) {
+        if (!isWellFormedPublishableKey(presented)) return yield* Unauthorized.publishable()
+        const version = publishableCache.version()
+        const nowMs = version === undefined ? 0 : yield* Clock.currentTimeMillis
+        const kept = version === undefined ? undefined : publishableCache.get(presented, nowMs)
+        if (kept !== undefined) return kept
+        const found = yield* storefront.findPublishableKey(presented)
+        if (Option.isNone(found) || found.value.revokedAt !== null) return yield* Unauthorized.publishable()
+        const organization = yield* organizations.findById(found.value.organizationId)
+        if (Option.isNone(organization)) return yield* Unauthorized.publishable()
+        const authenticated: AuthenticatedPublishableKey = {
+          keyId: found.value.id,
+          key: found.value.key,
+          signingSecret: found.value.signingSecret,
+          organization: organization.value
+        }
+        publishableCache.set(presented, version, nowMs, authenticated)
+        return authenticated
+      })
+
+      const createIntegration = Effect.fn("Organizations.createIntegration")(
+        function*(organizationId: OrganizationId, platform: IntegrationPlatform) {
+          return yield* forOrganization(
+            organizationId,
+            Effect.gen(function*() {
+              const integration: Integration = {
+                id: yield* nextIdFrom<IntegrationId>(ids),
+                platform,
+                createdAt: yield* now
+              }
+              yield* storefront.insertIntegration({ ...integration, organizationId })
+              return integration
+            })
+          )
+        }
+      )
+
+      const createLoyaltyProgram = Effect.fn("Organizations.createLoyaltyProgram")(function*(
+        organizationId: OrganizationId,
+        input: { readonly siteId?: SiteId | null | undefined; readonly status: LoyaltyProgramStatus }
+      ) {
+        return yield* forOrganization(
+          organizationId,
+          Effect.gen(function*() {
+            const program: LoyaltyProgram = {
+              id: yield* nextIdFrom<LoyaltyProgramId>(ids),
+              siteId: input.siteId ?? null,
+              status: input.status,
+              createdAt: yield* now
+            }
+            yield* storefront.insertLoyaltyProgram({ ...program, organizationId })
+            return program
+          })
+        )
+      })
+
+      const createWishlist = Effect.fn("Organizations.createWishlist")(function*(
+        organizationId: OrganizationId,
+        input: { readonly customerId?: CustomerId | null | undefined }
+      ) {
+        return yield* forOrganization(
+          organizationId,
+          Effect.gen(function*() {
+            const wishlist: Wishlist = {
+              id: yield* nextIdFrom<WishlistId>(ids),
+              customerId: input.customerId ?? null,
+              createdAt: yield* now
+            }
+            yield* storefront.insertWishlist({ ...wishlist, organizationId })
+            return wishlist
+          })
+        )
+      })
+
+      return Organizations.of({
+        current,
+        authenticateSecretKey,
+        keptAuthentication,
+        createOrganization,
+        findOrganization,
+        setApiRequestsPerMinute,
+        updatePlan,
+        issueSecretKey,
+        issueChosenSecretKey,
+        revokeSecretKey,
+        listSecretKeys,
+        createPublishableKey,
+        listOwnPublishableKeys,
+        createOwnPublishableKey,
+        revokeOwnPublishableKey,
+        authenticatePublishableKey,
+        createIntegration,
+        createLoyaltyProgram,
+        createWishlist
+      })
     })
-  }))
+  )
 }

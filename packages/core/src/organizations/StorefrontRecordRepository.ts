@@ -2,7 +2,14 @@
 import { Context, type Effect, type Option } from "effect"
 import type { IntegrationId, LoyaltyProgramId, OrganizationId, PublishableKeyId, WishlistId } from "../kernel/Ids.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
-import type { Integration, LoyaltyProgram, Owned, PublishableKey, PublishableKeyRecord, Wishlist } from "./StorefrontRecords.ts"
+import type {
+  Integration,
+  LoyaltyProgram,
+  Owned,
+  PublishableKey,
+  PublishableKeyRecord,
+  Wishlist
+} from "./StorefrontRecords.ts"
 
 export class StorefrontRecordRepository extends Context.Service<StorefrontRecordRepository, {
   readonly insertPublishableKey: (key: Owned<PublishableKeyRecord>) => Effect.Effect<void>

@@ -4,7 +4,15 @@
  */
 import { Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { CustomerId, IntegrationId, LoyaltyProgramId, OrganizationId, PublishableKeyId, SiteId, WishlistId } from "../kernel/Ids.ts"
+import {
+  CustomerId,
+  IntegrationId,
+  LoyaltyProgramId,
+  OrganizationId,
+  PublishableKeyId,
+  SiteId,
+  WishlistId
+} from "../kernel/Ids.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
 
 export const PUBLISHABLE_KEY_PREFIX = "pk_"

@@ -75,7 +75,10 @@ export const completionFor = (
 const sendSafely = (notice: EmailNotice): Effect.Effect<MailerResult, never, Mailer> =>
   Mailer.use((m) => m.send({ id: notice.id, to: notice.recipient, subject: notice.subject, text: notice.text })).pipe(
     Effect.catchCause((cause) =>
-      Effect.succeed<MailerResult>({ _tag: "Uncertain", error: `transport defect: ${Cause.pretty(cause).split("\n")[0]}` })
+      Effect.succeed<MailerResult>({
+        _tag: "Uncertain",
+        error: `transport defect: ${Cause.pretty(cause).split("\n")[0]}`
+      })
     )
   )
 
@@ -141,5 +144,4 @@ const runEmailNoticeWorker = (settings: EmailWorkerSettings): Effect.Effect<neve
 /** Runs the worker for the lifetime of the layer (a server process). */
 export const EmailNoticeWorker = (
   settings: EmailWorkerSettings
-): Layer.Layer<never, never, WorkerServices> =>
-  Layer.effectDiscard(Effect.forkScoped(runEmailNoticeWorker(settings)))
+): Layer.Layer<never, never, WorkerServices> => Layer.effectDiscard(Effect.forkScoped(runEmailNoticeWorker(settings)))

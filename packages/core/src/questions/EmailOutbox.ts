@@ -76,7 +76,10 @@ export class EmailOutboxRepository extends Context.Service<EmailOutboxRepository
   /** Marks `sending` notices claimed before `claimedBefore` as `failed` ("interrupted"); returns how many. */
   readonly failInterrupted: (claimedBefore: Timestamp, at: Timestamp, error: string) => Effect.Effect<number>
   /** Deletes every notice about the question (it is being deleted: no copy of the address may stay). */
-  readonly deleteForQuestion: (organizationId: OrganizationId, productQuestionId: ProductQuestionId) => Effect.Effect<number>
+  readonly deleteForQuestion: (
+    organizationId: OrganizationId,
+    productQuestionId: ProductQuestionId
+  ) => Effect.Effect<number>
   /** The organization's notices, oldest first (diagnostics and tests). */
   readonly listForOrganization: (organizationId: OrganizationId) => Effect.Effect<ReadonlyArray<EmailNotice>>
 }>()("feedback/EmailOutboxRepository") {}

@@ -59,19 +59,22 @@ export class Mailer extends Context.Service<Mailer, {
 }>()("feedback/Mailer") {}
 
 /** The transport of a server without SMTP: each message goes to the log, and the notice is marked `logged`. */
-export const LoggingMailer = Layer.succeed(Mailer, Mailer.of({
-  send: (message) =>
-    Effect.logInfo("email not sent: no SMTP transport is configured (set SMTP_URL); logged instead").pipe(
-      Effect.annotateLogs({
-        to: message.to,
-        subject: message.subject,
-        text: message.text,
-        ...(message.headers === undefined ? {} : { headers: safeHeaders(message.headers) }),
-        ...(message.html === undefined ? {} : { html: message.html })
-      }),
-      Effect.as({ _tag: "Logged" } as const)
-    )
-}))
+export const LoggingMailer = Layer.succeed(
+  Mailer,
+  Mailer.of({
+    send: (message) =>
+      Effect.logInfo("email not sent: no SMTP transport is configured (set SMTP_URL); logged instead").pipe(
+        Effect.annotateLogs({
+          to: message.to,
+          subject: message.subject,
+          text: message.text,
+          ...(message.headers === undefined ? {} : { headers: safeHeaders(message.headers) }),
+          ...(message.html === undefined ? {} : { html: message.html })
+        }),
+        Effect.as({ _tag: "Logged" } as const)
+      )
+  })
+)
 
 /**
  * A rendered review email (`renderEmail`) as a message: both parts, and the unsubscribe headers every review email

@@ -9,7 +9,15 @@
  */
 import { Schema } from "effect"
 import { Customer, Product } from "../catalog/Catalog.ts"
-import { CustomerId, ProductId, ProductQuestionAnswerId, ProductQuestionId, SiteId, UserId, Uuid } from "../kernel/Ids.ts"
+import {
+  CustomerId,
+  ProductId,
+  ProductQuestionAnswerId,
+  ProductQuestionId,
+  SiteId,
+  UserId,
+  Uuid
+} from "../kernel/Ids.ts"
 import { Metadata } from "../kernel/Metadata.ts"
 import { Flag } from "../reviews/Review.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
@@ -70,7 +78,9 @@ const ProductQuestionFields = {
   updatedAt: Timestamp
 } as const
 
-export const ProductQuestionRecord = Schema.Struct(ProductQuestionFields).annotate({ identifier: "ProductQuestionRecord" })
+export const ProductQuestionRecord = Schema.Struct(ProductQuestionFields).annotate({
+  identifier: "ProductQuestionRecord"
+})
 export type ProductQuestionRecord = typeof ProductQuestionRecord.Type
 
 /** The extras `include` can add, each present only when asked for. */
@@ -80,7 +90,9 @@ const ProductQuestionIncludes = {
   answers: Schema.optionalKey(Schema.Array(ProductQuestionAnswer))
 } as const
 
-export const ProductQuestion = Schema.Struct({ ...ProductQuestionFields, ...ProductQuestionIncludes }).annotate({ identifier: "ProductQuestion" })
+export const ProductQuestion = Schema.Struct({ ...ProductQuestionFields, ...ProductQuestionIncludes }).annotate({
+  identifier: "ProductQuestion"
+})
 export type ProductQuestion = typeof ProductQuestion.Type
 
 export const productQuestionIncludeNames = ["customer", "product", "answers"] as const

@@ -24,7 +24,16 @@ export const productQuestionFilterCatalog: FieldCatalog = makeFieldCatalog(
 
 export const productQuestionListEndpoint = defineListEndpoint({
   name: "product-questions",
-  sorts: ["createdAt", "-createdAt", "moderatedAt", "-moderatedAt", "answeredAt", "-answeredAt", "updatedAt", "-updatedAt"],
+  sorts: [
+    "createdAt",
+    "-createdAt",
+    "moderatedAt",
+    "-moderatedAt",
+    "answeredAt",
+    "-answeredAt",
+    "updatedAt",
+    "-updatedAt"
+  ],
   defaultSort: "-createdAt",
   includes: ["customer", "product", "answers"],
   catalog: productQuestionFilterCatalog

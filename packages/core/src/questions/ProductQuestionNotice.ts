@@ -5,7 +5,10 @@
 import type { ProductQuestionAnswer, ProductQuestionRecord } from "./ProductQuestion.ts"
 
 /** Whether publishing an answer to `question` calls for an email: the first published answer, an address, consent. */
-export const shouldNotifyAsker = (question: ProductQuestionRecord, answer: Pick<ProductQuestionAnswer, "published">): boolean =>
+export const shouldNotifyAsker = (
+  question: ProductQuestionRecord,
+  answer: Pick<ProductQuestionAnswer, "published">
+): boolean =>
   answer.published && question.publishedAnswerCount === 0 && question.askerEmail !== null && question.notifyByEmail
 
 /** One line, no control characters (it goes into a mail header), at most `max` characters. */
@@ -15,8 +18,7 @@ const headerSafe = (s: string, max: number): string => {
   return chars.length <= max ? line : chars.slice(0, max - 1).join("") + "…"
 }
 
-const quote = (text: string): string =>
-  text.replace(/\r\n?/g, "\n").split("\n").map((l) => `  ${l}`).join("\n")
+const quote = (text: string): string => text.replace(/\r\n?/g, "\n").split("\n").map((l) => `  ${l}`).join("\n")
 
 export interface AnswerNoticeInput {
   readonly organizationName: string

@@ -1,7 +1,14 @@
 /** Storage of product questions and their answers, and the catalog reads their use-cases need. */
 import { Context, type Effect, type Option } from "effect"
 import type { Customer, Product } from "../catalog/Catalog.ts"
-import type { CustomerId, OrganizationId, ProductId, ProductQuestionAnswerId, ProductQuestionId, SiteId } from "../kernel/Ids.ts"
+import type {
+  CustomerId,
+  OrganizationId,
+  ProductId,
+  ProductQuestionAnswerId,
+  ProductQuestionId,
+  SiteId
+} from "../kernel/Ids.ts"
 import type { ListRequest, Page } from "../kernel/ListQuery.ts"
 import type { ProductQuestionAnswer, ProductQuestionRecord } from "./ProductQuestion.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
@@ -35,12 +42,19 @@ export class ProductQuestionRepository extends Context.Service<ProductQuestionRe
   /** Writes every field except `notifiedAt` (which only `markNotified` sets). */
   readonly update: (question: OwnedQuestion) => Effect.Effect<void>
   /** Sets `notifiedAt` once; a later call keeps the first value. False when the question is gone. */
-  readonly markNotified: (organizationId: OrganizationId, id: ProductQuestionId, at: Timestamp) => Effect.Effect<boolean>
+  readonly markNotified: (
+    organizationId: OrganizationId,
+    id: ProductQuestionId,
+    at: Timestamp
+  ) => Effect.Effect<boolean>
   /**
    * Deletes the question and all its answers, and blanks `askerEmail` in the domain events already recorded about
    * it, so no copy of the address stays in the store. The deleted question, or none.
    */
-  readonly delete: (organizationId: OrganizationId, id: ProductQuestionId) => Effect.Effect<Option.Option<ProductQuestionRecord>>
+  readonly delete: (
+    organizationId: OrganizationId,
+    id: ProductQuestionId
+  ) => Effect.Effect<Option.Option<ProductQuestionRecord>>
   readonly insertAnswer: (answer: OwnedAnswer) => Effect.Effect<void>
   /** One answer of the question, or none (an answer of another question or organization is none). */
   readonly findAnswer: (
@@ -57,8 +71,14 @@ export class ProductQuestionRepository extends Context.Service<ProductQuestionRe
     questionIds: ReadonlyArray<ProductQuestionId>
   ) => Effect.Effect<ReadonlyArray<ProductQuestionAnswer>>
   /** The organization's products among `ids`, in any order. One query. */
-  readonly productsByIds: (organizationId: OrganizationId, ids: ReadonlyArray<ProductId>) => Effect.Effect<ReadonlyArray<Product>>
+  readonly productsByIds: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<ProductId>
+  ) => Effect.Effect<ReadonlyArray<Product>>
   /** The organization's customers among `ids`, in any order. One query. */
-  readonly customersByIds: (organizationId: OrganizationId, ids: ReadonlyArray<CustomerId>) => Effect.Effect<ReadonlyArray<Customer>>
+  readonly customersByIds: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<CustomerId>
+  ) => Effect.Effect<ReadonlyArray<Customer>>
   readonly siteExists: (organizationId: OrganizationId, id: SiteId) => Effect.Effect<boolean>
 }>()("feedback/ProductQuestionRepository") {}

@@ -12,9 +12,19 @@ import * as TokenBucket from "./TokenBucket.ts"
 
 export interface BucketLevels {
   /** `TokenBucket.spend` over the organization's buckets at `nowMs`; an admission writes the charged levels. */
-  readonly spend: (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => SpendDecision
+  readonly spend: (
+    organizationId: string,
+    buckets: ReadonlyArray<KeyedBucket>,
+    cost: number,
+    nowMs: number
+  ) => SpendDecision
   /** What `spend` would answer at `nowMs` if it refuses, without writing anything; `undefined` if it would admit. */
-  readonly refusal: (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => SpendRefused | undefined
+  readonly refusal: (
+    organizationId: string,
+    buckets: ReadonlyArray<KeyedBucket>,
+    cost: number,
+    nowMs: number
+  ) => SpendRefused | undefined
   /** Sets one level (e.g. as read back from where a previous run left it). */
   readonly set: (organizationId: string, key: string, state: TokenBucket.BucketState) => void
   /** Every level held, as `[organization, bucket key, state]`. */
@@ -40,7 +50,11 @@ export const make = (options: BucketLevelsOptions = {}): BucketLevels => {
   const decide = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
     assertBuckets(buckets)
     const org = levels.get(organizationId)
-    return TokenBucket.spend(buckets.map((b) => ({ state: org?.get(b.key) ?? unknownLevel, spec: b.spec })), cost, nowMs)
+    return TokenBucket.spend(
+      buckets.map((b) => ({ state: org?.get(b.key) ?? unknownLevel, spec: b.spec })),
+      cost,
+      nowMs
+    )
   }
 
   const spend = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
@@ -56,7 +70,10 @@ export const make = (options: BucketLevelsOptions = {}): BucketLevels => {
   }
 
   const entries = () =>
-    Array.from(levels, ([organizationId, org]) => Array.from(org, ([key, state]) => [organizationId, key, state] as const)).flat()
+    Array.from(
+      levels,
+      ([organizationId, org]) => Array.from(org, ([key, state]) => [organizationId, key, state] as const)
+    ).flat()
 
   return { spend, refusal, set, entries }
 }

@@ -61,4 +61,7 @@ export const withLocalRefusals = (
 
 /** Wraps the `RateLimitRepository` below it (e.g. `LocalRefusals.layer.pipe(Layer.provide(PgRateLimitRepository))`). */
 export const layer = (options?: LocalRefusalsOptions): Layer.Layer<RateLimitRepository, never, RateLimitRepository> =>
-  Layer.effect(RateLimitRepository, Effect.map(RateLimitRepository, (store: RateLimitRepository["Service"]) => withLocalRefusals(store, options)))
+  Layer.effect(
+    RateLimitRepository,
+    Effect.map(RateLimitRepository, (store: RateLimitRepository["Service"]) => withLocalRefusals(store, options))
+  )

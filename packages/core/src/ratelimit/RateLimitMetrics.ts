@@ -10,7 +10,10 @@ const description = "Rate-limit decisions on charged requests, by decision (admi
 
 // One series per label value, made once: `Metric.withAttributes` per call would re-key the series on every request.
 const decisions = {
-  Admitted: Metric.counter("feedback_rate_limit_decisions_total", { description, attributes: { decision: "admitted" } }),
+  Admitted: Metric.counter("feedback_rate_limit_decisions_total", {
+    description,
+    attributes: { decision: "admitted" }
+  }),
   Refused: Metric.counter("feedback_rate_limit_decisions_total", { description, attributes: { decision: "refused" } })
 } as const
 

@@ -117,7 +117,9 @@ export const refusalMessage = (decision: SpendRefused): string => {
     : `the rate limit of ${decision.refusedBy}`
   return decision.retryAfterSeconds === undefined
     ? `This request costs ${decision.cost} tokens but ${scope} holds at most ${decision.refusedByCeiling}, so it can never be accepted; split it into smaller requests or raise the plan's allowance.`
-    : `This request costs ${decision.cost} tokens and ${scope} cannot afford it now; retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`
+    : `This request costs ${decision.cost} tokens and ${scope} cannot afford it now; retry after ${decision.retryAfterSeconds} second${
+      decision.retryAfterSeconds === 1 ? "" : "s"
+    }.`
 }
 
 /** The 429 for a refusal, as the error a use-case fails with. */

@@ -21,23 +21,33 @@ export class RateLimits extends Context.Service<RateLimits, {
    * `/loyalty-events`, never a concrete path). A secret key spends; a refusal is `TooManyRequests` (the 429 with
    * its `Retry-After`) and charges nothing. A dashboard user is not rate limited (spec: Authentication).
    */
-  readonly charge: (method: string, routeTemplate: string) => Effect.Effect<RateLimitCharge, TooManyRequests | NotFound, CurrentCaller>
+  readonly charge: (
+    method: string,
+    routeTemplate: string
+  ) => Effect.Effect<RateLimitCharge, TooManyRequests | NotFound, CurrentCaller>
 }>()("feedback/RateLimits") {
-  static readonly layer = Layer.effect(RateLimits, Effect.gen(function*() {
-    const store = yield* RateLimitRepository
-    const organizations = yield* OrganizationRepository
-    return RateLimits.of({
-      charge: Effect.fn("RateLimits.charge")(function*(method: string, routeTemplate: string) {
-        const caller = yield* CurrentCaller
-        if (caller._tag === "DashboardCaller") return { _tag: "Unmetered" } as const
-        const organization = yield* organizations.findById(caller.organizationId)
-        if (Option.isNone(organization)) return yield* NotFound.of("organization", caller.organizationId)
-        const key = endpointKey(method, routeTemplate)
-        const decision = yield* store.spend(caller.organizationId, bucketsForKey(key, organization.value.plan), costOfKey(key))
-        yield* recordRateLimitDecision(decision)
-        if (decision._tag === "Refused") return yield* tooManyRequests(decision)
-        return decision
+  static readonly layer = Layer.effect(
+    RateLimits,
+    Effect.gen(function*() {
+      const store = yield* RateLimitRepository
+      const organizations = yield* OrganizationRepository
+      return RateLimits.of({
+        charge: Effect.fn("RateLimits.charge")(function*(method: string, routeTemplate: string) {
+          const caller = yield* CurrentCaller
+          if (caller._tag === "DashboardCaller") return { _tag: "Unmetered" } as const
+          const organization = yield* organizations.findById(caller.organizationId)
+          if (Option.isNone(organization)) return yield* NotFound.of("organization", caller.organizationId)
+          const key = endpointKey(method, routeTemplate)
+          const decision = yield* store.spend(
+            caller.organizationId,
+            bucketsForKey(key, organization.value.plan),
+            costOfKey(key)
+          )
+          yield* recordRateLimitDecision(decision)
+          if (decision._tag === "Refused") return yield* tooManyRequests(decision)
+          return decision
+        })
       })
     })
-  }))
+  )
 }

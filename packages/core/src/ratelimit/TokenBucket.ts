@@ -196,13 +196,27 @@ export const spend = (requests: ReadonlyArray<BucketRequest>, cost: number, nowM
     const { spec } = requests[i]!
     const level = levels[i]!
     if (costUnits > ceilingUnits(spec)) {
-      return { _tag: "Refused", retryAfterSeconds: undefined, refusedBy: i, states, remaining: remainingNow, fullInSeconds: fullNow() }
+      return {
+        _tag: "Refused",
+        retryAfterSeconds: undefined,
+        refusedBy: i,
+        states,
+        remaining: remainingNow,
+        fullInSeconds: fullNow()
+      }
     }
     const deficit = costUnits - level.units
     if (deficit <= 0) continue // affordable now, and refill only ever raises it further
     const rate = rateUnitsPerMs(spec)
     if (rate === 0) {
-      return { _tag: "Refused", retryAfterSeconds: undefined, refusedBy: i, states, remaining: remainingNow, fullInSeconds: fullNow() }
+      return {
+        _tag: "Refused",
+        retryAfterSeconds: undefined,
+        refusedBy: i,
+        states,
+        remaining: remainingNow,
+        fullInSeconds: fullNow()
+      }
     }
     // The level stays put until `atMs` (credit already given up to then), then gains `rate` per ms; it reaches the
     // cost after exactly ⌈deficit / rate⌉ more ms. The cap cannot get in the way since cost ≤ ceiling.

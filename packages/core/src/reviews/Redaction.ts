@@ -57,10 +57,12 @@ const ML = M.length
 
 export const RedactionReasons = {
   nullToText: "The field is empty (null), so there is nothing to redact; send null or leave the field out.",
-  textToNull: `The text cannot be removed, only redacted: send the current text with the parts to hide replaced by ${M}.`,
+  textToNull:
+    `The text cannot be removed, only redacted: send the current text with the parts to hide replaced by ${M}.`,
   noMarker: `The text can only be changed by replacing parts of it with ${M}, and the new text contains no ${M}.`,
   splitsCharacter: `A ${M} marker in the new text starts or ends in the middle of a character (half a surrogate pair).`,
-  mismatch: `The new text must equal the current text with one or more non-empty parts replaced by ${M}; anything else is a change that is not allowed.`
+  mismatch:
+    `The new text must equal the current text with one or more non-empty parts replaced by ${M}; anything else is a change that is not allowed.`
 } as const
 
 export const checkRedaction = (current: string | null, proposed: string | null): RedactionCheck => {

@@ -20,7 +20,9 @@ import {
 import { Metadata } from "../kernel/Metadata.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
 
-export const Flag = Schema.Struct({ code: Schema.String, detail: Schema.String, score: Schema.Finite }).annotate({ identifier: "Flag" })
+export const Flag = Schema.Struct({ code: Schema.String, detail: Schema.String, score: Schema.Finite }).annotate({
+  identifier: "Flag"
+})
 export type Flag = typeof Flag.Type
 
 export const ReviewReply = Schema.Struct({
@@ -67,7 +69,9 @@ export const ImportJobRef = Schema.Struct({
 export type ImportJobRef = typeof ImportJobRef.Type
 
 /** How many other reviews of the organization share this review's browser fingerprint / IP address. */
-export const Collisions = Schema.Struct({ browserFingerprint: Schema.Int, ipAddress: Schema.Int }).annotate({ identifier: "Collisions" })
+export const Collisions = Schema.Struct({ browserFingerprint: Schema.Int, ipAddress: Schema.Int }).annotate({
+  identifier: "Collisions"
+})
 export type Collisions = typeof Collisions.Type
 
 /** The stored fields of a review (what `PATCH /reviews/{id}` returns: no extras). */
@@ -155,7 +159,15 @@ const ReviewIncludes = {
 export const Review = Schema.Struct({ ...ReviewFields, ...ReviewIncludes }).annotate({ identifier: "Review" })
 export type Review = typeof Review.Type
 
-export const reviewIncludeNames = ["importJob", "customer", "product", "response", "files", "answers", "collisions"] as const
+export const reviewIncludeNames = [
+  "importJob",
+  "customer",
+  "product",
+  "response",
+  "files",
+  "answers",
+  "collisions"
+] as const
 export type ReviewInclude = (typeof reviewIncludeNames)[number]
 
 /** Reasons accepted by `DELETE /reviews/{id}`; `other` requires a note. */

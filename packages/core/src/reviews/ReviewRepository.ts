@@ -52,15 +52,33 @@ export interface CollisionCounts {
  * without a record is simply missing from the answer.
  */
 export interface ReviewIncludeLoaders {
-  readonly importJobs: (organizationId: OrganizationId, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, ImportJob>>
-  readonly customers: (organizationId: OrganizationId, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Customer>>
-  readonly products: (organizationId: OrganizationId, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, Product>>
+  readonly importJobs: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, ImportJob>>
+  readonly customers: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, Customer>>
+  readonly products: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, Product>>
   /** By review id. */
-  readonly responses: (organizationId: OrganizationId, reviewIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, ReviewReply>>
+  readonly responses: (
+    organizationId: OrganizationId,
+    reviewIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, ReviewReply>>
   /** By review id, each in the review's order. */
-  readonly files: (organizationId: OrganizationId, reviewIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<ReviewFile>>>
+  readonly files: (
+    organizationId: OrganizationId,
+    reviewIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<ReviewFile>>>
   /** By review id, each in the review's order. */
-  readonly answers: (organizationId: OrganizationId, reviewIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<SurveyAnswer>>>
+  readonly answers: (
+    organizationId: OrganizationId,
+    reviewIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, ReadonlyArray<SurveyAnswer>>>
   /** How many reviews of the organization (the asking ones included) hold each value. */
   readonly collisions: (organizationId: OrganizationId, keys: CollisionKeys) => Effect.Effect<CollisionCounts>
 }
@@ -87,7 +105,10 @@ export interface StoredReviewPage extends Page<StoredReview> {
 
 /** What a store implements; `ReviewRepository.fromReader` turns it into the repository. */
 export interface ReviewReader {
-  readonly page: (organizationId: OrganizationId, request: ListRequest<ReviewInclude>) => Effect.Effect<StoredReviewPage>
+  readonly page: (
+    organizationId: OrganizationId,
+    request: ListRequest<ReviewInclude>
+  ) => Effect.Effect<StoredReviewPage>
   readonly find: (organizationId: OrganizationId, id: ReviewId) => Effect.Effect<Option.Option<StoredReview>>
   readonly loaders: ReviewIncludeLoaders
 }
@@ -113,8 +134,16 @@ const reviewIncludes = (
   customer: byKey((r) => r.record.customerId, (ids) => loaders.customers(organizationId, ids)),
   product: byKey((r) => r.record.productId, (ids) => loaders.products(organizationId, ids)),
   response: byKey((r) => r.record.id, (ids) => loaders.responses(organizationId, ids)),
-  files: byKey<StoredReview, ReadonlyArray<ReviewFile>>((r) => r.record.id, (ids) => loaders.files(organizationId, ids), []),
-  answers: byKey<StoredReview, ReadonlyArray<SurveyAnswer>>((r) => r.record.id, (ids) => loaders.answers(organizationId, ids), []),
+  files: byKey<StoredReview, ReadonlyArray<ReviewFile>>(
+    (r) => r.record.id,
+    (ids) => loaders.files(organizationId, ids),
+    []
+  ),
+  answers: byKey<StoredReview, ReadonlyArray<SurveyAnswer>>(
+    (r) => r.record.id,
+    (ids) => loaders.answers(organizationId, ids),
+    []
+  ),
   collisions: {
     load: (reviews) => {
       const browserFingerprints = distinctKeys(reviews.map((r) => r.record.browserFingerprint))
@@ -138,7 +167,13 @@ export const attachIncludes = (
   loaders: ReviewIncludeLoaders,
   loaded?: Partial<ReviewIncludeLoads>
 ): Effect.Effect<ReadonlyArray<Review>> =>
-  attachIncludesWith<StoredReview, ReviewInclude, Review>(reviews, include, reviewIncludes(organizationId, loaders), (r) => r.record, loaded)
+  attachIncludesWith<StoredReview, ReviewInclude, Review>(
+    reviews,
+    include,
+    reviewIncludes(organizationId, loaders),
+    (r) => r.record,
+    loaded
+  )
 
 export class ReviewRepository extends Context.Service<ReviewRepository, {
   /** One page of the organization's reviews for a parsed list request, with its includes. */
@@ -163,7 +198,10 @@ export class ReviewRepository extends Context.Service<ReviewRepository, {
           Option.match(found, {
             onNone: () => Effect.succeed(Option.none()),
             onSome: (stored) =>
-              Effect.map(attachIncludes(organizationId, [stored], include, reader.loaders), (rs) => Option.fromUndefinedOr(rs[0]))
+              Effect.map(
+                attachIncludes(organizationId, [stored], include, reader.loaders),
+                (rs) => Option.fromUndefinedOr(rs[0])
+              )
           }))
     })
 }

@@ -24,12 +24,13 @@ const ReviewTitle = BoundedText(REVIEW_TITLE_MAX_LENGTH)
 const ReviewBody = BoundedText(REVIEW_BODY_MAX_LENGTH)
 
 /** Any ISO 8601 date-time with an offset (normalised later with `parseTimestampValue`). */
-export const InstantInput = Schema.String.check(Schema.isMaxLength(64).abort(), Schema.makeFilter((s: string) =>
-  parseTimestampValue(s) === undefined
-    ? "must be an ISO 8601 date-time with a time zone, such as 2026-01-31T12:00:00Z"
-    : undefined,
-  { arbitraryConstraint: { patterns: [validInstantPattern] } }
-))
+export const InstantInput = Schema.String.check(
+  Schema.isMaxLength(64).abort(),
+  Schema.makeFilter((s: string) =>
+    parseTimestampValue(s) === undefined
+      ? "must be an ISO 8601 date-time with a time zone, such as 2026-01-31T12:00:00Z"
+      : undefined, { arbitraryConstraint: { patterns: [validInstantPattern] } })
+)
 
 /** A rating as customers give it: 1 to 5. */
 export const Rating = Schema.Finite.check(Schema.isBetween({ minimum: 1, maximum: 5 }))
@@ -154,13 +155,21 @@ export const ReviewImportRow = Schema.Struct({
 }).check(Schema.makeFilter((row) => {
   const issues: Array<Schema.FilterIssue> = []
   if (row.product === undefined && row.productExternalId === undefined && row.productUrl === undefined) {
-    issues.push({ path: ["product"], issue: "name the product with product (its slug), productExternalId or productUrl" })
+    issues.push({
+      path: ["product"],
+      issue: "name the product with product (its slug), productExternalId or productUrl"
+    })
   }
   if (row.pending === true && row.published === true) {
-    issues.push({ path: ["published"], issue: "cannot be true for a pending review; drop one of pending and published" })
+    issues.push({
+      path: ["published"],
+      issue: "cannot be true for a pending review; drop one of pending and published"
+    })
   }
   if (row.response === undefined) {
-    if (row.responderName !== undefined) issues.push({ path: ["responderName"], issue: "needs response (the reply text)" })
+    if (row.responderName !== undefined) {
+      issues.push({ path: ["responderName"], issue: "needs response (the reply text)" })
+    }
     if (row.responseCreatedAt !== undefined) {
       issues.push({ path: ["responseCreatedAt"], issue: "needs response (the reply text)" })
     }

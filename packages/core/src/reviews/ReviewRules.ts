@@ -20,7 +20,13 @@ import type { ProductId, SiteId } from "../kernel/Ids.ts"
 import type { Metadata } from "../kernel/Metadata.ts"
 import { checkRedaction, REDACTION_MARKER } from "./Redaction.ts"
 import type { ReviewRecord, ReviewReply } from "./Review.ts"
-import { REVIEW_BODY_MAX_LENGTH, REVIEW_TITLE_MAX_LENGTH, type ReviewImportRow, type ReplyPatch, type ReviewPatch } from "./ReviewRequests.ts"
+import {
+  REVIEW_BODY_MAX_LENGTH,
+  REVIEW_TITLE_MAX_LENGTH,
+  type ReviewImportRow,
+  type ReplyPatch,
+  type ReviewPatch
+} from "./ReviewRequests.ts"
 import type { ImportReferences, ProductStatsDelta, ResolvedImportReferences } from "./ReviewWriteRepository.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 
@@ -49,9 +55,15 @@ const redactedMaxLength = { title: REVIEW_TITLE_MAX_LENGTH, body: REVIEW_BODY_MA
  * no longer than the current text when that is already longer (stored before the limits), so markers over many short
  * spans cannot grow a text past what any other write may store.
  */
-export const redactedLengthProblem = (field: "title" | "body", current: string, proposed: string): string | undefined => {
+export const redactedLengthProblem = (
+  field: "title" | "body",
+  current: string,
+  proposed: string
+): string | undefined => {
   const allowed = Math.max(redactedMaxLength[field], current.length)
-  return proposed.length <= allowed ? undefined : `would be ${proposed.length} characters after redaction, over the limit of ${allowed}; redact fewer, wider spans (one ${REDACTION_MARKER} may cover several parts and the text between them)`
+  return proposed.length <= allowed
+    ? undefined
+    : `would be ${proposed.length} characters after redaction, over the limit of ${allowed}; redact fewer, wider spans (one ${REDACTION_MARKER} may cover several parts and the text between them)`
 }
 
 /** What `PATCH /reviews/{id}` does to `current` at time `at`, or why the redaction is refused. */
@@ -265,7 +277,13 @@ export const productStatsDeltas = (
   for (const review of reviews) {
     let delta = deltas.get(review.productId)
     if (delta === undefined) {
-      delta = { productId: review.productId, reviews: 0, published: 0, publishedRatingSum: 0, publishedByStar: [0, 0, 0, 0, 0] }
+      delta = {
+        productId: review.productId,
+        reviews: 0,
+        published: 0,
+        publishedRatingSum: 0,
+        publishedByStar: [0, 0, 0, 0, 0]
+      }
       deltas.set(review.productId, delta)
     }
     delta.reviews++

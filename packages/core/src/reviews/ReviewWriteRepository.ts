@@ -154,7 +154,10 @@ export class ReviewWriteRepository extends Context.Service<ReviewWriteRepository
   readonly insertReply: (organizationId: OrganizationId, reply: ReviewReply) => Effect.Effect<boolean>
   readonly updateReply: (organizationId: OrganizationId, reply: ReviewReply) => Effect.Effect<void>
   /** Removes the review's reply and answers it. */
-  readonly deleteReply: (organizationId: OrganizationId, reviewId: ReviewId) => Effect.Effect<Option.Option<ReviewReply>>
+  readonly deleteReply: (
+    organizationId: OrganizationId,
+    reviewId: ReviewId
+  ) => Effect.Effect<Option.Option<ReviewReply>>
   /**
    * Told, after it committed, that a bulk load (an import job) wrote `rows` reviews of the organization. A store
    * whose query planner keeps statistics refreshes them, so lists of the new reviews are planned for their real

@@ -21,26 +21,29 @@ export class Reviews extends Context.Service<Reviews, {
     params?: { readonly include?: IncludeParam }
   ) => Effect.Effect<Review, Forbidden | InvalidRequest | NotFound, CurrentCaller>
 }>()("feedback/Reviews") {
-  static readonly layer = Layer.effect(Reviews, Effect.gen(function*() {
-    const repo = yield* ReviewRepository
-    const cursorKey = yield* CursorKey
+  static readonly layer = Layer.effect(
+    Reviews,
+    Effect.gen(function*() {
+      const repo = yield* ReviewRepository
+      const cursorKey = yield* CursorKey
 
-    const list = Effect.fn("Reviews.list")(function*(params: ListParams) {
-      const { organizationId } = yield* requirePermission("reviews:read")
-      const request = yield* listRequestWith(cursorKey, params, reviewListEndpoint, organizationId)
-      return yield* repo.list(organizationId, request)
-    })
-
-    const get = Effect.fn("Reviews.get")(function*(id: ReviewId, params: { readonly include?: IncludeParam } = {}) {
-      const { organizationId } = yield* requirePermission("reviews:read")
-      const include = yield* Effect.fromResult(parseInclude(params.include, reviewListEndpoint.includes))
-      const found = yield* repo.get(organizationId, id, include)
-      return yield* Option.match(found, {
-        onNone: () => Effect.fail(NotFound.of("review", id)),
-        onSome: Effect.succeed
+      const list = Effect.fn("Reviews.list")(function*(params: ListParams) {
+        const { organizationId } = yield* requirePermission("reviews:read")
+        const request = yield* listRequestWith(cursorKey, params, reviewListEndpoint, organizationId)
+        return yield* repo.list(organizationId, request)
       })
-    })
 
-    return Reviews.of({ list, get })
-  }))
+      const get = Effect.fn("Reviews.get")(function*(id: ReviewId, params: { readonly include?: IncludeParam } = {}) {
+        const { organizationId } = yield* requirePermission("reviews:read")
+        const include = yield* Effect.fromResult(parseInclude(params.include, reviewListEndpoint.includes))
+        const found = yield* repo.get(organizationId, id, include)
+        return yield* Option.match(found, {
+          onNone: () => Effect.fail(NotFound.of("review", id)),
+          onSome: Effect.succeed
+        })
+      })
+
+      return Reviews.of({ list, get })
+    })
+  )
 }

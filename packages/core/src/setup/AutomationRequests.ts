@@ -26,7 +26,9 @@ export const SurveyFlowStepType = Schema.Literals(["wait", "email"])
 export type SurveyFlowStepType = typeof SurveyFlowStepType.Type
 
 const Position = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: automationLimits.maxPosition })))
-const WaitSeconds = Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: automationLimits.maxWaitSeconds })))
+const WaitSeconds = Schema.Int.pipe(
+  Schema.check(Schema.isBetween({ minimum: 0, maximum: automationLimits.maxWaitSeconds }))
+)
 
 /**
  * A step as sent. Which fields a type needs is a rule over the whole step (`checkSteps`), so each field is optional
@@ -58,7 +60,13 @@ export const SurveyFlowPatch = Schema.Struct({
 }).annotate({ identifier: "SurveyFlowPatch" })
 export type SurveyFlowPatch = typeof SurveyFlowPatch.Type
 
-export const EmailTemplateList = Schema.Struct({ data: Schema.Array(EmailTemplate), nextCursor: Schema.NullOr(Schema.String) }).annotate({ identifier: "EmailTemplateList" })
+export const EmailTemplateList = Schema.Struct({
+  data: Schema.Array(EmailTemplate),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "EmailTemplateList" })
 export type EmailTemplateList = typeof EmailTemplateList.Type
-export const SurveyFlowList = Schema.Struct({ data: Schema.Array(SurveyFlow), nextCursor: Schema.NullOr(Schema.String) }).annotate({ identifier: "SurveyFlowList" })
+export const SurveyFlowList = Schema.Struct({
+  data: Schema.Array(SurveyFlow),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "SurveyFlowList" })
 export type SurveyFlowList = typeof SurveyFlowList.Type

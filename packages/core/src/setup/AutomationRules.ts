@@ -8,7 +8,12 @@ import type { SurveyFlowStepWrite, SurveyFlowStepType } from "./AutomationReques
 import type { SurveyFlow, SurveyFlowStep } from "./ReviewsSetupPlan.ts"
 
 /** Per step type: the field it needs, and the field it must not carry. */
-const stepShape: { readonly [T in SurveyFlowStepType]: { readonly needs: "waitSeconds" | "emailTemplateId"; readonly refuses: "waitSeconds" | "emailTemplateId" } } = {
+const stepShape: {
+  readonly [T in SurveyFlowStepType]: {
+    readonly needs: "waitSeconds" | "emailTemplateId"
+    readonly refuses: "waitSeconds" | "emailTemplateId"
+  }
+} = {
   wait: { needs: "waitSeconds", refuses: "emailTemplateId" },
   email: { needs: "emailTemplateId", refuses: "waitSeconds" }
 }
@@ -20,18 +25,29 @@ export const stepIssues = (steps: ReadonlyArray<SurveyFlowStepWrite>): ReadonlyA
   steps.forEach((step, i) => {
     const shape = stepShape[step.type]
     const value = (field: "waitSeconds" | "emailTemplateId") => step[field] ?? null
-    if (value(shape.needs) === null) issues.push({ path: `body.steps[${i}].${shape.needs}`, message: `is required for a ${step.type} step` })
-    if (value(shape.refuses) !== null) issues.push({ path: `body.steps[${i}].${shape.refuses}`, message: `does not apply to a ${step.type} step; send null or omit it` })
+    if (value(shape.needs) === null) {
+      issues.push({ path: `body.steps[${i}].${shape.needs}`, message: `is required for a ${step.type} step` })
+    }
+    if (value(shape.refuses) !== null) {
+      issues.push({
+        path: `body.steps[${i}].${shape.refuses}`,
+        message: `does not apply to a ${step.type} step; send null or omit it`
+      })
+    }
     const earlier = seen.get(step.position)
-    if (earlier !== undefined) issues.push({ path: `body.steps[${i}].position`, message: `repeats the position of step ${earlier}` })
-    else seen.set(step.position, i)
+    if (earlier !== undefined) {
+      issues.push({ path: `body.steps[${i}].position`, message: `repeats the position of step ${earlier}` })
+    } else seen.set(step.position, i)
   })
   return issues
 }
 
 /** The distinct templates the steps send. */
-export const referencedTemplates = (steps: ReadonlyArray<SurveyFlowStepWrite>): ReadonlyArray<EmailTemplateId> =>
-  [...new Set(steps.flatMap((s) => (s.type === "email" && s.emailTemplateId != null ? [s.emailTemplateId] : [])))]
+export const referencedTemplates = (
+  steps: ReadonlyArray<SurveyFlowStepWrite>
+): ReadonlyArray<EmailTemplateId> => [
+  ...new Set(steps.flatMap((s) => (s.type === "email" && s.emailTemplateId != null ? [s.emailTemplateId] : [])))
+]
 
 /** Steps ready to store (ids assigned by the caller), in position order. */
 export const toStoredSteps = (
@@ -59,4 +75,6 @@ const sameStep = (a: SurveyFlowStep, b: SurveyFlowStep) =>
 /** Whether an edit leaves the flow as it was (step ids aside: re-sent steps get new ones), so nothing is written. */
 export const sameFlow = (a: SurveyFlow, b: SurveyFlow): boolean =>
   a.name === b.name && a.isActive === b.isActive && a.triggerEvent === b.triggerEvent && a.condition === b.condition &&
-  sameMetadata(a.metadata, b.metadata) && a.steps.length === b.steps.length && a.steps.every((s, i) => sameStep(s, b.steps[i]!))
+  sameMetadata(a.metadata, b.metadata) && a.steps.length === b.steps.length && a.steps.every((s, i) =>
+    sameStep(s, b.steps[i]!)
+  )

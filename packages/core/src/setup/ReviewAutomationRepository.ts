@@ -28,15 +28,30 @@ export class ReviewAutomationRepository extends Context.Service<ReviewAutomation
   readonly reviewSettings: (organizationId: OrganizationId) => Effect.Effect<Option.Option<ReviewSettings>>
 
   // Editing (docs/DECISIONS.md §13). Pages are newest first by (createdAt, id).
-  readonly pageEmailTemplates: (organizationId: OrganizationId, page: NewestFirstPageRequest) => Effect.Effect<ReadonlyArray<EmailTemplate>>
-  readonly findEmailTemplate: (organizationId: OrganizationId, id: EmailTemplateId) => Effect.Effect<Option.Option<EmailTemplate>>
+  readonly pageEmailTemplates: (
+    organizationId: OrganizationId,
+    page: NewestFirstPageRequest
+  ) => Effect.Effect<ReadonlyArray<EmailTemplate>>
+  readonly findEmailTemplate: (
+    organizationId: OrganizationId,
+    id: EmailTemplateId
+  ) => Effect.Effect<Option.Option<EmailTemplate>>
   /** Writes name, subject, body and updatedAt of an existing template. */
   readonly updateEmailTemplate: (template: Owned<EmailTemplate>) => Effect.Effect<void>
   readonly deleteEmailTemplate: (organizationId: OrganizationId, id: EmailTemplateId) => Effect.Effect<void>
   /** The flows with a step that sends the template, oldest first. */
-  readonly flowsUsingTemplate: (organizationId: OrganizationId, id: EmailTemplateId) => Effect.Effect<ReadonlyArray<SurveyFlowId>>
-  readonly pageSurveyFlows: (organizationId: OrganizationId, page: NewestFirstPageRequest) => Effect.Effect<ReadonlyArray<SurveyFlow>>
-  readonly findSurveyFlow: (organizationId: OrganizationId, id: SurveyFlowId) => Effect.Effect<Option.Option<SurveyFlow>>
+  readonly flowsUsingTemplate: (
+    organizationId: OrganizationId,
+    id: EmailTemplateId
+  ) => Effect.Effect<ReadonlyArray<SurveyFlowId>>
+  readonly pageSurveyFlows: (
+    organizationId: OrganizationId,
+    page: NewestFirstPageRequest
+  ) => Effect.Effect<ReadonlyArray<SurveyFlow>>
+  readonly findSurveyFlow: (
+    organizationId: OrganizationId,
+    id: SurveyFlowId
+  ) => Effect.Effect<Option.Option<SurveyFlow>>
   /**
    * Writes every field of an existing flow and replaces its steps with `flow.steps`; false, changing nothing, when
    * the flow no longer exists (deleted since it was read).

@@ -155,12 +155,24 @@ type Copy = { readonly subject: string; readonly body: string }
  */
 const templateCopy: { readonly [S in ReviewTemplateStyle]: { readonly [K in TemplateKey]: Copy } } = {
   standard: {
-    request: { subject: reviewEmailCopy.standard.request.subject, body: reviewEmailHtml(reviewEmailCopy.standard.request) },
-    reminder: { subject: reviewEmailCopy.standard.reminder.subject, body: reviewEmailHtml(reviewEmailCopy.standard.reminder) }
+    request: {
+      subject: reviewEmailCopy.standard.request.subject,
+      body: reviewEmailHtml(reviewEmailCopy.standard.request)
+    },
+    reminder: {
+      subject: reviewEmailCopy.standard.reminder.subject,
+      body: reviewEmailHtml(reviewEmailCopy.standard.reminder)
+    }
   },
   minimal: {
-    request: { subject: reviewEmailCopy.minimal.request.subject, body: reviewEmailHtml(reviewEmailCopy.minimal.request) },
-    reminder: { subject: reviewEmailCopy.minimal.reminder.subject, body: reviewEmailHtml(reviewEmailCopy.minimal.reminder) }
+    request: {
+      subject: reviewEmailCopy.minimal.request.subject,
+      body: reviewEmailHtml(reviewEmailCopy.minimal.request)
+    },
+    reminder: {
+      subject: reviewEmailCopy.minimal.reminder.subject,
+      body: reviewEmailHtml(reviewEmailCopy.minimal.reminder)
+    }
   },
   photo: {
     request: { subject: reviewEmailCopy.photo.request.subject, body: reviewEmailHtml(reviewEmailCopy.photo.request) },

@@ -52,25 +52,41 @@ const bindingOf = (events: ReadonlyArray<string> | undefined): CursorBinding => 
   search: events === undefined ? undefined : [...events].sort().join(",")
 })
 
-export const parseFeedQuery = (query: EventFeedQuery, issuer: CursorIssuer): Result.Result<ParsedFeedQuery, InvalidRequest> => {
+export const parseFeedQuery = (
+  query: EventFeedQuery,
+  issuer: CursorIssuer
+): Result.Result<ParsedFeedQuery, InvalidRequest> => {
   const issues: Array<RequestIssue> = []
   const limit = query.limit ?? newestFirstLimits.defaultLimit
   if (!Number.isInteger(limit) || limit < 1 || limit > newestFirstLimits.maxLimit) {
     issues.push({ path: "limit", message: `must be a whole number from 1 to ${newestFirstLimits.maxLimit}` })
   }
-  const raw = query.events === undefined ? undefined : typeof query.events === "string" ? query.events.split(",") : [...query.events]
+  const raw = query.events === undefined
+    ? undefined
+    : typeof query.events === "string"
+    ? query.events.split(",")
+    : [...query.events]
   const names = raw === undefined ? undefined : [...new Set(raw.map((n) => n.trim()).filter((n) => n !== ""))]
   if (names !== undefined) {
-    if (names.length === 0 || names.length > 100) issues.push({ path: "events", message: "list 1 to 100 event names, comma-separated" })
+    if (names.length === 0 || names.length > 100) {
+      issues.push({ path: "events", message: "list 1 to 100 event names, comma-separated" })
+    }
     names.slice(0, 20).forEach((n, i) => {
-      if (!isEventName(n)) issues.push({ path: `events[${i}]`, message: `unknown event ${JSON.stringify(n.slice(0, 100))}; GET /webhook-events lists them` })
+      if (!isEventName(n)) {
+        issues.push({
+          path: `events[${i}]`,
+          message: `unknown event ${JSON.stringify(n.slice(0, 100))}; GET /webhook-events lists them`
+        })
+      }
     })
   }
   let after: FeedPosition | undefined
   if (query.cursor !== undefined && query.cursor !== "") {
     const decoded = decodeCursor(query.cursor, bindingOf(names), issuer)
     if (Result.isFailure(decoded)) issues.push(...decoded.failure.issues)
-    else after = typeof decoded.success.value === "string" && decoded.success.value !== "" ? decoded.success.value : undefined
+    else {after = typeof decoded.success.value === "string" && decoded.success.value !== ""
+        ? decoded.success.value
+        : undefined}
   }
   return issues.length > 0 ? Result.fail(InvalidRequest.of(issues)) : Result.succeed({ after, limit, events: names })
 }
@@ -79,5 +95,8 @@ export const parseFeedQuery = (query: EventFeedQuery, issuer: CursorIssuer): Res
 const NO_EVENT = "00000000-0000-0000-0000-000000000000"
 
 /** The cursor of a feed position (the start of the feed when none). */
-export const feedCursor = (position: FeedPosition | undefined, events: ReadonlyArray<string> | undefined, issuer: CursorIssuer): string =>
-  encodeCursor({ value: position ?? "", id: NO_EVENT }, bindingOf(events), issuer)
+export const feedCursor = (
+  position: FeedPosition | undefined,
+  events: ReadonlyArray<string> | undefined,
+  issuer: CursorIssuer
+): string => encodeCursor({ value: position ?? "", id: NO_EVENT }, bindingOf(events), issuer)

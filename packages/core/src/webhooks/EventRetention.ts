@@ -15,7 +15,9 @@ const DAY_MS = 86_400_000
 const purgeExpiredEvents = (retentionDays: number) =>
   Effect.gen(function*() {
     const outbox = yield* EventOutbox
-    const before = fromMillis((yield* Clock.currentTimeMillis) - Math.max(retentionDays, MIN_EVENT_RETENTION_DAYS) * DAY_MS)
+    const before = fromMillis(
+      (yield* Clock.currentTimeMillis) - Math.max(retentionDays, MIN_EVENT_RETENTION_DAYS) * DAY_MS
+    )
     let total = 0
     for (;;) {
       const purged = yield* outbox.purge(before, PURGE_BATCH)

@@ -16,7 +16,9 @@ import { IdGenerator } from "../kernel/IdGenerator.ts"
 import { type EventName, isEventName, SERVICE_EVENT_NAMES } from "./EventCatalog.ts"
 
 /** The catalog names the host records; none by default. `GET /webhook-events` reports them as emitted. */
-export const HostEventNames = Context.Reference<ReadonlyArray<EventName>>("feedback/HostEventNames", { defaultValue: () => [] })
+export const HostEventNames = Context.Reference<ReadonlyArray<EventName>>("feedback/HostEventNames", {
+  defaultValue: () => []
+})
 
 /** A host declaration that names no catalog event, or one the service records itself: a configuration error. */
 export const hostEventNamesProblem = (names: ReadonlyArray<string>): string | undefined => {
@@ -40,17 +42,22 @@ export class HostEvents extends Context.Service<HostEvents, {
    */
   readonly record: (organizationId: OrganizationId, event: EventName, data: unknown) => Effect.Effect<void>
 }>()("feedback/HostEvents") {
-  static readonly layer = Layer.effect(HostEvents, Effect.gen(function*() {
-    const declared = yield* HostEventNames
-    const problem = hostEventNamesProblem(declared)
-    if (problem !== undefined) return yield* Effect.die(new Error(`HostEventNames: ${problem}`))
-    const allowed = new Set<string>(declared)
-    const events = makeEventRecorder(yield* EventOutbox, yield* IdGenerator)
-    return HostEvents.of({
-      record: (organizationId, event, data) =>
-        allowed.has(event)
-          ? events.record(organizationId, event, data)
-          : Effect.die(new Error(`${event} is not declared in HostEventNames (declared: ${declared.join(", ") || "none"})`))
+  static readonly layer = Layer.effect(
+    HostEvents,
+    Effect.gen(function*() {
+      const declared = yield* HostEventNames
+      const problem = hostEventNamesProblem(declared)
+      if (problem !== undefined) return yield* Effect.die(new Error(`HostEventNames: ${problem}`))
+      const allowed = new Set<string>(declared)
+      const events = makeEventRecorder(yield* EventOutbox, yield* IdGenerator)
+      return HostEvents.of({
+        record: (organizationId, event, data) =>
+          allowed.has(event)
+            ? events.record(organizationId, event, data)
+            : Effect.die(
+              new Error(`${event} is not declared in HostEventNames (declared: ${declared.join(", ") || "none"})`)
+            )
+      })
     })
-  }))
+  )
 }

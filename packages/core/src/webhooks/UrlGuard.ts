@@ -112,9 +112,11 @@ export const checkWebhookUrl = (url: string, options: WebhookUrlOptions): Result
   }
   const schemeOk = parsed.protocol === "https:" || (options.allowInsecure && parsed.protocol === "http:")
   if (!schemeOk) {
-    return Result.fail(options.allowInsecure
-      ? "The webhook URL must use https or http."
-      : "The webhook URL must use https.")
+    return Result.fail(
+      options.allowInsecure
+        ? "The webhook URL must use https or http."
+        : "The webhook URL must use https."
+    )
   }
   if (parsed.username !== "" || parsed.password !== "") {
     return Result.fail("The webhook URL must not contain a user name or password; use an HMAC secret instead.")

@@ -129,8 +129,16 @@ export interface WebhookDeliveryRecord {
 /** What a new delivery is made of; everything else about it starts empty. */
 export type NewDelivery = Pick<
   WebhookDeliveryRecord,
-  "id" | "organizationId" | "webhookId" | "eventId" | "event" | "idempotencyKey" | "body" | "createdAt" |
-  "redeliveryOf" | "recordKey"
+  | "id"
+  | "organizationId"
+  | "webhookId"
+  | "eventId"
+  | "event"
+  | "idempotencyKey"
+  | "body"
+  | "createdAt"
+  | "redeliveryOf"
+  | "recordKey"
 >
 
 /** A new delivery: pending, never attempted, no outcome and no claimer (fan-out, a test ping, a redelivery). */
@@ -169,7 +177,8 @@ export const toWebhookDelivery = (r: WebhookDeliveryRecord): WebhookDelivery => 
   attemptedAt: r.attemptedAt
 })
 
-export const WebhookList = Schema.Struct({ data: Schema.Array(Webhook), nextCursor: Schema.NullOr(Schema.String) }).annotate({ identifier: "WebhookList" })
+export const WebhookList = Schema.Struct({ data: Schema.Array(Webhook), nextCursor: Schema.NullOr(Schema.String) })
+  .annotate({ identifier: "WebhookList" })
 export type WebhookList = typeof WebhookList.Type
 
 export const WebhookDeliveryList = Schema.Struct({
@@ -183,5 +192,6 @@ export type WebhookDeliveryList = typeof WebhookDeliveryList.Type
  * (`emitted`): the service's own plus those its embedding host records. A subscription to any catalog name is
  * accepted; one to a name outside `emitted` simply never fires here.
  */
-export const WebhookEventList = Schema.Struct({ data: Schema.Array(EventName), emitted: Schema.Array(EventName) }).annotate({ identifier: "WebhookEventList" })
+export const WebhookEventList = Schema.Struct({ data: Schema.Array(EventName), emitted: Schema.Array(EventName) })
+  .annotate({ identifier: "WebhookEventList" })
 export type WebhookEventList = typeof WebhookEventList.Type

@@ -8,13 +8,7 @@
  * `Context.Reference` whose default is the safe one (https only, public addresses only, 10 s timeout).
  */
 import { Context, Data, Effect, Result } from "effect"
-import {
-  type AddressClass,
-  checkWebhookUrl,
-  classifyAddress,
-  hostAddress,
-  hostIsLiteralForbidden
-} from "./UrlGuard.ts"
+import { type AddressClass, checkWebhookUrl, classifyAddress, hostAddress, hostIsLiteralForbidden } from "./UrlGuard.ts"
 
 export interface WebhookSettings {
   /** Accept `http` URLs too (`WEBHOOK_ALLOW_INSECURE=true`). */
@@ -67,7 +61,9 @@ const classWords: Readonly<Record<AddressClass, string>> = {
 
 const refusedAddress = (cls: AddressClass) =>
   new DestinationRefused({
-    reason: `The webhook URL's host resolves to ${classWords[cls]} address, which webhooks may not reach; use a publicly reachable host.`
+    reason: `The webhook URL's host resolves to ${
+      classWords[cls]
+    } address, which webhooks may not reach; use a publicly reachable host.`
   })
 
 /** The first non-public class among `addresses`, if any. */

@@ -41,7 +41,12 @@ import {
   HostResolver,
   type WebhookSettings
 } from "./WebhookDestination.ts"
-import { type ClaimedDelivery, type CompletedDelivery, type DeliveryOutcome, WebhookRepository } from "./WebhookRepository.ts"
+import {
+  type ClaimedDelivery,
+  type CompletedDelivery,
+  type DeliveryOutcome,
+  WebhookRepository
+} from "./WebhookRepository.ts"
 import { type DeliveryOutcomeLabel, recordWebhookDeliveries } from "./WebhookMetrics.ts"
 import { signWebhookBody, standardWebhookSignature } from "./WebhookSignature.ts"
 
@@ -85,12 +90,15 @@ export class WebhookTransport extends Context.Service<WebhookTransport, {
 /** Webhooks that get `event`: same organization, subscribed to its exact name, registered when it occurred. */
 const subscribersOf = (event: DomainEvent, webhooks: ReadonlyArray<WebhookRecord>): ReadonlyArray<WebhookRecord> =>
   webhooks.filter((w) =>
-    w.organizationId === event.organizationId && w.events.includes(event.event as never) && w.createdAt <= event.occurredAt
+    w.organizationId === event.organizationId && w.events.includes(event.event as never) &&
+    w.createdAt <= event.occurredAt
   )
 
 /** The ordering key of an event's deliveries: its resource and record id (`review/0190…`), when it has one. */
 const recordKeyOf = (event: Pick<DomainEvent, "event" | "data">): string | null => {
-  const id = typeof event.data === "object" && event.data !== null ? (event.data as { readonly id?: unknown }).id : undefined
+  const id = typeof event.data === "object" && event.data !== null
+    ? (event.data as { readonly id?: unknown }).id
+    : undefined
   return typeof id === "string" && id !== "" ? `${event.event.slice(0, event.event.indexOf("."))}/${id}` : null
 }
 
@@ -111,7 +119,9 @@ export const envelopeBody = (event: DomainEvent, idempotencyKey: string): string
  * and data) is serialized once, and each delivery adds its idempotency key. The same bytes as `envelopeBody`.
  */
 export const envelopeBodies = (event: DomainEvent): (idempotencyKey: string) => string => {
-  const head = `{"event":${JSON.stringify(event.event)},"timestamp":${JSON.stringify(event.occurredAt)},"idempotencyKey":`
+  const head = `{"event":${JSON.stringify(event.event)},"timestamp":${
+    JSON.stringify(event.occurredAt)
+  },"idempotencyKey":`
   const data: string | undefined = JSON.stringify(event.data)
   const tail = `,"eventId":${JSON.stringify(event.id)}${data === undefined ? "" : `,"data":${data}`}}`
   return (idempotencyKey) => head + JSON.stringify(idempotencyKey) + tail
@@ -140,7 +150,9 @@ const requestHeaders = (
     "webhook-timestamp": String(attempt.timestampSeconds),
     ...(hmacSecret === null ? {} : {
       "x-webhook-signature": signWebhookBody(body, hmacSecret),
-      "webhook-signature": attempt.previousSecret === undefined ? sign(hmacSecret) : `${sign(hmacSecret)} ${sign(attempt.previousSecret)}`
+      "webhook-signature": attempt.previousSecret === undefined
+        ? sign(hmacSecret)
+        : `${sign(hmacSecret)} ${sign(attempt.previousSecret)}`
     })
   }
 }
@@ -154,7 +166,12 @@ const outcomeOf = (result: TransportResult, durationMs: number, timeoutMs: numbe
       }
       const redirect = result.status >= 300 && result.status < 400 ? " (redirects are not followed)" : ""
       const excerpt = result.bodyExcerpt === "" ? "" : `: ${result.bodyExcerpt}`
-      return { status: "failed", responseStatus: result.status, error: `HTTP ${result.status}${redirect}${excerpt}`, durationMs }
+      return {
+        status: "failed",
+        responseStatus: result.status,
+        error: `HTTP ${result.status}${redirect}${excerpt}`,
+        durationMs
+      }
     }
     case "NetworkError":
       return { status: "failed", responseStatus: null, error: result.message, durationMs }
@@ -167,7 +184,9 @@ const outcomeOf = (result: TransportResult, durationMs: number, timeoutMs: numbe
 const outcomeLabelOf = (result: TransportResult): DeliveryOutcomeLabel =>
   result._tag === "Response"
     ? result.status >= 200 && result.status < 300 ? "delivered" : "http_error"
-    : result._tag === "TimedOut" ? "timeout" : "network_error"
+    : result._tag === "TimedOut"
+    ? "timeout"
+    : "network_error"
 
 // --- steps -------------------------------------------------------------------------------------------------------
 
@@ -186,7 +205,10 @@ interface DispatcherDeps {
   readonly settings: WebhookSettings
 }
 
-const fanOutWith = (deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">, batchSize: number): Effect.Effect<FanOutResult> =>
+const fanOutWith = (
+  deps: Pick<DispatcherDeps, "repo" | "uow" | "ids">,
+  batchSize: number
+): Effect.Effect<FanOutResult> =>
   deps.uow.transaction(Effect.gen(function*() {
     const { repo, ids } = deps
     const events = yield* repo.takeUndispatchedEvents(batchSize)
@@ -225,7 +247,10 @@ export const fanOutOnce = (
   batchSize: number
 ): Effect.Effect<FanOutResult, never, WebhookRepository | UnitOfWork | IdGenerator> =>
   Effect.gen(function*() {
-    return yield* fanOutWith({ repo: yield* WebhookRepository, uow: yield* UnitOfWork, ids: yield* IdGenerator }, batchSize)
+    return yield* fanOutWith(
+      { repo: yield* WebhookRepository, uow: yield* UnitOfWork, ids: yield* IdGenerator },
+      batchSize
+    )
   })
 
 /** One attempt of a claimed delivery, recorded nowhere yet: its outcome and metric label. */
@@ -305,7 +330,9 @@ const attemptWith = (
     }
   }
   if (local !== undefined) {
-    return Result.isFailure(local) ? Effect.succeed(blocked(claimed, local.failure)) : postTo(deps, context, claimed, local.success)
+    return Result.isFailure(local)
+      ? Effect.succeed(blocked(claimed, local.failure))
+      : postTo(deps, context, claimed, local.success)
   }
   return checkDestination(claimed.url, deps.settings).pipe(
     Effect.provideService(HostResolver, deps.resolver),
@@ -342,17 +369,26 @@ const recordAttempts = (
     if (attempts.length === 0) return
     const batch = yield* Effect.exit(repo.completeDeliveries(dispatcherId, completedOf(attempts)))
     if (batch._tag === "Failure") {
-      yield* Effect.logWarning("webhook dispatcher: recording a batch of outcomes failed; recording them one by one", Cause.pretty(batch.cause))
+      yield* Effect.logWarning(
+        "webhook dispatcher: recording a batch of outcomes failed; recording them one by one",
+        Cause.pretty(batch.cause)
+      )
       yield* Effect.forEach(attempts, (a) =>
         repo.completeDelivery(dispatcherId, a.claimed.delivery.organizationId, a.claimed.delivery.id, a.outcome).pipe(
-          Effect.catchCause((cause) => Effect.logError("webhook dispatcher: recording an outcome failed", Cause.pretty(cause)))
+          Effect.catchCause((cause) =>
+            Effect.logError("webhook dispatcher: recording an outcome failed", Cause.pretty(cause))
+          )
         ), { discard: true })
     }
     yield* countAttempts(attempts)
   })
 
 const completedOf = (attempts: ReadonlyArray<Attempt>): ReadonlyArray<CompletedDelivery> =>
-  attempts.map((a) => ({ organizationId: a.claimed.delivery.organizationId, id: a.claimed.delivery.id, outcome: a.outcome }))
+  attempts.map((a) => ({
+    organizationId: a.claimed.delivery.organizationId,
+    id: a.claimed.delivery.id,
+    outcome: a.outcome
+  }))
 
 /** The delivery metrics of recorded attempts, one update per outcome label. */
 const countAttempts = (attempts: ReadonlyArray<Attempt>): Effect.Effect<void> =>
@@ -538,7 +574,10 @@ export const startDispatcher = (
           recordAttempts(repo, dispatcherId, takeFinished()),
           unsent.length === 0 ? Effect.void : repo.releaseDeliveries(dispatcherId, unsent).pipe(
             Effect.catchCause((cause) =>
-              Effect.logWarning("webhook dispatcher: handing back unsent deliveries failed; they fail as interrupted", Cause.pretty(cause))
+              Effect.logWarning(
+                "webhook dispatcher: handing back unsent deliveries failed; they fail as interrupted",
+                Cause.pretty(cause)
+              )
             )
           )
         )
@@ -547,7 +586,11 @@ export const startDispatcher = (
 
     const inFlight = yield* FiberSet.make<void, never>()
     // Runs before the fiber set's finalizer: a sending fiber finishes its POST, then takes no other.
-    yield* Effect.addFinalizer(() => Effect.sync(() => { stopping = true }))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        stopping = true
+      })
+    )
     // Opened by a finished POST or new deliveries; the pump closes it before it looks, so no wake-up is lost.
     const wake = yield* Latch.make(false)
     // Woken by a slot freed here, or by the store's signal that deliveries may be claimable (another process's).
@@ -620,7 +663,8 @@ export const startDispatcher = (
         const batch = takeFinished()
         // Deliveries of organizations at their slots here wait without filling the room: another organization's
         // are still claimed (each organization's are bounded by the store's limit, docs/FAIRNESS.md).
-        const room = options.concurrency + Math.min(AHEAD * options.concurrency, 2 * batch.length) - posting - sendable()
+        const room = options.concurrency + Math.min(AHEAD * options.concurrency, 2 * batch.length) - posting -
+          sendable()
         if (room <= 0) {
           yield* recordAttempts(repo, dispatcherId, batch)
           return "busy" as const

@@ -7,16 +7,30 @@ import { Effect, Metric } from "effect"
 
 export type DeliveryOutcomeLabel = "delivered" | "http_error" | "timeout" | "network_error" | "blocked" | "interrupted"
 
-const description = "Webhook delivery attempts by outcome (delivered, http_error, timeout, network_error, blocked, interrupted)"
+const description =
+  "Webhook delivery attempts by outcome (delivered, http_error, timeout, network_error, blocked, interrupted)"
 
-const labels: ReadonlyArray<DeliveryOutcomeLabel> = ["delivered", "http_error", "timeout", "network_error", "blocked", "interrupted"]
-const series = Object.fromEntries(labels.map((outcome) =>
-  [outcome, Metric.counter("feedback_webhook_deliveries_total", { description, attributes: { outcome } })]
-)) as Record<DeliveryOutcomeLabel, Metric.Counter<number>>
+const labels: ReadonlyArray<DeliveryOutcomeLabel> = [
+  "delivered",
+  "http_error",
+  "timeout",
+  "network_error",
+  "blocked",
+  "interrupted"
+]
+const series = Object.fromEntries(
+  labels.map((
+    outcome
+  ) => [outcome, Metric.counter("feedback_webhook_deliveries_total", { description, attributes: { outcome } })])
+) as Record<DeliveryOutcomeLabel, Metric.Counter<number>>
 
 /** Counts `count` deliveries that ended with `outcome`. */
 export const recordWebhookDeliveries = (outcome: DeliveryOutcomeLabel, count = 1): Effect.Effect<void> =>
   count === 0 ? Effect.void : Metric.update(series[outcome], count)
 
 /** Registers every outcome's series at 0, so a scrape shows them before the first delivery (and `rate()` works). */
-export const initWebhookMetrics: Effect.Effect<void> = Effect.forEach(labels, (outcome) => Metric.update(series[outcome], 0), { discard: true })
+export const initWebhookMetrics: Effect.Effect<void> = Effect.forEach(
+  labels,
+  (outcome) => Metric.update(series[outcome], 0),
+  { discard: true }
+)

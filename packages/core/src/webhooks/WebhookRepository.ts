@@ -72,7 +72,10 @@ export class WebhookRepository extends Context.Service<WebhookRepository, {
   readonly remove: (organizationId: OrganizationId, id: WebhookId) => Effect.Effect<boolean>
   readonly findById: (organizationId: OrganizationId, id: WebhookId) => Effect.Effect<Option.Option<WebhookRecord>>
   /** Newest first by (createdAt, id). */
-  readonly list: (organizationId: OrganizationId, page: WebhookPageRequest) => Effect.Effect<ReadonlyArray<WebhookRecord>>
+  readonly list: (
+    organizationId: OrganizationId,
+    page: WebhookPageRequest
+  ) => Effect.Effect<ReadonlyArray<WebhookRecord>>
   /** Deliveries of one webhook, newest first by (createdAt, id). */
   readonly listDeliveries: (
     organizationId: OrganizationId,

@@ -31,7 +31,11 @@ const WebhookUrl = BoundedText(WEBHOOK_URL_MAX_LENGTH, 1)
 const EventNameInput = BoundedText(200).check(
   Schema.makeFilter(() => true, { toJsonSchema: () => ({ enum: [...EVENT_NAMES] }) })
 )
-const EventNames = BoundedArray(EventNameInput, MAX_SUBSCRIBED_EVENTS, `list at most ${MAX_SUBSCRIBED_EVENTS} event names`)
+const EventNames = BoundedArray(
+  EventNameInput,
+  MAX_SUBSCRIBED_EVENTS,
+  `list at most ${MAX_SUBSCRIBED_EVENTS} event names`
+)
 
 /** `POST /webhooks`. `hmacSecret` omitted or null: deliveries are unsigned. */
 export const CreateWebhook = Schema.Struct({
@@ -59,6 +63,8 @@ export const DEFAULT_ROTATION_OVERLAP_SECONDS = 86_400
 /** `POST /webhooks/{id}/rotate-secret`: the new secret, and how long the replaced one still signs beside it. */
 export const RotateWebhookSecret = Schema.Struct({
   hmacSecret: HmacSecret,
-  overlapSeconds: Schema.optionalKey(Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: MAX_ROTATION_OVERLAP_SECONDS }))))
+  overlapSeconds: Schema.optionalKey(
+    Schema.Int.pipe(Schema.check(Schema.isBetween({ minimum: 0, maximum: MAX_ROTATION_OVERLAP_SECONDS })))
+  )
 }).annotate({ identifier: "RotateWebhookSecret" })
 export type RotateWebhookSecret = typeof RotateWebhookSecret.Type

@@ -48,8 +48,13 @@ export const verifyWebhookSignature = (
  * Standard Webhooks library configures `whsec_` + base64 of the secret. Binding the id and the time into the
  * signature is what lets receivers refuse replays, which the body-only `X-Webhook-Signature` cannot.
  */
-export const standardWebhookSignature = (webhookId: string, timestampSeconds: number, rawBody: string, secret: string): string =>
-  "v1," + createHmac("sha256", secret).update(`${webhookId}.${timestampSeconds}.${rawBody}`).digest("base64")
+export const standardWebhookSignature = (
+  webhookId: string,
+  timestampSeconds: number,
+  rawBody: string,
+  secret: string
+): string => "v1," + createHmac("sha256", secret).update(`${webhookId}.${timestampSeconds}.${rawBody}`).digest("base64")
 
 /** The secret as a Standard Webhooks library takes it. */
-export const standardWebhookSecret = (secret: string): string => "whsec_" + Buffer.from(secret, "utf8").toString("base64")
+export const standardWebhookSecret = (secret: string): string =>
+  "whsec_" + Buffer.from(secret, "utf8").toString("base64")

@@ -20,12 +20,13 @@ import { asDashboard, asKey } from "../CallerFixtures.ts"
 import { seedReview } from "../StoreTestKit.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
-const eventsOf = (organizationId: OrganizationId) =>
-  EventOutbox.use((o) => o.listForOrganization(organizationId))
+const eventsOf = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
 
 /** Every page of a list, following nextCursor. */
 const walk = <A>(
-  list: (params: { limit: string; cursor?: string }) => Effect.Effect<{ readonly data: ReadonlyArray<A>; readonly nextCursor: string | null }, any, any>,
+  list: (
+    params: { limit: string; cursor?: string }
+  ) => Effect.Effect<{ readonly data: ReadonlyArray<A>; readonly nextCursor: string | null }, any, any>,
   limit: number
 ) =>
   Effect.gen(function*() {
@@ -81,7 +82,9 @@ export const catalogConformance: ConformanceSuite = (store) =>
         const org = yield* Organizations.use((o) => o.createOrganization({ name: "Products" }))
         const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const as = asDashboard(org.id)
-        const mug = yield* as(catalogs.createProduct(product("mug", { externalId: "ext-1", metadata: { color: "blue" } })))
+        const mug = yield* as(
+          catalogs.createProduct(product("mug", { externalId: "ext-1", metadata: { color: "blue" } }))
+        )
         assert.deepStrictEqual(
           { ...mug, id: undefined, createdAt: undefined, updatedAt: undefined },
           {
@@ -130,7 +133,9 @@ export const catalogConformance: ConformanceSuite = (store) =>
         })))
         yield* as(catalogs.createProduct(product("cup", { externalId: "cup-1" })))
         yield* TestClock.adjust("1 minute")
-        const patched = yield* as(catalogs.updateProduct(mug.id, { title: "Big mug", description: null, metadata: { size: "XL" } }))
+        const patched = yield* as(
+          catalogs.updateProduct(mug.id, { title: "Big mug", description: null, metadata: { size: "XL" } })
+        )
         assert.strictEqual(patched.title, "Big mug")
         assert.strictEqual(patched.description, null)
         assert.deepStrictEqual(patched.metadata, { size: "XL" })
@@ -142,7 +147,10 @@ export const catalogConformance: ConformanceSuite = (store) =>
         yield* TestClock.adjust("1 minute")
         // Nothing changes: nothing is written and no event fires.
         assert.deepStrictEqual(yield* as(catalogs.updateProduct(mug.id, {})), patched)
-        assert.deepStrictEqual(yield* as(catalogs.updateProduct(mug.id, { title: "Big mug", metadata: { size: "XL" } })), patched)
+        assert.deepStrictEqual(
+          yield* as(catalogs.updateProduct(mug.id, { title: "Big mug", metadata: { size: "XL" } })),
+          patched
+        )
         const slugClash = yield* Effect.flip(as(catalogs.updateProduct(mug.id, { slug: "cup" })))
         assert.strictEqual(slugClash._tag, "Conflict")
         const externalClash = yield* Effect.flip(as(catalogs.updateProduct(mug.id, { externalId: "cup-1" })))
@@ -178,7 +186,12 @@ export const catalogConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* as(catalogs.getProduct(reviewed.id))).reviewCount, 1)
         const events = yield* eventsOf(org.id)
         const productEvents = events.filter((e) => e.event.startsWith("product."))
-        assert.deepStrictEqual(productEvents.map((e) => e.event), ["product.updated", "product.updated", "product.deleted", "product.updated"])
+        assert.deepStrictEqual(productEvents.map((e) => e.event), [
+          "product.updated",
+          "product.updated",
+          "product.deleted",
+          "product.updated"
+        ])
         assert.deepStrictEqual(productEvents[2]?.data, lonely)
       }))
 
@@ -226,7 +239,9 @@ export const catalogConformance: ConformanceSuite = (store) =>
         })))
         assert.strictEqual(inStore._tag, "ImportFailed")
         if (inStore._tag === "ImportFailed") assert.strictEqual(inStore.index, 2)
-        const inBatch = yield* Effect.flip(as(catalogs.importProducts({ data: [product("x"), product("x")], strict: true })))
+        const inBatch = yield* Effect.flip(
+          as(catalogs.importProducts({ data: [product("x"), product("x")], strict: true }))
+        )
         assert.strictEqual(inBatch._tag, "ImportFailed")
         if (inBatch._tag === "ImportFailed") assert.strictEqual(inBatch.index, 1)
         assert.deepStrictEqual((yield* as(catalogs.listProducts({}))).data.map((p) => p.slug), ["existing"])
@@ -241,14 +256,22 @@ export const catalogConformance: ConformanceSuite = (store) =>
         const catalogs = yield* Catalogs
         const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bulk" }))
         const as = asDashboard(org.id)
-        const rows = Array.from({ length: 2_000 }, (_, i) => product(`bulk-${i}`, { externalId: `x-${i}`, metadata: { n: String(i) } }))
+        const rows = Array.from({ length: 2_000 }, (_, i) =>
+          product(`bulk-${i}`, { externalId: `x-${i}`, metadata: { n: String(i) } }))
         const result = yield* as(catalogs.importProducts({ data: rows }))
         assert.strictEqual(result.imported.length, 2_000)
-        assert.deepStrictEqual(result.imported.slice(0, 3).map((r) => r.index), [0, 1, 2])
+        assert.deepStrictEqual(
+          result.imported.slice(0, 3).map((r) =>
+            r.index
+          ),
+          [0, 1, 2]
+        )
         const again = yield* as(catalogs.importProducts({ data: rows.slice(0, 10) }))
         assert.strictEqual(again.skipped.length, 10)
         assert.strictEqual((yield* eventsOf(org.id)).length, 2_000)
-        const page = yield* as(catalogs.listProducts({ limit: "250", filter: JSON.stringify({ "metadata.n": "1999" }) }))
+        const page = yield* as(
+          catalogs.listProducts({ limit: "250", filter: JSON.stringify({ "metadata.n": "1999" }) })
+        )
         assert.deepStrictEqual(page.data.map((p) => p.slug), ["bulk-1999"])
       }))
 
@@ -258,7 +281,15 @@ export const catalogConformance: ConformanceSuite = (store) =>
         const org = yield* Organizations.use((o) => o.createOrganization({ name: "List" }))
         const as = asDashboard(org.id)
         const made = []
-        for (const [slug, title, color] of [["mug", "Blue Mug", "blue"], ["kettle", "Red kettle", "red"], ["teapot", "Green teapot", "green"], ["cup", "Blue cup", "blue"], ["plate", "Plate", "white"]] as const) {
+        for (
+          const [slug, title, color] of [
+            ["mug", "Blue Mug", "blue"],
+            ["kettle", "Red kettle", "red"],
+            ["teapot", "Green teapot", "green"],
+            ["cup", "Blue cup", "blue"],
+            ["plate", "Plate", "white"]
+          ] as const
+        ) {
           yield* TestClock.adjust("1 second")
           made.push(yield* as(catalogs.createProduct(product(slug, { title, metadata: { color } }))))
         }
@@ -271,15 +302,20 @@ export const catalogConformance: ConformanceSuite = (store) =>
         const bySlug = yield* as(catalogs.listProducts({ search: "ettl" }))
         assert.deepStrictEqual(bySlug.data.map((p) => p.slug), ["kettle"])
         const filtered = yield* as(catalogs.listProducts({
-          filter: JSON.stringify({ "metadata.color": { $in: ["blue", "green"] }, createdAt: { $gte: made[1]!.createdAt } })
+          filter: JSON.stringify({
+            "metadata.color": { $in: ["blue", "green"] },
+            createdAt: { $gte: made[1]!.createdAt }
+          })
         }))
         assert.deepStrictEqual(filtered.data.map((p) => p.slug), ["cup", "teapot"])
-        for (const [params, path] of [
-          [{ limit: "0" }, "limit"],
-          [{ sort: "title" }, "sort"],
-          [{ filter: "{\"rating\":1}" }, "filter.rating"],
-          [{ cursor: "nope" }, "cursor"]
-        ] as const) {
+        for (
+          const [params, path] of [
+            [{ limit: "0" }, "limit"],
+            [{ sort: "title" }, "sort"],
+            [{ filter: "{\"rating\":1}" }, "filter.rating"],
+            [{ cursor: "nope" }, "cursor"]
+          ] as const
+        ) {
           const error = yield* Effect.flip(as(catalogs.listProducts(params)))
           assert.strictEqual(error._tag, "InvalidRequest")
           if (error._tag === "InvalidRequest") assert.strictEqual(error.issues[0]?.path, path)
@@ -294,7 +330,9 @@ export const catalogConformance: ConformanceSuite = (store) =>
         const org = yield* Organizations.use((o) => o.createOrganization({ name: "Customers" }))
         const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const as = asDashboard(org.id)
-        const ada = yield* as(catalogs.createCustomer({ email: "Ada@Example.COM", firstName: "Ada", metadata: { tier: "gold" } }))
+        const ada = yield* as(
+          catalogs.createCustomer({ email: "Ada@Example.COM", firstName: "Ada", metadata: { tier: "gold" } })
+        )
         assert.strictEqual(ada.email, "ada@example.com")
         assert.strictEqual(ada.emailOptOut, false)
         assert.strictEqual(ada.emailOptOutAt, null)
@@ -302,9 +340,13 @@ export const catalogConformance: ConformanceSuite = (store) =>
         assert.strictEqual(clash._tag, "Conflict")
         yield* asDashboard(other.id)(catalogs.createCustomer({ email: "ada@example.com" }))
         yield* TestClock.adjust("1 second")
-        const optedOut = yield* as(catalogs.createCustomer({ email: "out@example.com", emailOptOut: true, emailOptOutSource: "unsubscribe" }))
+        const optedOut = yield* as(
+          catalogs.createCustomer({ email: "out@example.com", emailOptOut: true, emailOptOutSource: "unsubscribe" })
+        )
         assert.strictEqual(optedOut.emailOptOutAt, optedOut.createdAt)
-        const badOptOut = yield* Effect.flip(as(catalogs.createCustomer({ email: "x@example.com", emailOptOutAt: "2026-01-01T00:00:00Z" })))
+        const badOptOut = yield* Effect.flip(
+          as(catalogs.createCustomer({ email: "x@example.com", emailOptOutAt: "2026-01-01T00:00:00Z" }))
+        )
         assert.strictEqual(badOptOut._tag, "InvalidRequest")
         yield* TestClock.adjust("1 second")
         const imported = yield* as(catalogs.importCustomers({
@@ -326,12 +368,21 @@ export const catalogConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(hopper.data.map((c) => c.email), ["grace@example.com"])
         const gold = yield* as(catalogs.listCustomers({ filter: JSON.stringify({ "metadata.tier": "gold" }) }))
         assert.deepStrictEqual(gold.data.map((c) => c.id), [ada.id])
-        const opted = yield* as(catalogs.listCustomers({ filter: JSON.stringify({ emailOptOut: true }), sort: "createdAt" }))
+        const opted = yield* as(
+          catalogs.listCustomers({ filter: JSON.stringify({ emailOptOut: true }), sort: "createdAt" })
+        )
         assert.deepStrictEqual(opted.data.map((c) => c.email), ["out@example.com", "alan@example.com"])
         const events = yield* eventsOf(org.id)
         assert.deepStrictEqual(events.map((e) => e.event), Array(4).fill("customer.updated"))
         assert.strictEqual((yield* Effect.flip(asDashboard(other.id)(catalogs.getCustomer(ada.id))))._tag, "NotFound")
-        const strict = yield* Effect.exit(as(catalogs.importCustomers({ data: [{ email: "new@example.com" }, { email: "ada@example.com" }], strict: true })))
+        const strict = yield* Effect.exit(
+          as(
+            catalogs.importCustomers({
+              data: [{ email: "new@example.com" }, { email: "ada@example.com" }],
+              strict: true
+            })
+          )
+        )
         assert.isTrue(Exit.isFailure(strict))
         assert.strictEqual((yield* as(catalogs.listCustomers({ search: "new@" }))).data.length, 0)
       }))

@@ -29,14 +29,20 @@ import { recordEvent } from "../TestTransactions.ts"
 
 const { fromMillis } = Timestamp
 
-const json = (status: number, body: unknown): StoredResponse => ({ status, contentType: "application/json", body: JSON.stringify(body) })
+const json = (status: number, body: unknown): StoredResponse => ({
+  status,
+  contentType: "application/json",
+  body: JSON.stringify(body)
+})
 
 /** Records a success as 201 with the value as body, NotFound as 404, anything else not at all. */
 const recordOf: IdempotentOptions<unknown, unknown>["recordOf"] = (exit) =>
   Effect.succeed(
     Exit.isSuccess(exit)
       ? json(201, exit.value)
-      : Exit.findErrorOption(exit).pipe((e) => e._tag === "Some" && e.value instanceof NotFound ? json(404, { error: "NOT_FOUND" }) : undefined)
+      : Exit.findErrorOption(exit).pipe((e) =>
+        e._tag === "Some" && e.value instanceof NotFound ? json(404, { error: "NOT_FOUND" }) : undefined
+      )
   )
 
 const run = <A, E, R>(organizationId: string, key: string, operation: Effect.Effect<A, E, R>, fingerprint = "f1") =>
@@ -48,7 +54,8 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("idempotency keys", (it) => {
     const organization = Organizations.use((o) => o.createOrganization({ name: "Idem" }))
     /** An operation with an effect to count: one event per run. */
-    const write = (organizationId: OrganizationId, n: number) => Effect.as(recordEvent(organizationId, "review.created", { n }), { n })
+    const write = (organizationId: OrganizationId, n: number) =>
+      Effect.as(recordEvent(organizationId, "review.created", { n }), { n })
 
     it.effect("runs once per key; a repeat replays the recorded response; another request is refused", () =>
       Effect.gen(function*() {
@@ -69,9 +76,13 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
     it.effect("the response commits with the operation's effects: a recording that fails undoes them and frees the key", () =>
       Effect.gen(function*() {
         const org = yield* organization
-        const exit = yield* Effect.exit(Idempotency.use((i) =>
-          i.run({ organizationId: org.id, key: "k", fingerprint: "f" }, write(org.id, 1), { recordOf: () => Effect.die("disk full") })
-        ))
+        const exit = yield* Effect.exit(
+          Idempotency.use((i) =>
+            i.run({ organizationId: org.id, key: "k", fingerprint: "f" }, write(org.id, 1), {
+              recordOf: () => Effect.die("disk full")
+            })
+          )
+        )
         assert.isTrue(Exit.isFailure(exit))
         assert.deepStrictEqual(yield* eventsOf(org.id), [])
         assert.strictEqual((yield* run(org.id, "k", write(org.id, 2), "f"))._tag, "Ran")
@@ -83,7 +94,10 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
         const org = yield* organization
         const missing = yield* Effect.flip(run(org.id, "gone", Effect.fail(NotFound.of("thing", "x"))))
         assert.strictEqual(missing._tag, "NotFound")
-        assert.deepStrictEqual(yield* run(org.id, "gone", write(org.id, 1)), { _tag: "Replayed", response: json(404, { error: "NOT_FOUND" }) })
+        assert.deepStrictEqual(yield* run(org.id, "gone", write(org.id, 1)), {
+          _tag: "Replayed",
+          response: json(404, { error: "NOT_FOUND" })
+        })
         const invalid = yield* Effect.flip(run(org.id, "bad", Effect.fail(InvalidRequest.single("body", "no"))))
         assert.strictEqual(invalid._tag, "InvalidRequest")
         yield* Effect.exit(run(org.id, "bad", Effect.die("crash")))
@@ -91,7 +105,10 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* eventsOf(org.id)).length, 1)
         // A success with nothing to record (say, a streamed body) runs and leaves the key free too.
         const unrecorded = Idempotency.use((i) =>
-          i.run({ organizationId: org.id, key: "stream", fingerprint: "f" }, write(org.id, 3), { recordOf: () => Effect.succeed(undefined) }))
+          i.run({ organizationId: org.id, key: "stream", fingerprint: "f" }, write(org.id, 3), {
+            recordOf: () => Effect.succeed(undefined)
+          })
+        )
         assert.strictEqual((yield* unrecorded)._tag, "Ran")
         assert.strictEqual((yield* unrecorded)._tag, "Ran")
         assert.strictEqual((yield* eventsOf(org.id)).length, 3)
@@ -101,23 +118,30 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = yield* organization
         const now = yield* Clock.currentTimeMillis
-        const claimed = yield* IdempotencyRepository.use((s) => s.claim({
-          organizationId: org.id,
-          key: "busy",
-          fingerprint: "f1",
-          token: "00000000-0000-4000-8000-0000000000aa",
-          now: fromMillis(now),
-          leaseUntil: fromMillis(now + IDEMPOTENCY_LEASE_MS),
-          expiresAt: fromMillis(now + IDEMPOTENCY_TTL_MS)
-        }))
+        const claimed = yield* IdempotencyRepository.use((s) =>
+          s.claim({
+            organizationId: org.id,
+            key: "busy",
+            fingerprint: "f1",
+            token: "00000000-0000-4000-8000-0000000000aa",
+            now: fromMillis(now),
+            leaseUntil: fromMillis(now + IDEMPOTENCY_LEASE_MS),
+            expiresAt: fromMillis(now + IDEMPOTENCY_TTL_MS)
+          })
+        )
         assert.deepStrictEqual(claimed, { _tag: "Claimed" })
         const busy = yield* Effect.flip(run(org.id, "busy", write(org.id, 1)))
         assert.strictEqual(busy._tag, "Conflict")
-        assert.strictEqual((yield* Effect.flip(run(org.id, "busy", write(org.id, 1), "f2")))._tag, "IdempotencyKeyReused")
+        assert.strictEqual(
+          (yield* Effect.flip(run(org.id, "busy", write(org.id, 1), "f2")))._tag,
+          "IdempotencyKeyReused"
+        )
         yield* TestClock.adjust(IDEMPOTENCY_LEASE_MS)
         assert.deepStrictEqual(yield* run(org.id, "busy", write(org.id, 2)), { _tag: "Ran", value: { n: 2 } })
         // The first attempt lost its claim: it can record nothing.
-        const late = yield* IdempotencyRepository.use((s) => s.complete(org.id, "busy", "00000000-0000-4000-8000-0000000000aa", json(201, {})))
+        const late = yield* IdempotencyRepository.use((s) =>
+          s.complete(org.id, "busy", "00000000-0000-4000-8000-0000000000aa", json(201, {}))
+        )
         assert.isFalse(late)
         assert.strictEqual((yield* eventsOf(org.id)).length, 1)
       }))
@@ -132,7 +156,12 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
         const ran = results.filter((r) => Exit.isSuccess(r) && r.value._tag === "Ran")
         assert.strictEqual(ran.length, 1)
         for (const r of results) {
-          if (Exit.isFailure(r)) assert.strictEqual(Exit.findErrorOption(r).pipe((e) => e._tag === "Some" ? (e.value as { _tag: string })._tag : ""), "Conflict")
+          if (Exit.isFailure(r)) {
+            assert.strictEqual(
+              Exit.findErrorOption(r).pipe((e) => e._tag === "Some" ? (e.value as { _tag: string })._tag : ""),
+              "Conflict"
+            )
+          }
         }
         assert.strictEqual((yield* eventsOf(org.id)).length, 1)
       }))
@@ -142,7 +171,10 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
         const org = yield* organization
         yield* run(org.id, "day", write(org.id, 1))
         yield* TestClock.adjust(IDEMPOTENCY_TTL_MS - 1)
-        assert.strictEqual((yield* Effect.flip(run(org.id, "day", write(org.id, 2), "f2")))._tag, "IdempotencyKeyReused")
+        assert.strictEqual(
+          (yield* Effect.flip(run(org.id, "day", write(org.id, 2), "f2")))._tag,
+          "IdempotencyKeyReused"
+        )
         yield* TestClock.adjust(1)
         assert.deepStrictEqual(yield* run(org.id, "day", write(org.id, 3), "f2"), { _tag: "Ran", value: { n: 3 } })
       }))
@@ -154,9 +186,17 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
         const id = "00000000-0000-4000-8000-0000000000e1"
         const question = { id, body: "Is it blue?", askerEmail: email }
         yield* run(org.id, "create", Effect.succeed(question))
-        yield* run(org.id, "unrelated", Effect.succeed({ id: "00000000-0000-4000-8000-0000000000e2", askerEmail: email }))
+        yield* run(
+          org.id,
+          "unrelated",
+          Effect.succeed({ id: "00000000-0000-4000-8000-0000000000e2", askerEmail: email })
+        )
         const store = yield* IdempotencyRepository
-        const erase = eraseFromRecordedResponses(store, org.id, { resource: "productQuestion", recordId: id, fields: ["askerEmail"] })
+        const erase = eraseFromRecordedResponses(store, org.id, {
+          resource: "productQuestion",
+          recordId: id,
+          fields: ["askerEmail"]
+        })
         const deleted = yield* run(org.id, "delete", Effect.as(erase, question))
         assert.deepStrictEqual(deleted, { _tag: "Ran", value: question })
         const blank = json(201, { ...question, askerEmail: null })
@@ -173,17 +213,25 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = yield* organization
         const purge = (limit: number) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) => IdempotencyRepository.use((s) => s.purgeExpired(fromMillis(now), limit)))
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            IdempotencyRepository.use((s) => s.purgeExpired(fromMillis(now), limit)))
         // Past what earlier tests left behind (each test's clock starts at 0), which is purged first.
         yield* TestClock.adjust("10 days")
-        while ((yield* purge(1_000)) > 0) { /* drained */ }
-        for (const key of ["a", "b", "c"]) yield* run(org.id, key, Effect.succeed(key))
+        while ((yield* purge(1_000)) > 0) {
+          /* drained */
+        }
+        for (const key of ["a", "b", "c"]) {
+          yield* run(org.id, key, Effect.succeed(key))
+        }
         assert.strictEqual(yield* purge(10), 0)
         yield* TestClock.adjust(IDEMPOTENCY_TTL_MS)
         yield* run(org.id, "fresh", Effect.succeed("fresh"))
         assert.strictEqual(yield* purge(2), 2)
         assert.strictEqual(yield* purge(2), 1)
         assert.strictEqual(yield* purge(2), 0)
-        assert.deepStrictEqual(yield* run(org.id, "fresh", Effect.void), { _tag: "Replayed", response: json(201, "fresh") })
+        assert.deepStrictEqual(yield* run(org.id, "fresh", Effect.void), {
+          _tag: "Replayed",
+          response: json(201, "fresh")
+        })
       }))
   })

@@ -18,7 +18,9 @@ export const cursorKeyConformance: ConformanceSuite = (store) =>
         assert.strictEqual(hex(key.tag(payload)), hex(key.tag(payload)))
         assert.strictEqual(key.tag(payload).length, 16)
         // Asking again (with another candidate) returns the stored secret, which is the key's.
-        const stored = yield* InstanceSecretRepository.use((r) => r.getOrCreate(cursorSecretName, "another candidate secret, never stored"))
+        const stored = yield* InstanceSecretRepository.use((r) =>
+          r.getOrCreate(cursorSecretName, "another candidate secret, never stored")
+        )
         assert.notStrictEqual(stored, "another candidate secret, never stored")
         assert.isAtLeast(stored.length, 32)
         assert.strictEqual(hex(CursorKey.fromSecret(stored).tag(payload)), hex(key.tag(payload)))

@@ -89,7 +89,8 @@ const after = (start: Timestamp.Timestamp, ms: number) => fromMillis(toMillis(st
 const ids = (xs: ReadonlyArray<{ readonly id: string }>) => xs.map((x) => x.id)
 
 const eventsOf = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
-const eventNames = (organizationId: OrganizationId) => Effect.map(eventsOf(organizationId), (es) => es.map((e) => e.event))
+const eventNames = (organizationId: OrganizationId) =>
+  Effect.map(eventsOf(organizationId), (es) => es.map((e) => e.event))
 const noticesOf = (organizationId: OrganizationId) =>
   EmailOutboxRepository.use((o) => o.listForOrganization(organizationId))
 
@@ -209,21 +210,36 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const e1 = yield* Effect.flip(ask(org.id, { productId: other.product.id }))
         assert.strictEqual(e1._tag, "InvalidRequest")
         assert.deepStrictEqual(e1._tag === "InvalidRequest" ? e1.issues.map((i) => i.path) : [], ["body.productId"])
-        const e2 = yield* Effect.flip(ask(org.id, { productId: product.id, customerId: foreignCustomer.id, siteId: foreignSite.id }))
-        assert.deepStrictEqual(e2._tag === "InvalidRequest" ? e2.issues.map((i) => i.path) : [], ["body.customerId", "body.siteId"])
+        const e2 = yield* Effect.flip(
+          ask(org.id, { productId: product.id, customerId: foreignCustomer.id, siteId: foreignSite.id })
+        )
+        assert.deepStrictEqual(e2._tag === "InvalidRequest" ? e2.issues.map((i) => i.path) : [], [
+          "body.customerId",
+          "body.siteId"
+        ])
         const e3 = yield* Effect.flip(ask(org.id, { productId: product.id, notifyByEmail: true }))
         assert.deepStrictEqual(e3._tag === "InvalidRequest" ? e3.issues.map((i) => i.path) : [], ["body.notifyByEmail"])
         assert.deepStrictEqual((yield* list(org.id)).data, [])
         assert.deepStrictEqual(yield* eventsOf(org.id), [])
         const customer = yield* seedCustomer(org.id)
         const site = yield* seedSite(org.id)
-        const ok = yield* ask(org.id, { productId: product.id, customerId: customer.id, siteId: site.id, askerName: null, askerEmail: null })
+        const ok = yield* ask(org.id, {
+          productId: product.id,
+          customerId: customer.id,
+          siteId: site.id,
+          askerName: null,
+          askerEmail: null
+        })
         assert.strictEqual(ok.customerId, customer.id)
         assert.strictEqual(ok.siteId, site.id)
         assert.isNull(ok.askerName)
         assert.isNull(ok.askerEmail)
         assert.isFalse(ok.notifyByEmail)
-        const optedOut = yield* ask(org.id, { productId: product.id, askerEmail: "x@example.com", notifyByEmail: false })
+        const optedOut = yield* ask(org.id, {
+          productId: product.id,
+          askerEmail: "x@example.com",
+          notifyByEmail: false
+        })
         assert.isFalse(optedOut.notifyByEmail)
       }))
 
@@ -254,8 +270,14 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const readOnly: ReadonlyArray<Permission> = ["reviews:read"]
         const denied = yield* Effect.flip(as(org.id, questions.create({ productId: product.id, body: "x" }), readOnly))
         assert.strictEqual(denied._tag, "Forbidden")
-        assert.strictEqual((yield* Effect.flip(as(org.id, questions.update(q.id, { published: true }), readOnly)))._tag, "Forbidden")
-        assert.strictEqual((yield* Effect.flip(as(org.id, questions.createAnswer(q.id, { body: "x" }), readOnly)))._tag, "Forbidden")
+        assert.strictEqual(
+          (yield* Effect.flip(as(org.id, questions.update(q.id, { published: true }), readOnly)))._tag,
+          "Forbidden"
+        )
+        assert.strictEqual(
+          (yield* Effect.flip(as(org.id, questions.createAnswer(q.id, { body: "x" }), readOnly)))._tag,
+          "Forbidden"
+        )
         assert.strictEqual((yield* Effect.flip(as(org.id, questions.delete(q.id), readOnly)))._tag, "Forbidden")
         assert.strictEqual((yield* Effect.flip(as(org.id, questions.list({}), ["settings:read"])))._tag, "Forbidden")
         assert.deepStrictEqual(ids((yield* as(org.id, questions.list({}), readOnly)).data), [q.id])
@@ -308,21 +330,44 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const draft = yield* answer(org.id, q.id, { body: "Draft", published: false, metadata: { by: "bot" } })
         const before = (yield* eventsOf(org.id)).length
         yield* TestClock.adjust("1 minute")
-        const edited = yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { body: "Final text" })))
+        const edited = yield* as(
+          org.id,
+          ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { body: "Final text" }))
+        )
         assert.deepStrictEqual(edited, { ...draft, body: "Final text", updatedAt: after(draft.createdAt, 60_000) })
         const afterEdit = yield* get(org.id, q.id)
-        assert.deepStrictEqual([afterEdit.answerCount, afterEdit.publishedAnswerCount, afterEdit.answeredAt], [1, 0, null])
+        assert.deepStrictEqual([afterEdit.answerCount, afterEdit.publishedAnswerCount, afterEdit.answeredAt], [
+          1,
+          0,
+          null
+        ])
         yield* TestClock.adjust("1 minute")
-        const published = yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true })))
+        const published = yield* as(
+          org.id,
+          ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true }))
+        )
         assert.isTrue(published.published)
         assert.strictEqual(published.moderatedAt, after(draft.createdAt, 120_000))
         let current = yield* get(org.id, q.id)
-        assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [1, 1, after(draft.createdAt, 120_000)])
+        assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [
+          1,
+          1,
+          after(draft.createdAt, 120_000)
+        ])
         assert.deepStrictEqual(ids((yield* list(org.id, { answered: "true" })).data), [q.id])
         // Sending what is already there changes nothing and announces nothing.
-        assert.deepStrictEqual(yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true, body: "Final text" }))), published)
+        assert.deepStrictEqual(
+          yield* as(
+            org.id,
+            ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true, body: "Final text" }))
+          ),
+          published
+        )
         yield* TestClock.adjust("1 minute")
-        const hidden = yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: false })))
+        const hidden = yield* as(
+          org.id,
+          ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: false }))
+        )
         current = yield* get(org.id, q.id)
         assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [1, 0, null])
         assert.deepStrictEqual(ids((yield* list(org.id, { answered: "true" })).data), [])
@@ -341,19 +386,38 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const other = yield* ask(org.id, { productId: product.id, body: "Another?" })
         const first = yield* answer(org.id, q.id)
         const second = yield* answer(org.id, q.id, { published: false })
-        assert.deepInclude(yield* Effect.flip(as(org.id, ProductQuestions.use((p) => p.deleteAnswer(other.id, first.id)))), { _tag: "NotFound" })
+        assert.deepInclude(
+          yield* Effect.flip(as(org.id, ProductQuestions.use((p) => p.deleteAnswer(other.id, first.id)))),
+          { _tag: "NotFound" }
+        )
         const stranger = yield* setup("Stranger")
-        assert.deepInclude(yield* Effect.flip(as(stranger.org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, first.id, { body: "x" })))), { _tag: "NotFound" })
+        assert.deepInclude(
+          yield* Effect.flip(as(
+            stranger.org.id,
+            ProductQuestions.use((p) => p.updateAnswer(q.id, first.id, { body: "x" }))
+          )),
+          { _tag: "NotFound" }
+        )
         assert.deepStrictEqual(yield* as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, second.id))), second)
         let current = yield* get(org.id, q.id)
-        assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [1, 1, first.createdAt])
+        assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [
+          1,
+          1,
+          first.createdAt
+        ])
         assert.deepStrictEqual(yield* as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, first.id))), first)
         current = yield* get(org.id, q.id)
         assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [0, 0, null])
         assert.deepStrictEqual((yield* as(org.id, ProductQuestions.use((p) => p.listAnswers(q.id)))).data, [])
         const events = yield* eventsOf(org.id)
-        assert.deepStrictEqual(events.slice(-2).map((e) => [e.event, e.data]), [["productQuestionAnswer.deleted", second], ["productQuestionAnswer.deleted", first]])
-        assert.deepInclude(yield* Effect.flip(as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, first.id)))), { _tag: "NotFound" })
+        assert.deepStrictEqual(events.slice(-2).map((e) => [e.event, e.data]), [[
+          "productQuestionAnswer.deleted",
+          second
+        ], ["productQuestionAnswer.deleted", first]])
+        assert.deepInclude(
+          yield* Effect.flip(as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, first.id)))),
+          { _tag: "NotFound" }
+        )
       }))
 
     it.effect("answered=true lists exactly the questions with a published answer; false the others", () =>
@@ -370,7 +434,10 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         yield* answer(org.id, two.id)
         const sorted = (xs: ReadonlyArray<string>) => [...xs].sort()
         assert.deepStrictEqual(sorted(ids((yield* list(org.id, { answered: "true" })).data)), sorted([one.id, two.id]))
-        assert.deepStrictEqual(sorted(ids((yield* list(org.id, { answered: "false" })).data)), sorted([none.id, draftOnly.id]))
+        assert.deepStrictEqual(
+          sorted(ids((yield* list(org.id, { answered: "false" })).data)),
+          sorted([none.id, draftOnly.id])
+        )
         assert.strictEqual((yield* list(org.id)).data.length, 4)
         const bad = yield* Effect.flip(list(org.id, { answered: "yes" }))
         assert.deepStrictEqual(bad._tag === "InvalidRequest" ? bad.issues.map((i) => i.path) : [], ["answered"])
@@ -390,19 +457,25 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const questions = yield* ProductQuestions
         const { org, product } = yield* setup()
-        const other = yield* seedProduct(org.id, { title: "Linen Apron", slug: "linen-apron", metadata: { material: "linen" } })
+        const other = yield* seedProduct(org.id, {
+          title: "Linen Apron",
+          slug: "linen-apron",
+          metadata: { material: "linen" }
+        })
         const customer = yield* seedCustomer(org.id, { email: "grace@example.com", firstName: "Grace" })
         const made: Array<ProductQuestionRecord> = []
         for (let i = 0; i < 5; i++) {
           yield* TestClock.adjust("1 second")
-          made.push(yield* ask(org.id, {
-            productId: i % 2 === 0 ? product.id : other.id,
-            body: `Question number ${i}`,
-            askerName: i === 3 ? "Zoë Quartz" : null,
-            askerEmail: i === 4 ? "Searchable.Person@Example.com" : null,
-            customerId: i === 1 ? customer.id : null,
-            metadata: { n: String(i) }
-          }))
+          made.push(
+            yield* ask(org.id, {
+              productId: i % 2 === 0 ? product.id : other.id,
+              body: `Question number ${i}`,
+              askerName: i === 3 ? "Zoë Quartz" : null,
+              askerEmail: i === 4 ? "Searchable.Person@Example.com" : null,
+              customerId: i === 1 ? customer.id : null,
+              metadata: { n: String(i) }
+            })
+          )
         }
         // Moderate #1 then #3 (later), answer #2.
         yield* TestClock.adjust("1 second")
@@ -422,7 +495,11 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const seen: Array<string> = []
         let cursor: string | undefined
         for (let pages = 0; pages < 5; pages++) {
-          const page = yield* list(org.id, { sort: "createdAt", limit: "2", ...(cursor === undefined ? {} : { cursor }) })
+          const page = yield* list(org.id, {
+            sort: "createdAt",
+            limit: "2",
+            ...(cursor === undefined ? {} : { cursor })
+          })
           seen.push(...ids(page.data))
           if (page.nextCursor === null) break
           cursor = page.nextCursor
@@ -433,12 +510,20 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(ids((yield* f({ "product.slug": "linen-apron" })).data), [all[1], all[3]])
         assert.deepStrictEqual(ids((yield* f({ "product.metadata.material": "linen" })).data), [all[1], all[3]])
         assert.deepStrictEqual(ids((yield* f({ "customer.email": "grace@example.com" })).data), [all[1]])
-        assert.deepStrictEqual(ids((yield* f({ "customer.firstName": { $exists: false } })).data), [all[0], all[2], all[3], all[4]])
+        assert.deepStrictEqual(ids((yield* f({ "customer.firstName": { $exists: false } })).data), [
+          all[0],
+          all[2],
+          all[3],
+          all[4]
+        ])
         assert.deepStrictEqual(ids((yield* f({ "metadata.n": { $in: ["0", "4"] } })).data), [all[0], all[4]])
         assert.deepStrictEqual(ids((yield* f({ published: true })).data), [all[1]])
         assert.deepStrictEqual(ids((yield* f({ answeredAt: { $exists: true } })).data), [all[2]])
         assert.deepStrictEqual(ids((yield* f({ source: "admin_api", id: all[0] })).data), [all[0]])
-        assert.deepStrictEqual(ids((yield* f({ $or: [{ "product.title": "Linen Apron" }, { "metadata.n": "0" }] })).data), [all[0], all[1], all[3]])
+        assert.deepStrictEqual(
+          ids((yield* f({ $or: [{ "product.title": "Linen Apron" }, { "metadata.n": "0" }] })).data),
+          [all[0], all[1], all[3]]
+        )
         const badFilter = yield* Effect.flip(f({ rating: 5 }))
         assert.strictEqual(badFilter._tag, "InvalidRequest")
         // Search: body, askerName, askerEmail, product title; case-insensitive; AND with the filter.
@@ -480,8 +565,17 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const { org, product } = yield* setup("Mail shop")
         const email = unique("asker")
         const otherEmail = unique("bystander")
-        const q = yield* ask(org.id, { productId: product.id, askerName: "Ada", askerEmail: email, body: "Does it fit a 12 oz pour?" })
-        const bystander = yield* ask(org.id, { productId: product.id, askerEmail: otherEmail, body: "Is the glaze lead-free?" })
+        const q = yield* ask(org.id, {
+          productId: product.id,
+          askerName: "Ada",
+          askerEmail: email,
+          body: "Does it fit a 12 oz pour?"
+        })
+        const bystander = yield* ask(org.id, {
+          productId: product.id,
+          askerEmail: otherEmail,
+          body: "Is the glaze lead-free?"
+        })
         yield* answer(org.id, q.id, { published: false, body: "internal draft" })
         assert.deepStrictEqual(yield* noticesOf(org.id), [])
         const first = yield* answer(org.id, q.id, { body: "Yes, it holds 14 oz." })
@@ -528,7 +622,11 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         yield* drainOthers
         const { org, product } = yield* setup()
         const anonymous = yield* ask(org.id, { productId: product.id })
-        const optedOut = yield* ask(org.id, { productId: product.id, askerEmail: unique("optout"), notifyByEmail: false })
+        const optedOut = yield* ask(org.id, {
+          productId: product.id,
+          askerEmail: unique("optout"),
+          notifyByEmail: false
+        })
         yield* answer(org.id, anonymous.id)
         yield* answer(org.id, optedOut.id)
         assert.deepStrictEqual(yield* noticesOf(org.id), [])
@@ -565,7 +663,9 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const { org, product } = yield* setup()
         const q = yield* ask(org.id, { productId: product.id, askerEmail: unique("race") })
-        yield* Effect.all([answer(org.id, q.id), answer(org.id, q.id), answer(org.id, q.id)], { concurrency: "unbounded" })
+        yield* Effect.all([answer(org.id, q.id), answer(org.id, q.id), answer(org.id, q.id)], {
+          concurrency: "unbounded"
+        })
         assert.strictEqual((yield* noticesOf(org.id)).length, 1)
         const after = yield* get(org.id, q.id)
         assert.deepStrictEqual([after.answerCount, after.publishedAnswerCount], [3, 3])
@@ -694,7 +794,10 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
         const exhausted = yield* notify("exhausted")
         const down = makeRecordingMailer(
-          Array.from({ length: settings.maxAttempts }, () => ({ _tag: "NotSent", permanent: false, error: "down" }) as const)
+          Array.from(
+            { length: settings.maxAttempts },
+            () => ({ _tag: "NotSent", permanent: false, error: "down" }) as const
+          )
         )
         for (let i = 0; i < settings.maxAttempts; i++) {
           yield* TestClock.adjust("2 hours")
@@ -724,7 +827,9 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
             organizationId: org.id,
             url: "https://hooks.example.com/questions",
             events: ["productQuestion.created", "productQuestion.updated"],
-            hmacSecret: null, previousHmacSecret: null, previousSecretExpiresAt: null,
+            hmacSecret: null,
+            previousHmacSecret: null,
+            previousSecretExpiresAt: null,
             createdAt: webhookAt,
             updatedAt: webhookAt
           })
@@ -767,11 +872,15 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
           []
         )
         assert.deepStrictEqual(yield* StoreTestKit.use((s) => s.tablesContaining(email)), [])
-        const scrubbed = yield* WebhookRepository.use((r) => r.listDeliveries(org.id, webhookId, { after: undefined, limit: 100 }))
+        const scrubbed = yield* WebhookRepository.use((r) =>
+          r.listDeliveries(org.id, webhookId, { after: undefined, limit: 100 })
+        )
         assert.strictEqual(scrubbed.length, 3)
         for (const d of scrubbed) {
           const envelope = JSON.parse(d.body) as { data: { askerEmail: unknown; askerName?: unknown } }
-          if (d.event.startsWith("productQuestion.") && envelope.data.askerName === "Ada") assert.isNull(envelope.data.askerEmail)
+          if (d.event.startsWith("productQuestion.") && envelope.data.askerName === "Ada") {
+            assert.isNull(envelope.data.askerEmail)
+          }
         }
         assert.deepStrictEqual(yield* ProductQuestionRepository.use((r) => r.answersOf(org.id, [q.id])), [])
         assert.isNotEmpty(yield* StoreTestKit.use((s) => s.tablesContaining(keptEmail)))
@@ -784,4 +893,3 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         yield* drainOthers
       }))
   })
-

@@ -18,14 +18,17 @@ export const makeRecordingMailer = (script: ReadonlyArray<MailerResult> = []): R
   const calls: Array<EmailMessage> = []
   const sent: Array<EmailMessage> = []
   const queue = [...script]
-  const layer = Layer.succeed(Mailer, Mailer.of({
-    send: (message) =>
-      Effect.sync(() => {
-        calls.push(message)
-        const result = queue.shift() ?? { _tag: "Sent" }
-        if (result._tag === "Sent") sent.push(message)
-        return result
-      })
-  }))
+  const layer = Layer.succeed(
+    Mailer,
+    Mailer.of({
+      send: (message) =>
+        Effect.sync(() => {
+          calls.push(message)
+          const result = queue.shift() ?? { _tag: "Sent" }
+          if (result._tag === "Sent") sent.push(message)
+          return result
+        })
+    })
+  )
   return { calls, sent, script: queue, layer }
 }

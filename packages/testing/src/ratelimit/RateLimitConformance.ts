@@ -50,45 +50,72 @@ export const rateLimitConformance: ConformanceSuite = (store) => {
 }
 
 const keyOf = (organizationId: OrganizationId) =>
-  new SecretKeyCaller({ organizationId, keyId: "00000000-0000-4000-8000-00000000000b" as SecretKeyId, permissions: new Set() })
+  new SecretKeyCaller({
+    organizationId,
+    keyId: "00000000-0000-4000-8000-00000000000b" as SecretKeyId,
+    permissions: new Set()
+  })
 
 /**
  * A host's own routes charged through `RateLimits` (docs/DECISIONS.md §13): the endpoint bucket sized by the plan's
  * allowance, spent atomically with the organization bucket, a dashboard user unmetered.
  */
 const hostRouteLimits: ConformanceSuite = (store) =>
-  layer(Layer.mergeAll(RateLimits.layer, Organizations.layer).pipe(Layer.provideMerge(store)), { timeout: 60_000 })("rate limits of host routes", (it) => {
-    const charge = (organizationId: OrganizationId, route: string) =>
-      RateLimits.use((r) => r.charge("POST", route)).pipe(Effect.provideService(CurrentCaller, keyOf(organizationId)))
+  layer(Layer.mergeAll(RateLimits.layer, Organizations.layer).pipe(Layer.provideMerge(store)), { timeout: 60_000 })(
+    "rate limits of host routes",
+    (it) => {
+      const charge = (organizationId: OrganizationId, route: string) =>
+        RateLimits.use((r) => r.charge("POST", route)).pipe(Effect.provideService(CurrentCaller, keyOf(organizationId)))
 
-    it.effect("a plan's loyalty allowance sizes its endpoint's bucket; the organization bucket is charged with it", () =>
-      Effect.gen(function*() {
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Loyal", apiRequestsPerMinute: 1_000 }))
-        yield* Organizations.use((o) => o.updatePlan(org.id, { loyaltyStampsPerMinute: 5 }))
-        const results = yield* concurrently(8, () => Effect.exit(charge(org.id, "/loyalty-stamps")))
-        const ok = results.filter(Exit.isSuccess)
-        assert.strictEqual(ok.length, 5)
-        // Each admitted stamp also took a token of the organization's 1,000: no refusal charged either bucket.
-        const org0 = yield* RateLimitRepository.use((s) => s.spend(org.id, bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 1_000 }), 1))
-        assert.deepInclude(org0, { _tag: "Admitted", remaining: 1_000 - 5 - 1 })
-        const refused = results.find(Exit.isFailure)
-        assert.isTrue(refused !== undefined && Exit.isFailure(refused) && JSON.stringify(refused.cause).includes("loyalty-stamps"))
-        // Events have the spec's default bucket (120) while the plan sets no allowance for them.
-        assert.strictEqual((yield* concurrently(130, () => Effect.exit(charge(org.id, "/loyalty-events")))).filter(Exit.isSuccess).length, 120)
-        // Removing the allowance restores the default of its bucket; the next minute refills it.
-        yield* Organizations.use((o) => o.updatePlan(org.id, { loyaltyStampsPerMinute: null }))
-        assert.isUndefined((yield* Organizations.use((o) => o.findOrganization(org.id))).plan.loyaltyStampsPerMinute)
-      }))
+      it.effect("a plan's loyalty allowance sizes its endpoint's bucket; the organization bucket is charged with it", () =>
+        Effect.gen(function*() {
+          const org = yield* Organizations.use((o) =>
+            o.createOrganization({ name: "Loyal", apiRequestsPerMinute: 1_000 })
+          )
+          yield* Organizations.use((o) => o.updatePlan(org.id, { loyaltyStampsPerMinute: 5 }))
+          const results = yield* concurrently(8, () => Effect.exit(charge(org.id, "/loyalty-stamps")))
+          const ok = results.filter(Exit.isSuccess)
+          assert.strictEqual(ok.length, 5)
+          // Each admitted stamp also took a token of the organization's 1,000: no refusal charged either bucket.
+          const org0 = yield* RateLimitRepository.use((s) =>
+            s.spend(org.id, bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 1_000 }), 1)
+          )
+          assert.deepInclude(org0, { _tag: "Admitted", remaining: 1_000 - 5 - 1 })
+          const refused = results.find(Exit.isFailure)
+          assert.isTrue(
+            refused !== undefined && Exit.isFailure(refused) && JSON.stringify(refused.cause).includes("loyalty-stamps")
+          )
+          // Events have the spec's default bucket (120) while the plan sets no allowance for them.
+          assert.strictEqual(
+            (yield* concurrently(130, () => Effect.exit(charge(org.id, "/loyalty-events")))).filter(Exit.isSuccess)
+              .length,
+            120
+          )
+          // Removing the allowance restores the default of its bucket; the next minute refills it.
+          yield* Organizations.use((o) => o.updatePlan(org.id, { loyaltyStampsPerMinute: null }))
+          assert.isUndefined((yield* Organizations.use((o) => o.findOrganization(org.id))).plan.loyaltyStampsPerMinute)
+        }))
 
-    it.effect("an empty organization bucket refuses the host route too, and a dashboard user is never charged", () =>
-      Effect.gen(function*() {
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Tight", apiRequestsPerMinute: 2 }))
-        assert.strictEqual((yield* concurrently(3, () => Effect.exit(charge(org.id, "/loyalty-events")))).filter(Exit.isSuccess).length, 2)
-        const dashboard = new DashboardCaller({ organizationId: org.id, userId: "00000000-0000-4000-8000-00000000000c" as UserId, name: "Dana" })
-        const unmetered = yield* RateLimits.use((r) => r.charge("POST", "/loyalty-events")).pipe(Effect.provideService(CurrentCaller, dashboard))
-        assert.deepStrictEqual(unmetered, { _tag: "Unmetered" })
-      }))
-  })
+      it.effect("an empty organization bucket refuses the host route too, and a dashboard user is never charged", () =>
+        Effect.gen(function*() {
+          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Tight", apiRequestsPerMinute: 2 }))
+          assert.strictEqual(
+            (yield* concurrently(3, () => Effect.exit(charge(org.id, "/loyalty-events")))).filter(Exit.isSuccess)
+              .length,
+            2
+          )
+          const dashboard = new DashboardCaller({
+            organizationId: org.id,
+            userId: "00000000-0000-4000-8000-00000000000c" as UserId,
+            name: "Dana"
+          })
+          const unmetered = yield* RateLimits.use((r) => r.charge("POST", "/loyalty-events")).pipe(
+            Effect.provideService(CurrentCaller, dashboard)
+          )
+          assert.deepStrictEqual(unmetered, { _tag: "Unmetered" })
+        }))
+    }
+  )
 
 const storeLimits: ConformanceSuite = (store) =>
   layer(store, { timeout: 60_000 })("rate limit store", (it) => {
@@ -100,11 +127,19 @@ const storeLimits: ConformanceSuite = (store) =>
         const ok = admitted(ds)
         assert.strictEqual(ok.length, 120)
         // Each admission saw its own level: the remaining counts are exactly 119..0, once each.
-        assert.deepStrictEqual(ok.map((d) => d.remaining).sort((a, b) => a - b), Array.from({ length: 120 }, (_, i) => i))
+        assert.deepStrictEqual(
+          ok.map((d) => d.remaining).sort((a, b) => a - b),
+          Array.from({ length: 120 }, (_, i) => i)
+        )
         for (const d of ds) {
           assert.strictEqual(d.limit, 120)
           if (d._tag === "Refused") {
-            assert.deepInclude(d, { remaining: 0, retryAfterSeconds: 1, refusedBy: ORG_BUCKET_KEY, refusedByCeiling: 120 })
+            assert.deepInclude(d, {
+              remaining: 0,
+              retryAfterSeconds: 1,
+              refusedBy: ORG_BUCKET_KEY,
+              refusedByCeiling: 120
+            })
           }
         }
         // Emptied, the bucket refills 2 tokens a second: full again in 60 s, which every store reports.
@@ -188,7 +223,10 @@ const storeLimits: ConformanceSuite = (store) =>
         if (d._tag !== "Refused") return
         const error = tooManyRequests(d)
         assert.strictEqual(error.retryAfterSeconds, undefined)
-        assert.match(error.message, /costs 10 tokens but the organization's rate limit holds at most 5, so it can never be accepted/)
+        assert.match(
+          error.message,
+          /costs 10 tokens but the organization's rate limit holds at most 5, so it can never be accepted/
+        )
         assert.deepInclude(yield* spend(org, reviews(5), 1), { _tag: "Admitted", remaining: 4 })
       }))
 
@@ -220,7 +258,10 @@ const storeLimits: ConformanceSuite = (store) =>
         const endpoint = yield* spend(other, history, 10)
         assert.deepInclude(endpoint, { _tag: "Refused", limit: 600, remaining: 570 })
         if (endpoint._tag !== "Refused") return
-        assert.match(tooManyRequests(endpoint).message, /the rate limit of POST \/loyalty-history .* retry after 10 seconds\./)
+        assert.match(
+          tooManyRequests(endpoint).message,
+          /the rate limit of POST \/loyalty-history .* retry after 10 seconds\./
+        )
       }))
 
     it.effect("a refusal writes nothing: the level and its refill go on as if it had not been asked", () =>
@@ -245,7 +286,8 @@ const storeLimits: ConformanceSuite = (store) =>
         const { refusalAt } = yield* RateLimitRepository
         const org = yield* nextId()
         const buckets = reviews(10) // one token every 6 seconds
-        const told = (cost: number) => Effect.map(Clock.currentTimeMillis, (nowMs) => refusalAt?.(org, buckets, cost, nowMs))
+        const told = (cost: number) =>
+          Effect.map(Clock.currentTimeMillis, (nowMs) => refusalAt?.(org, buckets, cost, nowMs))
         assert.isUndefined(yield* told(1)) // a full bucket refuses nothing
         assert.strictEqual(admitted(yield* concurrently(10, () => spend(org, buckets, 1))).length, 10)
         yield* spend(org, buckets, 1) // the store's own refusal (where a bound is learned)

@@ -79,25 +79,35 @@ const makeFixture = (count = 40) =>
     const catalogs = yield* Catalogs
     const as = asDashboard(org.id)
     const products: Array<Product> = []
-    for (const [slug, title, color] of [["mug", "Blue Mug", "blue"], ["kettle", "Red Kettle", "red"], ["teapot", "Green Teapot", "green"]] as const) {
+    for (
+      const [slug, title, color] of [["mug", "Blue Mug", "blue"], ["kettle", "Red Kettle", "red"], [
+        "teapot",
+        "Green Teapot",
+        "green"
+      ]] as const
+    ) {
       yield* TestClock.adjust("1 second")
       products.push(yield* as(catalogs.createProduct({ slug, title, metadata: { color } })))
     }
     const customers: Array<Customer> = []
-    for (const [email, firstName, lastName, optOut, tier] of [
-      ["ada@example.com", "Ada", "Lovelace", false, "gold"],
-      ["grace@example.com", "Grace", "Hopper", true, "silver"],
-      ["alan@example.com", "Alan", null, false, null]
-    ] as const) {
+    for (
+      const [email, firstName, lastName, optOut, tier] of [
+        ["ada@example.com", "Ada", "Lovelace", false, "gold"],
+        ["grace@example.com", "Grace", "Hopper", true, "silver"],
+        ["alan@example.com", "Alan", null, false, null]
+      ] as const
+    ) {
       yield* TestClock.adjust("1 second")
-      customers.push(yield* as(catalogs.createCustomer({
-        email,
-        firstName,
-        lastName,
-        emailOptOut: optOut,
-        ...(optOut ? { emailOptOutSource: "unsubscribe" } : {}),
-        ...(tier === null ? {} : { metadata: { tier } })
-      })))
+      customers.push(
+        yield* as(catalogs.createCustomer({
+          email,
+          firstName,
+          lastName,
+          emailOptOut: optOut,
+          ...(optOut ? { emailOptOutSource: "unsubscribe" } : {}),
+          ...(tier === null ? {} : { metadata: { tier } })
+        }))
+      )
     }
     const job = yield* makeImportJob("reviews", "create")
     const seeds: Array<SeedReview> = []
@@ -108,10 +118,18 @@ const makeFixture = (count = 40) =>
     const otherProduct = yield* asDashboard(other.id)(catalogs.createProduct({ slug: "mug", title: "Blue Mug" }))
     const otherSeeds: Array<SeedReview> = []
     for (let i = 0; i < 5; i++) {
-      otherSeeds.push(yield* makeSeedReview(other.id, {
-        productId: otherProduct.id,
-        fields: { createdAt: at(i * MINUTE), rating: 5, browserFingerprint: "fp0", ipAddress: "10.0.0.0", title: "Blue" }
-      }))
+      otherSeeds.push(
+        yield* makeSeedReview(other.id, {
+          productId: otherProduct.id,
+          fields: {
+            createdAt: at(i * MINUTE),
+            rating: 5,
+            browserFingerprint: "fp0",
+            ipAddress: "10.0.0.0",
+            title: "Blue"
+          }
+        })
+      )
     }
     yield* StoreTestKit.use((s) => s.insertReviews(otherSeeds))
     const refreshed: Array<Product> = []
@@ -186,13 +204,17 @@ const sortOf = (value: string): Sort => {
 
 const expectedOrder = (records: ReadonlyArray<ReviewRecord>, sort: Sort): Array<string> =>
   [...records]
-    .map((r) => ({ id: r.id, at: { value: normalizeValue(sort.type, (r as Record<string, unknown>)[sort.field]), id: r.id } }))
+    .map((r) => ({
+      id: r.id,
+      at: { value: normalizeValue(sort.type, (r as Record<string, unknown>)[sort.field]), id: r.id }
+    }))
     .sort((a, b) => compareKeyset(sort, a.at, b.at))
     .map((r) => r.id)
 
 /** The record view of a listed review (extras removed). */
 const recordOf = (review: Review): ReviewRecord => {
-  const { importJob: _a, customer: _b, product: _c, response: _d, files: _e, answers: _f, collisions: _g, ...record } = review
+  const { importJob: _a, customer: _b, product: _c, response: _d, files: _e, answers: _f, collisions: _g, ...record } =
+    review
   return record
 }
 
@@ -226,7 +248,11 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         for (const sort of ["rating", "-rating", "createdAt", "-createdAt", "moderatedAt", "-moderatedAt"]) {
           for (const limit of [1, 7, 40]) {
             const all = yield* walk(fx, { sort, limit: String(limit) })
-            assert.deepStrictEqual(all.map((r) => r.id), expectedOrder(records, sortOf(sort)), `sort ${sort} limit ${limit}`)
+            assert.deepStrictEqual(
+              all.map((r) => r.id),
+              expectedOrder(records, sortOf(sort)),
+              `sort ${sort} limit ${limit}`
+            )
           }
         }
       }))
@@ -245,21 +271,25 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
               const batch: Array<SeedReview> = []
               for (let k = 0; k < 3; k++) {
                 n++
-                batch.push(yield* makeSeedReview(fx.organizationId, {
-                  productId: fx.products[n % 3]!.id,
-                  fields: {
-                    rating: 1 + (n * 3) % 5,
-                    published: n % 2 === 0,
-                    moderatedAt: n % 4 === 0 ? null : at(((n * 7) % 5) * HOUR),
-                    createdAt: at((n % 2 === 0 ? -1 : 100) * MINUTE * n)
-                  }
-                }))
+                batch.push(
+                  yield* makeSeedReview(fx.organizationId, {
+                    productId: fx.products[n % 3]!.id,
+                    fields: {
+                      rating: 1 + (n * 3) % 5,
+                      published: n % 2 === 0,
+                      moderatedAt: n % 4 === 0 ? null : at(((n * 7) % 5) * HOUR),
+                      createdAt: at((n % 2 === 0 ? -1 : 100) * MINUTE * n)
+                    }
+                  })
+                )
               }
               for (const seed of batch) known.set(seed.review.id, seed.review.published)
               yield* StoreTestKit.use((s) => s.insertReviews(batch))
             }))
           const seen = all.map((r) => r.id as string)
-          for (const id of before) assert.include(seen, id, `${sort}: a review that existed before the walk was skipped`)
+          for (const id of before) {
+            assert.include(seen, id, `${sort}: a review that existed before the walk was skipped`)
+          }
           for (const r of all) assert.isTrue(r.published && known.get(r.id) === true)
           assert.isAbove(seen.length - before.size, 0, `${sort}: some reviews inserted during the walk were listed`)
         }
@@ -271,14 +301,18 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         const fx = yield* makeFixture()
         const first = yield* fx.as(reviews.list({ limit: "5", filter: "{\"published\":true}" }))
         const cursor = first.nextCursor!
-        for (const params of [
-          { sort: "rating" },
-          { sort: "-rating" },
-          { filter: "{\"published\":false}" },
-          { filter: "" },
-          { filter: "{\"published\":true}", search: "great" }
-        ]) {
-          const error = yield* Effect.flip(fx.as(reviews.list({ limit: "5", filter: "{\"published\":true}", ...params, cursor })))
+        for (
+          const params of [
+            { sort: "rating" },
+            { sort: "-rating" },
+            { filter: "{\"published\":false}" },
+            { filter: "" },
+            { filter: "{\"published\":true}", search: "great" }
+          ]
+        ) {
+          const error = yield* Effect.flip(
+            fx.as(reviews.list({ limit: "5", filter: "{\"published\":true}", ...params, cursor }))
+          )
           assert.strictEqual(error._tag, "InvalidRequest")
           assert.deepStrictEqual(issuesOf(error), ["cursor"])
         }
@@ -307,35 +341,62 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
           [{ flagged: true }, (r) => r.flagged],
           [{ moderatedAt: null }, (r) => r.moderatedAt === null],
           [{ moderatedAt: { $gte: at(2 * HOUR) } }, (r) => r.moderatedAt !== null && r.moderatedAt >= at(2 * HOUR)],
-          [{ moderatedAt: { $lt: "2026-03-01T02:00:00+01:00" } }, (r) => r.moderatedAt !== null && r.moderatedAt < at(HOUR)],
+          [
+            { moderatedAt: { $lt: "2026-03-01T02:00:00+01:00" } },
+            (r) => r.moderatedAt !== null && r.moderatedAt < at(HOUR)
+          ],
           [{ surveyId: SURVEY }, (r) => r.surveyId === SURVEY],
           [{ surveyId: { $exists: false } }, (r) => r.surveyId === null],
           [{ ipAddress: "10.0.0.1" }, (r) => r.ipAddress === "10.0.0.1"],
           [{ ipAddress: { $nin: ["10.0.0.1"] } }, (r) => r.ipAddress !== "10.0.0.1"],
-          [{ browserFingerprint: { $in: ["fp0", "fp2"] } }, (r) => r.browserFingerprint === "fp0" || r.browserFingerprint === "fp2"],
+          [
+            { browserFingerprint: { $in: ["fp0", "fp2"] } },
+            (r) => r.browserFingerprint === "fp0" || r.browserFingerprint === "fp2"
+          ],
           [{ "metadata.channel": "email" }, (r) => r.metadata["channel"] === "email"],
           [{ "metadata.channel": { $exists: false } }, (r) => r.metadata["channel"] === undefined],
-          [{ createdAt: { $gte: at(10 * MINUTE), $lt: at(15 * MINUTE) } }, (r) => r.createdAt >= at(10 * MINUTE) && r.createdAt < at(15 * MINUTE)],
+          [
+            { createdAt: { $gte: at(10 * MINUTE), $lt: at(15 * MINUTE) } },
+            (r) => r.createdAt >= at(10 * MINUTE) && r.createdAt < at(15 * MINUTE)
+          ],
           [{ updatedAt: { $lt: at(12 * MINUTE) } }, (r) => r.updatedAt < at(12 * MINUTE)],
           [{ "product.id": mug!.id }, (r) => r.productId === mug!.id],
           [{ "product.slug": "kettle" }, (r) => r.productId === kettle!.id],
           [{ "product.title": { $gt: "Green" } }, (r) => product.get(r.productId)!.title > "Green"],
           [{ "product.metadata.color": "green" }, (r) => product.get(r.productId)!.metadata["color"] === "green"],
-          [{ "product.createdAt": { $lte: mug!.createdAt } }, (r) => product.get(r.productId)!.createdAt <= mug!.createdAt],
+          [
+            { "product.createdAt": { $lte: mug!.createdAt } },
+            (r) => product.get(r.productId)!.createdAt <= mug!.createdAt
+          ],
           [{ "customer.id": ada!.id }, (r) => r.customerId === ada!.id],
           [{ "customer.id": null }, (r) => r.customerId === null],
           [{ "customer.email": "grace@example.com" }, (r) => r.customerId === grace!.id],
-          [{ "customer.firstName": { $in: ["Ada", "Alan"] } }, (r) => ["Ada", "Alan"].includes(customer.get(r.customerId ?? "")?.firstName ?? "")],
-          [{ "customer.lastName": { $exists: false } }, (r) => (customer.get(r.customerId ?? "")?.lastName ?? null) === null],
+          [
+            { "customer.firstName": { $in: ["Ada", "Alan"] } },
+            (r) => ["Ada", "Alan"].includes(customer.get(r.customerId ?? "")?.firstName ?? "")
+          ],
+          [
+            { "customer.lastName": { $exists: false } },
+            (r) => (customer.get(r.customerId ?? "")?.lastName ?? null) === null
+          ],
           [{ "customer.metadata.tier": "gold" }, (r) => customer.get(r.customerId ?? "")?.metadata["tier"] === "gold"],
           [{ "customer.emailOptOut": true }, (r) => customer.get(r.customerId ?? "")?.emailOptOut === true],
-          [{ "customer.emailOptOutSource": { $ne: "unsubscribe" } }, (r) => customer.get(r.customerId ?? "")?.emailOptOutSource !== "unsubscribe"],
+          [
+            { "customer.emailOptOutSource": { $ne: "unsubscribe" } },
+            (r) => customer.get(r.customerId ?? "")?.emailOptOutSource !== "unsubscribe"
+          ],
           [{ "customer.createdAt": { $gte: grace!.createdAt } }, (r) => {
             const c = customer.get(r.customerId ?? "")
             return c !== undefined && c.createdAt >= grace!.createdAt
           }],
-          [{ $or: [{ rating: 1 }, { "product.slug": "mug", published: false }] }, (r) => r.rating === 1 || (r.productId === mug!.id && !r.published)],
-          [{ $and: [{ rating: { $gte: 2 } }, { rating: { $lte: 3 } }], flagged: false }, (r) => r.rating >= 2 && r.rating <= 3 && !r.flagged]
+          [
+            { $or: [{ rating: 1 }, { "product.slug": "mug", published: false }] },
+            (r) => r.rating === 1 || (r.productId === mug!.id && !r.published)
+          ],
+          [
+            { $and: [{ rating: { $gte: 2 } }, { rating: { $lte: 3 } }], flagged: false },
+            (r) => r.rating >= 2 && r.rating <= 3 && !r.flagged
+          ]
         ]
         const records = fx.seeds.map((s) => s.review)
         for (const [doc, predicate] of cases) {
@@ -344,8 +405,12 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
           assert.deepStrictEqual(all.map((r) => r.id).sort(), expected, JSON.stringify(doc))
         }
         // Every catalog field appears in at least one case above.
-        const covered = new Set(cases.flatMap(([doc]) => JSON.stringify(doc).match(/"[a-zA-Z.]+"(?=:)/g) ?? []).map((s) => s.slice(1, -1)))
-        for (const field of reviewFilterCatalog.fields.keys()) assert.isTrue(covered.has(field), `no case filters ${field}`)
+        const covered = new Set(
+          cases.flatMap(([doc]) => JSON.stringify(doc).match(/"[a-zA-Z.]+"(?=:)/g) ?? []).map((s) => s.slice(1, -1))
+        )
+        for (const field of reviewFilterCatalog.fields.keys()) {
+          assert.isTrue(covered.has(field), `no case filters ${field}`)
+        }
         // Search: title, body, customer email / names and product title, case-insensitively, ANDed with the filter.
         const searches: ReadonlyArray<readonly [string, (r: ReviewRecord) => boolean]> = [
           ["SOLID", (r) => (r.title ?? "").includes("Solid")],
@@ -384,19 +449,23 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         }
         const customers: Array<Customer> = []
         for (const [i, [first, last]] of pick(fc.tuple(text, text), 4, 2).entries()) {
-          customers.push(yield* as(catalogs.createCustomer({
-            email: `c${i}${first.replace(/[^a-z]/g, "")}@example.com`,
-            ...(first.trim() === "" ? {} : { firstName: first }),
-            ...(last.trim() === "" ? {} : { lastName: last })
-          })))
+          customers.push(
+            yield* as(catalogs.createCustomer({
+              email: `c${i}${first.replace(/[^a-z]/g, "")}@example.com`,
+              ...(first.trim() === "" ? {} : { firstName: first }),
+              ...(last.trim() === "" ? {} : { lastName: last })
+            }))
+          )
         }
         const seeds: Array<SeedReview> = []
         for (const [i, [title, body]] of pick(fc.tuple(text, text), 60, 3).entries()) {
-          seeds.push(yield* makeSeedReview(org.id, {
-            productId: products[i % products.length]!.id,
-            customerId: i % 7 === 6 ? null : customers[i % customers.length]!.id,
-            fields: { createdAt: at(i * MINUTE), title: title === "" ? null : title, body }
-          }))
+          seeds.push(
+            yield* makeSeedReview(org.id, {
+              productId: products[i % products.length]!.id,
+              customerId: i % 7 === 6 ? null : customers[i % customers.length]!.id,
+              fields: { createdAt: at(i * MINUTE), title: title === "" ? null : title, body }
+            })
+          )
         }
         yield* StoreTestKit.use((s) => s.insertReviews(seeds))
         const productOf = new Map(products.map((p) => [p.id as string, p]))
@@ -407,15 +476,24 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         }
         const fx = { as } as Fixture
         // Terms: pieces of the seeded texts (they match), and free strings of the same alphabet (they mostly do not).
-        const pieces = seeds.flatMap((s) => [s.review.title ?? "", s.review.body ?? ""]).filter((t) => t.trim().length >= 1)
+        const pieces = seeds.flatMap((s) => [s.review.title ?? "", s.review.body ?? ""]).filter((t) =>
+          t.trim().length >= 1
+        )
         const terms = [
-          ...pick(fc.tuple(fc.constantFrom(...pieces), fc.nat(), fc.nat()), 40, 4).map(([t, a, b]) => t.slice(a % t.length, a % t.length + 1 + (b % 6))),
+          ...pick(fc.tuple(fc.constantFrom(...pieces), fc.nat(), fc.nat()), 40, 4).map(([t, a, b]) =>
+            t.slice(a % t.length, a % t.length + 1 + (b % 6))
+          ),
           ...pick(text.filter((t) => t.trim() !== ""), 30, 5),
-          "ABC", "éÉé", "%_\\", "xyz1"
+          "ABC",
+          "éÉé",
+          "%_\\",
+          "xyz1"
         ].filter((t) => t.trim() !== "")
         for (const term of terms) {
           // The API trims a term (docs/DECISIONS.md §4) before it matches.
-          const expected = seeds.map((s) => s.review).filter((r) => matchesSearch(term.trim(), valuesOf(r))).map((r) => r.id).sort()
+          const expected = seeds.map((s) => s.review).filter((r) => matchesSearch(term.trim(), valuesOf(r))).map((r) =>
+            r.id
+          ).sort()
           const found = yield* walk(fx, { search: term, limit: "25" })
           assert.deepStrictEqual(found.map((r) => r.id).sort(), expected, `search ${JSON.stringify(term)}`)
         }
@@ -425,28 +503,32 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const reviews = yield* Reviews
         const fx = yield* makeFixture(3)
-        for (const [filter, path] of [
-          ["{\"nope\":1}", "filter.nope"],
-          ["{\"rating\":{\"$regex\":\"1\"}}", "filter.rating.$regex"],
-          ["{\"rating\":\"five\"}", "filter.rating"],
-          ["{\"published\":{\"$gt\":true}}", "filter.published.$gt"],
-          ["{\"product.id\":\"not-a-uuid\"}", "filter.product.id"],
-          ["{\"customer.createdAt\":{\"$gte\":\"yesterday\"}}", "filter.customer.createdAt.$gte"],
-          ["{\"$or\":[{\"rating\":1},{\"product.price\":2}]}", "filter.$or[1].product.price"],
-          ["{\"metadata\":\"x\"}", "filter.metadata"],
-          ["[1]", "filter"],
-          ["{\"rating\":", "filter"]
-        ] as const) {
+        for (
+          const [filter, path] of [
+            ["{\"nope\":1}", "filter.nope"],
+            ["{\"rating\":{\"$regex\":\"1\"}}", "filter.rating.$regex"],
+            ["{\"rating\":\"five\"}", "filter.rating"],
+            ["{\"published\":{\"$gt\":true}}", "filter.published.$gt"],
+            ["{\"product.id\":\"not-a-uuid\"}", "filter.product.id"],
+            ["{\"customer.createdAt\":{\"$gte\":\"yesterday\"}}", "filter.customer.createdAt.$gte"],
+            ["{\"$or\":[{\"rating\":1},{\"product.price\":2}]}", "filter.$or[1].product.price"],
+            ["{\"metadata\":\"x\"}", "filter.metadata"],
+            ["[1]", "filter"],
+            ["{\"rating\":", "filter"]
+          ] as const
+        ) {
           const error = yield* Effect.flip(fx.as(reviews.list({ filter })))
           assert.strictEqual(error._tag, "InvalidRequest", filter)
           assert.include(issuesOf(error), path, filter)
         }
-        for (const [params, path] of [
-          [{ sort: "title" }, "sort"],
-          [{ limit: "251" }, "limit"],
-          [{ include: "customer,reviews" }, "include"],
-          [{ search: "x".repeat(201) }, "search"]
-        ] as const) {
+        for (
+          const [params, path] of [
+            [{ sort: "title" }, "sort"],
+            [{ limit: "251" }, "limit"],
+            [{ include: "customer,reviews" }, "include"],
+            [{ search: "x".repeat(201) }, "search"]
+          ] as const
+        ) {
           const error = yield* Effect.flip(fx.as(reviews.list(params)))
           assert.deepStrictEqual(issuesOf(error), [path])
         }
@@ -500,7 +582,10 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         // get honours include the same way, and lists ignore blanks and repeats in include.
         const some = fx.seeds[3]!.review
         const got = yield* fx.as(reviews.get(some.id, { include: " files, response,files " }))
-        assert.deepStrictEqual(reviewIncludeNames.filter((n) => n in got), ["response", "files"] as Array<ReviewInclude>)
+        assert.deepStrictEqual(
+          reviewIncludeNames.filter((n) => n in got),
+          ["response", "files"] as Array<ReviewInclude>
+        )
         assert.deepStrictEqual(recordOf(got), some)
         assert.deepStrictEqual(yield* fx.as(reviews.get(some.id)), some)
         const bad = yield* Effect.flip(fx.as(reviews.get(some.id, { include: "everything" })))
@@ -515,7 +600,10 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         assert.strictEqual(foreign._tag, "NotFound")
         const missing = yield* Effect.flip(fx.as(reviews.get("0190a000-0000-7000-8000-00000000dead" as ReviewId)))
         assert.strictEqual(missing._tag, "NotFound")
-        assert.deepStrictEqual(foreign.message.replace(fx.otherReviewId, "ID"), missing.message.replace("0190a000-0000-7000-8000-00000000dead", "ID"))
+        assert.deepStrictEqual(
+          foreign.message.replace(fx.otherReviewId, "ID"),
+          missing.message.replace("0190a000-0000-7000-8000-00000000dead", "ID")
+        )
         const own = yield* asDashboard(fx.otherOrganizationId)(reviews.get(fx.otherReviewId))
         assert.strictEqual(own.id, fx.otherReviewId)
         const mine = yield* fx.as(reviews.list({ filter: JSON.stringify({ id: fx.otherReviewId }) }))

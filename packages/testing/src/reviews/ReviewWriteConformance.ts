@@ -39,7 +39,6 @@ import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const { fromMillis, now } = Timestamp
 
-
 const ALL: ReadonlyArray<Permission> = ["reviews:read", "reviews:write"]
 
 const callerFor = (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = ALL) =>
@@ -55,7 +54,9 @@ const events = (organizationId: OrganizationId) => EventOutbox.use((o) => o.list
  */
 const assertEventIdsAscending = (evs: ReadonlyArray<{ readonly id: string }>) => {
   for (const e of evs) assert.match(e.id, UUID_V7_PATTERN)
-  for (let i = 1; i < evs.length; i++) assert.isTrue(evs[i - 1]!.id < evs[i]!.id, `event ${i}'s id sorts after event ${i - 1}'s`)
+  for (let i = 1; i < evs.length; i++) {
+    assert.isTrue(evs[i - 1]!.id < evs[i]!.id, `event ${i}'s id sorts after event ${i - 1}'s`)
+  }
 }
 
 /** The review as the read side answers it without includes: the shape events must carry. */
@@ -68,11 +69,16 @@ const getReview = (organizationId: OrganizationId, id: ReviewId) =>
 const productStats = (organizationId: OrganizationId, id: ProductId) =>
   StoreTestKit.use((f) => f.product(organizationId, id)).pipe(
     Effect.map(Option.getOrThrow),
-    Effect.map((p) => ({ reviewCount: p.reviewCount, publishedReviewCount: p.publishedReviewCount, averageRating: p.averageRating }))
+    Effect.map((p) => ({
+      reviewCount: p.reviewCount,
+      publishedReviewCount: p.publishedReviewCount,
+      averageRating: p.averageRating
+    }))
   )
 
 /** Moves the test clock forward and answers the new time (the clock is shared by the suite's tests). */
-const tick = (seconds: number): Effect.Effect<Timestamp.Timestamp> => TestClock.adjust(Duration.seconds(seconds)).pipe(Effect.andThen(now))
+const tick = (seconds: number): Effect.Effect<Timestamp.Timestamp> =>
+  TestClock.adjust(Duration.seconds(seconds)).pipe(Effect.andThen(now))
 
 /** An organization with one product and the given reviews of it. */
 const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme Store") =>
@@ -90,22 +96,23 @@ const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme
  * Runs `use` with a `ReviewWrites` built afresh over a copy of the repository whose `method` runs and then fails
  * with a defect (after its writes).
  */
-const failingAfter = <K extends "insertImport" | "bulkSetPublished" | "recalculateProductStats" | "addProductStats">(method: K) =>
-<A, E>(use: (writes: ReviewWrites["Service"]) => Effect.Effect<A, E, CurrentCaller>) =>
-  Effect.gen(function*() {
-    const repo = yield* ReviewWriteRepository
-    const broken = {
-      ...repo,
-      [method]: (...args: Array<unknown>) =>
-        (repo[method] as (...a: Array<unknown>) => Effect.Effect<unknown>)(...args).pipe(
-          Effect.andThen(Effect.die(new Error(`injected failure after ${method}`)))
-        )
-    }
-    return yield* ReviewWrites.use(use).pipe(
-      Effect.provide(Layer.fresh(ReviewWrites.layer)),
-      Effect.provideService(ReviewWriteRepository, ReviewWriteRepository.of(broken))
-    )
-  })
+const failingAfter =
+  <K extends "insertImport" | "bulkSetPublished" | "recalculateProductStats" | "addProductStats">(method: K) =>
+  <A, E>(use: (writes: ReviewWrites["Service"]) => Effect.Effect<A, E, CurrentCaller>) =>
+    Effect.gen(function*() {
+      const repo = yield* ReviewWriteRepository
+      const broken = {
+        ...repo,
+        [method]: (...args: Array<unknown>) =>
+          (repo[method] as (...a: Array<unknown>) => Effect.Effect<unknown>)(...args).pipe(
+            Effect.andThen(Effect.die(new Error(`injected failure after ${method}`)))
+          )
+      }
+      return yield* ReviewWrites.use(use).pipe(
+        Effect.provide(Layer.fresh(ReviewWrites.layer)),
+        Effect.provideService(ReviewWriteRepository, ReviewWriteRepository.of(broken))
+      )
+    })
 
 export const reviewWriteConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 120_000 })("review write side", (it) => {
@@ -122,7 +129,11 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.strictEqual(updated.moderatedAt, t10)
         assert.strictEqual(updated.updatedAt, t10)
         assert.deepStrictEqual(yield* getReview(org, review!.id), updated)
-        assert.deepStrictEqual(yield* productStats(org, product.id), { reviewCount: 1, publishedReviewCount: 1, averageRating: 4 })
+        assert.deepStrictEqual(yield* productStats(org, product.id), {
+          reviewCount: 1,
+          publishedReviewCount: 1,
+          averageRating: 4
+        })
         const evs = yield* events(org)
         assert.deepStrictEqual(evs.map((e) => e.event), ["review.updated"])
         assert.deepStrictEqual(evs[0]!.data, updated)
@@ -131,14 +142,25 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     it.effect("unpublishing a published review takes it off, sets moderatedAt and fires review.updated", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
-        const { org, product, reviews: [a], caller } = yield* seed([{ published: true, rating: 2 }, { published: true, rating: 4 }])
+        const { org, product, reviews: [a], caller } = yield* seed([{ published: true, rating: 2 }, {
+          published: true,
+          rating: 4
+        }])
         yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
-        assert.deepStrictEqual(yield* productStats(org, product.id), { reviewCount: 2, publishedReviewCount: 2, averageRating: 3 })
+        assert.deepStrictEqual(yield* productStats(org, product.id), {
+          reviewCount: 2,
+          publishedReviewCount: 2,
+          averageRating: 3
+        })
         const t5 = yield* tick(5)
         const updated = yield* writes.update(a!.id, { published: false }).pipe(as(caller))
         assert.isFalse(updated.published)
         assert.strictEqual(updated.moderatedAt, t5)
-        assert.deepStrictEqual(yield* productStats(org, product.id), { reviewCount: 2, publishedReviewCount: 1, averageRating: 4 })
+        assert.deepStrictEqual(yield* productStats(org, product.id), {
+          reviewCount: 2,
+          publishedReviewCount: 1,
+          averageRating: 4
+        })
         const evs = yield* events(org)
         assert.deepStrictEqual(evs.map((e) => e.event), ["review.updated"])
         assert.isFalse((evs[0]!.data as ReviewRecord).published)
@@ -202,7 +224,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     it.effect("the first redaction stores both originals and redactedAt; a later one keeps the originals", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
-        const { org, reviews: [review], caller } = yield* seed([{ title: "Call me", body: "My number is 555-0100, call me" }])
+        const { org, reviews: [review], caller } = yield* seed([{
+          title: "Call me",
+          body: "My number is 555-0100, call me"
+        }])
         const t1 = yield* tick(1)
         const first = yield* writes.update(review!.id, {
           body: `My number is ${REDACTION_MARKER}, call me`
@@ -232,7 +257,11 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     it.effect("an edit that is not a pure [redacted] replacement is InvalidRedaction and changes nothing", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
-        const { org, reviews: [review], caller } = yield* seed([{ title: "Nice", body: "Bad service", published: false }])
+        const { org, reviews: [review], caller } = yield* seed([{
+          title: "Nice",
+          body: "Bad service",
+          published: false
+        }])
         const cases = [
           { patch: { body: "Good service" }, field: "body" },
           { patch: { title: `Nice ${REDACTION_MARKER}` }, field: "title" },
@@ -253,9 +282,13 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const writes = yield* ReviewWrites
         const body = "a ".repeat(4_000)
         const { org, reviews: [review], caller } = yield* seed([{ title: "Hi", body }])
-        const error = yield* Effect.flip(writes.update(review!.id, { body: body.replaceAll("a", REDACTION_MARKER) }).pipe(as(caller)))
+        const error = yield* Effect.flip(
+          writes.update(review!.id, { body: body.replaceAll("a", REDACTION_MARKER) }).pipe(as(caller))
+        )
         assert.strictEqual(error._tag, "InvalidRequest")
-        assert.deepStrictEqual((error as { issues: ReadonlyArray<{ path: string }> }).issues.map((i) => i.path), ["body.body"])
+        assert.deepStrictEqual((error as { issues: ReadonlyArray<{ path: string }> }).issues.map((i) => i.path), [
+          "body.body"
+        ])
         assert.deepStrictEqual(yield* getReview(org, review!.id), review)
         assert.deepStrictEqual(yield* events(org), [])
       }))
@@ -295,12 +328,12 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const asOther = as(callerFor(other.id))
         const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }, CurrentCaller>> = [
-            writes.update(review!.id, { published: true }),
-            writes.delete(review!.id, { reason: "spam" }),
-            writes.createReply(review!.id, { body: "Thanks" }),
-            writes.updateReply(review!.id, { body: "Thanks" }),
-            writes.deleteReply(review!.id)
-          ]
+          writes.update(review!.id, { published: true }),
+          writes.delete(review!.id, { reason: "spam" }),
+          writes.createReply(review!.id, { body: "Thanks" }),
+          writes.updateReply(review!.id, { body: "Thanks" }),
+          writes.deleteReply(review!.id)
+        ]
         for (const attempt of attempts) {
           const error = yield* Effect.flip(attempt.pipe(asOther))
           assert.strictEqual(error._tag, "NotFound")
@@ -333,9 +366,34 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         yield* fx.insertReviews([{ organizationId: org, review: kept }, {
           organizationId: org,
           review: doomed,
-          files: [{ id: freshId(), fileName: "a.jpg", contentType: "image/jpeg", sizeBytes: 10, url: "https://cdn.example/a.jpg" }],
-          answers: [{ questionId: freshId(), label: "Fit?", type: "scale", step: 1, steps: 3, lowLabel: "small", highLabel: "large", middleLabel: null, optionLabels: [] }],
-          reply: { id: freshId(), reviewId: doomed.id, body: "Thanks", responderName: "Shop", published: true, metadata: {}, createdAt: doomed.createdAt, updatedAt: doomed.updatedAt }
+          files: [{
+            id: freshId(),
+            fileName: "a.jpg",
+            contentType: "image/jpeg",
+            sizeBytes: 10,
+            url: "https://cdn.example/a.jpg"
+          }],
+          answers: [{
+            questionId: freshId(),
+            label: "Fit?",
+            type: "scale",
+            step: 1,
+            steps: 3,
+            lowLabel: "small",
+            highLabel: "large",
+            middleLabel: null,
+            optionLabels: []
+          }],
+          reply: {
+            id: freshId(),
+            reviewId: doomed.id,
+            body: "Thanks",
+            responderName: "Shop",
+            published: true,
+            metadata: {},
+            createdAt: doomed.createdAt,
+            updatedAt: doomed.updatedAt
+          }
         }])
         yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
         const caller = callerFor(org)
@@ -344,11 +402,21 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(deleted, doomed)
         assert.isTrue(Option.isNone(yield* findReview(org, doomed.id)))
         const record = Option.getOrThrow(yield* fx.deletion(org, doomed.id))
-        assert.deepStrictEqual(record, { reviewId: doomed.id, reason: "spam", note: null, actorKeyId: `key:${caller.keyId}`, deletedAt: t9 })
+        assert.deepStrictEqual(record, {
+          reviewId: doomed.id,
+          reason: "spam",
+          note: null,
+          actorKeyId: `key:${caller.keyId}`,
+          deletedAt: t9
+        })
         assert.deepStrictEqual(yield* fx.files(org, doomed.id), [])
         assert.deepStrictEqual(yield* fx.answers(org, doomed.id), [])
         assert.isTrue(Option.isNone(yield* ReviewWriteRepository.use((r) => r.findReply(org, doomed.id))))
-        assert.deepStrictEqual(yield* productStats(org, product.id), { reviewCount: 1, publishedReviewCount: 1, averageRating: 2 })
+        assert.deepStrictEqual(yield* productStats(org, product.id), {
+          reviewCount: 1,
+          publishedReviewCount: 1,
+          averageRating: 2
+        })
         const evs = yield* events(org)
         assert.deepStrictEqual(evs.map((e) => e.event), ["review.deleted"])
         assert.deepStrictEqual(evs[0]!.data, doomed)
@@ -360,17 +428,28 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     it.effect("a customer_request deletion takes the review's words out of its events, their delivery logs and its own event", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
-        const { org, reviews: [review, bystander], caller } = yield* seed([{ title: "My name is Ada", body: "Ada Lovelace, 12 Main St" }, { title: "Other", body: "Keep me" }])
+        const { org, reviews: [review, bystander], caller } = yield* seed([{
+          title: "My name is Ada",
+          body: "Ada Lovelace, 12 Main St"
+        }, { title: "Other", body: "Keep me" }])
         // A webhook that got the review's events, so their bodies sit in its delivery log.
         const hook: WebhookRecord = {
-          id: freshId() as WebhookRecord["id"], organizationId: org, url: "https://hooks.example.com/r", hmacSecret: null, previousHmacSecret: null, previousSecretExpiresAt: null,
-          events: ["review.updated", "review.deleted"], createdAt: fromMillis(0), updatedAt: fromMillis(0)
+          id: freshId() as WebhookRecord["id"],
+          organizationId: org,
+          url: "https://hooks.example.com/r",
+          hmacSecret: null,
+          previousHmacSecret: null,
+          previousSecretExpiresAt: null,
+          events: ["review.updated", "review.deleted"],
+          createdAt: fromMillis(0),
+          updatedAt: fromMillis(0)
         }
         yield* WebhookRepository.use((r) => r.insert(hook))
         yield* writes.update(review!.id, { title: "My name is [redacted]" }).pipe(as(caller))
         yield* writes.update(bystander!.id, { published: !bystander!.published }).pipe(as(caller))
         while ((yield* fanOutOnce(1000)).events > 0) { /* fan everything out */ }
-        const logOf = () => WebhookRepository.use((r) => r.listDeliveries(org, hook.id, { after: undefined, limit: 100 }))
+        const logOf = () =>
+          WebhookRepository.use((r) => r.listDeliveries(org, hook.id, { after: undefined, limit: 100 }))
         const before = yield* logOf()
         assert.isTrue(before.some((d) => d.body.includes("Ada Lovelace")))
 
@@ -382,10 +461,27 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         for (const d of log) for (const words of ["My name is", "Ada Lovelace"]) assert.notInclude(d.body, words)
         const aboutReview = (yield* events(org)).filter((e) => (e.data as { id?: string }).id === review!.id)
         assert.deepStrictEqual(aboutReview.map((e) => e.event), ["review.updated", "review.deleted"])
-        for (const e of aboutReview) assert.deepInclude(e.data, { id: review!.id, title: null, body: null, originalTitle: null, originalBody: null, rating: review!.rating })
+        for (const e of aboutReview) {
+          assert.deepInclude(e.data, {
+            id: review!.id,
+            title: null,
+            body: null,
+            originalTitle: null,
+            originalBody: null,
+            rating: review!.rating
+          })
+        }
         // Bodies keep their bytes but for the removed words; other records' events are untouched.
-        const redactedBody = log.find((d) => d.eventId === before.find((b) => b.body.includes("Ada Lovelace"))!.eventId)!.body
-        assert.deepStrictEqual(Object.keys(JSON.parse(redactedBody)), ["event", "timestamp", "idempotencyKey", "eventId", "data"])
+        const redactedBody = log.find((d) =>
+          d.eventId === before.find((b) => b.body.includes("Ada Lovelace"))!.eventId
+        )!.body
+        assert.deepStrictEqual(Object.keys(JSON.parse(redactedBody)), [
+          "event",
+          "timestamp",
+          "idempotencyKey",
+          "eventId",
+          "data"
+        ])
         assert.include(stored, "Keep me")
         // The deletion record holds no content, as for every reason.
         const record = Option.getOrThrow(yield* StoreTestKit.use((f) => f.deletion(org, review!.id)))
@@ -456,8 +552,16 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           assert.deepStrictEqual(e.data, yield* getReview(org, (e.data as ReviewRecord).id))
           assert.strictEqual(e.occurredAt, t20)
         }
-        assert.deepStrictEqual(yield* productStats(org, mug.id), { reviewCount: 3, publishedReviewCount: 2, averageRating: 4.5 })
-        assert.deepStrictEqual(yield* productStats(org, cup.id), { reviewCount: 3, publishedReviewCount: 3, averageRating: 10 / 3 })
+        assert.deepStrictEqual(yield* productStats(org, mug.id), {
+          reviewCount: 3,
+          publishedReviewCount: 2,
+          averageRating: 4.5
+        })
+        assert.deepStrictEqual(yield* productStats(org, cup.id), {
+          reviewCount: 3,
+          publishedReviewCount: 3,
+          averageRating: 10 / 3
+        })
         assert.deepStrictEqual(yield* getReview(other.org, other.reviews[0]!.id), other.reviews[0])
         assert.deepStrictEqual(yield* events(other.org), [])
       }))
@@ -491,7 +595,11 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(byProduct, { count: 1 }) // row 3 "Okay" (row 4 "Meh" does not contain "ok")
         assert.isTrue((yield* getReview(org, rows[3]!.id)).published)
         const byMetadata = yield* writes.bulkUpdate(
-          { filter: JSON.stringify({ $or: [{ "metadata.source": "email" }, { "customer.firstName": "Ada", "product.slug": "mug" }] }) },
+          {
+            filter: JSON.stringify({
+              $or: [{ "metadata.source": "email" }, { "customer.firstName": "Ada", "product.slug": "mug" }]
+            })
+          },
           { published: true }
         ).pipe(as(caller))
         assert.deepStrictEqual(byMetadata, { count: 2 }) // rows 2 and 0
@@ -505,7 +613,11 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
         const { org, rows, caller } = yield* bulkSeed
-        for (const query of [{ filter: "{" }, { filter: JSON.stringify({ rating: { $gte: "high" } }) }, { filter: JSON.stringify({ title: "x" }) }, { search: "x".repeat(201) }]) {
+        for (
+          const query of [{ filter: "{" }, { filter: JSON.stringify({ rating: { $gte: "high" } }) }, {
+            filter: JSON.stringify({ title: "x" })
+          }, { search: "x".repeat(201) }]
+        ) {
           const error = yield* Effect.flip(writes.bulkUpdate(query, { published: true }).pipe(as(caller)))
           assert.strictEqual(error._tag, "InvalidRequest")
         }
@@ -532,7 +644,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
         const ratings = Array.from({ length: 40 }, (_, i) => 1 + (i % 5))
-        const { org, product, reviews, caller } = yield* seed(ratings.map((rating, i) => ({ rating, published: i % 3 === 0 })))
+        const { org, product, reviews, caller } = yield* seed(
+          ratings.map((rating, i) => ({ rating, published: i % 3 === 0 }))
+        )
         const half = reviews.slice(0, 12).map((r) => r.id)
         const changes: ReadonlyArray<Effect.Effect<unknown, unknown, CurrentCaller>> = [
           ...reviews.map((r, i) => writes.update(r.id, { published: i % 2 === 0 })),
@@ -562,7 +676,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     it.effect("imports beside moderation of the same products leave their stats exact and never deadlock", () =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
-        const { org, product, reviews, caller } = yield* seed(Array.from({ length: 20 }, (_, i) => ({ rating: 1 + (i % 5), published: i % 2 === 0 })))
+        const { org, product, reviews, caller } = yield* seed(
+          Array.from({ length: 20 }, (_, i) => ({ rating: 1 + (i % 5), published: i % 2 === 0 }))
+        )
         const other = makeProduct()
         yield* StoreTestKit.use((f) => f.insertProduct(org, other))
         // Imports add to the stats (addProductStats) while single and bulk moderation recompute them.
@@ -594,7 +710,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           assert.deepStrictEqual(yield* productStats(org, p.id), {
             reviewCount: mine.length,
             publishedReviewCount: published.length,
-            averageRating: published.length === 0 ? null : published.reduce((sum, r) => sum + r.rating, 0) / published.length
+            averageRating: published.length === 0
+              ? null
+              : published.reduce((sum, r) => sum + r.rating, 0) / published.length
           })
         }
       }))
@@ -631,15 +749,31 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const quiet = makeProduct()
         yield* StoreTestKit.use((f) => f.insertProduct(org, quiet))
         const recomputed = (id: ProductId) =>
-          ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [id])).pipe(Effect.andThen(productStats(org, id)))
+          ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [id])).pipe(
+            Effect.andThen(productStats(org, id))
+          )
         const batches: ReadonlyArray<ReadonlyArray<ReviewImportRow>> = [
           // Whole and fractional sums in one batch: a store must take both.
-          [{ product: product.slug, rating: 4 }, { product: product.slug, rating: 1.5, pending: true }, { product: quiet.slug, rating: 3.5 }],
-          [{ product: product.slug, rating: 3.25, published: false }, { product: product.slug, rating: 1 }, { product: product.slug, rating: 4.75 }]
+          [{ product: product.slug, rating: 4 }, { product: product.slug, rating: 1.5, pending: true }, {
+            product: quiet.slug,
+            rating: 3.5
+          }],
+          [{ product: product.slug, rating: 3.25, published: false }, { product: product.slug, rating: 1 }, {
+            product: product.slug,
+            rating: 4.75
+          }]
         ]
         const expected = [
-          [{ reviewCount: 5, publishedReviewCount: 3, averageRating: 11.5 / 3 }, { reviewCount: 1, publishedReviewCount: 1, averageRating: 3.5 }],
-          [{ reviewCount: 8, publishedReviewCount: 5, averageRating: 17.25 / 5 }, { reviewCount: 1, publishedReviewCount: 1, averageRating: 3.5 }]
+          [{ reviewCount: 5, publishedReviewCount: 3, averageRating: 11.5 / 3 }, {
+            reviewCount: 1,
+            publishedReviewCount: 1,
+            averageRating: 3.5
+          }],
+          [{ reviewCount: 8, publishedReviewCount: 5, averageRating: 17.25 / 5 }, {
+            reviewCount: 1,
+            publishedReviewCount: 1,
+            averageRating: 3.5
+          }]
         ]
         for (const [i, data] of batches.entries()) {
           const result = yield* writes.import({ data, strict: true }).pipe(as(caller))
@@ -671,7 +805,13 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
             imageUrls: ["https://cdn.example/photos/a%20b.JPG", "https://cdn.example/v.mp4"],
             response: "Thank you!",
             responseCreatedAt: "2025-05-02T00:00:00Z",
-            answers: [{ questionId: "0190f000-0000-7000-8000-0000000000aa" as never, label: "Fit", type: "scale", step: 1, steps: 5 }],
+            answers: [{
+              questionId: "0190f000-0000-7000-8000-0000000000aa" as never,
+              label: "Fit",
+              type: "scale",
+              step: 1,
+              steps: 5
+            }],
             metadata: { channel: "email" }
           },
           // 1: unknown slug → skipped
@@ -681,7 +821,14 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           // 3: ambiguous URL → skipped
           { productUrl: "https://shop.example/shared", rating: 2 },
           // 4: by url, published false, same new customer again
-          { productUrl: "https://shop.example/mug", customer: "new.person@example.com", rating: 1, published: false, responderName: "Team", response: "Sorry" },
+          {
+            productUrl: "https://shop.example/mug",
+            customer: "new.person@example.com",
+            rating: 1,
+            published: false,
+            responderName: "Team",
+            response: "Sorry"
+          },
           // 5: another organization's site → skipped
           { product: "cup", site: s.foreignSite.id, rating: 5 },
           // 6: repeats externalId of row 0 → skipped
@@ -696,7 +843,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.include(result.skipped[1]!.message, "several products")
         assert.include(result.skipped[2]!.message, s.foreignSite.id)
         assert.include(result.skipped[3]!.message, "repeats row 0")
-        assert.deepStrictEqual(result.imported[0]!.imageUrls, ["https://cdn.example/photos/a%20b.JPG", "https://cdn.example/v.mp4"])
+        assert.deepStrictEqual(result.imported[0]!.imageUrls, [
+          "https://cdn.example/photos/a%20b.JPG",
+          "https://cdn.example/v.mp4"
+        ])
         assert.deepStrictEqual(result.imported[1]!.imageUrls, [])
 
         const customers = yield* StoreTestKit.use((f) => f.customers(s.org))
@@ -756,14 +906,32 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.strictEqual(job0.row, 0)
         assert.strictEqual(job4.row, 4)
         assert.strictEqual(job0.id, job4.id)
-        assert.deepStrictEqual([job0.type, job0.action, job0.createdAt], [REVIEW_IMPORT_JOB.type, REVIEW_IMPORT_JOB.action, t100])
+        assert.deepStrictEqual([job0.type, job0.action, job0.createdAt], [
+          REVIEW_IMPORT_JOB.type,
+          REVIEW_IMPORT_JOB.action,
+          t100
+        ])
 
         // The one customer the import created is announced once, before the reviews, like any customer creation.
         const evs = yield* events(s.org)
-        assert.deepStrictEqual(evs.map((e) => e.event), ["customer.updated", "review.created", "review.created", "review.created", "review.created"])
+        assert.deepStrictEqual(evs.map((e) => e.event), [
+          "customer.updated",
+          "review.created",
+          "review.created",
+          "review.created",
+          "review.created"
+        ])
         assert.deepStrictEqual(evs.map((e) => e.data), [newcomer, r0, r2, r4, r7])
-        assert.deepStrictEqual(yield* productStats(s.org, s.mug.id), { reviewCount: 4, publishedReviewCount: 2, averageRating: 4.5 })
-        assert.deepStrictEqual(yield* productStats(s.org, s.cup.id), { reviewCount: 0, publishedReviewCount: 0, averageRating: null })
+        assert.deepStrictEqual(yield* productStats(s.org, s.mug.id), {
+          reviewCount: 4,
+          publishedReviewCount: 2,
+          averageRating: 4.5
+        })
+        assert.deepStrictEqual(yield* productStats(s.org, s.cup.id), {
+          reviewCount: 0,
+          publishedReviewCount: 0,
+          averageRating: null
+        })
       }))
 
     it.effect("an import larger than one write slice writes every row, its events in row order, and the stats", () =>
@@ -780,7 +948,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const result = yield* writes.import({ data: rows }).pipe(as(s.caller))
         const expected = rows.flatMap((r, i) => r.product === "nope" ? [] : [i])
         assert.deepStrictEqual(result.imported.map((r) => r.index), expected)
-        assert.deepStrictEqual(result.skipped.map((r) => r.index), rows.flatMap((r, i) => r.product === "nope" ? [i] : []))
+        assert.deepStrictEqual(
+          result.skipped.map((r) => r.index),
+          rows.flatMap((r, i) => r.product === "nope" ? [i] : [])
+        )
         const evs = yield* events(s.org)
         assert.strictEqual(evs.filter((e) => e.event === "review.created").length, expected.length)
         assert.deepStrictEqual(evs.map((e) => (e.data as ReviewRecord).id), result.imported.map((r) => r.id))
@@ -804,7 +975,13 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const writes = yield* ReviewWrites
         const s = yield* importSeed
         const rows: Array<ReviewImportRow> = [
-          { product: "mug", customer: "someone@example.com", rating: 5, imageUrls: ["https://cdn.example/x.png"], response: "Hi" },
+          {
+            product: "mug",
+            customer: "someone@example.com",
+            rating: 5,
+            imageUrls: ["https://cdn.example/x.png"],
+            response: "Hi"
+          },
           { product: "cup", site: s.foreignSite.id, rating: 4 },
           { product: "nope", rating: 4 }
         ]
@@ -824,23 +1001,32 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const writes = yield* ReviewWrites
         const s = yield* importSeed
-        const first = yield* writes.import({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(as(s.caller))
+        const first = yield* writes.import({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(
+          as(s.caller)
+        )
         assert.strictEqual(first.imported.length, 1)
         const again = yield* writes.import({
           data: [{ product: "mug", externalId: "x-1", rating: 5 }, { product: "mug", externalId: "x-2", rating: 4 }]
         }).pipe(as(s.caller))
         assert.deepStrictEqual(again.imported.map((i) => i.index), [1])
-        assert.deepStrictEqual(again.skipped, [{ index: 0, message: "a review with externalId \"x-1\" was imported before" }])
-        const strict = yield* Effect.flip(writes.import({
-          data: [{ product: "mug", externalId: "x-3", rating: 5 }, { product: "mug", externalId: "x-2", rating: 4 }],
-          strict: true
-        }).pipe(as(s.caller)))
+        assert.deepStrictEqual(again.skipped, [{
+          index: 0,
+          message: "a review with externalId \"x-1\" was imported before"
+        }])
+        const strict = yield* Effect.flip(
+          writes.import({
+            data: [{ product: "mug", externalId: "x-3", rating: 5 }, { product: "mug", externalId: "x-2", rating: 4 }],
+            strict: true
+          }).pipe(as(s.caller))
+        )
         assert.strictEqual(strict._tag, "ImportFailed")
         assert.strictEqual((strict as { index: number }).index, 1)
         assert.strictEqual((yield* StoreTestKit.use((f) => f.reviewIds(s.org))).length, 2)
         // The same externalId in another organization is unrelated.
         yield* StoreTestKit.use((f) => f.insertProduct(s.foreign.org, makeProduct({ slug: "mug" })))
-        const elsewhere = yield* writes.import({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(as(s.foreign.caller))
+        const elsewhere = yield* writes.import({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(
+          as(s.foreign.caller)
+        )
         assert.strictEqual(elsewhere.imported.length, 1)
       }))
 
@@ -868,14 +1054,24 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
             rating: 1 + (i % 5),
             imageUrls: ["https://cdn.example/p.png"],
             response: "Thanks",
-            answers: [{ questionId: "0190f000-0000-7000-8000-0000000000aa" as never, label: "Q", type: "text", step: 0, steps: 1 }]
+            answers: [{
+              questionId: "0190f000-0000-7000-8000-0000000000aa" as never,
+              label: "Q",
+              type: "text",
+              step: 0,
+              steps: 1
+            }]
           }))
           const exit = yield* Effect.exit(failingAfter(method)((w) => w.import({ data: rows })).pipe(as(s.caller)))
           assert.isTrue(Exit.isFailure(exit))
           const fx = yield* StoreTestKit
           assert.deepStrictEqual(yield* fx.reviewIds(s.org), [])
           assert.deepStrictEqual((yield* fx.customers(s.org)).map((c) => c.email), ["known@example.com"])
-          assert.deepStrictEqual(yield* productStats(s.org, s.mug.id), { reviewCount: 0, publishedReviewCount: 0, averageRating: null })
+          assert.deepStrictEqual(yield* productStats(s.org, s.mug.id), {
+            reviewCount: 0,
+            publishedReviewCount: 0,
+            averageRating: null
+          })
           assert.deepStrictEqual(yield* events(s.org), [])
           // The same rows import fine afterwards: nothing of the failed attempt lingers (externalIds, customers).
           const ok = yield* writes.import({ data: rows, strict: true }).pipe(as(s.caller))
@@ -899,9 +1095,21 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const reply = yield* writes.createReply(review!.id, { body: "Thanks for the review" }).pipe(as(caller))
         assert.deepStrictEqual(
           { ...reply, id: undefined },
-          { id: undefined, reviewId: review!.id, body: "Thanks for the review", responderName: "Mugs & Co", published: false, metadata: {}, createdAt: t4, updatedAt: t4 }
+          {
+            id: undefined,
+            reviewId: review!.id,
+            body: "Thanks for the review",
+            responderName: "Mugs & Co",
+            published: false,
+            metadata: {},
+            createdAt: t4,
+            updatedAt: t4
+          }
         )
-        assert.deepStrictEqual(Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))), reply)
+        assert.deepStrictEqual(
+          Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))),
+          reply
+        )
         const second = yield* Effect.flip(
           writes.createReply(review!.id, { body: "Again", published: true }).pipe(as(caller))
         )
@@ -936,13 +1144,18 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const t4 = yield* tick(2)
         const edited = yield* writes.updateReply(review!.id, { body: "Final", metadata: { b: "2" } }).pipe(as(caller))
         assert.deepStrictEqual(edited, { ...published, body: "Final", metadata: { b: "2" }, updatedAt: t4 })
-        const unpublished = yield* writes.updateReply(review!.id, { published: false, responderName: "Kim" }).pipe(as(caller))
+        const unpublished = yield* writes.updateReply(review!.id, { published: false, responderName: "Kim" }).pipe(
+          as(caller)
+        )
         assert.strictEqual(unpublished.published, false)
         assert.strictEqual(unpublished.responderName, "Kim")
         yield* tick(2)
         const noop = yield* writes.updateReply(review!.id, { body: "Final" }).pipe(as(caller))
         assert.deepStrictEqual(noop, unpublished)
-        assert.deepStrictEqual(Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))), unpublished)
+        assert.deepStrictEqual(
+          Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))),
+          unpublished
+        )
         assert.deepStrictEqual(yield* getReview(org, review!.id), review)
         assert.deepStrictEqual(yield* events(org), [])
       }))
@@ -992,7 +1205,11 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const others = (field: "browserFingerprint" | "ipAddress", r: ReviewRecord) =>
           r[field] === null ? 0 : page.data.filter((o) => o.id !== r.id && o[field] === r[field]).length
         const answered = Object.fromEntries(page.data.map((r) => [r.id, r.collisions]))
-        const counted = Object.fromEntries(page.data.map((r) => [r.id, { browserFingerprint: others("browserFingerprint", r), ipAddress: others("ipAddress", r) }]))
+        const counted = Object.fromEntries(
+          page.data.map((
+            r
+          ) => [r.id, { browserFingerprint: others("browserFingerprint", r), ipAddress: others("ipAddress", r) }])
+        )
         assert.deepStrictEqual(answered, counted)
         return answered
       })
@@ -1015,7 +1232,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(before[reviews[4]!.id], { browserFingerprint: 0, ipAddress: 0 })
 
         // A deletion whose unit of work fails afterwards changes nothing.
-        const failed = yield* Effect.exit(failingAfter("recalculateProductStats")((w) => w.delete(reviews[1]!.id, { reason: "spam" })).pipe(as(caller)))
+        const failed = yield* Effect.exit(
+          failingAfter("recalculateProductStats")((w) => w.delete(reviews[1]!.id, { reason: "spam" })).pipe(as(caller))
+        )
         assert.isTrue(Exit.isFailure(failed))
         assert.deepStrictEqual(yield* collisionsOf(org), before)
 
@@ -1025,10 +1244,15 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         yield* writes.delete(reviews[4]!.id, { reason: "spam" }).pipe(as(caller))
 
         // Updates that leave the values alone leave the counts alone.
-        yield* writes.bulkUpdate({ filter: JSON.stringify({ rating: { $gte: 1 } }) }, { published: false }).pipe(as(caller))
+        yield* writes.bulkUpdate({ filter: JSON.stringify({ rating: { $gte: 1 } }) }, { published: false }).pipe(
+          as(caller)
+        )
         yield* writes.update(reviews[2]!.id, { published: true, metadata: { touched: "yes" } }).pipe(as(caller))
         const afterUpdates = yield* collisionsOf(org)
-        assert.deepStrictEqual(Object.keys(afterUpdates).sort(), [reviews[0]!.id, reviews[2]!.id, reviews[3]!.id].sort())
+        assert.deepStrictEqual(
+          Object.keys(afterUpdates).sort(),
+          [reviews[0]!.id, reviews[2]!.id, reviews[3]!.id].sort()
+        )
         assert.deepStrictEqual(afterUpdates[reviews[0]!.id], { browserFingerprint: 1, ipAddress: 1 })
 
         // Values whose last review is gone count 0 when they come back.
@@ -1055,7 +1279,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual([...refs.siteIds], [s.site.id])
         assert.deepStrictEqual([...refs.productsBySlug.keys()].sort(), ["cup", "mug"])
         assert.deepStrictEqual(refs.productsByExternalId.get("ext-mug"), s.mug.id)
-        assert.deepStrictEqual([...(refs.productsByUrl.get("https://shop.example/shared") ?? [])].sort(), [s.cup.id, s.bowl.id].sort())
+        assert.deepStrictEqual(
+          [...(refs.productsByUrl.get("https://shop.example/shared") ?? [])].sort(),
+          [s.cup.id, s.bowl.id].sort()
+        )
         assert.deepStrictEqual([...refs.customersByEmail.entries()], [["known@example.com", s.existing.id]])
       }))
   })

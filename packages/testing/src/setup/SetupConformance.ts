@@ -70,15 +70,19 @@ const iso = (ms: number) => fromMillis(ms)
 const settings: ReadonlyArray<Permission> = ["settings:read", "settings:write"]
 
 /** Runs a use-case as a secret key of `organizationId` holding `permissions`, with the test configuration. */
-const as = (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = settings) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(
-    Effect.provideService(CurrentCaller, new SecretKeyCaller({
-      organizationId,
-      keyId: "00000000-0000-4000-8000-00000000000a" as SecretKeyId,
-      permissions: new Set(permissions)
-    }))
-  )
+const as =
+  (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = settings) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    effect.pipe(
+      Effect.provideService(
+        CurrentCaller,
+        new SecretKeyCaller({
+          organizationId,
+          keyId: "00000000-0000-4000-8000-00000000000a" as SecretKeyId,
+          permissions: new Set(permissions)
+        })
+      )
+    )
 
 const getSetupState = Setup.use((s) => s.getState())
 const get = (org: OrganizationId, ms: number) => getSetupState.pipe(as(org), atTime(ms))
@@ -126,7 +130,15 @@ const addKinds = [
   "loyaltyProgramOnSite",
   "wishlist"
 ] as const
-const removeKinds = ["site", "publishableKey", "integration", "product", "review", "loyaltyProgram", "wishlist"] as const
+const removeKinds = [
+  "site",
+  "publishableKey",
+  "integration",
+  "product",
+  "review",
+  "loyaltyProgram",
+  "wishlist"
+] as const
 
 type Op =
   | { readonly _tag: "Add"; readonly kind: (typeof addKinds)[number] }
@@ -251,11 +263,15 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
               break
             }
             case "loyaltyProgram":
-              m.programs.push({ id: (yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft" })).pipe(at)).id, siteId: null })
+              m.programs.push({
+                id: (yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft" })).pipe(at)).id,
+                siteId: null
+              })
               break
             case "loyaltyProgramOnSite": {
               const siteId = m.sites.at(-1) ?? danglingSiteId
-              const program = yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "live", siteId })).pipe(at)
+              const program = yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "live", siteId }))
+                .pipe(at)
               m.programs.push({ id: program.id, siteId })
               break
             }
@@ -353,346 +369,382 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
 // -----------------------------------------------------------------------------------------------------------------
 
 export const setupConformance: ConformanceSuite = (store) =>
-  layer(CoreLayer.pipe(Layer.provide(TestSetupConfig), Layer.provideMerge(store)), { timeout: 120_000 })("organization setup", (it) => {
-    it.effect("a new organization: every signal false, every area needs setup, nothing stored", () =>
-      Effect.gen(function*() {
-        const org = yield* newOrganization("New")
-        const state = yield* get(org.id, T0 + 1_000)
-        assert.deepStrictEqual(state, {
-          signals: noSignals,
-          areas: { reviews: untouched, loyalty: untouched, wishlists: untouched, site: untouched },
-          publishableKey: null,
-          embedScriptUrl: config.embedScriptUrl,
-          apiBaseUrl: config.apiBaseUrl
-        })
-        assert.deepStrictEqual(yield* storedDecisions(org.id), emptySetupDecisions)
-      }))
-
-    it.effect("each signal reads its own records, and only the organization's", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Signals")).id
-        const other = (yield* newOrganization("Other")).id
-        // Everything in another organization changes nothing here.
-        const otherSite = yield* seedSite(other)
-        yield* Organizations.use((o) => o.createPublishableKey(other))
-        yield* Organizations.use((o) => o.createIntegration(other, "shopify"))
-        yield* seedReview(other, { productId: (yield* seedProduct(other)).id })
-        yield* Organizations.use((o) => o.createLoyaltyProgram(other, { status: "live", siteId: otherSite.id }))
-        yield* Organizations.use((o) => o.createWishlist(other, {}))
-        yield* guided(other, {}, T0)
-        assert.deepStrictEqual(yield* signalsOf(org), noSignals)
-
-        let expected = noSignals
-        const expectAfter = (on: Partial<SetupSignals>) =>
-          Effect.gen(function*() {
-            expected = { ...expected, ...on }
-            assert.deepStrictEqual(yield* signalsOf(org), expected)
+  layer(CoreLayer.pipe(Layer.provide(TestSetupConfig), Layer.provideMerge(store)), { timeout: 120_000 })(
+    "organization setup",
+    (it) => {
+      it.effect("a new organization: every signal false, every area needs setup, nothing stored", () =>
+        Effect.gen(function*() {
+          const org = yield* newOrganization("New")
+          const state = yield* get(org.id, T0 + 1_000)
+          assert.deepStrictEqual(state, {
+            signals: noSignals,
+            areas: { reviews: untouched, loyalty: untouched, wishlists: untouched, site: untouched },
+            publishableKey: null,
+            embedScriptUrl: config.embedScriptUrl,
+            apiBaseUrl: config.apiBaseUrl
           })
-        // A program on another organization's site is not on a site of this one.
-        yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft", siteId: otherSite.id }))
-        yield* expectAfter({ hasLoyaltyProgram: true })
-        const site = yield* seedSite(org)
-        yield* expectAfter({ hasSite: true })
-        yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft", siteId: site.id }))
-        yield* expectAfter({ loyaltyProgramOnSite: true })
-        yield* Organizations.use((o) => o.createPublishableKey(org))
-        yield* expectAfter({ hasPublishableKey: true })
-        yield* Organizations.use((o) => o.createIntegration(org, "shopify"))
-        yield* expectAfter({ hasIntegration: true })
-        const product = yield* seedProduct(org)
-        yield* expectAfter({ hasProducts: true })
-        yield* seedReview(org, { productId: product.id })
-        yield* expectAfter({ hasReview: true })
-        yield* Organizations.use((o) => o.createWishlist(org, {}))
-        yield* expectAfter({ hasWishlist: true })
-        yield* guided(org, {}, T0)
-        yield* expectAfter({ hasActiveSurveyFlow: true })
-        // Deleting the site detaches the program from any site.
-        assert.isTrue(yield* StoreTestKit.use((s) => s.deleteSite(org, site.id)))
-        yield* expectAfter({ hasSite: false, loyaltyProgramOnSite: false })
-      }))
+          assert.deepStrictEqual(yield* storedDecisions(org.id), emptySetupDecisions)
+        }))
 
-    it.effect("a site and a publishable key configure the site area; completedAt is kept when they are deleted", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Site")).id
-        const site = yield* seedSite(org)
-        assert.isTrue((yield* get(org, T0 + 1_000)).areas.site.needsSetup, "a site alone does not configure it")
-        const key = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(atTime(T0 + 1_500))
-        const first = yield* get(org, T0 + 2_000)
-        assert.deepStrictEqual(first.areas.site, {
-          ...untouched,
-          completedAt: iso(T0 + 2_000),
-          configured: true,
-          needsSetup: false
-        })
-        assert.isTrue(first.signals.hasSite && first.signals.hasPublishableKey)
-        assert.strictEqual(first.publishableKey, key.key)
-        assert.deepStrictEqual(first.areas.reviews, untouched)
-        assert.strictEqual((yield* storedDecisions(org)).site.completedAt, iso(T0 + 2_000), "persisted, not only shown")
-        // The newest key is reported.
-        const newer = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(atTime(T0 + 2_500))
-        const second = yield* get(org, T0 + 3_000)
-        assert.strictEqual(second.areas.site.completedAt, iso(T0 + 2_000))
-        assert.strictEqual(second.publishableKey, newer.key)
+      it.effect("each signal reads its own records, and only the organization's", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Signals")).id
+          const other = (yield* newOrganization("Other")).id
+          // Everything in another organization changes nothing here.
+          const otherSite = yield* seedSite(other)
+          yield* Organizations.use((o) => o.createPublishableKey(other))
+          yield* Organizations.use((o) => o.createIntegration(other, "shopify"))
+          yield* seedReview(other, { productId: (yield* seedProduct(other)).id })
+          yield* Organizations.use((o) => o.createLoyaltyProgram(other, { status: "live", siteId: otherSite.id }))
+          yield* Organizations.use((o) => o.createWishlist(other, {}))
+          yield* guided(other, {}, T0)
+          assert.deepStrictEqual(yield* signalsOf(org), noSignals)
 
-        const storefront = yield* StorefrontRecordRepository
-        assert.isTrue(yield* storefront.deletePublishableKey(org, key.id))
-        assert.isTrue(yield* storefront.deletePublishableKey(org, newer.id))
-        assert.isTrue(yield* StoreTestKit.use((s) => s.deleteSite(org, site.id)))
-        const third = yield* get(org, T0 + 4_000)
-        assert.deepStrictEqual(third.areas.site, {
-          ...untouched,
-          completedAt: iso(T0 + 2_000),
-          configured: false,
-          needsSetup: false
-        })
-        assert.isFalse(third.signals.hasSite || third.signals.hasPublishableKey)
-        assert.strictEqual(third.publishableKey, null)
-      }))
+          let expected = noSignals
+          const expectAfter = (on: Partial<SetupSignals>) =>
+            Effect.gen(function*() {
+              expected = { ...expected, ...on }
+              assert.deepStrictEqual(yield* signalsOf(org), expected)
+            })
+          // A program on another organization's site is not on a site of this one.
+          yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft", siteId: otherSite.id }))
+          yield* expectAfter({ hasLoyaltyProgram: true })
+          const site = yield* seedSite(org)
+          yield* expectAfter({ hasSite: true })
+          yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft", siteId: site.id }))
+          yield* expectAfter({ loyaltyProgramOnSite: true })
+          yield* Organizations.use((o) => o.createPublishableKey(org))
+          yield* expectAfter({ hasPublishableKey: true })
+          yield* Organizations.use((o) => o.createIntegration(org, "shopify"))
+          yield* expectAfter({ hasIntegration: true })
+          const product = yield* seedProduct(org)
+          yield* expectAfter({ hasProducts: true })
+          yield* seedReview(org, { productId: product.id })
+          yield* expectAfter({ hasReview: true })
+          yield* Organizations.use((o) => o.createWishlist(org, {}))
+          yield* expectAfter({ hasWishlist: true })
+          yield* guided(org, {}, T0)
+          yield* expectAfter({ hasActiveSurveyFlow: true })
+          // Deleting the site detaches the program from any site.
+          assert.isTrue(yield* StoreTestKit.use((s) => s.deleteSite(org, site.id)))
+          yield* expectAfter({ hasSite: false, loyaltyProgramOnSite: false })
+        }))
 
-    it.effect("dismissing an area twice keeps the first dismissedAt; other areas stay untouched", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Dismiss")).id
-        const first = yield* patch(org, "reviews", "dismissed", T0 + 1_000)
-        assert.deepStrictEqual(first.areas.reviews, { ...untouched, dismissedAt: iso(T0 + 1_000), needsSetup: false })
-        const second = yield* patch(org, "reviews", "dismissed", T0 + 2_000)
-        assert.strictEqual(second.areas.reviews.dismissedAt, iso(T0 + 1_000))
-        const read = yield* get(org, T0 + 3_000)
-        assert.deepStrictEqual(read.areas.reviews, first.areas.reviews)
-        for (const area of ["loyalty", "wishlists", "site"] as const) assert.deepStrictEqual(read.areas[area], untouched)
-        assert.deepStrictEqual((yield* storedDecisions(org)).loyalty, emptySetupDecisions.loyalty)
-      }))
+      it.effect("a site and a publishable key configure the site area; completedAt is kept when they are deleted", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Site")).id
+          const site = yield* seedSite(org)
+          assert.isTrue((yield* get(org, T0 + 1_000)).areas.site.needsSetup, "a site alone does not configure it")
+          const key = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(atTime(T0 + 1_500))
+          const first = yield* get(org, T0 + 2_000)
+          assert.deepStrictEqual(first.areas.site, {
+            ...untouched,
+            completedAt: iso(T0 + 2_000),
+            configured: true,
+            needsSetup: false
+          })
+          assert.isTrue(first.signals.hasSite && first.signals.hasPublishableKey)
+          assert.strictEqual(first.publishableKey, key.key)
+          assert.deepStrictEqual(first.areas.reviews, untouched)
+          assert.strictEqual(
+            (yield* storedDecisions(org)).site.completedAt,
+            iso(T0 + 2_000),
+            "persisted, not only shown"
+          )
+          // The newest key is reported.
+          const newer = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(atTime(T0 + 2_500))
+          const second = yield* get(org, T0 + 3_000)
+          assert.strictEqual(second.areas.site.completedAt, iso(T0 + 2_000))
+          assert.strictEqual(second.publishableKey, newer.key)
 
-    it.effect("widget banner and hint outcomes do not settle an area; completed does, once", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Widgets")).id
-        const banner = yield* patch(org, "loyalty", "widgetBannerDismissed", T0 + 1_000)
-        assert.deepStrictEqual(banner.areas.loyalty, { ...untouched, widgetBannerDismissedAt: iso(T0 + 1_000) })
-        const hint = yield* patch(org, "loyalty", "widgetHintDismissed", T0 + 2_000)
-        assert.deepStrictEqual(hint.areas.loyalty, {
-          ...untouched,
-          widgetBannerDismissedAt: iso(T0 + 1_000),
-          widgetHintDismissedAt: iso(T0 + 2_000)
-        })
-        const done = yield* patch(org, "loyalty", "completed", T0 + 3_000)
-        assert.strictEqual(done.areas.loyalty.completedAt, iso(T0 + 3_000))
-        assert.isFalse(done.areas.loyalty.needsSetup)
-        const again = yield* patch(org, "loyalty", "completed", T0 + 4_000)
-        assert.deepStrictEqual(again.areas.loyalty, done.areas.loyalty)
-        assert.deepStrictEqual(again.areas.reviews, untouched)
-      }))
+          const storefront = yield* StorefrontRecordRepository
+          assert.isTrue(yield* storefront.deletePublishableKey(org, key.id))
+          assert.isTrue(yield* storefront.deletePublishableKey(org, newer.id))
+          assert.isTrue(yield* StoreTestKit.use((s) => s.deleteSite(org, site.id)))
+          const third = yield* get(org, T0 + 4_000)
+          assert.deepStrictEqual(third.areas.site, {
+            ...untouched,
+            completedAt: iso(T0 + 2_000),
+            configured: false,
+            needsSetup: false
+          })
+          assert.isFalse(third.signals.hasSite || third.signals.hasPublishableKey)
+          assert.strictEqual(third.publishableKey, null)
+        }))
 
-    it.effect("guided reviews setup with a reminder: two templates, a four-step active flow, events, preference", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Guided")).id
-        const at = T0 + 1_000
-        const result = yield* guided(org, {
-          triggerEvent: "order.delivered",
-          delayDays: 3,
-          reminder: true,
-          reminderDelayDays: 5,
-          template: "photo",
-          autoPublish: true,
-          autoPublishMinRating: 5
-        }, at)
-        const { emailTemplates, surveyFlow } = result
-        assert.deepStrictEqual(emailTemplates.map((t) => t.type), ["reviewRequest", "reviewReminder"])
-        for (const t of emailTemplates) {
-          assert.strictEqual(t.createdAt, iso(at))
-          assert.include(t.body.toLowerCase(), "photo")
-        }
-        assert.include(surveyFlow, { isActive: true, triggerEvent: "order.delivered", condition: "" })
-        assert.deepStrictEqual(
-          surveyFlow.steps.map(({ id: _, ...s }) => s),
-          [
-            { type: "wait", position: 0, emailTemplateId: null, url: null, waitSeconds: 3 * 86_400 },
-            { type: "email", position: 1, emailTemplateId: emailTemplates[0]!.id, url: null, waitSeconds: null },
-            { type: "wait", position: 2, emailTemplateId: null, url: null, waitSeconds: 5 * 86_400 },
-            { type: "email", position: 3, emailTemplateId: emailTemplates[1]!.id, url: null, waitSeconds: null }
+      it.effect("dismissing an area twice keeps the first dismissedAt; other areas stay untouched", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Dismiss")).id
+          const first = yield* patch(org, "reviews", "dismissed", T0 + 1_000)
+          assert.deepStrictEqual(first.areas.reviews, { ...untouched, dismissedAt: iso(T0 + 1_000), needsSetup: false })
+          const second = yield* patch(org, "reviews", "dismissed", T0 + 2_000)
+          assert.strictEqual(second.areas.reviews.dismissedAt, iso(T0 + 1_000))
+          const read = yield* get(org, T0 + 3_000)
+          assert.deepStrictEqual(read.areas.reviews, first.areas.reviews)
+          for (const area of ["loyalty", "wishlists", "site"] as const) {
+            assert.deepStrictEqual(read.areas[area], untouched)
+          }
+          assert.deepStrictEqual((yield* storedDecisions(org)).loyalty, emptySetupDecisions.loyalty)
+        }))
+
+      it.effect("widget banner and hint outcomes do not settle an area; completed does, once", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Widgets")).id
+          const banner = yield* patch(org, "loyalty", "widgetBannerDismissed", T0 + 1_000)
+          assert.deepStrictEqual(banner.areas.loyalty, { ...untouched, widgetBannerDismissedAt: iso(T0 + 1_000) })
+          const hint = yield* patch(org, "loyalty", "widgetHintDismissed", T0 + 2_000)
+          assert.deepStrictEqual(hint.areas.loyalty, {
+            ...untouched,
+            widgetBannerDismissedAt: iso(T0 + 1_000),
+            widgetHintDismissedAt: iso(T0 + 2_000)
+          })
+          const done = yield* patch(org, "loyalty", "completed", T0 + 3_000)
+          assert.strictEqual(done.areas.loyalty.completedAt, iso(T0 + 3_000))
+          assert.isFalse(done.areas.loyalty.needsSetup)
+          const again = yield* patch(org, "loyalty", "completed", T0 + 4_000)
+          assert.deepStrictEqual(again.areas.loyalty, done.areas.loyalty)
+          assert.deepStrictEqual(again.areas.reviews, untouched)
+        }))
+
+      it.effect("guided reviews setup with a reminder: two templates, a four-step active flow, events, preference", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Guided")).id
+          const at = T0 + 1_000
+          const result = yield* guided(org, {
+            triggerEvent: "order.delivered",
+            delayDays: 3,
+            reminder: true,
+            reminderDelayDays: 5,
+            template: "photo",
+            autoPublish: true,
+            autoPublishMinRating: 5
+          }, at)
+          const { emailTemplates, surveyFlow } = result
+          assert.deepStrictEqual(emailTemplates.map((t) => t.type), ["reviewRequest", "reviewReminder"])
+          for (const t of emailTemplates) {
+            assert.strictEqual(t.createdAt, iso(at))
+            assert.include(t.body.toLowerCase(), "photo")
+          }
+          assert.include(surveyFlow, { isActive: true, triggerEvent: "order.delivered", condition: "" })
+          assert.deepStrictEqual(
+            surveyFlow.steps.map(({ id: _, ...s }) => s),
+            [
+              { type: "wait", position: 0, emailTemplateId: null, url: null, waitSeconds: 3 * 86_400 },
+              { type: "email", position: 1, emailTemplateId: emailTemplates[0]!.id, url: null, waitSeconds: null },
+              { type: "wait", position: 2, emailTemplateId: null, url: null, waitSeconds: 5 * 86_400 },
+              { type: "email", position: 3, emailTemplateId: emailTemplates[1]!.id, url: null, waitSeconds: null }
+            ]
+          )
+          assert.strictEqual(new Set(surveyFlow.steps.map((s) => s.id)).size, 4)
+          // The state after it: the reviews area is configured and recorded as completed; the others are untouched.
+          assert.isTrue(result.data.signals.hasActiveSurveyFlow)
+          assert.deepStrictEqual(result.data.areas.reviews, {
+            ...untouched,
+            completedAt: iso(at),
+            configured: true,
+            needsSetup: false
+          })
+          for (const area of ["loyalty", "wishlists", "site"] as const) {
+            assert.deepStrictEqual(result.data.areas[area], untouched)
+          }
+          // Stored as answered.
+          const repo = yield* ReviewAutomationRepository
+          // Created in the same instant, so listed in id order.
+          const byId = (a: { readonly id: string }, b: { readonly id: string }) => (a.id < b.id ? -1 : 1)
+          assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [...emailTemplates].sort(byId))
+          assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [surveyFlow])
+          assert.deepStrictEqual(
+            yield* repo.reviewSettings(org),
+            Option.some({ autoPublish: true, autoPublishMinRating: 5, autoPublishVerifiedOnly: false })
+          )
+          assert.strictEqual((yield* storedDecisions(org)).reviews.completedAt, iso(at))
+          // One event per template, then the flow, each carrying the record in the API's shape.
+          const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
+          assert.deepStrictEqual(events.map((e) => e.event), [
+            "emailTemplate.created",
+            "emailTemplate.created",
+            "surveyFlow.created"
+          ])
+          assert.deepStrictEqual(events.map((e) => e.data), [
+            Schema.encodeSync(EmailTemplate)(emailTemplates[0]!),
+            Schema.encodeSync(EmailTemplate)(emailTemplates[1]!),
+            Schema.encodeSync(SurveyFlow)(surveyFlow)
+          ])
+          assert.strictEqual((yield* get(org, at + 1_000)).areas.reviews.completedAt, iso(at))
+        }))
+
+      it.effect("guided reviews setup with default answers: one template and a wait → email flow", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Defaults")).id
+          const { emailTemplates, surveyFlow } = yield* guided(org, {}, T0 + 1_000)
+          assert.strictEqual(emailTemplates.length, 1)
+          assert.strictEqual(surveyFlow.triggerEvent, "order.fulfilled")
+          assert.deepStrictEqual(surveyFlow.steps.map((s) => [s.type, s.waitSeconds]), [["wait", 14 * 86_400], [
+            "email",
+            null
+          ]])
+          assert.deepStrictEqual(
+            yield* ReviewAutomationRepository.use((r) => r.reviewSettings(org)),
+            Option.some({ autoPublish: false, autoPublishMinRating: 4, autoPublishVerifiedOnly: false })
+          )
+        }))
+
+      it.effect("guided setup once: a repeat is a Conflict naming the flow and writes nothing; after a delete it runs again", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Guided twice")).id
+          const repo = yield* ReviewAutomationRepository
+          const first = yield* guided(org, { reminder: true }, T0)
+          const eventsBefore = (yield* EventOutbox.use((o) => o.listForOrganization(org))).length
+          const again = yield* Effect.flip(guided(org, {}, T0 + 1_000))
+          assert.strictEqual(again._tag, "Conflict")
+          assert.include(again.message, first.surveyFlow.id)
+          assert.deepStrictEqual((yield* repo.listSurveyFlows(org)).map((f) => f.id), [first.surveyFlow.id])
+          assert.strictEqual((yield* repo.listEmailTemplates(org)).length, 2)
+          assert.strictEqual(
+            (yield* EventOutbox.use((o) => o.listForOrganization(org))).length,
+            eventsBefore,
+            "no event"
+          )
+          // Another organization's guided setup is its own.
+          const other = (yield* newOrganization("Guided other")).id
+          yield* guided(other, {}, T0)
+          // Once the flow is gone, the setup may run again.
+          yield* ReviewAutomation.use((a) => a.deleteSurveyFlow(first.surveyFlow.id)).pipe(as(org), atTime(T0 + 2_000))
+          const rerun = yield* guided(org, {}, T0 + 3_000)
+          assert.deepStrictEqual((yield* repo.listSurveyFlows(org)).map((f) => f.id), [rerun.surveyFlow.id])
+        }))
+
+      it.effect("concurrent guided setups: exactly one creates a flow, the others are Conflicts", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Guided racing")).id
+          const exits = yield* Effect.all(
+            Array.from({ length: 4 }, () => Effect.exit(guided(org, {}, T0))),
+            { concurrency: "unbounded" }
+          )
+          const created = exits.filter((e) => e._tag === "Success")
+          assert.strictEqual(created.length, 1, JSON.stringify(exits.map((e) => e._tag)))
+          for (const e of exits) {
+            if (e._tag === "Failure") assert.include(JSON.stringify(e.cause), "Conflict")
+          }
+          const flows = yield* ReviewAutomationRepository.use((r) => r.listSurveyFlows(org))
+          assert.strictEqual(flows.length, 1)
+          assert.strictEqual((yield* ReviewAutomationRepository.use((r) => r.listEmailTemplates(org))).length, 1)
+        }))
+
+      it.effect("invalid answers are InvalidRequest naming the field, and create nothing", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Invalid")).id
+          const cases: ReadonlyArray<readonly [unknown, string]> = [
+            [{ delayDays: 366 }, "data.delayDays"],
+            [{ delayDays: -1 }, "data.delayDays"],
+            [{ reminder: true, reminderDelayDays: 0 }, "data.reminderDelayDays"],
+            [{ autoPublishMinRating: 6 }, "data.autoPublishMinRating"],
+            [{ triggerEvent: "order.paid" }, "data.triggerEvent"],
+            [{ delaydays: 3 }, "data.delaydays"]
           ]
-        )
-        assert.strictEqual(new Set(surveyFlow.steps.map((s) => s.id)).size, 4)
-        // The state after it: the reviews area is configured and recorded as completed; the others are untouched.
-        assert.isTrue(result.data.signals.hasActiveSurveyFlow)
-        assert.deepStrictEqual(result.data.areas.reviews, {
-          ...untouched,
-          completedAt: iso(at),
-          configured: true,
-          needsSetup: false
-        })
-        for (const area of ["loyalty", "wishlists", "site"] as const) assert.deepStrictEqual(result.data.areas[area], untouched)
-        // Stored as answered.
-        const repo = yield* ReviewAutomationRepository
-        // Created in the same instant, so listed in id order.
-        const byId = (a: { readonly id: string }, b: { readonly id: string }) => (a.id < b.id ? -1 : 1)
-        assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [...emailTemplates].sort(byId))
-        assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [surveyFlow])
-        assert.deepStrictEqual(yield* repo.reviewSettings(org), Option.some({ autoPublish: true, autoPublishMinRating: 5, autoPublishVerifiedOnly: false }))
-        assert.strictEqual((yield* storedDecisions(org)).reviews.completedAt, iso(at))
-        // One event per template, then the flow, each carrying the record in the API's shape.
-        const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
-        assert.deepStrictEqual(events.map((e) => e.event), ["emailTemplate.created", "emailTemplate.created", "surveyFlow.created"])
-        assert.deepStrictEqual(events.map((e) => e.data), [
-          Schema.encodeSync(EmailTemplate)(emailTemplates[0]!),
-          Schema.encodeSync(EmailTemplate)(emailTemplates[1]!),
-          Schema.encodeSync(SurveyFlow)(surveyFlow)
-        ])
-        assert.strictEqual((yield* get(org, at + 1_000)).areas.reviews.completedAt, iso(at))
-      }))
+          for (const [answers, path] of cases) {
+            const error = yield* Effect.flip(guided(org, answers as ReviewsSetupAnswersInput, T0 + 1_000))
+            assert.strictEqual(error._tag, "InvalidRequest")
+            if (error._tag === "InvalidRequest") assert.deepStrictEqual(error.issues.map((i) => i.path), [path])
+          }
+          const repo = yield* ReviewAutomationRepository
+          assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
+          assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [])
+          assert.isTrue(Option.isNone(yield* repo.reviewSettings(org)))
+          assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org)), [])
+          assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
+          assert.isFalse((yield* signalsOf(org)).hasActiveSurveyFlow)
+        }))
 
-    it.effect("guided reviews setup with default answers: one template and a wait → email flow", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Defaults")).id
-        const { emailTemplates, surveyFlow } = yield* guided(org, {}, T0 + 1_000)
-        assert.strictEqual(emailTemplates.length, 1)
-        assert.strictEqual(surveyFlow.triggerEvent, "order.fulfilled")
-        assert.deepStrictEqual(surveyFlow.steps.map((s) => [s.type, s.waitSeconds]), [["wait", 14 * 86_400], ["email", null]])
-        assert.deepStrictEqual(
-          yield* ReviewAutomationRepository.use((r) => r.reviewSettings(org)),
-          Option.some({ autoPublish: false, autoPublishMinRating: 4, autoPublishVerifiedOnly: false })
-        )
-      }))
+      it.effect("a guided setup that fails part-way leaves no template, flow, preference, event or decision", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Rollback")).id
+          const repo = yield* ReviewAutomationRepository
+          const failingFlowInsert = ReviewAutomationRepository.of({
+            ...repo,
+            insertSurveyFlow: () => Effect.die(new Error("storage failed"))
+          })
+          const exit = yield* Effect.exit(
+            guided(org, { reminder: true }, T0 + 1_000).pipe(Effect.provide(
+              Setup.layer.pipe(
+                Layer.provide([Layer.succeed(ReviewAutomationRepository, failingFlowInsert), TestSetupConfig])
+              ),
+              { local: true }
+            ))
+          )
+          assert.isTrue(exit._tag === "Failure")
+          assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
+          assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [])
+          assert.isTrue(Option.isNone(yield* repo.reviewSettings(org)))
+          assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org)), [])
+          assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
+        }))
 
-    it.effect("guided setup once: a repeat is a Conflict naming the flow and writes nothing; after a delete it runs again", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Guided twice")).id
-        const repo = yield* ReviewAutomationRepository
-        const first = yield* guided(org, { reminder: true }, T0)
-        const eventsBefore = (yield* EventOutbox.use((o) => o.listForOrganization(org))).length
-        const again = yield* Effect.flip(guided(org, {}, T0 + 1_000))
-        assert.strictEqual(again._tag, "Conflict")
-        assert.include(again.message, first.surveyFlow.id)
-        assert.deepStrictEqual((yield* repo.listSurveyFlows(org)).map((f) => f.id), [first.surveyFlow.id])
-        assert.strictEqual((yield* repo.listEmailTemplates(org)).length, 2)
-        assert.strictEqual((yield* EventOutbox.use((o) => o.listForOrganization(org))).length, eventsBefore, "no event")
-        // Another organization's guided setup is its own.
-        const other = (yield* newOrganization("Guided other")).id
-        yield* guided(other, {}, T0)
-        // Once the flow is gone, the setup may run again.
-        yield* ReviewAutomation.use((a) => a.deleteSurveyFlow(first.surveyFlow.id)).pipe(as(org), atTime(T0 + 2_000))
-        const rerun = yield* guided(org, {}, T0 + 3_000)
-        assert.deepStrictEqual((yield* repo.listSurveyFlows(org)).map((f) => f.id), [rerun.surveyFlow.id])
-      }))
+      it.effect("each operation needs its permission", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Permissions")).id
+          const readOnly = as(org, ["settings:read"])
+          const noSettings = as(org, ["reviews:read", "reviews:write"])
+          const denied: ReadonlyArray<
+            readonly [Effect.Effect<unknown, Forbidden | InvalidRequest | Conflict, RunServices>, Permission]
+          > = [
+            [getSetupState.pipe(noSettings), "settings:read"],
+            [
+              Setup.use((s) => s.recordOutcome({ area: "site", outcome: "dismissed" })).pipe(readOnly),
+              "settings:write"
+            ],
+            [Setup.use((s) => s.setupReviews({})).pipe(readOnly), "settings:write"]
+          ]
+          for (const [effect, permission] of denied) {
+            const error = yield* Effect.flip(effect)
+            assert.deepInclude(error, { _tag: "Forbidden", permission })
+          }
+          assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
+          assert.deepStrictEqual(yield* ReviewAutomationRepository.use((r) => r.listSurveyFlows(org)), [])
+          assert.deepStrictEqual((yield* getSetupState.pipe(readOnly, atTime(T0))).areas.site, untouched)
+        }))
 
-    it.effect("concurrent guided setups: exactly one creates a flow, the others are Conflicts", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Guided racing")).id
-        const exits = yield* Effect.all(
-          Array.from({ length: 4 }, () => Effect.exit(guided(org, {}, T0))),
-          { concurrency: "unbounded" }
-        )
-        const created = exits.filter((e) => e._tag === "Success")
-        assert.strictEqual(created.length, 1, JSON.stringify(exits.map((e) => e._tag)))
-        for (const e of exits) {
-          if (e._tag === "Failure") assert.include(JSON.stringify(e.cause), "Conflict")
-        }
-        const flows = yield* ReviewAutomationRepository.use((r) => r.listSurveyFlows(org))
-        assert.strictEqual(flows.length, 1)
-        assert.strictEqual((yield* ReviewAutomationRepository.use((r) => r.listEmailTemplates(org))).length, 1)
-      }))
+      it.effect("concurrent reads record one completedAt, and every answer shows that one", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Concurrent reads")).id
+          yield* Organizations.use((o) => o.createWishlist(org, {}))
+          const times = Array.from({ length: 12 }, (_, i) => T0 + (i + 1) * 1_000)
+          const answers = yield* Effect.forEach(times, (ms) => get(org, ms), { concurrency: "unbounded" })
+          const stored = (yield* storedDecisions(org)).wishlists.completedAt
+          assert.include(times.map(iso), stored)
+          for (const a of answers) assert.strictEqual(a.areas.wishlists.completedAt, stored)
+          assert.strictEqual((yield* get(org, T0 + 60_000)).areas.wishlists.completedAt, stored)
+        }))
 
-    it.effect("invalid answers are InvalidRequest naming the field, and create nothing", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Invalid")).id
-        const cases: ReadonlyArray<readonly [unknown, string]> = [
-          [{ delayDays: 366 }, "data.delayDays"],
-          [{ delayDays: -1 }, "data.delayDays"],
-          [{ reminder: true, reminderDelayDays: 0 }, "data.reminderDelayDays"],
-          [{ autoPublishMinRating: 6 }, "data.autoPublishMinRating"],
-          [{ triggerEvent: "order.paid" }, "data.triggerEvent"],
-          [{ delaydays: 3 }, "data.delaydays"]
-        ]
-        for (const [answers, path] of cases) {
-          const error = yield* Effect.flip(guided(org, answers as ReviewsSetupAnswersInput, T0 + 1_000))
-          assert.strictEqual(error._tag, "InvalidRequest")
-          if (error._tag === "InvalidRequest") assert.deepStrictEqual(error.issues.map((i) => i.path), [path])
-        }
-        const repo = yield* ReviewAutomationRepository
-        assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
-        assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [])
-        assert.isTrue(Option.isNone(yield* repo.reviewSettings(org)))
-        assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org)), [])
-        assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
-        assert.isFalse((yield* signalsOf(org)).hasActiveSurveyFlow)
-      }))
+      it.effect("concurrent outcomes on different areas are all kept", () =>
+        Effect.gen(function*() {
+          const org = (yield* newOrganization("Concurrent outcomes")).id
+          yield* Effect.forEach(
+            areas.map((area, i) => [area, T0 + (i + 1) * 1_000] as const),
+            ([area, ms]) => patch(org, area, "dismissed", ms),
+            { concurrency: "unbounded", discard: true }
+          )
+          const state = yield* get(org, T0 + 10_000)
+          areas.forEach((area, i) => assert.strictEqual(state.areas[area].dismissedAt, iso(T0 + (i + 1) * 1_000)))
+        }))
 
-    it.effect("a guided setup that fails part-way leaves no template, flow, preference, event or decision", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Rollback")).id
-        const repo = yield* ReviewAutomationRepository
-        const failingFlowInsert = ReviewAutomationRepository.of({
-          ...repo,
-          insertSurveyFlow: () => Effect.die(new Error("storage failed"))
-        })
-        const exit = yield* Effect.exit(
-          guided(org, { reminder: true }, T0 + 1_000).pipe(Effect.provide(Setup.layer.pipe(
-            Layer.provide([Layer.succeed(ReviewAutomationRepository, failingFlowInsert), TestSetupConfig])
-          ), { local: true }))
-        )
-        assert.isTrue(exit._tag === "Failure")
-        assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
-        assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [])
-        assert.isTrue(Option.isNone(yield* repo.reviewSettings(org)))
-        assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org)), [])
-        assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
-      }))
-
-    it.effect("each operation needs its permission", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Permissions")).id
-        const readOnly = as(org, ["settings:read"])
-        const noSettings = as(org, ["reviews:read", "reviews:write"])
-        const denied: ReadonlyArray<readonly [Effect.Effect<unknown, Forbidden | InvalidRequest | Conflict, RunServices>, Permission]> = [
-          [getSetupState.pipe(noSettings), "settings:read"],
-          [Setup.use((s) => s.recordOutcome({ area: "site", outcome: "dismissed" })).pipe(readOnly), "settings:write"],
-          [Setup.use((s) => s.setupReviews({})).pipe(readOnly), "settings:write"]
-        ]
-        for (const [effect, permission] of denied) {
-          const error = yield* Effect.flip(effect)
-          assert.deepInclude(error, { _tag: "Forbidden", permission })
-        }
-        assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
-        assert.deepStrictEqual(yield* ReviewAutomationRepository.use((r) => r.listSurveyFlows(org)), [])
-        assert.deepStrictEqual((yield* getSetupState.pipe(readOnly, atTime(T0))).areas.site, untouched)
-      }))
-
-    it.effect("concurrent reads record one completedAt, and every answer shows that one", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Concurrent reads")).id
-        yield* Organizations.use((o) => o.createWishlist(org, {}))
-        const times = Array.from({ length: 12 }, (_, i) => T0 + (i + 1) * 1_000)
-        const answers = yield* Effect.forEach(times, (ms) => get(org, ms), { concurrency: "unbounded" })
-        const stored = (yield* storedDecisions(org)).wishlists.completedAt
-        assert.include(times.map(iso), stored)
-        for (const a of answers) assert.strictEqual(a.areas.wishlists.completedAt, stored)
-        assert.strictEqual((yield* get(org, T0 + 60_000)).areas.wishlists.completedAt, stored)
-      }))
-
-    it.effect("concurrent outcomes on different areas are all kept", () =>
-      Effect.gen(function*() {
-        const org = (yield* newOrganization("Concurrent outcomes")).id
-        yield* Effect.forEach(
-          areas.map((area, i) => [area, T0 + (i + 1) * 1_000] as const),
-          ([area, ms]) => patch(org, area, "dismissed", ms),
-          { concurrency: "unbounded", discard: true }
-        )
-        const state = yield* get(org, T0 + 10_000)
-        areas.forEach((area, i) => assert.strictEqual(state.areas[area].dismissedAt, iso(T0 + (i + 1) * 1_000)))
-      }))
-
-    it.effect("property: random histories of records and outcomes through the store follow the rules", () =>
-      Effect.gen(function*() {
-        // fast-check drives the histories through Promises, so each is run with the suite's services.
-        yield* Effect.contextWith((services: Context.Context<RunServices>) =>
-          Effect.promise(() =>
-            fc.assert(
-              fc.asyncProperty(fc.array(arbOp, { minLength: 1, maxLength: 15 }), (ops) =>
-                Effect.runPromiseWith(services)(runHistory(ops))),
-              { numRuns: 30 }
+      it.effect("property: random histories of records and outcomes through the store follow the rules", () =>
+        Effect.gen(function*() {
+          // fast-check drives the histories through Promises, so each is run with the suite's services.
+          yield* Effect.contextWith((services: Context.Context<RunServices>) =>
+            Effect.promise(() =>
+              fc.assert(
+                fc.asyncProperty(
+                  fc.array(arbOp, { minLength: 1, maxLength: 15 }),
+                  (ops) => Effect.runPromiseWith(services)(runHistory(ops))
+                ),
+                { numRuns: 30 }
+              )
             )
-          ))
-      }))
-  })
+          )
+        }))
+    }
+  )
 
 /** The helpers the automation suite shares (`AutomationConformance.ts`). */
 export { as, atTime, get as getSetupAt, guided, newOrganization, T0, TestSetupConfig }

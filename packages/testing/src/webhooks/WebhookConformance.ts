@@ -53,20 +53,24 @@ import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const { fromMillis } = Timestamp
 
-
 const all: ReadonlyArray<Permission> = ["settings:read", "settings:write"]
 
-const as = (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = all) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(
-    Effect.provideService(CurrentCaller, new SecretKeyCaller({
-      organizationId,
-      keyId: "00000000-0000-4000-8000-0000000000aa" as SecretKeyId,
-      permissions: new Set(permissions)
-    }))
-  )
+const as =
+  (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = all) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    effect.pipe(
+      Effect.provideService(
+        CurrentCaller,
+        new SecretKeyCaller({
+          organizationId,
+          keyId: "00000000-0000-4000-8000-0000000000aa" as SecretKeyId,
+          permissions: new Set(permissions)
+        })
+      )
+    )
 
-const newOrganization = (name: string) => Effect.map(Organizations.use((o) => o.createOrganization({ name })), (o) => o.id)
+const newOrganization = (name: string) =>
+  Effect.map(Organizations.use((o) => o.createOrganization({ name })), (o) => o.id)
 
 const eventsOf = (organizationId: OrganizationId) =>
   EventOutbox.use((o) => o.listForOrganization(organizationId)).pipe(Effect.map((es) => es.map((e) => e.event)))
@@ -79,7 +83,12 @@ const drain = Effect.gen(function*() {
   while ((yield* fanOutOnce(1000)).events > 0) { /* keep fanning out */ }
   yield* repo.failInterrupted(fromMillis(Date.UTC(9999, 0, 1)), "drained")
   for (;;) {
-    const claimed = yield* repo.claimDeliveries({ dispatcherId: DRAIN, at: fromMillis(0), limit: 1000, perWebhookLimit: 1000 })
+    const claimed = yield* repo.claimDeliveries({
+      dispatcherId: DRAIN,
+      at: fromMillis(0),
+      limit: 1000,
+      perWebhookLimit: 1000
+    })
     if (claimed.length === 0) break
     for (const c of claimed) {
       yield* repo.completeDelivery(DRAIN, c.delivery.organizationId, c.delivery.id, {
@@ -93,7 +102,9 @@ const drain = Effect.gen(function*() {
 })
 const DRAIN = "00000000-0000-4000-8000-00000000d0d0"
 
-type It = Parameters<Parameters<ReturnType<typeof layer<StoreServices | IdGenerator | HostResolver | Webhooks | Organizations, never>>>[1]>[0]
+type It = Parameters<
+  Parameters<ReturnType<typeof layer<StoreServices | IdGenerator | HostResolver | Webhooks | Organizations, never>>>[1]
+>[0]
 
 /**
  * Events of records the host owns (docs/DECISIONS.md §13): recorded in the host's unit of work (gone with it when it
@@ -101,7 +112,9 @@ type It = Parameters<Parameters<ReturnType<typeof layer<StoreServices | IdGenera
  */
 const hostEvents = (it: It) =>
   describe("host events", () => {
-    const HostLayer = Layer.fresh(HostEvents.layer).pipe(Layer.provide(Layer.succeed(HostEventNames, ["loyaltyTransaction.created", "loyaltyMembership.created"])))
+    const HostLayer = Layer.fresh(HostEvents.layer).pipe(
+      Layer.provide(Layer.succeed(HostEventNames, ["loyaltyTransaction.created", "loyaltyMembership.created"]))
+    )
     const order = { id: "ord_1001", status: "fulfilled" }
 
     it.effect("a host records its own event inside its unit of work; a rolled-back one leaves nothing", () =>
@@ -110,7 +123,14 @@ const hostEvents = (it: It) =>
         const host = yield* HostEvents
         const uow = yield* UnitOfWork
         yield* uow.transaction(host.record(org, "loyaltyTransaction.created", order))
-        const failed = yield* Effect.exit(uow.transaction(Effect.andThen(host.record(org, "loyaltyTransaction.created", { ...order, id: "ord_lost" }), Effect.fail("host write failed"))))
+        const failed = yield* Effect.exit(
+          uow.transaction(
+            Effect.andThen(
+              host.record(org, "loyaltyTransaction.created", { ...order, id: "ord_lost" }),
+              Effect.fail("host write failed")
+            )
+          )
+        )
         assert.isTrue(Exit.isFailure(failed))
         const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
         assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["loyaltyTransaction.created", order]])
@@ -123,11 +143,15 @@ const hostEvents = (it: It) =>
     it.effect("a host event reaches the webhooks subscribed to it, and only those", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Host delivery")
-        const orders = yield* Webhooks.use((w) => w.create({ url: `${HOOK}/orders`, events: ["loyaltyTransaction.created"] })).pipe(as(org))
+        const orders = yield* Webhooks.use((w) =>
+          w.create({ url: `${HOOK}/orders`, events: ["loyaltyTransaction.created"] })
+        ).pipe(as(org))
         yield* Webhooks.use((w) => w.create({ url: `${HOOK}/reviews`, events: ["review.created"] })).pipe(as(org))
         yield* HostEvents.use((h) => h.record(org, "loyaltyTransaction.created", order)).pipe(transactional)
         yield* drain
-        const deliveries = yield* WebhookRepository.use((r) => r.listDeliveries(org, orders.id, { after: undefined, limit: 10 }))
+        const deliveries = yield* WebhookRepository.use((r) =>
+          r.listDeliveries(org, orders.id, { after: undefined, limit: 10 })
+        )
         assert.deepStrictEqual(deliveries.map((d) => d.event), ["loyaltyTransaction.created"])
       }).pipe(Effect.provide(HostLayer)))
 
@@ -135,7 +159,10 @@ const hostEvents = (it: It) =>
       assert.include(hostEventNamesProblem(["order.shipped"]) ?? "", "not in the event catalog: order.shipped")
       assert.include(hostEventNamesProblem(["review.created"]) ?? "", "recorded by the service itself")
       assert.isUndefined(hostEventNamesProblem(["loyaltyTransaction.created", "wishlist.created"]))
-      assert.deepStrictEqual(emittedEventNames(["loyaltyTransaction.created"]), [...SERVICE_EVENT_NAMES, "loyaltyTransaction.created"])
+      assert.deepStrictEqual(emittedEventNames(["loyaltyTransaction.created"]), [
+        ...SERVICE_EVENT_NAMES,
+        "loyaltyTransaction.created"
+      ])
     })
   })
 
@@ -145,21 +172,48 @@ const rotation = (it: It) =>
     Effect.gen(function*() {
       yield* drain
       const org = yield* newOrganization("Rotation")
-      const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"], hmacSecret: "first-secret-0123456789" })).pipe(as(org))
+      const hook = yield* Webhooks.use((w) =>
+        w.create({ url: HOOK, events: ["review.created"], hmacSecret: "first-secret-0123456789" })
+      ).pipe(as(org))
       const rotatedAt = yield* Clock.currentTimeMillis
-      yield* Webhooks.use((w) => w.rotateSecret(hook.id, { hmacSecret: "second-secret-0123456789", overlapSeconds: 3_600 })).pipe(as(org))
+      yield* Webhooks.use((w) =>
+        w.rotateSecret(hook.id, { hmacSecret: "second-secret-0123456789", overlapSeconds: 3_600 })
+      ).pipe(as(org))
       const repo = yield* WebhookRepository
       const stored = Option.getOrThrow(yield* repo.findById(org, hook.id))
-      assert.deepInclude(stored, { hmacSecret: "second-secret-0123456789", previousHmacSecret: "first-secret-0123456789", previousSecretExpiresAt: fromMillis(rotatedAt + 3_600_000) })
+      assert.deepInclude(stored, {
+        hmacSecret: "second-secret-0123456789",
+        previousHmacSecret: "first-secret-0123456789",
+        previousSecretExpiresAt: fromMillis(rotatedAt + 3_600_000)
+      })
       yield* transactional(recordEvent(org, "review.created", { id: "r" }))
       yield* fanOutOnce(1000)
-      const [claim] = yield* repo.claimDeliveries({ dispatcherId: "00000000-0000-4000-8000-0000000000e1", at: fromMillis(rotatedAt), limit: 10, perWebhookLimit: 10 })
-      assert.deepStrictEqual([claim!.hmacSecret, claim!.previousSecret], ["second-secret-0123456789", { hmacSecret: "first-secret-0123456789", expiresAt: fromMillis(rotatedAt + 3_600_000) }])
+      const [claim] = yield* repo.claimDeliveries({
+        dispatcherId: "00000000-0000-4000-8000-0000000000e1",
+        at: fromMillis(rotatedAt),
+        limit: 10,
+        perWebhookLimit: 10
+      })
+      assert.deepStrictEqual([claim!.hmacSecret, claim!.previousSecret], ["second-secret-0123456789", {
+        hmacSecret: "first-secret-0123456789",
+        expiresAt: fromMillis(rotatedAt + 3_600_000)
+      }])
       yield* Webhooks.use((w) => w.update(hook.id, { hmacSecret: "third-secret-0123456789" })).pipe(as(org))
-      assert.deepInclude(Option.getOrThrow(yield* repo.findById(org, hook.id)), { previousHmacSecret: null, previousSecretExpiresAt: null })
-      yield* Webhooks.use((w) => w.rotateSecret(hook.id, { hmacSecret: "fourth-secret-0123456789", overlapSeconds: 0 })).pipe(as(org))
-      assert.deepInclude(Option.getOrThrow(yield* repo.findById(org, hook.id)), { hmacSecret: "fourth-secret-0123456789", previousHmacSecret: null })
-      const missing = yield* Effect.flip(Webhooks.use((w) => w.rotateSecret("00000000-0000-4000-8000-000000000000" as WebhookId, { hmacSecret: "fifth-secret-0123456789" })).pipe(as(org)))
+      assert.deepInclude(Option.getOrThrow(yield* repo.findById(org, hook.id)), {
+        previousHmacSecret: null,
+        previousSecretExpiresAt: null
+      })
+      yield* Webhooks.use((w) => w.rotateSecret(hook.id, { hmacSecret: "fourth-secret-0123456789", overlapSeconds: 0 }))
+        .pipe(as(org))
+      assert.deepInclude(Option.getOrThrow(yield* repo.findById(org, hook.id)), {
+        hmacSecret: "fourth-secret-0123456789",
+        previousHmacSecret: null
+      })
+      const missing = yield* Effect.flip(
+        Webhooks.use((w) =>
+          w.rotateSecret("00000000-0000-4000-8000-000000000000" as WebhookId, { hmacSecret: "fifth-secret-0123456789" })
+        ).pipe(as(org))
+      )
       assert.strictEqual(missing._tag, "NotFound")
     }))
 
@@ -179,11 +233,21 @@ const redelivery = (it: It) =>
       assert.notStrictEqual(again.idempotencyKey, twice.idempotencyKey)
       assert.deepStrictEqual(again.payload, { ...JSON.parse(first!.body), idempotencyKey: again.idempotencyKey })
       // The fan-out's guarantee still holds for first deliveries.
-      yield* repo.insertDeliveries([{ ...first!, id: "00000000-0000-4000-8000-00000000f1f1" as never, idempotencyKey: "00000000-0000-4000-8000-00000000f2f2", status: "pending" }])
+      yield* repo.insertDeliveries([{
+        ...first!,
+        id: "00000000-0000-4000-8000-00000000f1f1" as never,
+        idempotencyKey: "00000000-0000-4000-8000-00000000f2f2",
+        status: "pending"
+      }])
       const log = yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })
       assert.strictEqual(log.length, 3)
       assert.strictEqual(log.filter((d) => d.redeliveryOf === null).length, 1)
-      assert.strictEqual((yield* Effect.flip(Webhooks.use((w) => w.redeliver(hook.id, "00000000-0000-4000-8000-000000000000" as never)).pipe(as(org))))._tag, "NotFound")
+      assert.strictEqual(
+        (yield* Effect.flip(
+          Webhooks.use((w) => w.redeliver(hook.id, "00000000-0000-4000-8000-000000000000" as never)).pipe(as(org))
+        ))._tag,
+        "NotFound"
+      )
     }))
 
 /** A ping or redelivery stored after its webhook was deleted (a race with the delete) stores nothing, and fails nothing. */
@@ -234,25 +298,37 @@ const bodies = (it: It) =>
       ]
       const at = fromMillis(Date.UTC(2026, 0, 1))
       const records: Array<WebhookDeliveryRecord> = shapes.flatMap((shape, i) =>
-        [hookA.id, hookB.id].map((webhookId, j) => pendingDelivery({
-          id: key(100 + i * 2 + j) as never,
-          organizationId: org,
-          webhookId,
-          eventId: eventId as never,
-          event: "review.created",
-          idempotencyKey: key(200 + i * 2 + j),
-          body: shape(key(200 + i * 2 + j)),
-          createdAt: at,
-          redeliveryOf: key(300) as never,
-          recordKey: null
-        })))
+        [hookA.id, hookB.id].map((webhookId, j) =>
+          pendingDelivery({
+            id: key(100 + i * 2 + j) as never,
+            organizationId: org,
+            webhookId,
+            eventId: eventId as never,
+            event: "review.created",
+            idempotencyKey: key(200 + i * 2 + j),
+            body: shape(key(200 + i * 2 + j)),
+            createdAt: at,
+            redeliveryOf: key(300) as never,
+            recordKey: null
+          })
+        )
+      )
       // A key in upper case, and a delivery already finished, in the same batch: a store may write such rows
       // another way than new pending ones with a canonical key (PostgreSQL, docs/DECISIONS.md §41).
       const upper = key(500).toUpperCase()
       records.push(
         { ...records[0]!, id: key(501) as never, idempotencyKey: upper, body: shapes[0]!(upper) },
-        { ...records[1]!, id: key(502) as never, idempotencyKey: key(503), body: shapes[1]!(key(503)), status: "failed",
-          error: "HTTP 500", responseStatus: 500, durationMs: 3, attemptedAt: at }
+        {
+          ...records[1]!,
+          id: key(502) as never,
+          idempotencyKey: key(503),
+          body: shapes[1]!(key(503)),
+          status: "failed",
+          error: "HTTP 500",
+          responseStatus: 500,
+          durationMs: 3,
+          attemptedAt: at
+        }
       )
       const repo = yield* WebhookRepository
       yield* repo.insertDeliveries(records)
@@ -266,7 +342,8 @@ const bodies = (it: It) =>
 /** The event feed (docs/DECISIONS.md §17). */
 const feed = (it: It) =>
   describe("event feed", () => {
-    const read = (org: OrganizationId, query: Parameters<Webhooks["Service"]["feed"]>[0]) => Webhooks.use((w) => w.feed(query)).pipe(as(org, ["settings:read"]))
+    const read = (org: OrganizationId, query: Parameters<Webhooks["Service"]["feed"]>[0]) =>
+      Webhooks.use((w) => w.feed(query)).pipe(as(org, ["settings:read"]))
     // The feed shows a commit once every older transaction has ended (docs/DECISIONS.md §17); on a database server
     // shared with other work that can be a moment later, so the suite waits for the feed to reach what was committed.
     const caughtUp = (org: OrganizationId) =>
@@ -283,7 +360,9 @@ const feed = (it: It) =>
         const org = yield* newOrganization("Feed")
         const other = yield* newOrganization("Feed neighbour")
         yield* transactional(recordEvent(other, "review.created", { id: "foreign" }))
-        for (let i = 0; i < 5; i++) yield* transactional(recordEvent(org, i % 2 === 0 ? "review.created" : "product.updated", { id: `r${i}` }))
+        for (let i = 0; i < 5; i++) {
+          yield* transactional(recordEvent(org, i % 2 === 0 ? "review.created" : "product.updated", { id: `r${i}` }))
+        }
         yield* caughtUp(org)
         const first = yield* read(org, { limit: 3 })
         assert.deepStrictEqual(first.data.map((e) => (e.data as { id: string }).id), ["r0", "r1", "r2"])
@@ -294,20 +373,35 @@ const feed = (it: It) =>
         assert.deepStrictEqual(end.data, [])
         yield* transactional(recordEvent(org, "review.deleted", { id: "r5" }))
         yield* caughtUp(org)
-        assert.deepStrictEqual((yield* read(org, { cursor: end.nextCursor })).data.map((e) => e.event), ["review.deleted"])
+        assert.deepStrictEqual((yield* read(org, { cursor: end.nextCursor })).data.map((e) => e.event), [
+          "review.deleted"
+        ])
         // Filtered by name; the cursor is bound to the names.
         const reviews = yield* read(org, { events: "review.created,review.deleted", limit: 2 })
         assert.deepStrictEqual(reviews.data.map((e) => (e.data as { id: string }).id), ["r0", "r2"])
-        assert.deepStrictEqual((yield* read(org, { events: ["review.deleted", "review.created"], cursor: reviews.nextCursor })).data.map((e) => (e.data as { id: string }).id), ["r4", "r5"])
+        assert.deepStrictEqual(
+          (yield* read(org, { events: ["review.deleted", "review.created"], cursor: reviews.nextCursor })).data.map((
+            e
+          ) => (e.data as { id: string }).id),
+          ["r4", "r5"]
+        )
         const misuse = yield* Effect.flip(read(org, { events: "product.updated", cursor: reviews.nextCursor }))
         assert.strictEqual(misuse._tag, "InvalidRequest")
         const unknown = yield* Effect.flip(read(org, { events: "review.created,order.shipped" }))
-        assert.deepStrictEqual(unknown._tag === "InvalidRequest" ? unknown.issues.map((i) => i.path) : [], ["events[1]"])
+        assert.deepStrictEqual(unknown._tag === "InvalidRequest" ? unknown.issues.map((i) => i.path) : [], [
+          "events[1]"
+        ])
         // Each entry is the event as recorded; other organizations' events never show.
         const all = yield* read(org, { limit: 250 })
         const stored = yield* EventOutbox.use((o) => o.listForOrganization(org))
-        assert.deepStrictEqual(all.data, stored.map((e) => ({ id: e.id, event: e.event, timestamp: e.occurredAt, data: e.data })))
-        assert.strictEqual((yield* Effect.flip(read(org, { cursor: (yield* read(other, {})).nextCursor })))._tag, "InvalidRequest")
+        assert.deepStrictEqual(
+          all.data,
+          stored.map((e) => ({ id: e.id, event: e.event, timestamp: e.occurredAt, data: e.data }))
+        )
+        assert.strictEqual(
+          (yield* Effect.flip(read(org, { cursor: (yield* read(other, {})).nextCursor })))._tag,
+          "InvalidRequest"
+        )
       }))
 
     it.effect("purging removes only old events that were fanned out, in bounded batches", () =>
@@ -338,8 +432,16 @@ const ordering = (it: It) =>
     Effect.gen(function*() {
       yield* drain
       const org = yield* newOrganization("Ordering")
-      const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "review.updated", "review.deleted"] })).pipe(as(org))
-      for (const [event, id, n] of [["review.created", "a", 1], ["review.updated", "a", 2], ["review.created", "b", 1], ["review.updated", "a", 3], ["review.deleted", "a", 4]] as const) {
+      const hook = yield* Webhooks.use((w) =>
+        w.create({ url: HOOK, events: ["review.created", "review.updated", "review.deleted"] })
+      ).pipe(as(org))
+      for (
+        const [event, id, n] of [["review.created", "a", 1], ["review.updated", "a", 2], ["review.created", "b", 1], [
+          "review.updated",
+          "a",
+          3
+        ], ["review.deleted", "a", 4]] as const
+      ) {
         yield* transactional(recordEvent(org, event, { id, n }))
         yield* TestClock.adjust("1 millis")
       }
@@ -349,13 +451,22 @@ const ordering = (it: It) =>
       const at = fromMillis(1_000)
       const seen: Array<string> = []
       for (let round = 0; round < 10; round++) {
-        const claimed = (yield* repo.claimDeliveries({ dispatcherId: D, at, limit: 100, perWebhookLimit: 100 })).filter((c) => c.delivery.webhookId === hook.id)
+        const claimed = (yield* repo.claimDeliveries({ dispatcherId: D, at, limit: 100, perWebhookLimit: 100 })).filter(
+          (c) => c.delivery.webhookId === hook.id
+        )
         if (claimed.length === 0) break
         const about = claimed.map((c) => JSON.parse(c.delivery.body).data as { id: string; n: number })
         // Never two of one record at once.
         assert.strictEqual(new Set(about.map((d) => d.id)).size, about.length)
         seen.push(...about.map((d) => `${d.id}${d.n}`))
-        for (const c of claimed) yield* repo.completeDelivery(D, org, c.delivery.id, { status: "delivered", responseStatus: 200, error: null, durationMs: 1 })
+        for (const c of claimed) {
+          yield* repo.completeDelivery(D, org, c.delivery.id, {
+            status: "delivered",
+            responseStatus: 200,
+            error: null,
+            durationMs: 1
+          })
+        }
       }
       assert.deepStrictEqual(seen.filter((s) => s.startsWith("a")), ["a1", "a2", "a3", "a4"])
       // b went out in the first round, beside a1, not after a's whole history.
@@ -367,19 +478,30 @@ const registration = (it: It) =>
     it.effect("creates, reads, updates and deletes, recording an event for each change, never exposing the secret", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Hooks")
-        const created = yield* Webhooks.use((w) => w.create({
-          url: "HTTPS://Hooks.Example.com/receive",
-          events: ["review.created", "review.updated", "review.created"],
-          hmacSecret: "s3cret-value-0123456789"
-        })).pipe(as(org))
+        const created = yield* Webhooks.use((w) =>
+          w.create({
+            url: "HTTPS://Hooks.Example.com/receive",
+            events: ["review.created", "review.updated", "review.created"],
+            hmacSecret: "s3cret-value-0123456789"
+          })
+        ).pipe(as(org))
         assert.strictEqual(created.url, HOOK)
         assert.deepStrictEqual(created.events, ["review.created", "review.updated"])
         assert.isTrue(created.hasSecret)
-        assert.deepStrictEqual(Object.keys(created).sort(), ["createdAt", "events", "hasSecret", "id", "updatedAt", "url"])
+        assert.deepStrictEqual(Object.keys(created).sort(), [
+          "createdAt",
+          "events",
+          "hasSecret",
+          "id",
+          "updatedAt",
+          "url"
+        ])
         assert.deepStrictEqual(yield* Webhooks.use((w) => w.get(created.id)).pipe(as(org)), created)
 
         yield* TestClock.adjust("1 second")
-        const kept = yield* Webhooks.use((w) => w.update(created.id, { events: ["productQuestion.created"] })).pipe(as(org))
+        const kept = yield* Webhooks.use((w) => w.update(created.id, { events: ["productQuestion.created"] })).pipe(
+          as(org)
+        )
         assert.deepStrictEqual(kept.events, ["productQuestion.created"])
         assert.isTrue(kept.hasSecret, "omitting hmacSecret keeps it")
         assert.isTrue(kept.updatedAt > created.updatedAt)
@@ -446,12 +568,15 @@ const registration = (it: It) =>
         const org = yield* newOrganization("Local")
         // The service reads its settings when it is built: a host with other settings builds it with them.
         const permissive = Webhooks.layer.pipe(
-          Layer.provide(Layer.succeed(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 1000 }))
+          Layer.provide(
+            Layer.succeed(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 1000 })
+          )
         )
-        const hook = yield* Webhooks.use((w) => w.create({ url: "http://127.0.0.1:9/x", events: ["review.created"] })).pipe(
-          as(org),
-          Effect.provide(permissive, { local: true })
-        )
+        const hook = yield* Webhooks.use((w) => w.create({ url: "http://127.0.0.1:9/x", events: ["review.created"] }))
+          .pipe(
+            as(org),
+            Effect.provide(permissive, { local: true })
+          )
         assert.strictEqual(hook.url, "http://127.0.0.1:9/x")
         assert.isFalse(hook.hasSecret)
       }))
@@ -490,7 +615,9 @@ const registration = (it: It) =>
         const org = yield* newOrganization("Pages")
         const created: Array<{ id: WebhookId; createdAt: string }> = []
         for (let i = 0; i < 5; i++) {
-          created.push(yield* Webhooks.use((w) => w.create({ url: `${HOOK}/${i}`, events: ["review.created"] })).pipe(as(org)))
+          created.push(
+            yield* Webhooks.use((w) => w.create({ url: `${HOOK}/${i}`, events: ["review.created"] })).pipe(as(org))
+          )
           if (i % 2 === 0) yield* TestClock.adjust("1 second") // some share a createdAt: id breaks the tie
         }
         const ids = [...created]
@@ -520,12 +647,16 @@ const registration = (it: It) =>
 
 const transportOf = (answer: (request: OutgoingWebhook) => TransportResult) => {
   const sent: Array<OutgoingWebhook> = []
-  const layer = Layer.succeed(WebhookTransport, WebhookTransport.of({
-    post: (request) => Effect.sync(() => {
-      sent.push(request)
-      return answer(request)
+  const layer = Layer.succeed(
+    WebhookTransport,
+    WebhookTransport.of({
+      post: (request) =>
+        Effect.sync(() => {
+          sent.push(request)
+          return answer(request)
+        })
     })
-  }))
+  )
   return { sent, layer }
 }
 
@@ -536,9 +667,15 @@ const delivery = (it: It) =>
         yield* drain
         const org = yield* newOrganization("Fan-out")
         const other = yield* newOrganization("Other")
-        const reviews = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "review.deleted"] })).pipe(as(org))
-        const questions = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["productQuestion.created"] })).pipe(as(org))
-        const both = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "productQuestion.created"] })).pipe(as(org))
+        const reviews = yield* Webhooks.use((w) =>
+          w.create({ url: HOOK, events: ["review.created", "review.deleted"] })
+        ).pipe(as(org))
+        const questions = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["productQuestion.created"] })).pipe(
+          as(org)
+        )
+        const both = yield* Webhooks.use((w) =>
+          w.create({ url: HOOK, events: ["review.created", "productQuestion.created"] })
+        ).pipe(as(org))
         const foreign = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(other))
         yield* transactional(Effect.gen(function*() {
           yield* recordEvent(org, "review.created", { id: "r1", n: 1 })
@@ -554,17 +691,41 @@ const delivery = (it: It) =>
         const r = yield* log(reviews.id)
         assert.deepStrictEqual(r.map((d) => d.event), ["review.created"])
         assert.deepStrictEqual((yield* log(questions.id)).map((d) => d.event), ["productQuestion.created"])
-        assert.deepStrictEqual((yield* log(both.id)).map((d) => d.event).sort(), ["productQuestion.created", "review.created"])
+        assert.deepStrictEqual((yield* log(both.id)).map((d) => d.event).sort(), [
+          "productQuestion.created",
+          "review.created"
+        ])
         assert.deepStrictEqual(yield* repo.listDeliveries(other, foreign.id, { after: undefined, limit: 100 }), [])
 
         const d = r[0]!
         assert.strictEqual(d.status, "pending")
         // Top-level keys in the documented order (the data's own key order is the outbox's to keep).
-        assert.match(d.body, /^\{"event":"review\.created","timestamp":"[^"]+","idempotencyKey":"[^"]+","eventId":"[^"]+","data":\{/)
-        assert.deepStrictEqual(JSON.parse(d.body), { event: "review.created", timestamp: d.createdAt, idempotencyKey: d.idempotencyKey, eventId: d.eventId, data: { id: "r1", n: 1 } })
+        assert.match(
+          d.body,
+          /^\{"event":"review\.created","timestamp":"[^"]+","idempotencyKey":"[^"]+","eventId":"[^"]+","data":\{/
+        )
+        assert.deepStrictEqual(JSON.parse(d.body), {
+          event: "review.created",
+          timestamp: d.createdAt,
+          idempotencyKey: d.idempotencyKey,
+          eventId: d.eventId,
+          data: { id: "r1", n: 1 }
+        })
         const view = toWebhookDelivery(d)
-        assert.deepStrictEqual(view.payload, { event: "review.created", timestamp: d.createdAt, idempotencyKey: d.idempotencyKey, eventId: d.eventId, data: { id: "r1", n: 1 } })
-        assert.deepInclude(view, { status: "pending", responseStatus: null, error: null, durationMs: null, attemptedAt: null })
+        assert.deepStrictEqual(view.payload, {
+          event: "review.created",
+          timestamp: d.createdAt,
+          idempotencyKey: d.idempotencyKey,
+          eventId: d.eventId,
+          data: { id: "r1", n: 1 }
+        })
+        assert.deepInclude(view, {
+          status: "pending",
+          responseStatus: null,
+          error: null,
+          durationMs: null,
+          attemptedAt: null
+        })
         const keys = [...r, ...(yield* log(questions.id)), ...(yield* log(both.id))].map((x) => x.idempotencyKey)
         assert.strictEqual(new Set(keys).size, keys.length)
       }))
@@ -620,14 +781,19 @@ const delivery = (it: It) =>
           assert.deepInclude(c.delivery, { status: "in_flight", claimedBy: D1, attemptedAt: at })
           assert.strictEqual(c.url, HOOK)
         }
-        assert.deepStrictEqual(yield* repo.claimDeliveries({ dispatcherId: D2, at, limit: 10, perWebhookLimit: 1 }), [],
-          "both webhooks are at their limit")
+        assert.deepStrictEqual(
+          yield* repo.claimDeliveries({ dispatcherId: D2, at, limit: 10, perWebhookLimit: 1 }),
+          [],
+          "both webhooks are at their limit"
+        )
         const more = yield* repo.claimDeliveries({ dispatcherId: D2, at, limit: 1, perWebhookLimit: 3 })
         assert.strictEqual(more.length, 1, "the batch limit holds")
         // Concurrent claimers never get the same delivery.
         const racing = yield* Effect.all(
-          Array.from({ length: 8 }, (_, i) =>
-            repo.claimDeliveries({ dispatcherId: i % 2 === 0 ? D1 : D2, at, limit: 2, perWebhookLimit: 100 })),
+          Array.from(
+            { length: 8 },
+            (_, i) => repo.claimDeliveries({ dispatcherId: i % 2 === 0 ? D1 : D2, at, limit: 2, perWebhookLimit: 100 })
+          ),
           { concurrency: "unbounded" }
         )
         const ids = [...first, ...more, ...racing.flat()].map((c) => c.delivery.id)
@@ -642,7 +808,13 @@ const delivery = (it: It) =>
         assert.isFalse(yield* repo.completeDelivery(D1, org, c.delivery.id, { ...outcome, status: "failed" }))
         const log = yield* repo.listDeliveries(org, c.delivery.webhookId, { after: undefined, limit: 10 })
         const row = log.find((d) => d.id === c.delivery.id)!
-        assert.deepInclude(toWebhookDelivery(row), { status: "delivered", responseStatus: 204, error: null, durationMs: 12, attemptedAt: at })
+        assert.deepInclude(toWebhookDelivery(row), {
+          status: "delivered",
+          responseStatus: 204,
+          error: null,
+          durationMs: 12,
+          attemptedAt: at
+        })
         assert.strictEqual(toWebhookDelivery(log.find((d) => d.status === "in_flight")!).status, "pending")
         yield* drain
       }))
@@ -651,7 +823,8 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Many hooks")
         const other = yield* newOrganization("Other hooks")
-        const create = (o: OrganizationId) => Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(o))
+        const create = (o: OrganizationId) =>
+          Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(o))
         for (let i = 0; i < MAX_WEBHOOKS_PER_ORGANIZATION; i++) yield* create(org)
         const refused = yield* Effect.flip(create(org))
         assert.strictEqual(refused._tag, "InvalidRequest")
@@ -671,9 +844,13 @@ const delivery = (it: It) =>
         const quiet = yield* newOrganization("Quiet claims")
         const noisyHooks = []
         for (let i = 0; i < 3; i++) {
-          noisyHooks.push(yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(noisy)))
+          noisyHooks.push(
+            yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(noisy))
+          )
         }
-        const quietHook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(quiet))
+        const quietHook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(quiet)
+        )
         // The noisy organization's backlog is older than the quiet one's two deliveries.
         for (let i = 0; i < 6; i++) {
           yield* transactional(recordEvent(noisy, "review.created", { i }))
@@ -692,12 +869,24 @@ const delivery = (it: It) =>
         const first = yield* claim(4)
         const orgs = first.map((c) => c.delivery.organizationId)
         assert.deepStrictEqual(orgs.slice(0, 2).sort(), [noisy, quiet].sort(), "each organization's oldest first")
-        assert.strictEqual(orgs.filter((o) => o === quiet).length, 2, "the quiet organization is not behind the backlog")
+        assert.strictEqual(
+          orgs.filter((o) => o === quiet).length,
+          2,
+          "the quiet organization is not behind the backlog"
+        )
         assert.strictEqual(orgs.filter((o) => o === noisy).length, 2)
         const second = yield* claim(100)
-        assert.deepStrictEqual(second.map((c) => c.delivery.organizationId), [noisy], "the noisy one is held to 3 in flight")
+        assert.deepStrictEqual(
+          second.map((c) => c.delivery.organizationId),
+          [noisy],
+          "the noisy one is held to 3 in flight"
+        )
         assert.deepStrictEqual(yield* claim(100), [], "every slot of the noisy organization is taken")
-        assert.isTrue([...first, ...second].every((c) => c.delivery.webhookId !== quietHook.id || c.delivery.organizationId === quiet))
+        assert.isTrue(
+          [...first, ...second].every((c) =>
+            c.delivery.webhookId !== quietHook.id || c.delivery.organizationId === quiet
+          )
+        )
         // A finished delivery frees one of its organization's slots.
         const done = first.find((c) => c.delivery.organizationId === noisy)!
         yield* repo.completeDeliveries(D, [{
@@ -728,7 +917,12 @@ const delivery = (it: It) =>
         assert.strictEqual(theirs.length, 1)
         const [a, b, c] = mine
         const ok = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
-        const bad = { status: "failed", responseStatus: 500, error: "HTTP 500: nope \u0000 here", durationMs: 4 } as const
+        const bad = {
+          status: "failed",
+          responseStatus: 500,
+          error: "HTTP 500: nope \u0000 here",
+          durationMs: 4
+        } as const
         // Characters a store's encoding of a batch must carry through (quotes, backslashes, braces, commas, words).
         const tricky = { ...bad, error: `HTTP 500: {"a":"b\\"c\\\\d"}, NULL, "", \\N, ' é 𝄞` } as const
         yield* repo.completeDelivery(D1, org, c!.delivery.id, bad)
@@ -741,8 +935,15 @@ const delivery = (it: It) =>
         ])
         assert.deepStrictEqual([...recorded].sort(), [a!.delivery.id, b!.delivery.id].sort())
         assert.deepStrictEqual(yield* repo.completeDeliveries(D1, []), [])
-        const byId = new Map((yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).map((d) => [d.id, d]))
-        assert.deepInclude(byId.get(a!.delivery.id)!, { status: "delivered", responseStatus: 200, error: null, durationMs: 3 })
+        const byId = new Map(
+          (yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).map((d) => [d.id, d])
+        )
+        assert.deepInclude(byId.get(a!.delivery.id)!, {
+          status: "delivered",
+          responseStatus: 200,
+          error: null,
+          durationMs: 3
+        })
         const failed = byId.get(b!.delivery.id)!
         assert.deepInclude(failed, { status: "failed", responseStatus: 500, durationMs: 4 })
         assert.strictEqual(failed.error, tricky.error)
@@ -766,9 +967,18 @@ const delivery = (it: It) =>
         const at = fromMillis(2_000)
         const [theirs] = yield* repo.claimDeliveries({ dispatcherId: D2, at, limit: 1, perWebhookLimit: 3 })
         const [a, b] = yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 2, perWebhookLimit: 3 })
-        assert.deepStrictEqual(yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 10, perWebhookLimit: 3 }), [], "at the limit")
+        assert.deepStrictEqual(
+          yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 10, perWebhookLimit: 3 }),
+          [],
+          "at the limit"
+        )
         const ok = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
-        const bad = { status: "failed", responseStatus: 500, error: "HTTP 500: nope \u0000 here", durationMs: 4 } as const
+        const bad = {
+          status: "failed",
+          responseStatus: 500,
+          error: "HTTP 500: nope \u0000 here",
+          durationMs: 4
+        } as const
         const same = yield* repo.claimDeliveries({
           dispatcherId: D1,
           at,
@@ -783,7 +993,9 @@ const delivery = (it: It) =>
         assert.isAtMost(same.length, 2, "never more than the slots the recorded deliveries free")
         const next = [...same, ...yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 10, perWebhookLimit: 3 })]
         assert.strictEqual(next.length, 2, "the two recorded deliveries freed two of the webhook's three slots")
-        const byId = new Map((yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).map((d) => [d.id, d]))
+        const byId = new Map(
+          (yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).map((d) => [d.id, d])
+        )
         assert.deepInclude(byId.get(a!.delivery.id)!, { status: "delivered", responseStatus: 200, durationMs: 3 })
         assert.deepInclude(byId.get(b!.delivery.id)!, { status: "failed", responseStatus: 500, durationMs: 4 })
         assert.match(byId.get(b!.delivery.id)!.error ?? "", /^HTTP 500: nope . here$/)
@@ -796,7 +1008,8 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Release")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "review.updated"] })).pipe(as(org))
+        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "review.updated"] }))
+          .pipe(as(org))
         // Two events about one record (ordered) and one about another.
         yield* transactional(recordEvent(org, "review.created", { id: "r1", n: 1 }))
         yield* transactional(recordEvent(org, "review.updated", { id: "r1", n: 2 }))
@@ -805,23 +1018,45 @@ const delivery = (it: It) =>
         const repo = yield* WebhookRepository
         const D1 = "00000000-0000-4000-8000-0000000000e1"
         const D2 = "00000000-0000-4000-8000-0000000000e2"
-        const claimed = yield* repo.claimDeliveries({ dispatcherId: D1, at: fromMillis(3_000), limit: 10, perWebhookLimit: 10 })
-        assert.deepStrictEqual(claimed.map((c) => JSON.parse(c.delivery.body).data.n).sort(), [1, 3], "r1's second waits")
+        const claimed = yield* repo.claimDeliveries({
+          dispatcherId: D1,
+          at: fromMillis(3_000),
+          limit: 10,
+          perWebhookLimit: 10
+        })
+        assert.deepStrictEqual(
+          claimed.map((c) => JSON.parse(c.delivery.body).data.n).sort(),
+          [1, 3],
+          "r1's second waits"
+        )
         const keys = claimed.map((c) => ({ organizationId: org, id: c.delivery.id }))
         assert.strictEqual(yield* repo.releaseDeliveries(D2, keys), 0, "another dispatcher's claims stay")
-        assert.strictEqual(yield* repo.releaseDeliveries(D1, [...keys, { organizationId: org, id: claimed[0]!.delivery.id }]), 2)
+        assert.strictEqual(
+          yield* repo.releaseDeliveries(D1, [...keys, { organizationId: org, id: claimed[0]!.delivery.id }]),
+          2
+        )
         assert.strictEqual(yield* repo.releaseDeliveries(D1, keys), 0, "released once")
         assert.strictEqual(yield* repo.releaseDeliveries(D1, []), 0)
         for (const d of yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })) {
           assert.deepInclude(d, { status: "pending", claimedBy: null, attemptedAt: null })
         }
         // Claimed again (by anyone) as if never claimed: r1's first before its second.
-        const again = yield* repo.claimDeliveries({ dispatcherId: D2, at: fromMillis(4_000), limit: 10, perWebhookLimit: 10 })
+        const again = yield* repo.claimDeliveries({
+          dispatcherId: D2,
+          at: fromMillis(4_000),
+          limit: 10,
+          perWebhookLimit: 10
+        })
         assert.deepStrictEqual(again.map((c) => JSON.parse(c.delivery.body).data.n).sort(), [1, 3])
         assert.deepStrictEqual(again.map((c) => c.delivery.id).sort(), claimed.map((c) => c.delivery.id).sort())
         // A finished delivery is never made pending again.
         const first = again[0]!
-        yield* repo.completeDelivery(D2, org, first.delivery.id, { status: "delivered", responseStatus: 200, error: null, durationMs: 1 })
+        yield* repo.completeDelivery(D2, org, first.delivery.id, {
+          status: "delivered",
+          responseStatus: 200,
+          error: null,
+          durationMs: 1
+        })
         assert.strictEqual(yield* repo.releaseDeliveries(D2, [{ organizationId: org, id: first.delivery.id }]), 0)
         yield* drain
       }))
@@ -840,15 +1075,21 @@ const delivery = (it: It) =>
         const gate = yield* Deferred.make<void>()
         // The first four POSTs are answered at once, later ones only when the gate opens: meanwhile the dispatcher,
         // having seen POSTs finish, claims ahead of its two slots.
-        const held = Layer.succeed(WebhookTransport, WebhookTransport.of({
-          post: (request) =>
-            Effect.suspend(() => {
-              sent.push(request.headers["webhook-id"]!)
-              return sent.length <= 4 ? Effect.succeed(ok) : Effect.as(Deferred.await(gate), ok)
-            })
-        }))
+        const held = Layer.succeed(
+          WebhookTransport,
+          WebhookTransport.of({
+            post: (request) =>
+              Effect.suspend(() => {
+                sent.push(request.headers["webhook-id"]!)
+                return sent.length <= 4 ? Effect.succeed(ok) : Effect.as(Deferred.await(gate), ok)
+              })
+          })
+        )
         const count = (status: string) =>
-          Effect.map(repo.listDeliveries(org, hook.id, { after: undefined, limit: 100 }), (ds) => ds.filter((d) => d.status === status).length)
+          Effect.map(
+            repo.listDeliveries(org, hook.id, { after: undefined, limit: 100 }),
+            (ds) => ds.filter((d) => d.status === status).length
+          )
         // Real time (the suite's clock is a test clock): the dispatcher waits on the store and on the transport.
         const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
         const until = (done: Effect.Effect<boolean>, what: string) =>
@@ -894,27 +1135,52 @@ const delivery = (it: It) =>
         yield* drain
         const org = yield* newOrganization("Crash")
         const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
-        yield* transactional(Effect.all([recordEvent(org, "review.created", { n: 1 }), recordEvent(org, "review.created", { n: 2 }), recordEvent(org, "review.created", { n: 3 })]))
+        yield* transactional(
+          Effect.all([
+            recordEvent(org, "review.created", { n: 1 }),
+            recordEvent(org, "review.created", { n: 2 }),
+            recordEvent(org, "review.created", { n: 3 })
+          ])
+        )
         yield* fanOutOnce(1000)
         const repo = yield* WebhookRepository
         const dead = "00000000-0000-4000-8000-00000000dead"
         const live = "00000000-0000-4000-8000-00000000a11e"
         yield* repo.heartbeat(dead, fromMillis(1_000))
         yield* repo.heartbeat(live, fromMillis(1_000))
-        const [x] = yield* repo.claimDeliveries({ dispatcherId: dead, at: fromMillis(1_000), limit: 1, perWebhookLimit: 10 })
-        const [y] = yield* repo.claimDeliveries({ dispatcherId: live, at: fromMillis(1_000), limit: 1, perWebhookLimit: 10 })
+        const [x] = yield* repo.claimDeliveries({
+          dispatcherId: dead,
+          at: fromMillis(1_000),
+          limit: 1,
+          perWebhookLimit: 10
+        })
+        const [y] = yield* repo.claimDeliveries({
+          dispatcherId: live,
+          at: fromMillis(1_000),
+          limit: 1,
+          perWebhookLimit: 10
+        })
         yield* repo.heartbeat(live, fromMillis(40_000))
         assert.strictEqual(yield* repo.failInterrupted(fromMillis(10_000), INTERRUPTED), 1)
         const log = yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })
         const byId = new Map(log.map((d) => [d.id, d]))
         assert.deepInclude(byId.get(x!.delivery.id)!, { status: "failed", error: "interrupted", claimedBy: dead })
         assert.strictEqual(byId.get(y!.delivery.id)!.status, "in_flight")
-        assert.isFalse(yield* repo.completeDelivery(dead, org, x!.delivery.id, { status: "delivered", responseStatus: 200, error: null, durationMs: 1 }),
-          "a late outcome of the dead dispatcher does not overwrite the failure")
+        assert.isFalse(
+          yield* repo.completeDelivery(dead, org, x!.delivery.id, {
+            status: "delivered",
+            responseStatus: 200,
+            error: null,
+            durationMs: 1
+          }),
+          "a late outcome of the dead dispatcher does not overwrite the failure"
+        )
         // A dispatcher that stopped cleanly (lease removed) is dead too; the pending one was never attempted.
         yield* repo.removeDispatcher(live)
         assert.strictEqual(yield* repo.failInterrupted(fromMillis(0), INTERRUPTED), 1)
-        const pending = (yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).filter((d) => d.status === "pending")
+        const pending = (yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).filter((d) =>
+          d.status === "pending"
+        )
         assert.strictEqual(pending.length, 1)
         // The use-case computes staleness from the clock.
         assert.strictEqual(yield* failInterruptedDeliveries(30_000), 0)
@@ -925,24 +1191,36 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Send")
-        const signed = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"], hmacSecret: "k3y-0123456789abcdef" })).pipe(as(org))
-        const plain = yield* Webhooks.use((w) => w.create({ url: "https://other.example.com/x", events: ["review.created"] })).pipe(as(org))
+        const signed = yield* Webhooks.use((w) =>
+          w.create({ url: HOOK, events: ["review.created"], hmacSecret: "k3y-0123456789abcdef" })
+        ).pipe(as(org))
+        const plain = yield* Webhooks.use((w) =>
+          w.create({ url: "https://other.example.com/x", events: ["review.created"] })
+        ).pipe(as(org))
         yield* transactional(recordEvent(org, "review.created", { id: "r9" }))
         yield* fanOutOnce(1000)
         const repo = yield* WebhookRepository
         const D = "00000000-0000-4000-8000-0000000000d3"
-        const claimed = yield* repo.claimDeliveries({ dispatcherId: D, at: fromMillis(5), limit: 10, perWebhookLimit: 10 })
+        const claimed = yield* repo.claimDeliveries({
+          dispatcherId: D,
+          at: fromMillis(5),
+          limit: 10,
+          perWebhookLimit: 10
+        })
         assert.strictEqual(claimed.length, 2)
         const transport = transportOf((r) =>
           r.url.hostname === "hooks.example.com"
             ? { _tag: "Response", status: 200, bodyExcerpt: "" }
-            : { _tag: "Response", status: 503, bodyExcerpt: "x".repeat(1024) })
+            : { _tag: "Response", status: 503, bodyExcerpt: "x".repeat(1024) }
+        )
         for (const c of claimed) yield* sendClaimed(D, c).pipe(Effect.provide(transport.layer))
         assert.strictEqual(transport.sent.length, 2)
         const toSigned = transport.sent.find((s) => s.url.hostname === "hooks.example.com")!
         assert.strictEqual(toSigned.address, "93.184.216.34", "connects to the address it checked")
         assert.strictEqual(toSigned.headers["content-type"], "application/json")
-        assert.isTrue(verifyWebhookSignature(toSigned.body, toSigned.headers["x-webhook-signature"], "k3y-0123456789abcdef"))
+        assert.isTrue(
+          verifyWebhookSignature(toSigned.body, toSigned.headers["x-webhook-signature"], "k3y-0123456789abcdef")
+        )
         const toPlain = transport.sent.find((s) => s.url.hostname === "other.example.com")!
         assert.isUndefined(toPlain.headers["x-webhook-signature"])
         const [sd] = yield* repo.listDeliveries(org, signed.id, { after: undefined, limit: 1 })
@@ -956,7 +1234,12 @@ const delivery = (it: It) =>
         yield* repo.update({ ...current, url: "https://internal.example.com/x" })
         yield* transactional(recordEvent(org, "review.created", { id: "r10" }))
         yield* fanOutOnce(1000)
-        const again = yield* repo.claimDeliveries({ dispatcherId: D, at: fromMillis(6), limit: 10, perWebhookLimit: 10 })
+        const again = yield* repo.claimDeliveries({
+          dispatcherId: D,
+          at: fromMillis(6),
+          limit: 10,
+          perWebhookLimit: 10
+        })
         const refused = again.find((c) => c.delivery.webhookId === signed.id)!
         const quiet = transportOf(() => ({ _tag: "Response", status: 200, bodyExcerpt: "" }))
         const outcome = yield* sendClaimed(D, refused).pipe(Effect.provide(quiet.layer))
@@ -975,7 +1258,12 @@ const delivery = (it: It) =>
         yield* fanOutOnce(1000)
         yield* Webhooks.use((w) => w.delete(hook.id)).pipe(as(org))
         const repo = yield* WebhookRepository
-        const claimed = yield* repo.claimDeliveries({ dispatcherId: DRAIN, at: fromMillis(0), limit: 100, perWebhookLimit: 100 })
+        const claimed = yield* repo.claimDeliveries({
+          dispatcherId: DRAIN,
+          at: fromMillis(0),
+          limit: 100,
+          perWebhookLimit: 100
+        })
         assert.notInclude(claimed.map((c) => c.delivery.webhookId), hook.id)
         assert.deepStrictEqual(yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 }), [])
         yield* drain
@@ -992,11 +1280,28 @@ const delivery = (it: It) =>
           yield* TestClock.adjust("1 second")
         }
         const first = yield* Webhooks.use((w) => w.listDeliveries(hook.id, { limit: 2 })).pipe(as(org))
-        const second = yield* Webhooks.use((w) => w.listDeliveries(hook.id, { limit: 2, cursor: first.nextCursor! })).pipe(as(org))
+        const second = yield* Webhooks.use((w) => w.listDeliveries(hook.id, { limit: 2, cursor: first.nextCursor! }))
+          .pipe(as(org))
         assert.isNull(second.nextCursor)
-        assert.deepStrictEqual([...first.data, ...second.data].map((d) => (d.payload.data as { i: number }).i), [2, 1, 0])
+        assert.deepStrictEqual([...first.data, ...second.data].map((d) => (d.payload.data as { i: number }).i), [
+          2,
+          1,
+          0
+        ])
         assert.deepStrictEqual(Object.keys(first.data[0]!).sort(), [
-          "attemptedAt", "createdAt", "durationMs", "error", "event", "eventId", "id", "idempotencyKey", "payload", "redeliveryOf", "responseStatus", "status", "webhookId"
+          "attemptedAt",
+          "createdAt",
+          "durationMs",
+          "error",
+          "event",
+          "eventId",
+          "id",
+          "idempotencyKey",
+          "payload",
+          "redeliveryOf",
+          "responseStatus",
+          "status",
+          "webhookId"
         ])
         yield* drain
       }))

@@ -5,30 +5,42 @@ import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
 
-export const SitesHandlers = HttpApiBuilder.group(AdminApi, "sites", Effect.fn(function*(handlers) {
-  const catalogs = yield* Catalogs
-  return handlers
-    .handle("create", ({ payload }) => catalogs.createSite(payload))
-    .handle("list", ({ query }) => catalogs.listSites(query))
-    .handle("get", ({ params }) => catalogs.getSite(params.id))
-})).pipe(capturingOnly(Catalogs))
+export const SitesHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "sites",
+  Effect.fn(function*(handlers) {
+    const catalogs = yield* Catalogs
+    return handlers
+      .handle("create", ({ payload }) => catalogs.createSite(payload))
+      .handle("list", ({ query }) => catalogs.listSites(query))
+      .handle("get", ({ params }) => catalogs.getSite(params.id))
+  })
+).pipe(capturingOnly(Catalogs))
 
-export const ProductsHandlers = HttpApiBuilder.group(AdminApi, "products", Effect.fn(function*(handlers) {
-  const catalogs = yield* Catalogs
-  return handlers
-    .handle("create", ({ payload }) => catalogs.createProduct(payload))
-    .handle("list", ({ query }) => catalogs.listProducts(query))
-    .handle("import", ({ payload }) => catalogs.importProducts(payload))
-    .handle("get", ({ params }) => catalogs.getProduct(params.id))
-    .handle("update", ({ params, payload }) => catalogs.updateProduct(params.id, payload))
-    .handle("delete", ({ params }) => catalogs.deleteProduct(params.id))
-})).pipe(capturingOnly(Catalogs))
+export const ProductsHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "products",
+  Effect.fn(function*(handlers) {
+    const catalogs = yield* Catalogs
+    return handlers
+      .handle("create", ({ payload }) => catalogs.createProduct(payload))
+      .handle("list", ({ query }) => catalogs.listProducts(query))
+      .handle("import", ({ payload }) => catalogs.importProducts(payload))
+      .handle("get", ({ params }) => catalogs.getProduct(params.id))
+      .handle("update", ({ params, payload }) => catalogs.updateProduct(params.id, payload))
+      .handle("delete", ({ params }) => catalogs.deleteProduct(params.id))
+  })
+).pipe(capturingOnly(Catalogs))
 
-export const CustomersHandlers = HttpApiBuilder.group(AdminApi, "customers", Effect.fn(function*(handlers) {
-  const catalogs = yield* Catalogs
-  return handlers
-    .handle("create", ({ payload }) => catalogs.createCustomer(payload))
-    .handle("list", ({ query }) => catalogs.listCustomers(query))
-    .handle("import", ({ payload }) => catalogs.importCustomers(payload))
-    .handle("get", ({ params }) => catalogs.getCustomer(params.id))
-})).pipe(capturingOnly(Catalogs))
+export const CustomersHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "customers",
+  Effect.fn(function*(handlers) {
+    const catalogs = yield* Catalogs
+    return handlers
+      .handle("create", ({ payload }) => catalogs.createCustomer(payload))
+      .handle("list", ({ query }) => catalogs.listCustomers(query))
+      .handle("import", ({ payload }) => catalogs.importCustomers(payload))
+      .handle("get", ({ params }) => catalogs.getCustomer(params.id))
+  })
+).pipe(capturingOnly(Catalogs))

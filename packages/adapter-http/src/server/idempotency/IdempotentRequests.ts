@@ -43,8 +43,11 @@ const recordedErrors: Readonly<Record<string, (error: never) => unknown>> = {
 const encodeInvalidRequest = Schema.encodeSync(InvalidRequestResponse)
 const encodeConflict = Schema.encodeSync(ConflictResponse)
 
-const json = (status: number, body: unknown): StoredResponse =>
-  ({ status, contentType: "application/json", body: JSON.stringify(body) })
+const json = (status: number, body: unknown): StoredResponse => ({
+  status,
+  contentType: "application/json",
+  body: JSON.stringify(body)
+})
 
 const decoder = new TextDecoder()
 
@@ -53,13 +56,16 @@ const storedOf = (response: HttpServerResponse.HttpServerResponse): StoredRespon
   if (!isRecordedStatus(response.status)) return undefined
   const body = response.body
   if (body._tag === "Empty") return { status: response.status, contentType: null, body: "" }
-  if (body._tag === "Uint8Array") return { status: response.status, contentType: body.contentType, body: decoder.decode(body.body) }
+  if (body._tag === "Uint8Array") {
+    return { status: response.status, contentType: body.contentType, body: decoder.decode(body.body) }
+  }
   return undefined
 }
 
 /** Inside a security middleware the endpoint's failures arrive wrapped (HttpApiBuilder's `HandlerError`). */
 const unwrap = (error: unknown): unknown =>
-  typeof error === "object" && error !== null && "~effect/http-api/HttpApiBuilder/HandlerError" in error && "error" in error
+  typeof error === "object" && error !== null && "~effect/http-api/HttpApiBuilder/HandlerError" in error &&
+    "error" in error
     ? error.error
     : error
 
@@ -68,7 +74,9 @@ const failureOf = (cause: Cause.Cause<unknown>): StoredResponse | undefined => {
   if (error !== undefined) {
     const domain = unwrap(error) as { readonly _tag?: unknown }
     const encode = typeof domain?._tag === "string" ? recordedErrors[domain._tag] : undefined
-    return encode === undefined ? undefined : json(errorWire[domain._tag as keyof typeof errorWire].status, encode(domain as never))
+    return encode === undefined
+      ? undefined
+      : json(errorWire[domain._tag as keyof typeof errorWire].status, encode(domain as never))
   }
   // A unique clash the database caught is the operation's own 409 too (StoreRejections renders the first one).
   const defect = Result.getOrUndefined(Cause.findDefect(cause))
@@ -91,7 +99,8 @@ const replay = (stored: StoredResponse) => {
  * The key's own outcomes, failed by `Idempotency.run` itself (the endpoint's failures arrive wrapped, so an endpoint's
  * own Conflict is never mistaken for one of these).
  */
-const isKeyOutcome = (e: unknown): e is Conflict | IdempotencyKeyReused => e instanceof Conflict || e instanceof IdempotencyKeyReused
+const isKeyOutcome = (e: unknown): e is Conflict | IdempotencyKeyReused =>
+  e instanceof Conflict || e instanceof IdempotencyKeyReused
 
 const keyAnswer = (e: Conflict | IdempotencyKeyReused) =>
   e._tag === "Conflict"
@@ -130,7 +139,14 @@ export const idempotently = <E, R>(
     const atomic = !answersAfterCommit.has(endpointKey(route.method, route.path))
     const result = yield* idempotency.run({ organizationId, key, fingerprint }, httpEffect, { recordOf, atomic }).pipe(
       Effect.catchIf(isKeyOutcome, (e) => Effect.succeed({ _tag: "Answer" as const, response: keyAnswer(e) }))
-    ) as Effect.Effect<IdempotentResult<HttpServerResponse.HttpServerResponse> | { readonly _tag: "Answer"; readonly response: HttpServerResponse.HttpServerResponse }, E, R>
+    ) as Effect.Effect<
+      IdempotentResult<HttpServerResponse.HttpServerResponse> | {
+        readonly _tag: "Answer"
+        readonly response: HttpServerResponse.HttpServerResponse
+      },
+      E,
+      R
+    >
     switch (result._tag) {
       case "Ran":
         return result.value

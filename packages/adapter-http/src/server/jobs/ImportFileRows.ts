@@ -5,7 +5,15 @@
  * typed by the core's column mapping (`rowOfCsvRecord`). Never more than one row and one chunk in memory: the body
  * is read with backpressure, and bytes are counted so a file over the limit stops at once with 413.
  */
-import { InvalidRequest, isJsonColumn, type JobFormat, type JobType, MAX_JOB_BYTES, PayloadTooLarge, rowOfCsvRecord } from "@feedback/core"
+import {
+  InvalidRequest,
+  isJsonColumn,
+  type JobFormat,
+  type JobType,
+  MAX_JOB_BYTES,
+  PayloadTooLarge,
+  rowOfCsvRecord
+} from "@feedback/core"
 import { CsvError, parse } from "csv-parse"
 import { Cause, Effect, Stream } from "effect"
 import { type JsonBodyProblem, jsonTextProblem, problemMessage } from "../JsonBodyShape.ts"
@@ -14,7 +22,9 @@ import { type JsonBodyProblem, jsonTextProblem, problemMessage } from "../JsonBo
 const MAX_ROW_BYTES = 1024 * 1024
 
 const tooLarge = new PayloadTooLarge({
-  message: `An import file may be at most ${MAX_JOB_BYTES / 1024 / 1024} MiB; split it into several jobs. Nothing was imported.`,
+  message: `An import file may be at most ${
+    MAX_JOB_BYTES / 1024 / 1024
+  } MiB; split it into several jobs. Nothing was imported.`,
   limitBytes: MAX_JOB_BYTES
 })
 const rowTooLarge = new PayloadTooLarge({
@@ -39,12 +49,17 @@ const shapeProblem = (row: number, where: string, problem: JsonBodyProblem) =>
   InvalidRequest.single("body", `row ${row}${where} ${problemMessage[problem]}; nothing was imported`)
 
 /** NDJSON: one row a line (LF or CRLF); blank lines are ignored. */
-const ndjsonRows = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
+const ndjsonRows = <E>(
+  bytes: Stream.Stream<Uint8Array, E>
+): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
   Stream.suspend(() => {
     const decoder = new TextDecoder("utf-8")
     let pending = ""
     let rows = 0
-    const linesOf = (text: string, last: boolean): Effect.Effect<ReadonlyArray<string>, PayloadTooLarge | InvalidRequest> => {
+    const linesOf = (
+      text: string,
+      last: boolean
+    ): Effect.Effect<ReadonlyArray<string>, PayloadTooLarge | InvalidRequest> => {
       pending += text
       const parts = pending.split("\n")
       pending = last ? "" : parts.pop()!
@@ -92,7 +107,10 @@ const checkedHeader = (header: ReadonlyArray<string>): Array<string> => {
 }
 
 /** CSV (RFC 4180) with a header row; each record becomes a row object. */
-const csvRows = <E>(type: JobType, bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
+const csvRows = <E>(
+  type: JobType,
+  bytes: Stream.Stream<Uint8Array, E>
+): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
   Stream.unwrap(Effect.gen(function*() {
     const parser = parse({ columns: checkedHeader, bom: true, max_record_size: MAX_ROW_BYTES, skip_empty_lines: true })
     // The body is written into the parser with backpressure by a fiber of this stream's scope; the records are read
@@ -117,7 +135,9 @@ const csvRows = <E>(type: JobType, bytes: Stream.Stream<Uint8Array, E>): Stream.
       Stream.mapAccumEffect(() => 0, (row, record) => {
         for (const [column, cell] of Object.entries(record)) {
           const problem = isJsonColumn(type, column) ? jsonTextProblem(cell) : undefined
-          if (problem !== undefined) return Effect.fail(shapeProblem(row + 1, `, column ${JSON.stringify(column.slice(0, 100))},`, problem))
+          if (problem !== undefined) {
+            return Effect.fail(shapeProblem(row + 1, `, column ${JSON.stringify(column.slice(0, 100))},`, problem))
+          }
         }
         return Effect.succeed([row + 1, [JSON.stringify(rowOfCsvRecord(type, record))]] as const)
       })

@@ -4,7 +4,14 @@
  * Closing the layer interrupts the job in hand; its open batch rolls back and the job is taken up again, by this
  * or another process, from its last committed batch once the lease runs out. Purges expired export files hourly.
  */
-import { DEFAULT_JOB_BATCH_SIZE, IdGenerator, Jobs, JobSettings, type JobSettingsValues, WorkSignals } from "@feedback/core"
+import {
+  DEFAULT_JOB_BATCH_SIZE,
+  IdGenerator,
+  Jobs,
+  JobSettings,
+  type JobSettingsValues,
+  WorkSignals
+} from "@feedback/core"
 import { Cause, Effect, Layer, Schedule } from "effect"
 
 export interface JobServerOptions {
@@ -37,7 +44,10 @@ export const JobWorkerLive = (options: JobServerOptions = {}) =>
     const step = jobs.runNext(owner).pipe(
       Effect.flatMap((ran) => ran ? Effect.void : WorkSignals.use((signals) => signals.idle("jobs", poll))),
       Effect.catchCause((cause) =>
-        Effect.logError("jobs: the worker failed a step; retrying", Cause.pretty(cause)).pipe(Effect.andThen(Effect.sleep(poll))))
+        Effect.logError("jobs: the worker failed a step; retrying", Cause.pretty(cause)).pipe(
+          Effect.andThen(Effect.sleep(poll))
+        )
+      )
     )
     yield* Effect.forkScoped(Effect.forever(step))
     yield* Effect.forkScoped(

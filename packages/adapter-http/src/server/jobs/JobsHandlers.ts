@@ -9,36 +9,54 @@ import { capturingOnly } from "../HandlerGroups.ts"
 
 const mediaTypes = { csv: "text/csv; charset=utf-8", ndjson: "application/x-ndjson" } as const
 
-export const ImportJobsHandlers = HttpApiBuilder.group(AdminApi, "importJobs", Effect.fn(function*(handlers) {
-  const jobs = yield* Jobs
-  return handlers
-    .handle("create", ({ payload, query }) =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        const format = importFormatOf(request.headers["content-type"])
-        return jobs.createImport(
-          { type: query.type, strict: query.strict ?? false, format },
-          importFileRows(query.type, format, payload)
-        )
-      }))
-    .handle("get", ({ params }) => jobs.getImport(params.id))
-})).pipe(capturingOnly(Jobs))
+export const ImportJobsHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "importJobs",
+  Effect.fn(function*(handlers) {
+    const jobs = yield* Jobs
+    return handlers
+      .handle("create", ({ payload, query }) =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const format = importFormatOf(request.headers["content-type"])
+          return jobs.createImport(
+            { type: query.type, strict: query.strict ?? false, format },
+            importFileRows(query.type, format, payload)
+          )
+        }))
+      .handle("get", ({ params }) => jobs.getImport(params.id))
+  })
+).pipe(capturingOnly(Jobs))
 
-export const ExportJobsHandlers = HttpApiBuilder.group(AdminApi, "exportJobs", Effect.fn(function*(handlers) {
-  const jobs = yield* Jobs
-  const encoder = new TextEncoder()
-  return handlers
-    .handle("create", ({ payload }) =>
-      jobs.createExport({
-        type: payload.type,
-        format: payload.format,
-        filter: payload.filter === undefined ? undefined : JSON.stringify(payload.filter),
-        search: payload.search
-      }))
-    .handle("get", ({ params }) => jobs.getExport(params.id))
-    .handle("download", ({ params }) =>
-      Effect.map(jobs.download(params.id), (file) =>
-        HttpServerResponse.stream(Stream.map(file.content, (text) => encoder.encode(text)), {
-          contentType: mediaTypes[file.format],
-          headers: { "content-disposition": `attachment; filename="reviews-${params.id}.${file.format === "csv" ? "csv" : "ndjson"}"` }
-        })))
-})).pipe(capturingOnly(Jobs))
+export const ExportJobsHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "exportJobs",
+  Effect.fn(function*(handlers) {
+    const jobs = yield* Jobs
+    const encoder = new TextEncoder()
+    return handlers
+      .handle("create", ({ payload }) =>
+        jobs.createExport({
+          type: payload.type,
+          format: payload.format,
+          filter: payload.filter === undefined ? undefined : JSON.stringify(payload.filter),
+          search: payload.search
+        }))
+      .handle("get", ({ params }) => jobs.getExport(params.id))
+      .handle(
+        "download",
+        ({ params }) =>
+          Effect.map(jobs.download(params.id), (file) =>
+            HttpServerResponse.stream(
+              Stream.map(file.content, (text) => encoder.encode(text)),
+              {
+                contentType: mediaTypes[file.format],
+                headers: {
+                  "content-disposition": `attachment; filename="reviews-${params.id}.${
+                    file.format === "csv" ? "csv" : "ndjson"
+                  }"`
+                }
+              }
+            ))
+      )
+  })
+).pipe(capturingOnly(Jobs))

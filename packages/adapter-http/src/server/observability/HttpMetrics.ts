@@ -25,7 +25,10 @@ const seriesOf = (method: string, route: string, status: number): Series => {
   if (found === undefined) {
     const attributes = { method, route, status: String(status) }
     found = {
-      requests: Metric.counter("http_server_requests_total", { description: "HTTP requests answered, by method, route and status", attributes }),
+      requests: Metric.counter("http_server_requests_total", {
+        description: "HTTP requests answered, by method, route and status",
+        attributes
+      }),
       duration: Metric.histogram("http_server_request_duration_seconds", {
         description: "Time from a request's arrival to its response, by method, route and status",
         boundaries: LATENCY_BOUNDARIES,
@@ -41,7 +44,13 @@ const seriesFor = (method: string, route: string | undefined, status: number) =>
   seriesOf(KNOWN_METHODS.has(method) ? method : "other", route ?? "unmatched", status)
 
 /** Records one answered request outside any fiber, into the metrics of `context` (for a request answered before Effect runs). */
-export const recordRequestUnsafe = (context: Context.Context<never>, method: string, route: string | undefined, status: number, seconds: number): void => {
+export const recordRequestUnsafe = (
+  context: Context.Context<never>,
+  method: string,
+  route: string | undefined,
+  status: number,
+  seconds: number
+): void => {
   const { duration, requests } = seriesFor(method, route, status)
   requests.updateUnsafe(1, context)
   duration.updateUnsafe(seconds, context)

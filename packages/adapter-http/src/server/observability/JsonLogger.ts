@@ -42,7 +42,14 @@ export const stdoutSink: LogSink = (line) => {
 }
 
 const levelNames: Record<string, LogLevelName> = {
-  Trace: "trace", Debug: "debug", Info: "info", Warn: "warn", Error: "error", Fatal: "fatal", All: "trace", None: "info"
+  Trace: "trace",
+  Debug: "debug",
+  Info: "info",
+  Warn: "warn",
+  Error: "error",
+  Fatal: "fatal",
+  All: "trace",
+  None: "info"
 }
 
 const RESERVED = new Set(["time", "level", "message"])
@@ -76,7 +83,9 @@ export const formatLogLine = (
 }
 
 /** An Effect log call's message: the first string part is the message, any further parts are `details`. */
-const splitMessage = (message: unknown): { readonly text: string; readonly details: ReadonlyArray<unknown> | undefined } => {
+const splitMessage = (
+  message: unknown
+): { readonly text: string; readonly details: ReadonlyArray<unknown> | undefined } => {
   const parts = Array.isArray(message) ? message : [message]
   if (parts.length === 0) return { text: "", details: undefined }
   const [first, ...rest] = parts
@@ -125,7 +134,14 @@ export const logInfoAnnotated = (message: string, fields: Readonly<Record<string
     const sink = only === undefined ? undefined : sinks.get(only)
     if (sink === undefined) return Effect.annotateLogs(Effect.logInfo(message), fields)
     if (!LogLevel.isGreaterThan(fiber.getRef(References.MinimumLogLevel), "Info")) {
-      sink(formatLogLine("info", message, fieldsOf(fiber, fields), new Date(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())))
+      sink(
+        formatLogLine(
+          "info",
+          message,
+          fieldsOf(fiber, fields),
+          new Date(fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
+        )
+      )
     }
     return Effect.void
   })

@@ -12,7 +12,8 @@ import { createHash, timingSafeEqual } from "node:crypto"
 
 const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-const poolDescription = "Database connection pool: its size limit (max) and, on a PostgreSQL server, this pool's open and busy connections"
+const poolDescription =
+  "Database connection pool: its size limit (max) and, on a PostgreSQL server, this pool's open and busy connections"
 const poolGauges = {
   max: Metric.gauge("feedback_db_pool_connections", { description: poolDescription, attributes: { state: "max" } }),
   open: Metric.gauge("feedback_db_pool_connections", { description: poolDescription, attributes: { state: "open" } }),
@@ -53,7 +54,10 @@ export const MetricsRoute = (token: Redacted.Redacted<string> | undefined) =>
       }
       yield* Effect.flatMap(health.poolUsage, recordPool)
       const body = yield* PrometheusMetrics.format()
-      return HttpServerResponse.text(body, { contentType: PROMETHEUS_CONTENT_TYPE, headers: { "cache-control": "no-store" } })
+      return HttpServerResponse.text(body, {
+        contentType: PROMETHEUS_CONTENT_TYPE,
+        headers: { "cache-control": "no-store" }
+      })
     })
     return HttpRouter.add("GET", "/metrics", scrape)
   }))

@@ -25,7 +25,10 @@ export type DemoSeedResult =
   | { readonly _tag: "Off"; readonly reason: string }
 
 /** Whether to seed: `DEMO` decides when set; unset, only the zero-setup stores seed. */
-export const demoSeeding = (demo: boolean | undefined, store: StoreChoice): { readonly _tag: "Seed" } | Extract<DemoSeedResult, { _tag: "Off" }> =>
+export const demoSeeding = (
+  demo: boolean | undefined,
+  store: StoreChoice
+): { readonly _tag: "Seed" } | Extract<DemoSeedResult, { _tag: "Off" }> =>
   demo === true
     ? { _tag: "Seed" }
     : demo === false
@@ -49,7 +52,9 @@ export const seedDemo = (fixedKey: string | undefined) =>
       if (fixedKey !== undefined) {
         const known = yield* keys.findByHash(hashSecretKey(fixedKey))
         if (Option.isSome(known)) {
-          return (known.value.revokedAt === null ? { _tag: "Existing", secretKey: fixedKey } : { _tag: "Revoked" }) satisfies DemoSeedResult
+          return (known.value.revokedAt === null
+            ? { _tag: "Existing", secretKey: fixedKey }
+            : { _tag: "Revoked" }) satisfies DemoSeedResult
         }
       } else if (!(yield* organizationStore.isEmpty)) {
         return { _tag: "Existing", secretKey: undefined } satisfies DemoSeedResult

@@ -9,10 +9,17 @@ const digest = (s: string) => createHash("sha256").update(s).digest()
 
 export const OperatorAuthLive = (operatorToken: Redacted.Redacted<string>) => {
   const expected = digest(Redacted.value(operatorToken))
-  return Layer.succeed(OperatorAuth, OperatorAuth.of({
-    operatorToken: (httpEffect, { credential }) =>
-      timingSafeEqual(digest(Redacted.value(credential)), expected)
-        ? Effect.andThen(guardJsonBody, httpEffect)
-        : Effect.fail(new Unauthorized({ message: "Missing or invalid operator token: send `Authorization: Bearer <OPERATOR_TOKEN>`." }))
-  }))
+  return Layer.succeed(
+    OperatorAuth,
+    OperatorAuth.of({
+      operatorToken: (httpEffect, { credential }) =>
+        timingSafeEqual(digest(Redacted.value(credential)), expected)
+          ? Effect.andThen(guardJsonBody, httpEffect)
+          : Effect.fail(
+            new Unauthorized({
+              message: "Missing or invalid operator token: send `Authorization: Bearer <OPERATOR_TOKEN>`."
+            })
+          )
+    })
+  )
 }

@@ -11,22 +11,34 @@ import { encodedOnceJsonResponse } from "../TrustedEncoder.ts"
 
 const organizationResponse = encodedOnceJsonResponse(Organization)
 
-export const SystemHandlers = HttpApiBuilder.group(AdminApi, "system", Effect.fn(function*(handlers) {
-  const store = yield* StoreHealth
-  return handlers
-    .handle("health", () => Effect.succeed({ status: "ok" as const }))
-    .handle("ready", () => Effect.as(store.check, { status: "ok" as const }))
-})).pipe(capturingOnly(StoreHealth))
+export const SystemHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "system",
+  Effect.fn(function*(handlers) {
+    const store = yield* StoreHealth
+    return handlers
+      .handle("health", () => Effect.succeed({ status: "ok" as const }))
+      .handle("ready", () => Effect.as(store.check, { status: "ok" as const }))
+  })
+).pipe(capturingOnly(StoreHealth))
 
-export const OrganizationHandlers = HttpApiBuilder.group(AdminApi, "organization", Effect.fn(function*(handlers) {
-  const organizations = yield* Organizations
-  return handlers.handle("get", () => Effect.map(organizations.current(), organizationResponse))
-})).pipe(capturingOnly(Organizations))
+export const OrganizationHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "organization",
+  Effect.fn(function*(handlers) {
+    const organizations = yield* Organizations
+    return handlers.handle("get", () => Effect.map(organizations.current(), organizationResponse))
+  })
+).pipe(capturingOnly(Organizations))
 
-export const PublishableKeysHandlers = HttpApiBuilder.group(AdminApi, "publishableKeys", Effect.fn(function*(handlers) {
-  const organizations = yield* Organizations
-  return handlers
-    .handle("list", () => Effect.map(organizations.listOwnPublishableKeys(), (data) => ({ data })))
-    .handle("create", () => organizations.createOwnPublishableKey())
-    .handle("revoke", ({ params }) => organizations.revokeOwnPublishableKey(params.id))
-})).pipe(capturingOnly(Organizations))
+export const PublishableKeysHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "publishableKeys",
+  Effect.fn(function*(handlers) {
+    const organizations = yield* Organizations
+    return handlers
+      .handle("list", () => Effect.map(organizations.listOwnPublishableKeys(), (data) => ({ data })))
+      .handle("create", () => organizations.createOwnPublishableKey())
+      .handle("revoke", ({ params }) => organizations.revokeOwnPublishableKey(params.id))
+  })
+).pipe(capturingOnly(Organizations))

@@ -43,7 +43,17 @@ interface SendError {
   readonly message?: string | undefined
 }
 
-const neverTransmitted = new Set(["EDNS", "ECONFIG", "EAUTH", "ENOAUTH", "ETLS", "EREQUIRETLS", "EENVELOPE", "EPROXY", "EOAUTH2"])
+const neverTransmitted = new Set([
+  "EDNS",
+  "ECONFIG",
+  "EAUTH",
+  "ENOAUTH",
+  "ETLS",
+  "EREQUIRETLS",
+  "EENVELOPE",
+  "EPROXY",
+  "EOAUTH2"
+])
 const unreachable = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
 const beforeMessageTimeouts = new Set(["CONNECT_TIMEOUT", "GREETING_TIMEOUT", "UPGRADE_TIMEOUT"])
 

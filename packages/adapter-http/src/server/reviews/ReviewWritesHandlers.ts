@@ -5,14 +5,18 @@ import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
 
-export const ReviewWritesHandlers = HttpApiBuilder.group(AdminApi, "reviewWrites", Effect.fn(function*(handlers) {
-  const writes = yield* ReviewWrites
-  return handlers
-    .handle("bulkUpdate", ({ payload, query }) => writes.bulkUpdate(query, payload))
-    .handle("import", ({ payload }) => writes.import(payload))
-    .handle("update", ({ params, payload }) => writes.update(params.id, payload))
-    .handle("delete", ({ params, payload }) => writes.delete(params.id, payload))
-    .handle("createResponse", ({ params, payload }) => writes.createReply(params.id, payload))
-    .handle("updateResponse", ({ params, payload }) => writes.updateReply(params.id, payload))
-    .handle("deleteResponse", ({ params }) => writes.deleteReply(params.id))
-})).pipe(capturingOnly(ReviewWrites))
+export const ReviewWritesHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "reviewWrites",
+  Effect.fn(function*(handlers) {
+    const writes = yield* ReviewWrites
+    return handlers
+      .handle("bulkUpdate", ({ payload, query }) => writes.bulkUpdate(query, payload))
+      .handle("import", ({ payload }) => writes.import(payload))
+      .handle("update", ({ params, payload }) => writes.update(params.id, payload))
+      .handle("delete", ({ params, payload }) => writes.delete(params.id, payload))
+      .handle("createResponse", ({ params, payload }) => writes.createReply(params.id, payload))
+      .handle("updateResponse", ({ params, payload }) => writes.updateReply(params.id, payload))
+      .handle("deleteResponse", ({ params }) => writes.deleteReply(params.id))
+  })
+).pipe(capturingOnly(ReviewWrites))

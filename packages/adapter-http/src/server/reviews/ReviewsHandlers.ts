@@ -11,9 +11,13 @@ import { capturingOnly } from "../HandlerGroups.ts"
 
 const pageResponse = trustedJsonResponse(ReviewPage)
 
-export const ReviewsHandlers = HttpApiBuilder.group(AdminApi, "reviewsRead", Effect.fn(function*(handlers) {
-  const reviews = yield* Reviews
-  return handlers
-    .handle("list", ({ query }) => Effect.map(reviews.list(query), pageResponse))
-    .handle("get", ({ params, query }) => reviews.get(params.id, query))
-})).pipe(capturingOnly(Reviews))
+export const ReviewsHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "reviewsRead",
+  Effect.fn(function*(handlers) {
+    const reviews = yield* Reviews
+    return handlers
+      .handle("list", ({ query }) => Effect.map(reviews.list(query), pageResponse))
+      .handle("get", ({ params, query }) => reviews.get(params.id, query))
+  })
+).pipe(capturingOnly(Reviews))

@@ -45,10 +45,20 @@ const thisRequest: Effect.Effect<SetupRequest, never, HttpServerRequest.HttpServ
   (request) => ({ apiOrigin: requestOrigin(request) })
 )
 
-export const SetupHandlers = HttpApiBuilder.group(AdminApi, "setup", Effect.fn(function*(handlers) {
-  const setup = yield* Setup
-  return handlers
-    .handle("get", () => Effect.flatMap(thisRequest, (request) => setup.getState(request)))
-    .handle("update", ({ payload }) => Effect.flatMap(thisRequest, (request) => setup.recordOutcome(payload, request)))
-    .handle("setupReviews", ({ payload }) => Effect.flatMap(thisRequest, (request) => setup.setupReviews(payload.data, request)))
-})).pipe(capturingOnly(Setup))
+export const SetupHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "setup",
+  Effect.fn(function*(handlers) {
+    const setup = yield* Setup
+    return handlers
+      .handle("get", () => Effect.flatMap(thisRequest, (request) => setup.getState(request)))
+      .handle(
+        "update",
+        ({ payload }) => Effect.flatMap(thisRequest, (request) => setup.recordOutcome(payload, request))
+      )
+      .handle(
+        "setupReviews",
+        ({ payload }) => Effect.flatMap(thisRequest, (request) => setup.setupReviews(payload.data, request))
+      )
+  })
+).pipe(capturingOnly(Setup))

@@ -24,7 +24,11 @@ import { lookup } from "node:dns/promises"
 import { isIPv6 } from "node:net"
 import { type Dispatcher, Pool } from "undici"
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Array<LookupAddress>, family?: number) => void
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | Array<LookupAddress>,
+  family?: number
+) => void
 
 /** A `lookup` that resolves every name to the one pinned address. */
 const pinnedLookup = (address: string) => (_hostname: string, options: LookupOptions, callback: LookupCallback) => {
@@ -158,7 +162,9 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController | null, error: Error) {
     clearTimeout(this.timer)
-    this.finish(this.status === undefined ? { _tag: "NetworkError", message: describeNetworkError(error) } : this.answer())
+    this.finish(
+      this.status === undefined ? { _tag: "NetworkError", message: describeNetworkError(error) } : this.answer()
+    )
   }
 
   /** The answer so far: once the status is known, a cut body still reports it with what was read. */

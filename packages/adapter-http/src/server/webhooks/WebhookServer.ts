@@ -46,6 +46,8 @@ export const WebhookRuntime = (options: WebhookServerOptions = {}) =>
 export const WebhookDispatcherLive = (options: WebhookServerOptions = {}) =>
   options.dispatcher === false
     ? Layer.empty
-    : Layer.effectDiscard(startDispatcher(options.dispatcher === true || options.dispatcher === undefined ? {} : options.dispatcher)).pipe(
+    : Layer.effectDiscard(
+      startDispatcher(options.dispatcher === true || options.dispatcher === undefined ? {} : options.dispatcher)
+    ).pipe(
       Layer.provide(options.transport ?? NodeWebhookTransport)
     )

@@ -7,7 +7,12 @@ import { ImportJobId, InvalidRequest, Job, JobFormat, JobType, MAX_JOB_BYTES, MA
 import { Result, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { doc, docGroup } from "../Describe.ts"
-import { ConflictResponse, InvalidRequestResponse, NotFoundResponse, PayloadTooLargeResponse } from "../ErrorResponses.ts"
+import {
+  ConflictResponse,
+  InvalidRequestResponse,
+  NotFoundResponse,
+  PayloadTooLargeResponse
+} from "../ErrorResponses.ts"
 import { flagParam } from "../ListParams.ts"
 import { requires, requiresByInput, SecretKeyAuth } from "../Security.ts"
 
@@ -21,7 +26,11 @@ const EXPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
 const strictParam = flagParam(
   "true: the first row that cannot be imported fails the job and nothing is imported. Default false: such rows are skipped and listed.",
   (raw) =>
-    raw === "true" ? Result.succeed(true) : raw === "false" ? Result.succeed(false) : Result.fail(InvalidRequest.single("query.strict", "must be true or false"))
+    raw === "true"
+      ? Result.succeed(true)
+      : raw === "false"
+      ? Result.succeed(false)
+      : Result.fail(InvalidRequest.single("query.strict", "must be true or false"))
 )
 
 /** `POST /export-jobs` body. */
@@ -46,7 +55,9 @@ export class ImportJobsApi extends HttpApiGroup.make("importJobs")
         "Queue an import job",
         `Streams a CSV (\`text/csv\`, RFC 4180, a header row naming the import's row fields; lists and objects as JSON in ` +
           `the cell) or NDJSON (\`application/x-ndjson\`, one JSON row a line) file of reviews, products or customers, at most ` +
-          `${MAX_JOB_ROWS.toLocaleString("en-US")} rows and ${MAX_JOB_BYTES / 1024 / 1024} MiB (more: 413, nothing imported), and answers 202 with the ` +
+          `${MAX_JOB_ROWS.toLocaleString("en-US")} rows and ${
+            MAX_JOB_BYTES / 1024 / 1024
+          } MiB (more: 413, nothing imported), and answers 202 with the ` +
           "queued job. Rows are validated and imported in batches off the request path with the same rules as the synchronous " +
           "import of the type. Needs `<type>:write`. Costs 10 tokens."
       ))
@@ -78,7 +89,9 @@ export class ExportJobsApi extends HttpApiGroup.make("exportJobs")
         "Queue an export job",
         "Exports the reviews matching `filter` AND `search` (as `GET /reviews`) to a CSV or NDJSON file written " +
           "off the request path; every review field of the list, plus the import's fields (product slug, customer email, " +
-          `reply, image URLs), so the file imports again. More than ${MAX_JOB_ROWS.toLocaleString("en-US")} matches fails the job. Costs 10 tokens.`
+          `reply, image URLs), so the file imports again. More than ${
+            MAX_JOB_ROWS.toLocaleString("en-US")
+          } matches fails the job. Costs 10 tokens.`
       ))
       .pipe(requires("reviews:read")),
     HttpApiEndpoint.get("get", "/export-jobs/:id", {

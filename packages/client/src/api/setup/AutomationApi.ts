@@ -24,10 +24,20 @@ const template = { id: EmailTemplateId }
 const flow = { id: SurveyFlowId }
 export class AutomationApi extends HttpApiGroup.make("automation")
   .add(
-    HttpApiEndpoint.get("listEmailTemplates", "/email-templates", { query: pageQuery, success: EmailTemplateList, error: InvalidRequestResponse })
-      .annotateMerge(doc("List email templates", "The organization's email templates, newest first, with a cursor to the next page."))
+    HttpApiEndpoint.get("listEmailTemplates", "/email-templates", {
+      query: pageQuery,
+      success: EmailTemplateList,
+      error: InvalidRequestResponse
+    })
+      .annotateMerge(
+        doc("List email templates", "The organization's email templates, newest first, with a cursor to the next page.")
+      )
       .pipe(requires("settings:read")),
-    HttpApiEndpoint.get("getEmailTemplate", "/email-templates/:id", { params: template, success: EmailTemplate, error: NotFoundResponse })
+    HttpApiEndpoint.get("getEmailTemplate", "/email-templates/:id", {
+      params: template,
+      success: EmailTemplate,
+      error: NotFoundResponse
+    })
       .annotateMerge(doc("Get an email template", "One email template by id."))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("updateEmailTemplate", "/email-templates/:id", {
@@ -54,10 +64,23 @@ export class AutomationApi extends HttpApiGroup.make("automation")
           "sends is a 409 naming the flows: change or delete those flows first."
       ))
       .pipe(requires("settings:write")),
-    HttpApiEndpoint.get("listSurveyFlows", "/survey-flows", { query: pageQuery, success: SurveyFlowList, error: InvalidRequestResponse })
-      .annotateMerge(doc("List survey flows", "The organization's survey flows with their steps, newest first, with a cursor to the next page."))
+    HttpApiEndpoint.get("listSurveyFlows", "/survey-flows", {
+      query: pageQuery,
+      success: SurveyFlowList,
+      error: InvalidRequestResponse
+    })
+      .annotateMerge(
+        doc(
+          "List survey flows",
+          "The organization's survey flows with their steps, newest first, with a cursor to the next page."
+        )
+      )
       .pipe(requires("settings:read")),
-    HttpApiEndpoint.get("getSurveyFlow", "/survey-flows/:id", { params: flow, success: SurveyFlow, error: NotFoundResponse })
+    HttpApiEndpoint.get("getSurveyFlow", "/survey-flows/:id", {
+      params: flow,
+      success: SurveyFlow,
+      error: NotFoundResponse
+    })
       .annotateMerge(doc("Get a survey flow", "One survey flow with its steps in position order."))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("updateSurveyFlow", "/survey-flows/:id", {
@@ -74,8 +97,17 @@ export class AutomationApi extends HttpApiGroup.make("automation")
           "off turns `hasActiveSurveyFlow` off. Fires `surveyFlow.updated`, unless nothing changed."
       ))
       .pipe(requires("settings:write")),
-    HttpApiEndpoint.delete("deleteSurveyFlow", "/survey-flows/:id", { params: flow, success: SurveyFlow, error: NotFoundResponse })
-      .annotateMerge(doc("Delete a survey flow", "Deletes the flow with its steps and returns it as it was; fires `surveyFlow.deleted`."))
+    HttpApiEndpoint.delete("deleteSurveyFlow", "/survey-flows/:id", {
+      params: flow,
+      success: SurveyFlow,
+      error: NotFoundResponse
+    })
+      .annotateMerge(
+        doc(
+          "Delete a survey flow",
+          "Deletes the flow with its steps and returns it as it was; fires `surveyFlow.deleted`."
+        )
+      )
       .pipe(requires("settings:write")),
     HttpApiEndpoint.get("getReviewSettings", "/review-settings", { success: ReviewSettings })
       .annotateMerge(doc(

@@ -11,7 +11,9 @@ import { ConflictResponse, InvalidRequestResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
 /** Body of POST /organization/setup/reviews: the answers, each optional with its default (docs/DECISIONS.md §8). */
-export const ReviewsSetupBody = Schema.Struct({ data: ReviewsSetupAnswers }).annotate({ identifier: "ReviewsSetupBody" })
+export const ReviewsSetupBody = Schema.Struct({ data: ReviewsSetupAnswers }).annotate({
+  identifier: "ReviewsSetupBody"
+})
 
 export class SetupApi extends HttpApiGroup.make("setup")
   .add(

@@ -55,7 +55,10 @@ const envelope = (event: string, data: object) => ({
   properties: {
     event: { type: "string", const: event },
     timestamp: { type: "string", format: "date-time", description: "When the event happened." },
-    idempotencyKey: { ...uuid, description: "Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`." },
+    idempotencyKey: {
+      ...uuid,
+      description: "Unique per delivery (also the `webhook-id` header): dedupe on it or on `eventId`."
+    },
     eventId: { ...uuid, description: "The event's id in `GET /events`; a redelivery carries its original's." },
     data
   }
@@ -63,13 +66,20 @@ const envelope = (event: string, data: object) => ({
 
 const signatureHeaders = [
   { name: "webhook-id", in: "header", required: true, schema: uuid, description: "The delivery's idempotency key." },
-  { name: "webhook-timestamp", in: "header", required: true, schema: { type: "string" }, description: "Unix seconds of this attempt." },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    schema: { type: "string" },
+    description: "Unix seconds of this attempt."
+  },
   {
     name: "webhook-signature",
     in: "header",
     required: false,
     schema: { type: "string" },
-    description: "Standard Webhooks: `v1,<base64 HMAC-SHA256 of \"{webhook-id}.{webhook-timestamp}.{body}\">`, space-separated during a secret rotation. Sent when the webhook has a secret."
+    description:
+      "Standard Webhooks: `v1,<base64 HMAC-SHA256 of \"{webhook-id}.{webhook-timestamp}.{body}\">`, space-separated during a secret rotation. Sent when the webhook has a secret."
   },
   {
     name: "X-Webhook-Signature",
@@ -89,7 +99,11 @@ const operation = (event: string, data: object) => ({
       : `Sent to webhooks subscribed to \`${event}\`. Deliveries about one record arrive in order; none is retried automatically (catch up with \`GET /events\`).`,
     parameters: signatureHeaders,
     requestBody: { required: true, content: { "application/json": { schema: envelope(event, data) } } },
-    responses: { "2XX": { description: "Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed." } }
+    responses: {
+      "2XX": {
+        description: "Any 2xx marks the delivery delivered; anything else, or no answer within the timeout, failed."
+      }
+    }
   }
 })
 

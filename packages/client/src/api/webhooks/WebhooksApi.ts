@@ -35,7 +35,9 @@ const eventsParam = queryParameter(Schema.String.check(Schema.isMaxLength(10_000
   document: commaSeparated(EVENT_NAMES, "Only events with these names (comma-separated); omitted: every event."),
   parse: (raw) =>
     raw.length > 10_000
-      ? Result.fail(InvalidRequest.of([{ path: "query.events", message: "Expected a value with a length of at most 10000" }]))
+      ? Result.fail(
+        InvalidRequest.of([{ path: "query.events", message: "Expected a value with a length of at most 10000" }])
+      )
       : Result.succeed(raw),
   format: String
 })
