@@ -3,24 +3,13 @@
  * any fetch-style handler), provisioning an organization and a key through the operator API, a server with a key for
  * a whole file, and the assertions on the error envelope (shared DECISIONS §1).
  */
-import type { Permission } from "@feedback/core"
+import { type Permission, permissions } from "@feedback/core"
 import { afterAll, beforeAll, expect } from "vitest"
 import type { TestServer } from "./TestServer.ts"
 
 export const OPERATOR_TOKEN = "test-operator-token"
 
-export const allPermissions: ReadonlyArray<Permission> = [
-  "settings:read",
-  "settings:write",
-  "reviews:read",
-  "reviews:write",
-  "products:read",
-  "products:write",
-  "customers:read",
-  "customers:write",
-  "orders:read",
-  "orders:write"
-]
+export const allPermissions: ReadonlyArray<Permission> = permissions
 
 export interface TestResponse {
   readonly status: number
