@@ -27,13 +27,14 @@ import { textArrayLiteral } from "../kernel/ArrayLiterals.ts"
 
 export const PgUnitOfWork = Layer.effect(
   UnitOfWork,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    UnitOfWork.of({
-      // A failed commit or lost connection is not a business outcome: it surfaces as a defect (500) and nothing
-      // was applied. A deferred check that fails at commit because of a value is a StoreRejection (400/409).
-      transaction: (effect) =>
-        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (error) => dieSql(error as SqlError)))
-    }))
+  Effect.map(SqlClient.SqlClient, (sql) => {
+    // A failed commit or lost connection is not a business outcome: it surfaces as a defect (500) and nothing
+    // was applied. A deferred check that fails at commit because of a value is a StoreRejection (400/409).
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (error) => dieSql(error as SqlError)))
+    // Transactions here exclude one another only where they touch the same rows: a long one is a transaction.
+    return UnitOfWork.of({ transaction, organizationTransaction: (_, effect) => transaction(effect) })
+  })
 )
 
 interface OrganizationRow {
