@@ -211,7 +211,8 @@ describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
       "the backlog"
     )
     expect(finished.filter((j) => j.finishedAt <= done.finishedAt).length).toBeLessThanOrEqual(2)
-  })
+    // Nine 2,000-row imports and four exports: about 40 s on a loaded 2-core machine, more under a full test run.
+  }, 300_000)
 
   /** From registering a webhook (a write of its own) to reading its `webhook.created` in the feed. */
   const victimWriteAndFeed = async (key: string): Promise<number> => {
