@@ -1,5 +1,5 @@
 /**
- * The memory store's delivery queue is bounded per organization (docs/FAIRNESS.md, docs/DECISIONS.md §58): an
+ * The memory store's delivery queue is bounded per organization (docs/FAIRNESS.md, docs/DECISIONS.md §59): an
  * organization whose fan-out multiplies many events by every webhook it may have keeps at most its queue cap (plus one
  * fan-out unit) of deliveries in memory; the rest of its events wait in the outbox, in order, and another
  * organization's events recorded after them are fanned out at once.

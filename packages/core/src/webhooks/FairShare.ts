@@ -8,7 +8,7 @@ export const MAX_WEBHOOKS_PER_ORGANIZATION = 20
 
 /**
  * Deliveries an organization may have queued (pending) before the fan-out of its next events waits (docs/DECISIONS.md
- * §58): its events stay in the outbox, stored once, instead of multiplying by its webhooks in a store's memory, and
+ * §59): its events stay in the outbox, stored once, instead of multiplying by its webhooks in a store's memory, and
  * other organizations' events are fanned out meanwhile. Whatever one request records, what it fans out at once is
  * this plus one fan-out unit of work (`fanOutBatchSize` events × `MAX_WEBHOOKS_PER_ORGANIZATION`).
  */
