@@ -211,7 +211,62 @@ describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
       "the backlog"
     )
     expect(finished.filter((j) => j.finishedAt <= done.finishedAt).length).toBeLessThanOrEqual(2)
-  })
+    // Nine 2,000-row imports and four exports: about 40 s on a loaded 2-core machine, more under a full test run.
+  }, 300_000)
+
+  /** From registering a webhook (a write of its own) to reading its `webhook.created` in the feed. */
+  const victimWriteAndFeed = async (key: string): Promise<number> => {
+    const started = performance.now()
+    const created = await server.request("POST", "/webhooks", {
+      token: key,
+      body: { url: receiver.url("/ok"), events: ["webhook.updated"] }
+    })
+    expect(created.status).toBe(201)
+    await eventually(
+      async () => {
+        const feed = await server.request("GET", "/events?events=webhook.created&limit=100", { token: key })
+        return feed.body.data?.some((e: any) => e.data?.id === created.body.id) ? true : undefined
+      },
+      120_000,
+      "the victim's event in its feed",
+      10
+    )
+    const elapsed = performance.now() - started
+    await server.request("DELETE", `/webhooks/${created.body.id}`, { token: key })
+    return elapsed
+  }
+
+  it(
+    "store locks and the feed: another organization's strict import holds up neither a write nor the feed",
+    async () => {
+      const victim = await server.provision()
+      const aggressor = await server.provision()
+      const alone = await maxOf(3, () => victimWriteAndFeed(victim.key))
+
+      // One transaction of 40,000 rows: the victim is measured while it is open.
+      const rows = Array.from({ length: 40_000 }, (_, i) => JSON.stringify({ slug: `strict-${i}`, title: `P ${i}` }))
+      const queued = await server.request("POST", "/import-jobs?type=products&strict=true", {
+        token: aggressor.key,
+        rawBody: rows.join("\n"),
+        headers: { "content-type": "application/x-ndjson" }
+      })
+      expect(queued.status).toBe(202)
+      const status = async () =>
+        (await server.request("GET", `/import-jobs/${queued.body.id}`, { token: aggressor.key })).body.status
+      await eventually(async () => ((await status()) === "running" ? true : undefined), 60_000, "the strict import")
+      const attacked = await maxOf(3, () => victimWriteAndFeed(victim.key))
+      within(alone, attacked)
+      expect(await status(), "the strict import was still running: the victim was measured against it").toBe(
+        "running"
+      )
+      await eventually(
+        async () => ((await status()) === "succeeded" ? true : undefined),
+        300_000,
+        "the strict import to finish"
+      )
+    },
+    600_000
+  )
 })
 
 describe("noisy neighbours: connections (the standalone server)", () => {

@@ -1,8 +1,7 @@
 /**
- * The event feed orders by committing transaction, then by recording order (docs/DECISIONS.md §17). Transaction ids
- * are numbers: a feed once ordered them as text, which put transaction 1000 before 996 whenever a page spanned a
- * power of ten. Embedded PGlite starts with small transaction ids, so the test moves them up to the next power of
- * ten and records events on both sides of it.
+ * The event feed orders by commit position, then by recording order (docs/DECISIONS.md §17). Positions are
+ * numbers: a feed once ordered them as text, which put 1000 before 996 whenever a page spanned a power of ten. The
+ * test moves the commit positions (migration 144) up to just below a power of ten and records events on both sides.
  */
 import { assert, layer } from "@effect/vitest"
 import { EventOutbox, IdGenerator, Organizations } from "@feedback/core"
@@ -21,13 +20,9 @@ layer(Organizations.layer.pipe(Layer.provideMerge(Layer.merge(Store, IdGenerator
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Feed order" }))).id
-        const xid = () =>
-          Effect.map(sql<{ x: string }>`SELECT pg_current_xact_id()::text AS x`, (rows) => Number(rows[0]!.x))
-        let current = yield* xid()
+        const current = Number((yield* sql<{ x: string }>`SELECT last_value::text AS x FROM event_commit_seq`)[0]!.x)
         const boundary = 10 ** String(current + 3).length
-        assert.isAtMost(boundary - current, 100_000, "a fresh database's transaction ids are small")
-        // Each statement outside a transaction takes an id of its own.
-        while (current < boundary - 4) current = yield* xid()
+        yield* sql`SELECT setval('event_commit_seq', ${boundary - 4})`
         for (let i = 0; i < 8; i++) yield* transactional(recordEvent(org, "review.created", { id: `r${i}` }))
         const ids = (entries: ReadonlyArray<{ readonly event: { readonly data: unknown } }>) =>
           entries.map((e) => (e.event.data as { readonly id: string }).id)

@@ -6,12 +6,28 @@
  * backwards. A mutation outside any transaction runs as a transaction of its own. Reads take no lock: they may see
  * a running transaction's writes, which is acceptable for tests and embedding (the PostgreSQL store is the one with
  * isolation levels).
+ *
+ * An organization's long transaction (`organizationTransaction`, a strict import job) holds the lock only for each
+ * of its steps (the transactions it runs inside), so other organizations' transactions run between them; until it
+ * ends it holds its organization's gate, which every transaction of that organization's caller takes first, so
+ * nothing else of that organization interleaves with it and its undo touches only what it wrote (docs/FAIRNESS.md).
  */
-import { Context, Effect, Exit, Layer, Semaphore } from "effect"
+import { CurrentCaller } from "@feedback/core"
+import { Context, Effect, Exit, Layer, Option, Semaphore } from "effect"
 
 type Undo = () => void
 
-const CurrentJournal = Context.Reference<Array<Undo> | undefined>("feedback/memory/CurrentJournal", {
+const replay = (undo: ReadonlyArray<Undo>) => {
+  for (let i = undo.length - 1; i >= 0; i--) undo[i]!()
+}
+
+/** The running transaction's journal; `locked` when this fiber holds the write lock (not between a long one's steps). */
+interface Journal {
+  readonly undo: Array<Undo>
+  readonly locked: boolean
+}
+
+const CurrentJournal = Context.Reference<Journal | undefined>("feedback/memory/CurrentJournal", {
   defaultValue: () => undefined
 })
 
@@ -76,6 +92,10 @@ export class MemoryTable<K, V, O extends RowObserver<V> | undefined = undefined>
 
 class MemoryDatabaseImpl {
   private readonly lock = Semaphore.makeUnsafe(1)
+  /** Per organization: held by its long transaction, taken first by its other transactions. */
+  private readonly gates = new Map<string, Semaphore.Semaphore>()
+  /** Organizations with a long transaction open: their writes so far may still be undone. */
+  private readonly longRunning = new Set<string>()
   private readonly tables = new Map<string, MemoryTable<unknown, unknown, RowObserver<unknown> | undefined>>()
   private activeJournal: Array<Undo> | undefined = undefined
 
@@ -106,20 +126,80 @@ class MemoryDatabaseImpl {
     this.activeJournal?.push(undo)
   }
 
-  transaction<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+  /** Whether the organization has a long transaction open (its writes so far are not committed). */
+  heldBack(organizationId: string): boolean {
+    return this.longRunning.has(organizationId)
+  }
+
+  private gate(organizationId: string): Semaphore.Semaphore {
+    let gate = this.gates.get(organizationId)
+    if (gate === undefined) {
+      gate = Semaphore.makeUnsafe(1)
+      this.gates.set(organizationId, gate)
+    }
+    return gate
+  }
+
+  /**
+   * Runs `effect` holding the write lock, its writes journaled into `undo`; `undoOnFailure`: a failure replays the
+   * journal backwards before the lock is let go.
+   */
+  private locked<A, E, R>(
+    undo: Array<Undo>,
+    effect: Effect.Effect<A, E, R>,
+    undoOnFailure: boolean
+  ): Effect.Effect<A, E, R> {
+    return this.lock.withPermits(1)(Effect.suspend(() => {
+      this.activeJournal = undo
+      return effect.pipe(
+        Effect.provideService(CurrentJournal, { undo, locked: true }),
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            if (undoOnFailure && Exit.isFailure(exit)) replay(undo)
+            this.activeJournal = undefined
+          })
+        )
+      )
+    }))
+  }
+
+  /**
+   * A transaction; `organizationId` (else the current caller's organization) waits for that organization's long
+   * transaction to end first.
+   */
+  transaction<A, E, R>(effect: Effect.Effect<A, E, R>, organizationId?: string): Effect.Effect<A, E, R> {
+    return Effect.flatMap(CurrentJournal, (outer) => {
+      if (outer !== undefined) return outer.locked ? effect : this.locked(outer.undo, effect, false)
+      const run = Effect.suspend(() => this.locked([], effect, true))
+      return Effect.flatMap(
+        organizationId === undefined ? Effect.serviceOption(CurrentCaller) : Effect.succeed(Option.none()),
+        (caller) => {
+          const of = organizationId ?? (Option.isSome(caller) ? caller.value.organizationId : undefined)
+          return of === undefined ? run : this.gate(of).withPermits(1)(run)
+        }
+      )
+    })
+  }
+
+  /**
+   * A transaction of one organization that may run long: all or nothing like `transaction`, but the write lock is
+   * held only by the transactions it runs inside (its steps); between them other organizations' transactions run.
+   */
+  organizationTransaction<A, E, R>(organizationId: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
     return Effect.flatMap(CurrentJournal, (outer) => {
       if (outer !== undefined) return effect
-      return this.lock.withPermits(1)(Effect.suspend(() => {
-        const journal: Array<Undo> = []
-        this.activeJournal = journal
+      return this.gate(organizationId).withPermits(1)(Effect.suspend(() => {
+        const undo: Array<Undo> = []
+        this.longRunning.add(organizationId)
         return effect.pipe(
-          Effect.provideService(CurrentJournal, journal),
+          Effect.provideService(CurrentJournal, { undo, locked: false }),
+          // Undone under the lock; other organizations' transactions may have run since its last step.
           Effect.onExit((exit) =>
-            Effect.sync(() => {
-              if (Exit.isFailure(exit)) { for (let i = journal.length - 1; i >= 0; i--) journal[i]!() }
-              this.activeJournal = undefined
-            })
-          )
+            Exit.isFailure(exit) ? this.lock.withPermits(1)(Effect.sync(() => replay(undo))) : Effect.void
+          ),
+          Effect.ensuring(Effect.sync(() => {
+            this.longRunning.delete(organizationId)
+          }))
         )
       }))
     })

@@ -27,7 +27,11 @@ import { webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 export const MemoryUnitOfWork = Layer.effect(
   UnitOfWork,
-  Effect.map(MemoryDatabase, (db) => UnitOfWork.of({ transaction: (effect) => db.transaction(effect) }))
+  Effect.map(MemoryDatabase, (db) =>
+    UnitOfWork.of({
+      transaction: (effect) => db.transaction(effect),
+      organizationTransaction: (organizationId, effect) => db.organizationTransaction(organizationId, effect)
+    }))
 )
 
 export const MemoryEventOutbox = Layer.effect(
@@ -47,21 +51,25 @@ export const MemoryEventOutbox = Layer.effect(
     return EventOutbox.of({
       append: (event) => db.mutate(() => appendOne(event)),
       appendAll: (batch) => db.mutate(() => batch.forEach(appendOne)),
-      // Read under the write lock, so a transaction still running (and perhaps rolling back) is never seen.
+      // Read under the write lock and the organization's gate, so a transaction still running (and perhaps rolling
+      // back) is never seen, a long one of the organization's included.
       feed: (organizationId, request) =>
-        db.transaction(Effect.sync(() => {
-          const after = request.after === undefined ? 0 : Number(request.after)
-          const wanted = request.events === undefined ? undefined : new Set(request.events)
-          return [...events.values()]
-            .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
-            .filter(({ event, seq }) =>
-              event.organizationId === organizationId && seq > after &&
-              (wanted === undefined || wanted.has(event.event))
-            )
-            .sort((a, b) => a.seq - b.seq)
-            .slice(0, request.limit)
-            .map(({ event, seq }) => ({ position: String(seq), event }))
-        })),
+        db.transaction(
+          Effect.sync(() => {
+            const after = request.after === undefined ? 0 : Number(request.after)
+            const wanted = request.events === undefined ? undefined : new Set(request.events)
+            return [...events.values()]
+              .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
+              .filter(({ event, seq }) =>
+                event.organizationId === organizationId && seq > after &&
+                (wanted === undefined || wanted.has(event.event))
+              )
+              .sort((a, b) => a.seq - b.seq)
+              .slice(0, request.limit)
+              .map(({ event, seq }) => ({ position: String(seq), event }))
+          }),
+          organizationId
+        ),
       purge: (before, limit) =>
         db.mutate(() => {
           let purged = 0

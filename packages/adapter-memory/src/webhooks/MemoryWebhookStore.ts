@@ -8,6 +8,7 @@ import {
   type CompletedDelivery,
   type DomainEvent,
   fairClaimOrder,
+  MAX_QUEUED_DELIVERIES_PER_ORGANIZATION,
   type OrganizationId,
   type Timestamp,
   type WebhookDeliveryRecord,
@@ -91,12 +92,26 @@ export const MemoryWebhookRepository = Layer.effect(
             .slice(0, page.limit)
         ),
 
+      // An organization whose queue is full is passed over whole, so its events keep their order and wait in the
+      // outbox; the others' go on (MAX_QUEUED_DELIVERIES_PER_ORGANIZATION). So is one with a long transaction open:
+      // its events so far may still be undone.
       takeUndispatchedEvents: (limit) =>
         db.mutate(() => {
           const taken: Array<DomainEvent> = []
+          const queued = indexes.pendingPerOrganizationOldestFirst()
+          const waiting = new Map<string, boolean>()
+          const waits = (organizationId: string) => {
+            let answer = waiting.get(organizationId)
+            if (answer === undefined) {
+              answer = db.heldBack(organizationId) ||
+                (queued.get(organizationId)?.size ?? 0) >= MAX_QUEUED_DELIVERIES_PER_ORGANIZATION
+              waiting.set(organizationId, answer)
+            }
+            return answer
+          }
           for (const e of events.values()) {
             if (taken.length >= limit) break
-            if (fannedOut.get(e.id) === undefined) {
+            if (fannedOut.get(e.id) === undefined && !waits(e.organizationId)) {
               fannedOut.set(e.id, true)
               taken.push(e)
             }

@@ -42,6 +42,7 @@ import { ratingHistogramMigration } from "./0133_rating_histogram.ts"
 import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
 import { jobTurnsMigration } from "./0142_job_turns.ts"
 import { guidedSetupsMigration } from "./0143_guided_setups.ts"
+import { eventFeedPerOrganizationMigration } from "./0144_event_feed_per_organization.ts"
 import { schemaWorkChannelMigration } from "./0151_schema_work_channel.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
@@ -87,5 +88,6 @@ export const migrations: ReadonlyArray<Migration> = [
   fairDeliveryClaimsMigration,
   jobTurnsMigration,
   guidedSetupsMigration,
+  eventFeedPerOrganizationMigration,
   schemaWorkChannelMigration
 ]

@@ -23,16 +23,18 @@ import { SqlClient } from "effect/sql"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 import type { SqlError } from "effect/sql/SqlError"
 import { dieSql, orDie } from "../kernel/SqlErrors.ts"
+import { textArrayLiteral } from "../kernel/ArrayLiterals.ts"
 
 export const PgUnitOfWork = Layer.effect(
   UnitOfWork,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    UnitOfWork.of({
-      // A failed commit or lost connection is not a business outcome: it surfaces as a defect (500) and nothing
-      // was applied. A deferred check that fails at commit because of a value is a StoreRejection (400/409).
-      transaction: (effect) =>
-        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (error) => dieSql(error as SqlError)))
-    }))
+  Effect.map(SqlClient.SqlClient, (sql) => {
+    // A failed commit or lost connection is not a business outcome: it surfaces as a defect (500) and nothing
+    // was applied. A deferred check that fails at commit because of a value is a StoreRejection (400/409).
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (error) => dieSql(error as SqlError)))
+    // Transactions here exclude one another only where they touch the same rows: a long one is a transaction.
+    return UnitOfWork.of({ transaction, organizationTransaction: (_, effect) => transaction(effect) })
+  })
 )
 
 interface OrganizationRow {
@@ -298,30 +300,38 @@ export const PgEventOutbox = Layer.effect(
             }
           }
         }).pipe(orDie),
+      // Positions are taken at commit, per organization (migration 144): the function reads under the
+      // organization's feed lock, so no other organization's transaction, nor a long one of its own, holds it back.
       feed: (organizationId, request) => {
-        const [tx, seq] = (request.after ?? "0:0").split(":")
-        // Ordered by the columns, not by the text the select list names `tx` (which put transaction 1000 before 996).
+        const [position, seq] = (request.after ?? "0:0").split(":")
         return sql<
-          DomainEventRow & { readonly tx: string; readonly seq: string }
-        >`SELECT organization_id, id, event, data,
-            occurred_at, tx::text AS tx, seq::text AS seq
-          FROM domain_events
-          WHERE organization_id = ${organizationId}
-            AND tx < pg_snapshot_xmin(pg_current_snapshot())
-            AND (tx, seq) > (${tx ?? "0"}::xid8, ${seq ?? "0"}::bigint)
-            ${request.events === undefined ? sql`` : sql`AND event IN ${sql.in([...request.events])}`}
-          ORDER BY domain_events.tx, domain_events.seq
-          LIMIT ${request.limit}`.pipe(
-          Effect.map((rows) => rows.map((r) => ({ position: `${r.tx}:${r.seq}`, event: toDomainEvent(r) }))),
-          orDie
-        )
+          DomainEventRow & { readonly position: string; readonly seq: string }
+        >`SELECT organization_id, id, event, data, occurred_at, feed_position::text AS position, seq::text AS seq
+          FROM feedback_event_feed(${organizationId}, ${position ?? "0"}::bigint, ${seq ?? "0"}::bigint,
+            ${request.events === undefined ? null : textArrayLiteral(request.events)}::text[], ${request.limit})`
+          .pipe(
+            Effect.map((rows) => rows.map((r) => ({ position: `${r.position}:${r.seq}`, event: toDomainEvent(r) }))),
+            orDie
+          )
       },
+      // Then the feed positions of transactions whose events are all gone (a second statement: the first one's
+      // snapshot still sees the events it deletes).
       purge: (before, limit) =>
-        sql<{ readonly n: number }>`WITH gone AS (
-            DELETE FROM domain_events WHERE ctid IN (
-              SELECT ctid FROM domain_events WHERE occurred_at < ${before} AND NOT fan_out_pending LIMIT ${limit})
-            RETURNING 1)
-          SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), orDie),
+        Effect.gen(function*() {
+          const gone = yield* sql<{ readonly organizationId: string; readonly tx: string }>`WITH gone AS (
+              DELETE FROM domain_events WHERE ctid IN (
+                SELECT ctid FROM domain_events WHERE occurred_at < ${before} AND NOT fan_out_pending LIMIT ${limit})
+              RETURNING organization_id, tx)
+            SELECT organization_id, tx::text AS tx FROM gone`
+          if (gone.length === 0) return 0
+          const commits = [...new Map(gone.map((g) => [`${g.organizationId}/${g.tx}`, g])).values()]
+          yield* sql`DELETE FROM event_commits c
+            USING unnest(${textArrayLiteral(commits.map((g) => g.organizationId))}::uuid[],
+              ${textArrayLiteral(commits.map((g) => g.tx))}::xid8[]) AS g(organization_id, tx)
+            WHERE c.organization_id = g.organization_id AND c.tx = g.tx
+              AND NOT EXISTS (SELECT 1 FROM domain_events e WHERE e.organization_id = g.organization_id AND e.tx = g.tx)`
+          return gone.length
+        }).pipe(orDie),
       listForOrganization: (organizationId) =>
         sql<DomainEventRow>`SELECT organization_id, id, event, data, occurred_at FROM domain_events
           WHERE organization_id = ${organizationId} ORDER BY seq`.pipe(

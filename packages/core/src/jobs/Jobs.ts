@@ -435,7 +435,11 @@ export class Jobs extends Context.Service<Jobs, {
 
       const runImport = (job: JobRecord, owner: string) =>
         Effect.gen(function*() {
-          const run = job.strict ? uow.transaction(runImportBatches(job, owner)) : runImportBatches(job, owner)
+          // A strict job is one unit of work of its organization: on a store whose transactions exclude one another,
+          // other organizations' writes still run between its batches (docs/FAIRNESS.md).
+          const run = job.strict
+            ? uow.organizationTransaction(job.organizationId, runImportBatches(job, owner))
+            : runImportBatches(job, owner)
           const outcome = yield* run.pipe(
             Effect.map((done) => ({ done, error: null as JobError | null })),
             Effect.catch((e: ImportFailed | Forbidden | InvalidRequest) =>

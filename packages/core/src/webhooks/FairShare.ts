@@ -7,6 +7,14 @@
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 20
 
 /**
+ * Deliveries an organization may have queued (pending) before the fan-out of its next events waits (docs/DECISIONS.md
+ * §59): its events stay in the outbox, stored once, instead of multiplying by its webhooks in a store's memory, and
+ * other organizations' events are fanned out meanwhile. Whatever one request records, what it fans out at once is
+ * this plus one fan-out unit of work (`fanOutBatchSize` events × `MAX_WEBHOOKS_PER_ORGANIZATION`).
+ */
+export const MAX_QUEUED_DELIVERIES_PER_ORGANIZATION = 1_000
+
+/**
  * Interleaves claim candidates by organization: every organization's first, then every organization's second, and
  * so on; organizations in the order their first candidate appears. `candidates` are in each organization's own
  * order (oldest first), which is kept. Pure: a store that claims in memory orders its candidates with it, and
