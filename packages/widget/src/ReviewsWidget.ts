@@ -47,7 +47,7 @@ export const reviewsWidget = (root: ShadowRoot, options: ReviewsWidgetOptions): 
   let generation = 0
 
   const summary = h("div", { class: "summary" }, h("p", { class: "meta" }, messages.loading))
-  const list = h("ul", { class: "list", "aria-busy": "true" })
+  const list = h("ul", { class: "list reviews", "aria-busy": "true" })
   const filterNote = h("div", { class: "toolbar", hidden: true })
   const more = h("button", { type: "button", hidden: true }, messages.moreReviews)
   const formSlot = h("div", {})

@@ -30,7 +30,7 @@ export const confirmPage = (state: UnsubscribeState) =>
 export const donePage = (state: UnsubscribeState) =>
   layout(
     "You are unsubscribed",
-    `<h1 role="status">You are unsubscribed</h1>
+    `<h1>You are unsubscribed</h1>
 <p>${from(state)} will no longer email you${address(state)} to ask for reviews.</p>
 <p>You can close this page.</p>`
   )
