@@ -1,7 +1,7 @@
 /**
  * `data-feedback-widget="survey"` with `data-token`: the review form of a survey (shared DECISIONS §18, §19), one
- * rating per product of the order, on the hosted page `/r/{token}`. The token is the credential: no storefront and no
- * publishable key are needed. Products already reviewed are shown as done; the rest are sent in one request.
+ * rating per product of the order, on the hosted page `/r/{token}`, which names the organization's publishable key.
+ * Products already reviewed are shown as done; the rest are sent in one request.
  */
 import { append, h, replace } from "./Dom.ts"
 import { field, statusRegion, submissionProblem, validate } from "./Forms.ts"
