@@ -33,16 +33,18 @@ export const startDemoServer = async (
   const Store = Layer.mergeAll(MemoryStoreLayer, IdGenerator.uuidV7)
   const runtime = ManagedRuntime.make(CoreLayer.pipe(Layer.provideMerge(Layer.merge(Store, NodeHostResolver))))
   const run = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
-  const seeded = await run(seedDemo(undefined, siteDomain))
-  if (seeded._tag !== "Created") throw new Error(`demo not seeded: ${seeded._tag}`)
-  const slot: DemoSlot = { current: seeded.organizationId }
+  const slot: DemoSlot = { current: undefined }
 
   let api: NodeHandler | undefined
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => api!.handler(req, res))
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  // The same store as the runtime's: the handler builds its layers in the runtime's memo map.
+  // The handler first, in the runtime's memo map: the store is shared, and the use-cases the runtime then reuses are
+  // the ones built with the server's configuration (its URL in email links).
   api = await makeNodeHandler(Store, { ...options, demo: slot, serverUrl: origin }, runtime.memoMap)
+  const seeded = await run(seedDemo(undefined, siteDomain))
+  if (seeded._tag !== "Created") throw new Error(`demo not seeded: ${seeded._tag}`)
+  slot.current = seeded.organizationId
 
   const admin = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${origin}${path}`, {
