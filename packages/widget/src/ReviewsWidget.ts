@@ -30,7 +30,8 @@ export interface ReviewsWidgetOptions {
   readonly refreshRating: () => Promise<ProductRating | undefined>
 }
 
-export const reviewsWidget = (root: ShadowRoot, options: ReviewsWidgetOptions): void => {
+/** Renders the widget; the promise settles once the summary and the first page of reviews are shown. */
+export const reviewsWidget = (root: ShadowRoot, options: ReviewsWidgetOptions): Promise<void> => {
   const { client, messages, product } = options
   const formatter = new Intl.DateTimeFormat(options.locale, { dateStyle: "medium" })
   const date = (iso: string) => {
@@ -223,6 +224,8 @@ export const reviewsWidget = (root: ShadowRoot, options: ReviewsWidgetOptions): 
   })
   more.addEventListener("click", () => void load(false))
 
+  // The first page of reviews is asked for before anything else is built: it is what the shopper waits for.
+  const firstPage = load(true)
   append(
     root,
     h(
@@ -246,9 +249,9 @@ export const reviewsWidget = (root: ShadowRoot, options: ReviewsWidgetOptions): 
     ),
     questionsSection(client, messages, product, productRef, date)
   )
-  void options.rating.then((rating) => {
+  const summarized = options.rating.then((rating) => {
     renderSummary(rating)
     loadMine()
   })
-  void load(true)
+  return Promise.all([summarized, firstPage]).then(() => undefined)
 }

@@ -133,18 +133,19 @@ const mount = async (): Promise<void> => {
       }))
     } else if (kind === "reviews" && product !== "") {
       const signed = new StorefrontClient(base, key, signedCustomer(host))
-      reviewsWidget(shadowOf(host), {
+      done.push(reviewsWidget(shadowOf(host), {
         client: signed,
         messages,
         product,
         locale: config.locale,
         rating: ratings.then((all) => find(all, product)),
         refreshRating: () => ratingsOf([product]).then((all) => find(all, product))
-      })
+      }))
     } else if (kind === "survey" && host.dataset["token"]) {
       surveyForm(shadowOf(host), client, messages, host.dataset["token"])
     }
   }
+  // Every stars element filled, every reviews widget's summary and first page shown: what the budget measures.
   await Promise.all(done)
   performance.mark("feedback-widget:rendered")
 }
