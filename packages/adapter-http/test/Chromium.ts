@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs"
 import { createRequire } from "node:module"
+import * as Path from "node:path"
 import { type Browser, chromium, type Page } from "playwright-core"
 
 export const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
@@ -60,4 +61,15 @@ export const seriousViolations = async (page: Page): Promise<ReadonlyArray<AxeVi
     }))
   })
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+}
+
+/**
+ * Under `UPDATE_SCREENSHOTS=1` (`npm run screenshots`), saves the page (or one element of it) as `docs/images/<name>`
+ * for the README; otherwise does nothing. The pictures are what the browser test saw, never drawn by hand.
+ */
+export const screenshot = async (page: Page, name: string, selector?: string): Promise<void> => {
+  if (process.env["UPDATE_SCREENSHOTS"] !== "1") return
+  const path = Path.resolve(import.meta.dirname, "../../../docs/images", name)
+  if (selector === undefined) await page.screenshot({ path, fullPage: true })
+  else await page.locator(selector).screenshot({ path })
 }

@@ -11,7 +11,7 @@ import type { Browser } from "playwright-core"
 import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_PRODUCT_SLUG } from "../src/server/organizations/DemoCatalog.ts"
-import { browserTitle, chromiumPresent, launchChromium, seriousViolations } from "./Chromium.ts"
+import { browserTitle, chromiumPresent, launchChromium, screenshot, seriousViolations } from "./Chromium.ts"
 import { type DemoServer, startDemoServer } from "./DemoServer.ts"
 import { eventually } from "./WebhookReceiver.ts"
 
@@ -125,6 +125,7 @@ describe.skipIf(!chromiumPresent)(
           expect(await kettle.getByRole("radio", { name: "4 stars" }).isChecked()).toBe(true)
           await page.getByLabel("Title").first().fill("Exactly as pictured")
           expect(await page.getByLabel("Your name").inputValue()).toBe("Grace")
+          await screenshot(page, "survey-page.png")
           await page.getByRole("button", { name: "Send my reviews" }).click()
           await page.getByText("Thank you for your reviews!").waitFor()
           expect(elsewhere).toEqual([])

@@ -10,7 +10,7 @@ import { Unsubscribes, type CustomerId } from "@feedback/core"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_PRODUCT_SLUG, demoProducts } from "../src/server/organizations/DemoCatalog.ts"
-import { browserTitle, chromiumPresent, launchChromium, seriousViolations } from "./Chromium.ts"
+import { browserTitle, chromiumPresent, launchChromium, screenshot, seriousViolations } from "./Chromium.ts"
 import { type DemoServer, startDemoServer } from "./DemoServer.ts"
 
 /** A context whose requests may only reach `allowed` origins; everything else is refused and listed. */
@@ -78,6 +78,8 @@ describe.skipIf(!chromiumPresent)(browserTitle("the widget and the hosted pages 
       // Newest first, five at a time; the reply and the verified badge are shown.
       await expect.poll(() => listedRatings(page)).toEqual([5, 4, 5, 3, 5])
       await page.getByText("Response from Demo shop").first().waitFor()
+      await page.getByText("Is the mug microwave safe?").waitFor()
+      await screenshot(page, "widget-demo.png")
       expect(await page.getByText("Verified buyer").count()).toBeGreaterThan(0)
       await page.getByRole("button", { name: "Show more reviews" }).click()
       await expect.poll(() => listedRatings(page)).toEqual([5, 4, 5, 3, 5, 4, 2])

@@ -34,6 +34,7 @@ export const surveyForm = (root: ShadowRoot, client: StorefrontClient, messages:
       replace(container, h("h2", {}, heading), h("p", { role: "status" }, messages.surveyDone))
       return
     }
+    const problem = h("p", { class: "error", hidden: true })
     const entries = survey.products.map((p) => {
       const image = p.imageUrl === null ? h("span", {}) : h("img", { src: p.imageUrl, alt: "", width: 64, height: 64 })
       if (p.reviewed) {
@@ -47,7 +48,9 @@ export const surveyForm = (root: ShadowRoot, client: StorefrontClient, messages:
           )
         }
       }
-      const rating = starsInput(messages, format(messages.surveyProductRating, { product: p.title }), () => {})
+      const rating = starsInput(messages, format(messages.surveyProductRating, { product: p.title }), () => {
+        problem.hidden = true
+      })
       const title = field(messages.reviewTitle, { maxLength: 500 })
       const body = field(messages.reviewBody, { multiline: true, maxLength: 20_000 })
       return {
@@ -72,7 +75,6 @@ export const surveyForm = (root: ShadowRoot, client: StorefrontClient, messages:
       autocomplete: "name",
       value: survey.customer.firstName ?? ""
     })
-    const problem = h("p", { class: "error", hidden: true })
     const status = statusRegion()
     const submit = h("button", { type: "submit", class: "primary" }, messages.surveySubmit)
     const key = idempotencyKey()

@@ -151,11 +151,11 @@ export const PgSurveyRepository = Layer.effect(
         ),
       // By the token alone (`surveys_by_token`); the page that asks names no organization.
       organizationOfToken: (token) =>
-        sql.unsafe<{ readonly organization_id: string }>(
-          `SELECT organization_id FROM surveys WHERE token = $1 LIMIT 1`,
+        sql.unsafe<{ readonly organization: string }>(
+          `SELECT organization_id AS organization FROM surveys WHERE token = $1 LIMIT 1`,
           [token]
         ).pipe(
-          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (r) => r.organization_id as OrganizationId)),
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (r) => r.organization as OrganizationId)),
           orDie
         ),
       lockSurveyByToken: (organizationId, token) =>
