@@ -18,7 +18,7 @@ const expectError = (res: { status: number; body: any }, status: number, code: s
 const nowSeconds = () => String(Math.floor(Date.now() / 1_000))
 
 describe.each(testStores)("storefront reviews (%s)", (_name, makeStore) => {
-  const server = makeSeededServer(makeStore)
+  const server = makeSeededServer(makeStore, { trustProxy: "10.0.0.0/8" })
   afterAll(() => server.dispose())
 
   const shop = async () => {
@@ -49,7 +49,7 @@ describe.each(testStores)("storefront reviews (%s)", (_name, makeStore) => {
     return { tenant, admin, mug, cup, key, submit, read, signed }
   }
 
-  it("records provenance and the customer by email; arrives unpublished in the queue, fires review.created", async () => {
+  it("records provenance (TRUST_PROXY included) and the customer by email; arrives unpublished in the queue", async () => {
     const { admin, mug, submit } = await shop()
     const renderedAt = new Date(Date.now() - 42_000).toISOString()
     const res = await submit("/storefront/reviews", {
@@ -83,8 +83,34 @@ describe.each(testStores)("storefront reviews (%s)", (_name, makeStore) => {
     })
     expect(review.submitSeconds).toBeGreaterThanOrEqual(42)
     expect(review.submitSeconds).toBeLessThan(600)
+    // Behind a TRUST_PROXY peer the right-most untrusted X-Forwarded-For hop is the address; from any other peer the
+    // header is ignored, so a shopper cannot choose the address a review is recorded with.
+    const proxied = await submit(
+      "/storefront/reviews",
+      {
+        productSlug: "mug",
+        rating: 4,
+        authorName: "Ada",
+        email: "ada@example.com"
+      },
+      { "x-forwarded-for": "192.0.2.7, 198.51.100.20, 10.0.0.5" },
+      "10.1.2.3"
+    )
+    expect((await admin("GET", `/reviews/${proxied.body.id}`)).body.ipAddress).toBe("198.51.100.20")
+    const spoofed = await submit(
+      "/storefront/reviews",
+      {
+        productSlug: "mug",
+        rating: 4,
+        authorName: "Ada",
+        email: "ada@example.com"
+      },
+      { "x-forwarded-for": "192.0.2.99" },
+      "203.0.113.44"
+    )
+    expect((await admin("GET", `/reviews/${spoofed.body.id}`)).body.ipAddress).toBe("203.0.113.44")
     // Pending: not on the storefront yet, but counted in the admin stats.
-    expect((await admin("GET", `/products/${mug.id}`)).body).toMatchObject({ reviewCount: 1, publishedReviewCount: 0 })
+    expect((await admin("GET", `/products/${mug.id}`)).body).toMatchObject({ reviewCount: 3, publishedReviewCount: 0 })
   })
 
   it("auto-publishes from the review settings; flags (duplicate, collisions, too fast) keep a review in the queue", async () => {
