@@ -25,7 +25,7 @@ describe("npm start", () => {
     async () => {
       const dataDir = mkdtempSync(Path.join(tmpdir(), "fb-start-"))
       dirs.push(dataDir)
-      const first = await startServer({ DATA_DIR: dataDir })
+      const first = await startServer({ DATA_DIR: dataDir }, 180_000)
       try {
         expect(first.output()).toContain(`${first.url}/docs`)
         const key = demoKeyOf(first.output())
@@ -43,7 +43,7 @@ describe("npm start", () => {
         expect(statSync(dataDir).mode & 0o077).toBe(0)
         expect(await first.stop("SIGTERM")).toBe(0)
 
-        const second = await startServer({ DATA_DIR: dataDir })
+        const second = await startServer({ DATA_DIR: dataDir }, 180_000)
         try {
           expect(demoKeyOf(second.output())).toBeUndefined()
           expect(second.output()).not.toContain(key!)
