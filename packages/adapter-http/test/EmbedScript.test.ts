@@ -1,5 +1,5 @@
 /**
- * `GET /storefront/embed.js` over HTTP (shared DECISIONS §19, docs/DECISIONS.md §58): the installed widget bundle,
+ * `GET /storefront/embed.js` over HTTP (shared DECISIONS §19, docs/DECISIONS.md §60): the installed widget bundle,
  * public, compressed as the client accepts, an `ETag` per encoding with 304s, and the setup state's default
  * `embedScriptUrl`; `/demo` is a 404 page where there is no demo organization.
  */

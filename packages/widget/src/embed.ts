@@ -1,5 +1,5 @@
 /**
- * The storefront widget (shared DECISIONS §19, docs/DECISIONS.md §58, docs/WIDGET.md): one script, served at `GET /storefront/embed.js`,
+ * The storefront widget (shared DECISIONS §19, docs/DECISIONS.md §60, docs/WIDGET.md): one script, served at `GET /storefront/embed.js`,
  * that fills every `[data-feedback-widget]` element of the page, each in its own shadow root.
  *
  *   <div data-feedback-widget="stars" data-product="mug"></div>

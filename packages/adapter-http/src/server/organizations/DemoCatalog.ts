@@ -1,5 +1,5 @@
 /**
- * The demo organization's storefront (shared DECISIONS §19; docs/DECISIONS.md §58): a small catalog, published reviews with merchant
+ * The demo organization's storefront (shared DECISIONS §19; docs/DECISIONS.md §60): a small catalog, published reviews with merchant
  * replies, questions with answers, a site and a publishable key, so `npm start` then `/demo` shows a live widget.
  * Written through the use-cases, as a merchant's own calls would, acting as the organization's dashboard user.
  */

@@ -1,5 +1,5 @@
 /**
- * `GET /demo` (shared DECISIONS §19; docs/DECISIONS.md §58): a product page of the demo organization's catalog with the widget on it, as a
+ * `GET /demo` (shared DECISIONS §19; docs/DECISIONS.md §60): a product page of the demo organization's catalog with the widget on it, as a
  * merchant would paste it: stars beside the title and under related products (all filled by one ratings request),
  * the reviews widget below, the script tag with the organization's newest publishable key. Served only where the
  * demo organization exists (the standalone server seeds it, `DemoSeed.ts`); elsewhere the same 404 page as any link.

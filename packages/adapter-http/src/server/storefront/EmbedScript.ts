@@ -1,5 +1,5 @@
 /**
- * `GET /storefront/embed.js` (shared DECISIONS §19; docs/DECISIONS.md §58): the storefront widget bundle (`@feedback/widget`, built by
+ * `GET /storefront/embed.js` (shared DECISIONS §19; docs/DECISIONS.md §60): the storefront widget bundle (`@feedback/widget`, built by
  * esbuild and shipped in that package), the default `embedScriptUrl`. Public: no key is needed to load it (the page's
  * script tag carries the publishable key for the widget's own calls). Served like the docs page: Brotli or gzip as
  * `Accept-Encoding` allows, each computed once, an `ETag` per encoding, 304 on a matching `If-None-Match`.

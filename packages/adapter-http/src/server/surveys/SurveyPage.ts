@@ -1,5 +1,5 @@
 /**
- * `GET /r/{token}` (shared DECISIONS §17, §19; docs/DECISIONS.md §58): the page a review-request email's `survey.url` opens, the survey's
+ * `GET /r/{token}` (shared DECISIONS §17, §19; docs/DECISIONS.md §60): the page a review-request email's `survey.url` opens, the survey's
  * review form (one rating per product of the order). It needs no storefront: the page is the API's own, and the
  * widget on it calls the survey endpoints on the same origin with the token, under the organization's newest
  * publishable key, which the page finds from the token (the link names no organization). Any token that is not a
