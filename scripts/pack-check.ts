@@ -26,6 +26,7 @@ const packages = [
   "adapter-memory",
   "adapter-postgres",
   "adapter-redis",
+  "widget",
   "adapter-http"
 ] as const
 const CLIENT_ONLY_LIMIT_BYTES = 20 * 1024 * 1024
@@ -122,7 +123,10 @@ const main = async () => {
       const listing = run("tar", ["-tzf", file], work)
       const shipped = listing.split("\n").filter((f) => /\.test\.ts$|\/test\//.test(f))
       if (shipped.length > 0) throw new Error(`${p} ships test files: ${shipped.join(", ")}`)
-      if (!listing.includes("package/dist/index.js") || !listing.includes("package/dist/index.d.ts")) {
+      // The widget ships its browser bundle, which the server reads; every other package a built library.
+      if (p === "widget") {
+        if (!listing.includes("package/bundle/embed.js")) throw new Error("widget ships no bundle/embed.js")
+      } else if (!listing.includes("package/dist/index.js") || !listing.includes("package/dist/index.d.ts")) {
         throw new Error(`${p} ships no dist/index.js + .d.ts`)
       }
     }
@@ -162,6 +166,11 @@ const main = async () => {
     const [url, key] = started.url.split("#") as [string, string]
     const health = await fetch(`${url}/health`)
     if (health.status !== 200) throw new Error(`GET /health answered ${health.status}`)
+    // The widget bundle comes from the installed @feedback/widget.
+    const embed = await fetch(`${url}/storefront/embed.js`)
+    if (embed.status !== 200 || !(await embed.text()).includes("feedback-widget")) {
+      throw new Error(`GET /storefront/embed.js answered ${embed.status} without the widget`)
+    }
 
     step("(e) the client alone")
     const clientOnly = Path.join(work, "client-only")

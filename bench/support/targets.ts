@@ -131,6 +131,13 @@ export const targets = {
     how: "webhooks throughput",
     server: true
   },
+  "widget-render": {
+    row: "issue 34: /demo widget rendered after embed.js loads, loopback, Chromium (median)",
+    bound: "atMost",
+    value: 300,
+    unit: " ms",
+    how: "widget"
+  },
   "idle": {
     row: "idle server: statements per second to PostgreSQL",
     bound: "atMost",

@@ -2,16 +2,16 @@
  * The standalone server (`npm start`). Configuration comes from the environment; see README for the table.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { DEFAULT_JOB_BATCH_SIZE, isWellFormedSecretKey, MIN_EVENT_RETENTION_DAYS, Organizations } from "@feedback/core"
+import { CoreLayer, DEFAULT_JOB_BATCH_SIZE, isWellFormedSecretKey, MIN_EVENT_RETENTION_DAYS } from "@feedback/core"
 import { Cause, Config, Effect, Exit, Layer, Option, Redacted, Result, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ApiApplication, apiMiddleware, ObservabilityLayer } from "./server/ApiServer.ts"
 import { JsonLoggerLayer, stdoutSink } from "./server/observability/JsonLogger.ts"
 import { OtlpLayer, parseOtlpHeaders } from "./server/observability/OtlpExport.ts"
-import { demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
+import { type DemoSlot, demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
 import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
-import { DEFAULT_EMBED_SCRIPT_URL } from "./server/setup/SetupHandlers.ts"
 import { parseTrustProxy } from "./server/storefront/ClientAddress.ts"
+import { NodeHostResolver } from "./server/webhooks/NodeWebhookTransport.ts"
 import {
   chooseStore,
   describeRateLimitStore,
@@ -46,7 +46,7 @@ const ServerConfig = Config.all({
     traceExportIntervalMs: Config.Int("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5_000)),
     metricExportIntervalMs: Config.Int("OTEL_METRIC_EXPORT_INTERVAL").pipe(Config.withDefault(60_000))
   }),
-  embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.withDefault(DEFAULT_EMBED_SCRIPT_URL)),
+  embedScriptUrl: Config.String("EMBED_SCRIPT_URL").pipe(Config.option),
   publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
   trustProxy: Config.String("TRUST_PROXY").pipe(Config.withDefault("")),
   surveyRecoveryMs: Config.Int("SURVEY_RECOVERY_MS").pipe(Config.withDefault(600_000)),
@@ -124,7 +124,7 @@ const run = Effect.gen(function*() {
     )
   }
   for (
-    const [name, value] of [["EMBED_SCRIPT_URL", config.embedScriptUrl], [
+    const [name, value] of [["EMBED_SCRIPT_URL", Option.getOrUndefined(config.embedScriptUrl)], [
       "PUBLIC_API_BASE_URL",
       Option.getOrUndefined(config.publicApiBaseUrl)
     ]] as const
@@ -198,7 +198,7 @@ const run = Effect.gen(function*() {
     operatorToken: Option.getOrUndefined(config.operatorToken),
     logRequests: config.logRequests,
     metricsToken: Option.getOrUndefined(config.metricsToken),
-    embedScriptUrl: config.embedScriptUrl,
+    embedScriptUrl: Option.getOrUndefined(config.embedScriptUrl),
     publicApiBaseUrl: Option.getOrUndefined(config.publicApiBaseUrl),
     trustProxy: config.trustProxy,
     serverUrl: ownUrl(config.host, config.port),
@@ -208,13 +208,18 @@ const run = Effect.gen(function*() {
     eventRetentionDays: config.eventRetentionDays,
     jobs: config.jobs,
     // Refusals known in advance are answered before the framework, unless spans are exported (they would have none).
-    refusalGate: otlpEndpoint === undefined ? { current: undefined } : undefined
+    refusalGate: otlpEndpoint === undefined ? { current: undefined } : undefined,
+    // Filled once the demo organization is seeded or found, below: `/demo` shows its storefront.
+    demo: { current: undefined } as DemoSlot
   }
 
   const Announce = Layer.effectDiscard(Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
     const url = HttpServer.formatAddress(server.address)
-    const seeded = demo._tag === "Off" ? demo : yield* seedDemo(demoKey)
+    const seeded = demo._tag === "Off"
+      ? demo
+      : yield* seedDemo(demoKey, new URL(options.publicApiBaseUrl ?? options.serverUrl).hostname)
+    options.demo.current = seeded._tag === "Created" || seeded._tag === "Existing" ? seeded.organizationId : undefined
     // One JSON line per fact; the message reads as the old start-up text did, the fields are for machines.
     const lines: ReadonlyArray<readonly [string, Record<string, unknown>?]> = [
       [`Admin API listening on ${url}`, { url, docs: `${url}/docs`, openapi: `${url}/openapi.json` }],
@@ -259,12 +264,15 @@ const run = Effect.gen(function*() {
         : seeded.secretKey !== undefined
         ? [`Demo key: ${seeded.secretKey} (from DEMO_SECRET_KEY)`, { demoKey: seeded.secretKey }]
         : ["Demo key: printed at first start (only its hash is stored); set DEMO_SECRET_KEY to choose one"],
+      ...(options.demo.current === undefined
+        ? []
+        : [[`Demo storefront: ${url}/demo (the widget on a product page)`, { demo: `${url}/demo` }] as const]),
       [`Try: curl -H "Authorization: Bearer <${
         seeded._tag === "Off" || seeded._tag === "Revoked" ? "secret key" : "demo key"
       }>" ${url}/organization`]
     ]
     for (const [message, fields] of lines) yield* Effect.logInfo(message).pipe(Effect.annotateLogs(fields ?? {}))
-  })).pipe(Layer.provide(Organizations.layer))
+  })).pipe(Layer.provide(CoreLayer), Layer.provide(NodeHostResolver))
 
   const Services = storeLayer(store, {
     cursorSecret: Option.getOrUndefined(config.cursorSecret),

@@ -6,6 +6,8 @@
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { migrations, PgDatabase, PgStoreLayer, runMigrations } from "@feedback/adapter-postgres"
 import {
+  CoreLayer,
+  CurrentStorefrontCaller,
   generateSecretKey,
   hashSecretKey,
   IdGenerator,
@@ -13,6 +15,8 @@ import {
   Organizations,
   SecretKeyRepository,
   type StoreServices,
+  StorefrontReads,
+  StorefrontRecordRepository,
   WebhookTransport
 } from "@feedback/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
@@ -22,7 +26,9 @@ import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, freshTarget, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
+import { demoProducts } from "../src/server/organizations/DemoCatalog.ts"
 import { demoSeeding, seedDemo } from "../src/server/organizations/DemoSeed.ts"
+import { NodeHostResolver } from "../src/server/webhooks/NodeWebhookTransport.ts"
 import { loggedUrl } from "../src/server/ErrorEnvelope.ts"
 import { NodeWebhookTransport } from "../src/server/webhooks/NodeWebhookTransport.ts"
 import { expectError } from "./Http.ts"
@@ -149,12 +155,12 @@ describe("loggedUrl", () => {
 })
 
 describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) => {
-  let runtime: ManagedRuntime.ManagedRuntime<StoreServices | IdGenerator | Organizations, unknown>
-  const run = <A, E>(effect: Effect.Effect<A, E, StoreServices | IdGenerator | Organizations>) =>
-    runtime.runPromise(effect)
+  type Services = StoreServices | IdGenerator | Layer.Success<typeof CoreLayer>
+  let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
+  const run = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
   beforeAll(() => {
     runtime = ManagedRuntime.make(
-      Organizations.layer.pipe(Layer.provideMerge(Layer.merge(makeStore(), IdGenerator.uuidV7)))
+      CoreLayer.pipe(Layer.provideMerge(Layer.mergeAll(makeStore(), IdGenerator.uuidV7, NodeHostResolver)))
     )
   })
   afterAll(() => runtime.dispose())
@@ -163,9 +169,19 @@ describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) =>
     const fixed = "sk_" + "r".repeat(40)
     const first = await run(seedDemo(fixed))
     expect(first).toMatchObject({ _tag: "Created", secretKey: fixed })
-    expect(await run(seedDemo(fixed))).toEqual({ _tag: "Existing", secretKey: fixed })
     if (first._tag !== "Created") throw new Error("not seeded")
     const organizationId = first.organizationId as OrganizationId
+    // The next start finds the same demo organization, whose storefront was seeded with it.
+    expect(await run(seedDemo(fixed))).toEqual({ _tag: "Existing", secretKey: fixed, organizationId })
+    const [demoKey] = await run(StorefrontRecordRepository.use((r) => r.listPublishableKeys(organizationId)))
+    const caller = await run(Organizations.use((o) => o.authenticatePublishableKey(demoKey!.key)))
+    const ratings = await run(
+      StorefrontReads.use((reads) => reads.ratings(demoProducts.map((p) => p.slug).join(","))).pipe(
+        Effect.provideService(CurrentStorefrontCaller, { ...caller, clientAddress: "test" })
+      )
+    )
+    expect(ratings.data.map((r) => r.slug)).toEqual(demoProducts.map((p) => p.slug))
+    expect(ratings.data.every((r) => r.reviewCount > 0)).toBe(true)
     const [key] = await run(Organizations.use((o) => o.listSecretKeys(organizationId)))
     await run(Organizations.use((o) => o.revokeSecretKey(organizationId, key!.id)))
 
@@ -176,7 +192,7 @@ describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) =>
     const stored = await run(SecretKeyRepository.use((r) => r.findByHash(hashSecretKey(fixed))))
     expect(stored._tag === "Some" && stored.value.id).toBe(key!.id)
     // Without a fixed key, a store that has organizations is left alone.
-    expect(await run(seedDemo(undefined))).toEqual({ _tag: "Existing", secretKey: undefined })
+    expect(await run(seedDemo(undefined))).toEqual({ _tag: "Existing", secretKey: undefined, organizationId })
   })
 
   it("a key hash is stored once: a second key with the same secret is refused", async () => {

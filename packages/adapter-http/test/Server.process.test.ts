@@ -17,41 +17,47 @@ const getOrganization = (url: string, key: string) =>
   fetch(`${url}/organization`, { headers: { authorization: `Bearer ${key}` } })
 
 describe("npm start", () => {
-  it("on embedded PGlite: prints URL, docs and a demo key; data and key survive a restart", async () => {
-    const dataDir = mkdtempSync(Path.join(tmpdir(), "fb-start-"))
-    dirs.push(dataDir)
-    const first = await startServer({ DATA_DIR: dataDir })
-    try {
-      expect(first.output()).toContain(`${first.url}/docs`)
-      const key = demoKeyOf(first.output())
-      expect(key).toMatch(/^sk_/)
-      // One format on stdout (docs/DECISIONS.md §19): every line JSON, the start-up facts as fields too.
-      const lines = first.output().split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
-      expect(lines.find((l) => l.url === first.url)).toMatchObject({ level: "info", docs: `${first.url}/docs` })
-      expect(lines.find((l) => l.demoKey !== undefined)?.demoKey).toBe(key)
-      const res = await getOrganization(first.url, key!)
-      expect(res.status).toBe(200)
-      const org = await res.json() as { id: string; name: string }
-      expect(org.name).toBe("Demo organization")
-      expect((await fetch(`${first.url}/docs`)).status).toBe(200)
-      // The embedded database is reachable only by this user: its directory is private.
-      expect(statSync(dataDir).mode & 0o077).toBe(0)
-      expect(await first.stop("SIGTERM")).toBe(0)
-
-      const second = await startServer({ DATA_DIR: dataDir })
+  // Two starts on a fresh embedded database (every migration, then the demo organization with its storefront): on a
+  // loaded machine this takes over a minute.
+  it(
+    "on embedded PGlite: prints URL, docs and a demo key; data and key survive a restart",
+    { timeout: 240_000 },
+    async () => {
+      const dataDir = mkdtempSync(Path.join(tmpdir(), "fb-start-"))
+      dirs.push(dataDir)
+      const first = await startServer({ DATA_DIR: dataDir }, 180_000)
       try {
-        expect(demoKeyOf(second.output())).toBeUndefined()
-        expect(second.output()).not.toContain(key!)
-        const again = await getOrganization(second.url, key!)
-        expect(again.status).toBe(200)
-        expect(((await again.json()) as { id: string }).id).toBe(org.id)
+        expect(first.output()).toContain(`${first.url}/docs`)
+        const key = demoKeyOf(first.output())
+        expect(key).toMatch(/^sk_/)
+        // One format on stdout (docs/DECISIONS.md §19): every line JSON, the start-up facts as fields too.
+        const lines = first.output().split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
+        expect(lines.find((l) => l.url === first.url)).toMatchObject({ level: "info", docs: `${first.url}/docs` })
+        expect(lines.find((l) => l.demoKey !== undefined)?.demoKey).toBe(key)
+        const res = await getOrganization(first.url, key!)
+        expect(res.status).toBe(200)
+        const org = await res.json() as { id: string; name: string }
+        expect(org.name).toBe("Demo organization")
+        expect((await fetch(`${first.url}/docs`)).status).toBe(200)
+        // The embedded database is reachable only by this user: its directory is private.
+        expect(statSync(dataDir).mode & 0o077).toBe(0)
+        expect(await first.stop("SIGTERM")).toBe(0)
+
+        const second = await startServer({ DATA_DIR: dataDir }, 180_000)
+        try {
+          expect(demoKeyOf(second.output())).toBeUndefined()
+          expect(second.output()).not.toContain(key!)
+          const again = await getOrganization(second.url, key!)
+          expect(again.status).toBe(200)
+          expect(((await again.json()) as { id: string }).id).toBe(org.id)
+        } finally {
+          await second.stop()
+        }
       } finally {
-        await second.stop()
+        await first.stop()
       }
-    } finally {
-      await first.stop()
     }
-  })
+  )
 
   it("DATABASE_URL=memory works the same, and the typed client calls it", async () => {
     const server = await startServer({ DATABASE_URL: "memory", DEMO_SECRET_KEY: "sk_" + "d".repeat(40) })

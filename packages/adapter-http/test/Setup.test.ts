@@ -48,8 +48,8 @@ describe("GET /organization/setup", () => {
       signals: noSignals,
       areas: { reviews: untouched, loyalty: untouched, wishlists: untouched, site: untouched },
       publishableKey: null,
-      embedScriptUrl: "https://cdn.example.com/widgets/v1/embed.js",
-      // No PUBLIC_API_BASE_URL: the origin the request was addressed to.
+      // No EMBED_SCRIPT_URL: the API's own copy; no PUBLIC_API_BASE_URL: the origin the request was addressed to.
+      embedScriptUrl: "http://test/storefront/embed.js",
       apiBaseUrl: "http://test"
     })
     expect(res.headers.get("x-rate-limit-cost")).toBe("1")

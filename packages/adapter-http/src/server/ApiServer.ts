@@ -26,6 +26,10 @@ import { SurveysHandlers } from "./surveys/SurveysHandlers.ts"
 import { SurveyWorkerLive } from "./surveys/SurveyWorker.ts"
 import { UNSUBSCRIBE_ROUTES, UnsubscribeRoutes } from "./catalog/UnsubscribePage.ts"
 import { DocsPage } from "./DocsPage.ts"
+import type { DemoSlot } from "./organizations/DemoSeed.ts"
+import { DEMO_PAGE_ROUTES, DemoPageRoute } from "./storefront/DemoPage.ts"
+import { EMBED_SCRIPT_ROUTES, EmbedScriptRoute } from "./storefront/EmbedScript.ts"
+import { SURVEY_PAGE_ROUTES, SurveyPageRoute } from "./surveys/SurveyPage.ts"
 import { errorEnvelope, hasTokenPath } from "./ErrorEnvelope.ts"
 import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
 import { MetricsRoute } from "./observability/MetricsRoute.ts"
@@ -62,7 +66,7 @@ export interface ApiServerOptions {
   readonly metrics?: boolean | undefined
   /** When set, `GET /metrics` requires it as a bearer token (`METRICS_TOKEN`). */
   readonly metricsToken?: Redacted.Redacted<string> | undefined
-  /** Setup state `embedScriptUrl` (EMBED_SCRIPT_URL); defaults to the placeholder `DEFAULT_EMBED_SCRIPT_URL`. */
+  /** Setup state `embedScriptUrl` (EMBED_SCRIPT_URL); unset, the API's own `GET /storefront/embed.js`. */
   readonly embedScriptUrl?: string | undefined
   /**
    * Setup state `apiBaseUrl` (PUBLIC_API_BASE_URL). Unset: the origin each request was addressed to. Set it behind a
@@ -109,6 +113,11 @@ export interface ApiServerOptions {
    * storefront request (its rate-limit bucket); empty by default, when the peer's own address counts.
    */
   readonly trustProxy?: string | undefined
+  /**
+   * The demo organization, once the host seeded or found it (`seedDemo`): `GET /demo` shows its storefront, and is a
+   * 404 page while this is empty or absent.
+   */
+  readonly demo?: DemoSlot | undefined
 }
 
 const AdminRoutes = (options: ApiServerOptions) =>
@@ -146,6 +155,9 @@ export const ApiRoutes = (options: ApiServerOptions) =>
     StorefrontPreflight,
     DocsRoute,
     UnsubscribeRoutes,
+    EmbedScriptRoute,
+    SurveyPageRoute,
+    DemoPageRoute(options.demo ?? { current: undefined }),
     options.metrics === false ? Layer.empty : MetricsRoute(options.metricsToken),
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
     StoreRejectionResponses,
@@ -233,6 +245,9 @@ const routesOf = (options: ApiServerOptions) =>
       ["GET", "/openapi.json"],
       ["OPTIONS", STOREFRONT_PREFLIGHT_PATH],
       ...UNSUBSCRIBE_ROUTES,
+      ...EMBED_SCRIPT_ROUTES,
+      ...SURVEY_PAGE_ROUTES,
+      ...DEMO_PAGE_ROUTES,
       ...(options.metrics === false ? [] : [["GET", "/metrics"] as const]),
       ...(options.operatorToken === undefined ? [] : [["GET", "/operator/openapi.json"] as const])
     ]

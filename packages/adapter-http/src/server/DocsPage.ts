@@ -49,7 +49,7 @@ const brotli = promisify(Zlib.brotliCompress)
 const gzip = promisify(Zlib.gzip)
 
 // Brotli quality 9, not 11: nearly the same size for a small part of the CPU; computed once (docs/DECISIONS.md §19).
-const compress: Record<Exclude<DocsEncoding, "identity">, (bytes: Uint8Array) => Promise<Uint8Array>> = {
+export const compress: Record<Exclude<DocsEncoding, "identity">, (bytes: Uint8Array) => Promise<Uint8Array>> = {
   br: (bytes) =>
     brotli(bytes, {
       params: {

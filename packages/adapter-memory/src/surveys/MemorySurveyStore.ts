@@ -73,6 +73,11 @@ export const MemorySurveyRepository = Layer.effect(
       // A memory transaction holds the one write lock for its whole run: reading is enough.
       lockSurvey: (organizationId, id) =>
         Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, rows.get(id))), storedOf)),
+      organizationOfToken: (token) =>
+        Effect.sync(() => {
+          for (const row of rows.values()) if (row.token === token) return Option.some(row.organizationId)
+          return Option.none()
+        }),
       lockSurveyByToken: (organizationId, token) =>
         Effect.sync(() =>
           Option.map(Option.fromUndefinedOr(ofOrganization(organizationId).find((r) => r.token === token)), storedOf)

@@ -5,6 +5,7 @@
  */
 import {
   type ClaimedSurvey,
+  type OrganizationId,
   nextDue,
   normalizeValue,
   type Page,
@@ -147,6 +148,15 @@ export const PgSurveyRepository = Layer.effect(
         Effect.map(
           one(`SELECT * FROM surveys WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, id]),
           Option.map(toStored)
+        ),
+      // By the token alone (`surveys_by_token`); the page that asks names no organization.
+      organizationOfToken: (token) =>
+        sql.unsafe<{ readonly organization: string }>(
+          `SELECT organization_id AS organization FROM surveys WHERE token = $1 LIMIT 1`,
+          [token]
+        ).pipe(
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (r) => r.organization as OrganizationId)),
+          orDie
         ),
       lockSurveyByToken: (organizationId, token) =>
         Effect.map(

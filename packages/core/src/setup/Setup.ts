@@ -22,7 +22,7 @@ import {
   SurveyFlow,
   type TemplateKey
 } from "./ReviewsSetupPlan.ts"
-import { SetupConfig, type SetupRequest } from "./SetupConfig.ts"
+import { EMBED_SCRIPT_PATH, publicBaseUrl, SetupConfig, type SetupRequest } from "./SetupConfig.ts"
 import { defaultReviewSettings } from "./ReviewSettings.ts"
 import { invalidRequestOfSchema } from "../kernel/RequestIssues.ts"
 import { type AreaDecisionUpdates, SetupRepository } from "./SetupRepository.ts"
@@ -86,6 +86,11 @@ export class Setup extends Context.Service<Setup, {
       const events = makeEventRecorder(yield* EventOutbox, ids)
 
       const apiBaseUrlFor = (request: SetupRequest | undefined): string => config.apiBaseUrl ?? request?.apiOrigin ?? ""
+      /** The API's own copy of the widget, where this caller reaches the API (else where emails link to). */
+      const embedScriptUrlFor = (request: SetupRequest | undefined): string => {
+        const base = apiBaseUrlFor(request)
+        return `${base === "" ? publicBaseUrl(config) : base}${EMBED_SCRIPT_PATH}`
+      }
 
       /**
        * Reads the signals, applies rule 1 to `decisions` and persists what changed relative to `stored` (the decisions
@@ -105,7 +110,7 @@ export class Setup extends Context.Service<Setup, {
             signals,
             decisions,
             publishableKey: Option.getOrNull(Option.map(publishableKey, (k) => k.key)),
-            embedScriptUrl: config.embedScriptUrl,
+            embedScriptUrl: config.embedScriptUrl ?? embedScriptUrlFor(request),
             apiBaseUrl: apiBaseUrlFor(request)
           }
           const resolution = resolveSetup(input, at)

@@ -6,12 +6,18 @@
  */
 import { Context } from "effect"
 
-/** A placeholder until the widget bundle has a real home: set EMBED_SCRIPT_URL in every real deployment. */
-export const DEFAULT_EMBED_SCRIPT_URL = "https://cdn.example.com/widgets/v1/embed.js"
+/**
+ * Where the API serves the widget bundle itself (shared DECISIONS §19): the default `embedScriptUrl` is this path on
+ * the API's own base URL. EMBED_SCRIPT_URL overrides it (a CDN copy of the same file).
+ */
+export const EMBED_SCRIPT_PATH = "/storefront/embed.js"
 
 export interface SetupConfigValues {
-  /** Where the storefront widget bundle is published (Setup state `embedScriptUrl`). */
-  readonly embedScriptUrl: string
+  /**
+   * Where the storefront widget bundle is published (Setup state `embedScriptUrl`). Undefined: the API's own copy,
+   * `EMBED_SCRIPT_PATH` on the API base URL.
+   */
+  readonly embedScriptUrl: string | undefined
   /**
    * The API origin the widgets should call (Setup state `apiBaseUrl`). Undefined: the origin each call names
    * (`SetupRequest.apiOrigin`, the HTTP adapter passes the origin the request was addressed to).
@@ -25,7 +31,7 @@ export interface SetupConfigValues {
 }
 
 export const SetupConfig = Context.Reference<SetupConfigValues>("feedback/SetupConfig", {
-  defaultValue: () => ({ embedScriptUrl: DEFAULT_EMBED_SCRIPT_URL, apiBaseUrl: undefined })
+  defaultValue: () => ({ embedScriptUrl: undefined, apiBaseUrl: undefined })
 })
 
 /** The last resort of `publicBaseUrl`: a host that configures neither URL gets links that work on its own machine. */

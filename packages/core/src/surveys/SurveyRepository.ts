@@ -43,6 +43,11 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
   /** The survey as stored, held until the unit of work ends (concurrent changes of it take turns). */
   readonly lockSurvey: (organizationId: OrganizationId, id: SurveyId) => Effect.Effect<Option.Option<StoredSurvey>>
   /** The survey of this `/r/{token}` page, held like `lockSurvey`; none for another organization's token. */
+  /**
+   * The organization of the survey with this link token, in whichever organization: the hosted page `/r/{token}` is
+   * reached by the token alone (its URL names no organization). Tokens carry 128 random bits, so at most one matches.
+   */
+  readonly organizationOfToken: (token: string) => Effect.Effect<Option.Option<OrganizationId>>
   readonly lockSurveyByToken: (
     organizationId: OrganizationId,
     token: string

@@ -101,7 +101,7 @@ export const surveyConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 120_000 })("surveys", (it) => {
     it.effect("enrolment: the flow's trigger enrolls an order once, laid out step by step; other moves and imports do not", () =>
       Effect.gen(function*() {
-        const { as, flow, order, surveysOf } = yield* shop("Enrolment")
+        const { as, flow, order, org, surveysOf } = yield* shop("Enrolment")
         const t0 = yield* Timestamp.now
         const open = yield* order()
         assert.deepStrictEqual(yield* surveysOf(open.id), [])
@@ -127,6 +127,13 @@ export const surveyConformance: ConformanceSuite = (store) =>
         ], ["email", null, null, null]])
         assert.strictEqual(survey!.expiresAt, Timestamp.fromMillis(Timestamp.toMillis(t1) + 90 * DAY))
         assert.match(survey!.url, /\/r\/[A-Za-z0-9_-]{22,64}$/)
+        // The link's token alone names the survey's organization (the hosted page /r/{token} names none).
+        const token = survey!.url.split("/r/")[1]!
+        assert.deepStrictEqual(
+          yield* SurveyRepository.use((r) => r.organizationOfToken(token)),
+          Option.some(org.id)
+        )
+        assert.isTrue(Option.isNone(yield* SurveyRepository.use((r) => r.organizationOfToken(`${token.slice(1)}x`))))
         assert.isTrue(t1 > t0)
         // Delivered later, or fulfilled again: still one survey.
         yield* as(Orders.use((o) => o.update(open.id, { status: "delivered" })))

@@ -8,49 +8,10 @@
  */
 import { type UnsubscribeState, Unsubscribes } from "@feedback/core"
 import { Effect, Layer } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpRouter } from "effect/http"
+import { escapeHtml, htmlPage, layout } from "../HostedPage.ts"
 
 export const UNSUBSCRIBE_ROUTES = [["GET", "/u/:token"], ["POST", "/u/:token"]] as const
-
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
-
-/**
- * The page's headers: never cached or indexed, no referrer (the URL is the credential), nothing loaded or framed, and
- * the form may post only to this origin.
- */
-const pageHeaders = {
-  "cache-control": "no-store",
-  "referrer-policy": "no-referrer",
-  "x-robots-tag": "noindex, nofollow",
-  "x-content-type-options": "nosniff",
-  "content-security-policy":
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-}
-
-const layout = (title: string, body: string) =>
-  `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>
-body{margin:0;background:#f4f5f7;color:#1f2933;font:16px/1.6 system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif}
-main{max-width:30rem;margin:4rem auto;padding:2rem;background:#fff;border-radius:8px}
-h1{font-size:1.5rem;line-height:1.3;margin:0 0 1rem}
-p{margin:0 0 1rem}
-button{font:inherit;font-weight:600;color:#fff;background:#1f6feb;border:0;border-radius:6px;padding:.75rem 1.5rem;cursor:pointer}
-button:focus-visible{outline:3px solid #0b3d91;outline-offset:2px}
-</style>
-</head>
-<body>
-<main>
-${body}
-</main>
-</body>
-</html>
-`
 
 const from = (state: UnsubscribeState) =>
   state.organizationName === "" ? "this shop" : escapeHtml(state.organizationName)
@@ -69,7 +30,7 @@ export const confirmPage = (state: UnsubscribeState) =>
 export const donePage = (state: UnsubscribeState) =>
   layout(
     "You are unsubscribed",
-    `<h1 role="status">You are unsubscribed</h1>
+    `<h1>You are unsubscribed</h1>
 <p>${from(state)} will no longer email you${address(state)} to ask for reviews.</p>
 <p>You can close this page.</p>`
   )
@@ -80,8 +41,7 @@ export const notFoundPage = layout(
 <p>The unsubscribe link may be incomplete: open it from the email again, or copy the whole address.</p>`
 )
 
-const html = (body: string, status: number) =>
-  HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: pageHeaders })
+const html = (body: string, status: number) => htmlPage(body, status)
 
 /** The two routes, over the `Unsubscribes` service captured once when they are built. */
 export const UnsubscribeRoutes = Layer.unwrap(Effect.gen(function*() {

@@ -8,6 +8,8 @@
  */
 import {
   hashSecretKey,
+  InstanceSecretRepository,
+  type OrganizationId,
   OrganizationRepository,
   Organizations,
   permissions,
@@ -16,10 +18,27 @@ import {
 } from "@feedback/core"
 import { Effect, Option } from "effect"
 import type { StoreChoice } from "../StoreSelection.ts"
+import { seedDemoStorefront } from "./DemoCatalog.ts"
+
+/**
+ * Where the store remembers which organization is the demo one (an instance-wide record, beside the cursor key), so
+ * `/demo` finds it again after a restart. "" marks a store seeded before the demo had a storefront: no demo page.
+ */
+export const DEMO_ORGANIZATION_RECORD = "demo-organization"
+
+/** The demo organization of the running store, once seeding found or made it (`/demo` reads it). */
+export interface DemoSlot {
+  current: OrganizationId | undefined
+}
 
 export type DemoSeedResult =
-  | { readonly _tag: "Created"; readonly organizationId: string; readonly secretKey: string }
-  | { readonly _tag: "Existing"; readonly secretKey: string | undefined }
+  | { readonly _tag: "Created"; readonly organizationId: OrganizationId; readonly secretKey: string }
+  | {
+    readonly _tag: "Existing"
+    readonly secretKey: string | undefined
+    /** The demo organization with a storefront, when the store has one. */
+    readonly organizationId: OrganizationId | undefined
+  }
   /** DEMO_SECRET_KEY names a key that was revoked: it is not issued again. */
   | { readonly _tag: "Revoked" }
   | { readonly _tag: "Off"; readonly reason: string }
@@ -40,30 +59,41 @@ export const demoSeeding = (
 /**
  * Seeds in one transaction, so a failed seed leaves nothing behind. Another process starting at the same moment
  * with the same DEMO_SECRET_KEY may win the key; this one then rolls back its organization and reports the key.
- * Provisioning goes through the `Organizations` service, like the operator API.
+ * Provisioning goes through the `Organizations` service, like the operator API; the storefront (`DemoCatalog.ts`)
+ * through the catalog, review and question use-cases. `siteDomain`: the host name the API is reached at.
  */
-export const seedDemo = (fixedKey: string | undefined) =>
+export const seedDemo = (fixedKey: string | undefined, siteDomain = "localhost") =>
   Effect.gen(function*() {
     const organizations = yield* Organizations
     const uow = yield* UnitOfWork
     const keys = yield* SecretKeyRepository
     const organizationStore = yield* OrganizationRepository
+    const records = yield* InstanceSecretRepository
+    const demoOrganization = records.getOrCreate(DEMO_ORGANIZATION_RECORD, "").pipe(
+      Effect.map((id) => id === "" ? undefined : id as OrganizationId)
+    )
     const seedOnce = uow.transaction(Effect.gen(function*() {
       if (fixedKey !== undefined) {
         const known = yield* keys.findByHash(hashSecretKey(fixedKey))
         if (Option.isSome(known)) {
           return (known.value.revokedAt === null
-            ? { _tag: "Existing", secretKey: fixedKey }
+            ? { _tag: "Existing", secretKey: fixedKey, organizationId: yield* demoOrganization }
             : { _tag: "Revoked" }) satisfies DemoSeedResult
         }
       } else if (!(yield* organizationStore.isEmpty)) {
-        return { _tag: "Existing", secretKey: undefined } satisfies DemoSeedResult
+        return {
+          _tag: "Existing",
+          secretKey: undefined,
+          organizationId: yield* demoOrganization
+        } satisfies DemoSeedResult
       }
       const organization = yield* organizations.createOrganization({ name: "Demo organization" })
       const input = { permissions, name: "Demo key" }
       const key = yield* (fixedKey === undefined
         ? organizations.issueSecretKey(organization.id, input)
         : organizations.issueChosenSecretKey(organization.id, input, fixedKey))
+      yield* seedDemoStorefront(organization.id, siteDomain)
+      yield* records.getOrCreate(DEMO_ORGANIZATION_RECORD, organization.id)
       return { _tag: "Created", organizationId: organization.id, secretKey: key.secretKey } satisfies DemoSeedResult
     }))
     const result: DemoSeedResult = yield* seedOnce.pipe(

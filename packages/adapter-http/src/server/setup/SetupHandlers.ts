@@ -1,17 +1,17 @@
 /**
  * Handlers of organization setup, and where the setup state's two URLs come from: `embedScriptUrl` from the
- * configuration (EMBED_SCRIPT_URL), `apiBaseUrl` from PUBLIC_API_BASE_URL or, when that is unset, the origin the
+ * configuration (EMBED_SCRIPT_URL, else the API's own `/storefront/embed.js`), `apiBaseUrl` from PUBLIC_API_BASE_URL or, when that is unset, the origin the
  * request was addressed to (the server's own URL as the caller reached it). The configuration is the core's
  * `SetupConfig`, which the `Setup` service captures when it is built; each call only passes its request's origin.
  */
-import { DEFAULT_EMBED_SCRIPT_URL, Setup, SetupConfig, type SetupRequest } from "@feedback/core"
+import { EMBED_SCRIPT_PATH, Setup, SetupConfig, type SetupRequest } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
 
-export { DEFAULT_EMBED_SCRIPT_URL }
+export { EMBED_SCRIPT_PATH }
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "")
 
@@ -22,7 +22,8 @@ export const setupConfigLayer = (options: {
   readonly serverUrl?: string | undefined
 }) =>
   Layer.succeed(SetupConfig, {
-    embedScriptUrl: options.embedScriptUrl ?? DEFAULT_EMBED_SCRIPT_URL,
+    // Unset: the API's own copy at EMBED_SCRIPT_PATH (shared DECISIONS §19).
+    embedScriptUrl: options.embedScriptUrl,
     apiBaseUrl: options.publicApiBaseUrl === undefined ? undefined : withoutTrailingSlash(options.publicApiBaseUrl),
     serverUrl: options.serverUrl === undefined ? undefined : withoutTrailingSlash(options.serverUrl)
   })
