@@ -156,7 +156,7 @@ export const ApiRoutes = (options: ApiServerOptions) =>
     DocsRoute,
     UnsubscribeRoutes,
     EmbedScriptRoute,
-    SurveyPageRoute,
+    SurveyPageRoute({ trustProxy: options.trustProxy }),
     DemoPageRoute(options.demo ?? { current: undefined }),
     options.metrics === false ? Layer.empty : MetricsRoute(options.metricsToken),
     options.operatorToken === undefined ? Layer.empty : OperatorRoutes(options.operatorToken),
