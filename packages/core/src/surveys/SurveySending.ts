@@ -48,13 +48,16 @@ export interface SurveyWorkerSettings {
   readonly interruptedAfterMs: number
   /** Surveys claimed at a time. */
   readonly batchSize: number
+  /** Claimed steps handled at once (each at most one message with the transport). */
+  readonly concurrency: number
 }
 
 export const defaultSurveyWorkerSettings = (workerId: string): SurveyWorkerSettings => ({
   workerId,
   pollIntervalMs: 1_000,
   interruptedAfterMs: 10 * 60_000,
-  batchSize: 50
+  batchSize: 50,
+  concurrency: 8
 })
 
 /** What a template is rendered with (shared DECISIONS §17's variables), as the records are at send time. */
@@ -184,21 +187,46 @@ const record = (
   })
 
 /**
+ * Reads the steps of one claimed batch have in common (an organization, its flows and templates, a set of products),
+ * made at most once per batch: each is the record as it was when the batch's first step read it.
+ */
+export type SharedReads = <A, R>(key: string, read: Effect.Effect<A, never, R>) => Effect.Effect<A, never, R>
+
+export const sharedReads = (): SharedReads => {
+  const memo = new Map<string, Effect.Effect<any, never, any>>()
+  return (key, read) =>
+    Effect.suspend(() => {
+      const hit = memo.get(key)
+      if (hit !== undefined) return hit
+      return Effect.flatMap(Effect.cached(read), (cached) => {
+        memo.set(key, cached)
+        return cached
+      })
+    })
+}
+
+/**
  * Reads what a survey email is rendered with (the organization, the survey's products in one read, the customer's
  * unsubscribe link) and renders it.
  */
 const renderStep = (
   claimed: ClaimedSurvey,
   position: number,
-  decision: Extract<StepDecision, { readonly _tag: "Send" }>
+  decision: Extract<StepDecision, { readonly _tag: "Send" }>,
+  shared: SharedReads
 ) =>
   Effect.gen(function*() {
     const { organizationId, survey } = claimed
-    const products = yield* CatalogRepository.use((r) =>
-      r.findProducts(organizationId, survey.products.map((p) => p.productId))
+    const productIds = survey.products.map((p) => p.productId)
+    const products = yield* shared(
+      `products:${organizationId}:${productIds.join(",")}`,
+      CatalogRepository.use((r) => r.findProducts(organizationId, productIds))
     )
     const byId = new Map(products.map((p) => [p.id, p]))
-    const organization = yield* OrganizationRepository.use((r) => r.findById(organizationId))
+    const organization = yield* shared(
+      `organization:${organizationId}`,
+      OrganizationRepository.use((r) => r.findById(organizationId))
+    )
     const unsubscribeUrl = yield* Unsubscribes.use((u) => u.urlFor(organizationId, survey.customerId))
     return renderSurveyEmail(`${survey.id}/${position}`, decision.template, {
       organizationName: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }),
@@ -215,24 +243,36 @@ const renderStep = (
   })
 
 /** Runs one claimed step: decides, sends when it should, records the outcome. */
-export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSettings) =>
+export const runClaimedStep = (
+  claimed: ClaimedSurvey,
+  settings: SurveyWorkerSettings,
+  shared: SharedReads = sharedReads()
+) =>
   Effect.gen(function*() {
     const { organizationId, survey } = claimed
     const position = claimed.claim!.position
     const automation = yield* ReviewAutomationRepository
     const step = survey.steps.find((s) => s.position === position)
-    const flow = orUndefined(yield* automation.findSurveyFlow(organizationId, survey.flowId))
+    const flow = orUndefined(
+      yield* shared(`flow:${organizationId}:${survey.flowId}`, automation.findSurveyFlow(organizationId, survey.flowId))
+    )
     const order = orUndefined(yield* OrderRepository.use((r) => r.findOrder(organizationId, survey.orderId)))
     const customer = orUndefined(yield* CatalogRepository.use((r) => r.findCustomer(organizationId, survey.customerId)))
-    const template = step?.emailTemplateId == null
+    const templateId = step?.emailTemplateId
+    const template = templateId == null
       ? undefined
-      : orUndefined(yield* automation.findEmailTemplate(organizationId, step.emailTemplateId))
+      : orUndefined(
+        yield* shared(
+          `template:${organizationId}:${templateId}`,
+          automation.findEmailTemplate(organizationId, templateId)
+        )
+      )
     const decision = decideStep({ survey, position, flow, order, customer, template, at: yield* now })
     let outcome: StepOutcome | undefined
     if (decision._tag === "Send") {
       // Rendered before the step is marked sending: a template that cannot render fails the step with the reason,
       // and nothing reaches the transport.
-      const rendered = yield* renderStep(claimed, position, decision)
+      const rendered = yield* renderStep(claimed, position, decision, shared)
       if (Result.isFailure(rendered)) {
         const at = yield* now
         const reason = `${surveyReasons.renderFailed}: ${rendered.failure.message}`
@@ -272,8 +312,13 @@ export const runDueSurveySteps = (settings: SurveyWorkerSettings): Effect.Effect
     let handled = 0
     while (true) {
       const claimed = yield* repo.claimDue(settings.workerId, yield* now, settings.batchSize)
-      // Uninterruptible per step: a claimed step is sent and recorded, or (at a crash) recovered as failed.
-      for (const survey of claimed) yield* Effect.uninterruptible(runClaimedStep(survey, settings))
+      // Uninterruptible per step: a claimed step is sent and recorded, or (at a crash) recovered as failed. The claim
+      // hands out organizations in turn, so each organization's first steps start in the batch's first wave.
+      const shared = sharedReads()
+      yield* Effect.forEach(claimed, (survey) => Effect.uninterruptible(runClaimedStep(survey, settings, shared)), {
+        concurrency: settings.concurrency,
+        discard: true
+      })
       handled += claimed.length
       if (claimed.length < settings.batchSize) return handled
     }
