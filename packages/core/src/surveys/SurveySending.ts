@@ -168,21 +168,42 @@ type SendingServices =
 
 const orUndefined = <A>(o: Option.Option<A>): A | undefined => Option.getOrUndefined(o)
 
-/** Records the end of the claimed step, only while the claim is still this worker's (not recovered, not deleted). */
-const record = (
-  organizationId: OrganizationId,
-  id: SurveyId,
-  workerId: string,
-  finish: (stored: StoredSurvey) => StoredSurvey
-) =>
+/** How a claimed step ended: its record's change, applied to the survey as it is when recorded. */
+interface StepEnd {
+  readonly claimed: ClaimedSurvey
+  readonly finish: (stored: StoredSurvey) => StoredSurvey
+}
+
+/**
+ * Records how steps ended, in one unit of work (a statement per organization to lock, one to save): each only while
+ * its claim is still this worker's (not recovered, not deleted). Surveys are locked per organization in turn, each
+ * organization's by id, the order every writer of surveys locks in.
+ */
+const recordEnds = (ends: ReadonlyArray<StepEnd>, workerId: string) =>
   Effect.gen(function*() {
+    if (ends.length === 0) return
     const repo = yield* SurveyRepository
+    const byOrganization = new Map<OrganizationId, Map<string, StepEnd>>()
+    for (const end of ends) {
+      const mine = byOrganization.get(end.claimed.organizationId) ?? new Map<string, StepEnd>()
+      mine.set(end.claimed.survey.id, end)
+      byOrganization.set(end.claimed.organizationId, mine)
+    }
     yield* UnitOfWork.use((uow) =>
-      uow.transaction(Effect.gen(function*() {
-        const current = yield* repo.lockSurvey(organizationId, id)
-        if (Option.isNone(current) || current.value.claim?.workerId !== workerId) return
-        yield* repo.saveSurveys(organizationId, [finish(current.value)])
-      }))
+      uow.transaction(Effect.forEach(
+        [...byOrganization].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        ([organizationId, mine]) =>
+          Effect.gen(function*() {
+            const orderIds = [...new Set([...mine.values()].map((e) => e.claimed.survey.orderId))]
+            const current = yield* repo.lockActiveOfOrders(organizationId, orderIds)
+            const finished = current.flatMap((stored) => {
+              const end = mine.get(stored.survey.id)
+              return end === undefined || stored.claim?.workerId !== workerId ? [] : [end.finish(stored)]
+            })
+            yield* repo.saveSurveys(organizationId, finished)
+          }),
+        { discard: true }
+      ))
     )
   })
 
@@ -242,11 +263,14 @@ const renderStep = (
     })
   })
 
-/** Runs one claimed step: decides, sends when it should, records the outcome. */
-export const runClaimedStep = (
+/**
+ * Runs one claimed step: decides, sends when it should, and answers how it ended (undefined: the claim is no longer
+ * this worker's, nothing was sent and nothing is recorded).
+ */
+const runClaimedStep = (
   claimed: ClaimedSurvey,
   settings: SurveyWorkerSettings,
-  shared: SharedReads = sharedReads()
+  shared: SharedReads
 ) =>
   Effect.gen(function*() {
     const { organizationId, survey } = claimed
@@ -277,10 +301,13 @@ export const runClaimedStep = (
         const at = yield* now
         const reason = `${surveyReasons.renderFailed}: ${rendered.failure.message}`
         yield* Effect.logWarning("survey email not rendered", { surveyId: survey.id, position, reason })
-        return yield* record(organizationId, survey.id, settings.workerId, (stored) => {
-          const failed = completeClaimed(stored, "failed", at)
-          return { ...failed, survey: { ...failed.survey, reason } }
-        })
+        return {
+          claimed,
+          finish: (stored: StoredSurvey) => {
+            const failed = completeClaimed(stored, "failed", at)
+            return { ...failed, survey: { ...failed.survey, reason } }
+          }
+        }
       }
       const message = rendered.success
       // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
@@ -288,7 +315,7 @@ export const runClaimedStep = (
       const ours = yield* SurveyRepository.use((r) =>
         r.markSending(organizationId, survey.id, settings.workerId, sendingAt)
       )
-      if (!ours) return
+      if (!ours) return undefined
       const result = yield* Mailer.use((m) => m.send(message)).pipe(
         Effect.catchCause((cause) =>
           Effect.succeed<MailerResult>({ _tag: "Uncertain", error: Cause.pretty(cause).split("\n")[0] ?? "defect" })
@@ -297,12 +324,7 @@ export const runClaimedStep = (
       outcome = stepOutcomeOf(result)
     }
     const at = yield* now
-    yield* record(
-      organizationId,
-      survey.id,
-      settings.workerId,
-      (stored) => applyDecision(stored, decision, outcome, at)
-    )
+    return { claimed, finish: (stored: StoredSurvey) => applyDecision(stored, decision, outcome, at) }
   })
 
 /** Claims and runs due steps, a batch at a time, until none is due; answers how many ran. */
@@ -312,13 +334,21 @@ export const runDueSurveySteps = (settings: SurveyWorkerSettings): Effect.Effect
     let handled = 0
     while (true) {
       const claimed = yield* repo.claimDue(settings.workerId, yield* now, settings.batchSize)
-      // Uninterruptible per step: a claimed step is sent and recorded, or (at a crash) recovered as failed. The claim
-      // hands out organizations in turn, so each organization's first steps start in the batch's first wave.
+      // In waves of `concurrency` steps, each wave's outcomes recorded together. The claim hands out organizations in
+      // turn, so each organization's first steps are in the first wave. Uninterruptible per wave: a claimed step is
+      // sent and recorded, or (at a crash) recovered as failed.
       const shared = sharedReads()
-      yield* Effect.forEach(claimed, (survey) => Effect.uninterruptible(runClaimedStep(survey, settings, shared)), {
-        concurrency: settings.concurrency,
-        discard: true
-      })
+      for (let i = 0; i < claimed.length; i += settings.concurrency) {
+        const wave = claimed.slice(i, i + settings.concurrency)
+        yield* Effect.uninterruptible(
+          Effect.flatMap(
+            Effect.forEach(wave, (survey) => runClaimedStep(survey, settings, shared), {
+              concurrency: settings.concurrency
+            }),
+            (ends) => recordEnds(ends.filter((e) => e !== undefined), settings.workerId)
+          )
+        )
+      }
       handled += claimed.length
       if (claimed.length < settings.batchSize) return handled
     }
