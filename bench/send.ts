@@ -9,7 +9,7 @@
 import { createTransport } from "nodemailer"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
-import { fmt } from "./support/common.ts"
+import { cpuMillis, fmt } from "./support/common.ts"
 import { call, flowServer, importOrders } from "./support/surveys.ts"
 import { recordRow } from "./support/targets.ts"
 
@@ -73,15 +73,19 @@ const smtpServer = async () => {
 const smtp = await smtpServer()
 const s = await flowServer({ SMTP_URL: smtp.url, MAIL_FROM: FROM, REQUEST_TIMEOUT_MS: "600000" }, { delayDays: 0 })
 let workerMs: number
+let workerCpuMs: number | undefined
 let sent: Array<Received>
 try {
   await importOrders(s, emails, "open")
   const moved = await call(s.base, "PATCH", "/orders/bulk-update", s.key, { status: "fulfilled" })
   if (moved.count !== emails) throw new Error(`expected ${emails} orders moved, got ${moved.count}`)
   const t0 = performance.now()
+  const cpu0 = cpuMillis(s.server.pid)
   smtp.open()
   await smtp.until(emails)
   workerMs = performance.now() - t0
+  const cpu1 = cpuMillis(s.server.pid)
+  workerCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0
   sent = smtp.received.splice(0)
 } finally {
   await s.stop()
@@ -90,9 +94,13 @@ const workerConnections = smtp.connections()
 
 const transport = createTransport(smtp.url)
 const t1 = performance.now()
+const cpuBefore = process.cpuUsage()
 await Promise.all(sent.map((m) => transport.sendMail({ envelope: { from: m.from, to: m.to }, raw: m.raw })))
 await smtp.until(emails)
 const directMs = performance.now() - t1
+const cpuUsed = process.cpuUsage(cpuBefore)
+// The benchmark process runs nodemailer and the SMTP server in the baseline; the SMTP server only while the worker sends.
+const directCpuMs = (cpuUsed.user + cpuUsed.system) / 1000
 transport.close()
 await smtp.close()
 
@@ -110,6 +118,11 @@ console.log(
   `  the survey worker                            ${fmt(emails / (workerMs / 1000))}/s   ${r.toFixed(2)}×   (${
     (workerMs / 1000).toFixed(2)
   } s; target ≥ 0.5×)`
+)
+console.log(
+  `  CPU per email (steadier than rates on a loaded machine): the server process ${
+    workerCpuMs === undefined ? "n/a" : `${(workerCpuMs / emails).toFixed(2)} ms`
+  }, the baseline's process (nodemailer and the SMTP server) ${(directCpuMs / emails).toFixed(2)} ms`
 )
 console.log(`  SMTP connections opened: worker ${workerConnections}, both ${smtp.connections()}`)
 recordRow("send", r, emails === 10_000 ? {} : { note: `${fmt(emails)} emails` })
