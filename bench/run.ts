@@ -40,7 +40,8 @@ const plan: ReadonlyArray<
   { name: "jobs", args: [] },
   { name: "enrol", args: [], server: true },
   { name: "send", args: [], server: true },
-  { name: "idle", args: [], server: true }
+  { name: "idle", args: [], server: true },
+  { name: "storefront", args: [], server: true }
 ]
 
 const all = () => {
