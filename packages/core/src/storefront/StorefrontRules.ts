@@ -12,6 +12,7 @@ import type { KeyedBucket } from "../ratelimit/RateLimitTable.ts"
 import type { ProductQuestionAnswer, ProductQuestionRecord } from "../questions/ProductQuestion.ts"
 import type { Review } from "../reviews/Review.ts"
 import {
+  type CustomerReview,
   MAX_RATINGS_PRODUCTS,
   type ProductRating,
   type StorefrontQuestion,
@@ -84,6 +85,21 @@ export const storefrontReviewListEndpoint = defineListEndpoint({
   defaultSort: "-createdAt",
   includes: ["customer", "response", "files"],
   catalog: reviewFilterCatalog
+})
+
+/** The signed customer's own reviews (`GET /storefront/customer/reviews`), newest first. */
+export const storefrontCustomerReviewListEndpoint = defineListEndpoint({
+  name: "storefront-customer-reviews",
+  sorts: ["-createdAt"],
+  defaultSort: "-createdAt",
+  includes: ["customer", "response", "files"],
+  catalog: reviewFilterCatalog
+})
+
+/** One of the customer's own reviews: the shopper's shape and whether it is published yet. */
+export const toCustomerReview = (review: Review): CustomerReview => ({
+  ...toStorefrontReview(review),
+  published: review.published
 })
 
 export const storefrontQuestionListEndpoint = defineListEndpoint({
@@ -159,7 +175,7 @@ export const storefrontBucket = (
 /**
  * How long a storefront bucket left alone takes, at most, to be full again, by key prefix: twice its refill from empty
  * (the rate is rounded). A bucket idle that long is full, the same as no bucket, so stores drop it
- * (`RateLimitRepository.purgeIdle`, docs/DECISIONS.md §57): one bucket per key and client address must not pile up.
+ * (`RateLimitRepository.purgeIdle`, docs/DECISIONS.md §58): one bucket per key and client address must not pile up.
  */
 export const storefrontBucketIdleMs: ReadonlyArray<readonly [prefix: string, idleMs: number]> = [
   ["storefront-read:", 2 * 60_000],
