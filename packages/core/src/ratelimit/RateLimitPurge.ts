@@ -1,5 +1,5 @@
 /**
- * Drops storefront rate-limit buckets idle long enough to be full again (docs/DECISIONS.md §58): one bucket per
+ * Drops storefront rate-limit buckets idle long enough to be full again (docs/DECISIONS.md §61): one bucket per
  * publishable key and client address would otherwise pile up with every address that ever called. A dropped bucket is
  * full, the same as the bucket it was, so no decision changes.
  */

@@ -175,7 +175,7 @@ export const storefrontBucket = (
 /**
  * How long a storefront bucket left alone takes, at most, to be full again, by key prefix: twice its refill from empty
  * (the rate is rounded). A bucket idle that long is full, the same as no bucket, so stores drop it
- * (`RateLimitRepository.purgeIdle`, docs/DECISIONS.md §58): one bucket per key and client address must not pile up.
+ * (`RateLimitRepository.purgeIdle`, docs/DECISIONS.md §61): one bucket per key and client address must not pile up.
  */
 export const storefrontBucketIdleMs: ReadonlyArray<readonly [prefix: string, idleMs: number]> = [
   ["storefront-read:", 2 * 60_000],
