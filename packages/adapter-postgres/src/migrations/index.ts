@@ -42,7 +42,7 @@ import { ratingHistogramMigration } from "./0133_rating_histogram.ts"
 import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
 import { jobTurnsMigration } from "./0142_job_turns.ts"
 import { guidedSetupsMigration } from "./0143_guided_setups.ts"
-import { fairSurveyClaimsMigration } from "./0144_fair_survey_claims.ts"
+import { fairSurveyClaimsMigration } from "./0145_fair_survey_claims.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,

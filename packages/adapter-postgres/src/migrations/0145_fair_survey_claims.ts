@@ -6,7 +6,7 @@ import type { Migration } from "../kernel/Migrations.ts"
  * This index serves both walks (the next organization, and its steps oldest due first).
  */
 export const fairSurveyClaimsMigration: Migration = {
-  id: 144,
+  id: 145,
   name: "fair_survey_claims",
   statements: [
     `CREATE INDEX surveys_due_by_organization ON surveys (organization_id, next_due_at, id)
