@@ -8,6 +8,7 @@ import {
   type EventName,
   eventRetentionJob,
   idempotencyRetentionJob,
+  rateLimitPurgeJob,
   HostEventNames,
   type IdGenerator,
   MIN_EVENT_RETENTION_DAYS,
@@ -213,6 +214,7 @@ export const BackgroundWorkers = (
     ),
     Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
     Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob())),
+    Layer.effectDiscard(Effect.forkScoped(rateLimitPurgeJob())),
     JobWorkerLive(options.jobs).pipe(
       Layer.provide(CoreLayer),
       Layer.provide([

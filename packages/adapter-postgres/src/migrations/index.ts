@@ -43,6 +43,7 @@ import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
 import { jobTurnsMigration } from "./0142_job_turns.ts"
 import { guidedSetupsMigration } from "./0143_guided_setups.ts"
 import { eventFeedPerOrganizationMigration } from "./0144_event_feed_per_organization.ts"
+import { fairSurveyClaimsMigration } from "./0145_fair_survey_claims.ts"
 import { schemaWorkChannelMigration } from "./0151_schema_work_channel.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
@@ -89,5 +90,6 @@ export const migrations: ReadonlyArray<Migration> = [
   jobTurnsMigration,
   guidedSetupsMigration,
   eventFeedPerOrganizationMigration,
+  fairSurveyClaimsMigration,
   schemaWorkChannelMigration
 ]
