@@ -10,6 +10,7 @@
  * What Node's HTTP parser refuses before any request exists (malformed HTTP, oversized headers, timeouts) is
  * answered on the socket by `rawErrorResponse`.
  */
+import { withAnswerHeaders } from "./AnswerHeaders.ts"
 import { errorWire } from "@feedback/core"
 import { ByteSize, Context, Effect, References, Tracer } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -262,7 +263,7 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
     let status = 0
     HttpEffect.appendPreResponseHandlerUnsafe(context, (req, response) => {
       const final = HttpServerResponse.setHeader(
-        rewrite(options.routes, req, response, requestId),
+        withAnswerHeaders(options.routes, req, rewrite(options.routes, req, response, requestId), pathOf(req.url)),
         "x-request-id",
         requestId
       )

@@ -1746,6 +1746,7 @@ export type components = {
         CreateWebhook: {
             events: (string & ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted"))[];
             hmacSecret?: string | null;
+            /** Format: uri */
             url: string;
         };
         Customer: {
@@ -1770,6 +1771,7 @@ export type components = {
         CustomerCreate: {
             birthday?: string | null;
             country?: string | null;
+            /** Format: email */
             email: string;
             emailOptOut?: boolean;
             emailOptOutAt?: string | null;
@@ -1882,6 +1884,7 @@ export type components = {
                 }[];
                 body?: string | null;
                 createdAt?: string;
+                /** Format: email */
                 customer?: string;
                 externalId?: string;
                 imageUrls?: string[];
@@ -2044,12 +2047,14 @@ export type components = {
             status?: "open" | "fulfilled" | "delivered";
         };
         OrderCustomerInput: {
+            /** Format: email */
             email: string;
             firstName?: string;
             lastName?: string;
         };
         OrderImport: {
             data: {
+                /** Format: email */
                 customer: string;
                 deliveredAt?: string;
                 externalId: string;
@@ -2535,6 +2540,7 @@ export type components = {
         StorefrontAnswerSubmission: {
             authorName: string;
             body: string;
+            /** Format: email */
             email?: string;
         };
         StorefrontQuestion: {
@@ -2744,6 +2750,7 @@ export type components = {
         UpdateWebhook: {
             events?: (string & ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted"))[];
             hmacSecret?: string | null;
+            /** Format: uri */
             url?: string;
         };
         Webhook: {
@@ -3038,6 +3045,7 @@ export type components = {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -3089,6 +3097,11 @@ export type components = {
         /** @description `true` when this answer is the recorded response of an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
         /**
+         * @description The created record's path; follow it (or the response's link) to read the record.
+         * @example /webhooks/0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f
+         */
+        Location: string;
+        /**
          * @description The IETF rate-limit state: `"org";r=<whole tokens left>;t=<whole seconds until the bucket is full>`.
          * @example "org";r=119;t=1
          */
@@ -3103,6 +3116,11 @@ export type components = {
          * @example 2
          */
         "Retry-After": number;
+        /**
+         * @description The scheme to authenticate with (RFC 9110 §11.6.1): `Bearer` for secret keys and the operator token, `PublishableKey` for the storefront.
+         * @example Bearer realm="feedback"
+         */
+        "WWW-Authenticate": string;
         /**
          * @description Tokens this request cost.
          * @example 1
@@ -3223,6 +3241,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -3721,6 +3740,7 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -3988,6 +4008,7 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -4180,24 +4201,16 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "externalId": "sku-1042",
-                 *       "orderNumber": "text",
-                 *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "externalId": "1042",
+                 *       "orderNumber": "#1042",
                  *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *       "customer": {
-                 *         "email": "ada@example.com",
-                 *         "firstName": "Ada",
-                 *         "lastName": "Lovelace"
-                 *       },
                  *       "lines": [
                  *         {
                  *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *           "productSlug": "text",
-                 *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                  *           "quantity": 1
                  *         }
                  *       ],
-                 *       "status": "open",
+                 *       "status": "fulfilled",
                  *       "placedAt": "2026-03-14T09:26:53.000Z"
                  *     }
                  */
@@ -4209,6 +4222,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -4530,26 +4544,20 @@ export interface operations {
                  * @example {
                  *       "data": [
                  *         {
-                 *           "externalId": "sku-1042",
-                 *           "orderNumber": "text",
+                 *           "externalId": "1042",
+                 *           "orderNumber": "#1042",
                  *           "customer": "ada@example.com",
                  *           "firstName": "Ada",
                  *           "lastName": "Lovelace",
                  *           "lines": [
                  *             {
-                 *               "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *               "productSlug": "text",
-                 *               "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *               "productSlug": "everyday-ceramic-mug",
                  *               "quantity": 1
                  *             }
                  *           ],
-                 *           "status": "open",
-                 *           "placedAt": "2026-03-14T09:26:53.000Z",
-                 *           "fulfilledAt": "2026-03-14T09:26:53.000Z",
-                 *           "deliveredAt": "2026-03-14T09:26:53.000Z"
+                 *           "status": "fulfilled"
                  *         }
-                 *       ],
-                 *       "strict": true
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["OrderImport"];
@@ -5167,6 +5175,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -5666,6 +5675,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -5959,6 +5969,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -6380,6 +6391,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -7200,6 +7212,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -7429,44 +7442,15 @@ export interface operations {
                  * @example {
                  *       "data": [
                  *         {
-                 *           "externalId": "sku-1042",
-                 *           "site": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *           "customer": "ada@example.com",
                  *           "product": "everyday-ceramic-mug",
-                 *           "productExternalId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *           "productUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
-                 *           "productVariant": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *           "customer": "ada@example.com",
+                 *           "rating": 5,
                  *           "title": "Fits perfectly",
                  *           "body": "Comfortable from day one and true to size. Would buy again.",
-                 *           "rating": 5,
                  *           "published": true,
-                 *           "pending": true,
-                 *           "verifiedBuyer": true,
-                 *           "createdAt": "2026-03-14T09:26:53.000Z",
-                 *           "imageUrls": [
-                 *             "https://shop.example.com/images/everyday-ceramic-mug.jpg"
-                 *           ],
-                 *           "response": "Thank you for the kind words!",
-                 *           "responderName": "The Example Shop team",
-                 *           "responseCreatedAt": "2026-03-14T09:26:53.000Z",
-                 *           "answers": [
-                 *             {
-                 *               "questionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *               "label": "How would you rate the fit?",
-                 *               "type": "rating",
-                 *               "step": 1,
-                 *               "steps": 1,
-                 *               "lowLabel": "Too small",
-                 *               "highLabel": "Too large",
-                 *               "middleLabel": "Just right",
-                 *               "optionLabels": [
-                 *                 "Just right"
-                 *               ]
-                 *             }
-                 *           ]
+                 *           "createdAt": "2026-03-14T09:26:53.000Z"
                  *         }
-                 *       ],
-                 *       "strict": true
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["ImportRequest"];
@@ -7625,6 +7609,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -7847,12 +7832,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *       "productSlug": "text",
-                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "productSlug": "everyday-ceramic-mug",
+                 *       "body": "Is it dishwasher safe?",
                  *       "askerName": "Ada Lovelace",
-                 *       "askerEmail": "ada@example.com",
-                 *       "notifyByEmail": true
+                 *       "askerEmail": "ada@example.com"
                  *     }
                  */
                 "application/json": components["schemas"]["StorefrontQuestionSubmission"];
@@ -8202,15 +8185,19 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Summer collection",
+                 *       "name": "After delivery",
                  *       "isActive": true,
-                 *       "triggerEvent": "text",
-                 *       "condition": "text",
+                 *       "triggerEvent": "order.fulfilled",
+                 *       "condition": "",
                  *       "steps": [
                  *         {
                  *           "type": "wait",
                  *           "position": 1,
-                 *           "waitSeconds": 1,
+                 *           "waitSeconds": 604800
+                 *         },
+                 *         {
+                 *           "type": "email",
+                 *           "position": 2,
                  *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
                  *         }
                  *       ]
@@ -8373,6 +8360,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -8684,7 +8672,7 @@ export interface operations {
                  *       "events": [
                  *         "customer.updated"
                  *       ],
-                 *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v"
+                 *       "hmacSecret": "f3Kq9vX2mB7tLw4pR8zN1cY6"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhook"];
@@ -8695,6 +8683,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -8851,7 +8840,7 @@ export interface operations {
                  *       "events": [
                  *         "customer.updated"
                  *       ],
-                 *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v"
+                 *       "hmacSecret": "f3Kq9vX2mB7tLw4pR8zN1cY6"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWebhook"];
@@ -9110,7 +9099,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v",
+                 *       "hmacSecret": "f3Kq9vX2mB7tLw4pR8zN1cY6",
                  *       "overlapSeconds": 1
                  *     }
                  */
