@@ -17,7 +17,7 @@ import { freshLayer, storeName } from "./TestDatabase.ts"
  * coordinator (instance bookkeeping), `reference` tables are copied to every node. docs/OPERATIONS.md lists each.
  */
 const exceptions: Readonly<Record<string, "local" | "reference">> = {
-  schema_migrations: "local",
+  feedback_migrations: "local",
   instance_secrets: "local",
   rate_limit_embedded_sessions: "local",
   webhook_dispatchers: "reference",

@@ -11,7 +11,7 @@ import { Effect, Layer, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreLayer, PgStoreServices } from "../src/PgStore.ts"
 import { PgWorkSignals } from "../src/kernel/PgWorkSignals.ts"
-import { naming } from "../src/kernel/PgDatabase.ts"
+import { PgHostDatabase } from "../src/kernel/PgDatabase.ts"
 import { stallingProxy } from "./StallingProxy.ts"
 import { describeWithServer, freshEmbeddedTarget, freshServerDatabase } from "./TestDatabase.ts"
 
@@ -22,9 +22,11 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
     name: string,
     heartbeat?: { heartbeatMs: number; heartbeatDeadlineMs: number }
   ) => {
-    const pool = PgClient.layer({ url: Redacted.make(url), maxConnections: 4, applicationName: name, ...naming })
+    const pool = PgHostDatabase({ maxConnections: 4 }).pipe(
+      Layer.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1, applicationName: name }))
+    )
     const store = Layer.mergeAll(
-      Layer.fresh(PgStoreServices),
+      Layer.fresh(PgStoreServices()),
       PgWorkSignals({ fallbackMs: 60_000, ...heartbeat }),
       IdGenerator.uuidV7
     )
@@ -122,7 +124,7 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
           assert.isTrue(yield* authenticates(key).pipe(Effect.provide(a)))
           const sql = yield* SqlClient.SqlClient.pipe(Effect.provide(b))
           yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE application_name = 'process-a-listen'`
+        WHERE application_name LIKE 'process-a/%-listen'`
           yield* eventually(Effect.map(CredentialChanges, (c) => c.version() === undefined)).pipe(Effect.provide(a))
           yield* unannounced(`UPDATE secret_keys SET revoked_at = now() WHERE id = '${keyId}'`).pipe(Effect.provide(b))
           assert.isFalse(yield* authenticates(key).pipe(Effect.provide(a)))
@@ -143,7 +145,8 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
           const b = Layer.succeedContext(yield* Layer.build(serverProcess(url, "process-b")))
           const { key, keyId, org } = yield* setUp.pipe(Effect.provide(b))
           assert.isTrue(yield* authenticates(key).pipe(Effect.provide(a)))
-          assert.strictEqual(proxy.stall("process-a-listen"), 1)
+          // The store's pool names itself `process-a/<id>`; its listener adds `-listen`.
+          assert.strictEqual(proxy.stall(/process-a\/[0-9a-f]+-listen/), 1)
           // B revokes; its notification is stuck in A's stalled connection. A's heartbeat misses its deadline and A
           // drops what it kept, well before the 60 s a kept key may otherwise live (a generous bound: 30 s).
           yield* Organizations.use((o) => o.revokeSecretKey(org, keyId as never)).pipe(Effect.provide(b))

@@ -10,8 +10,8 @@ import * as Net from "node:net"
 export interface StallingProxy {
   /** `databaseUrl` with its host and port replaced by the proxy's. */
   readonly url: string
-  /** Stalls every open connection whose first bytes contain `marker`; answers how many. */
-  readonly stall: (marker: string) => number
+  /** Stalls every open connection whose first bytes contain (or match) `marker`; answers how many. */
+  readonly stall: (marker: string | RegExp) => number
 }
 
 interface Link {
@@ -65,7 +65,7 @@ export const stallingProxy = (databaseUrl: string) =>
     stall: (marker) => {
       let stalled = 0
       for (const link of links) {
-        if (!link.hello.includes(marker)) continue
+        if (typeof marker === "string" ? !link.hello.includes(marker) : !marker.test(link.hello)) continue
         link.client.unpipe(link.server)
         link.server.unpipe(link.client)
         link.client.pause()

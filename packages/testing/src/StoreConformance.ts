@@ -33,6 +33,7 @@ import { reviewReadConformance } from "./reviews/ReviewReadConformance.ts"
 import { jobConformance } from "./jobs/JobConformance.ts"
 import { publishableKeyConformance } from "./storefront/PublishableKeyConformance.ts"
 import { storefrontConformance } from "./storefront/StorefrontConformance.ts"
+import { storefrontReviewConformance } from "./storefront/StorefrontReviewConformance.ts"
 
 import { setupConformance } from "./setup/SetupConformance.ts"
 import { automationConformance } from "./setup/AutomationConformance.ts"
@@ -257,7 +258,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["idempotency keys", idempotencyConformance],
   ["jobs", jobConformance],
   ["publishable keys", publishableKeyConformance],
-  ["storefront", storefrontConformance]
+  ["storefront", storefrontConformance],
+  ["storefront reviews", storefrontReviewConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

@@ -1,6 +1,6 @@
 /**
  * `WorkSignals` on a PostgreSQL server (docs/DECISIONS.md §23): one connection per process, besides the pool, `LISTEN`s on
- * `feedback_work` (migration 93 sends on it when work commits) and opens a latch per channel. A worker with nothing
+ * its schema's channel, `<schema>_work` (migrations 93 and 151 send on it when work commits) and opens a latch per channel. A worker with nothing
  * to do waits for its latch or the fallback, whichever comes first; the fallback catches what no write announces
  * (an email retry coming due) and anything a notification could miss. While the listening connection is down, the
  * workers poll as they would without it, and the listener reconnects.
@@ -11,7 +11,7 @@
  *
  * A connection can stall without closing (a dead peer, a half-open network path): it then delivers nothing and
  * reports nothing. So a heartbeat asks the listening connection itself to answer within a deadline whenever it has
- * been quiet; one that misses it is treated as lost at once, and replaced (docs/DECISIONS.md §57).
+ * been quiet; one that misses it is treated as lost at once, and replaced (docs/DECISIONS.md §59).
  *
  * Not for embedded PGlite: it has one connection, which a listener would hold for good, and every writer is in
  * this process anyway.
@@ -26,6 +26,7 @@ import {
   type WorkSignalsService
 } from "@feedback/core"
 import { Cause, Context, Deferred, Effect, Latch, Layer, Queue, Schedule, Schema } from "effect"
+import { PgStoreSchema } from "./PgSchema.ts"
 
 export interface PgWorkSignalsOptions {
   /** How long an idle worker waits without a notification; default 20 s. */
@@ -45,13 +46,13 @@ class StalledListener extends Schema.TaggedError<StalledListener>()("StalledList
   }
 }
 
-const CHANNEL = "feedback_work"
-/** The payload on `CHANNEL` that announces a changed key or organization (not a worker's channel). */
+/** The payload on the channel that announces a changed key or organization (not a worker's channel). */
 const CREDENTIALS = "credentials"
 
 const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
   Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
+    const schema = yield* PgStoreSchema
     const fallbackMs = options.fallbackMs ?? 20_000
     const heartbeatMs = options.heartbeatMs ?? 5_000
     const heartbeatDeadlineMs = options.heartbeatDeadlineMs ?? 5_000
@@ -75,7 +76,7 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
       })
       // Pinned here, so the heartbeat can query the very connection that listens.
       const pinned = yield* connection.pin
-      const notifications = yield* pinned.listen(CHANNEL)
+      const notifications = yield* pinned.listen(schema.channel)
       let heardAt = Date.now()
       // A quiet connection answers a statement before the deadline, or the listener gives up on it: untrusting
       // comes first, so kept keys are dropped at the deadline, not after the stalled statement is abandoned.
@@ -136,7 +137,9 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
     return { workSignals: service, credentialChanges: credentials.service }
   })
 
-export const PgWorkSignals = (options?: PgWorkSignalsOptions): Layer.Layer<never, never, PgClient.PgClient> =>
+export const PgWorkSignals = (
+  options?: PgWorkSignalsOptions
+): Layer.Layer<never, never, PgClient.PgClient | PgStoreSchema> =>
   Layer.effectContext(
     Effect.map(
       makePgWorkSignals(options),

@@ -51,5 +51,13 @@ export const requestExamples: Readonly<Record<string, unknown>> = {
     body: "Is it dishwasher safe?",
     askerName: "Ada Lovelace",
     askerEmail: "ada@example.com"
+  },
+  "POST /storefront/reviews": {
+    productSlug: "everyday-ceramic-mug",
+    rating: 5,
+    title: "Fits perfectly",
+    body: "Comfortable from day one and true to size. Would buy again.",
+    authorName: "Ada L.",
+    email: "ada@example.com"
   }
 }
