@@ -1,5 +1,5 @@
 /**
- * Headers an answer carries because of its status (docs/DECISIONS.md §60): every 401 says how to authenticate, every
+ * Headers an answer carries because of its status (docs/DECISIONS.md §63): every 401 says how to authenticate, every
  * create says where its record lives (and that path reads it), replays included; and the webhook secret's documented
  * bounds are the server's, counted in characters as the document counts them.
  */

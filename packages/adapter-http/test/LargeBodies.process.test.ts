@@ -1,5 +1,5 @@
 /**
- * Bodies over their route's limit, through a real process and raw sockets (docs/DECISIONS.md §1, §61): one declared
+ * Bodies over their route's limit, through a real process and raw sockets (docs/DECISIONS.md §1, §64): one declared
  * too large is refused before any of it is sent, and one that never declares its size (chunked) is cut off at the
  * limit rather than taken in whole; meanwhile the server keeps answering `/health`. Waits are bounds, never timings.
  */

@@ -1,5 +1,5 @@
 /**
- * Headers an answer carries because of its status, whichever handler or middleware made it (docs/DECISIONS.md §60):
+ * Headers an answer carries because of its status, whichever handler or middleware made it (docs/DECISIONS.md §63):
  * - a 401 says how to authenticate (`WWW-Authenticate`, RFC 9110 §11.6.1): `Bearer` for secret keys and the
  *   operator token, `PublishableKey` on the storefront, unless the route set its own challenge;
  * - a create says where its record lives (`Location`), from the contract's `createdResources` table.

@@ -11,7 +11,7 @@
  *
  * A connection can stall without closing (a dead peer, a half-open network path): it then delivers nothing and
  * reports nothing. So a heartbeat asks the listening connection itself to answer within a deadline whenever it has
- * been quiet; one that misses it is treated as lost at once, and replaced (docs/DECISIONS.md §59).
+ * been quiet; one that misses it is treated as lost at once, and replaced (docs/DECISIONS.md §62).
  *
  * Not for embedded PGlite: it has one connection, which a listener would hold for good, and every writer is in
  * this process anyway.

@@ -1,6 +1,6 @@
 /**
  * Where each create's record lives afterwards, as data shared by the server and the OpenAPI document (docs/DECISIONS.md
- * §60): the server answers the create with `Location`, and the document states that header and, where the record can
+ * §63): the server answers the create with `Location`, and the document states that header and, where the record can
  * be read, an OpenAPI link to the read, so stateful clients (generated clients, Schemathesis) can follow it.
  *
  * `location` is the request's path, then `/{id}` (the created record's `id`) unless the path itself names the record.
