@@ -3,7 +3,6 @@
  * request), `node:http` and `node:https` hosts mount directly. Bodies stream through and repeated headers stay
  * repeated, because the request is read by `@effect/platform-node` itself rather than converted to a `Request`.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -14,6 +13,7 @@ import {
   type ApiServices,
   untracedRequests
 } from "./ApiServer.ts"
+import { optionalPackage } from "./OptionalPackage.ts"
 import type { RefusalGateSlot } from "./RefusalGate.ts"
 
 export interface NodeHandler {
@@ -33,6 +33,9 @@ export const makeNodeHandler = <E>(
   memoMap?: Layer.MemoMap
 ): Promise<NodeHandler> =>
   Effect.runPromise(Effect.gen(function*() {
+    // An optional peer (docs/DECISIONS.md §57): a host serving only `makeWebHandler` never installs it.
+    const { NodeHttpServer } = yield* optionalPackage("@effect/platform-node", "makeNodeHandler", () =>
+      import("@effect/platform-node"))
     const scope = yield* Scope.make()
     // Known refusals are answered before the framework (`RefusalGate.ts`); such a 429 records no span.
     const gate: RefusalGateSlot = options.refusalGate ?? { current: undefined }
@@ -45,7 +48,9 @@ export const makeNodeHandler = <E>(
       memoMap ?? Layer.makeMemoMapUnsafe(),
       scope
     ).pipe(
-      Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
+      Effect.onError((cause) =>
+        Scope.close(scope, Exit.failCause(cause))
+      )
     )
     const router = Context.get(context, HttpRouter.HttpRouter)
     // Requests record no spans: nothing in this context could export them (`untracedRequests`).
