@@ -38,7 +38,8 @@ export const makeNodeHandler = <E>(
       Layer.provide(HttpServer.layerServices)
     )
     const context = yield* Layer.buildWithMemoMap(
-      Layer.provideMerge(app, HttpRouter.layer),
+      // A router of its own: a host building two handlers over one memo map must not get one router with every route twice.
+      Layer.provideMerge(app, Layer.fresh(HttpRouter.layer)),
       memoMap ?? Layer.makeMemoMapUnsafe(),
       scope
     ).pipe(
