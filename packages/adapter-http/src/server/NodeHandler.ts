@@ -46,7 +46,9 @@ export const makeNodeHandler = <E>(
       memoMap ?? Layer.makeMemoMapUnsafe(),
       scope
     ).pipe(
-      Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
+      Effect.onError((cause) =>
+        Scope.close(scope, Exit.failCause(cause))
+      )
     )
     const router = Context.get(context, HttpRouter.HttpRouter)
     // Requests record spans to the host's tracer, else none: nothing in this context could export them
