@@ -4,14 +4,17 @@
  * the test kit), installs the tarballs into scratch projects outside the workspace, and there, with plain Node and
  * no type stripping, on Node 24 (this process) and on Node 22 (the `node@22` package, installed into the scratch
  * directory):
- *   (a) imports every entry point of every package,
- *   (b) runs an embedding host (node:http + makeNodeHandler) over the memory store and calls it,
- *   (c) type-checks a TypeScript host with strict, noUnusedLocals and skipLibCheck: false,
- *   (d) starts `feedback-admin-api serve` from node_modules/.bin and calls it,
- *   (e) installs the client alone into a second project: under 20 MB, no PGlite, pg or nodemailer, and its fetch
+ *   (a) imports every entry point of every package (both Nodes),
+ *   (b) runs an embedding host (node:http + makeNodeHandler) over the memory store and calls it (both Nodes),
+ *   (c) Express (an app-wide express.json() before the mount), Fastify and Hono apps serving the API through the
+ *       shipped mounts, a host session mapped by `authenticate` to a dashboard user who is never rate limited while
+ *       the organization's key runs out of its bucket (both Nodes),
+ *   (d) type-checks a TypeScript host with strict, noUnusedLocals and skipLibCheck: false,
+ *   (e) starts `feedback-admin-api serve` from node_modules/.bin and calls it,
+ *   (f) installs the client alone into a second project: under 20 MB, no PGlite, pg or nodemailer, and its fetch
  *       client calls the running server,
- *   (f) a memory-only host in CommonJS: only the HTTP adapter, the memory store and `effect` installed (no optional
- *       peer: no PGlite, Redis, nodemailer, csv-parse, @effect/platform-node or @effect/sql-pg), its node_modules at
+ *   (g) a memory-only host in CommonJS (both Nodes): only the HTTP adapter, the memory store and `effect` installed
+ *       (no optional peer: no PGlite, Redis, nodemailer, csv-parse, @effect/platform-node or @effect/sql-pg), its node_modules at
  *       most `effect` plus 15 MiB, `require()` of every entry point it has and the API called through the fetch
  *       handler; with the lowest and the highest `effect` the packages' peer range allows (from the registry).
  *
@@ -214,8 +217,9 @@ const main = async () => {
       "install",
       "--prefer-offline",
       ...Object.values(files),
-      // Every optional peer, for the stores, mail and CSV the steps below use.
+      // Every optional peer, for the stores, mail and CSV the steps below use, and the frameworks step (c) mounts in.
       ...optionalPeers.map((name) => `${name}@${devVersion(name)}`),
+      ...["express", "fastify", "hono"].map((name) => `${name}@${devVersion(name)}`),
       `vitest@${devVersion("vitest")}`,
       `@effect/vitest@${devVersion("@effect/vitest")}`,
       `fast-check@${devVersion("fast-check")}`,
@@ -230,12 +234,17 @@ const main = async () => {
 
       step(`(b) an embedding host over the memory store, node ${version}`)
       console.log(node(["embed.mjs"], host, {}, bin).trim())
+
+      step(
+        `(c) Express, Fastify and Hono through the shipped mounts, a host-authenticated dashboard user, node ${version}`
+      )
+      console.log(node(["frameworks.mjs"], host, {}, bin).trim())
     }
 
-    step("(c) type-check a TypeScript host (strict, noUnusedLocals, skipLibCheck: false)")
+    step("(d) type-check a TypeScript host (strict, noUnusedLocals, skipLibCheck: false)")
     node([Path.join(host, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], host)
 
-    step("(d) feedback-admin-api --help, then serve")
+    step("(e) feedback-admin-api --help, then serve")
     if (!node([Path.join(host, "node_modules/.bin/feedback-admin-api"), "--help"], host).includes("migrate")) {
       throw new Error("--help does not list migrate")
     }
@@ -245,7 +254,7 @@ const main = async () => {
     const health = await fetch(`${url}/health`)
     if (health.status !== 200) throw new Error(`GET /health answered ${health.status}`)
 
-    step("(e) the client alone")
+    step("(f) the client alone")
     const clientOnly = Path.join(work, "client-only")
     cpSync(Path.join(fixtures, "client-only"), clientOnly, { recursive: true })
     npm(["install", "--prefer-offline", files.client], clientOnly)
@@ -270,7 +279,7 @@ const main = async () => {
     const effectRange = readManifest("core").peerDependencies?.["effect"]
     if (effectRange === undefined) throw new Error("@feedback/core declares no effect peer")
     for (const effect of effectBounds(effectRange, root)) {
-      step(`(f) a memory-only CommonJS host, effect ${effect} (${effectRange})`)
+      step(`(g) a memory-only CommonJS host, effect ${effect} (${effectRange})`)
       npm([
         "install",
         "--prefer-offline",
