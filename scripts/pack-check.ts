@@ -14,9 +14,10 @@
  *   (f) installs the client alone into a second project: under 20 MB, no PGlite, pg or nodemailer, and its fetch
  *       client calls the running server,
  *   (g) a memory-only host in CommonJS (both Nodes): only the HTTP adapter, the memory store and `effect` installed
- *       (no optional peer: no PGlite, Redis, nodemailer, csv-parse, @effect/platform-node or @effect/sql-pg), its node_modules at
- *       most `effect` plus 15 MiB, `require()` of every entry point it has and the API called through the fetch
- *       handler; with the lowest and the highest `effect` the packages' peer range allows (from the registry).
+ *       (no optional peer: no PGlite, Redis, nodemailer, csv-parse, @effect/platform-node or @effect/sql-pg), its
+ *       node_modules at most `effect` plus 15 MiB, `require()` of every entry point it has and the API called through
+ *       the fetch handler; with the lowest and the highest `effect` the packages' peer range allows (from the
+ *       registry).
  *
  *   npm run pack-check            (also run by `npm test`, through scripts/pack-check.test.ts)
  *
