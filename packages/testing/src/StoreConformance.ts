@@ -33,6 +33,7 @@ import { reviewReadConformance } from "./reviews/ReviewReadConformance.ts"
 import { jobConformance } from "./jobs/JobConformance.ts"
 import { publishableKeyConformance } from "./storefront/PublishableKeyConformance.ts"
 import { storefrontConformance } from "./storefront/StorefrontConformance.ts"
+import { organizationConformance } from "./organizations/OrganizationConformance.ts"
 
 import { setupConformance } from "./setup/SetupConformance.ts"
 import { automationConformance } from "./setup/AutomationConformance.ts"
@@ -240,6 +241,7 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 /** Every capability's suite; a capability appends its own. */
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
+  ["organization external ids", organizationConformance],
   ["product questions", productQuestionConformance],
   ["unit of work", unitOfWorkSuite],
   ["setup", setupConformance],

@@ -3,6 +3,7 @@ import {
   CredentialChanges,
   type DomainEvent,
   EventOutbox,
+  ExternalIdTaken,
   type Integration,
   type LoyaltyProgram,
   type Organization,
@@ -103,9 +104,46 @@ export const MemoryOrganizationRepository = Layer.effect(
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const organizations = db.table<string, Organization>("organizations")
+    // Unique `externalId`s (docs/DECISIONS.md §57): the owner of each, kept in the same transaction as the rows.
+    const byExternalId = db.table<string, string>("organizations_by_external_id")
+    const taken = (externalId: string | undefined, id: string) =>
+      externalId !== undefined && (byExternalId.get(externalId) ?? id) !== id
     return OrganizationRepository.of({
-      insert: (organization) => db.mutate(() => organizations.set(organization.id, organization)),
+      insert: (organization) =>
+        db.mutate(() => {
+          if (taken(organization.externalId, organization.id)) return false
+          organizations.set(organization.id, organization)
+          if (organization.externalId !== undefined) byExternalId.set(organization.externalId, organization.id)
+          return true
+        }).pipe(
+          Effect.flatMap((inserted) =>
+            inserted ? Effect.void : Effect.fail(new ExternalIdTaken({ externalId: organization.externalId! }))
+          )
+        ),
       findById: (id) => Effect.sync(() => Option.fromUndefinedOr(organizations.get(id))),
+      findByExternalId: (externalId) =>
+        Effect.sync(() => {
+          const id = byExternalId.get(externalId)
+          return Option.fromUndefinedOr(id === undefined ? undefined : organizations.get(id))
+        }),
+      setExternalId: (id, externalId) =>
+        db.mutate(() => {
+          const current = organizations.get(id)
+          if (current === undefined) return Option.some(Option.none<Organization>())
+          if (externalId !== null && taken(externalId, id)) return Option.none()
+          if (current.externalId !== undefined) byExternalId.delete(current.externalId)
+          const { externalId: _, ...rest } = current
+          const updated: Organization = externalId === null ? rest : { ...rest, externalId }
+          organizations.set(id, updated)
+          if (externalId !== null) byExternalId.set(externalId, id)
+          return Option.some(Option.some(updated))
+        }).pipe(
+          Effect.flatMap((result) =>
+            Option.isSome(result)
+              ? Effect.succeed(result.value)
+              : Effect.fail(new ExternalIdTaken({ externalId: externalId! }))
+          )
+        ),
       setPlan: (id, plan) =>
         db.mutate(() => {
           const current = organizations.get(id)

@@ -42,6 +42,7 @@ import { ratingHistogramMigration } from "./0133_rating_histogram.ts"
 import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
 import { jobTurnsMigration } from "./0142_job_turns.ts"
 import { guidedSetupsMigration } from "./0143_guided_setups.ts"
+import { organizationExternalIdsMigration } from "./0150_organization_external_ids.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -85,5 +86,6 @@ export const migrations: ReadonlyArray<Migration> = [
   ratingHistogramMigration,
   fairDeliveryClaimsMigration,
   jobTurnsMigration,
-  guidedSetupsMigration
+  guidedSetupsMigration,
+  organizationExternalIdsMigration
 ]

@@ -2092,6 +2092,7 @@ export type components = {
         OrderStatus: "open" | "fulfilled" | "delivered" | "cancelled";
         Organization: {
             createdAt: string;
+            externalId?: string;
             /** Format: uuid */
             id: string;
             name: string;
@@ -4652,6 +4653,7 @@ export interface operations {
                      * @example {
                      *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "name": "Summer collection",
+                     *       "externalId": "sku-1042",
                      *       "plan": {
                      *         "apiRequestsPerMinute": 1,
                      *         "loyaltyEventsPerMinute": 1,
