@@ -11,15 +11,17 @@ import { Effect, Layer, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreLayer, PgStoreServices } from "../src/PgStore.ts"
 import { PgWorkSignals } from "../src/kernel/PgWorkSignals.ts"
-import { naming } from "../src/kernel/PgDatabase.ts"
+import { PgHostDatabase } from "../src/kernel/PgDatabase.ts"
 import { describeWithServer, freshEmbeddedTarget, freshServerDatabase } from "./TestDatabase.ts"
 
 describeWithServer("authenticated keys kept while changes are heard", (serverUrl) => {
   /** One server process: its own pool, store, listener and `Organizations` (so its own cache). */
   const serverProcess = (url: string, name: string) => {
-    const pool = PgClient.layer({ url: Redacted.make(url), maxConnections: 4, applicationName: name, ...naming })
+    const pool = PgHostDatabase({ maxConnections: 4 }).pipe(
+      Layer.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1, applicationName: name }))
+    )
     const store = Layer.mergeAll(
-      Layer.fresh(PgStoreServices),
+      Layer.fresh(PgStoreServices()),
       PgWorkSignals({ fallbackMs: 60_000 }),
       IdGenerator.uuidV7
     )
@@ -117,7 +119,7 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
           assert.isTrue(yield* authenticates(key).pipe(Effect.provide(a)))
           const sql = yield* SqlClient.SqlClient.pipe(Effect.provide(b))
           yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE application_name = 'process-a-listen'`
+        WHERE application_name LIKE 'process-a/%-listen'`
           yield* eventually(Effect.map(CredentialChanges, (c) => c.version() === undefined)).pipe(Effect.provide(a))
           yield* unannounced(`UPDATE secret_keys SET revoked_at = now() WHERE id = '${keyId}'`).pipe(Effect.provide(b))
           assert.isFalse(yield* authenticates(key).pipe(Effect.provide(a)))

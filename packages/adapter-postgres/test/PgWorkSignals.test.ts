@@ -3,6 +3,7 @@
  * work commits in another connection — not before the commit, not by a rollback — and a listener whose connection
  * is killed goes back to polling, then listens again.
  */
+import { DEFAULT_SCHEMA, PgStoreSchema, storeSchema } from "../src/kernel/PgSchema.ts"
 import { assert, layer } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import {
@@ -34,12 +35,15 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
   const writer = Layer.unwrap(Effect.map(freshServerDatabase(serverUrl), (url) => {
     databaseUrl = url
     return Organizations.layer.pipe(
-      Layer.provideMerge(PgStoreServices),
+      Layer.provideMerge(PgStoreServices()),
       Layer.provideMerge(IdGenerator.uuidV7),
       // The store's own client (its column naming), so the writer can also read through the repositories.
       Layer.provideMerge(PgDatabase({ _tag: "Server", url, maxConnections: 4 }))
     )
   })).pipe(Layer.orDie)
+
+  // The listener's process names the default schema, as the writer's store does.
+  const listenerSchema = Layer.succeed(PgStoreSchema, storeSchema(DEFAULT_SCHEMA))
 
   layer(writer, { timeout: 60_000, excludeTestServices: true })("a worker in another process", (it) => {
     // The worker's process: its own pool, listening, as `PgStoreLayer` builds it for a server.
@@ -53,7 +57,12 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
         yield* signals.idle(channel, LONG_POLL).pipe(Effect.timeout("2 seconds"))
         return yield* body(signals)
       }).pipe(
-        Effect.provide(PgWorkSignals({ fallbackMs: LONG_POLL }).pipe(Layer.provide(pool("listener")), Layer.orDie))
+        Effect.provide(
+          PgWorkSignals({ fallbackMs: LONG_POLL }).pipe(
+            Layer.provide(Layer.merge(pool("listener"), listenerSchema)),
+            Layer.orDie
+          )
+        )
       )
 
     it.effect("is woken by committed events, not by uncommitted or rolled-back ones", () =>

@@ -1,6 +1,6 @@
 /**
  * `WorkSignals` on a PostgreSQL server (docs/DECISIONS.md §23): one connection per process, besides the pool, `LISTEN`s on
- * `feedback_work` (migration 93 sends on it when work commits) and opens a latch per channel. A worker with nothing
+ * its schema's channel, `<schema>_work` (migrations 93 and 151 send on it when work commits) and opens a latch per channel. A worker with nothing
  * to do waits for its latch or the fallback, whichever comes first; the fallback catches what no write announces
  * (an email retry coming due) and anything a notification could miss. While the listening connection is down, the
  * workers poll as they would without it, and the listener reconnects.
@@ -22,19 +22,20 @@ import {
   type WorkSignalsService
 } from "@feedback/core"
 import { Cause, Context, Deferred, Effect, Latch, Layer, Queue, Schedule } from "effect"
+import { PgStoreSchema } from "./PgSchema.ts"
 
 export interface PgWorkSignalsOptions {
   /** How long an idle worker waits without a notification; default 20 s. */
   readonly fallbackMs?: number | undefined
 }
 
-const CHANNEL = "feedback_work"
-/** The payload on `CHANNEL` that announces a changed key or organization (not a worker's channel). */
+/** The payload on the channel that announces a changed key or organization (not a worker's channel). */
 const CREDENTIALS = "credentials"
 
 const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
   Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
+    const schema = yield* PgStoreSchema
     const fallbackMs = options.fallbackMs ?? 20_000
     const latches = new Map<WorkChannel, Latch.Latch>()
     for (const channel of workChannels) latches.set(channel, yield* Latch.make(false))
@@ -48,7 +49,7 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
         ...pg.config,
         applicationName: `${pg.config.applicationName ?? "feedback"}-listen`
       })
-      const notifications = yield* connection.listen(CHANNEL)
+      const notifications = yield* connection.listen(schema.channel)
       // Keys kept before (under an older version) may have changed while nobody listened.
       credentials.heard()
       listening = true
@@ -93,7 +94,9 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
     return { workSignals: service, credentialChanges: credentials.service }
   })
 
-export const PgWorkSignals = (options?: PgWorkSignalsOptions): Layer.Layer<never, never, PgClient.PgClient> =>
+export const PgWorkSignals = (
+  options?: PgWorkSignalsOptions
+): Layer.Layer<never, never, PgClient.PgClient | PgStoreSchema> =>
   Layer.effectContext(
     Effect.map(
       makePgWorkSignals(options),

@@ -19,14 +19,21 @@ export const searchIndexMigration: Migration = {
       LANGUAGE sql IMMUTABLE PARALLEL SAFE
       AS $fn$ SELECT CASE WHEN value ~ '[${foldFrom.slice(26)}]' THEN translate(value, '${foldFrom}', '${foldTo}')
         ELSE lower(value COLLATE "C") END $fn$`,
+    // The extension is the database's, not the store schema's (another schema's store may use it too): made in
+    // `public` when missing, and found wherever a host installed it.
     `DO $do$
+    DECLARE
+      trgm_schema text;
     BEGIN
       BEGIN
-        CREATE EXTENSION IF NOT EXISTS pg_trgm;
+        CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public;
       EXCEPTION WHEN OTHERS THEN
         RAISE NOTICE 'pg_trgm is not available (%): search works without its indexes', SQLERRM;
       END;
-      IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+      SELECT n.nspname INTO trgm_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+        WHERE e.extname = 'pg_trgm';
+      IF trgm_schema IS NOT NULL THEN
+        PERFORM set_config('search_path', current_setting('search_path') || ', ' || quote_ident(trgm_schema), true);
         CREATE INDEX IF NOT EXISTS reviews_search_title ON reviews USING gin (search_fold(title) gin_trgm_ops);
         CREATE INDEX IF NOT EXISTS reviews_search_body ON reviews USING gin (search_fold(body) gin_trgm_ops);
         CREATE INDEX IF NOT EXISTS customers_search_email ON customers USING gin (search_fold(email) gin_trgm_ops);

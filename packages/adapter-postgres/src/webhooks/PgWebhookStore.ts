@@ -338,8 +338,10 @@ export const PgWebhookRepository = Layer.effect(
      * `n`, and sends the `deliveries` wake-up once when there was any (the records' triggers are gone, migration 107).
      */
     const countedWakingDispatchers = (changed: "released" | "failed") =>
-      sql.literal(`woken AS (SELECT pg_notify('feedback_work', 'deliveries') FROM (SELECT 1 FROM ${changed} LIMIT 1) c)
-      SELECT (SELECT count(*) FROM ${changed})::int AS n, (SELECT count(*) FROM woken)::int AS woken`)
+      sql.literal(
+        `woken AS (SELECT pg_notify(feedback_work_channel(), 'deliveries') FROM (SELECT 1 FROM ${changed} LIMIT 1) c)
+      SELECT (SELECT count(*) FROM ${changed})::int AS n, (SELECT count(*) FROM woken)::int AS woken`
+      )
 
     const eventsArray = (events: ReadonlyArray<string>) => sql`string_to_array(${events.join(",")}, ',')`
     const olderThan = (after: WebhookListPosition | undefined, table: "" | "d." = "") =>
