@@ -43,6 +43,7 @@ import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
 import { jobTurnsMigration } from "./0142_job_turns.ts"
 import { guidedSetupsMigration } from "./0143_guided_setups.ts"
 import { organizationExternalIdsMigration } from "./0150_organization_external_ids.ts"
+import { eventStreamMigration } from "./0151_event_stream.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -87,5 +88,6 @@ export const migrations: ReadonlyArray<Migration> = [
   fairDeliveryClaimsMigration,
   jobTurnsMigration,
   guidedSetupsMigration,
-  organizationExternalIdsMigration
+  organizationExternalIdsMigration,
+  eventStreamMigration
 ]
