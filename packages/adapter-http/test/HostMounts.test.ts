@@ -187,7 +187,9 @@ describe("fastifyMount", () => {
   beforeAll(async () => {
     app.decorateRequest("session", undefined)
     app.addHook("onRequest", async (request) => {
-      ;(request as unknown as { session?: string | undefined }).session = request.headers["x-session"] as string | undefined
+      ;(request as unknown as { session?: string | undefined }).session = request.headers["x-session"] as
+        | string
+        | undefined
     })
     app.post("/echo", async (request) => request.body)
     await app.register(fastifyMount(api, { dispose: false }), { prefix: "/api" })

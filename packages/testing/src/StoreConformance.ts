@@ -34,6 +34,7 @@ import { jobConformance } from "./jobs/JobConformance.ts"
 import { publishableKeyConformance } from "./storefront/PublishableKeyConformance.ts"
 import { storefrontConformance } from "./storefront/StorefrontConformance.ts"
 import { organizationConformance } from "./organizations/OrganizationConformance.ts"
+import { eventStreamConformance } from "./webhooks/EventStreamConformance.ts"
 
 import { setupConformance } from "./setup/SetupConformance.ts"
 import { automationConformance } from "./setup/AutomationConformance.ts"
@@ -248,6 +249,7 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["automation", automationConformance],
   ["unsubscribe", unsubscribeConformance],
   ["webhooks", webhookConformance],
+  ["event stream", eventStreamConformance],
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],
   ["orders", orderConformance],

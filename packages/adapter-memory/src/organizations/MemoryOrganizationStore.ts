@@ -4,6 +4,7 @@ import {
   type DomainEvent,
   EventOutbox,
   ExternalIdTaken,
+  type FeedRequest,
   type Integration,
   type LoyaltyProgram,
   type Organization,
@@ -45,24 +46,26 @@ export const MemoryEventOutbox = Layer.effect(
       events.set(event.id, event)
       order.set(event.id, ++lastSeq)
     }
+    // Read under the write lock, so a transaction still running (and perhaps rolling back) is never seen.
+    const feedOf = (organizationId: string | undefined, request: FeedRequest) =>
+      db.transaction(Effect.sync(() => {
+        const after = request.after === undefined ? 0 : Number(request.after)
+        const wanted = request.events === undefined ? undefined : new Set(request.events)
+        return [...events.values()]
+          .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
+          .filter(({ event, seq }) =>
+            (organizationId === undefined || event.organizationId === organizationId) && seq > after &&
+            (wanted === undefined || wanted.has(event.event))
+          )
+          .sort((a, b) => a.seq - b.seq)
+          .slice(0, request.limit)
+          .map(({ event, seq }) => ({ position: String(seq), event }))
+      }))
     return EventOutbox.of({
       append: (event) => db.mutate(() => appendOne(event)),
       appendAll: (batch) => db.mutate(() => batch.forEach(appendOne)),
-      // Read under the write lock, so a transaction still running (and perhaps rolling back) is never seen.
-      feed: (organizationId, request) =>
-        db.transaction(Effect.sync(() => {
-          const after = request.after === undefined ? 0 : Number(request.after)
-          const wanted = request.events === undefined ? undefined : new Set(request.events)
-          return [...events.values()]
-            .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
-            .filter(({ event, seq }) =>
-              event.organizationId === organizationId && seq > after &&
-              (wanted === undefined || wanted.has(event.event))
-            )
-            .sort((a, b) => a.seq - b.seq)
-            .slice(0, request.limit)
-            .map(({ event, seq }) => ({ position: String(seq), event }))
-        })),
+      feed: feedOf,
+      feedAll: (request) => feedOf(undefined, request),
       purge: (before, limit) =>
         db.mutate(() => {
           let purged = 0

@@ -44,6 +44,7 @@ import { jobTurnsMigration } from "./0142_job_turns.ts"
 import { guidedSetupsMigration } from "./0143_guided_setups.ts"
 import { organizationExternalIdsMigration } from "./0150_organization_external_ids.ts"
 import { schemaWorkChannelMigration } from "./0151_schema_work_channel.ts"
+import { eventStreamMigration } from "./0152_event_stream.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -89,5 +90,6 @@ export const migrations: ReadonlyArray<Migration> = [
   jobTurnsMigration,
   guidedSetupsMigration,
   organizationExternalIdsMigration,
-  schemaWorkChannelMigration
+  schemaWorkChannelMigration,
+  eventStreamMigration
 ]

@@ -3,6 +3,7 @@ import {
   type DomainEvent,
   EventOutbox,
   ExternalIdTaken,
+  type FeedRequest,
   type Organization,
   OrganizationRepository,
   type OrganizationId,
@@ -283,6 +284,29 @@ export const PgEventOutbox = Layer.effect(
   EventOutbox,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    /**
+     * The feed of one organization, or of all (the in-process stream, over the index of migration 152): ordered by
+     * (tx, seq), showing only transactions older than every one still running (`pg_snapshot_xmin`), so a position,
+     * once handed out, is final (migration 84).
+     */
+    const feedOf = (organizationId: OrganizationId | undefined, request: FeedRequest) => {
+      const [tx, seq] = (request.after ?? "0:0").split(":")
+      // Ordered by the columns, not by the text the select list names `tx` (which put transaction 1000 before 996).
+      return sql<
+        DomainEventRow & { readonly tx: string; readonly seq: string }
+      >`SELECT organization_id, id, event, data,
+          occurred_at, tx::text AS tx, seq::text AS seq
+        FROM domain_events
+        WHERE ${organizationId === undefined ? sql`TRUE` : sql`organization_id = ${organizationId}`}
+          AND tx < pg_snapshot_xmin(pg_current_snapshot())
+          AND (tx, seq) > (${tx ?? "0"}::xid8, ${seq ?? "0"}::bigint)
+          ${request.events === undefined ? sql`` : sql`AND event IN ${sql.in([...request.events])}`}
+        ORDER BY domain_events.tx, domain_events.seq
+        LIMIT ${request.limit}`.pipe(
+        Effect.map((rows) => rows.map((r) => ({ position: `${r.tx}:${r.seq}`, event: toDomainEvent(r) }))),
+        orDie
+      )
+    }
     return EventOutbox.of({
       append: (e) =>
         sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
@@ -335,24 +359,8 @@ export const PgEventOutbox = Layer.effect(
             }
           }
         }).pipe(orDie),
-      feed: (organizationId, request) => {
-        const [tx, seq] = (request.after ?? "0:0").split(":")
-        // Ordered by the columns, not by the text the select list names `tx` (which put transaction 1000 before 996).
-        return sql<
-          DomainEventRow & { readonly tx: string; readonly seq: string }
-        >`SELECT organization_id, id, event, data,
-            occurred_at, tx::text AS tx, seq::text AS seq
-          FROM domain_events
-          WHERE organization_id = ${organizationId}
-            AND tx < pg_snapshot_xmin(pg_current_snapshot())
-            AND (tx, seq) > (${tx ?? "0"}::xid8, ${seq ?? "0"}::bigint)
-            ${request.events === undefined ? sql`` : sql`AND event IN ${sql.in([...request.events])}`}
-          ORDER BY domain_events.tx, domain_events.seq
-          LIMIT ${request.limit}`.pipe(
-          Effect.map((rows) => rows.map((r) => ({ position: `${r.tx}:${r.seq}`, event: toDomainEvent(r) }))),
-          orDie
-        )
-      },
+      feed: (organizationId, request) => feedOf(organizationId, request),
+      feedAll: (request) => feedOf(undefined, request),
       purge: (before, limit) =>
         sql<{ readonly n: number }>`WITH gone AS (
             DELETE FROM domain_events WHERE ctid IN (
