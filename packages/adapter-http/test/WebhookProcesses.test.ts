@@ -184,7 +184,7 @@ describeWithServer("webhook delivery across processes (PostgreSQL)", (serverUrl)
     const claimers = await Effect.runPromise(
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        return yield* sql<{ n: number }>`SELECT count(DISTINCT claimed_by)::int AS n FROM webhook_deliveries`
+        return yield* sql<{ n: number }>`SELECT count(DISTINCT claimed_by)::int AS n FROM feedback.webhook_deliveries`
       }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 })))
     )
     expect(claimers[0]?.n).toBe(2)

@@ -80,7 +80,8 @@ const migrateCommand = Command.make("migrate", {
     )
   }).pipe(Effect.catchTag("SqlError", (e) => fail(`Database error: ${e.message}`)))).pipe(
     Command.withDescription(
-      "Apply pending schema migrations to the store named by DATABASE_URL (or the embedded PGlite in DATA_DIR). " +
+      "Apply pending schema migrations to the store named by DATABASE_URL (or the embedded PGlite in DATA_DIR), in " +
+        "the schema DATABASE_SCHEMA (default feedback). " +
         "Servers also migrate when they start; this runs it ahead of a deploy. Stop a server using the embedded store first."
     ),
     Command.withExamples([
