@@ -17,7 +17,13 @@
  *       (no optional peer: no PGlite, Redis, nodemailer, csv-parse, @effect/platform-node or @effect/sql-pg), its
  *       node_modules at most `effect` plus 15 MiB, `require()` of every entry point it has and the API called through
  *       the fetch handler; with the lowest and the highest `effect` the packages' peer range allows (from the
- *       registry).
+ *       registry),
+ *   (h) a host whose database already has its own `schema_migrations`, `products` and `customers` (on the server of
+ *       TEST_DATABASE_URL; required under CI): `feedback-pg-migrate` with the owner's rights, then the API embedded
+ *       over the host's own PgClient as a role with only read/write rights (`migrate: false`), an in-process consumer
+ *       of `committedEvents` receiving the `review.created` of an imported review, the host's tables unchanged,
+ *   (i) a host's property test written against `@feedback/testing` (its arbitraries, TestCoreLayer, callers) over
+ *       the memory store, run by the host's own vitest.
  *
  *   npm run pack-check            (also run by `npm test`, through scripts/pack-check.test.ts)
  *
@@ -25,8 +31,10 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { randomBytes } from "node:crypto"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
+import pg from "pg"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const packages = [
@@ -133,6 +141,35 @@ const installNode = (dir: string): string => {
   return bin
 }
 
+/** The host's own tables, in `public`, under the names the store used to take. */
+const hostTables = [
+  "CREATE TABLE schema_migrations (version bigint PRIMARY KEY, dirty boolean NOT NULL)",
+  "INSERT INTO schema_migrations VALUES (20240101000000, false)",
+  "CREATE TABLE products (id serial PRIMARY KEY, sku text NOT NULL)",
+  "INSERT INTO products (sku) VALUES ('HOST-1'), ('HOST-2')",
+  "CREATE TABLE customers (id serial PRIMARY KEY, email_address text NOT NULL)",
+  "INSERT INTO customers (email_address) VALUES ('host@example.com')"
+]
+
+/** SQL with the server URL's (owner's) rights, one statement after another; answers each one's rows. */
+const ownerSql = async (url: string, statements: ReadonlyArray<string>) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const results: Array<ReadonlyArray<Record<string, unknown>>> = []
+    for (const statement of statements) results.push((await client.query(statement)).rows)
+    return results
+  } finally {
+    await client.end()
+  }
+}
+
+const withUrl = (url: string, parts: { pathname?: string; username?: string; password?: string }) => {
+  const u = new URL(url)
+  Object.assign(u, parts)
+  return u.toString()
+}
+
 const topLevel = (path: string) => path.split("/").slice(0, path.startsWith("@") ? 2 : 1).join("/")
 
 /** Starts the installed bin's `serve` on a free port and resolves its URL. */
@@ -176,6 +213,7 @@ const main = async () => {
   const work = mkdtempSync(Path.join(tmpdir(), "feedback-pack-check-"))
   const keep = process.env["PACK_CHECK_KEEP"] === "1"
   let server: ChildProcess | undefined
+  const cleanups: Array<() => Promise<unknown>> = []
   try {
     step("build")
     npm(["run", "build"], root)
@@ -311,9 +349,80 @@ const main = async () => {
       for (const bin of [process.execPath, olderNode]) console.log(node(["host.js"], memoryHost, {}, bin).trim())
     }
 
+    const serverUrl = process.env["TEST_DATABASE_URL"]
+    if (serverUrl === undefined || serverUrl === "") {
+      if (process.env["CI"] === "true") throw new Error("(h) needs a PostgreSQL server: TEST_DATABASE_URL is not set")
+      step("(h) skipped: TEST_DATABASE_URL is not set")
+    } else {
+      step("(h) a host's own database: its tables, a separate migration step, its PgClient, a DML-only role")
+      const suffix = randomBytes(5).toString("hex")
+      const database = `feedback_pack_check_${suffix}`
+      const role = `feedback_pack_dml_${suffix}`
+      const password = randomBytes(12).toString("hex")
+      const ownerUrl = withUrl(serverUrl, { pathname: `/${database}` })
+      cleanups.push(() =>
+        ownerSql(serverUrl, [`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`, `DROP ROLE IF EXISTS ${role}`])
+      )
+      await ownerSql(serverUrl, [`CREATE DATABASE ${database}`])
+      await ownerSql(ownerUrl, hostTables)
+      const pgHost = Path.join(work, "pg-host")
+      cpSync(Path.join(fixtures, "pg-host"), pgHost, { recursive: true })
+      npm([
+        "install",
+        "--prefer-offline",
+        files.core,
+        files.client,
+        files["adapter-postgres"],
+        files["adapter-http"],
+        ...["effect", "@effect/sql-pg", "@effect/platform-node"].map((name) => `${name}@${devVersion(name)}`)
+      ], pgHost)
+      if (readdirSync(Path.join(pgHost, "node_modules")).includes("@electric-sql")) {
+        throw new Error("a PostgreSQL-server host installed PGlite")
+      }
+      // The deploy pipeline's step, with the owner's rights; then the runtime role gets rows, never DDL.
+      const migrate = Path.join(pgHost, "node_modules/@feedback/adapter-postgres/dist/bin/migrate.js")
+      console.log(`feedback-pg-migrate: ${node([migrate], pgHost, { DATABASE_URL: ownerUrl }).trim().slice(0, 120)}…`)
+      await ownerSql(ownerUrl, [
+        `CREATE ROLE ${role} LOGIN PASSWORD '${password}'`,
+        `GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`,
+        `GRANT USAGE ON SCHEMA feedback TO ${role}`,
+        `GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA feedback TO ${role}`,
+        `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA feedback TO ${role}`
+      ])
+      const appUrl = withUrl(ownerUrl, { username: role, password })
+      console.log(node(["host.mjs"], pgHost, { APP_URL: appUrl }).trim())
+      const [hostMigrations, hostProducts, publicTables, storeProducts] = await ownerSql(ownerUrl, [
+        "SELECT version::text FROM public.schema_migrations",
+        "SELECT sku FROM public.products ORDER BY id",
+        "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+        "SELECT slug FROM feedback.products"
+      ])
+      const expect = (what: string, actual: unknown, expected: unknown) => {
+        if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+          throw new Error(`${what}: ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`)
+        }
+      }
+      expect("the host's schema_migrations", hostMigrations, [{ version: "20240101000000" }])
+      expect("the host's products", hostProducts, [{ sku: "HOST-1" }, { sku: "HOST-2" }])
+      expect("the tables in public", publicTables!.map((r) => r["tablename"]), [
+        "customers",
+        "products",
+        "schema_migrations"
+      ])
+      expect("the store's products", storeProducts, [{ slug: "beside-mug" }])
+      console.log("host database: public holds the host's three tables unchanged; the store's rows are in feedback")
+    }
+
+    step("(i) a host's property test written against @feedback/testing, run by the host's vitest")
+    const vitest = node([Path.join(host, "node_modules/vitest/vitest.mjs"), "run", "property.test.mjs"], host)
+    const passed = /Tests\s+(\d+) passed/.exec(vitest.replace(/\x1b\[[0-9;]*m/g, ""))?.[1]
+    if (passed === undefined) throw new Error(`the host's vitest run reported no passed test:\n${vitest}`)
+    console.log(`host property test: ${passed} passed`)
+
     console.log("pack-check: all steps passed")
   } finally {
     server?.kill("SIGTERM")
+    for (const cleanup of cleanups) await cleanup().catch((e: unknown) => console.error(`pack-check: cleanup: ${e}`))
     if (!keep) rmSync(work, { recursive: true, force: true })
     else console.log(`pack-check: kept ${work}`)
   }
