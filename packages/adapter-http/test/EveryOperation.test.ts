@@ -7,6 +7,7 @@
  * To cover a new endpoint, add its call to `calls` (in an order where what it needs already exists).
  */
 import { type AdminApiClient, createAdminApiClient } from "@feedback/client"
+import { signCustomer } from "@feedback/core"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fetchTypesSource } from "../../client/scripts/FetchTypes.ts"
@@ -37,6 +38,18 @@ const id = (made: Made, name: string): string => {
   return value
 }
 
+/** The query of a signed customer call for `email` (docs/STOREFRONT.md). */
+const signedFor = (made: Made, email: string) => {
+  const timestamp = String(Math.floor(Date.now() / 1_000))
+  const key = id(made, "publishableKeyText")
+  return {
+    apiPublishableKey: key,
+    customerEmail: email,
+    timestamp,
+    signature: signCustomer(id(made, "signingSecret"), key, email, timestamp)
+  }
+}
+
 /**
  * One call per operation, keyed as `METHOD /path` in the document; run in this order. A call may return what it
  * created (`made`) for later calls.
@@ -48,7 +61,14 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
 
   "POST /publishable-keys": async ({ api }) => {
     const answer = await api.POST("/publishable-keys")
-    return { ...answer, made: { publishableKey: answer.data!.id, publishableKeyText: answer.data!.key } }
+    return {
+      ...answer,
+      made: {
+        publishableKey: answer.data!.id,
+        publishableKeyText: answer.data!.key,
+        signingSecret: answer.data!.signingSecret
+      }
+    }
   },
   "GET /publishable-keys": ({ api }) => api.GET("/publishable-keys"),
 
@@ -140,13 +160,24 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
   // The guided setup's flow is the newest active one: a manual request goes through it.
   "POST /surveys": async ({ api, made }) => {
     const answer = await api.POST("/surveys", { body: { orderId: id(made, "order") } })
-    return { ...answer, made: { survey: answer.data!.id } }
+    return { ...answer, made: { survey: answer.data!.id, surveyToken: answer.data!.url.split("/r/")[1]! } }
   },
   "GET /surveys": ({ api, made }) =>
     api.GET("/surveys", {
       params: { query: { filter: JSON.stringify({ "order.id": id(made, "order") }), sort: "-updatedAt" } }
     }),
   "GET /surveys/{id}": ({ api, made }) => api.GET("/surveys/{id}", { params: { path: { id: id(made, "survey") } } }),
+  "GET /storefront/surveys/{token}": ({ api, made }) =>
+    api.GET("/storefront/surveys/{token}", {
+      params: { path: { token: id(made, "surveyToken") } },
+      headers: { "x-publishable-key": id(made, "publishableKeyText") }
+    }),
+  "POST /storefront/surveys/{token}/reviews": ({ api, made }) =>
+    api.POST("/storefront/surveys/{token}/reviews", {
+      params: { path: { token: id(made, "surveyToken") } },
+      headers: { "x-publishable-key": id(made, "publishableKeyText") },
+      body: { reviews: [{ productId: id(made, "product"), rating: 5, title: "Keeps tea warm", body: "Lovely." }] }
+    }),
   "DELETE /surveys/{id}": ({ api, made }) =>
     api.DELETE("/surveys/{id}", { params: { path: { id: id(made, "survey") } } }),
 
@@ -327,6 +358,13 @@ const calls: Record<string, (ctx: Context) => Promise<Answer & { readonly made?:
       body: { body: "Mine is, yes.", authorName: "Alan" }
     })
   },
+  "POST /storefront/reviews": ({ api, made }) =>
+    api.POST("/storefront/reviews", {
+      params: { query: signedFor(made, "ada@example.com") },
+      body: { productSlug: "mug", rating: 4, title: "Nice", authorName: "Ada Lovelace", fingerprint: "fp-1" }
+    }),
+  "GET /storefront/customer/reviews": ({ api, made }) =>
+    api.GET("/storefront/customer/reviews", { params: { query: { ...signedFor(made, "ada@example.com"), limit: 5 } } }),
   "DELETE /publishable-keys/{id}": ({ api, made }) =>
     api.DELETE("/publishable-keys/{id}", { params: { path: { id: id(made, "publishableKey") } } })
 }

@@ -60,6 +60,7 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
   let pk: string
   let mug: { id: string; slug: string }
   let cup: { id: string }
+  let surveyToken: string
   const admin = (method: string, path: string, body?: unknown) => server.request(method, path, { token: org.key, body })
   const sf = (path: string, headers: Record<string, string> = {}) =>
     server.request("GET", path, { headers: { "x-publishable-key": pk, ...headers } })
@@ -132,6 +133,20 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
       body: secrets.unpublishedQuestion,
       askerEmail: secrets.askerEmail
     })
+    // The secret customer's review request: its hosted page's data is walked too.
+    expect((await admin("POST", "/organization/setup/reviews", { data: { delayDays: 7 } })).status).toBe(201)
+    const order = await admin("POST", "/orders", {
+      customerId: customer.id,
+      lines: [{ productId: mug.id }],
+      status: "fulfilled",
+      metadata: { m: secrets.metadata }
+    })
+    expect(order.status, order.text).toBe(201)
+    const [survey] = (await admin(
+      "GET",
+      `/surveys?filter=${encodeURIComponent(JSON.stringify({ "order.id": order.body.id }))}`
+    )).body.data
+    surveyToken = survey.url.split("/r/")[1]
     const created = await admin("POST", "/publishable-keys")
     expect(created.status).toBe(201)
     pk = created.body.key
@@ -232,6 +247,28 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
         if (res.text.includes(secret)) problems.push(`${path} text: ${name}`)
       }
     }
+    // The survey page names its customer by first name only (shared §18), and nothing else of theirs.
+    const page = await sf(`/storefront/surveys/${surveyToken}`)
+    expect(page.status, page.text).toBe(200)
+    const { customer: named, ...rest } = page.body
+    expect(named).toEqual({ firstName: "Ada" })
+    walk(rest, "survey", problems)
+    for (const [name, secret] of Object.entries(secrets)) {
+      if (page.text.includes(secret)) problems.push(`survey text: ${name}`)
+    }
+    // The customer's own reviews (pending ones, `published`) need a signature from the merchant's backend.
+    const own = await sf(`/storefront/customer/reviews?customerEmail=${encodeURIComponent(secrets.email)}`)
+    expect(own.status).toBe(400)
+    for (const [name, secret] of Object.entries(secrets)) {
+      if (own.text.includes(secret)) problems.push(`customer reviews: ${name}`)
+    }
+    const forged = await sf(
+      `/storefront/customer/reviews?customerEmail=${encodeURIComponent(secrets.email)}&timestamp=${
+        Math.floor(Date.now() / 1_000)
+      }&signature=${"0".repeat(64)}`
+    )
+    expect(forged.status).toBe(401)
+    expect(forged.text).not.toContain(secrets.unpublishedReview)
     expect(problems).toEqual([])
   })
 

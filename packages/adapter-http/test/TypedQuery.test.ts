@@ -47,6 +47,7 @@ describe("the OpenAPI document", () => {
     const all = parametersNamed("limit")
     const storefront = all.filter((l) => l.op.startsWith("GET /storefront/"))
     expect(storefront.map((l) => l.op).sort()).toEqual([
+      "GET /storefront/customer/reviews",
       "GET /storefront/products/{productIdOrSlug}/questions",
       "GET /storefront/products/{productIdOrSlug}/reviews"
     ])

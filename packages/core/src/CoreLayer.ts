@@ -18,6 +18,7 @@ import { ReviewWrites } from "./reviews/ReviewWrites.ts"
 import { ReviewAutomation } from "./setup/ReviewAutomation.ts"
 import { Setup } from "./setup/Setup.ts"
 import { StorefrontReads } from "./storefront/StorefrontReads.ts"
+import { StorefrontReviews } from "./storefront/StorefrontReviews.ts"
 import { StorefrontSubmissions } from "./storefront/StorefrontSubmissions.ts"
 import { Surveys } from "./surveys/Surveys.ts"
 import { HostEvents } from "./webhooks/HostEvents.ts"
@@ -40,6 +41,7 @@ export const CoreLayer = Layer.mergeAll(
   Idempotency.layer,
   StorefrontReads.layer,
   StorefrontSubmissions.layer,
+  StorefrontReviews.layer,
   // Jobs run their batches with the other services' own use-cases (memoized: the same instances as above).
   Jobs.layer.pipe(Layer.provide([ReviewWrites.layer, Reviews.layer, Catalogs.layer]))
 )

@@ -35,6 +35,7 @@ import { publishableKeyConformance } from "./storefront/PublishableKeyConformanc
 import { storefrontConformance } from "./storefront/StorefrontConformance.ts"
 import { organizationConformance } from "./organizations/OrganizationConformance.ts"
 import { eventStreamConformance } from "./webhooks/EventStreamConformance.ts"
+import { storefrontReviewConformance } from "./storefront/StorefrontReviewConformance.ts"
 
 import { setupConformance } from "./setup/SetupConformance.ts"
 import { automationConformance } from "./setup/AutomationConformance.ts"
@@ -261,7 +262,8 @@ export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite
   ["idempotency keys", idempotencyConformance],
   ["jobs", jobConformance],
   ["publishable keys", publishableKeyConformance],
-  ["storefront", storefrontConformance]
+  ["storefront", storefrontConformance],
+  ["storefront reviews", storefrontReviewConformance]
 ]
 
 /** Runs the whole conformance suite against `store`. */

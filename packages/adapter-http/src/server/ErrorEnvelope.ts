@@ -205,8 +205,8 @@ const refuseEarly = (routes: RouteTable, request: HttpServerRequest.HttpServerRe
 const MAX_LOGGED_PATH = 256
 const loggableName = /^[A-Za-z0-9_.[\]-]{1,32}$/
 
-/** Paths whose last segment is a credential (the unsubscribe link's token): logged as `…`. */
-const tokenPath = /^(\/u\/)[^/]+/
+/** Paths whose segment after the prefix is a credential (an unsubscribe or survey link's token): logged as `…`. */
+const tokenPath = /^(\/u\/|\/r\/|\/storefront\/surveys\/)[^/?]+/
 const hideTokens = (path: string) => path.replace(tokenPath, "$1…")
 /** Whether a request URL carries such a credential: such requests record no server span (its URL attributes). */
 export const hasTokenPath = (url: string): boolean => tokenPath.test(url)

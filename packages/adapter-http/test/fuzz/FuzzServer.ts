@@ -169,6 +169,16 @@ export const makeFuzzServer = async (
   let round = 0
   const reseed = () => seedRecords(callAsA, keys.full, ctx.own, `a${round++}`)
   await reseed()
+  // A shopper's review, so generated submissions learn its fields (authorName, productSlug, fingerprint…).
+  await callAsA("POST", `/storefront/reviews?apiPublishableKey=${keys.publishable}`, "", {
+    productSlug: "a0-p0",
+    rating: 4,
+    title: "Sturdy",
+    authorName: "Ann Shopper",
+    email: "shopper@a.example.com",
+    fingerprint: "fp-fuzz",
+    formRenderedAt: new Date(Date.now() - 60_000).toISOString()
+  })
   await seedRecords(call, otherKey, ctx.other, "b")
 
   // A first page of every list, so real cursors exist to replay and to tamper with.

@@ -186,6 +186,10 @@ const makeRepository = Effect.gen(function*() {
         })
         yield* appendEvents(organizationId, "review.created", reviews.map((r) => r.review), at)
       }),
+    insertReviews: (organizationId, reviews) =>
+      db.mutate(() => {
+        for (const review of reviews) t.reviews.set(review.id, reviewRowOf(organizationId, review))
+      }),
     findReply: (organizationId, reviewId) =>
       Effect.sync(() =>
         Option.map(Option.fromUndefinedOr(ownedBy(organizationId, t.reviewReplies.get(reviewId))), unowned<ReviewReply>)

@@ -73,6 +73,10 @@ export const MemorySurveyRepository = Layer.effect(
       // A memory transaction holds the one write lock for its whole run: reading is enough.
       lockSurvey: (organizationId, id) =>
         Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, rows.get(id))), storedOf)),
+      lockSurveyByToken: (organizationId, token) =>
+        Effect.sync(() =>
+          Option.map(Option.fromUndefinedOr(ofOrganization(organizationId).find((r) => r.token === token)), storedOf)
+        ),
       lockActiveOfOrders: (organizationId, orderIds) =>
         Effect.sync(() => {
           const wanted = new Set<string>(orderIds)

@@ -32,6 +32,7 @@ import {
   IMPORT_SLICE_SQL,
   INSERT_CUSTOMERS,
   INSERT_REPLIES,
+  insertReviewsSql,
   json,
   type ReplyDbRow,
   replyInput,
@@ -284,6 +285,14 @@ const makeRepository = Effect.gen(function*() {
       ]
       return sql.unsafe(IMPORT_SLICE_SQL, params).pipe(Effect.asVoid, orDie)
     },
+    insertReviews: (organizationId, reviews) =>
+      reviews.length === 0
+        ? Effect.void
+        : sql.unsafe(insertReviewsSql(undefined), [
+          organizationId,
+          JSON.stringify(reviews.map((r) => reviewInput(r, null))),
+          null
+        ]).pipe(Effect.asVoid, orDie),
     findReply: (organizationId, reviewId) =>
       sql<
         ReplyDbRow

@@ -148,6 +148,11 @@ export const PgSurveyRepository = Layer.effect(
           one(`SELECT * FROM surveys WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, id]),
           Option.map(toStored)
         ),
+      lockSurveyByToken: (organizationId, token) =>
+        Effect.map(
+          one(`SELECT * FROM surveys WHERE organization_id = $1 AND token = $2 FOR UPDATE`, [organizationId, token]),
+          Option.map(toStored)
+        ),
       lockActiveOfOrders: (organizationId, orderIds) =>
         sql.unsafe<Row>(
           `SELECT * FROM surveys t WHERE t.organization_id = $1 AND t.order_id = ANY($2::uuid[]) AND ${ACTIVE}

@@ -830,6 +830,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/storefront/customer/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the signed customer's reviews
+         * @description The reviews of the customer a signed call names (`customerEmail`, `timestamp`, `signature`), newest first, pending ones included, each with `published`. Without a valid signature: 401. Personal: answered `Cache-Control: private, no-store`.
+         */
+        get: operations["storefront.customerReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/storefront/products/{productIdOrSlug}/questions": {
         parameters: {
             query?: never;
@@ -924,6 +944,66 @@ export type paths = {
         get: operations["storefront.ratings"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit a review
+         * @description A shopper's review of one product (`productId` or `productSlug`, exactly one), recorded with where it came from (client address, user agent, `fingerprint`, seconds since `formRenderedAt`) for the customer of `email` (created when new). The arrival rules flag duplicates, address and fingerprint collisions and forms sent too fast; an unflagged review is published at once only when the review settings publish automatically (`published` says which). Fires `review.created`. Signed for a customer (`customerEmail`, `timestamp`, `signature`), `email` may be left out and the review is from a verified buyer when that customer has an order, not cancelled, with the product; a bad or stale signature is a 401. Spends the submissions bucket of the key and client address.
+         */
+        post: operations["storefront.submitReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/surveys/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a survey by its token
+         * @description What the hosted review page (`/r/{token}`) shows: the survey's status and expiry, the customer's first name and the order's products, each saying whether it has its review yet. An unknown or expired token is a 404. Personal: answered `Cache-Control: private, no-store`.
+         */
+        get: operations["storefront.survey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront/surveys/{token}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Review a survey's products
+         * @description Reviews of products of the survey's order, from a verified buyer, with the survey's id and the same arrival rules as `POST /storefront/reviews`. A product not in the survey is a 400, one already reviewed through it (or twice in the request) a 409, an unknown or expired token a 404. The survey is `completed` once every product has its review, and sends no more reminders.
+         */
+        post: operations["storefront.submitSurveyReviews"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1790,6 +1870,25 @@ export type components = {
             data: components["schemas"]["Customer"][];
             nextCursor: string | null;
         };
+        CustomerReview: {
+            authorName: string;
+            body: string | null;
+            createdAt: string;
+            files: components["schemas"]["StorefrontReviewFile"][];
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            productId: string;
+            published: boolean;
+            rating: number;
+            response: components["schemas"]["StorefrontReviewResponse"] | null;
+            title: string | null;
+            verifiedBuyer: boolean;
+        };
+        CustomerReviewPage: {
+            data: components["schemas"]["CustomerReview"][];
+            nextCursor: string | null;
+        };
         EmailTemplate: {
             body: string;
             createdAt: string;
@@ -2588,8 +2687,43 @@ export type components = {
             createdAt: string;
             responderName: string;
         };
+        StorefrontReviewSubmission: {
+            authorName: string;
+            body?: string | null;
+            email?: string;
+            fingerprint?: string;
+            formRenderedAt?: string;
+            /** Format: uuid */
+            productId?: string;
+            productSlug?: string;
+            rating: number;
+            title?: string | null;
+        };
+        StorefrontReviewSubmitted: {
+            /** Format: uuid */
+            id: string;
+            published: boolean;
+        };
         StorefrontSubmitted: {
             id: string;
+        };
+        StorefrontSurvey: {
+            customer: {
+                firstName: string | null;
+            };
+            expiresAt: string;
+            /** Format: uuid */
+            id: string;
+            products: components["schemas"]["StorefrontSurveyProduct"][];
+            status: components["schemas"]["SurveyStatus"];
+        };
+        StorefrontSurveyProduct: {
+            /** Format: uuid */
+            id: string;
+            imageUrl: string | null;
+            reviewed: boolean;
+            title: string;
+            url: string | null;
         };
         StoreUnavailableError: {
             error: {
@@ -2687,6 +2821,28 @@ export type components = {
             productId: string;
             productVariantId: string | null;
             reviewId: string | null;
+        };
+        SurveyReviewInput: {
+            body?: string | null;
+            /** Format: uuid */
+            productId: string;
+            rating: number;
+            title?: string | null;
+        };
+        SurveyReviewSubmission: {
+            authorName?: string;
+            fingerprint?: string;
+            formRenderedAt?: string;
+            reviews: components["schemas"]["SurveyReviewInput"][];
+        };
+        SurveyReviewSubmitted: {
+            reviews: {
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                productId: string;
+                published: boolean;
+            }[];
         };
         /** @enum {string} */
         SurveyStatus: "scheduled" | "sent" | "completed" | "cancelled" | "skipped";
@@ -7704,6 +7860,74 @@ export interface operations {
             503: components["responses"]["StoreUnavailableError"];
         };
     };
+    "storefront.customerReviews": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+                cursor?: string;
+                customerEmail?: string;
+                limit?: number;
+                signature?: string;
+                timestamp?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `CustomerReviewPage`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "rating": 5,
+                     *           "title": "Fits perfectly",
+                     *           "body": "Comfortable from day one and true to size. Would buy again.",
+                     *           "authorName": "The Example Shop team",
+                     *           "verifiedBuyer": true,
+                     *           "createdAt": "2026-03-14T09:26:53.000Z",
+                     *           "response": {
+                     *             "body": "Comfortable from day one and true to size. Would buy again.",
+                     *             "responderName": "The Example Shop team",
+                     *             "createdAt": "2026-03-14T09:26:53.000Z"
+                     *           },
+                     *           "files": [
+                     *             {
+                     *               "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *               "url": "https://hooks.example.com/feedback",
+                     *               "contentType": "image/jpeg"
+                     *             }
+                     *           ],
+                     *           "published": true
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CustomerReviewPage"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
     "storefront.productQuestions": {
         parameters: {
             query?: {
@@ -8001,6 +8225,202 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequestError"];
             401: components["responses"]["UnauthorizedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.submitReview": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+                customerEmail?: string;
+                signature?: string;
+                timestamp?: string;
+            };
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "productSlug": "text",
+                 *       "rating": 5,
+                 *       "title": "Fits perfectly",
+                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "authorName": "The Example Shop team",
+                 *       "email": "ada@example.com",
+                 *       "fingerprint": "text",
+                 *       "formRenderedAt": "2026-03-14T09:26:53.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["StorefrontReviewSubmission"];
+            };
+        };
+        responses: {
+            /** @description Accepted: queued, to be done shortly. The body is a `StorefrontReviewSubmitted`. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "published": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontReviewSubmitted"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.survey": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+            };
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request succeeded. The body is a `StorefrontSurvey`. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *       "status": "scheduled",
+                     *       "expiresAt": "2026-03-14T09:26:53.000Z",
+                     *       "customer": {
+                     *         "firstName": "Ada"
+                     *       },
+                     *       "products": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "title": "Fits perfectly",
+                     *           "imageUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
+                     *           "url": "https://hooks.example.com/feedback",
+                     *           "reviewed": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorefrontSurvey"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            404: components["responses"]["NotFoundError"];
+            429: components["responses"]["TooManyRequestsError"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["StoreUnavailableError"];
+        };
+    };
+    "storefront.submitSurveyReviews": {
+        parameters: {
+            query?: {
+                apiPublishableKey?: string;
+            };
+            header?: {
+                /** @description Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or 422) is recorded for 24 hours, and a repeat with the same method, path and body gets that answer again (with `Idempotent-Replayed: true`) without running anything. The same key with another request is 422 `IDEMPOTENCY_KEY_REUSED`; a repeat while the first still runs is 409 `CONFLICT`. Send a new random value (such as a UUID) for each distinct request. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reviews": [
+                 *         {
+                 *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *           "rating": 5,
+                 *           "title": "Fits perfectly",
+                 *           "body": "Comfortable from day one and true to size. Would buy again."
+                 *         }
+                 *       ],
+                 *       "authorName": "The Example Shop team",
+                 *       "fingerprint": "text",
+                 *       "formRenderedAt": "2026-03-14T09:26:53.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SurveyReviewSubmission"];
+            };
+        };
+        responses: {
+            /** @description Created. The body is a `SurveyReviewSubmitted`. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "reviews": [
+                     *         {
+                     *           "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *           "published": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SurveyReviewSubmitted"];
+                };
+            };
+            400: components["responses"]["InvalidRequestError"];
+            401: components["responses"]["UnauthorizedError"];
+            404: components["responses"]["NotFoundError"];
+            409: components["responses"]["ConflictError"];
+            413: components["responses"]["PayloadTooLargeError"];
+            415: components["responses"]["UnsupportedMediaTypeError"];
+            422: components["responses"]["IdempotencyKeyReusedError"];
             429: components["responses"]["TooManyRequestsError"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["StoreUnavailableError"];

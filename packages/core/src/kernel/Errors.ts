@@ -68,6 +68,14 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
     withoutStack(() =>
       new Unauthorized({ message: "Missing or invalid API key: send `Authorization: Bearer <secret key>`." })
     )
+  /** A signed customer call whose signature is wrong, malformed, early or stale (one message for every case). */
+  static readonly customerSignature = (): Unauthorized =>
+    withoutStack(() =>
+      new Unauthorized({
+        message:
+          "Invalid or expired customer signature: sign `{apiPublishableKey}\\n{customerEmail}\\n{timestamp}` with the key's signing secret (docs/STOREFRONT.md)."
+      })
+    )
   /** The storefront routes' one 401: the same for a missing, unknown, revoked or secret key. */
   static readonly publishable = (): Unauthorized =>
     withoutStack(() =>

@@ -184,6 +184,8 @@ export class ReviewRepository extends Context.Service<ReviewRepository, {
     id: ReviewId,
     include: ReadonlyArray<ReviewInclude>
   ) => Effect.Effect<Option.Option<Review>>
+  /** How many reviews of the organization hold each of these fingerprints and IP addresses (the collision counts). */
+  readonly valueCounts: (organizationId: OrganizationId, keys: CollisionKeys) => Effect.Effect<CollisionCounts>
 }>()("feedback/ReviewRepository") {
   static readonly fromReader = (reader: ReviewReader): ReviewRepository["Service"] =>
     ReviewRepository.of({
@@ -202,6 +204,10 @@ export class ReviewRepository extends Context.Service<ReviewRepository, {
                 attachIncludes(organizationId, [stored], include, reader.loaders),
                 (rs) => Option.fromUndefinedOr(rs[0])
               )
-          }))
+          })),
+      valueCounts: (organizationId, keys) =>
+        keys.browserFingerprints.length === 0 && keys.ipAddresses.length === 0
+          ? Effect.succeed(noCollisions)
+          : reader.loaders.collisions(organizationId, keys)
     })
 }

@@ -20,8 +20,8 @@ import { validInstantPattern } from "../kernel/Timestamp.ts"
 export const REVIEW_TITLE_MAX_LENGTH = 500
 export const REVIEW_BODY_MAX_LENGTH = 20_000
 
-const ReviewTitle = BoundedText(REVIEW_TITLE_MAX_LENGTH)
-const ReviewBody = BoundedText(REVIEW_BODY_MAX_LENGTH)
+export const ReviewTitle = BoundedText(REVIEW_TITLE_MAX_LENGTH)
+export const ReviewBody = BoundedText(REVIEW_BODY_MAX_LENGTH)
 
 /** Any ISO 8601 date-time with an offset (normalised later with `parseTimestampValue`). */
 export const InstantInput = Schema.String.check(

@@ -149,6 +149,11 @@ export class ReviewWriteRepository extends Context.Service<ReviewWriteRepository
     reviews: ReadonlyArray<ImportedReview>,
     at: Timestamp
   ) => Effect.Effect<void>
+  /**
+   * Writes new reviews without import provenance (shopper submissions); the caller records their events and adds
+   * them to their products' stats in the same unit of work.
+   */
+  readonly insertReviews: (organizationId: OrganizationId, reviews: ReadonlyArray<ReviewRecord>) => Effect.Effect<void>
   readonly findReply: (organizationId: OrganizationId, reviewId: ReviewId) => Effect.Effect<Option.Option<ReviewReply>>
   /** Inserts the reply unless the review already has one; answers whether it was inserted. */
   readonly insertReply: (organizationId: OrganizationId, reply: ReviewReply) => Effect.Effect<boolean>

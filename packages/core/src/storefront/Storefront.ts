@@ -5,7 +5,8 @@
  */
 import { Schema } from "effect"
 import { RatingHistogram } from "../catalog/Catalog.ts"
-import { FileId, ProductId, ProductQuestionAnswerId, ProductQuestionId, ReviewId } from "../kernel/Ids.ts"
+import { FileId, ProductId, ProductQuestionAnswerId, ProductQuestionId, ReviewId, SurveyId } from "../kernel/Ids.ts"
+import { SurveyStatus } from "../surveys/Survey.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
 
 export const StorefrontReviewFile = Schema.Struct({
@@ -90,3 +91,35 @@ export type StorefrontReviewSort = typeof StorefrontReviewSort.Type
 export const storefrontLimits = { defaultLimit: 10, maxLimit: 50 } as const
 /** Products of one ratings request: 1..100. */
 export const MAX_RATINGS_PRODUCTS = 100
+
+/** `GET /storefront/customer/reviews`: the signed customer's own reviews, pending ones included. */
+export const CustomerReview = Schema.Struct({
+  ...StorefrontReview.fields,
+  published: Schema.Boolean
+}).annotate({ identifier: "CustomerReview" })
+export type CustomerReview = typeof CustomerReview.Type
+
+export const CustomerReviewPage = Schema.Struct({
+  data: Schema.Array(CustomerReview),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "CustomerReviewPage" })
+export type CustomerReviewPage = typeof CustomerReviewPage.Type
+
+export const StorefrontSurveyProduct = Schema.Struct({
+  id: ProductId,
+  title: Schema.String,
+  imageUrl: Schema.NullOr(Schema.String),
+  url: Schema.NullOr(Schema.String),
+  /** Whether the product already has its review through this survey. */
+  reviewed: Schema.Boolean
+}).annotate({ identifier: "StorefrontSurveyProduct" })
+
+/** What the hosted survey page (`/r/{token}`) shows: the order's products and the customer's first name only. */
+export const StorefrontSurvey = Schema.Struct({
+  id: SurveyId,
+  status: SurveyStatus,
+  expiresAt: Timestamp,
+  customer: Schema.Struct({ firstName: Schema.NullOr(Schema.String) }),
+  products: Schema.Array(StorefrontSurveyProduct)
+}).annotate({ identifier: "StorefrontSurvey" })
+export type StorefrontSurvey = typeof StorefrontSurvey.Type

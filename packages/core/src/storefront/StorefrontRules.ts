@@ -12,6 +12,7 @@ import type { KeyedBucket } from "../ratelimit/RateLimitTable.ts"
 import type { ProductQuestionAnswer, ProductQuestionRecord } from "../questions/ProductQuestion.ts"
 import type { Review } from "../reviews/Review.ts"
 import {
+  type CustomerReview,
   MAX_RATINGS_PRODUCTS,
   type ProductRating,
   type StorefrontQuestion,
@@ -84,6 +85,21 @@ export const storefrontReviewListEndpoint = defineListEndpoint({
   defaultSort: "-createdAt",
   includes: ["customer", "response", "files"],
   catalog: reviewFilterCatalog
+})
+
+/** The signed customer's own reviews (`GET /storefront/customer/reviews`), newest first. */
+export const storefrontCustomerReviewListEndpoint = defineListEndpoint({
+  name: "storefront-customer-reviews",
+  sorts: ["-createdAt"],
+  defaultSort: "-createdAt",
+  includes: ["customer", "response", "files"],
+  catalog: reviewFilterCatalog
+})
+
+/** One of the customer's own reviews: the shopper's shape and whether it is published yet. */
+export const toCustomerReview = (review: Review): CustomerReview => ({
+  ...toStorefrontReview(review),
+  published: review.published
 })
 
 export const storefrontQuestionListEndpoint = defineListEndpoint({

@@ -5,18 +5,18 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { CatalogRepository } from "../catalog/CatalogRepository.ts"
-import { customerListEndpoint, productListEndpoint } from "../catalog/CatalogLists.ts"
+import { customerListEndpoint } from "../catalog/CatalogLists.ts"
 import { CursorKey } from "../kernel/CursorKey.ts"
 import { InvalidRequest, NotFound } from "../kernel/Errors.ts"
 import { EventOutbox, makeEventRecorder } from "../kernel/EventOutbox.ts"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
-import type { OrganizationId, ProductId, ProductQuestionAnswerId, ProductQuestionId } from "../kernel/Ids.ts"
-import { type ListRequest, type Page, parseListRequest } from "../kernel/ListQuery.ts"
+import type { ProductQuestionAnswerId, ProductQuestionId } from "../kernel/Ids.ts"
 import { now } from "../kernel/Timestamp.ts"
 import { UnitOfWork } from "../kernel/UnitOfWork.ts"
 import type { ProductQuestionAnswer, ProductQuestionRecord } from "../questions/ProductQuestion.ts"
 import { ProductQuestionRepository } from "../questions/ProductQuestionRepository.ts"
 import { answerCounts } from "../questions/ProductQuestions.ts"
+import { makeShopperLookups } from "./ShopperLookups.ts"
 import { CurrentStorefrontCaller } from "./StorefrontCaller.ts"
 import {
   CUSTOMER_AUTHOR_TYPE,
@@ -47,48 +47,7 @@ export class StorefrontSubmissions extends Context.Service<StorefrontSubmissions
       const key = yield* CursorKey
       const events = makeEventRecorder(yield* EventOutbox, ids)
 
-      /** The first record a list finds with `filter`; a filter the list refuses is a 400 naming `path`. */
-      const firstWhere = <A>(
-        organizationId: OrganizationId,
-        endpoint: typeof productListEndpoint,
-        filter: object,
-        path: string,
-        list: (request: ListRequest) => Effect.Effect<Page<A>>
-      ) =>
-        Effect.flatMap(
-          Effect.fromResult(
-            parseListRequest({ filter: JSON.stringify(filter), limit: 1 }, endpoint, { key, organizationId })
-          ).pipe(
-            Effect.mapError((e) => InvalidRequest.single(path, e.issues[0]?.message ?? e.message))
-          ),
-          (request) => Effect.map(list(request), (page) => page.data[0])
-        )
-
-      /** The product named by exactly one of id and slug, in the caller's organization. */
-      const productOf = (organizationId: OrganizationId, input: StorefrontQuestionSubmission) =>
-        Effect.gen(function*() {
-          if ((input.productId === undefined) === (input.productSlug === undefined)) {
-            return yield* InvalidRequest.single("body.productId", "give exactly one of productId and productSlug")
-          }
-          if (input.productId !== undefined) {
-            const found = yield* catalog.findProduct(organizationId, input.productId)
-            if (Option.isNone(found)) {
-              return yield* InvalidRequest.single("body.productId", "no product with this id exists")
-            }
-            return found.value.id
-          }
-          const bySlug = yield* firstWhere(
-            organizationId,
-            productListEndpoint,
-            { slug: input.productSlug },
-            "body.productSlug",
-            (r) => catalog.listProducts(organizationId, r)
-          )
-          if (bySlug === undefined) {
-            return yield* InvalidRequest.single("body.productSlug", "no product with this slug exists")
-          }
-          return bySlug.id as ProductId
-        })
+      const { firstWhere, productOf } = makeShopperLookups(catalog, key)
 
       const askQuestion = Effect.fn("StorefrontSubmissions.askQuestion")(
         function*(input: StorefrontQuestionSubmission) {

@@ -42,6 +42,11 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
   ) => Effect.Effect<ReadonlyMap<string, SurveyContact>>
   /** The survey as stored, held until the unit of work ends (concurrent changes of it take turns). */
   readonly lockSurvey: (organizationId: OrganizationId, id: SurveyId) => Effect.Effect<Option.Option<StoredSurvey>>
+  /** The survey of this `/r/{token}` page, held like `lockSurvey`; none for another organization's token. */
+  readonly lockSurveyByToken: (
+    organizationId: OrganizationId,
+    token: string
+  ) => Effect.Effect<Option.Option<StoredSurvey>>
   /** The surveys of these orders with a step still to run (or in flight), each held like `lockSurvey`. */
   readonly lockActiveOfOrders: (
     organizationId: OrganizationId,

@@ -1,7 +1,7 @@
 /**
  * The storefront's reads and stats on every store (docs/DECISIONS.md §55): published records only, in the shopper's
  * shape; the products' rating histogram kept exact by every review change (a property over random sequences of
- * imports, moderation, bulk updates, redactions and deletions compares it with a recomputation); and storefront
+ * imports, shopper submissions, moderation, bulk updates, redactions and deletions compares it with a recomputation); and storefront
  * buckets that never touch the organization's.
  */
 import { assert, layer } from "@effect/vitest"
@@ -26,7 +26,9 @@ import {
   type ReviewId,
   ReviewRepository,
   ReviewWrites,
+  ReviewAutomation,
   StorefrontReads,
+  StorefrontReviews,
   storefrontBucket,
   ORG_BUCKET_KEY,
   TokenBucket
@@ -300,13 +302,24 @@ export const storefrontConformance: ConformanceSuite = (store) =>
             published: fc.boolean()
           }),
           fc.record({ kind: fc.constant("redact" as const), pick: fc.nat() }),
-          fc.record({ kind: fc.constant("delete" as const), pick: fc.nat() })
+          fc.record({ kind: fc.constant("delete" as const), pick: fc.nat() }),
+          // A shopper's review: published on arrival from 3 stars (the settings below), else pending.
+          fc.record({
+            kind: fc.constant("submit" as const),
+            product: fc.integer({ min: 0, max: 1 }),
+            rating: fc.integer({ min: 1, max: 5 })
+          })
         )
         const sequences = fc.sample(fc.array(op, { minLength: 1, maxLength: 10 }), { numRuns: 6, seed: 48 })
         for (const sequence of sequences) {
           const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Stats" }))).id
           const products = [makeProduct({ slug: "a" }), makeProduct({ slug: "b" })]
           for (const p of products) yield* fx.insertProduct(org, p)
+          yield* ReviewAutomation.use((a) => a.updateReviewSettings({ autoPublish: true, autoPublishMinRating: 3 }))
+            .pipe(
+              asDashboard(org)
+            )
+          const storefront = Effect.provideService(CurrentStorefrontCaller, yield* shopper(org))
           const ids: Array<ReviewId> = []
           const pick = (n: number) => ids.length === 0 ? undefined : ids[n % ids.length]
           for (const step of sequence) {
@@ -353,6 +366,19 @@ export const storefrontConformance: ConformanceSuite = (store) =>
                 if (id === undefined) break
                 yield* writes.delete(id, { reason: "spam" }).pipe(as)
                 ids.splice(ids.indexOf(id), 1)
+                break
+              }
+              case "submit": {
+                const submitted = yield* StorefrontReviews.use((s) =>
+                  s.submitReview({
+                    productId: products[step.product]!.id,
+                    rating: step.rating,
+                    title: "Nice mug",
+                    authorName: "Shopper",
+                    email: `shopper${ids.length}@example.com`
+                  }, { userAgent: undefined, signed: {} })
+                ).pipe(storefront)
+                ids.push(submitted.id)
                 break
               }
             }

@@ -29,3 +29,13 @@ export const cacheableJson = (body: string, ifNoneMatch: string | undefined): Ht
     ? HttpServerResponse.empty({ status: 304, headers })
     : HttpServerResponse.text(body, { status: 200, contentType: "application/json", headers })
 }
+
+/** Reads about one shopper (a survey, a customer's own reviews): never kept by a shared cache (docs/DECISIONS.md §57). */
+export const PERSONAL_CACHE_CONTROL = "private, no-store"
+
+export const personalJson = (body: string): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(body, {
+    status: 200,
+    contentType: "application/json",
+    headers: { "cache-control": PERSONAL_CACHE_CONTROL }
+  })

@@ -3,7 +3,10 @@
  * `ETag`, `Cache-Control`, 304 on a matching `If-None-Match`).
  */
 import {
+  CustomerReviewPage,
   ProductRatingList,
+  StorefrontReviews,
+  StorefrontSurvey,
   StorefrontQuestionPage,
   StorefrontReads,
   StorefrontReviewPage,
@@ -14,11 +17,19 @@ import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
 import { trustedEncoder } from "../TrustedEncoder.ts"
-import { cacheableJson } from "./HttpCaching.ts"
+import { cacheableJson, personalJson } from "./HttpCaching.ts"
 
 const encodeReviews = trustedEncoder(StorefrontReviewPage)
 const encodeRatings = trustedEncoder(ProductRatingList)
 const encodeQuestions = trustedEncoder(StorefrontQuestionPage)
+const encodeSurvey = trustedEncoder(StorefrontSurvey)
+const encodeCustomerReviews = trustedEncoder(CustomerReviewPage)
+
+/** What a submission's request says of its origin besides the client address: the user agent and a signed customer. */
+const contextOf = (
+  request: { readonly headers: Readonly<Record<string, string | undefined>> },
+  signed: { readonly customerEmail?: string; readonly timestamp?: string; readonly signature?: string }
+) => ({ userAgent: request.headers["user-agent"], signed })
 
 export const StorefrontHandlers = HttpApiBuilder.group(
   AdminApi,
@@ -26,6 +37,7 @@ export const StorefrontHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const reads = yield* StorefrontReads
     const submissions = yield* StorefrontSubmissions
+    const shopperReviews = yield* StorefrontReviews
     return handlers
       .handle("productReviews", ({ params, query, request }) =>
         Effect.map(
@@ -44,5 +56,27 @@ export const StorefrontHandlers = HttpApiBuilder.group(
         ))
       .handle("askQuestion", ({ payload }) => submissions.askQuestion(payload))
       .handle("answerQuestion", ({ params, payload }) => submissions.answerQuestion(params.id, payload))
+      .handle(
+        "submitReview",
+        ({ payload, query, request }) => shopperReviews.submitReview(payload, contextOf(request, query))
+      )
+      .handle(
+        "survey",
+        ({ params }) =>
+          Effect.map(
+            shopperReviews.survey(params.token),
+            (survey) => personalJson(JSON.stringify(encodeSurvey(survey)))
+          )
+      )
+      .handle(
+        "submitSurveyReviews",
+        ({ params, payload, request }) =>
+          shopperReviews.submitSurveyReviews(params.token, payload, contextOf(request, {}))
+      )
+      .handle("customerReviews", ({ query }) =>
+        Effect.map(
+          shopperReviews.customerReviews(query, query),
+          (page) => personalJson(JSON.stringify(encodeCustomerReviews(page)))
+        ))
   })
-).pipe(capturingOnly(StorefrontReads, StorefrontSubmissions))
+).pipe(capturingOnly(StorefrontReads, StorefrontSubmissions, StorefrontReviews))

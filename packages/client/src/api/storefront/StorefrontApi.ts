@@ -5,7 +5,13 @@
  * `If-None-Match`). Secret keys are refused here, and publishable keys everywhere else.
  */
 import {
+  CustomerReviewPage,
   InvalidRequest,
+  StorefrontReviewSubmission,
+  StorefrontReviewSubmitted,
+  StorefrontSurvey,
+  SurveyReviewSubmission,
+  SurveyReviewSubmitted,
   ProductQuestionId,
   StorefrontAnswerSubmission,
   StorefrontQuestionSubmission,
@@ -19,7 +25,7 @@ import {
 } from "@feedback/core"
 import { Result, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
+import { ConflictResponse, InvalidRequestResponse, NotFoundResponse, UnauthorizedResponse } from "../ErrorResponses.ts"
 import { queryParameter, sortParam } from "../ListParams.ts"
 import { StorefrontAuth } from "../Security.ts"
 import { doc } from "../Describe.ts"
@@ -60,6 +66,29 @@ const apiPublishableKey = Schema.optionalKey(
     description: "The publishable key (`pk_…`), when it is not sent as the `X-Publishable-Key` header."
   })
 )
+/** A signed customer call's three parameters (docs/STOREFRONT.md): all or none. */
+const signedCustomer = {
+  customerEmail: Schema.optionalKey(
+    Schema.String.check(Schema.isMaxLength(320)).annotate({
+      description: "Signed customer calls: the customer's email, as signed."
+    })
+  ),
+  timestamp: Schema.optionalKey(
+    Schema.String.check(Schema.isMaxLength(20)).annotate({
+      description: "Signed customer calls: Unix seconds when the merchant's backend signed."
+    })
+  ),
+  signature: Schema.optionalKey(
+    Schema.String.check(Schema.isMaxLength(128)).annotate({
+      description:
+        "Signed customer calls: lowercase hex HMAC-SHA256 of `{apiPublishableKey}\\n{customerEmail}\\n{timestamp}` keyed with the key's signing secret."
+    })
+  )
+}
+const surveyParams = {
+  token: Schema.String.check(Schema.isMinLength(22), Schema.isMaxLength(64), Schema.isPattern(/^[A-Za-z0-9_-]+$/))
+    .annotate({ description: "The survey's token, from its `/r/{token}` link." })
+}
 const productParams = {
   productIdOrSlug: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(500)).annotate({
     description: "The product's id or its slug."
@@ -128,6 +157,42 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
     }).annotateMerge(doc(
       "Answer a published question",
       "A shopper's answer (`authorType: \"customer\"`), unpublished until the merchant publishes it; fires `productQuestionAnswer.created`. Only published questions take answers: any other id is a 404. `email`, when given, links the answer to that customer if one exists; it is never shown."
+    )),
+    HttpApiEndpoint.post("submitReview", "/storefront/reviews", {
+      query: { apiPublishableKey, ...signedCustomer },
+      payload: StorefrontReviewSubmission,
+      success: StorefrontReviewSubmitted.pipe(HttpApiSchema.status(202)),
+      error: [InvalidRequestResponse, UnauthorizedResponse]
+    }).annotateMerge(doc(
+      "Submit a review",
+      "A shopper's review of one product (`productId` or `productSlug`, exactly one), recorded with where it came from (client address, user agent, `fingerprint`, seconds since `formRenderedAt`) for the customer of `email` (created when new). The arrival rules flag duplicates, address and fingerprint collisions and forms sent too fast; an unflagged review is published at once only when the review settings publish automatically (`published` says which). Fires `review.created`. Signed for a customer (`customerEmail`, `timestamp`, `signature`), `email` may be left out and the review is from a verified buyer when that customer has an order, not cancelled, with the product; a bad or stale signature is a 401. Spends the submissions bucket of the key and client address."
+    )),
+    HttpApiEndpoint.get("survey", "/storefront/surveys/:token", {
+      params: surveyParams,
+      query: { apiPublishableKey },
+      success: StorefrontSurvey,
+      error: [NotFoundResponse, InvalidRequestResponse]
+    }).annotateMerge(doc(
+      "Get a survey by its token",
+      "What the hosted review page (`/r/{token}`) shows: the survey's status and expiry, the customer's first name and the order's products, each saying whether it has its review yet. An unknown or expired token is a 404. Personal: answered `Cache-Control: private, no-store`."
+    )),
+    HttpApiEndpoint.post("submitSurveyReviews", "/storefront/surveys/:token/reviews", {
+      params: surveyParams,
+      query: { apiPublishableKey },
+      payload: SurveyReviewSubmission,
+      success: SurveyReviewSubmitted.pipe(HttpApiSchema.status(201)),
+      error: [NotFoundResponse, InvalidRequestResponse, ConflictResponse]
+    }).annotateMerge(doc(
+      "Review a survey's products",
+      "Reviews of products of the survey's order, from a verified buyer, with the survey's id and the same arrival rules as `POST /storefront/reviews`. A product not in the survey is a 400, one already reviewed through it (or twice in the request) a 409, an unknown or expired token a 404. The survey is `completed` once every product has its review, and sends no more reminders."
+    )),
+    HttpApiEndpoint.get("customerReviews", "/storefront/customer/reviews", {
+      query: { apiPublishableKey, ...signedCustomer, limit, cursor },
+      success: CustomerReviewPage,
+      error: [InvalidRequestResponse, UnauthorizedResponse]
+    }).annotateMerge(doc(
+      "List the signed customer's reviews",
+      "The reviews of the customer a signed call names (`customerEmail`, `timestamp`, `signature`), newest first, pending ones included, each with `published`. Without a valid signature: 401. Personal: answered `Cache-Control: private, no-store`."
     ))
   )
   .middleware(StorefrontAuth)
