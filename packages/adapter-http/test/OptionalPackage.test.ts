@@ -1,5 +1,5 @@
 /**
- * Optional peers (docs/DECISIONS.md §60): loaded on first use; a missing one is a defect naming the package, the
+ * Optional peers (docs/DECISIONS.md §66): loaded on first use; a missing one is a defect naming the package, the
  * feature and the install, any other failure stays what it was; the stores chosen by configuration load this way.
  */
 import { Organizations } from "@feedback/core"

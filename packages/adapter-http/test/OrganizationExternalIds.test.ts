@@ -1,5 +1,5 @@
 /**
- * Organizations' external ids over the operator API (docs/DECISIONS.md §58): set on creation, looked up with
+ * Organizations' external ids over the operator API (docs/DECISIONS.md §65): set on creation, looked up with
  * `GET /operator/organizations?externalId=`, changed or removed by the PATCH, a clash a 409 that changes nothing,
  * and shown by `GET /organization`. The store behaviour itself is the conformance suite's.
  */

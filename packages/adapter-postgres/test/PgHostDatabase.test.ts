@@ -1,5 +1,5 @@
 /**
- * The store in a host's own database (docs/EMBEDDING.md, docs/DECISIONS.md §59): beside the host's `schema_migrations`,
+ * The store in a host's own database (docs/EMBEDDING.md, docs/DECISIONS.md §58): beside the host's `schema_migrations`,
  * `products` and `customers`, migrated by a separate step, run by a role with only read/write rights through a
  * `PgClient` of the host's without the store's column naming; two schemas of one database apart from each other; an
  * earlier install's tables in `public` found and never shadowed by an empty schema.

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `feedback-admin-api` executable. The standalone server and `migrate` need peers an embedding host may leave out
- * (docs/DECISIONS.md §60), so they are checked first: a missing one is one line naming the install, not a stack.
+ * (docs/DECISIONS.md §66), so they are checked first: a missing one is one line naming the install, not a stack.
  */
 import { readFileSync } from "node:fs"
 

@@ -1,5 +1,5 @@
 /**
- * Pluggable authentication for an embedding host (docs/EMBEDDING.md, docs/DECISIONS.md §58): the host maps its own
+ * Pluggable authentication for an embedding host (docs/EMBEDDING.md, docs/DECISIONS.md §65): the host maps its own
  * sessions or OAuth tokens to callers of the core, so its users never need secret keys. `authenticate` runs first on
  * every admin API request; a caller it returns is used as is, `undefined` lets the bearer secret key decide.
  * - a `DashboardCaller` is a signed-in dashboard user: every permission, never rate limited (spec: Authentication 4);

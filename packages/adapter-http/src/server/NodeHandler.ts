@@ -28,7 +28,7 @@ export const makeNodeHandler = <E>(
   memoMap?: Layer.MemoMap
 ): Promise<NodeHandler> =>
   Effect.runPromise(Effect.gen(function*() {
-    // An optional peer (docs/DECISIONS.md §60): a host serving only `makeWebHandler` never installs it.
+    // An optional peer (docs/DECISIONS.md §66): a host serving only `makeWebHandler` never installs it.
     const { NodeHttpServer } = yield* optionalPackage("@effect/platform-node", "makeNodeHandler", () =>
       import("@effect/platform-node"))
     const scope = yield* Scope.make()

@@ -1,5 +1,5 @@
 /**
- * Packages a host installs only for the features it uses (docs/DECISIONS.md §60): optional peer dependencies, loaded
+ * Packages a host installs only for the features it uses (docs/DECISIONS.md §66): optional peer dependencies, loaded
  * on first use. When one is absent the feature fails with a defect that names the package and the feature, never
  * with Node's bare "Cannot find package", and a host that does not use the feature never loads it.
  */

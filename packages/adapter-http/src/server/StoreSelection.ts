@@ -2,7 +2,7 @@
  * Which store backs the server (docs/DECISIONS.md §10): `DATABASE_URL=postgres://…` a PostgreSQL server, `memory` the
  * in-memory store, unset the embedded PGlite in `DATA_DIR`. `RATE_LIMIT_URL=redis://…` moves only the rate limiter
  * to Redis, for request volumes one PostgreSQL should not carry (docs/DECISIONS.md §22).
- * Each store is an optional peer of this package (docs/DECISIONS.md §60), loaded only when chosen.
+ * Each store is an optional peer of this package (docs/DECISIONS.md §66), loaded only when chosen.
  */
 import { CursorKey, IdGenerator, type StoreServices } from "@feedback/core"
 import type { SqlError } from "effect/sql/SqlError"

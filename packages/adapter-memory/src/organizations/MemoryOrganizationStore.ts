@@ -107,7 +107,7 @@ export const MemoryOrganizationRepository = Layer.effect(
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const organizations = db.table<string, Organization>("organizations")
-    // Unique `externalId`s (docs/DECISIONS.md §58): the owner of each, kept in the same transaction as the rows.
+    // Unique `externalId`s (docs/DECISIONS.md §65): the owner of each, kept in the same transaction as the rows.
     const byExternalId = db.table<string, string>("organizations_by_external_id")
     const taken = (externalId: string | undefined, id: string) =>
       externalId !== undefined && (byExternalId.get(externalId) ?? id) !== id

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL schema that holds every object of the store (tables, indexes, functions, sequences, its migrations
- * table), so that it can live in a host's own database beside the host's tables (docs/DECISIONS.md §59). The store's
+ * table), so that it can live in a host's own database beside the host's tables (docs/DECISIONS.md §58). The store's
  * connections have it as their `search_path`, so statements name objects without a schema and every process of one
  * schema reads and writes only that schema; `DATABASE_SCHEMA` names it when the layer's option does not.
  */

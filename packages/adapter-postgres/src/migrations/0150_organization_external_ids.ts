@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * The embedding host's own id of each tenant (docs/DECISIONS.md §58): optional, and unique among organizations (a
+ * The embedding host's own id of each tenant (docs/DECISIONS.md §65): optional, and unique among organizations (a
  * unique constraint admits any number of NULLs), so a host finds the organization of its tenant in one lookup.
  */
 export const organizationExternalIdsMigration: Migration = {

@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * Each schema's work signals on a channel of its own (docs/DECISIONS.md §59): `feedback_work_channel()` answers
+ * Each schema's work signals on a channel of its own (docs/DECISIONS.md §58): `feedback_work_channel()` answers
  * `<schema>_work` (`PgSchema.workChannel`), fixed when the schema is migrated, and every function that notified
  * `feedback_work` notifies it instead (named with its schema, whoever's session fires the trigger), so the stores
  * of two schemas in one database never wake each other. The functions are rewritten from their own definitions

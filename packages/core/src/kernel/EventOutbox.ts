@@ -37,7 +37,7 @@ export class EventOutbox extends Context.Service<EventOutbox, {
    */
   readonly feed: (organizationId: OrganizationId, request: FeedRequest) => Effect.Effect<ReadonlyArray<FeedEntry>>
   /**
-   * The same feed across every organization (the in-process event stream, docs/DECISIONS.md §58): committed events
+   * The same feed across every organization (the in-process event stream, docs/DECISIONS.md §65): committed events
    * after `after` in the one order positions define, with the same finality. A position of an organization's feed
    * is a position here too.
    */

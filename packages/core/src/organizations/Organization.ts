@@ -57,7 +57,7 @@ export const applyPlanPatch = (plan: Plan, patch: PlanPatch): Plan => {
 }
 
 /**
- * The embedding host's own id of the tenant (docs/DECISIONS.md §58): unique among organizations, optional, 1..255
+ * The embedding host's own id of the tenant (docs/DECISIONS.md §65): unique among organizations, optional, 1..255
  * characters of stored text, so a host maps its tenants without keeping a table of its own.
  */
 export const ExternalOrganizationId = BoundedText(255, 1)

@@ -3,7 +3,7 @@ import { Context, Data, type Effect, type Option } from "effect"
 import type { OrganizationId } from "../kernel/Ids.ts"
 import type { Organization, Plan } from "./Organization.ts"
 
-/** Another organization already has this `externalId` (they are unique, docs/DECISIONS.md §58). */
+/** Another organization already has this `externalId` (they are unique, docs/DECISIONS.md §65). */
 export class ExternalIdTaken extends Data.TaggedError("ExternalIdTaken")<{ readonly externalId: string }> {}
 
 export class OrganizationRepository extends Context.Service<OrganizationRepository, {

@@ -87,7 +87,7 @@ export class Organizations extends Context.Service<Organizations, {
   }) => Effect.Effect<Organization, Conflict>
   /** The organization, or NotFound. */
   readonly findOrganization: (id: OrganizationId) => Effect.Effect<Organization, NotFound>
-  /** The organization the host knows by `externalId` (docs/DECISIONS.md §58), or NotFound. */
+  /** The organization the host knows by `externalId` (docs/DECISIONS.md §65), or NotFound. */
   readonly findByExternalId: (externalId: string) => Effect.Effect<Organization, NotFound>
   /**
    * The operator's change (`PATCH /operator/organizations/{id}`): the plan's sent fields and `externalId` (`null`

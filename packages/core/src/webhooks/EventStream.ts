@@ -1,5 +1,5 @@
 /**
- * Committed events in process (docs/DECISIONS.md §58): a host consumes every organization's events as an Effect
+ * Committed events in process (docs/DECISIONS.md §65): a host consumes every organization's events as an Effect
  * `Stream`, without HTTP or webhooks, with the feed's guarantees (docs/DECISIONS.md §17): events of committed
  * changes only, in the one order of the feed's positions, each exactly once, and resumable after any position it
  * handed out (keep `position` with what the host did with the event, and pass it back as `after`).

@@ -1,5 +1,5 @@
 /**
- * Organizations' external ids on every store (docs/DECISIONS.md §58): optional, set on creation or by the operator's
+ * Organizations' external ids on every store (docs/DECISIONS.md §65): optional, set on creation or by the operator's
  * change, removed with null, unique among organizations (a clash is a Conflict and changes nothing, concurrent
  * claims included), and the lookup by one finds exactly its organization.
  */

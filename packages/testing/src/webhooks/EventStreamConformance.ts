@@ -1,5 +1,5 @@
 /**
- * The in-process event stream on every store (docs/DECISIONS.md §58): committed events of every organization in
+ * The in-process event stream on every store (docs/DECISIONS.md §65): committed events of every organization in
  * the feed's order, each once, none of a rolled-back unit of work, resumable after any position it handed out, only
  * the names asked for, and waiting for events committed after it caught up. Live clock: the stream waits by
  * sleeping or on the store's signal. The store is shared with other suites, so each test follows its own

@@ -37,7 +37,7 @@ const Name = BoundedText(200, 1)
 const CreateOrganization = Schema.Struct({
   name: Name,
   apiRequestsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
-  /** The host's own id of the tenant, unique among organizations (docs/DECISIONS.md §58). */
+  /** The host's own id of the tenant, unique among organizations (docs/DECISIONS.md §65). */
   externalId: Schema.optionalKey(ExternalOrganizationId)
 })
 const LookUpOrganizations = Schema.Struct({ externalId: ExternalOrganizationId })
