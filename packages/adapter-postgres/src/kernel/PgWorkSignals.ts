@@ -59,13 +59,21 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
     const latches = new Map<WorkChannel, Latch.Latch>()
     for (const channel of workChannels) latches.set(channel, yield* Latch.make(false))
     let listening = false
+    // Subscribers' own latches (`WorkSignals.subscribe`): every signal on a channel opens each of them.
+    const subscribers = new Map<WorkChannel, Set<Latch.Latch>>()
+    for (const channel of workChannels) subscribers.set(channel, new Set())
+    const openSubscribers = (channel: WorkChannel) =>
+      Effect.forEach(subscribers.get(channel)!, (latch) => latch.open, { discard: true })
     const credentials = makeHeardCredentialChanges(() => listening)
     const started = yield* Deferred.make<void>()
     /** Waiters stop trusting the notifications: each looks once and then polls until the listener is back. */
     const untrust = Effect.suspend(() => {
       listening = false
       credentials.heard()
-      return Effect.forEach(latches.values(), (latch) => latch.open, { discard: true })
+      return Effect.andThen(
+        Effect.forEach(latches.values(), (latch) => latch.open, { discard: true }),
+        Effect.forEach(workChannels, openSubscribers, { discard: true })
+      )
     })
 
     const listen = Effect.scoped(Effect.gen(function*() {
@@ -100,13 +108,17 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
       yield* Deferred.succeed(started, undefined)
       // Work may have committed while nobody listened: every worker looks once.
       for (const latch of latches.values()) yield* latch.open
+      for (const channel of workChannels) yield* openSubscribers(channel)
       const receive = Effect.gen(function*() {
         while (true) {
           const { payload } = yield* Queue.take(notifications)
           heardAt = Date.now()
           if (payload === CREDENTIALS) credentials.heard()
           const latch = latches.get(payload as WorkChannel)
-          if (latch !== undefined) yield* latch.open
+          if (latch !== undefined) {
+            yield* latch.open
+            yield* openSubscribers(payload as WorkChannel)
+          }
         }
       })
       return yield* Effect.raceFirst(receive, heartbeat)
@@ -132,7 +144,22 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
         return listening
           ? Effect.raceFirst(latch.await, Effect.sleep(Math.max(pollMs, fallbackMs))).pipe(Effect.andThen(latch.close))
           : Effect.sleep(pollMs)
-      }
+      },
+      subscribe: (channel) =>
+        Effect.gen(function*() {
+          // Open at first: whatever committed before the subscription is looked for at once.
+          const latch = yield* Latch.make(true)
+          const own = subscribers.get(channel)!
+          own.add(latch)
+          yield* Effect.addFinalizer(() => Effect.sync(() => own.delete(latch)))
+          return (pollMs: number) =>
+            listening
+              ? Effect.raceFirst(
+                Effect.as(latch.await, true),
+                Effect.as(Effect.sleep(Math.max(pollMs, fallbackMs)), false)
+              ).pipe(Effect.tap(() => latch.close))
+              : Effect.as(Effect.sleep(pollMs), false)
+        })
     }
     return { workSignals: service, credentialChanges: credentials.service }
   })

@@ -44,7 +44,9 @@ import { jobTurnsMigration } from "./0142_job_turns.ts"
 import { guidedSetupsMigration } from "./0143_guided_setups.ts"
 import { eventFeedPerOrganizationMigration } from "./0144_event_feed_per_organization.ts"
 import { fairSurveyClaimsMigration } from "./0145_fair_survey_claims.ts"
+import { organizationExternalIdsMigration } from "./0150_organization_external_ids.ts"
 import { schemaWorkChannelMigration } from "./0151_schema_work_channel.ts"
+import { eventStreamMigration } from "./0152_event_stream.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -91,5 +93,7 @@ export const migrations: ReadonlyArray<Migration> = [
   guidedSetupsMigration,
   eventFeedPerOrganizationMigration,
   fairSurveyClaimsMigration,
-  schemaWorkChannelMigration
+  organizationExternalIdsMigration,
+  schemaWorkChannelMigration,
+  eventStreamMigration
 ]

@@ -2196,6 +2196,7 @@ export type components = {
         OrderStatus: "open" | "fulfilled" | "delivered" | "cancelled";
         Organization: {
             createdAt: string;
+            externalId?: string;
             /** Format: uuid */
             id: string;
             name: string;
@@ -4817,6 +4818,7 @@ export interface operations {
                      * @example {
                      *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "name": "Summer collection",
+                     *       "externalId": "sku-1042",
                      *       "plan": {
                      *         "apiRequestsPerMinute": 1,
                      *         "loyaltyEventsPerMinute": 1,
