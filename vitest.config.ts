@@ -16,8 +16,10 @@ process.env["FEEDBACK_TEST_RUN"] ??= randomBytes(4).toString("hex")
 
 export default defineConfig({
   resolve: { conditions: [sourceCondition, "import", "module", "node", "default"] },
+  // Without "import": vitest hands these conditions to its workers as `--conditions`, and there they apply to
+  // `require()` too, which then loads a dual package's ESM half (`is-promise` inside Express's router, for one).
   ssr: {
-    resolve: { conditions: [sourceCondition, "import", "node", "default"], externalConditions: [sourceCondition] }
+    resolve: { conditions: [sourceCondition, "node", "default"], externalConditions: [sourceCondition] }
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts", "scripts/*.test.ts", "bench/support/*.test.ts"],

@@ -41,7 +41,8 @@ const plan: ReadonlyArray<
   { name: "enrol", args: [], server: true },
   { name: "send", args: [], server: true },
   { name: "idle", args: [], server: true },
-  { name: "widget", args: [] }
+  { name: "widget", args: [] },
+  { name: "storefront", args: [], server: true }
 ]
 
 const all = () => {

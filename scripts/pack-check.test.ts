@@ -7,7 +7,7 @@ import * as Path from "node:path"
 import { promisify } from "node:util"
 import { expect, it } from "vitest"
 
-it("the packed packages install and run outside the workspace", { timeout: 600_000 }, async () => {
+it("the packed packages install and run outside the workspace", { timeout: 900_000 }, async () => {
   const env = { ...process.env }
   delete env["NODE_OPTIONS"]
   const result = await promisify(execFile)(process.execPath, [Path.join(import.meta.dirname, "pack-check.ts")], {

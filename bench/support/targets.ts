@@ -1,5 +1,5 @@
 /**
- * The rows of issue 14's table (and issue 17's two job targets, issue 32's three) as data, and where each benchmark records what it
+ * The rows of issue 14's table (and issue 17's two job targets, issue 32's three, issue 33's four) as data, and where each benchmark records what it
  * measured for them. `npm run bench -- all` runs every benchmark with `BENCH_RESULTS` naming a file, then reads the
  * file back and prints one verdict per row (`summarize`). A benchmark run on its own records nothing.
  */
@@ -183,6 +183,38 @@ export const targets = {
     value: 1,
     unit: "/s",
     how: "idle",
+    server: true
+  },
+  "storefront-ratings": {
+    row: "issue 33: GET /storefront/ratings, 24 products, 1 M reviews, vs its HttpApi floor (req/s)",
+    bound: "atLeast",
+    value: 0.7,
+    unit: "×",
+    how: "storefront",
+    server: true
+  },
+  "storefront-reviews": {
+    row: "issue 33: a product's first page of storefront reviews vs its HttpApi floor (req/s)",
+    bound: "atLeast",
+    value: 0.7,
+    unit: "×",
+    how: "storefront",
+    server: true
+  },
+  "storefront-304": {
+    row: "issue 33: a 304 revalidation's CPU vs the full answer's (the worse of ratings and reviews)",
+    bound: "atMost",
+    value: 0.3,
+    unit: "×",
+    how: "storefront",
+    server: true
+  },
+  "storefront-429": {
+    row: "issue 33: a refused storefront request's CPU vs an admitted one's",
+    bound: "atMost",
+    value: 0.25,
+    unit: "×",
+    how: "storefront",
     server: true
   }
 } as const satisfies Record<string, Target>

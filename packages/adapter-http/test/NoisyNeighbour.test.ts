@@ -8,9 +8,10 @@
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { MAX_WEBHOOKS_PER_ORGANIZATION, type StoreServices } from "@feedback/core"
-import type { Layer } from "effect"
+import { type Layer, Redacted } from "effect"
 import { connect, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
+import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
 import { DEFAULT_SERVER_LIMITS, hardenedServer } from "../src/server/NodeServer.ts"
@@ -339,4 +340,101 @@ describe("noisy neighbours: connections (the standalone server)", () => {
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
   })
+})
+
+describe.each(stores)("noisy neighbours: survey emails (%s)", (_name, makeStore) => {
+  /** Recipients in the order the SMTP server accepted their messages. */
+  const accepted: Array<string> = []
+  let smtp: SMTPServer
+  let server: TestServer
+  beforeAll(async () => {
+    smtp = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ["STARTTLS", "AUTH"],
+      logger: false,
+      onData: (stream, session, callback) => {
+        stream.on("data", () => undefined)
+        stream.on("end", () => {
+          for (const r of session.envelope.rcptTo) accepted.push(r.address)
+          callback()
+        })
+      }
+    })
+    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()))
+    const port = (smtp.server.address() as AddressInfo).port
+    server = makeTestServer(makeStore(), {
+      email: { smtp: { url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Shop <reviews@shop.example>" } },
+      surveys: { pollIntervalMs: 20 }
+    })
+  })
+  afterAll(async () => {
+    await server.dispose()
+    await new Promise<void>((resolve) => smtp.close(() => resolve()))
+  })
+
+  /** An organization whose guided setup asks at once after `order.fulfilled`, and its one product. */
+  const shop = async () => {
+    const tenant = await server.provision()
+    expect(
+      (await server.request("POST", "/products", { token: tenant.key, body: { slug: "mug", title: "Mug" } })).status
+    )
+      .toBe(201)
+    const setup = await server.request("POST", "/organization/setup/reviews", {
+      token: tenant.key,
+      body: { data: { delayDays: 0, reminder: false } }
+    })
+    expect(setup.status, JSON.stringify(setup.body)).toBe(201)
+    return tenant
+  }
+  /** From creating a fulfilled order to its review request accepted by the SMTP server. */
+  const victimEmail = async (key: string, email: string) => {
+    const started = performance.now()
+    const order = await server.request("POST", "/orders", {
+      token: key,
+      body: { customer: { email }, lines: [{ productSlug: "mug" }], status: "fulfilled" }
+    })
+    expect(order.status).toBe(201)
+    await eventually(async () => (accepted.includes(email) ? true : undefined), 120_000, "the victim's email", 10)
+    return performance.now() - started
+  }
+
+  it("another organization's backlog delays a due email by at most the claim in hand", async () => {
+    const victim = await shop()
+    const alone = await maxOf(3, () => victimEmail(victim.key, `alone-${Math.random()}@example.com`))
+
+    // The aggressor's backlog: its orders imported open (an import starts no survey), then all fulfilled at once.
+    const aggressor = await shop()
+    const backlog = 600
+    const imported = await server.request("POST", "/orders/import", {
+      token: aggressor.key,
+      body: {
+        data: Array.from({ length: backlog }, (_, i) => ({
+          externalId: `noisy-${i}`,
+          customer: `noisy-${i}@example.com`,
+          lines: [{ productSlug: "mug" }],
+          status: "open"
+        })),
+        strict: true
+      }
+    })
+    expect(imported.status, JSON.stringify(imported.body)).toBe(200)
+    const moved = await server.request("PATCH", "/orders/bulk-update", {
+      token: aggressor.key,
+      body: { status: "fulfilled" }
+    })
+    expect(moved.body.count).toBe(backlog)
+    const mine = `victim-${Math.random()}@example.com`
+    const sentBefore = accepted.filter((to) => to.startsWith("noisy-")).length
+    const attacked = await victimEmail(victim.key, mine)
+    const aggressorBefore = accepted.slice(0, accepted.indexOf(mine)).filter((to) => to.startsWith("noisy-")).length
+    within(alone, attacked)
+    // Whatever the timings: first come first served would send the rest of the backlog first; in turn, at most the
+    // claim in hand (a batch of 50) and the next claim's turns go out between the victim's order and its email.
+    expect(aggressorBefore - sentBefore, `${sentBefore} sent before the victim's order`).toBeLessThanOrEqual(100)
+    await eventually(
+      async () => (accepted.filter((to) => to.startsWith("noisy-")).length === backlog ? true : undefined),
+      120_000,
+      "the backlog"
+    )
+  }, 300_000)
 })

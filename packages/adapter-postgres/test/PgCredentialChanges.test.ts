@@ -2,7 +2,7 @@
  * Authenticated keys kept across requests on a PostgreSQL server (migration 101, `PgWorkSignals`, core
  * `AuthenticationCache`): a process keeps a key it authenticated, and drops it when any process revokes a key or
  * changes an organization — its own at once, another's when the notification arrives — and keeps nothing while its
- * listening connection is down.
+ * listening connection is down or stalled.
  */
 import { assert, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
@@ -12,17 +12,22 @@ import { SqlClient } from "effect/sql"
 import { PgStoreLayer, PgStoreServices } from "../src/PgStore.ts"
 import { PgWorkSignals } from "../src/kernel/PgWorkSignals.ts"
 import { PgHostDatabase } from "../src/kernel/PgDatabase.ts"
+import { stallingProxy } from "./StallingProxy.ts"
 import { describeWithServer, freshEmbeddedTarget, freshServerDatabase } from "./TestDatabase.ts"
 
 describeWithServer("authenticated keys kept while changes are heard", (serverUrl) => {
   /** One server process: its own pool, store, listener and `Organizations` (so its own cache). */
-  const serverProcess = (url: string, name: string) => {
+  const serverProcess = (
+    url: string,
+    name: string,
+    heartbeat?: { heartbeatMs: number; heartbeatDeadlineMs: number }
+  ) => {
     const pool = PgHostDatabase({ maxConnections: 4 }).pipe(
       Layer.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1, applicationName: name }))
     )
     const store = Layer.mergeAll(
       Layer.fresh(PgStoreServices()),
-      PgWorkSignals({ fallbackMs: 60_000 }),
+      PgWorkSignals({ fallbackMs: 60_000, ...heartbeat }),
       IdGenerator.uuidV7
     )
     return Layer.fresh(Organizations.layer).pipe(Layer.provideMerge(store), Layer.provideMerge(pool), Layer.orDie)
@@ -56,10 +61,10 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
       }))
     })
 
-  const eventually = <E, R>(check: Effect.Effect<boolean, E, R>) =>
+  const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, times = 100) =>
     check.pipe(
       Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail("not yet" as const))),
-      Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 100 })
+      Effect.retry({ schedule: Schedule.spaced("20 millis"), times })
     )
 
   const setUp = Effect.gen(function*() {
@@ -126,6 +131,39 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
         })
       ),
     { timeout: 60_000 }
+  )
+  it.live(
+    "a listening connection that stalls misses its heartbeat: kept keys are dropped, and a replacement listens",
+    () =>
+      Effect.flatMap(freshServerDatabase(serverUrl), (url) =>
+        Effect.scoped(Effect.gen(function*() {
+          // Process A reaches the database through a proxy that stalls its listening connection without closing it.
+          const proxy = yield* stallingProxy(url)
+          const a = Layer.succeedContext(
+            yield* Layer.build(serverProcess(proxy.url, "process-a", { heartbeatMs: 300, heartbeatDeadlineMs: 1_000 }))
+          )
+          const b = Layer.succeedContext(yield* Layer.build(serverProcess(url, "process-b")))
+          const { key, keyId, org } = yield* setUp.pipe(Effect.provide(b))
+          assert.isTrue(yield* authenticates(key).pipe(Effect.provide(a)))
+          // The store's pool names itself `process-a/<id>`; its listener adds `-listen`.
+          assert.strictEqual(proxy.stall(/process-a\/[0-9a-f]+-listen/), 1)
+          // B revokes; its notification is stuck in A's stalled connection. A's heartbeat misses its deadline and A
+          // drops what it kept, well before the 60 s a kept key may otherwise live (a generous bound: 30 s).
+          yield* Organizations.use((o) => o.revokeSecretKey(org, keyId as never)).pipe(Effect.provide(b))
+          yield* eventually(Effect.map(authenticates(key), (ok) => !ok), 1_500).pipe(Effect.provide(a))
+          // A replacement connection listens again: keys are kept again, and B's next change reaches A.
+          yield* eventually(Effect.map(CredentialChanges, (c) => c.version() !== undefined), 1_500).pipe(
+            Effect.provide(a)
+          )
+          const other = yield* setUp.pipe(Effect.provide(b))
+          const plan = Organizations.use((o) => o.authenticateSecretKey(other.key)).pipe(
+            Effect.map((x) => x.organization.plan.apiRequestsPerMinute)
+          )
+          assert.strictEqual(yield* plan.pipe(Effect.provide(a)), 600)
+          yield* Organizations.use((o) => o.updatePlan(other.org, { apiRequestsPerMinute: 42 })).pipe(Effect.provide(b))
+          yield* eventually(Effect.map(plan, (n) => n === 42), 1_500).pipe(Effect.provide(a))
+        }))),
+    { timeout: 90_000 }
   )
 })
 

@@ -1,7 +1,7 @@
 /**
  * Wake-ups on a PostgreSQL server (migration 93, `PgWorkSignals`): a worker idling with a long poll is woken when
  * work commits in another connection — not before the commit, not by a rollback — and a listener whose connection
- * is killed goes back to polling, then listens again.
+ * is killed, or stalls without closing, goes back to polling, then listens again.
  */
 import { DEFAULT_SCHEMA, PgStoreSchema, storeSchema } from "../src/kernel/PgSchema.ts"
 import { assert, layer } from "@effect/vitest"
@@ -18,11 +18,12 @@ import {
   type WorkSignalsService
 } from "@feedback/core"
 import { recordEvent, transactional } from "@feedback/testing"
-import { Effect, Fiber, Layer, Redacted } from "effect"
+import { Context, Effect, Fiber, Layer, Redacted, Ref, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreServices } from "../src/PgStore.ts"
 import { PgDatabase } from "../src/kernel/PgDatabase.ts"
 import { PgWorkSignals } from "../src/kernel/PgWorkSignals.ts"
+import { stallingProxy } from "./StallingProxy.ts"
 import { describeWithServer, freshServerDatabase } from "./TestDatabase.ts"
 
 const LONG_POLL = 60_000
@@ -30,8 +31,8 @@ const LONG_POLL = 60_000
 describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
   // Two pools on one fresh database: the listener's (the worker's process) and the writer's (another process).
   let databaseUrl = ""
-  const pool = (name: string) =>
-    PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 4, applicationName: name })
+  const pool = (name: string, url = databaseUrl) =>
+    PgClient.layer({ url: Redacted.make(url), maxConnections: 4, applicationName: name })
   const writer = Layer.unwrap(Effect.map(freshServerDatabase(serverUrl), (url) => {
     databaseUrl = url
     return Organizations.layer.pipe(
@@ -158,5 +159,58 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
           yield* transactional(recordEvent(org.id, "review.created", { id: "w" }))
           yield* Fiber.join(waiting).pipe(Effect.timeout("5 seconds"))
         })))
+
+    it.effect("a listening connection that stalls is replaced, and the worker keeps working meanwhile", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // The worker's process reaches the database through a proxy that can stall its listening connection.
+        const proxy = yield* stallingProxy(databaseUrl)
+        const signals = yield* Layer.build(
+          PgWorkSignals({ fallbackMs: LONG_POLL, heartbeatMs: 300, heartbeatDeadlineMs: 1_000 }).pipe(
+            Layer.provide(pool("stalling", proxy.url)),
+            Layer.orDie
+          )
+        ).pipe(Effect.map((context) => Context.get(context, WorkSignals)))
+        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Stalled" }))
+        const committed = Effect.map(
+          sql<{ n: number }>`SELECT count(*)::int AS n FROM domain_events WHERE organization_id = ${org.id}`,
+          (rows) => rows[0]!.n
+        ).pipe(Effect.orDie)
+        // A worker as the real ones are: idle with a short poll (the fallback when listening), then look for work.
+        const seen = yield* Ref.make(0)
+        yield* Effect.forkScoped(Effect.forever(
+          Effect.andThen(signals.idle("events", 200), Effect.flatMap(committed, (n) => Ref.set(seen, n)))
+        ))
+        const sees = (n: number) =>
+          Ref.get(seen).pipe(
+            Effect.flatMap((m) => (m >= n ? Effect.void : Effect.fail("not yet" as const))),
+            Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 600 })
+          )
+        const listeners = Effect.map(
+          sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE application_name = 'stalling-listen'`,
+          (rows) => rows.map((r) => r.pid)
+        ).pipe(Effect.orDie)
+        yield* transactional(recordEvent(org.id, "review.created", { id: "before" }))
+        yield* sees(1)
+        const [stalledPid] = yield* listeners
+        assert.strictEqual(proxy.stall("stalling-listen"), 1)
+        // The notification for this event is stuck in the stalled connection; without a heartbeat the worker would
+        // wait out its 60 s fallback.
+        yield* transactional(recordEvent(org.id, "review.created", { id: "stalled" }))
+        yield* sees(2)
+        // A replacement listens (the stalled one may linger on the server, as it would behind a dead network path).
+        yield* listeners.pipe(
+          Effect.flatMap((pids) =>
+            pids.some((pid) => pid !== stalledPid) ? Effect.void : Effect.fail("not replaced" as const)
+          ),
+          Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 300 })
+        )
+        // And it is heard: a worker idling on the 60 s fallback is woken by the next commit.
+        yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+        const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
+        yield* transactional(recordEvent(org.id, "review.created", { id: "after" }))
+        yield* Fiber.join(waiting).pipe(Effect.timeout("30 seconds"))
+        yield* sees(3)
+      })))
   })
 })

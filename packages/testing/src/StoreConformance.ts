@@ -33,6 +33,8 @@ import { reviewReadConformance } from "./reviews/ReviewReadConformance.ts"
 import { jobConformance } from "./jobs/JobConformance.ts"
 import { publishableKeyConformance } from "./storefront/PublishableKeyConformance.ts"
 import { storefrontConformance } from "./storefront/StorefrontConformance.ts"
+import { organizationConformance } from "./organizations/OrganizationConformance.ts"
+import { eventStreamConformance } from "./webhooks/EventStreamConformance.ts"
 import { storefrontReviewConformance } from "./storefront/StorefrontReviewConformance.ts"
 
 import { setupConformance } from "./setup/SetupConformance.ts"
@@ -241,12 +243,14 @@ const unitOfWorkSuite: ConformanceSuite = (store) =>
 /** Every capability's suite; a capability appends its own. */
 export const conformanceSuites: ReadonlyArray<readonly [string, ConformanceSuite]> = [
   ["organizations", organizationsSuite],
+  ["organization external ids", organizationConformance],
   ["product questions", productQuestionConformance],
   ["unit of work", unitOfWorkSuite],
   ["setup", setupConformance],
   ["automation", automationConformance],
   ["unsubscribe", unsubscribeConformance],
   ["webhooks", webhookConformance],
+  ["event stream", eventStreamConformance],
   ["review writes", reviewWriteConformance],
   ["catalog", catalogConformance],
   ["orders", orderConformance],

@@ -8,6 +8,7 @@ import {
   type EventName,
   eventRetentionJob,
   idempotencyRetentionJob,
+  rateLimitPurgeJob,
   HostEventNames,
   type IdGenerator,
   MIN_EVENT_RETENTION_DAYS,
@@ -16,7 +17,7 @@ import {
   type SurveyWorkerSettings,
   Unsubscribes
 } from "@feedback/core"
-import { Context, Effect, Layer, type Redacted, References } from "effect"
+import { Context, Effect, Layer, type Redacted, References, Tracer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, OperatorApi } from "@feedback/client/effect"
@@ -31,7 +32,8 @@ import { DEMO_PAGE_ROUTES, DemoPageRoute } from "./storefront/DemoPage.ts"
 import { EMBED_SCRIPT_ROUTES, EmbedScriptRoute } from "./storefront/EmbedScript.ts"
 import { SURVEY_PAGE_ROUTES, SurveyPageRoute } from "./surveys/SurveyPage.ts"
 import { errorEnvelope, hasTokenPath } from "./ErrorEnvelope.ts"
-import { JsonLoggerLayer, stdoutSink } from "./observability/JsonLogger.ts"
+import { type Authenticate, HostAuthentication } from "./HostAuthentication.ts"
+import { JsonLoggerLayer, type LogLevelName, type LogSink, stdoutSink } from "./observability/JsonLogger.ts"
 import { MetricsRoute } from "./observability/MetricsRoute.ts"
 import { ExportJobsHandlers, ImportJobsHandlers } from "./jobs/JobsHandlers.ts"
 import { type JobServerOptions, jobSettingsLayer, JobWorkerLive } from "./jobs/JobWorker.ts"
@@ -118,6 +120,36 @@ export interface ApiServerOptions {
    * 404 page while this is empty or absent.
    */
   readonly demo?: DemoSlot | undefined
+  /**
+   * The embedding host's own authentication (`HostAuthentication.ts`): maps its sessions or OAuth tokens to callers,
+   * tried before the bearer secret key on every admin API request. Dashboard callers are never rate limited.
+   */
+  readonly authenticate?: Authenticate | undefined
+  /**
+   * A tracer for the embedded handler's requests (a span per request, use-case and SQL statement), e.g. the host's
+   * OpenTelemetry tracer from `@effect/opentelemetry`. Unset: an embedded handler's requests record no spans.
+   */
+  readonly tracer?: Tracer.Tracer | undefined
+  /**
+   * Structured logging: each log record as an object (`{time, level, message, …fields}`, the fields of the JSON
+   * lines, docs/OPERATIONS.md) instead of a line, e.g. `(r) => pino[r.level](r, r.message)`. Takes precedence over `log`.
+   */
+  readonly logRecord?: ((record: LogRecord) => void) | undefined
+}
+
+/** A structured log record, as `logRecord` receives it. */
+export interface LogRecord {
+  readonly time: string
+  readonly level: LogLevelName
+  readonly message: string
+  readonly [field: string]: unknown
+}
+
+/** Where the API's log lines go: the host's structured logger, its line sink, or stdout. */
+export const logSinkOf = (options: Pick<ApiServerOptions, "log" | "logRecord">): LogSink => {
+  const logRecord = options.logRecord
+  if (logRecord !== undefined) return (line) => logRecord(JSON.parse(line) as LogRecord)
+  return options.log ?? stdoutSink
 }
 
 const AdminRoutes = (options: ApiServerOptions) =>
@@ -166,7 +198,7 @@ export const ApiRoutes = (options: ApiServerOptions) =>
       routes: routesOf(options),
       logRequests: options.logRequests ?? false,
       metrics: options.metrics !== false,
-      log: options.log ?? stdoutSink
+      log: logSinkOf(options)
     })
   ).pipe(
     Layer.provide(CoreLayer),
@@ -174,6 +206,7 @@ export const ApiRoutes = (options: ApiServerOptions) =>
       setupConfigLayer(options),
       WebhookRuntime(options.webhooks),
       Layer.succeed(HostEventNames, options.hostEvents ?? []),
+      Layer.succeed(HostAuthentication, options.authenticate),
       jobSettingsLayer(options.jobs),
       // Survey links (`/r/{token}`) point at PUBLIC_API_BASE_URL, else the server's own URL (docs/DECISIONS.md §48).
       (options.publicApiBaseUrl ?? options.serverUrl) === undefined
@@ -213,6 +246,7 @@ export const BackgroundWorkers = (
     ),
     Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
     Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob())),
+    Layer.effectDiscard(Effect.forkScoped(rateLimitPurgeJob())),
     JobWorkerLive(options.jobs).pipe(
       Layer.provide(CoreLayer),
       Layer.provide([
@@ -258,10 +292,12 @@ const routesOf = (options: ApiServerOptions) =>
  * server spans named `METHOD /route/:pattern`. `ApiApplication` provides it to its own layers; a server built with
  * `HttpRouter.serve` (whose request fibers run in the context it is given) provides it around the server too.
  */
-export const ObservabilityLayer = (options: Pick<ApiServerOptions, "log" | "operatorToken" | "metrics">) => {
+export const ObservabilityLayer = (
+  options: Pick<ApiServerOptions, "log" | "logRecord" | "operatorToken" | "metrics">
+) => {
   const routes = routesOf(options)
   return Layer.mergeAll(
-    JsonLoggerLayer(options.log ?? stdoutSink),
+    JsonLoggerLayer(logSinkOf(options)),
     Layer.succeed(HttpMiddleware.SpanNameGenerator)((request) => {
       const q = request.url.indexOf("?")
       const route = routes.routeOf(request.method, q === -1 ? request.url : request.url.slice(0, q))
@@ -299,8 +335,15 @@ export const makeWebHandler = <E>(
     ApiApplication(options).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices)),
     { disableLogger: true, middleware: apiMiddleware(options), ...(memoMap === undefined ? {} : { memoMap }) }
   )
-  return { handler: (request, context) => web.handler(request, context ?? untracedRequests), dispose: web.dispose }
+  const defaults = requestContext(options)
+  return { handler: (request, context) => web.handler(request, context ?? defaults), dispose: web.dispose }
 }
+
+/** What an embedded handler's requests run with: the host's tracer when it gave one, else `untracedRequests`. */
+export const requestContext = (options: Pick<ApiServerOptions, "tracer">): Context.Context<never> =>
+  options.tracer === undefined
+    ? untracedRequests
+    : Context.make(Tracer.Tracer, options.tracer) as Context.Context<never>
 
 /**
  * What an embedded handler's requests run with when their caller gives nothing. Their fibers see only what the

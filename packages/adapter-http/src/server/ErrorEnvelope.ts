@@ -10,6 +10,7 @@
  * What Node's HTTP parser refuses before any request exists (malformed HTTP, oversized headers, timeouts) is
  * answered on the socket by `rawErrorResponse`.
  */
+import { withAnswerHeaders } from "./AnswerHeaders.ts"
 import { errorWire } from "@feedback/core"
 import { ByteSize, Context, Effect, References, Tracer } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -179,8 +180,10 @@ const rewrite = (
 }
 
 /**
- * A request refused before any route runs: a GET or HEAD that carries a body the API would silently ignore, and an
- * HTTP/1.1 request without `Host` (the standalone server lets those through Node, whose own answer has no body).
+ * A request refused before any route runs: a body declared larger than its route's limit (answered before a byte of
+ * it is read, and the connection closed so the rest is never taken in), a GET or HEAD that carries a body the API
+ * would silently ignore, and an HTTP/1.1 request without `Host` (the standalone server lets those through Node, whose
+ * own answer has no body).
  * A body on a path with no route for the method changes nothing: the router's 404 or 405 answers it, as it would
  * the same request without a body.
  */
@@ -190,8 +193,21 @@ const refuseEarly = (routes: RouteTable, request: HttpServerRequest.HttpServerRe
   ) {
     return invalidRequest("HTTP/1.1 requests must carry a `Host` header.", "headers.host", "missing")
   }
-  if (request.method !== "GET" && request.method !== "HEAD") return undefined
   const length = request.headers["content-length"]
+  // Node's parser has already refused a Content-Length that is not a number; six digits are under every limit.
+  if (length !== undefined && length.length > 6) {
+    const limit = Number(bodyLimitOf(request.url))
+    if (Number(length) > limit) {
+      return envelope(
+        413,
+        errorWire.PayloadTooLarge.code,
+        `The request body is larger than this endpoint accepts (${limit} bytes).`,
+        { limitBytes: limit },
+        { connection: "close" }
+      )
+    }
+  }
+  if (request.method !== "GET" && request.method !== "HEAD") return undefined
   const hasBody = request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0")
   return hasBody && routes.methodsFor(pathOf(request.url)).includes("GET")
     ? invalidRequest(
@@ -262,7 +278,7 @@ export const errorEnvelope = (options: EnvelopeOptions) =>
     let status = 0
     HttpEffect.appendPreResponseHandlerUnsafe(context, (req, response) => {
       const final = HttpServerResponse.setHeader(
-        rewrite(options.routes, req, response, requestId),
+        withAnswerHeaders(options.routes, req, rewrite(options.routes, req, response, requestId), pathOf(req.url)),
         "x-request-id",
         requestId
       )

@@ -3,17 +3,12 @@
  * request), `node:http` and `node:https` hosts mount directly. Bodies stream through and repeated headers stay
  * repeated, because the request is read by `@effect/platform-node` itself rather than converted to a `Request`.
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import {
-  ApiApplication,
-  apiMiddleware,
-  type ApiServerOptions,
-  type ApiServices,
-  untracedRequests
-} from "./ApiServer.ts"
+import { ApiApplication, apiMiddleware, type ApiServerOptions, type ApiServices, requestContext } from "./ApiServer.ts"
+import { readableRequest } from "./HostBody.ts"
+import { optionalPackage } from "./OptionalPackage.ts"
 import type { RefusalGateSlot } from "./RefusalGate.ts"
 
 export interface NodeHandler {
@@ -33,30 +28,42 @@ export const makeNodeHandler = <E>(
   memoMap?: Layer.MemoMap
 ): Promise<NodeHandler> =>
   Effect.runPromise(Effect.gen(function*() {
+    // An optional peer (docs/DECISIONS.md §66): a host serving only `makeWebHandler` never installs it.
+    const { NodeHttpServer } = yield* optionalPackage("@effect/platform-node", "makeNodeHandler", () =>
+      import("@effect/platform-node"))
     const scope = yield* Scope.make()
-    // Known refusals are answered before the framework (`RefusalGate.ts`); such a 429 records no span.
+    // Known refusals are answered before the framework (`RefusalGate.ts`); such a 429 records no span, and it would
+    // come before the host's own authentication: neither a traced handler nor one with `authenticate` has the gate.
+    const gated = options.tracer === undefined && options.authenticate === undefined
     const gate: RefusalGateSlot = options.refusalGate ?? { current: undefined }
-    const app = ApiApplication({ ...options, refusalGate: gate }).pipe(
+    const app = ApiApplication(gated ? { ...options, refusalGate: gate } : options).pipe(
       Layer.provide(services),
       Layer.provide(HttpServer.layerServices)
     )
     const context = yield* Layer.buildWithMemoMap(
-      Layer.provideMerge(app, HttpRouter.layer),
+      // A router of its own: a host building two handlers over one memo map must not get one router with every route twice.
+      Layer.provideMerge(app, Layer.fresh(HttpRouter.layer)),
       memoMap ?? Layer.makeMemoMapUnsafe(),
       scope
     ).pipe(
-      Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
+      Effect.onError((cause) =>
+        Scope.close(scope, Exit.failCause(cause))
+      )
     )
     const router = Context.get(context, HttpRouter.HttpRouter)
-    // Requests record no spans: nothing in this context could export them (`untracedRequests`).
+    // Requests record spans to the host's tracer, else none: nothing in this context could export them
+    // (`untracedRequests`).
     const handle = yield* NodeHttpServer.makeHandler(router.asHttpEffect(), {
       scope,
       middleware: apiMiddleware(options)
     }).pipe(
-      Effect.provideContext(Context.merge(context, untracedRequests))
+      Effect.provideContext(Context.merge(context, requestContext(options)))
     )
     const handler = (req: IncomingMessage, res: ServerResponse) => {
-      if (gate.current?.refuse(req, res) !== true) handle(req, res)
+      if (gate.current?.refuse(req, res) === true) return
+      // A body the host's own parser already read is used as parsed, or answered with the fix (`HostBody.ts`).
+      const readable = readableRequest(req, res)
+      if (readable !== undefined) handle(readable, res)
     }
     let disposing: Promise<void> | undefined
     return { handler, dispose: () => disposing ??= Effect.runPromise(Scope.close(scope, Exit.void)) }

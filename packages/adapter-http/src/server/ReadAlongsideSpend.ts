@@ -35,11 +35,23 @@ export const spendThenRead = <B, A, E, R, E2, R2>(
   admit: (decision: SpendDecision) => Effect.Effect<B | undefined, E2, R2>,
   read: Effect.Effect<A, E, R>
 ): Effect.Effect<A | B, E | E2, R | R2> =>
-  Effect.gen(function*() {
-    if (!readsAlongsideSpend.has(key)) {
+  readsAlongsideSpend.has(key)
+    ? spendAlongsideRead(spend, admit, read)
+    : Effect.gen(function*() {
       const answer = yield* admit(yield* spend)
       return answer !== undefined ? answer : yield* read
-    }
+    })
+
+/**
+ * `spendThenRead` for a read known to be pure (a storefront read, docs/DECISIONS.md §55): `read` runs while a spend
+ * that did not answer at once is in flight; the decision still comes first.
+ */
+export const spendAlongsideRead = <B, A, E, R, E2, R2>(
+  spend: Effect.Effect<SpendDecision>,
+  admit: (decision: SpendDecision) => Effect.Effect<B | undefined, E2, R2>,
+  read: Effect.Effect<A, E, R>
+): Effect.Effect<A | B, E | E2, R | R2> =>
+  Effect.gen(function*() {
     const spending = yield* Effect.forkChild(spend, { startImmediately: true })
     if (spending.pollUnsafe() !== undefined) {
       const answer = yield* admit(yield* Fiber.join(spending))

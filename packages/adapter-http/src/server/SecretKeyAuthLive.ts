@@ -11,6 +11,7 @@
  */
 import {
   bucketsForKey,
+  type Caller,
   costOfKey,
   endpointKey,
   CurrentCaller,
@@ -19,18 +20,21 @@ import {
   hasPermission,
   Idempotency,
   idempotentMethods,
+  type Organization,
   Organizations,
   RateLimitRepository,
   recordRateLimitDecisionUnsafe,
   refusalMessage,
   type SpendDecision,
-  type SpendRefused
+  type SpendRefused,
+  Unauthorized
 } from "@feedback/core"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PermissionByInput, RequiredPermission, SecretKeyAuth } from "@feedback/client/effect"
 import { idempotently } from "./idempotency/IdempotentRequests.ts"
+import { HostAuthentication, runAuthenticate } from "./HostAuthentication.ts"
 import { guardJsonBody, hasJsonBody } from "./JsonBodyShape.ts"
 import { readsAlongsideSpend, spendThenRead } from "./ReadAlongsideSpend.ts"
 
@@ -131,6 +135,7 @@ export const SecretKeyAuthLive = Layer.effect(
     const organizations = yield* Organizations
     const rateLimits = yield* RateLimitRepository
     const idempotency = yield* Idempotency
+    const authenticate = yield* HostAuthentication
     const readsAlongside = (key: string) => rateLimits.decidesInProcess !== true && readsAlongsideSpend.has(key)
     return SecretKeyAuth.of({
       // Plain continuations rather than generators: each step of this middleware runs on every authenticated request.
@@ -138,50 +143,72 @@ export const SecretKeyAuthLive = Layer.effect(
         Effect.withFiber((fiber) => {
           const context = fiber.context as Context.Context<never>
           const { cost, key, permission, permissionByInput } = factsOf(endpoint)
-          return Effect.flatMap(
-            organizations.authenticateSecretKey(Redacted.value(credential)),
-            ({ caller, organization }) => {
-              const guarded = () =>
-                Effect.andThen(
-                  guardJsonBody,
-                  Effect.provideService(
-                    idempotently(idempotency, endpoint, organization.id, httpEffect),
-                    CurrentCaller,
-                    caller
-                  )
-                )
-              const proceed = (): Effect.Effect<
-                HttpServerResponse.HttpServerResponse,
-                Effect.Error<ReturnType<typeof guarded>> | Forbidden,
-                Effect.Services<ReturnType<typeof guarded>>
-              > => {
-                // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
-                if (Option.isNone(permission)) {
-                  if (!permissionByInput) {
-                    return Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
-                  }
-                } else if (!hasPermission(caller, permission.value)) {
-                  return Effect.fail(Forbidden.missing(permission.value))
-                }
-                // A request with no JSON body to measure and no Idempotency-Key to honour (every GET) runs as it is.
-                const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
-                return !idempotentMethods.has(request.method) && !hasJsonBody(request)
-                  ? Effect.provideService(httpEffect, CurrentCaller, caller)
-                  : guarded()
+          const guarded = (caller: Caller) =>
+            Effect.andThen(
+              guardJsonBody,
+              Effect.provideService(
+                idempotently(idempotency, endpoint, caller.organizationId, httpEffect),
+                CurrentCaller,
+                caller
+              )
+            )
+          const proceed = (caller: Caller): Effect.Effect<
+            HttpServerResponse.HttpServerResponse,
+            Effect.Error<ReturnType<typeof guarded>> | Forbidden,
+            Effect.Services<ReturnType<typeof guarded>>
+          > => {
+            // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
+            if (Option.isNone(permission)) {
+              if (!permissionByInput) {
+                return Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
               }
-              const spend = rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
-              // A pure read runs while a spend that waits on I/O is in flight; the decision still comes first
-              // (ReadAlongsideSpend.ts). Everything else, and every spend decided in this process, in sequence.
-              if (readsAlongside(key)) {
-                return spendThenRead(key, spend, (decision) =>
-                  Effect.succeed(admitUnsafe(decision, context)), Effect.suspend(proceed))
-              }
-              return Effect.flatMap(spend, (decision) => {
-                const refusal = admitUnsafe(decision, context)
-                return refusal === undefined ? proceed() : Effect.succeed(refusal)
-              })
+            } else if (!hasPermission(caller, permission.value)) {
+              return Effect.fail(Forbidden.missing(permission.value))
             }
-          )
+            // A request with no JSON body to measure and no Idempotency-Key to honour (every GET) runs as it is.
+            const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
+            return !idempotentMethods.has(request.method) && !hasJsonBody(request)
+              ? Effect.provideService(httpEffect, CurrentCaller, caller)
+              : guarded(caller)
+          }
+          // An organization's caller spends from its buckets first (docs/DECISIONS.md §3).
+          const charged = (caller: Caller, organization: Organization) => {
+            const spend = rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
+            // A pure read runs while a spend that waits on I/O is in flight; the decision still comes first
+            // (ReadAlongsideSpend.ts). Everything else, and every spend decided in this process, in sequence.
+            if (readsAlongside(key)) {
+              return spendThenRead(
+                key,
+                spend,
+                (decision) => Effect.succeed(admitUnsafe(decision, context)),
+                Effect.suspend(() => proceed(caller))
+              )
+            }
+            return Effect.flatMap(spend, (decision) => {
+              const refusal = admitUnsafe(decision, context)
+              return refusal === undefined ? proceed(caller) : Effect.succeed(refusal)
+            })
+          }
+          const bySecretKey = () =>
+            Effect.flatMap(
+              organizations.authenticateSecretKey(Redacted.value(credential)),
+              ({ caller, organization }) => charged(caller, organization)
+            )
+          if (authenticate === undefined) return bySecretKey()
+          // The host's authentication first (HostAuthentication.ts): a dashboard user is never rate limited (spec:
+          // Authentication 4); an organization's caller it makes is charged like a key; none: the bearer key decides.
+          const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
+          return Effect.flatMap(runAuthenticate(authenticate, request), (caller) =>
+            caller === undefined
+              ? bySecretKey()
+              : caller._tag === "DashboardCaller"
+              ? proceed(caller)
+              : Effect.flatMap(
+                organizations.findOrganization(caller.organizationId).pipe(
+                  Effect.catchTag("NotFound", () => Effect.fail(Unauthorized.default()))
+                ),
+                (organization) => charged(caller, organization)
+              ))
         })
     })
   })

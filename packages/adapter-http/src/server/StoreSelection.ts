@@ -2,14 +2,13 @@
  * Which store backs the server (docs/DECISIONS.md §10): `DATABASE_URL=postgres://…` a PostgreSQL server, `memory` the
  * in-memory store, unset the embedded PGlite in `DATA_DIR`. `RATE_LIMIT_URL=redis://…` moves only the rate limiter
  * to Redis, for request volumes one PostgreSQL should not carry (docs/DECISIONS.md §22).
+ * Each store is an optional peer of this package (docs/DECISIONS.md §66), loaded only when chosen.
  */
 import { CursorKey, IdGenerator, type StoreServices } from "@feedback/core"
 import type { SqlError } from "effect/sql/SqlError"
-import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { RedisRateLimitRepository } from "@feedback/adapter-redis"
 import type { RedisError } from "effect/persistence/Redis"
-import { Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted } from "effect"
+import { optionalPackage } from "./OptionalPackage.ts"
 
 export type StoreChoice =
   | { readonly _tag: "Memory" }
@@ -63,7 +62,19 @@ export const storeLayer = (
   choice: StoreChoice,
   options: StoreOptions = {}
 ): Layer.Layer<StoreServices | IdGenerator, SqlError | RedisError> => {
-  const store: Layer.Layer<StoreServices, SqlError> = choice._tag === "Memory" ? MemoryStoreLayer : PgStoreLayer(choice)
+  const store: Layer.Layer<StoreServices, SqlError> = choice._tag === "Memory"
+    ? Layer.unwrap(
+      optionalPackage("@feedback/adapter-memory", "DATABASE_URL=memory", () => import("@feedback/adapter-memory")).pipe(
+        Effect.map((memory) => memory.MemoryStoreLayer)
+      )
+    )
+    : Layer.unwrap(
+      optionalPackage(
+        "@feedback/adapter-postgres",
+        choice._tag === "Embedded" ? "The embedded PGlite store" : "DATABASE_URL=postgres://…",
+        () => import("@feedback/adapter-postgres")
+      ).pipe(Effect.map((postgres) => postgres.PgStoreLayer(choice)))
+    )
   // Merged after the store, the configured key replaces the store's generated one.
   const configured = options.cursorSecret === undefined
     ? Layer.empty
@@ -71,6 +82,10 @@ export const storeLayer = (
   // Likewise a Redis limiter replaces the store's `RateLimitRepository`; every other service stays in the store.
   const limiter = options.rateLimitUrl === undefined
     ? Layer.empty
-    : RedisRateLimitRepository.layer(Redacted.value(options.rateLimitUrl))
+    : Layer.unwrap(
+      optionalPackage("@feedback/adapter-redis", "RATE_LIMIT_URL", () => import("@feedback/adapter-redis")).pipe(
+        Effect.map((redis) => redis.RedisRateLimitRepository.layer(Redacted.value(options.rateLimitUrl!)))
+      )
+    )
   return Layer.mergeAll(store, IdGenerator.uuidV7, configured, limiter)
 }

@@ -3,6 +3,8 @@ import {
   CredentialChanges,
   type DomainEvent,
   EventOutbox,
+  ExternalIdTaken,
+  type FeedRequest,
   type Integration,
   type LoyaltyProgram,
   type Organization,
@@ -48,6 +50,23 @@ export const MemoryEventOutbox = Layer.effect(
       events.set(event.id, event)
       order.set(event.id, ++lastSeq)
     }
+    // Every organization's events (the in-process stream, §65), read under the write lock: a transaction still
+    // running is never seen, and the stream stops before the first event of an organization whose long transaction
+    // is open (its writes may still be undone, and must not be passed while they may yet commit).
+    const feedAllOf = (request: FeedRequest) =>
+      db.transaction(Effect.sync(() => {
+        const after = request.after === undefined ? 0 : Number(request.after)
+        const wanted = request.events === undefined ? undefined : new Set(request.events)
+        const ordered = [...events.values()]
+          .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
+          .filter(({ seq }) => seq > after)
+          .sort((a, b) => a.seq - b.seq)
+        const held = ordered.findIndex(({ event }) => db.heldBack(event.organizationId))
+        return (held === -1 ? ordered : ordered.slice(0, held))
+          .filter(({ event }) => wanted === undefined || wanted.has(event.event))
+          .slice(0, request.limit)
+          .map(({ event, seq }) => ({ position: String(seq), event }))
+      }))
     return EventOutbox.of({
       append: (event) => db.mutate(() => appendOne(event)),
       appendAll: (batch) => db.mutate(() => batch.forEach(appendOne)),
@@ -70,6 +89,7 @@ export const MemoryEventOutbox = Layer.effect(
           }),
           organizationId
         ),
+      feedAll: feedAllOf,
       purge: (before, limit) =>
         db.mutate(() => {
           let purged = 0
@@ -111,9 +131,46 @@ export const MemoryOrganizationRepository = Layer.effect(
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const organizations = db.table<string, Organization>("organizations")
+    // Unique `externalId`s (docs/DECISIONS.md §65): the owner of each, kept in the same transaction as the rows.
+    const byExternalId = db.table<string, string>("organizations_by_external_id")
+    const taken = (externalId: string | undefined, id: string) =>
+      externalId !== undefined && (byExternalId.get(externalId) ?? id) !== id
     return OrganizationRepository.of({
-      insert: (organization) => db.mutate(() => organizations.set(organization.id, organization)),
+      insert: (organization) =>
+        db.mutate(() => {
+          if (taken(organization.externalId, organization.id)) return false
+          organizations.set(organization.id, organization)
+          if (organization.externalId !== undefined) byExternalId.set(organization.externalId, organization.id)
+          return true
+        }).pipe(
+          Effect.flatMap((inserted) =>
+            inserted ? Effect.void : Effect.fail(new ExternalIdTaken({ externalId: organization.externalId! }))
+          )
+        ),
       findById: (id) => Effect.sync(() => Option.fromUndefinedOr(organizations.get(id))),
+      findByExternalId: (externalId) =>
+        Effect.sync(() => {
+          const id = byExternalId.get(externalId)
+          return Option.fromUndefinedOr(id === undefined ? undefined : organizations.get(id))
+        }),
+      setExternalId: (id, externalId) =>
+        db.mutate(() => {
+          const current = organizations.get(id)
+          if (current === undefined) return Option.some(Option.none<Organization>())
+          if (externalId !== null && taken(externalId, id)) return Option.none()
+          if (current.externalId !== undefined) byExternalId.delete(current.externalId)
+          const { externalId: _, ...rest } = current
+          const updated: Organization = externalId === null ? rest : { ...rest, externalId }
+          organizations.set(id, updated)
+          if (externalId !== null) byExternalId.set(externalId, id)
+          return Option.some(Option.some(updated))
+        }).pipe(
+          Effect.flatMap((result) =>
+            Option.isSome(result)
+              ? Effect.succeed(result.value)
+              : Effect.fail(new ExternalIdTaken({ externalId: externalId! }))
+          )
+        ),
       setPlan: (id, plan) =>
         db.mutate(() => {
           const current = organizations.get(id)

@@ -3,7 +3,7 @@
  * writes in one synchronous block).
  */
 import { Clock, Effect, Layer } from "effect"
-import { BucketLevels, RateLimitRepository } from "@feedback/core"
+import { BucketLevels, isIdleStorefrontBucket, RateLimitRepository } from "@feedback/core"
 
 /** A fresh, empty store (every bucket full). */
 export const makeMemoryRateLimitRepository: Effect.Effect<RateLimitRepository["Service"]> = Effect.sync(() => {
@@ -12,7 +12,9 @@ export const makeMemoryRateLimitRepository: Effect.Effect<RateLimitRepository["S
     spend: (organizationId, buckets, cost) =>
       Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs)),
     refusalAt: levels.refusal,
-    decidesInProcess: true
+    decidesInProcess: true,
+    purgeIdle: (nowMs, limit) =>
+      Effect.sync(() => levels.forget((key, state) => isIdleStorefrontBucket(key, state.updatedAtMs, nowMs), limit))
   })
 })
 

@@ -1,6 +1,7 @@
 /** Surveys in memory: each row the stored survey with its owner and the `nextDueAt` workers claim by. */
 import {
   type ClaimedSurvey,
+  fairClaimOrder,
   nextDueAt,
   type OrganizationId,
   pageInMemory,
@@ -116,12 +117,15 @@ export const MemorySurveyRepository = Layer.effect(
         ),
       claimDue: (workerId, at, limit) =>
         db.mutate(() => {
-          const due = [...rows.values()]
-            .filter((r) => r.claim === null && r.nextDueAt !== null && r.nextDueAt <= at)
-            .sort((a, b) =>
-              a.nextDueAt! < b.nextDueAt! ? -1 : a.nextDueAt! > b.nextDueAt! ? 1 : a.survey.id < b.survey.id ? -1 : 1
-            )
-            .slice(0, limit)
+          // Organizations in turn (docs/DECISIONS.md §56), each one's steps oldest due first.
+          const due = fairClaimOrder(
+            [...rows.values()]
+              .filter((r) => r.claim === null && r.nextDueAt !== null && r.nextDueAt <= at)
+              .sort((a, b) =>
+                a.nextDueAt! < b.nextDueAt! ? -1 : a.nextDueAt! > b.nextDueAt! ? 1 : a.survey.id < b.survey.id ? -1 : 1
+              ),
+            (r) => r.organizationId
+          ).slice(0, limit)
           return due.map((row): ClaimedSurvey => {
             const position = row.survey.steps.find((s) =>
               s.type === "email" && s.outcome === null && s.doneAt === null

@@ -9,6 +9,10 @@
  * provides `CredentialChanges`: authenticated keys may be kept while it listens, and every notification,
  * reconnection or lost connection drops them (docs/DECISIONS.md §27).
  *
+ * A connection can stall without closing (a dead peer, a half-open network path): it then delivers nothing and
+ * reports nothing. So a heartbeat asks the listening connection itself to answer within a deadline whenever it has
+ * been quiet; one that misses it is treated as lost at once, and replaced (docs/DECISIONS.md §62).
+ *
  * Not for embedded PGlite: it has one connection, which a listener would hold for good, and every writer is in
  * this process anyway.
  */
@@ -21,12 +25,25 @@ import {
   WorkSignals,
   type WorkSignalsService
 } from "@feedback/core"
-import { Cause, Context, Deferred, Effect, Latch, Layer, Queue, Schedule } from "effect"
+import { Cause, Context, Deferred, Effect, Latch, Layer, Queue, Schedule, Schema } from "effect"
 import { PgStoreSchema } from "./PgSchema.ts"
 
 export interface PgWorkSignalsOptions {
   /** How long an idle worker waits without a notification; default 20 s. */
   readonly fallbackMs?: number | undefined
+  /** How long the listening connection may stay quiet before it is asked to answer; default 5 s. */
+  readonly heartbeatMs?: number | undefined
+  /** How long it then has to answer before it is treated as lost; default 5 s. */
+  readonly heartbeatDeadlineMs?: number | undefined
+}
+
+/** The listening connection did not answer its heartbeat in time. */
+class StalledListener extends Schema.TaggedError<StalledListener>()("StalledListener", {
+  deadlineMs: Schema.Number
+}) {
+  override get message() {
+    return `the listening connection did not answer its heartbeat within ${this.deadlineMs} ms`
+  }
 }
 
 /** The payload on the channel that announces a changed key or organization (not a worker's channel). */
@@ -37,11 +54,27 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
     const pg = yield* PgClient.PgClient
     const schema = yield* PgStoreSchema
     const fallbackMs = options.fallbackMs ?? 20_000
+    const heartbeatMs = options.heartbeatMs ?? 5_000
+    const heartbeatDeadlineMs = options.heartbeatDeadlineMs ?? 5_000
     const latches = new Map<WorkChannel, Latch.Latch>()
     for (const channel of workChannels) latches.set(channel, yield* Latch.make(false))
     let listening = false
+    // Subscribers' own latches (`WorkSignals.subscribe`): every signal on a channel opens each of them.
+    const subscribers = new Map<WorkChannel, Set<Latch.Latch>>()
+    for (const channel of workChannels) subscribers.set(channel, new Set())
+    const openSubscribers = (channel: WorkChannel) =>
+      Effect.forEach(subscribers.get(channel)!, (latch) => latch.open, { discard: true })
     const credentials = makeHeardCredentialChanges(() => listening)
     const started = yield* Deferred.make<void>()
+    /** Waiters stop trusting the notifications: each looks once and then polls until the listener is back. */
+    const untrust = Effect.suspend(() => {
+      listening = false
+      credentials.heard()
+      return Effect.andThen(
+        Effect.forEach(latches.values(), (latch) => latch.open, { discard: true }),
+        Effect.forEach(workChannels, openSubscribers, { discard: true })
+      )
+    })
 
     const listen = Effect.scoped(Effect.gen(function*() {
       // A connection of its own, outside the pool: a pool of one (or a busy one) must not give its connection away.
@@ -49,31 +82,53 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
         ...pg.config,
         applicationName: `${pg.config.applicationName ?? "feedback"}-listen`
       })
-      const notifications = yield* connection.listen(schema.channel)
+      // Pinned here, so the heartbeat can query the very connection that listens.
+      const pinned = yield* connection.pin
+      const notifications = yield* pinned.listen(schema.channel)
+      let heardAt = Date.now()
+      // A quiet connection answers a statement before the deadline, or the listener gives up on it: untrusting
+      // comes first, so kept keys are dropped at the deadline, not after the stalled statement is abandoned.
+      const heartbeat = Effect.gen(function*() {
+        while (true) {
+          yield* Effect.sleep(Math.max(0, heardAt + heartbeatMs - Date.now()))
+          if (Date.now() - heardAt < heartbeatMs) continue
+          yield* Effect.raceFirst(
+            pinned.query("SELECT 1", [], false),
+            Effect.sleep(heartbeatDeadlineMs).pipe(
+              Effect.andThen(untrust),
+              Effect.andThen(Effect.fail(new StalledListener({ deadlineMs: heartbeatDeadlineMs })))
+            )
+          )
+          heardAt = Date.now()
+        }
+      })
       // Keys kept before (under an older version) may have changed while nobody listened.
       credentials.heard()
       listening = true
       yield* Deferred.succeed(started, undefined)
       // Work may have committed while nobody listened: every worker looks once.
       for (const latch of latches.values()) yield* latch.open
-      while (true) {
-        const { payload } = yield* Queue.take(notifications)
-        if (payload === CREDENTIALS) credentials.heard()
-        const latch = latches.get(payload as WorkChannel)
-        if (latch !== undefined) yield* latch.open
-      }
+      for (const channel of workChannels) yield* openSubscribers(channel)
+      const receive = Effect.gen(function*() {
+        while (true) {
+          const { payload } = yield* Queue.take(notifications)
+          heardAt = Date.now()
+          if (payload === CREDENTIALS) credentials.heard()
+          const latch = latches.get(payload as WorkChannel)
+          if (latch !== undefined) {
+            yield* latch.open
+            yield* openSubscribers(payload as WorkChannel)
+          }
+        }
+      })
+      return yield* Effect.raceFirst(receive, heartbeat)
     })).pipe(
-      // Waiters stop trusting the notifications: each looks once and then polls until the listener is back.
-      Effect.ensuring(Effect.suspend(() => {
-        listening = false
-        credentials.heard()
-        return Effect.forEach(latches.values(), (latch) => latch.open, { discard: true })
-      })),
+      Effect.ensuring(untrust),
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause)
           : Effect.logWarning(
-            "work signals: the LISTEN connection failed; polling until it is back",
+            "work signals: the LISTEN connection failed or stalled; polling until it is back",
             Cause.pretty(cause)
           )
       ),
@@ -89,7 +144,22 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
         return listening
           ? Effect.raceFirst(latch.await, Effect.sleep(Math.max(pollMs, fallbackMs))).pipe(Effect.andThen(latch.close))
           : Effect.sleep(pollMs)
-      }
+      },
+      subscribe: (channel) =>
+        Effect.gen(function*() {
+          // Open at first: whatever committed before the subscription is looked for at once.
+          const latch = yield* Latch.make(true)
+          const own = subscribers.get(channel)!
+          own.add(latch)
+          yield* Effect.addFinalizer(() => Effect.sync(() => own.delete(latch)))
+          return (pollMs: number) =>
+            listening
+              ? Effect.raceFirst(
+                Effect.as(latch.await, true),
+                Effect.as(Effect.sleep(Math.max(pollMs, fallbackMs)), false)
+              ).pipe(Effect.tap(() => latch.close))
+              : Effect.as(Effect.sleep(pollMs), false)
+        })
     }
     return { workSignals: service, credentialChanges: credentials.service }
   })

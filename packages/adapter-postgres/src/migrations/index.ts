@@ -43,7 +43,10 @@ import { fairDeliveryClaimsMigration } from "./0141_fair_delivery_claims.ts"
 import { jobTurnsMigration } from "./0142_job_turns.ts"
 import { guidedSetupsMigration } from "./0143_guided_setups.ts"
 import { eventFeedPerOrganizationMigration } from "./0144_event_feed_per_organization.ts"
+import { fairSurveyClaimsMigration } from "./0145_fair_survey_claims.ts"
+import { organizationExternalIdsMigration } from "./0150_organization_external_ids.ts"
 import { schemaWorkChannelMigration } from "./0151_schema_work_channel.ts"
+import { eventStreamMigration } from "./0152_event_stream.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -89,5 +92,8 @@ export const migrations: ReadonlyArray<Migration> = [
   jobTurnsMigration,
   guidedSetupsMigration,
   eventFeedPerOrganizationMigration,
-  schemaWorkChannelMigration
+  fairSurveyClaimsMigration,
+  organizationExternalIdsMigration,
+  schemaWorkChannelMigration,
+  eventStreamMigration
 ]

@@ -2,6 +2,8 @@
 import {
   type DomainEvent,
   EventOutbox,
+  ExternalIdTaken,
+  type FeedRequest,
   type Organization,
   OrganizationRepository,
   type OrganizationId,
@@ -22,7 +24,7 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 import type { SqlError } from "effect/sql/SqlError"
-import { dieSql, orDie } from "../kernel/SqlErrors.ts"
+import { dieSql, orDie, sqlStateOf } from "../kernel/SqlErrors.ts"
 import { textArrayLiteral } from "../kernel/ArrayLiterals.ts"
 
 export const PgUnitOfWork = Layer.effect(
@@ -40,6 +42,7 @@ export const PgUnitOfWork = Layer.effect(
 interface OrganizationRow {
   readonly organizationId: string
   readonly name: string
+  readonly externalId: string | null
   readonly apiRequestsPerMinute: number
   readonly loyaltyEventsPerMinute: number | null
   readonly loyaltyStampsPerMinute: number | null
@@ -50,6 +53,7 @@ interface OrganizationRow {
 const toOrganization = (r: OrganizationRow): Organization => ({
   id: r.organizationId as Organization["id"],
   name: r.name,
+  ...(r.externalId === null ? {} : { externalId: r.externalId }),
   plan: {
     apiRequestsPerMinute: Number(r.apiRequestsPerMinute),
     ...(r.loyaltyEventsPerMinute === null ? {} : { loyaltyEventsPerMinute: Number(r.loyaltyEventsPerMinute) }),
@@ -67,16 +71,50 @@ export const PgOrganizationRepository = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return OrganizationRepository.of({
+      // A clash on `external_id` comes back as no row (ON CONFLICT on that constraint only): ExternalIdTaken.
       insert: (o) =>
-        sql`INSERT INTO organizations (organization_id, name, api_requests_per_minute, loyalty_events_per_minute,
+        sql<{ readonly organizationId: string }>`INSERT INTO organizations (organization_id, name, external_id,
+            api_requests_per_minute, loyalty_events_per_minute,
             loyalty_stamps_per_minute, storefront_reads_per_minute, storefront_submissions_per_hour, created_at)
-          VALUES (${o.id}, ${o.name}, ${o.plan.apiRequestsPerMinute}, ${o.plan.loyaltyEventsPerMinute ?? null},
+          VALUES (${o.id}, ${o.name}, ${o.externalId ?? null}, ${o.plan.apiRequestsPerMinute},
+            ${o.plan.loyaltyEventsPerMinute ?? null},
             ${o.plan.loyaltyStampsPerMinute ?? null}, ${o.plan.storefrontReadsPerMinute ?? null},
-            ${o.plan.storefrontSubmissionsPerHour ?? null}, ${o.createdAt})`.pipe(Effect.asVoid, orDie),
+            ${o.plan.storefrontSubmissionsPerHour ?? null}, ${o.createdAt})
+          ON CONFLICT ON CONSTRAINT organizations_external_id_key DO NOTHING
+          RETURNING organization_id`.pipe(
+          orDie,
+          Effect.flatMap((rows) =>
+            rows.length === 1 ? Effect.void : Effect.fail(new ExternalIdTaken({ externalId: o.externalId ?? "" }))
+          )
+        ),
       findById: (id) =>
         sql<OrganizationRow>`SELECT * FROM organizations WHERE organization_id = ${id}`.pipe(
           Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
           orDie
+        ),
+      findByExternalId: (externalId) =>
+        sql<OrganizationRow>`SELECT * FROM organizations WHERE external_id = ${externalId}`.pipe(
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toOrganization)),
+          orDie
+        ),
+      setExternalId: (id, externalId) =>
+        Effect.gen(function*() {
+          const rows = yield* sql<OrganizationRow>`UPDATE organizations SET external_id = ${externalId}
+            WHERE organization_id = ${id} AND NOT EXISTS (
+              SELECT 1 FROM organizations WHERE external_id = ${externalId} AND organization_id <> ${id})
+            RETURNING *`
+          if (rows[0] !== undefined) return Option.some(toOrganization(rows[0]))
+          const exists = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM organizations
+            WHERE organization_id = ${id}`
+          return Number(exists[0]?.n ?? 0) === 0 ? Option.none<Organization>() : yield* Effect.fail(
+            new ExternalIdTaken({ externalId: externalId ?? "" })
+          )
+        }).pipe(
+          Effect.catchTag("SqlError", (error) =>
+            // Two transactions taking the same id at once: the constraint decides, and the loser is refused.
+            sqlStateOf(error as SqlError) === "23505"
+              ? Effect.fail(new ExternalIdTaken({ externalId: externalId ?? "" }))
+              : dieSql(error))
         ),
       setPlan: (id, plan) =>
         sql<OrganizationRow>`UPDATE organizations SET api_requests_per_minute = ${plan.apiRequestsPerMinute},
@@ -248,6 +286,29 @@ export const PgEventOutbox = Layer.effect(
   EventOutbox,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    /**
+     * The feed of one organization, or of all (the in-process stream, over the index of migration 152): ordered by
+     * (tx, seq), showing only transactions older than every one still running (`pg_snapshot_xmin`), so a position,
+     * once handed out, is final (migration 84).
+     */
+    const feedOf = (organizationId: OrganizationId | undefined, request: FeedRequest) => {
+      const [tx, seq] = (request.after ?? "0:0").split(":")
+      // Ordered by the columns, not by the text the select list names `tx` (which put transaction 1000 before 996).
+      return sql<
+        DomainEventRow & { readonly tx: string; readonly seq: string }
+      >`SELECT organization_id, id, event, data,
+          occurred_at, tx::text AS tx, seq::text AS seq
+        FROM domain_events
+        WHERE ${organizationId === undefined ? sql`TRUE` : sql`organization_id = ${organizationId}`}
+          AND tx < pg_snapshot_xmin(pg_current_snapshot())
+          AND (tx, seq) > (${tx ?? "0"}::xid8, ${seq ?? "0"}::bigint)
+          ${request.events === undefined ? sql`` : sql`AND event IN ${sql.in([...request.events])}`}
+        ORDER BY domain_events.tx, domain_events.seq
+        LIMIT ${request.limit}`.pipe(
+        Effect.map((rows) => rows.map((r) => ({ position: `${r.tx}:${r.seq}`, event: toDomainEvent(r) }))),
+        orDie
+      )
+    }
     return EventOutbox.of({
       append: (e) =>
         sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
@@ -314,6 +375,9 @@ export const PgEventOutbox = Layer.effect(
             orDie
           )
       },
+      // Every organization's events in commit order of their transactions (the in-process stream, §65): read below
+      // the oldest transaction still running, so nothing commits later into what a consumer has passed.
+      feedAll: (request) => feedOf(undefined, request),
       // Then the feed positions of transactions whose events are all gone (a second statement: the first one's
       // snapshot still sees the events it deletes).
       purge: (before, limit) =>

@@ -30,7 +30,13 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { assertBuckets, LocalRefusals, RateLimitRepository, toSpendDecision } from "@feedback/core"
+import {
+  assertBuckets,
+  LocalRefusals,
+  RateLimitRepository,
+  storefrontBucketIdleMs,
+  toSpendDecision
+} from "@feedback/core"
 import type { KeyedBucket } from "@feedback/core"
 import { TokenBucket } from "@feedback/core"
 import { withoutTransforms } from "../kernel/RawRows.ts"
@@ -176,7 +182,20 @@ const makePgRateLimitRepository = Effect.gen(function*() {
       return toSpendDecision(buckets, result, cost)
     })
 
-  return RateLimitRepository.of({ spend })
+  // Storefront buckets idle long enough to be full (`isIdleStorefrontBucket`), a bounded batch per statement.
+  const idle = storefrontBucketIdleMs.map(([, idleMs], i) =>
+    `(starts_with(bucket_key, $${2 * i + 3}) AND updated_at_ms <= $1::bigint - $${2 * i + 4}::bigint)`
+  ).join(" OR ")
+  const purgeIdle = (nowMs: number, limit: number) =>
+    sql.unsafe<{ n: number }>(
+      `WITH gone AS (
+        DELETE FROM rate_limit_buckets WHERE ctid IN (SELECT ctid FROM rate_limit_buckets WHERE ${idle} LIMIT $2)
+        RETURNING 1
+      ) SELECT count(*)::int AS n FROM gone`,
+      [nowMs, limit, ...storefrontBucketIdleMs.flatMap(([prefix, idleMs]) => [prefix, idleMs])]
+    ).pipe(Effect.map((rows) => rows[0]?.n ?? 0), orDie)
+
+  return RateLimitRepository.of({ spend, purgeIdle })
 })
 
 /** The store as the server uses it: a refusal known from an earlier one costs no round trip (`LocalRefusals`). */

@@ -207,19 +207,47 @@ export const PgSurveyRepository = Layer.effect(
           })) as Page<Survey>
         }).pipe(orDie),
       claimDue: (workerId, at, limit) =>
-        sql.unsafe<Row>(
-          `WITH due AS (
-           SELECT organization_id, id FROM surveys
-           WHERE next_due_at <= $2::timestamptz AND claimed_by IS NULL
-           ORDER BY next_due_at, id LIMIT $3 FOR UPDATE SKIP LOCKED
+        // Organizations in turn (docs/DECISIONS.md §56): every organization's oldest due step, then every one's next,
+        // so a backlog fills a claim only when no other organization has a step due.
+        sql.unsafe<Row & { readonly claimTurn: string }>(
+          `WITH RECURSIVE orgs AS (
+           (SELECT organization_id FROM surveys WHERE next_due_at IS NOT NULL AND claimed_by IS NULL
+            ORDER BY organization_id LIMIT 1)
+           UNION ALL
+           SELECT n.organization_id FROM orgs o CROSS JOIN LATERAL (
+             SELECT s.organization_id FROM surveys s
+             WHERE s.next_due_at IS NOT NULL AND s.claimed_by IS NULL AND s.organization_id > o.organization_id
+             ORDER BY s.organization_id LIMIT 1) n
+         ), turns AS (
+           SELECT c.organization_id, c.id, c.next_due_at,
+             row_number() OVER (PARTITION BY c.organization_id ORDER BY c.next_due_at, c.id) AS turn
+           FROM orgs o CROSS JOIN LATERAL (
+             SELECT s.organization_id, s.id, s.next_due_at FROM surveys s
+             WHERE s.organization_id = o.organization_id AND s.next_due_at IS NOT NULL AND s.claimed_by IS NULL
+               AND s.next_due_at <= $2::timestamptz
+             ORDER BY s.next_due_at, s.id LIMIT $3) c
+         ), due AS (
+           SELECT d.organization_id, d.id, c.turn
+           FROM (SELECT * FROM turns ORDER BY turn, next_due_at, id) c
+           CROSS JOIN LATERAL (
+             SELECT s.organization_id, s.id, s.claimed_by, s.next_due_at FROM surveys s
+             WHERE s.organization_id = c.organization_id AND s.id = c.id
+             FOR UPDATE SKIP LOCKED) d
+           WHERE d.claimed_by IS NULL AND d.next_due_at <= $2::timestamptz
+           ORDER BY c.turn, c.next_due_at, c.id LIMIT $3
          )
          UPDATE surveys t SET claimed_by = $1, claimed_at = $2::timestamptz, claimed_position = t.next_position,
            claimed_sending_at = NULL, next_due_at = NULL, next_position = NULL
          FROM due WHERE t.organization_id = due.organization_id AND t.id = due.id
-         RETURNING t.*`,
+         RETURNING t.*, due.turn AS claim_turn`,
           [workerId, at, limit]
         ).pipe(
-          Effect.map((rows) => rows.map((r): ClaimedSurvey => ({ organizationId: r.organizationId, ...toStored(r) }))),
+          Effect.map((rows) =>
+            [...rows].sort((a, b) => Number(a.claimTurn) - Number(b.claimTurn)).map((r): ClaimedSurvey => ({
+              organizationId: r.organizationId,
+              ...toStored(r)
+            }))
+          ),
           orDie
         ),
       markSending: (organizationId, id, workerId, at) =>

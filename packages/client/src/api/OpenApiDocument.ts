@@ -9,8 +9,11 @@
  * - A description per response status that says when it happens; errors shared as `components.responses`.
  * - List-valued query parameters (`include`, `events`) as comma-separated (`style: form`, `explode: false`).
  * - An `example` on every request and response body, built from the body's schema with the values in `samples`.
+ * - `WWW-Authenticate` on every 401; `Location` and a link to the read on every create (`CreatedResources.ts`).
  */
 import { errorWire } from "@feedback/core"
+import { createdResources } from "./CreatedResources.ts"
+import { requestExamples } from "./RequestExamples.ts"
 
 type Json = Record<string, any>
 
@@ -51,7 +54,24 @@ const headers: Json = {
     { type: "string" },
     "\"org\";r=119;t=1"
   ),
-  "Retry-After": header("Whole seconds to wait before the request can be afforded.", { type: "integer", minimum: 1 }, 2)
+  "Retry-After": header(
+    "Whole seconds to wait before the request can be afforded.",
+    { type: "integer", minimum: 1 },
+    2
+  ),
+  "WWW-Authenticate": header(
+    "The scheme to authenticate with (RFC 9110 §11.6.1): `Bearer` for secret keys and the operator token, " +
+      "`PublishableKey` for the storefront.",
+    { type: "string" },
+    "Bearer realm=\"feedback\"",
+    true
+  ),
+  "Location": header(
+    "The created record's path; follow it (or the response's link) to read the record.",
+    { type: "string", format: "uri-reference" },
+    "/webhooks/0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+    true
+  )
 }
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` })
@@ -153,7 +173,8 @@ const samples: Readonly<Record<string, ReadonlyArray<unknown>>> = {
   reviewCount: [12],
   publishedReviewCount: [10],
   path: ["body.rating"],
-  hmacSecret: ["whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v"],
+  // Not `whsec_…`: Standard Webhooks verifiers read that prefix as base64 of the key, which this secret is not.
+  hmacSecret: ["f3Kq9vX2mB7tLw4pR8zN1cY6"],
   reason: ["Requested by the customer"],
   rating: [5],
   country: ["GB"],
@@ -166,7 +187,6 @@ const samples: Readonly<Record<string, ReadonlyArray<unknown>>> = {
   notes: ["Prefers email."],
   emailOptOutSource: ["unsubscribe-link"],
   responderEmail: ["support@example.com"],
-  hmacSecretPreview: ["whsec_7d…"],
   error: [null],
   ipAddress: ["203.0.113.7"],
   userAgent: ["Mozilla/5.0"],
@@ -201,6 +221,9 @@ const timestamp = "2026-03-14T09:26:53.000Z"
 const typeOf = (value: unknown): string =>
   value === null ? "null" : Array.isArray(value) ? "array" : Number.isInteger(value) ? "integer" : typeof value
 
+/** Formats a sample may stand for: the samples under those names are of that format. */
+const formats = new Set(["email", "uri"])
+
 const fits = (schema: Json, value: unknown): boolean => {
   // A sample never stands in for a referenced record; a union fits when one member does.
   if (schema["$ref"] !== undefined) return false
@@ -212,7 +235,7 @@ const fits = (schema: Json, value: unknown): boolean => {
   const type = typeOf(value)
   if (types.length > 0 && !types.includes(type) && !(type === "integer" && types.includes("number"))) return false
   if (typeof value === "string") {
-    if (schema["format"] !== undefined) return false
+    if (schema["format"] !== undefined && !formats.has(schema["format"])) return false
     if (schema["maxLength"] !== undefined && value.length > schema["maxLength"]) return false
     if (schema["minLength"] !== undefined && value.length < schema["minLength"]) return false
     if (schema["pattern"] !== undefined && !new RegExp(schema["pattern"], "u").test(value)) return false
@@ -314,10 +337,12 @@ export const withDocumentation = (input: Json): Json => {
   const schemas: Json = spec["components"]["schemas"] ??= {}
   for (const [name, schema] of Object.entries(middlewareErrors)) schemas[name] ??= schema
 
-  for (const item of Object.values<Json>(spec["paths"] ?? {})) {
+  const created = new Map(createdResources.map((entry) => [entry.create, entry]))
+  for (const [path, item] of Object.entries<Json>(spec["paths"] ?? {})) {
     for (const method of methods) {
       const operation: Json | undefined = item[method]
       if (operation === undefined) continue
+      const create = created.get(`${method.toUpperCase()} ${path}`)
       const limited = (operation["security"] ?? []).length > 0
       const responses: Json = operation["responses"] ??= {}
       if (operation["requestBody"] !== undefined) {
@@ -336,7 +361,18 @@ export const withDocumentation = (input: Json): Json => {
           ...response["headers"],
           "X-Request-Id": ref("X-Request-Id"),
           ...(limited ? Object.fromEntries(rateLimited.map((name) => [name, ref(name)])) : {}),
-          ...(limited && status === "429" ? { "Retry-After": ref("Retry-After") } : {})
+          ...(limited && status === "429" ? { "Retry-After": ref("Retry-After") } : {}),
+          ...(status === "401" ? { "WWW-Authenticate": ref("WWW-Authenticate") } : {}),
+          ...(create !== undefined && status.startsWith("2") ? { "Location": ref("Location") } : {})
+        }
+        if (create?.read !== undefined && status.startsWith("2")) {
+          response["links"] = {
+            read: {
+              operationId: create.read.operationId,
+              parameters: { id: create.read.id },
+              description: "Reads what this request created."
+            }
+          }
         }
         for (const media of Object.values<Json>(response["content"] ?? {})) withExample(media, schemas)
         const shared = limited && !status.startsWith("2") ? bodyComponent(response) : undefined
@@ -347,6 +383,9 @@ export const withDocumentation = (input: Json): Json => {
           responses[status] = { $ref: `#/components/responses/${shared}` }
         }
       }
+      const written = requestExamples[`${method.toUpperCase()} ${path}`]
+      const json: Json | undefined = operation["requestBody"]?.["content"]?.["application/json"]
+      if (written !== undefined && json !== undefined) json["example"] = written
       for (const media of Object.values<Json>(operation["requestBody"]?.["content"] ?? {})) withExample(media, schemas)
       for (const parameter of operation["parameters"] ?? []) {
         if (parameter["in"] === "query" && parameter["schema"]?.["type"] === "array") {

@@ -1826,6 +1826,7 @@ export type components = {
         CreateWebhook: {
             events: (string & ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted"))[];
             hmacSecret?: string | null;
+            /** Format: uri */
             url: string;
         };
         Customer: {
@@ -1850,6 +1851,7 @@ export type components = {
         CustomerCreate: {
             birthday?: string | null;
             country?: string | null;
+            /** Format: email */
             email: string;
             emailOptOut?: boolean;
             emailOptOutAt?: string | null;
@@ -1981,6 +1983,7 @@ export type components = {
                 }[];
                 body?: string | null;
                 createdAt?: string;
+                /** Format: email */
                 customer?: string;
                 externalId?: string;
                 imageUrls?: string[];
@@ -2143,12 +2146,14 @@ export type components = {
             status?: "open" | "fulfilled" | "delivered";
         };
         OrderCustomerInput: {
+            /** Format: email */
             email: string;
             firstName?: string;
             lastName?: string;
         };
         OrderImport: {
             data: {
+                /** Format: email */
                 customer: string;
                 deliveredAt?: string;
                 externalId: string;
@@ -2191,6 +2196,7 @@ export type components = {
         OrderStatus: "open" | "fulfilled" | "delivered" | "cancelled";
         Organization: {
             createdAt: string;
+            externalId?: string;
             /** Format: uuid */
             id: string;
             name: string;
@@ -2634,6 +2640,7 @@ export type components = {
         StorefrontAnswerSubmission: {
             authorName: string;
             body: string;
+            /** Format: email */
             email?: string;
         };
         StorefrontQuestion: {
@@ -2689,6 +2696,7 @@ export type components = {
         StorefrontReviewSubmission: {
             authorName: string;
             body?: string | null;
+            /** Format: email */
             email?: string;
             fingerprint?: string;
             formRenderedAt?: string;
@@ -2900,6 +2908,7 @@ export type components = {
         UpdateWebhook: {
             events?: (string & ("customer.updated" | "customer.deleted" | "order.updated" | "order.deleted" | "product.updated" | "product.deleted" | "productVariant.updated" | "site.created" | "site.updated" | "site.deleted" | "customerTag.created" | "customerTag.updated" | "customerTag.deleted" | "orderTag.created" | "orderTag.updated" | "orderTag.deleted" | "productTag.created" | "productTag.updated" | "productTag.deleted" | "review.created" | "review.updated" | "review.deleted" | "productQuestion.created" | "productQuestion.updated" | "productQuestion.deleted" | "productQuestionAnswer.created" | "productQuestionAnswer.updated" | "productQuestionAnswer.deleted" | "surveyFlow.created" | "surveyFlow.updated" | "surveyFlow.deleted" | "survey.deleted" | "loyaltyMembership.created" | "loyaltyMembership.tierChanged" | "loyaltyMembership.deleted" | "loyaltyTransaction.created" | "loyaltyReward.issued" | "loyaltyReward.redeemed" | "loyaltyReward.revoked" | "loyaltyReward.expired" | "loyaltyReward.expiringSoon" | "loyaltyPoints.expiringSoon" | "stampCard.created" | "stampCard.updated" | "stampCard.completed" | "referral.updated" | "loyaltyProgram.created" | "loyaltyProgram.updated" | "loyaltyProgram.deleted" | "loyaltyRule.created" | "loyaltyRule.updated" | "loyaltyRule.deleted" | "loyaltyTier.created" | "loyaltyTier.updated" | "loyaltyTier.deleted" | "wishlist.created" | "wishlist.updated" | "wishlist.deleted" | "emailTemplate.created" | "emailTemplate.updated" | "emailTemplate.deleted" | "quickFilter.created" | "quickFilter.updated" | "quickFilter.deleted" | "webhook.created" | "webhook.updated" | "webhook.deleted"))[];
             hmacSecret?: string | null;
+            /** Format: uri */
             url?: string;
         };
         Webhook: {
@@ -3194,6 +3203,7 @@ export type components = {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -3245,6 +3255,11 @@ export type components = {
         /** @description `true` when this answer is the recorded response of an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
         /**
+         * @description The created record's path; follow it (or the response's link) to read the record.
+         * @example /webhooks/0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f
+         */
+        Location: string;
+        /**
          * @description The IETF rate-limit state: `"org";r=<whole tokens left>;t=<whole seconds until the bucket is full>`.
          * @example "org";r=119;t=1
          */
@@ -3259,6 +3274,11 @@ export type components = {
          * @example 2
          */
         "Retry-After": number;
+        /**
+         * @description The scheme to authenticate with (RFC 9110 §11.6.1): `Bearer` for secret keys and the operator token, `PublishableKey` for the storefront.
+         * @example Bearer realm="feedback"
+         */
+        "WWW-Authenticate": string;
         /**
          * @description Tokens this request cost.
          * @example 1
@@ -3379,6 +3399,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -3877,6 +3898,7 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -4144,6 +4166,7 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -4336,24 +4359,16 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "externalId": "sku-1042",
-                 *       "orderNumber": "text",
-                 *       "siteId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *       "externalId": "1042",
+                 *       "orderNumber": "#1042",
                  *       "customerId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *       "customer": {
-                 *         "email": "ada@example.com",
-                 *         "firstName": "Ada",
-                 *         "lastName": "Lovelace"
-                 *       },
                  *       "lines": [
                  *         {
                  *           "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *           "productSlug": "text",
-                 *           "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                  *           "quantity": 1
                  *         }
                  *       ],
-                 *       "status": "open",
+                 *       "status": "fulfilled",
                  *       "placedAt": "2026-03-14T09:26:53.000Z"
                  *     }
                  */
@@ -4365,6 +4380,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -4686,26 +4702,20 @@ export interface operations {
                  * @example {
                  *       "data": [
                  *         {
-                 *           "externalId": "sku-1042",
-                 *           "orderNumber": "text",
+                 *           "externalId": "1042",
+                 *           "orderNumber": "#1042",
                  *           "customer": "ada@example.com",
                  *           "firstName": "Ada",
                  *           "lastName": "Lovelace",
                  *           "lines": [
                  *             {
-                 *               "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *               "productSlug": "text",
-                 *               "productVariantId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *               "productSlug": "everyday-ceramic-mug",
                  *               "quantity": 1
                  *             }
                  *           ],
-                 *           "status": "open",
-                 *           "placedAt": "2026-03-14T09:26:53.000Z",
-                 *           "fulfilledAt": "2026-03-14T09:26:53.000Z",
-                 *           "deliveredAt": "2026-03-14T09:26:53.000Z"
+                 *           "status": "fulfilled"
                  *         }
-                 *       ],
-                 *       "strict": true
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["OrderImport"];
@@ -4808,6 +4818,7 @@ export interface operations {
                      * @example {
                      *       "id": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
                      *       "name": "Summer collection",
+                     *       "externalId": "sku-1042",
                      *       "plan": {
                      *         "apiRequestsPerMinute": 1,
                      *         "loyaltyEventsPerMinute": 1,
@@ -5323,6 +5334,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -5822,6 +5834,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -6115,6 +6128,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -6536,6 +6550,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -7356,6 +7371,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -7585,44 +7601,15 @@ export interface operations {
                  * @example {
                  *       "data": [
                  *         {
-                 *           "externalId": "sku-1042",
-                 *           "site": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *           "customer": "ada@example.com",
                  *           "product": "everyday-ceramic-mug",
-                 *           "productExternalId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *           "productUrl": "https://shop.example.com/images/everyday-ceramic-mug.jpg",
-                 *           "productVariant": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
+                 *           "customer": "ada@example.com",
+                 *           "rating": 5,
                  *           "title": "Fits perfectly",
                  *           "body": "Comfortable from day one and true to size. Would buy again.",
-                 *           "rating": 5,
                  *           "published": true,
-                 *           "pending": true,
-                 *           "verifiedBuyer": true,
-                 *           "createdAt": "2026-03-14T09:26:53.000Z",
-                 *           "imageUrls": [
-                 *             "https://shop.example.com/images/everyday-ceramic-mug.jpg"
-                 *           ],
-                 *           "response": "Thank you for the kind words!",
-                 *           "responderName": "The Example Shop team",
-                 *           "responseCreatedAt": "2026-03-14T09:26:53.000Z",
-                 *           "answers": [
-                 *             {
-                 *               "questionId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *               "label": "How would you rate the fit?",
-                 *               "type": "rating",
-                 *               "step": 1,
-                 *               "steps": 1,
-                 *               "lowLabel": "Too small",
-                 *               "highLabel": "Too large",
-                 *               "middleLabel": "Just right",
-                 *               "optionLabels": [
-                 *                 "Just right"
-                 *               ]
-                 *             }
-                 *           ]
+                 *           "createdAt": "2026-03-14T09:26:53.000Z"
                  *         }
-                 *       ],
-                 *       "strict": true
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["ImportRequest"];
@@ -7781,6 +7768,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -8071,12 +8059,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *       "productSlug": "text",
-                 *       "body": "Comfortable from day one and true to size. Would buy again.",
+                 *       "productSlug": "everyday-ceramic-mug",
+                 *       "body": "Is it dishwasher safe?",
                  *       "askerName": "Ada Lovelace",
-                 *       "askerEmail": "ada@example.com",
-                 *       "notifyByEmail": true
+                 *       "askerEmail": "ada@example.com"
                  *     }
                  */
                 "application/json": components["schemas"]["StorefrontQuestionSubmission"];
@@ -8247,15 +8233,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "productId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f",
-                 *       "productSlug": "text",
+                 *       "productSlug": "everyday-ceramic-mug",
                  *       "rating": 5,
                  *       "title": "Fits perfectly",
                  *       "body": "Comfortable from day one and true to size. Would buy again.",
-                 *       "authorName": "The Example Shop team",
-                 *       "email": "ada@example.com",
-                 *       "fingerprint": "text",
-                 *       "formRenderedAt": "2026-03-14T09:26:53.000Z"
+                 *       "authorName": "Ada L.",
+                 *       "email": "ada@example.com"
                  *     }
                  */
                 "application/json": components["schemas"]["StorefrontReviewSubmission"];
@@ -8622,15 +8605,19 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "name": "Summer collection",
+                 *       "name": "After delivery",
                  *       "isActive": true,
-                 *       "triggerEvent": "text",
-                 *       "condition": "text",
+                 *       "triggerEvent": "order.fulfilled",
+                 *       "condition": "",
                  *       "steps": [
                  *         {
                  *           "type": "wait",
                  *           "position": 1,
-                 *           "waitSeconds": 1,
+                 *           "waitSeconds": 604800
+                 *         },
+                 *         {
+                 *           "type": "email",
+                 *           "position": 2,
                  *           "emailTemplateId": "0192f5c8-7a1b-7c3d-8e4f-5a6b7c8d9e0f"
                  *         }
                  *       ]
@@ -8793,6 +8780,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -9104,7 +9092,7 @@ export interface operations {
                  *       "events": [
                  *         "customer.updated"
                  *       ],
-                 *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v"
+                 *       "hmacSecret": "f3Kq9vX2mB7tLw4pR8zN1cY6"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhook"];
@@ -9115,6 +9103,7 @@ export interface operations {
             201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Rate-Limit-Cost": components["headers"]["X-Rate-Limit-Cost"];
@@ -9271,7 +9260,7 @@ export interface operations {
                  *       "events": [
                  *         "customer.updated"
                  *       ],
-                 *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v"
+                 *       "hmacSecret": "f3Kq9vX2mB7tLw4pR8zN1cY6"
                  *     }
                  */
                 "application/json": components["schemas"]["UpdateWebhook"];
@@ -9530,7 +9519,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "hmacSecret": "whsec_7dJq3Vb9Xk2LmN8pQr4sTu6v",
+                 *       "hmacSecret": "f3Kq9vX2mB7tLw4pR8zN1cY6",
                  *       "overlapSeconds": 1
                  *     }
                  */

@@ -41,19 +41,33 @@ const keyProblem = (error: Schema.SchemaError): string =>
 
 const isPlainObject = (u: unknown): boolean => typeof u === "object" && u !== null && !Array.isArray(u)
 
+/** At least `min` items, with `message` the whole issue text when there are fewer. */
+export interface AtLeast {
+  readonly min: number
+  readonly message: string
+}
+
 /**
- * An array of at most `max` `item`s. `message` is the whole issue text when the array is too long (default:
- * "has N items; at most max are allowed").
+ * An array of at most `max` `item`s (and, with `atLeast`, at least so many). `message` is the whole issue text when
+ * the array is too long (default: "has N items; at most max are allowed").
  */
-export const BoundedArray = <S extends Schema.Top>(item: S, max: number, message?: string) => {
+export const BoundedArray = <S extends Schema.Top>(item: S, max: number, message?: string, atLeast?: AtLeast) => {
   const members = Schema.Array(item)
   return envelope<ReadonlyArray<S["Encoded"]>>(Array.isArray, "array", members).check(Schema.makeFilter(
     (a: ReadonlyArray<unknown>) =>
-      a.length <= max ? undefined : message ?? `has ${a.length} items; at most ${max} are allowed`,
+      atLeast !== undefined && a.length < atLeast.min
+        ? atLeast.message
+        : a.length <= max
+        ? undefined
+        : message ?? `has ${a.length} items; at most ${max} are allowed`,
     {
       expected: `an array of at most ${max} items`,
       representation: sizeRepresentation("feedback/BoundedArray", max, members),
-      toJsonSchema: ({ schemas }) => ({ ...schemas[0]!, maxItems: max })
+      toJsonSchema: ({ schemas }) => ({
+        ...schemas[0]!,
+        ...(atLeast === undefined ? {} : { minItems: atLeast.min }),
+        maxItems: max
+      })
     },
     true
   )).pipe(Schema.decodeTo(members))

@@ -57,6 +57,7 @@ export const EmailAddress = Schema.String.check(
     // Generators draw from a pattern whose every match is an address, so they never discard a sample.
     {
       expected: "an email address such as ada@example.com",
+      toJsonSchema: () => ({ format: "email" }),
       arbitraryConstraint: { patterns: [/^[a-z0-9]{1,20}@[a-z0-9]{1,20}\.[a-z]{2,6}$/] }
     }
   )

@@ -36,6 +36,12 @@ export class EventOutbox extends Context.Service<EventOutbox, {
    * already handed out (PostgreSQL orders by committing transaction, then by recording order).
    */
   readonly feed: (organizationId: OrganizationId, request: FeedRequest) => Effect.Effect<ReadonlyArray<FeedEntry>>
+  /**
+   * The same feed across every organization (the in-process event stream, docs/DECISIONS.md §65): committed events
+   * after `after` in the one order positions define, with the same finality. A position of an organization's feed
+   * is a position here too.
+   */
+  readonly feedAll: (request: FeedRequest) => Effect.Effect<ReadonlyArray<FeedEntry>>
   /** Deletes up to `limit` events recorded before `before` that were already fanned out; how many. */
   readonly purge: (before: Timestamp, limit: number) => Effect.Effect<number>
 }>()("feedback/EventOutbox") {}

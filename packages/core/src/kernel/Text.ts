@@ -52,4 +52,7 @@ export const BoundedText = (max: number, min = 0) =>
 
 /** Stored text with at least one non-blank character and at most `max` characters. */
 export const RequiredText = (max: number) =>
-  BoundedText(max).check(Schema.makeFilter((s: string) => s.trim() === "" ? "must not be empty" : undefined))
+  BoundedText(max).check(Schema.makeFilter((s: string) => s.trim() === "" ? "must not be empty" : undefined, {
+    // JavaScript's `trim` and the pattern's `\S` agree on what is blank, so the document states the rule exactly.
+    toJsonSchema: () => ({ minLength: 1, pattern: "\\S" })
+  }))

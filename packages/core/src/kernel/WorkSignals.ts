@@ -5,7 +5,7 @@
  * PostgreSQL server) provides one that wakes on a notification sent when such work commits, and otherwise sleeps a
  * fallback of seconds, so an idle server asks its database next to nothing (docs/DECISIONS.md §23).
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, type Scope } from "effect"
 
 /**
  * What a signal announces: new domain events, deliveries that may be claimable, answer notices, import/export jobs,
@@ -21,6 +21,14 @@ export interface WorkSignalsService {
    * fallback if it can). A signal that arrived while nobody waited is not lost: the next `idle` returns at once.
    */
   readonly idle: (channel: WorkChannel, pollMs: number) => Effect.Effect<void>
+  /**
+   * A waiter of one's own on `channel`, for a consumer beside the workers (the in-process event stream): every signal
+   * opens every subscriber's latch, so a worker's wake-up never takes one meant for it. Its `wait` returns true when a
+   * signal arrived since the last wait returned, false after `pollMs` (or the store's fallback). Absent: polling.
+   */
+  readonly subscribe?: (
+    channel: WorkChannel
+  ) => Effect.Effect<(pollMs: number) => Effect.Effect<boolean>, never, Scope.Scope>
 }
 
 /** Polling: the default of every store. */

@@ -1,6 +1,7 @@
 /** An organization: the tenant every call acts on, with the plan's request allowance. */
 import { Schema } from "effect"
 import { OrganizationId } from "../kernel/Ids.ts"
+import { BoundedText } from "../kernel/Text.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
 
 /** Default `apiRequestsPerMinute` of a plan (spec: Limits, burst ceiling 600). */
@@ -55,10 +56,28 @@ export const applyPlanPatch = (plan: Plan, patch: PlanPatch): Plan => {
   return next
 }
 
+/**
+ * The embedding host's own id of the tenant (docs/DECISIONS.md §65): unique among organizations, optional, 1..255
+ * characters of stored text, so a host maps its tenants without keeping a table of its own.
+ */
+export const ExternalOrganizationId = BoundedText(255, 1)
+
 export const Organization = Schema.Struct({
   id: OrganizationId,
   name: Schema.String,
+  /** Present when the host set one. */
+  externalId: Schema.optionalKey(Schema.String),
   plan: Plan,
   createdAt: Timestamp
 }).annotate({ identifier: "Organization" })
 export type Organization = typeof Organization.Type
+
+/**
+ * An operator's change to an organization (`PATCH /operator/organizations/{id}`): the plan's fields as `PlanPatch`,
+ * and `externalId` (`null` removes it). Only sent fields change.
+ */
+export const OrganizationPatch = Schema.Struct({
+  ...PlanPatch.fields,
+  externalId: Schema.optionalKey(Schema.NullOr(ExternalOrganizationId))
+})
+export type OrganizationPatch = typeof OrganizationPatch.Type

@@ -7,7 +7,7 @@
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { type CurrentCaller, requirePermission, SecretKeyCaller } from "../kernel/Caller.ts"
-import { type Forbidden, NotFound, Unauthorized } from "../kernel/Errors.ts"
+import { Conflict, type Forbidden, NotFound, Unauthorized } from "../kernel/Errors.ts"
 import type {
   CustomerId,
   IntegrationId,
@@ -26,10 +26,11 @@ import {
   applyPlanPatch,
   DEFAULT_API_REQUESTS_PER_MINUTE,
   type Organization,
+  type OrganizationPatch,
   Plan,
   type PlanPatch
 } from "./Organization.ts"
-import { OrganizationRepository } from "./OrganizationRepository.ts"
+import { type ExternalIdTaken, OrganizationRepository } from "./OrganizationRepository.ts"
 import type { Authenticated, AuthenticatedPublishableKey } from "./Authenticated.ts"
 import * as AuthenticationCache from "./AuthenticationCache.ts"
 import { CredentialChanges } from "./CredentialChanges.ts"
@@ -78,12 +79,24 @@ export class Organizations extends Context.Service<Organizations, {
    */
   readonly keptAuthentication: (presented: string, nowMs: number) => Authenticated | undefined
 
+  /** Creates an organization; Conflict when another one has the `externalId` given. */
   readonly createOrganization: (input: {
     readonly name: string
     readonly apiRequestsPerMinute?: number | undefined
-  }) => Effect.Effect<Organization>
+    readonly externalId?: string | undefined
+  }) => Effect.Effect<Organization, Conflict>
   /** The organization, or NotFound. */
   readonly findOrganization: (id: OrganizationId) => Effect.Effect<Organization, NotFound>
+  /** The organization the host knows by `externalId` (docs/DECISIONS.md §65), or NotFound. */
+  readonly findByExternalId: (externalId: string) => Effect.Effect<Organization, NotFound>
+  /**
+   * The operator's change (`PATCH /operator/organizations/{id}`): the plan's sent fields and `externalId` (`null`
+   * removes it), all or nothing; Conflict when another organization has that `externalId`.
+   */
+  readonly updateOrganization: (
+    id: OrganizationId,
+    patch: OrganizationPatch
+  ) => Effect.Effect<Organization, NotFound | Conflict>
   readonly setApiRequestsPerMinute: (
     id: OrganizationId,
     apiRequestsPerMinute: number
@@ -212,21 +225,51 @@ export class Organizations extends Context.Service<Organizations, {
             )
           )
 
+      const externalIdConflict = (e: ExternalIdTaken) =>
+        Effect.fail(
+          new Conflict({ message: `another organization has externalId ${JSON.stringify(e.externalId.slice(0, 100))}` })
+        )
+
       const createOrganization = Effect.fn("Organizations.createOrganization")(function*(input: {
         readonly name: string
         readonly apiRequestsPerMinute?: number | undefined
+        readonly externalId?: string | undefined
       }) {
         const organization: Organization = {
           id: yield* nextIdFrom<OrganizationId>(ids),
           name: input.name,
+          ...(input.externalId === undefined ? {} : { externalId: input.externalId }),
           plan: yield* checkedPlan({
             apiRequestsPerMinute: input.apiRequestsPerMinute ?? DEFAULT_API_REQUESTS_PER_MINUTE
           }),
           createdAt: yield* now
         }
-        yield* organizations.insert(organization)
+        yield* organizations.insert(organization).pipe(Effect.catchTag("ExternalIdTaken", externalIdConflict))
         return organization
       })
+
+      const findByExternalId = Effect.fn("Organizations.findByExternalId")(function*(externalId: string) {
+        const found = yield* organizations.findByExternalId(externalId)
+        if (Option.isNone(found)) return yield* NotFound.of("organization", externalId.slice(0, 100))
+        return found.value
+      })
+
+      const updateOrganization = Effect.fn("Organizations.updateOrganization")(
+        function*(id: OrganizationId, patch: OrganizationPatch) {
+          const { externalId, ...planPatch } = patch
+          return yield* uow.transaction(Effect.gen(function*() {
+            let updated = yield* updatePlan(id, planPatch)
+            if (externalId !== undefined) {
+              const set = yield* organizations.setExternalId(id, externalId).pipe(
+                Effect.catchTag("ExternalIdTaken", externalIdConflict)
+              )
+              if (Option.isNone(set)) return yield* NotFound.of("organization", id)
+              updated = set.value
+            }
+            return updated
+          }))
+        }
+      )
 
       const updatePlan = Effect.fn("Organizations.updatePlan")(function*(id: OrganizationId, patch: PlanPatch) {
         const current = yield* organizations.findById(id)
@@ -422,6 +465,8 @@ export class Organizations extends Context.Service<Organizations, {
         keptAuthentication,
         createOrganization,
         findOrganization,
+        findByExternalId,
+        updateOrganization,
         setApiRequestsPerMinute,
         updatePlan,
         issueSecretKey,

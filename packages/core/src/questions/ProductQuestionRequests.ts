@@ -19,7 +19,11 @@ const Text = (max: number, what: string) =>
       if (s.trim() === "") return `${what} must not be empty`
       const n = characterCount(s)
       return n <= max ? undefined : `${what} is ${n} characters long; at most ${max} are allowed`
-    }, { expected: `${what} of 1 to ${max} characters` })
+    }, {
+      expected: `${what} of 1 to ${max} characters`,
+      // Counted in code points, as JSON Schema counts them; `\S` as `trim` reads blanks.
+      toJsonSchema: () => ({ minLength: 1, maxLength: max, pattern: "\\S" })
+    })
   ))
 
 export const QuestionBody = Text(QUESTION_BODY_MAX_CHARACTERS, "the question")

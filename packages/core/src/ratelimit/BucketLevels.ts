@@ -29,6 +29,8 @@ export interface BucketLevels {
   readonly set: (organizationId: string, key: string, state: TokenBucket.BucketState) => void
   /** Every level held, as `[organization, bucket key, state]`. */
   readonly entries: () => ReadonlyArray<readonly [string, string, TokenBucket.BucketState]>
+  /** Forgets up to `limit` levels `drop` names; answers how many. */
+  readonly forget: (drop: (key: string, state: TokenBucket.BucketState) => boolean, limit: number) => number
 }
 
 export interface BucketLevelsOptions {
@@ -75,5 +77,20 @@ export const make = (options: BucketLevelsOptions = {}): BucketLevels => {
       ([organizationId, org]) => Array.from(org, ([key, state]) => [organizationId, key, state] as const)
     ).flat()
 
-  return { spend, refusal, set, entries }
+  const forget = (drop: (key: string, state: TokenBucket.BucketState) => boolean, limit: number) => {
+    let dropped = 0
+    for (const [organizationId, org] of levels) {
+      for (const [key, state] of org) {
+        if (dropped >= limit) return dropped
+        if (drop(key, state)) {
+          org.delete(key)
+          dropped++
+        }
+      }
+      if (org.size === 0) levels.delete(organizationId)
+    }
+    return dropped
+  }
+
+  return { spend, refusal, set, entries, forget }
 }

@@ -47,6 +47,7 @@ export const withLocalRefusals = (
   }
 
   return RateLimitRepository.of({
+    ...(store.purgeIdle === undefined ? {} : { purgeIdle: store.purgeIdle }),
     refusalAt: (organizationId, buckets, cost, nowMs) =>
       localDecision(organizationId, buckets, cost, nowMs) ?? store.refusalAt?.(organizationId, buckets, cost, nowMs),
     spend: (organizationId, buckets, cost) =>

@@ -74,6 +74,12 @@ export class RateLimitRepository extends Context.Service<RateLimitRepository, {
     cost: number,
     nowMs: number
   ) => SpendRefused | undefined
+  /**
+   * Drops up to `limit` storefront buckets idle long enough to be full again at `nowMs` (`isIdleStorefrontBucket`),
+   * answering how many: a missing bucket is full, so no decision changes. Optional: a store whose buckets expire on
+   * their own (Redis), or whose missing bucket is not full (the embedded store after a restart), has none.
+   */
+  readonly purgeIdle?: (nowMs: number, limit: number) => Effect.Effect<number>
 }>()("feedback/RateLimitRepository") {}
 
 /** Rejects a bucket list that no correct caller builds; stores call it before touching state. */

@@ -47,7 +47,10 @@ const ImageUrlInput = BoundedText(2048).check(
     } catch {
       return "must be an absolute http or https URL"
     }
-  }, { arbitraryConstraint: { patterns: [/^https:\/\/[a-z]{1,12}\.example\/[a-z0-9]{0,16}\.jpg$/] } })
+  }, {
+    toJsonSchema: () => ({ format: "uri" }),
+    arbitraryConstraint: { patterns: [/^https:\/\/[a-z]{1,12}\.example\/[a-z0-9]{0,16}\.jpg$/] }
+  })
 )
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -148,6 +148,12 @@ const htmlTag = /<\/?[a-zA-Z][^>]*>/
  */
 export const isHtmlBody = (source: string): boolean => htmlTag.test(source)
 
+type Parsed = ReturnType<Liquid["parse"]>
+
+/** Sources kept parsed per engine and field: a flow sends its few templates many times. Cleared when full. */
+const PARSED_KEPT = 64
+const parsedKept = new Map<Liquid, Map<string, Parsed>>([[htmlEngine, new Map()], [textEngine, new Map()]])
+
 const renderWith = (
   engine: Liquid,
   field: "subject" | "body",
@@ -155,13 +161,23 @@ const renderWith = (
   variables: EmailVariables,
   maxOutput: number
 ): Result.Result<string, EmailRenderError> => {
-  const problem = templateProblem(
-    source,
-    field === "subject" ? emailTemplateLimits.subjectLength : emailTemplateLimits.bodyLength
-  )
-  if (problem !== undefined) return Result.fail(new EmailRenderError({ field, message: `The ${field} ${problem}.` }))
+  const kept = parsedKept.get(engine)!
+  const key = `${field}:${source}`
+  let parsed = kept.get(key)
+  if (parsed === undefined) {
+    const problem = templateProblem(
+      source,
+      field === "subject" ? emailTemplateLimits.subjectLength : emailTemplateLimits.bodyLength
+    )
+    if (problem !== undefined) return Result.fail(new EmailRenderError({ field, message: `The ${field} ${problem}.` }))
+  }
   try {
-    const output = String(engine.renderSync(engine.parse(source), variables))
+    if (parsed === undefined) {
+      parsed = engine.parse(source)
+      if (kept.size >= PARSED_KEPT) kept.clear()
+      kept.set(key, parsed)
+    }
+    const output = String(engine.renderSync(parsed, variables))
     return output.length > maxOutput
       ? Result.fail(
         new EmailRenderError({ field, message: `The rendered ${field} is longer than ${maxOutput} characters.` })

@@ -172,6 +172,20 @@ export const storefrontBucket = (
   return { key: `storefront-submission:${keyId}:${clientAddress}`, spec: { ceiling: n, refillPerSecond: n / 3600 } }
 }
 
+/**
+ * How long a storefront bucket left alone takes, at most, to be full again, by key prefix: twice its refill from empty
+ * (the rate is rounded). A bucket idle that long is full, the same as no bucket, so stores drop it
+ * (`RateLimitRepository.purgeIdle`, docs/DECISIONS.md §61): one bucket per key and client address must not pile up.
+ */
+export const storefrontBucketIdleMs: ReadonlyArray<readonly [prefix: string, idleMs: number]> = [
+  ["storefront-read:", 2 * 60_000],
+  ["storefront-submission:", 2 * 3_600_000]
+]
+
+/** Whether the bucket `key`, last credited at `updatedAtMs`, is full at `nowMs` whatever its plan (see above). */
+export const isIdleStorefrontBucket = (key: string, updatedAtMs: number, nowMs: number): boolean =>
+  storefrontBucketIdleMs.some(([prefix, idleMs]) => key.startsWith(prefix) && nowMs - updatedAtMs >= idleMs)
+
 /** The IETF rate-limit policy name of a storefront bucket (`RateLimit-Policy`). */
 export const storefrontPolicyName = (action: StorefrontAction) =>
   action === "read" ? "storefront-read" : "storefront-submission"

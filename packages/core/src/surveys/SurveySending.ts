@@ -48,13 +48,16 @@ export interface SurveyWorkerSettings {
   readonly interruptedAfterMs: number
   /** Surveys claimed at a time. */
   readonly batchSize: number
+  /** Claimed steps handled at once (each at most one message with the transport). */
+  readonly concurrency: number
 }
 
 export const defaultSurveyWorkerSettings = (workerId: string): SurveyWorkerSettings => ({
   workerId,
   pollIntervalMs: 1_000,
   interruptedAfterMs: 10 * 60_000,
-  batchSize: 50
+  batchSize: 50,
+  concurrency: 8
 })
 
 /** What a template is rendered with (shared DECISIONS §17's variables), as the records are at send time. */
@@ -165,23 +168,63 @@ type SendingServices =
 
 const orUndefined = <A>(o: Option.Option<A>): A | undefined => Option.getOrUndefined(o)
 
-/** Records the end of the claimed step, only while the claim is still this worker's (not recovered, not deleted). */
-const record = (
-  organizationId: OrganizationId,
-  id: SurveyId,
-  workerId: string,
-  finish: (stored: StoredSurvey) => StoredSurvey
-) =>
+/** How a claimed step ended: its record's change, applied to the survey as it is when recorded. */
+interface StepEnd {
+  readonly claimed: ClaimedSurvey
+  readonly finish: (stored: StoredSurvey) => StoredSurvey
+}
+
+/**
+ * Records how steps ended, in one unit of work (a statement per organization to lock, one to save): each only while
+ * its claim is still this worker's (not recovered, not deleted). Surveys are locked per organization in turn, each
+ * organization's by id, the order every writer of surveys locks in.
+ */
+const recordEnds = (ends: ReadonlyArray<StepEnd>, workerId: string) =>
   Effect.gen(function*() {
+    if (ends.length === 0) return
     const repo = yield* SurveyRepository
+    const byOrganization = new Map<OrganizationId, Map<string, StepEnd>>()
+    for (const end of ends) {
+      const mine = byOrganization.get(end.claimed.organizationId) ?? new Map<string, StepEnd>()
+      mine.set(end.claimed.survey.id, end)
+      byOrganization.set(end.claimed.organizationId, mine)
+    }
     yield* UnitOfWork.use((uow) =>
-      uow.transaction(Effect.gen(function*() {
-        const current = yield* repo.lockSurvey(organizationId, id)
-        if (Option.isNone(current) || current.value.claim?.workerId !== workerId) return
-        yield* repo.saveSurveys(organizationId, [finish(current.value)])
-      }))
+      uow.transaction(Effect.forEach(
+        [...byOrganization].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        ([organizationId, mine]) =>
+          Effect.gen(function*() {
+            const orderIds = [...new Set([...mine.values()].map((e) => e.claimed.survey.orderId))]
+            const current = yield* repo.lockActiveOfOrders(organizationId, orderIds)
+            const finished = current.flatMap((stored) => {
+              const end = mine.get(stored.survey.id)
+              return end === undefined || stored.claim?.workerId !== workerId ? [] : [end.finish(stored)]
+            })
+            yield* repo.saveSurveys(organizationId, finished)
+          }),
+        { discard: true }
+      ))
     )
   })
+
+/**
+ * Reads the steps of one claimed batch have in common (an organization, its flows and templates, a set of products),
+ * made at most once per batch: each is the record as it was when the batch's first step read it.
+ */
+export type SharedReads = <A, R>(key: string, read: Effect.Effect<A, never, R>) => Effect.Effect<A, never, R>
+
+export const sharedReads = (): SharedReads => {
+  const memo = new Map<string, Effect.Effect<any, never, any>>()
+  return (key, read) =>
+    Effect.suspend(() => {
+      const hit = memo.get(key)
+      if (hit !== undefined) return hit
+      return Effect.flatMap(Effect.cached(read), (cached) => {
+        memo.set(key, cached)
+        return cached
+      })
+    })
+}
 
 /**
  * Reads what a survey email is rendered with (the organization, the survey's products in one read, the customer's
@@ -190,15 +233,21 @@ const record = (
 const renderStep = (
   claimed: ClaimedSurvey,
   position: number,
-  decision: Extract<StepDecision, { readonly _tag: "Send" }>
+  decision: Extract<StepDecision, { readonly _tag: "Send" }>,
+  shared: SharedReads
 ) =>
   Effect.gen(function*() {
     const { organizationId, survey } = claimed
-    const products = yield* CatalogRepository.use((r) =>
-      r.findProducts(organizationId, survey.products.map((p) => p.productId))
+    const productIds = survey.products.map((p) => p.productId)
+    const products = yield* shared(
+      `products:${organizationId}:${productIds.join(",")}`,
+      CatalogRepository.use((r) => r.findProducts(organizationId, productIds))
     )
     const byId = new Map(products.map((p) => [p.id, p]))
-    const organization = yield* OrganizationRepository.use((r) => r.findById(organizationId))
+    const organization = yield* shared(
+      `organization:${organizationId}`,
+      OrganizationRepository.use((r) => r.findById(organizationId))
+    )
     const unsubscribeUrl = yield* Unsubscribes.use((u) => u.urlFor(organizationId, survey.customerId))
     return renderSurveyEmail(`${survey.id}/${position}`, decision.template, {
       organizationName: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }),
@@ -214,33 +263,51 @@ const renderStep = (
     })
   })
 
-/** Runs one claimed step: decides, sends when it should, records the outcome. */
-export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSettings) =>
+/**
+ * Runs one claimed step: decides, sends when it should, and answers how it ended (undefined: the claim is no longer
+ * this worker's, nothing was sent and nothing is recorded).
+ */
+const runClaimedStep = (
+  claimed: ClaimedSurvey,
+  settings: SurveyWorkerSettings,
+  shared: SharedReads
+) =>
   Effect.gen(function*() {
     const { organizationId, survey } = claimed
     const position = claimed.claim!.position
     const automation = yield* ReviewAutomationRepository
     const step = survey.steps.find((s) => s.position === position)
-    const flow = orUndefined(yield* automation.findSurveyFlow(organizationId, survey.flowId))
+    const flow = orUndefined(
+      yield* shared(`flow:${organizationId}:${survey.flowId}`, automation.findSurveyFlow(organizationId, survey.flowId))
+    )
     const order = orUndefined(yield* OrderRepository.use((r) => r.findOrder(organizationId, survey.orderId)))
     const customer = orUndefined(yield* CatalogRepository.use((r) => r.findCustomer(organizationId, survey.customerId)))
-    const template = step?.emailTemplateId == null
+    const templateId = step?.emailTemplateId
+    const template = templateId == null
       ? undefined
-      : orUndefined(yield* automation.findEmailTemplate(organizationId, step.emailTemplateId))
+      : orUndefined(
+        yield* shared(
+          `template:${organizationId}:${templateId}`,
+          automation.findEmailTemplate(organizationId, templateId)
+        )
+      )
     const decision = decideStep({ survey, position, flow, order, customer, template, at: yield* now })
     let outcome: StepOutcome | undefined
     if (decision._tag === "Send") {
       // Rendered before the step is marked sending: a template that cannot render fails the step with the reason,
       // and nothing reaches the transport.
-      const rendered = yield* renderStep(claimed, position, decision)
+      const rendered = yield* renderStep(claimed, position, decision, shared)
       if (Result.isFailure(rendered)) {
         const at = yield* now
         const reason = `${surveyReasons.renderFailed}: ${rendered.failure.message}`
         yield* Effect.logWarning("survey email not rendered", { surveyId: survey.id, position, reason })
-        return yield* record(organizationId, survey.id, settings.workerId, (stored) => {
-          const failed = completeClaimed(stored, "failed", at)
-          return { ...failed, survey: { ...failed.survey, reason } }
-        })
+        return {
+          claimed,
+          finish: (stored: StoredSurvey) => {
+            const failed = completeClaimed(stored, "failed", at)
+            return { ...failed, survey: { ...failed.survey, reason } }
+          }
+        }
       }
       const message = rendered.success
       // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
@@ -248,7 +315,7 @@ export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSet
       const ours = yield* SurveyRepository.use((r) =>
         r.markSending(organizationId, survey.id, settings.workerId, sendingAt)
       )
-      if (!ours) return
+      if (!ours) return undefined
       const result = yield* Mailer.use((m) => m.send(message)).pipe(
         Effect.catchCause((cause) =>
           Effect.succeed<MailerResult>({ _tag: "Uncertain", error: Cause.pretty(cause).split("\n")[0] ?? "defect" })
@@ -257,12 +324,7 @@ export const runClaimedStep = (claimed: ClaimedSurvey, settings: SurveyWorkerSet
       outcome = stepOutcomeOf(result)
     }
     const at = yield* now
-    yield* record(
-      organizationId,
-      survey.id,
-      settings.workerId,
-      (stored) => applyDecision(stored, decision, outcome, at)
-    )
+    return { claimed, finish: (stored: StoredSurvey) => applyDecision(stored, decision, outcome, at) }
   })
 
 /** Claims and runs due steps, a batch at a time, until none is due; answers how many ran. */
@@ -272,8 +334,21 @@ export const runDueSurveySteps = (settings: SurveyWorkerSettings): Effect.Effect
     let handled = 0
     while (true) {
       const claimed = yield* repo.claimDue(settings.workerId, yield* now, settings.batchSize)
-      // Uninterruptible per step: a claimed step is sent and recorded, or (at a crash) recovered as failed.
-      for (const survey of claimed) yield* Effect.uninterruptible(runClaimedStep(survey, settings))
+      // In waves of `concurrency` steps, each wave's outcomes recorded together. The claim hands out organizations in
+      // turn, so each organization's first steps are in the first wave. Uninterruptible per wave: a claimed step is
+      // sent and recorded, or (at a crash) recovered as failed.
+      const shared = sharedReads()
+      for (let i = 0; i < claimed.length; i += settings.concurrency) {
+        const wave = claimed.slice(i, i + settings.concurrency)
+        yield* Effect.uninterruptible(
+          Effect.flatMap(
+            Effect.forEach(wave, (survey) => runClaimedStep(survey, settings, shared), {
+              concurrency: settings.concurrency
+            }),
+            (ends) => recordEnds(ends.filter((e) => e !== undefined), settings.workerId)
+          )
+        )
+      }
       handled += claimed.length
       if (claimed.length < settings.batchSize) return handled
     }

@@ -2,9 +2,12 @@
 import { Schema } from "effect"
 import { BoundedArray } from "../kernel/BoundedArray.ts"
 import { EVENT_NAMES } from "./EventCatalog.ts"
-import { BoundedText, textProblem } from "../kernel/Text.ts"
+import { BoundedText, characterCount, textProblem } from "../kernel/Text.ts"
 
-/** A webhook's HMAC secret: long enough to resist guessing, short enough to be a secret and not a payload. */
+/**
+ * A webhook's HMAC secret: long enough to resist guessing, short enough to be a secret and not a payload. Counted in
+ * characters (code points), as JSON Schema's `minLength` counts them, so the document states the rule exactly.
+ */
 const HMAC_SECRET_MIN_LENGTH = 16
 const HMAC_SECRET_MAX_LENGTH = 256
 /** More than the event catalog holds, so any subscription fits, yet a bounded amount of work to check. */
@@ -15,15 +18,26 @@ const secretLength =
   `must be ${HMAC_SECRET_MIN_LENGTH} to ${HMAC_SECRET_MAX_LENGTH} characters; send null to remove the secret`
 
 /** Why `secret` cannot be a webhook secret, or undefined. */
-export const hmacSecretProblem = (secret: string): string | undefined =>
-  secret.length < HMAC_SECRET_MIN_LENGTH || secret.length > HMAC_SECRET_MAX_LENGTH ? secretLength : textProblem(secret)
+export const hmacSecretProblem = (secret: string): string | undefined => {
+  // A character is at most two code units: the cheap bound first, so an over-long value is never counted.
+  if (secret.length < HMAC_SECRET_MIN_LENGTH || secret.length > 2 * HMAC_SECRET_MAX_LENGTH) return secretLength
+  const problem = textProblem(secret)
+  if (problem !== undefined) return problem
+  const n = characterCount(secret)
+  return n < HMAC_SECRET_MIN_LENGTH || n > HMAC_SECRET_MAX_LENGTH ? secretLength : undefined
+}
 
 const HmacSecret = Schema.String.check(
-  Schema.isBetweenLength(HMAC_SECRET_MIN_LENGTH, HMAC_SECRET_MAX_LENGTH, { message: secretLength }).abort(),
-  Schema.makeFilter(textProblem)
+  Schema.isMaxLength(2 * HMAC_SECRET_MAX_LENGTH, { message: secretLength }).abort(),
+  Schema.makeFilter(hmacSecretProblem, {
+    toJsonSchema: () => ({ minLength: HMAC_SECRET_MIN_LENGTH, maxLength: HMAC_SECRET_MAX_LENGTH })
+  })
 )
 
-const WebhookUrl = BoundedText(WEBHOOK_URL_MAX_LENGTH, 1)
+/** An absolute URL; the webhook rules check the rest (https, a public host: docs/DECISIONS.md §7). */
+const WebhookUrl = BoundedText(WEBHOOK_URL_MAX_LENGTH, 1).check(
+  Schema.makeFilter(() => undefined, { toJsonSchema: () => ({ format: "uri" }) })
+)
 /**
  * Each name is checked against the catalog by the webhook rules (a 400 naming the unknown ones), not by this
  * schema; the OpenAPI document lists the catalog's names so generated clients type them.
@@ -34,7 +48,8 @@ const EventNameInput = BoundedText(200).check(
 const EventNames = BoundedArray(
   EventNameInput,
   MAX_SUBSCRIBED_EVENTS,
-  `list at most ${MAX_SUBSCRIBED_EVENTS} event names`
+  `list at most ${MAX_SUBSCRIBED_EVENTS} event names`,
+  { min: 1, message: "list at least one event name; GET /webhook-events lists them" }
 )
 
 /** `POST /webhooks`. `hmacSecret` omitted or null: deliveries are unsigned. */

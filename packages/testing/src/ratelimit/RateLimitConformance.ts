@@ -196,6 +196,36 @@ const storeLimits: ConformanceSuite = (store) =>
         assert.deepInclude(yield* spend(org, reviews(60), 1), { _tag: "Admitted", remaining: 59 })
       }))
 
+    it.effect("idle storefront buckets are dropped once full again; busy ones and the organization's stay", () =>
+      Effect.gen(function*() {
+        const store = yield* RateLimitRepository
+        // Stores whose buckets expire on their own (Redis) or whose missing bucket is not full (embedded) keep none.
+        if (store.purgeIdle === undefined) return
+        const purge = (afterMs: number) =>
+          Effect.flatMap(Clock.currentTimeMillis, (t) => store.purgeIdle!(t + afterMs, 1e6))
+        // Every storefront bucket the suite left is idle ten years on: dropping them changes no decision.
+        yield* purge(10 * 365 * 86_400_000)
+        const org = yield* nextId()
+        const plan = { storefrontReadsPerMinute: 2, storefrontSubmissionsPerHour: 1 }
+        const read = () => spend(org, [storefrontBucket("read", "k1", "203.0.113.9", plan)], 1)
+        assert.strictEqual((yield* read())._tag, "Admitted")
+        assert.strictEqual((yield* read())._tag, "Admitted")
+        assert.strictEqual(
+          (yield* spend(org, [storefrontBucket("submission", "k1", "203.0.113.9", plan)], 1))._tag,
+          "Admitted"
+        )
+        assert.strictEqual((yield* spend(org, reviews(60), 1))._tag, "Admitted")
+        // The empty read bucket refills in a minute; it is dropped only after twice that, the submission's after two hours.
+        assert.strictEqual(yield* purge(119_999), 0)
+        assert.strictEqual(yield* purge(120_000), 1)
+        yield* TestClock.adjust("120 seconds")
+        assert.deepInclude(yield* read(), { _tag: "Admitted", remaining: 1 })
+        assert.strictEqual(yield* purge(119_999), 0)
+        // Two hours after the submission: the read bucket (idle since now) long since, then the submission's.
+        assert.strictEqual(yield* purge(2 * 3_600_000 - 120_001), 1)
+        assert.strictEqual(yield* purge(2 * 3_600_000 - 120_000), 1)
+      }))
+
     it.effect("organizations have separate buckets", () =>
       Effect.gen(function*() {
         const a = yield* nextId()

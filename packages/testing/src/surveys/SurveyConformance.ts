@@ -333,6 +333,28 @@ export const surveyConformance: ConformanceSuite = (store) =>
         assert.strictEqual(byRecipient.size, 24)
       }))
 
+    it.effect("organizations take turns: another organization's backlog never fills a claim while a step of its own is due", () =>
+      Effect.gen(function*() {
+        const aggressor = yield* shop("Backlog", { delayDays: 0 })
+        const victim = yield* shop("Neighbour", { delayDays: 0 })
+        const tag = Math.random().toString(36).slice(2)
+        const backlog: Array<string> = []
+        for (let i = 0; i < 12; i++) {
+          backlog.push(`backlog-${i}.${tag}@example.com`)
+          yield* aggressor.order({ status: "fulfilled", customer: { email: backlog[i]! } })
+        }
+        // Due after every step of the backlog: first come first served would send the whole backlog first.
+        yield* TestClock.adjust("1 second")
+        const neighbour = `neighbour.${tag}@example.com`
+        yield* victim.order({ status: "fulfilled", customer: { email: neighbour } })
+        const mailer = makeRecordingMailer()
+        const batchSize = 4
+        yield* runDueSurveySteps({ ...settings("turns"), batchSize }).pipe(Effect.provide(mailer.layer))
+        const sent = to(mailer, neighbour, ...backlog)
+        assert.strictEqual(sent.length, 13)
+        assert.isBelow(sent.findIndex((m) => m.to === neighbour), batchSize, sent.map((m) => m.to).join(", "))
+      }))
+
     it.effect("a worker that died: the step it was sending is failed, never resent; the ones it had not started run", () =>
       Effect.gen(function*() {
         const { order, surveysOf } = yield* shop("Crash", { delayDays: 0 })

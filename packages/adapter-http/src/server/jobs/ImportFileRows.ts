@@ -14,9 +14,9 @@ import {
   PayloadTooLarge,
   rowOfCsvRecord
 } from "@feedback/core"
-import { CsvError, parse } from "csv-parse"
 import { Cause, Effect, Stream } from "effect"
 import { type JsonBodyProblem, jsonTextProblem, problemMessage } from "../JsonBodyShape.ts"
+import { optionalPackage } from "../OptionalPackage.ts"
 
 /** One row (a line or a record) may be at most this large. */
 const MAX_ROW_BYTES = 1024 * 1024
@@ -106,12 +106,17 @@ const checkedHeader = (header: ReadonlyArray<string>): Array<string> => {
   return [...header]
 }
 
-/** CSV (RFC 4180) with a header row; each record becomes a row object. */
+/** CSV (RFC 4180) with a header row; each record becomes a row object. csv-parse is an optional peer. */
 const csvRows = <E>(
   type: JobType,
   bytes: Stream.Stream<Uint8Array, E>
 ): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
   Stream.unwrap(Effect.gen(function*() {
+    const { CsvError, parse } = yield* optionalPackage(
+      "csv-parse",
+      "Import files in text/csv",
+      () => import("csv-parse")
+    )
     const parser = parse({ columns: checkedHeader, bom: true, max_record_size: MAX_ROW_BYTES, skip_empty_lines: true })
     // The body is written into the parser with backpressure by a fiber of this stream's scope; the records are read
     // from it as an async iterable. A failure of the body travels through the parser as `BodyFailed`.

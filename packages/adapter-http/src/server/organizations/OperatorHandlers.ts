@@ -12,7 +12,12 @@ export const OperatorHandlers = HttpApiBuilder.group(
     const organizations = yield* Organizations
     return handlers
       .handle("createOrganization", ({ payload }) => organizations.createOrganization(payload))
-      .handle("updateOrganization", ({ params, payload }) => organizations.updatePlan(params.id, payload))
+      .handle("findOrganizations", ({ query }) =>
+        organizations.findByExternalId(query.externalId).pipe(
+          Effect.map((organization) => ({ data: [organization] })),
+          Effect.catchTag("NotFound", () => Effect.succeed({ data: [] }))
+        ))
+      .handle("updateOrganization", ({ params, payload }) => organizations.updateOrganization(params.id, payload))
       .handle("listKeys", ({ params }) => Effect.map(organizations.listSecretKeys(params.id), (data) => ({ data })))
       .handle("issueKey", ({ params, payload }) => organizations.issueSecretKey(params.id, payload))
       .handle("revokeKey", ({ params }) => organizations.revokeSecretKey(params.id, params.keyId))

@@ -10,6 +10,7 @@
  *   configuration error, an invalid address): `NotSent`, retryable (an invalid address is permanent);
  * - anything else (the connection broke or went silent while the message was being transmitted or acknowledged):
  *   `Uncertain`, never retried, so an asker never gets the same notice twice.
+ * nodemailer is an optional peer, loaded when the mailer is built (`OptionalPackage.ts`).
  */
 import {
   defaultEmailWorkerSettings,
@@ -23,7 +24,7 @@ import {
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
-import { createTransport } from "nodemailer"
+import { optionalPackage } from "../OptionalPackage.ts"
 
 export interface SmtpSettings {
   readonly url: Redacted.Redacted<string>
@@ -85,6 +86,8 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Mailer> =>
   Layer.effect(
     Mailer,
     Effect.gen(function*() {
+      const { createTransport } = yield* optionalPackage("nodemailer", "SMTP_URL (email over SMTP)", () =>
+        import("nodemailer"))
       const transport = yield* Effect.acquireRelease(
         Effect.sync(() =>
           createTransport({
@@ -94,7 +97,10 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Mailer> =>
             socketTimeout: settings.socketTimeoutMs ?? 30_000
           })
         ),
-        (t) => Effect.sync(() => t.close())
+        (t) =>
+          Effect.sync(() =>
+            t.close()
+          )
       )
       const messageDomain = domainOf(settings.from)
       return Mailer.of({

@@ -13,6 +13,7 @@ import {
   Organizations,
   RateLimitRepository,
   recordRateLimitDecisionUnsafe,
+  type SpendDecision,
   StorefrontReads,
   storefrontActionOf,
   storefrontBucket,
@@ -23,6 +24,7 @@ import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { StorefrontAuth } from "@feedback/client/effect"
 import { idempotently } from "../idempotency/IdempotentRequests.ts"
 import { guardJsonBody } from "../JsonBodyShape.ts"
+import { spendAlongsideRead } from "../ReadAlongsideSpend.ts"
 import { rateLimitHeaders, refusedResponse } from "../SecretKeyAuthLive.ts"
 import { clientAddressOf, parseTrustProxy } from "./ClientAddress.ts"
 import { corsHeaders } from "./StorefrontCors.ts"
@@ -60,30 +62,45 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
             const spend = rateLimits.spend(key.organization.id, [
               storefrontBucket(action, key.keyId, clientAddress, key.organization.plan)
             ], 1)
-            return Effect.flatMap(spend, (decision) => {
+            const origin = request.headers["origin"]
+            // Refused: the 429 with CORS headers. Admitted: undefined, the rate-limit and CORS headers set on the answer.
+            const admitted = (decision: SpendDecision) => {
               recordRateLimitDecisionUnsafe(decision, context)
-              const origin = request.headers["origin"]
               const cors = origin === undefined ? Effect.succeed(corsHeaders(undefined)) : Effect.map(
                 reads.allowsOrigin(key.organization.id, origin),
                 (allowed) => corsHeaders(allowed ? origin : undefined)
               )
-              return Effect.flatMap(cors, (headers) => {
+              return Effect.map(cors, (headers) => {
                 if (decision._tag === "Refused") {
-                  return Effect.succeed(HttpServerResponse.setHeaders(refusedResponse(decision, policy), headers))
+                  return HttpServerResponse.setHeaders(refusedResponse(decision, policy), headers)
                 }
                 const answered = { ...rateLimitHeaders(decision, policy), ...headers }
                 HttpEffect.appendPreResponseHandlerUnsafe(
                   context,
                   (_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, answered))
                 )
-                const run = Effect.provideService(httpEffect, CurrentStorefrontCaller, { ...key, clientAddress })
-                // A submission's JSON is measured before it is parsed, and honours Idempotency-Key (docs/DECISIONS.md §18), keyed per
-                // organization like the admin API's (a replay needs the same method, path and body as well).
-                return action === "read"
-                  ? run
-                  : Effect.andThen(guardJsonBody, idempotently(idempotency, endpoint, key.organization.id, run))
+                return undefined
               })
-            })
+            }
+            const run = Effect.provideService(httpEffect, CurrentStorefrontCaller, { ...key, clientAddress })
+            // A storefront read is pure: it runs while a spend that waits on I/O is in flight, the decision still first
+            // (docs/DECISIONS.md §28). A submission's JSON is measured before it is parsed, and honours Idempotency-Key
+            // (docs/DECISIONS.md §18), keyed per organization like the admin API's (a replay needs the same method, path
+            // and body as well); it runs only once admitted.
+            if (action === "read") {
+              return rateLimits.decidesInProcess === true
+                ? Effect.flatMap(spend, (decision) =>
+                  Effect.flatMap(
+                    admitted(decision),
+                    (refusal) => refusal === undefined ? run : Effect.succeed(refusal)
+                  ))
+                : spendAlongsideRead(spend, admitted, run)
+            }
+            return Effect.flatMap(spend, (decision) =>
+              Effect.flatMap(admitted(decision), (refusal) =>
+                refusal === undefined
+                  ? Effect.andThen(guardJsonBody, idempotently(idempotency, endpoint, key.organization.id, run))
+                  : Effect.succeed(refusal)))
           })
         })
 

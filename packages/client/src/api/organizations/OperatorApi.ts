@@ -5,7 +5,8 @@
  */
 import {
   ApiRequestsPerMinute,
-  PlanPatch,
+  ExternalOrganizationId,
+  OrganizationPatch,
   BoundedArray,
   BoundedText,
   Integration,
@@ -25,7 +26,7 @@ import {
 } from "@feedback/core"
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
+import { ConflictResponse, InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { OperatorAuth, RequestValidation } from "../Security.ts"
 
 const orgParams = { id: OrganizationId }
@@ -35,8 +36,11 @@ const Name = BoundedText(200, 1)
 
 const CreateOrganization = Schema.Struct({
   name: Name,
-  apiRequestsPerMinute: Schema.optionalKey(ApiRequestsPerMinute)
+  apiRequestsPerMinute: Schema.optionalKey(ApiRequestsPerMinute),
+  /** The host's own id of the tenant, unique among organizations (docs/DECISIONS.md §65). */
+  externalId: Schema.optionalKey(ExternalOrganizationId)
 })
+const LookUpOrganizations = Schema.Struct({ externalId: ExternalOrganizationId })
 const IssueSecretKey = Schema.Struct({
   permissions: BoundedArray(Permission, 100),
   name: Schema.optionalKey(Name)
@@ -47,23 +51,30 @@ const CreateLoyaltyProgram = Schema.Struct({
   status: LoyaltyProgramStatus
 })
 const CreateWishlist = Schema.Struct({ customerId: Schema.optionalKey(Schema.NullOr(CustomerId)) })
-/** The plan change: only sent fields change; `null` removes a loyalty allowance. */
-const UpdateOrganization = PlanPatch
+/** The plan change and the `externalId`: only sent fields change; `null` removes a loyalty allowance or the id. */
+const UpdateOrganization = OrganizationPatch
 
 const errors = [InvalidRequestResponse, NotFoundResponse] as const
+const writeErrors = [InvalidRequestResponse, NotFoundResponse, ConflictResponse] as const
 
 export class OperatorGroup extends HttpApiGroup.make("operator")
   .add(
     HttpApiEndpoint.post("createOrganization", "/organizations", {
       payload: CreateOrganization,
       success: Organization.pipe(HttpApiSchema.status(201)),
+      error: writeErrors
+    }),
+    // A lookup, not a listing: the organization with that `externalId`, as a list of at most one.
+    HttpApiEndpoint.get("findOrganizations", "/organizations", {
+      query: LookUpOrganizations,
+      success: Schema.Struct({ data: Schema.Array(Organization) }),
       error: errors
     }),
     HttpApiEndpoint.patch("updateOrganization", "/organizations/:id", {
       params: orgParams,
       payload: UpdateOrganization,
       success: Organization,
-      error: errors
+      error: writeErrors
     }),
     HttpApiEndpoint.get("listKeys", "/organizations/:id/keys", {
       params: orgParams,

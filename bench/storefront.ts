@@ -1,0 +1,243 @@
+/**
+ * `npm run bench -- storefront`: storefront reads on a large PostgreSQL data set (the `reviews-list` data set,
+ * BENCH_REVIEWS, default 1,000,000 reviews over BENCH_PRODUCTS, default 10,000 products), through the real web handler
+ * in this process (publishable key, the key-and-address bucket, parsing, the reads, JSON, ETag), in the same run as
+ * the floor: one HttpApi endpoint with no middleware, the key found in a Map, the same statements and
+ * `JSON.stringify` (`support/storefront-floor.ts`), interleaved. Rows:
+ * - `GET /storefront/ratings` for 24 products, and the first page of a product's reviews: the floor's time over the
+ *   route's (throughput relative to the floor), target ≥ 0.7×;
+ * - a revalidation answered 304 (`If-None-Match` with the tag of the full answer): this process's CPU per request
+ *   over the full answer's, target ≤ 0.3×;
+ * - a refused 429 (an organization whose storefront reads are spent): its CPU over an admitted ratings request's,
+ *   target ≤ 0.25×.
+ * Medians of BENCH_RUNS (default 200) interleaved runs after warm-ups. BENCH_KEEP=1 keeps the database.
+ */
+import {
+  CatalogRepository,
+  CursorKey,
+  IdGenerator,
+  type OrganizationId,
+  Organizations,
+  parseListRequest,
+  productListEndpoint,
+  publishedReviewsFilter,
+  ReviewRepository,
+  type StoreServices,
+  storefrontReviewListEndpoint,
+  toProductRating,
+  toStorefrontReview
+} from "@feedback/core"
+import { PgStoreLayer } from "@feedback/adapter-postgres"
+import { makeWebHandler, untracedRequests } from "@feedback/adapter-http/server"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, ManagedRuntime, Option, Redacted, Result } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomBytes } from "node:crypto"
+import { datasetId, generateReviewDataset } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
+import { makeStorefrontFloor } from "./support/storefront-floor.ts"
+import { recordRow } from "./support/targets.ts"
+
+const env = (name: string, fallback: number) => {
+  const raw = process.env[name]
+  const n = raw === undefined || raw === "" ? fallback : Number(raw.replace(/_/g, ""))
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got ${raw}`)
+  return n
+}
+
+const admin = <A>(url: string, statement: string) =>
+  Effect.runPromise(Effect.scoped(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql.unsafe<A & object>(statement)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
+  ))
+
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"]
+if (serverUrl === undefined || serverUrl === "") {
+  console.error("Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server")
+  process.exit(2)
+}
+const reviews = env("BENCH_REVIEWS", 1_000_000)
+const products = env("BENCH_PRODUCTS", 10_000)
+const runs = env("BENCH_RUNS", 200)
+const keep = process.env["BENCH_KEEP"] === "1"
+
+const dbName = `feedback_bench_${randomBytes(4).toString("hex")}`
+await admin(serverUrl, `CREATE DATABASE ${dbName}`)
+const dbUrl = new URL(serverUrl)
+dbUrl.pathname = `/${dbName}`
+
+const store = PgStoreLayer({ _tag: "Server", url: dbUrl.toString(), maxConnections: 10 })
+const services = Layer.merge(store, IdGenerator.uuidV7) as Layer.Layer<
+  StoreServices | IdGenerator | SqlClient.SqlClient,
+  unknown
+>
+const memoMap = Layer.makeMemoMapUnsafe()
+const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
+const { handler, dispose } = makeWebHandler(services, { workers: false }, memoMap)
+let disposeFloor: (() => Promise<void>) | undefined
+
+try {
+  const setup = await runtime.runPromise(Effect.gen(function*() {
+    const organizations = yield* Organizations
+    // Ceilings the timed requests cannot exhaust: every request is still charged to its key-and-address bucket.
+    const org = yield* organizations.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 })
+    yield* organizations.updatePlan(org.id, { storefrontReadsPerMinute: 1_000_000 })
+    const key = yield* organizations.createPublishableKey(org.id)
+    // The refused side: an organization whose storefront reads are one a minute, spent before timing.
+    const spent = yield* organizations.createOrganization({ name: "Spent" })
+    yield* organizations.updatePlan(spent.id, { storefrontReadsPerMinute: 1 })
+    const spentKey = yield* organizations.createPublishableKey(spent.id)
+    return {
+      organizationId: org.id as OrganizationId,
+      key: key.key,
+      spentKey: spentKey.key,
+      cursorKey: yield* CursorKey
+    }
+  }))
+  const { cursorKey, key, organizationId, spentKey } = setup
+  console.log(`storefront: ${reviews.toLocaleString("en")} reviews over ${products.toLocaleString("en")} products`)
+  const g0 = performance.now()
+  await runtime.runPromise(generateReviewDataset({ organizationId, reviews, products }))
+  await admin(dbUrl.toString(), "VACUUM ANALYZE reviews, customers, products")
+  console.log(`  data set generated and analyzed in ${((performance.now() - g0) / 1000).toFixed(1)} s`)
+
+  const productIds = Array.from({ length: 24 }, (_, i) => datasetId(organizationId, "p", 1 + i * 37))
+  const ratingsPath = `/storefront/ratings?products=${productIds.join(",")}`
+  const reviewsPath = `/storefront/products/${datasetId(organizationId, "p", 42)}/reviews`
+  const get = (path: string, headers: Record<string, string>, expected: number) => async () => {
+    const res = await handler(new Request(`http://bench${path}`, { headers }))
+    const text = await res.text()
+    if (res.status !== expected) throw new Error(`GET ${path} answered ${res.status}, not ${expected}: ${text}`)
+    return res
+  }
+  const ratings = get(ratingsPath, { "x-publishable-key": key }, 200)
+  const productReviews = get(reviewsPath, { "x-publishable-key": key }, 200)
+  const etag = (await ratings()).headers.get("etag")!
+  const reviewsEtag = (await productReviews()).headers.get("etag")!
+  const ratings304 = get(ratingsPath, { "x-publishable-key": key, "if-none-match": etag }, 304)
+  const reviews304 = get(reviewsPath, { "x-publishable-key": key, "if-none-match": reviewsEtag }, 304)
+  await get(ratingsPath, { "x-publishable-key": spentKey }, 200)()
+  const refused = get(ratingsPath, { "x-publishable-key": spentKey }, 429)
+
+  // The floor's reads: the statements the route cannot do without, with the route's own parsing.
+  const parseProducts = (ids: ReadonlyArray<string>) => {
+    const parsed = parseListRequest(
+      { filter: JSON.stringify({ $or: [{ id: { $in: ids } }, { slug: { $in: ids } }] }), limit: 250 },
+      productListEndpoint,
+      { key: cursorKey, organizationId }
+    )
+    if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
+    return parsed.success
+  }
+  const built = Layer.succeedContext(await runtime.runPromise(Effect.context<StoreServices | SqlClient.SqlClient>()))
+  const floorMade = makeStorefrontFloor(built, {
+    publishableKey: key,
+    organizationId,
+    ratings: (ids) =>
+      Effect.map(
+        CatalogRepository.use((c) => c.listProducts(organizationId, parseProducts(ids))),
+        (page) => ({ data: page.data.map(toProductRating) })
+      ),
+    reviews: (productId) =>
+      Effect.gen(function*() {
+        const product = yield* CatalogRepository.use((c) => c.findProduct(organizationId, productId as never))
+        if (Option.isNone(product)) throw new Error("the floor's product is missing")
+        const parsed = parseListRequest(
+          {
+            limit: 10,
+            filter: publishedReviewsFilter(product.value.id, undefined),
+            include: storefrontReviewListEndpoint.includes
+          },
+          storefrontReviewListEndpoint,
+          { key: cursorKey, organizationId }
+        )
+        if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
+        const page = yield* ReviewRepository.use((r) => r.list(organizationId, parsed.success))
+        return { data: page.data.map(toStorefrontReview), nextCursor: page.nextCursor }
+      })
+  })
+  disposeFloor = floorMade.dispose
+  const floorGet = (path: string) => async () => {
+    const res = await floorMade.handler(
+      new Request(`http://bench${path}`, { headers: { "x-publishable-key": key } }),
+      untracedRequests as Parameters<typeof floorMade.handler>[1]
+    )
+    const text = await res.text()
+    if (res.status !== 200) throw new Error(`floor GET ${path} answered ${res.status}: ${text}`)
+    return res
+  }
+  const floorRatings = floorGet(`/ratings?products=${productIds.join(",")}`)
+  const floorReviews = floorGet(`/reviews?product=${datasetId(organizationId, "p", 42)}`)
+
+  const variants = {
+    ratings,
+    floorRatings,
+    ratings304,
+    refused,
+    productReviews,
+    floorReviews,
+    reviews304
+  } as const
+  type Name = keyof typeof variants
+  const wall = Object.fromEntries(Object.keys(variants).map((k) => [k, [] as Array<number>])) as Record<
+    Name,
+    Array<number>
+  >
+  const cpu = Object.fromEntries(Object.keys(variants).map((k) => [k, [] as Array<number>])) as Record<
+    Name,
+    Array<number>
+  >
+  for (const f of Object.values(variants)) for (let i = 0; i < 20; i++) await f()
+  // Interleaved, so that a burst of load on the machine falls on every variant alike.
+  for (let i = 0; i < runs; i++) {
+    for (const [name, f] of Object.entries(variants) as Array<[Name, () => Promise<Response>]>) {
+      const c0 = process.cpuUsage()
+      const t0 = performance.now()
+      await f()
+      wall[name].push(performance.now() - t0)
+      const c = process.cpuUsage(c0)
+      cpu[name].push(c.user + c.system)
+    }
+  }
+  const w = (n: Name) => median(wall[n])
+  const c = (n: Name) => median(cpu[n])
+  const size = reviews === 1_000_000 ? {} : { note: `${reviews.toLocaleString("en-US")} reviews` }
+  const ratingsRatio = w("floorRatings") / w("ratings")
+  const reviewsRatio = w("floorReviews") / w("productReviews")
+  const revalidation = c("ratings304") / c("ratings")
+  const reviewsRevalidation = c("reviews304") / c("productReviews")
+  const refusal = c("refused") / c("ratings")
+  recordRow("storefront-ratings", ratingsRatio, size)
+  recordRow("storefront-reviews", reviewsRatio, size)
+  recordRow("storefront-304", Math.max(revalidation, reviewsRevalidation), size)
+  recordRow("storefront-429", refusal, size)
+  console.log(`\n  medians of ${runs} interleaved runs; CPU is this process's (the database's is not in it)\n`)
+  console.table(
+    (Object.keys(variants) as Array<Name>).map((n) => ({
+      variant: n,
+      "wall ms": w(n).toFixed(2),
+      "CPU µs": c(n).toFixed(0)
+    }))
+  )
+  console.log(`  ratings of 24 products: floor/route ${ratingsRatio.toFixed(2)}× (target ≥ 0.7×)`)
+  console.log(`  a product's first page of reviews: floor/route ${reviewsRatio.toFixed(2)}× (target ≥ 0.7×)`)
+  console.log(
+    `  304 revalidation, CPU vs the full answer: ratings ${revalidation.toFixed(2)}×, reviews ${
+      reviewsRevalidation.toFixed(2)
+    }× (target ≤ 0.3×)`
+  )
+  console.log(`  a refused 429, CPU vs an admitted ratings request: ${refusal.toFixed(2)}× (target ≤ 0.25×)`)
+} finally {
+  await dispose()
+  await disposeFloor?.()
+  await runtime.dispose()
+  if (keep) console.log(`Kept the database: ${dbUrl.toString()}`)
+  else await admin(serverUrl, `DROP DATABASE ${dbName} WITH (FORCE)`)
+}
