@@ -6,9 +6,10 @@
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { makeSeededServer, testStores } from "./SeededServer.ts"
+import { TEST_PEER_HEADER } from "./TestServer.ts"
 
 describe.each(testStores)("the hosted survey form with no publishable key (%s)", (_name, makeStore) => {
-  const server = makeSeededServer(makeStore)
+  const server = makeSeededServer(makeStore, { trustProxy: "10.0.0.0/8" })
   afterAll(() => server.dispose())
 
   const shop = async () => {
@@ -66,7 +67,7 @@ describe.each(testStores)("the hosted survey form with no publishable key (%s)",
       [`rating.${cup.id}`]: "3",
       authorName: "Sue S.",
       formRenderedAt: new Date(Date.now() - 60_000).toISOString()
-    }, { "user-agent": "FormTest/1.0" })
+    }, { "user-agent": "FormTest/1.0", [TEST_PEER_HEADER]: "10.1.2.3", "x-forwarded-for": "198.51.100.7" })
     expect(done.status, done.text).toBe(200)
     expect(done.text).toContain("Thank you for your review")
 
@@ -79,7 +80,9 @@ describe.each(testStores)("the hosted survey form with no publishable key (%s)",
       body: "Holds tea well.",
       verifiedBuyer: true,
       surveyId: survey.id,
-      userAgent: "FormTest/1.0"
+      userAgent: "FormTest/1.0",
+      // Provenance as the storefront's: the client address behind the trusted proxy (TRUST_PROXY).
+      ipAddress: "198.51.100.7"
     })
     expect(byProduct[cup.id]).toMatchObject({
       rating: 3,
