@@ -14,19 +14,7 @@
  * embedded PGlite in a temporary directory (no COPY baseline then, and its numbers say little about a server).
  * One iteration: a 100,000-row job takes minutes.
  */
-import {
-  Catalogs,
-  CurrentCaller,
-  IdGenerator,
-  Jobs,
-  type OrganizationId,
-  Organizations,
-  Reviews,
-  ReviewWrites,
-  SecretKeyCaller,
-  type SecretKeyId,
-  uuidV7
-} from "@feedback/core"
+import { Catalog, Jobs, Kernel, Organizations, Reviews } from "@feedback/core"
 import { type DatabaseTarget, PgStoreLayer } from "@feedback/adapter-postgres"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
@@ -103,10 +91,10 @@ function* rows(run: string): Generator<string> {
 
 const main = async () => {
   const { target, url, cleanup, label } = await prepareTarget()
-  const services = Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)
+  const services = Layer.merge(PgStoreLayer(target), Kernel.IdGenerator.uuidV7)
   const useCases = Layer.merge(
-    Jobs.layer.pipe(Layer.provide([ReviewWrites.layer, Reviews.layer, Catalogs.layer])),
-    Organizations.layer
+    Jobs.Jobs.layer.pipe(Layer.provide([Reviews.ReviewWrites.layer, Reviews.Reviews.layer, Catalog.Catalogs.layer])),
+    Organizations.Organizations.layer
   )
   const runtime = ManagedRuntime.make(useCases.pipe(Layer.provideMerge(services)))
   const sqlRun = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
@@ -118,9 +106,11 @@ const main = async () => {
   )
   console.log(`store: ${label}; ${ROWS.toLocaleString("en-US")} rows; peak RSS at start ${peakRssMiB()}\n`)
   try {
-    const org = await runtime.runPromise(Organizations.use((o) => o.createOrganization({ name: "Jobs bench" })))
-    const organizationId = org.id as OrganizationId
-    const productIds = Array.from({ length: PRODUCTS }, () => uuidV7(Date.now()))
+    const org = await runtime.runPromise(
+      Organizations.Organizations.use((o) => o.createOrganization({ name: "Jobs bench" }))
+    )
+    const organizationId = org.id as Kernel.OrganizationId
+    const productIds = Array.from({ length: PRODUCTS }, () => Kernel.uuidV7(Date.now()))
     await sqlRun((sql) =>
       sql.unsafe(
         `INSERT INTO products (organization_id, id, slug, title, metadata, created_at, updated_at)
@@ -129,14 +119,14 @@ const main = async () => {
         [organizationId, JSON.stringify(productIds)]
       )
     )
-    const caller = new SecretKeyCaller({
+    const caller = new Kernel.SecretKeyCaller({
       organizationId,
-      keyId: uuidV7(Date.now()) as SecretKeyId,
+      keyId: Kernel.uuidV7(Date.now()) as Kernel.SecretKeyId,
       permissions: new Set(["reviews:read", "reviews:write"])
     })
-    const asCaller = Effect.provideService(CurrentCaller, caller)
+    const asCaller = Effect.provideService(Kernel.CurrentCaller, caller)
     const drain = async () => {
-      while (await runtime.runPromise(Jobs.use((j) => j.runNext("bench-worker")))) {
+      while (await runtime.runPromise(Jobs.Jobs.use((j) => j.runNext("bench-worker")))) {
         // next job
       }
     }
@@ -144,13 +134,13 @@ const main = async () => {
     // Import job: upload (staging) + the worker's batches.
     const [uploadMs, job] = await timed(() =>
       runtime.runPromise(
-        Jobs.use((j) =>
+        Jobs.Jobs.use((j) =>
           j.createImport({ type: "reviews", strict: false, format: "ndjson" }, Stream.fromIterable(rows("job")))
         ).pipe(asCaller)
       )
     )
     const [runMs] = await timed(drain)
-    const done = await runtime.runPromise(Jobs.use((j) => j.getImport(job.id)).pipe(asCaller))
+    const done = await runtime.runPromise(Jobs.Jobs.use((j) => j.getImport(job.id)).pipe(asCaller))
     if (done.progress.importedRows !== ROWS) {
       throw new Error(`imported ${done.progress.importedRows}: ${JSON.stringify(done.skipped.slice(0, 3))}`)
     }
@@ -162,7 +152,7 @@ const main = async () => {
     const baselineRows = [...rows("baseline")].map((text, i) => {
       const r = JSON.parse(text)
       return {
-        id: uuidV7(Date.now()),
+        id: Kernel.uuidV7(Date.now()),
         product_id: productIds[i % PRODUCTS],
         email: r.customer,
         title: r.title,
@@ -206,10 +196,10 @@ const main = async () => {
     // Export job vs COPY TO STDOUT.
     const [exportMs, bytes] = await timed(async () => {
       const created = await runtime.runPromise(
-        Jobs.use((j) => j.createExport({ type: "reviews", format: "ndjson" })).pipe(asCaller)
+        Jobs.Jobs.use((j) => j.createExport({ type: "reviews", format: "ndjson" })).pipe(asCaller)
       )
       await drain()
-      const file = await runtime.runPromise(Jobs.use((j) => j.download(created.id)).pipe(asCaller))
+      const file = await runtime.runPromise(Jobs.Jobs.use((j) => j.download(created.id)).pipe(asCaller))
       return runtime.runPromise(Stream.runFold(file.content, () => 0, (n, chunk) => n + Buffer.byteLength(chunk)))
     })
     console.log(`export job (ndjson): ${ms(exportMs)}, ${(bytes / 2 ** 20).toFixed(1)} MiB; peak RSS ${peakRssMiB()}`)

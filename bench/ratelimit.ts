@@ -15,7 +15,7 @@
  */
 import { makeMemoryRateLimitRepository } from "@feedback/adapter-memory"
 import { type DatabaseTarget, PgStoreLayer } from "@feedback/adapter-postgres"
-import { type KeyedBucket, ORG_BUCKET_KEY, RateLimitRepository, type SpendDecision, TokenBucket } from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
@@ -47,7 +47,10 @@ const HTTP_SECONDS = 4 * scale
 const WARMUP_SECONDS = 1.5 * Math.min(scale, 1)
 
 // A ceiling so large that no run empties a bucket: every decision measured is an admission (the common case).
-const buckets: ReadonlyArray<KeyedBucket> = [{ key: ORG_BUCKET_KEY, spec: TokenBucket.bucketForPlan(30_000_000) }]
+const buckets: ReadonlyArray<RateLimits.KeyedBucket> = [{
+  key: RateLimits.ORG_BUCKET_KEY,
+  spec: RateLimits.TokenBucket.bucketForPlan(30_000_000)
+}]
 const hotOrg = randomUUID()
 const manyOrgs = Array.from({ length: 1_000 }, () => randomUUID())
 
@@ -71,7 +74,7 @@ const decisionsPerSecond = (spend: Spend, orgs: ReadonlyArray<string>, concurren
     return count / ((performance.now() - started) / 1000)
   })
 
-const noOpDecision: SpendDecision = {
+const noOpDecision: RateLimits.SpendDecision = {
   _tag: "Admitted",
   cost: 1,
   limit: 30_000_000,
@@ -79,7 +82,7 @@ const noOpDecision: SpendDecision = {
   fullInSeconds: 0
 }
 const noOpStore: Spend = () => Effect.succeed(noOpDecision)
-const viaStore = (store: RateLimitRepository["Service"]): Spend => (org) => store.spend(org, buckets, 1)
+const viaStore = (store: RateLimits.RateLimitRepository["Service"]): Spend => (org) => store.spend(org, buckets, 1)
 
 const decisionBenchmarks = Effect.gen(function*() {
   const rows: Array<Array<string>> = []
@@ -112,7 +115,7 @@ const decisionBenchmarks = Effect.gen(function*() {
     : `PostgreSQL server, ${concurrency} connections`
   yield* Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(PgStoreLayer(target).pipe(Layer.orDie))
-    const store = Context.get(context, RateLimitRepository)
+    const store = Context.get(context, RateLimits.RateLimitRepository)
     const sql = Context.get(context, SqlClient.SqlClient)
     const selectOne: Spend = () => sql`SELECT 1`.pipe(Effect.orDie)
     const pgNoOp = yield* decisionsPerSecond(noOpStore, [hotOrg], concurrency, DECISION_SECONDS)
@@ -137,7 +140,7 @@ const decisionBenchmarks = Effect.gen(function*() {
           Layer.orDie
         )
       )
-      const store = Context.get(context, RateLimitRepository)
+      const store = Context.get(context, RateLimits.RateLimitRepository)
       const redis = Context.get(context, Redis.Redis)
       const ping: Spend = () => redis.send("PING").pipe(Effect.orDie)
       const redisConcurrency = 8

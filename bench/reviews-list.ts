@@ -16,21 +16,7 @@
  *   BENCH_RUNS      (default 20)                timed runs per scenario (after 3 warm-up runs)
  *   BENCH_KEEP=1                                keep the database afterwards (its URL is printed)
  */
-import {
-  bucketsForKey,
-  costOfKey,
-  CursorKey,
-  endpointKey,
-  IdGenerator,
-  type ListParams,
-  type OrganizationId,
-  parseListRequest,
-  Organizations,
-  RateLimitRepository,
-  reviewListEndpoint,
-  ReviewRepository,
-  type StoreServices
-} from "@feedback/core"
+import { Kernel, Organizations, RateLimits, Reviews, type StoreServices } from "@feedback/core"
 import {
   indexedSearchTerm,
   PgStoreLayer,
@@ -72,7 +58,7 @@ const median = (xs: ReadonlyArray<number>) => {
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
-const toQuery = (params: ListParams) =>
+const toQuery = (params: Kernel.ListParams) =>
   Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(v!)}`).join("&")
 
 async function main(): Promise<void> {
@@ -94,12 +80,12 @@ async function main(): Promise<void> {
   dbUrl.pathname = `/${dbName}`
 
   const store = PgStoreLayer({ _tag: "Server", url: dbUrl.toString(), maxConnections: 10 })
-  const services = Layer.merge(store, IdGenerator.uuidV7) as Layer.Layer<
-    StoreServices | IdGenerator | SqlClient.SqlClient,
+  const services = Layer.merge(store, Kernel.IdGenerator.uuidV7) as Layer.Layer<
+    StoreServices | Kernel.IdGenerator | SqlClient.SqlClient,
     unknown
   >
   const memoMap = Layer.makeMemoMapUnsafe()
-  const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
+  const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
   // No background workers: idle here, they would only add their heartbeats to the timings.
   const { handler, dispose } = makeWebHandler(services, { workers: false }, memoMap)
   const floorDisposers: Array<() => Promise<void>> = []
@@ -107,15 +93,17 @@ async function main(): Promise<void> {
   try {
     const { organizationId, plan, secretKey, cursorKey } = await runtime.runPromise(Effect.gen(function*() {
       // A ceiling the benchmark cannot exhaust: rate limiting is still charged on every request.
-      const org = yield* Organizations.use((o) =>
+      const org = yield* Organizations.Organizations.use((o) =>
         o.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 })
       )
-      const key = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["reviews:read"] }))
+      const key = yield* Organizations.Organizations.use((o) =>
+        o.issueSecretKey(org.id, { permissions: ["reviews:read"] })
+      )
       return {
-        organizationId: org.id as OrganizationId,
+        organizationId: org.id as Kernel.OrganizationId,
         plan: org.plan,
         secretKey: key.secretKey,
-        cursorKey: yield* CursorKey
+        cursorKey: yield* Kernel.CursorKey
       }
     }))
 
@@ -135,21 +123,22 @@ async function main(): Promise<void> {
     await admin(dbUrl.toString(), "VACUUM ANALYZE reviews, customers, products")
 
     // The timed request reads the whole body (the server's work ends with its bytes); parsing it is the client's.
-    const listRequest = (params: ListParams) =>
+    const listRequest = (params: Kernel.ListParams) =>
       new Request(`http://bench/reviews?${toQuery(params)}`, { headers: { authorization: `Bearer ${secretKey}` } })
-    const textOf = (label: string, serve: (request: Request) => Promise<Response>) => async (params: ListParams) => {
-      const res = await serve(listRequest(params))
-      const text = await res.text()
-      if (res.status !== 200) {
-        throw new Error(`${label} GET /reviews?${toQuery(params)} answered ${res.status}: ${text}`)
+    const textOf =
+      (label: string, serve: (request: Request) => Promise<Response>) => async (params: Kernel.ListParams) => {
+        const res = await serve(listRequest(params))
+        const text = await res.text()
+        if (res.status !== 200) {
+          throw new Error(`${label} GET /reviews?${toQuery(params)} answered ${res.status}: ${text}`)
+        }
+        return text
       }
-      return text
-    }
     const httpText = textOf("", (request) => handler(request))
-    const http = async (params: ListParams) =>
+    const http = async (params: Kernel.ListParams) =>
       JSON.parse(await httpText(params)) as { data: Array<{ id: string }>; nextCursor: string | null }
-    const parse = (params: ListParams) => {
-      const parsed = parseListRequest(params, reviewListEndpoint, { key: cursorKey, organizationId })
+    const parse = (params: Kernel.ListParams) => {
+      const parsed = Kernel.parseListRequest(params, Reviews.reviewListEndpoint, { key: cursorKey, organizationId })
       if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
       return parsed.success
     }
@@ -160,7 +149,7 @@ async function main(): Promise<void> {
           Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, request)),
           (page): unknown => page.rows
         ))
-        : ReviewRepository.use((r) => r.list(organizationId, request))
+        : Reviews.ReviewRepository.use((r) => r.list(organizationId, request))
     // The floors of bench/support/list-floor.ts: an HttpApi endpoint with no middleware over the same read.
     const built = Layer.succeedContext(await runtime.runPromise(Effect.context<StoreServices | SqlClient.SqlClient>()))
     const [floor, floorSpend] = [false, true].map((spend) => {
@@ -168,7 +157,7 @@ async function main(): Promise<void> {
         secretKey,
         organizationId,
         plan,
-        parse: (query) => parse(query as ListParams),
+        parse: (query) => parse(query as Kernel.ListParams),
         read: floorRead,
         spend
       })
@@ -177,34 +166,34 @@ async function main(): Promise<void> {
     }) as [ReturnType<typeof textOf>, ReturnType<typeof textOf>]
     // No framework at all: the same Request, key hash, read, JSON text and Response by hand.
     const bareHash = createHash("sha256").update(secretKey).digest("hex")
-    const bare = async (params: ListParams) => {
+    const bare = async (params: Kernel.ListParams) => {
       const request = listRequest(params)
       const auth = request.headers.get("authorization") ?? ""
       if (createHash("sha256").update(auth.slice(7)).digest("hex") !== bareHash) throw new Error("bare: unknown key")
-      const query = Object.fromEntries(new URL(request.url).searchParams) as ListParams
+      const query = Object.fromEntries(new URL(request.url).searchParams) as Kernel.ListParams
       const body = await runtime.runPromise(floorRead(parse(query)))
       return new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } }).text()
     }
     // The statements the store runs (for a search, as many of its steps as the term needs), without the HTTP layer.
-    const direct = (params: ListParams) =>
+    const direct = (params: Kernel.ListParams) =>
       runtime.runPromise(
         Effect.flatMap(SqlClient.SqlClient, (sql) => reviewPageRows(sql, organizationId, parse(params)))
       )
     // The store's whole list (the page with its includes in one statement, row mapping), without and with the statements
     // every authenticated request runs before it (what the secret-key middleware calls: key + organization, spend).
-    const listKey = endpointKey("GET", "/reviews")
-    const store = (params: ListParams) =>
-      runtime.runPromise(ReviewRepository.use((r) => r.list(organizationId, parse(params))))
-    const fixedAndStore = (params: ListParams) =>
+    const listKey = RateLimits.endpointKey("GET", "/reviews")
+    const store = (params: Kernel.ListParams) =>
+      runtime.runPromise(Reviews.ReviewRepository.use((r) => r.list(organizationId, parse(params))))
+    const fixedAndStore = (params: Kernel.ListParams) =>
       runtime.runPromise(Effect.gen(function*() {
-        const { organization } = yield* Organizations.use((o) => o.authenticateSecretKey(secretKey))
-        const decision = yield* RateLimitRepository.use((r) =>
-          r.spend(organization.id, bucketsForKey(listKey, organization.plan), costOfKey(listKey))
+        const { organization } = yield* Organizations.Organizations.use((o) => o.authenticateSecretKey(secretKey))
+        const decision = yield* RateLimits.RateLimitRepository.use((r) =>
+          r.spend(organization.id, RateLimits.bucketsForKey(listKey, organization.plan), RateLimits.costOfKey(listKey))
         )
         if (decision._tag !== "Admitted") throw new Error("the benchmark's organization was refused")
-        return yield* ReviewRepository.use((r) => r.list(organizationId, parse(params)))
+        return yield* Reviews.ReviewRepository.use((r) => r.list(organizationId, parse(params)))
       }))
-    const planOf = async (params: ListParams) => {
+    const planOf = async (params: Kernel.ListParams) => {
       const request = parse(params)
       const statement = indexedSearchTerm(request.search)
         ? searchCandidatesStatement(organizationId, request.search)
@@ -242,7 +231,7 @@ async function main(): Promise<void> {
     // `row`: the row of issue 14's table the scenario measures (`npm run bench -- all`); `size` notes another size.
     const size = reviews === 1_000_000 ? {} : { note: `${reviews.toLocaleString("en-US")} reviews` }
     const scenarios: Array<
-      { readonly name: string; readonly params: ListParams; readonly runs?: number; readonly row?: RowId }
+      { readonly name: string; readonly params: Kernel.ListParams; readonly runs?: number; readonly row?: RowId }
     > = [
       { name: "first page (limit=50)", params: { limit: "50" }, row: "lists-first" },
       ...(cursor === null

@@ -19,18 +19,7 @@
  * after each phase: the bulk update never brings the matching reviews into Node, so it should barely move.
  * Timings are of the use-cases (no HTTP: JSON parsing and schema decoding are measured separately for the import).
  */
-import {
-  CurrentCaller,
-  IdGenerator,
-  ImportRequest,
-  type ReviewImportRow,
-  type OrganizationId,
-  Organizations,
-  ReviewWrites,
-  SecretKeyCaller,
-  type SecretKeyId,
-  uuidV7
-} from "@feedback/core"
+import { Kernel, Organizations, Reviews } from "@feedback/core"
 import { type DatabaseTarget, PgStoreLayer } from "@feedback/adapter-postgres"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
@@ -119,9 +108,9 @@ const processCpuMs = (pids: ReadonlyArray<number>): Map<number, number> => {
 
 const main = async () => {
   const { target, cleanup, label } = await prepareTarget()
-  const services = Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)
+  const services = Layer.merge(PgStoreLayer(target), Kernel.IdGenerator.uuidV7)
   const runtime = ManagedRuntime.make(
-    Layer.merge(ReviewWrites.layer, Organizations.layer).pipe(Layer.provideMerge(services))
+    Layer.merge(Reviews.ReviewWrites.layer, Organizations.Organizations.layer).pipe(Layer.provideMerge(services))
   )
   const sqlRun = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
     runtime.runPromise(SqlClient.SqlClient.use(f).pipe(Effect.orDie))
@@ -166,8 +155,8 @@ const main = async () => {
   try {
     /** An organization with PRODUCTS products (slug p-<i>) and CUSTOMERS customers (buyer<i>@example.com). */
     const organization = async (name: string) => {
-      const org = await runtime.runPromise(Organizations.use((o) => o.createOrganization({ name })))
-      const productIds = Array.from({ length: PRODUCTS }, () => uuidV7(Date.now()))
+      const org = await runtime.runPromise(Organizations.Organizations.use((o) => o.createOrganization({ name })))
+      const productIds = Array.from({ length: PRODUCTS }, () => Kernel.uuidV7(Date.now()))
       await sqlRun((sql) =>
         sql.unsafe(
           `INSERT INTO products (organization_id, id, slug, title, metadata, created_at, updated_at)
@@ -183,15 +172,15 @@ const main = async () => {
           [org.id, CUSTOMERS]
         )
       )
-      const caller = new SecretKeyCaller({
+      const caller = new Kernel.SecretKeyCaller({
         organizationId: org.id,
-        keyId: uuidV7(Date.now()) as SecretKeyId,
+        keyId: Kernel.uuidV7(Date.now()) as Kernel.SecretKeyId,
         permissions: new Set(["reviews:write"])
       })
-      return { org: org.id as OrganizationId, productIds, caller }
+      return { org: org.id as Kernel.OrganizationId, productIds, caller }
     }
-    const asCaller = (caller: SecretKeyCaller) => Effect.provideService(CurrentCaller, caller)
-    const countEvents = (org: OrganizationId, event: string) =>
+    const asCaller = (caller: Kernel.SecretKeyCaller) => Effect.provideService(Kernel.CurrentCaller, caller)
+    const countEvents = (org: Kernel.OrganizationId, event: string) =>
       sqlRun((sql) =>
         sql<
           { n: number }
@@ -202,8 +191,8 @@ const main = async () => {
     if (which === "all" || which === "import") {
       const { org, productIds, caller } = await organization("Import bench")
       const body = "Solid mug, keeps coffee warm for a long time. ".repeat(4)
-      const rowsFor = (run: number): Array<ReviewImportRow> =>
-        Array.from({ length: IMPORT_ROWS }, (_, i): ReviewImportRow => ({
+      const rowsFor = (run: number): Array<Reviews.ReviewImportRow> =>
+        Array.from({ length: IMPORT_ROWS }, (_, i): Reviews.ReviewImportRow => ({
           externalId: `bench-${run}-${i}`,
           product: `p-${i % PRODUCTS}`,
           customer: i % 7 === 0 ? `Buyer${i % CUSTOMERS}@Example.com` : `buyer${i % CUSTOMERS}@example.com`,
@@ -226,7 +215,7 @@ const main = async () => {
             }
             : {})
         }))
-      const decode = Schema.decodeUnknownSync(Schema.toCodecJson(ImportRequest))
+      const decode = Schema.decodeUnknownSync(Schema.toCodecJson(Reviews.ImportRequest))
       const importTimes: Array<number> = []
       const baselineTimes: Array<number> = []
       const decodeTimes: Array<number> = []
@@ -239,7 +228,7 @@ const main = async () => {
         const [decodeMs, request] = await timed(async () => decode(JSON.parse(json)))
         decodeTimes.push(decodeMs)
         const [importMs, result, importCpu] = await withDbCpu(() =>
-          timed(() => runtime.runPromise(ReviewWrites.use((w) => w.import(request)).pipe(asCaller(caller))))
+          timed(() => runtime.runPromise(Reviews.ReviewWrites.use((w) => w.import(request)).pipe(asCaller(caller))))
         )
         importCpus.push(importCpu)
         const importNodeCpu = lastNodeCpuMs
@@ -249,7 +238,7 @@ const main = async () => {
         importTimes.push(importMs)
         // The same 10,000 review rows (fresh ids, same products, customers and content) in one multi-row INSERT.
         const baselineRows = rows.map((r, i) => ({
-          id: uuidV7(Date.now()),
+          id: Kernel.uuidV7(Date.now()),
           product_id: productIds[i % PRODUCTS],
           email: r.customer!.toLowerCase(),
           title: r.title,
@@ -336,7 +325,9 @@ const main = async () => {
         await vacuum()
         const [bulkMs, result, bulkCpu] = await withDbCpu(() =>
           timed(() =>
-            runtime.runPromise(ReviewWrites.use((w) => w.bulkUpdate({}, { published: true })).pipe(asCaller(caller)))
+            runtime.runPromise(
+              Reviews.ReviewWrites.use((w) => w.bulkUpdate({}, { published: true })).pipe(asCaller(caller))
+            )
           )
         )
         if (result.count !== BULK_REVIEWS) throw new Error(`matched ${result.count}`)

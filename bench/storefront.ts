@@ -12,21 +12,7 @@
  *   target ≤ 0.25×.
  * Medians of BENCH_RUNS (default 200) interleaved runs after warm-ups. BENCH_KEEP=1 keeps the database.
  */
-import {
-  CatalogRepository,
-  CursorKey,
-  IdGenerator,
-  type OrganizationId,
-  Organizations,
-  parseListRequest,
-  productListEndpoint,
-  publishedReviewsFilter,
-  ReviewRepository,
-  type StoreServices,
-  storefrontReviewListEndpoint,
-  toProductRating,
-  toStorefrontReview
-} from "@feedback/core"
+import { Catalog, Kernel, Organizations, Reviews, Storefront, type StoreServices } from "@feedback/core"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { makeWebHandler, untracedRequests } from "@feedback/adapter-http/server"
 import { PgClient } from "@effect/sql-pg"
@@ -74,18 +60,18 @@ const dbUrl = new URL(serverUrl)
 dbUrl.pathname = `/${dbName}`
 
 const store = PgStoreLayer({ _tag: "Server", url: dbUrl.toString(), maxConnections: 10 })
-const services = Layer.merge(store, IdGenerator.uuidV7) as Layer.Layer<
-  StoreServices | IdGenerator | SqlClient.SqlClient,
+const services = Layer.merge(store, Kernel.IdGenerator.uuidV7) as Layer.Layer<
+  StoreServices | Kernel.IdGenerator | SqlClient.SqlClient,
   unknown
 >
 const memoMap = Layer.makeMemoMapUnsafe()
-const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
+const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
 const { handler, dispose } = makeWebHandler(services, { workers: false }, memoMap)
 let disposeFloor: (() => Promise<void>) | undefined
 
 try {
   const setup = await runtime.runPromise(Effect.gen(function*() {
-    const organizations = yield* Organizations
+    const organizations = yield* Organizations.Organizations
     // Ceilings the timed requests cannot exhaust: every request is still charged to its key-and-address bucket.
     const org = yield* organizations.createOrganization({ name: "Benchmark", apiRequestsPerMinute: 1_000_000 })
     yield* organizations.updatePlan(org.id, { storefrontReadsPerMinute: 1_000_000 })
@@ -95,10 +81,10 @@ try {
     yield* organizations.updatePlan(spent.id, { storefrontReadsPerMinute: 1 })
     const spentKey = yield* organizations.createPublishableKey(spent.id)
     return {
-      organizationId: org.id as OrganizationId,
+      organizationId: org.id as Kernel.OrganizationId,
       key: key.key,
       spentKey: spentKey.key,
-      cursorKey: yield* CursorKey
+      cursorKey: yield* Kernel.CursorKey
     }
   }))
   const { cursorKey, key, organizationId, spentKey } = setup
@@ -128,9 +114,9 @@ try {
 
   // The floor's reads: the statements the route cannot do without, with the route's own parsing.
   const parseProducts = (ids: ReadonlyArray<string>) => {
-    const parsed = parseListRequest(
+    const parsed = Kernel.parseListRequest(
       { filter: JSON.stringify({ $or: [{ id: { $in: ids } }, { slug: { $in: ids } }] }), limit: 250 },
-      productListEndpoint,
+      Catalog.productListEndpoint,
       { key: cursorKey, organizationId }
     )
     if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
@@ -142,25 +128,25 @@ try {
     organizationId,
     ratings: (ids) =>
       Effect.map(
-        CatalogRepository.use((c) => c.listProducts(organizationId, parseProducts(ids))),
-        (page) => ({ data: page.data.map(toProductRating) })
+        Catalog.CatalogRepository.use((c) => c.listProducts(organizationId, parseProducts(ids))),
+        (page) => ({ data: page.data.map(Storefront.toProductRating) })
       ),
     reviews: (productId) =>
       Effect.gen(function*() {
-        const product = yield* CatalogRepository.use((c) => c.findProduct(organizationId, productId as never))
+        const product = yield* Catalog.CatalogRepository.use((c) => c.findProduct(organizationId, productId as never))
         if (Option.isNone(product)) throw new Error("the floor's product is missing")
-        const parsed = parseListRequest(
+        const parsed = Kernel.parseListRequest(
           {
             limit: 10,
-            filter: publishedReviewsFilter(product.value.id, undefined),
-            include: storefrontReviewListEndpoint.includes
+            filter: Storefront.publishedReviewsFilter(product.value.id, undefined),
+            include: Storefront.storefrontReviewListEndpoint.includes
           },
-          storefrontReviewListEndpoint,
+          Storefront.storefrontReviewListEndpoint,
           { key: cursorKey, organizationId }
         )
         if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
-        const page = yield* ReviewRepository.use((r) => r.list(organizationId, parsed.success))
-        return { data: page.data.map(toStorefrontReview), nextCursor: page.nextCursor }
+        const page = yield* Reviews.ReviewRepository.use((r) => r.list(organizationId, parsed.success))
+        return { data: page.data.map(Storefront.toStorefrontReview), nextCursor: page.nextCursor }
       })
   })
   disposeFloor = floorMade.dispose

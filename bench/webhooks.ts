@@ -21,19 +21,7 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import {
-  CurrentWebhookSettings,
-  IdGenerator,
-  nextId,
-  type OrganizationId,
-  Organizations,
-  startDispatcher,
-  type StoreServices,
-  Timestamp,
-  type WebhookDeliveryRecord,
-  type WebhookId,
-  WebhookRepository
-} from "@feedback/core"
+import { Kernel, Organizations, type StoreServices, Webhooks } from "@feedback/core"
 import { recordEvent, transactional } from "@feedback/testing"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, ManagedRuntime, Redacted } from "effect"
@@ -282,16 +270,16 @@ const dispatched = async (
   floor: ((n: number) => Promise<Measured>) | undefined
 ): Promise<{ readonly rounds: ReadonlyArray<Round>; readonly connections: number }> => {
   const webhooks = 4
-  const Services = Layer.mergeAll(store, IdGenerator.uuidV7, NodeWebhookTransport, NodeHostResolver)
+  const Services = Layer.mergeAll(store, Kernel.IdGenerator.uuidV7, NodeWebhookTransport, NodeHostResolver)
   // The scope (and so the dispatcher) closes before the store's connections do.
   const exit = await Effect.runPromiseExit(
     Effect.gen(function*() {
-      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bench" }))
-      const repo = yield* WebhookRepository
-      const at = Timestamp.fromMillis(Date.now() - 1_000)
-      const webhookIds: Array<WebhookId> = []
+      const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Bench" }))
+      const repo = yield* Webhooks.WebhookRepository
+      const at = Kernel.Timestamp.fromMillis(Date.now() - 1_000)
+      const webhookIds: Array<Kernel.WebhookId> = []
       for (let i = 0; i < webhooks; i++) {
-        const id = yield* nextId<WebhookId>()
+        const id = yield* Kernel.nextId<Kernel.WebhookId>()
         webhookIds.push(id)
         yield* repo.insert({
           id,
@@ -314,7 +302,7 @@ const dispatched = async (
             yield* transactional(Effect.forEach(
               Array.from({ length: Math.min(500, count - done) }, () => recordsSoFar++),
               (i) =>
-                recordEvent(org.id as OrganizationId, "review.updated", {
+                recordEvent(org.id as Kernel.OrganizationId, "review.updated", {
                   ...JSON.parse(sampleBody).data,
                   id: `01930000-0000-7000-8000-${String(i).padStart(12, "0")}`
                 }),
@@ -329,7 +317,11 @@ const dispatched = async (
           const started = performance.now()
           // Closing the dispatcher's scope lets it record every outcome before the clock stops.
           yield* Effect.scoped(Effect.gen(function*() {
-            yield* startDispatcher({ concurrency: CONCURRENCY, perWebhookConcurrency: CONCURRENCY, pollIntervalMs: 20 })
+            yield* Webhooks.startDispatcher({
+              concurrency: CONCURRENCY,
+              perWebhookConcurrency: CONCURRENCY,
+              pollIntervalMs: 20
+            })
             yield* Effect.promise(() =>
               new Promise<void>((resolve) => {
                 const check = () => (received() - before >= count * webhooks ? resolve() : setTimeout(check, 2))
@@ -364,9 +356,9 @@ const dispatched = async (
       // Every delivery must be stored as delivered (outside the clock).
       let recorded = 0
       for (const id of webhookIds) {
-        let after: { createdAt: Timestamp.Timestamp; id: string } | undefined = undefined
+        let after: { createdAt: Kernel.Timestamp.Timestamp; id: string } | undefined = undefined
         for (;;) {
-          const page: ReadonlyArray<WebhookDeliveryRecord> = yield* repo.listDeliveries(org.id, id, {
+          const page: ReadonlyArray<Webhooks.WebhookDeliveryRecord> = yield* repo.listDeliveries(org.id, id, {
             limit: 250,
             after
           })
@@ -380,8 +372,12 @@ const dispatched = async (
       return { rounds, connections: dispatcherConnections }
     }).pipe(
       Effect.scoped,
-      Effect.provide(Organizations.layer.pipe(Layer.provideMerge(Services))),
-      Effect.provideService(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 10_000 })
+      Effect.provide(Organizations.Organizations.layer.pipe(Layer.provideMerge(Services))),
+      Effect.provideService(Webhooks.CurrentWebhookSettings, {
+        allowInsecure: true,
+        allowPrivate: true,
+        timeoutMs: 10_000
+      })
     )
   )
   if (exit._tag === "Failure") throw new Error(Cause.pretty(exit.cause))
@@ -392,7 +388,7 @@ const dispatched = async (
 
 const apiLatencies = async (store: Layer.Layer<StoreServices>, hangingUrl: string, stuckPosts: () => number) => {
   const operator = "bench-operator-token"
-  const { handler, dispose } = makeWebHandler(Layer.merge(store, IdGenerator.uuidV7), {
+  const { handler, dispose } = makeWebHandler(Layer.merge(store, Kernel.IdGenerator.uuidV7), {
     operatorToken: Redacted.make(operator),
     webhooks: { allowInsecure: true, allowPrivate: true, timeoutMs: 5_000, dispatcher: { concurrency: CONCURRENCY } }
   })

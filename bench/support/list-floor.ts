@@ -7,17 +7,7 @@
  * it is a statement). What the real route costs beyond these is ours; what they cost beyond the page statement is
  * the framework's and the design's.
  */
-import {
-  bucketsForKey,
-  costOfKey,
-  endpointKey,
-  type ListRequest,
-  type OrganizationId,
-  RateLimitRepository,
-  type ReviewInclude,
-  ReviewRepository,
-  type StoreServices
-} from "@feedback/core"
+import { type Kernel, RateLimits, Reviews, type StoreServices } from "@feedback/core"
 import { Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -38,14 +28,14 @@ class FloorApi extends HttpApi.make("listFloor").add(
 
 export interface ListFloorOptions {
   readonly secretKey: string
-  readonly organizationId: OrganizationId
-  readonly plan: Parameters<typeof bucketsForKey>[1]
+  readonly organizationId: Kernel.OrganizationId
+  readonly plan: Parameters<typeof RateLimits.bucketsForKey>[1]
   /** The list request the query stands for (the real route's parsing, cursor MACs included). */
-  readonly parse: (query: Record<string, string | undefined>) => ListRequest<ReviewInclude>
+  readonly parse: (query: Record<string, string | undefined>) => Kernel.ListRequest<Reviews.ReviewInclude>
   /** The statements the request cannot do without, answering what is written as its JSON. */
   readonly read: (
-    request: ListRequest<ReviewInclude>
-  ) => Effect.Effect<unknown, never, SqlClient.SqlClient | ReviewRepository>
+    request: Kernel.ListRequest<Reviews.ReviewInclude>
+  ) => Effect.Effect<unknown, never, SqlClient.SqlClient | Reviews.ReviewRepository>
   readonly spend: boolean
 }
 
@@ -55,9 +45,9 @@ export const makeListFloor = (
   options: ListFloorOptions
 ) => {
   const byHash = new Map([[createHash("sha256").update(options.secretKey).digest("hex"), options.organizationId]])
-  const listKey = endpointKey("GET", "/reviews")
-  const buckets = bucketsForKey(listKey, options.plan)
-  const cost = costOfKey(listKey)
+  const listKey = RateLimits.endpointKey("GET", "/reviews")
+  const buckets = RateLimits.bucketsForKey(listKey, options.plan)
+  const cost = RateLimits.costOfKey(listKey)
 
   const Handlers = HttpApiBuilder.group(
     FloorApi,
@@ -74,7 +64,7 @@ export const makeListFloor = (
           const read = options.read(options.parse(query))
           const body = options.spend
             ? yield* Effect.map(
-              Effect.all([RateLimitRepository.use((r) => r.spend(organizationId, buckets, cost)), read], {
+              Effect.all([RateLimits.RateLimitRepository.use((r) => r.spend(organizationId, buckets, cost)), read], {
                 concurrency: 2
               }),
               ([decision, rows]) => {

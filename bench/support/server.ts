@@ -5,7 +5,7 @@
  * for embedded PGlite in `DATA_DIR`). Prints the same "Admin API listening on <url>" line.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { RateLimitRepository } from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
@@ -20,8 +20,8 @@ const options = {
 }
 
 export const AlwaysAdmit = Layer.succeed(
-  RateLimitRepository,
-  RateLimitRepository.of({
+  RateLimits.RateLimitRepository,
+  RateLimits.RateLimitRepository.of({
     spend: (_organizationId, buckets, cost) => {
       const limit = buckets[0]?.spec.ceiling ?? 0
       return Effect.succeed({ _tag: "Admitted", cost, limit, remaining: limit, fullInSeconds: 0 })

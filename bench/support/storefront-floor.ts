@@ -4,7 +4,7 @@
  * middleware, no error envelope, no rate limit, the publishable key found in a Map — then the statements the request
  * cannot do without and `JSON.stringify` of what they read. What the real route costs beyond these is ours.
  */
-import type { OrganizationId, StoreServices } from "@feedback/core"
+import type { Kernel, StoreServices } from "@feedback/core"
 import { Effect, Layer, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -29,7 +29,7 @@ type Reads = StoreServices | SqlClient.SqlClient
 
 export interface StorefrontFloorOptions {
   readonly publishableKey: string
-  readonly organizationId: OrganizationId
+  readonly organizationId: Kernel.OrganizationId
   /** The ratings of these product ids, as the route writes them. */
   readonly ratings: (ids: ReadonlyArray<string>) => Effect.Effect<unknown, never, Reads>
   /** The product's first page of published reviews, as the route writes it. */

@@ -6,16 +6,7 @@
  *   node examples/core-direct/dashboard.ts
  */
 import { NodeHostResolver } from "@feedback/adapter-http/server"
-import {
-  Catalogs,
-  CoreLayer,
-  CurrentCaller,
-  DashboardCaller,
-  type OrganizationId,
-  Reviews,
-  ReviewWrites,
-  type UserId
-} from "@feedback/core"
+import { Catalog, CoreLayer, Kernel, Reviews } from "@feedback/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { randomUUID } from "node:crypto"
 import { openHostStore } from "../shared/HostStore.ts"
@@ -27,23 +18,26 @@ export const openDashboard = async () => {
     memoMap: store.runtime.memoMap
   })
   const { organizationId } = await store.provisionTenant("Dashboard shop")
-  const user = new DashboardCaller({
-    organizationId: organizationId as OrganizationId,
-    userId: randomUUID() as UserId,
+  const user = new Kernel.DashboardCaller({
+    organizationId: organizationId as Kernel.OrganizationId,
+    userId: randomUUID() as Kernel.UserId,
     name: "Dana (support)"
   })
 
   /** Runs a use-case as the signed-in user. */
-  const asUser = <A, E>(effect: Effect.Effect<A, E, CurrentCaller | Catalogs | Reviews | ReviewWrites>) =>
-    core.runPromise(effect.pipe(Effect.provideService(CurrentCaller, user)))
+  const asUser = <A, E>(
+    effect: Effect.Effect<A, E, Kernel.CurrentCaller | Catalog.Catalogs | Reviews.Reviews | Reviews.ReviewWrites>
+  ) => core.runPromise(effect.pipe(Effect.provideService(Kernel.CurrentCaller, user)))
 
   return {
     organizationId,
     /** A product, a few imported reviews, and the user's reply to the lowest-rated one. */
     answerWorstReview: () =>
       asUser(Effect.gen(function*() {
-        const product = yield* Catalogs.use((c) => c.createProduct({ title: "Dashboard mug", slug: "dashboard-mug" }))
-        yield* ReviewWrites.use((w) =>
+        const product = yield* Catalog.Catalogs.use((c) =>
+          c.createProduct({ title: "Dashboard mug", slug: "dashboard-mug" })
+        )
+        yield* Reviews.ReviewWrites.use((w) =>
           w.import({
             data: [5, 2, 4].map((rating, i) => ({
               product: product.slug,
@@ -53,15 +47,15 @@ export const openDashboard = async () => {
             }))
           })
         )
-        const worst = (yield* Reviews.use((r) => r.list({ sort: "rating", limit: 1 }))).data[0]
+        const worst = (yield* Reviews.Reviews.use((r) => r.list({ sort: "rating", limit: 1 }))).data[0]
         if (worst === undefined) return yield* Effect.die(new Error("no reviews"))
-        const reply = yield* ReviewWrites.use((w) =>
+        const reply = yield* Reviews.ReviewWrites.use((w) =>
           w.createReply(worst.id, { body: "Sorry to hear that — we'll make it right.", published: true })
         )
         return { worst, reply }
       })),
     /** One page of reviews: the dashboard's list view. */
-    listReviews: () => asUser(Reviews.use((r) => r.list({ limit: 10 }))),
+    listReviews: () => asUser(Reviews.Reviews.use((r) => r.list({ limit: 10 }))),
     close: async () => {
       await core.dispose()
       await store.runtime.dispose()

@@ -9,7 +9,7 @@
  *   node examples/event-consumer/consumer.ts      then import reviews through http://127.0.0.1:4000/api
  */
 import { makeNodeHandler, nodeMount } from "@feedback/adapter-http/server"
-import { committedEvents, type FeedPosition } from "@feedback/core"
+import { type Kernel, Webhooks } from "@feedback/core"
 import { Effect, Fiber, Stream } from "effect"
 import { createServer } from "node:http"
 import { openHostStore, runningHost } from "../shared/HostStore.ts"
@@ -28,12 +28,12 @@ export const startEventConsumerHost = async (port = Number(process.env["PORT"] ?
 
   const inbox: Array<InboxItem> = []
   /** The host's saved place in the stream. */
-  let position: FeedPosition | undefined
+  let position: Kernel.FeedPosition | undefined
 
   // Each start reads the position saved by the run before it.
   const consume = () =>
     Stream.runForEach(
-      committedEvents({ after: position, events: ["review.created"] }),
+      Webhooks.committedEvents({ after: position, events: ["review.created"] }),
       ({ event, position: next }) =>
         Effect.sync(() => {
           const review = event.data as { readonly id: string; readonly rating: number }

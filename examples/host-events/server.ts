@@ -10,24 +10,13 @@
  *   node examples/host-events/server.ts
  */
 import { type ApiServerOptions, makeNodeHandler, NodeHostResolver } from "@feedback/adapter-http/server"
-import {
-  CoreLayer,
-  CurrentCaller,
-  type EventName,
-  hasPermission,
-  HostEventNames,
-  HostEvents,
-  type OrganizationId,
-  Organizations,
-  RateLimits,
-  UnitOfWork
-} from "@feedback/core"
+import { CoreLayer, Kernel, Organizations, RateLimits, Webhooks } from "@feedback/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { openHostStore, urlOf } from "../shared/HostStore.ts"
 
 /** The catalog names this host records for its own records. */
-const HOST_EVENTS: ReadonlyArray<EventName> = ["loyaltyTransaction.created"]
+const HOST_EVENTS: ReadonlyArray<Webhooks.EventName> = ["loyaltyTransaction.created"]
 
 interface Order {
   readonly id: string
@@ -47,7 +36,7 @@ export const startHostEventsHost = async (
   }, store.runtime.memoMap)
   const core = ManagedRuntime.make(
     CoreLayer.pipe(
-      Layer.provide(Layer.succeed(HostEventNames, HOST_EVENTS)),
+      Layer.provide(Layer.succeed(Webhooks.HostEventNames, HOST_EVENTS)),
       Layer.provideMerge(Layer.merge(store.services, NodeHostResolver))
     ),
     { memoMap: store.runtime.memoMap }
@@ -55,25 +44,25 @@ export const startHostEventsHost = async (
   const tenant = await store.provisionTenant("Host events shop")
 
   /** The host's own table of orders (in memory here; in the same database and transaction on PostgreSQL). */
-  const orders = new Map<string, Order & { readonly organizationId: OrganizationId }>()
+  const orders = new Map<string, Order & { readonly organizationId: Kernel.OrganizationId }>()
 
   const loyaltyEvent = (token: string, body: { readonly order?: Order }) =>
     Effect.gen(function*() {
-      const { caller } = yield* Organizations.use((o) => o.authenticateSecretKey(token))
-      if (!hasPermission(caller, "customers:write")) {
+      const { caller } = yield* Organizations.Organizations.use((o) => o.authenticateSecretKey(token))
+      if (!Kernel.hasPermission(caller, "customers:write")) {
         return { status: 403, body: { error: { code: "FORBIDDEN", message: "needs customers:write" } } }
       }
-      const charged = yield* RateLimits.use((r) => r.charge("POST", "/loyalty-events")).pipe(
-        Effect.provideService(CurrentCaller, caller)
+      const charged = yield* RateLimits.RateLimits.use((r) => r.charge("POST", "/loyalty-events")).pipe(
+        Effect.provideService(Kernel.CurrentCaller, caller)
       )
       const order = body.order
       if (order === undefined || typeof order.id !== "string") {
         return { status: 400, body: { error: { code: "INVALID_REQUEST", message: "body.order is required" } } }
       }
-      yield* UnitOfWork.use((uow) =>
+      yield* Kernel.UnitOfWork.use((uow) =>
         uow.transaction(Effect.gen(function*() {
           orders.set(order.id, { ...order, organizationId: caller.organizationId })
-          yield* HostEvents.use((h) => h.record(caller.organizationId, "loyaltyTransaction.created", order))
+          yield* Webhooks.HostEvents.use((h) => h.record(caller.organizationId, "loyaltyTransaction.created", order))
         }))
       )
       return {
@@ -135,7 +124,9 @@ export const startHostEventsHost = async (
     organizationId: tenant.organizationId,
     /** Sets the tenant's plan (what an operator does through `PATCH /operator/organizations/{id}`). */
     setPlan: (patch: { readonly loyaltyEventsPerMinute?: number | null }) =>
-      core.runPromise(Organizations.use((o) => o.updatePlan(tenant.organizationId as OrganizationId, patch))),
+      core.runPromise(
+        Organizations.Organizations.use((o) => o.updatePlan(tenant.organizationId as Kernel.OrganizationId, patch))
+      ),
     close: async () => {
       await new Promise((resolve) => server.close(resolve))
       await api.dispose()

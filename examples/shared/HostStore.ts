@@ -4,18 +4,18 @@
  * host's own code. Passing `runtime.memoMap` to the API's handler makes both share that one store.
  */
 import { chooseStore, storeLayer } from "@feedback/adapter-http/server"
-import { Organizations, permissions } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 
 export const openHostStore = (databaseUrl = process.env["DATABASE_URL"] ?? "memory") => {
   const services = storeLayer(chooseStore(databaseUrl, process.env["DATA_DIR"] ?? "./.data"))
-  const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)))
+  const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)))
   /** The host provisions its tenants through the core directly (no HTTP): an organization and a full key. */
   const provisionTenant = (name: string) =>
     runtime.runPromise(Effect.gen(function*() {
-      const organizations = yield* Organizations
+      const organizations = yield* Organizations.Organizations
       const organization = yield* organizations.createOrganization({ name })
-      const { secretKey } = yield* organizations.issueSecretKey(organization.id, { permissions })
+      const { secretKey } = yield* organizations.issueSecretKey(organization.id, { permissions: Kernel.permissions })
       return { organizationId: organization.id, secretKey }
     }))
   return { services, runtime, provisionTenant }

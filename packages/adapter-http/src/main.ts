@@ -2,7 +2,7 @@
  * The standalone server (`npm start`). Configuration comes from the environment; see README for the table.
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { CoreLayer, DEFAULT_JOB_BATCH_SIZE, isWellFormedSecretKey, MIN_EVENT_RETENTION_DAYS } from "@feedback/core"
+import { CoreLayer, Jobs, Organizations, Webhooks } from "@feedback/core"
 import { Cause, Config, Effect, Exit, Layer, Option, Redacted, Result, type Runtime } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ApiApplication, apiMiddleware, ObservabilityLayer } from "./server/ApiServer.ts"
@@ -50,11 +50,11 @@ const ServerConfig = Config.all({
   publicApiBaseUrl: Config.String("PUBLIC_API_BASE_URL").pipe(Config.option),
   trustProxy: Config.String("TRUST_PROXY").pipe(Config.withDefault("")),
   surveyRecoveryMs: Config.Int("SURVEY_RECOVERY_MS").pipe(Config.withDefault(600_000)),
-  eventRetentionDays: Config.Int("EVENT_RETENTION_DAYS").pipe(Config.withDefault(MIN_EVENT_RETENTION_DAYS)),
+  eventRetentionDays: Config.Int("EVENT_RETENTION_DAYS").pipe(Config.withDefault(Webhooks.MIN_EVENT_RETENTION_DAYS)),
   jobs: Config.all({
     leaseMs: Config.Int("JOB_LEASE_MS").pipe(Config.withDefault(30_000)),
     exportRetentionHours: Config.Int("EXPORT_RETENTION_HOURS").pipe(Config.withDefault(168)),
-    batchSize: Config.Int("JOB_BATCH_SIZE").pipe(Config.withDefault(DEFAULT_JOB_BATCH_SIZE))
+    batchSize: Config.Int("JOB_BATCH_SIZE").pipe(Config.withDefault(Jobs.DEFAULT_JOB_BATCH_SIZE))
   }),
   limits: Config.all({
     requestTimeoutMs: Config.Int("REQUEST_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_SERVER_LIMITS.requestTimeoutMs)),
@@ -118,7 +118,7 @@ export const serve = Effect.suspend(() => run).pipe(
 const run = Effect.gen(function*() {
   const config = yield* ServerConfig
   const demoKey = Option.getOrUndefined(config.demoSecretKey)
-  if (demoKey !== undefined && !isWellFormedSecretKey(demoKey)) {
+  if (demoKey !== undefined && !Organizations.isWellFormedSecretKey(demoKey)) {
     return yield* Effect.die(
       new Error("DEMO_SECRET_KEY must look like sk_ followed by at least 32 URL-safe characters")
     )
@@ -158,10 +158,10 @@ const run = Effect.gen(function*() {
   if (rateLimitUrl !== undefined && !isRateLimitUrl(rateLimitUrl)) {
     return yield* Effect.die(new Error("RATE_LIMIT_URL must be a redis:// or rediss:// URL"))
   }
-  if (config.eventRetentionDays < MIN_EVENT_RETENTION_DAYS) {
+  if (config.eventRetentionDays < Webhooks.MIN_EVENT_RETENTION_DAYS) {
     return yield* Effect.die(
       new Error(
-        `EVENT_RETENTION_DAYS must be at least ${MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`
+        `EVENT_RETENTION_DAYS must be at least ${Webhooks.MIN_EVENT_RETENTION_DAYS} (the feed keeps events at least that long)`
       )
     )
   }

@@ -4,7 +4,7 @@
  * with workers (the default) delivers what was waiting in the outbox.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { IdGenerator } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiServerOptions, makeWebHandler } from "../src/server/ApiServer.ts"
@@ -28,7 +28,7 @@ afterAll(async () => {
 describe("background workers are opt-in", () => {
   it("without workers the handler answers but never delivers; with workers the waiting delivery goes out", async () => {
     // One store shared by both handlers, as two processes on one database would share it.
-    const storeRuntime = ManagedRuntime.make(Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7))
+    const storeRuntime = ManagedRuntime.make(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7))
     const store = Layer.succeedContext(await storeRuntime.context())
     const requestsOnly = makeWebHandler(store, { ...options, workers: false })
     const request = requestVia(requestsOnly.handler)

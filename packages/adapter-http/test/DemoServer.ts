@@ -4,7 +4,7 @@
  * map), for what a test must set up or read without HTTP.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { CoreLayer, IdGenerator, type OrganizationId, type StoreServices } from "@feedback/core"
+import { CoreLayer, Kernel, type StoreServices } from "@feedback/core"
 import { type Effect, Layer, ManagedRuntime } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -13,11 +13,11 @@ import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
 import { type DemoSlot, seedDemo } from "../src/server/organizations/DemoSeed.ts"
 import { NodeHostResolver } from "../src/server/webhooks/NodeWebhookTransport.ts"
 
-type Services = StoreServices | IdGenerator | Layer.Success<typeof CoreLayer>
+type Services = StoreServices | Kernel.IdGenerator | Layer.Success<typeof CoreLayer>
 
 export interface DemoServer {
   readonly origin: string
-  readonly organizationId: OrganizationId
+  readonly organizationId: Kernel.OrganizationId
   /** The demo organization's secret key (every permission). */
   readonly secretKey: string
   readonly run: <A, E>(effect: Effect.Effect<A, E, Services>) => Promise<A>
@@ -30,7 +30,7 @@ export const startDemoServer = async (
   options: Omit<ApiServerOptions, "demo" | "serverUrl"> = { workers: false },
   siteDomain = "shop.test"
 ): Promise<DemoServer> => {
-  const Store = Layer.mergeAll(MemoryStoreLayer, IdGenerator.uuidV7)
+  const Store = Layer.mergeAll(MemoryStoreLayer, Kernel.IdGenerator.uuidV7)
   const runtime = ManagedRuntime.make(CoreLayer.pipe(Layer.provideMerge(Layer.merge(Store, NodeHostResolver))))
   const run = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
   const slot: DemoSlot = { current: undefined }

@@ -8,7 +8,7 @@
  * Chromium fails instead.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { IdGenerator } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Layer } from "effect"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
@@ -45,7 +45,7 @@ describe.skipIf(!present)(title, () => {
   let server: Server
   let origin: string
   beforeAll(async () => {
-    api = await makeNodeHandler(Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7), { workers: false })
+    api = await makeNodeHandler(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7), { workers: false })
     server = createServer(api.handler)
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

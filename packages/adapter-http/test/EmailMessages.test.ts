@@ -3,14 +3,7 @@
  * and the `List-Unsubscribe` headers (RFC 2369, RFC 8058), through nodemailer to a real SMTP server (`smtp-server`)
  * on loopback, and into the log when no SMTP server is configured. Asker notices (text only) keep their shape.
  */
-import {
-  type EmailMessage,
-  listUnsubscribeHeaders,
-  LoggingMailer,
-  Mailer,
-  safeHeaders,
-  unsubscribableMessage
-} from "@feedback/core"
+import { Questions } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
@@ -20,14 +13,19 @@ import { SmtpMailer } from "../src/server/questions/SmtpMailer.ts"
 
 const unsubscribeUrl = "https://api.shop.example/u/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcde"
 
-const review: EmailMessage = unsubscribableMessage("0192f0d4-aaaa-7bbb-8ccc-000000000001", "ada@example.com", {
-  subject: "How was your order, Ada?",
-  text: "Hi Ada,\n\nWrite your review (https://api.shop.example/r/token)\n\nUnsubscribe (" + unsubscribeUrl + ")",
-  html:
-    "<!DOCTYPE html><html><body><p>Hi Ada, café ☕</p><a href=\"https://api.shop.example/r/token\">Write your review</a></body></html>"
-}, unsubscribeUrl)
+const review: Questions.EmailMessage = Questions.unsubscribableMessage(
+  "0192f0d4-aaaa-7bbb-8ccc-000000000001",
+  "ada@example.com",
+  {
+    subject: "How was your order, Ada?",
+    text: "Hi Ada,\n\nWrite your review (https://api.shop.example/r/token)\n\nUnsubscribe (" + unsubscribeUrl + ")",
+    html:
+      "<!DOCTYPE html><html><body><p>Hi Ada, café ☕</p><a href=\"https://api.shop.example/r/token\">Write your review</a></body></html>"
+  },
+  unsubscribeUrl
+)
 
-const notice: EmailMessage = {
+const notice: Questions.EmailMessage = {
   id: "0192f0d4-aaaa-7bbb-8ccc-000000000002",
   to: "asker@example.com",
   subject: "Your question was answered",
@@ -100,9 +98,9 @@ describe("the message shape through SMTP", () => {
   })
   afterAll(() => new Promise<void>((resolve) => smtp.close(() => resolve())))
 
-  const send = (message: EmailMessage) =>
+  const send = (message: Questions.EmailMessage) =>
     Effect.runPromise(
-      Mailer.use((m) => m.send(message)).pipe(
+      Questions.Mailer.use((m) => m.send(message)).pipe(
         Effect.provide(
           SmtpMailer({ url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Acme <reviews@shop.example>" })
         ),
@@ -152,10 +150,10 @@ describe("the message shape through SMTP", () => {
 describe("without SMTP", () => {
   it("the log gets the message: text, HTML and the headers; an asker notice logs as before", async () => {
     const lines: Array<string> = []
-    const logged = (message: EmailMessage) =>
+    const logged = (message: Questions.EmailMessage) =>
       Effect.runPromise(
-        Mailer.use((m) => m.send(message)).pipe(Effect.provide(Layer.merge(
-          LoggingMailer,
+        Questions.Mailer.use((m) => m.send(message)).pipe(Effect.provide(Layer.merge(
+          Questions.LoggingMailer,
           JsonLoggerLayer((line) => lines.push(line))
         )))
       )
@@ -175,10 +173,10 @@ describe("without SMTP", () => {
   })
 
   it("listUnsubscribeHeaders and safeHeaders keep every header a single line", () => {
-    expect(listUnsubscribeHeaders("https://x.example/u/abc\r\nBcc: y")).toEqual({
+    expect(Questions.listUnsubscribeHeaders("https://x.example/u/abc\r\nBcc: y")).toEqual({
       "List-Unsubscribe": "<https://x.example/u/abcBcc: y>",
       "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"
     })
-    expect(safeHeaders({ "A": "1", "B\n": "2", "C": "3\n" })).toEqual({ A: "1" })
+    expect(Questions.safeHeaders({ "A": "1", "B\n": "2", "C": "3\n" })).toEqual({ A: "1" })
   })
 })

@@ -7,7 +7,7 @@
  * To cover a new endpoint, add its call to `calls` (in an order where what it needs already exists).
  */
 import { type AdminApiClient, createAdminApiClient } from "@feedback/client"
-import { signCustomer } from "@feedback/core"
+import { Storefront } from "@feedback/core"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fetchTypesSource } from "../../client/scripts/FetchTypes.ts"
@@ -46,7 +46,7 @@ const signedFor = (made: Made, email: string) => {
     apiPublishableKey: key,
     customerEmail: email,
     timestamp,
-    signature: signCustomer(id(made, "signingSecret"), key, email, timestamp)
+    signature: Storefront.signCustomer(id(made, "signingSecret"), key, email, timestamp)
   }
 }
 

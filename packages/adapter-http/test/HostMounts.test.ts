@@ -5,17 +5,7 @@
  *   caller (never rate limited), to an organization's caller (charged like a key), or to nobody (the key decides);
  * - `tracer` receives the requests' spans and `logRecord` the log records as objects.
  */
-import {
-  type Caller,
-  DashboardCaller,
-  IdGenerator,
-  type OrganizationId,
-  Organizations,
-  permissions,
-  type SecretKeyId,
-  SecretKeyCaller,
-  type UserId
-} from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { Effect, Layer, ManagedRuntime, Tracer } from "effect"
 import express from "express"
@@ -30,10 +20,10 @@ import { SPENT_BODY_MESSAGE } from "../src/server/HostBody.ts"
 import { expressMount, fastifyMount, honoMount, nodeMount } from "../src/server/HostMounts.ts"
 import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
 
-const services = Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7)
-const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)))
+const services = Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7)
+const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)))
 
-let organizationId: OrganizationId
+let organizationId: Kernel.OrganizationId
 let secretKey: string
 const spans: Array<string> = []
 const records: Array<LogRecord> = []
@@ -51,20 +41,20 @@ const sessionOf = (original: unknown): string | undefined => {
 }
 
 /** The host's sessions: a dashboard user, an agent with read access to reviews (charged), anything else nobody. */
-const authenticate = ({ original }: HostRequest): Effect.Effect<Caller | undefined> =>
+const authenticate = ({ original }: HostRequest): Effect.Effect<Kernel.Caller | undefined> =>
   Effect.sync(() => {
     const session = sessionOf(original)
     if (session === "dashboard") {
-      return new DashboardCaller({
+      return new Kernel.DashboardCaller({
         organizationId,
-        userId: "0190a000-0000-7000-8000-000000000001" as UserId,
+        userId: "0190a000-0000-7000-8000-000000000001" as Kernel.UserId,
         name: "Support agent"
       })
     }
     if (session === "agent") {
-      return new SecretKeyCaller({
+      return new Kernel.SecretKeyCaller({
         organizationId,
-        keyId: "0190a000-0000-7000-8000-000000000002" as SecretKeyId,
+        keyId: "0190a000-0000-7000-8000-000000000002" as Kernel.SecretKeyId,
         permissions: new Set(["reviews:read" as const])
       })
     }
@@ -77,12 +67,12 @@ const web = makeWebHandler(services, { ...options, workers: false }, runtime.mem
 
 beforeAll(async () => {
   const provisioned = await runtime.runPromise(Effect.gen(function*() {
-    const organizations = yield* Organizations
+    const organizations = yield* Organizations.Organizations
     // A small plan, so that charged callers run out within a test and dashboard callers visibly do not.
     const organization = yield* organizations.createOrganization({ name: "Host shop", apiRequestsPerMinute: 3 })
     // Keys are checked on an organization of their own, whose bucket the charged tests here do not empty.
     const keyed = yield* organizations.createOrganization({ name: "Keyed shop" })
-    const { secretKey } = yield* organizations.issueSecretKey(keyed.id, { permissions })
+    const { secretKey } = yield* organizations.issueSecretKey(keyed.id, { permissions: Kernel.permissions })
     return { organizationId: organization.id, secretKey }
   }))
   organizationId = provisioned.organizationId

@@ -7,23 +7,7 @@
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import {
-  type CursorBinding,
-  CursorKey,
-  cursorSecretName,
-  decodeCursor,
-  HostResolver,
-  IdGenerator,
-  InstanceSecretRepository,
-  matchAll,
-  nextId,
-  type OrganizationId,
-  type Timestamp,
-  type WebhookDeliveryId,
-  type WebhookDeliveryRecord,
-  type WebhookId,
-  WebhookRepository
-} from "@feedback/core"
+import { Kernel, Webhooks } from "@feedback/core"
 import { legacyCursor, legacyWebhookCursor, seedReviews } from "@feedback/testing"
 import { Cause, Effect, Layer, ManagedRuntime, Redacted, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -33,7 +17,10 @@ import { testStores } from "./SeededServer.ts"
 import { expectInvalid } from "./Http.ts"
 import { makeTestServer, type TestResponse, type TestServer } from "./TestServer.ts"
 
-const FakeDns = Layer.succeed(HostResolver, HostResolver.of({ resolve: () => Effect.succeed(["93.184.216.34"]) }))
+const FakeDns = Layer.succeed(
+  Webhooks.HostResolver,
+  Webhooks.HostResolver.of({ resolve: () => Effect.succeed(["93.184.216.34"]) })
+)
 const serverOptions = { webhooks: { dispatcher: false, resolver: FakeDns } } as const
 
 const expectBadCursor = (res: TestResponse, what: string) => expectInvalid(res, "cursor", what)
@@ -53,7 +40,7 @@ type Store = Layer.Layer<any, unknown>
 /** A test server plus a runtime over the same built store, to seed what the API cannot create. */
 const makeServer = (store: Store) => {
   const memoMap = Layer.makeMemoMapUnsafe()
-  const runtime = ManagedRuntime.make(Layer.merge(store, IdGenerator.uuidV7), { memoMap })
+  const runtime = ManagedRuntime.make(Layer.merge(store, Kernel.IdGenerator.uuidV7), { memoMap })
   const server = makeTestServer(store, serverOptions, memoMap)
   return {
     server,
@@ -90,18 +77,18 @@ const populate = async (server: TestServer, runtime: ManagedRuntime.ManagedRunti
   for (let i = 0; i < 3; i++) {
     hooks.push(await post("/webhooks", { url: `https://hooks.example.com/${i}`, events: ["review.created"] }))
   }
-  const hookId = hooks[0].id as WebhookId
+  const hookId = hooks[0].id as Kernel.WebhookId
   await runtime.runPromise(Effect.gen(function*() {
-    yield* seedReviews(organizationId as OrganizationId, products.map((p) => ({ productId: p.id })))
-    const deliveries: Array<WebhookDeliveryRecord> = []
+    yield* seedReviews(organizationId as Kernel.OrganizationId, products.map((p) => ({ productId: p.id })))
+    const deliveries: Array<Webhooks.WebhookDeliveryRecord> = []
     for (let i = 0; i < 3; i++) {
-      const idempotencyKey: string = yield* nextId()
-      const createdAt = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() as Timestamp.Timestamp
+      const idempotencyKey: string = yield* Kernel.nextId()
+      const createdAt = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() as Kernel.Timestamp.Timestamp
       deliveries.push({
-        id: yield* nextId<WebhookDeliveryId>(),
-        organizationId: organizationId as OrganizationId,
+        id: yield* Kernel.nextId<Kernel.WebhookDeliveryId>(),
+        organizationId: organizationId as Kernel.OrganizationId,
         webhookId: hookId,
-        eventId: yield* nextId<WebhookDeliveryRecord["eventId"]>(),
+        eventId: yield* Kernel.nextId<Webhooks.WebhookDeliveryRecord["eventId"]>(),
         event: "review.created",
         idempotencyKey,
         status: "pending",
@@ -117,17 +104,17 @@ const populate = async (server: TestServer, runtime: ManagedRuntime.ManagedRunti
         recordKey: null
       })
     }
-    yield* WebhookRepository.use((r) => r.insertDeliveries(deliveries))
+    yield* Webhooks.WebhookRepository.use((r) => r.insertDeliveries(deliveries))
   }))
   return { organizationId, key, hookId }
 }
 
 /** Every list endpoint, with how a forger would have bound a cursor to it before cursors were sealed. */
 const lists = (hookId: string) => {
-  const newestFirst = (endpoint: string): CursorBinding => ({
+  const newestFirst = (endpoint: string): Kernel.CursorBinding => ({
     endpoint,
     sort: { field: "createdAt", direction: "desc", type: "timestamp" },
-    filter: matchAll,
+    filter: Kernel.matchAll,
     search: undefined
   })
   return [
@@ -197,7 +184,7 @@ describe.each(hostileStores)("hostile cursors on every list (%s)", (_name, makeS
   })
 
   it("a cursor sealed with another key, edited in one character, or cut, is a 400", async () => {
-    const forger = CursorKey.fromSecret("not the server's key, but long enough to be one")
+    const forger = Kernel.CursorKey.fromSecret("not the server's key, but long enough to be one")
     for (const { path } of lists(a.hookId)) {
       const first = await get(path, a.key, { limit: "1" })
       const cursor: string = first.body.nextCursor
@@ -245,20 +232,28 @@ describe("the cursor key", () => {
       const { organizationId, key } = await server.provision()
       for (let i = 0; i < 2; i++) await server.request("POST", "/sites", { token: key, body: { name: `S${i}` } })
       const cursor: string = (await server.request("GET", "/sites?limit=1", { token: key })).body.nextCursor
-      const binding: CursorBinding = {
+      const binding: Kernel.CursorBinding = {
         endpoint: "sites",
         sort: { field: "createdAt", direction: "desc", type: "timestamp" },
-        filter: matchAll,
+        filter: Kernel.matchAll,
         search: undefined
       }
-      expect(Result.isSuccess(decodeCursor(cursor, binding, { key: CursorKey.fromSecret(secret), organizationId })))
+      expect(
+        Result.isSuccess(
+          Kernel.decodeCursor(cursor, binding, { key: Kernel.CursorKey.fromSecret(secret), organizationId })
+        )
+      )
         .toBe(true)
       // The store still keeps a generated secret; it does not open the configured key's cursors.
       const stored = await runtime.runPromise(
-        InstanceSecretRepository.use((r) => r.getOrCreate(cursorSecretName, "unused"))
+        Kernel.InstanceSecretRepository.use((r) => r.getOrCreate(Kernel.cursorSecretName, "unused"))
       )
       expect(stored).not.toBe(secret)
-      expect(Result.isSuccess(decodeCursor(cursor, binding, { key: CursorKey.fromSecret(stored), organizationId })))
+      expect(
+        Result.isSuccess(
+          Kernel.decodeCursor(cursor, binding, { key: Kernel.CursorKey.fromSecret(stored), organizationId })
+        )
+      )
         .toBe(false)
     } finally {
       await dispose()
@@ -266,7 +261,7 @@ describe("the cursor key", () => {
   })
 
   it("a CURSOR_SECRET shorter than 32 characters refuses to start", async () => {
-    const exit = await Effect.runPromiseExit(Layer.build(CursorKey.layer("too short")).pipe(Effect.scoped))
+    const exit = await Effect.runPromiseExit(Layer.build(Kernel.CursorKey.layer("too short")).pipe(Effect.scoped))
     expect(exit._tag).toBe("Failure")
     if (exit._tag === "Failure") expect(Cause.pretty(exit.cause)).toContain("at least 32 characters")
   })
@@ -275,7 +270,7 @@ describe("the cursor key", () => {
     const keyOf = () =>
       Effect.runPromise(
         Effect.gen(function*() {
-          return yield* CursorKey
+          return yield* Kernel.CursorKey
         }).pipe(Effect.provide(MemoryStoreLayer))
       )
     const payload = new TextEncoder().encode("x")

@@ -5,20 +5,7 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { migrations, PgDatabase, PgStoreLayer, runMigrations } from "@feedback/adapter-postgres"
-import {
-  CoreLayer,
-  CurrentStorefrontCaller,
-  generateSecretKey,
-  hashSecretKey,
-  IdGenerator,
-  type OrganizationId,
-  Organizations,
-  SecretKeyRepository,
-  type StoreServices,
-  StorefrontReads,
-  StorefrontRecordRepository,
-  WebhookTransport
-} from "@feedback/core"
+import { CoreLayer, Kernel, Organizations, Storefront, type StoreServices, Webhooks } from "@feedback/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { HttpRouter } from "effect/http"
 import { SqlClient } from "effect/sql"
@@ -155,12 +142,12 @@ describe("loggedUrl", () => {
 })
 
 describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) => {
-  type Services = StoreServices | IdGenerator | Layer.Success<typeof CoreLayer>
+  type Services = StoreServices | Kernel.IdGenerator | Layer.Success<typeof CoreLayer>
   let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
   const run = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
   beforeAll(() => {
     runtime = ManagedRuntime.make(
-      CoreLayer.pipe(Layer.provideMerge(Layer.mergeAll(makeStore(), IdGenerator.uuidV7, NodeHostResolver)))
+      CoreLayer.pipe(Layer.provideMerge(Layer.mergeAll(makeStore(), Kernel.IdGenerator.uuidV7, NodeHostResolver)))
     )
   })
   afterAll(() => runtime.dispose())
@@ -170,50 +157,60 @@ describe.each(stores)("demo seeding and key hashes on %s", (_name, makeStore) =>
     const first = await run(seedDemo(fixed))
     expect(first).toMatchObject({ _tag: "Created", secretKey: fixed })
     if (first._tag !== "Created") throw new Error("not seeded")
-    const organizationId = first.organizationId as OrganizationId
+    const organizationId = first.organizationId as Kernel.OrganizationId
     // The next start finds the same demo organization, whose storefront was seeded with it.
     expect(await run(seedDemo(fixed))).toEqual({ _tag: "Existing", secretKey: fixed, organizationId })
-    const [demoKey] = await run(StorefrontRecordRepository.use((r) => r.listPublishableKeys(organizationId)))
-    const caller = await run(Organizations.use((o) => o.authenticatePublishableKey(demoKey!.key)))
+    const [demoKey] = await run(
+      Organizations.StorefrontRecordRepository.use((r) => r.listPublishableKeys(organizationId))
+    )
+    const caller = await run(Organizations.Organizations.use((o) => o.authenticatePublishableKey(demoKey!.key)))
     const ratings = await run(
-      StorefrontReads.use((reads) => reads.ratings(demoProducts.map((p) => p.slug).join(","))).pipe(
-        Effect.provideService(CurrentStorefrontCaller, { ...caller, clientAddress: "test" })
+      Storefront.StorefrontReads.use((reads) => reads.ratings(demoProducts.map((p) => p.slug).join(","))).pipe(
+        Effect.provideService(Storefront.CurrentStorefrontCaller, { ...caller, clientAddress: "test" })
       )
     )
     expect(ratings.data.map((r) => r.slug)).toEqual(demoProducts.map((p) => p.slug))
     expect(ratings.data.every((r) => r.reviewCount > 0)).toBe(true)
-    const [key] = await run(Organizations.use((o) => o.listSecretKeys(organizationId)))
-    await run(Organizations.use((o) => o.revokeSecretKey(organizationId, key!.id)))
+    const [key] = await run(Organizations.Organizations.use((o) => o.listSecretKeys(organizationId)))
+    await run(Organizations.Organizations.use((o) => o.revokeSecretKey(organizationId, key!.id)))
 
     expect(await run(seedDemo(fixed))).toEqual({ _tag: "Revoked" })
     expect(await run(seedDemo(fixed))).toEqual({ _tag: "Revoked" })
-    const denied = await run(Effect.flip(Organizations.use((o) => o.authenticateSecretKey(fixed))))
+    const denied = await run(Effect.flip(Organizations.Organizations.use((o) => o.authenticateSecretKey(fixed))))
     expect(denied._tag).toBe("Unauthorized")
-    const stored = await run(SecretKeyRepository.use((r) => r.findByHash(hashSecretKey(fixed))))
+    const stored = await run(
+      Organizations.SecretKeyRepository.use((r) => r.findByHash(Organizations.hashSecretKey(fixed)))
+    )
     expect(stored._tag === "Some" && stored.value.id).toBe(key!.id)
     // Without a fixed key, a store that has organizations is left alone.
     expect(await run(seedDemo(undefined))).toEqual({ _tag: "Existing", secretKey: undefined, organizationId })
   })
 
   it("a key hash is stored once: a second key with the same secret is refused", async () => {
-    const org = await run(Organizations.use((o) => o.createOrganization({ name: "Duplicates" })))
-    const secret = generateSecretKey()
+    const org = await run(Organizations.Organizations.use((o) => o.createOrganization({ name: "Duplicates" })))
+    const secret = Organizations.generateSecretKey()
     const issued = await run(
-      Organizations.use((o) => o.issueChosenSecretKey(org.id, { permissions: ["reviews:read"] }, secret))
+      Organizations.Organizations.use((o) => o.issueChosenSecretKey(org.id, { permissions: ["reviews:read"] }, secret))
     )
     const again = await run(
-      Effect.flip(Organizations.use((o) => o.issueChosenSecretKey(org.id, { permissions: ["settings:write"] }, secret)))
+      Effect.flip(
+        Organizations.Organizations.use((o) =>
+          o.issueChosenSecretKey(org.id, { permissions: ["settings:write"] }, secret)
+        )
+      )
     )
     expect(again._tag).toBe("SecretKeyHashTaken")
-    const other = await run(Organizations.use((o) => o.createOrganization({ name: "Elsewhere" })))
+    const other = await run(Organizations.Organizations.use((o) => o.createOrganization({ name: "Elsewhere" })))
     const elsewhere = await run(
-      Effect.flip(Organizations.use((o) => o.issueChosenSecretKey(other.id, { permissions: [] }, secret)))
+      Effect.flip(Organizations.Organizations.use((o) => o.issueChosenSecretKey(other.id, { permissions: [] }, secret)))
     )
     expect(elsewhere._tag).toBe("SecretKeyHashTaken")
     // The refused attempts left nothing behind, and the key still names its one record.
-    expect((await run(Organizations.use((o) => o.listSecretKeys(org.id)))).map((k) => k.id)).toEqual([issued.id])
-    expect(await run(Organizations.use((o) => o.listSecretKeys(other.id)))).toEqual([])
-    const auth = await run(Organizations.use((o) => o.authenticateSecretKey(secret)))
+    expect((await run(Organizations.Organizations.use((o) => o.listSecretKeys(org.id)))).map((k) => k.id)).toEqual([
+      issued.id
+    ])
+    expect(await run(Organizations.Organizations.use((o) => o.listSecretKeys(other.id)))).toEqual([])
+    const auth = await run(Organizations.Organizations.use((o) => o.authenticateSecretKey(secret)))
     expect(auth.caller.keyId).toBe(issued.id)
     expect([...auth.caller.permissions]).toEqual(["reviews:read"])
   })
@@ -305,7 +302,7 @@ describe("webhook transport against a receiver that answers with an endless body
 
   const post = (path: string, timeoutMs = 60_000) =>
     Effect.runPromise(
-      WebhookTransport.use((t) =>
+      Webhooks.WebhookTransport.use((t) =>
         t.post({
           url: new URL(`http://127.0.0.1:${port}${path}`),
           address: undefined,

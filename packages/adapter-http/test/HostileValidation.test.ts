@@ -6,7 +6,7 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { HostNotResolved, HostResolver, type StoreServices } from "@feedback/core"
+import { type StoreServices, Webhooks } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
@@ -14,12 +14,12 @@ import { expectError } from "./Http.ts"
 import { makeTestServer, type TestResponse, type TestServer } from "./TestServer.ts"
 
 const FakeDns = Layer.succeed(
-  HostResolver,
-  HostResolver.of({
+  Webhooks.HostResolver,
+  Webhooks.HostResolver.of({
     resolve: (hostname) =>
       hostname === "hooks.example.com"
         ? Effect.succeed(["93.184.216.34"])
-        : Effect.fail(new HostNotResolved({ hostname }))
+        : Effect.fail(new Webhooks.HostNotResolved({ hostname }))
   })
 )
 

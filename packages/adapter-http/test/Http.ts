@@ -3,13 +3,13 @@
  * any fetch-style handler), provisioning an organization and a key through the operator API, a server with a key for
  * a whole file, and the assertions on the error envelope (shared DECISIONS §1).
  */
-import { type Permission, permissions } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { afterAll, beforeAll, expect } from "vitest"
 import type { TestServer } from "./TestServer.ts"
 
 export const OPERATOR_TOKEN = "test-operator-token"
 
-export const allPermissions: ReadonlyArray<Permission> = permissions
+export const allPermissions: ReadonlyArray<Kernel.Permission> = Kernel.permissions
 
 export interface TestResponse {
   readonly status: number
@@ -62,7 +62,7 @@ export const operatorVia =
     request(method, `/operator${path}`, { token, body })
 
 export interface ProvisionOptions {
-  readonly permissions?: ReadonlyArray<Permission>
+  readonly permissions?: ReadonlyArray<Kernel.Permission>
   readonly apiRequestsPerMinute?: number
 }
 

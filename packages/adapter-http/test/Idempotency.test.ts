@@ -5,7 +5,7 @@
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { HostNotResolved, HostResolver, type StoreServices } from "@feedback/core"
+import { type StoreServices, Webhooks } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
@@ -20,12 +20,12 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, u
 
 // Webhook destinations resolve without the network; no dispatcher runs, so a ping answers its queued delivery.
 const FakeDns = Layer.succeed(
-  HostResolver,
-  HostResolver.of({
+  Webhooks.HostResolver,
+  Webhooks.HostResolver.of({
     resolve: (hostname) =>
       hostname === "hooks.example.com"
         ? Effect.succeed(["93.184.216.34"])
-        : Effect.fail(new HostNotResolved({ hostname }))
+        : Effect.fail(new Webhooks.HostNotResolved({ hostname }))
   })
 )
 

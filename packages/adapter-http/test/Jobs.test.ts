@@ -6,7 +6,7 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { REVIEW_EXPORT_COLUMNS, type StoreServices } from "@feedback/core"
+import { Jobs, type StoreServices } from "@feedback/core"
 import type { Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
@@ -310,7 +310,7 @@ describe.each(stores)("import and export jobs over HTTP (%s)", (_name, makeStore
     expect(lines.map((l) => JSON.parse(l).externalId)).toEqual(["e1"])
     // Every field of the list, nulls included, and no formula escape in NDJSON.
     const e1 = JSON.parse(lines[0]!)
-    expect(Object.keys(e1)).toEqual(REVIEW_EXPORT_COLUMNS)
+    expect(Object.keys(e1)).toEqual(Jobs.REVIEW_EXPORT_COLUMNS)
     expect(e1).toMatchObject({
       pending: null,
       imageUrls: null,

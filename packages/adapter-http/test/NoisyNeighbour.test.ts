@@ -7,7 +7,7 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { MAX_WEBHOOKS_PER_ORGANIZATION, type StoreServices } from "@feedback/core"
+import { type StoreServices, Webhooks } from "@feedback/core"
 import { type Layer, Redacted } from "effect"
 import { connect, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
@@ -91,7 +91,7 @@ describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
     // The aggressor: every webhook it may have, at a receiver that never answers, and events fanned out to all.
     const aggressor = await server.provision()
     const hooks: Array<string> = []
-    for (let i = 0; i < MAX_WEBHOOKS_PER_ORGANIZATION; i++) {
+    for (let i = 0; i < Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION; i++) {
       const res = await server.request("POST", "/webhooks", {
         token: aggressor.key,
         body: { url: receiver.url("/hang"), events: ["webhook.updated"] }
@@ -104,7 +104,7 @@ describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
       body: { url: receiver.url("/hang"), events: ["webhook.updated"] }
     })
     expect(oneMore.status).toBe(400)
-    expect(oneMore.body.error.message).toContain(`at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks`)
+    expect(oneMore.body.error.message).toContain(`at most ${Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION} webhooks`)
     for (let round = 0; round < 5; round++) {
       for (const id of hooks) {
         const res = await server.request("PATCH", `/webhooks/${id}`, {

@@ -5,7 +5,7 @@
  * processes. Bounds as in `NoisyNeighbour.test.ts`: ratios with a generous floor.
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { MAX_WEBHOOKS_PER_ORGANIZATION } from "@feedback/core"
+import { Webhooks } from "@feedback/core"
 import { Effect } from "effect"
 import { Agent } from "node:http"
 import { afterAll, beforeAll, expect, it } from "vitest"
@@ -106,7 +106,7 @@ describeWithServer("noisy neighbours across two server processes (PostgreSQL)", 
 
     const aggressor = await api.provision()
     const hooks: Array<string> = []
-    for (let i = 0; i < MAX_WEBHOOKS_PER_ORGANIZATION; i++) {
+    for (let i = 0; i < Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION; i++) {
       const res = await call(i % 2, "POST", "/webhooks", aggressor.key, {
         url: receiver.url("/hang"),
         events: ["webhook.updated"]

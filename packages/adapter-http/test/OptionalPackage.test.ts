@@ -52,9 +52,13 @@ describe("storeLayer", () => {
   it("loads the store it is told to use, here the memory store, when built", async () => {
     const name = await Effect.runPromise(
       Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         return (yield* organizations.createOrganization({ name: "Loaded lazily" })).name
-      }).pipe(Effect.provide(Organizations.layer.pipe(Layer.provide(storeLayer(chooseStore("memory", "unused"))))))
+      }).pipe(
+        Effect.provide(
+          Organizations.Organizations.layer.pipe(Layer.provide(storeLayer(chooseStore("memory", "unused"))))
+        )
+      )
     )
     expect(name).toBe("Loaded lazily")
   })

@@ -5,13 +5,7 @@
  * Products and customers are seeded through the store's test kit (their endpoints live on another branch);
  * the store's context is shared by the test server, the seeding, the checks of stored rows and the worker.
  */
-import {
-  EmailOutboxRepository,
-  EventOutbox,
-  IdGenerator,
-  type OrganizationId,
-  type StoreServices
-} from "@feedback/core"
+import { Kernel, Questions, type StoreServices } from "@feedback/core"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
 import { seedCustomer, seedProduct, StoreTestKit } from "@feedback/testing"
@@ -28,7 +22,7 @@ import { makeTestServer, type TestResponse } from "./TestServer.ts"
 
 const StoreWithSupport = MemoryStoreTestKit.pipe(
   Layer.provideMerge(MemoryStoreLayer),
-  Layer.provideMerge(IdGenerator.uuidV7)
+  Layer.provideMerge(Kernel.IdGenerator.uuidV7)
 )
 const store = ManagedRuntime.make(StoreWithSupport)
 let server: ReturnType<typeof makeTestServer>
@@ -46,7 +40,7 @@ afterAll(async () => {
 const run = <A>(effect: Effect.Effect<A, never, Layer.Success<typeof StoreWithSupport>>) => store.runPromise(effect)
 
 interface Shop {
-  readonly organizationId: OrganizationId
+  readonly organizationId: Kernel.OrganizationId
   readonly key: string
   readonly productId: string
   readonly req: (method: string, path: string, body?: unknown) => Promise<TestResponse>
@@ -59,20 +53,20 @@ const shop = async (
     options.permissions === undefined ? {} : { permissions: options.permissions }
   )
   const product = await run(
-    seedProduct(organizationId as OrganizationId, { title: "Ceramic mug", slug: `mug-${organizationId}` })
+    seedProduct(organizationId as Kernel.OrganizationId, { title: "Ceramic mug", slug: `mug-${organizationId}` })
   )
   return {
-    organizationId: organizationId as OrganizationId,
+    organizationId: organizationId as Kernel.OrganizationId,
     key,
     productId: product.id,
     req: (method, path, body) => server.request(method, path, { token: key, ...(body === undefined ? {} : { body }) })
   }
 }
 
-const eventsOf = (organizationId: OrganizationId) =>
-  run(EventOutbox.use((o) => o.listForOrganization(organizationId))).then((es) => es.map((e) => e.event))
-const noticesOf = (organizationId: OrganizationId) =>
-  run(EmailOutboxRepository.use((o) => o.listForOrganization(organizationId)))
+const eventsOf = (organizationId: Kernel.OrganizationId) =>
+  run(Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))).then((es) => es.map((e) => e.event))
+const noticesOf = (organizationId: Kernel.OrganizationId) =>
+  run(Questions.EmailOutboxRepository.use((o) => o.listForOrganization(organizationId)))
 const tablesContaining = (needle: string) => run(StoreTestKit.use((s) => s.tablesContaining(needle)))
 
 const waitFor = async <A>(
@@ -566,7 +560,7 @@ describe("the asker's email without SMTP", () => {
     })
     try {
       const { organizationId, key } = await ownServer.provision()
-      const org = organizationId as OrganizationId
+      const org = organizationId as Kernel.OrganizationId
       const product = await own.runPromise(seedProduct(org))
       const email = `logged-${organizationId}@example.com`
       const req = (method: string, path: string, body?: unknown) =>
@@ -575,7 +569,7 @@ describe("the asker's email without SMTP", () => {
         (await req("POST", "/product-questions", { productId: product.id, body: "Logged?", askerEmail: email })).body
       await req("POST", `/product-questions/${q.id}/answers`, { body: "Yes" })
       const notice = await waitFor("the logged notice", async () => {
-        const [n] = await own.runPromise(EmailOutboxRepository.use((o) => o.listForOrganization(org)))
+        const [n] = await own.runPromise(Questions.EmailOutboxRepository.use((o) => o.listForOrganization(org)))
         return n?.status === "logged" ? n : undefined
       })
       expect(notice.recipient).toBe(email)

@@ -60,7 +60,7 @@ const CostlyRoutes = HttpApiBuilder.layer(CostlyApi).pipe(
           return { count: 0 }
         })))),
   Layer.provide([SecretKeyAuthLive, RequestValidationLive]),
-  Layer.provide([Organizations.layer, Idempotency.layer])
+  Layer.provide([Organizations.Organizations.layer, Idempotency.Idempotency.layer])
 )
 
 // --- helpers -------------------------------------------------------------------------------------------------------

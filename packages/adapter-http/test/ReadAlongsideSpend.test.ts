@@ -3,11 +3,11 @@
  * decision allows — a refusal's answer with the read interrupted and its outcome discarded, never the read's.
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { SpendDecision } from "@feedback/core"
+import type { RateLimits } from "@feedback/core"
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import { spendThenRead } from "../src/server/ReadAlongsideSpend.ts"
 
-const admitted: SpendDecision = { _tag: "Admitted", cost: 1, limit: 10, remaining: 9, fullInSeconds: 6 }
+const admitted: RateLimits.SpendDecision = { _tag: "Admitted", cost: 1, limit: 10, remaining: 9, fullInSeconds: 6 }
 const refused = {
   _tag: "Refused",
   cost: 1,
@@ -15,14 +15,15 @@ const refused = {
   remaining: 0,
   fullInSeconds: 60,
   retryAfterSeconds: 6
-} as unknown as SpendDecision
+} as unknown as RateLimits.SpendDecision
 
-const admit = (decision: SpendDecision) => Effect.succeed(decision._tag === "Refused" ? "429" as const : undefined)
+const admit = (decision: RateLimits.SpendDecision) =>
+  Effect.succeed(decision._tag === "Refused" ? "429" as const : undefined)
 
 /** A spend that answers only when released, and a read that records that it started and how it ended. */
 const harness = (key: string) =>
   Effect.gen(function*() {
-    const release = yield* Deferred.make<SpendDecision>()
+    const release = yield* Deferred.make<RateLimits.SpendDecision>()
     const log: Array<string> = []
     const read = (outcome: Effect.Effect<string, string>) =>
       Effect.sync(() => log.push("read started")).pipe(

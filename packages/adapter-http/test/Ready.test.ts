@@ -4,7 +4,7 @@
  * that is stopped under it (`packages/adapter-postgres/test/PgStoreHealth.test.ts`).
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { StoreHealth, StoreUnavailable } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { afterAll, expect, it } from "vitest"
 import { makeTestServer } from "./TestServer.ts"
@@ -14,9 +14,9 @@ const broken = makeTestServer(
   Layer.merge(
     MemoryStoreLayer,
     Layer.succeed(
-      StoreHealth,
-      StoreHealth.of({
-        check: Effect.fail(new StoreUnavailable({ message: "The database does not answer; retry shortly." })),
+      Kernel.StoreHealth,
+      Kernel.StoreHealth.of({
+        check: Effect.fail(new Kernel.StoreUnavailable({ message: "The database does not answer; retry shortly." })),
         poolUsage: Effect.undefined
       })
     )

@@ -7,7 +7,7 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { IdGenerator, type StoreServices } from "@feedback/core"
+import { Kernel, type StoreServices } from "@feedback/core"
 import { Layer, Redacted } from "effect"
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -92,7 +92,7 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
 
   beforeAll(async () => {
     if (!runs) return
-    api = await makeNodeHandler(Layer.merge(makeStore(), IdGenerator.uuidV7), {
+    api = await makeNodeHandler(Layer.merge(makeStore(), Kernel.IdGenerator.uuidV7), {
       workers: false,
       operatorToken: Redacted.make(OPERATOR_TOKEN),
       logRequests: true,

@@ -2,14 +2,14 @@
  * The secret-key middleware writes a 429 itself (`refusedResponse`) instead of failing with `TooManyRequests`; its
  * bytes must be exactly what the contract's `TooManyRequestsResponse` makes of that error, for every decision.
  */
-import { ORG_BUCKET_KEY, type SpendRefused, tooManyRequests } from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 import { TooManyRequestsResponse } from "@feedback/client/effect"
 import { Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { rateLimitHeaders, refusedResponse } from "../src/server/SecretKeyAuthLive.ts"
 
-const refusal: fc.Arbitrary<SpendRefused> = fc.record({
+const refusal: fc.Arbitrary<RateLimits.SpendRefused> = fc.record({
   cost: fc.oneof(
     fc.integer({ min: 0, max: 1_000 }),
     fc.double({ min: 0, max: 1e6, noNaN: true, noDefaultInfinity: true })
@@ -18,7 +18,10 @@ const refusal: fc.Arbitrary<SpendRefused> = fc.record({
   remaining: fc.integer({ min: 0, max: 1_000_000 }),
   fullInSeconds: fc.option(fc.integer({ min: 0, max: 100_000 }), { nil: undefined }),
   retryAfterSeconds: fc.option(fc.integer({ min: 1, max: 100_000 }), { nil: undefined }),
-  refusedBy: fc.oneof(fc.constant(ORG_BUCKET_KEY), fc.constantFrom("POST /loyalty-stamps", "POST /loyalty-history")),
+  refusedBy: fc.oneof(
+    fc.constant(RateLimits.ORG_BUCKET_KEY),
+    fc.constantFrom("POST /loyalty-stamps", "POST /loyalty-history")
+  ),
   refusedByCeiling: fc.integer({ min: 1, max: 1_000_000 })
 }).map((r) => ({ _tag: "Refused" as const, ...r }))
 
@@ -35,7 +38,7 @@ describe("refusedResponse", () => {
       fc.property(refusal, (decision) => {
         const response = refusedResponse(decision)
         expect(response.status).toBe(429)
-        expect(bodyText(response)).toBe(JSON.stringify(encode(tooManyRequests(decision))))
+        expect(bodyText(response)).toBe(JSON.stringify(encode(RateLimits.tooManyRequests(decision))))
         expect(response.body._tag === "Uint8Array" && response.body.contentType).toBe("application/json")
         for (const [name, value] of Object.entries(rateLimitHeaders(decision))) {
           expect(response.headers[name]).toBe(value)

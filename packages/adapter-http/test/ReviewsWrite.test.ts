@@ -3,7 +3,7 @@
  * answer (400, 403, 404, 409, 422) and their success shapes. Store behaviour itself is covered by the conformance
  * suite; here the store is memory, seeded through the `StoreTestKit` of the same store the server uses.
  */
-import { IdGenerator, type OrganizationId, type ProductId, type ReviewRecord, REDACTION_MARKER } from "@feedback/core"
+import { Kernel, Reviews } from "@feedback/core"
 import { makeProduct, makeReview, StoreTestKit } from "@feedback/testing"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
@@ -20,7 +20,7 @@ import {
   requestVia
 } from "./Http.ts"
 
-const services = Layer.merge(MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)), IdGenerator.uuidV7)
+const services = Layer.merge(MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)), Kernel.IdGenerator.uuidV7)
 const runtime = ManagedRuntime.make(services)
 // The handler shares the runtime's memo map, so it serves the very store the tests seed.
 const { handler, dispose } = makeWebHandler(services, { operatorToken: Redacted.make(OPERATOR_TOKEN) }, runtime.memoMap)
@@ -40,11 +40,11 @@ const provision = provisionVia(request)
 const seed = <A>(f: (kit: StoreTestKit["Service"]) => Effect.Effect<A>) => runtime.runPromise(StoreTestKit.use(f))
 
 /** An organization with a key, a product (slug `mug`) and reviews made from the overrides. */
-const setup = async (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}]) => {
+const setup = async (reviews: ReadonlyArray<Partial<Reviews.ReviewRecord>> = [{}]) => {
   const { organizationId, key } = await provision()
-  const org = organizationId as OrganizationId
+  const org = organizationId as Kernel.OrganizationId
   const product = makeProduct({ slug: "mug", title: "Blue Mug" })
-  const stored = reviews.map((o) => makeReview(product.id as ProductId, o))
+  const stored = reviews.map((o) => makeReview(product.id as Kernel.ProductId, o))
   await seed((fx) =>
     Effect.gen(function*() {
       yield* fx.insertProduct(org, product)
@@ -102,9 +102,9 @@ describe("PATCH /reviews/{id}", () => {
     const unchanged = await call("PATCH", `/reviews/${review!.id}`, key, {})
     expect(unchanged.body.published).toBe(review!.published)
     expect(unchanged.body.body).toBe("Call 555-0100 now")
-    const ok = await call("PATCH", `/reviews/${review!.id}`, key, { body: `Call ${REDACTION_MARKER} now` })
+    const ok = await call("PATCH", `/reviews/${review!.id}`, key, { body: `Call ${Reviews.REDACTION_MARKER} now` })
     expect(ok.status).toBe(200)
-    expect(ok.body.body).toBe(`Call ${REDACTION_MARKER} now`)
+    expect(ok.body.body).toBe(`Call ${Reviews.REDACTION_MARKER} now`)
     expect(ok.body.originalBody).toBe("Call 555-0100 now")
     expect(ok.body.originalTitle).toBe("Hello")
     expect(ok.body.redactedAt).not.toBeNull()
@@ -123,7 +123,7 @@ describe("PATCH /reviews/{id}", () => {
     const { key, reviews: [review] } = await setup([{ body }])
     // That the check is linear is Redaction.test.ts's ratio; here the whole path takes such a body.
     const res = await call("PATCH", `/reviews/${review!.id}`, key, {
-      body: "x".repeat(500_000) + REDACTION_MARKER + "y".repeat(500_000)
+      body: "x".repeat(500_000) + Reviews.REDACTION_MARKER + "y".repeat(500_000)
     })
     expect(res.status).toBe(200)
     expect(res.body.body.length).toBe(1_000_010)
@@ -424,7 +424,7 @@ describe("POST /reviews/import under the rate limit (issue 3 acceptance)", () =>
     const key = (await operator("POST", `/organizations/${org.body.id}/keys`, { permissions: allPermissions })).body
       .secretKey as string
     const product = makeProduct({ slug: "mug", title: "Blue Mug" })
-    await seed((fx) => fx.insertProduct(org.body.id as OrganizationId, product))
+    await seed((fx) => fx.insertProduct(org.body.id as Kernel.OrganizationId, product))
     const row = (externalId: string) => ({ data: [{ product: "mug", rating: 5, externalId }] })
 
     const first = await call("POST", "/reviews/import", key, row("first"))

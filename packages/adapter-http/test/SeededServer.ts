@@ -7,7 +7,7 @@ import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { PgStoreTestKit } from "@feedback/adapter-postgres/testing"
-import { IdGenerator, type OrganizationId, type StoreServices } from "@feedback/core"
+import { Kernel, type StoreServices } from "@feedback/core"
 import { type SeedReview, type SeedReviewOptions, seedReviews, type StoreTestKit } from "@feedback/testing"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
@@ -32,11 +32,12 @@ export const testStores: ReadonlyArray<readonly [string, () => Store]> = [
 export const makeSeededServer = (makeStore: () => Store, options: TestServerOptions = {}): SeededServer => {
   const store = makeStore()
   const memoMap = Layer.makeMemoMapUnsafe()
-  const runtime = ManagedRuntime.make(Layer.merge(store, IdGenerator.uuidV7), { memoMap })
+  const runtime = ManagedRuntime.make(Layer.merge(store, Kernel.IdGenerator.uuidV7), { memoMap })
   const server = makeTestServer(store, options, memoMap)
   return {
     ...server,
-    seed: (organizationId, reviews) => runtime.runPromise(seedReviews(organizationId as OrganizationId, reviews)),
+    seed: (organizationId, reviews) =>
+      runtime.runPromise(seedReviews(organizationId as Kernel.OrganizationId, reviews)),
     dispose: async () => {
       await server.dispose()
       await runtime.dispose()

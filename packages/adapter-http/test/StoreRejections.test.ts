@@ -4,7 +4,7 @@
  * defect is still a 500. The store is memory with one repository method replaced to reject.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { Conflict, InvalidRequest, OrganizationRepository, StoreRejection } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeTestServer } from "./TestServer.ts"
@@ -13,21 +13,25 @@ let outcome: "real" | "invalid" | "conflict" | "defect" | "unencodable" = "real"
 
 /** The memory store whose `findById` (used by GET /organization) fails as a rejecting database would. */
 const RejectingStore = Layer.effect(
-  OrganizationRepository,
+  Organizations.OrganizationRepository,
   Effect.gen(function*() {
-    const real = yield* OrganizationRepository
-    return OrganizationRepository.of({
+    const real = yield* Organizations.OrganizationRepository
+    return Organizations.OrganizationRepository.of({
       ...real,
       findById: (id) =>
         outcome === "real"
           ? real.findById(id)
           : outcome === "invalid"
           ? Effect.die(
-            new StoreRejection({ error: InvalidRequest.single("", "The request contains text that cannot be stored.") })
+            new Kernel.StoreRejection({
+              error: Kernel.InvalidRequest.single("", "The request contains text that cannot be stored.")
+            })
           )
           : outcome === "conflict"
           ? Effect.die(
-            new StoreRejection({ error: new Conflict({ message: "The request conflicts with an existing record." }) })
+            new Kernel.StoreRejection({
+              error: new Kernel.Conflict({ message: "The request conflicts with an existing record." })
+            })
           )
           : outcome === "unencodable"
           ? real.findById(id).pipe(

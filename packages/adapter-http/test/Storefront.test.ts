@@ -4,7 +4,7 @@
  * `TRUST_PROXY`, revalidation (304), CORS, hostile input, and a walk over every storefront route proving that nothing
  * unpublished or personal is ever answered.
  */
-import type { ProductId } from "@feedback/core"
+import type { Kernel } from "@feedback/core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeSeededServer, type SeededServer, testStores } from "./SeededServer.ts"
 import { TEST_PEER_HEADER } from "./TestServer.ts"
@@ -97,7 +97,7 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
     const cupReview = imported.body.imported[3].id
     expect((await admin("PATCH", `/reviews/${cupReview}/response`, { published: false })).status).toBe(200)
     await server.seed(org.organizationId, [{
-      productId: mug.id as ProductId,
+      productId: mug.id as Kernel.ProductId,
       customerId: customer.id,
       fields: {
         rating: 1,
@@ -112,7 +112,7 @@ describe.each(testStores)("storefront API (%s)", (_name, makeStore) => {
       reply: { body: "Published reply", published: true },
       files: 1
     }, {
-      productId: mug.id as ProductId,
+      productId: mug.id as Kernel.ProductId,
       fields: { rating: 3, title: "Hidden", body: secrets.unpublishedReview, published: false, ipAddress: secrets.ip }
     }])
     const question = (await admin("POST", "/product-questions", {

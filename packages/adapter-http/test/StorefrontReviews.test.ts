@@ -4,7 +4,7 @@
  * counted from real submissions, `Idempotency-Key`, signed customer calls, the survey token endpoints, and hostile
  * input answered with a 4xx in the envelope that changes nothing.
  */
-import { signCustomer } from "@feedback/core"
+import { Storefront } from "@feedback/core"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeSeededServer, testStores } from "./SeededServer.ts"
 import { TEST_PEER_HEADER } from "./TestServer.ts"
@@ -44,7 +44,7 @@ describe.each(testStores)("storefront reviews (%s)", (_name, makeStore) => {
       server.request("GET", path, { headers: { "x-publishable-key": key.key, [TEST_PEER_HEADER]: "203.0.113.10" } })
     const signed = (email: string, timestamp = nowSeconds(), secret = key.signingSecret) =>
       `customerEmail=${encodeURIComponent(email)}&timestamp=${timestamp}&signature=${
-        signCustomer(secret, key.key, email, timestamp)
+        Storefront.signCustomer(secret, key.key, email, timestamp)
       }`
     return { tenant, admin, mug, cup, key, submit, read, signed }
   }

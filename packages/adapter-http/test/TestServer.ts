@@ -2,7 +2,7 @@
  * In-process HTTP test server: the real routes, middleware and error envelope behind a fetch-style handler, over
  * the memory store (or any store layer). `provision` creates an organization and a key through the operator API.
  */
-import { IdGenerator, type StoreServices } from "@feedback/core"
+import { Kernel, type StoreServices } from "@feedback/core"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
 import { HttpRouter, HttpServer, HttpServerRequest, type HttpServerResponse } from "effect/http"
@@ -68,7 +68,7 @@ export const makeTestServer = (
   const options: ApiServerOptions = { operatorToken: Redacted.make(OPERATOR_TOKEN), ...rest }
   const { dispose, handler: handle } = HttpRouter.toWebHandler(
     Layer.mergeAll(ApiApplication(options), routes ?? Layer.empty).pipe(
-      Layer.provide(Layer.merge(store, IdGenerator.uuidV7)),
+      Layer.provide(Layer.merge(store, Kernel.IdGenerator.uuidV7)),
       Layer.provide(HttpServer.layerServices)
     ),
     {

@@ -6,7 +6,7 @@
 import { Arbitrary, Effect, Schema } from "effect"
 import { HttpApi } from "effect/http-api"
 import { AdminApi, OperatorApi, ReviewPage } from "@feedback/client/effect"
-import { CustomerId, newCustomer, Organization, type Timestamp } from "@feedback/core"
+import { Catalog, Kernel, Organizations } from "@feedback/core"
 import { describe, expect, it } from "vitest"
 import { encodedOnceJsonResponse, trustedEncoder } from "../src/server/TrustedEncoder.ts"
 
@@ -62,9 +62,9 @@ describe("trustedEncoder", () => {
       typeof ReviewPage.Type
     >
     expect(page).toBeDefined()
-    const customer = newCustomer(
-      CustomerId.make("0190a0b1-c2d3-7e4f-8a5b-6c7d8e9fa0b1"),
-      "2026-01-01T00:00:00.000Z" as Timestamp.Timestamp,
+    const customer = Catalog.newCustomer(
+      Kernel.CustomerId.make("0190a0b1-c2d3-7e4f-8a5b-6c7d8e9fa0b1"),
+      "2026-01-01T00:00:00.000Z" as Kernel.Timestamp.Timestamp,
       {
         email: "a@example.com",
         metadata: JSON.parse(`{"__proto__":"kept"}`)
@@ -89,9 +89,13 @@ describe("encodedOnceJsonResponse", () => {
     response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : undefined
 
   it("answers the schema's JSON for each value, the first time and every time after", () => {
-    const respond = encodedOnceJsonResponse(Organization)
-    for (const organization of samples(Organization, 42) as ReadonlyArray<typeof Organization.Type>) {
-      const expected = JSON.stringify(bySchema(Organization)(organization))
+    const respond = encodedOnceJsonResponse(Organizations.Organization)
+    for (
+      const organization of samples(Organizations.Organization, 42) as ReadonlyArray<
+        typeof Organizations.Organization.Type
+      >
+    ) {
+      const expected = JSON.stringify(bySchema(Organizations.Organization)(organization))
       for (let i = 0; i < 2; i++) {
         const response = respond(organization)
         expect(response.status).toBe(200)
@@ -102,13 +106,15 @@ describe("encodedOnceJsonResponse", () => {
   })
 
   it("a replaced value gets its own text; a value that fails its schema fails every time, as HttpApi's encoding does", () => {
-    const respond = encodedOnceJsonResponse(Organization)
-    const [organization] = samples(Organization, 43) as ReadonlyArray<typeof Organization.Type>
+    const respond = encodedOnceJsonResponse(Organizations.Organization)
+    const [organization] = samples(Organizations.Organization, 43) as ReadonlyArray<
+      typeof Organizations.Organization.Type
+    >
     expect(textOf(respond(organization!))).toContain(
       `"apiRequestsPerMinute":${organization!.plan.apiRequestsPerMinute}`
     )
     const replanned = { ...organization!, plan: { apiRequestsPerMinute: 7 } }
-    expect(textOf(respond(replanned))).toBe(JSON.stringify(bySchema(Organization)(replanned)))
+    expect(textOf(respond(replanned))).toBe(JSON.stringify(bySchema(Organizations.Organization)(replanned)))
     const broken = { ...organization!, createdAt: "not a timestamp" } as never
     expect(() => respond(broken)).toThrow()
     expect(() => respond(broken)).toThrow()

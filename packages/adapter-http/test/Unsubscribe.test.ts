@@ -5,7 +5,7 @@
  * access log and out of traces. On memory, and on a PostgreSQL server with TEST_DATABASE_URL.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { IdGenerator, type CustomerId, type OrganizationId, Unsubscribes } from "@feedback/core"
+import { Catalog, Kernel } from "@feedback/core"
 import { Context, Layer, ManagedRuntime, Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeWebHandler } from "../src/server/ApiServer.ts"
@@ -16,14 +16,17 @@ for (const [name, makeStore] of testStores) {
   describe(`unsubscribe links (${name})`, () => {
     const logLines: Array<string> = []
     let server: TestServer
-    let runtime: ManagedRuntime.ManagedRuntime<Unsubscribes, unknown>
+    let runtime: ManagedRuntime.ManagedRuntime<Catalog.Unsubscribes, unknown>
 
     beforeAll(() => {
       const store = makeStore()
       const memoMap = Layer.makeMemoMapUnsafe()
-      runtime = ManagedRuntime.make(Unsubscribes.layer.pipe(Layer.provide(Layer.merge(store, IdGenerator.uuidV7))), {
-        memoMap
-      })
+      runtime = ManagedRuntime.make(
+        Catalog.Unsubscribes.layer.pipe(Layer.provide(Layer.merge(store, Kernel.IdGenerator.uuidV7))),
+        {
+          memoMap
+        }
+      )
       server = makeTestServer(store, { logRequests: true, log: (line) => logLines.push(line) }, memoMap)
     })
     afterAll(async () => {
@@ -40,7 +43,9 @@ for (const [name, makeStore] of testStores) {
       expect(created.status).toBe(201)
       const customerId: string = created.body.id
       const token = await runtime.runPromise(
-        Unsubscribes.use((u) => u.tokenFor(organizationId as OrganizationId, customerId as CustomerId))
+        Catalog.Unsubscribes.use((u) =>
+          u.tokenFor(organizationId as Kernel.OrganizationId, customerId as Kernel.CustomerId)
+        )
       )
       return { organizationId, key, customerId, token }
     }
@@ -172,7 +177,9 @@ for (const [name, makeStore] of testStores) {
 
 describe("unsubscribe links and tracing", () => {
   it("record no server span (its URL attributes would carry the token); other routes still do", async () => {
-    const { handler, dispose } = makeWebHandler(Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7), { workers: false })
+    const { handler, dispose } = makeWebHandler(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7), {
+      workers: false
+    })
     try {
       const names: Array<string> = []
       const recording = Tracer.make({

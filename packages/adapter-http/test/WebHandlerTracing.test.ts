@@ -3,14 +3,14 @@
  * `untracedRequests`, docs/DECISIONS.md §37): nothing in the handler's own context could export them. A caller that
  * passes a tracer with a request still gets the request's spans, and the answer is the same either way.
  */
-import { IdGenerator } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { Context, Layer, Redacted, Tracer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { makeWebHandler } from "../src/server/ApiServer.ts"
 import { allPermissions, OPERATOR_TOKEN, requestVia } from "./Http.ts"
 
-const { handler, dispose } = makeWebHandler(Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7), {
+const { handler, dispose } = makeWebHandler(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7), {
   operatorToken: Redacted.make(OPERATOR_TOKEN),
   workers: false
 })

@@ -3,7 +3,7 @@
  * registers a webhook subscribed to `webhook.created`, so creating it is the event it receives.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { standardWebhookSecret, type StoreServices } from "@feedback/core"
+import { type StoreServices, Webhooks } from "@feedback/core"
 import { Webhook as StandardWebhook } from "standardwebhooks"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { createHmac, timingSafeEqual } from "node:crypto"
@@ -99,12 +99,14 @@ describe("webhook delivery to a real receiver", () => {
     expect(Math.abs(Number(headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(60)
     expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/)
     // The reference implementation, configured as its users do: whsec_ + base64 of the secret.
-    const verifier = new StandardWebhook(standardWebhookSecret(secret))
+    const verifier = new StandardWebhook(Webhooks.standardWebhookSecret(secret))
     const body = request.raw.toString("utf8")
     expect(verifier.verify(body, headers)).toEqual(JSON.parse(body))
     expect(() => verifier.verify(body.replace("webhook.created", "webhook.deleted"), headers)).toThrow()
     expect(() => verifier.verify(body, { ...headers, "webhook-id": "replayed-under-another-id" })).toThrow()
-    expect(() => new StandardWebhook(standardWebhookSecret("another-secret-of-32-characters!!")).verify(body, headers))
+    expect(() =>
+      new StandardWebhook(Webhooks.standardWebhookSecret("another-secret-of-32-characters!!")).verify(body, headers)
+    )
       .toThrow()
     // And by hand: HMAC over "id.timestamp.body".
     const expected = createHmac("sha256", secret).update(
@@ -138,7 +140,7 @@ describe("webhook delivery to a real receiver", () => {
     }
     const verifies = (secret: string, d: Awaited<ReturnType<typeof deliveryOf>>) => {
       try {
-        new StandardWebhook(standardWebhookSecret(secret)).verify(d.body, d.headers)
+        new StandardWebhook(Webhooks.standardWebhookSecret(secret)).verify(d.body, d.headers)
         return true
       } catch {
         return false
@@ -236,7 +238,7 @@ describe("webhook delivery to a real receiver", () => {
     const body = got.raw.toString("utf8")
     expect(JSON.parse(body)).toMatchObject({ event: "webhook.ping", data: { id: webhook.id, hasSecret: true } })
     expect(body).not.toContain(secret)
-    new StandardWebhook(standardWebhookSecret(secret)).verify(body, {
+    new StandardWebhook(Webhooks.standardWebhookSecret(secret)).verify(body, {
       "webhook-id": String(got.headers["webhook-id"]),
       "webhook-timestamp": String(got.headers["webhook-timestamp"]),
       "webhook-signature": String(got.headers["webhook-signature"])

@@ -5,7 +5,7 @@
  * - two dispatcher processes working one database never send an idempotency key twice.
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { IdGenerator, type OrganizationId } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { recordEvent, transactional } from "@feedback/testing"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
@@ -147,13 +147,16 @@ describeWithServer("webhook delivery across processes (PostgreSQL)", (serverUrl)
     await Promise.all(children.map((c) => waitForLine(c, "READY")))
 
     // 100 events in bursts while both processes fan out and claim concurrently: 300 deliveries.
-    const Store = Layer.merge(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 2 }), IdGenerator.uuidV7)
+    const Store = Layer.merge(
+      PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 2 }),
+      Kernel.IdGenerator.uuidV7
+    )
     await Effect.runPromise(
       Effect.gen(function*() {
         for (let burst = 0; burst < 5; burst++) {
           yield* transactional(Effect.forEach(
             Array.from({ length: 20 }, (_, i) => burst * 20 + i),
-            (n) => recordEvent(organizationId as OrganizationId, "review.created", { n }),
+            (n) => recordEvent(organizationId as Kernel.OrganizationId, "review.created", { n }),
             { discard: true }
           ))
           yield* Effect.sleep("30 millis")
@@ -205,14 +208,14 @@ describeWithServer("webhook delivery across processes (PostgreSQL)", (serverUrl)
       // waiting when the dispatchers start: each claim could take several updates of one record at once.
       const Store = Layer.merge(
         PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 2 }),
-        IdGenerator.uuidV7
+        Kernel.IdGenerator.uuidV7
       )
       await Effect.runPromise(
         Effect.gen(function*() {
           for (let n = 0; n < 8; n++) {
             for (let r = 0; r < 5; r++) {
               yield* transactional(
-                recordEvent(organizationId as OrganizationId, "review.updated", { id: `rec-${r}`, n })
+                recordEvent(organizationId as Kernel.OrganizationId, "review.updated", { id: `rec-${r}`, n })
               )
             }
           }

@@ -1,5 +1,5 @@
 /** Webhook registration over HTTP: validation, nullable secret, strict bodies, permissions, isolation. */
-import { EVENT_NAMES, HostNotResolved, HostResolver, SERVICE_EVENT_NAMES } from "@feedback/core"
+import { Webhooks } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { expectInvalid } from "./Http.ts"
@@ -7,14 +7,14 @@ import { makeTestServer } from "./TestServer.ts"
 
 // Names a test may register without touching the network; the dispatcher is off, so nothing is ever sent.
 const FakeDns = Layer.succeed(
-  HostResolver,
-  HostResolver.of({
+  Webhooks.HostResolver,
+  Webhooks.HostResolver.of({
     resolve: (hostname) =>
       hostname === "hooks.example.com"
         ? Effect.succeed(["93.184.216.34"])
         : hostname === "intranet.example.com"
         ? Effect.succeed(["192.168.1.20"])
-        : Effect.fail(new HostNotResolved({ hostname }))
+        : Effect.fail(new Webhooks.HostNotResolved({ hostname }))
   })
 )
 
@@ -203,9 +203,9 @@ describe("webhook registration over HTTP", () => {
     const { key } = await strict.provision({ permissions: ["settings:read"] })
     const res = await strict.request("GET", "/webhook-events", { token: key })
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ data: [...EVENT_NAMES], emitted: [...SERVICE_EVENT_NAMES] })
+    expect(res.body).toEqual({ data: [...Webhooks.EVENT_NAMES], emitted: [...Webhooks.SERVICE_EVENT_NAMES] })
     // A name nobody emits here is still subscribable (a host may emit it elsewhere; the catalog is the contract).
-    const silent = EVENT_NAMES.find((n) => !SERVICE_EVENT_NAMES.includes(n))!
+    const silent = Webhooks.EVENT_NAMES.find((n) => !Webhooks.SERVICE_EVENT_NAMES.includes(n))!
     const created = await strict.request("POST", "/webhooks", {
       token: (await strict.provision()).key,
       body: { url: HOOK, events: [silent] }
@@ -258,7 +258,7 @@ describe("the OpenAPI document's webhooks section", () => {
   it("describes one delivery per event the service emits, with the envelope and the record as data", async () => {
     const spec = (await doc.request("GET", "/openapi.json")).body
     expect(spec.openapi).toMatch(/^3\.1\./)
-    expect(Object.keys(spec.webhooks).sort()).toEqual([...SERVICE_EVENT_NAMES, "webhook.ping"].sort())
+    expect(Object.keys(spec.webhooks).sort()).toEqual([...Webhooks.SERVICE_EVENT_NAMES, "webhook.ping"].sort())
     const review = spec.webhooks["review.created"].post
     const body = review.requestBody.content["application/json"].schema
     expect(body.required).toEqual(["event", "timestamp", "idempotencyKey", "eventId", "data"])

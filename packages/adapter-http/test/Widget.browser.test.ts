@@ -6,7 +6,7 @@
  * no serious or critical violation on any of them. Every request that leaves the API's origin (or the merchant's
  * page, where there is one) is recorded and refused.
  */
-import { Unsubscribes, type CustomerId } from "@feedback/core"
+import { Catalog, type Kernel } from "@feedback/core"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_PRODUCT_SLUG, demoProducts } from "../src/server/organizations/DemoCatalog.ts"
@@ -217,8 +217,8 @@ describe.skipIf(!chromiumPresent)(browserTitle("the widget and the hosted pages 
 
   it("/u/{token}: the unsubscribe page, accessible, opts the customer out", { timeout: 120_000 }, async () => {
     const customers = await server.admin("GET", "/customers?limit=1")
-    const customer = customers.body.data[0] as { id: CustomerId; email: string }
-    const token = await server.run(Unsubscribes.use((u) => u.tokenFor(server.organizationId, customer.id)))
+    const customer = customers.body.data[0] as { id: Kernel.CustomerId; email: string }
+    const token = await server.run(Catalog.Unsubscribes.use((u) => u.tokenFor(server.organizationId, customer.id)))
     const { context, elsewhere } = await isolatedContext(browser, [server.origin])
     try {
       const page = await context.newPage()

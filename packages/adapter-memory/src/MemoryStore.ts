@@ -1,5 +1,5 @@
 /** Every core store service in memory, over one fresh MemoryDatabase (with its own generated cursor key). */
-import { CursorKey } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Layer } from "effect"
 import { MemoryCatalogRepository } from "./catalog/MemoryCatalogStore.ts"
 import { MemoryOrderRepository } from "./orders/MemoryOrderStore.ts"
@@ -46,5 +46,5 @@ export const MemoryStoreLayer = Layer.mergeAll(
   MemoryJobRepository,
   MemoryStoreHealth,
   MemoryIdempotencyRepository,
-  CursorKey.layerStored.pipe(Layer.provideMerge(MemoryInstanceSecretRepository))
+  Kernel.CursorKey.layerStored.pipe(Layer.provideMerge(MemoryInstanceSecretRepository))
 ).pipe(Layer.provideMerge(MemoryDatabase.layer))

@@ -4,7 +4,7 @@
  * after any sequence of writes and deletions, in transactions that commit or roll back; and a table cannot be opened without the observer its owner declares.
  */
 import { assert, it } from "@effect/vitest"
-import type { WebhookDeliveryRecord } from "@feedback/core"
+import type { Webhooks } from "@feedback/core"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { MemoryDatabase } from "../src/kernel/MemoryDatabase.ts"
@@ -49,7 +49,7 @@ it.effect("the indexes equal the pending and in-flight rows and the first-delive
                     redeliveryOf: w.redeliveryOf,
                     createdAt: w.createdAt,
                     recordKey: w.recordKey
-                  } as WebhookDeliveryRecord
+                  } as Webhooks.WebhookDeliveryRecord
                 )}
             }
             // A claim walks the pending rows while writing: the walk's order must survive the writes around it.
@@ -91,6 +91,6 @@ it.effect("the indexes equal the pending and in-flight rows and the first-delive
 it.effect("a table first opened without its observer refuses to be opened with one", () =>
   Effect.sync(() => {
     const db = freshDatabase()
-    db.table<string, WebhookDeliveryRecord>("webhook_deliveries")
+    db.table<string, Webhooks.WebhookDeliveryRecord>("webhook_deliveries")
     assert.throws(() => webhookDeliveries(db), /opened without its observer/)
   }))

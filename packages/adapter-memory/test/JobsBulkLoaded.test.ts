@@ -4,59 +4,56 @@
  * type, and nothing for a strict job that failed.
  */
 import { assert, layer } from "@effect/vitest"
-import {
-  Catalogs,
-  CoreLayer,
-  CurrentCaller,
-  DashboardCaller,
-  IdGenerator,
-  Jobs,
-  JobSettings,
-  type OrganizationId,
-  Organizations,
-  ReviewWriteRepository,
-  type UserId
-} from "@feedback/core"
+import { Catalog, CoreLayer, Jobs, Kernel, Organizations, Reviews } from "@feedback/core"
 import { ConformanceDns } from "@feedback/testing"
 import { Effect, Layer, Stream } from "effect"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
 import { MemoryStoreTestKit } from "../src/testing/MemoryStoreTestKit.ts"
 
-const loads: Array<readonly [OrganizationId, number]> = []
+const loads: Array<readonly [Kernel.OrganizationId, number]> = []
 
 /** The store's repository, recording what it is told of bulk loads. */
 const Recording = Layer.effect(
-  ReviewWriteRepository,
+  Reviews.ReviewWriteRepository,
   Effect.gen(function*() {
-    const store = yield* ReviewWriteRepository
-    return ReviewWriteRepository.of({
+    const store = yield* Reviews.ReviewWriteRepository
+    return Reviews.ReviewWriteRepository.of({
       ...store,
       bulkLoaded: (organizationId, rows) => Effect.sync(() => void loads.push([organizationId, rows]))
     })
   })
 )
 
-const Settings = Layer.succeed(JobSettings, {
+const Settings = Layer.succeed(Jobs.JobSettings, {
   leaseMs: 60_000,
   batchSize: 2,
   exportRetentionMs: 3_600_000,
   maxRows: 20
 })
 
-const asDashboard = (organizationId: OrganizationId) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+const asDashboard = (organizationId: Kernel.OrganizationId) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.provideService(
     effect,
-    CurrentCaller,
-    new DashboardCaller({ organizationId, userId: "00000000-0000-4000-8000-00000000000a" as UserId, name: "Tester" })
+    Kernel.CurrentCaller,
+    new Kernel.DashboardCaller({
+      organizationId,
+      userId: "00000000-0000-4000-8000-00000000000a" as Kernel.UserId,
+      name: "Tester"
+    })
   )
 
-const importJob = (org: OrganizationId, type: "reviews" | "products", values: ReadonlyArray<unknown>, strict = false) =>
-  Jobs.use((j) =>
+const importJob = (
+  org: Kernel.OrganizationId,
+  type: "reviews" | "products",
+  values: ReadonlyArray<unknown>,
+  strict = false
+) =>
+  Jobs.Jobs.use((j) =>
     j.createImport({ type, strict, format: "ndjson" }, Stream.fromIterable(values.map((v) => JSON.stringify(v))))
   ).pipe(asDashboard(org))
 
 const drain = Effect.gen(function*() {
-  while (yield* Jobs.use((j) => j.runNext("worker"))) {
+  while (yield* Jobs.Jobs.use((j) => j.runNext("worker"))) {
     // next job
   }
 })
@@ -66,14 +63,18 @@ layer(
     Layer.provide(Settings),
     Layer.provide(Recording),
     Layer.provideMerge(
-      Layer.mergeAll(MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)), IdGenerator.uuidV7, ConformanceDns)
+      Layer.mergeAll(
+        MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)),
+        Kernel.IdGenerator.uuidV7,
+        ConformanceDns
+      )
     )
   )
 )("import jobs and bulk loads", (it) => {
   it.effect("a review import job reports the reviews it imported once it ended; other jobs and failed strict ones report none", () =>
     Effect.gen(function*() {
-      const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Bulk" }))).id
-      yield* Catalogs.use((c) => c.createProduct({ slug: "mug", title: "Mug" })).pipe(asDashboard(org))
+      const org = (yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Bulk" }))).id
+      yield* Catalog.Catalogs.use((c) => c.createProduct({ slug: "mug", title: "Mug" })).pipe(asDashboard(org))
       const good = [1, 2, 3, 4, 5].map((i) => ({ externalId: `b${i}`, product: "mug", rating: 5 }))
 
       yield* importJob(org, "reviews", [...good, { externalId: "x", product: "missing", rating: 4 }])

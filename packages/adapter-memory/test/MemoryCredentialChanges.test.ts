@@ -4,19 +4,21 @@
  * without a lookup), and a revocation, a plan change or a rolled-back write drops them at once.
  */
 import { assert, it } from "@effect/vitest"
-import { IdGenerator, Organizations, type OrganizationId, type SecretKeyRecord } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { MemoryDatabase } from "../src/kernel/MemoryDatabase.ts"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
 
-const Services = Organizations.layer.pipe(Layer.provideMerge(Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7)))
+const Services = Organizations.Organizations.layer.pipe(
+  Layer.provideMerge(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7))
+)
 
 const setUp = Effect.gen(function*() {
-  const organizations = yield* Organizations
+  const organizations = yield* Organizations.Organizations
   const organization = yield* organizations.createOrganization({ name: "Kept", apiRequestsPerMinute: 60 })
   const issued = yield* organizations.issueSecretKey(organization.id, { permissions: ["settings:read"] })
   const kept = () => organizations.keptAuthentication(issued.secretKey, Date.now())
-  return { organizations, organizationId: organization.id as OrganizationId, issued, kept }
+  return { organizations, organizationId: organization.id as Kernel.OrganizationId, issued, kept }
 })
 
 it.live("a key is kept once authenticated, and dropped by its revocation", () =>
@@ -43,7 +45,7 @@ it.live("a plan change, and a write that was rolled back, drop every kept key", 
     // what was kept while the key looked valid is not used after.
     yield* organizations.revokeSecretKey(organizationId, issued.id)
     const db = yield* MemoryDatabase
-    const keys = db.table<string, SecretKeyRecord>("secret_keys")
+    const keys = db.table<string, Organizations.SecretKeyRecord>("secret_keys")
     const revoked = keys.get(issued.id)!
     const inside = yield* Effect.exit(db.transaction(Effect.gen(function*() {
       yield* db.mutate(() => keys.set(issued.id, { ...revoked, revokedAt: null }))

@@ -4,20 +4,20 @@
  * fails only what it wrote is undone.
  */
 import { assert, it } from "@effect/vitest"
-import { CurrentCaller, type OrganizationId, type SecretKeyId, SecretKeyCaller } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import { MemoryDatabase } from "../src/kernel/MemoryDatabase.ts"
 
-const A = "00000000-0000-4000-8000-00000000000a" as OrganizationId
-const B = "00000000-0000-4000-8000-00000000000b" as OrganizationId
+const A = "00000000-0000-4000-8000-00000000000a" as Kernel.OrganizationId
+const B = "00000000-0000-4000-8000-00000000000b" as Kernel.OrganizationId
 
-const as = (organizationId: OrganizationId) => <X, E, R>(effect: Effect.Effect<X, E, R>) =>
+const as = (organizationId: Kernel.OrganizationId) => <X, E, R>(effect: Effect.Effect<X, E, R>) =>
   Effect.provideService(
     effect,
-    CurrentCaller,
-    new SecretKeyCaller({
+    Kernel.CurrentCaller,
+    new Kernel.SecretKeyCaller({
       organizationId,
-      keyId: "00000000-0000-4000-8000-0000000000aa" as SecretKeyId,
+      keyId: "00000000-0000-4000-8000-0000000000aa" as Kernel.SecretKeyId,
       permissions: new Set()
     })
   )

@@ -3,7 +3,7 @@
  * the rows after any sequence of inserts, replacements and deletions, in transactions that commit or roll back.
  */
 import { assert, it } from "@effect/vitest"
-import type { OrganizationId } from "@feedback/core"
+import type { Kernel } from "@feedback/core"
 import { Effect } from "effect"
 import fc from "fast-check"
 import { MemoryDatabase } from "../src/kernel/MemoryDatabase.ts"
@@ -41,7 +41,7 @@ it.effect("kept counts equal a count of the rows after committed and rolled-back
             const id = `r${w.id}`
             if (w.op === "delete") reviews.delete(id)
             else {
-              const organizationId = (reviews.get(id)?.organizationId ?? w.organizationId) as OrganizationId
+              const organizationId = (reviews.get(id)?.organizationId ?? w.organizationId) as Kernel.OrganizationId
               reviews.set(
                 id,
                 { organizationId, browserFingerprint: w.browserFingerprint, ipAddress: w.ipAddress } as ReviewRow

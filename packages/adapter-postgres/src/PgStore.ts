@@ -2,7 +2,7 @@
  * Every core store service over PostgreSQL, in a schema of its own (`kernel/PgSchema.ts`), with migrations applied
  * when the layer is built unless `migrate: false` leaves them to a deploy step (`PgMigrate.ts`).
  */
-import { CredentialChanges, CursorKey, makeHeardCredentialChanges, type RateLimitRepository } from "@feedback/core"
+import { Kernel, Organizations, type RateLimits } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { migrations } from "./migrations/index.ts"
@@ -62,7 +62,7 @@ const CheckedUpToDate = Layer.effectDiscard(
 )
 
 const storeServices = <E>(
-  rateLimits: Layer.Layer<RateLimitRepository, E, SqlClient.SqlClient>,
+  rateLimits: Layer.Layer<RateLimits.RateLimitRepository, E, SqlClient.SqlClient>,
   options: PgStoreOptions = {}
 ) =>
   Layer.mergeAll(
@@ -86,7 +86,7 @@ const storeServices = <E>(
     PgStoreHealth,
     PgIdempotencyRepository,
     // The generated cursor key is read (or stored, by the first process) once per layer build.
-    CursorKey.layerStored.pipe(Layer.provideMerge(PgInstanceSecretRepository))
+    Kernel.CursorKey.layerStored.pipe(Layer.provideMerge(PgInstanceSecretRepository))
   ).pipe(Layer.provideMerge(options.migrate === false ? CheckedUpToDate : Migrated))
 
 /**
@@ -103,7 +103,7 @@ export const PgStoreServices = (options?: PgStoreOptions) => storeServices(PgRat
 const EmbeddedStoreServices = (options?: PgStoreOptions) =>
   Layer.merge(
     storeServices(PgEmbeddedRateLimitRepository, options),
-    Layer.sync(CredentialChanges, () => makeHeardCredentialChanges(() => true).service)
+    Layer.sync(Organizations.CredentialChanges, () => Organizations.makeHeardCredentialChanges(() => true).service)
   )
 
 /**

@@ -5,7 +5,7 @@
  * server of TEST_DATABASE_URL.
  */
 import { assert, layer } from "@effect/vitest"
-import { IdGenerator, Organizations, ReviewWriteRepository, type StoreServices } from "@feedback/core"
+import { Kernel, Organizations, Reviews, type StoreServices } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreLayer } from "../src/PgStore.ts"
@@ -26,10 +26,10 @@ const estimatedReviews = (organizationId: string) =>
   })
 
 layer(
-  Organizations.layer.pipe(
+  Organizations.Organizations.layer.pipe(
     Layer.provideMerge(
-      freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<
-        SqlClient.SqlClient | IdGenerator | StoreServices
+      freshLayer(PgStoreLayer).pipe(Layer.provideMerge(Kernel.IdGenerator.uuidV7)) as Layer.Layer<
+        SqlClient.SqlClient | Kernel.IdGenerator | StoreServices
       >
     )
   ),
@@ -39,19 +39,19 @@ layer(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql.unsafe(`ALTER TABLE reviews SET (autovacuum_enabled = false)`)
-      const first = yield* Organizations.use((o) => o.createOrganization({ name: "Analyzed" }))
+      const first = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Analyzed" }))
       yield* generateReviewDataset({ organizationId: first.id, reviews: 3_000, products: 30 })
       yield* sql.unsafe(`ANALYZE reviews`)
 
-      const loaded = yield* Organizations.use((o) => o.createOrganization({ name: "Loaded later" }))
+      const loaded = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Loaded later" }))
       yield* generateReviewDataset({ organizationId: loaded.id, reviews: 2_000, products: 20, analyze: false })
       const before = yield* estimatedReviews(loaded.id)
       assert.isBelow(before, 500, `unseen by the last analysis: estimated ${before}`)
 
-      yield* ReviewWriteRepository.use((r) => r.bulkLoaded(loaded.id, 999))
+      yield* Reviews.ReviewWriteRepository.use((r) => r.bulkLoaded(loaded.id, 999))
       assert.strictEqual(yield* estimatedReviews(loaded.id), before, "under the threshold nothing is analyzed")
 
-      yield* ReviewWriteRepository.use((r) => r.bulkLoaded(loaded.id, 2_000))
+      yield* Reviews.ReviewWriteRepository.use((r) => r.bulkLoaded(loaded.id, 2_000))
       const after = yield* estimatedReviews(loaded.id)
       assert.isAbove(after, 1_500, `estimated ${after} of 2,000 after the bulk load`)
       assert.isBelow(after, 2_500, `estimated ${after} of 2,000 after the bulk load`)

@@ -6,17 +6,7 @@
  * Runs on embedded PGlite, or on the PostgreSQL server of TEST_DATABASE_URL.
  */
 import { assert, layer } from "@effect/vitest"
-import {
-  IdGenerator,
-  nextId,
-  Organizations,
-  type StoreServices,
-  Timestamp,
-  type WebhookDeliveryId,
-  type WebhookDeliveryRecord,
-  type WebhookId,
-  WebhookRepository
-} from "@feedback/core"
+import { Kernel, Organizations, type StoreServices, Webhooks } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreLayer } from "../src/PgStore.ts"
@@ -27,10 +17,10 @@ const CLAIM = 64
 const D = "00000000-0000-4000-8000-0000000c1a1d"
 
 layer(
-  Organizations.layer.pipe(
+  Organizations.Organizations.layer.pipe(
     Layer.provideMerge(
-      freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<
-        SqlClient.SqlClient | IdGenerator | StoreServices
+      freshLayer(PgStoreLayer).pipe(Layer.provideMerge(Kernel.IdGenerator.uuidV7)) as Layer.Layer<
+        SqlClient.SqlClient | Kernel.IdGenerator | StoreServices
       >
     )
   ),
@@ -39,12 +29,12 @@ layer(
   it.effect("a claim stays a few index probes when the queue was analyzed empty and a backlog arrived", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const repo = yield* WebhookRepository
-      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Claim plans" }))
-      const at = Timestamp.fromMillis(Date.UTC(2026, 0, 1))
-      const hooks: Array<WebhookId> = []
+      const repo = yield* Webhooks.WebhookRepository
+      const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Claim plans" }))
+      const at = Kernel.Timestamp.fromMillis(Date.UTC(2026, 0, 1))
+      const hooks: Array<Kernel.WebhookId> = []
       for (let i = 0; i < 2; i++) {
-        const id = yield* nextId<WebhookId>()
+        const id = yield* Kernel.nextId<Kernel.WebhookId>()
         hooks.push(id)
         yield* repo.insert({
           id,
@@ -63,7 +53,7 @@ layer(
         Effect.forEach(
           Array.from({ length: count }, () => n++),
           (i) =>
-            Effect.map(nextId<WebhookDeliveryId>(), (id): WebhookDeliveryRecord => ({
+            Effect.map(Kernel.nextId<Kernel.WebhookDeliveryId>(), (id): Webhooks.WebhookDeliveryRecord => ({
               id,
               organizationId: org.id,
               webhookId: hooks[i % hooks.length]!,
@@ -75,7 +65,7 @@ layer(
               responseStatus: null,
               error: null,
               durationMs: null,
-              createdAt: Timestamp.fromMillis(Date.UTC(2026, 0, 1) + i),
+              createdAt: Kernel.Timestamp.fromMillis(Date.UTC(2026, 0, 1) + i),
               attemptedAt: null,
               claimedBy: null,
               redeliveryOf: null,
@@ -83,7 +73,7 @@ layer(
             }))
         )
       const claim = (limit: number) => repo.claimDeliveries({ dispatcherId: D, at, limit, perWebhookLimit: limit })
-      const finish = (claimed: ReadonlyArray<{ readonly delivery: WebhookDeliveryRecord }>) =>
+      const finish = (claimed: ReadonlyArray<{ readonly delivery: Webhooks.WebhookDeliveryRecord }>) =>
         repo.completeDeliveries(
           D,
           claimed.map((c) => ({
@@ -127,7 +117,9 @@ layer(
         (held) => {
           assert.strictEqual(held.length, CLAIM)
           return finish(
-            held.map((h) => ({ delivery: { organizationId: h.organizationId, id: h.id } as WebhookDeliveryRecord }))
+            held.map((h) => ({
+              delivery: { organizationId: h.organizationId, id: h.id } as Webhooks.WebhookDeliveryRecord
+            }))
           )
         }
       )

@@ -5,7 +5,7 @@
  * bits, even from the largest low bits a seed can have. Embedded PGlite, or TEST_DATABASE_URL.
  */
 import { assert, layer } from "@effect/vitest"
-import { uuidV7 } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { UUID_V7_PATTERN } from "@feedback/testing"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -37,9 +37,9 @@ layer(freshLayer((target) => PgDatabase(target)), { timeout: 120_000 })(
             20
           )
         ) {
-          const before = uuidV7(millis)
+          const before = Kernel.uuidV7(millis)
           const ids = yield* idsFrom(eventIdSeed(millis), rows)
-          const after = uuidV7(millis)
+          const after = Kernel.uuidV7(millis)
           assert.strictEqual(ids.length, rows)
           assert.strictEqual(new Set(ids).size, rows)
           for (const id of ids) {

@@ -8,19 +8,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { Result } from "effect"
 import * as fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { CursorPosition } from "@feedback/core"
-import { parseFilter, reviewFilterCatalog } from "@feedback/core"
-import { evaluateFilter } from "@feedback/core"
-import {
-  type ListParams,
-  type ListRequest,
-  type MemoryListAccess,
-  pageInMemory,
-  parseListRequest,
-  reviewListEndpoint,
-  toPage
-} from "@feedback/core"
-import { matchesSearch } from "@feedback/core"
+import { Kernel, Reviews } from "@feedback/core"
 import { testIssuer } from "@feedback/testing"
 import {
   columnsFrom,
@@ -326,14 +314,14 @@ const arbValue = (type: string, data: Dataset): fc.Arbitrary<Json> => {
   }
 }
 
-const catalogFields = [...reviewFilterCatalog.fields.entries()]
+const catalogFields = [...Reviews.reviewFilterCatalog.fields.entries()]
 /** Every filterable path; the review's own fields weigh most, since related and metadata fields are often null. */
 const arbFieldPath: fc.Arbitrary<readonly [string, string]> = fc.oneof(
   { arbitrary: fc.constantFrom(...catalogFields.filter(([path]) => !path.includes("."))), weight: 3 },
   { arbitrary: fc.constantFrom(...catalogFields.filter(([path]) => path.includes("."))), weight: 2 },
   {
     arbitrary: fc.constantFrom(
-      ...reviewFilterCatalog.metadataPrefixes.flatMap((prefix) =>
+      ...Reviews.reviewFilterCatalog.metadataPrefixes.flatMap((prefix) =>
         metadataKeys.map((key) => [`${prefix}.${key}`, "string"] as const)
       )
     ),
@@ -416,14 +404,16 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
           await load(data)
           const get = accessorFor(data)
           for (const document of documents) {
-            const parsed = parseFilter(JSON.stringify(document), reviewFilterCatalog)
+            const parsed = Kernel.parseFilter(JSON.stringify(document), Reviews.reviewFilterCatalog)
             if (Result.isFailure(parsed)) {
               // only the clause limit may refuse a generated document
               expect(parsed.failure.issues.map((i) => i.path)).toEqual(["filter"])
               continue
             }
             const ast = parsed.success
-            const expected = data.reviews.filter((r) => evaluateFilter(ast, (path) => get(r, path))).map((r) => r.id)
+            const expected = data.reviews.filter((r) => Kernel.evaluateFilter(ast, (path) => get(r, path))).map((r) =>
+              r.id
+            )
               .sort()
             const compiled = compileFilter(ast, mapping.columns, 1)
             const actual = await sqlIds(compiled)
@@ -455,7 +445,7 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
           await load(data)
           const values = searchValuesFor(data)
           for (const term of terms) {
-            const expected = data.reviews.filter((r) => matchesSearch(term, values(r))).map((r) => r.id).sort()
+            const expected = data.reviews.filter((r) => Kernel.matchesSearch(term, values(r))).map((r) => r.id).sort()
             const actual = await sqlIds(compileSearch(term, mapping.search, 1))
             if (JSON.stringify(actual) !== JSON.stringify(expected)) {
               throw new Error(`search ${JSON.stringify(term)}\nmemory ${expected}\nsql ${actual}`)
@@ -471,9 +461,9 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
 
   it("walks the same pages for random sorts, filters, searches and page sizes", async () => {
     let multiPage = 0
-    const arbParams = (data: Dataset): fc.Arbitrary<ListParams> =>
+    const arbParams = (data: Dataset): fc.Arbitrary<Kernel.ListParams> =>
       fc.record({
-        sort: fc.constantFrom(...reviewListEndpoint.sorts),
+        sort: fc.constantFrom(...Reviews.reviewListEndpoint.sorts),
         limit: fc.integer({ min: 1, max: 6 }).map(String),
         filter: fc.option(arbFilterDocument(data).map((d) => JSON.stringify(d)), { nil: undefined, freq: 2 }),
         search: fc.option(arbSearch(data), { nil: undefined, freq: 2 })
@@ -486,15 +476,18 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
         async ([data, paramsList]) => {
           await load(data)
           const get = accessorFor(data)
-          const access: MemoryListAccess<Review> = {
+          const access: Kernel.MemoryListAccess<Review> = {
             get,
             id: (r) => r.id,
             searchValues: searchValuesFor(data)
           }
           for (const params of paramsList) {
-            const first = parseListRequest(params, reviewListEndpoint, testIssuer())
+            const first = Kernel.parseListRequest(params, Reviews.reviewListEndpoint, testIssuer())
             if (Result.isFailure(first)) continue // a generated filter over the clause limit
-            const memoryPages = await walkPages(params, async (request) => pageInMemory(data.reviews, request, access))
+            const memoryPages = await walkPages(
+              params,
+              async (request) => Kernel.pageInMemory(data.reviews, request, access)
+            )
             const sqlPages = await walkPages(params, async (request) => {
               const q = compileListQuery(request, mapping, 1)
               const sortColumn = mapping.columns(request.sort.field).sql
@@ -504,12 +497,14 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
                 }`,
                 [ORG, ...q.params]
               )
-              return toPage(result.rows, request, (row): CursorPosition => ({
+              return Kernel.toPage(result.rows, request, (row): Kernel.CursorPosition => ({
                 value: row.sort_value instanceof Date ? row.sort_value.toISOString() : row.sort_value as number | null,
                 id: row.id
               }))
             })
-            const all = pageInMemory(data.reviews, { ...first.success, limit: 10_000 }, access).data.map((r) => r.id)
+            const all = Kernel.pageInMemory(data.reviews, { ...first.success, limit: 10_000 }, access).data.map((r) =>
+              r.id
+            )
             expect(sqlPages).toEqual(memoryPages)
             expect(sqlPages.flat()).toEqual(all)
             if (sqlPages.length > 2) multiPage++
@@ -524,13 +519,15 @@ describe("compiled filters, search and keyset agree with the memory evaluator", 
 
 /** Follows `nextCursor` from the first page to the last, as a client would; returns the ids of each page. */
 const walkPages = async (
-  params: ListParams,
-  page: (request: ListRequest) => Promise<{ data: ReadonlyArray<{ id: string }>; nextCursor: string | null }>
+  params: Kernel.ListParams,
+  page: (request: Kernel.ListRequest) => Promise<{ data: ReadonlyArray<{ id: string }>; nextCursor: string | null }>
 ): Promise<Array<Array<string>>> => {
   const pages: Array<Array<string>> = []
   let cursor: string | undefined
   for (let n = 0; n < 1_000; n++) {
-    const request = Result.getOrThrow(parseListRequest({ ...params, cursor }, reviewListEndpoint, testIssuer()))
+    const request = Result.getOrThrow(
+      Kernel.parseListRequest({ ...params, cursor }, Reviews.reviewListEndpoint, testIssuer())
+    )
     const result = await page(request)
     pages.push(result.data.map((r) => r.id))
     if (result.nextCursor === null) return pages
@@ -557,9 +554,11 @@ describe("compiled SQL", () => {
     for (const path of ["ipAddress", "metadata.k"]) {
       for (const op of ["$gt", "$gte", "$lt", "$lte", "$ne"]) {
         for (const s of strings) {
-          const ast = Result.getOrThrow(parseFilter(JSON.stringify({ [path]: { [op]: s } }), reviewFilterCatalog))
+          const ast = Result.getOrThrow(
+            Kernel.parseFilter(JSON.stringify({ [path]: { [op]: s } }), Reviews.reviewFilterCatalog)
+          )
           const expected = reviews
-            .filter((r) => evaluateFilter(ast, (p) => p === "metadata" ? r.metadata : r.ipAddress))
+            .filter((r) => Kernel.evaluateFilter(ast, (p) => p === "metadata" ? r.metadata : r.ipAddress))
             .map((r) => r.id)
             .sort()
           expect(await sqlIds(compileFilter(ast, mapping.columns, 1)), `${path} ${op} ${JSON.stringify(s)}`)
@@ -570,14 +569,14 @@ describe("compiled SQL", () => {
   })
 
   it("never splices values into the text", () => {
-    const ast = Result.getOrThrow(parseFilter(
+    const ast = Result.getOrThrow(Kernel.parseFilter(
       JSON.stringify({
         "product.title": { $in: ["'; DROP TABLE reviews; --", "a"] },
         "metadata.x') OR 1=1 --": { $gt: "\\'" },
         rating: { $gte: 4 },
         createdAt: { $lt: "2026-01-01T00:00:00+02:00" }
       }),
-      reviewFilterCatalog
+      Reviews.reviewFilterCatalog
     ))
     const compiled = compileFilter(ast, mapping.columns, 3)
     expect(compiled.text).not.toContain("DROP")
@@ -600,7 +599,7 @@ describe("compiled SQL", () => {
 
   it("compiles the empty filter and empty $in / $nin to constants", () => {
     const compile = (json: string) =>
-      compileFilter(Result.getOrThrow(parseFilter(json, reviewFilterCatalog)), mapping.columns).text
+      compileFilter(Result.getOrThrow(Kernel.parseFilter(json, Reviews.reviewFilterCatalog)), mapping.columns).text
     expect(compile("{}")).toBe("TRUE")
     expect(compile("{\"rating\":{\"$in\":[]}}")).toBe("FALSE")
     expect(compile("{\"rating\":{\"$nin\":[]}}")).toBe("TRUE")

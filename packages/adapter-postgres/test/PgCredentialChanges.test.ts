@@ -6,7 +6,7 @@
  */
 import { assert, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
-import { CredentialChanges, IdGenerator, Organizations, type OrganizationId } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreLayer, PgStoreServices } from "../src/PgStore.ts"
@@ -28,9 +28,13 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
     const store = Layer.mergeAll(
       Layer.fresh(PgStoreServices()),
       PgWorkSignals({ fallbackMs: 60_000, ...heartbeat }),
-      IdGenerator.uuidV7
+      Kernel.IdGenerator.uuidV7
     )
-    return Layer.fresh(Organizations.layer).pipe(Layer.provideMerge(store), Layer.provideMerge(pool), Layer.orDie)
+    return Layer.fresh(Organizations.Organizations.layer).pipe(
+      Layer.provideMerge(store),
+      Layer.provideMerge(pool),
+      Layer.orDie
+    )
   }
 
   /** Runs `body` with two processes on one fresh database. */
@@ -45,7 +49,7 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
       })))
 
   const authenticates = (key: string) =>
-    Organizations.use((o) => o.authenticateSecretKey(key)).pipe(
+    Organizations.Organizations.use((o) => o.authenticateSecretKey(key)).pipe(
       Effect.as(true),
       Effect.catchTag("Unauthorized", () => Effect.succeed(false))
     )
@@ -68,9 +72,11 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
     )
 
   const setUp = Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name: "Cached" }))
-    const key = yield* Organizations.use((o) => o.issueSecretKey(org.id, { permissions: ["settings:read"] }))
-    return { org: org.id as OrganizationId, key: key.secretKey, keyId: key.id }
+    const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Cached" }))
+    const key = yield* Organizations.Organizations.use((o) =>
+      o.issueSecretKey(org.id, { permissions: ["settings:read"] })
+    )
+    return { org: org.id as Kernel.OrganizationId, key: key.secretKey, keyId: key.id }
   })
 
   it.live(
@@ -88,7 +94,9 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
           )
           assert.isTrue(yield* authenticates(first.key).pipe(Effect.provide(a)))
           // Process B revokes the other key: B refuses it as soon as the revocation returns, A once notified.
-          yield* Organizations.use((o) => o.revokeSecretKey(second.org, second.keyId as never)).pipe(Effect.provide(b))
+          yield* Organizations.Organizations.use((o) => o.revokeSecretKey(second.org, second.keyId as never)).pipe(
+            Effect.provide(b)
+          )
           assert.isFalse(yield* authenticates(second.key).pipe(Effect.provide(b)))
           yield* eventually(Effect.map(authenticates(second.key), (ok) => !ok)).pipe(Effect.provide(a))
           // The notification dropped everything A kept, so the unannounced revocation is seen too.
@@ -104,11 +112,13 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
       twoProcesses((a, b) =>
         Effect.gen(function*() {
           const { key, org } = yield* setUp.pipe(Effect.provide(b))
-          const plan = Organizations.use((o) => o.authenticateSecretKey(key)).pipe(
+          const plan = Organizations.Organizations.use((o) => o.authenticateSecretKey(key)).pipe(
             Effect.map((x) => x.organization.plan.apiRequestsPerMinute)
           )
           assert.strictEqual(yield* plan.pipe(Effect.provide(a)), 600)
-          yield* Organizations.use((o) => o.updatePlan(org, { apiRequestsPerMinute: 42 })).pipe(Effect.provide(b))
+          yield* Organizations.Organizations.use((o) => o.updatePlan(org, { apiRequestsPerMinute: 42 })).pipe(
+            Effect.provide(b)
+          )
           yield* eventually(Effect.map(plan, (n) => n === 42)).pipe(Effect.provide(a))
         })
       ),
@@ -125,7 +135,9 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
           const sql = yield* SqlClient.SqlClient.pipe(Effect.provide(b))
           yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE application_name LIKE 'process-a/%-listen'`
-          yield* eventually(Effect.map(CredentialChanges, (c) => c.version() === undefined)).pipe(Effect.provide(a))
+          yield* eventually(Effect.map(Organizations.CredentialChanges, (c) => c.version() === undefined)).pipe(
+            Effect.provide(a)
+          )
           yield* unannounced(`UPDATE secret_keys SET revoked_at = now() WHERE id = '${keyId}'`).pipe(Effect.provide(b))
           assert.isFalse(yield* authenticates(key).pipe(Effect.provide(a)))
         })
@@ -149,18 +161,20 @@ describeWithServer("authenticated keys kept while changes are heard", (serverUrl
           assert.strictEqual(proxy.stall(/process-a\/[0-9a-f]+-listen/), 1)
           // B revokes; its notification is stuck in A's stalled connection. A's heartbeat misses its deadline and A
           // drops what it kept, well before the 60 s a kept key may otherwise live (a generous bound: 30 s).
-          yield* Organizations.use((o) => o.revokeSecretKey(org, keyId as never)).pipe(Effect.provide(b))
+          yield* Organizations.Organizations.use((o) => o.revokeSecretKey(org, keyId as never)).pipe(Effect.provide(b))
           yield* eventually(Effect.map(authenticates(key), (ok) => !ok), 1_500).pipe(Effect.provide(a))
           // A replacement connection listens again: keys are kept again, and B's next change reaches A.
-          yield* eventually(Effect.map(CredentialChanges, (c) => c.version() !== undefined), 1_500).pipe(
+          yield* eventually(Effect.map(Organizations.CredentialChanges, (c) => c.version() !== undefined), 1_500).pipe(
             Effect.provide(a)
           )
           const other = yield* setUp.pipe(Effect.provide(b))
-          const plan = Organizations.use((o) => o.authenticateSecretKey(other.key)).pipe(
+          const plan = Organizations.Organizations.use((o) => o.authenticateSecretKey(other.key)).pipe(
             Effect.map((x) => x.organization.plan.apiRequestsPerMinute)
           )
           assert.strictEqual(yield* plan.pipe(Effect.provide(a)), 600)
-          yield* Organizations.use((o) => o.updatePlan(other.org, { apiRequestsPerMinute: 42 })).pipe(Effect.provide(b))
+          yield* Organizations.Organizations.use((o) => o.updatePlan(other.org, { apiRequestsPerMinute: 42 })).pipe(
+            Effect.provide(b)
+          )
           yield* eventually(Effect.map(plan, (n) => n === 42), 1_500).pipe(Effect.provide(a))
         }))),
     { timeout: 90_000 }
@@ -175,10 +189,13 @@ it.live(
     Effect.scoped(Effect.gen(function*() {
       const target = yield* freshEmbeddedTarget
       const context = yield* Layer.build(
-        Organizations.layer.pipe(Layer.provideMerge(Layer.merge(PgStoreLayer(target), IdGenerator.uuidV7)), Layer.orDie)
+        Organizations.Organizations.layer.pipe(
+          Layer.provideMerge(Layer.merge(PgStoreLayer(target), Kernel.IdGenerator.uuidV7)),
+          Layer.orDie
+        )
       )
       yield* Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         const organization = yield* organizations.createOrganization({ name: "Embedded" })
         const issued = yield* organizations.issueSecretKey(organization.id, { permissions: ["settings:read"] })
         const kept = () => organizations.keptAuthentication(issued.secretKey, Date.now())

@@ -4,7 +4,7 @@
  * again. Always on embedded PGlite: that is the only database this store runs on.
  */
 import { afterAll, assert, describe, it } from "@effect/vitest"
-import { bucketsFor, RateLimitRepository, type SpendDecision } from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 import { atTime } from "@feedback/testing"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
@@ -17,15 +17,18 @@ import { makeEmbeddedRateLimitRepository } from "../src/ratelimit/PgEmbeddedRate
 
 const T = 1_763_000_000_000
 // 60 a minute: one token a second.
-const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 60 })
+const buckets = RateLimits.bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 60 })
 
 const spendAt = (ms: number, organizationId: string) =>
-  atTime(ms)(RateLimitRepository.use((s) => s.spend(organizationId, buckets, 1)))
+  atTime(ms)(RateLimits.RateLimitRepository.use((s) => s.spend(organizationId, buckets, 1)))
 
-const tags = (ds: ReadonlyArray<SpendDecision>) => ds.map((d) => d._tag)
+const tags = (ds: ReadonlyArray<RateLimits.SpendDecision>) => ds.map((d) => d._tag)
 
 /** Runs `f` on a store over `dataDir`, then stops it cleanly (every layer finalizer runs). */
-const withStore = <A, E>(dataDir: string, f: Effect.Effect<A, E, RateLimitRepository | SqlClient.SqlClient>) =>
+const withStore = <A, E>(
+  dataDir: string,
+  f: Effect.Effect<A, E, RateLimits.RateLimitRepository | SqlClient.SqlClient>
+) =>
   Effect.scoped(
     Layer.build(PgStoreLayer({ _tag: "Embedded", dataDir })).pipe(
       Effect.flatMap((context) => Effect.provide(f, context))
@@ -80,7 +83,10 @@ describe("PgEmbeddedRateLimitRepository", () => {
           const spend = (ms: number, o: string) => atTime(ms)(second.spend(o, buckets, 1))
           const atRestart = [yield* spend(T + 10_000, org), yield* spend(T + 10_000, randomUUID())]
           assert.deepStrictEqual(tags(atRestart), ["Refused", "Refused"])
-          assert.strictEqual((atRestart[0] as Extract<SpendDecision, { _tag: "Refused" }>).retryAfterSeconds, 1)
+          assert.strictEqual(
+            (atRestart[0] as Extract<RateLimits.SpendDecision, { _tag: "Refused" }>).retryAfterSeconds,
+            1
+          )
           const sql = yield* SqlClient.SqlClient
           assert.strictEqual((yield* sql`SELECT 1 FROM rate_limit_buckets`).length, 0) // untrusted levels are gone
           assert.deepStrictEqual(tags([yield* spend(T + 11_000, org), yield* spend(T + 11_000, org)]), [

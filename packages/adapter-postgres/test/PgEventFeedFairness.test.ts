@@ -5,7 +5,7 @@
  * reader following them.
  */
 import { assert, layer } from "@effect/vitest"
-import { EventOutbox, type FeedEntry, IdGenerator, Organizations, type OrganizationId, Timestamp } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { recordEvent, transactional } from "@feedback/testing"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -13,15 +13,18 @@ import { PgStoreLayer } from "../src/PgStore.ts"
 import { describeWithServer, freshLayer } from "./TestDatabase.ts"
 
 const newOrganization = (name: string) =>
-  Organizations.use((o) => o.createOrganization({ name })).pipe(Effect.map((o) => o.id as OrganizationId))
+  Organizations.Organizations.use((o) => o.createOrganization({ name })).pipe(
+    Effect.map((o) => o.id as Kernel.OrganizationId)
+  )
 
-const read = (org: OrganizationId, after?: string, limit = 250) =>
-  EventOutbox.use((o) => o.feed(org, { after, limit, events: undefined }))
+const read = (org: Kernel.OrganizationId, after?: string, limit = 250) =>
+  Kernel.EventOutbox.use((o) => o.feed(org, { after, limit, events: undefined }))
 
-const ids = (entries: ReadonlyArray<FeedEntry>) => entries.map((e) => (e.event.data as { readonly id: string }).id)
+const ids = (entries: ReadonlyArray<Kernel.FeedEntry>) =>
+  entries.map((e) => (e.event.data as { readonly id: string }).id)
 
 /** Runs `body` inside a transaction that records `id` for `org` first and stays open until `release` is done. */
-const openTransaction = (org: OrganizationId, id: string) =>
+const openTransaction = (org: Kernel.OrganizationId, id: string) =>
   Effect.gen(function*() {
     const inside = yield* Deferred.make<void>()
     const release = yield* Deferred.make<void>()
@@ -38,7 +41,10 @@ describeWithServer("event feed per organization", () => {
   layer(
     freshLayer(
       (target) =>
-        Organizations.layer.pipe(Layer.provideMerge(PgStoreLayer(target)), Layer.provideMerge(IdGenerator.uuidV7)),
+        Organizations.Organizations.layer.pipe(
+          Layer.provideMerge(PgStoreLayer(target)),
+          Layer.provideMerge(Kernel.IdGenerator.uuidV7)
+        ),
       { maxConnections: 8 }
     ),
     { timeout: 120_000, excludeTestServices: true }
@@ -121,8 +127,10 @@ describeWithServer("event feed per organization", () => {
         const [p0, p1] = yield* read(org)
         yield* sql`UPDATE domain_events SET fan_out_pending = false
           WHERE organization_id = ${org} AND id IN (${p0!.event.id}, ${p1!.event.id})`
-        const outbox = yield* EventOutbox
-        while ((yield* outbox.purge(Timestamp.fromMillis(Date.UTC(9999, 0, 1)), 1)) > 0) { /* in batches of one */ }
+        const outbox = yield* Kernel.EventOutbox
+        while ((yield* outbox.purge(Kernel.Timestamp.fromMillis(Date.UTC(9999, 0, 1)), 1)) > 0) {
+          /* in batches of one */
+        }
         assert.strictEqual(yield* commits(), 1)
         assert.deepStrictEqual(ids(yield* read(org)), ["p2"])
       }).pipe(Effect.orDie))

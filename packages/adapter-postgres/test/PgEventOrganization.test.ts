@@ -6,7 +6,7 @@
  * transaction ends — the lock a foreign key's check takes.
  */
 import { assert, layer } from "@effect/vitest"
-import { IdGenerator, Organizations, type OrganizationId } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { isSqlError } from "effect/sql/SqlError"
@@ -16,7 +16,10 @@ import { sqlStateOf } from "../src/kernel/SqlErrors.ts"
 import { describeWithServer, freshLayer, storeName } from "./TestDatabase.ts"
 
 const services = freshLayer((target) =>
-  Organizations.layer.pipe(Layer.provideMerge(PgStoreLayer(target)), Layer.provideMerge(IdGenerator.uuidV7))
+  Organizations.Organizations.layer.pipe(
+    Layer.provideMerge(PgStoreLayer(target)),
+    Layer.provideMerge(Kernel.IdGenerator.uuidV7)
+  )
 )
 
 /** The SQLSTATE an effect fails with (it must fail with an SQL error). */
@@ -24,7 +27,9 @@ const failsWith = <A, R>(effect: Effect.Effect<A, unknown, R>) =>
   Effect.flip(effect).pipe(Effect.map((e) => (isSqlError(e) ? sqlStateOf(e) : `not an SQL error: ${String(e)}`)))
 
 const newOrganization = (name: string) =>
-  Organizations.use((o) => o.createOrganization({ name })).pipe(Effect.map((o) => o.id as OrganizationId))
+  Organizations.Organizations.use((o) => o.createOrganization({ name })).pipe(
+    Effect.map((o) => o.id as Kernel.OrganizationId)
+  )
 
 const insertEvents = (organizationIds: ReadonlyArray<string>) =>
   SqlClient.SqlClient.use((sql) =>
@@ -89,7 +94,10 @@ describeWithServer("domain_events' organization under concurrency", () => {
   layer(
     freshLayer(
       (target) =>
-        Organizations.layer.pipe(Layer.provideMerge(PgStoreLayer(target)), Layer.provideMerge(IdGenerator.uuidV7)),
+        Organizations.Organizations.layer.pipe(
+          Layer.provideMerge(PgStoreLayer(target)),
+          Layer.provideMerge(Kernel.IdGenerator.uuidV7)
+        ),
       {
         maxConnections: 4
       }

@@ -6,7 +6,7 @@
  */
 import { assert, it } from "@effect/vitest"
 import { PgClient, PgConnection } from "@effect/sql-pg"
-import { IdGenerator, Organizations } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { runStoreConformance } from "@feedback/testing"
 import { Cause, Effect, Exit, Layer, Queue, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -85,14 +85,17 @@ describeWithServer("the store in a host's database", (server) => {
     () =>
       Effect.gen(function*() {
         const { appUrl, url } = yield* hostDatabase(server)
-        const store = Organizations.layer.pipe(
+        const store = Organizations.Organizations.layer.pipe(
           Layer.provideMerge(PgHostStoreLayer({ migrate: false })),
-          Layer.provideMerge(IdGenerator.uuidV7),
+          Layer.provideMerge(Kernel.IdGenerator.uuidV7),
           Layer.provideMerge(hostClient(appUrl))
         )
         yield* Effect.gen(function*() {
-          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Beside the shop" }))
-          assert.strictEqual((yield* Organizations.use((o) => o.findOrganization(org.id))).name, "Beside the shop")
+          const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Beside the shop" }))
+          assert.strictEqual(
+            (yield* Organizations.Organizations.use((o) => o.findOrganization(org.id))).name,
+            "Beside the shop"
+          )
           // The host's client is still the host's: its naming (none) and its search_path (its own tables).
           const host = yield* SqlClient.SqlClient
           const rows = yield* host<{ email_address: string }>`SELECT email_address FROM customers`
@@ -148,15 +151,20 @@ describeWithServer("the store in a host's database", (server) => {
         const url = yield* freshServerDatabase(server)
         const storeIn = (schema: string) =>
           Layer.build(
-            Organizations.layer.pipe(
+            Organizations.Organizations.layer.pipe(
               Layer.provideMerge(PgStoreLayer({ _tag: "Server", url, schema, maxConnections: 2, workSignals: "poll" })),
-              Layer.provideMerge(IdGenerator.uuidV7)
+              Layer.provideMerge(Kernel.IdGenerator.uuidV7)
             )
           )
         const a = yield* storeIn("shop_a")
         const b = yield* storeIn("shop_b")
-        const inA = yield* Organizations.use((o) => o.createOrganization({ name: "In A" })).pipe(Effect.provide(a))
-        const found = yield* Organizations.use((o) => o.findOrganization(inA.id)).pipe(Effect.provide(b), Effect.exit)
+        const inA = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "In A" })).pipe(
+          Effect.provide(a)
+        )
+        const found = yield* Organizations.Organizations.use((o) => o.findOrganization(inA.id)).pipe(
+          Effect.provide(b),
+          Effect.exit
+        )
         assert.isTrue(Exit.isFailure(found), "schema b sees schema a's organization")
         // Each schema's triggers signal its own channel: every notification goes through the schema's channel function.
         const [channels, literal] = yield* asOwner(url, [
@@ -188,20 +196,20 @@ describeWithServer("the store in a host's database", (server) => {
         // The earlier layout: every table in public, recorded in public.schema_migrations.
         yield* migrateStore({ _tag: "Server", url, schema: "public", maxConnections: 1 }).pipe(Effect.orDie)
         yield* asOwner(url, ["ALTER TABLE public.feedback_migrations RENAME TO schema_migrations"])
-        const earlier = yield* Organizations.use((o) => o.createOrganization({ name: "Earlier" })).pipe(
+        const earlier = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Earlier" })).pipe(
           Effect.provide(
-            Organizations.layer.pipe(
+            Organizations.Organizations.layer.pipe(
               Layer.provideMerge(PgStoreLayer({ _tag: "Server", url, schema: "public", workSignals: "poll" })),
-              Layer.provideMerge(IdGenerator.uuidV7)
+              Layer.provideMerge(Kernel.IdGenerator.uuidV7)
             )
           ),
           Effect.scoped
         )
         yield* asOwner(url, ["ALTER TABLE public.feedback_migrations RENAME TO schema_migrations"])
         const storeIn = (schema: string | undefined) =>
-          Organizations.layer.pipe(
+          Organizations.Organizations.layer.pipe(
             Layer.provideMerge(PgStoreLayer({ _tag: "Server", url, schema, workSignals: "poll" })),
-            Layer.provideMerge(IdGenerator.uuidV7)
+            Layer.provideMerge(Kernel.IdGenerator.uuidV7)
           )
         // The default schema would be a new, empty store: refused, naming both ways out.
         const refused = yield* Layer.build(storeIn("feedback")).pipe(Effect.scoped, Effect.exit)
@@ -211,7 +219,7 @@ describeWithServer("the store in a host's database", (server) => {
         }
         // The documented move, then the default schema is the earlier store, its records and its migrations.
         yield* asOwner(url, ["ALTER SCHEMA public RENAME TO feedback", "CREATE SCHEMA public"])
-        const moved = yield* Organizations.use((o) => o.findOrganization(earlier.id)).pipe(
+        const moved = yield* Organizations.Organizations.use((o) => o.findOrganization(earlier.id)).pipe(
           Effect.provide(storeIn("feedback")),
           Effect.scoped
         )

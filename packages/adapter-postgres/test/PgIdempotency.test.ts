@@ -4,16 +4,7 @@
  * when a claimant outlives its lease. Two store instances ("processes") share one fresh database.
  */
 import { assert, it } from "@effect/vitest"
-import {
-  EventOutbox,
-  IDEMPOTENCY_LEASE_MS,
-  IDEMPOTENCY_TTL_MS,
-  Idempotency,
-  IdempotencyRepository,
-  IdGenerator,
-  Organizations,
-  Timestamp
-} from "@feedback/core"
+import { Idempotency, Kernel, Organizations } from "@feedback/core"
 import { recordEvent } from "@feedback/testing"
 import { Effect, Exit, Layer, ManagedRuntime } from "effect"
 import { PgStoreLayer } from "../src/PgStore.ts"
@@ -27,16 +18,16 @@ describeWithServer("idempotency keys across two pools", (serverUrl) => {
         const url = yield* freshServerDatabase(serverUrl)
         const instance = () =>
           ManagedRuntime.make(
-            Layer.mergeAll(Idempotency.layer, Organizations.layer).pipe(
+            Layer.mergeAll(Idempotency.Idempotency.layer, Organizations.Organizations.layer).pipe(
               Layer.provideMerge(PgStoreLayer({ _tag: "Server", url, maxConnections: 2 })),
-              Layer.provideMerge(IdGenerator.uuidV7)
+              Layer.provideMerge(Kernel.IdGenerator.uuidV7)
             )
           )
         const a = instance()
         const b = instance()
         yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([a.dispose(), b.dispose()])))
         const org = yield* Effect.promise(() =>
-          a.runPromise(Organizations.use((o) => o.createOrganization({ name: "Lease" })))
+          a.runPromise(Organizations.Organizations.use((o) => o.createOrganization({ name: "Lease" })))
         )
         const request = { organizationId: org.id, key: "slow", fingerprint: "f" }
         const json = (body: unknown) =>
@@ -44,14 +35,14 @@ describeWithServer("idempotency keys across two pools", (serverUrl) => {
 
         // B, a lease later, takes the key over while A's operation is still inside its transaction.
         const takeOver = Effect.promise(() =>
-          b.runPromise(IdempotencyRepository.use((s) => {
-            const now = Date.now() + IDEMPOTENCY_LEASE_MS + 1_000
+          b.runPromise(Idempotency.IdempotencyRepository.use((s) => {
+            const now = Date.now() + Idempotency.IDEMPOTENCY_LEASE_MS + 1_000
             return s.claim({
               ...request,
               token: "00000000-0000-4000-8000-0000000000bb",
-              now: Timestamp.fromMillis(now),
-              leaseUntil: Timestamp.fromMillis(now + IDEMPOTENCY_LEASE_MS),
-              expiresAt: Timestamp.fromMillis(now + IDEMPOTENCY_TTL_MS)
+              now: Kernel.Timestamp.fromMillis(now),
+              leaseUntil: Kernel.Timestamp.fromMillis(now + Idempotency.IDEMPOTENCY_LEASE_MS),
+              expiresAt: Kernel.Timestamp.fromMillis(now + Idempotency.IDEMPOTENCY_TTL_MS)
             })
           }))
         )
@@ -61,15 +52,19 @@ describeWithServer("idempotency keys across two pools", (serverUrl) => {
           return "a"
         })
         const exit = yield* Effect.promise(() =>
-          a.runPromise(Effect.exit(Idempotency.use((i) => i.run(request, slow, { recordOf: () => json("a") }))))
+          a.runPromise(
+            Effect.exit(Idempotency.Idempotency.use((i) => i.run(request, slow, { recordOf: () => json("a") })))
+          )
         )
         assert.isTrue(Exit.isFailure(exit))
         assert.include(JSON.stringify(exit), "Conflict")
-        const events = yield* Effect.promise(() => a.runPromise(EventOutbox.use((o) => o.listForOrganization(org.id))))
+        const events = yield* Effect.promise(() =>
+          a.runPromise(Kernel.EventOutbox.use((o) => o.listForOrganization(org.id)))
+        )
         assert.deepStrictEqual(events, [])
         // B's claim holds: it records, and A could not.
         const recorded = yield* Effect.promise(() =>
-          b.runPromise(IdempotencyRepository.use((s) =>
+          b.runPromise(Idempotency.IdempotencyRepository.use((s) =>
             s.complete(org.id, "slow", "00000000-0000-4000-8000-0000000000bb", {
               status: 201,
               contentType: null,

@@ -13,7 +13,7 @@
  * read through `PgStoreLayer` on PGlite this compared the function with nothing (every seed failed on its first run).
  */
 import { assert, layer } from "@effect/vitest"
-import { RateLimitRepository, toSpendDecision, TokenBucket } from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 import { atTime, spendScenarioArbitrary, withoutStates } from "@feedback/testing"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -33,7 +33,7 @@ layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })
     it.effect("on random states, specs, costs and times", () =>
       Effect.gen(function*() {
         // Each scenario is a new organization, so no refusal is known locally: every spend calls the function.
-        const store = yield* Effect.service(RateLimitRepository).pipe(Effect.provide(PgRateLimitRepository))
+        const store = yield* Effect.service(RateLimits.RateLimitRepository).pipe(Effect.provide(PgRateLimitRepository))
         const sql = yield* SqlClient.SqlClient
         const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
         yield* Effect.promise(() =>
@@ -45,7 +45,7 @@ layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })
                   const s = states[i]
                   return s === undefined
                     ? undefined
-                    : { tokens: s.units / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: now + s.offset }
+                    : { tokens: s.units / RateLimits.TokenBucket.UNITS_PER_TOKEN, updatedAtMs: now + s.offset }
                 })
                 for (const [i, s] of seeded.entries()) {
                   if (s === undefined) continue
@@ -54,14 +54,17 @@ layer(freshLayer(PgStoreLayer), { timeout: 120_000, excludeTestServices: true })
                     Effect.orDie
                   )
                 }
-                const expected = TokenBucket.spend(
+                const expected = RateLimits.TokenBucket.spend(
                   buckets.map((b, i) => ({ state: seeded[i], spec: b.spec })),
                   cost,
                   now
                 )
                 const decision = yield* store.spend(org, buckets, cost).pipe(atTime(now))
                 // `states` is the levels each read (PostgreSQL reads a missing bucket as created full): compared as levels below.
-                assert.deepStrictEqual(withoutStates(decision), withoutStates(toSpendDecision(buckets, expected, cost)))
+                assert.deepStrictEqual(
+                  withoutStates(decision),
+                  withoutStates(RateLimits.toSpendDecision(buckets, expected, cost))
+                )
                 const rows = yield* sql<{ k: string; t: number; u: string | number | bigint }>`
                 SELECT bucket_key AS k, tokens AS t, updated_at_ms AS u FROM rate_limit_buckets
                 WHERE organization_id = ${org}::uuid`.pipe(Effect.orDie)

@@ -13,9 +13,8 @@ import { SqlClient } from "effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { randomBytes, randomUUID } from "node:crypto"
 import { PgRateLimitRepository, rateLimitMigration } from "../src/ratelimit/PgRateLimitStore.ts"
-import { RateLimitRepository, type SpendDecision } from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 import { atTime } from "@feedback/testing"
-import { bucketsFor } from "@feedback/core"
 
 const serverUrl = process.env["TEST_DATABASE_URL"] || undefined
 
@@ -26,7 +25,7 @@ const at = atTime
 const concurrently = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
   Effect.all(Array.from({ length: n }, (_, i) => f(i)), { concurrency: "unbounded" })
 
-const admittedCount = (ds: ReadonlyArray<SpendDecision>) => ds.filter((d) => d._tag === "Admitted").length
+const admittedCount = (ds: ReadonlyArray<RateLimits.SpendDecision>) => ds.filter((d) => d._tag === "Admitted").length
 
 /** A client the way an application would configure one: a pool, and snake/camel name transforms. */
 const clientLayer = (url: string, maxConnections: number) =>
@@ -99,9 +98,9 @@ if (serverUrl === undefined) {
 
     it.effect("many concurrent spends over a pool of 4 connections admit exactly the ceiling", () =>
       Effect.gen(function*() {
-        const store = yield* RateLimitRepository
+        const store = yield* RateLimits.RateLimitRepository
         const org = randomUUID()
-        const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 100 })
+        const buckets = RateLimits.bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 100 })
         const ds = yield* concurrently(400, () => store.spend(org, buckets, 1).pipe(at(T)))
         assert.strictEqual(admittedCount(ds), 100)
         const remaining = ds.filter((d) => d._tag === "Admitted").map((d) => d.remaining).sort((a, b) => a - b)
@@ -114,12 +113,12 @@ if (serverUrl === undefined) {
 
     it.effect("two processes (separate pools) sharing the database admit exactly the ceiling together", () =>
       Effect.gen(function*() {
-        const storeA = yield* RateLimitRepository
+        const storeA = yield* RateLimits.RateLimitRepository
         const url = yield* DatabaseUrl
         const context = yield* Layer.build(Layer.fresh(PgRateLimitRepository).pipe(Layer.provide(clientLayer(url, 4))))
-        const storeB = Context.get(context, RateLimitRepository)
+        const storeB = Context.get(context, RateLimits.RateLimitRepository)
         const org = randomUUID()
-        const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 150 })
+        const buckets = RateLimits.bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 150 })
         const ds = yield* concurrently(600, (i) => (i % 2 === 0 ? storeA : storeB).spend(org, buckets, 1).pipe(at(T)))
         assert.strictEqual(admittedCount(ds), 150)
         // A process whose clock lags mints nothing: it waits for the credited time, then for the refill.
@@ -138,9 +137,9 @@ if (serverUrl === undefined) {
           const context = yield* Layer.build(
             Layer.fresh(PgRateLimitRepository).pipe(Layer.provide(clientLayer(url, 4)))
           )
-          const store = Context.get(context, RateLimitRepository)
+          const store = Context.get(context, RateLimits.RateLimitRepository)
           const org = randomUUID()
-          const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 100 })
+          const buckets = RateLimits.bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 100 })
           const ds = yield* concurrently(300, () => store.spend(org, buckets, 1).pipe(at(T)))
           assert.strictEqual(admittedCount(ds), 100)
         } finally {

@@ -7,7 +7,7 @@
  * parent of an uncommitted child cannot be deleted until that transaction ends, and then goes with the child.
  */
 import { assert, layer } from "@effect/vitest"
-import { IdGenerator, Organizations, type OrganizationId } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { isSqlError } from "effect/sql/SqlError"
@@ -19,7 +19,10 @@ import { describeWithServer, freshLayer, storeName } from "./TestDatabase.ts"
 const services = (options: { readonly maxConnections?: number } = {}) =>
   freshLayer(
     (target) =>
-      Organizations.layer.pipe(Layer.provideMerge(PgStoreLayer(target)), Layer.provideMerge(IdGenerator.uuidV7)),
+      Organizations.Organizations.layer.pipe(
+        Layer.provideMerge(PgStoreLayer(target)),
+        Layer.provideMerge(Kernel.IdGenerator.uuidV7)
+      ),
     options
   )
 
@@ -34,7 +37,8 @@ type Child = typeof CHILDREN[number]
 const setUp = (name: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const org = (yield* Organizations.use((o) => o.createOrganization({ name }))).id as OrganizationId
+    const org = (yield* Organizations.Organizations.use((o) => o.createOrganization({ name })))
+      .id as Kernel.OrganizationId
     const product = randomUUID()
     const job = randomUUID()
     yield* sql`INSERT INTO products (organization_id, id, slug, title, created_at, updated_at)

@@ -3,7 +3,7 @@
  * is stopped under a running pool it fails as `StoreUnavailable` within its time bound rather than hanging. Needs
  * PostgreSQL's server binaries to start a throwaway server of its own, which a run with TEST_DATABASE_URL has.
  */
-import { StoreHealth } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Exit, ManagedRuntime } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -33,7 +33,7 @@ describeWithServer("readiness on a PostgreSQL server of its own", () => {
   const stopAll = () => {
     for (const dir of dirs) execFileSync("bash", [script, "stop", dir])
   }
-  let runtime: ManagedRuntime.ManagedRuntime<StoreHealth, unknown> | undefined
+  let runtime: ManagedRuntime.ManagedRuntime<Kernel.StoreHealth, unknown> | undefined
   afterAll(async () => {
     await runtime?.dispose().catch(() => undefined)
     stopAll()
@@ -46,7 +46,7 @@ describeWithServer("readiness on a PostgreSQL server of its own", () => {
     async () => {
       const url = startServer()
       runtime = ManagedRuntime.make(PgStoreLayer({ _tag: "Server", url, maxConnections: 2 }))
-      const check = () => runtime!.runPromiseExit(StoreHealth.use((h) => h.check))
+      const check = () => runtime!.runPromiseExit(Kernel.StoreHealth.use((h) => h.check))
       expect(Exit.isSuccess(await check())).toBe(true)
       stopAll()
       // It fails rather than waits: a generous bound turns a hang into a failure.

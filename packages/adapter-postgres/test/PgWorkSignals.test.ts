@@ -6,17 +6,7 @@
 import { DEFAULT_SCHEMA, PgStoreSchema, storeSchema } from "../src/kernel/PgSchema.ts"
 import { assert, layer } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
-import {
-  fanOutOnce,
-  IdGenerator,
-  Organizations,
-  Timestamp,
-  type WebhookId,
-  WebhookRepository,
-  type WorkChannel,
-  WorkSignals,
-  type WorkSignalsService
-} from "@feedback/core"
+import { Kernel, Organizations, Webhooks } from "@feedback/core"
 import { recordEvent, transactional } from "@feedback/testing"
 import { Context, Effect, Fiber, Layer, Redacted, Ref, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
@@ -35,9 +25,9 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
     PgClient.layer({ url: Redacted.make(url), maxConnections: 4, applicationName: name })
   const writer = Layer.unwrap(Effect.map(freshServerDatabase(serverUrl), (url) => {
     databaseUrl = url
-    return Organizations.layer.pipe(
+    return Organizations.Organizations.layer.pipe(
       Layer.provideMerge(PgStoreServices()),
-      Layer.provideMerge(IdGenerator.uuidV7),
+      Layer.provideMerge(Kernel.IdGenerator.uuidV7),
       // The store's own client (its column naming), so the writer can also read through the repositories.
       Layer.provideMerge(PgDatabase({ _tag: "Server", url, maxConnections: 4 }))
     )
@@ -49,11 +39,11 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
   layer(writer, { timeout: 60_000, excludeTestServices: true })("a worker in another process", (it) => {
     // The worker's process: its own pool, listening, as `PgStoreLayer` builds it for a server.
     const withListener = <A, E, R>(
-      channel: WorkChannel,
-      body: (signals: WorkSignalsService) => Effect.Effect<A, E, R>
+      channel: Kernel.WorkChannel,
+      body: (signals: Kernel.WorkSignalsService) => Effect.Effect<A, E, R>
     ) =>
       Effect.gen(function*() {
-        const signals = yield* WorkSignals
+        const signals = yield* Kernel.WorkSignals
         // Settle: the first idle returns at once (work may have committed before the listener started).
         yield* signals.idle(channel, LONG_POLL).pipe(Effect.timeout("2 seconds"))
         return yield* body(signals)
@@ -69,7 +59,7 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
     it.effect("is woken by committed events, not by uncommitted or rolled-back ones", () =>
       withListener("events", (signals) =>
         Effect.gen(function*() {
-          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Signals" }))
+          const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Signals" }))
           const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
           // A rolled-back event wakes nobody.
           yield* transactional(Effect.andThen(recordEvent(org.id, "review.created", { id: "x" }), Effect.fail("undo")))
@@ -91,10 +81,10 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
     it.effect("deliveries: new pending ones and recorded outcomes wake dispatchers, claims do not", () =>
       withListener("deliveries", (signals) =>
         Effect.gen(function*() {
-          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Delivery signals" }))
-          const repo = yield* WebhookRepository
-          const at = Timestamp.fromMillis(Date.now() - 1_000)
-          const hook = "00000000-0000-4000-8000-00000000a001" as WebhookId
+          const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Delivery signals" }))
+          const repo = yield* Webhooks.WebhookRepository
+          const at = Kernel.Timestamp.fromMillis(Date.now() - 1_000)
+          const hook = "00000000-0000-4000-8000-00000000a001" as Kernel.WebhookId
           yield* repo.insert({
             id: hook,
             organizationId: org.id,
@@ -117,7 +107,7 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
               return { woken, result }
             })
           yield* transactional(recordEvent(org.id, "review.created", { id: "r1" }))
-          assert.isTrue((yield* wokenBy(fanOutOnce(100))).woken, "a new pending delivery wakes")
+          assert.isTrue((yield* wokenBy(Webhooks.fanOutOnce(100))).woken, "a new pending delivery wakes")
           yield* signals.idle("deliveries", LONG_POLL).pipe(Effect.timeout("2 seconds")).pipe(Effect.ignore)
           const D = "00000000-0000-4000-8000-00000000a0d1"
           const claim = yield* wokenBy(repo.claimDeliveries({ dispatcherId: D, at, limit: 10, perWebhookLimit: 10 }))
@@ -137,7 +127,7 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
     it.effect("a signal that arrives while the worker is busy is kept for its next idle", () =>
       withListener("events", (signals) =>
         Effect.gen(function*() {
-          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Busy" }))
+          const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Busy" }))
           yield* transactional(recordEvent(org.id, "review.created", { id: "z" }))
           yield* Effect.sleep("300 millis") // delivered while nobody waits
           yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds"))
@@ -153,7 +143,7 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
           yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
           yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
           yield* Effect.sleep("2500 millis") // the listener retries every second
-          const org = yield* Organizations.use((o) => o.createOrganization({ name: "Again" }))
+          const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Again" }))
           yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds")) // the reconnect opens every latch
           const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
           yield* transactional(recordEvent(org.id, "review.created", { id: "w" }))
@@ -170,8 +160,8 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
             Layer.provide(pool("stalling", proxy.url)),
             Layer.orDie
           )
-        ).pipe(Effect.map((context) => Context.get(context, WorkSignals)))
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Stalled" }))
+        ).pipe(Effect.map((context) => Context.get(context, Kernel.WorkSignals)))
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Stalled" }))
         const committed = Effect.map(
           sql<{ n: number }>`SELECT count(*)::int AS n FROM domain_events WHERE organization_id = ${org.id}`,
           (rows) => rows[0]!.n

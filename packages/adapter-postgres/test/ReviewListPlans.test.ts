@@ -6,18 +6,7 @@
  * from the list index, and both give the answers of the plain scan. Runs on embedded PGlite, or on the PostgreSQL server of TEST_DATABASE_URL.
  */
 import { assert, layer } from "@effect/vitest"
-import {
-  cursorBindingOf,
-  encodeCursor,
-  IdGenerator,
-  parseListRequest,
-  Organizations,
-  ReviewId,
-  reviewIncludeNames,
-  reviewListEndpoint,
-  ReviewRepository,
-  type StoreServices
-} from "@feedback/core"
+import { Kernel, Organizations, Reviews, type StoreServices } from "@feedback/core"
 import { Effect, Layer, Result, Schema } from "effect"
 import { testIssuer } from "@feedback/testing"
 import { SqlClient } from "effect/sql"
@@ -53,7 +42,7 @@ const nodesOf = (node: PlanNode): Array<PlanNode> => [node, ...(node.Plans ?? []
 const explain = (organizationId: string, params: Record<string, string>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer()))
+    const request = Result.getOrThrow(Kernel.parseListRequest(params, Reviews.reviewListEndpoint, testIssuer()))
     const statement = reviewPageStatement(organizationId, request)
     const rows = yield* sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.params)
     const raw = Object.values(rows[0]!)[0]
@@ -65,10 +54,10 @@ const REVIEWS = 20_000
 const PRODUCTS = 200
 
 layer(
-  Organizations.layer.pipe(
+  Organizations.Organizations.layer.pipe(
     Layer.provideMerge(
-      freshLayer(PgStoreLayer).pipe(Layer.provideMerge(IdGenerator.uuidV7)) as Layer.Layer<
-        SqlClient.SqlClient | IdGenerator | StoreServices
+      freshLayer(PgStoreLayer).pipe(Layer.provideMerge(Kernel.IdGenerator.uuidV7)) as Layer.Layer<
+        SqlClient.SqlClient | Kernel.IdGenerator | StoreServices
       >
     )
   ),
@@ -76,29 +65,29 @@ layer(
 )(`review list query plans (${storeName})`, (it) => {
   it.effect("each list shape is answered from an index", () =>
     Effect.gen(function*() {
-      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Plans" }))
+      const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Plans" }))
       yield* generateReviewDataset({ organizationId: org.id, reviews: REVIEWS, products: PRODUCTS })
       // A second organization, so "the organization's rows" is not "the whole table".
-      const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
+      const other = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Other" }))
       yield* generateReviewDataset({ organizationId: other.id, reviews: 2_000, products: 20 })
 
       const product = datasetId(org.id, "p", 7)
       const customer = datasetId(org.id, "c", 11)
       // The generator's ids are valid UUIDs the API accepts, and JavaScript computes the same ones.
-      const ofProduct = yield* ReviewRepository.use((r) =>
+      const ofProduct = yield* Reviews.ReviewRepository.use((r) =>
         r.list(
           org.id,
           Result.getOrThrow(
-            parseListRequest(
+            Kernel.parseListRequest(
               { limit: "250", filter: JSON.stringify({ "product.id": product }), include: "product" },
-              reviewListEndpoint,
+              Reviews.reviewListEndpoint,
               testIssuer()
             )
           )
         )
       )
       assert.strictEqual(ofProduct.data.length, REVIEWS / PRODUCTS)
-      assert.isTrue(ofProduct.data.every((r) => r.product?.slug === "product-7" && Schema.is(ReviewId)(r.id)))
+      assert.isTrue(ofProduct.data.every((r) => r.product?.slug === "product-7" && Schema.is(Kernel.ReviewId)(r.id)))
       assert.strictEqual(ofProduct.data[0]!.product!.reviewCount, REVIEWS / PRODUCTS)
       const cases: ReadonlyArray<{
         readonly name: string
@@ -170,16 +159,16 @@ layer(
       const sql = yield* SqlClient.SqlClient
       let params: Record<string, string> = { limit: "50" }
       for (let page = 0; page < 3; page++) {
-        const request = Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer()))
+        const request = Result.getOrThrow(Kernel.parseListRequest(params, Reviews.reviewListEndpoint, testIssuer()))
         const statement = reviewPageStatement(org.id, request)
         const rows = yield* sql.unsafe<{ id: string; createdAt: Date }>(statement.text, statement.params)
         assert.strictEqual(rows.length, 51)
         const last = rows[49]!
         params = {
           limit: "50",
-          cursor: encodeCursor(
+          cursor: Kernel.encodeCursor(
             { value: last.createdAt.toISOString(), id: last.id },
-            cursorBindingOf(request),
+            Kernel.cursorBindingOf(request),
             testIssuer()
           )
         }
@@ -198,9 +187,9 @@ layer(
       // by a key probe per row, never a scan or a hash of a whole table.
       for (const params of [{}, { filter: JSON.stringify({ "product.id": product, published: true }) }]) {
         const request = Result.getOrThrow(
-          parseListRequest({ limit: "50", ...params }, reviewListEndpoint, testIssuer())
+          Kernel.parseListRequest({ limit: "50", ...params }, Reviews.reviewListEndpoint, testIssuer())
         )
-        const statement = reviewPageStatementWithIncludes(org.id, request, reviewIncludeNames)
+        const statement = reviewPageStatementWithIncludes(org.id, request, Reviews.reviewIncludeNames)
         const rows = yield* sql.unsafe<Record<string, unknown>>(
           `EXPLAIN (FORMAT JSON) ${statement.text}`,
           statement.params
@@ -237,7 +226,7 @@ layer(
   it.effect("search: a rare term is served by the trigram indexes, a common one by the list index; same answers as a scan", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Search plans" }))
+      const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Search plans" }))
       yield* generateReviewDataset({ organizationId: org.id, reviews: 6_000, products: 60 })
       // VACUUM moves the freshly written rows out of the GIN indexes' pending lists (as autovacuum does), which the
       // planner otherwise prices as a scan of their own.
@@ -268,7 +257,7 @@ layer(
       // Each term through each step of the store's search (window, candidates, scan: forced by the limits given)
       // against the scan statement alone. Pages are the rows of the statements, ids in order.
       const parse = (params: Record<string, string>) =>
-        Result.getOrThrow(parseListRequest(params, reviewListEndpoint, testIssuer()))
+        Result.getOrThrow(Kernel.parseListRequest(params, Reviews.reviewListEndpoint, testIssuer()))
       const idsOf = (rows: ReadonlyArray<{ readonly id: unknown }>) => rows.map((r) => String(r.id))
       const scanIds = (params: Record<string, string>) =>
         Effect.gen(function*() {
@@ -306,7 +295,7 @@ layer(
             assert.deepStrictEqual(idsOf(rows), expected, `${step.name}: ${JSON.stringify(params)}`)
           }
           // And through the repository, as the API reads it.
-          const page = yield* ReviewRepository.use((r) => r.list(org.id, parse(params)))
+          const page = yield* Reviews.ReviewRepository.use((r) => r.list(org.id, parse(params)))
           assert.deepStrictEqual(page.data.map((r) => r.id as string), expected.slice(0, Number(params.limit)))
         }
       }
@@ -319,7 +308,7 @@ layer(
   // jsonb keys included, exactly as the other read paths do (`find`, through the client's renames).
   it.effect("a listed review reads exactly as the same review fetched by id", () =>
     Effect.gen(function*() {
-      const org = yield* Organizations.use((o) => o.createOrganization({ name: "Same rows" }))
+      const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Same rows" }))
       yield* generateReviewDataset({ organizationId: org.id, reviews: 30, products: 3 })
       const sql = yield* SqlClient.SqlClient
       yield* sql`UPDATE reviews SET metadata = ${`{"order_id":"1","plain":"x","deep_key":"{\\"a_b\\":1}"}`}::jsonb,
@@ -340,13 +329,13 @@ layer(
           high_label, middle_label, option_labels)
         SELECT organization_id, id, n, gen_random_uuid(), 'Q' || n, 'scale', n, 5, 'low', NULL, NULL, '["a_b","c"]'
         FROM reviews, generate_series(0, 1) AS n WHERE organization_id = ${org.id} AND rating >= 3`
-      const page = yield* ReviewRepository.use((r) =>
+      const page = yield* Reviews.ReviewRepository.use((r) =>
         r.list(
           org.id,
           Result.getOrThrow(
-            parseListRequest(
+            Kernel.parseListRequest(
               { limit: "250", include: "customer,product,response,files,answers" },
-              reviewListEndpoint,
+              Reviews.reviewListEndpoint,
               testIssuer()
             )
           )
@@ -368,7 +357,7 @@ layer(
           AnswerDbRow
         >`SELECT * FROM review_answers WHERE organization_id = ${org.id} AND review_id = ${listed.id} ORDER BY position`
         assert.deepStrictEqual(answers, answerRows.map((a) => toSurveyAnswer(a)))
-        const found = yield* ReviewRepository.use((r) => r.get(org.id, listed.id, []))
+        const found = yield* Reviews.ReviewRepository.use((r) => r.get(org.id, listed.id, []))
         assert.deepStrictEqual(record, found._tag === "Some" ? found.value : undefined)
         // The included records read as the catalog reads them (`SELECT *` through the client's renames).
         const [c] = yield* sql<

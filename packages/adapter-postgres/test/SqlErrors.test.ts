@@ -5,18 +5,7 @@
  * embedded PGlite, and on a PostgreSQL server with TEST_DATABASE_URL.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import {
-  InstanceSecretRepository,
-  type Organization,
-  type OrganizationId,
-  OrganizationRepository,
-  recoverStoreRejection,
-  type SecretKeyId,
-  SecretKeyRepository,
-  type Timestamp,
-  type WebhookId,
-  WebhookRepository
-} from "@feedback/core"
+import { Kernel, Organizations, Webhooks } from "@feedback/core"
 import { transactional } from "@feedback/testing"
 import { Cause, Effect, Exit } from "effect"
 import { SqlError, UnknownError } from "effect/sql/SqlError"
@@ -25,10 +14,10 @@ import { PgStoreLayer } from "../src/PgStore.ts"
 import { valueFaultOf } from "../src/kernel/SqlErrors.ts"
 import { freshLayer, storeName } from "./TestDatabase.ts"
 
-const at = "2026-01-31T12:00:00.000Z" as Timestamp.Timestamp
+const at = "2026-01-31T12:00:00.000Z" as Kernel.Timestamp.Timestamp
 
-const organization = (patch: Partial<Organization> = {}): Organization => ({
-  id: randomUUID() as OrganizationId,
+const organization = (patch: Partial<Organizations.Organization> = {}): Organizations.Organization => ({
+  id: randomUUID() as Kernel.OrganizationId,
   name: "Shop",
   plan: { apiRequestsPerMinute: 600 },
   createdAt: at,
@@ -38,14 +27,15 @@ const organization = (patch: Partial<Organization> = {}): Organization => ({
 /** The tagged error a store call is rejected with (via the boundary's recovery); fails the test on anything else. */
 const rejected = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const exit = yield* Effect.exit(recoverStoreRejection(effect))
+    const exit = yield* Effect.exit(Kernel.recoverStoreRejection(effect))
     if (Exit.isSuccess(exit)) return assert.fail(`expected a rejection, got ${JSON.stringify(exit.value)}`)
     const error = Cause.findErrorOption(exit.cause)
     if (error._tag === "None") return assert.fail(`expected a tagged error, got ${Cause.pretty(exit.cause)}`)
     return error.value
   })
 
-const insertOrganization = (o: Organization) => OrganizationRepository.use((r) => r.insert(o))
+const insertOrganization = (o: Organizations.Organization) =>
+  Organizations.OrganizationRepository.use((r) => r.insert(o))
 
 describe(`SQL errors caused by a value (${storeName})`, () => {
   layer(freshLayer(PgStoreLayer), { timeout: 60_000 })("store calls", (it) => {
@@ -57,9 +47,9 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
 
         const org = organization()
         yield* insertOrganization(org)
-        const keyName = yield* rejected(SecretKeyRepository.use((r) =>
+        const keyName = yield* rejected(Organizations.SecretKeyRepository.use((r) =>
           r.insert({
-            id: randomUUID() as SecretKeyId,
+            id: randomUUID() as Kernel.SecretKeyId,
             organizationId: org.id,
             name: "ci\u0000key",
             permissions: [],
@@ -70,9 +60,9 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
         ))
         assert.strictEqual(keyName._tag, "InvalidRequest")
 
-        const secret = yield* rejected(WebhookRepository.use((r) =>
+        const secret = yield* rejected(Webhooks.WebhookRepository.use((r) =>
           r.insert({
-            id: randomUUID() as WebhookId,
+            id: randomUUID() as Kernel.WebhookId,
             organizationId: org.id,
             url: "https://example.com/hook",
             events: ["review.created"],
@@ -90,7 +80,7 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
       Effect.gen(function*() {
         for (const createdAt of ["2026-02-30T00:00:00.000Z", "0000-01-01T00:00:00.000Z", "not a time"]) {
           const error = yield* rejected(
-            insertOrganization(organization({ createdAt: createdAt as Timestamp.Timestamp }))
+            insertOrganization(organization({ createdAt: createdAt as Kernel.Timestamp.Timestamp }))
           )
           assert.strictEqual(error._tag, "InvalidRequest", createdAt)
           assert.include(error.message, "date or time", createdAt)
@@ -123,9 +113,9 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
         const org = organization()
         yield* insertOrganization(org)
         // Random text does not compress, so the index entry exceeds a btree page's limit (about 2.7 kB).
-        const error = yield* rejected(SecretKeyRepository.use((r) =>
+        const error = yield* rejected(Organizations.SecretKeyRepository.use((r) =>
           r.insert({
-            id: randomUUID() as SecretKeyId,
+            id: randomUUID() as Kernel.SecretKeyId,
             organizationId: org.id,
             name: "big",
             permissions: [],
@@ -146,21 +136,21 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
           yield* insertOrganization(organization({ name: "bad\u0000" }))
         })))
         assert.strictEqual(error._tag, "InvalidRequest")
-        const found = yield* OrganizationRepository.use((r) => r.findById(first.id))
+        const found = yield* Organizations.OrganizationRepository.use((r) => r.findById(first.id))
         assert.strictEqual(found._tag, "None")
       }))
 
     it.effect("reads with a value the column cannot hold are rejected, not defects", () =>
       Effect.gen(function*() {
-        const error = yield* rejected(SecretKeyRepository.use((r) => r.findByHash("a\u0000b")))
+        const error = yield* rejected(Organizations.SecretKeyRepository.use((r) => r.findByHash("a\u0000b")))
         assert.strictEqual(error._tag, "InvalidRequest")
       }))
 
     it.effect("instance secrets: the first value stored under a name is kept", () =>
       Effect.gen(function*() {
         const name = `test-${randomUUID()}`
-        const first = yield* InstanceSecretRepository.use((r) => r.getOrCreate(name, "a".repeat(43)))
-        const second = yield* InstanceSecretRepository.use((r) => r.getOrCreate(name, "b".repeat(43)))
+        const first = yield* Kernel.InstanceSecretRepository.use((r) => r.getOrCreate(name, "a".repeat(43)))
+        const second = yield* Kernel.InstanceSecretRepository.use((r) => r.getOrCreate(name, "b".repeat(43)))
         assert.strictEqual(first, "a".repeat(43))
         assert.strictEqual(second, first)
       }))

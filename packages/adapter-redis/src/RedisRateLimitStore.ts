@@ -16,14 +16,7 @@
 import { Clock, Effect, Layer } from "effect"
 import * as Redis from "effect/persistence/Redis"
 import * as NodeRedis from "@effect/platform-node/NodeRedis"
-import {
-  assertBuckets,
-  type KeyedBucket,
-  LocalRefusals,
-  RateLimitRepository,
-  toSpendDecision,
-  TokenBucket
-} from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 
 /**
  * KEYS: one hash per bucket (`u` = level in units, `t` = credited up to, in ms).
@@ -94,10 +87,10 @@ export interface RedisRateLimitOptions {
 const readState = (
   units: number | string | undefined,
   at: number | string | undefined
-): TokenBucket.BucketState | undefined =>
+): RateLimits.TokenBucket.BucketState | undefined =>
   units === undefined || units === "" || at === undefined || at === ""
     ? undefined
-    : { tokens: Number(units) / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: Number(at) }
+    : { tokens: Number(units) / RateLimits.TokenBucket.UNITS_PER_TOKEN, updatedAtMs: Number(at) }
 
 const makeRedisRateLimitRepository = (options: RedisRateLimitOptions = {}) =>
   Effect.gen(function*() {
@@ -105,14 +98,14 @@ const makeRedisRateLimitRepository = (options: RedisRateLimitOptions = {}) =>
     const prefix = options.keyPrefix ?? "feedback:rl:"
     const run = redis.eval(spendScript)
 
-    const spend = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number) =>
+    const spend = (organizationId: string, buckets: ReadonlyArray<RateLimits.KeyedBucket>, cost: number) =>
       Effect.gen(function*() {
-        assertBuckets(buckets)
+        RateLimits.assertBuckets(buckets)
         const nowMs = Math.floor(yield* Clock.currentTimeMillis)
         const keys = buckets.map((b) => `${prefix}{${organizationId}}:${b.key}`)
-        const args = [nowMs, TokenBucket.tokensToUnits(cost)]
+        const args = [nowMs, RateLimits.TokenBucket.tokensToUnits(cost)]
         for (const b of buckets) {
-          const { ceilingUnits, rateUnitsPerMs } = TokenBucket.unitsOf(b.spec)
+          const { ceilingUnits, rateUnitsPerMs } = RateLimits.TokenBucket.unitsOf(b.spec)
           args.push(ceilingUnits, rateUnitsPerMs)
         }
         const reply = yield* run(keys, args).pipe(
@@ -120,7 +113,11 @@ const makeRedisRateLimitRepository = (options: RedisRateLimitOptions = {}) =>
           Effect.orDie
         )
         const states = buckets.map((_, i) => readState(reply[1 + 2 * i], reply[2 + 2 * i]))
-        const result = TokenBucket.spend(buckets.map((b, i) => ({ spec: b.spec, state: states[i] })), cost, nowMs)
+        const result = RateLimits.TokenBucket.spend(
+          buckets.map((b, i) => ({ spec: b.spec, state: states[i] })),
+          cost,
+          nowMs
+        )
         const admittedByRedis = Number(reply[0]) === 1
         if (admittedByRedis !== (result._tag === "Admitted")) {
           return yield* Effect.die(
@@ -129,23 +126,25 @@ const makeRedisRateLimitRepository = (options: RedisRateLimitOptions = {}) =>
             )
           )
         }
-        return toSpendDecision(buckets, result, cost)
+        return RateLimits.toSpendDecision(buckets, result, cost)
       }).pipe(Effect.withSpan("RedisRateLimitRepository.spend"))
 
-    return RateLimitRepository.of({ spend })
+    return RateLimits.RateLimitRepository.of({ spend })
   })
 
 /** The store over a `Redis` service the host provides (e.g. its own client). */
 /** A refusal known from an earlier one costs no round trip (`LocalRefusals`). */
-export const layerRedis = (options?: RedisRateLimitOptions): Layer.Layer<RateLimitRepository, never, Redis.Redis> =>
+export const layerRedis = (
+  options?: RedisRateLimitOptions
+): Layer.Layer<RateLimits.RateLimitRepository, never, Redis.Redis> =>
   Layer.effect(
-    RateLimitRepository,
-    Effect.map(makeRedisRateLimitRepository(options), (store) => LocalRefusals.withLocalRefusals(store))
+    RateLimits.RateLimitRepository,
+    Effect.map(makeRedisRateLimitRepository(options), (store) => RateLimits.LocalRefusals.withLocalRefusals(store))
   )
 
 /** The store over its own node-redis client connected to `url` (`redis://…` or `rediss://…`), closed with the layer. */
 export const layer = (
   url: string,
   options?: RedisRateLimitOptions
-): Layer.Layer<RateLimitRepository, Redis.RedisError> =>
+): Layer.Layer<RateLimits.RateLimitRepository, Redis.RedisError> =>
   layerRedis(options).pipe(Layer.provide(NodeRedis.layer({ url })))

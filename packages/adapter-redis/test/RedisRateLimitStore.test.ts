@@ -5,7 +5,7 @@
  * missing buckets — with the levels written exactly `TokenBucket`'s and a refusal writing nothing.
  */
 import { assert, layer } from "@effect/vitest"
-import { bucketsFor, IdGenerator, RateLimitRepository, toSpendDecision, TokenBucket } from "@feedback/core"
+import { Kernel, RateLimits } from "@feedback/core"
 import { atTime, ConformanceDns, conformanceSuites, spendScenarioArbitrary, withoutStates } from "@feedback/testing"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
@@ -33,7 +33,7 @@ describeWithRedis("Redis rate-limit store", () => {
   // The conformance suite with the Redis limiter replacing the memory store's (merged last, it wins).
   const store = Layer.mergeAll(
     MemoryStoreTestKit.pipe(Layer.provideMerge(MemoryStoreLayer)),
-    IdGenerator.uuidV7,
+    Kernel.IdGenerator.uuidV7,
     ConformanceDns,
     storeOverRedis
   )
@@ -46,7 +46,7 @@ describeWithRedis("Redis rate-limit store", () => {
     (it) => {
       it.effect("on random states, specs, costs and times", () =>
         Effect.gen(function*() {
-          const limiter = yield* RateLimitRepository
+          const limiter = yield* RateLimits.RateLimitRepository
           const redis = yield* Redis.Redis
           yield* Effect.promise(() =>
             fc.assert(
@@ -71,9 +71,9 @@ describeWithRedis("Redis rate-limit store", () => {
                   const asStates = seeded.map((s) =>
                     s === undefined
                       ? undefined
-                      : { tokens: s.units / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: s.updatedAtMs }
+                      : { tokens: s.units / RateLimits.TokenBucket.UNITS_PER_TOKEN, updatedAtMs: s.updatedAtMs }
                   )
-                  const expected = TokenBucket.spend(
+                  const expected = RateLimits.TokenBucket.spend(
                     buckets.map((b, i) => ({ state: asStates[i], spec: b.spec })),
                     cost,
                     now
@@ -82,7 +82,7 @@ describeWithRedis("Redis rate-limit store", () => {
                   // `states` is the levels each read (PostgreSQL reads a missing bucket as created full): compared as levels below.
                   assert.deepStrictEqual(
                     withoutStates(decision),
-                    withoutStates(toSpendDecision(buckets, expected, cost))
+                    withoutStates(RateLimits.toSpendDecision(buckets, expected, cost))
                   )
                   for (const [i, b] of buckets.entries()) {
                     const [u, t] = yield* redis.send<Array<string | null>>("HMGET", keyOf(org, b.key), "u", "t").pipe(
@@ -90,7 +90,7 @@ describeWithRedis("Redis rate-limit store", () => {
                     )
                     const stored = u === null || u === undefined
                       ? undefined
-                      : { tokens: Number(u) / TokenBucket.UNITS_PER_TOKEN, updatedAtMs: Number(t) }
+                      : { tokens: Number(u) / RateLimits.TokenBucket.UNITS_PER_TOKEN, updatedAtMs: Number(t) }
                     // Admitted: exactly TokenBucket's new level. Refused: as seeded (a missing bucket stays missing).
                     assert.deepStrictEqual(
                       stored,
@@ -106,10 +106,10 @@ describeWithRedis("Redis rate-limit store", () => {
 
       it.effect("a charged bucket expires once it would have refilled; an untouched one is never written", () =>
         Effect.gen(function*() {
-          const limiter = yield* RateLimitRepository
+          const limiter = yield* RateLimits.RateLimitRepository
           const redis = yield* Redis.Redis
           const org = randomUUID()
-          const buckets = bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 60 }) // 1 token per second
+          const buckets = RateLimits.bucketsFor("GET", "/reviews", { apiRequestsPerMinute: 60 }) // 1 token per second
           yield* limiter.spend(org, buckets, 30).pipe(atTime(T0))
           const ttl = yield* redis.send<number>("PTTL", keyOf(org, buckets[0]!.key)).pipe(Effect.orDie)
           // 30 tokens missing refill in 30 s; the key outlives that by a minute, and no longer.

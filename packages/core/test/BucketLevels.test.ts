@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { BucketLevels } from "../src/index.ts"
+import { RateLimits } from "../src/index.ts"
 import { sequenceEndpoints as endpoints, sequenceStepArbitrary } from "@feedback/testing"
 
 /** A step, and whether `refusal` is asked before the spend. */
@@ -15,8 +15,8 @@ describe("BucketLevels.refusal", () => {
   it("is the refusal spend answers at that instant, undefined when it admits, and changes nothing", () => {
     fc.assert(
       fc.property(fc.array(step, { minLength: 1, maxLength: 150 }), (steps) => {
-        const asked = BucketLevels.make()
-        const twin = BucketLevels.make()
+        const asked = RateLimits.BucketLevels.make()
+        const twin = RateLimits.BucketLevels.make()
         let now = 1_763_000_000_000
         for (const s of steps) {
           now += s.wait

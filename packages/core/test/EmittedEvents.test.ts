@@ -3,7 +3,7 @@
  * store's SQL (`event: "…"`, `record(…, "…")`, `appendEvents(…, "…")`, a SQL literal `'name'`) is in it, and every name in
  * it is recorded somewhere. So `GET /webhook-events`' `emitted` cannot drift from the code.
  */
-import { EVENT_NAMES, SERVICE_EVENT_NAMES } from "@feedback/core"
+import { Webhooks } from "@feedback/core"
 import { readdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { expect, it } from "vitest"
@@ -19,7 +19,7 @@ const sources = ["core/src", "adapter-memory/src", "adapter-postgres/src"].flatM
     .map((f) => readFileSync(Path.join(packagesDir, dir, f), "utf8"))
 )
 
-const catalog = new Set<string>(EVENT_NAMES)
+const catalog = new Set<string>(Webhooks.EVENT_NAMES)
 const recorded = new Set(
   sources.flatMap((text) =>
     [...text.matchAll(
@@ -31,5 +31,5 @@ const recorded = new Set(
 )
 
 it("lists exactly the names the service's sources record", () => {
-  expect([...recorded].sort()).toEqual([...SERVICE_EVENT_NAMES].sort())
+  expect([...recorded].sort()).toEqual([...Webhooks.SERVICE_EVENT_NAMES].sort())
 })

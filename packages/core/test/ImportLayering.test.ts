@@ -68,6 +68,8 @@ const kernelImportsCapability = (module: string, imported: string) =>
   folderOf(module) === "kernel" && imported.endsWith(".ts") && folderOf(imported) !== "kernel"
 const importsPackageRoot = (module: string, imported: string) =>
   folderOf(module) !== undefined && imported.endsWith(".ts") && folderOf(imported) === undefined
+/** A capability's `index.ts` is its namespace for importers outside the core; core modules import by path. */
+const importsNamespace = (_module: string, imported: string) => /(^|\/)index\.ts$/.test(imported)
 const TEST_LIBRARIES = ["vitest", "@effect/vitest", "fast-check", "@feedback/testing"]
 const importsTestSupport = (_module: string, imported: string) =>
   TEST_LIBRARIES.some((library) => imported === library || imported.startsWith(`${library}/`)) ||
@@ -90,6 +92,18 @@ describe("the core's import layering", () => {
     expect(offending(graph, importsPackageRoot)).toEqual([])
   })
 
+  it("no module imports a capability namespace (an index.ts): core modules import each other by path", () => {
+    expect(offending(graph, importsNamespace)).toEqual([])
+  })
+
+  it("the entry exports the root composition and one namespace per capability folder, nothing else", () => {
+    const folders = [...new Set([...graph.keys()].map(folderOf).filter((f) => f !== undefined))].sort()
+    const entry = [...readFileSync(Path.join(src, "index.ts"), "utf8").matchAll(/from "\.\/([^"]+)"/g)].map((m) => m[1])
+    expect(entry.sort()).toEqual(
+      ["CoreLayer.ts", "StoreServices.ts", ...folders.map((f) => `${f}/index.ts`)].sort()
+    )
+  })
+
   it("has no import cycle", () => {
     expect(cyclesOf(graph)).toEqual([])
   })
@@ -108,11 +122,12 @@ describe("the core's import layering", () => {
       ["kernel/Ids.ts", ["reviews/Review.ts"]],
       ["reviews/Review.ts", ["kernel/Ids.ts", "CoreLayer.ts", "@effect/vitest"]],
       ["CoreLayer.ts", ["reviews/Review.ts"]],
-      ["setup/Setup.ts", ["../testing/StoreTestKit.ts", "effect"]]
+      ["setup/Setup.ts", ["../testing/StoreTestKit.ts", "effect", "reviews/index.ts"]]
     ])
     expect(offending(bad, kernelImportsCapability)).toEqual([["kernel/Ids.ts", "reviews/Review.ts"]])
     expect(offending(bad, importsPackageRoot)).toEqual([["reviews/Review.ts", "CoreLayer.ts"]])
     expect(cyclesOf(bad)).toEqual([["CoreLayer.ts", "kernel/Ids.ts", "reviews/Review.ts"]])
+    expect(offending(bad, importsNamespace)).toEqual([["setup/Setup.ts", "reviews/index.ts"]])
     expect(offending(bad, importsTestSupport)).toEqual([
       ["reviews/Review.ts", "@effect/vitest"],
       ["setup/Setup.ts", "../testing/StoreTestKit.ts"]

@@ -9,31 +9,24 @@ import { describe, expect, it } from "vitest"
 import { Clock, Effect } from "effect"
 import { atTime, sequenceEndpoints, sequenceStepArbitrary, withoutStates } from "@feedback/testing"
 import fc from "fast-check"
-import {
-  assertBuckets,
-  LocalRefusals,
-  RateLimitRepository,
-  type SpendDecision,
-  toSpendDecision,
-  TokenBucket
-} from "../src/index.ts"
+import { RateLimits } from "../src/index.ts"
 
 /** A store deciding with `TokenBucket` over a Map, counting its calls. */
 const bareStore = () => {
-  const levels = new Map<string, TokenBucket.BucketState>()
+  const levels = new Map<string, RateLimits.TokenBucket.BucketState>()
   let calls = 0
-  const store = RateLimitRepository.of({
+  const store = RateLimits.RateLimitRepository.of({
     spend: (org, buckets, cost) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         calls++
-        assertBuckets(buckets)
-        const result = TokenBucket.spend(
+        RateLimits.assertBuckets(buckets)
+        const result = RateLimits.TokenBucket.spend(
           buckets.map((b) => ({ spec: b.spec, state: levels.get(`${org}/${b.key}`) })),
           cost,
           now
         )
         if (result._tag === "Admitted") buckets.forEach((b, i) => levels.set(`${org}/${b.key}`, result.states[i]!))
-        return toSpendDecision(buckets, result, cost)
+        return RateLimits.toSpendDecision(buckets, result, cost)
       })
   })
   return { store, calls: () => calls }
@@ -52,7 +45,7 @@ describe("LocalRefusals", () => {
       fc.property(fc.array(step, { minLength: 1, maxLength: 120 }), (steps) => {
         const plain = bareStore()
         const under = bareStore()
-        const cached = LocalRefusals.withLocalRefusals(under.store)
+        const cached = RateLimits.LocalRefusals.withLocalRefusals(under.store)
         let now = 1_763_000_000_000
         let refusals = 0
         for (const s of steps) {
@@ -75,7 +68,7 @@ describe("LocalRefusals", () => {
 
   it("refuses a bucket known to be empty without asking the store, until the instant it can pay", () => {
     const under = bareStore()
-    const cached = LocalRefusals.withLocalRefusals(under.store)
+    const cached = RateLimits.LocalRefusals.withLocalRefusals(under.store)
     const [buckets] = endpoints[0]! // 12 per minute: one token every 5 s
     const t0 = 1_763_000_000_000
     for (let i = 0; i < 12; i++) {
@@ -101,7 +94,10 @@ describe("LocalRefusals", () => {
         // the same spends where the caches pass them on, so both must reach the same decision at every step.
         const reference = bareStore()
         const shared = bareStore()
-        const processes = [LocalRefusals.withLocalRefusals(shared.store), LocalRefusals.withLocalRefusals(shared.store)]
+        const processes = [
+          RateLimits.LocalRefusals.withLocalRefusals(shared.store),
+          RateLimits.LocalRefusals.withLocalRefusals(shared.store)
+        ]
         let now = 1_763_000_000_000
         let admitted = 0
         for (const s of steps) {
@@ -120,7 +116,7 @@ describe("LocalRefusals", () => {
 
   it("keeps at most maxOrganizations bounds, the oldest going first", () => {
     const under = bareStore()
-    const cached = LocalRefusals.withLocalRefusals(under.store, { maxOrganizations: 2 })
+    const cached = RateLimits.LocalRefusals.withLocalRefusals(under.store, { maxOrganizations: 2 })
     const [buckets, cost] = endpoints[3]! // never affordable: every call refuses
     const t = 1_763_000_000_000
     for (const org of ["x", "y", "z"]) Effect.runSync(cached.spend(org, buckets, cost).pipe(at(t)))

@@ -5,23 +5,10 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
 import { Result, Schema } from "effect"
-import {
-  fileFromUrl,
-  ImportRequest,
-  importReferencesOf,
-  planReplyPatch,
-  planReviewPatch,
-  type ProductId,
-  productStatsDeltas,
-  REDACTION_MARKER,
-  type ResolvedImportReferences,
-  ReviewDeletionRequest,
-  selectImportRows,
-  Timestamp
-} from "@feedback/core"
+import { Kernel, Reviews } from "@feedback/core"
 import { makeReview } from "@feedback/testing"
 
-const AT = "2026-02-01T00:00:00.000Z" as Timestamp.Timestamp
+const AT = "2026-02-01T00:00:00.000Z" as Kernel.Timestamp.Timestamp
 const failure = <A, E>(r: Result.Result<A, E>): E | undefined => Result.isFailure(r) ? r.failure : undefined
 const product = "0190f000-0000-7000-8000-000000000001" as never
 
@@ -29,31 +16,32 @@ describe("planReviewPatch", () => {
   const base = makeReview(product, { title: "Hi", body: "Call 555-0100", published: false, metadata: { a: "1" } })
 
   it("an empty patch writes and announces nothing", () => {
-    const out = Result.getOrThrow(planReviewPatch(base, {}, AT))
+    const out = Result.getOrThrow(Reviews.planReviewPatch(base, {}, AT))
     expect(out).toEqual({ review: base, write: false, announce: false, publishedChanged: false })
   })
 
   it("published: a change announces; the same value only stamps moderatedAt", () => {
-    const changed = Result.getOrThrow(planReviewPatch(base, { published: true }, AT))
+    const changed = Result.getOrThrow(Reviews.planReviewPatch(base, { published: true }, AT))
     expect(changed).toMatchObject({ write: true, announce: true, publishedChanged: true })
     expect(changed.review).toMatchObject({ published: true, moderatedAt: AT, updatedAt: AT })
-    const same = Result.getOrThrow(planReviewPatch(base, { published: false }, AT))
+    const same = Result.getOrThrow(Reviews.planReviewPatch(base, { published: false }, AT))
     expect(same).toMatchObject({ write: true, announce: false, publishedChanged: false })
     expect(same.review).toMatchObject({ published: false, moderatedAt: AT, updatedAt: AT })
   })
 
   it("the first redaction stores both originals; a later one keeps them", () => {
-    const first = Result.getOrThrow(planReviewPatch(base, { body: `Call ${REDACTION_MARKER}` }, AT)).review
+    const first =
+      Result.getOrThrow(Reviews.planReviewPatch(base, { body: `Call ${Reviews.REDACTION_MARKER}` }, AT)).review
     expect(first).toMatchObject({
-      body: `Call ${REDACTION_MARKER}`,
+      body: `Call ${Reviews.REDACTION_MARKER}`,
       originalTitle: "Hi",
       originalBody: "Call 555-0100",
       redactedAt: AT
     })
-    const later = "2026-03-01T00:00:00.000Z" as Timestamp.Timestamp
-    const second = Result.getOrThrow(planReviewPatch(first, { title: REDACTION_MARKER }, later)).review
+    const later = "2026-03-01T00:00:00.000Z" as Kernel.Timestamp.Timestamp
+    const second = Result.getOrThrow(Reviews.planReviewPatch(first, { title: Reviews.REDACTION_MARKER }, later)).review
     expect(second).toMatchObject({
-      title: REDACTION_MARKER,
+      title: Reviews.REDACTION_MARKER,
       originalTitle: "Hi",
       originalBody: "Call 555-0100",
       redactedAt: later
@@ -61,7 +49,7 @@ describe("planReviewPatch", () => {
   })
 
   it("a refused redaction names the field, title first", () => {
-    const error = failure(planReviewPatch(base, { title: "Hello", body: "nope" }, AT))
+    const error = failure(Reviews.planReviewPatch(base, { title: "Hello", body: "nope" }, AT))
     expect(error).toMatchObject({ _tag: "InvalidRedaction", field: "title" })
   })
 
@@ -69,22 +57,24 @@ describe("planReviewPatch", () => {
     // 4,000 one-letter words: each letter turned into a marker grows the body from 8,000 to 44,000 characters.
     const body = "a ".repeat(4_000)
     const review = makeReview(product, { title: "t ".repeat(250).trim(), body, published: false })
-    const everyLetter = body.replaceAll("a", REDACTION_MARKER)
-    expect(failure(planReviewPatch(review, { body: everyLetter }, AT))).toMatchObject({
+    const everyLetter = body.replaceAll("a", Reviews.REDACTION_MARKER)
+    expect(failure(Reviews.planReviewPatch(review, { body: everyLetter }, AT))).toMatchObject({
       _tag: "InvalidRequest",
       issues: [{
         path: "body.body",
         message: expect.stringMatching(/^would be 44000 characters after redaction, over the limit of 20000/)
       }]
     })
-    expect(failure(planReviewPatch(review, { title: review.title!.replaceAll("t", REDACTION_MARKER) }, AT)))
+    expect(
+      failure(Reviews.planReviewPatch(review, { title: review.title!.replaceAll("t", Reviews.REDACTION_MARKER) }, AT))
+    )
       .toMatchObject({
         _tag: "InvalidRequest",
         issues: [{ path: "body.title" }]
       })
     // One wider span is the same redaction and fits.
-    expect(Result.getOrThrow(planReviewPatch(review, { body: REDACTION_MARKER }, AT)).review.body).toBe(
-      REDACTION_MARKER
+    expect(Result.getOrThrow(Reviews.planReviewPatch(review, { body: Reviews.REDACTION_MARKER }, AT)).review.body).toBe(
+      Reviews.REDACTION_MARKER
     )
     // A text already over its limit (stored before the limits) can be redacted as long as it does not grow.
     const legacy = makeReview(product, {
@@ -92,15 +82,19 @@ describe("planReviewPatch", () => {
       body: "x".repeat(25_000) + "secret" + "y".repeat(100),
       published: false
     })
-    const hidden = "x".repeat(25_000) + REDACTION_MARKER + "y".repeat(96)
-    expect(Result.getOrThrow(planReviewPatch(legacy, { body: hidden }, AT)).review.body).toBe(hidden)
-    expect(failure(planReviewPatch(legacy, { body: "x".repeat(25_000) + REDACTION_MARKER + "y".repeat(100) }, AT)))
+    const hidden = "x".repeat(25_000) + Reviews.REDACTION_MARKER + "y".repeat(96)
+    expect(Result.getOrThrow(Reviews.planReviewPatch(legacy, { body: hidden }, AT)).review.body).toBe(hidden)
+    expect(
+      failure(
+        Reviews.planReviewPatch(legacy, { body: "x".repeat(25_000) + Reviews.REDACTION_MARKER + "y".repeat(100) }, AT)
+      )
+    )
       .toMatchObject({ _tag: "InvalidRequest" })
   })
 
   it("metadata: equal pairs in another order change nothing; different ones replace wholesale", () => {
-    expect(Result.getOrThrow(planReviewPatch(base, { metadata: { a: "1" } }, AT)).write).toBe(false)
-    const out = Result.getOrThrow(planReviewPatch(base, { metadata: { b: "2" } }, AT))
+    expect(Result.getOrThrow(Reviews.planReviewPatch(base, { metadata: { a: "1" } }, AT)).write).toBe(false)
+    const out = Result.getOrThrow(Reviews.planReviewPatch(base, { metadata: { b: "2" } }, AT))
     expect(out).toMatchObject({ announce: true, review: { metadata: { b: "2" }, moderatedAt: null } })
   })
 })
@@ -116,19 +110,23 @@ describe("planReplyPatch", () => {
     createdAt: AT,
     updatedAt: AT
   }
-  const later = "2026-03-01T00:00:00.000Z" as Timestamp.Timestamp
+  const later = "2026-03-01T00:00:00.000Z" as Kernel.Timestamp.Timestamp
   it("changes only sent fields and stamps updatedAt; nothing sent or equal values change nothing", () => {
-    expect(planReplyPatch(reply, {}, later)).toBeUndefined()
-    expect(planReplyPatch(reply, { body: "Thanks", metadata: { a: "1" } }, later)).toBeUndefined()
-    expect(planReplyPatch(reply, { published: true }, later)).toEqual({ ...reply, published: true, updatedAt: later })
-    expect(planReplyPatch(reply, { metadata: {} }, later)).toEqual({ ...reply, metadata: {}, updatedAt: later })
+    expect(Reviews.planReplyPatch(reply, {}, later)).toBeUndefined()
+    expect(Reviews.planReplyPatch(reply, { body: "Thanks", metadata: { a: "1" } }, later)).toBeUndefined()
+    expect(Reviews.planReplyPatch(reply, { published: true }, later)).toEqual({
+      ...reply,
+      published: true,
+      updatedAt: later
+    })
+    expect(Reviews.planReplyPatch(reply, { metadata: {} }, later)).toEqual({ ...reply, metadata: {}, updatedAt: later })
   })
 })
 
 describe("selectImportRows", () => {
   const mug = "0190f000-0000-7000-8000-00000000mug1" as never
   const site = "0190f000-0000-7000-8000-0000000000s1"
-  const refs: ResolvedImportReferences = {
+  const refs: Reviews.ResolvedImportReferences = {
     siteIds: new Set([site]),
     productsBySlug: new Map([["mug", mug]]),
     productsByExternalId: new Map([["ext", mug]]),
@@ -148,7 +146,7 @@ describe("selectImportRows", () => {
       { product: "mug", externalId: "new", rating: 5 },
       { product: "nope", productUrl: "https://x/nowhere", rating: 5 }
     ]
-    const out = Result.getOrThrow(selectImportRows(rows, refs, false))
+    const out = Result.getOrThrow(Reviews.selectImportRows(rows, refs, false))
     expect(out.accepted.map((a) => a.index)).toEqual([0, 1, 5])
     expect(out.skipped).toEqual([
       { index: 2, message: expect.stringContaining("several products") },
@@ -157,12 +155,12 @@ describe("selectImportRows", () => {
       { index: 6, message: "externalId \"new\" repeats row 5 of this import" },
       { index: 7, message: "no product of this organization has slug \"nope\" or url \"https://x/nowhere\"" }
     ])
-    const strict = failure(selectImportRows(rows, refs, true))
+    const strict = failure(Reviews.selectImportRows(rows, refs, true))
     expect(strict).toMatchObject({ _tag: "ImportFailed", index: 2 })
   })
 
   it("collects distinct references, emails lower-cased", () => {
-    const refsOf = importReferencesOf([
+    const refsOf = Reviews.importReferencesOf([
       { product: "a", customer: "X@Y.com", rating: 1 },
       { product: "a", customer: "x@y.com", externalId: "e", rating: 1 }
     ])
@@ -179,13 +177,16 @@ describe("selectImportRows", () => {
 
 describe("fileFromUrl", () => {
   it("takes the decoded last segment and guesses the type from the extension", () => {
-    expect(fileFromUrl("https://cdn.example/a/b%20c.PNG?x=1")).toEqual({
+    expect(Reviews.fileFromUrl("https://cdn.example/a/b%20c.PNG?x=1")).toEqual({
       fileName: "b c.PNG",
       contentType: "image/png"
     })
-    expect(fileFromUrl("https://cdn.example/")).toEqual({ fileName: "image", contentType: "application/octet-stream" })
-    expect(fileFromUrl("https://cdn.example/x%00.jpg").fileName).toBe("x%00.jpg")
-    expect(fileFromUrl("https://cdn.example/%E0%A4%A.gif").fileName).toBe("%E0%A4%A.gif")
+    expect(Reviews.fileFromUrl("https://cdn.example/")).toEqual({
+      fileName: "image",
+      contentType: "application/octet-stream"
+    })
+    expect(Reviews.fileFromUrl("https://cdn.example/x%00.jpg").fileName).toBe("x%00.jpg")
+    expect(Reviews.fileFromUrl("https://cdn.example/%E0%A4%A.gif").fileName).toBe("%E0%A4%A.gif")
   })
 })
 
@@ -193,14 +194,14 @@ describe("input schemas", () => {
   const decode = <S extends Schema.Top>(schema: S) => Schema.decodeUnknownResult(Schema.toCodecJson(schema) as never)
 
   it("a deletion with reason other needs a non-blank note", () => {
-    expect(Result.isSuccess(decode(ReviewDeletionRequest)({ reason: "other", note: "why" }))).toBe(true)
-    expect(Result.isFailure(decode(ReviewDeletionRequest)({ reason: "other" }))).toBe(true)
-    expect(Result.isFailure(decode(ReviewDeletionRequest)({ reason: "other", note: " " }))).toBe(true)
-    expect(Result.isSuccess(decode(ReviewDeletionRequest)({ reason: "spam" }))).toBe(true)
+    expect(Result.isSuccess(decode(Reviews.ReviewDeletionRequest)({ reason: "other", note: "why" }))).toBe(true)
+    expect(Result.isFailure(decode(Reviews.ReviewDeletionRequest)({ reason: "other" }))).toBe(true)
+    expect(Result.isFailure(decode(Reviews.ReviewDeletionRequest)({ reason: "other", note: " " }))).toBe(true)
+    expect(Result.isSuccess(decode(Reviews.ReviewDeletionRequest)({ reason: "spam" }))).toBe(true)
   })
 
   it("import rows: a product reference, pending xor published, response before its details, at most 10,000 rows", () => {
-    const ok = (data: unknown) => Result.isSuccess(decode(ImportRequest)({ data }))
+    const ok = (data: unknown) => Result.isSuccess(decode(Reviews.ImportRequest)({ data }))
     expect(ok([{ product: "a", rating: 5 }])).toBe(true)
     expect(ok([{ rating: 5 }])).toBe(false)
     expect(ok([{ product: "a", rating: 5, pending: true, published: false }])).toBe(true)
@@ -218,7 +219,7 @@ describe("productStatsDeltas", () => {
     "0190f000-0000-7000-8000-000000000001",
     "0190f000-0000-7000-8000-000000000002",
     "0190f000-0000-7000-8000-000000000003"
-  ] as Array<ProductId>
+  ] as Array<Kernel.ProductId>
   const review = fc.record({
     productId: fc.constantFrom(...products),
     published: fc.boolean(),
@@ -228,7 +229,7 @@ describe("productStatsDeltas", () => {
 
   it("adds up, per product and once each in order of first appearance, what a recomputation counts", () =>
     fc.assert(fc.property(fc.array(review, { maxLength: 40 }), (reviews) => {
-      const deltas = productStatsDeltas(reviews)
+      const deltas = Reviews.productStatsDeltas(reviews)
       expect(deltas.map((d) => d.productId)).toEqual([...new Set(reviews.map((r) => r.productId))])
       for (const d of deltas) {
         const mine = reviews.filter((r) => r.productId === d.productId)

@@ -5,41 +5,24 @@
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
 import { Result } from "effect"
-import {
-  cancelSurvey,
-  completeClaimed,
-  type CustomerId,
-  decideStep,
-  type EmailTemplateId,
-  newOrder,
-  newSurvey,
-  nextDue,
-  type OrderId,
-  parseCondition,
-  recoverClaim,
-  type ProductId,
-  type StoredSurvey,
-  type SurveyFlow,
-  type SurveyFlowId,
-  type SurveyId,
-  Timestamp,
-  triggersOfCreation,
-  triggersOfMove,
-  conditionHolds
-} from "@feedback/core"
+import { Kernel, Orders, type Setup, Surveys } from "@feedback/core"
 
-const T0 = "2026-02-01T00:00:00.000Z" as Timestamp.Timestamp
-const at = (seconds: number) => Timestamp.fromMillis(Timestamp.toMillis(T0) + seconds * 1_000)
-const TEMPLATE = "0190f000-0000-7000-8000-0000000000e1" as EmailTemplateId
-const order = newOrder("0190f000-0000-7000-8000-0000000000aa" as OrderId, T0, {
-  customerId: "0190f000-0000-7000-8000-0000000000bb" as CustomerId,
-  lines: [{ productId: "0190f000-0000-7000-8000-000000000001" as ProductId, productVariantId: null, quantity: 1 }],
+const T0 = "2026-02-01T00:00:00.000Z" as Kernel.Timestamp.Timestamp
+const at = (seconds: number) => Kernel.Timestamp.fromMillis(Kernel.Timestamp.toMillis(T0) + seconds * 1_000)
+const TEMPLATE = "0190f000-0000-7000-8000-0000000000e1" as Kernel.EmailTemplateId
+const order = Orders.newOrder("0190f000-0000-7000-8000-0000000000aa" as Kernel.OrderId, T0, {
+  customerId: "0190f000-0000-7000-8000-0000000000bb" as Kernel.CustomerId,
+  lines: [{
+    productId: "0190f000-0000-7000-8000-000000000001" as Kernel.ProductId,
+    productVariantId: null,
+    quantity: 1
+  }],
   metadata: { channel: "web" }
 })
 
 type Step = { readonly type: "wait"; readonly waitSeconds: number } | { readonly type: "email" }
-const flowOf = (steps: ReadonlyArray<Step>, extra: Partial<SurveyFlow> = {}): SurveyFlow => ({
-  id: "0190f000-0000-7000-8000-0000000000f1" as SurveyFlowId,
+const flowOf = (steps: ReadonlyArray<Step>, extra: Partial<Setup.SurveyFlow> = {}): Setup.SurveyFlow => ({
+  id: "0190f000-0000-7000-8000-0000000000f1" as Kernel.SurveyFlowId,
   name: "Flow",
   isActive: true,
   triggerEvent: "order.fulfilled",
@@ -57,9 +40,9 @@ const flowOf = (steps: ReadonlyArray<Step>, extra: Partial<SurveyFlow> = {}): Su
   updatedAt: T0,
   ...extra
 })
-const survey = (flow: SurveyFlow, customer = { email: "a@example.com", emailOptOut: false }) =>
-  newSurvey({
-    id: "0190f000-0000-7000-8000-0000000000c1" as SurveyId,
+const survey = (flow: Setup.SurveyFlow, customer = { email: "a@example.com", emailOptOut: false }) =>
+  Surveys.newSurvey({
+    id: "0190f000-0000-7000-8000-0000000000c1" as Kernel.SurveyId,
     token: "t".repeat(43),
     url: "u",
     flow,
@@ -67,26 +50,30 @@ const survey = (flow: SurveyFlow, customer = { email: "a@example.com", emailOptO
     customer,
     at: T0
   })
-const claim = (stored: StoredSurvey, claimedAt: Timestamp.Timestamp): StoredSurvey => ({
+const claim = (stored: Surveys.StoredSurvey, claimedAt: Kernel.Timestamp.Timestamp): Surveys.StoredSurvey => ({
   ...stored,
-  claim: { workerId: "w", claimedAt, position: nextDue(stored)!.position, sendingAt: claimedAt }
+  claim: { workerId: "w", claimedAt, position: Surveys.nextDue(stored)!.position, sendingAt: claimedAt }
 })
 
 describe("triggers and conditions", () => {
   it("a creation triggers order.created and each status it passes; a cancellation triggers nothing", () => {
-    expect(triggersOfCreation(["fulfilledAt", "deliveredAt"])).toEqual([
+    expect(Surveys.triggersOfCreation(["fulfilledAt", "deliveredAt"])).toEqual([
       "order.created",
       "order.fulfilled",
       "order.delivered"
     ])
-    expect(triggersOfMove(["cancelledAt"])).toEqual([])
+    expect(Surveys.triggersOfMove(["cancelledAt"])).toEqual([])
   })
   it("a condition is \"\" or a filter document over the order; anything else names body.condition", () => {
-    expect(Result.isSuccess(parseCondition(""))).toBe(true)
-    expect(conditionHolds(JSON.stringify({ "metadata.channel": "web", status: "open" }), order, null)).toBe(true)
-    expect(conditionHolds(JSON.stringify({ "customer.email": "x@example.com" }), order, "a@example.com")).toBe(false)
+    expect(Result.isSuccess(Surveys.parseCondition(""))).toBe(true)
+    expect(Surveys.conditionHolds(JSON.stringify({ "metadata.channel": "web", status: "open" }), order, null)).toBe(
+      true
+    )
+    expect(Surveys.conditionHolds(JSON.stringify({ "customer.email": "x@example.com" }), order, "a@example.com")).toBe(
+      false
+    )
     for (const bad of ["web", "[1]", "{\"total\":1}", "{\"status\":{\"$foo\":1}}"]) {
-      const parsed = parseCondition(bad)
+      const parsed = Surveys.parseCondition(bad)
       expect(Result.isFailure(parsed) && parsed.failure.issues[0]!.path.startsWith("body.condition")).toBe(true)
     }
   })
@@ -100,8 +87,8 @@ describe("a survey's steps", () => {
       }])
     )
     expect(s.survey.steps.map((x) => x.dueAt)).toEqual([at(60), at(60), null, null])
-    expect(nextDue(s)).toEqual({ position: 1, dueAt: at(60) })
-    const done = completeClaimed(claim(s, at(70)), "sent", at(75))
+    expect(Surveys.nextDue(s)).toEqual({ position: 1, dueAt: at(60) })
+    const done = Surveys.completeClaimed(claim(s, at(70)), "sent", at(75))
     expect(done.claim).toBeNull()
     expect(done.survey.status).toBe("sent")
     expect(done.survey.steps.map((x) => [x.dueAt, x.doneAt, x.outcome])).toEqual([
@@ -110,14 +97,14 @@ describe("a survey's steps", () => {
       [at(105), null, null],
       [at(105), null, null]
     ])
-    const last = completeClaimed(claim(done, at(105)), "failed", at(106))
-    expect(nextDue(last)).toBeNull()
+    const last = Surveys.completeClaimed(claim(done, at(105)), "failed", at(106))
+    expect(Surveys.nextDue(last)).toBeNull()
     expect(last.survey.status).toBe("sent")
   })
 
   it("a survey whose customer cannot be emailed is skipped with its reason; nothing is due", () => {
     const s = survey(flowOf([{ type: "email" }]), { email: "a@example.com", emailOptOut: true })
-    expect([s.survey.status, s.survey.reason, s.survey.steps[0]!.outcome, nextDue(s)]).toEqual([
+    expect([s.survey.status, s.survey.reason, s.survey.steps[0]!.outcome, Surveys.nextDue(s)]).toEqual([
       "skipped",
       "the customer opted out of email",
       "skipped",
@@ -127,16 +114,18 @@ describe("a survey's steps", () => {
 
   it("cancelling ends every pending step but the one in flight; a cancelled survey is never due again", () => {
     const s = claim(survey(flowOf([{ type: "email" }, { type: "wait", waitSeconds: 10 }, { type: "email" }])), T0)
-    const cancelled = cancelSurvey(s, "the order was cancelled", at(1))!
+    const cancelled = Surveys.cancelSurvey(s, "the order was cancelled", at(1))!
     expect(cancelled.survey.steps.map((x) => x.outcome)).toEqual([null, "cancelled", "cancelled"])
     expect(cancelled.survey.status).toBe("cancelled")
-    const finished = completeClaimed(cancelled, "sent", at(2))
+    const finished = Surveys.completeClaimed(cancelled, "sent", at(2))
     expect(finished.survey.steps.map((x) => x.outcome)).toEqual(["sent", "cancelled", "cancelled"])
-    expect([finished.survey.status, nextDue(finished), cancelSurvey(finished, "again", at(3))]).toEqual([
-      "cancelled",
-      null,
-      undefined
-    ])
+    expect([finished.survey.status, Surveys.nextDue(finished), Surveys.cancelSurvey(finished, "again", at(3))]).toEqual(
+      [
+        "cancelled",
+        null,
+        undefined
+      ]
+    )
   })
 
   it("whatever the flow and the outcomes, each email step is due at most once and ends once", () => {
@@ -153,12 +142,12 @@ describe("a survey's steps", () => {
           const ran: Array<number> = []
           let clock = 0
           for (let i = 0; i < 20; i++) {
-            const due = nextDue(s)
+            const due = Surveys.nextDue(s)
             if (due === null) break
             expect(ran).not.toContain(due.position)
             ran.push(due.position)
-            clock = Math.max(clock, (Timestamp.toMillis(due.dueAt) - Timestamp.toMillis(T0)) / 1_000) + 1
-            s = completeClaimed(claim(s, at(clock)), outcomes[i % outcomes.length] as "sent", at(clock))
+            clock = Math.max(clock, (Kernel.Timestamp.toMillis(due.dueAt) - Kernel.Timestamp.toMillis(T0)) / 1_000) + 1
+            s = Surveys.completeClaimed(claim(s, at(clock)), outcomes[i % outcomes.length] as "sent", at(clock))
           }
           expect(ran).toEqual(steps.flatMap((step, position) => step.type === "email" ? [position] : []))
           expect(s.survey.steps.every((x) => x.doneAt !== null)).toBe(true)
@@ -173,10 +162,13 @@ describe("recoverClaim", () => {
   it("runs again a claimed step never handed to the transport; fails one that may have been sent", () => {
     const s = survey(flowOf([{ type: "email" }, { type: "email" }]))
     const claimed = claim(s, T0)
-    const released = recoverClaim({ ...claimed, claim: { ...claimed.claim!, sendingAt: null } }, at(600))
-    expect([released.claim, nextDue(released)]).toEqual([null, { position: 0, dueAt: T0 }])
-    const failed = recoverClaim(claimed, at(600))
-    expect([failed.survey.steps[0]!.outcome, nextDue(failed)]).toEqual(["failed", { position: 1, dueAt: at(600) }])
+    const released = Surveys.recoverClaim({ ...claimed, claim: { ...claimed.claim!, sendingAt: null } }, at(600))
+    expect([released.claim, Surveys.nextDue(released)]).toEqual([null, { position: 0, dueAt: T0 }])
+    const failed = Surveys.recoverClaim(claimed, at(600))
+    expect([failed.survey.steps[0]!.outcome, Surveys.nextDue(failed)]).toEqual(["failed", {
+      position: 1,
+      dueAt: at(600)
+    }])
   })
 })
 
@@ -192,27 +184,35 @@ describe("decideStep", () => {
     at: T0
   }
   it("sends only when the flow is on, the order stands, the customer can be emailed and the template exists", () => {
-    expect(decideStep(base)._tag).toBe("Send")
-    expect(decideStep({ ...base, flow: undefined })).toEqual({ _tag: "Cancel", reason: "the survey flow was deleted" })
-    expect(decideStep({ ...base, flow: flowOf([], { isActive: false }) })).toEqual({
+    expect(Surveys.decideStep(base)._tag).toBe("Send")
+    expect(Surveys.decideStep({ ...base, flow: undefined })).toEqual({
+      _tag: "Cancel",
+      reason: "the survey flow was deleted"
+    })
+    expect(Surveys.decideStep({ ...base, flow: flowOf([], { isActive: false }) })).toEqual({
       _tag: "Cancel",
       reason: "the survey flow was switched off"
     })
-    expect(decideStep({ ...base, order: { ...order, status: "cancelled" } })).toEqual({
+    expect(Surveys.decideStep({ ...base, order: { ...order, status: "cancelled" } })).toEqual({
       _tag: "Cancel",
       reason: "the order was cancelled"
     })
-    expect(decideStep({ ...base, order: undefined })).toEqual({ _tag: "Cancel", reason: "the order was deleted" })
-    expect(decideStep({ ...base, customer: { email: "a@example.com", emailOptOut: true } as never })._tag).toBe("Skip")
-    expect(decideStep({ ...base, template: undefined })).toEqual({ _tag: "End", outcome: "failed" })
-    expect(decideStep({ ...base, at: s.expiresAt })).toEqual({
+    expect(Surveys.decideStep({ ...base, order: undefined })).toEqual({
+      _tag: "Cancel",
+      reason: "the order was deleted"
+    })
+    expect(Surveys.decideStep({ ...base, customer: { email: "a@example.com", emailOptOut: true } as never })._tag).toBe(
+      "Skip"
+    )
+    expect(Surveys.decideStep({ ...base, template: undefined })).toEqual({ _tag: "End", outcome: "failed" })
+    expect(Surveys.decideStep({ ...base, at: s.expiresAt })).toEqual({
       _tag: "Cancel",
       reason: "the survey expired before the step was due"
     })
   })
   it("after completion, the request still goes out but a reminder is skipped", () => {
     const completed = { ...s, status: "completed" as const }
-    expect(decideStep({ ...base, survey: completed, position: 0 })._tag).toBe("Send")
-    expect(decideStep({ ...base, survey: completed, position: 1 })).toEqual({ _tag: "End", outcome: "skipped" })
+    expect(Surveys.decideStep({ ...base, survey: completed, position: 0 })._tag).toBe("Send")
+    expect(Surveys.decideStep({ ...base, survey: completed, position: 1 })).toEqual({ _tag: "End", outcome: "skipped" })
   })
 })

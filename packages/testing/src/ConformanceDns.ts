@@ -3,7 +3,7 @@
  * and no test ever resolves a real name. `CoreLayer` needs a `HostResolver`; `runStoreConformance` provides this one.
  */
 import { Effect, Layer } from "effect"
-import { HostNotResolved, HostResolver } from "@feedback/core"
+import { Webhooks } from "@feedback/core"
 
 const dns: Record<string, ReadonlyArray<string>> = {
   "hooks.example.com": ["93.184.216.34"],
@@ -13,11 +13,11 @@ const dns: Record<string, ReadonlyArray<string>> = {
 }
 
 export const ConformanceDns = Layer.succeed(
-  HostResolver,
-  HostResolver.of({
+  Webhooks.HostResolver,
+  Webhooks.HostResolver.of({
     resolve: (hostname) => {
       const found = dns[hostname]
-      return found === undefined ? Effect.fail(new HostNotResolved({ hostname })) : Effect.succeed(found)
+      return found === undefined ? Effect.fail(new Webhooks.HostNotResolved({ hostname })) : Effect.succeed(found)
     }
   })
 )

@@ -1,9 +1,9 @@
 /** TEST SUPPORT: a fixed cursor key and issuer, for tests that parse list requests or cursors without a store. */
-import { canonicalFilter, type CursorBinding, type CursorIssuer, CursorKey, type CursorPosition } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 
-export const testCursorKey = CursorKey.fromSecret("test-cursor-secret-0123456789abcdef")
+export const testCursorKey = Kernel.CursorKey.fromSecret("test-cursor-secret-0123456789abcdef")
 
-export const testIssuer = (organizationId = "00000000-0000-4000-8000-0000000000aa"): CursorIssuer => ({
+export const testIssuer = (organizationId = "00000000-0000-4000-8000-0000000000aa"): Kernel.CursorIssuer => ({
   key: testCursorKey,
   organizationId
 })
@@ -12,7 +12,7 @@ export const testIssuer = (organizationId = "00000000-0000-4000-8000-0000000000a
  * A cursor in the retired v1 format, whose checksum (cyrb53) anyone could recompute: exactly what a client could
  * forge for `binding` before cursors were sealed with a key. No list accepts these any more.
  */
-export const legacyCursor = (position: CursorPosition, binding: CursorBinding): string => {
+export const legacyCursor = (position: Kernel.CursorPosition, binding: Kernel.CursorBinding): string => {
   const hash53 = (s: string, seed: number): string => {
     let h1 = 0xdeadbeef ^ seed
     let h2 = 0x41c6ce57 ^ seed
@@ -30,7 +30,7 @@ export const legacyCursor = (position: CursorPosition, binding: CursorBinding): 
     binding.endpoint,
     binding.sort.field,
     binding.sort.direction,
-    canonicalFilter(binding.filter),
+    Kernel.canonicalFilter(binding.filter),
     binding.search ?? null
   ]))
   const c = digest(JSON.stringify([b, position.value, position.id]))

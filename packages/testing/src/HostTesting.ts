@@ -8,20 +8,7 @@
  * - `TestCoreLayer`: every use-case over the store a host passes (the memory store, usually), with ids and a stub
  *   `HostResolver`, so no test resolves a real name.
  */
-import {
-  CoreLayer,
-  type FieldCatalog,
-  type FieldType,
-  HostNotResolved,
-  HostResolver,
-  IdGenerator,
-  ReplyCreate,
-  Review,
-  reviewFilterCatalog,
-  ReviewImportRow,
-  ReviewPatch,
-  ReviewRecord
-} from "@feedback/core"
+import { CoreLayer, Kernel, Reviews, Webhooks } from "@feedback/core"
 import { Arbitrary, Effect, Layer, Schema } from "effect"
 import fc from "fast-check"
 
@@ -38,15 +25,15 @@ export const schemaArbitrary = <S extends Schema.Top>(schema: S, options: { read
 }
 
 /** Reviews as the API returns them (`Review`, with includes) and as stored (`ReviewRecord`). */
-export const reviewArbitrary = schemaArbitrary(Review)
-export const reviewRecordArbitrary = schemaArbitrary(ReviewRecord)
+export const reviewArbitrary = schemaArbitrary(Reviews.Review)
+export const reviewRecordArbitrary = schemaArbitrary(Reviews.ReviewRecord)
 
 /** Requests: a review's patch, a reply, a row of a review import (the core's request Schemas). */
-export const reviewPatchArbitrary = schemaArbitrary(ReviewPatch)
-export const replyCreateArbitrary = schemaArbitrary(ReplyCreate)
-export const reviewImportRowArbitrary = schemaArbitrary(ReviewImportRow)
+export const reviewPatchArbitrary = schemaArbitrary(Reviews.ReviewPatch)
+export const replyCreateArbitrary = schemaArbitrary(Reviews.ReplyCreate)
+export const reviewImportRowArbitrary = schemaArbitrary(Reviews.ReviewImportRow)
 
-const valueOf: Readonly<Record<FieldType, fc.Arbitrary<string | number | boolean>>> = {
+const valueOf: Readonly<Record<Kernel.FieldType, fc.Arbitrary<string | number | boolean>>> = {
   uuid: fc.uuid(),
   boolean: fc.boolean(),
   number: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.double({ min: -1e6, max: 1e6, noNaN: true })),
@@ -60,7 +47,7 @@ const valueOf: Readonly<Record<FieldType, fc.Arbitrary<string | number | boolean
 }
 
 /** One field's condition: a value, or an operator object the field's type accepts. */
-const conditionOf = (type: FieldType): fc.Arbitrary<unknown> => {
+const conditionOf = (type: Kernel.FieldType): fc.Arbitrary<unknown> => {
   const value = valueOf[type]
   const ordered = type === "number" || type === "timestamp" || type === "string"
   return fc.oneof(
@@ -78,10 +65,10 @@ const conditionOf = (type: FieldType): fc.Arbitrary<unknown> => {
  * Filter documents (the `filter` parameter, parsed) over `catalog`: field conditions, metadata keys under the
  * catalog's prefixes and `$or`/`$and` one level deep, well within `filterLimits`. Each is valid for the endpoint.
  */
-export const filterDocumentArbitrary = (catalog: FieldCatalog): fc.Arbitrary<Record<string, unknown>> => {
-  const fields: Array<[string, FieldType]> = [
+export const filterDocumentArbitrary = (catalog: Kernel.FieldCatalog): fc.Arbitrary<Record<string, unknown>> => {
+  const fields: Array<[string, Kernel.FieldType]> = [
     ...catalog.fields,
-    ...catalog.metadataPrefixes.map((prefix): [string, FieldType] => [`${prefix}.tier`, "string"])
+    ...catalog.metadataPrefixes.map((prefix): [string, Kernel.FieldType] => [`${prefix}.tier`, "string"])
   ]
   const conditions = (minLength: number) =>
     fc.uniqueArray(fc.constantFrom(...fields), { minLength, maxLength: 3, selector: ([path]) => path }).chain((
@@ -100,7 +87,7 @@ export const filterDocumentArbitrary = (catalog: FieldCatalog): fc.Arbitrary<Rec
 }
 
 /** Filter documents of `GET /reviews` (and bulk updates and exports, which match with the same catalog). */
-export const reviewFilterArbitrary = filterDocumentArbitrary(reviewFilterCatalog)
+export const reviewFilterArbitrary = filterDocumentArbitrary(Reviews.reviewFilterCatalog)
 
 /**
  * A `HostResolver` answering from a table (webhook destinations are checked against what their names resolve to);
@@ -110,11 +97,11 @@ export const StubHostResolver = (
   table: Readonly<Record<string, ReadonlyArray<string>>> = { "hooks.example.com": ["93.184.216.34"] }
 ) =>
   Layer.succeed(
-    HostResolver,
-    HostResolver.of({
+    Webhooks.HostResolver,
+    Webhooks.HostResolver.of({
       resolve: (hostname) => {
         const found = table[hostname]
-        return found === undefined ? Effect.fail(new HostNotResolved({ hostname })) : Effect.succeed(found)
+        return found === undefined ? Effect.fail(new Webhooks.HostNotResolved({ hostname })) : Effect.succeed(found)
       }
     })
   )
@@ -126,4 +113,5 @@ export const StubHostResolver = (
 export const TestCoreLayer = <A, E, R>(
   store: Layer.Layer<A, E, R>,
   options: { readonly hosts?: Readonly<Record<string, ReadonlyArray<string>>> } = {}
-) => CoreLayer.pipe(Layer.provideMerge(Layer.mergeAll(store, IdGenerator.uuidV7, StubHostResolver(options.hosts))))
+) =>
+  CoreLayer.pipe(Layer.provideMerge(Layer.mergeAll(store, Kernel.IdGenerator.uuidV7, StubHostResolver(options.hosts))))

@@ -4,10 +4,10 @@
  * credited before or after "now": clock skew), costs and times.
  */
 import fc from "fast-check"
-import { bucketsFor, type KeyedBucket, type SpendDecision, TokenBucket } from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 
 /** Bucket lists the service builds: plan rates, odd plan values, and the two-bucket loyalty endpoints. */
-export const bucketListArbitrary: fc.Arbitrary<ReadonlyArray<KeyedBucket>> = fc
+export const bucketListArbitrary: fc.Arbitrary<ReadonlyArray<RateLimits.KeyedBucket>> = fc
   .record({
     apiRequestsPerMinute: fc.oneof(
       fc.constantFrom(1, 7, 59, 60, 61, 600, 1_000_000),
@@ -20,7 +20,7 @@ export const bucketListArbitrary: fc.Arbitrary<ReadonlyArray<KeyedBucket>> = fc
     ])
   })
   .map(({ apiRequestsPerMinute, endpoint, loyaltyEventsPerMinute }) =>
-    bucketsFor(endpoint[0], endpoint[1], { apiRequestsPerMinute, loyaltyEventsPerMinute })
+    RateLimits.bucketsFor(endpoint[0], endpoint[1], { apiRequestsPerMinute, loyaltyEventsPerMinute })
   )
 
 /** A stored level in units, credited `offset` ms from now (positive: after "now"), or none (a full bucket). */
@@ -28,8 +28,13 @@ export const storedStateArbitrary = (ceiling: number) =>
   fc.option(
     fc.record({
       units: fc.oneof(
-        fc.integer({ min: 0, max: 2 * ceiling * TokenBucket.UNITS_PER_TOKEN }),
-        fc.constantFrom(0, 1, ceiling * TokenBucket.UNITS_PER_TOKEN - 1, ceiling * TokenBucket.UNITS_PER_TOKEN)
+        fc.integer({ min: 0, max: 2 * ceiling * RateLimits.TokenBucket.UNITS_PER_TOKEN }),
+        fc.constantFrom(
+          0,
+          1,
+          ceiling * RateLimits.TokenBucket.UNITS_PER_TOKEN - 1,
+          ceiling * RateLimits.TokenBucket.UNITS_PER_TOKEN
+        )
       ),
       offset: fc.integer({ min: -120_000, max: 5_000 })
     }),
@@ -52,11 +57,11 @@ export const spendScenarioArbitrary = (t0: number) =>
  * one never affordable, for sequences of spends that run into refusals and refills.
  */
 const sequencePlan = { apiRequestsPerMinute: 12, loyaltyStampsPerMinute: 3 }
-export const sequenceEndpoints: ReadonlyArray<readonly [ReadonlyArray<KeyedBucket>, number]> = [
-  [bucketsFor("GET", "/reviews", sequencePlan), 1],
-  [bucketsFor("POST", "/reviews/import", sequencePlan), 10],
-  [bucketsFor("POST", "/loyalty-stamps", sequencePlan), 1],
-  [bucketsFor("GET", "/reviews", sequencePlan), 13] // above the ceiling: never affordable
+export const sequenceEndpoints: ReadonlyArray<readonly [ReadonlyArray<RateLimits.KeyedBucket>, number]> = [
+  [RateLimits.bucketsFor("GET", "/reviews", sequencePlan), 1],
+  [RateLimits.bucketsFor("POST", "/reviews/import", sequencePlan), 10],
+  [RateLimits.bucketsFor("POST", "/loyalty-stamps", sequencePlan), 1],
+  [RateLimits.bucketsFor("GET", "/reviews", sequencePlan), 13] // above the ceiling: never affordable
 ]
 
 /** One step of such a sequence: `wait` ms pass, then organization `org` spends on `sequenceEndpoints[which]`. */
@@ -67,7 +72,7 @@ export const sequenceStepArbitrary = fc.record({
 })
 
 /** A decision without the levels it was made from (each store reports the levels it read in its own way). */
-export const withoutStates = (d: SpendDecision) => {
+export const withoutStates = (d: RateLimits.SpendDecision) => {
   if (d._tag === "Admitted") return d
   const { states: _states, ...rest } = d
   return rest

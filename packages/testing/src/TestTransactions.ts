@@ -4,18 +4,22 @@
  * benchmarks that drive the store directly (the outbox, the dispatcher's steps, SQL error mapping) do.
  */
 import { Effect } from "effect"
-import { EventOutbox, IdGenerator, makeEventRecorder, type OrganizationId, UnitOfWork } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 
 /** Runs `effect` as one unit of work of the store in context. */
-export const transactional = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | UnitOfWork> =>
-  UnitOfWork.use((uow) => uow.transaction(effect))
+export const transactional = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R | Kernel.UnitOfWork> =>
+  Kernel.UnitOfWork.use((uow) => uow.transaction(effect))
 
 /** Records one event through the outbox and id generator in context. */
 export const recordEvent = (
-  organizationId: OrganizationId,
+  organizationId: Kernel.OrganizationId,
   event: string,
   data: unknown
-): Effect.Effect<void, never, EventOutbox | IdGenerator> =>
+): Effect.Effect<void, never, Kernel.EventOutbox | Kernel.IdGenerator> =>
   Effect.gen(function*() {
-    yield* makeEventRecorder(yield* EventOutbox, yield* IdGenerator).record(organizationId, event, data)
+    yield* Kernel.makeEventRecorder(yield* Kernel.EventOutbox, yield* Kernel.IdGenerator).record(
+      organizationId,
+      event,
+      data
+    )
   })

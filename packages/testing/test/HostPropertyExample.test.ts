@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
-import { Organizations, Product, ReviewImportRow, Reviews, ReviewWrites } from "@feedback/core"
+import { Catalog, Organizations, Reviews } from "@feedback/core"
 import {
   asDashboard,
   reviewFilterArbitrary,
@@ -25,8 +25,8 @@ const runtime = ManagedRuntime.make(TestCoreLayer(MemoryStoreTestKit.pipe(Layer.
 /** A fresh organization with `count` generated reviews in it; answers its id and the reviews' ids. */
 const organizationWithReviews = (count: number, seed: number) =>
   Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name: "Host test" }))
-    const [product] = fc.sample(schemaArbitrary(Product), { numRuns: 1, seed })
+    const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Host test" }))
+    const [product] = fc.sample(schemaArbitrary(Catalog.Product), { numRuns: 1, seed })
     // Generated reviews of the one product, without a site or a customer (which the store would require to exist).
     const records = fc.sample(reviewRecordArbitrary, { numRuns: count, seed })
       .map((review) => ({ ...review, productId: product!.id, siteId: null, customerId: null }))
@@ -45,7 +45,9 @@ describe("a host's property tests in memory", () => {
     await fc.assert(
       fc.asyncProperty(reviewFilterArbitrary, async (filter) => {
         const page = await runtime.runPromise(
-          Reviews.use((r) => r.list({ filter: JSON.stringify(filter), limit: 100 })).pipe(asDashboard(organizationId))
+          Reviews.Reviews.use((r) => r.list({ filter: JSON.stringify(filter), limit: 100 })).pipe(
+            asDashboard(organizationId)
+          )
         )
         return page.data.every((review) => ids.has(review.id))
       }),
@@ -60,9 +62,9 @@ describe("a host's property tests in memory", () => {
       fc.asyncProperty(reviewPatchArbitrary, async (patch) => {
         const read = await runtime.runPromise(
           Effect.gen(function*() {
-            const before = yield* Reviews.use((r) => r.get(id!, {}))
-            yield* ReviewWrites.use((w) => w.update(id!, { published: patch.published ?? !before.published }))
-            return { before, after: yield* Reviews.use((r) => r.get(id!, {})) }
+            const before = yield* Reviews.Reviews.use((r) => r.get(id!, {}))
+            yield* Reviews.ReviewWrites.use((w) => w.update(id!, { published: patch.published ?? !before.published }))
+            return { before, after: yield* Reviews.Reviews.use((r) => r.get(id!, {})) }
           }).pipe(asDashboard(organizationId))
         )
         return read.after.published === (patch.published ?? !read.before.published)
@@ -73,7 +75,7 @@ describe("a host's property tests in memory", () => {
 
   it("generated values are values of the core's Schemas", () => {
     for (const row of fc.sample(reviewImportRowArbitrary, { numRuns: 20, seed: 3 })) {
-      assert.isTrue(S.is(S.toType(ReviewImportRow))(row))
+      assert.isTrue(S.is(S.toType(Reviews.ReviewImportRow))(row))
     }
   })
 })

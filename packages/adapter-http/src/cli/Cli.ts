@@ -13,7 +13,7 @@
  */
 import { migrationStatus, migrations, PgDatabase, runMigrations } from "@feedback/adapter-postgres"
 import { OperatorClient, OperatorClientLayer } from "@feedback/client/effect"
-import { type OrganizationId, permissions, type SecretKeyId } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Config, Console, Effect, Option, Redacted } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { CliError } from "effect/cli"
@@ -153,24 +153,24 @@ const keyCreate = Command.make("create", {
   organization,
   name: Flag.String("name").pipe(Flag.withDescription("A label for the key"), Flag.optional),
   permissions: Flag.String("permissions").pipe(
-    Flag.withDescription(`Comma-separated permissions (default: all of ${permissions.join(", ")})`),
+    Flag.withDescription(`Comma-separated permissions (default: all of ${Kernel.permissions.join(", ")})`),
     Flag.optional
   )
 }, (input) =>
   Effect.gen(function*() {
     const requested = Option.match(input.permissions, {
-      onNone: () => [...permissions],
+      onNone: () => [...Kernel.permissions],
       onSome: (list) => list.split(",").map((p) => p.trim()).filter((p) => p !== "")
     })
-    const unknown = requested.filter((p) => !(permissions as ReadonlyArray<string>).includes(p))
+    const unknown = requested.filter((p) => !(Kernel.permissions as ReadonlyArray<string>).includes(p))
     if (unknown.length > 0) {
-      return yield* fail(`Unknown permission ${unknown.join(", ")}; known: ${permissions.join(", ")}`)
+      return yield* fail(`Unknown permission ${unknown.join(", ")}; known: ${Kernel.permissions.join(", ")}`)
     }
     const issued = yield* withOperator(input.url, (client) =>
       client.operator.issueKey({
-        params: { id: input.organization as OrganizationId },
+        params: { id: input.organization as Kernel.OrganizationId },
         payload: {
-          permissions: requested as Array<(typeof permissions)[number]>,
+          permissions: requested as Array<(typeof Kernel.permissions)[number]>,
           ...(Option.isSome(input.name) ? { name: input.name.value } : {})
         }
       }))
@@ -189,7 +189,9 @@ const keyRevoke = Command.make(
     withOperator(
       url,
       (client) =>
-        client.operator.revokeKey({ params: { id: organization as OrganizationId, keyId: key as SecretKeyId } })
+        client.operator.revokeKey({
+          params: { id: organization as Kernel.OrganizationId, keyId: key as Kernel.SecretKeyId }
+        })
     ).pipe(
       Effect.flatMap(printJson)
     )

@@ -4,18 +4,14 @@
  * the same routes run on memory, PGlite or a PostgreSQL server, standalone or inside another Node host.
  */
 import {
+  Catalog,
   CoreLayer,
-  type EventName,
-  eventRetentionJob,
-  idempotencyRetentionJob,
-  rateLimitPurgeJob,
-  HostEventNames,
-  type IdGenerator,
-  MIN_EVENT_RETENTION_DAYS,
+  Idempotency,
+  type Kernel,
+  RateLimits,
   type StoreServices,
-  SurveyLinks,
-  type SurveyWorkerSettings,
-  Unsubscribes
+  Surveys,
+  Webhooks
 } from "@feedback/core"
 import { Context, Effect, Layer, type Redacted, References, Tracer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
@@ -88,7 +84,7 @@ export interface ApiServerOptions {
    * The survey worker's settings (it runs with the email worker, over the same transport): e.g. `interruptedAfterMs`,
    * after which a dead worker's claims are recovered (`SURVEY_RECOVERY_MS`, default 10 minutes).
    */
-  readonly surveys?: Partial<SurveyWorkerSettings> | undefined
+  readonly surveys?: Partial<Surveys.SurveyWorkerSettings> | undefined
   /**
    * Run the background workers (webhook dispatcher, email notice worker) with the routes: true by default. A host
    * that serves requests from a short-lived process (a serverless function) sets `false` and runs
@@ -99,7 +95,7 @@ export interface ApiServerOptions {
    * Catalog event names the embedding host records for its own records with `HostEvents` (loyalty, wishlists…);
    * `GET /webhook-events` reports them as emitted. None by default.
    */
-  readonly hostEvents?: ReadonlyArray<EventName> | undefined
+  readonly hostEvents?: ReadonlyArray<Webhooks.EventName> | undefined
   /** Import and export jobs: the worker (on by default), its lease, batch size and export retention. */
   readonly jobs?: JobServerOptions | undefined
   /** Days the event feed keeps events (`EVENT_RETENTION_DAYS`; at least and by default 30); purged hourly by a worker. */
@@ -205,13 +201,13 @@ export const ApiRoutes = (options: ApiServerOptions) =>
     Layer.provide([
       setupConfigLayer(options),
       WebhookRuntime(options.webhooks),
-      Layer.succeed(HostEventNames, options.hostEvents ?? []),
+      Layer.succeed(Webhooks.HostEventNames, options.hostEvents ?? []),
       Layer.succeed(HostAuthentication, options.authenticate),
       jobSettingsLayer(options.jobs),
       // Survey links (`/r/{token}`) point at PUBLIC_API_BASE_URL, else the server's own URL (docs/DECISIONS.md §48).
       (options.publicApiBaseUrl ?? options.serverUrl) === undefined
         ? Layer.empty
-        : Layer.succeed(SurveyLinks, { baseUrl: (options.publicApiBaseUrl ?? options.serverUrl)! })
+        : Layer.succeed(Surveys.SurveyLinks, { baseUrl: (options.publicApiBaseUrl ?? options.serverUrl)! })
     ])
   )
 
@@ -241,17 +237,19 @@ export const BackgroundWorkers = (
     // Survey flows send through the same transport, and stop with it (`email.worker: false`).
     // Its emails' unsubscribe links point where the routes' do (PUBLIC_API_BASE_URL, else the server's own URL).
     options.email?.worker === false ? Layer.empty : SurveyWorkerLive(options.email?.smtp, options.surveys).pipe(
-      Layer.provide(Unsubscribes.layer),
+      Layer.provide(Catalog.Unsubscribes.layer),
       Layer.provide(setupConfigLayer(options))
     ),
-    Layer.effectDiscard(Effect.forkScoped(eventRetentionJob(options.eventRetentionDays ?? MIN_EVENT_RETENTION_DAYS))),
-    Layer.effectDiscard(Effect.forkScoped(idempotencyRetentionJob())),
-    Layer.effectDiscard(Effect.forkScoped(rateLimitPurgeJob())),
+    Layer.effectDiscard(
+      Effect.forkScoped(Webhooks.eventRetentionJob(options.eventRetentionDays ?? Webhooks.MIN_EVENT_RETENTION_DAYS))
+    ),
+    Layer.effectDiscard(Effect.forkScoped(Idempotency.idempotencyRetentionJob())),
+    Layer.effectDiscard(Effect.forkScoped(RateLimits.rateLimitPurgeJob())),
     JobWorkerLive(options.jobs).pipe(
       Layer.provide(CoreLayer),
       Layer.provide([
         jobSettingsLayer(options.jobs),
-        Layer.succeed(HostEventNames, options.hostEvents ?? []),
+        Layer.succeed(Webhooks.HostEventNames, options.hostEvents ?? []),
         // The links a worker renders into emails point where the routes' do.
         setupConfigLayer(options)
       ])
@@ -268,7 +266,7 @@ export const ApiApplication = (options: ApiServerOptions) =>
     Layer.provideMerge(ObservabilityLayer(options))
   )
 
-export type ApiServices = StoreServices | IdGenerator
+export type ApiServices = StoreServices | Kernel.IdGenerator
 
 /** Every route served with these options, for 405s, metrics labels and span names. */
 const routesOf = (options: ApiServerOptions) =>

@@ -11,7 +11,7 @@
  * answered on the socket by `rawErrorResponse`.
  */
 import { withAnswerHeaders } from "./AnswerHeaders.ts"
-import { errorWire } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { ByteSize, Context, Effect, References, Tracer } from "effect"
 import { HttpEffect, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { nextRequestId, requestIdOf } from "./RequestIds.ts"
@@ -55,13 +55,13 @@ export interface EnvelopeOptions {
 const ACCEPTED_MEDIA_TYPE = "application/json"
 
 const invalidRequest = (message: string, path: string, issue: string) =>
-  envelope(400, errorWire.InvalidRequest.code, message, { issues: [{ path, message: issue }] })
+  envelope(400, Kernel.errorWire.InvalidRequest.code, message, { issues: [{ path, message: issue }] })
 
 const unsupportedMediaType = (contentType: string | undefined) => {
   const mediaType = (contentType ?? "").split(";")[0]!.trim().slice(0, 100)
   return envelope(
     415,
-    errorWire.UnsupportedMediaType.code,
+    Kernel.errorWire.UnsupportedMediaType.code,
     `Send the body as JSON with \`Content-Type: ${ACCEPTED_MEDIA_TYPE}\`${
       mediaType === "" ? "" : `, not ${JSON.stringify(mediaType)}`
     }.`,
@@ -74,7 +74,7 @@ const unsupportedImportMediaType = (contentType: string | undefined) => {
   const mediaType = (contentType ?? "").split(";")[0]!.trim().slice(0, 100)
   return envelope(
     415,
-    errorWire.UnsupportedMediaType.code,
+    Kernel.errorWire.UnsupportedMediaType.code,
     `Send the import file as \`text/csv\` or \`application/x-ndjson\`${
       mediaType === "" ? "" : `, not ${JSON.stringify(mediaType)}`
     }.`,
@@ -133,7 +133,7 @@ const rewrite = (
         )
         : envelope(
           404,
-          errorWire.NotFound.code,
+          Kernel.errorWire.NotFound.code,
           `No route ${request.method} ${path}; see /docs for the API reference.`,
           { resource: "route" }
         )
@@ -147,7 +147,7 @@ const rewrite = (
     case 413:
       // The unread rest of the body is not worth draining: keep the framework's `Connection: close`.
       return HttpServerResponse.setHeaders(
-        envelope(413, errorWire.PayloadTooLarge.code, "The request body is larger than this endpoint accepts."),
+        envelope(413, Kernel.errorWire.PayloadTooLarge.code, "The request body is larger than this endpoint accepts."),
         response.headers["connection"] === undefined ? {} : { connection: response.headers["connection"] }
       )
     case 415:
@@ -167,12 +167,12 @@ const rewrite = (
       return response.status < 500
         ? envelope(
           response.status,
-          errorWire.InvalidRequest.code,
+          Kernel.errorWire.InvalidRequest.code,
           "The request could not be handled as sent; see /docs for the API reference."
         )
         : envelope(
           500,
-          errorWire.Internal.code,
+          Kernel.errorWire.Internal.code,
           "Something went wrong on our side; retry later, and quote the request id if it persists.",
           { requestId }
         )
@@ -200,7 +200,7 @@ const refuseEarly = (routes: RouteTable, request: HttpServerRequest.HttpServerRe
     if (Number(length) > limit) {
       return envelope(
         413,
-        errorWire.PayloadTooLarge.code,
+        Kernel.errorWire.PayloadTooLarge.code,
         `The request body is larger than this endpoint accepts (${limit} bytes).`,
         { limitBytes: limit },
         { connection: "close" }
@@ -343,13 +343,13 @@ const clientErrorOf = (nodeCode: string | undefined): { status: number; code: st
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
       return {
         status: 413,
-        code: errorWire.PayloadTooLarge.code,
+        code: Kernel.errorWire.PayloadTooLarge.code,
         message: "The chunk extensions of the request body are too large."
       }
     default:
       return {
         status: 400,
-        code: errorWire.InvalidRequest.code,
+        code: Kernel.errorWire.InvalidRequest.code,
         message:
           "The request is not valid HTTP/1.1; check the method, the request line, the headers and the body framing."
       }

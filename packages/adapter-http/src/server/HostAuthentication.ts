@@ -6,7 +6,7 @@
  * - a `SecretKeyCaller` is an organization's caller with the permissions the host grants, charged to the
  *   organization's bucket like a secret key (its `keyId` names the host's client or grant in audit records).
  */
-import type { Caller } from "@feedback/core"
+import type { Kernel } from "@feedback/core"
 import { Context, Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
 
@@ -28,7 +28,7 @@ export interface HostRequest {
 /** A host's authentication: a caller, or `undefined` (the bearer secret key then decides). */
 export type Authenticate = (
   request: HostRequest
-) => Caller | undefined | PromiseLike<Caller | undefined> | Effect.Effect<Caller | undefined>
+) => Kernel.Caller | undefined | PromiseLike<Kernel.Caller | undefined> | Effect.Effect<Kernel.Caller | undefined>
 
 /** The host's `authenticate`, when it gave one (`ApiServerOptions.authenticate`). */
 export const HostAuthentication = Context.Reference<Authenticate | undefined>("feedback/http/HostAuthentication", {
@@ -65,12 +65,12 @@ const hostRequestOf = (request: HttpServerRequest.HttpServerRequest): HostReques
 export const runAuthenticate = (
   authenticate: Authenticate,
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<Caller | undefined> =>
+): Effect.Effect<Kernel.Caller | undefined> =>
   Effect.suspend(() => {
     const answer = authenticate(hostRequestOf(request))
     if (Effect.isEffect(answer)) return answer
     if (answer !== undefined && typeof (answer as PromiseLike<unknown>).then === "function") {
-      return Effect.promise(() => Promise.resolve(answer as PromiseLike<Caller | undefined>))
+      return Effect.promise(() => Promise.resolve(answer as PromiseLike<Kernel.Caller | undefined>))
     }
-    return Effect.succeed(answer as Caller | undefined)
+    return Effect.succeed(answer as Kernel.Caller | undefined)
   })

@@ -10,7 +10,7 @@
  * The limits sit far above any body this API accepts (10,000 import rows of a few dozen values each) and far below
  * what stalls the process.
  */
-import { InvalidRequest } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
 
@@ -126,18 +126,19 @@ export const hasJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
  * cached, so the API decodes these same bytes later; a body that cannot be read is left to the API, which meets the
  * same cached failure (413, 400).
  */
-export const guardJsonBody: Effect.Effect<void, InvalidRequest, HttpServerRequest.HttpServerRequest> = Effect.flatMap(
-  HttpServerRequest.HttpServerRequest,
-  (request) =>
-    !hasJsonBody(request) ? Effect.void : Effect.matchEffect(request.arrayBuffer, {
-      onFailure: () => Effect.void,
-      onSuccess: (buffer) =>
-        Effect.flatMap(scanJsonBody(new Uint8Array(buffer)), (problem) =>
-          problem === undefined ? Effect.void : Effect.fail(
-            new InvalidRequest({
-              message: `The JSON body ${problemMessage[problem]}; send a smaller document.`,
-              issues: [{ path: "body", message: problemMessage[problem] }]
-            })
-          ))
-    })
-)
+export const guardJsonBody: Effect.Effect<void, Kernel.InvalidRequest, HttpServerRequest.HttpServerRequest> = Effect
+  .flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) =>
+      !hasJsonBody(request) ? Effect.void : Effect.matchEffect(request.arrayBuffer, {
+        onFailure: () => Effect.void,
+        onSuccess: (buffer) =>
+          Effect.flatMap(scanJsonBody(new Uint8Array(buffer)), (problem) =>
+            problem === undefined ? Effect.void : Effect.fail(
+              new Kernel.InvalidRequest({
+                message: `The JSON body ${problemMessage[problem]}; send a smaller document.`,
+                issues: [{ path: "body", message: problemMessage[problem] }]
+              })
+            ))
+      })
+  )

@@ -9,7 +9,7 @@
  * Only endpoints that read and write nothing qualify, listed by key: a write, or a read whose handler may write
  * (a download, a feed with a cursor), must never run before it is admitted.
  */
-import type { SpendDecision } from "@feedback/core"
+import type { RateLimits } from "@feedback/core"
 import { Effect, Fiber } from "effect"
 
 export const readsAlongsideSpend: ReadonlySet<string> = new Set([
@@ -31,8 +31,8 @@ export const readsAlongsideSpend: ReadonlySet<string> = new Set([
  */
 export const spendThenRead = <B, A, E, R, E2, R2>(
   key: string,
-  spend: Effect.Effect<SpendDecision>,
-  admit: (decision: SpendDecision) => Effect.Effect<B | undefined, E2, R2>,
+  spend: Effect.Effect<RateLimits.SpendDecision>,
+  admit: (decision: RateLimits.SpendDecision) => Effect.Effect<B | undefined, E2, R2>,
   read: Effect.Effect<A, E, R>
 ): Effect.Effect<A | B, E | E2, R | R2> =>
   readsAlongsideSpend.has(key)
@@ -47,8 +47,8 @@ export const spendThenRead = <B, A, E, R, E2, R2>(
  * that did not answer at once is in flight; the decision still comes first.
  */
 export const spendAlongsideRead = <B, A, E, R, E2, R2>(
-  spend: Effect.Effect<SpendDecision>,
-  admit: (decision: SpendDecision) => Effect.Effect<B | undefined, E2, R2>,
+  spend: Effect.Effect<RateLimits.SpendDecision>,
+  admit: (decision: RateLimits.SpendDecision) => Effect.Effect<B | undefined, E2, R2>,
   read: Effect.Effect<A, E, R>
 ): Effect.Effect<A | B, E | E2, R | R2> =>
   Effect.gen(function*() {

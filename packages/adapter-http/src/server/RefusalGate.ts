@@ -12,14 +12,7 @@
  *   levels, or `LocalRefusals`' bound), which is exactly what its `spend` would answer, and changes nothing.
  * The 429 has the full path's bytes (`refusedResponse`), request id, access-log line and metrics.
  */
-import {
-  bucketsForKey,
-  costOfKey,
-  endpointKey,
-  Organizations,
-  RateLimitRepository,
-  recordRateLimitDecisionUnsafe
-} from "@feedback/core"
+import { Organizations, RateLimits } from "@feedback/core"
 import { Effect, Layer, type Context } from "effect"
 import { HttpApi } from "effect/http-api"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
@@ -59,8 +52,8 @@ const chargedRoutes = (): ReadonlyMap<string, { readonly key: string; readonly c
     onGroup: () => {},
     onEndpoint: ({ endpoint, middleware }) => {
       if (!middleware.has(SecretKeyAuth as never)) return
-      const key = endpointKey(endpoint.method, endpoint.path)
-      routes.set(`${endpoint.method} ${endpoint.path}`, { key, cost: costOfKey(key) })
+      const key = RateLimits.endpointKey(endpoint.method, endpoint.path)
+      routes.set(`${endpoint.method} ${endpoint.path}`, { key, cost: RateLimits.costOfKey(key) })
     }
   })
   return routes
@@ -69,10 +62,10 @@ const chargedRoutes = (): ReadonlyMap<string, { readonly key: string; readonly c
 /** The gate over the process's `Organizations` and `RateLimitRepository`; `undefined` when the store cannot tell. */
 const makeRefusalGate = (
   options: RefusalGateOptions
-): Effect.Effect<RefusalGate | undefined, never, Organizations | RateLimitRepository> =>
+): Effect.Effect<RefusalGate | undefined, never, Organizations.Organizations | RateLimits.RateLimitRepository> =>
   Effect.gen(function*() {
-    const organizations = yield* Organizations
-    const { refusalAt } = yield* RateLimitRepository
+    const organizations = yield* Organizations.Organizations
+    const { refusalAt } = yield* RateLimits.RateLimitRepository
     if (refusalAt === undefined) return undefined
     // Metrics are recorded into the registry the request fibers use (the default one unless a host provides its own).
     const context: Context.Context<never> = yield* Effect.context<never>()
@@ -96,7 +89,12 @@ const makeRefusalGate = (
       const authenticated = organizations.keptAuthentication(authorization.slice(BEARER.length), nowMs)
       if (authenticated === undefined) return false
       const { organization } = authenticated
-      const decision = refusalAt(organization.id, bucketsForKey(facts.key, organization.plan), facts.cost, nowMs)
+      const decision = refusalAt(
+        organization.id,
+        RateLimits.bucketsForKey(facts.key, organization.plan),
+        facts.cost,
+        nowMs
+      )
       if (decision === undefined) return false
 
       const requestId = requestIdOf(headers["x-request-id"])
@@ -108,7 +106,7 @@ const makeRefusalGate = (
         "x-request-id": requestId
       })
       res.end(body)
-      recordRateLimitDecisionUnsafe(decision, context)
+      RateLimits.recordRateLimitDecisionUnsafe(decision, context)
       const elapsedMs = performance.now() - started
       if (options.metrics) recordRequestUnsafe(context, method, route, 429, elapsedMs / 1000)
       if (options.logRequests) {
@@ -124,7 +122,7 @@ const makeRefusalGate = (
 export const refusalGateLayer = (
   slot: RefusalGateSlot,
   options: RefusalGateOptions
-): Layer.Layer<never, never, Organizations | RateLimitRepository> =>
+): Layer.Layer<never, never, Organizations.Organizations | RateLimits.RateLimitRepository> =>
   Layer.effectDiscard(Effect.acquireRelease(
     Effect.map(makeRefusalGate(options), (gate) => {
       slot.current = gate

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import { RequestValidation } from "@feedback/client/effect"
-import { invalidRequestOfSchema } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 
 const requestParts = { Params: "path", Query: "query", Payload: "body", Headers: "headers" } as const
 
@@ -14,6 +14,6 @@ export const RequestValidationLive = HttpApiMiddleware.layerSchemaErrorTransform
   RequestValidation,
   (error) =>
     error.kind in requestParts
-      ? Effect.fail(invalidRequestOfSchema(requestParts[error.kind as keyof typeof requestParts], error.cause))
+      ? Effect.fail(Kernel.invalidRequestOfSchema(requestParts[error.kind as keyof typeof requestParts], error.cause))
       : Effect.die(error)
 )

@@ -9,26 +9,7 @@
  *    `Idempotency-Key` when a POST, PATCH or DELETE sends one (`idempotency/IdempotentRequests.ts`).
  * Every charged response carries `x-rate-limit-cost`, `X-RateLimit-Limit` and `X-RateLimit-Remaining`.
  */
-import {
-  bucketsForKey,
-  type Caller,
-  costOfKey,
-  endpointKey,
-  CurrentCaller,
-  errorWire,
-  Forbidden,
-  hasPermission,
-  Idempotency,
-  idempotentMethods,
-  type Organization,
-  Organizations,
-  RateLimitRepository,
-  recordRateLimitDecisionUnsafe,
-  refusalMessage,
-  type SpendDecision,
-  type SpendRefused,
-  Unauthorized
-} from "@feedback/core"
+import { Idempotency, Kernel, Organizations, RateLimits } from "@feedback/core"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { HttpApiEndpoint } from "effect/http-api"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -44,7 +25,7 @@ import { readsAlongsideSpend, spendThenRead } from "./ReadAlongsideSpend.ts"
  * worth of `q` tokens, and its state, `r` whole tokens left and `t` whole seconds until it is full again. The API's
  * own routes spend from the organization bucket only, so `"org"` is the one list member.
  */
-export const rateLimitHeaders = (decision: SpendDecision, policy = "org"): Record<string, string> => ({
+export const rateLimitHeaders = (decision: RateLimits.SpendDecision, policy = "org"): Record<string, string> => ({
   "x-rate-limit-cost": String(decision.cost),
   "x-ratelimit-limit": String(decision.limit),
   "x-ratelimit-remaining": String(decision.remaining),
@@ -63,19 +44,22 @@ export const rateLimitHeaders = (decision: SpendDecision, policy = "org"): Recor
  * constructing and schema-encoding the error was about a seventh of it. The bytes are exactly the contract's
  * encoding of `tooManyRequests(decision)` (`RefusedResponse.test.ts` compares them on random decisions).
  */
-export const refusedResponse = (decision: SpendRefused, policy = "org"): HttpServerResponse.HttpServerResponse =>
+export const refusedResponse = (
+  decision: RateLimits.SpendRefused,
+  policy = "org"
+): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(refusalBody(decision), {
-    status: errorWire.TooManyRequests.status,
+    status: Kernel.errorWire.TooManyRequests.status,
     contentType: "application/json",
     headers: rateLimitHeaders(decision, policy)
   })
 
 /** The JSON body of a refusal's 429 (see `refusedResponse`). */
-export const refusalBody = (decision: SpendRefused): string =>
+export const refusalBody = (decision: RateLimits.SpendRefused): string =>
   JSON.stringify({
     error: {
-      code: errorWire.TooManyRequests.code,
-      message: refusalMessage(decision),
+      code: Kernel.errorWire.TooManyRequests.code,
+      message: RateLimits.refusalMessage(decision),
       details: {
         ...(decision.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: decision.retryAfterSeconds }),
         cost: decision.cost,
@@ -91,10 +75,10 @@ export const refusalBody = (decision: SpendRefused): string =>
  * is most of what admission costs beyond the bucket arithmetic (docs/DECISIONS.md §42).
  */
 const admitUnsafe = (
-  decision: SpendDecision,
+  decision: RateLimits.SpendDecision,
   context: Context.Context<never>
 ): HttpServerResponse.HttpServerResponse | undefined => {
-  recordRateLimitDecisionUnsafe(decision, context)
+  RateLimits.recordRateLimitDecisionUnsafe(decision, context)
   if (decision._tag === "Refused") return refusedResponse(decision)
   HttpEffect.appendPreResponseHandlerUnsafe(
     context,
@@ -115,10 +99,10 @@ const routeFacts = new WeakMap<HttpApiEndpoint.Top, RouteFacts>()
 const factsOf = (endpoint: HttpApiEndpoint.Top): RouteFacts => {
   let facts = routeFacts.get(endpoint)
   if (facts === undefined) {
-    const key = endpointKey(endpoint.method, endpoint.path)
+    const key = RateLimits.endpointKey(endpoint.method, endpoint.path)
     facts = {
       key,
-      cost: costOfKey(key),
+      cost: RateLimits.costOfKey(key),
       permission: Context.getOption(endpoint.annotations, RequiredPermission),
       permissionByInput: Option.isSome(Context.getOption(endpoint.annotations, PermissionByInput))
     }
@@ -132,9 +116,9 @@ export const SecretKeyAuthLive = Layer.effect(
   Effect.gen(function*() {
     // Captured once: a request's effect needs nothing but what it is given (never `Effect.provide(context)`, which
     // copies every service of the application into each request's context; docs/ARCHITECTURE.md).
-    const organizations = yield* Organizations
-    const rateLimits = yield* RateLimitRepository
-    const idempotency = yield* Idempotency
+    const organizations = yield* Organizations.Organizations
+    const rateLimits = yield* RateLimits.RateLimitRepository
+    const idempotency = yield* Idempotency.Idempotency
     const authenticate = yield* HostAuthentication
     const readsAlongside = (key: string) => rateLimits.decidesInProcess !== true && readsAlongsideSpend.has(key)
     return SecretKeyAuth.of({
@@ -143,18 +127,18 @@ export const SecretKeyAuthLive = Layer.effect(
         Effect.withFiber((fiber) => {
           const context = fiber.context as Context.Context<never>
           const { cost, key, permission, permissionByInput } = factsOf(endpoint)
-          const guarded = (caller: Caller) =>
+          const guarded = (caller: Kernel.Caller) =>
             Effect.andThen(
               guardJsonBody,
               Effect.provideService(
                 idempotently(idempotency, endpoint, caller.organizationId, httpEffect),
-                CurrentCaller,
+                Kernel.CurrentCaller,
                 caller
               )
             )
-          const proceed = (caller: Caller): Effect.Effect<
+          const proceed = (caller: Kernel.Caller): Effect.Effect<
             HttpServerResponse.HttpServerResponse,
-            Effect.Error<ReturnType<typeof guarded>> | Forbidden,
+            Effect.Error<ReturnType<typeof guarded>> | Kernel.Forbidden,
             Effect.Services<ReturnType<typeof guarded>>
           > => {
             // Every secured endpoint declares its permission; one that does not is a contract bug, never open access.
@@ -162,18 +146,18 @@ export const SecretKeyAuthLive = Layer.effect(
               if (!permissionByInput) {
                 return Effect.die(new Error(`endpoint ${endpoint.name} declares no permission`))
               }
-            } else if (!hasPermission(caller, permission.value)) {
-              return Effect.fail(Forbidden.missing(permission.value))
+            } else if (!Kernel.hasPermission(caller, permission.value)) {
+              return Effect.fail(Kernel.Forbidden.missing(permission.value))
             }
             // A request with no JSON body to measure and no Idempotency-Key to honour (every GET) runs as it is.
             const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
-            return !idempotentMethods.has(request.method) && !hasJsonBody(request)
-              ? Effect.provideService(httpEffect, CurrentCaller, caller)
+            return !Idempotency.idempotentMethods.has(request.method) && !hasJsonBody(request)
+              ? Effect.provideService(httpEffect, Kernel.CurrentCaller, caller)
               : guarded(caller)
           }
           // An organization's caller spends from its buckets first (docs/DECISIONS.md §3).
-          const charged = (caller: Caller, organization: Organization) => {
-            const spend = rateLimits.spend(organization.id, bucketsForKey(key, organization.plan), cost)
+          const charged = (caller: Kernel.Caller, organization: Organizations.Organization) => {
+            const spend = rateLimits.spend(organization.id, RateLimits.bucketsForKey(key, organization.plan), cost)
             // A pure read runs while a spend that waits on I/O is in flight; the decision still comes first
             // (ReadAlongsideSpend.ts). Everything else, and every spend decided in this process, in sequence.
             if (readsAlongside(key)) {
@@ -205,7 +189,7 @@ export const SecretKeyAuthLive = Layer.effect(
               ? proceed(caller)
               : Effect.flatMap(
                 organizations.findOrganization(caller.organizationId).pipe(
-                  Effect.catchTag("NotFound", () => Effect.fail(Unauthorized.default()))
+                  Effect.catchTag("NotFound", () => Effect.fail(Kernel.Unauthorized.default()))
                 ),
                 (organization) => charged(caller, organization)
               ))

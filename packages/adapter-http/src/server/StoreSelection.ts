@@ -4,7 +4,7 @@
  * to Redis, for request volumes one PostgreSQL should not carry (docs/DECISIONS.md §22).
  * Each store is an optional peer of this package (docs/DECISIONS.md §66), loaded only when chosen.
  */
-import { CursorKey, IdGenerator, type StoreServices } from "@feedback/core"
+import { Kernel, type StoreServices } from "@feedback/core"
 import type { SqlError } from "effect/sql/SqlError"
 import type { RedisError } from "effect/persistence/Redis"
 import { Effect, Layer, Redacted } from "effect"
@@ -61,7 +61,7 @@ export const describeRateLimitStore = (url: string | undefined): string =>
 export const storeLayer = (
   choice: StoreChoice,
   options: StoreOptions = {}
-): Layer.Layer<StoreServices | IdGenerator, SqlError | RedisError> => {
+): Layer.Layer<StoreServices | Kernel.IdGenerator, SqlError | RedisError> => {
   const store: Layer.Layer<StoreServices, SqlError> = choice._tag === "Memory"
     ? Layer.unwrap(
       optionalPackage("@feedback/adapter-memory", "DATABASE_URL=memory", () => import("@feedback/adapter-memory")).pipe(
@@ -78,7 +78,7 @@ export const storeLayer = (
   // Merged after the store, the configured key replaces the store's generated one.
   const configured = options.cursorSecret === undefined
     ? Layer.empty
-    : CursorKey.layer(Redacted.value(options.cursorSecret))
+    : Kernel.CursorKey.layer(Redacted.value(options.cursorSecret))
   // Likewise a Redis limiter replaces the store's `RateLimitRepository`; every other service stays in the store.
   const limiter = options.rateLimitUrl === undefined
     ? Layer.empty
@@ -87,5 +87,5 @@ export const storeLayer = (
         Effect.map((redis) => redis.RedisRateLimitRepository.layer(Redacted.value(options.rateLimitUrl!)))
       )
     )
-  return Layer.mergeAll(store, IdGenerator.uuidV7, configured, limiter)
+  return Layer.mergeAll(store, Kernel.IdGenerator.uuidV7, configured, limiter)
 }

@@ -3,7 +3,7 @@
  * given store, with the organizations, keys and records a deep run needs, all made through the API itself.
  * Webhook DNS is a fake and nothing is ever delivered or mailed: the run must not depend on the network.
  */
-import { EVENT_NAMES, HostNotResolved, HostResolver, IdGenerator, type StoreServices } from "@feedback/core"
+import { Kernel, type StoreServices, Webhooks } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import { makeWebHandler } from "../../src/server/ApiServer.ts"
 import { allPermissions } from "../TestServer.ts"
@@ -16,10 +16,12 @@ const OPERATOR_TOKEN = "fuzz-operator-token-0123456789abcdefghijklmnop"
 const HOOK_HOST = "hooks.example.com"
 
 const FakeDns = Layer.succeed(
-  HostResolver,
-  HostResolver.of({
+  Webhooks.HostResolver,
+  Webhooks.HostResolver.of({
     resolve: (hostname) =>
-      hostname === HOOK_HOST ? Effect.succeed(["93.184.216.34"]) : Effect.fail(new HostNotResolved({ hostname }))
+      hostname === HOOK_HOST
+        ? Effect.succeed(["93.184.216.34"])
+        : Effect.fail(new Webhooks.HostNotResolved({ hostname }))
   })
 )
 
@@ -95,7 +97,7 @@ const seedRecords = async (call: ReturnType<typeof caller>, key: string, pool: I
     })
     await call("POST", `/product-questions/${question.id}/answers`, key, { body: "Yes", published: true })
   }
-  await create("/webhooks", { url: `https://${HOOK_HOST}/${tag}`, events: [EVENT_NAMES[0]] })
+  await create("/webhooks", { url: `https://${HOOK_HOST}/${tag}`, events: [Webhooks.EVENT_NAMES[0]] })
   for (const [collection, id] of created) pool.add(collection, id)
 }
 
@@ -106,7 +108,7 @@ export const makeFuzzServer = async (
   endpoints: ReadonlyArray<EndpointShape>,
   seed: number
 ): Promise<FuzzServer> => {
-  const web = makeWebHandler(Layer.merge(store, IdGenerator.uuidV7), {
+  const web = makeWebHandler(Layer.merge(store, Kernel.IdGenerator.uuidV7), {
     operatorToken: Redacted.make(OPERATOR_TOKEN),
     webhooks: { dispatcher: false, resolver: FakeDns },
     email: { worker: false }

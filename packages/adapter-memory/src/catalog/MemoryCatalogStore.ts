@@ -1,17 +1,5 @@
 /** Sites, products and customers in memory, over the shared `MemoryTables`. */
-import {
-  CatalogRepository,
-  catalogSearchFields,
-  type Customer,
-  type DeleteOutcome,
-  type InsertOutcome,
-  type MemoryListAccess,
-  type OrganizationId,
-  pageInMemory,
-  type Product,
-  type Site,
-  type UniqueField
-} from "@feedback/core"
+import { Catalog, Kernel } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import {
@@ -24,20 +12,20 @@ import {
   unowned
 } from "../kernel/MemoryTables.ts"
 
-type Owned<A> = A & { readonly organizationId: OrganizationId }
+type Owned<A> = A & { readonly organizationId: Kernel.OrganizationId }
 
-const recordAccess = <A extends object>(searchFields: ReadonlyArray<string>): MemoryListAccess<A> => ({
+const recordAccess = <A extends object>(searchFields: ReadonlyArray<string>): Kernel.MemoryListAccess<A> => ({
   get: (item, path) => (item as Record<string, unknown>)[path],
   id: (item) => (item as unknown as { id: string }).id,
   searchValues: (item) => searchFields.map((f) => (item as Record<string, unknown>)[f] as string | null)
 })
 
-const siteAccess = recordAccess<Site>(catalogSearchFields.sites)
-const productAccess = recordAccess<Product>(catalogSearchFields.products)
-const customerAccess = recordAccess<Customer>(catalogSearchFields.customers)
+const siteAccess = recordAccess<Catalog.Site>(Catalog.catalogSearchFields.sites)
+const productAccess = recordAccess<Catalog.Product>(Catalog.catalogSearchFields.products)
+const customerAccess = recordAccess<Catalog.Customer>(Catalog.catalogSearchFields.customers)
 
 export const MemoryCatalogRepository = Layer.effect(
-  CatalogRepository,
+  Catalog.CatalogRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const tables = memoryTables(db)
@@ -58,17 +46,17 @@ export const MemoryCatalogRepository = Layer.effect(
     /** Inserts rows whose unique values are free in the organization, in one synchronous (atomic) block. */
     const insertUnique = <A extends { readonly id: string }>(
       table: { readonly set: (k: string, v: Owned<A>) => void; values: () => Iterable<Owned<A>> },
-      organizationId: OrganizationId,
+      organizationId: Kernel.OrganizationId,
       records: ReadonlyArray<A>,
-      uniques: (record: A) => ReadonlyArray<readonly [UniqueField, string | null]>
+      uniques: (record: A) => ReadonlyArray<readonly [Catalog.UniqueField, string | null]>
     ) =>
-      db.mutate((): ReadonlyArray<InsertOutcome> => {
+      db.mutate((): ReadonlyArray<Catalog.InsertOutcome> => {
         const taken = new Set<string>()
         for (const row of ofOrganization(table.values(), organizationId)) {
           for (const [field, value] of uniques(row)) if (value !== null) taken.add(`${field}\u0000${value}`)
         }
-        return records.map((record): InsertOutcome => {
-          const values = uniques(record).filter((v): v is readonly [UniqueField, string] => v[1] !== null)
+        return records.map((record): Catalog.InsertOutcome => {
+          const values = uniques(record).filter((v): v is readonly [Catalog.UniqueField, string] => v[1] !== null)
           const clash = values.find(([field, value]) => taken.has(`${field}\u0000${value}`))
           if (clash !== undefined) return { _tag: "Clash", field: clash[0] }
           for (const [field, value] of values) taken.add(`${field}\u0000${value}`)
@@ -77,17 +65,21 @@ export const MemoryCatalogRepository = Layer.effect(
         })
       })
 
-    const productUniques = (p: Product): ReadonlyArray<readonly [UniqueField, string | null]> => [
+    const productUniques = (p: Catalog.Product): ReadonlyArray<readonly [Catalog.UniqueField, string | null]> => [
       ["slug", p.slug],
       ["externalId", p.externalId]
     ]
 
-    return CatalogRepository.of({
+    return Catalog.CatalogRepository.of({
       insertSite: (organizationId, site) => db.mutate(() => tables.sites.set(site.id, { ...site, organizationId })),
       findSite: (organizationId, id) => Effect.sync(() => findOwned(tables.sites, organizationId, id)),
       listSites: (organizationId, request) =>
         Effect.sync(() =>
-          pageInMemory(ofOrganization(tables.sites.values(), organizationId).map(unowned<Site>), request, siteAccess)
+          Kernel.pageInMemory(
+            ofOrganization(tables.sites.values(), organizationId).map(unowned<Catalog.Site>),
+            request,
+            siteAccess
+          )
         ),
 
       insertProducts: (organizationId, products) =>
@@ -99,8 +91,8 @@ export const MemoryCatalogRepository = Layer.effect(
         ),
       listProducts: (organizationId, request) =>
         Effect.sync(() =>
-          pageInMemory(
-            ofOrganization(tables.products.values(), organizationId).map(unowned<Product>),
+          Kernel.pageInMemory(
+            ofOrganization(tables.products.values(), organizationId).map(unowned<Catalog.Product>),
             request,
             productAccess
           )
@@ -131,7 +123,7 @@ export const MemoryCatalogRepository = Layer.effect(
           return { _tag: "Updated", record: unowned(updated) } as const
         }),
       deleteProduct: (organizationId, id) =>
-        db.mutate((): DeleteOutcome<Product> => {
+        db.mutate((): Catalog.DeleteOutcome<Catalog.Product> => {
           const stored = ownedBy(organizationId, tables.products.get(id))
           if (stored === undefined) return { _tag: "NotFound" }
           for (const review of tables.reviews.values()) {
@@ -154,8 +146,8 @@ export const MemoryCatalogRepository = Layer.effect(
       findCustomer: (organizationId, id) => Effect.sync(() => findOwned(tables.customers, organizationId, id)),
       listCustomers: (organizationId, request) =>
         Effect.sync(() =>
-          pageInMemory(
-            ofOrganization(tables.customers.values(), organizationId).map(unowned<Customer>),
+          Kernel.pageInMemory(
+            ofOrganization(tables.customers.values(), organizationId).map(unowned<Catalog.Customer>),
             request,
             customerAccess
           )

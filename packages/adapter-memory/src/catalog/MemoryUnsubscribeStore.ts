@@ -2,35 +2,29 @@
  * Unsubscribe tokens in memory: one row per customer (`unsubscribe_tokens`, keyed by organization and customer) and an
  * index by token, as the SQL table's unique constraint; the opt-out writes the shared `customers` table.
  */
-import {
-  type CustomerId,
-  type OptOutOutcome,
-  type OrganizationId,
-  type Timestamp,
-  UnsubscribeRepository
-} from "@feedback/core"
+import { Catalog, type Kernel } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { memoryTables, unowned } from "../kernel/MemoryTables.ts"
 
 interface TokenRow {
-  readonly organizationId: OrganizationId
-  readonly customerId: CustomerId
+  readonly organizationId: Kernel.OrganizationId
+  readonly customerId: Kernel.CustomerId
   readonly token: string
-  readonly createdAt: Timestamp.Timestamp
+  readonly createdAt: Kernel.Timestamp.Timestamp
 }
 
 const ownerKey = (organizationId: string, customerId: string) => `${organizationId}/${customerId}`
 
 export const MemoryUnsubscribeRepository = Layer.effect(
-  UnsubscribeRepository,
+  Catalog.UnsubscribeRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const { customers } = memoryTables(db)
     const byOwner = db.table<string, TokenRow>("unsubscribe_tokens")
     const byToken = db.table<string, TokenRow>("unsubscribe_tokens_by_token")
 
-    return UnsubscribeRepository.of({
+    return Catalog.UnsubscribeRepository.of({
       ensureToken: (organizationId, customerId, candidate, at) =>
         db.mutate(() => {
           const stored = byOwner.get(ownerKey(organizationId, customerId))
@@ -53,7 +47,7 @@ export const MemoryUnsubscribeRepository = Layer.effect(
           )
         ),
       optOut: (organizationId, customerId, source, at) =>
-        db.mutate((): OptOutOutcome => {
+        db.mutate((): Catalog.OptOutOutcome => {
           const stored = customers.get(customerId)
           if (stored === undefined || stored.organizationId !== organizationId) return { _tag: "NotFound" }
           if (stored.emailOptOut) return { _tag: "AlreadyOptedOut", customer: unowned(stored) }

@@ -3,22 +3,22 @@
  * repeat must see the claim (and answer 409) while the first request's unit of work still holds that lock. The
  * recorded response is a journaled write inside the unit of work, so it rolls back with the operation.
  */
-import { decideClaim, IdempotencyRepository, type IdempotencyRecord, redactStoredResponse } from "@feedback/core"
+import { Idempotency } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 
 const rowKey = (organizationId: string, key: string) => `${organizationId}\n${key}`
 
 export const MemoryIdempotencyRepository = Layer.effect(
-  IdempotencyRepository,
+  Idempotency.IdempotencyRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const keys = db.table<string, IdempotencyRecord>("idempotency_keys")
-    return IdempotencyRepository.of({
+    const keys = db.table<string, Idempotency.IdempotencyRecord>("idempotency_keys")
+    return Idempotency.IdempotencyRepository.of({
       claim: (claim) =>
         Effect.sync(() => {
           const id = rowKey(claim.organizationId, claim.key)
-          const outcome = decideClaim(keys.rows.get(id), claim)
+          const outcome = Idempotency.decideClaim(keys.rows.get(id), claim)
           if (outcome._tag === "Claimed") {
             keys.rows.set(id, {
               fingerprint: claim.fingerprint,
@@ -49,7 +49,7 @@ export const MemoryIdempotencyRepository = Layer.effect(
           const prefix = rowKey(organizationId, "")
           for (const [id, row] of keys.rows) {
             if (!id.startsWith(prefix) || row.response === null) continue
-            const response = redactStoredResponse(row.response, redaction)
+            const response = Idempotency.redactStoredResponse(row.response, redaction)
             if (response !== row.response) keys.set(id, { ...row, response })
           }
         }),

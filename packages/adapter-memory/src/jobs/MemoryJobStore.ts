@@ -2,44 +2,36 @@
  * Import and export jobs in memory: job records, each import's staged rows and each export's file chunks, keyed by
  * organization and job. The memory database's single write lock makes `claim` atomic.
  */
-import {
-  type FileChunk,
-  type ImportJobId,
-  JobRepository,
-  type JobRecord,
-  type OrganizationId,
-  type StagedRow,
-  Timestamp
-} from "@feedback/core"
+import { Jobs, Kernel } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 
-const keyOf = (organizationId: OrganizationId, id: ImportJobId) => `${organizationId}/${id}`
+const keyOf = (organizationId: Kernel.OrganizationId, id: Kernel.ImportJobId) => `${organizationId}/${id}`
 
 export const MemoryJobRepository = Layer.effect(
-  JobRepository,
+  Jobs.JobRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const jobs = db.table<string, JobRecord>("jobs")
+    const jobs = db.table<string, Jobs.JobRecord>("jobs")
     // One entry per staged row (key `org/job#row`), so appending and reading a batch cost the batch, not the file.
-    const rows = db.table<string, StagedRow>("job_rows")
-    const rowKey = (organizationId: OrganizationId, id: ImportJobId, row: number) =>
+    const rows = db.table<string, Jobs.StagedRow>("job_rows")
+    const rowKey = (organizationId: Kernel.OrganizationId, id: Kernel.ImportJobId, row: number) =>
       `${keyOf(organizationId, id)}#${row}`
-    const deleteRowsOf = (organizationId: OrganizationId, id: ImportJobId) => {
+    const deleteRowsOf = (organizationId: Kernel.OrganizationId, id: Kernel.ImportJobId) => {
       for (let row = 1; rows.delete(rowKey(organizationId, id, row)); row++) {
         // rows are numbered 1.. without gaps
       }
     }
-    const chunks = db.table<string, ReadonlyArray<FileChunk>>("export_chunks")
+    const chunks = db.table<string, ReadonlyArray<Jobs.FileChunk>>("export_chunks")
     // The order of each organization's last claim (a counter, not the clock: claims in one millisecond still take turns).
     const lastClaimed = new Map<string, number>()
     let claimSeq = 0
 
-    const read = (organizationId: OrganizationId, id: ImportJobId) =>
+    const read = (organizationId: Kernel.OrganizationId, id: Kernel.ImportJobId) =>
       Option.fromUndefinedOr(jobs.get(keyOf(organizationId, id)))
-    const save = (job: JobRecord) => db.mutate(() => jobs.set(keyOf(job.organizationId, job.id), job))
+    const save = (job: Jobs.JobRecord) => db.mutate(() => jobs.set(keyOf(job.organizationId, job.id), job))
 
-    return JobRepository.of({
+    return Jobs.JobRepository.of({
       insert: save,
       save,
       find: (organizationId, id, action) =>
@@ -56,13 +48,14 @@ export const MemoryJobRepository = Layer.effect(
         db.mutate(() => {
           // Organizations in turn: the oldest runnable job of the organization whose last claim is oldest (or that
           // never had one), as PostgreSQL's `job_turns` orders them (docs/FAIRNESS.md).
-          let chosen: JobRecord | undefined
+          let chosen: Jobs.JobRecord | undefined
           let chosenTurn = Infinity
           for (const job of jobs.values()) {
             if (job.receiving) continue
             const runnable = job.status === "queued" ||
               (job.status === "running" &&
-                (job.leaseExpiresAt === null || Timestamp.toMillis(job.leaseExpiresAt) <= Timestamp.toMillis(at)))
+                (job.leaseExpiresAt === null ||
+                  Kernel.Timestamp.toMillis(job.leaseExpiresAt) <= Kernel.Timestamp.toMillis(at)))
             if (!runnable) continue
             const turn = lastClaimed.get(job.organizationId) ?? -Infinity
             if (chosen === undefined || turn < chosenTurn) {
@@ -72,7 +65,7 @@ export const MemoryJobRepository = Layer.effect(
           }
           if (chosen === undefined) return Option.none()
           const job = chosen
-          const claimed: JobRecord = {
+          const claimed: Jobs.JobRecord = {
             ...job,
             status: "running",
             startedAt: job.startedAt ?? at,
@@ -96,7 +89,7 @@ export const MemoryJobRepository = Layer.effect(
         }),
       readRows: (organizationId, id, afterRow, limit) =>
         Effect.sync(() => {
-          const found: Array<StagedRow> = []
+          const found: Array<Jobs.StagedRow> = []
           for (let row = afterRow + 1; found.length < limit; row++) {
             const staged = rows.get(rowKey(organizationId, id, row))
             if (staged === undefined) break
@@ -123,17 +116,21 @@ export const MemoryJobRepository = Layer.effect(
               job.organizationId === organizationId && job.action === "export" && !job.receiving &&
               (job.status === "running" ||
                 (job.status === "succeeded" && job.expiresAt !== null &&
-                  Timestamp.toMillis(job.expiresAt) > Timestamp.toMillis(at)))
+                  Kernel.Timestamp.toMillis(job.expiresAt) > Kernel.Timestamp.toMillis(at)))
             )
           )
         ),
       purge: (at, abandonedBefore) =>
         db.mutate(() => {
           for (const [key, job] of [...jobs.rows]) {
-            if (job.receiving && Timestamp.toMillis(job.createdAt) < Timestamp.toMillis(abandonedBefore)) {
+            if (
+              job.receiving && Kernel.Timestamp.toMillis(job.createdAt) < Kernel.Timestamp.toMillis(abandonedBefore)
+            ) {
               jobs.delete(key)
               deleteRowsOf(job.organizationId, job.id)
-            } else if (job.expiresAt !== null && Timestamp.toMillis(job.expiresAt) <= Timestamp.toMillis(at)) {
+            } else if (
+              job.expiresAt !== null && Kernel.Timestamp.toMillis(job.expiresAt) <= Kernel.Timestamp.toMillis(at)
+            ) {
               chunks.delete(key)
             }
           }

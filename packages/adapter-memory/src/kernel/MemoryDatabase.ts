@@ -12,7 +12,7 @@
  * ends it holds its organization's gate, which every transaction of that organization's caller takes first, so
  * nothing else of that organization interleaves with it and its undo touches only what it wrote (docs/FAIRNESS.md).
  */
-import { CurrentCaller } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Context, Effect, Exit, Layer, Option, Semaphore } from "effect"
 
 type Undo = () => void
@@ -172,7 +172,7 @@ class MemoryDatabaseImpl {
       if (outer !== undefined) return outer.locked ? effect : this.locked(outer.undo, effect, false)
       const run = Effect.suspend(() => this.locked([], effect, true))
       return Effect.flatMap(
-        organizationId === undefined ? Effect.serviceOption(CurrentCaller) : Effect.succeed(Option.none()),
+        organizationId === undefined ? Effect.serviceOption(Kernel.CurrentCaller) : Effect.succeed(Option.none()),
         (caller) => {
           const of = organizationId ?? (Option.isSome(caller) ? caller.value.organizationId : undefined)
           return of === undefined ? run : this.gate(of).withPermits(1)(run)

@@ -3,44 +3,35 @@
  * each table's name, key and row type, so every memory repository sees the same rows. Rows are the core's record
  * types plus the owning organization. Keys are record ids (UUIDs are unique across organizations).
  */
-import type {
-  Customer,
-  ImportJobRef,
-  Order,
-  OrganizationId,
-  Product,
-  ReviewFile,
-  ReviewRecord,
-  ReviewReply,
-  Site,
-  SurveyAnswer,
-  WebhookDeliveryRecord
-} from "@feedback/core"
+import type { Catalog, Kernel, Orders, Reviews, Webhooks } from "@feedback/core"
 import { Option } from "effect"
 import type { MemoryDatabase, RowObserver } from "./MemoryDatabase.ts"
 
-type Owned<A> = A & { readonly organizationId: OrganizationId }
+type Owned<A> = A & { readonly organizationId: Kernel.OrganizationId }
 
-export type SiteRow = Owned<Site>
-export type ProductRow = Owned<Product>
-export type CustomerRow = Owned<Customer>
-export type OrderRow = Owned<Order>
-export type ReviewRow = Owned<ReviewRecord> & {
+export type SiteRow = Owned<Catalog.Site>
+export type ProductRow = Owned<Catalog.Product>
+export type CustomerRow = Owned<Catalog.Customer>
+export type OrderRow = Owned<Orders.Order>
+export type ReviewRow = Owned<Reviews.ReviewRecord> & {
   readonly importJobId: string | null
   readonly importRow: number | null
 }
 /** Keyed by review id: a review has at most one reply. */
-export type ReviewReplyRow = Owned<ReviewReply>
+export type ReviewReplyRow = Owned<Reviews.ReviewReply>
 /** Keyed by review id: the review's files in order. */
-export type ReviewFilesRow = { readonly organizationId: OrganizationId; readonly files: ReadonlyArray<ReviewFile> }
+export type ReviewFilesRow = {
+  readonly organizationId: Kernel.OrganizationId
+  readonly files: ReadonlyArray<Reviews.ReviewFile>
+}
 /** Keyed by review id: the review's survey answers in order. */
 export type ReviewAnswersRow = {
-  readonly organizationId: OrganizationId
-  readonly answers: ReadonlyArray<SurveyAnswer>
+  readonly organizationId: Kernel.OrganizationId
+  readonly answers: ReadonlyArray<Reviews.SurveyAnswer>
 }
-export type ImportJobRow = Owned<Omit<ImportJobRef, "row">>
+export type ImportJobRow = Owned<Omit<Reviews.ImportJobRef, "row">>
 export type ReviewDeletionRow = {
-  readonly organizationId: OrganizationId
+  readonly organizationId: Kernel.OrganizationId
   readonly reviewId: string
   readonly reason: string
   readonly note: string | null
@@ -94,8 +85,8 @@ export const oldestFirst = (a: { createdAt: string; id: string }, b: { createdAt
  * flight per webhook and per record (what a claim checks), and the (webhook, event) pairs that have their first
  * delivery (what a fan-out skips).
  */
-export class DeliveryIndexes implements RowObserver<WebhookDeliveryRecord> {
-  readonly active = new Map<string, WebhookDeliveryRecord>()
+export class DeliveryIndexes implements RowObserver<Webhooks.WebhookDeliveryRecord> {
+  readonly active = new Map<string, Webhooks.WebhookDeliveryRecord>()
   /** First deliveries (not redeliveries) per `webhook/event` pair: one, as the store writes them. */
   readonly firsts = new Map<string, number>()
   /** In-flight deliveries per webhook id, and per `webhook/recordKey` for those about a record. */
@@ -105,27 +96,27 @@ export class DeliveryIndexes implements RowObserver<WebhookDeliveryRecord> {
    * Pending deliveries in insertion order, which is oldest first while `pendingInOrder`: a fan-out appends newer
    * rows; a row made pending again (a release, an undo) may not be the newest, and the next walk re-sorts.
    */
-  private readonly pending = new Map<string, WebhookDeliveryRecord>()
+  private readonly pending = new Map<string, Webhooks.WebhookDeliveryRecord>()
   /** The same rows per organization, in the same order: a claim takes organizations in turn (docs/FAIRNESS.md). */
-  private readonly pendingPerOrganization = new Map<string, Map<string, WebhookDeliveryRecord>>()
+  private readonly pendingPerOrganization = new Map<string, Map<string, Webhooks.WebhookDeliveryRecord>>()
   private pendingInOrder = true
-  private newestPending: WebhookDeliveryRecord | undefined = undefined
-  static firstKey(d: Pick<WebhookDeliveryRecord, "webhookId" | "eventId">): string {
+  private newestPending: Webhooks.WebhookDeliveryRecord | undefined = undefined
+  static firstKey(d: Pick<Webhooks.WebhookDeliveryRecord, "webhookId" | "eventId">): string {
     return `${d.webhookId}/${d.eventId}`
   }
-  static recordKey(d: Pick<WebhookDeliveryRecord, "webhookId" | "recordKey">): string | undefined {
+  static recordKey(d: Pick<Webhooks.WebhookDeliveryRecord, "webhookId" | "recordKey">): string | undefined {
     return d.recordKey === null ? undefined : `${d.webhookId}/${d.recordKey}`
   }
-  hasFirst(d: Pick<WebhookDeliveryRecord, "webhookId" | "eventId">): boolean {
+  hasFirst(d: Pick<Webhooks.WebhookDeliveryRecord, "webhookId" | "eventId">): boolean {
     return this.firsts.has(DeliveryIndexes.firstKey(d))
   }
   /** The pending deliveries, oldest first. Rows written while walking them are seen or not, as a Map's are. */
-  pendingOldestFirst(): IterableIterator<WebhookDeliveryRecord> {
+  pendingOldestFirst(): IterableIterator<Webhooks.WebhookDeliveryRecord> {
     this.sortPending()
     return this.pending.values()
   }
   /** Each organization's pending deliveries, oldest first; organizations without any are left out. */
-  pendingPerOrganizationOldestFirst(): ReadonlyMap<string, ReadonlyMap<string, WebhookDeliveryRecord>> {
+  pendingPerOrganizationOldestFirst(): ReadonlyMap<string, ReadonlyMap<string, Webhooks.WebhookDeliveryRecord>> {
     this.sortPending()
     return this.pendingPerOrganization
   }
@@ -138,7 +129,7 @@ export class DeliveryIndexes implements RowObserver<WebhookDeliveryRecord> {
     this.newestPending = sorted.at(-1)
     this.pendingInOrder = true
   }
-  private addPending(d: WebhookDeliveryRecord): void {
+  private addPending(d: Webhooks.WebhookDeliveryRecord): void {
     this.pending.set(d.id, d)
     let ofOrganization = this.pendingPerOrganization.get(d.organizationId)
     if (ofOrganization === undefined) {
@@ -147,14 +138,17 @@ export class DeliveryIndexes implements RowObserver<WebhookDeliveryRecord> {
     }
     ofOrganization.set(d.id, d)
   }
-  private removePending(d: WebhookDeliveryRecord): void {
+  private removePending(d: Webhooks.WebhookDeliveryRecord): void {
     this.pending.delete(d.id)
     const ofOrganization = this.pendingPerOrganization.get(d.organizationId)
     if (ofOrganization !== undefined && ofOrganization.delete(d.id) && ofOrganization.size === 0) {
       this.pendingPerOrganization.delete(d.organizationId)
     }
   }
-  readonly changed = (before: WebhookDeliveryRecord | undefined, after: WebhookDeliveryRecord | undefined): void => {
+  readonly changed = (
+    before: Webhooks.WebhookDeliveryRecord | undefined,
+    after: Webhooks.WebhookDeliveryRecord | undefined
+  ): void => {
     if (before !== undefined) {
       this.active.delete(before.id)
       if (before.status === "pending") this.removePending(before)
@@ -176,10 +170,10 @@ export class DeliveryIndexes implements RowObserver<WebhookDeliveryRecord> {
       if (after !== undefined && after.redeliveryOf === null) this.countFirst(after, 1)
     }
   }
-  private countFirst(d: WebhookDeliveryRecord, delta: number): void {
+  private countFirst(d: Webhooks.WebhookDeliveryRecord, delta: number): void {
     bump(this.firsts, DeliveryIndexes.firstKey(d), delta)
   }
-  private countInFlight(d: WebhookDeliveryRecord, delta: number): void {
+  private countInFlight(d: Webhooks.WebhookDeliveryRecord, delta: number): void {
     bump(this.inFlight, d.webhookId, delta)
     const record = DeliveryIndexes.recordKey(d)
     if (record !== undefined) bump(this.recordsInFlight, record, delta)
@@ -195,7 +189,7 @@ const bump = (counts: Map<string, number>, key: string, delta: number): void => 
 
 /** The webhook deliveries table, with its `DeliveryIndexes`; every repository that touches deliveries opens it so. */
 export const webhookDeliveries = (db: MemoryDatabase["Service"]) =>
-  db.table<string, WebhookDeliveryRecord, DeliveryIndexes>("webhook_deliveries", () => new DeliveryIndexes())
+  db.table<string, Webhooks.WebhookDeliveryRecord, DeliveryIndexes>("webhook_deliveries", () => new DeliveryIndexes())
 
 export const memoryTables = (db: MemoryDatabase["Service"]) => ({
   sites: db.table<string, SiteRow>("sites"),
@@ -235,13 +229,13 @@ export const findOwned = <A>(
 
 /** The review as stored, with its import provenance. */
 export const reviewRowOf = (
-  organizationId: OrganizationId,
-  review: ReviewRecord,
+  organizationId: Kernel.OrganizationId,
+  review: Reviews.ReviewRecord,
   importJob: { readonly id: string; readonly row: number } | null = null
 ): ReviewRow => ({ ...review, organizationId, importJobId: importJob?.id ?? null, importRow: importJob?.row ?? null })
 
 /** The review record of a row (without owner and import provenance). */
-export const reviewRecordOf = (row: ReviewRow): ReviewRecord => {
+export const reviewRecordOf = (row: ReviewRow): Reviews.ReviewRecord => {
   const { organizationId: _, importJobId: _j, importRow: _r, ...record } = row
   return record
 }

@@ -1,31 +1,20 @@
 /** Orders in memory, over the shared `MemoryTables` (their customers and products are the catalog's rows). */
-import {
-  type CustomerId,
-  evaluateFilter,
-  type InsertOutcome,
-  matchesSearch,
-  type MemoryListAccess,
-  type Order,
-  type OrderMatch,
-  orderField,
-  OrderRepository,
-  orderSearchValues,
-  pageInMemory,
-  type ProductId
-} from "@feedback/core"
+import { type Catalog, Kernel, Orders } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { findOwned, memoryTables, ownedBy, unowned } from "../kernel/MemoryTables.ts"
 
 export const MemoryOrderRepository = Layer.effect(
-  OrderRepository,
+  Orders.OrderRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const t = memoryTables(db)
 
-    const ofOrganization = (organizationId: string): Array<Order> => {
-      const out: Array<Order> = []
-      for (const row of t.orders.values()) if (row.organizationId === organizationId) out.push(unowned<Order>(row))
+    const ofOrganization = (organizationId: string): Array<Orders.Order> => {
+      const out: Array<Orders.Order> = []
+      for (const row of t.orders.values()) {
+        if (row.organizationId === organizationId) out.push(unowned<Orders.Order>(row))
+      }
       return out
     }
 
@@ -33,33 +22,33 @@ export const MemoryOrderRepository = Layer.effect(
       ownedBy(organizationId, t.customers.get(customerId))?.email ?? null
 
     /** The fields of `OrderRules.orderFilterFields`, the related customer's read from its row. */
-    const access = (organizationId: string): MemoryListAccess<Order> => ({
-      get: (order, path) => orderField(order, emailOf(organizationId, order.customerId))(path),
+    const access = (organizationId: string): Kernel.MemoryListAccess<Orders.Order> => ({
+      get: (order, path) => Orders.orderField(order, emailOf(organizationId, order.customerId))(path),
       id: (order) => order.id,
-      searchValues: (order) => orderSearchValues(order, emailOf(organizationId, order.customerId))
+      searchValues: (order) => Orders.orderSearchValues(order, emailOf(organizationId, order.customerId))
     })
 
-    const matches = (organizationId: string, match: OrderMatch) => {
+    const matches = (organizationId: string, match: Orders.OrderMatch) => {
       const a = access(organizationId)
-      return (order: Order) =>
-        (match.search === undefined || matchesSearch(match.search, a.searchValues(order))) &&
-        evaluateFilter(match.filter, (path) => a.get(order, path))
+      return (order: Orders.Order) =>
+        (match.search === undefined || Kernel.matchesSearch(match.search, a.searchValues(order))) &&
+        Kernel.evaluateFilter(match.filter, (path) => a.get(order, path))
     }
 
-    return OrderRepository.of({
+    return Orders.OrderRepository.of({
       resolveReferences: (organizationId, refs) =>
         Effect.sync(() => {
           const slugs = new Set(refs.productSlugs)
           const emails = new Set(refs.customerEmails)
           const externalIds = new Set(refs.externalIds)
-          const productsBySlug = new Map<string, ProductId>()
+          const productsBySlug = new Map<string, Kernel.ProductId>()
           const productIds = new Set<string>()
           for (const p of t.products.values()) {
             if (p.organizationId !== organizationId) continue
             if (slugs.has(p.slug)) productsBySlug.set(p.slug, p.id)
             productIds.add(p.id)
           }
-          const customersByEmail = new Map<string, CustomerId>()
+          const customersByEmail = new Map<string, Kernel.CustomerId>()
           const customerIds = new Set<string>()
           for (const c of t.customers.values()) {
             if (c.organizationId !== organizationId) continue
@@ -82,21 +71,21 @@ export const MemoryOrderRepository = Layer.effect(
           }
         }),
       insertOrders: (organizationId, orders) =>
-        db.mutate((): ReadonlyArray<InsertOutcome> => {
+        db.mutate((): ReadonlyArray<Catalog.InsertOutcome> => {
           const taken = new Set<string>()
           for (const o of t.orders.values()) {
             if (o.organizationId === organizationId && o.externalId !== null) taken.add(o.externalId)
           }
-          return orders.map((order): InsertOutcome => {
+          return orders.map((order): Catalog.InsertOutcome => {
             if (order.externalId !== null && taken.has(order.externalId)) return { _tag: "Clash", field: "externalId" }
             if (order.externalId !== null) taken.add(order.externalId)
             t.orders.set(order.id, { ...order, organizationId })
             return { _tag: "Inserted" }
           })
         }),
-      findOrder: (organizationId, id) => Effect.sync(() => findOwned<Order>(t.orders, organizationId, id)),
+      findOrder: (organizationId, id) => Effect.sync(() => findOwned<Orders.Order>(t.orders, organizationId, id)),
       // A memory transaction holds the one write lock for its whole run: reading is enough.
-      lockOrder: (organizationId, id) => Effect.sync(() => findOwned<Order>(t.orders, organizationId, id)),
+      lockOrder: (organizationId, id) => Effect.sync(() => findOwned<Orders.Order>(t.orders, organizationId, id)),
       lockMatching: (organizationId, match) =>
         Effect.sync(() => ofOrganization(organizationId).filter(matches(organizationId, match))),
       updateOrders: (organizationId, orders) =>
@@ -120,10 +109,10 @@ export const MemoryOrderRepository = Layer.effect(
           const stored = ownedBy(organizationId, t.orders.get(id))
           if (stored === undefined) return Option.none()
           t.orders.delete(id)
-          return Option.some(unowned<Order>(stored))
+          return Option.some(unowned<Orders.Order>(stored))
         }),
       listOrders: (organizationId, request) =>
-        Effect.sync(() => pageInMemory(ofOrganization(organizationId), request, access(organizationId)))
+        Effect.sync(() => Kernel.pageInMemory(ofOrganization(organizationId), request, access(organizationId)))
     })
   })
 )

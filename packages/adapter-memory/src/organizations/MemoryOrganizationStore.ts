@@ -1,59 +1,36 @@
 /** Organizations, secret keys, storefront records, unit of work and outbox in memory. */
-import {
-  CredentialChanges,
-  type DomainEvent,
-  EventOutbox,
-  ExternalIdTaken,
-  type FeedRequest,
-  type Integration,
-  type LoyaltyProgram,
-  type Organization,
-  OrganizationRepository,
-  type Owned,
-  type PublishableKeyRecord,
-  SecretKeyHashTaken,
-  type SecretKeyRecord,
-  SecretKeyRepository,
-  StorefrontRecordRepository,
-  toPublishableKeyView,
-  UnitOfWork,
-  type Wishlist,
-  isAbout,
-  redactData,
-  redactDeliveryBody,
-  type WebhookDeliveryRecord
-} from "@feedback/core"
+import { Kernel, Organizations, type Webhooks } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase, type MemoryTable } from "../kernel/MemoryDatabase.ts"
 import { webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 export const MemoryUnitOfWork = Layer.effect(
-  UnitOfWork,
+  Kernel.UnitOfWork,
   Effect.map(MemoryDatabase, (db) =>
-    UnitOfWork.of({
+    Kernel.UnitOfWork.of({
       transaction: (effect) => db.transaction(effect),
       organizationTransaction: (organizationId, effect) => db.organizationTransaction(organizationId, effect)
     }))
 )
 
 export const MemoryEventOutbox = Layer.effect(
-  EventOutbox,
+  Kernel.EventOutbox,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const events = db.table<string, DomainEvent>("domain_events")
+    const events = db.table<string, Kernel.DomainEvent>("domain_events")
     // The recording order, for the feed: a transaction holds the database's one write lock, so this is commit order.
     const order = db.table<string, number>("domain_event_order")
     const fannedOut = db.table<string, true>("webhook_fanned_out_events")
     // A rolled-back transaction leaves a gap in the numbers, never a repeat.
     let lastSeq = 0
-    const appendOne = (event: DomainEvent) => {
+    const appendOne = (event: Kernel.DomainEvent) => {
       events.set(event.id, event)
       order.set(event.id, ++lastSeq)
     }
     // Every organization's events (the in-process stream, §65), read under the write lock: a transaction still
     // running is never seen, and the stream stops before the first event of an organization whose long transaction
     // is open (its writes may still be undone, and must not be passed while they may yet commit).
-    const feedAllOf = (request: FeedRequest) =>
+    const feedAllOf = (request: Kernel.FeedRequest) =>
       db.transaction(Effect.sync(() => {
         const after = request.after === undefined ? 0 : Number(request.after)
         const wanted = request.events === undefined ? undefined : new Set(request.events)
@@ -67,7 +44,7 @@ export const MemoryEventOutbox = Layer.effect(
           .slice(0, request.limit)
           .map(({ event, seq }) => ({ position: String(seq), event }))
       }))
-    return EventOutbox.of({
+    return Kernel.EventOutbox.of({
       append: (event) => db.mutate(() => appendOne(event)),
       appendAll: (batch) => db.mutate(() => batch.forEach(appendOne)),
       // Read under the write lock and the organization's gate, so a transaction still running (and perhaps rolling
@@ -111,14 +88,14 @@ export const MemoryEventOutbox = Layer.effect(
           const deliveries = webhookDeliveries(db)
           const about = new Set<string>()
           for (const e of events.values()) {
-            if (e.organizationId !== organizationId || !isAbout(e, redaction)) continue
+            if (e.organizationId !== organizationId || !Kernel.isAbout(e, redaction)) continue
             about.add(e.id)
-            const data = redactData(e.data, redaction.fields)
+            const data = Kernel.redactData(e.data, redaction.fields)
             if (data !== e.data) events.set(e.id, { ...e, data })
           }
           for (const d of deliveries.values()) {
             if (d.organizationId !== organizationId || !about.has(d.eventId)) continue
-            const body = redactDeliveryBody(d.body, redaction.fields)
+            const body = Kernel.redactDeliveryBody(d.body, redaction.fields)
             if (body !== d.body) deliveries.set(d.id, { ...d, body })
           }
         })
@@ -127,15 +104,15 @@ export const MemoryEventOutbox = Layer.effect(
 )
 
 export const MemoryOrganizationRepository = Layer.effect(
-  OrganizationRepository,
+  Organizations.OrganizationRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const organizations = db.table<string, Organization>("organizations")
+    const organizations = db.table<string, Organizations.Organization>("organizations")
     // Unique `externalId`s (docs/DECISIONS.md §65): the owner of each, kept in the same transaction as the rows.
     const byExternalId = db.table<string, string>("organizations_by_external_id")
     const taken = (externalId: string | undefined, id: string) =>
       externalId !== undefined && (byExternalId.get(externalId) ?? id) !== id
-    return OrganizationRepository.of({
+    return Organizations.OrganizationRepository.of({
       insert: (organization) =>
         db.mutate(() => {
           if (taken(organization.externalId, organization.id)) return false
@@ -144,7 +121,9 @@ export const MemoryOrganizationRepository = Layer.effect(
           return true
         }).pipe(
           Effect.flatMap((inserted) =>
-            inserted ? Effect.void : Effect.fail(new ExternalIdTaken({ externalId: organization.externalId! }))
+            inserted
+              ? Effect.void
+              : Effect.fail(new Organizations.ExternalIdTaken({ externalId: organization.externalId! }))
           )
         ),
       findById: (id) => Effect.sync(() => Option.fromUndefinedOr(organizations.get(id))),
@@ -156,11 +135,11 @@ export const MemoryOrganizationRepository = Layer.effect(
       setExternalId: (id, externalId) =>
         db.mutate(() => {
           const current = organizations.get(id)
-          if (current === undefined) return Option.some(Option.none<Organization>())
+          if (current === undefined) return Option.some(Option.none<Organizations.Organization>())
           if (externalId !== null && taken(externalId, id)) return Option.none()
           if (current.externalId !== undefined) byExternalId.delete(current.externalId)
           const { externalId: _, ...rest } = current
-          const updated: Organization = externalId === null ? rest : { ...rest, externalId }
+          const updated: Organizations.Organization = externalId === null ? rest : { ...rest, externalId }
           organizations.set(id, updated)
           if (externalId !== null) byExternalId.set(externalId, id)
           return Option.some(Option.some(updated))
@@ -168,14 +147,14 @@ export const MemoryOrganizationRepository = Layer.effect(
           Effect.flatMap((result) =>
             Option.isSome(result)
               ? Effect.succeed(result.value)
-              : Effect.fail(new ExternalIdTaken({ externalId: externalId! }))
+              : Effect.fail(new Organizations.ExternalIdTaken({ externalId: externalId! }))
           )
         ),
       setPlan: (id, plan) =>
         db.mutate(() => {
           const current = organizations.get(id)
           if (current === undefined) return Option.none()
-          const updated: Organization = { ...current, plan }
+          const updated: Organizations.Organization = { ...current, plan }
           organizations.set(id, updated)
           return Option.some(updated)
         }),
@@ -189,30 +168,32 @@ export const MemoryOrganizationRepository = Layer.effect(
  * every change is heard: the version is the tables' write counts, and authenticated keys may be kept.
  */
 export const MemoryCredentialChanges = Layer.effect(
-  CredentialChanges,
+  Organizations.CredentialChanges,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const organizations = db.table<string, Organization>("organizations")
-    const keys = db.table<string, SecretKeyRecord>("secret_keys")
-    const publishableKeys = db.table<string, PublishableKeyRecord>("publishable_keys")
+    const organizations = db.table<string, Organizations.Organization>("organizations")
+    const keys = db.table<string, Organizations.SecretKeyRecord>("secret_keys")
+    const publishableKeys = db.table<string, Organizations.PublishableKeyRecord>("publishable_keys")
     return { version: () => organizations.version + keys.version + publishableKeys.version, announce: () => {} }
   })
 )
 
 export const MemorySecretKeyRepository = Layer.effect(
-  SecretKeyRepository,
+  Organizations.SecretKeyRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const keys = db.table<string, SecretKeyRecord>("secret_keys")
+    const keys = db.table<string, Organizations.SecretKeyRecord>("secret_keys")
     const byHash = db.table<string, string>("secret_keys_by_hash")
-    return SecretKeyRepository.of({
+    return Organizations.SecretKeyRepository.of({
       insert: (key) =>
         db.mutate(() => {
           if (byHash.get(key.keyHash) !== undefined) return false
           keys.set(key.id, key)
           byHash.set(key.keyHash, key.id)
           return true
-        }).pipe(Effect.flatMap((inserted) => inserted ? Effect.void : Effect.fail(new SecretKeyHashTaken()))),
+        }).pipe(
+          Effect.flatMap((inserted) => inserted ? Effect.void : Effect.fail(new Organizations.SecretKeyHashTaken()))
+        ),
       findByHash: (keyHash) =>
         Effect.sync(() => {
           const id = byHash.get(keyHash)
@@ -224,7 +205,7 @@ export const MemorySecretKeyRepository = Layer.effect(
         db.mutate(() => {
           const key = keys.get(id)
           if (key === undefined || key.organizationId !== organizationId) return Option.none()
-          const revoked: SecretKeyRecord = { ...key, revokedAt: key.revokedAt ?? at }
+          const revoked: Organizations.SecretKeyRecord = { ...key, revokedAt: key.revokedAt ?? at }
           keys.set(id, revoked)
           return Option.some(revoked)
         })
@@ -233,23 +214,25 @@ export const MemorySecretKeyRepository = Layer.effect(
 )
 
 export const MemoryStorefrontRecordRepository = Layer.effect(
-  StorefrontRecordRepository,
+  Organizations.StorefrontRecordRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const publishableKeys = db.table<string, Owned<PublishableKeyRecord>>("publishable_keys")
-    const integrations = db.table<string, Owned<Integration>>("integrations")
-    const loyaltyPrograms = db.table<string, Owned<LoyaltyProgram>>("loyalty_programs")
-    const wishlists = db.table<string, Owned<Wishlist>>("wishlists")
+    const publishableKeys = db.table<string, Organizations.Owned<Organizations.PublishableKeyRecord>>(
+      "publishable_keys"
+    )
+    const integrations = db.table<string, Organizations.Owned<Organizations.Integration>>("integrations")
+    const loyaltyPrograms = db.table<string, Organizations.Owned<Organizations.LoyaltyProgram>>("loyalty_programs")
+    const wishlists = db.table<string, Organizations.Owned<Organizations.Wishlist>>("wishlists")
     const deleteOwned = <V extends { readonly organizationId: string }>(
       table: MemoryTable<string, V>,
       organizationId: string,
       id: string
     ) => db.mutate(() => table.get(id)?.organizationId === organizationId && table.delete(id))
-    return StorefrontRecordRepository.of({
+    return Organizations.StorefrontRecordRepository.of({
       insertPublishableKey: (key) => db.mutate(() => publishableKeys.set(key.id, key)),
       newestPublishableKey: (organizationId) =>
         Effect.sync(() => {
-          let newest: Owned<PublishableKeyRecord> | undefined
+          let newest: Organizations.Owned<Organizations.PublishableKeyRecord> | undefined
           for (const k of publishableKeys.values()) {
             if (k.organizationId !== organizationId || k.revokedAt !== null) continue
             if (
@@ -257,7 +240,7 @@ export const MemoryStorefrontRecordRepository = Layer.effect(
               (k.createdAt === newest.createdAt && k.id > newest.id)
             ) newest = k
           }
-          return Option.map(Option.fromUndefinedOr(newest), toPublishableKeyView)
+          return Option.map(Option.fromUndefinedOr(newest), Organizations.toPublishableKeyView)
         }),
       listPublishableKeys: (organizationId) =>
         Effect.sync(() =>
@@ -266,7 +249,7 @@ export const MemoryStorefrontRecordRepository = Layer.effect(
             .sort((a, b) =>
               a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0
             )
-            .map(toPublishableKeyView)
+            .map(Organizations.toPublishableKeyView)
         ),
       revokePublishableKey: (organizationId, id, at) =>
         db.mutate(() => {
@@ -274,7 +257,7 @@ export const MemoryStorefrontRecordRepository = Layer.effect(
           if (key === undefined || key.organizationId !== organizationId) return Option.none()
           const revoked = { ...key, revokedAt: key.revokedAt ?? at }
           publishableKeys.set(id, revoked)
-          return Option.some(toPublishableKeyView(revoked))
+          return Option.some(Organizations.toPublishableKeyView(revoked))
         }),
       findPublishableKey: (presented) =>
         Effect.sync(() => {

@@ -1,26 +1,14 @@
 /** Product questions, their answers and the email outbox in memory. */
-import {
-  type DomainEvent,
-  type EmailNotice,
-  EmailOutboxRepository,
-  type MemoryListAccess,
-  type OwnedAnswer,
-  type OwnedQuestion,
-  pageInMemory,
-  ProductQuestionRepository,
-  type ProductQuestionAnswer,
-  type ProductQuestionRecord,
-  type WebhookDeliveryRecord
-} from "@feedback/core"
+import { Kernel, Questions, type Webhooks } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { memoryTables, unowned, webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 const questionTables = (db: MemoryDatabase["Service"]) => ({
-  questions: db.table<string, OwnedQuestion>("product_questions"),
-  answers: db.table<string, OwnedAnswer>("product_question_answers"),
-  notices: db.table<string, EmailNotice>("email_outbox"),
-  events: db.table<string, DomainEvent>("domain_events"),
+  questions: db.table<string, Questions.OwnedQuestion>("product_questions"),
+  answers: db.table<string, Questions.OwnedAnswer>("product_question_answers"),
+  notices: db.table<string, Questions.EmailNotice>("email_outbox"),
+  events: db.table<string, Kernel.DomainEvent>("domain_events"),
   deliveries: webhookDeliveries(db)
 })
 
@@ -35,7 +23,7 @@ const byCreatedThenId = (a: { createdAt: string; id: string }, b: { createdAt: s
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 
 export const MemoryProductQuestionRepository = Layer.effect(
-  ProductQuestionRepository,
+  Questions.ProductQuestionRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const { customers, products, sites } = memoryTables(db)
@@ -46,8 +34,8 @@ export const MemoryProductQuestionRepository = Layer.effect(
       return q !== undefined && q.organizationId === organizationId ? q : undefined
     }
 
-    const access = (organizationId: string): MemoryListAccess<OwnedQuestion> => {
-      const related = (q: OwnedQuestion, kind: "product" | "customer") => {
+    const access = (organizationId: string): Kernel.MemoryListAccess<Questions.OwnedQuestion> => {
+      const related = (q: Questions.OwnedQuestion, kind: "product" | "customer") => {
         const row = kind === "product"
           ? products.get(q.productId)
           : q.customerId === null
@@ -71,20 +59,24 @@ export const MemoryProductQuestionRepository = Layer.effect(
       }
     }
 
-    return ProductQuestionRepository.of({
+    return Questions.ProductQuestionRepository.of({
       list: (organizationId, request, answered) =>
         Effect.sync(() => {
           const scoped = [...questions.values()].filter((q) =>
             q.organizationId === organizationId &&
             (answered === undefined || (q.publishedAnswerCount > 0) === answered)
           )
-          const page = pageInMemory(scoped, request, access(organizationId))
-          return { data: page.data.map((q): ProductQuestionRecord => unowned(q)), nextCursor: page.nextCursor }
+          const page = Kernel.pageInMemory(scoped, request, access(organizationId))
+          return {
+            data: page.data.map((q): Questions.ProductQuestionRecord => unowned(q)),
+            nextCursor: page.nextCursor
+          }
         }),
       findById: (organizationId, id) =>
         // Memory transactions hold one global write lock, so `forUpdate` needs nothing more.
         Effect.sync(() =>
-          Option.map(Option.fromUndefinedOr(owned(organizationId, id)), (q): ProductQuestionRecord => unowned(q))
+          Option.map(Option.fromUndefinedOr(owned(organizationId, id)), (q): Questions.ProductQuestionRecord =>
+            unowned(q))
         ),
       insert: (question) => db.mutate(() => questions.set(question.id, question)),
       update: (question) =>
@@ -126,14 +118,14 @@ export const MemoryProductQuestionRepository = Layer.effect(
             }
           }
           questions.delete(id)
-          return Option.some(unowned(current) as ProductQuestionRecord)
+          return Option.some(unowned(current) as Questions.ProductQuestionRecord)
         }),
       insertAnswer: (answer) => db.mutate(() => answers.set(answer.id, answer)),
       findAnswer: (organizationId, questionId, answerId) =>
         Effect.sync(() => {
           const a = answers.get(answerId)
           return a !== undefined && a.organizationId === organizationId && a.productQuestionId === questionId
-            ? Option.some(unowned(a) as ProductQuestionAnswer)
+            ? Option.some(unowned(a) as Questions.ProductQuestionAnswer)
             : Option.none()
         }),
       updateAnswer: (answer) =>
@@ -150,7 +142,7 @@ export const MemoryProductQuestionRepository = Layer.effect(
           return [...answers.values()]
             .filter((a) => a.organizationId === organizationId && wanted.has(a.productQuestionId))
             .sort(byCreatedThenId)
-            .map((a): ProductQuestionAnswer => unowned(a))
+            .map((a): Questions.ProductQuestionAnswer => unowned(a))
         }),
       productsByIds: (organizationId, ids) =>
         Effect.sync(() =>
@@ -172,7 +164,7 @@ export const MemoryProductQuestionRepository = Layer.effect(
 )
 
 export const MemoryEmailOutboxRepository = Layer.effect(
-  EmailOutboxRepository,
+  Questions.EmailOutboxRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const { notices } = questionTables(db)
@@ -180,7 +172,7 @@ export const MemoryEmailOutboxRepository = Layer.effect(
       const n = notices.get(id)
       return n !== undefined && n.organizationId === organizationId ? n : undefined
     }
-    return EmailOutboxRepository.of({
+    return Questions.EmailOutboxRepository.of({
       enqueue: (notice) =>
         db.mutate(() => {
           for (const n of notices.values()) {
@@ -193,13 +185,13 @@ export const MemoryEmailOutboxRepository = Layer.effect(
         }),
       claimNext: (workerId, at) =>
         db.mutate(() => {
-          let next: EmailNotice | undefined
+          let next: Questions.EmailNotice | undefined
           for (const n of notices.values()) {
             if (n.status !== "pending" || n.nextAttemptAt > at) continue
             if (next === undefined || byCreatedThenId(n, next) < 0) next = n
           }
           if (next === undefined) return Option.none()
-          const claimed: EmailNotice = {
+          const claimed: Questions.EmailNotice = {
             ...next,
             status: "sending",
             claimedBy: workerId,

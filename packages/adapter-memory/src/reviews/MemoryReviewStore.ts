@@ -1,21 +1,7 @@
 /**
  * The review read side in memory: `ReviewRepository` over a `ReviewReader` that reads the shared `MemoryTables`.
  */
-import {
-  type CollisionCounts,
-  type Customer,
-  type ImportJob,
-  type ImportJobId,
-  type MemoryListAccess,
-  pageInMemory,
-  type Product,
-  type ReviewFile,
-  type ReviewReader,
-  ReviewRepository,
-  type ReviewReply,
-  type StoredReview,
-  type SurveyAnswer
-} from "@feedback/core"
+import { type Catalog, Kernel, Reviews } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import {
@@ -28,9 +14,9 @@ import {
   unowned
 } from "../kernel/MemoryTables.ts"
 
-const toStored = (row: ReviewRow): StoredReview => ({
+const toStored = (row: ReviewRow): Reviews.StoredReview => ({
   record: reviewRecordOf(row),
-  importJobId: row.importJobId as ImportJobId | null,
+  importJobId: row.importJobId as Kernel.ImportJobId | null,
   importRow: row.importRow
 })
 
@@ -38,7 +24,7 @@ const toStored = (row: ReviewRow): StoredReview => ({
  * How filters, sorts and search read a review in memory (docs/DECISIONS.md §4): fields by catalog path, following
  * `product.*` and `customer.*` into the organization's records. The list and bulk moderation both read through it.
  */
-export const reviewAccess = (tables: MemoryTables): MemoryListAccess<ReviewRow> => {
+export const reviewAccess = (tables: MemoryTables): Kernel.MemoryListAccess<ReviewRow> => {
   const product = (row: ReviewRow) => {
     const p = tables.products.get(row.productId)
     return p !== undefined && p.organizationId === row.organizationId ? p : undefined
@@ -70,14 +56,14 @@ const byKeys = <A>(keys: ReadonlyArray<string>, lookup: (key: string) => A | und
   return out
 }
 
-const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
+const makeMemoryReviewReader = (tables: MemoryTables): Reviews.ReviewReader => {
   const access = reviewAccess(tables)
   return {
     page: (organizationId, request) =>
       Effect.sync(() => {
         const rows: Array<ReviewRow> = []
         for (const row of tables.reviews.values()) if (row.organizationId === organizationId) rows.push(row)
-        const page = pageInMemory(rows, request, access)
+        const page = Kernel.pageInMemory(rows, request, access)
         return { data: page.data.map(toStored), nextCursor: page.nextCursor }
       }),
     find: (organizationId, id) =>
@@ -85,42 +71,43 @@ const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
     loaders: {
       importJobs: (organizationId, ids) =>
         Effect.sync(() =>
-          byKeys<ImportJob>(
+          byKeys<Reviews.ImportJob>(
             ids,
-            (id) => Option.getOrUndefined(findOwned(tables.importJobs, organizationId, id)) as ImportJob | undefined
+            (id) =>
+              Option.getOrUndefined(findOwned(tables.importJobs, organizationId, id)) as Reviews.ImportJob | undefined
           )
         ),
       customers: (organizationId, ids) =>
         Effect.sync(() =>
-          byKeys<Customer>(ids, (id) => Option.getOrUndefined(findOwned(tables.customers, organizationId, id)))
+          byKeys<Catalog.Customer>(ids, (id) => Option.getOrUndefined(findOwned(tables.customers, organizationId, id)))
         ),
       products: (organizationId, ids) =>
         Effect.sync(() =>
-          byKeys<Product>(ids, (id) => Option.getOrUndefined(findOwned(tables.products, organizationId, id)))
+          byKeys<Catalog.Product>(ids, (id) => Option.getOrUndefined(findOwned(tables.products, organizationId, id)))
         ),
       responses: (organizationId, reviewIds) =>
         Effect.sync(() =>
-          byKeys<ReviewReply>(reviewIds, (id) => {
+          byKeys<Reviews.ReviewReply>(reviewIds, (id) => {
             const reply = ownedBy(organizationId, tables.reviewReplies.get(id))
             return reply === undefined ? undefined : unowned(reply)
           })
         ),
       files: (organizationId, reviewIds) =>
         Effect.sync(() =>
-          byKeys<ReadonlyArray<ReviewFile>>(
+          byKeys<ReadonlyArray<Reviews.ReviewFile>>(
             reviewIds,
             (id) => ownedBy(organizationId, tables.reviewFiles.get(id))?.files
           )
         ),
       answers: (organizationId, reviewIds) =>
         Effect.sync(() =>
-          byKeys<ReadonlyArray<SurveyAnswer>>(
+          byKeys<ReadonlyArray<Reviews.SurveyAnswer>>(
             reviewIds,
             (id) => ownedBy(organizationId, tables.reviewAnswers.get(id))?.answers
           )
         ),
       collisions: (organizationId, keys) =>
-        Effect.sync((): CollisionCounts => {
+        Effect.sync((): Reviews.CollisionCounts => {
           const counts = tables.reviews.observer
           const countsOf = (kind: "browserFingerprint" | "ipAddress", values: ReadonlyArray<string>) =>
             new Map(values.map((v) => [v, counts.count(organizationId, kind, v)] as const))
@@ -134,9 +121,9 @@ const makeMemoryReviewReader = (tables: MemoryTables): ReviewReader => {
 }
 
 export const MemoryReviewRepository = Layer.effect(
-  ReviewRepository,
+  Reviews.ReviewRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    return ReviewRepository.fromReader(makeMemoryReviewReader(memoryTables(db)))
+    return Reviews.ReviewRepository.fromReader(makeMemoryReviewReader(memoryTables(db)))
   })
 )

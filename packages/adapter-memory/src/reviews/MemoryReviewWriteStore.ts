@@ -3,22 +3,7 @@
  * database's unit of work (one write lock, undo journal), so `lockReview` needs no lock of its own and a failed
  * unit of work undoes everything here, events included.
  */
-import {
-  starOf,
-  type CustomerId,
-  type DomainEvent,
-  type DomainEventId,
-  EventOutbox,
-  matchesInMemory,
-  type OrganizationId,
-  type ProductId,
-  type ReviewId,
-  ReviewRecord,
-  type ReviewReply,
-  ReviewWriteRepository,
-  Timestamp,
-  uuidV7
-} from "@feedback/core"
+import { Catalog, Kernel, Reviews } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { MemoryEventOutbox } from "../organizations/MemoryOrganizationStore.ts"
@@ -27,32 +12,36 @@ import { memoryTables, ownedBy, reviewRecordOf, reviewRowOf, type ReviewRow, uno
 
 const makeRepository = Effect.gen(function*() {
   const db = yield* MemoryDatabase
-  const outbox = yield* EventOutbox
+  const outbox = yield* Kernel.EventOutbox
   const t = memoryTables(db)
   const access = reviewAccess(t)
 
-  const findRow = (organizationId: OrganizationId, id: ReviewId) => ownedBy(organizationId, t.reviews.get(id))
-  const find = (organizationId: OrganizationId, id: ReviewId) =>
+  const findRow = (organizationId: Kernel.OrganizationId, id: Kernel.ReviewId) =>
+    ownedBy(organizationId, t.reviews.get(id))
+  const find = (organizationId: Kernel.OrganizationId, id: Kernel.ReviewId) =>
     Effect.sync(() => Option.map(Option.fromUndefinedOr(findRow(organizationId, id)), reviewRecordOf))
 
   const appendEvents = (
-    organizationId: OrganizationId,
+    organizationId: Kernel.OrganizationId,
     event: string,
-    reviews: ReadonlyArray<ReviewRecord>,
-    at: Timestamp.Timestamp
+    reviews: ReadonlyArray<Reviews.ReviewRecord>,
+    at: Kernel.Timestamp.Timestamp
   ) =>
     Effect.forEach(reviews, (review) =>
       outbox.append(
         {
-          id: uuidV7(Date.now()) as DomainEventId,
+          id: Kernel.uuidV7(Date.now()) as Kernel.DomainEventId,
           organizationId,
           event,
           data: review,
           occurredAt: at
-        } satisfies DomainEvent
+        } satisfies Kernel.DomainEvent
       ), { discard: true })
 
-  const recalculateProductStats = (organizationId: OrganizationId, productIds: ReadonlyArray<ProductId>) =>
+  const recalculateProductStats = (
+    organizationId: Kernel.OrganizationId,
+    productIds: ReadonlyArray<Kernel.ProductId>
+  ) =>
     db.mutate(() => {
       if (productIds.length === 0) return
       const stats = new Map<string, { count: number; published: number; sum: number; byStar: Array<number> }>()
@@ -64,7 +53,7 @@ const makeRepository = Effect.gen(function*() {
         if (review.published) {
           s.published++
           s.sum += review.rating
-          s.byStar[starOf(review.rating) - 1]!++
+          s.byStar[Catalog.starOf(review.rating) - 1]!++
         }
       }
       for (const [id, s] of stats) {
@@ -86,7 +75,7 @@ const makeRepository = Effect.gen(function*() {
       }
     })
 
-  return ReviewWriteRepository.of({
+  return Reviews.ReviewWriteRepository.of({
     lockReview: find,
     updateReview: (organizationId, review) =>
       db.mutate(() => {
@@ -109,12 +98,12 @@ const makeRepository = Effect.gen(function*() {
       recalculateProductStats(organizationId, deltas.map((d) => d.productId)),
     bulkSetPublished: (organizationId, match, published, at) =>
       Effect.gen(function*() {
-        const changed: Array<ReviewRecord> = []
+        const changed: Array<Reviews.ReviewRecord> = []
         const count = yield* db.mutate(() => {
           let count = 0
           for (const row of [...t.reviews.values()]) {
             if (row.organizationId !== organizationId) continue
-            if (!matchesInMemory(match, access, row)) continue
+            if (!Kernel.matchesInMemory(match, access, row)) continue
             count++
             const next: ReviewRow = { ...row, published, moderatedAt: at, updatedAt: at }
             t.reviews.set(row.id, next)
@@ -130,9 +119,9 @@ const makeRepository = Effect.gen(function*() {
         const slugs = new Set(refs.productSlugs)
         const externalIds = new Set(refs.productExternalIds)
         const urls = new Set(refs.productUrls)
-        const productsBySlug = new Map<string, ProductId>()
-        const productsByExternalId = new Map<string, ProductId>()
-        const productsByUrl = new Map<string, Array<ProductId>>()
+        const productsBySlug = new Map<string, Kernel.ProductId>()
+        const productsByExternalId = new Map<string, Kernel.ProductId>()
+        const productsByUrl = new Map<string, Array<Kernel.ProductId>>()
         for (const p of t.products.values()) {
           if (p.organizationId !== organizationId) continue
           if (slugs.has(p.slug)) productsBySlug.set(p.slug, p.id)
@@ -142,7 +131,7 @@ const makeRepository = Effect.gen(function*() {
         const siteIds = new Set<string>()
         for (const id of refs.siteIds) if (ownedBy(organizationId, t.sites.get(id)) !== undefined) siteIds.add(id)
         const emails = new Set(refs.customerEmails)
-        const customersByEmail = new Map<string, CustomerId>()
+        const customersByEmail = new Map<string, Kernel.CustomerId>()
         for (const c of t.customers.values()) {
           if (c.organizationId === organizationId && emails.has(c.email)) customersByEmail.set(c.email, c.id)
         }
@@ -157,9 +146,9 @@ const makeRepository = Effect.gen(function*() {
       }),
     ensureCustomers: (organizationId, customers) =>
       db.mutate(() => {
-        const existing = new Map<string, CustomerId>()
+        const existing = new Map<string, Kernel.CustomerId>()
         for (const c of t.customers.values()) if (c.organizationId === organizationId) existing.set(c.email, c.id)
-        const ids = new Map<string, CustomerId>()
+        const ids = new Map<string, Kernel.CustomerId>()
         for (const customer of customers) {
           const id = existing.get(customer.email)
           if (id !== undefined) {
@@ -170,7 +159,7 @@ const makeRepository = Effect.gen(function*() {
           existing.set(customer.email, customer.id)
           ids.set(customer.email, customer.id)
         }
-        return ids as ReadonlyMap<string, CustomerId>
+        return ids as ReadonlyMap<string, Kernel.CustomerId>
       }),
     insertImport: (organizationId, job, reviews, at) =>
       Effect.gen(function*() {
@@ -192,7 +181,10 @@ const makeRepository = Effect.gen(function*() {
       }),
     findReply: (organizationId, reviewId) =>
       Effect.sync(() =>
-        Option.map(Option.fromUndefinedOr(ownedBy(organizationId, t.reviewReplies.get(reviewId))), unowned<ReviewReply>)
+        Option.map(
+          Option.fromUndefinedOr(ownedBy(organizationId, t.reviewReplies.get(reviewId))),
+          unowned<Reviews.ReviewReply>
+        )
       ),
     insertReply: (organizationId, reply) =>
       db.mutate(() => {
@@ -211,7 +203,7 @@ const makeRepository = Effect.gen(function*() {
         const row = ownedBy(organizationId, t.reviewReplies.get(reviewId))
         if (row === undefined) return Option.none()
         t.reviewReplies.delete(reviewId)
-        return Option.some(unowned<ReviewReply>(row))
+        return Option.some(unowned<Reviews.ReviewReply>(row))
       }),
     // Nothing plans the memory store's reads.
     bulkLoaded: () => Effect.void
@@ -219,6 +211,6 @@ const makeRepository = Effect.gen(function*() {
 })
 
 /** The write side's repository; its events go through the memory outbox of the same database. */
-export const MemoryReviewWriteRepository = Layer.effect(ReviewWriteRepository, makeRepository).pipe(
+export const MemoryReviewWriteRepository = Layer.effect(Reviews.ReviewWriteRepository, makeRepository).pipe(
   Layer.provide(MemoryEventOutbox)
 )

@@ -3,38 +3,17 @@
  * `reviews`, `publishable_keys`, `integrations`, `loyalty_programs`, `wishlists`, `survey_flows`), whose rows are the
  * core record types with an `organizationId`; the capabilities that own sites, products and reviews write them there.
  */
-import {
-  type Area,
-  type AreaDecisions,
-  type EmailTemplate,
-  emptyAreaDecisions,
-  type Integration,
-  type LoyaltyProgram,
-  type OrganizationId,
-  type Owned,
-  type Product,
-  type PublishableKeyRecord,
-  ReviewAutomationRepository,
-  takeNewestFirst,
-  type ReviewRecord,
-  type ReviewSettings,
-  type SetupDecisions,
-  SetupRepository,
-  type Site,
-  type SurveyFlow,
-  type Timestamp,
-  type Wishlist
-} from "@feedback/core"
+import { type Catalog, Kernel, type Organizations, type Reviews, Setup } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase, type MemoryTable } from "../kernel/MemoryDatabase.ts"
 
-type SetupAreaRow = AreaDecisions & { readonly organizationId: OrganizationId; readonly area: Area }
-type ReviewSettingsRow = ReviewSettings & {
-  readonly organizationId: OrganizationId
-  readonly updatedAt: Timestamp.Timestamp
+type SetupAreaRow = Setup.AreaDecisions & { readonly organizationId: Kernel.OrganizationId; readonly area: Setup.Area }
+type ReviewSettingsRow = Setup.ReviewSettings & {
+  readonly organizationId: Kernel.OrganizationId
+  readonly updatedAt: Kernel.Timestamp.Timestamp
 }
 
-const areaKey = (organizationId: string, area: Area) => `${organizationId}/${area}`
+const areaKey = (organizationId: string, area: Setup.Area) => `${organizationId}/${area}`
 
 const anyOwned = <V extends { readonly organizationId: string }>(
   table: MemoryTable<string, V>,
@@ -49,24 +28,26 @@ const byCreation = <V extends { readonly createdAt: string; readonly id: string 
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 
 const MemorySetupRepository = Layer.effect(
-  SetupRepository,
+  Setup.SetupRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const setupAreas = db.table<string, SetupAreaRow>("setup_areas")
-    const sites = db.table<string, Owned<Site>>("sites")
-    const publishableKeys = db.table<string, Owned<PublishableKeyRecord>>("publishable_keys")
-    const integrations = db.table<string, Owned<Integration>>("integrations")
-    const products = db.table<string, Owned<Product>>("products")
-    const surveyFlows = db.table<string, Owned<SurveyFlow>>("survey_flows")
-    const reviews = db.table<string, Owned<ReviewRecord>>("reviews")
-    const loyaltyPrograms = db.table<string, Owned<LoyaltyProgram>>("loyalty_programs")
-    const wishlists = db.table<string, Owned<Wishlist>>("wishlists")
+    const sites = db.table<string, Organizations.Owned<Catalog.Site>>("sites")
+    const publishableKeys = db.table<string, Organizations.Owned<Organizations.PublishableKeyRecord>>(
+      "publishable_keys"
+    )
+    const integrations = db.table<string, Organizations.Owned<Organizations.Integration>>("integrations")
+    const products = db.table<string, Organizations.Owned<Catalog.Product>>("products")
+    const surveyFlows = db.table<string, Organizations.Owned<Setup.SurveyFlow>>("survey_flows")
+    const reviews = db.table<string, Organizations.Owned<Reviews.ReviewRecord>>("reviews")
+    const loyaltyPrograms = db.table<string, Organizations.Owned<Organizations.LoyaltyProgram>>("loyalty_programs")
+    const wishlists = db.table<string, Organizations.Owned<Organizations.Wishlist>>("wishlists")
 
-    const readDecisions = (organizationId: OrganizationId): SetupDecisions => {
-      const of = (area: Area): AreaDecisions => {
+    const readDecisions = (organizationId: Kernel.OrganizationId): Setup.SetupDecisions => {
+      const of = (area: Setup.Area): Setup.AreaDecisions => {
         const row = setupAreas.get(areaKey(organizationId, area))
         return row === undefined
-          ? emptyAreaDecisions
+          ? Setup.emptyAreaDecisions
           : {
             completedAt: row.completedAt,
             dismissedAt: row.dismissedAt,
@@ -77,7 +58,7 @@ const MemorySetupRepository = Layer.effect(
       return { reviews: of("reviews"), loyalty: of("loyalty"), wishlists: of("wishlists"), site: of("site") }
     }
 
-    return SetupRepository.of({
+    return Setup.SetupRepository.of({
       signals: (organizationId) =>
         Effect.sync(() => ({
           hasSite: anyOwned(sites, organizationId),
@@ -98,7 +79,7 @@ const MemorySetupRepository = Layer.effect(
       decisions: (organizationId) => Effect.sync(() => readDecisions(organizationId)),
       saveDecisions: (organizationId, updates) =>
         db.mutate(() => {
-          for (const area of Object.keys(updates) as Array<Area>) {
+          for (const area of Object.keys(updates) as Array<Setup.Area>) {
             const next = updates[area]
             if (next === undefined) continue
             const key = areaKey(organizationId, area)
@@ -119,36 +100,36 @@ const MemorySetupRepository = Layer.effect(
 )
 
 const MemoryReviewAutomationRepository = Layer.effect(
-  ReviewAutomationRepository,
+  Setup.ReviewAutomationRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const emailTemplates = db.table<string, Owned<EmailTemplate>>("email_templates")
-    const surveyFlows = db.table<string, Owned<SurveyFlow>>("survey_flows")
+    const emailTemplates = db.table<string, Organizations.Owned<Setup.EmailTemplate>>("email_templates")
+    const surveyFlows = db.table<string, Organizations.Owned<Setup.SurveyFlow>>("survey_flows")
     const reviewSettings = db.table<string, ReviewSettingsRow>("review_settings")
     // The flow each organization's guided setup created. The store's one write lock, held by the unit of work,
     // serializes guided setups.
-    const guidedSetups = db.table<string, SurveyFlow["id"]>("guided_setups")
-    const owned = <R extends { readonly organizationId: OrganizationId }>(
+    const guidedSetups = db.table<string, Setup.SurveyFlow["id"]>("guided_setups")
+    const owned = <R extends { readonly organizationId: Kernel.OrganizationId }>(
       table: { values: () => Iterable<R> },
-      organizationId: OrganizationId
+      organizationId: Kernel.OrganizationId
     ) => [...table.values()].filter((r) => r.organizationId === organizationId)
-    const ownedBy = <R extends { readonly organizationId: OrganizationId }>(
+    const ownedBy = <R extends { readonly organizationId: Kernel.OrganizationId }>(
       table: { get: (id: string) => R | undefined },
-      organizationId: OrganizationId,
+      organizationId: Kernel.OrganizationId,
       id: string
     ) => {
       const row = table.get(id)
       return row?.organizationId === organizationId ? row : undefined
     }
-    const unowned = <R extends { readonly organizationId: OrganizationId }>(
+    const unowned = <R extends { readonly organizationId: Kernel.OrganizationId }>(
       { organizationId: _, ...row }: R
     ): Omit<R, "organizationId"> => row
-    const flowsSending = (organizationId: OrganizationId, templateId: string) =>
+    const flowsSending = (organizationId: Kernel.OrganizationId, templateId: string) =>
       owned(surveyFlows, organizationId).sort(byCreation).filter((f) =>
         f.steps.some((s) => s.emailTemplateId === templateId)
       ).map((f) => f.id)
     // The same integrity the SQL foreign key gives: an email step names a template of the organization.
-    const checkTemplates = (flow: Owned<SurveyFlow>) => {
+    const checkTemplates = (flow: Organizations.Owned<Setup.SurveyFlow>) => {
       for (const step of flow.steps) {
         if (
           step.emailTemplateId !== null &&
@@ -158,14 +139,14 @@ const MemoryReviewAutomationRepository = Layer.effect(
         }
       }
     }
-    return ReviewAutomationRepository.of({
+    return Setup.ReviewAutomationRepository.of({
       insertEmailTemplate: (template) => db.mutate(() => emailTemplates.set(template.id, template)),
       listEmailTemplates: (organizationId) =>
         Effect.sync(() =>
           [...emailTemplates.values()]
             .filter((t) => t.organizationId === organizationId)
             .sort(byCreation)
-            .map(({ organizationId: _, ...t }): EmailTemplate => t)
+            .map(({ organizationId: _, ...t }): Setup.EmailTemplate => t)
         ),
       insertSurveyFlow: (flow) =>
         db.mutate(() => {
@@ -177,7 +158,7 @@ const MemoryReviewAutomationRepository = Layer.effect(
           [...surveyFlows.values()]
             .filter((f) => f.organizationId === organizationId)
             .sort(byCreation)
-            .map(({ organizationId: _, ...f }): SurveyFlow => f)
+            .map(({ organizationId: _, ...f }): Setup.SurveyFlow => f)
         ),
       saveReviewSettings: (organizationId, settings, at) =>
         db.mutate(() =>
@@ -191,14 +172,14 @@ const MemoryReviewAutomationRepository = Layer.effect(
         ),
       reviewSettings: (organizationId) =>
         Effect.sync(() =>
-          Option.map(Option.fromUndefinedOr(reviewSettings.get(organizationId)), (r): ReviewSettings => ({
+          Option.map(Option.fromUndefinedOr(reviewSettings.get(organizationId)), (r): Setup.ReviewSettings => ({
             autoPublish: r.autoPublish,
             autoPublishMinRating: r.autoPublishMinRating,
             autoPublishVerifiedOnly: r.autoPublishVerifiedOnly
           }))
         ),
       pageEmailTemplates: (organizationId, page) =>
-        Effect.sync(() => takeNewestFirst(owned(emailTemplates, organizationId), page).map(unowned)),
+        Effect.sync(() => Kernel.takeNewestFirst(owned(emailTemplates, organizationId), page).map(unowned)),
       findEmailTemplate: (organizationId, id) =>
         Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(emailTemplates, organizationId, id)), unowned)),
       updateEmailTemplate: (template) =>
@@ -217,7 +198,7 @@ const MemoryReviewAutomationRepository = Layer.effect(
         }),
       flowsUsingTemplate: (organizationId, id) => Effect.sync(() => flowsSending(organizationId, id)),
       pageSurveyFlows: (organizationId, page) =>
-        Effect.sync(() => takeNewestFirst(owned(surveyFlows, organizationId), page).map(unowned)),
+        Effect.sync(() => Kernel.takeNewestFirst(owned(surveyFlows, organizationId), page).map(unowned)),
       lockGuidedSetup: (organizationId) =>
         db.mutate(() => {
           const flowId = guidedSetups.get(organizationId)

@@ -1,40 +1,29 @@
 /** Surveys in memory: each row the stored survey with its owner and the `nextDueAt` workers claim by. */
-import {
-  type ClaimedSurvey,
-  fairClaimOrder,
-  nextDueAt,
-  type OrganizationId,
-  pageInMemory,
-  type StoredSurvey,
-  type Survey,
-  surveyField,
-  SurveyRepository,
-  Timestamp
-} from "@feedback/core"
+import { Kernel, Surveys, Webhooks } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { memoryTables, ownedBy } from "../kernel/MemoryTables.ts"
 
-interface SurveyRow extends StoredSurvey {
-  readonly organizationId: OrganizationId
-  readonly nextDueAt: Timestamp.Timestamp | null
+interface SurveyRow extends Surveys.StoredSurvey {
+  readonly organizationId: Kernel.OrganizationId
+  readonly nextDueAt: Kernel.Timestamp.Timestamp | null
 }
 
-const rowOf = (organizationId: OrganizationId, stored: StoredSurvey): SurveyRow => ({
+const rowOf = (organizationId: Kernel.OrganizationId, stored: Surveys.StoredSurvey): SurveyRow => ({
   organizationId,
   survey: stored.survey,
   token: stored.token,
   claim: stored.claim,
-  nextDueAt: nextDueAt(stored)
+  nextDueAt: Surveys.nextDueAt(stored)
 })
 
-const storedOf = (row: SurveyRow): StoredSurvey => ({ survey: row.survey, token: row.token, claim: row.claim })
+const storedOf = (row: SurveyRow): Surveys.StoredSurvey => ({ survey: row.survey, token: row.token, claim: row.claim })
 
 /** A survey with a step still to run or in flight. */
 const active = (row: SurveyRow) => row.nextDueAt !== null || row.claim !== null
 
 export const MemorySurveyRepository = Layer.effect(
-  SurveyRepository,
+  Surveys.SurveyRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const rows = db.table<string, SurveyRow>("surveys")
@@ -48,7 +37,7 @@ export const MemorySurveyRepository = Layer.effect(
     const emailOf = (organizationId: string, customerId: string) =>
       ownedBy(organizationId, customers.get(customerId))?.email ?? null
 
-    return SurveyRepository.of({
+    return Surveys.SurveyRepository.of({
       contactsOf: (organizationId, customerIds) =>
         Effect.sync(() => {
           const found = new Map<string, { readonly email: string; readonly emailOptOut: boolean }>()
@@ -103,14 +92,14 @@ export const MemorySurveyRepository = Layer.effect(
       deleteSurvey: (organizationId, id) =>
         db.mutate(() => {
           const row = ownedBy(organizationId, rows.get(id))
-          if (row === undefined) return Option.none<Survey>()
+          if (row === undefined) return Option.none<Surveys.Survey>()
           rows.delete(id)
           return Option.some(row.survey)
         }),
       listSurveys: (organizationId, request) =>
         Effect.sync(() =>
-          pageInMemory(ofOrganization(organizationId).map((r) => r.survey), request, {
-            get: (survey, path) => surveyField(survey, emailOf(organizationId, survey.customerId))(path),
+          Kernel.pageInMemory(ofOrganization(organizationId).map((r) => r.survey), request, {
+            get: (survey, path) => Surveys.surveyField(survey, emailOf(organizationId, survey.customerId))(path),
             id: (survey) => survey.id,
             searchValues: (survey) => [emailOf(organizationId, survey.customerId)]
           })
@@ -118,7 +107,7 @@ export const MemorySurveyRepository = Layer.effect(
       claimDue: (workerId, at, limit) =>
         db.mutate(() => {
           // Organizations in turn (docs/DECISIONS.md §56), each one's steps oldest due first.
-          const due = fairClaimOrder(
+          const due = Webhooks.fairClaimOrder(
             [...rows.values()]
               .filter((r) => r.claim === null && r.nextDueAt !== null && r.nextDueAt <= at)
               .sort((a, b) =>
@@ -126,7 +115,7 @@ export const MemorySurveyRepository = Layer.effect(
               ),
             (r) => r.organizationId
           ).slice(0, limit)
-          return due.map((row): ClaimedSurvey => {
+          return due.map((row): Surveys.ClaimedSurvey => {
             const position = row.survey.steps.find((s) =>
               s.type === "email" && s.outcome === null && s.doneAt === null
             )!.position
@@ -147,7 +136,7 @@ export const MemorySurveyRepository = Layer.effect(
           return true
         }),
       nextDueAt: Effect.sync(() => {
-        let earliest: Timestamp.Timestamp | undefined
+        let earliest: Kernel.Timestamp.Timestamp | undefined
         for (const row of rows.values()) {
           if (
             row.claim === null && row.nextDueAt !== null && (earliest === undefined || row.nextDueAt < earliest)

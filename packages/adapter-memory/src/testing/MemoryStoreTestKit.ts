@@ -3,14 +3,7 @@
  * Exported from `@feedback/adapter-memory/testing`, never from the package root. Needs the memory store's layer
  * (it recalculates review stats through the store's own `ReviewWriteRepository`).
  */
-import {
-  type Customer,
-  type ImportJobRef,
-  type OrganizationId,
-  type ProductId,
-  type ReviewDeletionRecord,
-  ReviewWriteRepository
-} from "@feedback/core"
+import { type Catalog, type Kernel, Reviews } from "@feedback/core"
 import { StoreTestKit } from "@feedback/testing"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
@@ -20,7 +13,7 @@ export const MemoryStoreTestKit = Layer.effect(
   StoreTestKit,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const writes = yield* ReviewWriteRepository
+    const writes = yield* Reviews.ReviewWriteRepository
     const t = memoryTables(db)
 
     const remove = <V extends { readonly organizationId: string }>(
@@ -37,7 +30,7 @@ export const MemoryStoreTestKit = Layer.effect(
         db.mutate(() => t.customers.set(customer.id, { ...customer, organizationId })),
       insertReviews: (seeds) =>
         Effect.gen(function*() {
-          const touched = new Map<OrganizationId, Set<ProductId>>()
+          const touched = new Map<Kernel.OrganizationId, Set<Kernel.ProductId>>()
           yield* db.mutate(() => {
             for (const seed of seeds) {
               const { organizationId, review } = seed
@@ -101,7 +94,9 @@ export const MemoryStoreTestKit = Layer.effect(
       product: (organizationId, id) => Effect.sync(() => findOwned(t.products, organizationId, id)),
       customers: (organizationId) =>
         Effect.sync(() =>
-          [...t.customers.values()].filter((c) => c.organizationId === organizationId).map((c) => unowned<Customer>(c))
+          [...t.customers.values()].filter((c) => c.organizationId === organizationId).map((c) =>
+            unowned<Catalog.Customer>(c)
+          )
             .sort((a, b) => a.email < b.email ? -1 : a.email > b.email ? 1 : 0)
         ),
       reviewIds: (organizationId) =>
@@ -127,14 +122,14 @@ export const MemoryStoreTestKit = Layer.effect(
                 action: job.action,
                 row: review.importRow,
                 createdAt: job.createdAt
-              } as ImportJobRef
+              } as Reviews.ImportJobRef
             )
         }),
       deletion: (organizationId, reviewId) =>
         Effect.sync(() =>
           Option.map(
             Option.fromUndefinedOr(ownedBy(organizationId, t.reviewDeletions.get(reviewId))),
-            (d) => unowned(d) as unknown as ReviewDeletionRecord
+            (d) => unowned(d) as unknown as Reviews.ReviewDeletionRecord
           )
         ),
       tablesContaining: (needle) =>

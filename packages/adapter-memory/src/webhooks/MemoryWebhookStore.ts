@@ -3,20 +3,7 @@
  * block, so it is atomic with respect to other fibers; the outbox is the `domain_events` table that
  * `MemoryEventOutbox` writes (insertion order is recording order), and the fan-out mark is a table of its own.
  */
-import {
-  type ClaimedDelivery,
-  type CompletedDelivery,
-  type DomainEvent,
-  fairClaimOrder,
-  MAX_QUEUED_DELIVERIES_PER_ORGANIZATION,
-  type OrganizationId,
-  type Timestamp,
-  type WebhookDeliveryRecord,
-  type WebhookListPosition,
-  type WebhookRecord,
-  WebhookRepository,
-  previousSecretOf
-} from "@feedback/core"
+import { type Kernel, Webhooks } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { DeliveryIndexes, oldestFirst, webhookDeliveries } from "../kernel/MemoryTables.ts"
@@ -24,29 +11,29 @@ import { DeliveryIndexes, oldestFirst, webhookDeliveries } from "../kernel/Memor
 /** Newest first by (createdAt, id). */
 const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) => oldestFirst(b, a)
 
-const olderThan = (after: WebhookListPosition | undefined) => (r: { createdAt: string; id: string }) =>
+const olderThan = (after: Webhooks.WebhookListPosition | undefined) => (r: { createdAt: string; id: string }) =>
   after === undefined || r.createdAt < after.createdAt || (r.createdAt === after.createdAt && r.id < after.id)
 
 export const MemoryWebhookRepository = Layer.effect(
-  WebhookRepository,
+  Webhooks.WebhookRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const webhooks = db.table<string, WebhookRecord>("webhooks")
+    const webhooks = db.table<string, Webhooks.WebhookRecord>("webhooks")
     const deliveries = webhookDeliveries(db)
     const indexes = deliveries.observer
     const active = indexes.active
-    const events = db.table<string, DomainEvent>("domain_events")
+    const events = db.table<string, Kernel.DomainEvent>("domain_events")
     const fannedOut = db.table<string, true>("webhook_fanned_out_events")
-    const dispatchers = db.table<string, Timestamp.Timestamp>("webhook_dispatchers")
+    const dispatchers = db.table<string, Kernel.Timestamp.Timestamp>("webhook_dispatchers")
 
-    const owned = (organizationId: OrganizationId, id: string) => {
+    const owned = (organizationId: Kernel.OrganizationId, id: string) => {
       const w = webhooks.get(id)
       return w !== undefined && w.organizationId === organizationId ? w : undefined
     }
 
     /** Records outcomes of the dispatcher's own in-flight rows (call inside `db.mutate`); returns the ids recorded. */
-    const record = (dispatcherId: string, completed: ReadonlyArray<CompletedDelivery>) => {
-      const recorded: Array<WebhookDeliveryRecord["id"]> = []
+    const record = (dispatcherId: string, completed: ReadonlyArray<Webhooks.CompletedDelivery>) => {
+      const recorded: Array<Webhooks.WebhookDeliveryRecord["id"]> = []
       for (const { id, organizationId, outcome } of completed) {
         const d = deliveries.get(id)
         if (
@@ -61,7 +48,7 @@ export const MemoryWebhookRepository = Layer.effect(
       return recorded
     }
 
-    return WebhookRepository.of({
+    return Webhooks.WebhookRepository.of({
       insert: (w) => db.mutate(() => webhooks.set(w.id, w)),
       update: (w) =>
         db.mutate(() => {
@@ -97,14 +84,14 @@ export const MemoryWebhookRepository = Layer.effect(
       // its events so far may still be undone.
       takeUndispatchedEvents: (limit) =>
         db.mutate(() => {
-          const taken: Array<DomainEvent> = []
+          const taken: Array<Kernel.DomainEvent> = []
           const queued = indexes.pendingPerOrganizationOldestFirst()
           const waiting = new Map<string, boolean>()
           const waits = (organizationId: string) => {
             let answer = waiting.get(organizationId)
             if (answer === undefined) {
               answer = db.heldBack(organizationId) ||
-                (queued.get(organizationId)?.size ?? 0) >= MAX_QUEUED_DELIVERIES_PER_ORGANIZATION
+                (queued.get(organizationId)?.size ?? 0) >= Webhooks.MAX_QUEUED_DELIVERIES_PER_ORGANIZATION
               waiting.set(organizationId, answer)
             }
             return answer
@@ -154,7 +141,9 @@ export const MemoryWebhookRepository = Layer.effect(
           }
           const webhookTaken = new Map<string, number>()
           const passedOver = new Set<string>()
-          const candidates: Array<{ readonly d: WebhookDeliveryRecord; readonly webhook: WebhookRecord }> = []
+          const candidates: Array<
+            { readonly d: Webhooks.WebhookDeliveryRecord; readonly webhook: Webhooks.WebhookRecord }
+          > = []
           for (const [organizationId, pending] of indexes.pendingPerOrganizationOldestFirst()) {
             let room = Math.min(limit, (perOrganizationLimit ?? Infinity) - (orgInFlight.get(organizationId) ?? 0))
             for (const d of pending.values()) {
@@ -174,9 +163,9 @@ export const MemoryWebhookRepository = Layer.effect(
             }
           }
           candidates.sort((a, b) => oldestFirst(a.d, b.d))
-          return fairClaimOrder(candidates, (c) => c.d.organizationId).slice(0, limit).map(
-            ({ d, webhook }): ClaimedDelivery => {
-              const delivery: WebhookDeliveryRecord = {
+          return Webhooks.fairClaimOrder(candidates, (c) => c.d.organizationId).slice(0, limit).map(
+            ({ d, webhook }): Webhooks.ClaimedDelivery => {
+              const delivery: Webhooks.WebhookDeliveryRecord = {
                 ...d,
                 status: "in_flight",
                 claimedBy: dispatcherId,
@@ -187,7 +176,7 @@ export const MemoryWebhookRepository = Layer.effect(
                 delivery,
                 url: webhook.url,
                 hmacSecret: webhook.hmacSecret,
-                previousSecret: previousSecretOf(webhook)
+                previousSecret: Webhooks.previousSecretOf(webhook)
               }
             }
           )

@@ -3,12 +3,12 @@
  * to the record the API answers, for every reader (catalog, review includes, question includes, the test kit), and
  * the one column list of a customer row that every set-based insert of customers uses.
  */
-import type { Customer, Product, Site } from "@feedback/core"
+import type { Catalog } from "@feedback/core"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
 type Row = Record<string, any>
 
-export const toSite = (r: Row): Site => ({
+export const toSite = (r: Row): Catalog.Site => ({
   id: r.id,
   name: r.name,
   domain: r.domain,
@@ -17,7 +17,7 @@ export const toSite = (r: Row): Site => ({
 })
 
 /** A `products` row, however it was read (through the client's renames or named by `PRODUCT_SELECT`). */
-export const toProduct = (r: Row): Product => ({
+export const toProduct = (r: Row): Catalog.Product => ({
   id: r.id,
   slug: r.slug,
   title: r.title,
@@ -42,7 +42,7 @@ export const toProduct = (r: Row): Product => ({
 })
 
 /** A `customers` row, however it was read (through the client's renames or named by `CUSTOMER_SELECT`). */
-export const toCustomer = (r: Row): Customer => ({
+export const toCustomer = (r: Row): Catalog.Customer => ({
   id: r.id,
   email: r.email,
   phone: r.phone,
@@ -83,7 +83,7 @@ export const CUSTOMER_RECORDSET = `id uuid, email text, phone text, first_name t
   email_opt_out_source text, created_at timestamptz, updated_at timestamptz`
 
 /** A customer as one element of the JSON array that `CUSTOMER_RECORDSET` expands. */
-export const customerInput = (c: Customer) => ({
+export const customerInput = (c: Catalog.Customer) => ({
   id: c.id,
   email: c.email,
   phone: c.phone,

@@ -6,20 +6,7 @@
  * meet the protocol's 65,535-parameter limit). `ON CONFLICT DO NOTHING` covers a concurrent insert of the same
  * value between the two statements: such a row is reported as a clash instead of aborting the transaction.
  */
-import {
-  CatalogRepository,
-  type Customer,
-  type DeleteOutcome,
-  type InsertOutcome,
-  type ListRequest,
-  normalizeValue,
-  type Page,
-  type Product,
-  type Site,
-  toPage,
-  type UniqueField,
-  type UpdateOutcome
-} from "@feedback/core"
+import { Catalog, Kernel } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, type ListSqlMapping } from "../kernel/FilterSql.ts"
@@ -75,7 +62,7 @@ const snakeKeys = (record: object): Record<string, unknown> =>
   Object.fromEntries(Object.entries(record).map(([k, v]) => [snake(k), v]))
 
 export const PgCatalogRepository = Layer.effect(
-  CatalogRepository,
+  Catalog.CatalogRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
@@ -84,15 +71,15 @@ export const PgCatalogRepository = Layer.effect(
       mapping: ListSqlMapping,
       toRecord: (r: Row) => A,
       organizationId: string,
-      request: ListRequest
-    ): Effect.Effect<Page<A>> => {
+      request: Kernel.ListRequest
+    ): Effect.Effect<Kernel.Page<A>> => {
       const q = compileListQuery(request, mapping, 1)
       const text = `SELECT t.* FROM ${table} t WHERE t.organization_id = $1 AND ${q.where}
       ORDER BY ${q.orderBy} LIMIT ${request.limit + 1}`
       return sql.unsafe<Row>(text, [organizationId, ...q.params]).pipe(
         Effect.map((rows) =>
-          toPage(rows.map(toRecord), request, (record) => ({
-            value: normalizeValue(request.sort.type, (record as Record<string, unknown>)[request.sort.field]),
+          Kernel.toPage(rows.map(toRecord), request, (record) => ({
+            value: Kernel.normalizeValue(request.sort.type, (record as Record<string, unknown>)[request.sort.field]),
             id: (record as unknown as { id: string }).id
           }))
         ),
@@ -116,13 +103,13 @@ export const PgCatalogRepository = Layer.effect(
       readonly recordset: string
       readonly organizationId: string
       readonly records: ReadonlyArray<A>
-      readonly uniques: (record: A) => ReadonlyArray<readonly [UniqueField, string | null]>
+      readonly uniques: (record: A) => ReadonlyArray<readonly [Catalog.UniqueField, string | null]>
       readonly taken: Effect.Effect<ReadonlySet<string>, unknown>
     }) =>
       Effect.gen(function*() {
-        if (options.records.length === 0) return [] as ReadonlyArray<InsertOutcome>
+        if (options.records.length === 0) return [] as ReadonlyArray<Catalog.InsertOutcome>
         const taken = yield* options.taken
-        const outcomes: Array<InsertOutcome | undefined> = options.records.map((record) => {
+        const outcomes: Array<Catalog.InsertOutcome | undefined> = options.records.map((record) => {
           const clash = options.uniques(record).find(([field, value]) =>
             value !== null && taken.has(`${field}:${value}`)
           )
@@ -139,7 +126,7 @@ export const PgCatalogRepository = Layer.effect(
           )
           for (const r of rows) inserted.add(r.id)
         }
-        return options.records.map((record, i): InsertOutcome => {
+        return options.records.map((record, i): Catalog.InsertOutcome => {
           const known = outcomes[i]
           if (known !== undefined) return known
           if (inserted.has(record.id)) return { _tag: "Inserted" }
@@ -150,7 +137,7 @@ export const PgCatalogRepository = Layer.effect(
 
     const jsonList = (values: ReadonlyArray<string | null>) => JSON.stringify(values.filter((v) => v !== null))
 
-    const insertProducts = (organizationId: string, products: ReadonlyArray<Product>) =>
+    const insertProducts = (organizationId: string, products: ReadonlyArray<Catalog.Product>) =>
       insertBatch({
         table: "products",
         columns: productColumns,
@@ -176,7 +163,7 @@ export const PgCatalogRepository = Layer.effect(
           }))
       })
 
-    const insertCustomers = (organizationId: string, customers: ReadonlyArray<Customer>) =>
+    const insertCustomers = (organizationId: string, customers: ReadonlyArray<Catalog.Customer>) =>
       insertBatch({
         table: "customers",
         columns: CUSTOMER_COLUMNS,
@@ -189,7 +176,10 @@ export const PgCatalogRepository = Layer.effect(
           .pipe(Effect.map((rows) => new Set(rows.map((r) => `email:${r.email}`))))
       })
 
-    const updateProduct = (organizationId: string, p: Product): Effect.Effect<UpdateOutcome<Product>> =>
+    const updateProduct = (
+      organizationId: string,
+      p: Catalog.Product
+    ): Effect.Effect<Catalog.UpdateOutcome<Catalog.Product>> =>
       Effect.gen(function*() {
         const clashes = yield* sql<{ slug: string; externalId: string | null }>`SELECT slug, external_id FROM products
           WHERE organization_id = ${organizationId} AND id <> ${p.id}
@@ -215,7 +205,10 @@ export const PgCatalogRepository = Layer.effect(
         orDie
       )
 
-    const deleteProduct = (organizationId: string, productId: string): Effect.Effect<DeleteOutcome<Product>> =>
+    const deleteProduct = (
+      organizationId: string,
+      productId: string
+    ): Effect.Effect<Catalog.DeleteOutcome<Catalog.Product>> =>
       Effect.gen(function*() {
         const [referenced] = yield* sql<{ referenced: boolean }>`SELECT EXISTS (SELECT 1 FROM reviews
           WHERE organization_id = ${organizationId} AND product_id = ${productId}) AS referenced`
@@ -232,7 +225,7 @@ export const PgCatalogRepository = Layer.effect(
         orDie
       )
 
-    return CatalogRepository.of({
+    return Catalog.CatalogRepository.of({
       insertSite: (organizationId, s) =>
         sql`INSERT INTO sites (organization_id, id, name, domain, created_at, updated_at)
           VALUES (${organizationId}, ${s.id}, ${s.name}, ${s.domain}, ${s.createdAt}, ${s.updatedAt})`.pipe(

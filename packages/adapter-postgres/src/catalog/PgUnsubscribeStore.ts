@@ -4,18 +4,18 @@
  * it committed (the insert waited for it). The opt-out is one conditional UPDATE: a customer who already opted out
  * keeps their first opt-out.
  */
-import { type OptOutOutcome, UnsubscribeRepository } from "@feedback/core"
+import { Catalog } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { orDie } from "../kernel/SqlErrors.ts"
 import { toCustomer } from "./CatalogRows.ts"
 
 export const PgUnsubscribeRepository = Layer.effect(
-  UnsubscribeRepository,
+  Catalog.UnsubscribeRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    return UnsubscribeRepository.of({
+    return Catalog.UnsubscribeRepository.of({
       ensureToken: (organizationId, customerId, candidate, at) =>
         Effect.gen(function*() {
           const inserted = yield* sql<
@@ -51,14 +51,14 @@ export const PgUnsubscribeRepository = Layer.effect(
               email_opt_out_source = ${source}, updated_at = ${at}
             WHERE organization_id = ${organizationId} AND id = ${customerId} AND NOT email_opt_out RETURNING *`
           if (updated[0] !== undefined) {
-            return { _tag: "OptedOut", customer: toCustomer(updated[0]) } satisfies OptOutOutcome
+            return { _tag: "OptedOut", customer: toCustomer(updated[0]) } satisfies Catalog.OptOutOutcome
           }
           const stored = yield* sql<
             Record<string, unknown>
           >`SELECT * FROM customers WHERE organization_id = ${organizationId} AND id = ${customerId}`
           return stored[0] === undefined
-            ? { _tag: "NotFound" } satisfies OptOutOutcome
-            : { _tag: "AlreadyOptedOut", customer: toCustomer(stored[0]) } satisfies OptOutOutcome
+            ? { _tag: "NotFound" } satisfies Catalog.OptOutOutcome
+            : { _tag: "AlreadyOptedOut", customer: toCustomer(stored[0]) } satisfies Catalog.OptOutOutcome
         }).pipe(orDie)
     })
   })

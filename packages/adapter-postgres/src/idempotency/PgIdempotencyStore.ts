@@ -4,13 +4,7 @@
  * then see it running). The response is recorded by an `UPDATE` that names the claim's token, inside the request's
  * transaction: it commits with the operation's effects, and an attempt whose claim was taken over records nothing.
  */
-import {
-  decideClaim,
-  type ClaimOutcome,
-  type IdempotencyClaim,
-  IdempotencyRepository,
-  redactStoredResponse
-} from "@feedback/core"
+import { Idempotency } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { toTimestamp } from "../kernel/SqlRows.ts"
@@ -27,11 +21,11 @@ interface KeyRow {
 }
 
 export const PgIdempotencyRepository = Layer.effect(
-  IdempotencyRepository,
+  Idempotency.IdempotencyRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const tryClaim = (c: IdempotencyClaim) =>
+    const tryClaim = (c: Idempotency.IdempotencyClaim) =>
       sql<{ readonly claimToken: string }>`INSERT INTO idempotency_keys AS k
         (organization_id, idempotency_key, fingerprint, claim_token, lease_until, expires_at)
         VALUES (${c.organizationId}, ${c.key}, ${c.fingerprint}, ${c.token}, ${c.leaseUntil}, ${c.expiresAt})
@@ -42,7 +36,7 @@ export const PgIdempotencyRepository = Layer.effect(
         OR (k.response_status IS NULL AND k.lease_until <= ${c.now} AND k.fingerprint = EXCLUDED.fingerprint)
       RETURNING claim_token`
 
-    const stored = (c: IdempotencyClaim) =>
+    const stored = (c: Idempotency.IdempotencyClaim) =>
       sql<
         KeyRow
       >`SELECT fingerprint, claim_token, lease_until, expires_at, response_status, response_content_type, response_body
@@ -62,20 +56,20 @@ export const PgIdempotencyRepository = Layer.effect(
         )
       )
 
-    const claim = (c: IdempotencyClaim): Effect.Effect<ClaimOutcome> =>
+    const claim = (c: Idempotency.IdempotencyClaim): Effect.Effect<Idempotency.ClaimOutcome> =>
       Effect.gen(function*() {
         // The row may change between the two statements (expire, be released, be purged): then claim again. Three
         // rounds settle any race that is not a storm; past them the key counts as busy, which is safe (409, retry).
         for (let round = 0; round < 3; round++) {
           const [won] = yield* tryClaim(c)
           if (won?.claimToken === c.token) return { _tag: "Claimed" } as const
-          const outcome = decideClaim(yield* stored(c), c)
+          const outcome = Idempotency.decideClaim(yield* stored(c), c)
           if (outcome._tag !== "Claimed") return outcome
         }
         return { _tag: "InProgress" } as const
       }).pipe(orDie, Effect.withSpan("IdempotencyRepository.claim"))
 
-    return IdempotencyRepository.of({
+    return Idempotency.IdempotencyRepository.of({
       claim,
       complete: Effect.fn("IdempotencyRepository.complete")(function*(organizationId, key, token, response) {
         const rows = yield* sql`UPDATE idempotency_keys
@@ -106,7 +100,7 @@ export const PgIdempotencyRepository = Layer.effect(
         FOR UPDATE`
         for (const row of rows) {
           const before = { status: row.responseStatus, contentType: row.responseContentType, body: row.responseBody }
-          const after = redactStoredResponse(before, redaction)
+          const after = Idempotency.redactStoredResponse(before, redaction)
           if (after === before) continue
           yield* sql`UPDATE idempotency_keys SET response_body = ${after.body}
           WHERE organization_id = ${organizationId} AND idempotency_key = ${row.idempotencyKey}`

@@ -4,19 +4,19 @@
  * `lock` holds a job row for the caller's unit of work, which is how a batch checks that its worker still owns the
  * job in the same transaction that commits the batch.
  */
-import { type FileChunk, JobRepository, type JobRecord, type StagedRow } from "@feedback/core"
+import { Jobs } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { orDie } from "../kernel/SqlErrors.ts"
 
-const parse = (record: string): JobRecord => JSON.parse(record) as JobRecord
+const parse = (record: string): Jobs.JobRecord => JSON.parse(record) as Jobs.JobRecord
 
 export const PgJobRepository = Layer.effect(
-  JobRepository,
+  Jobs.JobRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const save = (job: JobRecord) =>
+    const save = (job: Jobs.JobRecord) =>
       sql`UPDATE jobs SET status = ${job.status}, receiving = ${job.receiving}, lease_owner = ${job.leaseOwner},
         lease_expires_at = ${job.leaseExpiresAt}, expires_at = ${job.expiresAt}, record = ${JSON.stringify(job)}
         WHERE organization_id = ${job.organizationId} AND id = ${job.id}`.pipe(Effect.asVoid, orDie)
@@ -24,7 +24,7 @@ export const PgJobRepository = Layer.effect(
     const readOne = (rows: ReadonlyArray<{ readonly record: string }>) =>
       Option.map(Option.fromUndefinedOr(rows[0]), (r) => parse(r.record))
 
-    return JobRepository.of({
+    return Jobs.JobRepository.of({
       insert: (job) =>
         sql`INSERT INTO jobs (organization_id, id, action, status, receiving, lease_owner, lease_expires_at, created_at, expires_at, record)
           VALUES (${job.organizationId}, ${job.id}, ${job.action}, ${job.status}, ${job.receiving}, ${job.leaseOwner},
@@ -62,7 +62,7 @@ export const PgJobRepository = Layer.effect(
           const job = found.value
           yield* sql`INSERT INTO job_turns (organization_id, last_claim) VALUES (${job.organizationId}, nextval('job_turn_seq'))
             ON CONFLICT (organization_id) DO UPDATE SET last_claim = excluded.last_claim`
-          const claimed: JobRecord = {
+          const claimed: Jobs.JobRecord = {
             ...job,
             status: "running",
             startedAt: job.startedAt ?? at,
@@ -87,13 +87,13 @@ export const PgJobRepository = Layer.effect(
         staged.length === 0 ? Effect.void : sql.unsafe(
           `INSERT INTO job_rows (organization_id, job_id, row_number, data)
          SELECT $1, $2, s.row_number, s.data FROM unnest($3::integer[], $4::text[]) AS s (row_number, data)`,
-          [organizationId, id, staged.map((r: StagedRow) => r.row), staged.map((r: StagedRow) => r.data)]
+          [organizationId, id, staged.map((r: Jobs.StagedRow) => r.row), staged.map((r: Jobs.StagedRow) => r.data)]
         ).pipe(Effect.asVoid, orDie),
       readRows: (organizationId, id, afterRow, limit) =>
         sql<{ rowNumber: number; data: string }>`SELECT row_number, data FROM job_rows
           WHERE organization_id = ${organizationId} AND job_id = ${id} AND row_number > ${afterRow}
           ORDER BY row_number LIMIT ${limit}`.pipe(
-          Effect.map((rows) => rows.map((r): StagedRow => ({ row: Number(r.rowNumber), data: r.data }))),
+          Effect.map((rows) => rows.map((r): Jobs.StagedRow => ({ row: Number(r.rowNumber), data: r.data }))),
           orDie
         ),
       deleteRows: (organizationId, id) =>
@@ -108,7 +108,7 @@ export const PgJobRepository = Layer.effect(
         sql<{ seq: number; data: string }>`SELECT seq, data FROM export_chunks
           WHERE organization_id = ${organizationId} AND job_id = ${id} AND seq >= ${fromSeq}
           ORDER BY seq LIMIT ${limit}`.pipe(
-          Effect.map((rows) => rows.map((r): FileChunk => ({ seq: Number(r.seq), data: r.data }))),
+          Effect.map((rows) => rows.map((r): Jobs.FileChunk => ({ seq: Number(r.seq), data: r.data }))),
           orDie
         ),
       deleteChunks: (organizationId, id) =>

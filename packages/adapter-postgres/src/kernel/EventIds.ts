@@ -9,7 +9,7 @@
  *   after (the seed took its place in `uuidV7`'s millisecond and sequence);
  * - a row costs an addition, `to_hex` and a uuid cast instead of a `clock_timestamp()` and a `gen_random_uuid()`.
  */
-import { uuidV7 } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 
 /**
  * The two parameters of a statement's event ids: the seed's high 64 bits as 16 hex digits and its low 64 as a
@@ -25,7 +25,7 @@ const TWO_64 = 1n << 64n
 
 /** A fresh seed for one statement's event ids. */
 export const eventIdSeed = (millis = Date.now()): EventIdSeed => {
-  const hex = uuidV7(millis).replaceAll("-", "")
+  const hex = Kernel.uuidV7(millis).replaceAll("-", "")
   const low = BigInt(`0x${hex.slice(16)}`) & ~ROOM
   return [hex.slice(0, 16), (low - TWO_64).toString()]
 }

@@ -15,9 +15,7 @@
  * contain no NOT, so under AND/OR a NULL leaf behaves exactly like false; wrap a fragment in
  * `COALESCE((...), FALSE)` before negating it.
  */
-import type { CursorPosition, Sort } from "@feedback/core"
-import type { FieldRef, FieldType, FilterAst, FilterValue } from "@feedback/core"
-import { foldCase, foldFrom, foldTo, searchPattern } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 
 /** The lower-case letters `Search.ts` folds Latin-1 capitals to (U+00E0..U+00FE without ÷). */
 const latin1LowerCase = /[\u00E0-\u00F6\u00F8-\u00FE]/
@@ -59,7 +57,7 @@ export const columnsFrom = (table: Readonly<Record<string, string | ColumnRef>>)
   return typeof entry === "string" ? { sql: entry } : entry
 }
 
-const defaultParamType: Readonly<Record<FieldType, string>> = {
+const defaultParamType: Readonly<Record<Kernel.FieldType, string>> = {
   uuid: "uuid",
   boolean: "boolean",
   number: "double precision",
@@ -88,7 +86,7 @@ interface Operand {
   readonly collate: string
 }
 
-const operand = (field: FieldRef, columns: ColumnResolver, params: Params): Operand => {
+const operand = (field: Kernel.FieldRef, columns: ColumnResolver, params: Params): Operand => {
   if (field._tag === "MetadataKey") {
     const column = columns(field.prefix)
     return { expr: `(${column.sql} ->> ${params.add(field.key, "text")})`, paramType: "text", collate: ` COLLATE "C"` }
@@ -103,7 +101,7 @@ const operand = (field: FieldRef, columns: ColumnResolver, params: Params): Oper
 
 const orderingSql = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const
 
-const compileNode = (ast: FilterAst, columns: ColumnResolver, params: Params): string => {
+const compileNode = (ast: Kernel.FilterAst, columns: ColumnResolver, params: Params): string => {
   switch (ast._tag) {
     case "And":
     case "Or": {
@@ -118,7 +116,7 @@ const compileNode = (ast: FilterAst, columns: ColumnResolver, params: Params): s
     case "In": {
       if (ast.values.length === 0) return ast.negated ? "TRUE" : "FALSE"
       const o = operand(ast.field, columns, params)
-      const list = ast.values.map((v: FilterValue) => params.add(v, o.paramType)).join(", ")
+      const list = ast.values.map((v: Kernel.FilterValue) => params.add(v, o.paramType)).join(", ")
       return ast.negated ? `(${o.expr} IS NULL OR ${o.expr} NOT IN (${list}))` : `${o.expr} IN (${list})`
     }
     case "Compare": {
@@ -137,7 +135,7 @@ const compileNode = (ast: FilterAst, columns: ColumnResolver, params: Params): s
 }
 
 /** The WHERE condition of a filter; `TRUE` for the empty filter. */
-export const compileFilter = (ast: FilterAst, columns: ColumnResolver, offset = 0): SqlFragment => {
+export const compileFilter = (ast: Kernel.FilterAst, columns: ColumnResolver, offset = 0): SqlFragment => {
   const params = new Params(offset)
   const text = compileNode(ast, columns, params)
   return { text, params: params.values }
@@ -162,19 +160,19 @@ export const compileSearch = (
   if (term === undefined || term === "") return { text: "TRUE", params: [] }
   if (expressions.length === 0) return { text: "FALSE", params: [] }
   const params = new Params(offset)
-  const pattern = params.add(searchPattern(term), "text")
-  if (!latin1LowerCase.test(foldCase(term))) {
+  const pattern = params.add(Kernel.searchPattern(term), "text")
+  if (!latin1LowerCase.test(Kernel.foldCase(term))) {
     const tests = expressions.map((e) => `lower((${e}) COLLATE "C") LIKE ${pattern} ESCAPE '\\'`)
     return { text: `(${tests.join(" OR ")})`, params: params.values }
   }
-  const from = params.add(foldFrom, "text")
-  const to = params.add(foldTo, "text")
+  const from = params.add(Kernel.foldFrom, "text")
+  const to = params.add(Kernel.foldTo, "text")
   const tests = expressions.map((e) => `translate((${e}), ${from}, ${to}) LIKE ${pattern} ESCAPE '\\'`)
   return { text: `(${tests.join(" OR ")})`, params: params.values }
 }
 
 /** The ORDER BY list of a keyset sort: value in the direction with NULLS LAST, then id in the same direction. */
-const compileOrderBy = (sort: Sort, columns: ColumnResolver, idSql: string): string => {
+const compileOrderBy = (sort: Kernel.Sort, columns: ColumnResolver, idSql: string): string => {
   const column = columns(sort.field)
   const collate = sort.type === "string" ? ` COLLATE "C"` : ""
   const dir = sort.direction === "asc" ? "ASC" : "DESC"
@@ -187,8 +185,8 @@ const compileOrderBy = (sort: Sort, columns: ColumnResolver, idSql: string): str
  * id, and all nulls; after a null value come only nulls with a later id.
  */
 export const compileKeyset = (
-  sort: Sort,
-  after: CursorPosition | undefined,
+  sort: Kernel.Sort,
+  after: Kernel.CursorPosition | undefined,
   columns: ColumnResolver,
   idSql: string,
   offset = 0
@@ -229,10 +227,10 @@ export interface ListSqlMapping {
  */
 export const compileListQuery = (
   request: {
-    readonly filter: FilterAst
+    readonly filter: Kernel.FilterAst
     readonly search: string | undefined
-    readonly sort: Sort
-    readonly after: CursorPosition | undefined
+    readonly sort: Kernel.Sort
+    readonly after: Kernel.CursorPosition | undefined
   },
   mapping: ListSqlMapping,
   offset = 0

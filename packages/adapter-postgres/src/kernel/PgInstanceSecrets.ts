@@ -1,14 +1,14 @@
 /** Instance secrets over PostgreSQL: one row per name, shared by every process on the database. */
-import { InstanceSecretRepository } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { orDie } from "./SqlErrors.ts"
 
 export const PgInstanceSecretRepository = Layer.effect(
-  InstanceSecretRepository,
+  Kernel.InstanceSecretRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return InstanceSecretRepository.of({
+    return Kernel.InstanceSecretRepository.of({
       // Insert-if-absent, then read: of processes racing on first use, the one whose insert commits first wins, the
       // others' inserts wait for it and do nothing, and every process reads the same committed value.
       getOrCreate: Effect.fn("InstanceSecretRepository.getOrCreate")(function*(name: string, candidate: string) {

@@ -7,7 +7,7 @@
  * `pg_stat_activity` lists them: the open ones, and the busy ones other than the one asking.
  */
 import { PgClient } from "@effect/sql-pg"
-import { type PoolUsage, StoreHealth, StoreUnavailable } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 
@@ -17,7 +17,7 @@ const READY_TIMEOUT = Duration.seconds(2)
 const EMBEDDED_POOL_SIZE = 1
 
 export const PgStoreHealth = Layer.effect(
-  StoreHealth,
+  Kernel.StoreHealth,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pg = yield* Effect.serviceOption(PgClient.PgClient)
@@ -29,15 +29,15 @@ export const PgStoreHealth = Layer.effect(
     SELECT count(*)::int AS open, (count(*) FILTER (WHERE state <> 'idle' AND pid <> pg_backend_pid()))::int AS busy
     FROM pg_stat_activity WHERE application_name = current_setting('application_name')`.pipe(
       Effect.timeout(READY_TIMEOUT),
-      Effect.map((rows): PoolUsage => ({ max, open: rows[0]?.open ?? 0, busy: rows[0]?.busy ?? 0 })),
-      Effect.catch(() => Effect.succeed<PoolUsage>({ max }))
+      Effect.map((rows): Kernel.PoolUsage => ({ max, open: rows[0]?.open ?? 0, busy: rows[0]?.busy ?? 0 })),
+      Effect.catch(() => Effect.succeed<Kernel.PoolUsage>({ max }))
     )
-    return StoreHealth.of({
+    return Kernel.StoreHealth.of({
       check: sql`SELECT 1`.pipe(
         Effect.timeout(READY_TIMEOUT),
         Effect.asVoid,
         Effect.catch(() =>
-          Effect.fail(new StoreUnavailable({ message: "The database does not answer; retry shortly." }))
+          Effect.fail(new Kernel.StoreUnavailable({ message: "The database does not answer; retry shortly." }))
         )
       ),
       poolUsage: embedded ? Effect.succeed({ max: EMBEDDED_POOL_SIZE }) : measured

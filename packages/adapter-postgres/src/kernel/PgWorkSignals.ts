@@ -17,14 +17,7 @@
  * this process anyway.
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
-import {
-  CredentialChanges,
-  makeHeardCredentialChanges,
-  type WorkChannel,
-  workChannels,
-  WorkSignals,
-  type WorkSignalsService
-} from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Cause, Context, Deferred, Effect, Latch, Layer, Queue, Schedule, Schema } from "effect"
 import { PgStoreSchema } from "./PgSchema.ts"
 
@@ -56,15 +49,15 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
     const fallbackMs = options.fallbackMs ?? 20_000
     const heartbeatMs = options.heartbeatMs ?? 5_000
     const heartbeatDeadlineMs = options.heartbeatDeadlineMs ?? 5_000
-    const latches = new Map<WorkChannel, Latch.Latch>()
-    for (const channel of workChannels) latches.set(channel, yield* Latch.make(false))
+    const latches = new Map<Kernel.WorkChannel, Latch.Latch>()
+    for (const channel of Kernel.workChannels) latches.set(channel, yield* Latch.make(false))
     let listening = false
     // Subscribers' own latches (`WorkSignals.subscribe`): every signal on a channel opens each of them.
-    const subscribers = new Map<WorkChannel, Set<Latch.Latch>>()
-    for (const channel of workChannels) subscribers.set(channel, new Set())
-    const openSubscribers = (channel: WorkChannel) =>
+    const subscribers = new Map<Kernel.WorkChannel, Set<Latch.Latch>>()
+    for (const channel of Kernel.workChannels) subscribers.set(channel, new Set())
+    const openSubscribers = (channel: Kernel.WorkChannel) =>
       Effect.forEach(subscribers.get(channel)!, (latch) => latch.open, { discard: true })
-    const credentials = makeHeardCredentialChanges(() => listening)
+    const credentials = Organizations.makeHeardCredentialChanges(() => listening)
     const started = yield* Deferred.make<void>()
     /** Waiters stop trusting the notifications: each looks once and then polls until the listener is back. */
     const untrust = Effect.suspend(() => {
@@ -72,7 +65,7 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
       credentials.heard()
       return Effect.andThen(
         Effect.forEach(latches.values(), (latch) => latch.open, { discard: true }),
-        Effect.forEach(workChannels, openSubscribers, { discard: true })
+        Effect.forEach(Kernel.workChannels, openSubscribers, { discard: true })
       )
     })
 
@@ -108,16 +101,16 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
       yield* Deferred.succeed(started, undefined)
       // Work may have committed while nobody listened: every worker looks once.
       for (const latch of latches.values()) yield* latch.open
-      for (const channel of workChannels) yield* openSubscribers(channel)
+      for (const channel of Kernel.workChannels) yield* openSubscribers(channel)
       const receive = Effect.gen(function*() {
         while (true) {
           const { payload } = yield* Queue.take(notifications)
           heardAt = Date.now()
           if (payload === CREDENTIALS) credentials.heard()
-          const latch = latches.get(payload as WorkChannel)
+          const latch = latches.get(payload as Kernel.WorkChannel)
           if (latch !== undefined) {
             yield* latch.open
-            yield* openSubscribers(payload as WorkChannel)
+            yield* openSubscribers(payload as Kernel.WorkChannel)
           }
         }
       })
@@ -138,7 +131,7 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
     // Workers start listening with the store; a database that does not answer LISTEN soon leaves them polling.
     yield* Deferred.await(started).pipe(Effect.timeoutOption("5 seconds"))
 
-    const service: WorkSignalsService = {
+    const service: Kernel.WorkSignalsService = {
       idle: (channel, pollMs) => {
         const latch = latches.get(channel)!
         return listening
@@ -171,6 +164,9 @@ export const PgWorkSignals = (
     Effect.map(
       makePgWorkSignals(options),
       ({ credentialChanges, workSignals }) =>
-        Context.merge(WorkSignals.context(workSignals), CredentialChanges.context(credentialChanges))
+        Context.merge(
+          Kernel.WorkSignals.context(workSignals),
+          Organizations.CredentialChanges.context(credentialChanges)
+        )
     )
   )

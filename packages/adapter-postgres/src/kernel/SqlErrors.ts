@@ -7,7 +7,7 @@
  * The SQLSTATE is the `code` field of the server's error message, which @effect/sql-pg keeps on the reason's
  * `cause` (PGlite speaks the same wire protocol, so it reports the same codes).
  */
-import { Conflict, InvalidRequest, StoreRejection } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Effect } from "effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 
@@ -50,14 +50,14 @@ export const sqlStateOf = (error: SqlError): string | undefined => {
 }
 
 /** The tagged error a client should get for `error`, when the value sent caused it. */
-export const valueFaultOf = (error: SqlError): InvalidRequest | Conflict | undefined => {
+export const valueFaultOf = (error: SqlError): Kernel.InvalidRequest | Kernel.Conflict | undefined => {
   const state = sqlStateOf(error)
   if (state === undefined) return undefined
   const fault = valueFaults[state] ?? (state.startsWith("23") ? undefined : valueFaults[state.slice(0, 2)])
   if (fault === undefined) return undefined
   return fault.status === 409
-    ? new Conflict({ message: `The request ${fault.message}.` })
-    : InvalidRequest.single("", `The request ${fault.message}.`)
+    ? new Kernel.Conflict({ message: `The request ${fault.message}.` })
+    : Kernel.InvalidRequest.single("", `The request ${fault.message}.`)
 }
 
 /**
@@ -70,5 +70,5 @@ export const orDie = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A,
 /** The defect for an `SqlError`: a `StoreRejection` when the value caused it, else the error itself. */
 export const dieSql = (error: SqlError): Effect.Effect<never> => {
   const fault = valueFaultOf(error)
-  return Effect.die(fault === undefined ? error : new StoreRejection({ error: fault }))
+  return Effect.die(fault === undefined ? error : new Kernel.StoreRejection({ error: fault }))
 }

@@ -1,5 +1,5 @@
 /** Conversions between PostgreSQL row values and the core's value types. */
-import type { Timestamp } from "@feedback/core"
+import type { Kernel } from "@feedback/core"
 
 const PG_EPOCH_MS = 946_684_800_000
 /** 400 Gregorian years in ms: `Date.UTC` reads years 0–99 as 1900–1999, so those are shifted by a whole cycle. */
@@ -89,16 +89,16 @@ const isoOfMillis = (ms: number): string => {
 }
 
 /** timestamptz arrives as a Date (a column) or as text (inside JSON); the core speaks canonical ISO strings. */
-export const toTimestamp = (value: Date | string): Timestamp.Timestamp => {
+export const toTimestamp = (value: Date | string): Kernel.Timestamp.Timestamp => {
   if (value instanceof Date) {
     const ms = value.getTime()
-    return (Number.isNaN(ms) ? value.toISOString() : isoOfMillis(ms)) as Timestamp.Timestamp
+    return (Number.isNaN(ms) ? value.toISOString() : isoOfMillis(ms)) as Kernel.Timestamp.Timestamp
   }
   const ms = jsonTimestampMillis(value)
-  return (ms === undefined ? new Date(value).toISOString() : isoOfMillis(ms)) as Timestamp.Timestamp
+  return (ms === undefined ? new Date(value).toISOString() : isoOfMillis(ms)) as Kernel.Timestamp.Timestamp
 }
 
-export const toNullableTimestamp = (value: Date | string | null): Timestamp.Timestamp | null =>
+export const toNullableTimestamp = (value: Date | string | null): Kernel.Timestamp.Timestamp | null =>
   value === null ? null : toTimestamp(value)
 
 /** jsonb arrives parsed, or as text from some drivers and through PGlite: both become the JSON value. */

@@ -1,4 +1,4 @@
-import { foldFrom, foldTo } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
@@ -17,7 +17,9 @@ export const searchIndexMigration: Migration = {
     // Not STRICT: a strict function whose body (a CASE) is not strict is never inlined, and runs several times slower.
     `CREATE OR REPLACE FUNCTION search_fold(value text) RETURNS text
       LANGUAGE sql IMMUTABLE PARALLEL SAFE
-      AS $fn$ SELECT CASE WHEN value ~ '[${foldFrom.slice(26)}]' THEN translate(value, '${foldFrom}', '${foldTo}')
+      AS $fn$ SELECT CASE WHEN value ~ '[${
+      Kernel.foldFrom.slice(26)
+    }]' THEN translate(value, '${Kernel.foldFrom}', '${Kernel.foldTo}')
         ELSE lower(value COLLATE "C") END $fn$`,
     // The extension is the database's, not the store schema's (another schema's store may use it too): made in
     // `public` when missing, and found wherever a host installed it.

@@ -3,16 +3,7 @@
  * order with its lines aggregated in the same statement; inserts are set-based (`jsonb_to_recordset`, one parameter
  * per batch). A concurrent insert of the same `externalId` is reported as a clash (`ON CONFLICT DO NOTHING`).
  */
-import {
-  type CustomerId,
-  type InsertOutcome,
-  type Order,
-  type OrderMatch,
-  OrderRepository,
-  normalizeValue,
-  type ProductId,
-  toPage
-} from "@feedback/core"
+import { type Catalog, Kernel, Orders } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import {
@@ -56,7 +47,7 @@ const ORDER_SELECT =
 
 const CUSTOMER_JOIN = `LEFT JOIN customers c ON c.organization_id = t.organization_id AND c.id = t.customer_id`
 
-const toOrder = (r: Row): Order => ({
+const toOrder = (r: Row): Orders.Order => ({
   id: r.id,
   externalId: r.externalId,
   orderNumber: r.orderNumber,
@@ -80,7 +71,7 @@ const ORDER_COLUMNS =
   `id, external_id, order_number, site_id, customer_id, status, placed_at, fulfilled_at, delivered_at,
   cancelled_at, metadata, created_at, updated_at`
 
-const orderInput = (o: Order) => ({
+const orderInput = (o: Orders.Order) => ({
   id: o.id,
   external_id: o.externalId,
   order_number: o.orderNumber,
@@ -96,7 +87,7 @@ const orderInput = (o: Order) => ({
   updated_at: o.updatedAt
 })
 
-const linesInput = (orders: ReadonlyArray<Order>) =>
+const linesInput = (orders: ReadonlyArray<Orders.Order>) =>
   orders.flatMap((o) =>
     o.lines.map((l, position) => ({
       order_id: o.id,
@@ -108,11 +99,11 @@ const linesInput = (orders: ReadonlyArray<Order>) =>
   )
 
 export const PgOrderRepository = Layer.effect(
-  OrderRepository,
+  Orders.OrderRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const matchWhere = (match: OrderMatch, offset: number) => {
+    const matchWhere = (match: Orders.OrderMatch, offset: number) => {
       const f = compileFilter(match.filter, orderMapping.columns, offset)
       const s = compileSearch(match.search, orderMapping.search, offset + f.params.length)
       return { text: `(${f.text}) AND (${s.text})`, params: [...f.params, ...s.params] }
@@ -128,7 +119,7 @@ export const PgOrderRepository = Layer.effect(
 
     const jsonList = (values: ReadonlyArray<string>) => JSON.stringify(values)
 
-    return OrderRepository.of({
+    return Orders.OrderRepository.of({
       resolveReferences: (organizationId, refs) =>
         Effect.gen(function*() {
           const [row] = yield* sql.unsafe<Row>(
@@ -157,9 +148,9 @@ export const PgOrderRepository = Layer.effect(
           )
           return {
             productIds: new Set(jsonValue<Array<string>>(row!.productIds)),
-            productsBySlug: new Map(jsonValue<Array<[string, ProductId]>>(row!.productSlugs)),
+            productsBySlug: new Map(jsonValue<Array<[string, Kernel.ProductId]>>(row!.productSlugs)),
             customerIds: new Set(jsonValue<Array<string>>(row!.customerIds)),
-            customersByEmail: new Map(jsonValue<Array<[string, CustomerId]>>(row!.customerEmails)),
+            customersByEmail: new Map(jsonValue<Array<[string, Kernel.CustomerId]>>(row!.customerEmails)),
             siteIds: new Set(jsonValue<Array<string>>(row!.siteIds)),
             takenExternalIds: new Set(jsonValue<Array<string>>(row!.externalIds))
           }
@@ -167,7 +158,7 @@ export const PgOrderRepository = Layer.effect(
 
       insertOrders: (organizationId, orders) =>
         Effect.gen(function*() {
-          if (orders.length === 0) return [] as ReadonlyArray<InsertOutcome>
+          if (orders.length === 0) return [] as ReadonlyArray<Catalog.InsertOutcome>
           const inserted = yield* sql.unsafe<{ id: string }>(
             `INSERT INTO orders (organization_id, ${ORDER_COLUMNS})
            SELECT $1, ${ORDER_COLUMNS} FROM jsonb_to_recordset($2::jsonb) AS x(${ORDER_RECORDSET})
@@ -185,7 +176,7 @@ export const PgOrderRepository = Layer.effect(
               [organizationId, JSON.stringify(linesInput(stored))]
             )
           }
-          return orders.map((o): InsertOutcome =>
+          return orders.map((o): Catalog.InsertOutcome =>
             ids.has(o.id) ? { _tag: "Inserted" } : { _tag: "Clash", field: "externalId" }
           )
         }).pipe(orDie),
@@ -239,8 +230,11 @@ export const PgOrderRepository = Layer.effect(
            ORDER BY ${q.orderBy} LIMIT ${request.limit + 1}`,
             [organizationId, ...q.params]
           )
-          return toPage(rows.map(toOrder), request, (order) => ({
-            value: normalizeValue(request.sort.type, (order as unknown as Record<string, unknown>)[request.sort.field]),
+          return Kernel.toPage(rows.map(toOrder), request, (order) => ({
+            value: Kernel.normalizeValue(
+              request.sort.type,
+              (order as unknown as Record<string, unknown>)[request.sort.field]
+            ),
             id: order.id
           }))
         }).pipe(orDie)

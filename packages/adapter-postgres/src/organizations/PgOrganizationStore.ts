@@ -1,25 +1,5 @@
 /** Organizations, secret keys, storefront records, unit of work and outbox over PostgreSQL. */
-import {
-  type DomainEvent,
-  EventOutbox,
-  ExternalIdTaken,
-  type FeedRequest,
-  type Organization,
-  OrganizationRepository,
-  type OrganizationId,
-  type Owned,
-  type Permission,
-  type PublishableKeyId,
-  type PublishableKeyRecord,
-  SecretKeyHashTaken,
-  type SecretKeyRecord,
-  SecretKeyRepository,
-  StorefrontRecordRepository,
-  toPublishableKeyView,
-  UnitOfWork,
-  redactData,
-  redactDeliveryBody
-} from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
@@ -28,14 +8,14 @@ import { dieSql, orDie, sqlStateOf } from "../kernel/SqlErrors.ts"
 import { textArrayLiteral } from "../kernel/ArrayLiterals.ts"
 
 export const PgUnitOfWork = Layer.effect(
-  UnitOfWork,
+  Kernel.UnitOfWork,
   Effect.map(SqlClient.SqlClient, (sql) => {
     // A failed commit or lost connection is not a business outcome: it surfaces as a defect (500) and nothing
     // was applied. A deferred check that fails at commit because of a value is a StoreRejection (400/409).
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (error) => dieSql(error as SqlError)))
     // Transactions here exclude one another only where they touch the same rows: a long one is a transaction.
-    return UnitOfWork.of({ transaction, organizationTransaction: (_, effect) => transaction(effect) })
+    return Kernel.UnitOfWork.of({ transaction, organizationTransaction: (_, effect) => transaction(effect) })
   })
 )
 
@@ -50,8 +30,8 @@ interface OrganizationRow {
   readonly storefrontSubmissionsPerHour: number | null
   readonly createdAt: Date
 }
-const toOrganization = (r: OrganizationRow): Organization => ({
-  id: r.organizationId as Organization["id"],
+const toOrganization = (r: OrganizationRow): Organizations.Organization => ({
+  id: r.organizationId as Organizations.Organization["id"],
   name: r.name,
   ...(r.externalId === null ? {} : { externalId: r.externalId }),
   plan: {
@@ -67,10 +47,10 @@ const toOrganization = (r: OrganizationRow): Organization => ({
 })
 
 export const PgOrganizationRepository = Layer.effect(
-  OrganizationRepository,
+  Organizations.OrganizationRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return OrganizationRepository.of({
+    return Organizations.OrganizationRepository.of({
       // A clash on `external_id` comes back as no row (ON CONFLICT on that constraint only): ExternalIdTaken.
       insert: (o) =>
         sql<{ readonly organizationId: string }>`INSERT INTO organizations (organization_id, name, external_id,
@@ -84,7 +64,9 @@ export const PgOrganizationRepository = Layer.effect(
           RETURNING organization_id`.pipe(
           orDie,
           Effect.flatMap((rows) =>
-            rows.length === 1 ? Effect.void : Effect.fail(new ExternalIdTaken({ externalId: o.externalId ?? "" }))
+            rows.length === 1
+              ? Effect.void
+              : Effect.fail(new Organizations.ExternalIdTaken({ externalId: o.externalId ?? "" }))
           )
         ),
       findById: (id) =>
@@ -106,14 +88,14 @@ export const PgOrganizationRepository = Layer.effect(
           if (rows[0] !== undefined) return Option.some(toOrganization(rows[0]))
           const exists = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM organizations
             WHERE organization_id = ${id}`
-          return Number(exists[0]?.n ?? 0) === 0 ? Option.none<Organization>() : yield* Effect.fail(
-            new ExternalIdTaken({ externalId: externalId ?? "" })
+          return Number(exists[0]?.n ?? 0) === 0 ? Option.none<Organizations.Organization>() : yield* Effect.fail(
+            new Organizations.ExternalIdTaken({ externalId: externalId ?? "" })
           )
         }).pipe(
           Effect.catchTag("SqlError", (error) =>
             // Two transactions taking the same id at once: the constraint decides, and the loser is refused.
             sqlStateOf(error as SqlError) === "23505"
-              ? Effect.fail(new ExternalIdTaken({ externalId: externalId ?? "" }))
+              ? Effect.fail(new Organizations.ExternalIdTaken({ externalId: externalId ?? "" }))
               : dieSql(error))
         ),
       setPlan: (id, plan) =>
@@ -143,21 +125,21 @@ interface SecretKeyRow {
   readonly createdAt: Date
   readonly revokedAt: Date | null
 }
-const toSecretKey = (r: SecretKeyRow): SecretKeyRecord => ({
-  id: r.id as SecretKeyRecord["id"],
-  organizationId: r.organizationId as SecretKeyRecord["organizationId"],
+const toSecretKey = (r: SecretKeyRow): Organizations.SecretKeyRecord => ({
+  id: r.id as Organizations.SecretKeyRecord["id"],
+  organizationId: r.organizationId as Organizations.SecretKeyRecord["organizationId"],
   name: r.name,
-  permissions: r.permissions as ReadonlyArray<Permission>,
+  permissions: r.permissions as ReadonlyArray<Kernel.Permission>,
   keyHash: r.keyHash,
   createdAt: toTimestamp(r.createdAt),
   revokedAt: toNullableTimestamp(r.revokedAt)
 })
 
 export const PgSecretKeyRepository = Layer.effect(
-  SecretKeyRepository,
+  Organizations.SecretKeyRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return SecretKeyRepository.of({
+    return Organizations.SecretKeyRepository.of({
       // ON CONFLICT rather than catching the unique violation: a failed statement would abort the caller's transaction.
       insert: (k) =>
         sql<
@@ -169,7 +151,9 @@ export const PgSecretKeyRepository = Layer.effect(
                   ${k.createdAt}, ${k.revokedAt})
           ON CONFLICT (key_hash) DO NOTHING RETURNING id`.pipe(
           orDie,
-          Effect.flatMap((rows) => rows.length === 1 ? Effect.void : Effect.fail(new SecretKeyHashTaken()))
+          Effect.flatMap((rows) =>
+            rows.length === 1 ? Effect.void : Effect.fail(new Organizations.SecretKeyHashTaken())
+          )
         ),
       findByHash: (keyHash) =>
         sql<SecretKeyRow>`SELECT * FROM secret_keys WHERE key_hash = ${keyHash}`.pipe(
@@ -198,9 +182,9 @@ interface PublishableKeyRow {
   readonly revokedAt: Date | null
 }
 
-const toPublishableKey = (r: PublishableKeyRow): Owned<PublishableKeyRecord> => ({
-  organizationId: r.organizationId as OrganizationId,
-  id: r.id as PublishableKeyId,
+const toPublishableKey = (r: PublishableKeyRow): Organizations.Owned<Organizations.PublishableKeyRecord> => ({
+  organizationId: r.organizationId as Kernel.OrganizationId,
+  id: r.id as Kernel.PublishableKeyId,
   key: r.key,
   signingSecret: r.signingSecret,
   createdAt: toTimestamp(r.createdAt),
@@ -208,13 +192,13 @@ const toPublishableKey = (r: PublishableKeyRow): Owned<PublishableKeyRecord> => 
 })
 
 export const PgStorefrontRecordRepository = Layer.effect(
-  StorefrontRecordRepository,
+  Organizations.StorefrontRecordRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const remove = (table: string, organizationId: string, id: string) =>
       sql<{ id: string }>`DELETE FROM ${sql(table)} WHERE organization_id = ${organizationId} AND id = ${id}
         RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), orDie)
-    return StorefrontRecordRepository.of({
+    return Organizations.StorefrontRecordRepository.of({
       insertPublishableKey: (k) =>
         sql`INSERT INTO publishable_keys (organization_id, id, key, signing_secret, created_at, revoked_at)
           VALUES (${k.organizationId}, ${k.id}, ${k.key}, ${k.signingSecret}, ${k.createdAt}, ${k.revokedAt})`.pipe(
@@ -226,21 +210,24 @@ export const PgStorefrontRecordRepository = Layer.effect(
           WHERE organization_id = ${organizationId} AND revoked_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1`
           .pipe(
             Effect.map((rows) =>
-              Option.map(Option.fromUndefinedOr(rows[0]), (r) => toPublishableKeyView(toPublishableKey(r)))
+              Option.map(
+                Option.fromUndefinedOr(rows[0]),
+                (r) => Organizations.toPublishableKeyView(toPublishableKey(r))
+              )
             ),
             orDie
           ),
       listPublishableKeys: (organizationId) =>
         sql<PublishableKeyRow>`SELECT * FROM publishable_keys WHERE organization_id = ${organizationId}
           ORDER BY created_at DESC, id DESC`.pipe(
-          Effect.map((rows) => rows.map((r) => toPublishableKeyView(toPublishableKey(r)))),
+          Effect.map((rows) => rows.map((r) => Organizations.toPublishableKeyView(toPublishableKey(r)))),
           orDie
         ),
       revokePublishableKey: (organizationId, id, at) =>
         sql<PublishableKeyRow>`UPDATE publishable_keys SET revoked_at = COALESCE(revoked_at, ${at})
           WHERE organization_id = ${organizationId} AND id = ${id} RETURNING *`.pipe(
           Effect.map((rows) =>
-            Option.map(Option.fromUndefinedOr(rows[0]), (r) => toPublishableKeyView(toPublishableKey(r)))
+            Option.map(Option.fromUndefinedOr(rows[0]), (r) => Organizations.toPublishableKeyView(toPublishableKey(r)))
           ),
           orDie
         ),
@@ -274,16 +261,16 @@ interface DomainEventRow {
   readonly occurredAt: Date
 }
 
-const toDomainEvent = (r: DomainEventRow): DomainEvent => ({
-  id: r.id as DomainEvent["id"],
-  organizationId: r.organizationId as DomainEvent["organizationId"],
+const toDomainEvent = (r: DomainEventRow): Kernel.DomainEvent => ({
+  id: r.id as Kernel.DomainEvent["id"],
+  organizationId: r.organizationId as Kernel.DomainEvent["organizationId"],
   event: r.event,
   data: jsonValue(r.data),
   occurredAt: toTimestamp(r.occurredAt)
 })
 
 export const PgEventOutbox = Layer.effect(
-  EventOutbox,
+  Kernel.EventOutbox,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     /**
@@ -291,7 +278,7 @@ export const PgEventOutbox = Layer.effect(
      * (tx, seq), showing only transactions older than every one still running (`pg_snapshot_xmin`), so a position,
      * once handed out, is final (migration 84).
      */
-    const feedOf = (organizationId: OrganizationId | undefined, request: FeedRequest) => {
+    const feedOf = (organizationId: Kernel.OrganizationId | undefined, request: Kernel.FeedRequest) => {
       const [tx, seq] = (request.after ?? "0:0").split(":")
       // Ordered by the columns, not by the text the select list names `tx` (which put transaction 1000 before 996).
       return sql<
@@ -309,7 +296,7 @@ export const PgEventOutbox = Layer.effect(
         orDie
       )
     }
-    return EventOutbox.of({
+    return Kernel.EventOutbox.of({
       append: (e) =>
         sql`INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
           VALUES (${e.organizationId}, ${e.id}, ${e.event}, ${JSON.stringify(e.data)}::jsonb, ${e.occurredAt})`.pipe(
@@ -343,7 +330,7 @@ export const PgEventOutbox = Layer.effect(
               AND data ->> 'id' = ${redaction.recordId}`
           for (const e of events) {
             const stored = jsonValue(e.data)
-            const data = redactData(stored, redaction.fields)
+            const data = Kernel.redactData(stored, redaction.fields)
             if (data !== stored) {
               yield* sql`UPDATE domain_events SET data = ${JSON.stringify(data)}::jsonb
                 WHERE organization_id = ${organizationId} AND id = ${e.id}`
@@ -355,7 +342,7 @@ export const PgEventOutbox = Layer.effect(
           >`SELECT id, payload FROM webhook_deliveries
             WHERE organization_id = ${organizationId} AND event_id IN ${sql.in(events.map((e) => e.id))}`
           for (const d of deliveries) {
-            const body = redactDeliveryBody(d.payload, redaction.fields)
+            const body = Kernel.redactDeliveryBody(d.payload, redaction.fields)
             if (body !== d.payload) {
               yield* sql`UPDATE webhook_deliveries SET payload = ${body} WHERE organization_id = ${organizationId} AND id = ${d.id}`
             }

@@ -2,16 +2,7 @@
 import { jsonValue } from "../kernel/SqlRows.ts"
 import { relatedCatalogColumns } from "../catalog/CatalogColumns.ts"
 import { toCustomer, toProduct } from "../catalog/CatalogRows.ts"
-import {
-  type EmailNotice,
-  EmailOutboxRepository,
-  type OwnedAnswer,
-  positionOf,
-  type ProductQuestionAnswer,
-  ProductQuestionRepository,
-  type ProductQuestionRecord,
-  toPage
-} from "@feedback/core"
+import { Kernel, Questions } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, type ListSqlMapping } from "../kernel/FilterSql.ts"
@@ -23,7 +14,7 @@ type Row = Record<string, any>
 const json = (v: unknown): any => jsonValue(v)
 const jsonb = (v: unknown): string => JSON.stringify(v)
 
-const toQuestion = (r: Row): ProductQuestionRecord => ({
+const toQuestion = (r: Row): Questions.ProductQuestionRecord => ({
   id: r.id,
   productId: r.productId,
   siteId: r.siteId ?? null,
@@ -47,7 +38,7 @@ const toQuestion = (r: Row): ProductQuestionRecord => ({
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-const toAnswer = (r: Row): ProductQuestionAnswer => ({
+const toAnswer = (r: Row): Questions.ProductQuestionAnswer => ({
   id: r.id,
   productQuestionId: r.productQuestionId,
   body: r.body,
@@ -64,7 +55,7 @@ const toAnswer = (r: Row): ProductQuestionAnswer => ({
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-const toNotice = (r: Row): EmailNotice => ({
+const toNotice = (r: Row): Questions.EmailNotice => ({
   id: r.id,
   organizationId: r.organizationId,
   productQuestionId: r.productQuestionId,
@@ -112,10 +103,10 @@ const answeredCondition = {
 } as const
 
 export const PgProductQuestionRepository = Layer.effect(
-  ProductQuestionRepository,
+  Questions.ProductQuestionRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return ProductQuestionRepository.of({
+    return Questions.ProductQuestionRepository.of({
       list: (organizationId, request, answered) =>
         Effect.gen(function*() {
           const q = compileListQuery(request, productQuestionListMapping, 1)
@@ -130,11 +121,11 @@ export const PgProductQuestionRepository = Layer.effect(
             [organizationId, ...q.params]
           )
           const records = rows.map(toQuestion)
-          return toPage(
+          return Kernel.toPage(
             records,
             request,
-            positionOf(request, {
-              get: (r: ProductQuestionRecord, path) => (r as unknown as Row)[path],
+            Kernel.positionOf(request, {
+              get: (r: Questions.ProductQuestionRecord, path) => (r as unknown as Row)[path],
               id: (r) => r.id,
               searchValues: () => []
             })
@@ -195,7 +186,7 @@ export const PgProductQuestionRepository = Layer.effect(
               AND data ->> 'id' = ${id} AND data ->> 'askerEmail' IS NOT NULL`
           return Option.some(toQuestion(deleted))
         }).pipe(orDie),
-      insertAnswer: (a: OwnedAnswer) =>
+      insertAnswer: (a: Questions.OwnedAnswer) =>
         sql`INSERT INTO product_question_answers (organization_id, id, product_question_id, body, author_type,
             author_name, user_id, customer_id, published, moderated_at, flagged, flags, metadata, created_at, updated_at)
           VALUES (${a.organizationId}, ${a.id}, ${a.productQuestionId}, ${a.body}, ${a.authorType}, ${a.authorName},
@@ -207,7 +198,7 @@ export const PgProductQuestionRepository = Layer.effect(
           Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toAnswer)),
           orDie
         ),
-      updateAnswer: (a: OwnedAnswer) =>
+      updateAnswer: (a: Questions.OwnedAnswer) =>
         sql`UPDATE product_question_answers SET body = ${a.body}, published = ${a.published}, moderated_at = ${a.moderatedAt},
             author_name = ${a.authorName}, metadata = ${jsonb(a.metadata)}::jsonb, updated_at = ${a.updatedAt}
           WHERE organization_id = ${a.organizationId} AND id = ${a.id}`.pipe(Effect.asVoid, orDie),
@@ -244,10 +235,10 @@ export const PgProductQuestionRepository = Layer.effect(
 )
 
 export const PgEmailOutboxRepository = Layer.effect(
-  EmailOutboxRepository,
+  Questions.EmailOutboxRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return EmailOutboxRepository.of({
+    return Questions.EmailOutboxRepository.of({
       enqueue: (n) =>
         sql<
           { id: string }

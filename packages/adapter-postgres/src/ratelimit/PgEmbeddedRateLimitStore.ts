@@ -10,7 +10,7 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { BucketLevels, RateLimitRepository, type TokenBucket } from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 /**
@@ -41,9 +41,9 @@ export const makeEmbeddedRateLimitRepository = Effect.gen(function*() {
     yield* sql`INSERT INTO rate_limit_embedded_sessions (opened_at_ms) VALUES (${startedAtMs})`
     if (unclean) {
       yield* sql`DELETE FROM rate_limit_buckets`
-      return BucketLevels.make({ unknownLevel: { tokens: 0, updatedAtMs: startedAtMs } })
+      return RateLimits.BucketLevels.make({ unknownLevel: { tokens: 0, updatedAtMs: startedAtMs } })
     }
-    const known = BucketLevels.make()
+    const known = RateLimits.BucketLevels.make()
     const rows = yield* sql<LevelRow>`
       SELECT organization_id::text AS o, bucket_key AS k, tokens AS t, updated_at_ms AS u FROM rate_limit_buckets`
     for (const r of rows) known.set(r.o, r.k, { tokens: Number(r.t), updatedAtMs: Number(r.u) })
@@ -53,7 +53,7 @@ export const makeEmbeddedRateLimitRepository = Effect.gen(function*() {
   // The clean stop: every level and the end of the session, in one transaction.
   const save = Effect.gen(function*() {
     const payload = JSON.stringify(
-      levels.entries().map(([o, k, s]: readonly [string, string, TokenBucket.BucketState]) => ({
+      levels.entries().map(([o, k, s]: readonly [string, string, RateLimits.TokenBucket.BucketState]) => ({
         o,
         k,
         t: s.tokens,
@@ -75,7 +75,7 @@ export const makeEmbeddedRateLimitRepository = Effect.gen(function*() {
     )
   )
 
-  return RateLimitRepository.of({
+  return RateLimits.RateLimitRepository.of({
     spend: (organizationId, buckets, cost) =>
       Effect.map(Clock.currentTimeMillis, (nowMs) => levels.spend(organizationId, buckets, cost, nowMs)),
     refusalAt: levels.refusal,
@@ -83,7 +83,8 @@ export const makeEmbeddedRateLimitRepository = Effect.gen(function*() {
   })
 })
 
-export const PgEmbeddedRateLimitRepository: Layer.Layer<RateLimitRepository, never, SqlClient.SqlClient> = Layer.effect(
-  RateLimitRepository,
-  makeEmbeddedRateLimitRepository
-)
+export const PgEmbeddedRateLimitRepository: Layer.Layer<RateLimits.RateLimitRepository, never, SqlClient.SqlClient> =
+  Layer.effect(
+    RateLimits.RateLimitRepository,
+    makeEmbeddedRateLimitRepository
+  )

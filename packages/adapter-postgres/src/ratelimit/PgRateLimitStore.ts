@@ -30,18 +30,10 @@
  */
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import {
-  assertBuckets,
-  LocalRefusals,
-  RateLimitRepository,
-  storefrontBucketIdleMs,
-  toSpendDecision
-} from "@feedback/core"
-import type { KeyedBucket } from "@feedback/core"
-import { TokenBucket } from "@feedback/core"
+import { RateLimits, Storefront } from "@feedback/core"
 import { withoutTransforms } from "../kernel/RawRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
-type BucketState = TokenBucket.BucketState
+type BucketState = RateLimits.TokenBucket.BucketState
 
 /**
  * The bucket table. The primary key starts with `organization_id` (every access is by organization). `tokens` holds
@@ -132,13 +124,18 @@ const makePgRateLimitRepository = Effect.gen(function*() {
   // One constant statement text read as arrays of values on the client without transforms (its columns need no
   // renames): no statement compiled and no row object built per request, on the one statement every request runs.
   const raw = withoutTransforms(sql)
-  const call = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number, nowMs: number) => {
+  const call = (
+    organizationId: string,
+    buckets: ReadonlyArray<RateLimits.KeyedBucket>,
+    cost: number,
+    nowMs: number
+  ) => {
     const payload = JSON.stringify(buckets.map((b) => {
-      const { ceilingUnits, rateUnitsPerMs } = TokenBucket.unitsOf(b.spec)
+      const { ceilingUnits, rateUnitsPerMs } = RateLimits.TokenBucket.unitsOf(b.spec)
       return { key: b.key, c: ceilingUnits, r: rateUnitsPerMs }
     }))
     const statement = Effect.map(
-      raw.unsafe(SPEND_STATEMENT, [organizationId, payload, TokenBucket.tokensToUnits(cost), nowMs]).values,
+      raw.unsafe(SPEND_STATEMENT, [organizationId, payload, RateLimits.TokenBucket.tokensToUnits(cost), nowMs]).values,
       (values) =>
         values.map((v): SpendRow => ({
           k: v[0] as string,
@@ -152,9 +149,9 @@ const makePgRateLimitRepository = Effect.gen(function*() {
       : sql.withTransaction(Effect.andThen(sql`SET TRANSACTION ISOLATION LEVEL READ COMMITTED`, statement))
   }
 
-  const spend = (organizationId: string, buckets: ReadonlyArray<KeyedBucket>, cost: number) =>
+  const spend = (organizationId: string, buckets: ReadonlyArray<RateLimits.KeyedBucket>, cost: number) =>
     Effect.gen(function*() {
-      assertBuckets(buckets)
+      RateLimits.assertBuckets(buckets)
       if (!(Number.isFinite(cost) && cost >= 0)) throw new RangeError(`cost must be a finite number >= 0, got ${cost}`)
       const nowMs = Math.floor(yield* Clock.currentTimeMillis)
       // Up to three retries of a transient failure. The retry schedule is set up only once an attempt has failed,
@@ -167,7 +164,11 @@ const makePgRateLimitRepository = Effect.gen(function*() {
       const read = new Map<string, BucketState>(
         rows.map((r) => [r.k, { tokens: Number(r.t), updatedAtMs: Number(r.u) }])
       )
-      const result = TokenBucket.spend(buckets.map((b) => ({ state: read.get(b.key), spec: b.spec })), cost, nowMs)
+      const result = RateLimits.TokenBucket.spend(
+        buckets.map((b) => ({ state: read.get(b.key), spec: b.spec })),
+        cost,
+        nowMs
+      )
       const admittedByDatabase = rows.length > 0 && rows[0]!.a === true
       if (rows.length !== buckets.length || (result._tag === "Admitted") !== admittedByDatabase) {
         return yield* Effect.die(
@@ -179,11 +180,11 @@ const makePgRateLimitRepository = Effect.gen(function*() {
           )
         )
       }
-      return toSpendDecision(buckets, result, cost)
+      return RateLimits.toSpendDecision(buckets, result, cost)
     })
 
   // Storefront buckets idle long enough to be full (`isIdleStorefrontBucket`), a bounded batch per statement.
-  const idle = storefrontBucketIdleMs.map(([, idleMs], i) =>
+  const idle = Storefront.storefrontBucketIdleMs.map(([, idleMs], i) =>
     `(starts_with(bucket_key, $${2 * i + 3}) AND updated_at_ms <= $1::bigint - $${2 * i + 4}::bigint)`
   ).join(" OR ")
   const purgeIdle = (nowMs: number, limit: number) =>
@@ -192,14 +193,15 @@ const makePgRateLimitRepository = Effect.gen(function*() {
         DELETE FROM rate_limit_buckets WHERE ctid IN (SELECT ctid FROM rate_limit_buckets WHERE ${idle} LIMIT $2)
         RETURNING 1
       ) SELECT count(*)::int AS n FROM gone`,
-      [nowMs, limit, ...storefrontBucketIdleMs.flatMap(([prefix, idleMs]) => [prefix, idleMs])]
+      [nowMs, limit, ...Storefront.storefrontBucketIdleMs.flatMap(([prefix, idleMs]) => [prefix, idleMs])]
     ).pipe(Effect.map((rows) => rows[0]?.n ?? 0), orDie)
 
-  return RateLimitRepository.of({ spend, purgeIdle })
+  return RateLimits.RateLimitRepository.of({ spend, purgeIdle })
 })
 
 /** The store as the server uses it: a refusal known from an earlier one costs no round trip (`LocalRefusals`). */
-export const PgRateLimitRepository: Layer.Layer<RateLimitRepository, never, SqlClient.SqlClient> = Layer.effect(
-  RateLimitRepository,
-  Effect.map(makePgRateLimitRepository, (store) => LocalRefusals.withLocalRefusals(store))
-)
+export const PgRateLimitRepository: Layer.Layer<RateLimits.RateLimitRepository, never, SqlClient.SqlClient> = Layer
+  .effect(
+    RateLimits.RateLimitRepository,
+    Effect.map(makePgRateLimitRepository, (store) => RateLimits.LocalRefusals.withLocalRefusals(store))
+  )

@@ -2,7 +2,7 @@
  * Which reviews a filter and search match, over PostgreSQL: the one mapping of the review fields (docs/DECISIONS.md
  * §4) to columns and related tables, used by the list (and so the export) and by bulk moderation alike.
  */
-import { fieldRefPath, type FilterAst, foldCase } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { relatedCustomerColumns, relatedProductColumns } from "../catalog/CatalogColumns.ts"
 import {
   columnsFrom,
@@ -60,14 +60,14 @@ export const reviewMatchMapping: ListSqlMapping = {
 }
 
 /** The dotted paths (metadata: the prefix) a filter reads. */
-const pathsOf = (ast: FilterAst, out: Set<string> = new Set()): Set<string> => {
+const pathsOf = (ast: Kernel.FilterAst, out: Set<string> = new Set()): Set<string> => {
   switch (ast._tag) {
     case "And":
     case "Or":
       ast.clauses.forEach((c) => pathsOf(c, out))
       return out
     default:
-      out.add(ast.field._tag === "MetadataKey" ? ast.field.prefix : fieldRefPath(ast.field))
+      out.add(ast.field._tag === "MetadataKey" ? ast.field.prefix : Kernel.fieldRefPath(ast.field))
       return out
   }
 }
@@ -77,14 +77,14 @@ const pathsOf = (ast: FilterAst, out: Set<string> = new Set()): Set<string> => {
  * fields, so an unfiltered list or bulk moderation touches reviews alone (with `FOR UPDATE OF r` the planner cannot
  * drop an unused outer join itself). Search needs no join: `reviewSearchSql` reads related records in subqueries.
  */
-export const reviewMatchFrom = (filter: FilterAst): string => {
+export const reviewMatchFrom = (filter: Kernel.FilterAst): string => {
   const paths = pathsOf(filter)
   return ["reviews r", ...reviewRelatedTables.filter((t) => t.fields.some((f) => paths.has(f))).map((t) => t.join)]
     .join("\n  ")
 }
 
 /** The condition of the reviews `filter` and `search` match, over `reviewMatchFrom(filter)`, parameters from `offset + 1`. */
-export const reviewMatchWhere = (filter: FilterAst, search: string | undefined, offset: number): SqlFragment => {
+export const reviewMatchWhere = (filter: Kernel.FilterAst, search: string | undefined, offset: number): SqlFragment => {
   const f = compileFilter(filter, reviewMatchMapping.columns, offset)
   const s = reviewSearchSql(search, offset + f.params.length)
   return { text: `(${f.text}) AND ${s.text}`, params: [...f.params, ...s.params] }
@@ -135,4 +135,4 @@ const indexedLike = (columns: ReadonlyArray<string>, index: number): string =>
  * digits, so a term without three in a row would make the index return every row. Such terms keep the scan.
  */
 export const indexedSearchTerm = (term: string | undefined): term is string =>
-  term !== undefined && /[a-z0-9]{3}/.test(foldCase(term))
+  term !== undefined && /[a-z0-9]{3}/.test(Kernel.foldCase(term))

@@ -5,7 +5,7 @@
  */
 import { jsonValue } from "../kernel/SqlRows.ts"
 import { CUSTOMER_COLUMNS, CUSTOMER_RECORDSET } from "../catalog/CatalogRows.ts"
-import type { ImportJobId, ReviewFile, ReviewRecord, ReviewReply, StoredReview, SurveyAnswer } from "@feedback/core"
+import type { Kernel, Reviews } from "@feedback/core"
 import { arrayLiteral, quotedElement } from "../kernel/ArrayLiterals.ts"
 import { type EventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
@@ -105,13 +105,13 @@ export interface ReviewDbRow {
  * A `reviews` row as the record, however it was read: through the client's renames, or named by the statement
  * itself (`REVIEW_SELECT`, kernel/RawRows.ts). JSON reads as stored either way (`PgDatabase.naming`).
  */
-export const toReview = (r: ReviewDbRow): ReviewRecord => ({
-  id: r.id as ReviewRecord["id"],
-  siteId: r.siteId as ReviewRecord["siteId"],
-  productId: r.productId as ReviewRecord["productId"],
-  productVariantId: r.productVariantId as ReviewRecord["productVariantId"],
-  customerId: r.customerId as ReviewRecord["customerId"],
-  surveyId: r.surveyId as ReviewRecord["surveyId"],
+export const toReview = (r: ReviewDbRow): Reviews.ReviewRecord => ({
+  id: r.id as Reviews.ReviewRecord["id"],
+  siteId: r.siteId as Reviews.ReviewRecord["siteId"],
+  productId: r.productId as Reviews.ReviewRecord["productId"],
+  productVariantId: r.productVariantId as Reviews.ReviewRecord["productVariantId"],
+  customerId: r.customerId as Reviews.ReviewRecord["customerId"],
+  surveyId: r.surveyId as Reviews.ReviewRecord["surveyId"],
   title: r.title,
   body: r.body,
   originalTitle: r.originalTitle,
@@ -146,9 +146,9 @@ export interface ReplyDbRow {
 }
 
 /** A `review_replies` row (see `toReview`). */
-export const toReply = (r: ReplyDbRow): ReviewReply => ({
-  id: r.id as ReviewReply["id"],
-  reviewId: r.reviewId as ReviewReply["reviewId"],
+export const toReply = (r: ReplyDbRow): Reviews.ReviewReply => ({
+  id: r.id as Reviews.ReviewReply["id"],
+  reviewId: r.reviewId as Reviews.ReviewReply["reviewId"],
   body: r.body,
   responderName: r.responderName,
   published: r.published,
@@ -163,9 +163,9 @@ export interface StoredReviewDbRow extends ReviewDbRow {
 }
 
 /** A `reviews` row with its import provenance. */
-export const toStoredReview = (r: StoredReviewDbRow): StoredReview => ({
+export const toStoredReview = (r: StoredReviewDbRow): Reviews.StoredReview => ({
   record: toReview(r),
-  importJobId: r.importJobId as ImportJobId | null,
+  importJobId: r.importJobId as Kernel.ImportJobId | null,
   importRow: r.importRow === null ? null : Number(r.importRow)
 })
 
@@ -178,8 +178,8 @@ export interface FileDbRow {
 }
 
 /** A `review_files` row (ordered by `position`). */
-export const toReviewFile = (r: FileDbRow): ReviewFile => ({
-  id: r.id as ReviewFile["id"],
+export const toReviewFile = (r: FileDbRow): Reviews.ReviewFile => ({
+  id: r.id as Reviews.ReviewFile["id"],
   fileName: r.fileName,
   contentType: r.contentType,
   sizeBytes: Number(r.sizeBytes),
@@ -199,8 +199,8 @@ export interface AnswerDbRow {
 }
 
 /** A `review_answers` row (ordered by `position`; see `toReview`). */
-export const toSurveyAnswer = (r: AnswerDbRow): SurveyAnswer => ({
-  questionId: r.questionId as SurveyAnswer["questionId"],
+export const toSurveyAnswer = (r: AnswerDbRow): Reviews.SurveyAnswer => ({
+  questionId: r.questionId as Reviews.SurveyAnswer["questionId"],
   label: r.label,
   type: r.type,
   step: Number(r.step),
@@ -287,7 +287,7 @@ export const REVIEW_COLUMNS =
  * column is left out (`undefined`, which JSON.stringify drops): a missing key expands to NULL all the same, and an
  * imported review has a dozen of them, so the text Node writes and PostgreSQL parses is shorter.
  */
-export const reviewInput = (review: ReviewRecord, importRow: number | null) => ({
+export const reviewInput = (review: Reviews.ReviewRecord, importRow: number | null) => ({
   id: review.id,
   site_id: review.siteId ?? undefined,
   product_id: review.productId,
@@ -400,7 +400,7 @@ export const reviewColumnsInput = (rows: ReadonlyArray<Record<string, unknown>>)
  */
 const atOr = (column: string) => `CASE WHEN ${column} = $4::timestamptz THEN $11::text ELSE ${tsJson(column)} END`
 
-export const filesInput = (reviewId: string, files: ReadonlyArray<ReviewFile>) =>
+export const filesInput = (reviewId: string, files: ReadonlyArray<Reviews.ReviewFile>) =>
   files.map((f, position) => ({
     id: f.id,
     review_id: reviewId,
@@ -418,7 +418,7 @@ const insertFilesFrom = (rows: string) =>
     url text, position integer)`
 export const INSERT_FILES = insertFilesFrom("$2")
 
-export const answersInput = (reviewId: string, answers: ReadonlyArray<SurveyAnswer>) =>
+export const answersInput = (reviewId: string, answers: ReadonlyArray<Reviews.SurveyAnswer>) =>
   answers.map((a, position) => ({
     review_id: reviewId,
     position,
@@ -442,7 +442,7 @@ const insertAnswersFrom = (rows: string) =>
     step integer, steps integer, low_label text, high_label text, middle_label text, option_labels jsonb)`
 export const INSERT_ANSWERS = insertAnswersFrom("$2")
 
-export const replyInput = (r: ReviewReply) => ({
+export const replyInput = (r: Reviews.ReviewReply) => ({
   id: r.id,
   review_id: r.reviewId,
   body: r.body,

@@ -17,24 +17,7 @@ import {
   toReviewFile,
   toStoredReview
 } from "./PgReviewRows.ts"
-import {
-  type CollisionCounts,
-  type ImportJob,
-  type ImportJobId,
-  normalizeValue,
-  type ReviewFile,
-  type ReviewInclude,
-  type ReviewIncludeLoads,
-  type ReviewReader,
-  type ReviewRecord,
-  searchPattern,
-  ReviewRepository,
-  type ReviewReply,
-  type StoredReview,
-  type StoredReviewPage,
-  type SurveyAnswer,
-  toPage
-} from "@feedback/core"
+import { Kernel, Reviews } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { compileListQuery } from "../kernel/FilterSql.ts"
@@ -71,7 +54,7 @@ export const searchCandidatesStatement = (organizationId: string, term: string, 
   SELECT s.id FROM reviews s WHERE s.organization_id = $1 AND s.product_id IN (
     SELECT sp.id FROM products sp WHERE sp.organization_id = $1 AND ${like("sp.title")})
   LIMIT ${max + 1}`,
-    params: [organizationId, searchPattern(term)]
+    params: [organizationId, Kernel.searchPattern(term)]
   }
 }
 
@@ -88,7 +71,7 @@ export type SearchScope =
  */
 export const reviewPageStatement = (
   organizationId: string,
-  request: Parameters<ReviewReader["page"]>[1],
+  request: Parameters<Reviews.ReviewReader["page"]>[1],
   scope?: SearchScope
 ): { readonly text: string; readonly params: ReadonlyArray<unknown> } => {
   const q = compileListQuery({ ...request, search: undefined }, reviewMatchMapping, 1)
@@ -145,12 +128,16 @@ const recordAt = (names: ReadonlyArray<string>): (values: Values, at: number) =>
 /** A JSON value read from a `json` column (parsed by the client, or text through some drivers). */
 const jsonOf = <A>(value: unknown): A | null => (value === null || value === undefined ? null : jsonValue<A>(value))
 
-interface FoldedInclude<K extends keyof ReviewIncludeLoads> {
+interface FoldedInclude<K extends keyof Reviews.ReviewIncludeLoads> {
   /** A subquery joined LATERAL to each row of the page, `pg`, giving one row of `width` columns (`$1`: the organization). */
   readonly lateral: string
   readonly width: number
   /** What the include's loader answers, from the page's rows and their values, this include's columns from `at`. */
-  readonly read: (rows: ReadonlyArray<PageRow>, values: ReadonlyArray<Values>, at: number) => ReviewIncludeLoads[K]
+  readonly read: (
+    rows: ReadonlyArray<PageRow>,
+    values: ReadonlyArray<Values>,
+    at: number
+  ) => Reviews.ReviewIncludeLoads[K]
 }
 
 /**
@@ -177,7 +164,7 @@ const oneRecord = <K extends "importJob" | "customer" | "product" | "response", 
         // The record's first column is its key: null when the review has none, or it is missing.
         if (k !== null && values[i]![at] !== null) out.set(k, map(make(values[i]!, at)))
       }
-      return out as unknown as ReviewIncludeLoads[K]
+      return out as unknown as Reviews.ReviewIncludeLoads[K]
     }
   }
 }
@@ -196,7 +183,7 @@ const orderedList = <K extends "files" | "answers", R, A>(
       const list = jsonOf<ReadonlyArray<R>>(values[i]![at])
       if (list !== null) out.set(rows[i]!.id, list.map(map))
     }
-    return out as unknown as ReviewIncludeLoads[K]
+    return out as unknown as Reviews.ReviewIncludeLoads[K]
   }
 })
 
@@ -206,13 +193,13 @@ const orderedList = <K extends "files" | "answers", R, A>(
  * statement for the page and all its includes: one round trip. Related records come as typed columns (not JSON),
  * which costs the database less to write and the process less to read.
  */
-const foldedIncludes: { readonly [K in keyof ReviewIncludeLoads]: FoldedInclude<K> } = {
+const foldedIncludes: { readonly [K in keyof Reviews.ReviewIncludeLoads]: FoldedInclude<K> } = {
   importJob: oneRecord(
     `j.id, j.type, j.action, j.created_at AS "createdAt"`,
     "import_jobs j",
     `j.organization_id = $1 AND j.id = pg."importJobId"`,
     (r) => r.importJobId,
-    (j): ImportJob => ({ id: j.id, type: j.type, action: j.action, createdAt: toTimestamp(j.createdAt) })
+    (j): Reviews.ImportJob => ({ id: j.id, type: j.type, action: j.action, createdAt: toTimestamp(j.createdAt) })
   ),
   customer: oneRecord(
     CUSTOMER_SELECT,
@@ -257,7 +244,7 @@ const foldedIncludes: { readonly [K in keyof ReviewIncludeLoads]: FoldedInclude<
         (SELECT n.reviews FROM review_value_counts n WHERE n.organization_id = $1 AND n.kind = 'ip_address'
           AND n.value = pg."ipAddress") AS ip)`,
     width: 2,
-    read: (rows, values, at): CollisionCounts => {
+    read: (rows, values, at): Reviews.CollisionCounts => {
       const browserFingerprint = new Map<string, number>()
       const ipAddress = new Map<string, number>()
       for (let i = 0; i < rows.length; i++) {
@@ -274,7 +261,7 @@ const foldedIncludes: { readonly [K in keyof ReviewIncludeLoads]: FoldedInclude<
  * `page` with the includes it reads itself, each a LATERAL subquery per row. The page's rows are numbered as the
  * page statement returns them and the result is ordered by that number, whatever plan the joins get.
  */
-const withIncludes = (page: Statement, include: ReadonlyArray<ReviewInclude>): Statement =>
+const withIncludes = (page: Statement, include: ReadonlyArray<Reviews.ReviewInclude>): Statement =>
   include.length === 0 ? page : {
     text: `SELECT pg.*, ${include.map((_, i) => `i${i}.*`).join(", ")}
   FROM (SELECT p.*, row_number() OVER () AS "+n" FROM (${page.text}) p) pg
@@ -286,22 +273,25 @@ const withIncludes = (page: Statement, include: ReadonlyArray<ReviewInclude>): S
 /** The statement of a page with `include` read in it (for plan tests; `reviewPageRows` runs the same). */
 export const reviewPageStatementWithIncludes = (
   organizationId: string,
-  request: Parameters<ReviewReader["page"]>[1],
-  include: ReadonlyArray<ReviewInclude>
+  request: Parameters<Reviews.ReviewReader["page"]>[1],
+  include: ReadonlyArray<Reviews.ReviewInclude>
 ): Statement => withIncludes(reviewPageStatement(organizationId, request), include)
 
 /** Where the includes' columns start in a row of `withIncludes`: after the review's and the row number. */
 const INCLUDES_AT = REVIEW_SELECT_NAMES.length + 1
 
 /** What the page's rows give for each include read with them (see `foldedIncludes`). */
-const loadedFrom = (page: PageRead, include: ReadonlyArray<ReviewInclude>): Partial<ReviewIncludeLoads> => {
-  const loaded: Partial<Record<ReviewInclude, unknown>> = {}
+const loadedFrom = (
+  page: PageRead,
+  include: ReadonlyArray<Reviews.ReviewInclude>
+): Partial<Reviews.ReviewIncludeLoads> => {
+  const loaded: Partial<Record<Reviews.ReviewInclude, unknown>> = {}
   let at = INCLUDES_AT
   for (const name of include) {
     loaded[name] = foldedIncludes[name].read(page.rows, page.values, at)
     at += foldedIncludes[name].width
   }
-  return loaded as Partial<ReviewIncludeLoads>
+  return loaded as Partial<Reviews.ReviewIncludeLoads>
 }
 
 /** A page's rows as objects (the review's columns) and as the values they were read as (with the includes'). */
@@ -318,12 +308,12 @@ interface PageRead {
 export const reviewPageRows = (
   sql: SqlClient.SqlClient,
   organizationId: string,
-  request: Parameters<ReviewReader["page"]>[1],
+  request: Parameters<Reviews.ReviewReader["page"]>[1],
   limits: { readonly window: number; readonly candidatesMax: number } = {
     window: SEARCH_WINDOW,
     candidatesMax: SEARCH_CANDIDATES_MAX
   },
-  include: ReadonlyArray<ReviewInclude> = []
+  include: ReadonlyArray<Reviews.ReviewInclude> = []
 ) =>
   Effect.gen(function*() {
     const raw = withoutTransforms(sql)
@@ -363,7 +353,7 @@ const groupBy = <R extends object, A>(
 /** Keys as one `uuid[]` parameter (a PostgreSQL array literal; the keys are UUIDs from stored rows). */
 const uuidArray = (ids: ReadonlyArray<string>) => `{${ids.join(",")}}`
 
-const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
+const makePgReviewReader = (sql: SqlClient.SqlClient): Reviews.ReviewReader => {
   const raw = withoutTransforms(sql)
   const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
     new Map(rows.map((r) => [String(r[key]), map(r)]))
@@ -371,10 +361,10 @@ const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
     page: (organizationId, request) => {
       const include = [...new Set(request.include)]
       return reviewPageRows(sql, organizationId, request, undefined, include).pipe(
-        Effect.map((read): StoredReviewPage => {
+        Effect.map((read): Reviews.StoredReviewPage => {
           const stored = read.rows.map(toStoredReview)
-          const page = toPage(stored, request, (s) => ({
-            value: normalizeValue(request.sort.type, (s.record as Record<string, unknown>)[request.sort.field]),
+          const page = Kernel.toPage(stored, request, (s) => ({
+            value: Kernel.normalizeValue(request.sort.type, (s.record as Record<string, unknown>)[request.sort.field]),
             id: s.record.id
           }))
           return include.length === 0 ? page : { ...page, loaded: loadedFrom(read, include) }
@@ -395,7 +385,12 @@ const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
             byId(
               rows,
               "id",
-              (r): ImportJob => ({ id: r.id, type: r.type, action: r.action, createdAt: toTimestamp(r.createdAt) })
+              (r): Reviews.ImportJob => ({
+                id: r.id,
+                type: r.type,
+                action: r.action,
+                createdAt: toTimestamp(r.createdAt)
+              })
             )
           ),
           orDie
@@ -469,7 +464,7 @@ const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
             ])
           ]
         ).pipe(
-          Effect.map((rows): CollisionCounts => {
+          Effect.map((rows): Reviews.CollisionCounts => {
             const browserFingerprint = new Map<string, number>()
             const ipAddress = new Map<string, number>()
             for (const r of rows) {
@@ -484,6 +479,6 @@ const makePgReviewReader = (sql: SqlClient.SqlClient): ReviewReader => {
 }
 
 export const PgReviewRepository = Layer.effect(
-  ReviewRepository,
-  Effect.map(SqlClient.SqlClient, (sql) => ReviewRepository.fromReader(makePgReviewReader(sql)))
+  Reviews.ReviewRepository,
+  Effect.map(SqlClient.SqlClient, (sql) => Reviews.ReviewRepository.fromReader(makePgReviewReader(sql)))
 )

@@ -13,13 +13,7 @@
  * transactions changing reviews of one product cannot leave stale stats); imports of one organization are
  * serialized with a transaction-scoped advisory lock (the externalId check cannot race).
  */
-import {
-  type CustomerId,
-  type OrganizationId,
-  type ProductId,
-  type ReviewId,
-  ReviewWriteRepository
-} from "@feedback/core"
+import { type Kernel, Reviews } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { histogramColumns, starSql } from "../catalog/CatalogRows.ts"
@@ -76,13 +70,13 @@ const byKeys = (
 const makeRepository = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const lockReview = (organizationId: OrganizationId, id: ReviewId) =>
+  const lockReview = (organizationId: Kernel.OrganizationId, id: Kernel.ReviewId) =>
     sql.unsafe<ReviewDbRow>(
       `SELECT ${REVIEW_COLUMNS} FROM reviews WHERE organization_id = $1 AND id = $2 FOR UPDATE`,
       [organizationId, id]
     ).pipe(Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), toReview)), orDie)
 
-  return ReviewWriteRepository.of({
+  return Reviews.ReviewWriteRepository.of({
     lockReview,
     updateReview: (organizationId, r) =>
       sql`UPDATE reviews SET title = ${r.title}, body = ${r.body}, original_title = ${r.originalTitle},
@@ -186,7 +180,7 @@ const makeRepository = Effect.gen(function*() {
           [organizationId, published, at, at, ...eventIdSeed(), ...where.params]
         )
         const row = rows[0]!
-        return { count: Number(row.count), changedProductIds: json<Array<ProductId>>(row.changed) }
+        return { count: Number(row.count), changedProductIds: json<Array<Kernel.ProductId>>(row.changed) }
       }).pipe(orDie),
     resolveImportReferences: (organizationId, refs) =>
       Effect.gen(function*() {
@@ -233,11 +227,11 @@ const makeRepository = Effect.gen(function*() {
         const slugs = new Set(refs.productSlugs)
         const externalIds = new Set(refs.productExternalIds)
         const urls = new Set(refs.productUrls)
-        const productsBySlug = new Map<string, ProductId>()
-        const productsByExternalId = new Map<string, ProductId>()
-        const productsByUrl = new Map<string, Array<ProductId>>()
+        const productsBySlug = new Map<string, Kernel.ProductId>()
+        const productsByExternalId = new Map<string, Kernel.ProductId>()
+        const productsByUrl = new Map<string, Array<Kernel.ProductId>>()
         for (const p of products) {
-          const id = p.id as ProductId
+          const id = p.id as Kernel.ProductId
           if (slugs.has(p.slug)) productsBySlug.set(p.slug, id)
           if (p.externalId !== null && externalIds.has(p.externalId)) productsByExternalId.set(p.externalId, id)
           if (p.url !== null && urls.has(p.url)) productsByUrl.set(p.url, [...(productsByUrl.get(p.url) ?? []), id])
@@ -247,13 +241,13 @@ const makeRepository = Effect.gen(function*() {
           productsBySlug,
           productsByExternalId,
           productsByUrl,
-          customersByEmail: new Map(customers.map(([id, email]) => [email, id as CustomerId])),
+          customersByEmail: new Map(customers.map(([id, email]) => [email, id as Kernel.CustomerId])),
           importedExternalIds: new Set(imported)
         }
       }).pipe(orDie),
     ensureCustomers: (organizationId, customers) =>
       Effect.gen(function*() {
-        if (customers.length === 0) return new Map<string, CustomerId>()
+        if (customers.length === 0) return new Map<string, Kernel.CustomerId>()
         yield* sql.unsafe(`${INSERT_CUSTOMERS} ON CONFLICT (organization_id, email) DO NOTHING`, [
           organizationId,
           JSON.stringify(customers.map(customerInput))
@@ -262,7 +256,7 @@ const makeRepository = Effect.gen(function*() {
           byKeys("customers", "id, email", "email", "$2", { lock: true }),
           [organizationId, JSON.stringify(customers.map((c) => c.email))]
         )
-        return new Map(rows.map((r) => [r.email, r.id as CustomerId]))
+        return new Map(rows.map((r) => [r.email, r.id as Kernel.CustomerId]))
       }).pipe(orDie),
     insertImport: (organizationId, job, reviews, at) => {
       // Encoded when called, not when run: the import calls this while the previous slice is being written, so
@@ -337,4 +331,4 @@ const BULK_LOAD_ANALYZE_ROWS = 1_000
 /** The columns lists filter and sort reviews on (their indexes' columns). */
 const LIST_PLANNED_COLUMNS = "organization_id, created_at, id, product_id, customer_id, published, rating, moderated_at"
 
-export const PgReviewWriteRepository = Layer.effect(ReviewWriteRepository, makeRepository)
+export const PgReviewWriteRepository = Layer.effect(Reviews.ReviewWriteRepository, makeRepository)

@@ -1,39 +1,25 @@
 /** Setup and review automation over PostgreSQL. */
 import { jsonValue } from "../kernel/SqlRows.ts"
-import {
-  type Area,
-  type AreaDecisions,
-  emptyAreaDecisions,
-  type EmailTemplate,
-  type NewestFirstPageRequest,
-  type OrganizationId,
-  type Owned,
-  ReviewAutomationRepository,
-  type SetupDecisions,
-  SetupRepository,
-  type SetupSignals,
-  type SurveyFlow,
-  type SurveyFlowId
-} from "@feedback/core"
+import { type Kernel, type Organizations, Setup } from "@feedback/core"
 import { Array as Arr, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 
 interface SetupAreaRow {
-  readonly area: Area
+  readonly area: Setup.Area
   readonly completedAt: Date | null
   readonly dismissedAt: Date | null
   readonly widgetBannerDismissedAt: Date | null
   readonly widgetHintDismissedAt: Date | null
 }
 
-const toDecisions = (rows: ReadonlyArray<SetupAreaRow>): SetupDecisions => {
+const toDecisions = (rows: ReadonlyArray<SetupAreaRow>): Setup.SetupDecisions => {
   const byArea = new Map(rows.map((r) => [r.area, r]))
-  const of = (area: Area): AreaDecisions => {
+  const of = (area: Setup.Area): Setup.AreaDecisions => {
     const r = byArea.get(area)
     return r === undefined
-      ? emptyAreaDecisions
+      ? Setup.emptyAreaDecisions
       : {
         completedAt: toNullableTimestamp(r.completedAt),
         dismissedAt: toNullableTimestamp(r.dismissedAt),
@@ -45,16 +31,16 @@ const toDecisions = (rows: ReadonlyArray<SetupAreaRow>): SetupDecisions => {
 }
 
 const PgSetupRepository = Layer.effect(
-  SetupRepository,
+  Setup.SetupRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const readDecisions = (organizationId: OrganizationId) =>
+    const readDecisions = (organizationId: Kernel.OrganizationId) =>
       sql<SetupAreaRow>`SELECT area, completed_at, dismissed_at, widget_banner_dismissed_at, widget_hint_dismissed_at
         FROM setup_areas WHERE organization_id = ${organizationId}`.pipe(Effect.map(toDecisions), orDie)
-    return SetupRepository.of({
+    return Setup.SetupRepository.of({
       // One round trip; each EXISTS stops at the first row of an index on (organization_id, …).
       signals: (organizationId) =>
-        sql<SetupSignals>`SELECT
+        sql<Setup.SetupSignals>`SELECT
           EXISTS (SELECT 1 FROM sites WHERE organization_id = ${organizationId}) AS has_site,
           EXISTS (SELECT 1 FROM publishable_keys WHERE organization_id = ${organizationId} AND revoked_at IS NULL)
             AS has_publishable_key,
@@ -69,7 +55,7 @@ const PgSetupRepository = Layer.effect(
                   JOIN sites s ON s.organization_id = p.organization_id AND s.id = p.site_id
                   WHERE p.organization_id = ${organizationId}) AS loyalty_program_on_site,
           EXISTS (SELECT 1 FROM wishlists WHERE organization_id = ${organizationId}) AS has_wishlist`.pipe(
-          Effect.map((rows): SetupSignals => {
+          Effect.map((rows): Setup.SetupSignals => {
             const r = rows[0]!
             return {
               hasSite: r.hasSite,
@@ -88,7 +74,7 @@ const PgSetupRepository = Layer.effect(
       decisions: readDecisions,
       saveDecisions: (organizationId, updates) =>
         Effect.gen(function*() {
-          const rows = (Object.keys(updates) as Array<Area>).flatMap((area) => {
+          const rows = (Object.keys(updates) as Array<Setup.Area>).flatMap((area) => {
             const d = updates[area]
             return d === undefined ? [] : [{ organizationId, area, ...d }]
           })
@@ -139,8 +125,8 @@ interface SurveyFlowStepRow {
   readonly waitSeconds: number | null
 }
 
-const toEmailTemplate = (r: EmailTemplateRow): EmailTemplate => ({
-  id: r.id as EmailTemplate["id"],
+const toEmailTemplate = (r: EmailTemplateRow): Setup.EmailTemplate => ({
+  id: r.id as Setup.EmailTemplate["id"],
   name: r.name,
   type: r.type,
   subject: r.subject,
@@ -153,9 +139,9 @@ const toEmailTemplate = (r: EmailTemplateRow): EmailTemplate => ({
 const toSurveyFlows = (
   flows: ReadonlyArray<SurveyFlowRow>,
   steps: ReadonlyArray<SurveyFlowStepRow>
-): ReadonlyArray<SurveyFlow> =>
-  flows.map((r): SurveyFlow => ({
-    id: r.id as SurveyFlow["id"],
+): ReadonlyArray<Setup.SurveyFlow> =>
+  flows.map((r): Setup.SurveyFlow => ({
+    id: r.id as Setup.SurveyFlow["id"],
     name: r.name,
     isActive: r.isActive,
     triggerEvent: r.triggerEvent,
@@ -166,32 +152,32 @@ const toSurveyFlows = (
       id: s.id,
       type: s.type,
       position: Number(s.position),
-      emailTemplateId: s.emailTemplateId as SurveyFlow["steps"][number]["emailTemplateId"],
+      emailTemplateId: s.emailTemplateId as Setup.SurveyFlow["steps"][number]["emailTemplateId"],
       url: s.url,
       waitSeconds: s.waitSeconds === null ? null : Number(s.waitSeconds)
     })),
-    metadata: jsonValue(r.metadata) as SurveyFlow["metadata"],
+    metadata: jsonValue(r.metadata) as Setup.SurveyFlow["metadata"],
     createdAt: toTimestamp(r.createdAt),
     updatedAt: toTimestamp(r.updatedAt)
   }))
 
 const PgReviewAutomationRepository = Layer.effect(
-  ReviewAutomationRepository,
+  Setup.ReviewAutomationRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const templateColumns = sql`id, name, type, subject, body, created_at, updated_at`
     const flowColumns = sql`id, name, is_active, trigger_event, condition, metadata, created_at, updated_at`
     /** Keyset condition of a newest-first page. */
-    const olderThan = (page: NewestFirstPageRequest) =>
+    const olderThan = (page: Kernel.NewestFirstPageRequest) =>
       page.after === undefined ? sql`TRUE` : sql`(created_at, id) < (${page.after.createdAt}, ${page.after.id})`
-    const stepsOf = (organizationId: OrganizationId, flowIds: ReadonlyArray<string>) =>
+    const stepsOf = (organizationId: Kernel.OrganizationId, flowIds: ReadonlyArray<string>) =>
       flowIds.length === 0
         ? Effect.succeed([] as ReadonlyArray<SurveyFlowStepRow>)
         : sql<SurveyFlowStepRow>`SELECT id, survey_flow_id, position, type, email_template_id, url, wait_seconds
           FROM survey_flow_steps WHERE organization_id = ${organizationId} AND ${sql.in("survey_flow_id", flowIds)}`
-    const flowsWithSteps = (organizationId: OrganizationId, rows: ReadonlyArray<SurveyFlowRow>) =>
+    const flowsWithSteps = (organizationId: Kernel.OrganizationId, rows: ReadonlyArray<SurveyFlowRow>) =>
       Effect.map(stepsOf(organizationId, rows.map((r) => r.id)), (steps) => toSurveyFlows(rows, steps))
-    const insertSteps = (f: Owned<SurveyFlow>) => {
+    const insertSteps = (f: Organizations.Owned<Setup.SurveyFlow>) => {
       const steps = f.steps.map((s) => ({
         organizationId: f.organizationId,
         id: s.id,
@@ -206,7 +192,7 @@ const PgReviewAutomationRepository = Layer.effect(
         ? Effect.asVoid(sql`INSERT INTO survey_flow_steps ${sql.insert(steps)}`)
         : Effect.void
     }
-    return ReviewAutomationRepository.of({
+    return Setup.ReviewAutomationRepository.of({
       insertEmailTemplate: (t) =>
         sql`INSERT INTO email_templates (organization_id, id, name, type, subject, body, created_at, updated_at)
           VALUES (${t.organizationId}, ${t.id}, ${t.name}, ${t.type}, ${t.subject}, ${t.body}, ${t.createdAt},
@@ -260,7 +246,10 @@ const PgReviewAutomationRepository = Layer.effect(
           WHERE f.organization_id = ${organizationId} AND EXISTS (
             SELECT 1 FROM survey_flow_steps s
             WHERE s.organization_id = f.organization_id AND s.survey_flow_id = f.id AND s.email_template_id = ${id})
-          ORDER BY f.created_at, f.id`.pipe(Effect.map((rows) => rows.map((r) => r.id as SurveyFlow["id"])), orDie),
+          ORDER BY f.created_at, f.id`.pipe(
+          Effect.map((rows) => rows.map((r) => r.id as Setup.SurveyFlow["id"])),
+          orDie
+        ),
       pageSurveyFlows: (organizationId, page) =>
         sql<SurveyFlowRow>`SELECT ${flowColumns} FROM survey_flows
           WHERE organization_id = ${organizationId} AND ${olderThan(page)}
@@ -278,10 +267,10 @@ const PgReviewAutomationRepository = Layer.effect(
           >`SELECT survey_flow_id AS "flowId" FROM guided_setups
             WHERE organization_id = ${organizationId} FOR UPDATE`
           const flowId = held?.flowId ?? null
-          if (flowId === null) return Option.none<SurveyFlowId>()
+          if (flowId === null) return Option.none<Kernel.SurveyFlowId>()
           const exists =
             yield* sql`SELECT 1 FROM survey_flows WHERE organization_id = ${organizationId} AND id = ${flowId} AND is_active`
-          return exists.length > 0 ? Option.some(flowId as SurveyFlowId) : Option.none<SurveyFlowId>()
+          return exists.length > 0 ? Option.some(flowId as Kernel.SurveyFlowId) : Option.none<Kernel.SurveyFlowId>()
         }).pipe(orDie),
       recordGuidedSetup: (organizationId, flowId) =>
         sql`UPDATE guided_setups SET survey_flow_id = ${flowId} WHERE organization_id = ${organizationId}`.pipe(

@@ -3,17 +3,7 @@
  * computes (`SurveyRules.nextDue`) and the claim of a step in flight. Claims take due rows with
  * `FOR UPDATE SKIP LOCKED` and commit before anything is sent, so workers of any number of processes never share one.
  */
-import {
-  type ClaimedSurvey,
-  type OrganizationId,
-  nextDue,
-  normalizeValue,
-  type Page,
-  type StoredSurvey,
-  type Survey,
-  SurveyRepository,
-  toPage
-} from "@feedback/core"
+import { Kernel, Surveys } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { columnsFrom, compileListQuery, type ListSqlMapping } from "../kernel/FilterSql.ts"
@@ -41,7 +31,7 @@ const surveyMapping: ListSqlMapping = {
 
 const CUSTOMER_JOIN = `LEFT JOIN customers c ON c.organization_id = t.organization_id AND c.id = t.customer_id`
 
-const toSurvey = (r: Row): Survey => ({
+const toSurvey = (r: Row): Surveys.Survey => ({
   id: r.id,
   flowId: r.flowId,
   orderId: r.orderId,
@@ -57,7 +47,7 @@ const toSurvey = (r: Row): Survey => ({
   updatedAt: toTimestamp(r.updatedAt)
 })
 
-const toStored = (r: Row): StoredSurvey => ({
+const toStored = (r: Row): Surveys.StoredSurvey => ({
   survey: toSurvey(r),
   token: r.token,
   claim: r.claimedBy === null
@@ -79,9 +69,9 @@ const RECORDSET =
   next_due_at timestamptz, next_position integer, claimed_by text, claimed_at timestamptz, claimed_position integer,
   claimed_sending_at timestamptz`
 
-const input = (stored: StoredSurvey) => {
+const input = (stored: Surveys.StoredSurvey) => {
   const s = stored.survey
-  const due = nextDue(stored)
+  const due = Surveys.nextDue(stored)
   return {
     id: s.id,
     flow_id: s.flowId,
@@ -109,14 +99,14 @@ const input = (stored: StoredSurvey) => {
 const ACTIVE = `(t.next_due_at IS NOT NULL OR t.claimed_by IS NOT NULL)`
 
 export const PgSurveyRepository = Layer.effect(
-  SurveyRepository,
+  Surveys.SurveyRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const one = (text: string, params: ReadonlyArray<unknown>) =>
       sql.unsafe<Row>(text, params).pipe(Effect.map((rows) => Option.fromUndefinedOr(rows[0])), orDie)
 
-    return SurveyRepository.of({
+    return Surveys.SurveyRepository.of({
       contactsOf: (organizationId, customerIds) =>
         customerIds.length === 0 ?
           Effect.succeed(new Map()) :
@@ -155,7 +145,9 @@ export const PgSurveyRepository = Layer.effect(
           `SELECT organization_id AS organization FROM surveys WHERE token = $1 LIMIT 1`,
           [token]
         ).pipe(
-          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (r) => r.organization as OrganizationId)),
+          Effect.map((rows) =>
+            Option.map(Option.fromUndefinedOr(rows[0]), (r) => r.organization as Kernel.OrganizationId)
+          ),
           orDie
         ),
       lockSurveyByToken: (organizationId, token) =>
@@ -198,13 +190,13 @@ export const PgSurveyRepository = Layer.effect(
            ORDER BY ${q.orderBy} LIMIT ${request.limit + 1}`,
             [organizationId, ...q.params]
           )
-          return toPage(rows.map(toSurvey), request, (survey) => ({
-            value: normalizeValue(
+          return Kernel.toPage(rows.map(toSurvey), request, (survey) => ({
+            value: Kernel.normalizeValue(
               request.sort.type,
               (survey as unknown as Record<string, unknown>)[request.sort.field]
             ),
             id: survey.id
-          })) as Page<Survey>
+          })) as Kernel.Page<Surveys.Survey>
         }).pipe(orDie),
       claimDue: (workerId, at, limit) =>
         // Organizations in turn (docs/DECISIONS.md §56): every organization's oldest due step, then every one's next,
@@ -243,7 +235,7 @@ export const PgSurveyRepository = Layer.effect(
           [workerId, at, limit]
         ).pipe(
           Effect.map((rows) =>
-            [...rows].sort((a, b) => Number(a.claimTurn) - Number(b.claimTurn)).map((r): ClaimedSurvey => ({
+            [...rows].sort((a, b) => Number(a.claimTurn) - Number(b.claimTurn)).map((r): Surveys.ClaimedSurvey => ({
               organizationId: r.organizationId,
               ...toStored(r)
             }))

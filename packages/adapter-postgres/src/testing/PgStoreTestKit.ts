@@ -4,13 +4,7 @@
  * mappings the stores use (`PgReviewRows`, `CatalogRows`), set-based (one statement per table and organization),
  * and review stats are recalculated through the store's own `ReviewWriteRepository`.
  */
-import {
-  type ImportJobRef,
-  type ProductId,
-  type ReviewDeletionRecord,
-  type ReviewId,
-  ReviewWriteRepository
-} from "@feedback/core"
+import { type Kernel, Reviews } from "@feedback/core"
 import { type SeedReview, StoreTestKit } from "@feedback/testing"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -49,7 +43,7 @@ export const PgStoreTestKit = Layer.effect(
   StoreTestKit,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const writes = yield* ReviewWriteRepository
+    const writes = yield* Reviews.ReviewWriteRepository
 
     /** One `INSERT … FROM jsonb_to_recordset($2)` of organization `$1`'s rows; nothing when there are none. */
     const many = (statement: string, organizationId: string, rows: ReadonlyArray<unknown>) =>
@@ -115,7 +109,7 @@ export const PgStoreTestKit = Layer.effect(
       deleteProduct: (organizationId, id) => remove("products", organizationId, id).pipe(Effect.orDie),
       deleteReview: (organizationId, id) =>
         sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<{ productId: ProductId }>`SELECT product_id FROM reviews
+          const rows = yield* sql<{ productId: Kernel.ProductId }>`SELECT product_id FROM reviews
             WHERE organization_id = ${organizationId} AND id = ${id}`
           const productId = rows[0]?.productId
           if (productId === undefined) return false
@@ -137,7 +131,7 @@ export const PgStoreTestKit = Layer.effect(
           Effect.orDie
         ),
       reviewIds: (organizationId) =>
-        sql<{ id: ReviewId }>`SELECT id FROM reviews WHERE organization_id = ${organizationId}`.pipe(
+        sql<{ id: Kernel.ReviewId }>`SELECT id FROM reviews WHERE organization_id = ${organizationId}`.pipe(
           Effect.map((rows) => rows.map((r) => r.id).sort()),
           Effect.orDie
         ),
@@ -159,8 +153,8 @@ export const PgStoreTestKit = Layer.effect(
         JOIN import_jobs j ON j.organization_id = r.organization_id AND j.id = r.import_job_id
         WHERE r.organization_id = ${organizationId} AND r.id = ${reviewId}`.pipe(
           Effect.map((rows) =>
-            Option.map(Option.fromUndefinedOr(rows[0]), (j): ImportJobRef => ({
-              id: j.id as ImportJobRef["id"],
+            Option.map(Option.fromUndefinedOr(rows[0]), (j): Reviews.ImportJobRef => ({
+              id: j.id as Reviews.ImportJobRef["id"],
               type: j.type,
               action: j.action,
               row: Number(j.row),
@@ -174,9 +168,9 @@ export const PgStoreTestKit = Layer.effect(
         SELECT review_id, reason, note, actor_key_id, deleted_at FROM review_deletions
         WHERE organization_id = ${organizationId} AND review_id = ${reviewId}`.pipe(
           Effect.map((rows) =>
-            Option.map(Option.fromUndefinedOr(rows[0]), (d): ReviewDeletionRecord => ({
-              reviewId: d.reviewId as ReviewId,
-              reason: d.reason as ReviewDeletionRecord["reason"],
+            Option.map(Option.fromUndefinedOr(rows[0]), (d): Reviews.ReviewDeletionRecord => ({
+              reviewId: d.reviewId as Kernel.ReviewId,
+              reason: d.reason as Reviews.ReviewDeletionRecord["reason"],
               note: d.note,
               actorKeyId: d.actorKeyId,
               deletedAt: toTimestamp(d.deletedAt)

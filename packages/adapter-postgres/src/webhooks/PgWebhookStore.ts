@@ -9,18 +9,7 @@
  * claims read and write only that narrow table, and the outcome deletes it and writes the record once. The record's
  * `status` says `pending` until then; readers take `pending` or `in_flight` from the queue row (`openState`).
  */
-import {
-  type ClaimedDelivery,
-  type CompletedDelivery,
-  type DomainEvent,
-  fairClaimOrder,
-  type OrganizationId,
-  type WebhookDeliveryRecord,
-  type WebhookListPosition,
-  type WebhookRecord,
-  WebhookRepository,
-  previousSecretOf
-} from "@feedback/core"
+import { type Kernel, Webhooks } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { numberArrayLiteral, textArrayLiteral } from "../kernel/ArrayLiterals.ts"
@@ -40,11 +29,11 @@ interface WebhookRow {
   readonly updatedAt: Date
 }
 
-const toWebhookRecord = (r: WebhookRow): WebhookRecord => ({
-  id: r.id as WebhookRecord["id"],
-  organizationId: r.organizationId as OrganizationId,
+const toWebhookRecord = (r: WebhookRow): Webhooks.WebhookRecord => ({
+  id: r.id as Webhooks.WebhookRecord["id"],
+  organizationId: r.organizationId as Kernel.OrganizationId,
   url: r.url,
-  events: r.events as WebhookRecord["events"],
+  events: r.events as Webhooks.WebhookRecord["events"],
   hmacSecret: r.hmacSecret,
   previousHmacSecret: r.previousHmacSecret,
   previousSecretExpiresAt: r.previousSecretExpiresAt === null ? null : toTimestamp(r.previousSecretExpiresAt),
@@ -59,7 +48,7 @@ interface DeliveryRow {
   readonly eventId: string
   readonly event: string
   readonly idempotencyKey: string
-  readonly status: WebhookDeliveryRecord["status"]
+  readonly status: Webhooks.WebhookDeliveryRecord["status"]
   readonly payload: string
   readonly responseStatus: number | null
   readonly error: string | null
@@ -92,17 +81,17 @@ type DeliveryColumns = Pick<
  */
 const deliveryRecord = (
   r: DeliveryColumns,
-  status: WebhookDeliveryRecord["status"],
+  status: Webhooks.WebhookDeliveryRecord["status"],
   responseStatus: number | null,
   error: string | null,
   durationMs: number | null,
-  attemptedAt: WebhookDeliveryRecord["attemptedAt"],
+  attemptedAt: Webhooks.WebhookDeliveryRecord["attemptedAt"],
   claimedBy: string | null
-): WebhookDeliveryRecord => ({
-  id: r.id as WebhookDeliveryRecord["id"],
-  organizationId: r.organizationId as OrganizationId,
-  webhookId: r.webhookId as WebhookDeliveryRecord["webhookId"],
-  eventId: r.eventId as WebhookDeliveryRecord["eventId"],
+): Webhooks.WebhookDeliveryRecord => ({
+  id: r.id as Webhooks.WebhookDeliveryRecord["id"],
+  organizationId: r.organizationId as Kernel.OrganizationId,
+  webhookId: r.webhookId as Webhooks.WebhookDeliveryRecord["webhookId"],
+  eventId: r.eventId as Webhooks.WebhookDeliveryRecord["eventId"],
   event: r.event,
   idempotencyKey: r.idempotencyKey,
   status,
@@ -113,11 +102,11 @@ const deliveryRecord = (
   createdAt: toTimestamp(r.createdAt),
   attemptedAt,
   claimedBy,
-  redeliveryOf: r.redeliveryOf as WebhookDeliveryRecord["redeliveryOf"],
+  redeliveryOf: r.redeliveryOf as Webhooks.WebhookDeliveryRecord["redeliveryOf"],
   recordKey: r.recordKey
 })
 
-const toDeliveryRecord = (r: DeliveryRow): WebhookDeliveryRecord =>
+const toDeliveryRecord = (r: DeliveryRow): Webhooks.WebhookDeliveryRecord =>
   deliveryRecord(
     r,
     r.status,
@@ -165,7 +154,7 @@ const storableError = (error: string | null): string | null =>
  * data once, not once per subscribed webhook (docs/DECISIONS.md §38). A body without its key travels whole.
  */
 const deliveryRows = (
-  deliveries: ReadonlyArray<WebhookDeliveryRecord>
+  deliveries: ReadonlyArray<Webhooks.WebhookDeliveryRecord>
 ): { readonly parts: string; readonly rows: string } => {
   const parts: Array<{ p: number; prefix: string; suffix: string }> = []
   const byPrefix = new Map<string, Array<{ p: number; suffix: string }>>()
@@ -212,7 +201,7 @@ const canonicalUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
  * Whether a delivery is new and open (what a fan-out and a redelivery write): pending, never attempted, with a key
  * the server prints back byte for byte. Such rows travel in the narrow form (`freshDeliveryRows`).
  */
-const isFresh = (d: WebhookDeliveryRecord): boolean =>
+const isFresh = (d: Webhooks.WebhookDeliveryRecord): boolean =>
   d.status === "pending" && d.attemptedAt === null && d.claimedBy === null && d.responseStatus === null &&
   d.error === null && d.durationMs === null && canonicalUuid.test(d.idempotencyKey)
 
@@ -241,7 +230,7 @@ const sameGroup = (a: FreshGroup, b: Omit<FreshGroup, "g">): boolean =>
  * parses four arrays instead of a 17-field JSON object a row, and reads the event's place in the outbox once per
  * event. A body without its key is its group's whole `prefix` (`keyed` false).
  */
-const freshDeliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): {
+const freshDeliveryRows = (deliveries: ReadonlyArray<Webhooks.WebhookDeliveryRecord>): {
   readonly groups: string
   readonly ids: string
   readonly webhookIds: string
@@ -299,7 +288,7 @@ const freshDeliveryRows = (deliveries: ReadonlyArray<WebhookDeliveryRecord>): {
  * Outcomes as one array parameter per field (`feedback_record_outcomes`, migration 109, docs/DECISIONS.md §41):
  * the server binds them as they are, where a JSON document took a statement of its own to parse every turn.
  */
-const outcomeArrays = (completed: ReadonlyArray<CompletedDelivery>) => {
+const outcomeArrays = (completed: ReadonlyArray<Webhooks.CompletedDelivery>) => {
   const orgs: Array<string> = []
   const ids: Array<string> = []
   const statuses: Array<string> = []
@@ -325,7 +314,7 @@ const outcomeArrays = (completed: ReadonlyArray<CompletedDelivery>) => {
 }
 
 export const PgWebhookRepository = Layer.effect(
-  WebhookRepository,
+  Webhooks.WebhookRepository,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const raw = withoutTransforms(sql)
@@ -344,7 +333,7 @@ export const PgWebhookRepository = Layer.effect(
       )
 
     const eventsArray = (events: ReadonlyArray<string>) => sql`string_to_array(${events.join(",")}, ',')`
-    const olderThan = (after: WebhookListPosition | undefined, table: "" | "d." = "") =>
+    const olderThan = (after: Webhooks.WebhookListPosition | undefined, table: "" | "d." = "") =>
       after === undefined
         ? sql`TRUE`
         : sql`(${sql.literal(table)}created_at, ${
@@ -376,7 +365,7 @@ export const PgWebhookRepository = Layer.effect(
       AND w.id = v.webhook_id FOR KEY SHARE)`)
 
     /** Any deliveries, each row whole (`deliveryRows`). */
-    const insertAny = (chunk: ReadonlyArray<WebhookDeliveryRecord>) => {
+    const insertAny = (chunk: ReadonlyArray<Webhooks.WebhookDeliveryRecord>) => {
       const { parts, rows } = deliveryRows(chunk)
       return sql`WITH parts AS (
               SELECT * FROM json_to_recordset(${parts}::json) AS part(p integer, prefix text, suffix text)
@@ -411,7 +400,7 @@ export const PgWebhookRepository = Layer.effect(
      * New pending deliveries in their narrow form (`freshDeliveryRows`, docs/DECISIONS.md §41): the rows `insertAny`
      * would write for them, with the event's place in the outbox read once per event.
      */
-    const insertFresh = (chunk: ReadonlyArray<WebhookDeliveryRecord>) => {
+    const insertFresh = (chunk: ReadonlyArray<Webhooks.WebhookDeliveryRecord>) => {
       const { groupOf, groups, ids, keys, webhookIds } = freshDeliveryRows(chunk)
       return sql`WITH groups AS MATERIALIZED (
         SELECT g.*, CASE WHEN g.record_key IS NOT NULL THEN (
@@ -436,17 +425,17 @@ export const PgWebhookRepository = Layer.effect(
     }
 
     /** Writes outcomes of deliveries the dispatcher holds; answers the ids recorded. */
-    const recordOutcomes = (dispatcherId: string, completed: ReadonlyArray<CompletedDelivery>) => {
+    const recordOutcomes = (dispatcherId: string, completed: ReadonlyArray<Webhooks.CompletedDelivery>) => {
       const o = outcomeArrays(completed)
       return sql<{ id: string }>`SELECT r AS id FROM feedback_record_outcomes(${o.orgs}::uuid[], ${o.ids}::uuid[],
         ${o.statuses}::text[], ${o.codes}::integer[], ${o.errors}::text[], ${o.durations}::integer[],
         ${dispatcherId}::uuid) r`.pipe(
-        Effect.map((rows) => rows.map((r) => r.id as WebhookDeliveryRecord["id"])),
+        Effect.map((rows) => rows.map((r) => r.id as Webhooks.WebhookDeliveryRecord["id"])),
         orDie
       )
     }
 
-    return WebhookRepository.of({
+    return Webhooks.WebhookRepository.of({
       insert: (w) =>
         sql`INSERT INTO webhooks (organization_id, id, url, events, hmac_secret, previous_hmac_secret,
             previous_secret_expires_at, created_at, updated_at)
@@ -492,9 +481,9 @@ export const PgWebhookRepository = Layer.effect(
           Effect.map((rows) =>
             [...rows]
               .sort((a, b) => Number(a.seq) - Number(b.seq))
-              .map((r): DomainEvent => ({
-                id: r.id as DomainEvent["id"],
-                organizationId: r.organizationId as OrganizationId,
+              .map((r): Kernel.DomainEvent => ({
+                id: r.id as Kernel.DomainEvent["id"],
+                organizationId: r.organizationId as Kernel.OrganizationId,
                 event: r.event,
                 data: typeof r.data === "string" ? JSON.parse(r.data) : r.data,
                 occurredAt: toTimestamp(r.occurredAt)
@@ -523,7 +512,7 @@ export const PgWebhookRepository = Layer.effect(
       insertDeliveries: (deliveries) => {
         const fresh = deliveries.filter(isFresh)
         const other = fresh.length === deliveries.length ? [] : deliveries.filter((d) => !isFresh(d))
-        const chunks = (rows: ReadonlyArray<WebhookDeliveryRecord>) =>
+        const chunks = (rows: ReadonlyArray<Webhooks.WebhookDeliveryRecord>) =>
           Array.from(
             { length: Math.ceil(rows.length / INSERT_CHUNK) },
             (_, i) => rows.slice(i * INSERT_CHUNK, (i + 1) * INSERT_CHUNK)
@@ -551,13 +540,13 @@ export const PgWebhookRepository = Layer.effect(
             ${at}::timestamptz, ${whole(limit)}::int, ${whole(perWebhookLimit)}::int,
             ${whole(perOrganizationLimit ?? NO_LIMIT)}::int)`.pipe(
           Effect.map((rows) =>
-            fairClaimOrder(
-              rows.map((r): ClaimedDelivery => ({
+            Webhooks.fairClaimOrder(
+              rows.map((r): Webhooks.ClaimedDelivery => ({
                 // A claimed delivery is in flight for this claim: its claimer and time are the caller's own.
                 delivery: deliveryRecord(r, "in_flight", null, null, null, at, dispatcherId),
                 url: r.url,
                 hmacSecret: r.hmacSecret,
-                previousSecret: previousSecretOf({
+                previousSecret: Webhooks.previousSecretOf({
                   previousHmacSecret: r.previousHmacSecret,
                   previousSecretExpiresAt: r.previousSecretExpiresAt === null
                     ? null

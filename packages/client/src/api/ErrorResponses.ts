@@ -3,31 +3,17 @@
  * `errorWire`. Each schema decodes the envelope into the core's tagged error and encodes the error back, so the
  * server answers the envelope and the typed client gets the core error class.
  */
-import {
-  Conflict,
-  errorWire,
-  Forbidden,
-  ImportFailed,
-  InvalidRedaction,
-  InvalidRequest,
-  MAX_REQUEST_ISSUES,
-  NotFound,
-  PayloadTooLarge,
-  RequestIssue,
-  StoreUnavailable,
-  TooManyRequests,
-  Unauthorized
-} from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Schema, SchemaTransformation } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 
-type Wire = typeof errorWire
+type Wire = typeof Kernel.errorWire
 type Tag = keyof Wire
 
 const envelope = <T extends Tag, D extends Schema.Top>(tag: T, details: D) =>
   Schema.Struct({
     error: Schema.Struct({
-      code: Schema.Literal(errorWire[tag].code),
+      code: Schema.Literal(Kernel.errorWire[tag].code),
       message: Schema.String,
       details
     })
@@ -58,70 +44,76 @@ const wire = <
         encode: (e: Enc) => {
           const details = toDetails(e)
           return {
-            error: { code: errorWire[tag].code, message: e.message, ...(details === undefined ? {} : { details }) }
+            error: {
+              code: Kernel.errorWire[tag].code,
+              message: e.message,
+              ...(details === undefined ? {} : { details })
+            }
           } as never
         }
       }) as never
     ),
-    HttpApiSchema.status(errorWire[tag].status)
+    HttpApiSchema.status(Kernel.errorWire[tag].status)
   )
 
 const NoDetails = Schema.optionalKey(Schema.Struct({}))
 
 export const InvalidRequestResponse = wire(
-  InvalidRequest,
+  Kernel.InvalidRequest,
   "InvalidRequest",
-  Schema.Struct({ issues: Schema.Array(RequestIssue) }),
+  Schema.Struct({ issues: Schema.Array(Kernel.RequestIssue) }),
   // Builders cap their issues already (`InvalidRequest.of`); this keeps the wire bound whoever built the error.
-  (e) => ({ issues: e.issues.length > MAX_REQUEST_ISSUES ? e.issues.slice(0, MAX_REQUEST_ISSUES) : e.issues }),
+  (e) => ({
+    issues: e.issues.length > Kernel.MAX_REQUEST_ISSUES ? e.issues.slice(0, Kernel.MAX_REQUEST_ISSUES) : e.issues
+  }),
   (d) => ({ issues: d.issues })
 )
-export const UnauthorizedResponse = wire(Unauthorized, "Unauthorized", NoDetails, () => undefined, () => ({}))
+export const UnauthorizedResponse = wire(Kernel.Unauthorized, "Unauthorized", NoDetails, () => undefined, () => ({}))
 export const ForbiddenResponse = wire(
-  Forbidden,
+  Kernel.Forbidden,
   "Forbidden",
   Schema.Struct({ permission: Schema.String }),
   (e) => ({ permission: e.permission }),
   (d) => ({ permission: d.permission })
 )
 export const NotFoundResponse = wire(
-  NotFound,
+  Kernel.NotFound,
   "NotFound",
   Schema.Struct({ resource: Schema.String }),
   (e) => ({ resource: e.resource }),
   (d) => ({ resource: d.resource })
 )
-export const ConflictResponse = wire(Conflict, "Conflict", NoDetails, () => undefined, () => ({}))
+export const ConflictResponse = wire(Kernel.Conflict, "Conflict", NoDetails, () => undefined, () => ({}))
 export const StoreUnavailableResponse = wire(
-  StoreUnavailable,
+  Kernel.StoreUnavailable,
   "StoreUnavailable",
   NoDetails,
   () => undefined,
   () => ({})
 )
 export const PayloadTooLargeResponse = wire(
-  PayloadTooLarge,
+  Kernel.PayloadTooLarge,
   "PayloadTooLarge",
   Schema.Struct({ limitBytes: Schema.Int }),
   (e) => ({ limitBytes: e.limitBytes }),
   (d) => ({ limitBytes: d.limitBytes })
 )
 export const InvalidRedactionResponse = wire(
-  InvalidRedaction,
+  Kernel.InvalidRedaction,
   "InvalidRedaction",
   Schema.Struct({ field: Schema.String }),
   (e) => ({ field: e.field }),
   (d) => ({ field: d.field })
 )
 export const ImportFailedResponse = wire(
-  ImportFailed,
+  Kernel.ImportFailed,
   "ImportFailed",
   Schema.Struct({ index: Schema.Int, message: Schema.String }),
   (e) => ({ index: e.index, message: e.message }),
   (d) => ({ index: d.index })
 )
 export const TooManyRequestsResponse = wire(
-  TooManyRequests,
+  Kernel.TooManyRequests,
   "TooManyRequests",
   Schema.Struct({
     retryAfterSeconds: Schema.optionalKey(Schema.Int),

@@ -3,7 +3,7 @@
  * every secured POST, PATCH and DELETE of the document: one shared parameter and one shared header component, each
  * operation referring to them, so the contract names the behaviour the server applies to exactly those methods.
  */
-import { errorWire, IDEMPOTENCY_TTL_MS, MAX_IDEMPOTENCY_KEY_LENGTH } from "@feedback/core"
+import { Idempotency, Kernel } from "@feedback/core"
 import { envelopeSchema } from "./OpenApiDocument.ts"
 
 const keyed = ["post", "patch", "delete"] as const
@@ -13,11 +13,18 @@ const idempotencyKey = {
   in: "header",
   required: false,
   description: `Makes a retry safe: the first request with this key that the operation decides (a 2xx, 404, 409 or ` +
-    `422) is recorded for ${IDEMPOTENCY_TTL_MS / 3_600_000} hours, and a repeat with the same method, path and body ` +
+    `422) is recorded for ${
+      Idempotency.IDEMPOTENCY_TTL_MS / 3_600_000
+    } hours, and a repeat with the same method, path and body ` +
     `gets that answer again (with \`Idempotent-Replayed: true\`) without running anything. The same key with another ` +
     `request is 422 \`IDEMPOTENCY_KEY_REUSED\`; a repeat while the first still runs is 409 \`CONFLICT\`. Send a new ` +
     `random value (such as a UUID) for each distinct request.`,
-  schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: "^[\\x20-\\x7E]+$" }
+  schema: {
+    type: "string",
+    minLength: 1,
+    maxLength: Idempotency.MAX_IDEMPOTENCY_KEY_LENGTH,
+    pattern: "^[\\x20-\\x7E]+$"
+  }
 }
 
 const idempotentReplayed = {
@@ -58,8 +65,8 @@ export const withIdempotencyKeys = (spec: Record<string, any>): Record<string, a
   ;(components["parameters"] ??= {})["IdempotencyKey"] = idempotencyKey
   ;(components["headers"] ??= {})["Idempotent-Replayed"] = idempotentReplayed
   const schemas = (components["schemas"] ??= {})
-  schemas["ConflictError"] ??= envelopeSchema(errorWire.Conflict.code)
-  schemas["IdempotencyKeyReusedError"] ??= envelopeSchema(errorWire.IdempotencyKeyReused.code)
+  schemas["ConflictError"] ??= envelopeSchema(Kernel.errorWire.Conflict.code)
+  schemas["IdempotencyKeyReusedError"] ??= envelopeSchema(Kernel.errorWire.IdempotencyKeyReused.code)
   const paths: Record<string, Record<string, any>> = spec["paths"] ?? {}
   for (const item of Object.values(paths)) {
     for (const method of keyed) {

@@ -9,14 +9,7 @@
  * `query.<name>`. An empty value (`?limit=`) is the same as an omitted one. Unknown and repeated parameters are
  * 400s too (strict query parsing, `api/Api.ts`).
  */
-import {
-  type InvalidRequest,
-  listLimits,
-  parseAnswered,
-  parseInclude,
-  parseLimit,
-  parseSortValue
-} from "@feedback/core"
+import { Kernel, Questions } from "@feedback/core"
 import { Option, Result, Schema, SchemaAST, SchemaGetter, SchemaTransformation } from "effect"
 
 /** An OpenAPI (JSON Schema) description of a query parameter. */
@@ -39,7 +32,7 @@ export const queryParameter = <
   type: S,
   options: {
     readonly document: ParameterDocument
-    readonly parse: (raw: string) => Result.Result<S["Type"], InvalidRequest>
+    readonly parse: (raw: string) => Result.Result<S["Type"], Kernel.InvalidRequest>
     readonly format: (value: S["Type"]) => string
   }
 ) => {
@@ -81,16 +74,16 @@ export const queryParameter = <
 const textParam = (description: string) => Schema.optionalKey(Schema.String.annotate({ description }))
 
 const limitParam = queryParameter(
-  Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: listLimits.maxLimit })),
+  Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Kernel.listLimits.maxLimit })),
   {
     document: {
       type: "integer",
       minimum: 1,
-      maximum: listLimits.maxLimit,
-      default: listLimits.defaultLimit,
-      description: `Records to return, 1 to ${listLimits.maxLimit} (default ${listLimits.defaultLimit}).`
+      maximum: Kernel.listLimits.maxLimit,
+      default: Kernel.listLimits.defaultLimit,
+      description: `Records to return, 1 to ${Kernel.listLimits.maxLimit} (default ${Kernel.listLimits.defaultLimit}).`
     },
-    parse: parseLimit,
+    parse: Kernel.parseLimit,
     format: String
   }
 )
@@ -116,7 +109,7 @@ export const sortParam = <const Value extends string>(values: ReadonlyArray<Valu
     },
     parse: (raw) =>
       Result.flatMap(
-        parseSortValue(raw, values),
+        Kernel.parseSortValue(raw, values),
         (value) => value === undefined ? Result.succeed(defaultSort) : Result.succeed(value)
       ),
     format: String
@@ -146,14 +139,14 @@ export const includeParam = <const Include extends string>(values: ReadonlyArray
       values,
       `Extra fields to add, any of: ${values.join(", ")}. Each costs one more query per page.`
     ),
-    parse: (raw) => parseInclude(raw, values),
+    parse: (raw) => Kernel.parseInclude(raw, values),
     format: (names) => names.join(includeSeparator)
   })
 
 /** A true/false flag, read by the core's parser for it (`parse` fails with the message the 400 gives). */
 export const flagParam = (
   description: string,
-  parse: (raw: string) => Result.Result<boolean | undefined, InvalidRequest>
+  parse: (raw: string) => Result.Result<boolean | undefined, Kernel.InvalidRequest>
 ) =>
   queryParameter(Schema.Boolean, {
     document: { type: "boolean", description },
@@ -164,7 +157,7 @@ export const flagParam = (
 /** `answered` of the product question list. */
 export const answeredParam = flagParam(
   "true: only questions with at least one published answer; false: only those still waiting. Omitted: both.",
-  parseAnswered
+  Questions.parseAnswered
 )
 
 /** The parameters every list takes: limit, cursor, sort, search and filter. */

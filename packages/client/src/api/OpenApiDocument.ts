@@ -11,7 +11,7 @@
  * - An `example` on every request and response body, built from the body's schema with the values in `samples`.
  * - `WWW-Authenticate` on every 401; `Location` and a link to the read on every create (`CreatedResources.ts`).
  */
-import { errorWire } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { createdResources } from "./CreatedResources.ts"
 import { requestExamples } from "./RequestExamples.ts"
 
@@ -115,20 +115,20 @@ export const envelopeSchema = (code: string, details?: Json): Json => ({
 })
 
 const middlewareErrors: Readonly<Record<string, Json>> = {
-  PayloadTooLargeError: envelopeSchema(errorWire.PayloadTooLarge.code, {
+  PayloadTooLargeError: envelopeSchema(Kernel.errorWire.PayloadTooLarge.code, {
     type: "object",
     required: ["limitBytes"],
     additionalProperties: false,
     properties: { limitBytes: { type: "integer" } }
   }),
-  UnsupportedMediaTypeError: envelopeSchema(errorWire.UnsupportedMediaType.code),
-  InternalError: envelopeSchema(errorWire.Internal.code, {
+  UnsupportedMediaTypeError: envelopeSchema(Kernel.errorWire.UnsupportedMediaType.code),
+  InternalError: envelopeSchema(Kernel.errorWire.Internal.code, {
     type: "object",
     required: ["requestId"],
     additionalProperties: false,
     properties: { requestId: { type: "string" } }
   }),
-  StoreUnavailableError: envelopeSchema(errorWire.StoreUnavailable.code)
+  StoreUnavailableError: envelopeSchema(Kernel.errorWire.StoreUnavailable.code)
 }
 
 const errorResponse = (status: string, component: string): Json => ({

@@ -2,7 +2,7 @@
  * Extensions the OpenAPI document carries for every operation, computed from the same data the server enforces:
  * `x-rate-limit-cost` from the core's cost table.
  */
-import { costOf } from "@feedback/core"
+import { RateLimits } from "@feedback/core"
 
 const methods = ["get", "put", "post", "patch", "delete"] as const
 
@@ -12,7 +12,7 @@ export const withRateLimitCosts = (spec: Record<string, any>): Record<string, an
     for (const method of methods) {
       const operation = item[method]
       if (operation === undefined || (operation.security ?? []).length === 0) continue
-      operation["x-rate-limit-cost"] = costOf(method, path)
+      operation["x-rate-limit-cost"] = RateLimits.costOf(method, path)
     }
   }
   return spec

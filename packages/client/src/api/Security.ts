@@ -8,7 +8,7 @@
  * - `StorefrontAuth`: a publishable key (`X-Publishable-Key: pk_…` or `?apiPublishableKey=pk_…`) on `/storefront/…`
  *   routes; provides the storefront caller; may refuse with 401 or 429 (docs/DECISIONS.md §55).
  */
-import { CurrentCaller, CurrentStorefrontCaller, type Permission } from "@feedback/core"
+import { Kernel, Storefront } from "@feedback/core"
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import {
@@ -18,12 +18,12 @@ import {
   UnauthorizedResponse
 } from "./ErrorResponses.ts"
 
-export class RequiredPermission extends Context.Service<RequiredPermission, Permission>()(
+export class RequiredPermission extends Context.Service<RequiredPermission, Kernel.Permission>()(
   "feedback/http/RequiredPermission"
 ) {}
 
 export class SecretKeyAuth extends HttpApiMiddleware.Service<SecretKeyAuth, {
-  provides: CurrentCaller
+  provides: Kernel.CurrentCaller
   requires: never
 }>()("feedback/http/SecretKeyAuth", {
   requiredForClient: true,
@@ -36,7 +36,7 @@ export class SecretKeyAuth extends HttpApiMiddleware.Service<SecretKeyAuth, {
  * the header first; a secret key never authenticates here, whichever way it is sent.
  */
 export class StorefrontAuth extends HttpApiMiddleware.Service<StorefrontAuth, {
-  provides: CurrentStorefrontCaller
+  provides: Storefront.CurrentStorefrontCaller
   requires: never
 }>()("feedback/http/StorefrontAuth", {
   requiredForClient: true,
@@ -54,7 +54,7 @@ export class OperatorAuth extends HttpApiMiddleware.Service<OperatorAuth>()("fee
 }) {}
 
 /** Declares the permission an endpoint requires, for the middleware and for the OpenAPI document. */
-export const requires = (permission: Permission) => <E extends Annotatable<E>>(endpoint: E): E =>
+export const requires = (permission: Kernel.Permission) => <E extends Annotatable<E>>(endpoint: E): E =>
   endpoint
     .annotate(RequiredPermission, permission)
     .annotate(OpenApi.Override, { "x-required-permission": permission })

@@ -6,21 +6,13 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  Catalogs,
-  CoreLayer,
-  EventOutbox,
-  type OrganizationId,
-  Organizations,
-  type ProductCreate,
-  type ProductId,
-  ProductQuestions
-} from "@feedback/core"
+import { Catalog, CoreLayer, Kernel, Organizations, Questions } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
 import { seedReview } from "../StoreTestKit.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
-const eventsOf = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
+const eventsOf = (organizationId: Kernel.OrganizationId) =>
+  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
 
 /** Every page of a list, following nextCursor. */
 const walk = <A>(
@@ -44,7 +36,7 @@ const walk = <A>(
     return all
   })
 
-const product = (slug: string, extra: Partial<ProductCreate> = {}): ProductCreate => ({
+const product = (slug: string, extra: Partial<Catalog.ProductCreate> = {}): Catalog.ProductCreate => ({
   slug,
   title: `Title of ${slug}`,
   ...extra
@@ -54,9 +46,9 @@ export const catalogConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 120_000 })("catalog", (it) => {
     it.effect("sites: create, get, list newest first, site.created, scoped to the organization", () =>
       Effect.gen(function*() {
-        const catalogs = yield* Catalogs
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Sites" }))
-        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
+        const catalogs = yield* Catalog.Catalogs
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Sites" }))
+        const other = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const as = asDashboard(org.id)
         const a = yield* as(catalogs.createSite({ name: "Main shop", domain: "shop.example.com" }))
         yield* TestClock.adjust("1 second")
@@ -78,9 +70,9 @@ export const catalogConformance: ConformanceSuite = (store) =>
 
     it.effect("products: create with defaults, slug and externalId unique per organization (409)", () =>
       Effect.gen(function*() {
-        const catalogs = yield* Catalogs
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Products" }))
-        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
+        const catalogs = yield* Catalog.Catalogs
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Products" }))
+        const other = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const as = asDashboard(org.id)
         const mug = yield* as(
           catalogs.createProduct(product("mug", { externalId: "ext-1", metadata: { color: "blue" } }))
@@ -123,8 +115,8 @@ export const catalogConformance: ConformanceSuite = (store) =>
 
     it.effect("products: PATCH changes sent fields only, replaces metadata wholesale, null clears, 409 on clash", () =>
       Effect.gen(function*() {
-        const catalogs = yield* Catalogs
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Patch" }))
+        const catalogs = yield* Catalog.Catalogs
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Patch" }))
         const as = asDashboard(org.id)
         const mug = yield* as(catalogs.createProduct(product("mug", {
           description: "A mug",
@@ -156,7 +148,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
         const externalClash = yield* Effect.flip(as(catalogs.updateProduct(mug.id, { externalId: "cup-1" })))
         assert.strictEqual(externalClash._tag, "Conflict")
         assert.strictEqual((yield* as(catalogs.getProduct(mug.id))).slug, "mug")
-        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
+        const other = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const foreign = yield* Effect.flip(asDashboard(other.id)(catalogs.updateProduct(mug.id, { title: "x" })))
         assert.strictEqual(foreign._tag, "NotFound")
         const events = (yield* eventsOf(org.id)).filter((e) => (e.data as { id: string }).id === mug.id)
@@ -166,9 +158,9 @@ export const catalogConformance: ConformanceSuite = (store) =>
 
     it.effect("products: DELETE answers the deleted product; one with reviews is a 409 and stays", () =>
       Effect.gen(function*() {
-        const catalogs = yield* Catalogs
-        const questions = yield* ProductQuestions
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Delete" }))
+        const catalogs = yield* Catalog.Catalogs
+        const questions = yield* Questions.ProductQuestions
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Delete" }))
         const as = asDashboard(org.id)
         const lonely = yield* as(catalogs.createProduct(product("lonely")))
         const reviewed = yield* as(catalogs.createProduct(product("reviewed")))
@@ -197,8 +189,8 @@ export const catalogConformance: ConformanceSuite = (store) =>
 
     it.effect("products import: per-row outcomes by index, duplicates in the batch and in the store skipped", () =>
       Effect.gen(function*() {
-        const catalogs = yield* Catalogs
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Import" }))
+        const catalogs = yield* Catalog.Catalogs
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Import" }))
         const as = asDashboard(org.id)
         yield* as(catalogs.createProduct(product("existing", { externalId: "e-0" })))
         const result = yield* as(catalogs.importProducts({
@@ -217,7 +209,7 @@ export const catalogConformance: ConformanceSuite = (store) =>
         assert.include(result.skipped[1]!.message, "externalId \"e-0\"")
         assert.include(result.skipped[2]!.message, "repeats row 0")
         assert.include(result.skipped[3]!.message, "repeats row 0")
-        const d = yield* as(catalogs.getProduct(result.imported[1]!.id as ProductId))
+        const d = yield* as(catalogs.getProduct(result.imported[1]!.id as Kernel.ProductId))
         assert.strictEqual(d.slug, "d")
         assert.deepStrictEqual(d.metadata, { color: "red" })
         const listed = yield* walk((p) => as(catalogs.listProducts(p)), 2)
@@ -229,8 +221,8 @@ export const catalogConformance: ConformanceSuite = (store) =>
 
     it.effect("strict import: the first bad row fails the whole import with its index; nothing is imported", () =>
       Effect.gen(function*() {
-        const catalogs = yield* Catalogs
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Strict" }))
+        const catalogs = yield* Catalog.Catalogs
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Strict" }))
         const as = asDashboard(org.id)
         yield* as(catalogs.createProduct(product("existing")))
         const inStore = yield* Effect.flip(as(catalogs.importProducts({
@@ -253,8 +245,8 @@ export const catalogConformance: ConformanceSuite = (store) =>
 
     it.effect("a large import is one set-based write: 2,000 products and their events", () =>
       Effect.gen(function*() {
-        const catalogs = yield* Catalogs
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Bulk" }))
+        const catalogs = yield* Catalog.Catalogs
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Bulk" }))
         const as = asDashboard(org.id)
         const rows = Array.from({ length: 2_000 }, (_, i) =>
           product(`bulk-${i}`, { externalId: `x-${i}`, metadata: { n: String(i) } }))
@@ -277,8 +269,8 @@ export const catalogConformance: ConformanceSuite = (store) =>
 
     it.effect("products list: pages, search over title and slug, filters, bad parameters are InvalidRequest", () =>
       Effect.gen(function*() {
-        const catalogs = yield* Catalogs
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "List" }))
+        const catalogs = yield* Catalog.Catalogs
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "List" }))
         const as = asDashboard(org.id)
         const made = []
         for (
@@ -326,9 +318,9 @@ export const catalogConformance: ConformanceSuite = (store) =>
 
     it.effect("customers: email stored lower-cased and unique per organization; import; list and search", () =>
       Effect.gen(function*() {
-        const catalogs = yield* Catalogs
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Customers" }))
-        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
+        const catalogs = yield* Catalog.Catalogs
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Customers" }))
+        const other = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const as = asDashboard(org.id)
         const ada = yield* as(
           catalogs.createCustomer({ email: "Ada@Example.COM", firstName: "Ada", metadata: { tier: "gold" } })

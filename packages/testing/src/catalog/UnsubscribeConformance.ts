@@ -6,39 +6,29 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  Catalogs,
-  CoreLayer,
-  type CustomerId,
-  EventOutbox,
-  isUnsubscribeToken,
-  type OrganizationId,
-  Organizations,
-  SetupConfig,
-  Timestamp,
-  Unsubscribes
-} from "@feedback/core"
+import { Catalog, CoreLayer, Kernel, Organizations, Setup } from "@feedback/core"
 import { asDashboard } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const BASE = "https://api.shop.example"
-const TestConfig = Layer.succeed(SetupConfig, {
+const TestConfig = Layer.succeed(Setup.SetupConfig, {
   embedScriptUrl: "https://cdn.example/embed.js",
   apiBaseUrl: `${BASE}/`,
   serverUrl: "http://127.0.0.1:3000"
 })
 
-const eventsOf = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
+const eventsOf = (organizationId: Kernel.OrganizationId) =>
+  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
 
 const shop = (name: string) =>
   Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name }))
+    const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name }))
     const as = asDashboard(org.id)
     const customer = (
       email: string,
       extra: { readonly emailOptOut?: boolean; readonly emailOptOutSource?: string } = {}
-    ) => as(Catalogs.use((c) => c.createCustomer({ email, firstName: "Ada", ...extra })))
-    const getCustomer = (id: CustomerId) => as(Catalogs.use((c) => c.getCustomer(id)))
+    ) => as(Catalog.Catalogs.use((c) => c.createCustomer({ email, firstName: "Ada", ...extra })))
+    const getCustomer = (id: Kernel.CustomerId) => as(Catalog.Catalogs.use((c) => c.getCustomer(id)))
     return { org, customer, getCustomer }
   })
 
@@ -51,9 +41,9 @@ export const unsubscribeConformance: ConformanceSuite = (store) =>
           const { org, customer } = yield* shop("Tokens")
           const ada = yield* customer("ada@example.com")
           const grace = yield* customer("grace@example.com")
-          const unsubscribes = yield* Unsubscribes
+          const unsubscribes = yield* Catalog.Unsubscribes
           const token = yield* unsubscribes.tokenFor(org.id, ada.id)
-          assert.isTrue(isUnsubscribeToken(token))
+          assert.isTrue(Catalog.isUnsubscribeToken(token))
           assert.strictEqual(yield* unsubscribes.tokenFor(org.id, ada.id), token)
           assert.strictEqual(yield* unsubscribes.urlFor(org.id, ada.id), `${BASE}/u/${token}`)
           assert.notStrictEqual(yield* unsubscribes.tokenFor(org.id, grace.id), token)
@@ -77,7 +67,7 @@ export const unsubscribeConformance: ConformanceSuite = (store) =>
         Effect.gen(function*() {
           const { org, customer, getCustomer } = yield* shop("Acme & Co")
           const ada = yield* customer("ada.lovelace@example.com")
-          const unsubscribes = yield* Unsubscribes
+          const unsubscribes = yield* Catalog.Unsubscribes
           const token = yield* unsubscribes.tokenFor(org.id, ada.id)
           assert.deepStrictEqual(yield* unsubscribes.describe(token), {
             organizationName: "Acme & Co",
@@ -88,7 +78,7 @@ export const unsubscribeConformance: ConformanceSuite = (store) =>
           assert.deepStrictEqual(yield* getCustomer(ada.id), ada)
           const before = (yield* eventsOf(org.id)).length
           yield* TestClock.adjust("1 hour")
-          const at = Timestamp.fromMillis(3_600_000)
+          const at = Kernel.Timestamp.fromMillis(3_600_000)
           assert.deepStrictEqual(yield* unsubscribes.unsubscribe(token), {
             organizationName: "Acme & Co",
             maskedEmail: "a***@example.com",
@@ -119,7 +109,7 @@ export const unsubscribeConformance: ConformanceSuite = (store) =>
           const earlier = yield* customer("earlier@example.com", { emailOptOut: true, emailOptOutSource: "import" })
           const bystander = yield* customer("bystander@example.com")
           const foreign = yield* other.customer("earlier@example.com")
-          const unsubscribes = yield* Unsubscribes
+          const unsubscribes = yield* Catalog.Unsubscribes
           const before = (yield* eventsOf(org.id)).length
           yield* TestClock.adjust("1 hour")
           assert.isTrue((yield* unsubscribes.unsubscribe(yield* unsubscribes.tokenFor(org.id, earlier.id))).optedOut)
@@ -137,7 +127,7 @@ export const unsubscribeConformance: ConformanceSuite = (store) =>
         Effect.gen(function*() {
           const { org, customer, getCustomer } = yield* shop("Unknown")
           const ada = yield* customer("ada@example.com")
-          const unsubscribes = yield* Unsubscribes
+          const unsubscribes = yield* Catalog.Unsubscribes
           const token = yield* unsubscribes.tokenFor(org.id, ada.id)
           const flipped = (token[0] === "A" ? "B" : "A") + token.slice(1)
           for (

@@ -7,54 +7,40 @@
 import { assert, layer } from "@effect/vitest"
 import { Clock, Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  CoreLayer,
-  eraseFromRecordedResponses,
-  EventOutbox,
-  Idempotency,
-  IDEMPOTENCY_LEASE_MS,
-  IDEMPOTENCY_TTL_MS,
-  IdempotencyRepository,
-  type IdempotentOptions,
-  InvalidRequest,
-  NotFound,
-  type OrganizationId,
-  Organizations,
-  type StoredResponse,
-  Timestamp
-} from "@feedback/core"
+import { CoreLayer, Idempotency, Kernel, Organizations } from "@feedback/core"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { StoreTestKit } from "../StoreTestKit.ts"
 import { recordEvent } from "../TestTransactions.ts"
 
-const { fromMillis } = Timestamp
+const { fromMillis } = Kernel.Timestamp
 
-const json = (status: number, body: unknown): StoredResponse => ({
+const json = (status: number, body: unknown): Idempotency.StoredResponse => ({
   status,
   contentType: "application/json",
   body: JSON.stringify(body)
 })
 
 /** Records a success as 201 with the value as body, NotFound as 404, anything else not at all. */
-const recordOf: IdempotentOptions<unknown, unknown>["recordOf"] = (exit) =>
+const recordOf: Idempotency.IdempotentOptions<unknown, unknown>["recordOf"] = (exit) =>
   Effect.succeed(
     Exit.isSuccess(exit)
       ? json(201, exit.value)
       : Exit.findErrorOption(exit).pipe((e) =>
-        e._tag === "Some" && e.value instanceof NotFound ? json(404, { error: "NOT_FOUND" }) : undefined
+        e._tag === "Some" && e.value instanceof Kernel.NotFound ? json(404, { error: "NOT_FOUND" }) : undefined
       )
   )
 
 const run = <A, E, R>(organizationId: string, key: string, operation: Effect.Effect<A, E, R>, fingerprint = "f1") =>
-  Idempotency.use((i) => i.run({ organizationId, key, fingerprint }, operation, { recordOf }))
+  Idempotency.Idempotency.use((i) => i.run({ organizationId, key, fingerprint }, operation, { recordOf }))
 
-const eventsOf = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
+const eventsOf = (organizationId: Kernel.OrganizationId) =>
+  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
 
 export const idempotencyConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("idempotency keys", (it) => {
-    const organization = Organizations.use((o) => o.createOrganization({ name: "Idem" }))
+    const organization = Organizations.Organizations.use((o) => o.createOrganization({ name: "Idem" }))
     /** An operation with an effect to count: one event per run. */
-    const write = (organizationId: OrganizationId, n: number) =>
+    const write = (organizationId: Kernel.OrganizationId, n: number) =>
       Effect.as(recordEvent(organizationId, "review.created", { n }), { n })
 
     it.effect("runs once per key; a repeat replays the recorded response; another request is refused", () =>
@@ -77,7 +63,7 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = yield* organization
         const exit = yield* Effect.exit(
-          Idempotency.use((i) =>
+          Idempotency.Idempotency.use((i) =>
             i.run({ organizationId: org.id, key: "k", fingerprint: "f" }, write(org.id, 1), {
               recordOf: () => Effect.die("disk full")
             })
@@ -92,19 +78,19 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
     it.effect("an outcome the operation decided is recorded; others leave the key free for a retry", () =>
       Effect.gen(function*() {
         const org = yield* organization
-        const missing = yield* Effect.flip(run(org.id, "gone", Effect.fail(NotFound.of("thing", "x"))))
+        const missing = yield* Effect.flip(run(org.id, "gone", Effect.fail(Kernel.NotFound.of("thing", "x"))))
         assert.strictEqual(missing._tag, "NotFound")
         assert.deepStrictEqual(yield* run(org.id, "gone", write(org.id, 1)), {
           _tag: "Replayed",
           response: json(404, { error: "NOT_FOUND" })
         })
-        const invalid = yield* Effect.flip(run(org.id, "bad", Effect.fail(InvalidRequest.single("body", "no"))))
+        const invalid = yield* Effect.flip(run(org.id, "bad", Effect.fail(Kernel.InvalidRequest.single("body", "no"))))
         assert.strictEqual(invalid._tag, "InvalidRequest")
         yield* Effect.exit(run(org.id, "bad", Effect.die("crash")))
         assert.deepStrictEqual(yield* run(org.id, "bad", write(org.id, 2)), { _tag: "Ran", value: { n: 2 } })
         assert.strictEqual((yield* eventsOf(org.id)).length, 1)
         // A success with nothing to record (say, a streamed body) runs and leaves the key free too.
-        const unrecorded = Idempotency.use((i) =>
+        const unrecorded = Idempotency.Idempotency.use((i) =>
           i.run({ organizationId: org.id, key: "stream", fingerprint: "f" }, write(org.id, 3), {
             recordOf: () => Effect.succeed(undefined)
           })
@@ -118,15 +104,15 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = yield* organization
         const now = yield* Clock.currentTimeMillis
-        const claimed = yield* IdempotencyRepository.use((s) =>
+        const claimed = yield* Idempotency.IdempotencyRepository.use((s) =>
           s.claim({
             organizationId: org.id,
             key: "busy",
             fingerprint: "f1",
             token: "00000000-0000-4000-8000-0000000000aa",
             now: fromMillis(now),
-            leaseUntil: fromMillis(now + IDEMPOTENCY_LEASE_MS),
-            expiresAt: fromMillis(now + IDEMPOTENCY_TTL_MS)
+            leaseUntil: fromMillis(now + Idempotency.IDEMPOTENCY_LEASE_MS),
+            expiresAt: fromMillis(now + Idempotency.IDEMPOTENCY_TTL_MS)
           })
         )
         assert.deepStrictEqual(claimed, { _tag: "Claimed" })
@@ -136,10 +122,10 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
           (yield* Effect.flip(run(org.id, "busy", write(org.id, 1), "f2")))._tag,
           "IdempotencyKeyReused"
         )
-        yield* TestClock.adjust(IDEMPOTENCY_LEASE_MS)
+        yield* TestClock.adjust(Idempotency.IDEMPOTENCY_LEASE_MS)
         assert.deepStrictEqual(yield* run(org.id, "busy", write(org.id, 2)), { _tag: "Ran", value: { n: 2 } })
         // The first attempt lost its claim: it can record nothing.
-        const late = yield* IdempotencyRepository.use((s) =>
+        const late = yield* Idempotency.IdempotencyRepository.use((s) =>
           s.complete(org.id, "busy", "00000000-0000-4000-8000-0000000000aa", json(201, {}))
         )
         assert.isFalse(late)
@@ -170,7 +156,7 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const org = yield* organization
         yield* run(org.id, "day", write(org.id, 1))
-        yield* TestClock.adjust(IDEMPOTENCY_TTL_MS - 1)
+        yield* TestClock.adjust(Idempotency.IDEMPOTENCY_TTL_MS - 1)
         assert.strictEqual(
           (yield* Effect.flip(run(org.id, "day", write(org.id, 2), "f2")))._tag,
           "IdempotencyKeyReused"
@@ -191,8 +177,8 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
           "unrelated",
           Effect.succeed({ id: "00000000-0000-4000-8000-0000000000e2", askerEmail: email })
         )
-        const store = yield* IdempotencyRepository
-        const erase = eraseFromRecordedResponses(store, org.id, {
+        const store = yield* Idempotency.IdempotencyRepository
+        const erase = Idempotency.eraseFromRecordedResponses(store, org.id, {
           resource: "productQuestion",
           recordId: id,
           fields: ["askerEmail"]
@@ -214,7 +200,7 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
         const org = yield* organization
         const purge = (limit: number) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            IdempotencyRepository.use((s) => s.purgeExpired(fromMillis(now), limit)))
+            Idempotency.IdempotencyRepository.use((s) => s.purgeExpired(fromMillis(now), limit)))
         // Past what earlier tests left behind (each test's clock starts at 0), which is purged first.
         yield* TestClock.adjust("10 days")
         while ((yield* purge(1_000)) > 0) {
@@ -224,7 +210,7 @@ export const idempotencyConformance: ConformanceSuite = (store) =>
           yield* run(org.id, key, Effect.succeed(key))
         }
         assert.strictEqual(yield* purge(10), 0)
-        yield* TestClock.adjust(IDEMPOTENCY_TTL_MS)
+        yield* TestClock.adjust(Idempotency.IDEMPOTENCY_TTL_MS)
         yield* run(org.id, "fresh", Effect.succeed("fresh"))
         assert.strictEqual(yield* purge(2), 2)
         assert.strictEqual(yield* purge(2), 1)

@@ -6,28 +6,15 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Stream } from "effect"
-import {
-  Catalogs,
-  CoreLayer,
-  type ImportJobId,
-  type Job,
-  JobRepository,
-  Jobs,
-  JobSettings,
-  type OrganizationId,
-  Organizations,
-  Reviews,
-  ReviewWrites,
-  Timestamp
-} from "@feedback/core"
+import { Catalog, CoreLayer, Jobs, Kernel, Organizations, Reviews } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
-const { fromMillis, now, toMillis } = Timestamp
+const { fromMillis, now, toMillis } = Kernel.Timestamp
 
 /** Small batches (so every job has several), and a row limit of 20 standing in for the spec's 100,000. */
 const MAX_ROWS = 20
-const Settings = Layer.succeed(JobSettings, {
+const Settings = Layer.succeed(Jobs.JobSettings, {
   leaseMs: 60_000,
   batchSize: 2,
   exportRetentionMs: 3_600_000,
@@ -39,33 +26,35 @@ const rows = (values: ReadonlyArray<unknown>) =>
 
 const newOrganization = (name: string) =>
   Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name }))
-    yield* Catalogs.use((c) => c.createProduct({ slug: "mug", title: "Mug" })).pipe(asDashboard(org.id))
-    yield* Catalogs.use((c) => c.createProduct({ slug: "cup", title: "Cup" })).pipe(asDashboard(org.id))
+    const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name }))
+    yield* Catalog.Catalogs.use((c) => c.createProduct({ slug: "mug", title: "Mug" })).pipe(asDashboard(org.id))
+    yield* Catalog.Catalogs.use((c) => c.createProduct({ slug: "cup", title: "Cup" })).pipe(asDashboard(org.id))
     return org.id
   })
 
 /** Runs every runnable job to its end as one worker. */
 const drain = (owner = "worker-a") =>
   Effect.gen(function*() {
-    while (yield* Jobs.use((j) => j.runNext(owner))) {
+    while (yield* Jobs.Jobs.use((j) => j.runNext(owner))) {
       // next job
     }
   })
 
 const importJob = (
-  org: OrganizationId,
+  org: Kernel.OrganizationId,
   type: "reviews" | "products" | "customers",
   values: ReadonlyArray<unknown>,
   strict = false
-) => Jobs.use((j) => j.createImport({ type, strict, format: "ndjson" }, rows(values))).pipe(asDashboard(org))
+) => Jobs.Jobs.use((j) => j.createImport({ type, strict, format: "ndjson" }, rows(values))).pipe(asDashboard(org))
 
-const readImport = (org: OrganizationId, id: ImportJobId) => Jobs.use((j) => j.getImport(id)).pipe(asDashboard(org))
+const readImport = (org: Kernel.OrganizationId, id: Kernel.ImportJobId) =>
+  Jobs.Jobs.use((j) => j.getImport(id)).pipe(asDashboard(org))
 
-const allReviews = (org: OrganizationId) =>
-  Reviews.use((r) => r.list({ limit: 250, sort: "createdAt", include: "importJob,product,customer,response" })).pipe(
-    asDashboard(org)
-  )
+const allReviews = (org: Kernel.OrganizationId) =>
+  Reviews.Reviews.use((r) => r.list({ limit: 250, sort: "createdAt", include: "importJob,product,customer,response" }))
+    .pipe(
+      asDashboard(org)
+    )
 
 const reviewRows = [
   { externalId: "r1", product: "mug", rating: 5, title: "Great", customer: "Ann@Example.com", response: "Thanks!" },
@@ -174,7 +163,7 @@ export const jobConformance: ConformanceSuite = (store) =>
             "reviews",
             [1, 2, 3, 4, 5].map((i) => ({ externalId: `l${i}`, product: "mug", rating: 4 }))
           )
-          const repo = yield* JobRepository
+          const repo = yield* Jobs.JobRepository
           const at = yield* now
           // A worker claims it and dies at once: its lease has already run out.
           const first = yield* repo.claim("dead-worker", at, at)
@@ -208,7 +197,7 @@ export const jobConformance: ConformanceSuite = (store) =>
           const backlog = []
           for (let i = 0; i < 3; i++) backlog.push(yield* importJob(busy, "products", [{ slug: `b${i}`, title: "B" }]))
           const single = yield* importJob(small, "products", [{ slug: "s", title: "S" }])
-          const repo = yield* JobRepository
+          const repo = yield* Jobs.JobRepository
           const at = yield* now
           const lease = fromMillis(toMillis(at) + 60_000)
           const order: Array<string> = []
@@ -239,19 +228,19 @@ export const jobConformance: ConformanceSuite = (store) =>
           const created = yield* importJob(org, "products", [{ slug: "x", title: "X" }])
           assert.strictEqual((yield* Effect.flip(readImport(other, created.id)))._tag, "NotFound")
           const forbidden = yield* Effect.flip(
-            Jobs.use((j) => j.getImport(created.id)).pipe(asKey(org, ["reviews:read"]))
+            Jobs.Jobs.use((j) => j.getImport(created.id)).pipe(asKey(org, ["reviews:read"]))
           )
           assert.strictEqual(forbidden._tag, "Forbidden")
-          const ok = yield* Jobs.use((j) => j.getImport(created.id)).pipe(asKey(org, ["products:read"]))
+          const ok = yield* Jobs.Jobs.use((j) => j.getImport(created.id)).pipe(asKey(org, ["products:read"]))
           assert.strictEqual(ok.id, created.id)
           const noWrite = yield* Effect.flip(
-            Jobs.use((j) => j.createImport({ type: "reviews", strict: false, format: "csv" }, rows([]))).pipe(
+            Jobs.Jobs.use((j) => j.createImport({ type: "reviews", strict: false, format: "csv" }, rows([]))).pipe(
               asKey(org, ["reviews:read"])
             )
           )
           assert.strictEqual(noWrite._tag, "Forbidden")
           assert.strictEqual(
-            (yield* Effect.flip(Jobs.use((j) => j.getExport(created.id)).pipe(asDashboard(org))))._tag,
+            (yield* Effect.flip(Jobs.Jobs.use((j) => j.getExport(created.id)).pipe(asDashboard(org))))._tag,
             "NotFound"
           )
         }))
@@ -264,13 +253,13 @@ export const jobConformance: ConformanceSuite = (store) =>
             Stream.fail("client went away")
           )
           const error = yield* Effect.flip(
-            Jobs.use((j) => j.createImport({ type: "products", strict: false, format: "ndjson" }, failing)).pipe(
+            Jobs.Jobs.use((j) => j.createImport({ type: "products", strict: false, format: "ndjson" }, failing)).pipe(
               asDashboard(org)
             )
           )
           assert.strictEqual(error, "client went away")
           yield* drain()
-          const products = yield* Catalogs.use((c) => c.listProducts({ limit: 250 })).pipe(asDashboard(org))
+          const products = yield* Catalog.Catalogs.use((c) => c.listProducts({ limit: 250 })).pipe(asDashboard(org))
           assert.strictEqual(products.data.length, 2, "only the two seeded products")
         }))
 
@@ -280,16 +269,18 @@ export const jobConformance: ConformanceSuite = (store) =>
             const org = yield* newOrganization(`Export ${format}`)
             yield* importJob(org, "reviews", reviewRows)
             yield* drain()
-            const exportJob = yield* Jobs.use((j) => j.createExport({ type: "reviews", format })).pipe(asDashboard(org))
+            const exportJob = yield* Jobs.Jobs.use((j) => j.createExport({ type: "reviews", format })).pipe(
+              asDashboard(org)
+            )
             assert.strictEqual(exportJob.status, "queued")
-            const early = yield* Effect.flip(Jobs.use((j) => j.download(exportJob.id)).pipe(asDashboard(org)))
+            const early = yield* Effect.flip(Jobs.Jobs.use((j) => j.download(exportJob.id)).pipe(asDashboard(org)))
             assert.strictEqual(early._tag, "Conflict")
             yield* drain()
-            const done: Job = yield* Jobs.use((j) => j.getExport(exportJob.id)).pipe(asDashboard(org))
+            const done: Jobs.Job = yield* Jobs.Jobs.use((j) => j.getExport(exportJob.id)).pipe(asDashboard(org))
             assert.strictEqual(done.status, "succeeded")
             assert.strictEqual(done.progress.totalRows, 3)
             assert.isNotNull(done.expiresAt)
-            const file = yield* Jobs.use((j) => j.download(exportJob.id)).pipe(asDashboard(org))
+            const file = yield* Jobs.Jobs.use((j) => j.download(exportJob.id)).pipe(asDashboard(org))
             const text = (yield* Stream.runCollect(file.content)).join("")
             const lines: Array<string> = format === "ndjson"
               ? text.split("\n").filter((l) => l !== "")
@@ -306,7 +297,7 @@ export const jobConformance: ConformanceSuite = (store) =>
             const reimport = yield* importJob(fresh, "reviews", again, true)
             yield* drain()
             assert.strictEqual((yield* readImport(fresh, reimport.id)).status, "succeeded")
-            const shape = (org: OrganizationId) =>
+            const shape = (org: Kernel.OrganizationId) =>
               Effect.map(allReviews(org), (page) =>
                 page.data.map((r) => ({
                   externalId: r.externalId,
@@ -341,22 +332,22 @@ export const jobConformance: ConformanceSuite = (store) =>
           yield* importJob(org, "reviews", many.slice(0, MAX_ROWS))
           yield* importJob(org, "reviews", [{ externalId: "last", product: "cup", rating: 1 }])
           yield* drain()
-          const tooBig = yield* Jobs.use((j) => j.createExport({ type: "reviews", format: "csv" })).pipe(
+          const tooBig = yield* Jobs.Jobs.use((j) => j.createExport({ type: "reviews", format: "csv" })).pipe(
             asDashboard(org)
           )
-          const fits = yield* Jobs.use((j) =>
+          const fits = yield* Jobs.Jobs.use((j) =>
             j.createExport({ type: "reviews", format: "csv", filter: "{\"rating\":5}" })
           ).pipe(asDashboard(org))
           yield* drain()
-          const failed = yield* Jobs.use((j) => j.getExport(tooBig.id)).pipe(asDashboard(org))
+          const failed = yield* Jobs.Jobs.use((j) => j.getExport(tooBig.id)).pipe(asDashboard(org))
           assert.strictEqual(failed.status, "failed")
           assert.strictEqual(failed.error?.code, "EXPORT_TOO_LARGE")
           assert.match(failed.error!.message, /more than 20 reviews/)
           assert.strictEqual(
-            (yield* Effect.flip(Jobs.use((j) => j.download(tooBig.id)).pipe(asDashboard(org))))._tag,
+            (yield* Effect.flip(Jobs.Jobs.use((j) => j.download(tooBig.id)).pipe(asDashboard(org))))._tag,
             "Conflict"
           )
-          const ok = yield* Jobs.use((j) => j.getExport(fits.id)).pipe(asDashboard(org))
+          const ok = yield* Jobs.Jobs.use((j) => j.getExport(fits.id)).pipe(asDashboard(org))
           assert.deepStrictEqual([ok.status, ok.progress.totalRows], ["succeeded", MAX_ROWS])
         }))
 
@@ -366,11 +357,11 @@ export const jobConformance: ConformanceSuite = (store) =>
           const other = yield* newOrganization("Erasure B")
           for (const o of [org, other]) yield* importJob(o, "reviews", reviewRows)
           yield* drain()
-          const exportOf = (o: OrganizationId, format: "csv" | "ndjson") =>
-            Jobs.use((j) => j.createExport({ type: "reviews", format })).pipe(asDashboard(o))
-          const fileOf = (o: OrganizationId, id: ImportJobId) =>
+          const exportOf = (o: Kernel.OrganizationId, format: "csv" | "ndjson") =>
+            Jobs.Jobs.use((j) => j.createExport({ type: "reviews", format })).pipe(asDashboard(o))
+          const fileOf = (o: Kernel.OrganizationId, id: Kernel.ImportJobId) =>
             Effect.flatMap(
-              Jobs.use((j) => j.download(id)).pipe(asDashboard(o)),
+              Jobs.Jobs.use((j) => j.download(id)).pipe(asDashboard(o)),
               (file) => Stream.runCollect(file.content)
             ).pipe(
               Effect.map((parts) => parts.join(""))
@@ -381,7 +372,7 @@ export const jobConformance: ConformanceSuite = (store) =>
           yield* drain()
           assert.include(yield* fileOf(org, csv.id), "Great")
           // An export halfway: a worker claimed it and wrote a page (the review's words included) before the deletion.
-          const repo = yield* JobRepository
+          const repo = yield* Jobs.JobRepository
           const halfway = yield* exportOf(org, "ndjson")
           const at = yield* now
           const claimed = yield* repo.claim("worker-stalled", at, fromMillis(toMillis(at) + 60_000))
@@ -395,11 +386,11 @@ export const jobConformance: ConformanceSuite = (store) =>
 
           // Another reason keeps every file.
           const r2 = (yield* allReviews(org)).data.find((r) => r.externalId === "r2")!
-          yield* ReviewWrites.use((w) => w.delete(r2.id, { reason: "spam" })).pipe(asDashboard(org))
+          yield* Reviews.ReviewWrites.use((w) => w.delete(r2.id, { reason: "spam" })).pipe(asDashboard(org))
           assert.include(yield* fileOf(org, csv.id), "Great")
 
           const r1 = (yield* allReviews(org)).data.find((r) => r.externalId === "r1")!
-          yield* ReviewWrites.use((w) => w.delete(r1.id, { reason: "customer_request" })).pipe(asDashboard(org))
+          yield* Reviews.ReviewWrites.use((w) => w.delete(r1.id, { reason: "customer_request" })).pipe(asDashboard(org))
           for (const id of [csv.id, ndjson.id]) {
             assert.strictEqual((yield* Effect.flip(fileOf(org, id)))._tag, "NotFound")
             assert.deepStrictEqual(yield* repo.readChunks(org, id, 0, 10), [])
@@ -407,7 +398,7 @@ export const jobConformance: ConformanceSuite = (store) =>
           // Another organization's file is not this erasure's concern.
           assert.include(yield* fileOf(other, kept.id), "Great")
           // The export being written starts again from the first page, without the erased review.
-          const requeued = yield* Jobs.use((j) => j.getExport(halfway.id)).pipe(asDashboard(org))
+          const requeued = yield* Jobs.Jobs.use((j) => j.getExport(halfway.id)).pipe(asDashboard(org))
           assert.deepStrictEqual([requeued.status, requeued.progress.processedRows], ["queued", 0])
           yield* drain()
           const rewritten = (yield* fileOf(org, halfway.id)).split("\n").filter((l) => l !== "").map((l) =>
@@ -422,18 +413,18 @@ export const jobConformance: ConformanceSuite = (store) =>
         Effect.gen(function*() {
           const org = yield* newOrganization("Export filter")
           const bad = yield* Effect.flip(
-            Jobs.use((j) => j.createExport({ type: "reviews", format: "csv", filter: "{\"nope\":1}" })).pipe(
+            Jobs.Jobs.use((j) => j.createExport({ type: "reviews", format: "csv", filter: "{\"nope\":1}" })).pipe(
               asDashboard(org)
             )
           )
           assert.strictEqual(bad._tag, "InvalidRequest")
           yield* importJob(org, "reviews", reviewRows)
           yield* drain()
-          const only = yield* Jobs.use((j) =>
+          const only = yield* Jobs.Jobs.use((j) =>
             j.createExport({ type: "reviews", format: "ndjson", filter: "{\"rating\":5}" })
           ).pipe(asDashboard(org))
           yield* drain()
-          const file = yield* Jobs.use((j) => j.download(only.id)).pipe(asDashboard(org))
+          const file = yield* Jobs.Jobs.use((j) => j.download(only.id)).pipe(asDashboard(org))
           const lines = (yield* Stream.runCollect(file.content)).join("").split("\n").filter((l) => l !== "")
           assert.deepStrictEqual(lines.map((l) => JSON.parse(l).externalId), ["r1"])
         }))

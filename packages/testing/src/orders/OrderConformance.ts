@@ -7,29 +7,19 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  Catalogs,
-  CoreLayer,
-  EventOutbox,
-  type Order,
-  type OrderId,
-  Orders,
-  type OrganizationId,
-  Organizations,
-  type ProductId,
-  Timestamp
-} from "@feedback/core"
+import { Catalog, CoreLayer, Kernel, Orders, Organizations } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
-const eventsOf = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
+const eventsOf = (organizationId: Kernel.OrganizationId) =>
+  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
 
 /** An organization with two products (`mug`, `cup`), and a dashboard caller of it. */
 const shop = (name: string) =>
   Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name }))
+    const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name }))
     const as = asDashboard(org.id)
-    const catalogs = yield* Catalogs
+    const catalogs = yield* Catalog.Catalogs
     const mug = yield* as(catalogs.createProduct({ slug: "mug", title: "Mug" }))
     const cup = yield* as(catalogs.createProduct({ slug: "cup", title: "Cup" }))
     return { org, as, mug, cup }
@@ -39,14 +29,14 @@ const shop = (name: string) =>
 const walk = (
   list: (
     params: { limit: string; cursor?: string }
-  ) => Effect.Effect<{ readonly data: ReadonlyArray<Order>; readonly nextCursor: string | null }, any, any>,
+  ) => Effect.Effect<{ readonly data: ReadonlyArray<Orders.Order>; readonly nextCursor: string | null }, any, any>,
   limit: number
 ) =>
   Effect.gen(function*() {
-    const all: Array<Order> = []
+    const all: Array<Orders.Order> = []
     let cursor: string | null = null
     do {
-      const page: { readonly data: ReadonlyArray<Order>; readonly nextCursor: string | null } = yield* list(
+      const page: { readonly data: ReadonlyArray<Orders.Order>; readonly nextCursor: string | null } = yield* list(
         cursor === null ? { limit: String(limit) } : { limit: String(limit), cursor }
       )
       all.push(...page.data)
@@ -59,7 +49,7 @@ export const orderConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 120_000 })("orders", (it) => {
     it.effect("create: customer by email (created once) or id, lines by slug or id, defaults, events, 409 on externalId", () =>
       Effect.gen(function*() {
-        const orders = yield* Orders
+        const orders = yield* Orders.Orders
         const { org, as, mug, cup } = yield* shop("Orders")
         const first = yield* as(orders.create({
           externalId: "ord-1",
@@ -74,7 +64,7 @@ export const orderConformance: ConformanceSuite = (store) =>
           { productId: cup.id, productVariantId: null, quantity: 1 }
         ])
         assert.deepStrictEqual([first.fulfilledAt, first.deliveredAt, first.cancelledAt], [null, null, null])
-        const customer = yield* as(Catalogs.use((c) => c.getCustomer(first.customerId)))
+        const customer = yield* as(Catalog.Catalogs.use((c) => c.getCustomer(first.customerId)))
         assert.strictEqual(customer.email, "ada@example.com")
         assert.strictEqual(customer.firstName, "Ada")
         // The same email again is the same customer, created once; by id works too.
@@ -117,14 +107,14 @@ export const orderConformance: ConformanceSuite = (store) =>
 
     it.effect("create: unknown references are one InvalidRequest naming each field, and nothing is written", () =>
       Effect.gen(function*() {
-        const orders = yield* Orders
+        const orders = yield* Orders.Orders
         const { org, as } = yield* shop("Bad references")
         const before = (yield* eventsOf(org.id)).length
         const error = yield* Effect.flip(as(orders.create({
           customer: { email: "new@example.com" },
           siteId: "00000000-0000-4000-8000-00000000000c" as never,
           lines: [{ productSlug: "mug" }, { productSlug: "nope" }, {
-            productId: "00000000-0000-4000-8000-00000000000d" as ProductId
+            productId: "00000000-0000-4000-8000-00000000000d" as Kernel.ProductId
           }]
         })))
         assert.strictEqual(error._tag, "InvalidRequest")
@@ -142,7 +132,7 @@ export const orderConformance: ConformanceSuite = (store) =>
         )
         assert.strictEqual(unknownCustomer._tag, "InvalidRequest")
         assert.strictEqual((yield* eventsOf(org.id)).length, before)
-        assert.deepStrictEqual((yield* as(Catalogs.use((c) => c.listCustomers({})))).data, [])
+        assert.deepStrictEqual((yield* as(Catalog.Catalogs.use((c) => c.listCustomers({})))).data, [])
         assert.deepStrictEqual((yield* as(orders.list({}))).data, [])
         const denied = yield* Effect.flip(
           asKey(org.id, ["orders:read"])(
@@ -156,7 +146,7 @@ export const orderConformance: ConformanceSuite = (store) =>
 
     it.effect("status: moves forward or to cancelled, each stamping its time; others are 409; the same status is a no-op", () =>
       Effect.gen(function*() {
-        const orders = yield* Orders
+        const orders = yield* Orders.Orders
         const { org, as } = yield* shop("Moves")
         const created = yield* as(
           orders.create({ customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }], status: "fulfilled" })
@@ -191,12 +181,12 @@ export const orderConformance: ConformanceSuite = (store) =>
         assert.strictEqual(straight.fulfilledAt, straight.deliveredAt)
         assert.isNotNull(straight.fulfilledAt)
         const events = (yield* eventsOf(org.id)).filter((e) => e.event === "order.updated").map((e) =>
-          (e.data as Order).status
+          (e.data as Orders.Order).status
         )
         assert.deepStrictEqual(events, ["fulfilled", "delivered", "cancelled", "open", "delivered"])
         assert.strictEqual(
           (yield* Effect.flip(
-            as(orders.update("00000000-0000-4000-8000-00000000000f" as OrderId, { status: "delivered" }))
+            as(orders.update("00000000-0000-4000-8000-00000000000f" as Kernel.OrderId, { status: "delivered" }))
           ))._tag,
           "NotFound"
         )
@@ -204,12 +194,12 @@ export const orderConformance: ConformanceSuite = (store) =>
 
     it.effect("delete answers the order, fires order.deleted; a product that orders name cannot be deleted", () =>
       Effect.gen(function*() {
-        const orders = yield* Orders
+        const orders = yield* Orders.Orders
         const { org, as, mug } = yield* shop("Delete")
         const order = yield* as(
           orders.create({ customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }] })
         )
-        const referenced = yield* Effect.flip(as(Catalogs.use((c) => c.deleteProduct(mug.id))))
+        const referenced = yield* Effect.flip(as(Catalog.Catalogs.use((c) => c.deleteProduct(mug.id))))
         assert.strictEqual(referenced._tag, "Conflict")
         const other = yield* shop("Other delete")
         assert.strictEqual((yield* Effect.flip(other.as(orders.delete(order.id))))._tag, "NotFound")
@@ -219,14 +209,14 @@ export const orderConformance: ConformanceSuite = (store) =>
         const last = (yield* eventsOf(org.id)).at(-1)
         assert.strictEqual(last?.event, "order.deleted")
         assert.deepStrictEqual(last?.data, order)
-        yield* as(Catalogs.use((c) => c.deleteProduct(mug.id)))
+        yield* as(Catalog.Catalogs.use((c) => c.deleteProduct(mug.id)))
       }))
 
     it.effect("list: sorts by placedAt, createdAt and updatedAt; filters and search; pages are stable", () =>
       Effect.gen(function*() {
-        const orders = yield* Orders
+        const orders = yield* Orders.Orders
         const { as } = yield* shop("Lists")
-        const made: Array<Order> = []
+        const made: Array<Orders.Order> = []
         for (let i = 0; i < 5; i++) {
           made.push(
             yield* as(orders.create({
@@ -240,7 +230,7 @@ export const orderConformance: ConformanceSuite = (store) =>
           )
           yield* TestClock.adjust("1 second")
         }
-        const ids = (list: ReadonlyArray<Order>) => list.map((o) => o.id)
+        const ids = (list: ReadonlyArray<Orders.Order>) => list.map((o) => o.id)
         assert.deepStrictEqual(ids(yield* walk((p) => as(orders.list(p)), 2)), ids([...made].reverse()))
         assert.deepStrictEqual(
           ids(yield* walk((p) => as(orders.list({ ...p, sort: "placedAt" })), 2)),
@@ -248,7 +238,7 @@ export const orderConformance: ConformanceSuite = (store) =>
         )
         assert.deepStrictEqual(ids(yield* walk((p) => as(orders.list({ ...p, sort: "-placedAt" })), 3)), ids(made))
         // Sync (docs/DECISIONS.md §48): a change moves an order to the end of `updatedAt` order.
-        const since = yield* Timestamp.now
+        const since = yield* Kernel.Timestamp.now
         yield* as(orders.update(made[1]!.id, { status: "fulfilled" }))
         const changed = yield* as(
           orders.list({ sort: "updatedAt", filter: JSON.stringify({ updatedAt: { $gte: since } }) })
@@ -288,7 +278,7 @@ export const orderConformance: ConformanceSuite = (store) =>
 
     it.effect("import: history by index; duplicates, taken externalIds and unknown products skipped; strict imports nothing", () =>
       Effect.gen(function*() {
-        const orders = yield* Orders
+        const orders = yield* Orders.Orders
         const { org, as, mug } = yield* shop("Import")
         yield* as(
           orders.create({ externalId: "taken", customer: { email: "x@example.com" }, lines: [{ productSlug: "mug" }] })
@@ -304,7 +294,7 @@ export const orderConformance: ConformanceSuite = (store) =>
         assert.strictEqual(strict._tag, "ImportFailed")
         assert.strictEqual((strict as { index: number }).index, 1)
         assert.strictEqual((yield* eventsOf(org.id)).length, before)
-        assert.strictEqual((yield* as(Catalogs.use((c) => c.listCustomers({})))).data.length, 1)
+        assert.strictEqual((yield* as(Catalog.Catalogs.use((c) => c.listCustomers({})))).data.length, 1)
         const result = yield* as(orders.import({
           data: [
             {
@@ -330,14 +320,14 @@ export const orderConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(result.imported.map((r) => r.index), [0, 4])
         assert.deepStrictEqual(result.skipped.map((r) => r.index), [1, 2, 3])
         assert.include(result.skipped[2]!.message, "ghost")
-        const h1 = yield* as(orders.get(result.imported[0]!.id as OrderId))
+        const h1 = yield* as(orders.get(result.imported[0]!.id as Kernel.OrderId))
         assert.deepStrictEqual(
           [h1.status, h1.placedAt, h1.fulfilledAt, h1.deliveredAt],
           ["delivered", "2025-06-01T00:00:00.000Z", "2025-06-01T00:00:00.000Z", "2025-06-05T00:00:00.000Z"]
         )
-        const grace = yield* as(Catalogs.use((c) => c.getCustomer(h1.customerId)))
+        const grace = yield* as(Catalog.Catalogs.use((c) => c.getCustomer(h1.customerId)))
         assert.deepStrictEqual([grace.email, grace.firstName], ["grace@example.com", "Grace"])
-        const h3 = yield* as(orders.get(result.imported[1]!.id as OrderId))
+        const h3 = yield* as(orders.get(result.imported[1]!.id as Kernel.OrderId))
         assert.deepStrictEqual([h3.status, h3.cancelledAt, h3.lines[0]?.quantity], ["cancelled", h3.placedAt, 3])
         const added = (yield* eventsOf(org.id)).slice(before).map((e) => e.event)
         assert.deepStrictEqual(added, ["customer.updated", "order.updated", "order.updated"])
@@ -345,7 +335,7 @@ export const orderConformance: ConformanceSuite = (store) =>
 
     it.effect("bulk update: moves matching orders that can move, each as a PATCH; counts only those", () =>
       Effect.gen(function*() {
-        const orders = yield* Orders
+        const orders = yield* Orders.Orders
         const { org, as } = yield* shop("Bulk")
         const open = yield* as(
           orders.create({ customer: { email: "a@example.com" }, lines: [{ productSlug: "mug" }], orderNumber: "A-1" })
@@ -373,7 +363,7 @@ export const orderConformance: ConformanceSuite = (store) =>
         const before = (yield* eventsOf(org.id)).length
         const result = yield* as(orders.bulkUpdate({ search: "A-" }, { status: "delivered" }))
         assert.deepStrictEqual(result, { count: 2 })
-        const at = yield* Timestamp.now
+        const at = yield* Kernel.Timestamp.now
         const a = yield* as(orders.get(open.id))
         assert.deepStrictEqual([a.status, a.fulfilledAt, a.deliveredAt, a.updatedAt], ["delivered", at, at, at])
         const b = yield* as(orders.get(fulfilled.id))
@@ -383,7 +373,7 @@ export const orderConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* other.as(orders.get(foreign.id))).status, "open")
         const added = (yield* eventsOf(org.id)).slice(before)
         assert.deepStrictEqual(
-          added.map((e) => [e.event, (e.data as Order).id]).sort(),
+          added.map((e) => [e.event, (e.data as Orders.Order).id]).sort(),
           [["order.updated", open.id], ["order.updated", fulfilled.id]].sort()
         )
         const filtered = yield* as(

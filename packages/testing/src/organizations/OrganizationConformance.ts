@@ -15,7 +15,7 @@ export const organizationConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("organization external ids", (it) => {
     it.effect("creates with an external id, finds by it, and keeps it through plan changes", () =>
       Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         const externalId = freshExternalId("tenant")
         const org = yield* organizations.createOrganization({ name: "Mapped", externalId })
         assert.strictEqual(org.externalId, externalId)
@@ -31,7 +31,7 @@ export const organizationConformance: ConformanceSuite = (store) =>
 
     it.effect("an organization without one has no externalId field, and none matches a lookup", () =>
       Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         const org = yield* organizations.createOrganization({ name: "Unmapped" })
         assert.isFalse("externalId" in org)
         assert.isFalse("externalId" in (yield* organizations.findOrganization(org.id)))
@@ -43,7 +43,7 @@ export const organizationConformance: ConformanceSuite = (store) =>
 
     it.effect("a taken external id is a Conflict on creation and on change, and changes nothing", () =>
       Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         const externalId = freshExternalId("taken")
         const first = yield* organizations.createOrganization({ name: "First", externalId })
         const clash = yield* Effect.flip(organizations.createOrganization({ name: "Second", externalId }))
@@ -64,7 +64,7 @@ export const organizationConformance: ConformanceSuite = (store) =>
 
     it.effect("changes and removes an external id, freeing the old one", () =>
       Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         const before = freshExternalId("before")
         const after = freshExternalId("after")
         const org = yield* organizations.createOrganization({ name: "Renamed", externalId: before })
@@ -85,7 +85,7 @@ export const organizationConformance: ConformanceSuite = (store) =>
 
     it.effect("of concurrent claims on one external id exactly one wins", () =>
       Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         const externalId = freshExternalId("race")
         const exits = yield* Effect.forEach(
           Array.from({ length: 6 }, (_, i) => i),

@@ -10,97 +10,74 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  CoreLayer,
-  type CreateProductQuestion,
-  type CreateProductQuestionAnswer,
-  CurrentCaller,
-  defaultEmailWorkerSettings,
-  deliverDueNotices,
-  deliverNextNotice,
-  EmailOutboxRepository,
-  type EmailWorkerSettings,
-  EventOutbox,
-  failInterruptedNotices,
-  fanOutOnce,
-  INTERRUPTED_ERROR,
-  nextId,
-  type OrganizationId,
-  Organizations,
-  type Permission,
-  type ProductQuestionId,
-  type ProductQuestionListParams,
-  type ProductQuestionRecord,
-  ProductQuestionRepository,
-  ProductQuestions,
-  SecretKeyCaller,
-  type SecretKeyId,
-  Timestamp,
-  type WebhookId,
-  WebhookRepository
-} from "@feedback/core"
+import { CoreLayer, Kernel, Organizations, Questions, Webhooks } from "@feedback/core"
 import { makeRecordingMailer } from "./RecordingMailer.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { seedCustomer, seedProduct, seedSite, StoreTestKit } from "../StoreTestKit.ts"
 
-const { fromMillis, now, toMillis } = Timestamp
+const { fromMillis, now, toMillis } = Kernel.Timestamp
 
-const KEY_ID = "00000000-0000-4000-8000-0000000000c1" as SecretKeyId
-const readWrite: ReadonlyArray<Permission> = ["reviews:read", "reviews:write"]
+const KEY_ID = "00000000-0000-4000-8000-0000000000c1" as Kernel.SecretKeyId
+const readWrite: ReadonlyArray<Kernel.Permission> = ["reviews:read", "reviews:write"]
 
 const as = <A, E, R>(
-  organizationId: OrganizationId,
+  organizationId: Kernel.OrganizationId,
   effect: Effect.Effect<A, E, R>,
-  permissions: ReadonlyArray<Permission> = readWrite
+  permissions: ReadonlyArray<Kernel.Permission> = readWrite
 ) =>
   Effect.provideService(
     effect,
-    CurrentCaller,
-    new SecretKeyCaller({ organizationId, keyId: KEY_ID, permissions: new Set(permissions) })
+    Kernel.CurrentCaller,
+    new Kernel.SecretKeyCaller({ organizationId, keyId: KEY_ID, permissions: new Set(permissions) })
   )
 
 const setup = (name = "Question shop") =>
   Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name }))
+    const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name }))
     const product = yield* seedProduct(org.id, { title: "Ceramic mug", url: "https://shop.example/mug" })
     return { org, product }
   })
 
 const ask = (
-  organizationId: OrganizationId,
-  input: Omit<Partial<CreateProductQuestion>, "productId"> & Pick<CreateProductQuestion, "productId">
-) => as(organizationId, ProductQuestions.use((q) => q.create({ body: "Is it dishwasher safe?", ...input })))
+  organizationId: Kernel.OrganizationId,
+  input:
+    & Omit<Partial<Questions.CreateProductQuestion>, "productId">
+    & Pick<Questions.CreateProductQuestion, "productId">
+) => as(organizationId, Questions.ProductQuestions.use((q) => q.create({ body: "Is it dishwasher safe?", ...input })))
 
 const answer = (
-  organizationId: OrganizationId,
-  id: ProductQuestionId,
-  input: Partial<CreateProductQuestionAnswer> = {}
-) => as(organizationId, ProductQuestions.use((q) => q.createAnswer(id, { body: "Yes, up to 70 °C.", ...input })))
+  organizationId: Kernel.OrganizationId,
+  id: Kernel.ProductQuestionId,
+  input: Partial<Questions.CreateProductQuestionAnswer> = {}
+) =>
+  as(organizationId, Questions.ProductQuestions.use((q) => q.createAnswer(id, { body: "Yes, up to 70 °C.", ...input })))
 
-const get = (organizationId: OrganizationId, id: ProductQuestionId, include?: string) =>
-  as(organizationId, ProductQuestions.use((q) => q.get(id, include)))
+const get = (organizationId: Kernel.OrganizationId, id: Kernel.ProductQuestionId, include?: string) =>
+  as(organizationId, Questions.ProductQuestions.use((q) => q.get(id, include)))
 
-const list = (organizationId: OrganizationId, params: ProductQuestionListParams = {}) =>
-  as(organizationId, ProductQuestions.use((q) => q.list(params)))
+const list = (organizationId: Kernel.OrganizationId, params: Questions.ProductQuestionListParams = {}) =>
+  as(organizationId, Questions.ProductQuestions.use((q) => q.list(params)))
 
 /** `ms` after `start` (the test clock is shared by the suite's tests, so times are relative). */
-const after = (start: Timestamp.Timestamp, ms: number) => fromMillis(toMillis(start) + ms)
+const after = (start: Kernel.Timestamp.Timestamp, ms: number) => fromMillis(toMillis(start) + ms)
 
 const ids = (xs: ReadonlyArray<{ readonly id: string }>) => xs.map((x) => x.id)
 
-const eventsOf = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
-const eventNames = (organizationId: OrganizationId) =>
+const eventsOf = (organizationId: Kernel.OrganizationId) =>
+  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
+const eventNames = (organizationId: Kernel.OrganizationId) =>
   Effect.map(eventsOf(organizationId), (es) => es.map((e) => e.event))
-const noticesOf = (organizationId: OrganizationId) =>
-  EmailOutboxRepository.use((o) => o.listForOrganization(organizationId))
+const noticesOf = (organizationId: Kernel.OrganizationId) =>
+  Questions.EmailOutboxRepository.use((o) => o.listForOrganization(organizationId))
 
 let workers = 0
-const settingsFor = (name: string): EmailWorkerSettings => defaultEmailWorkerSettings(`${name}-${++workers}`)
+const settingsFor = (name: string): Questions.EmailWorkerSettings =>
+  Questions.defaultEmailWorkerSettings(`${name}-${++workers}`)
 
 /** Sends every due notice of the store with a throwaway mailer, so a test counts only its own messages. */
 const drainOthers = Effect.suspend(() => {
   const mailer = makeRecordingMailer()
-  return deliverDueNotices(settingsFor("drain"), 10_000).pipe(Effect.provide(mailer.layer))
+  return Questions.deliverDueNotices(settingsFor("drain"), 10_000).pipe(Effect.provide(mailer.layer))
 })
 
 const unique = (label: string) => `${label}-${Math.random().toString(36).slice(2, 10)}@example.com`
@@ -146,7 +123,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
     it.effect("PATCH published true publishes, stamps moderatedAt, leaves the queue and fires productQuestion.updated", () =>
       Effect.gen(function*() {
-        const questions = yield* ProductQuestions
+        const questions = yield* Questions.ProductQuestions
         const { org, product } = yield* setup()
         const q = yield* ask(org.id, { productId: product.id })
         yield* TestClock.adjust("1 minute")
@@ -165,7 +142,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
     it.effect("PATCH published false rejects (out of the queue too), and re-publishing fires again", () =>
       Effect.gen(function*() {
-        const questions = yield* ProductQuestions
+        const questions = yield* Questions.ProductQuestions
         const { org, product } = yield* setup()
         const q = yield* ask(org.id, { productId: product.id })
         yield* TestClock.adjust("1 minute")
@@ -184,7 +161,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
     it.effect("PATCH askerName null anonymizes, omitted leaves it; metadata is replaced wholesale; {} changes nothing", () =>
       Effect.gen(function*() {
-        const questions = yield* ProductQuestions
+        const questions = yield* Questions.ProductQuestions
         const { org, product } = yield* setup()
         const q = yield* ask(org.id, { productId: product.id, askerName: "Ada", metadata: { a: "1", b: "2" } })
         const renamed = yield* as(org.id, questions.update(q.id, { metadata: { c: "3" } }))
@@ -245,7 +222,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
     it.effect("another organization's question is NotFound for every operation", () =>
       Effect.gen(function*() {
-        const questions = yield* ProductQuestions
+        const questions = yield* Questions.ProductQuestions
         const { org, product } = yield* setup()
         const other = yield* setup("Other shop")
         const q = yield* ask(org.id, { productId: product.id })
@@ -264,10 +241,10 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
     it.effect("permissions: reads need reviews:read, writes reviews:write", () =>
       Effect.gen(function*() {
-        const questions = yield* ProductQuestions
+        const questions = yield* Questions.ProductQuestions
         const { org, product } = yield* setup()
         const q = yield* ask(org.id, { productId: product.id })
-        const readOnly: ReadonlyArray<Permission> = ["reviews:read"]
+        const readOnly: ReadonlyArray<Kernel.Permission> = ["reviews:read"]
         const denied = yield* Effect.flip(as(org.id, questions.create({ productId: product.id, body: "x" }), readOnly))
         assert.strictEqual(denied._tag, "Forbidden")
         assert.strictEqual(
@@ -288,7 +265,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
     it.effect("answers: merchant, published by default; counts, answeredAt of the first published one; oldest first", () =>
       Effect.gen(function*() {
-        const questions = yield* ProductQuestions
+        const questions = yield* Questions.ProductQuestions
         const { org, product } = yield* setup("Answer shop")
         const q = yield* ask(org.id, { productId: product.id })
         yield* TestClock.adjust("1 minute")
@@ -332,7 +309,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         yield* TestClock.adjust("1 minute")
         const edited = yield* as(
           org.id,
-          ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { body: "Final text" }))
+          Questions.ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { body: "Final text" }))
         )
         assert.deepStrictEqual(edited, { ...draft, body: "Final text", updatedAt: after(draft.createdAt, 60_000) })
         const afterEdit = yield* get(org.id, q.id)
@@ -344,7 +321,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         yield* TestClock.adjust("1 minute")
         const published = yield* as(
           org.id,
-          ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true }))
+          Questions.ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true }))
         )
         assert.isTrue(published.published)
         assert.strictEqual(published.moderatedAt, after(draft.createdAt, 120_000))
@@ -359,14 +336,16 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual(
           yield* as(
             org.id,
-            ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true, body: "Final text" }))
+            Questions.ProductQuestions.use((p) =>
+              p.updateAnswer(q.id, draft.id, { published: true, body: "Final text" })
+            )
           ),
           published
         )
         yield* TestClock.adjust("1 minute")
         const hidden = yield* as(
           org.id,
-          ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: false }))
+          Questions.ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: false }))
         )
         current = yield* get(org.id, q.id)
         assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [1, 0, null])
@@ -387,35 +366,41 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const first = yield* answer(org.id, q.id)
         const second = yield* answer(org.id, q.id, { published: false })
         assert.deepInclude(
-          yield* Effect.flip(as(org.id, ProductQuestions.use((p) => p.deleteAnswer(other.id, first.id)))),
+          yield* Effect.flip(as(org.id, Questions.ProductQuestions.use((p) => p.deleteAnswer(other.id, first.id)))),
           { _tag: "NotFound" }
         )
         const stranger = yield* setup("Stranger")
         assert.deepInclude(
           yield* Effect.flip(as(
             stranger.org.id,
-            ProductQuestions.use((p) => p.updateAnswer(q.id, first.id, { body: "x" }))
+            Questions.ProductQuestions.use((p) => p.updateAnswer(q.id, first.id, { body: "x" }))
           )),
           { _tag: "NotFound" }
         )
-        assert.deepStrictEqual(yield* as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, second.id))), second)
+        assert.deepStrictEqual(
+          yield* as(org.id, Questions.ProductQuestions.use((p) => p.deleteAnswer(q.id, second.id))),
+          second
+        )
         let current = yield* get(org.id, q.id)
         assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [
           1,
           1,
           first.createdAt
         ])
-        assert.deepStrictEqual(yield* as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, first.id))), first)
+        assert.deepStrictEqual(
+          yield* as(org.id, Questions.ProductQuestions.use((p) => p.deleteAnswer(q.id, first.id))),
+          first
+        )
         current = yield* get(org.id, q.id)
         assert.deepStrictEqual([current.answerCount, current.publishedAnswerCount, current.answeredAt], [0, 0, null])
-        assert.deepStrictEqual((yield* as(org.id, ProductQuestions.use((p) => p.listAnswers(q.id)))).data, [])
+        assert.deepStrictEqual((yield* as(org.id, Questions.ProductQuestions.use((p) => p.listAnswers(q.id)))).data, [])
         const events = yield* eventsOf(org.id)
         assert.deepStrictEqual(events.slice(-2).map((e) => [e.event, e.data]), [[
           "productQuestionAnswer.deleted",
           second
         ], ["productQuestionAnswer.deleted", first]])
         assert.deepInclude(
-          yield* Effect.flip(as(org.id, ProductQuestions.use((p) => p.deleteAnswer(q.id, first.id)))),
+          yield* Effect.flip(as(org.id, Questions.ProductQuestions.use((p) => p.deleteAnswer(q.id, first.id)))),
           { _tag: "NotFound" }
         )
       }))
@@ -455,7 +440,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
     it.effect("sorts, keyset pages, filters over product and customer fields, search, includes batched per page", () =>
       Effect.gen(function*() {
-        const questions = yield* ProductQuestions
+        const questions = yield* Questions.ProductQuestions
         const { org, product } = yield* setup()
         const other = yield* seedProduct(org.id, {
           title: "Linen Apron",
@@ -463,7 +448,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
           metadata: { material: "linen" }
         })
         const customer = yield* seedCustomer(org.id, { email: "grace@example.com", firstName: "Grace" })
-        const made: Array<ProductQuestionRecord> = []
+        const made: Array<Questions.ProductQuestionRecord> = []
         for (let i = 0; i < 5; i++) {
           yield* TestClock.adjust("1 second")
           made.push(
@@ -527,7 +512,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const badFilter = yield* Effect.flip(f({ rating: 5 }))
         assert.strictEqual(badFilter._tag, "InvalidRequest")
         // Search: body, askerName, askerEmail, product title; case-insensitive; AND with the filter.
-        const s = (search: string, extra: ProductQuestionListParams = {}) =>
+        const s = (search: string, extra: Questions.ProductQuestionListParams = {}) =>
           Effect.map(list(org.id, { sort: "createdAt", search, ...extra }), (p) => ids(p.data))
         assert.deepStrictEqual(yield* s("NUMBER 2"), [all[2]])
         assert.deepStrictEqual(yield* s("zoë"), [all[3]])
@@ -589,8 +574,8 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
         const mailer = makeRecordingMailer()
         const settings = settingsFor("mail")
-        yield* deliverDueNotices(settings).pipe(Effect.provide(mailer.layer))
-        yield* deliverDueNotices(settings).pipe(Effect.provide(mailer.layer))
+        yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(mailer.layer))
+        yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(mailer.layer))
         const mine = mailer.sent.filter((m) => m.to === email)
         assert.strictEqual(mine.length, 1)
         const message = mine[0]!
@@ -612,7 +597,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         assert.isNotNull(after.notifiedAt)
         // The bystander's own first answer is their own single notice.
         yield* answer(org.id, bystander.id)
-        yield* deliverDueNotices(settings).pipe(Effect.provide(mailer.layer))
+        yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(mailer.layer))
         assert.strictEqual(mailer.sent.filter((m) => m.to === otherEmail).length, 1)
         assert.strictEqual(mailer.sent.filter((m) => m.to === email).length, 1)
       }))
@@ -631,7 +616,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         yield* answer(org.id, optedOut.id)
         assert.deepStrictEqual(yield* noticesOf(org.id), [])
         const mailer = makeRecordingMailer()
-        yield* deliverDueNotices(settingsFor("none")).pipe(Effect.provide(mailer.layer))
+        yield* Questions.deliverDueNotices(settingsFor("none")).pipe(Effect.provide(mailer.layer))
         assert.strictEqual(mailer.calls.filter((m) => m.to === optedOut.askerEmail).length, 0)
         assert.isNull((yield* get(org.id, anonymous.id)).notifiedAt)
         assert.isNotNull((yield* get(org.id, anonymous.id)).answeredAt)
@@ -645,16 +630,19 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const q = yield* ask(org.id, { productId: product.id, askerEmail: email })
         const draft = yield* answer(org.id, q.id, { published: false, body: "Draft" })
         assert.deepStrictEqual(yield* noticesOf(org.id), [])
-        yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { body: "Edited draft" })))
+        yield* as(
+          org.id,
+          Questions.ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { body: "Edited draft" }))
+        )
         assert.deepStrictEqual(yield* noticesOf(org.id), [])
-        yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true })))
+        yield* as(org.id, Questions.ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true })))
         const notices = yield* noticesOf(org.id)
         assert.strictEqual(notices.length, 1)
         assert.strictEqual(notices[0]!.recipient, email)
         assert.strictEqual(notices[0]!.productQuestionAnswerId, draft.id)
         assert.include(notices[0]!.text, "Edited draft")
-        yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: false })))
-        yield* as(org.id, ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true })))
+        yield* as(org.id, Questions.ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: false })))
+        yield* as(org.id, Questions.ProductQuestions.use((p) => p.updateAnswer(q.id, draft.id, { published: true })))
         yield* answer(org.id, q.id)
         assert.strictEqual((yield* noticesOf(org.id)).length, 1)
       }))
@@ -683,9 +671,9 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* noticesOf(org.id))[0]!.status, "pending")
         const mailer = makeRecordingMailer()
         const restarted = settingsFor("restarted")
-        yield* failInterruptedNotices(restarted)
-        yield* deliverDueNotices(restarted).pipe(Effect.provide(mailer.layer))
-        yield* deliverDueNotices(settingsFor("another")).pipe(Effect.provide(mailer.layer))
+        yield* Questions.failInterruptedNotices(restarted)
+        yield* Questions.deliverDueNotices(restarted).pipe(Effect.provide(mailer.layer))
+        yield* Questions.deliverDueNotices(settingsFor("another")).pipe(Effect.provide(mailer.layer))
         assert.strictEqual(mailer.sent.filter((m) => m.to === email).length, 1)
         assert.strictEqual((yield* noticesOf(org.id))[0]!.status, "sent")
       }))
@@ -699,22 +687,22 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         yield* answer(org.id, q.id)
         const dead = settingsFor("dead")
         const t0 = yield* now
-        const claimed = yield* EmailOutboxRepository.use((o) => o.claimNext(dead.workerId, t0))
+        const claimed = yield* Questions.EmailOutboxRepository.use((o) => o.claimNext(dead.workerId, t0))
         assert.isTrue(claimed._tag === "Some" && claimed.value.recipient === email)
         const mailer = makeRecordingMailer()
         const alive = settingsFor("alive")
-        assert.strictEqual(yield* failInterruptedNotices(alive), 0)
-        yield* deliverDueNotices(alive).pipe(Effect.provide(mailer.layer))
+        assert.strictEqual(yield* Questions.failInterruptedNotices(alive), 0)
+        yield* Questions.deliverDueNotices(alive).pipe(Effect.provide(mailer.layer))
         assert.strictEqual(mailer.calls.filter((m) => m.to === email).length, 0)
         yield* TestClock.adjust(alive.interruptedAfterMs + 1_000)
-        assert.isAtLeast(yield* failInterruptedNotices(alive), 1)
+        assert.isAtLeast(yield* Questions.failInterruptedNotices(alive), 1)
         const [notice] = yield* noticesOf(org.id)
         assert.strictEqual(notice!.status, "failed")
-        assert.strictEqual(notice!.error, INTERRUPTED_ERROR)
-        yield* deliverDueNotices(alive).pipe(Effect.provide(mailer.layer))
+        assert.strictEqual(notice!.error, Questions.INTERRUPTED_ERROR)
+        yield* Questions.deliverDueNotices(alive).pipe(Effect.provide(mailer.layer))
         assert.strictEqual(mailer.calls.filter((m) => m.to === email).length, 0)
         // The dead worker's late outcome no longer applies.
-        const late = yield* EmailOutboxRepository.use((o) =>
+        const late = yield* Questions.EmailOutboxRepository.use((o) =>
           o.complete(org.id, notice!.id, dead.workerId, { status: "sent", error: null, at: t0 })
         )
         assert.isFalse(late)
@@ -732,7 +720,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         }
         const mailer = makeRecordingMailer()
         yield* Effect.all(
-          Array.from({ length: 4 }, (_, i) => deliverDueNotices(settingsFor(`parallel${i}`))),
+          Array.from({ length: 4 }, (_, i) => Questions.deliverDueNotices(settingsFor(`parallel${i}`))),
           { concurrency: "unbounded" }
         ).pipe(Effect.provide(mailer.layer))
         for (const email of emails) assert.strictEqual(mailer.calls.filter((m) => m.to === email).length, 1)
@@ -757,14 +745,14 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         const retried = yield* notify("retry")
         const flaky = makeRecordingMailer([{ _tag: "NotSent", permanent: false, error: "connection refused" }])
         const t0 = yield* now
-        yield* deliverNextNotice(settings).pipe(Effect.provide(flaky.layer))
+        yield* Questions.deliverNextNotice(settings).pipe(Effect.provide(flaky.layer))
         let n = yield* statusOf(retried.email)
         assert.deepStrictEqual([n.status, n.attempts, n.error], ["pending", 1, "connection refused"])
         assert.strictEqual(n.nextAttemptAt, after(t0, settings.retryBaseMs))
-        yield* deliverDueNotices(settings).pipe(Effect.provide(flaky.layer))
+        yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(flaky.layer))
         assert.strictEqual(flaky.calls.length, 1)
         yield* TestClock.adjust(settings.retryBaseMs)
-        yield* deliverDueNotices(settings).pipe(Effect.provide(flaky.layer))
+        yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(flaky.layer))
         n = yield* statusOf(retried.email)
         assert.deepStrictEqual([n.status, n.attempts], ["sent", 2])
         assert.strictEqual(flaky.sent.length, 1)
@@ -772,23 +760,23 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
         const refused = yield* notify("refused")
         const strict = makeRecordingMailer([{ _tag: "NotSent", permanent: true, error: "550 no such user" }])
-        yield* deliverDueNotices(settings).pipe(Effect.provide(strict.layer))
+        yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(strict.layer))
         n = yield* statusOf(refused.email)
         assert.strictEqual(n.status, "failed")
         assert.include(n.error, "550")
 
         const uncertain = yield* notify("uncertain")
         const cut = makeRecordingMailer([{ _tag: "Uncertain", error: "connection reset after DATA" }])
-        yield* deliverDueNotices(settings).pipe(Effect.provide(cut.layer))
+        yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(cut.layer))
         yield* TestClock.adjust("1 hour")
-        yield* deliverDueNotices(settings).pipe(Effect.provide(cut.layer))
+        yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(cut.layer))
         assert.strictEqual(cut.calls.length, 1)
         assert.strictEqual((yield* statusOf(uncertain.email)).status, "failed")
         assert.isNull((yield* get(org.id, uncertain.q.id)).notifiedAt)
 
         const logged = yield* notify("logged")
         const log = makeRecordingMailer([{ _tag: "Logged" }])
-        yield* deliverDueNotices(settings).pipe(Effect.provide(log.layer))
+        yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(log.layer))
         assert.strictEqual((yield* statusOf(logged.email)).status, "logged")
         assert.isNull((yield* get(org.id, logged.q.id)).notifiedAt)
 
@@ -801,7 +789,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         )
         for (let i = 0; i < settings.maxAttempts; i++) {
           yield* TestClock.adjust("2 hours")
-          yield* deliverDueNotices(settings).pipe(Effect.provide(down.layer))
+          yield* Questions.deliverDueNotices(settings).pipe(Effect.provide(down.layer))
         }
         n = yield* statusOf(exhausted.email)
         assert.deepStrictEqual([n.status, n.attempts], ["failed", settings.maxAttempts])
@@ -813,15 +801,15 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
 
     it.effect("DELETE removes the question, its answers, its notices and every stored copy of the address", () =>
       Effect.gen(function*() {
-        const questions = yield* ProductQuestions
+        const questions = yield* Questions.ProductQuestions
         yield* drainOthers
         const { org, product } = yield* setup()
         const email = unique("erase-me")
         const keptEmail = unique("keep-me")
         // A webhook subscribed to question events: its delivery bodies copy the address too.
         const webhookAt = yield* now
-        const webhookId = yield* nextId<WebhookId>()
-        yield* WebhookRepository.use((r) =>
+        const webhookId = yield* Kernel.nextId<Kernel.WebhookId>()
+        yield* Webhooks.WebhookRepository.use((r) =>
           r.insert({
             id: webhookId,
             organizationId: org.id,
@@ -842,11 +830,13 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
         yield* as(org.id, questions.update(q.id, { published: true }))
         const mailer = makeRecordingMailer()
         // One notice sent, the other still pending when the questions are deleted.
-        yield* deliverNextNotice(settingsFor("delete")).pipe(Effect.provide(mailer.layer))
-        while ((yield* fanOutOnce(500)).events > 0) { /* fan out every pending event of the store */ }
-        const bodies = (yield* WebhookRepository.use((r) =>
+        yield* Questions.deliverNextNotice(settingsFor("delete")).pipe(Effect.provide(mailer.layer))
+        while ((yield* Webhooks.fanOutOnce(500)).events > 0) { /* fan out every pending event of the store */ }
+        const bodies = (yield* Webhooks.WebhookRepository.use((r) =>
           r.listDeliveries(org.id, webhookId, { after: undefined, limit: 100 })
-        )).map((d) => d.body)
+        )).map((d) =>
+          d.body
+        )
         assert.strictEqual(bodies.length, 3)
         assert.isTrue(bodies.some((b) => b.includes(email)))
         assert.includeMembers([...(yield* StoreTestKit.use((s) => s.tablesContaining(email)))], [
@@ -872,7 +862,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
           []
         )
         assert.deepStrictEqual(yield* StoreTestKit.use((s) => s.tablesContaining(email)), [])
-        const scrubbed = yield* WebhookRepository.use((r) =>
+        const scrubbed = yield* Webhooks.WebhookRepository.use((r) =>
           r.listDeliveries(org.id, webhookId, { after: undefined, limit: 100 })
         )
         assert.strictEqual(scrubbed.length, 3)
@@ -882,7 +872,7 @@ export const productQuestionConformance: ConformanceSuite = (store) =>
             assert.isNull(envelope.data.askerEmail)
           }
         }
-        assert.deepStrictEqual(yield* ProductQuestionRepository.use((r) => r.answersOf(org.id, [q.id])), [])
+        assert.deepStrictEqual(yield* Questions.ProductQuestionRepository.use((r) => r.answersOf(org.id, [q.id])), [])
         assert.isNotEmpty(yield* StoreTestKit.use((s) => s.tablesContaining(keptEmail)))
         const events = yield* eventsOf(org.id)
         const last = events[events.length - 1]!

@@ -2,25 +2,25 @@
  * TEST SUPPORT: a Mailer that records every message and answers with scripted results (default `Sent`).
  */
 import { Effect, Layer } from "effect"
-import { type EmailMessage, Mailer, type MailerResult } from "@feedback/core"
+import { Questions } from "@feedback/core"
 
 export interface RecordingMailer {
   /** Messages the transport was called with, in order (whatever it answered). */
-  readonly calls: Array<EmailMessage>
+  readonly calls: Array<Questions.EmailMessage>
   /** Messages answered `Sent`. */
-  readonly sent: Array<EmailMessage>
+  readonly sent: Array<Questions.EmailMessage>
   /** Results for the next calls, consumed in order; `Sent` once empty. */
-  readonly script: Array<MailerResult>
-  readonly layer: Layer.Layer<Mailer>
+  readonly script: Array<Questions.MailerResult>
+  readonly layer: Layer.Layer<Questions.Mailer>
 }
 
-export const makeRecordingMailer = (script: ReadonlyArray<MailerResult> = []): RecordingMailer => {
-  const calls: Array<EmailMessage> = []
-  const sent: Array<EmailMessage> = []
+export const makeRecordingMailer = (script: ReadonlyArray<Questions.MailerResult> = []): RecordingMailer => {
+  const calls: Array<Questions.EmailMessage> = []
+  const sent: Array<Questions.EmailMessage> = []
   const queue = [...script]
   const layer = Layer.succeed(
-    Mailer,
-    Mailer.of({
+    Questions.Mailer,
+    Questions.Mailer.of({
       send: (message) =>
         Effect.sync(() => {
           calls.push(message)

@@ -7,44 +7,18 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  Catalogs,
-  compareKeyset,
-  CoreLayer,
-  type CurrentCaller,
-  type Customer,
-  type IdGenerator,
-  type ImportJob,
-  type InvalidRequest,
-  type ListParams,
-  matchesSearch,
-  normalizeValue,
-  type OrganizationId,
-  Organizations,
-  type Product,
-  type Review,
-  reviewFilterCatalog,
-  type ReviewId,
-  type ReviewInclude,
-  reviewIncludeNames,
-  type ReviewRecord,
-  Reviews,
-  type Sort,
-  type SurveyAnswer,
-  type SurveyId,
-  type Timestamp
-} from "@feedback/core"
+import { Catalog, CoreLayer, Kernel, Organizations, Reviews } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
 import { makeImportJob, makeSeedReview, type SeedReview, StoreTestKit } from "../StoreTestKit.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import fc from "fast-check"
 
 const BASE = Date.parse("2026-03-01T00:00:00.000Z")
-const at = (ms: number) => new Date(BASE + ms).toISOString() as Timestamp.Timestamp
+const at = (ms: number) => new Date(BASE + ms).toISOString() as Kernel.Timestamp.Timestamp
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
 
-const answer: SurveyAnswer = {
+const answer: Reviews.SurveyAnswer = {
   questionId: "0190a000-0000-7000-8000-000000000001",
   label: "How likely are you to recommend us?",
   type: "scale",
@@ -56,16 +30,16 @@ const answer: SurveyAnswer = {
   optionLabels: ["0", "5", "10"]
 }
 
-const SURVEY = "0190a000-0000-7000-8000-0000000000aa" as SurveyId
+const SURVEY = "0190a000-0000-7000-8000-0000000000aa" as Kernel.SurveyId
 
 interface Fixture {
-  readonly organizationId: OrganizationId
-  readonly otherOrganizationId: OrganizationId
-  readonly otherReviewId: ReviewId
-  readonly products: ReadonlyArray<Product>
-  readonly customers: ReadonlyArray<Customer>
+  readonly organizationId: Kernel.OrganizationId
+  readonly otherOrganizationId: Kernel.OrganizationId
+  readonly otherReviewId: Kernel.ReviewId
+  readonly products: ReadonlyArray<Catalog.Product>
+  readonly customers: ReadonlyArray<Catalog.Customer>
   readonly seeds: ReadonlyArray<SeedReview>
-  readonly as: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, CurrentCaller>>
+  readonly as: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, Exclude<R, Kernel.CurrentCaller>>
 }
 
 /**
@@ -74,11 +48,11 @@ interface Fixture {
  */
 const makeFixture = (count = 40) =>
   Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name: "Reviews" }))
-    const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other reviews" }))
-    const catalogs = yield* Catalogs
+    const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Reviews" }))
+    const other = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Other reviews" }))
+    const catalogs = yield* Catalog.Catalogs
     const as = asDashboard(org.id)
-    const products: Array<Product> = []
+    const products: Array<Catalog.Product> = []
     for (
       const [slug, title, color] of [["mug", "Blue Mug", "blue"], ["kettle", "Red Kettle", "red"], [
         "teapot",
@@ -89,7 +63,7 @@ const makeFixture = (count = 40) =>
       yield* TestClock.adjust("1 second")
       products.push(yield* as(catalogs.createProduct({ slug, title, metadata: { color } })))
     }
-    const customers: Array<Customer> = []
+    const customers: Array<Catalog.Customer> = []
     for (
       const [email, firstName, lastName, optOut, tier] of [
         ["ada@example.com", "Ada", "Lovelace", false, "gold"],
@@ -132,7 +106,7 @@ const makeFixture = (count = 40) =>
       )
     }
     yield* StoreTestKit.use((s) => s.insertReviews(otherSeeds))
-    const refreshed: Array<Product> = []
+    const refreshed: Array<Catalog.Product> = []
     for (const p of products) refreshed.push(yield* as(catalogs.getProduct(p.id)))
     return {
       organizationId: org.id,
@@ -146,12 +120,12 @@ const makeFixture = (count = 40) =>
   })
 
 const seedFor = (
-  organizationId: OrganizationId,
+  organizationId: Kernel.OrganizationId,
   i: number,
-  products: ReadonlyArray<Product>,
-  customers: ReadonlyArray<Customer>,
-  job: ImportJob
-): Effect.Effect<SeedReview, never, IdGenerator> =>
+  products: ReadonlyArray<Catalog.Product>,
+  customers: ReadonlyArray<Catalog.Customer>,
+  job: Reviews.ImportJob
+): Effect.Effect<SeedReview, never, Kernel.IdGenerator> =>
   makeSeedReview(organizationId, {
     productId: products[i % 3]!.id,
     customerId: i % 5 === 4 ? null : customers[i % 3]!.id,
@@ -176,14 +150,14 @@ const seedFor = (
   })
 
 /** Every page of a list, following nextCursor; fails the test on a repeated id. */
-const walk = (fx: Fixture, params: ListParams, between?: (page: number) => Effect.Effect<void, never, any>) =>
+const walk = (fx: Fixture, params: Kernel.ListParams, between?: (page: number) => Effect.Effect<void, never, any>) =>
   Effect.gen(function*() {
-    const reviews = yield* Reviews
-    const all: Array<Review> = []
+    const reviews = yield* Reviews.Reviews
+    const all: Array<Reviews.Review> = []
     let cursor: string | null = null
     let page = 0
     do {
-      const result: { readonly data: ReadonlyArray<Review>; readonly nextCursor: string | null } = yield* fx.as(
+      const result: { readonly data: ReadonlyArray<Reviews.Review>; readonly nextCursor: string | null } = yield* fx.as(
         reviews.list(cursor === null ? params : { ...params, cursor })
       )
       all.push(...result.data)
@@ -196,35 +170,35 @@ const walk = (fx: Fixture, params: ListParams, between?: (page: number) => Effec
     return all
   })
 
-const sortOf = (value: string): Sort => {
+const sortOf = (value: string): Kernel.Sort => {
   const descending = value.startsWith("-")
   const field = descending ? value.slice(1) : value
-  return { field, direction: descending ? "desc" : "asc", type: reviewFilterCatalog.fields.get(field)! }
+  return { field, direction: descending ? "desc" : "asc", type: Reviews.reviewFilterCatalog.fields.get(field)! }
 }
 
-const expectedOrder = (records: ReadonlyArray<ReviewRecord>, sort: Sort): Array<string> =>
+const expectedOrder = (records: ReadonlyArray<Reviews.ReviewRecord>, sort: Kernel.Sort): Array<string> =>
   [...records]
     .map((r) => ({
       id: r.id,
-      at: { value: normalizeValue(sort.type, (r as Record<string, unknown>)[sort.field]), id: r.id }
+      at: { value: Kernel.normalizeValue(sort.type, (r as Record<string, unknown>)[sort.field]), id: r.id }
     }))
-    .sort((a, b) => compareKeyset(sort, a.at, b.at))
+    .sort((a, b) => Kernel.compareKeyset(sort, a.at, b.at))
     .map((r) => r.id)
 
 /** The record view of a listed review (extras removed). */
-const recordOf = (review: Review): ReviewRecord => {
+const recordOf = (review: Reviews.Review): Reviews.ReviewRecord => {
   const { importJob: _a, customer: _b, product: _c, response: _d, files: _e, answers: _f, collisions: _g, ...record } =
     review
   return record
 }
 
-const issuesOf = (error: { readonly _tag: string }) => (error as InvalidRequest).issues.map((i) => i.path)
+const issuesOf = (error: { readonly _tag: string }) => (error as Kernel.InvalidRequest).issues.map((i) => i.path)
 
 export const reviewReadConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 180_000 })("reviews (read side)", (it) => {
     it.effect("the default list is the organization's reviews, newest first, with the stored fields only", () =>
       Effect.gen(function*() {
-        const reviews = yield* Reviews
+        const reviews = yield* Reviews.Reviews
         const fx = yield* makeFixture()
         const page = yield* fx.as(reviews.list({}))
         assert.strictEqual(page.data.length, 40)
@@ -234,7 +208,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         const byId = new Map(records.map((r) => [r.id as string, r]))
         for (const review of page.data) {
           assert.deepStrictEqual(review, byId.get(review.id))
-          for (const extra of reviewIncludeNames) assert.isFalse(extra in review, `${extra} must be absent`)
+          for (const extra of Reviews.reviewIncludeNames) assert.isFalse(extra in review, `${extra} must be absent`)
         }
         const small = yield* fx.as(reviews.list({ limit: "7" }))
         assert.strictEqual(small.data.length, 7)
@@ -297,7 +271,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
 
     it.effect("a cursor is bound to its sort, filter and search: reusing it with others is InvalidRequest", () =>
       Effect.gen(function*() {
-        const reviews = yield* Reviews
+        const reviews = yield* Reviews.Reviews
         const fx = yield* makeFixture()
         const first = yield* fx.as(reviews.list({ limit: "5", filter: "{\"published\":true}" }))
         const cursor = first.nextCursor!
@@ -331,7 +305,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         const [mug, kettle] = fx.products
         const [ada, grace] = fx.customers
         const r5 = fx.seeds[5]!.review
-        const cases: ReadonlyArray<readonly [object, (r: ReviewRecord) => boolean]> = [
+        const cases: ReadonlyArray<readonly [object, (r: Reviews.ReviewRecord) => boolean]> = [
           [{ id: r5.id }, (r) => r.id === r5.id],
           [{ id: { $in: [r5.id, fx.seeds[6]!.review.id] } }, (r) => r.id === r5.id || r.id === fx.seeds[6]!.review.id],
           [{ rating: { $gte: 4 } }, (r) => r.rating >= 4],
@@ -408,11 +382,11 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         const covered = new Set(
           cases.flatMap(([doc]) => JSON.stringify(doc).match(/"[a-zA-Z.]+"(?=:)/g) ?? []).map((s) => s.slice(1, -1))
         )
-        for (const field of reviewFilterCatalog.fields.keys()) {
+        for (const field of Reviews.reviewFilterCatalog.fields.keys()) {
           assert.isTrue(covered.has(field), `no case filters ${field}`)
         }
         // Search: title, body, customer email / names and product title, case-insensitively, ANDed with the filter.
-        const searches: ReadonlyArray<readonly [string, (r: ReviewRecord) => boolean]> = [
+        const searches: ReadonlyArray<readonly [string, (r: Reviews.ReviewRecord) => boolean]> = [
           ["SOLID", (r) => (r.title ?? "").includes("Solid")],
           ["éclat", (r) => (r.body ?? "").includes("ÉCLAT")],
           ["hopper", (r) => r.customerId === grace!.id],
@@ -440,14 +414,14 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         const alphabet = fc.constantFrom(..."abcABC xyzÉé%_\\1".split(""))
         const text = fc.string({ unit: alphabet, minLength: 0, maxLength: 14 })
         const pick = <A>(arb: fc.Arbitrary<A>, n: number, seed: number) => fc.sample(arb, { numRuns: n, seed })
-        const org = yield* Organizations.use((o) => o.createOrganization({ name: "Search" }))
+        const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Search" }))
         const as = asDashboard(org.id)
-        const catalogs = yield* Catalogs
-        const products: Array<Product> = []
+        const catalogs = yield* Catalog.Catalogs
+        const products: Array<Catalog.Product> = []
         for (const [i, title] of pick(text.filter((t) => t.trim() !== ""), 4, 1).entries()) {
           products.push(yield* as(catalogs.createProduct({ slug: `p${i}`, title })))
         }
-        const customers: Array<Customer> = []
+        const customers: Array<Catalog.Customer> = []
         for (const [i, [first, last]] of pick(fc.tuple(text, text), 4, 2).entries()) {
           customers.push(
             yield* as(catalogs.createCustomer({
@@ -470,7 +444,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         yield* StoreTestKit.use((s) => s.insertReviews(seeds))
         const productOf = new Map(products.map((p) => [p.id as string, p]))
         const customerOf = new Map(customers.map((c) => [c.id as string, c]))
-        const valuesOf = (r: ReviewRecord) => {
+        const valuesOf = (r: Reviews.ReviewRecord) => {
           const c = r.customerId === null ? undefined : customerOf.get(r.customerId)
           return [r.title, r.body, c?.email, c?.firstName, c?.lastName, productOf.get(r.productId)?.title]
         }
@@ -491,8 +465,8 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         ].filter((t) => t.trim() !== "")
         for (const term of terms) {
           // The API trims a term (docs/DECISIONS.md §4) before it matches.
-          const expected = seeds.map((s) => s.review).filter((r) => matchesSearch(term.trim(), valuesOf(r))).map((r) =>
-            r.id
+          const expected = seeds.map((s) => s.review).filter((r) => Kernel.matchesSearch(term.trim(), valuesOf(r))).map(
+            (r) => r.id
           ).sort()
           const found = yield* walk(fx, { search: term, limit: "25" })
           assert.deepStrictEqual(found.map((r) => r.id).sort(), expected, `search ${JSON.stringify(term)}`)
@@ -501,7 +475,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
 
     it.effect("unknown fields, operators and wrong value types are InvalidRequest naming the path", () =>
       Effect.gen(function*() {
-        const reviews = yield* Reviews
+        const reviews = yield* Reviews.Reviews
         const fx = yield* makeFixture(3)
         for (
           const [filter, path] of [
@@ -536,9 +510,9 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
 
     it.effect("include adds exactly the requested extras and changes nothing else", () =>
       Effect.gen(function*() {
-        const reviews = yield* Reviews
+        const reviews = yield* Reviews.Reviews
         const fx = yield* makeFixture()
-        const all = reviewIncludeNames.join(",")
+        const all = Reviews.reviewIncludeNames.join(",")
         const plain = yield* fx.as(reviews.list({ limit: "250" }))
         const full = yield* fx.as(reviews.list({ limit: "250", include: all }))
         assert.deepStrictEqual(full.data.map(recordOf), [...plain.data])
@@ -546,7 +520,7 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         const customer = new Map(fx.customers.map((c) => [c.id as string, c]))
         const seedOf = new Map(fx.seeds.map((s) => [s.review.id as string, s]))
         const records = fx.seeds.map((s) => s.review)
-        const others = (field: "browserFingerprint" | "ipAddress", r: ReviewRecord) =>
+        const others = (field: "browserFingerprint" | "ipAddress", r: Reviews.ReviewRecord) =>
           r[field] === null ? 0 : records.filter((o) => o.id !== r.id && o[field] === r[field]).length
         for (const review of full.data) {
           const seed = seedOf.get(review.id)!
@@ -572,10 +546,10 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         assert.strictEqual(mug.publishedReviewCount, published.length)
         assert.closeTo(mug.averageRating!, published.reduce((s, r) => s + r.rating, 0) / published.length, 1e-9)
         // One include at a time: only that key is added.
-        for (const name of reviewIncludeNames) {
+        for (const name of Reviews.reviewIncludeNames) {
           const page = yield* fx.as(reviews.list({ limit: "5", include: name }))
           for (const review of page.data) {
-            const extras = reviewIncludeNames.filter((n) => n in review)
+            const extras = Reviews.reviewIncludeNames.filter((n) => n in review)
             assert.deepStrictEqual(extras, [name])
           }
         }
@@ -583,8 +557,8 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
         const some = fx.seeds[3]!.review
         const got = yield* fx.as(reviews.get(some.id, { include: " files, response,files " }))
         assert.deepStrictEqual(
-          reviewIncludeNames.filter((n) => n in got),
-          ["response", "files"] as Array<ReviewInclude>
+          Reviews.reviewIncludeNames.filter((n) => n in got),
+          ["response", "files"] as Array<Reviews.ReviewInclude>
         )
         assert.deepStrictEqual(recordOf(got), some)
         assert.deepStrictEqual(yield* fx.as(reviews.get(some.id)), some)
@@ -594,11 +568,13 @@ export const reviewReadConformance: ConformanceSuite = (store) =>
 
     it.effect("another organization's review, and a missing one, are NotFound; reading needs reviews:read", () =>
       Effect.gen(function*() {
-        const reviews = yield* Reviews
+        const reviews = yield* Reviews.Reviews
         const fx = yield* makeFixture(3)
         const foreign = yield* Effect.flip(fx.as(reviews.get(fx.otherReviewId)))
         assert.strictEqual(foreign._tag, "NotFound")
-        const missing = yield* Effect.flip(fx.as(reviews.get("0190a000-0000-7000-8000-00000000dead" as ReviewId)))
+        const missing = yield* Effect.flip(
+          fx.as(reviews.get("0190a000-0000-7000-8000-00000000dead" as Kernel.ReviewId))
+        )
         assert.strictEqual(missing._tag, "NotFound")
         assert.deepStrictEqual(
           foreign.message.replace(fx.otherReviewId, "ID"),

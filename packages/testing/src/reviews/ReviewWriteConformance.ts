@@ -6,47 +6,26 @@
 import { assert, layer } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  checkRedaction,
-  CoreLayer,
-  CurrentCaller,
-  EventOutbox,
-  fanOutOnce,
-  IMPORT_SLICE,
-  type OrganizationId,
-  Organizations,
-  type Permission,
-  type ProductId,
-  REDACTION_MARKER,
-  REVIEW_IMPORT_JOB,
-  type ReviewId,
-  type ReviewImportRow,
-  type ReviewRecord,
-  ReviewRepository,
-  Reviews,
-  ReviewWriteRepository,
-  ReviewWrites,
-  SecretKeyCaller,
-  type SecretKeyId,
-  type SiteId,
-  Timestamp,
-  type WebhookRecord,
-  WebhookRepository
-} from "@feedback/core"
+import { CoreLayer, Kernel, Organizations, Reviews, Webhooks } from "@feedback/core"
 import { UUID_V7_PATTERN } from "../IdPatterns.ts"
 import { freshId, makeCustomer, makeProduct, makeReview, makeSite, StoreTestKit } from "../StoreTestKit.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
-const { fromMillis, now } = Timestamp
+const { fromMillis, now } = Kernel.Timestamp
 
-const ALL: ReadonlyArray<Permission> = ["reviews:read", "reviews:write"]
+const ALL: ReadonlyArray<Kernel.Permission> = ["reviews:read", "reviews:write"]
 
-const callerFor = (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = ALL) =>
-  new SecretKeyCaller({ organizationId, keyId: freshId<SecretKeyId>(), permissions: new Set(permissions) })
+const callerFor = (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = ALL) =>
+  new Kernel.SecretKeyCaller({
+    organizationId,
+    keyId: freshId<Kernel.SecretKeyId>(),
+    permissions: new Set(permissions)
+  })
 
-const as = (caller: SecretKeyCaller) => Effect.provideService(CurrentCaller, caller)
+const as = (caller: Kernel.SecretKeyCaller) => Effect.provideService(Kernel.CurrentCaller, caller)
 
-const events = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
+const events = (organizationId: Kernel.OrganizationId) =>
+  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
 
 /**
  * Events of one write, as the outbox lists them: distinct UUIDv7 ids, ascending in that order (a store that makes
@@ -60,13 +39,13 @@ const assertEventIdsAscending = (evs: ReadonlyArray<{ readonly id: string }>) =>
 }
 
 /** The review as the read side answers it without includes: the shape events must carry. */
-const findReview = (organizationId: OrganizationId, id: ReviewId) =>
-  ReviewRepository.use((r) => r.get(organizationId, id, []))
+const findReview = (organizationId: Kernel.OrganizationId, id: Kernel.ReviewId) =>
+  Reviews.ReviewRepository.use((r) => r.get(organizationId, id, []))
 
-const getReview = (organizationId: OrganizationId, id: ReviewId) =>
+const getReview = (organizationId: Kernel.OrganizationId, id: Kernel.ReviewId) =>
   Effect.map(findReview(organizationId, id), Option.getOrThrow)
 
-const productStats = (organizationId: OrganizationId, id: ProductId) =>
+const productStats = (organizationId: Kernel.OrganizationId, id: Kernel.ProductId) =>
   StoreTestKit.use((f) => f.product(organizationId, id)).pipe(
     Effect.map(Option.getOrThrow),
     Effect.map((p) => ({
@@ -77,13 +56,13 @@ const productStats = (organizationId: OrganizationId, id: ProductId) =>
   )
 
 /** Moves the test clock forward and answers the new time (the clock is shared by the suite's tests). */
-const tick = (seconds: number): Effect.Effect<Timestamp.Timestamp> =>
+const tick = (seconds: number): Effect.Effect<Kernel.Timestamp.Timestamp> =>
   TestClock.adjust(Duration.seconds(seconds)).pipe(Effect.andThen(now))
 
 /** An organization with one product and the given reviews of it. */
-const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme Store") =>
+const seed = (reviews: ReadonlyArray<Partial<Reviews.ReviewRecord>> = [{}], name = "Acme Store") =>
   Effect.gen(function*() {
-    const organization = yield* Organizations.use((o) => o.createOrganization({ name }))
+    const organization = yield* Organizations.Organizations.use((o) => o.createOrganization({ name }))
     const fx = yield* StoreTestKit
     const product = makeProduct()
     yield* fx.insertProduct(organization.id, product)
@@ -98,9 +77,9 @@ const seed = (reviews: ReadonlyArray<Partial<ReviewRecord>> = [{}], name = "Acme
  */
 const failingAfter =
   <K extends "insertImport" | "bulkSetPublished" | "recalculateProductStats" | "addProductStats">(method: K) =>
-  <A, E>(use: (writes: ReviewWrites["Service"]) => Effect.Effect<A, E, CurrentCaller>) =>
+  <A, E>(use: (writes: Reviews.ReviewWrites["Service"]) => Effect.Effect<A, E, Kernel.CurrentCaller>) =>
     Effect.gen(function*() {
-      const repo = yield* ReviewWriteRepository
+      const repo = yield* Reviews.ReviewWriteRepository
       const broken = {
         ...repo,
         [method]: (...args: Array<unknown>) =>
@@ -108,9 +87,9 @@ const failingAfter =
             Effect.andThen(Effect.die(new Error(`injected failure after ${method}`)))
           )
       }
-      return yield* ReviewWrites.use(use).pipe(
-        Effect.provide(Layer.fresh(ReviewWrites.layer)),
-        Effect.provideService(ReviewWriteRepository, ReviewWriteRepository.of(broken))
+      return yield* Reviews.ReviewWrites.use(use).pipe(
+        Effect.provide(Layer.fresh(Reviews.ReviewWrites.layer)),
+        Effect.provideService(Reviews.ReviewWriteRepository, Reviews.ReviewWriteRepository.of(broken))
       )
     })
 
@@ -121,7 +100,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("publishing an unpublished review sets moderatedAt, recalculates stats and fires review.updated", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, product, reviews: [review], caller } = yield* seed([{ published: false, rating: 4 }])
         const t10 = yield* tick(10)
         const updated = yield* writes.update(review!.id, { published: true }).pipe(as(caller))
@@ -141,12 +120,12 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("unpublishing a published review takes it off, sets moderatedAt and fires review.updated", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, product, reviews: [a], caller } = yield* seed([{ published: true, rating: 2 }, {
           published: true,
           rating: 4
         }])
-        yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
+        yield* Reviews.ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
         assert.deepStrictEqual(yield* productStats(org, product.id), {
           reviewCount: 2,
           publishedReviewCount: 2,
@@ -163,12 +142,12 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         })
         const evs = yield* events(org)
         assert.deepStrictEqual(evs.map((e) => e.event), ["review.updated"])
-        assert.isFalse((evs[0]!.data as ReviewRecord).published)
+        assert.isFalse((evs[0]!.data as Reviews.ReviewRecord).published)
       }))
 
     it.effect("sending the current published value stamps moderatedAt but announces nothing", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [pending], caller } = yield* seed([{ published: false, moderatedAt: null }])
         const t3 = yield* tick(3)
         const rejected = yield* writes.update(pending!.id, { published: false }).pipe(as(caller))
@@ -180,7 +159,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("an empty or unchanged PATCH writes nothing and fires nothing", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{ metadata: { a: "1", b: "2" } }])
         yield* tick(7)
         const same = yield* writes.update(review!.id, {}).pipe(as(caller))
@@ -197,7 +176,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("metadata is replaced wholesale and fires review.updated", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{ metadata: { a: "1", b: "2" } }])
         const updated = yield* writes.update(review!.id, { metadata: { c: "3" } }).pipe(as(caller))
         assert.deepStrictEqual(updated.metadata, { c: "3" })
@@ -208,7 +187,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("metadata keys come back exactly as sent (snake_case, spaces, capitals), in the record and its event", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{}])
         const metadata = { order_id: "A-1", "Gift Note": "for mum", UPPER_CASE: "x", camelCase: "y" }
         const updated = yield* writes.update(review!.id, { metadata }).pipe(as(caller))
@@ -223,27 +202,27 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("the first redaction stores both originals and redactedAt; a later one keeps the originals", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{
           title: "Call me",
           body: "My number is 555-0100, call me"
         }])
         const t1 = yield* tick(1)
         const first = yield* writes.update(review!.id, {
-          body: `My number is ${REDACTION_MARKER}, call me`
+          body: `My number is ${Reviews.REDACTION_MARKER}, call me`
         }).pipe(as(caller))
-        assert.strictEqual(first.body, `My number is ${REDACTION_MARKER}, call me`)
+        assert.strictEqual(first.body, `My number is ${Reviews.REDACTION_MARKER}, call me`)
         assert.strictEqual(first.title, "Call me")
         assert.strictEqual(first.originalTitle, "Call me")
         assert.strictEqual(first.originalBody, "My number is 555-0100, call me")
         assert.strictEqual(first.redactedAt, t1)
         const t2 = yield* tick(1)
         const second = yield* writes.update(review!.id, {
-          title: `Call ${REDACTION_MARKER}`,
-          body: `${REDACTION_MARKER}, call me`
+          title: `Call ${Reviews.REDACTION_MARKER}`,
+          body: `${Reviews.REDACTION_MARKER}, call me`
         }).pipe(as(caller))
-        assert.strictEqual(second.title, `Call ${REDACTION_MARKER}`)
-        assert.strictEqual(second.body, `${REDACTION_MARKER}, call me`)
+        assert.strictEqual(second.title, `Call ${Reviews.REDACTION_MARKER}`)
+        assert.strictEqual(second.body, `${Reviews.REDACTION_MARKER}, call me`)
         assert.strictEqual(second.originalTitle, "Call me")
         assert.strictEqual(second.originalBody, "My number is 555-0100, call me")
         assert.strictEqual(second.redactedAt, t2)
@@ -256,7 +235,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("an edit that is not a pure [redacted] replacement is InvalidRedaction and changes nothing", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{
           title: "Nice",
           body: "Bad service",
@@ -264,9 +243,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         }])
         const cases = [
           { patch: { body: "Good service" }, field: "body" },
-          { patch: { title: `Nice ${REDACTION_MARKER}` }, field: "title" },
+          { patch: { title: `Nice ${Reviews.REDACTION_MARKER}` }, field: "title" },
           { patch: { title: null }, field: "title" },
-          { patch: { body: `${REDACTION_MARKER} service`, title: "Nicer", published: true }, field: "title" }
+          { patch: { body: `${Reviews.REDACTION_MARKER} service`, title: "Nicer", published: true }, field: "title" }
         ] as const
         for (const { patch, field } of cases) {
           const error = yield* Effect.flip(writes.update(review!.id, patch).pipe(as(caller)))
@@ -279,11 +258,11 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a redaction that would grow a text past its limit is a 400 naming the field and changes nothing", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const body = "a ".repeat(4_000)
         const { org, reviews: [review], caller } = yield* seed([{ title: "Hi", body }])
         const error = yield* Effect.flip(
-          writes.update(review!.id, { body: body.replaceAll("a", REDACTION_MARKER) }).pipe(as(caller))
+          writes.update(review!.id, { body: body.replaceAll("a", Reviews.REDACTION_MARKER) }).pipe(as(caller))
         )
         assert.strictEqual(error._tag, "InvalidRequest")
         assert.deepStrictEqual((error as { issues: ReadonlyArray<{ path: string }> }).issues.map((i) => i.path), [
@@ -295,11 +274,13 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("null is accepted only for a null title or body", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{ title: null, body: "Text" }])
         const same = yield* writes.update(review!.id, { title: null }).pipe(as(caller))
         assert.deepStrictEqual(same, review)
-        const error = yield* Effect.flip(writes.update(review!.id, { title: REDACTION_MARKER }).pipe(as(caller)))
+        const error = yield* Effect.flip(
+          writes.update(review!.id, { title: Reviews.REDACTION_MARKER }).pipe(as(caller))
+        )
         assert.strictEqual(error._tag, "InvalidRedaction")
         assert.deepStrictEqual(yield* events(org), [])
       }))
@@ -307,13 +288,13 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     // That the check is linear is core/test/Redaction.test.ts's ratio, not a time measured here.
     it.effect("a 1 MB body stored before the limits is redacted, not grown (§53)", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const body = "a".repeat(500_000) + "secret-phone" + "b".repeat(500_000)
         const { org, reviews: [review], caller } = yield* seed([{ body }])
-        const proposed = "a".repeat(500_000) + REDACTION_MARKER + "b".repeat(500_000)
-        assert.isTrue(Result.isSuccess(checkRedaction(body, proposed)))
+        const proposed = "a".repeat(500_000) + Reviews.REDACTION_MARKER + "b".repeat(500_000)
+        assert.isTrue(Result.isSuccess(Reviews.checkRedaction(body, proposed)))
         // A marker over a shorter span would make the text longer than it is: refused, nothing changes.
-        const grown = "a".repeat(500_000) + REDACTION_MARKER + "-phone" + "b".repeat(500_000)
+        const grown = "a".repeat(500_000) + Reviews.REDACTION_MARKER + "-phone" + "b".repeat(500_000)
         const refused = yield* Effect.flip(writes.update(review!.id, { body: grown }).pipe(as(caller)))
         assert.strictEqual(refused._tag, "InvalidRequest")
         const updated = yield* writes.update(review!.id, { body: proposed }).pipe(as(caller))
@@ -323,11 +304,11 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("another organization's review is NotFound, and a key without reviews:write is Forbidden", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review] } = yield* seed()
-        const other = yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))
+        const other = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Other" }))
         const asOther = as(callerFor(other.id))
-        const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }, CurrentCaller>> = [
+        const attempts: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }, Kernel.CurrentCaller>> = [
           writes.update(review!.id, { published: true }),
           writes.delete(review!.id, { reason: "spam" }),
           writes.createReply(review!.id, { body: "Thanks" }),
@@ -339,7 +320,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           assert.strictEqual(error._tag, "NotFound")
         }
         const missing = yield* Effect.flip(
-          writes.update(freshId<ReviewId>(), {}).pipe(as(callerFor(org)))
+          writes.update(freshId<Kernel.ReviewId>(), {}).pipe(as(callerFor(org)))
         )
         assert.strictEqual(missing._tag, "NotFound")
         const forbidden = yield* Effect.flip(
@@ -355,8 +336,8 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("deleting keeps a content-free record, removes files, answers and reply, recalculates stats, fires review.deleted", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
-        const organization = yield* Organizations.use((o) => o.createOrganization({ name: "Deleting" }))
+        const writes = yield* Reviews.ReviewWrites
+        const organization = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Deleting" }))
         const org = organization.id
         const fx = yield* StoreTestKit
         const product = makeProduct()
@@ -395,7 +376,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
             updatedAt: doomed.updatedAt
           }
         }])
-        yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
+        yield* Reviews.ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [product.id]))
         const caller = callerFor(org)
         const t9 = yield* tick(9)
         const deleted = yield* writes.delete(doomed.id, { reason: "spam" }).pipe(as(caller))
@@ -411,7 +392,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         })
         assert.deepStrictEqual(yield* fx.files(org, doomed.id), [])
         assert.deepStrictEqual(yield* fx.answers(org, doomed.id), [])
-        assert.isTrue(Option.isNone(yield* ReviewWriteRepository.use((r) => r.findReply(org, doomed.id))))
+        assert.isTrue(Option.isNone(yield* Reviews.ReviewWriteRepository.use((r) => r.findReply(org, doomed.id))))
         assert.deepStrictEqual(yield* productStats(org, product.id), {
           reviewCount: 1,
           publishedReviewCount: 1,
@@ -427,14 +408,14 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a customer_request deletion takes the review's words out of its events, their delivery logs and its own event", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review, bystander], caller } = yield* seed([{
           title: "My name is Ada",
           body: "Ada Lovelace, 12 Main St"
         }, { title: "Other", body: "Keep me" }])
         // A webhook that got the review's events, so their bodies sit in its delivery log.
-        const hook: WebhookRecord = {
-          id: freshId() as WebhookRecord["id"],
+        const hook: Webhooks.WebhookRecord = {
+          id: freshId() as Webhooks.WebhookRecord["id"],
           organizationId: org,
           url: "https://hooks.example.com/r",
           hmacSecret: null,
@@ -444,17 +425,17 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           createdAt: fromMillis(0),
           updatedAt: fromMillis(0)
         }
-        yield* WebhookRepository.use((r) => r.insert(hook))
+        yield* Webhooks.WebhookRepository.use((r) => r.insert(hook))
         yield* writes.update(review!.id, { title: "My name is [redacted]" }).pipe(as(caller))
         yield* writes.update(bystander!.id, { published: !bystander!.published }).pipe(as(caller))
-        while ((yield* fanOutOnce(1000)).events > 0) { /* fan everything out */ }
+        while ((yield* Webhooks.fanOutOnce(1000)).events > 0) { /* fan everything out */ }
         const logOf = () =>
-          WebhookRepository.use((r) => r.listDeliveries(org, hook.id, { after: undefined, limit: 100 }))
+          Webhooks.WebhookRepository.use((r) => r.listDeliveries(org, hook.id, { after: undefined, limit: 100 }))
         const before = yield* logOf()
         assert.isTrue(before.some((d) => d.body.includes("Ada Lovelace")))
 
         yield* writes.delete(review!.id, { reason: "customer_request" }).pipe(as(caller))
-        while ((yield* fanOutOnce(1000)).events > 0) { /* fan the deletion out */ }
+        while ((yield* Webhooks.fanOutOnce(1000)).events > 0) { /* fan the deletion out */ }
         const stored = JSON.stringify(yield* events(org))
         for (const words of ["My name is", "Ada Lovelace", "12 Main St"]) assert.notInclude(stored, words)
         const log = yield* logOf()
@@ -490,7 +471,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a deletion with reason other keeps its note", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed()
         yield* writes.delete(review!.id, { reason: "other", note: "Asked by support ticket 42" }).pipe(as(caller))
         const record = Option.getOrThrow(yield* StoreTestKit.use((f) => f.deletion(org, review!.id)))
@@ -503,7 +484,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     /** Two products, customers and six reviews in one organization, plus a review in another organization. */
     const bulkSeed = Effect.gen(function*() {
-      const organization = yield* Organizations.use((o) => o.createOrganization({ name: "Bulk" }))
+      const organization = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Bulk" }))
       const org = organization.id
       const fx = yield* StoreTestKit
       const mug = makeProduct({ slug: "mug", title: "Blue Mug" })
@@ -521,14 +502,14 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         makeReview(cup.id, { rating: 5, published: true, title: "Superb" })
       ]
       yield* fx.insertReviews(rows.map((review) => ({ organizationId: org, review })))
-      yield* ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [mug.id, cup.id]))
+      yield* Reviews.ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [mug.id, cup.id]))
       const other = yield* seed([{ published: false, title: "Love it" }], "Other")
       return { org, mug, cup, rows, other, caller: callerFor(org) }
     })
 
     it.effect("bulk-update publishes the matches, stamps each moderated, fires only for changes, recalculates stats", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, mug, cup, rows, other, caller } = yield* bulkSeed
         const t20 = yield* tick(20)
         const result = yield* writes.bulkUpdate(
@@ -546,10 +527,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const evs = yield* events(org)
         assert.deepStrictEqual(evs.map((e) => e.event), ["review.updated", "review.updated"])
         assertEventIdsAscending(evs)
-        const announced = evs.map((e) => (e.data as ReviewRecord).id).sort()
+        const announced = evs.map((e) => (e.data as Reviews.ReviewRecord).id).sort()
         assert.deepStrictEqual(announced, [rows[0]!.id, rows[3]!.id].sort())
         for (const e of evs) {
-          assert.deepStrictEqual(e.data, yield* getReview(org, (e.data as ReviewRecord).id))
+          assert.deepStrictEqual(e.data, yield* getReview(org, (e.data as Reviews.ReviewRecord).id))
           assert.strictEqual(e.occurredAt, t20)
         }
         assert.deepStrictEqual(yield* productStats(org, mug.id), {
@@ -572,9 +553,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const before = yield* Effect.forEach(rows, (r) => getReview(org, r.id))
         const statsBefore = yield* productStats(org, mug.id)
         for (const n of [0, 1, 999, 1_000, 100_000]) {
-          yield* ReviewWriteRepository.use((repo) => repo.bulkLoaded(org, n))
+          yield* Reviews.ReviewWriteRepository.use((repo) => repo.bulkLoaded(org, n))
         }
-        yield* ReviewWriteRepository.use((repo) => repo.bulkLoaded(other.org, 5_000))
+        yield* Reviews.ReviewWriteRepository.use((repo) => repo.bulkLoaded(other.org, 5_000))
         assert.deepStrictEqual(yield* Effect.forEach(rows, (r) => getReview(org, r.id)), before)
         assert.deepStrictEqual(yield* productStats(org, mug.id), statsBefore)
         assert.deepStrictEqual(yield* events(org), [])
@@ -583,7 +564,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("bulk-update honours search and related-record filters like the read side", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, rows, caller } = yield* bulkSeed
         const bySearch = yield* writes.bulkUpdate({ search: "ADA@example" }, { published: false }).pipe(as(caller))
         assert.deepStrictEqual(bySearch, { count: 2 }) // rows 0 and 4 (customer email)
@@ -611,7 +592,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("bulk-update with a bad filter or search is InvalidRequest and changes nothing", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, rows, caller } = yield* bulkSeed
         for (
           const query of [{ filter: "{" }, { filter: JSON.stringify({ rating: { $gte: "high" } }) }, {
@@ -642,13 +623,13 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("concurrent moderation of one product's reviews leaves its stats exact and never deadlocks", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const ratings = Array.from({ length: 40 }, (_, i) => 1 + (i % 5))
         const { org, product, reviews, caller } = yield* seed(
           ratings.map((rating, i) => ({ rating, published: i % 3 === 0 }))
         )
         const half = reviews.slice(0, 12).map((r) => r.id)
-        const changes: ReadonlyArray<Effect.Effect<unknown, unknown, CurrentCaller>> = [
+        const changes: ReadonlyArray<Effect.Effect<unknown, unknown, Kernel.CurrentCaller>> = [
           ...reviews.map((r, i) => writes.update(r.id, { published: i % 2 === 0 })),
           writes.bulkUpdate({ filter: JSON.stringify({ id: { $in: half } }) }, { published: true }),
           writes.bulkUpdate({ filter: JSON.stringify({ rating: { $gte: 3 } }) }, { published: false }),
@@ -665,7 +646,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           averageRating: published.length === 0 ? null : published.reduce((s, r) => s + r.rating, 0) / published.length
         })
         // Every announced change is a real one: per review, the events alternate the published value.
-        const evs = (yield* events(org)).map((e) => e.data as ReviewRecord)
+        const evs = (yield* events(org)).map((e) => e.data as Reviews.ReviewRecord)
         for (const r of reviews) {
           const states = [r.published, ...evs.filter((e) => e.id === r.id).map((e) => e.published)]
           for (let i = 1; i < states.length; i++) assert.notStrictEqual(states[i], states[i - 1])
@@ -675,7 +656,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("imports beside moderation of the same products leave their stats exact and never deadlock", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, product, reviews, caller } = yield* seed(
           Array.from({ length: 20 }, (_, i) => ({ rating: 1 + (i % 5), published: i % 2 === 0 }))
         )
@@ -690,7 +671,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
               ...(i % 4 === 0 ? { published: false } : {})
             }))
           }).pipe(Effect.map((result) => result.imported.map((r) => r.id)))
-        const changes: ReadonlyArray<Effect.Effect<unknown, unknown, CurrentCaller>> = [
+        const changes: ReadonlyArray<Effect.Effect<unknown, unknown, Kernel.CurrentCaller>> = [
           importing(0),
           ...reviews.slice(0, 10).map((r, i) => writes.update(r.id, { published: i % 3 === 0 })),
           importing(1),
@@ -701,7 +682,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           importing(3)
         ]
         const done = yield* Effect.forEach(changes, (w) => w.pipe(as(caller)), { concurrency: "unbounded" })
-        const imported = done.filter((d): d is ReadonlyArray<ReviewId> => Array.isArray(d)).flat()
+        const imported = done.filter((d): d is ReadonlyArray<Kernel.ReviewId> => Array.isArray(d)).flat()
         assert.strictEqual(imported.length, 48)
         const all = yield* Effect.forEach([...reviews.map((r) => r.id), ...imported], (id) => getReview(org, id))
         for (const p of [product, other]) {
@@ -721,7 +702,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     // POST /reviews/import
 
     const importSeed = Effect.gen(function*() {
-      const organization = yield* Organizations.use((o) => o.createOrganization({ name: "Importing Shop" }))
+      const organization = yield* Organizations.Organizations.use((o) =>
+        o.createOrganization({ name: "Importing Shop" })
+      )
       const org = organization.id
       const fx = yield* StoreTestKit
       const site = makeSite()
@@ -740,7 +723,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("imports add their reviews to the stats their products had, as a recomputation makes them", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, product, caller } = yield* seed([
           { published: true, rating: 2.5 },
           { published: false, rating: 1 },
@@ -748,11 +731,11 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         ])
         const quiet = makeProduct()
         yield* StoreTestKit.use((f) => f.insertProduct(org, quiet))
-        const recomputed = (id: ProductId) =>
-          ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [id])).pipe(
+        const recomputed = (id: Kernel.ProductId) =>
+          Reviews.ReviewWriteRepository.use((r) => r.recalculateProductStats(org, [id])).pipe(
             Effect.andThen(productStats(org, id))
           )
-        const batches: ReadonlyArray<ReadonlyArray<ReviewImportRow>> = [
+        const batches: ReadonlyArray<ReadonlyArray<Reviews.ReviewImportRow>> = [
           // Whole and fractional sums in one batch: a store must take both.
           [{ product: product.slug, rating: 4 }, { product: product.slug, rating: 1.5, pending: true }, {
             product: quiet.slug,
@@ -786,10 +769,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("an import with good and bad rows imports the good ones and lists the rest", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const s = yield* importSeed
         const t100 = yield* tick(100)
-        const rows: Array<ReviewImportRow> = [
+        const rows: Array<Reviews.ReviewImportRow> = [
           // 0: by slug, new customer (mixed case), site, variant, images, reply, answers, metadata
           {
             externalId: "r-0",
@@ -892,14 +875,14 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           middleLabel: null,
           optionLabels: []
         }])
-        const reply0 = Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(s.org, r0!.id)))
+        const reply0 = Option.getOrThrow(yield* Reviews.ReviewWriteRepository.use((r) => r.findReply(s.org, r0!.id)))
         assert.deepStrictEqual(
           [reply0.body, reply0.responderName, reply0.published, reply0.createdAt],
           ["Thank you!", "Importing Shop", true, "2025-05-02T00:00:00.000Z"]
         )
-        const reply4 = Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(s.org, r4!.id)))
+        const reply4 = Option.getOrThrow(yield* Reviews.ReviewWriteRepository.use((r) => r.findReply(s.org, r4!.id)))
         assert.strictEqual(reply4.responderName, "Team")
-        assert.isTrue(Option.isNone(yield* ReviewWriteRepository.use((r) => r.findReply(s.org, r2!.id))))
+        assert.isTrue(Option.isNone(yield* Reviews.ReviewWriteRepository.use((r) => r.findReply(s.org, r2!.id))))
 
         const job0 = Option.getOrThrow(yield* fx.importJob(s.org, r0!.id))
         const job4 = Option.getOrThrow(yield* fx.importJob(s.org, r4!.id))
@@ -907,8 +890,8 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         assert.strictEqual(job4.row, 4)
         assert.strictEqual(job0.id, job4.id)
         assert.deepStrictEqual([job0.type, job0.action, job0.createdAt], [
-          REVIEW_IMPORT_JOB.type,
-          REVIEW_IMPORT_JOB.action,
+          Reviews.REVIEW_IMPORT_JOB.type,
+          Reviews.REVIEW_IMPORT_JOB.action,
           t100
         ])
 
@@ -936,10 +919,10 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("an import larger than one write slice writes every row, its events in row order, and the stats", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const s = yield* importSeed
         // Past one slice, with skipped rows in every slice so row indexes and slice boundaries differ.
-        const rows: Array<ReviewImportRow> = Array.from({ length: IMPORT_SLICE + 150 }, (_, i) => ({
+        const rows: Array<Reviews.ReviewImportRow> = Array.from({ length: Reviews.IMPORT_SLICE + 150 }, (_, i) => ({
           product: i % 100 === 7 ? "nope" : "mug",
           externalId: `big-${i}`,
           rating: 1 + (i % 5),
@@ -954,13 +937,16 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         )
         const evs = yield* events(s.org)
         assert.strictEqual(evs.filter((e) => e.event === "review.created").length, expected.length)
-        assert.deepStrictEqual(evs.map((e) => (e.data as ReviewRecord).id), result.imported.map((r) => r.id))
-        assert.deepStrictEqual(evs.map((e) => (e.data as ReviewRecord).externalId), expected.map((i) => `big-${i}`))
+        assert.deepStrictEqual(evs.map((e) => (e.data as Reviews.ReviewRecord).id), result.imported.map((r) => r.id))
+        assert.deepStrictEqual(
+          evs.map((e) => (e.data as Reviews.ReviewRecord).externalId),
+          expected.map((i) => `big-${i}`)
+        )
         assertEventIdsAscending(evs)
         const fx = yield* StoreTestKit
         const last = result.imported[result.imported.length - 1]!
         assert.strictEqual(Option.getOrThrow(yield* fx.importJob(s.org, last.id)).row, last.index)
-        const reply = Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(s.org, last.id)))
+        const reply = Option.getOrThrow(yield* Reviews.ReviewWriteRepository.use((r) => r.findReply(s.org, last.id)))
         assert.strictEqual(reply.body, `Thanks ${last.index}`)
         const ratings = expected.map((i) => 1 + (i % 5))
         assert.deepStrictEqual(yield* productStats(s.org, s.mug.id), {
@@ -972,9 +958,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a strict import fails on the first unresolvable row and imports nothing", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const s = yield* importSeed
-        const rows: Array<ReviewImportRow> = [
+        const rows: Array<Reviews.ReviewImportRow> = [
           {
             product: "mug",
             customer: "someone@example.com",
@@ -999,7 +985,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a row whose externalId was imported before is skipped, or fails a strict import", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const s = yield* importSeed
         const first = yield* writes.import({ data: [{ product: "mug", externalId: "x-1", rating: 5 }] }).pipe(
           as(s.caller)
@@ -1032,7 +1018,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("an import where nothing resolves writes nothing", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const s = yield* importSeed
         const result = yield* writes.import({ data: [{ product: "nope", rating: 1 }] }).pipe(as(s.caller))
         assert.deepStrictEqual(result.imported, [])
@@ -1045,9 +1031,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     for (const method of ["insertImport", "addProductStats"] as const) {
       it.effect(`a failure after ${method} leaves no partial import and no event`, () =>
         Effect.gen(function*() {
-          const writes = yield* ReviewWrites
+          const writes = yield* Reviews.ReviewWrites
           const s = yield* importSeed
-          const rows: Array<ReviewImportRow> = Array.from({ length: 50 }, (_, i) => ({
+          const rows: Array<Reviews.ReviewImportRow> = Array.from({ length: 50 }, (_, i) => ({
             product: i % 2 === 0 ? "mug" : "cup",
             customer: `buyer${i}@example.com`,
             externalId: `e-${i}`,
@@ -1089,7 +1075,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a reply is a draft by default, named after the organization; a second create is a Conflict", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed([{}], "Mugs & Co")
         const t4 = yield* tick(4)
         const reply = yield* writes.createReply(review!.id, { body: "Thanks for the review" }).pipe(as(caller))
@@ -1107,7 +1093,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
           }
         )
         assert.deepStrictEqual(
-          Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))),
+          Option.getOrThrow(yield* Reviews.ReviewWriteRepository.use((r) => r.findReply(org, review!.id))),
           reply
         )
         const second = yield* Effect.flip(
@@ -1120,7 +1106,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("a reply created with published true and a responder name is published under that name", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { reviews: [review], caller } = yield* seed()
         const reply = yield* writes.createReply(review!.id, {
           body: "Thanks",
@@ -1135,7 +1121,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("PATCH of a reply changes only sent fields; metadata is replaced wholesale", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed()
         const created = yield* writes.createReply(review!.id, { body: "Draft", metadata: { a: "1" } }).pipe(as(caller))
         const t2 = yield* tick(2)
@@ -1153,7 +1139,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const noop = yield* writes.updateReply(review!.id, { body: "Final" }).pipe(as(caller))
         assert.deepStrictEqual(noop, unpublished)
         assert.deepStrictEqual(
-          Option.getOrThrow(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))),
+          Option.getOrThrow(yield* Reviews.ReviewWriteRepository.use((r) => r.findReply(org, review!.id))),
           unpublished
         )
         assert.deepStrictEqual(yield* getReview(org, review!.id), review)
@@ -1162,7 +1148,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("DELETE of a reply answers it and leaves the review untouched; without a reply it is NotFound", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed()
         const missing = yield* Effect.flip(writes.deleteReply(review!.id).pipe(as(caller)))
         assert.strictEqual(missing._tag, "NotFound")
@@ -1171,7 +1157,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         const reply = yield* writes.createReply(review!.id, { body: "Thanks" }).pipe(as(caller))
         const deleted = yield* writes.deleteReply(review!.id).pipe(as(caller))
         assert.deepStrictEqual(deleted, reply)
-        assert.isTrue(Option.isNone(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))))
+        assert.isTrue(Option.isNone(yield* Reviews.ReviewWriteRepository.use((r) => r.findReply(org, review!.id))))
         assert.deepStrictEqual(yield* getReview(org, review!.id), review)
         const again = yield* Effect.flip(writes.deleteReply(review!.id).pipe(as(caller)))
         assert.strictEqual(again._tag, "NotFound")
@@ -1182,7 +1168,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("concurrent reply creates for one review: exactly one wins", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const { org, reviews: [review], caller } = yield* seed()
         const results = yield* Effect.forEach(
           [1, 2, 3, 4],
@@ -1191,7 +1177,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
         )
         assert.strictEqual(results.filter(Result.isSuccess).length, 1)
         for (const r of results.filter(Result.isFailure)) assert.strictEqual(r.failure._tag, "Conflict")
-        assert.isTrue(Option.isSome(yield* ReviewWriteRepository.use((r) => r.findReply(org, review!.id))))
+        assert.isTrue(Option.isSome(yield* Reviews.ReviewWriteRepository.use((r) => r.findReply(org, review!.id))))
       }))
 
     // -------------------------------------------------------------------------------------------------------------
@@ -1199,10 +1185,12 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     // must follow every write and its rollback, and equal a count of the organization's reviews.
 
     /** Collision counts of every review of the organization, as the read side answers them and as a scan counts. */
-    const collisionsOf = (org: OrganizationId) =>
+    const collisionsOf = (org: Kernel.OrganizationId) =>
       Effect.gen(function*() {
-        const page = yield* Reviews.use((r) => r.list({ limit: "250", include: "collisions" })).pipe(as(callerFor(org)))
-        const others = (field: "browserFingerprint" | "ipAddress", r: ReviewRecord) =>
+        const page = yield* Reviews.Reviews.use((r) => r.list({ limit: "250", include: "collisions" })).pipe(
+          as(callerFor(org))
+        )
+        const others = (field: "browserFingerprint" | "ipAddress", r: Reviews.ReviewRecord) =>
           r[field] === null ? 0 : page.data.filter((o) => o.id !== r.id && o[field] === r[field]).length
         const answered = Object.fromEntries(page.data.map((r) => [r.id, r.collisions]))
         const counted = Object.fromEntries(
@@ -1216,7 +1204,7 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
 
     it.effect("collision counts follow deletions, bulk updates and rollbacks, per organization", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const shared = { browserFingerprint: "fp, \"shared\"", ipAddress: "10.1.1.1" }
         const { org, reviews, caller } = yield* seed([
           shared,
@@ -1266,9 +1254,9 @@ export const reviewWriteConformance: ConformanceSuite = (store) =>
     it.effect("seeded site ids resolve for imports (fixture sanity)", () =>
       Effect.gen(function*() {
         const s = yield* importSeed
-        const refs = yield* ReviewWriteRepository.use((r) =>
+        const refs = yield* Reviews.ReviewWriteRepository.use((r) =>
           r.resolveImportReferences(s.org, {
-            siteIds: [s.site.id, s.foreignSite.id, freshId<SiteId>()],
+            siteIds: [s.site.id, s.foreignSite.id, freshId<Kernel.SiteId>()],
             productSlugs: ["mug", "cup", "zzz"],
             productExternalIds: ["ext-mug"],
             productUrls: ["https://shop.example/shared"],

@@ -5,24 +5,13 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
-import {
-  CoreLayer,
-  defaultReviewSettings,
-  EmailTemplate,
-  type EmailTemplateId,
-  EventOutbox,
-  type OrganizationId,
-  ReviewAutomation,
-  ReviewAutomationRepository,
-  SurveyFlow,
-  type SurveyFlowId
-} from "@feedback/core"
+import { CoreLayer, Kernel, Setup } from "@feedback/core"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { as, atTime, getSetupAt, guided, newOrganization, T0, TestSetupConfig } from "./SetupConformance.ts"
 
-const automation = ReviewAutomation
-const eventsOf = (org: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(org))
-const newEvents = (org: OrganizationId, before: number) => Effect.map(eventsOf(org), (all) => all.slice(before))
+const automation = Setup.ReviewAutomation
+const eventsOf = (org: Kernel.OrganizationId) => Kernel.EventOutbox.use((o) => o.listForOrganization(org))
+const newEvents = (org: Kernel.OrganizationId, before: number) => Effect.map(eventsOf(org), (all) => all.slice(before))
 
 /** An organization after the guided setup with a reminder: two templates and one flow that sends both. */
 const withSetup = (name: string) =>
@@ -123,7 +112,7 @@ export const automationConformance: ConformanceSuite = (store) =>
           const events = yield* newEvents(org, before)
           assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [[
             "emailTemplate.updated",
-            Schema.encodeSync(EmailTemplate)(updated)
+            Schema.encodeSync(Setup.EmailTemplate)(updated)
           ]])
         }))
 
@@ -185,8 +174,8 @@ export const automationConformance: ConformanceSuite = (store) =>
           })
           const events = yield* newEvents(org, before)
           assert.deepStrictEqual(events.map((e) => e.event), ["surveyFlow.updated", "emailTemplate.deleted"])
-          assert.deepStrictEqual(events[0]!.data, Schema.encodeSync(SurveyFlow)(trimmed))
-          assert.deepStrictEqual(events[1]!.data, Schema.encodeSync(EmailTemplate)(reminder))
+          assert.deepStrictEqual(events[0]!.data, Schema.encodeSync(Setup.SurveyFlow)(trimmed))
+          assert.deepStrictEqual(events[1]!.data, Schema.encodeSync(Setup.EmailTemplate)(reminder))
         }))
 
       it.effect("switching the only flow off turns hasActiveSurveyFlow off, and on again", () =>
@@ -222,7 +211,7 @@ export const automationConformance: ConformanceSuite = (store) =>
           assert.isFalse((yield* getSetupAt(org, T0 + 5_000)).signals.hasActiveSurveyFlow)
           assert.deepStrictEqual((yield* newEvents(org, before)).map((e) => [e.event, e.data]), [[
             "surveyFlow.deleted",
-            Schema.encodeSync(SurveyFlow)(flow)
+            Schema.encodeSync(Setup.SurveyFlow)(flow)
           ]])
         }))
 
@@ -232,11 +221,13 @@ export const automationConformance: ConformanceSuite = (store) =>
           yield* automation.use((a) => a.deleteSurveyFlow(flow.id)).pipe(as(org))
           // What a PATCH that read the flow before the DELETE committed writes next: the flow with its steps. The
           // use-case then answers 404 and records no `surveyFlow.updated` after the `surveyFlow.deleted`.
-          const replaced = yield* ReviewAutomationRepository.use((r) =>
+          const replaced = yield* Setup.ReviewAutomationRepository.use((r) =>
             r.replaceSurveyFlow({ ...flow, name: "Too late", organizationId: org })
           )
           assert.isFalse(replaced)
-          assert.isTrue(Option.isNone(yield* ReviewAutomationRepository.use((r) => r.findSurveyFlow(org, flow.id))))
+          assert.isTrue(
+            Option.isNone(yield* Setup.ReviewAutomationRepository.use((r) => r.findSurveyFlow(org, flow.id)))
+          )
         }))
 
       it.effect("malformed steps and templates of another organization are InvalidRequest naming the field; nothing changes", () =>
@@ -245,7 +236,10 @@ export const automationConformance: ConformanceSuite = (store) =>
           const other = yield* withSetup("Foreign")
           const before = (yield* eventsOf(org)).length
           const cases: ReadonlyArray<
-            readonly [Parameters<ReviewAutomation["Service"]["updateSurveyFlow"]>[1]["steps"], ReadonlyArray<string>]
+            readonly [
+              Parameters<Setup.ReviewAutomation["Service"]["updateSurveyFlow"]>[1]["steps"],
+              ReadonlyArray<string>
+            ]
           > = [
             [[{ type: "wait", position: 0 }], ["body.steps[0].waitSeconds"]],
             [[{ type: "email", position: 0, waitSeconds: 5 }], [
@@ -259,7 +253,7 @@ export const automationConformance: ConformanceSuite = (store) =>
             [[{
               type: "email",
               position: 0,
-              emailTemplateId: "00000000-0000-4000-8000-000000000999" as EmailTemplateId
+              emailTemplateId: "00000000-0000-4000-8000-000000000999" as Kernel.EmailTemplateId
             }], ["body.steps[0].emailTemplateId"]]
           ]
           for (const [steps, paths] of cases) {
@@ -281,7 +275,7 @@ export const automationConformance: ConformanceSuite = (store) =>
           const other = (yield* newOrganization("Other settings")).id
           assert.deepStrictEqual(
             yield* automation.use((a) => a.getReviewSettings()).pipe(as(org)),
-            defaultReviewSettings
+            Setup.defaultReviewSettings
           )
           const patched = yield* automation.use((a) =>
             a.updateReviewSettings({ autoPublish: true, autoPublishVerifiedOnly: true })
@@ -297,9 +291,9 @@ export const automationConformance: ConformanceSuite = (store) =>
           // Another organization's settings are its own.
           assert.deepStrictEqual(
             yield* automation.use((a) => a.getReviewSettings()).pipe(as(other)),
-            defaultReviewSettings
+            Setup.defaultReviewSettings
           )
-          assert.isTrue(Option.isNone(yield* ReviewAutomationRepository.use((r) => r.reviewSettings(other))))
+          assert.isTrue(Option.isNone(yield* Setup.ReviewAutomationRepository.use((r) => r.reviewSettings(other))))
           // Review settings fire no event (the catalog has none for them).
           assert.deepStrictEqual(yield* eventsOf(org), [])
         }))
@@ -335,7 +329,7 @@ export const automationConformance: ConformanceSuite = (store) =>
           for (
             const denied of [
               automation.use((a) => a.listEmailTemplates({})).pipe(none),
-              automation.use((a) => a.getSurveyFlow(flow.id as SurveyFlowId)).pipe(none),
+              automation.use((a) => a.getSurveyFlow(flow.id as Kernel.SurveyFlowId)).pipe(none),
               automation.use((a) => a.updateEmailTemplate(request.id, { name: "x" })).pipe(readOnly),
               automation.use((a) => a.deleteSurveyFlow(flow.id)).pipe(readOnly),
               automation.use((a) => a.getReviewSettings()).pipe(none),
@@ -343,7 +337,7 @@ export const automationConformance: ConformanceSuite = (store) =>
             ]
           ) {
             assert.deepInclude(
-              yield* Effect.flip(denied as Effect.Effect<unknown, { readonly _tag: string }, ReviewAutomation>),
+              yield* Effect.flip(denied as Effect.Effect<unknown, { readonly _tag: string }, Setup.ReviewAutomation>),
               { _tag: "Forbidden" }
             )
           }

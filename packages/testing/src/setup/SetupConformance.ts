@@ -6,55 +6,12 @@
 import { assert, layer } from "@effect/vitest"
 import { Clock, type Context, Effect, Layer, Option, Schema } from "effect"
 import * as fc from "fast-check"
-import {
-  type Area,
-  areas,
-  type AreaStatus,
-  CoreLayer,
-  CurrentCaller,
-  decide,
-  EmailTemplate,
-  emptySetupDecisions,
-  EventOutbox,
-  type Conflict,
-  type Forbidden,
-  type IdGenerator,
-  type IntegrationId,
-  type InvalidRequest,
-  type LoyaltyProgramId,
-  type OrganizationId,
-  Organizations,
-  outcomeField,
-  type Permission,
-  type ProductId,
-  type PublishableKeyId,
-  resolveSetup,
-  ReviewAutomation,
-  ReviewAutomationRepository,
-  type ReviewId,
-  type ReviewsSetupAnswersInput,
-  SecretKeyCaller,
-  type SecretKeyId,
-  Setup,
-  SetupConfig,
-  type SetupDecisions,
-  type SetupOutcome,
-  setupOutcomes,
-  SetupRepository,
-  type SetupSignals,
-  type SetupState,
-  type SiteId,
-  StorefrontRecordRepository,
-  type StoreServices,
-  SurveyFlow,
-  Timestamp,
-  type WishlistId
-} from "@feedback/core"
+import { CoreLayer, Kernel, Organizations, Setup, type StoreServices } from "@feedback/core"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { atTime } from "../FixedClock.ts"
 import { seedProduct, seedReview, seedSite, StoreTestKit } from "../StoreTestKit.ts"
 
-const { fromMillis } = Timestamp
+const { fromMillis } = Kernel.Timestamp
 
 const config = {
   embedScriptUrl: "https://cdn.example.test/widgets/v1/embed.js",
@@ -62,36 +19,36 @@ const config = {
 }
 
 /** The test configuration, which the `Setup` service captures when it is built. */
-const TestSetupConfig = Layer.succeed(SetupConfig, config)
+const TestSetupConfig = Layer.succeed(Setup.SetupConfig, config)
 
 const T0 = Date.parse("2026-03-01T00:00:00.000Z")
 const iso = (ms: number) => fromMillis(ms)
 
-const settings: ReadonlyArray<Permission> = ["settings:read", "settings:write"]
+const settings: ReadonlyArray<Kernel.Permission> = ["settings:read", "settings:write"]
 
 /** Runs a use-case as a secret key of `organizationId` holding `permissions`, with the test configuration. */
 const as =
-  (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = settings) =>
+  (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = settings) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     effect.pipe(
       Effect.provideService(
-        CurrentCaller,
-        new SecretKeyCaller({
+        Kernel.CurrentCaller,
+        new Kernel.SecretKeyCaller({
           organizationId,
-          keyId: "00000000-0000-4000-8000-00000000000a" as SecretKeyId,
+          keyId: "00000000-0000-4000-8000-00000000000a" as Kernel.SecretKeyId,
           permissions: new Set(permissions)
         })
       )
     )
 
-const getSetupState = Setup.use((s) => s.getState())
-const get = (org: OrganizationId, ms: number) => getSetupState.pipe(as(org), atTime(ms))
-const patch = (org: OrganizationId, area: Area, outcome: SetupOutcome, ms: number) =>
-  Setup.use((s) => s.recordOutcome({ area, outcome })).pipe(as(org), atTime(ms))
-const guided = (org: OrganizationId, answers: ReviewsSetupAnswersInput, ms: number) =>
-  Setup.use((s) => s.setupReviews(answers)).pipe(as(org), atTime(ms))
+const getSetupState = Setup.Setup.use((s) => s.getState())
+const get = (org: Kernel.OrganizationId, ms: number) => getSetupState.pipe(as(org), atTime(ms))
+const patch = (org: Kernel.OrganizationId, area: Setup.Area, outcome: Setup.SetupOutcome, ms: number) =>
+  Setup.Setup.use((s) => s.recordOutcome({ area, outcome })).pipe(as(org), atTime(ms))
+const guided = (org: Kernel.OrganizationId, answers: Setup.ReviewsSetupAnswersInput, ms: number) =>
+  Setup.Setup.use((s) => s.setupReviews(answers)).pipe(as(org), atTime(ms))
 
-const noSignals: SetupSignals = {
+const noSignals: Setup.SetupSignals = {
   hasSite: false,
   hasPublishableKey: false,
   hasIntegration: false,
@@ -103,7 +60,7 @@ const noSignals: SetupSignals = {
   hasWishlist: false
 }
 
-const untouched: AreaStatus = {
+const untouched: Setup.AreaStatus = {
   completedAt: null,
   dismissedAt: null,
   widgetBannerDismissedAt: null,
@@ -112,9 +69,10 @@ const untouched: AreaStatus = {
   needsSetup: true
 }
 
-const newOrganization = (name: string) => Organizations.use((o) => o.createOrganization({ name })).pipe(atTime(T0))
-const storedDecisions = (org: OrganizationId) => SetupRepository.use((r) => r.decisions(org))
-const signalsOf = (org: OrganizationId) => SetupRepository.use((r) => r.signals(org))
+const newOrganization = (name: string) =>
+  Organizations.Organizations.use((o) => o.createOrganization({ name })).pipe(atTime(T0))
+const storedDecisions = (org: Kernel.OrganizationId) => Setup.SetupRepository.use((r) => r.decisions(org))
+const signalsOf = (org: Kernel.OrganizationId) => Setup.SetupRepository.use((r) => r.signals(org))
 
 // -----------------------------------------------------------------------------------------------------------------
 // Random histories through the real store
@@ -144,7 +102,7 @@ type Op =
   | { readonly _tag: "Add"; readonly kind: (typeof addKinds)[number] }
   | { readonly _tag: "Remove"; readonly kind: (typeof removeKinds)[number] }
   | { readonly _tag: "SetupReviews" }
-  | { readonly _tag: "Outcome"; readonly area: Area; readonly outcome: SetupOutcome }
+  | { readonly _tag: "Outcome"; readonly area: Setup.Area; readonly outcome: Setup.SetupOutcome }
   | { readonly _tag: "Get" }
 
 const arbOp: fc.Arbitrary<Op> = fc.oneof(
@@ -153,7 +111,7 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Op>({ _tag: "SetupReviews" }) },
   {
     weight: 5,
-    arbitrary: fc.record({ area: fc.constantFrom(...areas), outcome: fc.constantFrom(...setupOutcomes) })
+    arbitrary: fc.record({ area: fc.constantFrom(...Setup.areas), outcome: fc.constantFrom(...Setup.setupOutcomes) })
       .map(({ area, outcome }): Op => ({ _tag: "Outcome", area, outcome }))
   },
   { weight: 2, arbitrary: fc.constant<Op>({ _tag: "Get" }) }
@@ -161,19 +119,19 @@ const arbOp: fc.Arbitrary<Op> = fc.oneof(
 
 /** What the organization holds, as the test created it. */
 interface Model {
-  sites: Array<SiteId>
-  keys: Array<{ readonly id: PublishableKeyId; readonly key: string }>
-  integrations: Array<IntegrationId>
-  products: Array<ProductId>
-  reviews: Array<{ readonly id: ReviewId; readonly productId: ProductId }>
-  programs: Array<{ readonly id: LoyaltyProgramId; readonly siteId: SiteId | null }>
-  wishlists: Array<WishlistId>
+  sites: Array<Kernel.SiteId>
+  keys: Array<{ readonly id: Kernel.PublishableKeyId; readonly key: string }>
+  integrations: Array<Kernel.IntegrationId>
+  products: Array<Kernel.ProductId>
+  reviews: Array<{ readonly id: Kernel.ReviewId; readonly productId: Kernel.ProductId }>
+  programs: Array<{ readonly id: Kernel.LoyaltyProgramId; readonly siteId: Kernel.SiteId | null }>
+  wishlists: Array<Kernel.WishlistId>
   activeFlows: number
-  decisions: SetupDecisions
-  previous: SetupState | undefined
+  decisions: Setup.SetupDecisions
+  previous: Setup.SetupState | undefined
 }
 
-const modelSignals = (m: Model): SetupSignals => ({
+const modelSignals = (m: Model): Setup.SetupSignals => ({
   hasSite: m.sites.length > 0,
   hasPublishableKey: m.keys.length > 0,
   hasIntegration: m.integrations.length > 0,
@@ -186,13 +144,13 @@ const modelSignals = (m: Model): SetupSignals => ({
 })
 
 /** A site id that no site has: a program attached to it is not on a site. */
-const danglingSiteId = "00000000-0000-4000-8000-0000000000d5" as SiteId
+const danglingSiteId = "00000000-0000-4000-8000-0000000000d5" as Kernel.SiteId
 
-type RunServices = StoreServices | IdGenerator | StoreTestKit | Setup | Organizations
+type RunServices = StoreServices | Kernel.IdGenerator | StoreTestKit | Setup.Setup | Organizations.Organizations
 
 const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunServices> =>
   Effect.gen(function*() {
-    const storefront = yield* StorefrontRecordRepository
+    const storefront = yield* Organizations.StorefrontRecordRepository
     const seed = yield* StoreTestKit
     const org = (yield* newOrganization("History")).id
     const m: Model = {
@@ -204,14 +162,14 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
       programs: [],
       wishlists: [],
       activeFlows: 0,
-      decisions: emptySetupDecisions,
+      decisions: Setup.emptySetupDecisions,
       previous: undefined
     }
 
     /** Checks a store answer against the rules applied to the model, and the invariants against the last answer. */
-    const check = (answer: SetupState, ms: number) =>
+    const check = (answer: Setup.SetupState, ms: number) =>
       Effect.gen(function*() {
-        const expected = resolveSetup({
+        const expected = Setup.resolveSetup({
           signals: modelSignals(m),
           decisions: m.decisions,
           publishableKey: m.keys.at(-1)?.key ?? null,
@@ -223,10 +181,10 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
         assert.deepStrictEqual(yield* storedDecisions(org), m.decisions, "stored decisions")
         const previous = m.previous
         if (previous !== undefined) {
-          for (const area of areas) {
+          for (const area of Setup.areas) {
             // needsSetup never returns to true; no timestamp is ever cleared or moved.
             if (!previous.areas[area].needsSetup) assert.isFalse(answer.areas[area].needsSetup, `${area} needsSetup`)
-            for (const field of Object.values(outcomeField)) {
+            for (const field of Object.values(Setup.outcomeField)) {
               if (previous.areas[area][field] !== null) {
                 assert.strictEqual(answer.areas[area][field], previous.areas[area][field], `${area}.${field}`)
               }
@@ -246,12 +204,14 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
               m.sites.push((yield* seedSite(org).pipe(at)).id)
               break
             case "publishableKey": {
-              const k = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(at)
+              const k = yield* Organizations.Organizations.use((o) => o.createPublishableKey(org)).pipe(at)
               m.keys.push({ id: k.id, key: k.key })
               break
             }
             case "integration":
-              m.integrations.push((yield* Organizations.use((o) => o.createIntegration(org, "shopify")).pipe(at)).id)
+              m.integrations.push(
+                (yield* Organizations.Organizations.use((o) => o.createIntegration(org, "shopify")).pipe(at)).id
+              )
               break
             case "product":
               m.products.push((yield* seedProduct(org).pipe(at)).id)
@@ -264,19 +224,23 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
             }
             case "loyaltyProgram":
               m.programs.push({
-                id: (yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft" })).pipe(at)).id,
+                id: (yield* Organizations.Organizations.use((o) =>
+                  o.createLoyaltyProgram(org, { status: "draft" })
+                ).pipe(at)).id,
                 siteId: null
               })
               break
             case "loyaltyProgramOnSite": {
               const siteId = m.sites.at(-1) ?? danglingSiteId
-              const program = yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "live", siteId }))
+              const program = yield* Organizations.Organizations.use((o) =>
+                o.createLoyaltyProgram(org, { status: "live", siteId })
+              )
                 .pipe(at)
               m.programs.push({ id: program.id, siteId })
               break
             }
             case "wishlist":
-              m.wishlists.push((yield* Organizations.use((o) => o.createWishlist(org, {})).pipe(at)).id)
+              m.wishlists.push((yield* Organizations.Organizations.use((o) => o.createWishlist(org, {})).pipe(at)).id)
               break
           }
           break
@@ -344,15 +308,15 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
           // Observe first, so that any difference the PATCH makes is the outcome's alone.
           const before = yield* get(org, ms)
           yield* check(before, ms)
-          m.decisions = decide(m.decisions, op.area, op.outcome, iso(ms))
+          m.decisions = Setup.decide(m.decisions, op.area, op.outcome, iso(ms))
           const after = yield* patch(org, op.area, op.outcome, ms)
           yield* check(after, ms)
           // Areas are independent, and the outcome stamps its own field only.
-          for (const area of areas) {
+          for (const area of Setup.areas) {
             if (area !== op.area) assert.deepStrictEqual(after.areas[area], before.areas[area], `${area} untouched`)
           }
-          const own = outcomeField[op.outcome]
-          for (const field of Object.values(outcomeField)) {
+          const own = Setup.outcomeField[op.outcome]
+          for (const field of Object.values(Setup.outcomeField)) {
             if (field !== own) assert.strictEqual(after.areas[op.area][field], before.areas[op.area][field])
           }
           assert.strictEqual(after.areas[op.area][own], before.areas[op.area][own] ?? iso(ms))
@@ -383,7 +347,7 @@ export const setupConformance: ConformanceSuite = (store) =>
             embedScriptUrl: config.embedScriptUrl,
             apiBaseUrl: config.apiBaseUrl
           })
-          assert.deepStrictEqual(yield* storedDecisions(org.id), emptySetupDecisions)
+          assert.deepStrictEqual(yield* storedDecisions(org.id), Setup.emptySetupDecisions)
         }))
 
       it.effect("each signal reads its own records, and only the organization's", () =>
@@ -392,36 +356,42 @@ export const setupConformance: ConformanceSuite = (store) =>
           const other = (yield* newOrganization("Other")).id
           // Everything in another organization changes nothing here.
           const otherSite = yield* seedSite(other)
-          yield* Organizations.use((o) => o.createPublishableKey(other))
-          yield* Organizations.use((o) => o.createIntegration(other, "shopify"))
+          yield* Organizations.Organizations.use((o) => o.createPublishableKey(other))
+          yield* Organizations.Organizations.use((o) => o.createIntegration(other, "shopify"))
           yield* seedReview(other, { productId: (yield* seedProduct(other)).id })
-          yield* Organizations.use((o) => o.createLoyaltyProgram(other, { status: "live", siteId: otherSite.id }))
-          yield* Organizations.use((o) => o.createWishlist(other, {}))
+          yield* Organizations.Organizations.use((o) =>
+            o.createLoyaltyProgram(other, { status: "live", siteId: otherSite.id })
+          )
+          yield* Organizations.Organizations.use((o) => o.createWishlist(other, {}))
           yield* guided(other, {}, T0)
           assert.deepStrictEqual(yield* signalsOf(org), noSignals)
 
           let expected = noSignals
-          const expectAfter = (on: Partial<SetupSignals>) =>
+          const expectAfter = (on: Partial<Setup.SetupSignals>) =>
             Effect.gen(function*() {
               expected = { ...expected, ...on }
               assert.deepStrictEqual(yield* signalsOf(org), expected)
             })
           // A program on another organization's site is not on a site of this one.
-          yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft", siteId: otherSite.id }))
+          yield* Organizations.Organizations.use((o) =>
+            o.createLoyaltyProgram(org, { status: "draft", siteId: otherSite.id })
+          )
           yield* expectAfter({ hasLoyaltyProgram: true })
           const site = yield* seedSite(org)
           yield* expectAfter({ hasSite: true })
-          yield* Organizations.use((o) => o.createLoyaltyProgram(org, { status: "draft", siteId: site.id }))
+          yield* Organizations.Organizations.use((o) =>
+            o.createLoyaltyProgram(org, { status: "draft", siteId: site.id })
+          )
           yield* expectAfter({ loyaltyProgramOnSite: true })
-          yield* Organizations.use((o) => o.createPublishableKey(org))
+          yield* Organizations.Organizations.use((o) => o.createPublishableKey(org))
           yield* expectAfter({ hasPublishableKey: true })
-          yield* Organizations.use((o) => o.createIntegration(org, "shopify"))
+          yield* Organizations.Organizations.use((o) => o.createIntegration(org, "shopify"))
           yield* expectAfter({ hasIntegration: true })
           const product = yield* seedProduct(org)
           yield* expectAfter({ hasProducts: true })
           yield* seedReview(org, { productId: product.id })
           yield* expectAfter({ hasReview: true })
-          yield* Organizations.use((o) => o.createWishlist(org, {}))
+          yield* Organizations.Organizations.use((o) => o.createWishlist(org, {}))
           yield* expectAfter({ hasWishlist: true })
           yield* guided(org, {}, T0)
           yield* expectAfter({ hasActiveSurveyFlow: true })
@@ -435,7 +405,9 @@ export const setupConformance: ConformanceSuite = (store) =>
           const org = (yield* newOrganization("Site")).id
           const site = yield* seedSite(org)
           assert.isTrue((yield* get(org, T0 + 1_000)).areas.site.needsSetup, "a site alone does not configure it")
-          const key = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(atTime(T0 + 1_500))
+          const key = yield* Organizations.Organizations.use((o) => o.createPublishableKey(org)).pipe(
+            atTime(T0 + 1_500)
+          )
           const first = yield* get(org, T0 + 2_000)
           assert.deepStrictEqual(first.areas.site, {
             ...untouched,
@@ -452,12 +424,14 @@ export const setupConformance: ConformanceSuite = (store) =>
             "persisted, not only shown"
           )
           // The newest key is reported.
-          const newer = yield* Organizations.use((o) => o.createPublishableKey(org)).pipe(atTime(T0 + 2_500))
+          const newer = yield* Organizations.Organizations.use((o) => o.createPublishableKey(org)).pipe(
+            atTime(T0 + 2_500)
+          )
           const second = yield* get(org, T0 + 3_000)
           assert.strictEqual(second.areas.site.completedAt, iso(T0 + 2_000))
           assert.strictEqual(second.publishableKey, newer.key)
 
-          const storefront = yield* StorefrontRecordRepository
+          const storefront = yield* Organizations.StorefrontRecordRepository
           assert.isTrue(yield* storefront.deletePublishableKey(org, key.id))
           assert.isTrue(yield* storefront.deletePublishableKey(org, newer.id))
           assert.isTrue(yield* StoreTestKit.use((s) => s.deleteSite(org, site.id)))
@@ -484,7 +458,7 @@ export const setupConformance: ConformanceSuite = (store) =>
           for (const area of ["loyalty", "wishlists", "site"] as const) {
             assert.deepStrictEqual(read.areas[area], untouched)
           }
-          assert.deepStrictEqual((yield* storedDecisions(org)).loyalty, emptySetupDecisions.loyalty)
+          assert.deepStrictEqual((yield* storedDecisions(org)).loyalty, Setup.emptySetupDecisions.loyalty)
         }))
 
       it.effect("widget banner and hint outcomes do not settle an area; completed does, once", () =>
@@ -548,7 +522,7 @@ export const setupConformance: ConformanceSuite = (store) =>
             assert.deepStrictEqual(result.data.areas[area], untouched)
           }
           // Stored as answered.
-          const repo = yield* ReviewAutomationRepository
+          const repo = yield* Setup.ReviewAutomationRepository
           // Created in the same instant, so listed in id order.
           const byId = (a: { readonly id: string }, b: { readonly id: string }) => (a.id < b.id ? -1 : 1)
           assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [...emailTemplates].sort(byId))
@@ -559,16 +533,16 @@ export const setupConformance: ConformanceSuite = (store) =>
           )
           assert.strictEqual((yield* storedDecisions(org)).reviews.completedAt, iso(at))
           // One event per template, then the flow, each carrying the record in the API's shape.
-          const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
+          const events = yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org))
           assert.deepStrictEqual(events.map((e) => e.event), [
             "emailTemplate.created",
             "emailTemplate.created",
             "surveyFlow.created"
           ])
           assert.deepStrictEqual(events.map((e) => e.data), [
-            Schema.encodeSync(EmailTemplate)(emailTemplates[0]!),
-            Schema.encodeSync(EmailTemplate)(emailTemplates[1]!),
-            Schema.encodeSync(SurveyFlow)(surveyFlow)
+            Schema.encodeSync(Setup.EmailTemplate)(emailTemplates[0]!),
+            Schema.encodeSync(Setup.EmailTemplate)(emailTemplates[1]!),
+            Schema.encodeSync(Setup.SurveyFlow)(surveyFlow)
           ])
           assert.strictEqual((yield* get(org, at + 1_000)).areas.reviews.completedAt, iso(at))
         }))
@@ -584,7 +558,7 @@ export const setupConformance: ConformanceSuite = (store) =>
             null
           ]])
           assert.deepStrictEqual(
-            yield* ReviewAutomationRepository.use((r) => r.reviewSettings(org)),
+            yield* Setup.ReviewAutomationRepository.use((r) => r.reviewSettings(org)),
             Option.some({ autoPublish: false, autoPublishMinRating: 4, autoPublishVerifiedOnly: false })
           )
         }))
@@ -592,16 +566,16 @@ export const setupConformance: ConformanceSuite = (store) =>
       it.effect("guided setup once: a repeat is a Conflict naming the flow and writes nothing; after a delete it runs again", () =>
         Effect.gen(function*() {
           const org = (yield* newOrganization("Guided twice")).id
-          const repo = yield* ReviewAutomationRepository
+          const repo = yield* Setup.ReviewAutomationRepository
           const first = yield* guided(org, { reminder: true }, T0)
-          const eventsBefore = (yield* EventOutbox.use((o) => o.listForOrganization(org))).length
+          const eventsBefore = (yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org))).length
           const again = yield* Effect.flip(guided(org, {}, T0 + 1_000))
           assert.strictEqual(again._tag, "Conflict")
           assert.include(again.message, first.surveyFlow.id)
           assert.deepStrictEqual((yield* repo.listSurveyFlows(org)).map((f) => f.id), [first.surveyFlow.id])
           assert.strictEqual((yield* repo.listEmailTemplates(org)).length, 2)
           assert.strictEqual(
-            (yield* EventOutbox.use((o) => o.listForOrganization(org))).length,
+            (yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org))).length,
             eventsBefore,
             "no event"
           )
@@ -609,7 +583,10 @@ export const setupConformance: ConformanceSuite = (store) =>
           const other = (yield* newOrganization("Guided other")).id
           yield* guided(other, {}, T0)
           // Once the flow is gone, the setup may run again.
-          yield* ReviewAutomation.use((a) => a.deleteSurveyFlow(first.surveyFlow.id)).pipe(as(org), atTime(T0 + 2_000))
+          yield* Setup.ReviewAutomation.use((a) => a.deleteSurveyFlow(first.surveyFlow.id)).pipe(
+            as(org),
+            atTime(T0 + 2_000)
+          )
           const rerun = yield* guided(org, {}, T0 + 3_000)
           assert.deepStrictEqual((yield* repo.listSurveyFlows(org)).map((f) => f.id), [rerun.surveyFlow.id])
         }))
@@ -626,9 +603,9 @@ export const setupConformance: ConformanceSuite = (store) =>
           for (const e of exits) {
             if (e._tag === "Failure") assert.include(JSON.stringify(e.cause), "Conflict")
           }
-          const flows = yield* ReviewAutomationRepository.use((r) => r.listSurveyFlows(org))
+          const flows = yield* Setup.ReviewAutomationRepository.use((r) => r.listSurveyFlows(org))
           assert.strictEqual(flows.length, 1)
-          assert.strictEqual((yield* ReviewAutomationRepository.use((r) => r.listEmailTemplates(org))).length, 1)
+          assert.strictEqual((yield* Setup.ReviewAutomationRepository.use((r) => r.listEmailTemplates(org))).length, 1)
         }))
 
       it.effect("invalid answers are InvalidRequest naming the field, and create nothing", () =>
@@ -643,31 +620,31 @@ export const setupConformance: ConformanceSuite = (store) =>
             [{ delaydays: 3 }, "data.delaydays"]
           ]
           for (const [answers, path] of cases) {
-            const error = yield* Effect.flip(guided(org, answers as ReviewsSetupAnswersInput, T0 + 1_000))
+            const error = yield* Effect.flip(guided(org, answers as Setup.ReviewsSetupAnswersInput, T0 + 1_000))
             assert.strictEqual(error._tag, "InvalidRequest")
             if (error._tag === "InvalidRequest") assert.deepStrictEqual(error.issues.map((i) => i.path), [path])
           }
-          const repo = yield* ReviewAutomationRepository
+          const repo = yield* Setup.ReviewAutomationRepository
           assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
           assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [])
           assert.isTrue(Option.isNone(yield* repo.reviewSettings(org)))
-          assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org)), [])
-          assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
+          assert.deepStrictEqual(yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org)), [])
+          assert.deepStrictEqual(yield* storedDecisions(org), Setup.emptySetupDecisions)
           assert.isFalse((yield* signalsOf(org)).hasActiveSurveyFlow)
         }))
 
       it.effect("a guided setup that fails part-way leaves no template, flow, preference, event or decision", () =>
         Effect.gen(function*() {
           const org = (yield* newOrganization("Rollback")).id
-          const repo = yield* ReviewAutomationRepository
-          const failingFlowInsert = ReviewAutomationRepository.of({
+          const repo = yield* Setup.ReviewAutomationRepository
+          const failingFlowInsert = Setup.ReviewAutomationRepository.of({
             ...repo,
             insertSurveyFlow: () => Effect.die(new Error("storage failed"))
           })
           const exit = yield* Effect.exit(
             guided(org, { reminder: true }, T0 + 1_000).pipe(Effect.provide(
-              Setup.layer.pipe(
-                Layer.provide([Layer.succeed(ReviewAutomationRepository, failingFlowInsert), TestSetupConfig])
+              Setup.Setup.layer.pipe(
+                Layer.provide([Layer.succeed(Setup.ReviewAutomationRepository, failingFlowInsert), TestSetupConfig])
               ),
               { local: true }
             ))
@@ -676,8 +653,8 @@ export const setupConformance: ConformanceSuite = (store) =>
           assert.deepStrictEqual(yield* repo.listEmailTemplates(org), [])
           assert.deepStrictEqual(yield* repo.listSurveyFlows(org), [])
           assert.isTrue(Option.isNone(yield* repo.reviewSettings(org)))
-          assert.deepStrictEqual(yield* EventOutbox.use((o) => o.listForOrganization(org)), [])
-          assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
+          assert.deepStrictEqual(yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org)), [])
+          assert.deepStrictEqual(yield* storedDecisions(org), Setup.emptySetupDecisions)
         }))
 
       it.effect("each operation needs its permission", () =>
@@ -686,28 +663,31 @@ export const setupConformance: ConformanceSuite = (store) =>
           const readOnly = as(org, ["settings:read"])
           const noSettings = as(org, ["reviews:read", "reviews:write"])
           const denied: ReadonlyArray<
-            readonly [Effect.Effect<unknown, Forbidden | InvalidRequest | Conflict, RunServices>, Permission]
+            readonly [
+              Effect.Effect<unknown, Kernel.Forbidden | Kernel.InvalidRequest | Kernel.Conflict, RunServices>,
+              Kernel.Permission
+            ]
           > = [
             [getSetupState.pipe(noSettings), "settings:read"],
             [
-              Setup.use((s) => s.recordOutcome({ area: "site", outcome: "dismissed" })).pipe(readOnly),
+              Setup.Setup.use((s) => s.recordOutcome({ area: "site", outcome: "dismissed" })).pipe(readOnly),
               "settings:write"
             ],
-            [Setup.use((s) => s.setupReviews({})).pipe(readOnly), "settings:write"]
+            [Setup.Setup.use((s) => s.setupReviews({})).pipe(readOnly), "settings:write"]
           ]
           for (const [effect, permission] of denied) {
             const error = yield* Effect.flip(effect)
             assert.deepInclude(error, { _tag: "Forbidden", permission })
           }
-          assert.deepStrictEqual(yield* storedDecisions(org), emptySetupDecisions)
-          assert.deepStrictEqual(yield* ReviewAutomationRepository.use((r) => r.listSurveyFlows(org)), [])
+          assert.deepStrictEqual(yield* storedDecisions(org), Setup.emptySetupDecisions)
+          assert.deepStrictEqual(yield* Setup.ReviewAutomationRepository.use((r) => r.listSurveyFlows(org)), [])
           assert.deepStrictEqual((yield* getSetupState.pipe(readOnly, atTime(T0))).areas.site, untouched)
         }))
 
       it.effect("concurrent reads record one completedAt, and every answer shows that one", () =>
         Effect.gen(function*() {
           const org = (yield* newOrganization("Concurrent reads")).id
-          yield* Organizations.use((o) => o.createWishlist(org, {}))
+          yield* Organizations.Organizations.use((o) => o.createWishlist(org, {}))
           const times = Array.from({ length: 12 }, (_, i) => T0 + (i + 1) * 1_000)
           const answers = yield* Effect.forEach(times, (ms) => get(org, ms), { concurrency: "unbounded" })
           const stored = (yield* storedDecisions(org)).wishlists.completedAt
@@ -720,12 +700,12 @@ export const setupConformance: ConformanceSuite = (store) =>
         Effect.gen(function*() {
           const org = (yield* newOrganization("Concurrent outcomes")).id
           yield* Effect.forEach(
-            areas.map((area, i) => [area, T0 + (i + 1) * 1_000] as const),
+            Setup.areas.map((area, i) => [area, T0 + (i + 1) * 1_000] as const),
             ([area, ms]) => patch(org, area, "dismissed", ms),
             { concurrency: "unbounded", discard: true }
           )
           const state = yield* get(org, T0 + 10_000)
-          areas.forEach((area, i) => assert.strictEqual(state.areas[area].dismissedAt, iso(T0 + (i + 1) * 1_000)))
+          Setup.areas.forEach((area, i) => assert.strictEqual(state.areas[area].dismissedAt, iso(T0 + (i + 1) * 1_000)))
         }))
 
       it.effect("property: random histories of records and outcomes through the store follow the rules", () =>

@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { CoreLayer, Organizations, type PublishableKeyId, Setup, StorefrontRecordRepository } from "@feedback/core"
+import { CoreLayer, type Kernel, Organizations, Setup } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
@@ -14,7 +14,7 @@ export const publishableKeyConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("publishable keys", (it) => {
     it.effect("issues keys with a signing secret, lists them newest first and revokes them once", () =>
       Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         const org = yield* organizations.createOrganization({ name: "Shop" })
         const first = yield* organizations.createOwnPublishableKey().pipe(asDashboard(org.id))
         yield* TestClock.adjust("1 second")
@@ -43,12 +43,12 @@ export const publishableKeyConformance: ConformanceSuite = (store) =>
         assert.isTrue(Exit.isFailure(refused))
 
         // The setup state follows the newest key not revoked.
-        const newest = yield* StorefrontRecordRepository.use((r) => r.newestPublishableKey(org.id))
+        const newest = yield* Organizations.StorefrontRecordRepository.use((r) => r.newestPublishableKey(org.id))
         assert.strictEqual(Option.getOrNull(newest)?.id, first.id)
-        const state = yield* Setup.use((s) => s.getState()).pipe(asDashboard(org.id))
+        const state = yield* Setup.Setup.use((s) => s.getState()).pipe(asDashboard(org.id))
         assert.strictEqual(state.publishableKey, first.key)
         yield* organizations.revokeOwnPublishableKey(first.id).pipe(asDashboard(org.id))
-        const none = yield* Setup.use((s) => s.getState()).pipe(asDashboard(org.id))
+        const none = yield* Setup.Setup.use((s) => s.getState()).pipe(asDashboard(org.id))
         assert.strictEqual(none.publishableKey, null)
         assert.isFalse(none.signals.hasPublishableKey)
         const after = yield* organizations.listOwnPublishableKeys().pipe(asDashboard(org.id))
@@ -57,14 +57,14 @@ export const publishableKeyConformance: ConformanceSuite = (store) =>
 
     it.effect("another organization's key is a 404 and its revocation changes nothing; permissions are checked", () =>
       Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         const mine = yield* organizations.createOrganization({ name: "Mine" })
         const theirs = yield* organizations.createOrganization({ name: "Theirs" })
         const key = yield* organizations.createPublishableKey(theirs.id)
         const missing = yield* Effect.flip(organizations.revokeOwnPublishableKey(key.id).pipe(asDashboard(mine.id)))
         assert.strictEqual(missing._tag, "NotFound")
         const unknown = yield* Effect.flip(
-          organizations.revokeOwnPublishableKey("00000000-0000-4000-8000-0000000000ff" as PublishableKeyId).pipe(
+          organizations.revokeOwnPublishableKey("00000000-0000-4000-8000-0000000000ff" as Kernel.PublishableKeyId).pipe(
             asDashboard(mine.id)
           )
         )
@@ -87,7 +87,7 @@ export const publishableKeyConformance: ConformanceSuite = (store) =>
 
     it.effect("malformed, unknown and secret keys are one Unauthorized", () =>
       Effect.gen(function*() {
-        const organizations = yield* Organizations
+        const organizations = yield* Organizations.Organizations
         const org = yield* organizations.createOrganization({ name: "Shop" })
         const secret = yield* organizations.issueSecretKey(org.id, { permissions: ["reviews:read"] })
         for (

@@ -8,54 +8,41 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Result } from "effect"
 import fc from "fast-check"
 import {
+  Catalog,
   CoreLayer,
-  CurrentStorefrontCaller,
-  CursorKey,
-  parseListRequest,
-  type Review,
-  reviewListEndpoint,
-  histogramOf,
-  type OrganizationId,
+  Kernel,
   Organizations,
-  type ProductId,
-  ProductQuestions,
-  type ProductQuestionId,
-  EventOutbox,
-  StorefrontSubmissions,
-  RateLimitRepository,
-  type ReviewId,
-  ReviewRepository,
-  ReviewWrites,
-  ReviewAutomation,
-  StorefrontReads,
-  StorefrontReviews,
-  storefrontBucket,
-  ORG_BUCKET_KEY,
-  TokenBucket
+  Questions,
+  RateLimits,
+  Reviews,
+  Setup,
+  Storefront
 } from "@feedback/core"
 import { asDashboard } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { makeCustomer, makeProduct, makeSite, seedReviews, StoreTestKit } from "../StoreTestKit.ts"
 
-const shopper = (organizationId: OrganizationId) =>
+const shopper = (organizationId: Kernel.OrganizationId) =>
   Effect.flatMap(
-    Organizations.use((o) => o.createPublishableKey(organizationId)),
+    Organizations.Organizations.use((o) => o.createPublishableKey(organizationId)),
     (issued) =>
       Effect.map(
-        Organizations.use((o) => o.authenticatePublishableKey(issued.key)),
+        Organizations.Organizations.use((o) => o.authenticatePublishableKey(issued.key)),
         (key) => ({ ...key, clientAddress: "203.0.113.5" })
       )
   )
 
 /** Every review of the organization, as the admin read side answers it. */
-const allReviews = (organizationId: OrganizationId) =>
+const allReviews = (organizationId: Kernel.OrganizationId) =>
   Effect.gen(function*() {
-    const repo = yield* ReviewRepository
-    const issuer = { key: yield* CursorKey, organizationId }
-    const out: Array<Review> = []
+    const repo = yield* Reviews.ReviewRepository
+    const issuer = { key: yield* Kernel.CursorKey, organizationId }
+    const out: Array<Reviews.Review> = []
     let cursor: string | undefined
     for (;;) {
-      const request = Result.getOrThrow(parseListRequest({ limit: 250, cursor }, reviewListEndpoint, issuer))
+      const request = Result.getOrThrow(
+        Kernel.parseListRequest({ limit: 250, cursor }, Reviews.reviewListEndpoint, issuer)
+      )
       const page = yield* repo.list(organizationId, request)
       out.push(...page.data)
       if (page.nextCursor === null) return out
@@ -67,7 +54,7 @@ export const storefrontConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 120_000 })("storefront", (it) => {
     it.effect("reads published reviews, ratings and questions only, in the shopper's shape", () =>
       Effect.gen(function*() {
-        const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Shop" }))).id
+        const org = (yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Shop" }))).id
         const fx = yield* StoreTestKit
         const mug = makeProduct({ slug: "mug" })
         const cup = makeProduct({ slug: "cup" })
@@ -88,8 +75,8 @@ export const storefrontConformance: ConformanceSuite = (store) =>
           { productId: cup.id, fields: { rating: 2 } }
         ])
         const caller = yield* shopper(org)
-        const reads = yield* StorefrontReads
-        const as = Effect.provideService(CurrentStorefrontCaller, caller)
+        const reads = yield* Storefront.StorefrontReads
+        const as = Effect.provideService(Storefront.CurrentStorefrontCaller, caller)
 
         const page = yield* reads.productReviews("mug", { sort: "-rating" }).pipe(as)
         assert.deepStrictEqual(page.data.map((r) => r.rating), [5, 3.5])
@@ -152,20 +139,20 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         ])
 
         // Another organization's key sees none of it.
-        const other = (yield* Organizations.use((o) => o.createOrganization({ name: "Other" }))).id
+        const other = (yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Other" }))).id
         const stranger = yield* shopper(other)
         assert.strictEqual(
           (yield* Effect.flip(
-            reads.productReviews(mug.id, {}).pipe(Effect.provideService(CurrentStorefrontCaller, stranger))
+            reads.productReviews(mug.id, {}).pipe(Effect.provideService(Storefront.CurrentStorefrontCaller, stranger))
           ))._tag,
           "NotFound"
         )
         assert.deepStrictEqual(
-          (yield* reads.ratings(mug.id).pipe(Effect.provideService(CurrentStorefrontCaller, stranger))).data,
+          (yield* reads.ratings(mug.id).pipe(Effect.provideService(Storefront.CurrentStorefrontCaller, stranger))).data,
           []
         )
 
-        const questions = yield* ProductQuestions
+        const questions = yield* Questions.ProductQuestions
         const asked = yield* questions.create({
           productId: mug.id,
           body: "Big?",
@@ -192,18 +179,18 @@ export const storefrontConformance: ConformanceSuite = (store) =>
 
     it.effect("questions and answers submitted through the storefront wait unpublished in the queue", () =>
       Effect.gen(function*() {
-        const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Asked" }))).id
+        const org = (yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Asked" }))).id
         const fx = yield* StoreTestKit
         const mug = makeProduct({ slug: "mug" })
         yield* fx.insertProduct(org, mug)
         const ada = makeCustomer({ email: "ada@example.com" })
         yield* fx.insertCustomer(org, ada)
-        const submissions = yield* StorefrontSubmissions
-        const as = Effect.provideService(CurrentStorefrontCaller, yield* shopper(org))
+        const submissions = yield* Storefront.StorefrontSubmissions
+        const as = Effect.provideService(Storefront.CurrentStorefrontCaller, yield* shopper(org))
         const asked = yield* submissions.askQuestion({ productSlug: "mug", body: "Big?", askerEmail: "g@example.com" })
           .pipe(as)
-        const questions = yield* ProductQuestions
-        const stored = yield* questions.get(asked.id as ProductQuestionId).pipe(asDashboard(org))
+        const questions = yield* Questions.ProductQuestions
+        const stored = yield* questions.get(asked.id as Kernel.ProductQuestionId).pipe(asDashboard(org))
         assert.deepInclude(stored, {
           published: false,
           moderatedAt: null,
@@ -211,33 +198,33 @@ export const storefrontConformance: ConformanceSuite = (store) =>
           notifyByEmail: true,
           productId: mug.id
         })
-        const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
+        const events = yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org))
         assert.deepStrictEqual(events.map((e) => e.event), ["productQuestion.created"])
         assert.strictEqual(
           (yield* Effect.flip(
-            submissions.answerQuestion(asked.id as ProductQuestionId, { body: "Yes", authorName: "Al" }).pipe(as)
+            submissions.answerQuestion(asked.id as Kernel.ProductQuestionId, { body: "Yes", authorName: "Al" }).pipe(as)
           ))._tag,
           "NotFound"
         )
-        yield* questions.update(asked.id as ProductQuestionId, { published: true }).pipe(asDashboard(org))
-        const answered = yield* submissions.answerQuestion(asked.id as ProductQuestionId, {
+        yield* questions.update(asked.id as Kernel.ProductQuestionId, { published: true }).pipe(asDashboard(org))
+        const answered = yield* submissions.answerQuestion(asked.id as Kernel.ProductQuestionId, {
           body: "Yes",
           authorName: "Al",
           email: "ADA@example.com"
         }).pipe(as)
-        const answers = (yield* questions.listAnswers(asked.id as ProductQuestionId).pipe(asDashboard(org))).data
+        const answers = (yield* questions.listAnswers(asked.id as Kernel.ProductQuestionId).pipe(asDashboard(org))).data
         assert.deepStrictEqual(answers.map((a) => [a.id, a.authorType, a.published, a.customerId]), [[
           answered.id,
           "customer",
           false,
           ada.id
         ]])
-        const after = yield* questions.get(asked.id as ProductQuestionId).pipe(asDashboard(org))
+        const after = yield* questions.get(asked.id as Kernel.ProductQuestionId).pipe(asDashboard(org))
         assert.deepInclude(after, { answerCount: 1, publishedAnswerCount: 0, answeredAt: null })
         // Another organization's key finds neither the product nor the question.
         const stranger = Effect.provideService(
-          CurrentStorefrontCaller,
-          yield* shopper((yield* Organizations.use((o) => o.createOrganization({ name: "Else" }))).id)
+          Storefront.CurrentStorefrontCaller,
+          yield* shopper((yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Else" }))).id)
         )
         assert.strictEqual(
           (yield* Effect.flip(submissions.askQuestion({ productId: mug.id, body: "Mine?" }).pipe(stranger)))._tag,
@@ -245,7 +232,9 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         )
         assert.strictEqual(
           (yield* Effect.flip(
-            submissions.answerQuestion(asked.id as ProductQuestionId, { body: "x", authorName: "y" }).pipe(stranger)
+            submissions.answerQuestion(asked.id as Kernel.ProductQuestionId, { body: "x", authorName: "y" }).pipe(
+              stranger
+            )
           ))._tag,
           "NotFound"
         )
@@ -259,28 +248,35 @@ export const storefrontConformance: ConformanceSuite = (store) =>
 
     it.effect("storefront buckets are per key and address and never spend the organization's", () =>
       Effect.gen(function*() {
-        const org = (yield* Organizations.use((o) =>
+        const org = (yield* Organizations.Organizations.use((o) =>
           o.createOrganization({ name: "Limited", apiRequestsPerMinute: 5 })
         )).id
-        const limits = yield* RateLimitRepository
+        const limits = yield* RateLimits.RateLimitRepository
         const plan = { apiRequestsPerMinute: 5, storefrontReadsPerMinute: 2 }
-        const read = (address: string) => limits.spend(org, [storefrontBucket("read", "k1", address, plan)], 1)
+        const read = (address: string) =>
+          limits.spend(org, [Storefront.storefrontBucket("read", "k1", address, plan)], 1)
         assert.strictEqual((yield* read("a"))._tag, "Admitted")
         assert.strictEqual((yield* read("a"))._tag, "Admitted")
         assert.strictEqual((yield* read("a"))._tag, "Refused")
         assert.strictEqual((yield* read("b"))._tag, "Admitted")
-        assert.strictEqual((yield* limits.spend(org, [storefrontBucket("read", "k2", "a", plan)], 1))._tag, "Admitted")
-        const orgSpend = yield* limits.spend(org, [{ key: ORG_BUCKET_KEY, spec: TokenBucket.bucketForPlan(5) }], 1)
+        assert.strictEqual(
+          (yield* limits.spend(org, [Storefront.storefrontBucket("read", "k2", "a", plan)], 1))._tag,
+          "Admitted"
+        )
+        const orgSpend = yield* limits.spend(org, [{
+          key: RateLimits.ORG_BUCKET_KEY,
+          spec: RateLimits.TokenBucket.bucketForPlan(5)
+        }], 1)
         assert.strictEqual(orgSpend._tag, "Admitted")
         assert.strictEqual(orgSpend.remaining, 4)
-        const submission = storefrontBucket("submission", "k1", "a", {})
+        const submission = Storefront.storefrontBucket("submission", "k1", "a", {})
         assert.deepStrictEqual(submission.spec.ceiling, 20)
-        assert.notStrictEqual(submission.key, storefrontBucket("read", "k1", "a", {}).key)
+        assert.notStrictEqual(submission.key, Storefront.storefrontBucket("read", "k1", "a", {}).key)
       }))
 
     it.effect("product stats and the rating histogram equal a recomputation after any sequence of review changes", () =>
       Effect.gen(function*() {
-        const writes = yield* ReviewWrites
+        const writes = yield* Reviews.ReviewWrites
         const fx = yield* StoreTestKit
         const op = fc.oneof(
           fc.record({
@@ -312,15 +308,17 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         )
         const sequences = fc.sample(fc.array(op, { minLength: 1, maxLength: 10 }), { numRuns: 6, seed: 48 })
         for (const sequence of sequences) {
-          const org = (yield* Organizations.use((o) => o.createOrganization({ name: "Stats" }))).id
+          const org = (yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Stats" }))).id
           const products = [makeProduct({ slug: "a" }), makeProduct({ slug: "b" })]
           for (const p of products) yield* fx.insertProduct(org, p)
-          yield* ReviewAutomation.use((a) => a.updateReviewSettings({ autoPublish: true, autoPublishMinRating: 3 }))
+          yield* Setup.ReviewAutomation.use((a) =>
+            a.updateReviewSettings({ autoPublish: true, autoPublishMinRating: 3 })
+          )
             .pipe(
               asDashboard(org)
             )
-          const storefront = Effect.provideService(CurrentStorefrontCaller, yield* shopper(org))
-          const ids: Array<ReviewId> = []
+          const storefront = Effect.provideService(Storefront.CurrentStorefrontCaller, yield* shopper(org))
+          const ids: Array<Kernel.ReviewId> = []
           const pick = (n: number) => ids.length === 0 ? undefined : ids[n % ids.length]
           for (const step of sequence) {
             const as = asDashboard(org)
@@ -357,7 +355,7 @@ export const storefrontConformance: ConformanceSuite = (store) =>
               case "redact": {
                 const id = pick(step.pick)
                 if (id === undefined) break
-                const review = Option.getOrThrow(yield* ReviewRepository.use((r) => r.get(org, id, [])))
+                const review = Option.getOrThrow(yield* Reviews.ReviewRepository.use((r) => r.get(org, id, [])))
                 if (review.title === "Nice mug") yield* writes.update(id, { title: "[redacted] mug" }).pipe(as)
                 break
               }
@@ -369,7 +367,7 @@ export const storefrontConformance: ConformanceSuite = (store) =>
                 break
               }
               case "submit": {
-                const submitted = yield* StorefrontReviews.use((s) =>
+                const submitted = yield* Storefront.StorefrontReviews.use((s) =>
                   s.submitReview({
                     productId: products[step.product]!.id,
                     rating: step.rating,
@@ -387,11 +385,11 @@ export const storefrontConformance: ConformanceSuite = (store) =>
           for (const p of products) {
             const mine = reviews.filter((r) => r.productId === p.id)
             const published = mine.filter((r) => r.published)
-            const stored = Option.getOrThrow(yield* fx.product(org, p.id as ProductId))
+            const stored = Option.getOrThrow(yield* fx.product(org, p.id as Kernel.ProductId))
             const label = JSON.stringify(sequence)
             assert.strictEqual(stored.reviewCount, mine.length, label)
             assert.strictEqual(stored.publishedReviewCount, published.length, label)
-            assert.deepStrictEqual(stored.ratingHistogram, histogramOf(mine), label)
+            assert.deepStrictEqual(stored.ratingHistogram, Catalog.histogramOf(mine), label)
             if (published.length === 0) assert.isNull(stored.averageRating, label)
             else {assert.closeTo(
                 stored.averageRating!,

@@ -7,25 +7,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  Catalogs,
-  CoreLayer,
-  CurrentStorefrontCaller,
-  defaultSurveyWorkerSettings,
-  EventOutbox,
-  Orders,
-  type OrganizationId,
-  Organizations,
-  ReviewAutomation,
-  type ReviewId,
-  Reviews,
-  runDueSurveySteps,
-  Setup,
-  signCustomer,
-  StorefrontReads,
-  StorefrontReviews,
-  Surveys
-} from "@feedback/core"
+import { Catalog, CoreLayer, Kernel, Orders, Organizations, Reviews, Setup, Storefront, Surveys } from "@feedback/core"
 import { asDashboard } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { makeRecordingMailer } from "../questions/RecordingMailer.ts"
@@ -35,20 +17,22 @@ const DAY = 86_400_000
 /** A shop with two products and a publishable key; `shopper(address)` is that key calling from an address. */
 const shop = (name: string) =>
   Effect.gen(function*() {
-    const org = (yield* Organizations.use((o) => o.createOrganization({ name }))).id
+    const org = (yield* Organizations.Organizations.use((o) => o.createOrganization({ name }))).id
     const as = asDashboard(org)
-    const mug = yield* as(Catalogs.use((c) => c.createProduct({ slug: "mug", title: "Mug" })))
-    const cup = yield* as(Catalogs.use((c) => c.createProduct({ slug: "cup", title: "Cup" })))
-    const issued = yield* Organizations.use((o) => o.createPublishableKey(org))
-    const key = yield* Organizations.use((o) => o.authenticatePublishableKey(issued.key))
-    const from = (clientAddress: string) => Effect.provideService(CurrentStorefrontCaller, { ...key, clientAddress })
-    const review = (id: string) => as(Reviews.use((r) => r.get(id as ReviewId, { include: ["collisions"] })))
+    const mug = yield* as(Catalog.Catalogs.use((c) => c.createProduct({ slug: "mug", title: "Mug" })))
+    const cup = yield* as(Catalog.Catalogs.use((c) => c.createProduct({ slug: "cup", title: "Cup" })))
+    const issued = yield* Organizations.Organizations.use((o) => o.createPublishableKey(org))
+    const key = yield* Organizations.Organizations.use((o) => o.authenticatePublishableKey(issued.key))
+    const from = (clientAddress: string) =>
+      Effect.provideService(Storefront.CurrentStorefrontCaller, { ...key, clientAddress })
+    const review = (id: string) =>
+      as(Reviews.Reviews.use((r) => r.get(id as Kernel.ReviewId, { include: ["collisions"] })))
     const signed = (email: string, seconds: number) => {
       const timestamp = String(Math.floor(seconds))
       return {
         customerEmail: email,
         timestamp,
-        signature: signCustomer(issued.signingSecret, issued.key, email, timestamp)
+        signature: Storefront.signCustomer(issued.signingSecret, issued.key, email, timestamp)
       }
     }
     return { org, as, mug, cup, from, review, signed }
@@ -56,9 +40,9 @@ const shop = (name: string) =>
 
 const context = { userAgent: "Shopper/1.0", signed: {} }
 /** The organization's events about customers and reviews (its shop's products announce themselves too). */
-const eventsOf = (org: OrganizationId) =>
+const eventsOf = (org: Kernel.OrganizationId) =>
   Effect.map(
-    EventOutbox.use((o) => o.listForOrganization(org)),
+    Kernel.EventOutbox.use((o) => o.listForOrganization(org)),
     (es) => es.map((e) => e.event).filter((e) => e.startsWith("customer.") || e.startsWith("review."))
   )
 
@@ -67,7 +51,7 @@ export const storefrontReviewConformance: ConformanceSuite = (store) =>
     it.effect("a submission stores its provenance and customer, waits in the queue, keeps the stats, fires its event", () =>
       Effect.gen(function*() {
         const { org, as, mug, from, review } = yield* shop("Submitted")
-        const reviews = yield* StorefrontReviews
+        const reviews = yield* Storefront.StorefrontReviews
         const at = yield* Effect.clockWith((c) => c.currentTimeMillis)
         const submitted = yield* reviews.submitReview({
           productSlug: "mug",
@@ -93,10 +77,10 @@ export const storefrontReviewConformance: ConformanceSuite = (store) =>
           browserFingerprint: "fp-a",
           submitSeconds: 30
         })
-        const customer = yield* as(Catalogs.use((c) => c.getCustomer(stored.customerId!)))
+        const customer = yield* as(Catalog.Catalogs.use((c) => c.getCustomer(stored.customerId!)))
         assert.deepInclude(customer, { email: "ada@example.com", firstName: "Ada", lastName: "Lovelace" })
         assert.deepStrictEqual(yield* eventsOf(org), ["customer.updated", "review.created"])
-        const product = yield* as(Catalogs.use((c) => c.getProduct(mug.id)))
+        const product = yield* as(Catalog.Catalogs.use((c) => c.getProduct(mug.id)))
         assert.deepInclude(product, { reviewCount: 1, publishedReviewCount: 0 })
         // The same email again: the same customer, no second creation.
         const again = yield* reviews.submitReview(
@@ -110,8 +94,10 @@ export const storefrontReviewConformance: ConformanceSuite = (store) =>
     it.effect("arrival rules: collisions and duplicates from the store's data, auto-publish from the settings", () =>
       Effect.gen(function*() {
         const { as, mug, from, review } = yield* shop("Rules")
-        yield* as(ReviewAutomation.use((a) => a.updateReviewSettings({ autoPublish: true, autoPublishMinRating: 4 })))
-        const reviews = yield* StorefrontReviews
+        yield* as(
+          Setup.ReviewAutomation.use((a) => a.updateReviewSettings({ autoPublish: true, autoPublishMinRating: 4 }))
+        )
+        const reviews = yield* Storefront.StorefrontReviews
         const submit = (email: string, address: string, extra: object = {}) =>
           reviews.submitReview({ productSlug: "mug", rating: 5, authorName: "Sam", email, ...extra }, context).pipe(
             from(address)
@@ -142,22 +128,22 @@ export const storefrontReviewConformance: ConformanceSuite = (store) =>
         assert.deepStrictEqual((yield* review(other.id)).flags, [])
         assert.isTrue(other.published)
         // The published ones count on the storefront at once.
-        const ratings = yield* (yield* StorefrontReads).ratings("mug").pipe(from("198.51.100.9"))
+        const ratings = yield* (yield* Storefront.StorefrontReads).ratings("mug").pipe(from("198.51.100.9"))
         assert.strictEqual(ratings.data[0]!.reviewCount, 5)
-        const product = yield* as(Catalogs.use((c) => c.getProduct(mug.id)))
+        const product = yield* as(Catalog.Catalogs.use((c) => c.getProduct(mug.id)))
         assert.deepInclude(product, { reviewCount: 8, publishedReviewCount: 5 })
         // Below the minimum rating, or not a verified buyer when only those are published: the queue.
         assert.isFalse((yield* submit("w@example.com", "198.51.100.5", { rating: 3 })).published)
-        yield* as(ReviewAutomation.use((a) => a.updateReviewSettings({ autoPublishVerifiedOnly: true })))
+        yield* as(Setup.ReviewAutomation.use((a) => a.updateReviewSettings({ autoPublishVerifiedOnly: true })))
         assert.isFalse((yield* submit("x@example.com", "198.51.100.6")).published)
       }))
 
     it.effect("signed calls: verified buyer only with an order (not cancelled) of the product; the customer's own list", () =>
       Effect.gen(function*() {
         const { as, mug, cup, from, review, signed } = yield* shop("Signed")
-        const reviews = yield* StorefrontReviews
+        const reviews = yield* Storefront.StorefrontReviews
         const order = yield* as(
-          Orders.use((o) =>
+          Orders.Orders.use((o) =>
             o.create({ customer: { email: "buyer@example.com", firstName: "Bea" }, lines: [{ productSlug: "mug" }] })
           )
         )
@@ -170,7 +156,7 @@ export const storefrontReviewConformance: ConformanceSuite = (store) =>
         const bought = yield* review((yield* call("mug", "buyer@example.com")).id)
         assert.deepInclude(bought, { verifiedBuyer: true, customerId: order.customerId, userAgent: null })
         assert.isFalse((yield* review((yield* call("cup", "buyer@example.com")).id)).verifiedBuyer)
-        yield* as(Orders.use((o) => o.update(order.id, { status: "cancelled" })))
+        yield* as(Orders.Orders.use((o) => o.update(order.id, { status: "cancelled" })))
         assert.isFalse((yield* review((yield* call("mug", "buyer@example.com")).id)).verifiedBuyer)
         const stale = yield* Effect.flip(
           reviews.submitReview({ productId: cup.id, rating: 5, authorName: "Bea" }, {
@@ -205,11 +191,11 @@ export const storefrontReviewConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const { org, as, mug, cup, from, review } = yield* shop("Survey")
         yield* as(
-          Setup.use((s) =>
+          Setup.Setup.use((s) =>
             s.setupReviews({ triggerEvent: "order.fulfilled", delayDays: 3, reminder: true, reminderDelayDays: 2 })
           )
         )
-        const order = yield* as(Orders.use((o) =>
+        const order = yield* as(Orders.Orders.use((o) =>
           o.create({
             customer: { email: "sue@example.com", firstName: "Sue" },
             lines: [{ productSlug: "mug" }, { productSlug: "cup" }],
@@ -217,10 +203,10 @@ export const storefrontReviewConformance: ConformanceSuite = (store) =>
           })
         ))
         const [survey] = (yield* as(
-          Surveys.use((s) => s.list({ filter: JSON.stringify({ "order.id": order.id }) }))
+          Surveys.Surveys.use((s) => s.list({ filter: JSON.stringify({ "order.id": order.id }) }))
         )).data
         const token = survey!.url.split("/r/")[1]!
-        const reviews = yield* StorefrontReviews
+        const reviews = yield* Storefront.StorefrontReviews
         const shown = yield* reviews.survey(token).pipe(from("203.0.113.3"))
         assert.deepStrictEqual(shown.products.map((p) => [p.id, p.reviewed]), [[mug.id, false], [cup.id, false]])
         assert.deepStrictEqual(shown.customer, { firstName: "Sue" })
@@ -249,7 +235,9 @@ export const storefrontReviewConformance: ConformanceSuite = (store) =>
         )
         // The request goes out when due; then the last product is reviewed and the reminder never does.
         const mailer = makeRecordingMailer()
-        const run = runDueSurveySteps(defaultSurveyWorkerSettings("w1")).pipe(Effect.provide(mailer.layer))
+        const run = Surveys.runDueSurveySteps(Surveys.defaultSurveyWorkerSettings("w1")).pipe(
+          Effect.provide(mailer.layer)
+        )
         yield* TestClock.adjust(3 * DAY)
         yield* run
         const [request] = mailer.calls.filter((m) => m.to === "sue@example.com")
@@ -259,7 +247,7 @@ export const storefrontReviewConformance: ConformanceSuite = (store) =>
         yield* reviews.submitSurveyReviews(token, { reviews: [{ productId: cup.id, rating: 4 }] }, context).pipe(
           from("203.0.113.3")
         )
-        const done = yield* as(Surveys.use((s) => s.get(survey!.id)))
+        const done = yield* as(Surveys.Surveys.use((s) => s.get(survey!.id)))
         assert.strictEqual(done.status, "completed")
         assert.isNotNull(done.completedAt)
         assert.deepStrictEqual(done.products.map((p) => p.reviewId !== null), [true, true])

@@ -8,30 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import fc from "fast-check"
 import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  Catalogs,
-  CoreLayer,
-  defaultSurveyWorkerSettings,
-  type EmailMessage,
-  EventOutbox,
-  failInterruptedSurveySteps,
-  type Order,
-  type OrderCreate,
-  type OrderId,
-  Orders,
-  type OrganizationId,
-  Organizations,
-  ReviewAutomation,
-  runDueSurveySteps,
-  Setup,
-  type Survey,
-  type SurveyFlowStepWrite,
-  type SurveyId,
-  SurveyRepository,
-  Surveys,
-  Timestamp,
-  Unsubscribes
-} from "@feedback/core"
+import { Catalog, CoreLayer, Kernel, Orders, Organizations, type Questions, Setup, Surveys } from "@feedback/core"
 import { asDashboard } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { makeRecordingMailer } from "../questions/RecordingMailer.ts"
@@ -47,11 +24,11 @@ const shop = (
   } = {}
 ) =>
   Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name }))
+    const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name }))
     const as = asDashboard(org.id)
-    yield* as(Catalogs.use((c) => c.createProduct({ slug: "mug", title: "Mug" })))
-    yield* as(Catalogs.use((c) => c.createProduct({ slug: "cup", title: "Cup" })))
-    const setup = yield* as(Setup.use((s) =>
+    yield* as(Catalog.Catalogs.use((c) => c.createProduct({ slug: "mug", title: "Mug" })))
+    yield* as(Catalog.Catalogs.use((c) => c.createProduct({ slug: "cup", title: "Cup" })))
+    const setup = yield* as(Setup.Setup.use((s) =>
       s.setupReviews({
         triggerEvent: answers.triggerEvent ?? "order.fulfilled",
         delayDays: answers.delayDays ?? 3,
@@ -59,8 +36,8 @@ const shop = (
         reminderDelayDays: 2
       })
     ))
-    const order = (input: Partial<OrderCreate> = {}) =>
-      as(Orders.use((o) =>
+    const order = (input: Partial<Orders.OrderCreate> = {}) =>
+      as(Orders.Orders.use((o) =>
         o.create({
           ...(input.customerId === undefined
             ? { customer: { email: `${Math.random().toString(36).slice(2)}@example.com` } }
@@ -72,7 +49,7 @@ const shop = (
     const surveysOf = (orderId?: string) =>
       Effect.map(
         as(
-          Surveys.use((s) =>
+          Surveys.Surveys.use((s) =>
             s.list({
               limit: 250,
               ...(orderId === undefined ? {} : { filter: JSON.stringify({ "order.id": orderId }) })
@@ -84,30 +61,31 @@ const shop = (
     return { org, as, flow: setup.surveyFlow, templates: setup.emailTemplates, order, surveysOf }
   })
 
-const settings = (workerId: string) => defaultSurveyWorkerSettings(workerId)
+const settings = (workerId: string) => Surveys.defaultSurveyWorkerSettings(workerId)
 
-const events = (organizationId: OrganizationId) => EventOutbox.use((o) => o.listForOrganization(organizationId))
+const events = (organizationId: Kernel.OrganizationId) =>
+  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
 
 /**
  * The suite's tests share one store, and a worker claims due steps of every organization: each test counts only the
  * messages to its own customers.
  */
-const to = (mailer: { readonly calls: ReadonlyArray<EmailMessage> }, ...emails: ReadonlyArray<string>) =>
+const to = (mailer: { readonly calls: ReadonlyArray<Questions.EmailMessage> }, ...emails: ReadonlyArray<string>) =>
   mailer.calls.filter((m) => emails.includes(m.to))
 
-const stepsOf = (survey: Survey) => survey.steps.map((s) => [s.type, s.dueAt, s.doneAt, s.outcome])
+const stepsOf = (survey: Surveys.Survey) => survey.steps.map((s) => [s.type, s.dueAt, s.doneAt, s.outcome])
 
 export const surveyConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 120_000 })("surveys", (it) => {
     it.effect("enrolment: the flow's trigger enrolls an order once, laid out step by step; other moves and imports do not", () =>
       Effect.gen(function*() {
         const { as, flow, order, org, surveysOf } = yield* shop("Enrolment")
-        const t0 = yield* Timestamp.now
+        const t0 = yield* Kernel.Timestamp.now
         const open = yield* order()
         assert.deepStrictEqual(yield* surveysOf(open.id), [])
         yield* TestClock.adjust("1 hour")
-        const t1 = yield* Timestamp.now
-        yield* as(Orders.use((o) => o.update(open.id, { status: "fulfilled" })))
+        const t1 = yield* Kernel.Timestamp.now
+        yield* as(Orders.Orders.use((o) => o.update(open.id, { status: "fulfilled" })))
         const [survey, ...more] = yield* surveysOf(open.id)
         assert.strictEqual(more.length, 0)
         assert.deepStrictEqual(
@@ -118,36 +96,41 @@ export const surveyConformance: ConformanceSuite = (store) =>
           open.lines[0]!.productId,
           null
         ], [open.lines[1]!.productId, null]])
-        const due = Timestamp.fromMillis(Timestamp.toMillis(t1) + 3 * DAY)
+        const due = Kernel.Timestamp.fromMillis(Kernel.Timestamp.toMillis(t1) + 3 * DAY)
         assert.deepStrictEqual(stepsOf(survey!), [["wait", due, null, null], ["email", due, null, null], [
           "wait",
           null,
           null,
           null
         ], ["email", null, null, null]])
-        assert.strictEqual(survey!.expiresAt, Timestamp.fromMillis(Timestamp.toMillis(t1) + 90 * DAY))
+        assert.strictEqual(survey!.expiresAt, Kernel.Timestamp.fromMillis(Kernel.Timestamp.toMillis(t1) + 90 * DAY))
         assert.match(survey!.url, /\/r\/[A-Za-z0-9_-]{22,64}$/)
         // The link's token alone names the survey's organization (the hosted page /r/{token} names none).
         const token = survey!.url.split("/r/")[1]!
         assert.deepStrictEqual(
-          yield* SurveyRepository.use((r) => r.organizationOfToken(token)),
+          yield* Surveys.SurveyRepository.use((r) => r.organizationOfToken(token)),
           Option.some(org.id)
         )
-        assert.isTrue(Option.isNone(yield* SurveyRepository.use((r) => r.organizationOfToken(`${token.slice(1)}x`))))
+        assert.isTrue(
+          Option.isNone(yield* Surveys.SurveyRepository.use((r) => r.organizationOfToken(`${token.slice(1)}x`)))
+        )
         assert.isTrue(t1 > t0)
         // Delivered later, or fulfilled again: still one survey.
-        yield* as(Orders.use((o) => o.update(open.id, { status: "delivered" })))
+        yield* as(Orders.Orders.use((o) => o.update(open.id, { status: "delivered" })))
         assert.strictEqual((yield* surveysOf(open.id)).length, 1)
         // Created with a status past the trigger: enrolled; in bulk too; imported: never.
         const delivered = yield* order({ status: "delivered" })
         assert.strictEqual((yield* surveysOf(delivered.id)).length, 1)
         const bulk = yield* order({ orderNumber: "B-1" })
-        assert.deepStrictEqual(yield* as(Orders.use((o) => o.bulkUpdate({ search: "B-1" }, { status: "fulfilled" }))), {
-          count: 1
-        })
+        assert.deepStrictEqual(
+          yield* as(Orders.Orders.use((o) => o.bulkUpdate({ search: "B-1" }, { status: "fulfilled" }))),
+          {
+            count: 1
+          }
+        )
         assert.strictEqual((yield* surveysOf(bulk.id)).length, 1)
         const imported = yield* as(
-          Orders.use((o) =>
+          Orders.Orders.use((o) =>
             o.import({
               data: [{
                 externalId: "h-1",
@@ -166,7 +149,7 @@ export const surveyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const { order, org, surveysOf } = yield* shop("Whole flow")
         const mailer = makeRecordingMailer()
-        const run = runDueSurveySteps(settings("w1")).pipe(Effect.provide(mailer.layer))
+        const run = Surveys.runDueSurveySteps(settings("w1")).pipe(Effect.provide(mailer.layer))
         const ada = "ada.whole-flow@example.com"
         const placed = yield* order({
           status: "fulfilled",
@@ -181,17 +164,17 @@ export const surveyConformance: ConformanceSuite = (store) =>
         yield* run
         // The guided setup's request, rendered: the customer's first name in the subject, both links in both parts.
         assert.deepStrictEqual(to(mailer, ada).map((m) => m.subject), ["How was your order, Ada?"])
-        const unsubscribeUrl = yield* Unsubscribes.use((u) => u.urlFor(org.id, placed.customerId))
+        const unsubscribeUrl = yield* Catalog.Unsubscribes.use((u) => u.urlFor(org.id, placed.customerId))
         const [request] = to(mailer, ada)
         for (const part of [request!.html!, request!.text]) {
           assert.include(part, afterEnrolment!.url)
           assert.include(part, unsubscribeUrl)
         }
         assert.strictEqual(request!.headers?.["List-Unsubscribe"], `<${unsubscribeUrl}>`)
-        const t3 = yield* Timestamp.now
+        const t3 = yield* Kernel.Timestamp.now
         const [afterRequest] = yield* surveysOf(placed.id)
         assert.strictEqual(afterRequest!.status, "sent")
-        const reminderDue = Timestamp.fromMillis(Timestamp.toMillis(t3) + 2 * DAY)
+        const reminderDue = Kernel.Timestamp.fromMillis(Kernel.Timestamp.toMillis(t3) + 2 * DAY)
         assert.deepStrictEqual(stepsOf(afterRequest!), [
           ["wait", t3, t3, null],
           ["email", t3, t3, "sent"],
@@ -218,7 +201,7 @@ export const surveyConformance: ConformanceSuite = (store) =>
     it.effect("the email: every §17 variable rendered into the subject, the HTML and the text part, with List-Unsubscribe", () =>
       Effect.gen(function*() {
         const { as, order, org, surveysOf, templates } = yield* shop("Rendered Shop", { delayDays: 0 })
-        yield* as(Catalogs.use((c) =>
+        yield* as(Catalog.Catalogs.use((c) =>
           c.createProduct({
             slug: "lamp",
             title: "Lamp <Deluxe>",
@@ -226,7 +209,7 @@ export const surveyConformance: ConformanceSuite = (store) =>
             imageUrl: "https://cdn.example.com/lamp.png"
           })
         ))
-        yield* as(ReviewAutomation.use((a) =>
+        yield* as(Setup.ReviewAutomation.use((a) =>
           a.updateEmailTemplate(templates[0]!.id, {
             subject: "Your {{ products.first.title }} from {{ organization.name }}",
             body: [
@@ -247,8 +230,8 @@ export const surveyConformance: ConformanceSuite = (store) =>
           lines: [{ productSlug: "lamp" }, { productSlug: "mug" }]
         })
         const [survey] = yield* surveysOf(placed.id)
-        yield* runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
-        const unsubscribeUrl = yield* Unsubscribes.use((u) => u.urlFor(org.id, placed.customerId))
+        yield* Surveys.runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
+        const unsubscribeUrl = yield* Catalog.Unsubscribes.use((u) => u.urlFor(org.id, placed.customerId))
         assert.match(unsubscribeUrl, /\/u\/[A-Za-z0-9_-]{22,64}$/)
         const [message, ...more] = to(mailer, email)
         assert.strictEqual(more.length, 0)
@@ -281,12 +264,12 @@ export const surveyConformance: ConformanceSuite = (store) =>
         const { as, order, surveysOf, templates } = yield* shop("Render failure", { delayDays: 0 })
         // Parses (so it is saved), but its range is past the renderer's memory bound.
         yield* as(
-          ReviewAutomation.use((a) =>
+          Setup.ReviewAutomation.use((a) =>
             a.updateEmailTemplate(templates[0]!.id, { body: "{% for i in (1..5000000) %}x{% endfor %}" })
           )
         )
         const mailer = makeRecordingMailer()
-        const run = runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
+        const run = Surveys.runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
         const emails = ["one.render@example.com", "two.render@example.com"]
         const placed = yield* Effect.forEach(emails, (email) => order({ status: "fulfilled", customer: { email } }))
         yield* run
@@ -313,13 +296,13 @@ export const surveyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const { order, org } = yield* shop("Concurrent workers", { delayDays: 0 })
         const mailer = makeRecordingMailer()
-        const placed: Array<Order> = []
+        const placed: Array<Orders.Order> = []
         for (let i = 0; i < 12; i++) placed.push(yield* order({ status: "fulfilled" }))
         const workers = ["a", "b", "c"].map((w) =>
-          runDueSurveySteps({ ...settings(w), batchSize: 2 }).pipe(Effect.provide(mailer.layer))
+          Surveys.runDueSurveySteps({ ...settings(w), batchSize: 2 }).pipe(Effect.provide(mailer.layer))
         )
         const emails = yield* Effect.forEach(placed, (o) =>
-          Effect.map(Catalogs.use((c) => asDashboard(org.id)(c.getCustomer(o.customerId))), (c) => c.email))
+          Effect.map(Catalog.Catalogs.use((c) => asDashboard(org.id)(c.getCustomer(o.customerId))), (c) => c.email))
         yield* Effect.all(workers, { concurrency: "unbounded" })
         assert.strictEqual(to(mailer, ...emails).length, 12)
         yield* TestClock.adjust(2 * DAY)
@@ -349,7 +332,7 @@ export const surveyConformance: ConformanceSuite = (store) =>
         yield* victim.order({ status: "fulfilled", customer: { email: neighbour } })
         const mailer = makeRecordingMailer()
         const batchSize = 4
-        yield* runDueSurveySteps({ ...settings("turns"), batchSize }).pipe(Effect.provide(mailer.layer))
+        yield* Surveys.runDueSurveySteps({ ...settings("turns"), batchSize }).pipe(Effect.provide(mailer.layer))
         const sent = to(mailer, neighbour, ...backlog)
         assert.strictEqual(sent.length, 13)
         assert.isBelow(sent.findIndex((m) => m.to === neighbour), batchSize, sent.map((m) => m.to).join(", "))
@@ -363,43 +346,43 @@ export const surveyConformance: ConformanceSuite = (store) =>
         const placed = yield* order({ status: "fulfilled", customer: { email } })
         const waiting = yield* order({ status: "fulfilled", customer: { email: "crash-waiting@example.com" } })
         // The dead worker had claimed both and was sending the first when it died.
-        const claimed = yield* SurveyRepository.use((r) =>
-          Effect.flatMap(Timestamp.now, (at) => r.claimDue("dead-worker", at, 250))
+        const claimed = yield* Surveys.SurveyRepository.use((r) =>
+          Effect.flatMap(Kernel.Timestamp.now, (at) => r.claimDue("dead-worker", at, 250))
         )
         const sending = claimed.find((c) => c.survey.orderId === placed.id)!
         assert.isDefined(claimed.find((c) => c.survey.orderId === waiting.id))
         assert.isTrue(
-          yield* SurveyRepository.use((r) =>
+          yield* Surveys.SurveyRepository.use((r) =>
             Effect.flatMap(
-              Timestamp.now,
+              Kernel.Timestamp.now,
               (at) => r.markSending(sending.organizationId, sending.survey.id, "dead-worker", at)
             )
           )
         )
         assert.isFalse(
-          yield* SurveyRepository.use((r) =>
+          yield* Surveys.SurveyRepository.use((r) =>
             Effect.flatMap(
-              Timestamp.now,
+              Kernel.Timestamp.now,
               (at) => r.markSending(sending.organizationId, sending.survey.id, "another", at)
             )
           )
         )
         // Another worker does not take the claimed step, and early recovery leaves it alone.
-        yield* runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
+        yield* Surveys.runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
         assert.deepStrictEqual(to(mailer, email), [])
-        yield* failInterruptedSurveySteps(settings("alive"))
+        yield* Surveys.failInterruptedSurveySteps(settings("alive"))
         assert.isNull((yield* surveysOf(placed.id))[0]!.steps[1]!.outcome)
         yield* TestClock.adjust("11 minutes")
-        assert.isAtLeast(yield* failInterruptedSurveySteps(settings("alive")), 2)
+        assert.isAtLeast(yield* Surveys.failInterruptedSurveySteps(settings("alive")), 2)
         const [recovered] = yield* surveysOf(placed.id)
         assert.strictEqual(recovered!.steps[1]!.outcome, "failed")
         assert.isNotNull(recovered!.steps[3]!.dueAt)
         // The one it had not started is due again, and goes out now.
-        yield* runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
+        yield* Surveys.runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
         assert.strictEqual(to(mailer, "crash-waiting@example.com").length, 1)
         assert.strictEqual((yield* surveysOf(waiting.id))[0]!.steps[1]!.outcome, "sent")
         yield* TestClock.adjust(2 * DAY)
-        yield* runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
+        yield* Surveys.runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
         assert.strictEqual(to(mailer, email).length, 1)
         assert.deepStrictEqual((yield* surveysOf(placed.id))[0]!.steps.map((s) => s.outcome), [
           null,
@@ -413,29 +396,32 @@ export const surveyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const { order, surveysOf } = yield* shop("Long batch", { delayDays: 0 })
         const placed = yield* order({ status: "fulfilled", customer: { email: "long-batch@example.com" } })
-        const claimed = yield* SurveyRepository.use((r) =>
-          Effect.flatMap(Timestamp.now, (at) => r.claimDue("slow-worker", at, 250))
+        const claimed = yield* Surveys.SurveyRepository.use((r) =>
+          Effect.flatMap(Kernel.Timestamp.now, (at) => r.claimDue("slow-worker", at, 250))
         )
         const mine = claimed.find((c) => c.survey.orderId === placed.id)!
         yield* TestClock.adjust("11 minutes")
         // The worker reaches it only now: its send started a moment ago, so recovery leaves it to that worker.
         assert.isTrue(
-          yield* SurveyRepository.use((r) =>
-            Effect.flatMap(Timestamp.now, (at) => r.markSending(mine.organizationId, mine.survey.id, "slow-worker", at))
+          yield* Surveys.SurveyRepository.use((r) =>
+            Effect.flatMap(
+              Kernel.Timestamp.now,
+              (at) => r.markSending(mine.organizationId, mine.survey.id, "slow-worker", at)
+            )
           )
         )
-        yield* failInterruptedSurveySteps(settings("recovery"))
+        yield* Surveys.failInterruptedSurveySteps(settings("recovery"))
         assert.isNull((yield* surveysOf(placed.id))[0]!.steps[1]!.outcome)
         // Still claimed: it is stale only once its send is older than the recovery period.
         const later = (ms: number) =>
-          Effect.map(Timestamp.now, (at) => Timestamp.fromMillis(Timestamp.toMillis(at) + ms))
+          Effect.map(Kernel.Timestamp.now, (at) => Kernel.Timestamp.fromMillis(Kernel.Timestamp.toMillis(at) + ms))
         assert.isUndefined(
-          (yield* SurveyRepository.use((r) => Effect.flatMap(later(0), r.staleClaims))).find((s) =>
+          (yield* Surveys.SurveyRepository.use((r) => Effect.flatMap(later(0), r.staleClaims))).find((s) =>
             s.id === mine.survey.id
           )
         )
         assert.isDefined(
-          (yield* SurveyRepository.use((r) => Effect.flatMap(later(1), r.staleClaims))).find((s) =>
+          (yield* Surveys.SurveyRepository.use((r) => Effect.flatMap(later(1), r.staleClaims))).find((s) =>
             s.id === mine.survey.id
           )
         )
@@ -446,22 +432,22 @@ export const surveyConformance: ConformanceSuite = (store) =>
         const { as, flow, order, surveysOf } = yield* shop("Rules", { delayDays: 1 })
         const mailer = makeRecordingMailer()
         const optedOut = yield* as(
-          Catalogs.use((c) => c.createCustomer({ email: "no@example.com", emailOptOut: true }))
+          Catalog.Catalogs.use((c) => c.createCustomer({ email: "no@example.com", emailOptOut: true }))
         )
         const quiet = yield* order({ customerId: optedOut.id, status: "fulfilled" })
         const [skipped] = yield* surveysOf(quiet.id)
         assert.deepStrictEqual([skipped!.status, skipped!.reason], ["skipped", "the customer opted out of email"])
         assert.isTrue(skipped!.steps.every((s) => s.outcome === "skipped"))
         const cancelled = yield* order({ status: "fulfilled" })
-        yield* as(Orders.use((o) => o.update(cancelled.id, { status: "cancelled" })))
+        yield* as(Orders.Orders.use((o) => o.update(cancelled.id, { status: "cancelled" })))
         const [c1] = yield* surveysOf(cancelled.id)
         assert.deepStrictEqual([c1!.status, c1!.reason], ["cancelled", "the order was cancelled"])
         assert.isTrue(c1!.steps.every((s) => s.outcome === "cancelled"))
         const deleted = yield* order({ status: "fulfilled" })
-        yield* as(Orders.use((o) => o.delete(deleted.id)))
+        yield* as(Orders.Orders.use((o) => o.delete(deleted.id)))
         assert.strictEqual((yield* surveysOf(deleted.id))[0]!.reason, "the order was deleted")
         const pending = yield* order({ status: "fulfilled" })
-        yield* as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { isActive: false })))
+        yield* as(Setup.ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { isActive: false })))
         assert.deepStrictEqual((yield* surveysOf(pending.id)).map((s) => [s.status, s.reason]), [[
           "cancelled",
           "the survey flow was switched off"
@@ -470,15 +456,15 @@ export const surveyConformance: ConformanceSuite = (store) =>
         const later = yield* order({ status: "fulfilled" })
         assert.deepStrictEqual(yield* surveysOf(later.id), [])
         yield* TestClock.adjust(10 * DAY)
-        yield* runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
+        yield* Surveys.runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
         const customers = yield* Effect.forEach(
           [quiet, cancelled, deleted, pending, later],
-          (o) => Effect.map(as(Catalogs.use((c) => c.getCustomer(o.customerId))), (c) => c.email)
+          (o) => Effect.map(as(Catalog.Catalogs.use((c) => c.getCustomer(o.customerId))), (c) => c.email)
         )
         assert.deepStrictEqual(to(mailer, ...customers), [])
-        yield* as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { isActive: true })))
+        yield* as(Setup.ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { isActive: true })))
         const active = yield* order({ status: "fulfilled" })
-        yield* as(ReviewAutomation.use((a) => a.deleteSurveyFlow(flow.id)))
+        yield* as(Setup.ReviewAutomation.use((a) => a.deleteSurveyFlow(flow.id)))
         assert.strictEqual((yield* surveysOf(active.id))[0]!.reason, "the survey flow was deleted")
       }))
 
@@ -486,19 +472,19 @@ export const surveyConformance: ConformanceSuite = (store) =>
       Effect.gen(function*() {
         const { as, flow, order, surveysOf } = yield* shop("Conditions")
         const bad = yield* Effect.flip(
-          as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { condition: "{\"total\":{\"$gt\":1}}" })))
+          as(Setup.ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { condition: "{\"total\":{\"$gt\":1}}" })))
         )
         assert.strictEqual(bad._tag, "InvalidRequest")
         assert.deepStrictEqual((bad as { issues: ReadonlyArray<{ path: string }> }).issues.map((i) => i.path), [
           "body.condition.total"
         ])
         const notJson = yield* Effect.flip(
-          as(ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { condition: "web only" })))
+          as(Setup.ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { condition: "web only" })))
         )
         assert.strictEqual(notJson._tag, "InvalidRequest")
-        assert.strictEqual((yield* as(ReviewAutomation.use((a) => a.getSurveyFlow(flow.id)))).condition, "")
+        assert.strictEqual((yield* as(Setup.ReviewAutomation.use((a) => a.getSurveyFlow(flow.id)))).condition, "")
         yield* as(
-          ReviewAutomation.use((a) =>
+          Setup.ReviewAutomation.use((a) =>
             a.updateSurveyFlow(flow.id, {
               condition: JSON.stringify({ "metadata.channel": "web", "customer.email": { $ne: "staff@example.com" } })
             })
@@ -521,40 +507,49 @@ export const surveyConformance: ConformanceSuite = (store) =>
         const { as, flow, org, order, surveysOf } = yield* shop("Manual", { delayDays: 0 })
         const mailer = makeRecordingMailer()
         const placed = yield* order()
-        const manual = yield* as(Surveys.use((s) => s.create({ orderId: placed.id })))
+        const manual = yield* as(Surveys.Surveys.use((s) => s.create({ orderId: placed.id })))
         assert.deepStrictEqual([manual.flowId, manual.orderId, manual.status], [flow.id, placed.id, "scheduled"])
-        assert.deepStrictEqual(yield* as(Surveys.use((s) => s.get(manual.id))), manual)
-        const again = yield* Effect.flip(as(Surveys.use((s) => s.create({ orderId: placed.id, flowId: flow.id }))))
+        assert.deepStrictEqual(yield* as(Surveys.Surveys.use((s) => s.get(manual.id))), manual)
+        const again = yield* Effect.flip(
+          as(Surveys.Surveys.use((s) => s.create({ orderId: placed.id, flowId: flow.id })))
+        )
         assert.strictEqual(again._tag, "Conflict")
         const missing = yield* Effect.flip(
-          as(Surveys.use((s) => s.create({ orderId: "00000000-0000-4000-8000-0000000000ff" as OrderId })))
+          as(
+            Surveys.Surveys.use((s) => s.create({ orderId: "00000000-0000-4000-8000-0000000000ff" as Kernel.OrderId }))
+          )
         )
         assert.strictEqual(missing._tag, "InvalidRequest")
         const other = yield* order({ status: "fulfilled" })
         const [auto] = yield* surveysOf(other.id)
-        const deleted = yield* as(Surveys.use((s) => s.delete(auto!.id)))
+        const deleted = yield* as(Surveys.Surveys.use((s) => s.delete(auto!.id)))
         assert.strictEqual(deleted.id, auto!.id)
         assert.strictEqual((yield* events(org.id)).at(-1)?.event, "survey.deleted")
-        assert.strictEqual((yield* Effect.flip(as(Surveys.use((s) => s.get(auto!.id)))))._tag, "NotFound")
-        assert.strictEqual((yield* Effect.flip(as(Surveys.use((s) => s.delete(auto!.id)))))._tag, "NotFound")
-        yield* runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
+        assert.strictEqual((yield* Effect.flip(as(Surveys.Surveys.use((s) => s.get(auto!.id)))))._tag, "NotFound")
+        assert.strictEqual((yield* Effect.flip(as(Surveys.Surveys.use((s) => s.delete(auto!.id)))))._tag, "NotFound")
+        yield* Surveys.runDueSurveySteps(settings("w")).pipe(Effect.provide(mailer.layer))
         assert.deepStrictEqual(
           mailer.calls.map((m) => m.id.split("/")[0]).filter((id) => id === manual.id || id === auto!.id),
           [manual.id]
         )
         const list = (params: Record<string, string>) =>
-          Effect.map(as(Surveys.use((s) => s.list(params))), (p) => p.data.map((s) => s.id))
+          Effect.map(as(Surveys.Surveys.use((s) => s.list(params))), (p) => p.data.map((s) => s.id))
         assert.deepStrictEqual(yield* list({ filter: JSON.stringify({ status: "sent" }) }), [manual.id])
         assert.deepStrictEqual(yield* list({ filter: JSON.stringify({ flowId: flow.id, "order.id": placed.id }) }), [
           manual.id
         ])
         assert.deepStrictEqual(yield* list({ search: "nobody-here" }), [])
         for (const params of [{ sort: "dueAt" }, { filter: "{\"orderId\":1}" }]) {
-          assert.strictEqual((yield* Effect.flip(as(Surveys.use((s) => s.list(params)))))._tag, "InvalidRequest")
+          assert.strictEqual(
+            (yield* Effect.flip(as(Surveys.Surveys.use((s) => s.list(params)))))._tag,
+            "InvalidRequest"
+          )
         }
-        const stranger = yield* Organizations.use((o) => o.createOrganization({ name: "Stranger" }))
+        const stranger = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Stranger" }))
         assert.strictEqual(
-          (yield* Effect.flip(asDashboard(stranger.id)(Surveys.use((s) => s.get(manual.id as SurveyId)))))._tag,
+          (yield* Effect.flip(
+            asDashboard(stranger.id)(Surveys.Surveys.use((s) => s.get(manual.id as Kernel.SurveyId)))
+          ))._tag,
           "NotFound"
         )
       }))
@@ -610,30 +605,30 @@ export const surveyConformance: ConformanceSuite = (store) =>
           let stoppedInAll = 0
           for (const [n, scenario] of scenarios.entries()) {
             const { as, flow, templates } = yield* shop(`Property ${n}`)
-            const steps: Array<SurveyFlowStepWrite> = scenario.steps.map((step, position) =>
+            const steps: Array<Setup.SurveyFlowStepWrite> = scenario.steps.map((step, position) =>
               step.type === "email"
                 ? { type: "email", position, emailTemplateId: templates[0]!.id }
                 : { type: "wait", position, waitSeconds: step.waitSeconds }
             )
             yield* as(
-              ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { steps, triggerEvent: scenario.trigger }))
+              Setup.ReviewAutomation.use((a) => a.updateSurveyFlow(flow.id, { steps, triggerEvent: scenario.trigger }))
             )
             const mailer = makeRecordingMailer()
             const email = (i: number) => `property-${n}-${i}@example.com`
             const customers = new Map<number, string>()
-            const orders = new Map<number, Order>()
+            const orders = new Map<number, Orders.Order>()
             /** Surveys of orders cancelled or deleted, and how many messages each had when it happened. */
             const stopped = new Map<string, number>()
             const messagesOf = (orderId: string) =>
               Effect.map(
-                as(Surveys.use((s) => s.list({ limit: 250, filter: JSON.stringify({ "order.id": orderId }) }))),
+                as(Surveys.Surveys.use((s) => s.list({ limit: 250, filter: JSON.stringify({ "order.id": orderId }) }))),
                 (page) =>
                   page.data.map((survey) =>
                     [survey.id, mailer.calls.filter((m) => m.id.startsWith(`${survey.id}/`)).length] as const
                   )
               )
             const workers = ["w1", "w2", "w3"].map((w) =>
-              runDueSurveySteps({ ...settings(w), batchSize: 1 }).pipe(Effect.provide(mailer.layer))
+              Surveys.runDueSurveySteps({ ...settings(w), batchSize: 1 }).pipe(Effect.provide(mailer.layer))
             )
             // Then time runs on, a month per round, until every step of every survey had its turn (each step waits 72 h at most).
             const end = Array.from(
@@ -645,14 +640,14 @@ export const surveyConformance: ConformanceSuite = (store) =>
                 case "create": {
                   if (orders.has(event.order)) break
                   if (!customers.has(event.order)) {
-                    const customer = yield* as(Catalogs.use((c) =>
+                    const customer = yield* as(Catalog.Catalogs.use((c) =>
                       c.createCustomer({ email: email(event.order), emailOptOut: scenario.optOut && event.order === 0 })
                     ))
                     customers.set(event.order, customer.id)
                   }
                   orders.set(
                     event.order,
-                    yield* as(Orders.use((o) =>
+                    yield* as(Orders.Orders.use((o) =>
                       o.create({
                         customerId: customers.get(event.order)! as never,
                         lines: [{ productSlug: "mug" }],
@@ -667,22 +662,28 @@ export const surveyConformance: ConformanceSuite = (store) =>
                   if (order === undefined) {
                     break
                   }
-                  const moved = yield* Effect.option(as(Orders.use((o) =>
+                  const moved = yield* Effect.option(as(Orders.Orders.use((o) =>
                     o.update(order.id, { status: event.status })
                   )))
                   if (Option.isSome(moved)) {
                     orders.set(event.order, moved.value)
                   }
                   if (event.status === "cancelled") {
-                    for (const [id, count] of yield* messagesOf(order.id)) stopped.set(id, count)
+                    for (const [id, count] of yield* messagesOf(order.id)) {
+                      stopped.set(id, count)
+                    }
                   }
                   break
                 }
                 case "delete": {
                   const order = orders.get(event.order)
-                  if (order === undefined) break
+                  if (order === undefined) {
+                    break
+                  }
                   const before = yield* messagesOf(order.id)
-                  yield* as(Orders.use((o) => o.delete(order.id)))
+                  yield* as(Orders.Orders.use((o) =>
+                    o.delete(order.id)
+                  ))
                   for (const [id, count] of before) stopped.set(id, count)
                   orders.delete(event.order)
                   break
@@ -696,20 +697,20 @@ export const surveyConformance: ConformanceSuite = (store) =>
                 case "crash": {
                   // A worker claims what is due, starts sending the first and dies: after the recovery period that one
                   // is failed (never sent), the others run again.
-                  const claimed = yield* SurveyRepository.use((r) =>
-                    Effect.flatMap(Timestamp.now, (at) => r.claimDue(`dead-${n}`, at, 2))
+                  const claimed = yield* Surveys.SurveyRepository.use((r) =>
+                    Effect.flatMap(Kernel.Timestamp.now, (at) => r.claimDue(`dead-${n}`, at, 2))
                   )
                   const first = claimed[0]
                   if (first !== undefined) {
-                    yield* SurveyRepository.use((r) =>
+                    yield* Surveys.SurveyRepository.use((r) =>
                       Effect.flatMap(
-                        Timestamp.now,
+                        Kernel.Timestamp.now,
                         (at) => r.markSending(first.organizationId, first.survey.id, `dead-${n}`, at)
                       )
                     )
                   }
                   yield* TestClock.adjust("11 minutes")
-                  yield* failInterruptedSurveySteps(settings("recovery"))
+                  yield* Surveys.failInterruptedSurveySteps(settings("recovery"))
                   break
                 }
               }
@@ -725,7 +726,7 @@ export const surveyConformance: ConformanceSuite = (store) =>
                 `scenario ${n}: sent after cancellation`
               )
             }
-            const surveys = (yield* as(Surveys.use((s) => s.list({ limit: 250 })))).data
+            const surveys = (yield* as(Surveys.Surveys.use((s) => s.list({ limit: 250 })))).data
             for (const survey of surveys) {
               const sent = survey.steps.filter((s) => s.outcome === "sent").map((s) => `${survey.id}/${s.position}`)
               const calls = ids.filter((id) => id.startsWith(`${survey.id}/`))

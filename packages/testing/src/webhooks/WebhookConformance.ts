@@ -9,78 +9,40 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  CoreLayer,
-  type CreateWebhook,
-  CurrentCaller,
-  CurrentWebhookSettings,
-  emittedEventNames,
-  EventOutbox,
-  failInterruptedDeliveries,
-  fanOutOnce,
-  HostEventNames,
-  hostEventNamesProblem,
-  HostEvents,
-  HostNotResolved,
-  HostResolver,
-  IdGenerator,
-  INTERRUPTED,
-  MAX_WEBHOOKS_PER_ORGANIZATION,
-  type OrganizationId,
-  Organizations,
-  type OutgoingWebhook,
-  pendingDelivery,
-  type Permission,
-  SecretKeyCaller,
-  type SecretKeyId,
-  sendClaimed,
-  SERVICE_EVENT_NAMES,
-  startDispatcher,
-  type StoreServices,
-  Timestamp,
-  toWebhookDelivery,
-  type TransportResult,
-  UnitOfWork,
-  verifyWebhookSignature,
-  type WebhookDeliveryRecord,
-  type WebhookId,
-  WebhookRepository,
-  Webhooks,
-  WebhookTransport
-} from "@feedback/core"
+import { CoreLayer, Kernel, Organizations, type StoreServices, Webhooks } from "@feedback/core"
 import { recordEvent, transactional } from "../TestTransactions.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
-const { fromMillis } = Timestamp
+const { fromMillis } = Kernel.Timestamp
 
-const all: ReadonlyArray<Permission> = ["settings:read", "settings:write"]
+const all: ReadonlyArray<Kernel.Permission> = ["settings:read", "settings:write"]
 
 const as =
-  (organizationId: OrganizationId, permissions: ReadonlyArray<Permission> = all) =>
+  (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = all) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     effect.pipe(
       Effect.provideService(
-        CurrentCaller,
-        new SecretKeyCaller({
+        Kernel.CurrentCaller,
+        new Kernel.SecretKeyCaller({
           organizationId,
-          keyId: "00000000-0000-4000-8000-0000000000aa" as SecretKeyId,
+          keyId: "00000000-0000-4000-8000-0000000000aa" as Kernel.SecretKeyId,
           permissions: new Set(permissions)
         })
       )
     )
 
 const newOrganization = (name: string) =>
-  Effect.map(Organizations.use((o) => o.createOrganization({ name })), (o) => o.id)
+  Effect.map(Organizations.Organizations.use((o) => o.createOrganization({ name })), (o) => o.id)
 
-const eventsOf = (organizationId: OrganizationId) =>
-  EventOutbox.use((o) => o.listForOrganization(organizationId)).pipe(Effect.map((es) => es.map((e) => e.event)))
+const eventsOf = (organizationId: Kernel.OrganizationId) =>
+  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId)).pipe(Effect.map((es) => es.map((e) => e.event)))
 
 const HOOK = "https://hooks.example.com/receive"
 
 /** Fans out and finishes everything earlier tests left, so claims below see only this test's deliveries. */
 const drain = Effect.gen(function*() {
-  const repo = yield* WebhookRepository
-  while ((yield* fanOutOnce(1000)).events > 0) { /* keep fanning out */ }
+  const repo = yield* Webhooks.WebhookRepository
+  while ((yield* Webhooks.fanOutOnce(1000)).events > 0) { /* keep fanning out */ }
   yield* repo.failInterrupted(fromMillis(Date.UTC(9999, 0, 1)), "drained")
   for (;;) {
     const claimed = yield* repo.claimDeliveries({
@@ -103,7 +65,14 @@ const drain = Effect.gen(function*() {
 const DRAIN = "00000000-0000-4000-8000-00000000d0d0"
 
 type It = Parameters<
-  Parameters<ReturnType<typeof layer<StoreServices | IdGenerator | HostResolver | Webhooks | Organizations, never>>>[1]
+  Parameters<
+    ReturnType<
+      typeof layer<
+        StoreServices | Kernel.IdGenerator | Webhooks.HostResolver | Webhooks.Webhooks | Organizations.Organizations,
+        never
+      >
+    >
+  >[1]
 >[0]
 
 /**
@@ -112,16 +81,16 @@ type It = Parameters<
  */
 const hostEvents = (it: It) =>
   describe("host events", () => {
-    const HostLayer = Layer.fresh(HostEvents.layer).pipe(
-      Layer.provide(Layer.succeed(HostEventNames, ["loyaltyTransaction.created", "loyaltyMembership.created"]))
+    const HostLayer = Layer.fresh(Webhooks.HostEvents.layer).pipe(
+      Layer.provide(Layer.succeed(Webhooks.HostEventNames, ["loyaltyTransaction.created", "loyaltyMembership.created"]))
     )
     const order = { id: "ord_1001", status: "fulfilled" }
 
     it.effect("a host records its own event inside its unit of work; a rolled-back one leaves nothing", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Host events")
-        const host = yield* HostEvents
-        const uow = yield* UnitOfWork
+        const host = yield* Webhooks.HostEvents
+        const uow = yield* Kernel.UnitOfWork
         yield* uow.transaction(host.record(org, "loyaltyTransaction.created", order))
         const failed = yield* Effect.exit(
           uow.transaction(
@@ -132,35 +101,37 @@ const hostEvents = (it: It) =>
           )
         )
         assert.isTrue(Exit.isFailure(failed))
-        const events = yield* EventOutbox.use((o) => o.listForOrganization(org))
+        const events = yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org))
         assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["loyaltyTransaction.created", order]])
         // Undeclared names are the host's bug, not data: a defect that records nothing.
         const undeclared = yield* Effect.exit(host.record(org, "wishlist.created", {}))
         assert.isTrue(Exit.isFailure(undeclared) && Cause.hasDies(undeclared.cause))
-        assert.strictEqual((yield* EventOutbox.use((o) => o.listForOrganization(org))).length, 1)
+        assert.strictEqual((yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org))).length, 1)
       }).pipe(Effect.provide(HostLayer)))
 
     it.effect("a host event reaches the webhooks subscribed to it, and only those", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Host delivery")
-        const orders = yield* Webhooks.use((w) =>
+        const orders = yield* Webhooks.Webhooks.use((w) =>
           w.create({ url: `${HOOK}/orders`, events: ["loyaltyTransaction.created"] })
         ).pipe(as(org))
-        yield* Webhooks.use((w) => w.create({ url: `${HOOK}/reviews`, events: ["review.created"] })).pipe(as(org))
-        yield* HostEvents.use((h) => h.record(org, "loyaltyTransaction.created", order)).pipe(transactional)
+        yield* Webhooks.Webhooks.use((w) => w.create({ url: `${HOOK}/reviews`, events: ["review.created"] })).pipe(
+          as(org)
+        )
+        yield* Webhooks.HostEvents.use((h) => h.record(org, "loyaltyTransaction.created", order)).pipe(transactional)
         yield* drain
-        const deliveries = yield* WebhookRepository.use((r) =>
+        const deliveries = yield* Webhooks.WebhookRepository.use((r) =>
           r.listDeliveries(org, orders.id, { after: undefined, limit: 10 })
         )
         assert.deepStrictEqual(deliveries.map((d) => d.event), ["loyaltyTransaction.created"])
       }).pipe(Effect.provide(HostLayer)))
 
     it("declarations are checked: unknown names and the service's own names are refused", () => {
-      assert.include(hostEventNamesProblem(["order.shipped"]) ?? "", "not in the event catalog: order.shipped")
-      assert.include(hostEventNamesProblem(["review.created"]) ?? "", "recorded by the service itself")
-      assert.isUndefined(hostEventNamesProblem(["loyaltyTransaction.created", "wishlist.created"]))
-      assert.deepStrictEqual(emittedEventNames(["loyaltyTransaction.created"]), [
-        ...SERVICE_EVENT_NAMES,
+      assert.include(Webhooks.hostEventNamesProblem(["order.shipped"]) ?? "", "not in the event catalog: order.shipped")
+      assert.include(Webhooks.hostEventNamesProblem(["review.created"]) ?? "", "recorded by the service itself")
+      assert.isUndefined(Webhooks.hostEventNamesProblem(["loyaltyTransaction.created", "wishlist.created"]))
+      assert.deepStrictEqual(Webhooks.emittedEventNames(["loyaltyTransaction.created"]), [
+        ...Webhooks.SERVICE_EVENT_NAMES,
         "loyaltyTransaction.created"
       ])
     })
@@ -172,14 +143,14 @@ const rotation = (it: It) =>
     Effect.gen(function*() {
       yield* drain
       const org = yield* newOrganization("Rotation")
-      const hook = yield* Webhooks.use((w) =>
+      const hook = yield* Webhooks.Webhooks.use((w) =>
         w.create({ url: HOOK, events: ["review.created"], hmacSecret: "first-secret-0123456789" })
       ).pipe(as(org))
       const rotatedAt = yield* Clock.currentTimeMillis
-      yield* Webhooks.use((w) =>
+      yield* Webhooks.Webhooks.use((w) =>
         w.rotateSecret(hook.id, { hmacSecret: "second-secret-0123456789", overlapSeconds: 3_600 })
       ).pipe(as(org))
-      const repo = yield* WebhookRepository
+      const repo = yield* Webhooks.WebhookRepository
       const stored = Option.getOrThrow(yield* repo.findById(org, hook.id))
       assert.deepInclude(stored, {
         hmacSecret: "second-secret-0123456789",
@@ -187,7 +158,7 @@ const rotation = (it: It) =>
         previousSecretExpiresAt: fromMillis(rotatedAt + 3_600_000)
       })
       yield* transactional(recordEvent(org, "review.created", { id: "r" }))
-      yield* fanOutOnce(1000)
+      yield* Webhooks.fanOutOnce(1000)
       const [claim] = yield* repo.claimDeliveries({
         dispatcherId: "00000000-0000-4000-8000-0000000000e1",
         at: fromMillis(rotatedAt),
@@ -198,20 +169,24 @@ const rotation = (it: It) =>
         hmacSecret: "first-secret-0123456789",
         expiresAt: fromMillis(rotatedAt + 3_600_000)
       }])
-      yield* Webhooks.use((w) => w.update(hook.id, { hmacSecret: "third-secret-0123456789" })).pipe(as(org))
+      yield* Webhooks.Webhooks.use((w) => w.update(hook.id, { hmacSecret: "third-secret-0123456789" })).pipe(as(org))
       assert.deepInclude(Option.getOrThrow(yield* repo.findById(org, hook.id)), {
         previousHmacSecret: null,
         previousSecretExpiresAt: null
       })
-      yield* Webhooks.use((w) => w.rotateSecret(hook.id, { hmacSecret: "fourth-secret-0123456789", overlapSeconds: 0 }))
+      yield* Webhooks.Webhooks.use((w) =>
+        w.rotateSecret(hook.id, { hmacSecret: "fourth-secret-0123456789", overlapSeconds: 0 })
+      )
         .pipe(as(org))
       assert.deepInclude(Option.getOrThrow(yield* repo.findById(org, hook.id)), {
         hmacSecret: "fourth-secret-0123456789",
         previousHmacSecret: null
       })
       const missing = yield* Effect.flip(
-        Webhooks.use((w) =>
-          w.rotateSecret("00000000-0000-4000-8000-000000000000" as WebhookId, { hmacSecret: "fifth-secret-0123456789" })
+        Webhooks.Webhooks.use((w) =>
+          w.rotateSecret("00000000-0000-4000-8000-000000000000" as Kernel.WebhookId, {
+            hmacSecret: "fifth-secret-0123456789"
+          })
         ).pipe(as(org))
       )
       assert.strictEqual(missing._tag, "NotFound")
@@ -222,13 +197,15 @@ const redelivery = (it: It) =>
   it.effect("a redelivery is another row of the same event with a new key; a repeated first delivery is still ignored", () =>
     Effect.gen(function*() {
       const org = yield* newOrganization("Redelivery")
-      const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+      const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+        as(org)
+      )
       yield* transactional(recordEvent(org, "review.created", { id: "r1" }))
       yield* drain
-      const repo = yield* WebhookRepository
+      const repo = yield* Webhooks.WebhookRepository
       const [first] = yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })
-      const again = yield* Webhooks.use((w) => w.redeliver(hook.id, first!.id)).pipe(as(org))
-      const twice = yield* Webhooks.use((w) => w.redeliver(hook.id, first!.id)).pipe(as(org))
+      const again = yield* Webhooks.Webhooks.use((w) => w.redeliver(hook.id, first!.id)).pipe(as(org))
+      const twice = yield* Webhooks.Webhooks.use((w) => w.redeliver(hook.id, first!.id)).pipe(as(org))
       assert.deepInclude(again, { eventId: first!.eventId, redeliveryOf: first!.id, status: "pending" })
       assert.notStrictEqual(again.idempotencyKey, twice.idempotencyKey)
       assert.deepStrictEqual(again.payload, { ...JSON.parse(first!.body), idempotencyKey: again.idempotencyKey })
@@ -244,7 +221,9 @@ const redelivery = (it: It) =>
       assert.strictEqual(log.filter((d) => d.redeliveryOf === null).length, 1)
       assert.strictEqual(
         (yield* Effect.flip(
-          Webhooks.use((w) => w.redeliver(hook.id, "00000000-0000-4000-8000-000000000000" as never)).pipe(as(org))
+          Webhooks.Webhooks.use((w) => w.redeliver(hook.id, "00000000-0000-4000-8000-000000000000" as never)).pipe(
+            as(org)
+          )
         ))._tag,
         "NotFound"
       )
@@ -255,10 +234,12 @@ const orphanDelivery = (it: It) =>
   it.effect("a delivery outside the fan-out for a webhook deleted meanwhile is not stored, and is no error", () =>
     Effect.gen(function*() {
       const org = yield* newOrganization("Orphan")
-      const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
-      yield* Webhooks.use((w) => w.delete(hook.id)).pipe(as(org))
+      const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+        as(org)
+      )
+      yield* Webhooks.Webhooks.use((w) => w.delete(hook.id)).pipe(as(org))
       const id = "00000000-0000-4000-8000-0000000a0f01"
-      const record = pendingDelivery({
+      const record = Webhooks.pendingDelivery({
         id: id as never,
         organizationId: org,
         webhookId: hook.id,
@@ -270,7 +251,7 @@ const orphanDelivery = (it: It) =>
         redeliveryOf: null,
         recordKey: null
       })
-      const repo = yield* WebhookRepository
+      const repo = yield* Webhooks.WebhookRepository
       yield* repo.insertDeliveries([record])
       assert.isTrue(Option.isNone(yield* repo.findDelivery(org, hook.id, id as never)))
     }))
@@ -284,8 +265,12 @@ const bodies = (it: It) =>
   it.effect("delivery bodies are stored exactly, wherever the idempotency key appears in them", () =>
     Effect.gen(function*() {
       const org = yield* newOrganization("Bodies")
-      const hookA = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
-      const hookB = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+      const hookA = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+        as(org)
+      )
+      const hookB = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+        as(org)
+      )
       const eventId = "00000000-0000-4000-8000-0000000b0d1e"
       const key = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`
       const shapes: ReadonlyArray<(k: string) => string> = [
@@ -297,9 +282,9 @@ const bodies = (it: It) =>
         (k) => `{"idempotencyKey":${JSON.stringify(k)},"data":{"other":"ünï ✓ 𝄞"}}`
       ]
       const at = fromMillis(Date.UTC(2026, 0, 1))
-      const records: Array<WebhookDeliveryRecord> = shapes.flatMap((shape, i) =>
+      const records: Array<Webhooks.WebhookDeliveryRecord> = shapes.flatMap((shape, i) =>
         [hookA.id, hookB.id].map((webhookId, j) =>
-          pendingDelivery({
+          Webhooks.pendingDelivery({
             id: key(100 + i * 2 + j) as never,
             organizationId: org,
             webhookId,
@@ -330,7 +315,7 @@ const bodies = (it: It) =>
           attemptedAt: at
         }
       )
-      const repo = yield* WebhookRepository
+      const repo = yield* Webhooks.WebhookRepository
       yield* repo.insertDeliveries(records)
       for (const r of records) {
         const stored = yield* repo.findDelivery(org, r.webhookId, r.id)
@@ -342,8 +327,8 @@ const bodies = (it: It) =>
 /** The event feed (docs/DECISIONS.md §17). */
 const feed = (it: It) =>
   describe("event feed", () => {
-    const read = (org: OrganizationId, query: Parameters<Webhooks["Service"]["feed"]>[0]) =>
-      Webhooks.use((w) => w.feed(query)).pipe(as(org, ["settings:read"]))
+    const read = (org: Kernel.OrganizationId, query: Parameters<Webhooks.Webhooks["Service"]["feed"]>[0]) =>
+      Webhooks.Webhooks.use((w) => w.feed(query)).pipe(as(org, ["settings:read"]))
     it.effect("lists every event oldest first, resumes from a cursor that is never null, and filters by name", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Feed")
@@ -380,7 +365,7 @@ const feed = (it: It) =>
         ])
         // Each entry is the event as recorded; other organizations' events never show.
         const all = yield* read(org, { limit: 250 })
-        const stored = yield* EventOutbox.use((o) => o.listForOrganization(org))
+        const stored = yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org))
         assert.deepStrictEqual(
           all.data,
           stored.map((e) => ({ id: e.id, event: e.event, timestamp: e.occurredAt, data: e.data }))
@@ -399,7 +384,7 @@ const feed = (it: It) =>
         yield* drain
         const cutoff = fromMillis(Date.UTC(9999, 0, 1))
         yield* transactional(recordEvent(org, "review.created", { id: "waiting" }))
-        const outbox = yield* EventOutbox
+        const outbox = yield* Kernel.EventOutbox
         let purged = 0
         for (;;) {
           const n = yield* outbox.purge(cutoff, 1_000)
@@ -418,7 +403,7 @@ const ordering = (it: It) =>
     Effect.gen(function*() {
       yield* drain
       const org = yield* newOrganization("Ordering")
-      const hook = yield* Webhooks.use((w) =>
+      const hook = yield* Webhooks.Webhooks.use((w) =>
         w.create({ url: HOOK, events: ["review.created", "review.updated", "review.deleted"] })
       ).pipe(as(org))
       for (
@@ -431,8 +416,8 @@ const ordering = (it: It) =>
         yield* transactional(recordEvent(org, event, { id, n }))
         yield* TestClock.adjust("1 millis")
       }
-      while ((yield* fanOutOnce(1_000)).events > 0) { /* fan out */ }
-      const repo = yield* WebhookRepository
+      while ((yield* Webhooks.fanOutOnce(1_000)).events > 0) { /* fan out */ }
+      const repo = yield* Webhooks.WebhookRepository
       const D = "00000000-0000-4000-8000-0000000000e7"
       const at = fromMillis(1_000)
       const seen: Array<string> = []
@@ -464,7 +449,7 @@ const registration = (it: It) =>
     it.effect("creates, reads, updates and deletes, recording an event for each change, never exposing the secret", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Hooks")
-        const created = yield* Webhooks.use((w) =>
+        const created = yield* Webhooks.Webhooks.use((w) =>
           w.create({
             url: "HTTPS://Hooks.Example.com/receive",
             events: ["review.created", "review.updated", "review.created"],
@@ -482,28 +467,29 @@ const registration = (it: It) =>
           "updatedAt",
           "url"
         ])
-        assert.deepStrictEqual(yield* Webhooks.use((w) => w.get(created.id)).pipe(as(org)), created)
+        assert.deepStrictEqual(yield* Webhooks.Webhooks.use((w) => w.get(created.id)).pipe(as(org)), created)
 
         yield* TestClock.adjust("1 second")
-        const kept = yield* Webhooks.use((w) => w.update(created.id, { events: ["productQuestion.created"] })).pipe(
-          as(org)
-        )
+        const kept = yield* Webhooks.Webhooks.use((w) => w.update(created.id, { events: ["productQuestion.created"] }))
+          .pipe(
+            as(org)
+          )
         assert.deepStrictEqual(kept.events, ["productQuestion.created"])
         assert.isTrue(kept.hasSecret, "omitting hmacSecret keeps it")
         assert.isTrue(kept.updatedAt > created.updatedAt)
-        const cleared = yield* Webhooks.use((w) => w.update(created.id, { hmacSecret: null })).pipe(as(org))
+        const cleared = yield* Webhooks.Webhooks.use((w) => w.update(created.id, { hmacSecret: null })).pipe(as(org))
         assert.isFalse(cleared.hasSecret, "null removes the secret")
-        const stored = yield* WebhookRepository.use((r) => r.findById(org, created.id))
+        const stored = yield* Webhooks.WebhookRepository.use((r) => r.findById(org, created.id))
         assert.strictEqual(Option.getOrThrow(stored).hmacSecret, null)
-        const unchanged = yield* Webhooks.use((w) => w.update(created.id, { url: HOOK })).pipe(as(org))
+        const unchanged = yield* Webhooks.Webhooks.use((w) => w.update(created.id, { url: HOOK })).pipe(as(org))
         assert.deepStrictEqual(unchanged, cleared, "a PATCH that changes nothing changes nothing")
 
-        const deleted = yield* Webhooks.use((w) => w.delete(created.id)).pipe(as(org))
+        const deleted = yield* Webhooks.Webhooks.use((w) => w.delete(created.id)).pipe(as(org))
         assert.deepStrictEqual(deleted, cleared)
-        const gone = yield* Effect.flip(Webhooks.use((w) => w.get(created.id)).pipe(as(org)))
+        const gone = yield* Effect.flip(Webhooks.Webhooks.use((w) => w.get(created.id)).pipe(as(org)))
         assert.strictEqual(gone._tag, "NotFound")
 
-        const outbox = yield* EventOutbox.use((o) => o.listForOrganization(org))
+        const outbox = yield* Kernel.EventOutbox.use((o) => o.listForOrganization(org))
         assert.deepStrictEqual(outbox.map((e) => e.event), [
           "webhook.created",
           "webhook.updated",
@@ -517,7 +503,7 @@ const registration = (it: It) =>
     it.effect("refuses bad input with a 400 naming the field, and writes nothing", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Invalid")
-        const cases: ReadonlyArray<readonly [CreateWebhook, string]> = [
+        const cases: ReadonlyArray<readonly [Webhooks.CreateWebhook, string]> = [
           [{ url: "not a url", events: ["review.created"] }, "body.url"],
           [{ url: "http://hooks.example.com/x", events: ["review.created"] }, "body.url"],
           [{ url: "https://169.254.169.254/latest", events: ["review.created"] }, "body.url"],
@@ -532,20 +518,23 @@ const registration = (it: It) =>
           [{ url: HOOK, events: ["review.created"], hmacSecret: "" }, "body.hmacSecret"]
         ]
         for (const [input, path] of cases) {
-          const error = yield* Effect.flip(Webhooks.use((w) => w.create(input)).pipe(as(org)))
+          const error = yield* Effect.flip(Webhooks.Webhooks.use((w) => w.create(input)).pipe(as(org)))
           assert.strictEqual(error._tag, "InvalidRequest", JSON.stringify(input))
           if (error._tag === "InvalidRequest") assert.strictEqual(error.issues[0]?.path, path, JSON.stringify(input))
         }
-        const list = yield* Webhooks.use((w) => w.list({})).pipe(as(org))
+        const list = yield* Webhooks.Webhooks.use((w) => w.list({})).pipe(as(org))
         assert.deepStrictEqual(list.data, [])
         assert.deepStrictEqual(yield* eventsOf(org), [])
 
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(org)
+        )
         const badPatch = yield* Effect.flip(
-          Webhooks.use((w) => w.update(hook.id, { url: "https://10.1.2.3/", events: ["review.updated"] })).pipe(as(org))
+          Webhooks.Webhooks.use((w) => w.update(hook.id, { url: "https://10.1.2.3/", events: ["review.updated"] }))
+            .pipe(as(org))
         )
         assert.strictEqual(badPatch._tag, "InvalidRequest")
-        assert.deepStrictEqual(yield* Webhooks.use((w) => w.get(hook.id)).pipe(as(org)), hook)
+        assert.deepStrictEqual(yield* Webhooks.Webhooks.use((w) => w.get(hook.id)).pipe(as(org)), hook)
         assert.deepStrictEqual(yield* eventsOf(org), ["webhook.created"])
       }))
 
@@ -553,12 +542,14 @@ const registration = (it: It) =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Local")
         // The service reads its settings when it is built: a host with other settings builds it with them.
-        const permissive = Webhooks.layer.pipe(
+        const permissive = Webhooks.Webhooks.layer.pipe(
           Layer.provide(
-            Layer.succeed(CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 1000 })
+            Layer.succeed(Webhooks.CurrentWebhookSettings, { allowInsecure: true, allowPrivate: true, timeoutMs: 1000 })
           )
         )
-        const hook = yield* Webhooks.use((w) => w.create({ url: "http://127.0.0.1:9/x", events: ["review.created"] }))
+        const hook = yield* Webhooks.Webhooks.use((w) =>
+          w.create({ url: "http://127.0.0.1:9/x", events: ["review.created"] })
+        )
           .pipe(
             as(org),
             Effect.provide(permissive, { local: true })
@@ -571,71 +562,83 @@ const registration = (it: It) =>
       Effect.gen(function*() {
         const a = yield* newOrganization("A")
         const b = yield* newOrganization("B")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(a))
+        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(a)
+        )
         const errors = [
-          yield* Effect.flip(Webhooks.use((w) => w.get(hook.id)).pipe(as(b))),
-          yield* Effect.flip(Webhooks.use((w) => w.update(hook.id, { events: ["review.deleted"] })).pipe(as(b))),
-          yield* Effect.flip(Webhooks.use((w) => w.delete(hook.id)).pipe(as(b))),
-          yield* Effect.flip(Webhooks.use((w) => w.listDeliveries(hook.id, {})).pipe(as(b)))
+          yield* Effect.flip(Webhooks.Webhooks.use((w) => w.get(hook.id)).pipe(as(b))),
+          yield* Effect.flip(
+            Webhooks.Webhooks.use((w) => w.update(hook.id, { events: ["review.deleted"] })).pipe(as(b))
+          ),
+          yield* Effect.flip(Webhooks.Webhooks.use((w) => w.delete(hook.id)).pipe(as(b))),
+          yield* Effect.flip(Webhooks.Webhooks.use((w) => w.listDeliveries(hook.id, {})).pipe(as(b)))
         ]
         assert.deepStrictEqual(errors.map((e) => e._tag), ["NotFound", "NotFound", "NotFound", "NotFound"])
-        assert.deepStrictEqual(yield* Webhooks.use((w) => w.get(hook.id)).pipe(as(a)), hook)
-        assert.deepStrictEqual((yield* Webhooks.use((w) => w.list({})).pipe(as(b))).data, [])
+        assert.deepStrictEqual(yield* Webhooks.Webhooks.use((w) => w.get(hook.id)).pipe(as(a)), hook)
+        assert.deepStrictEqual((yield* Webhooks.Webhooks.use((w) => w.list({})).pipe(as(b))).data, [])
       }))
 
     it.effect("needs settings:read to read and settings:write to change", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Perms")
         const denied = yield* Effect.flip(
-          Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org, ["settings:read"]))
+          Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+            as(org, ["settings:read"])
+          )
         )
         assert.deepInclude(denied, { _tag: "Forbidden", permission: "settings:write" })
-        const cannotList = yield* Effect.flip(Webhooks.use((w) => w.list({})).pipe(as(org, ["reviews:read"])))
+        const cannotList = yield* Effect.flip(Webhooks.Webhooks.use((w) => w.list({})).pipe(as(org, ["reviews:read"])))
         assert.deepInclude(cannotList, { _tag: "Forbidden", permission: "settings:read" })
-        const events = yield* Webhooks.use((w) => w.listEvents()).pipe(as(org, ["settings:read"]))
+        const events = yield* Webhooks.Webhooks.use((w) => w.listEvents()).pipe(as(org, ["settings:read"]))
         assert.include(events.data, "webhook.created")
       }))
 
     it.effect("lists newest first with stable cursors bound to their list", () =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Pages")
-        const created: Array<{ id: WebhookId; createdAt: string }> = []
+        const created: Array<{ id: Kernel.WebhookId; createdAt: string }> = []
         for (let i = 0; i < 5; i++) {
           created.push(
-            yield* Webhooks.use((w) => w.create({ url: `${HOOK}/${i}`, events: ["review.created"] })).pipe(as(org))
+            yield* Webhooks.Webhooks.use((w) => w.create({ url: `${HOOK}/${i}`, events: ["review.created"] })).pipe(
+              as(org)
+            )
           )
           if (i % 2 === 0) yield* TestClock.adjust("1 second") // some share a createdAt: id breaks the tie
         }
         const ids = [...created]
           .sort((x, y) => x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1)
           .map((w) => w.id)
-        const first = yield* Webhooks.use((w) => w.list({ limit: 2 })).pipe(as(org))
+        const first = yield* Webhooks.Webhooks.use((w) => w.list({ limit: 2 })).pipe(as(org))
         assert.strictEqual(first.data.length, 2)
         assert.isNotNull(first.nextCursor)
-        const second = yield* Webhooks.use((w) => w.list({ limit: 2, cursor: first.nextCursor! })).pipe(as(org))
-        const third = yield* Webhooks.use((w) => w.list({ limit: 2, cursor: second.nextCursor! })).pipe(as(org))
+        const second = yield* Webhooks.Webhooks.use((w) => w.list({ limit: 2, cursor: first.nextCursor! })).pipe(
+          as(org)
+        )
+        const third = yield* Webhooks.Webhooks.use((w) => w.list({ limit: 2, cursor: second.nextCursor! })).pipe(
+          as(org)
+        )
         assert.isNull(third.nextCursor)
         const seen = [...first.data, ...second.data, ...third.data].map((w) => w.id)
         assert.deepStrictEqual(seen, ids)
-        const whole = yield* Webhooks.use((w) => w.list({ limit: 5 })).pipe(as(org))
+        const whole = yield* Webhooks.Webhooks.use((w) => w.list({ limit: 5 })).pipe(as(org))
         assert.isNull(whole.nextCursor)
 
         for (const query of [{ limit: 0 }, { limit: 251 }, { limit: 1.5 }, { cursor: "garbage!" }, { cursor: "e30" }]) {
-          const error = yield* Effect.flip(Webhooks.use((w) => w.list(query)).pipe(as(org)))
+          const error = yield* Effect.flip(Webhooks.Webhooks.use((w) => w.list(query)).pipe(as(org)))
           assert.strictEqual(error._tag, "InvalidRequest", JSON.stringify(query))
         }
         const foreign = yield* Effect.flip(
-          Webhooks.use((w) => w.listDeliveries(ids[0]!, { cursor: first.nextCursor! })).pipe(as(org))
+          Webhooks.Webhooks.use((w) => w.listDeliveries(ids[0]!, { cursor: first.nextCursor! })).pipe(as(org))
         )
         assert.strictEqual(foreign._tag, "InvalidRequest", "a cursor of another list is refused")
       }))
   })
 
-const transportOf = (answer: (request: OutgoingWebhook) => TransportResult) => {
-  const sent: Array<OutgoingWebhook> = []
+const transportOf = (answer: (request: Webhooks.OutgoingWebhook) => Webhooks.TransportResult) => {
+  const sent: Array<Webhooks.OutgoingWebhook> = []
   const layer = Layer.succeed(
-    WebhookTransport,
-    WebhookTransport.of({
+    Webhooks.WebhookTransport,
+    Webhooks.WebhookTransport.of({
       post: (request) =>
         Effect.sync(() => {
           sent.push(request)
@@ -653,27 +656,31 @@ const delivery = (it: It) =>
         yield* drain
         const org = yield* newOrganization("Fan-out")
         const other = yield* newOrganization("Other")
-        const reviews = yield* Webhooks.use((w) =>
+        const reviews = yield* Webhooks.Webhooks.use((w) =>
           w.create({ url: HOOK, events: ["review.created", "review.deleted"] })
         ).pipe(as(org))
-        const questions = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["productQuestion.created"] })).pipe(
+        const questions = yield* Webhooks.Webhooks.use((w) =>
+          w.create({ url: HOOK, events: ["productQuestion.created"] })
+        ).pipe(
           as(org)
         )
-        const both = yield* Webhooks.use((w) =>
+        const both = yield* Webhooks.Webhooks.use((w) =>
           w.create({ url: HOOK, events: ["review.created", "productQuestion.created"] })
         ).pipe(as(org))
-        const foreign = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(other))
+        const foreign = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(other)
+        )
         yield* transactional(Effect.gen(function*() {
           yield* recordEvent(org, "review.created", { id: "r1", n: 1 })
           yield* recordEvent(org, "review.updated", { id: "r1" })
           yield* recordEvent(org, "productQuestion.created", { id: "q1" })
         }))
-        const result = yield* fanOutOnce(1000)
+        const result = yield* Webhooks.fanOutOnce(1000)
         assert.isAtLeast(result.events, 3)
-        assert.deepStrictEqual(yield* fanOutOnce(1000), { events: 0, deliveries: 0 })
+        assert.deepStrictEqual(yield* Webhooks.fanOutOnce(1000), { events: 0, deliveries: 0 })
 
-        const repo = yield* WebhookRepository
-        const log = (id: WebhookId) => repo.listDeliveries(org, id, { after: undefined, limit: 100 })
+        const repo = yield* Webhooks.WebhookRepository
+        const log = (id: Kernel.WebhookId) => repo.listDeliveries(org, id, { after: undefined, limit: 100 })
         const r = yield* log(reviews.id)
         assert.deepStrictEqual(r.map((d) => d.event), ["review.created"])
         assert.deepStrictEqual((yield* log(questions.id)).map((d) => d.event), ["productQuestion.created"])
@@ -697,7 +704,7 @@ const delivery = (it: It) =>
           eventId: d.eventId,
           data: { id: "r1", n: 1 }
         })
-        const view = toWebhookDelivery(d)
+        const view = Webhooks.toWebhookDelivery(d)
         assert.deepStrictEqual(view.payload, {
           event: "review.created",
           timestamp: d.createdAt,
@@ -722,10 +729,14 @@ const delivery = (it: It) =>
         const org = yield* newOrganization("Late")
         yield* transactional(recordEvent(org, "review.created", { before: true }))
         yield* TestClock.adjust("1 second")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(org)
+        )
         yield* transactional(recordEvent(org, "review.created", { before: false }))
-        yield* fanOutOnce(1000)
-        const log = yield* WebhookRepository.use((r) => r.listDeliveries(org, hook.id, { after: undefined, limit: 10 }))
+        yield* Webhooks.fanOutOnce(1000)
+        const log = yield* Webhooks.WebhookRepository.use((r) =>
+          r.listDeliveries(org, hook.id, { after: undefined, limit: 10 })
+        )
         assert.deepStrictEqual(log.map((d) => JSON.parse(d.body).data), [{ before: false }])
       }))
 
@@ -733,15 +744,15 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Rollback")
-        yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
         yield* transactional(recordEvent(org, "review.created", {}))
         const exit = yield* Effect.exit(transactional(Effect.gen(function*() {
-          const taken = yield* WebhookRepository.use((r) => r.takeUndispatchedEvents(1000))
+          const taken = yield* Webhooks.WebhookRepository.use((r) => r.takeUndispatchedEvents(1000))
           assert.isAbove(taken.length, 0)
           return yield* Effect.fail("boom")
         })))
         assert.isTrue(Exit.isFailure(exit))
-        const again = yield* WebhookRepository.use((r) => transactional(r.takeUndispatchedEvents(1000)))
+        const again = yield* Webhooks.WebhookRepository.use((r) => transactional(r.takeUndispatchedEvents(1000)))
         assert.include(again.map((e) => e.organizationId), org)
       }))
 
@@ -749,14 +760,14 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Claims")
-        const a = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
-        const b = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const a = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const b = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
         for (let i = 0; i < 4; i++) {
           yield* transactional(recordEvent(org, "review.created", { i }))
           yield* TestClock.adjust("10 millis")
-          yield* fanOutOnce(1000)
+          yield* Webhooks.fanOutOnce(1000)
         }
-        const repo = yield* WebhookRepository
+        const repo = yield* Webhooks.WebhookRepository
         const D1 = "00000000-0000-4000-8000-0000000000d1"
         const D2 = "00000000-0000-4000-8000-0000000000d2"
         const at = fromMillis(1_000)
@@ -794,14 +805,14 @@ const delivery = (it: It) =>
         assert.isFalse(yield* repo.completeDelivery(D1, org, c.delivery.id, { ...outcome, status: "failed" }))
         const log = yield* repo.listDeliveries(org, c.delivery.webhookId, { after: undefined, limit: 10 })
         const row = log.find((d) => d.id === c.delivery.id)!
-        assert.deepInclude(toWebhookDelivery(row), {
+        assert.deepInclude(Webhooks.toWebhookDelivery(row), {
           status: "delivered",
           responseStatus: 204,
           error: null,
           durationMs: 12,
           attemptedAt: at
         })
-        assert.strictEqual(toWebhookDelivery(log.find((d) => d.status === "in_flight")!).status, "pending")
+        assert.strictEqual(Webhooks.toWebhookDelivery(log.find((d) => d.status === "in_flight")!).status, "pending")
         yield* drain
       }))
 
@@ -809,17 +820,17 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         const org = yield* newOrganization("Many hooks")
         const other = yield* newOrganization("Other hooks")
-        const create = (o: OrganizationId) =>
-          Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(o))
-        for (let i = 0; i < MAX_WEBHOOKS_PER_ORGANIZATION; i++) yield* create(org)
+        const create = (o: Kernel.OrganizationId) =>
+          Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(o))
+        for (let i = 0; i < Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION; i++) yield* create(org)
         const refused = yield* Effect.flip(create(org))
         assert.strictEqual(refused._tag, "InvalidRequest")
-        assert.include(refused.message, `at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks`)
-        const listed = yield* Webhooks.use((w) => w.list({ limit: 100 })).pipe(as(org))
-        assert.strictEqual(listed.data.length, MAX_WEBHOOKS_PER_ORGANIZATION, "nothing written")
+        assert.include(refused.message, `at most ${Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION} webhooks`)
+        const listed = yield* Webhooks.Webhooks.use((w) => w.list({ limit: 100 })).pipe(as(org))
+        assert.strictEqual(listed.data.length, Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION, "nothing written")
         yield* create(other) // another organization's cap is its own
         const first = listed.data[0]!
-        yield* Webhooks.use((w) => w.delete(first.id)).pipe(as(org))
+        yield* Webhooks.Webhooks.use((w) => w.delete(first.id)).pipe(as(org))
         yield* create(org) // room again after a delete
       }))
 
@@ -831,10 +842,10 @@ const delivery = (it: It) =>
         const noisyHooks = []
         for (let i = 0; i < 3; i++) {
           noisyHooks.push(
-            yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(noisy))
+            yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(noisy))
           )
         }
-        const quietHook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+        const quietHook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
           as(quiet)
         )
         // The noisy organization's backlog is older than the quiet one's two deliveries.
@@ -846,8 +857,8 @@ const delivery = (it: It) =>
           yield* transactional(recordEvent(quiet, "review.created", { i }))
           yield* TestClock.adjust("10 millis")
         }
-        yield* fanOutOnce(1000)
-        const repo = yield* WebhookRepository
+        yield* Webhooks.fanOutOnce(1000)
+        const repo = yield* Webhooks.WebhookRepository
         const D = "00000000-0000-4000-8000-0000000000f1"
         const at = fromMillis(1_000)
         const claim = (limit: number) =>
@@ -889,11 +900,13 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Batch")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(org)
+        )
         const other = yield* newOrganization("Batch other")
         for (let i = 0; i < 4; i++) yield* transactional(recordEvent(org, "review.created", { i }))
-        yield* fanOutOnce(1000)
-        const repo = yield* WebhookRepository
+        yield* Webhooks.fanOutOnce(1000)
+        const repo = yield* Webhooks.WebhookRepository
         const D1 = "00000000-0000-4000-8000-0000000000b1"
         const D2 = "00000000-0000-4000-8000-0000000000b2"
         const at = fromMillis(2_000)
@@ -944,10 +957,12 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Claim and record")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(org)
+        )
         for (let i = 0; i < 6; i++) yield* transactional(recordEvent(org, "review.created", { i }))
-        yield* fanOutOnce(1000)
-        const repo = yield* WebhookRepository
+        yield* Webhooks.fanOutOnce(1000)
+        const repo = yield* Webhooks.WebhookRepository
         const D1 = "00000000-0000-4000-8000-0000000000c1"
         const D2 = "00000000-0000-4000-8000-0000000000c2"
         const at = fromMillis(2_000)
@@ -994,14 +1009,16 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Release")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created", "review.updated"] }))
+        const hook = yield* Webhooks.Webhooks.use((w) =>
+          w.create({ url: HOOK, events: ["review.created", "review.updated"] })
+        )
           .pipe(as(org))
         // Two events about one record (ordered) and one about another.
         yield* transactional(recordEvent(org, "review.created", { id: "r1", n: 1 }))
         yield* transactional(recordEvent(org, "review.updated", { id: "r1", n: 2 }))
         yield* transactional(recordEvent(org, "review.created", { id: "r2", n: 3 }))
-        yield* fanOutOnce(1000)
-        const repo = yield* WebhookRepository
+        yield* Webhooks.fanOutOnce(1000)
+        const repo = yield* Webhooks.WebhookRepository
         const D1 = "00000000-0000-4000-8000-0000000000e1"
         const D2 = "00000000-0000-4000-8000-0000000000e2"
         const claimed = yield* repo.claimDeliveries({
@@ -1051,19 +1068,21 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Ahead")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(org)
+        )
         const total = 40
         for (let i = 0; i < total; i++) yield* transactional(recordEvent(org, "review.created", { id: `ahead-${i}` }))
-        yield* fanOutOnce(1000)
-        const repo = yield* WebhookRepository
-        const ok: TransportResult = { _tag: "Response", status: 200, bodyExcerpt: "" }
+        yield* Webhooks.fanOutOnce(1000)
+        const repo = yield* Webhooks.WebhookRepository
+        const ok: Webhooks.TransportResult = { _tag: "Response", status: 200, bodyExcerpt: "" }
         const sent: Array<string> = []
         const gate = yield* Deferred.make<void>()
         // The first four POSTs are answered at once, later ones only when the gate opens: meanwhile the dispatcher,
         // having seen POSTs finish, claims ahead of its two slots.
         const held = Layer.succeed(
-          WebhookTransport,
-          WebhookTransport.of({
+          Webhooks.WebhookTransport,
+          Webhooks.WebhookTransport.of({
             post: (request) =>
               Effect.suspend(() => {
                 sent.push(request.headers["webhook-id"]!)
@@ -1087,7 +1106,7 @@ const delivery = (it: It) =>
             assert.fail(`timed out waiting for ${what}`)
           })
         const scope = yield* Scope.make()
-        yield* startDispatcher({ concurrency: 2, perWebhookConcurrency: 100, pollIntervalMs: 10 }).pipe(
+        yield* Webhooks.startDispatcher({ concurrency: 2, perWebhookConcurrency: 100, pollIntervalMs: 10 }).pipe(
           Effect.provide(held),
           Scope.provide(scope)
         )
@@ -1104,7 +1123,7 @@ const delivery = (it: It) =>
         // Another dispatcher sends the rest; no delivery is sent twice.
         const quick = transportOf(() => ok)
         const rest = yield* Scope.make()
-        yield* startDispatcher({ concurrency: 2, perWebhookConcurrency: 100, pollIntervalMs: 10 }).pipe(
+        yield* Webhooks.startDispatcher({ concurrency: 2, perWebhookConcurrency: 100, pollIntervalMs: 10 }).pipe(
           Effect.provide(quick.layer),
           Scope.provide(rest)
         )
@@ -1120,7 +1139,9 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Crash")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(org)
+        )
         yield* transactional(
           Effect.all([
             recordEvent(org, "review.created", { n: 1 }),
@@ -1128,8 +1149,8 @@ const delivery = (it: It) =>
             recordEvent(org, "review.created", { n: 3 })
           ])
         )
-        yield* fanOutOnce(1000)
-        const repo = yield* WebhookRepository
+        yield* Webhooks.fanOutOnce(1000)
+        const repo = yield* Webhooks.WebhookRepository
         const dead = "00000000-0000-4000-8000-00000000dead"
         const live = "00000000-0000-4000-8000-00000000a11e"
         yield* repo.heartbeat(dead, fromMillis(1_000))
@@ -1147,7 +1168,7 @@ const delivery = (it: It) =>
           perWebhookLimit: 10
         })
         yield* repo.heartbeat(live, fromMillis(40_000))
-        assert.strictEqual(yield* repo.failInterrupted(fromMillis(10_000), INTERRUPTED), 1)
+        assert.strictEqual(yield* repo.failInterrupted(fromMillis(10_000), Webhooks.INTERRUPTED), 1)
         const log = yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })
         const byId = new Map(log.map((d) => [d.id, d]))
         assert.deepInclude(byId.get(x!.delivery.id)!, { status: "failed", error: "interrupted", claimedBy: dead })
@@ -1163,13 +1184,13 @@ const delivery = (it: It) =>
         )
         // A dispatcher that stopped cleanly (lease removed) is dead too; the pending one was never attempted.
         yield* repo.removeDispatcher(live)
-        assert.strictEqual(yield* repo.failInterrupted(fromMillis(0), INTERRUPTED), 1)
+        assert.strictEqual(yield* repo.failInterrupted(fromMillis(0), Webhooks.INTERRUPTED), 1)
         const pending = (yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).filter((d) =>
           d.status === "pending"
         )
         assert.strictEqual(pending.length, 1)
         // The use-case computes staleness from the clock.
-        assert.strictEqual(yield* failInterruptedDeliveries(30_000), 0)
+        assert.strictEqual(yield* Webhooks.failInterruptedDeliveries(30_000), 0)
         yield* drain
       }))
 
@@ -1177,15 +1198,15 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Send")
-        const signed = yield* Webhooks.use((w) =>
+        const signed = yield* Webhooks.Webhooks.use((w) =>
           w.create({ url: HOOK, events: ["review.created"], hmacSecret: "k3y-0123456789abcdef" })
         ).pipe(as(org))
-        const plain = yield* Webhooks.use((w) =>
+        const plain = yield* Webhooks.Webhooks.use((w) =>
           w.create({ url: "https://other.example.com/x", events: ["review.created"] })
         ).pipe(as(org))
         yield* transactional(recordEvent(org, "review.created", { id: "r9" }))
-        yield* fanOutOnce(1000)
-        const repo = yield* WebhookRepository
+        yield* Webhooks.fanOutOnce(1000)
+        const repo = yield* Webhooks.WebhookRepository
         const D = "00000000-0000-4000-8000-0000000000d3"
         const claimed = yield* repo.claimDeliveries({
           dispatcherId: D,
@@ -1199,13 +1220,17 @@ const delivery = (it: It) =>
             ? { _tag: "Response", status: 200, bodyExcerpt: "" }
             : { _tag: "Response", status: 503, bodyExcerpt: "x".repeat(1024) }
         )
-        for (const c of claimed) yield* sendClaimed(D, c).pipe(Effect.provide(transport.layer))
+        for (const c of claimed) yield* Webhooks.sendClaimed(D, c).pipe(Effect.provide(transport.layer))
         assert.strictEqual(transport.sent.length, 2)
         const toSigned = transport.sent.find((s) => s.url.hostname === "hooks.example.com")!
         assert.strictEqual(toSigned.address, "93.184.216.34", "connects to the address it checked")
         assert.strictEqual(toSigned.headers["content-type"], "application/json")
         assert.isTrue(
-          verifyWebhookSignature(toSigned.body, toSigned.headers["x-webhook-signature"], "k3y-0123456789abcdef")
+          Webhooks.verifyWebhookSignature(
+            toSigned.body,
+            toSigned.headers["x-webhook-signature"],
+            "k3y-0123456789abcdef"
+          )
         )
         const toPlain = transport.sent.find((s) => s.url.hostname === "other.example.com")!
         assert.isUndefined(toPlain.headers["x-webhook-signature"])
@@ -1219,7 +1244,7 @@ const delivery = (it: It) =>
         const current = Option.getOrThrow(yield* repo.findById(org, signed.id))
         yield* repo.update({ ...current, url: "https://internal.example.com/x" })
         yield* transactional(recordEvent(org, "review.created", { id: "r10" }))
-        yield* fanOutOnce(1000)
+        yield* Webhooks.fanOutOnce(1000)
         const again = yield* repo.claimDeliveries({
           dispatcherId: D,
           at: fromMillis(6),
@@ -1228,7 +1253,7 @@ const delivery = (it: It) =>
         })
         const refused = again.find((c) => c.delivery.webhookId === signed.id)!
         const quiet = transportOf(() => ({ _tag: "Response", status: 200, bodyExcerpt: "" }))
-        const outcome = yield* sendClaimed(D, refused).pipe(Effect.provide(quiet.layer))
+        const outcome = yield* Webhooks.sendClaimed(D, refused).pipe(Effect.provide(quiet.layer))
         assert.strictEqual(quiet.sent.length, 0)
         assert.strictEqual(outcome.status, "failed")
         assert.match(outcome.error ?? "", /private network address/)
@@ -1239,11 +1264,13 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Delete")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(as(org))
+        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+          as(org)
+        )
         yield* transactional(recordEvent(org, "review.created", {}))
-        yield* fanOutOnce(1000)
-        yield* Webhooks.use((w) => w.delete(hook.id)).pipe(as(org))
-        const repo = yield* WebhookRepository
+        yield* Webhooks.fanOutOnce(1000)
+        yield* Webhooks.Webhooks.use((w) => w.delete(hook.id)).pipe(as(org))
+        const repo = yield* Webhooks.WebhookRepository
         const claimed = yield* repo.claimDeliveries({
           dispatcherId: DRAIN,
           at: fromMillis(0),
@@ -1259,14 +1286,18 @@ const delivery = (it: It) =>
       Effect.gen(function*() {
         yield* drain
         const org = yield* newOrganization("Log")
-        const hook = yield* Webhooks.use((w) => w.create({ url: HOOK, events: ["review.updated"] })).pipe(as(org))
+        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.updated"] })).pipe(
+          as(org)
+        )
         for (let i = 0; i < 3; i++) {
           yield* transactional(recordEvent(org, "review.updated", { i }))
-          yield* fanOutOnce(1000)
+          yield* Webhooks.fanOutOnce(1000)
           yield* TestClock.adjust("1 second")
         }
-        const first = yield* Webhooks.use((w) => w.listDeliveries(hook.id, { limit: 2 })).pipe(as(org))
-        const second = yield* Webhooks.use((w) => w.listDeliveries(hook.id, { limit: 2, cursor: first.nextCursor! }))
+        const first = yield* Webhooks.Webhooks.use((w) => w.listDeliveries(hook.id, { limit: 2 })).pipe(as(org))
+        const second = yield* Webhooks.Webhooks.use((w) =>
+          w.listDeliveries(hook.id, { limit: 2, cursor: first.nextCursor! })
+        )
           .pipe(as(org))
         assert.isNull(second.nextCursor)
         assert.deepStrictEqual([...first.data, ...second.data].map((d) => (d.payload.data as { i: number }).i), [

@@ -1,5 +1,5 @@
 /** Handlers of the catalog groups: one call into the `Catalogs` service per endpoint. */
-import { Catalogs } from "@feedback/core"
+import { Catalog } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
@@ -9,19 +9,19 @@ export const SitesHandlers = HttpApiBuilder.group(
   AdminApi,
   "sites",
   Effect.fn(function*(handlers) {
-    const catalogs = yield* Catalogs
+    const catalogs = yield* Catalog.Catalogs
     return handlers
       .handle("create", ({ payload }) => catalogs.createSite(payload))
       .handle("list", ({ query }) => catalogs.listSites(query))
       .handle("get", ({ params }) => catalogs.getSite(params.id))
   })
-).pipe(capturingOnly(Catalogs))
+).pipe(capturingOnly(Catalog.Catalogs))
 
 export const ProductsHandlers = HttpApiBuilder.group(
   AdminApi,
   "products",
   Effect.fn(function*(handlers) {
-    const catalogs = yield* Catalogs
+    const catalogs = yield* Catalog.Catalogs
     return handlers
       .handle("create", ({ payload }) => catalogs.createProduct(payload))
       .handle("list", ({ query }) => catalogs.listProducts(query))
@@ -30,17 +30,17 @@ export const ProductsHandlers = HttpApiBuilder.group(
       .handle("update", ({ params, payload }) => catalogs.updateProduct(params.id, payload))
       .handle("delete", ({ params }) => catalogs.deleteProduct(params.id))
   })
-).pipe(capturingOnly(Catalogs))
+).pipe(capturingOnly(Catalog.Catalogs))
 
 export const CustomersHandlers = HttpApiBuilder.group(
   AdminApi,
   "customers",
   Effect.fn(function*(handlers) {
-    const catalogs = yield* Catalogs
+    const catalogs = yield* Catalog.Catalogs
     return handlers
       .handle("create", ({ payload }) => catalogs.createCustomer(payload))
       .handle("list", ({ query }) => catalogs.listCustomers(query))
       .handle("import", ({ payload }) => catalogs.importCustomers(payload))
       .handle("get", ({ params }) => catalogs.getCustomer(params.id))
   })
-).pipe(capturingOnly(Catalogs))
+).pipe(capturingOnly(Catalog.Catalogs))

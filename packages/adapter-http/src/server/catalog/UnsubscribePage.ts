@@ -6,18 +6,19 @@
  * unsubscribe (RFC 8058, body `List-Unsubscribe=One-Click`, which is not read: any POST to a live token opts out),
  * records the opt-out. Any token that is not a live one answers the same 404 page, saying nothing more.
  */
-import { type UnsubscribeState, Unsubscribes } from "@feedback/core"
+import { Catalog } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { escapeHtml, htmlPage, layout } from "../HostedPage.ts"
 
 export const UNSUBSCRIBE_ROUTES = [["GET", "/u/:token"], ["POST", "/u/:token"]] as const
 
-const from = (state: UnsubscribeState) =>
+const from = (state: Catalog.UnsubscribeState) =>
   state.organizationName === "" ? "this shop" : escapeHtml(state.organizationName)
-const address = (state: UnsubscribeState) => state.maskedEmail === "" ? "" : ` for ${escapeHtml(state.maskedEmail)}`
+const address = (state: Catalog.UnsubscribeState) =>
+  state.maskedEmail === "" ? "" : ` for ${escapeHtml(state.maskedEmail)}`
 
-export const confirmPage = (state: UnsubscribeState) =>
+export const confirmPage = (state: Catalog.UnsubscribeState) =>
   layout(
     "Unsubscribe from review emails",
     `<h1>Unsubscribe from review emails?</h1>
@@ -27,7 +28,7 @@ export const confirmPage = (state: UnsubscribeState) =>
 </form>`
   )
 
-export const donePage = (state: UnsubscribeState) =>
+export const donePage = (state: Catalog.UnsubscribeState) =>
   layout(
     "You are unsubscribed",
     `<h1>You are unsubscribed</h1>
@@ -45,9 +46,12 @@ const html = (body: string, status: number) => htmlPage(body, status)
 
 /** The two routes, over the `Unsubscribes` service captured once when they are built. */
 export const UnsubscribeRoutes = Layer.unwrap(Effect.gen(function*() {
-  const unsubscribes = yield* Unsubscribes
+  const unsubscribes = yield* Catalog.Unsubscribes
   const token = Effect.map(HttpRouter.params, (params) => params["token"] ?? "")
-  const answer = (effect: Effect.Effect<UnsubscribeState, unknown>, page: (state: UnsubscribeState) => string) =>
+  const answer = (
+    effect: Effect.Effect<Catalog.UnsubscribeState, unknown>,
+    page: (state: Catalog.UnsubscribeState) => string
+  ) =>
     Effect.match(effect, {
       onFailure: () => html(notFoundPage, 404),
       onSuccess: (state) => html(page(state), 200)

@@ -5,15 +5,7 @@
  * typed by the core's column mapping (`rowOfCsvRecord`). Never more than one row and one chunk in memory: the body
  * is read with backpressure, and bytes are counted so a file over the limit stops at once with 413.
  */
-import {
-  InvalidRequest,
-  isJsonColumn,
-  type JobFormat,
-  type JobType,
-  MAX_JOB_BYTES,
-  PayloadTooLarge,
-  rowOfCsvRecord
-} from "@feedback/core"
+import { Jobs, Kernel } from "@feedback/core"
 import { Cause, Effect, Stream } from "effect"
 import { type JsonBodyProblem, jsonTextProblem, problemMessage } from "../JsonBodyShape.ts"
 import { optionalPackage } from "../OptionalPackage.ts"
@@ -21,23 +13,23 @@ import { optionalPackage } from "../OptionalPackage.ts"
 /** One row (a line or a record) may be at most this large. */
 const MAX_ROW_BYTES = 1024 * 1024
 
-const tooLarge = new PayloadTooLarge({
+const tooLarge = new Kernel.PayloadTooLarge({
   message: `An import file may be at most ${
-    MAX_JOB_BYTES / 1024 / 1024
+    Jobs.MAX_JOB_BYTES / 1024 / 1024
   } MiB; split it into several jobs. Nothing was imported.`,
-  limitBytes: MAX_JOB_BYTES
+  limitBytes: Jobs.MAX_JOB_BYTES
 })
-const rowTooLarge = new PayloadTooLarge({
+const rowTooLarge = new Kernel.PayloadTooLarge({
   message: `A row of an import file may be at most ${MAX_ROW_BYTES / 1024 / 1024} MiB. Nothing was imported.`,
-  limitBytes: MAX_JOB_BYTES
+  limitBytes: Jobs.MAX_JOB_BYTES
 })
 
 /** Fails as soon as more than `MAX_JOB_BYTES` have arrived. */
-const bounded = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Array, E | PayloadTooLarge> => {
+const bounded = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Array, E | Kernel.PayloadTooLarge> => {
   let total = 0
   return Stream.mapEffect(bytes, (chunk) => {
     total += chunk.byteLength
-    return total > MAX_JOB_BYTES ? Effect.fail(tooLarge) : Effect.succeed(chunk)
+    return total > Jobs.MAX_JOB_BYTES ? Effect.fail(tooLarge) : Effect.succeed(chunk)
   })
 }
 
@@ -46,12 +38,12 @@ const bounded = <E>(bytes: Stream.Stream<Uint8Array, E>): Stream.Stream<Uint8Arr
  * (`JsonBodyShape`): parsing, writing and decoding it would otherwise recurse past the stack.
  */
 const shapeProblem = (row: number, where: string, problem: JsonBodyProblem) =>
-  InvalidRequest.single("body", `row ${row}${where} ${problemMessage[problem]}; nothing was imported`)
+  Kernel.InvalidRequest.single("body", `row ${row}${where} ${problemMessage[problem]}; nothing was imported`)
 
 /** NDJSON: one row a line (LF or CRLF); blank lines are ignored. */
 const ndjsonRows = <E>(
   bytes: Stream.Stream<Uint8Array, E>
-): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
+): Stream.Stream<string, E | Kernel.PayloadTooLarge | Kernel.InvalidRequest> =>
   Stream.suspend(() => {
     const decoder = new TextDecoder("utf-8")
     let pending = ""
@@ -59,7 +51,7 @@ const ndjsonRows = <E>(
     const linesOf = (
       text: string,
       last: boolean
-    ): Effect.Effect<ReadonlyArray<string>, PayloadTooLarge | InvalidRequest> => {
+    ): Effect.Effect<ReadonlyArray<string>, Kernel.PayloadTooLarge | Kernel.InvalidRequest> => {
       pending += text
       const parts = pending.split("\n")
       pending = last ? "" : parts.pop()!
@@ -88,11 +80,14 @@ class BodyFailed<E> extends Error {
   }
 }
 
-const csvProblem = (error: unknown): InvalidRequest => {
+const csvProblem = (error: unknown): Kernel.InvalidRequest => {
   const lines = (error as { readonly lines?: unknown } | null)?.lines
   const line = typeof lines === "number" ? ` at line ${lines}` : ""
   const reason = error instanceof Error ? error.message.replace(/^Invalid [^:]*: /, "") : "unreadable"
-  return InvalidRequest.single("body", `is not a valid CSV file${line} (${reason.slice(0, 200)}); nothing was imported`)
+  return Kernel.InvalidRequest.single(
+    "body",
+    `is not a valid CSV file${line} (${reason.slice(0, 200)}); nothing was imported`
+  )
 }
 
 /** The header row: every column named, no name twice. */
@@ -108,9 +103,9 @@ const checkedHeader = (header: ReadonlyArray<string>): Array<string> => {
 
 /** CSV (RFC 4180) with a header row; each record becomes a row object. csv-parse is an optional peer. */
 const csvRows = <E>(
-  type: JobType,
+  type: Jobs.JobType,
   bytes: Stream.Stream<Uint8Array, E>
-): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
+): Stream.Stream<string, E | Kernel.PayloadTooLarge | Kernel.InvalidRequest> =>
   Stream.unwrap(Effect.gen(function*() {
     const { CsvError, parse } = yield* optionalPackage(
       "csv-parse",
@@ -132,31 +127,33 @@ const csvRows = <E>(
         Effect.forkScoped
       )
     return Stream.fromAsyncIterable(parser as AsyncIterable<Record<string, string>>, (error) => error).pipe(
-      Stream.catch((error: unknown): Stream.Stream<never, E | PayloadTooLarge | InvalidRequest> => {
-        if (error instanceof BodyFailed) return Stream.failCause(error.failure as Cause.Cause<E | PayloadTooLarge>)
+      Stream.catch((error: unknown): Stream.Stream<never, E | Kernel.PayloadTooLarge | Kernel.InvalidRequest> => {
+        if (error instanceof BodyFailed) {
+          return Stream.failCause(error.failure as Cause.Cause<E | Kernel.PayloadTooLarge>)
+        }
         if (error instanceof CsvError && error.code === "CSV_MAX_RECORD_SIZE") return Stream.fail(rowTooLarge)
         return Stream.fail(csvProblem(error))
       }),
       Stream.mapAccumEffect(() => 0, (row, record) => {
         for (const [column, cell] of Object.entries(record)) {
-          const problem = isJsonColumn(type, column) ? jsonTextProblem(cell) : undefined
+          const problem = Jobs.isJsonColumn(type, column) ? jsonTextProblem(cell) : undefined
           if (problem !== undefined) {
             return Effect.fail(shapeProblem(row + 1, `, column ${JSON.stringify(column.slice(0, 100))},`, problem))
           }
         }
-        return Effect.succeed([row + 1, [JSON.stringify(rowOfCsvRecord(type, record))]] as const)
+        return Effect.succeed([row + 1, [JSON.stringify(Jobs.rowOfCsvRecord(type, record))]] as const)
       })
     )
   }))
 
 /** The rows of an import file of the given format. */
 export const importFileRows = <E>(
-  type: JobType,
-  format: JobFormat,
+  type: Jobs.JobType,
+  format: Jobs.JobFormat,
   bytes: Stream.Stream<Uint8Array, E>
-): Stream.Stream<string, E | PayloadTooLarge | InvalidRequest> =>
+): Stream.Stream<string, E | Kernel.PayloadTooLarge | Kernel.InvalidRequest> =>
   format === "csv" ? csvRows(type, bounded(bytes)) : ndjsonRows(bounded(bytes))
 
 /** The format of a body by its media type. */
-export const importFormatOf = (contentType: string | undefined): JobFormat =>
+export const importFormatOf = (contentType: string | undefined): Jobs.JobFormat =>
   (contentType ?? "").split(";")[0]!.trim().toLowerCase() === "text/csv" ? "csv" : "ndjson"

@@ -4,14 +4,7 @@
  * Closing the layer interrupts the job in hand; its open batch rolls back and the job is taken up again, by this
  * or another process, from its last committed batch once the lease runs out. Purges expired export files hourly.
  */
-import {
-  DEFAULT_JOB_BATCH_SIZE,
-  IdGenerator,
-  Jobs,
-  JobSettings,
-  type JobSettingsValues,
-  WorkSignals
-} from "@feedback/core"
+import { Jobs, Kernel } from "@feedback/core"
 import { Cause, Effect, Layer, Schedule } from "effect"
 
 export interface JobServerOptions {
@@ -27,22 +20,23 @@ export interface JobServerOptions {
   readonly pollIntervalMs?: number | undefined
 }
 
-const jobSettingsOf = (options: JobServerOptions = {}): JobSettingsValues => ({
+const jobSettingsOf = (options: JobServerOptions = {}): Jobs.JobSettingsValues => ({
   leaseMs: options.leaseMs ?? 30_000,
-  batchSize: options.batchSize ?? DEFAULT_JOB_BATCH_SIZE,
+  batchSize: options.batchSize ?? Jobs.DEFAULT_JOB_BATCH_SIZE,
   exportRetentionMs: (options.exportRetentionHours ?? 168) * 3_600_000
 })
 
 /** The job settings the `Jobs` service is built with. */
-export const jobSettingsLayer = (options: JobServerOptions = {}) => Layer.succeed(JobSettings, jobSettingsOf(options))
+export const jobSettingsLayer = (options: JobServerOptions = {}) =>
+  Layer.succeed(Jobs.JobSettings, jobSettingsOf(options))
 
 export const JobWorkerLive = (options: JobServerOptions = {}) =>
   options.worker === false ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
-    const jobs = yield* Jobs
-    const owner = yield* IdGenerator.use((ids) => ids.next)
+    const jobs = yield* Jobs.Jobs
+    const owner = yield* Kernel.IdGenerator.use((ids) => ids.next)
     const poll = options.pollIntervalMs ?? 1_000
     const step = jobs.runNext(owner).pipe(
-      Effect.flatMap((ran) => ran ? Effect.void : WorkSignals.use((signals) => signals.idle("jobs", poll))),
+      Effect.flatMap((ran) => ran ? Effect.void : Kernel.WorkSignals.use((signals) => signals.idle("jobs", poll))),
       Effect.catchCause((cause) =>
         Effect.logError("jobs: the worker failed a step; retrying", Cause.pretty(cause)).pipe(
           Effect.andThen(Effect.sleep(poll))

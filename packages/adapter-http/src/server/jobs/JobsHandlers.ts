@@ -13,7 +13,7 @@ export const ImportJobsHandlers = HttpApiBuilder.group(
   AdminApi,
   "importJobs",
   Effect.fn(function*(handlers) {
-    const jobs = yield* Jobs
+    const jobs = yield* Jobs.Jobs
     return handlers
       .handle("create", ({ payload, query }) =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -25,13 +25,13 @@ export const ImportJobsHandlers = HttpApiBuilder.group(
         }))
       .handle("get", ({ params }) => jobs.getImport(params.id))
   })
-).pipe(capturingOnly(Jobs))
+).pipe(capturingOnly(Jobs.Jobs))
 
 export const ExportJobsHandlers = HttpApiBuilder.group(
   AdminApi,
   "exportJobs",
   Effect.fn(function*(handlers) {
-    const jobs = yield* Jobs
+    const jobs = yield* Jobs.Jobs
     const encoder = new TextEncoder()
     return handlers
       .handle("create", ({ payload }) =>
@@ -59,4 +59,4 @@ export const ExportJobsHandlers = HttpApiBuilder.group(
             ))
       )
   })
-).pipe(capturingOnly(Jobs))
+).pipe(capturingOnly(Jobs.Jobs))

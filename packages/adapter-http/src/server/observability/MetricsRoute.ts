@@ -4,7 +4,7 @@
  * (`METRICS_TOKEN`) the scrape must send it as a bearer token, else 401 in the error envelope; without one it is
  * open, for a port only the scraper reaches. Pool gauges are measured at each scrape.
  */
-import { initRateLimitMetrics, initWebhookMetrics, type PoolUsage, StoreHealth } from "@feedback/core"
+import { Kernel, RateLimits, Webhooks } from "@feedback/core"
 import { Effect, Layer, Metric, Redacted } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
@@ -20,7 +20,7 @@ const poolGauges = {
   busy: Metric.gauge("feedback_db_pool_connections", { description: poolDescription, attributes: { state: "busy" } })
 } as const
 
-const recordPool = (usage: PoolUsage | undefined) =>
+const recordPool = (usage: Kernel.PoolUsage | undefined) =>
   usage === undefined ? Effect.void : Effect.all([
     Metric.update(poolGauges.max, usage.max),
     usage.open === undefined ? Effect.void : Metric.update(poolGauges.open, usage.open),
@@ -42,10 +42,10 @@ const unauthorized = HttpServerResponse.jsonUnsafe(
 
 export const MetricsRoute = (token: Redacted.Redacted<string> | undefined) =>
   Layer.unwrap(Effect.gen(function*() {
-    const health = yield* StoreHealth
+    const health = yield* Kernel.StoreHealth
     // Series that only move on rare events are shown at 0 from the start, so `rate()` has a baseline.
-    yield* initRateLimitMetrics
-    yield* initWebhookMetrics
+    yield* RateLimits.initRateLimitMetrics
+    yield* Webhooks.initWebhookMetrics
     const expected = token === undefined ? undefined : digest(Redacted.value(token))
     const scrape = Effect.gen(function*() {
       if (expected !== undefined) {

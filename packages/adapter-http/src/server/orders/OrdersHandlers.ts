@@ -9,7 +9,7 @@ export const OrdersHandlers = HttpApiBuilder.group(
   AdminApi,
   "orders",
   Effect.fn(function*(handlers) {
-    const orders = yield* Orders
+    const orders = yield* Orders.Orders
     return handlers
       .handle("create", ({ payload }) => orders.create(payload))
       .handle("list", ({ query }) => orders.list(query))
@@ -19,4 +19,4 @@ export const OrdersHandlers = HttpApiBuilder.group(
       .handle("update", ({ params, payload }) => orders.update(params.id, payload))
       .handle("delete", ({ params }) => orders.delete(params.id))
   })
-).pipe(capturingOnly(Orders))
+).pipe(capturingOnly(Orders.Orders))

@@ -3,22 +3,7 @@
  * replies, questions with answers, a site and a publishable key, so `npm start` then `/demo` shows a live widget.
  * Written through the use-cases, as a merchant's own calls would, acting as the organization's dashboard user.
  */
-import {
-  Catalogs,
-  CreateProductQuestion,
-  CreateProductQuestionAnswer,
-  CurrentCaller,
-  CustomerCreate,
-  DashboardCaller,
-  ImportRequest,
-  type OrganizationId,
-  Organizations,
-  ProductCreate,
-  ProductQuestions,
-  ReviewWrites,
-  SiteCreate,
-  type UserId
-} from "@feedback/core"
+import { Catalog, Kernel, Organizations, Questions, Reviews } from "@feedback/core"
 import { Effect, Schema } from "effect"
 
 /** The product `/demo` shows; the others carry stars on the same page. */
@@ -106,31 +91,31 @@ const questions = [
 const daysAgo = (days: number, now: number) => new Date(now - days * 86_400_000).toISOString()
 
 export interface DemoStorefront {
-  readonly organizationId: OrganizationId
+  readonly organizationId: Kernel.OrganizationId
 }
 
 /**
  * Seeds the storefront of the demo organization: `siteDomain` is the host name shoppers reach the API at, so the
  * organization's CORS rule allows that origin too. Runs inside the caller's unit of work.
  */
-export const seedDemoStorefront = (organizationId: OrganizationId, siteDomain: string) =>
+export const seedDemoStorefront = (organizationId: Kernel.OrganizationId, siteDomain: string) =>
   Effect.gen(function*() {
-    const catalogs = yield* Catalogs
-    const reviewWrites = yield* ReviewWrites
-    const questionsService = yield* ProductQuestions
-    const organizations = yield* Organizations
+    const catalogs = yield* Catalog.Catalogs
+    const reviewWrites = yield* Reviews.ReviewWrites
+    const questionsService = yield* Questions.ProductQuestions
+    const organizations = yield* Organizations.Organizations
     const now = Date.now()
 
-    yield* catalogs.createSite(Schema.decodeUnknownSync(SiteCreate)({ name: "Demo shop", domain: siteDomain }))
+    yield* catalogs.createSite(Schema.decodeUnknownSync(Catalog.SiteCreate)({ name: "Demo shop", domain: siteDomain }))
     const products = []
     for (const product of demoProducts) {
-      products.push(yield* catalogs.createProduct(Schema.decodeUnknownSync(ProductCreate)(product)))
+      products.push(yield* catalogs.createProduct(Schema.decodeUnknownSync(Catalog.ProductCreate)(product)))
     }
     for (const [email, firstName, lastName] of customers) {
-      yield* catalogs.createCustomer(Schema.decodeUnknownSync(CustomerCreate)({ email, firstName, lastName }))
+      yield* catalogs.createCustomer(Schema.decodeUnknownSync(Catalog.CustomerCreate)({ email, firstName, lastName }))
     }
     yield* reviewWrites.import(
-      Schema.decodeUnknownSync(ImportRequest)({
+      Schema.decodeUnknownSync(Reviews.ImportRequest)({
         strict: true,
         data: reviews.map(([customer, product, rating, days, title, body, reply]) => ({
           customer: customers[customer]![0],
@@ -152,7 +137,7 @@ export const seedDemoStorefront = (organizationId: OrganizationId, siteDomain: s
     const shown = products[0]!
     for (const [body, askerName, answer] of questions) {
       const question = yield* questionsService.create(
-        Schema.decodeUnknownSync(CreateProductQuestion)({
+        Schema.decodeUnknownSync(Questions.CreateProductQuestion)({
           productId: shown.id,
           body,
           askerName,
@@ -161,7 +146,7 @@ export const seedDemoStorefront = (organizationId: OrganizationId, siteDomain: s
       )
       yield* questionsService.createAnswer(
         question.id,
-        Schema.decodeUnknownSync(CreateProductQuestionAnswer)({ body: answer, published: true })
+        Schema.decodeUnknownSync(Questions.CreateProductQuestionAnswer)({ body: answer, published: true })
       )
     }
     yield* organizations.createPublishableKey(organizationId)
@@ -169,10 +154,10 @@ export const seedDemoStorefront = (organizationId: OrganizationId, siteDomain: s
     // Fixed data through the merchant's own use-cases: a refusal is a bug of this file, not a condition to handle.
     Effect.orDie,
     Effect.provideService(
-      CurrentCaller,
-      new DashboardCaller({
+      Kernel.CurrentCaller,
+      new Kernel.DashboardCaller({
         organizationId,
-        userId: "00000000-0000-7000-8000-000000000000" as UserId,
+        userId: "00000000-0000-7000-8000-000000000000" as Kernel.UserId,
         name: "Demo seed"
       })
     )

@@ -6,16 +6,7 @@
  * Seeding is for trying the API out: on by default on the zero-setup stores (embedded PGlite, memory), off on a
  * PostgreSQL server unless `DEMO=true`, so a production deployment never grows an all-permissions key by accident.
  */
-import {
-  hashSecretKey,
-  InstanceSecretRepository,
-  type OrganizationId,
-  OrganizationRepository,
-  Organizations,
-  permissions,
-  SecretKeyRepository,
-  UnitOfWork
-} from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Effect, Option } from "effect"
 import type { StoreChoice } from "../StoreSelection.ts"
 import { seedDemoStorefront } from "./DemoCatalog.ts"
@@ -28,16 +19,16 @@ export const DEMO_ORGANIZATION_RECORD = "demo-organization"
 
 /** The demo organization of the running store, once seeding found or made it (`/demo` reads it). */
 export interface DemoSlot {
-  current: OrganizationId | undefined
+  current: Kernel.OrganizationId | undefined
 }
 
 export type DemoSeedResult =
-  | { readonly _tag: "Created"; readonly organizationId: OrganizationId; readonly secretKey: string }
+  | { readonly _tag: "Created"; readonly organizationId: Kernel.OrganizationId; readonly secretKey: string }
   | {
     readonly _tag: "Existing"
     readonly secretKey: string | undefined
     /** The demo organization with a storefront, when the store has one. */
-    readonly organizationId: OrganizationId | undefined
+    readonly organizationId: Kernel.OrganizationId | undefined
   }
   /** DEMO_SECRET_KEY names a key that was revoked: it is not issued again. */
   | { readonly _tag: "Revoked" }
@@ -64,17 +55,17 @@ export const demoSeeding = (
  */
 export const seedDemo = (fixedKey: string | undefined, siteDomain = "localhost") =>
   Effect.gen(function*() {
-    const organizations = yield* Organizations
-    const uow = yield* UnitOfWork
-    const keys = yield* SecretKeyRepository
-    const organizationStore = yield* OrganizationRepository
-    const records = yield* InstanceSecretRepository
+    const organizations = yield* Organizations.Organizations
+    const uow = yield* Kernel.UnitOfWork
+    const keys = yield* Organizations.SecretKeyRepository
+    const organizationStore = yield* Organizations.OrganizationRepository
+    const records = yield* Kernel.InstanceSecretRepository
     const demoOrganization = records.getOrCreate(DEMO_ORGANIZATION_RECORD, "").pipe(
-      Effect.map((id) => id === "" ? undefined : id as OrganizationId)
+      Effect.map((id) => id === "" ? undefined : id as Kernel.OrganizationId)
     )
     const seedOnce = uow.transaction(Effect.gen(function*() {
       if (fixedKey !== undefined) {
-        const known = yield* keys.findByHash(hashSecretKey(fixedKey))
+        const known = yield* keys.findByHash(Organizations.hashSecretKey(fixedKey))
         if (Option.isSome(known)) {
           return (known.value.revokedAt === null
             ? { _tag: "Existing", secretKey: fixedKey, organizationId: yield* demoOrganization }
@@ -88,7 +79,7 @@ export const seedDemo = (fixedKey: string | undefined, siteDomain = "localhost")
         } satisfies DemoSeedResult
       }
       const organization = yield* organizations.createOrganization({ name: "Demo organization" })
-      const input = { permissions, name: "Demo key" }
+      const input = { permissions: Kernel.permissions, name: "Demo key" }
       const key = yield* (fixedKey === undefined
         ? organizations.issueSecretKey(organization.id, input)
         : organizations.issueChosenSecretKey(organization.id, input, fixedKey))

@@ -1,5 +1,5 @@
 /** The operator token check: constant-time comparison of SHA-256 digests, so neither length nor prefix leaks. */
-import { Unauthorized } from "@feedback/core"
+import { Kernel } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { OperatorAuth } from "@feedback/client/effect"
@@ -16,7 +16,7 @@ export const OperatorAuthLive = (operatorToken: Redacted.Redacted<string>) => {
         timingSafeEqual(digest(Redacted.value(credential)), expected)
           ? Effect.andThen(guardJsonBody, httpEffect)
           : Effect.fail(
-            new Unauthorized({
+            new Kernel.Unauthorized({
               message: "Missing or invalid operator token: send `Authorization: Bearer <OPERATOR_TOKEN>`."
             })
           )

@@ -9,7 +9,7 @@ export const OperatorHandlers = HttpApiBuilder.group(
   OperatorApi,
   "operator",
   Effect.fn(function*(handlers) {
-    const organizations = yield* Organizations
+    const organizations = yield* Organizations.Organizations
     return handlers
       .handle("createOrganization", ({ payload }) => organizations.createOrganization(payload))
       .handle("findOrganizations", ({ query }) =>
@@ -29,4 +29,4 @@ export const OperatorHandlers = HttpApiBuilder.group(
       .handle("createLoyaltyProgram", ({ params, payload }) => organizations.createLoyaltyProgram(params.id, payload))
       .handle("createWishlist", ({ params, payload }) => organizations.createWishlist(params.id, payload))
   })
-).pipe(capturingOnly(Organizations))
+).pipe(capturingOnly(Organizations.Organizations))

@@ -1,5 +1,5 @@
 /** Handlers of the product questions group: one call into the `ProductQuestions` service per endpoint. */
-import { ProductQuestions } from "@feedback/core"
+import { Questions } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
@@ -9,7 +9,7 @@ export const ProductQuestionHandlers = HttpApiBuilder.group(
   AdminApi,
   "productQuestions",
   Effect.fn(function*(handlers) {
-    const questions = yield* ProductQuestions
+    const questions = yield* Questions.ProductQuestions
     return handlers
       .handle("list", ({ query }) => questions.list(query))
       .handle("create", ({ payload }) => questions.create(payload))
@@ -21,4 +21,4 @@ export const ProductQuestionHandlers = HttpApiBuilder.group(
       .handle("updateAnswer", ({ params, payload }) => questions.updateAnswer(params.id, params.answerId, payload))
       .handle("deleteAnswer", ({ params }) => questions.deleteAnswer(params.id, params.answerId))
   })
-).pipe(capturingOnly(ProductQuestions))
+).pipe(capturingOnly(Questions.ProductQuestions))

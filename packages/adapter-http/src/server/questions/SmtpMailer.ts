@@ -12,15 +12,7 @@
  *   `Uncertain`, never retried, so an asker never gets the same notice twice.
  * nodemailer is an optional peer, loaded when the mailer is built (`OptionalPackage.ts`).
  */
-import {
-  defaultEmailWorkerSettings,
-  EmailNoticeWorker,
-  type EmailWorkerSettings,
-  LoggingMailer,
-  Mailer,
-  type MailerResult,
-  safeHeaders
-} from "@feedback/core"
+import { Questions } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
@@ -59,7 +51,7 @@ const unreachable = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNR
 const beforeMessageTimeouts = new Set(["CONNECT_TIMEOUT", "GREETING_TIMEOUT", "UPGRADE_TIMEOUT"])
 
 /** How the worker must treat a nodemailer failure. Pure; exported for tests. */
-export const classifySmtpError = (error: unknown): MailerResult => {
+export const classifySmtpError = (error: unknown): Questions.MailerResult => {
   const e = (typeof error === "object" && error !== null ? error : {}) as SendError
   const message = (e.message ?? String(error)).slice(0, 500)
   if (typeof e.responseCode === "number") {
@@ -82,9 +74,9 @@ const domainOf = (from: string): string => {
   return match?.[1] ?? "localhost"
 }
 
-export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Mailer> =>
+export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Questions.Mailer> =>
   Layer.effect(
-    Mailer,
+    Questions.Mailer,
     Effect.gen(function*() {
       const { createTransport } = yield* optionalPackage("nodemailer", "SMTP_URL (email over SMTP)", () =>
         import("nodemailer"))
@@ -103,7 +95,7 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Mailer> =>
           )
       )
       const messageDomain = domainOf(settings.from)
-      return Mailer.of({
+      return Questions.Mailer.of({
         send: (message) =>
           Effect.tryPromise(() =>
             transport.sendMail({
@@ -115,12 +107,12 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Mailer> =>
               ...(message.html === undefined ? {} : { html: message.html }),
               // Stable per notice: should a copy ever be delivered twice, mail clients can tell it is the same.
               messageId: `<${message.id}@${messageDomain}>`,
-              headers: { ...safeHeaders(message.headers), "Auto-Submitted": "auto-generated" },
+              headers: { ...Questions.safeHeaders(message.headers), "Auto-Submitted": "auto-generated" },
               disableFileAccess: true,
               disableUrlAccess: true
             })
           ).pipe(
-            Effect.map((): MailerResult => ({ _tag: "Sent" })),
+            Effect.map((): Questions.MailerResult => ({ _tag: "Sent" })),
             Effect.catch((failure) => Effect.succeed(classifySmtpError(failure.cause)))
           )
       })
@@ -128,8 +120,8 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Mailer> =>
   )
 
 /** SMTP when `url` is set, the log otherwise. */
-export const mailerFor = (smtp: SmtpSettings | undefined): Layer.Layer<Mailer> =>
-  smtp === undefined ? LoggingMailer : SmtpMailer(smtp)
+export const mailerFor = (smtp: SmtpSettings | undefined): Layer.Layer<Questions.Mailer> =>
+  smtp === undefined ? Questions.LoggingMailer : SmtpMailer(smtp)
 
 /** A worker id unique per process: claims name the process that made them. */
 export const workerIdOfProcess = (): string => `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`
@@ -138,8 +130,11 @@ export const workerIdOfProcess = (): string => `${hostname()}:${process.pid}:${r
  * The email notice worker of a server process, with its transport: started with the server, stopped (after any
  * send in progress) with it. Needs the store services.
  */
-export const EmailNoticeWorkerLive = (smtp: SmtpSettings | undefined, settings?: Partial<EmailWorkerSettings>) =>
-  EmailNoticeWorker({ ...defaultEmailWorkerSettings(workerIdOfProcess()), ...settings }).pipe(
+export const EmailNoticeWorkerLive = (
+  smtp: SmtpSettings | undefined,
+  settings?: Partial<Questions.EmailWorkerSettings>
+) =>
+  Questions.EmailNoticeWorker({ ...Questions.defaultEmailWorkerSettings(workerIdOfProcess()), ...settings }).pipe(
     Layer.provide(mailerFor(smtp))
   )
 
@@ -147,7 +142,7 @@ export interface EmailServerOptions {
   /** SMTP transport; unset: notices are written to the log and marked `logged`. */
   readonly smtp?: SmtpSettings | undefined
   /** `false` starts no worker (the host runs `EmailNoticeWorkerLive` itself, or another process sends). */
-  readonly worker?: false | Partial<EmailWorkerSettings> | undefined
+  readonly worker?: false | Partial<Questions.EmailWorkerSettings> | undefined
 }
 
 /** The worker the API routes start with the server, per `ApiServerOptions.email`. */

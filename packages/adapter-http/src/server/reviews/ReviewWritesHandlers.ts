@@ -1,5 +1,5 @@
 /** Handlers of the review write side: one call into the `ReviewWrites` service per endpoint. */
-import { ReviewWrites } from "@feedback/core"
+import { Reviews } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
@@ -9,7 +9,7 @@ export const ReviewWritesHandlers = HttpApiBuilder.group(
   AdminApi,
   "reviewWrites",
   Effect.fn(function*(handlers) {
-    const writes = yield* ReviewWrites
+    const writes = yield* Reviews.ReviewWrites
     return handlers
       .handle("bulkUpdate", ({ payload, query }) => writes.bulkUpdate(query, payload))
       .handle("import", ({ payload }) => writes.import(payload))
@@ -19,4 +19,4 @@ export const ReviewWritesHandlers = HttpApiBuilder.group(
       .handle("updateResponse", ({ params, payload }) => writes.updateReply(params.id, payload))
       .handle("deleteResponse", ({ params }) => writes.deleteReply(params.id))
   })
-).pipe(capturingOnly(ReviewWrites))
+).pipe(capturingOnly(Reviews.ReviewWrites))

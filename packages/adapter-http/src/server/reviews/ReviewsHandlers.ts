@@ -15,9 +15,9 @@ export const ReviewsHandlers = HttpApiBuilder.group(
   AdminApi,
   "reviewsRead",
   Effect.fn(function*(handlers) {
-    const reviews = yield* Reviews
+    const reviews = yield* Reviews.Reviews
     return handlers
       .handle("list", ({ query }) => Effect.map(reviews.list(query), pageResponse))
       .handle("get", ({ params, query }) => reviews.get(params.id, query))
   })
-).pipe(capturingOnly(Reviews))
+).pipe(capturingOnly(Reviews.Reviews))

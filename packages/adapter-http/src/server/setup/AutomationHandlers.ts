@@ -1,6 +1,6 @@
 /** Handlers of the review automation group (templates, flows, review settings): one call into the `ReviewAutomation` service per endpoint. */
 import { AdminApi } from "@feedback/client/effect"
-import { ReviewAutomation } from "@feedback/core"
+import { Setup } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { capturingOnly } from "../HandlerGroups.ts"
@@ -9,7 +9,7 @@ export const AutomationHandlers = HttpApiBuilder.group(
   AdminApi,
   "automation",
   Effect.fn(function*(handlers) {
-    const automation = yield* ReviewAutomation
+    const automation = yield* Setup.ReviewAutomation
     return handlers
       .handle("listEmailTemplates", ({ query }) => automation.listEmailTemplates(query))
       .handle("getEmailTemplate", ({ params }) => automation.getEmailTemplate(params.id))
@@ -22,4 +22,4 @@ export const AutomationHandlers = HttpApiBuilder.group(
       .handle("getReviewSettings", () => automation.getReviewSettings())
       .handle("updateReviewSettings", ({ payload }) => automation.updateReviewSettings(payload))
   })
-).pipe(capturingOnly(ReviewAutomation))
+).pipe(capturingOnly(Setup.ReviewAutomation))

@@ -4,14 +4,14 @@
  * request was addressed to (the server's own URL as the caller reached it). The configuration is the core's
  * `SetupConfig`, which the `Setup` service captures when it is built; each call only passes its request's origin.
  */
-import { EMBED_SCRIPT_PATH, Setup, SetupConfig, type SetupRequest } from "@feedback/core"
+import { Setup } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
 
-export { EMBED_SCRIPT_PATH }
+export const EMBED_SCRIPT_PATH = Setup.EMBED_SCRIPT_PATH
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "")
 
@@ -21,7 +21,7 @@ export const setupConfigLayer = (options: {
   readonly publicApiBaseUrl?: string | undefined
   readonly serverUrl?: string | undefined
 }) =>
-  Layer.succeed(SetupConfig, {
+  Layer.succeed(Setup.SetupConfig, {
     // Unset: the API's own copy at EMBED_SCRIPT_PATH (shared DECISIONS §19).
     embedScriptUrl: options.embedScriptUrl,
     apiBaseUrl: options.publicApiBaseUrl === undefined ? undefined : withoutTrailingSlash(options.publicApiBaseUrl),
@@ -41,7 +41,7 @@ const requestOrigin = (request: HttpServerRequest.HttpServerRequest): string => 
 }
 
 /** What the current request says about how it was reached. */
-const thisRequest: Effect.Effect<SetupRequest, never, HttpServerRequest.HttpServerRequest> = Effect.map(
+const thisRequest: Effect.Effect<Setup.SetupRequest, never, HttpServerRequest.HttpServerRequest> = Effect.map(
   HttpServerRequest.HttpServerRequest,
   (request) => ({ apiOrigin: requestOrigin(request) })
 )
@@ -50,7 +50,7 @@ export const SetupHandlers = HttpApiBuilder.group(
   AdminApi,
   "setup",
   Effect.fn(function*(handlers) {
-    const setup = yield* Setup
+    const setup = yield* Setup.Setup
     return handlers
       .handle("get", () => Effect.flatMap(thisRequest, (request) => setup.getState(request)))
       .handle(
@@ -62,4 +62,4 @@ export const SetupHandlers = HttpApiBuilder.group(
         ({ payload }) => Effect.flatMap(thisRequest, (request) => setup.setupReviews(payload.data, request))
       )
   })
-).pipe(capturingOnly(Setup))
+).pipe(capturingOnly(Setup.Setup))

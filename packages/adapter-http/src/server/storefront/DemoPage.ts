@@ -7,7 +7,7 @@
  * `?customer=<email of a demo customer>` plays the merchant's backend: the page carries that shopper's signed values
  * (docs/STOREFRONT.md "Signed customer calls"), so the signed flow can be tried. Only the demo's own customers.
  */
-import { signCustomer, StorefrontRecordRepository } from "@feedback/core"
+import { Organizations, Storefront } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { escapeHtml, htmlPage, layout } from "../HostedPage.ts"
@@ -78,7 +78,7 @@ export const demoMissingPage = layout(
 
 export const DemoPageRoute = (slot: DemoSlot) =>
   Layer.unwrap(Effect.gen(function*() {
-    const keys = yield* StorefrontRecordRepository
+    const keys = yield* Organizations.StorefrontRecordRepository
     const serve = Effect.gen(function*() {
       const organizationId = slot.current
       const newest = organizationId === undefined ? Option.none() : yield* keys.newestPublishableKey(organizationId)
@@ -93,7 +93,7 @@ export const DemoPageRoute = (slot: DemoSlot) =>
         if (secret !== null) {
           const timestamp = String(Math.floor(Date.now() / 1000))
           signed = ` data-customer-email="${escapeHtml(customer)}" data-timestamp="${timestamp}" data-signature="${
-            signCustomer(secret, key, customer, timestamp)
+            Storefront.signCustomer(secret, key, customer, timestamp)
           }"`
         }
       }

@@ -7,18 +7,7 @@
  * 3. CORS for the organization's site domains, then the endpoint with the storefront caller provided; a submission
  *    has its JSON body measured first and runs under its `Idempotency-Key` when it sends one.
  */
-import {
-  CurrentStorefrontCaller,
-  Idempotency,
-  Organizations,
-  RateLimitRepository,
-  recordRateLimitDecisionUnsafe,
-  type SpendDecision,
-  StorefrontReads,
-  storefrontActionOf,
-  storefrontBucket,
-  storefrontPolicyName
-} from "@feedback/core"
+import { Idempotency, Organizations, RateLimits, Storefront } from "@feedback/core"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { StorefrontAuth } from "@feedback/client/effect"
@@ -38,10 +27,10 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
   Layer.effect(
     StorefrontAuth,
     Effect.gen(function*() {
-      const organizations = yield* Organizations
-      const rateLimits = yield* RateLimitRepository
-      const reads = yield* StorefrontReads
-      const idempotency = yield* Idempotency
+      const organizations = yield* Organizations.Organizations
+      const rateLimits = yield* RateLimits.RateLimitRepository
+      const reads = yield* Storefront.StorefrontReads
+      const idempotency = yield* Idempotency.Idempotency
       const trusted = parseTrustProxy(options.trustProxy ?? "")
 
       const admit: Parameters<typeof StorefrontAuth.of>[0]["publishableKeyHeader"] = (
@@ -57,15 +46,15 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
               request.headers["x-forwarded-for"],
               trusted
             )
-            const action = storefrontActionOf(request.method)
-            const policy = storefrontPolicyName(action)
+            const action = Storefront.storefrontActionOf(request.method)
+            const policy = Storefront.storefrontPolicyName(action)
             const spend = rateLimits.spend(key.organization.id, [
-              storefrontBucket(action, key.keyId, clientAddress, key.organization.plan)
+              Storefront.storefrontBucket(action, key.keyId, clientAddress, key.organization.plan)
             ], 1)
             const origin = request.headers["origin"]
             // Refused: the 429 with CORS headers. Admitted: undefined, the rate-limit and CORS headers set on the answer.
-            const admitted = (decision: SpendDecision) => {
-              recordRateLimitDecisionUnsafe(decision, context)
+            const admitted = (decision: RateLimits.SpendDecision) => {
+              RateLimits.recordRateLimitDecisionUnsafe(decision, context)
               const cors = origin === undefined ? Effect.succeed(corsHeaders(undefined)) : Effect.map(
                 reads.allowsOrigin(key.organization.id, origin),
                 (allowed) => corsHeaders(allowed ? origin : undefined)
@@ -82,7 +71,7 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
                 return undefined
               })
             }
-            const run = Effect.provideService(httpEffect, CurrentStorefrontCaller, { ...key, clientAddress })
+            const run = Effect.provideService(httpEffect, Storefront.CurrentStorefrontCaller, { ...key, clientAddress })
             // A storefront read is pure: it runs while a spend that waits on I/O is in flight, the decision still first
             // (docs/DECISIONS.md §28). A submission's JSON is measured before it is parsed, and honours Idempotency-Key
             // (docs/DECISIONS.md §18), keyed per organization like the admin API's (a replay needs the same method, path

@@ -6,7 +6,7 @@
  * custom header with a preflight, so a page that sends the key as `X-Publishable-Key` must also put it in the URL
  * for requests that need one).
  */
-import { Organizations, StorefrontReads } from "@feedback/core"
+import { Organizations, Storefront } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 
@@ -31,8 +31,8 @@ const keyInQuery = (url: string): string | undefined => {
 /** `OPTIONS /storefront/*`: 204 with the allowed methods and headers for an allowed origin, else 204 with none. */
 export const StorefrontPreflight = Layer.effectDiscard(Effect.gen(function*() {
   const router = yield* HttpRouter.HttpRouter
-  const organizations = yield* Organizations
-  const reads = yield* StorefrontReads
+  const organizations = yield* Organizations.Organizations
+  const reads = yield* Storefront.StorefrontReads
   yield* router.add(
     "OPTIONS",
     STOREFRONT_PREFLIGHT_PATH,

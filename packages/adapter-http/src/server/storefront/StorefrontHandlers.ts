@@ -2,16 +2,7 @@
  * Handlers of the storefront reads: one call into `StorefrontReads` each, answered as cacheable JSON (`HttpCaching.ts`:
  * `ETag`, `Cache-Control`, 304 on a matching `If-None-Match`).
  */
-import {
-  CustomerReviewPage,
-  ProductRatingList,
-  StorefrontReviews,
-  StorefrontSurvey,
-  StorefrontQuestionPage,
-  StorefrontReads,
-  StorefrontReviewPage,
-  StorefrontSubmissions
-} from "@feedback/core"
+import { Storefront } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
@@ -19,11 +10,11 @@ import { capturingOnly } from "../HandlerGroups.ts"
 import { trustedEncoder } from "../TrustedEncoder.ts"
 import { cacheableJson, personalJson } from "./HttpCaching.ts"
 
-const encodeReviews = trustedEncoder(StorefrontReviewPage)
-const encodeRatings = trustedEncoder(ProductRatingList)
-const encodeQuestions = trustedEncoder(StorefrontQuestionPage)
-const encodeSurvey = trustedEncoder(StorefrontSurvey)
-const encodeCustomerReviews = trustedEncoder(CustomerReviewPage)
+const encodeReviews = trustedEncoder(Storefront.StorefrontReviewPage)
+const encodeRatings = trustedEncoder(Storefront.ProductRatingList)
+const encodeQuestions = trustedEncoder(Storefront.StorefrontQuestionPage)
+const encodeSurvey = trustedEncoder(Storefront.StorefrontSurvey)
+const encodeCustomerReviews = trustedEncoder(Storefront.CustomerReviewPage)
 
 /** What a submission's request says of its origin besides the client address: the user agent and a signed customer. */
 const contextOf = (
@@ -35,9 +26,9 @@ export const StorefrontHandlers = HttpApiBuilder.group(
   AdminApi,
   "storefront",
   Effect.fn(function*(handlers) {
-    const reads = yield* StorefrontReads
-    const submissions = yield* StorefrontSubmissions
-    const shopperReviews = yield* StorefrontReviews
+    const reads = yield* Storefront.StorefrontReads
+    const submissions = yield* Storefront.StorefrontSubmissions
+    const shopperReviews = yield* Storefront.StorefrontReviews
     return handlers
       .handle("productReviews", ({ params, query, request }) =>
         Effect.map(
@@ -79,4 +70,4 @@ export const StorefrontHandlers = HttpApiBuilder.group(
           (page) => personalJson(JSON.stringify(encodeCustomerReviews(page)))
         ))
   })
-).pipe(capturingOnly(StorefrontReads, StorefrontSubmissions, StorefrontReviews))
+).pipe(capturingOnly(Storefront.StorefrontReads, Storefront.StorefrontSubmissions, Storefront.StorefrontReviews))

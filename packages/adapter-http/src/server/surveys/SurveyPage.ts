@@ -7,20 +7,7 @@
  * posted back here, and submitted through the same use-case (`StorefrontReviews.submitSurveyReviews`). Any token that
  * is not a live survey's (malformed, unknown, expired) answers the same 404 page as the unsubscribe links.
  */
-import {
-  type Conflict,
-  CurrentStorefrontCaller,
-  type InvalidRequest,
-  invalidRequestOfSchema,
-  type NotFound,
-  Organizations,
-  type PublishableKeyId,
-  type StorefrontSurvey,
-  StorefrontRecordRepository,
-  StorefrontReviews,
-  SurveyRepository,
-  SurveyReviewSubmission
-} from "@feedback/core"
+import { Kernel, Organizations, Storefront, Surveys } from "@feedback/core"
 import { Effect, Layer, Option, Schema } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { escapeHtml, htmlPage, layout } from "../HostedPage.ts"
@@ -74,7 +61,11 @@ type Entered = Readonly<Record<string, string>>
 const value = (entered: Entered, name: string) => escapeHtml(entered[name] ?? "")
 
 /** The server-rendered form: a rating group (1–5) and optional title and text per product not yet reviewed. */
-export const surveyFormPage = (survey: StorefrontSurvey, entered: Entered = {}, errors: ReadonlyArray<string> = []) => {
+export const surveyFormPage = (
+  survey: Storefront.StorefrontSurvey,
+  entered: Entered = {},
+  errors: ReadonlyArray<string> = []
+) => {
   const greeting = survey.customer.firstName === null ? "" : `Hi ${escapeHtml(survey.customer.firstName)}, `
   const products = survey.products.filter((p) => !p.reviewed).map((p, i) => {
     const stars = [1, 2, 3, 4, 5].map((n) =>
@@ -121,7 +112,7 @@ ${products.join("\n")}
  * The form's fields as the survey endpoint's body: a review for each product given a rating; a title or text with no
  * rating is an issue of its own rather than silently dropped.
  */
-export const submissionOfForm = (survey: StorefrontSurvey, entered: Entered) => {
+export const submissionOfForm = (survey: Storefront.StorefrontSurvey, entered: Entered) => {
   const issues: Array<string> = []
   // Every product, reviewed ones included: a form sent twice (two tabs) is the use-case's 409, not silently dropped.
   const reviews = survey.products.flatMap((p) => {
@@ -154,7 +145,7 @@ export const submissionOfForm = (survey: StorefrontSurvey, entered: Entered) => 
 
 /** An issue of the survey body in the customer's words: `body.reviews[i]` becomes that product's title. */
 const issueText =
-  (survey: StorefrontSurvey, body: { readonly reviews: ReadonlyArray<{ productId: string }> }) =>
+  (survey: Storefront.StorefrontSurvey, body: { readonly reviews: ReadonlyArray<{ productId: string }> }) =>
   (issue: { readonly path: string; readonly message: string }) => {
     const match = /^body\.reviews\[(\d+)\]\.?(\w*)/.exec(issue.path)
     if (match === null) return issue.path === "body.authorName" ? `Your name: ${issue.message}` : issue.message
@@ -170,10 +161,10 @@ export interface SurveyPageOptions {
 
 export const SurveyPageRoute = (options: SurveyPageOptions = {}) =>
   Layer.unwrap(Effect.gen(function*() {
-    const surveys = yield* SurveyRepository
-    const keys = yield* StorefrontRecordRepository
-    const organizations = yield* Organizations
-    const shopperReviews = yield* StorefrontReviews
+    const surveys = yield* Surveys.SurveyRepository
+    const keys = yield* Organizations.StorefrontRecordRepository
+    const organizations = yield* Organizations.Organizations
+    const shopperReviews = yield* Storefront.StorefrontReviews
     const trusted = parseTrustProxy(options.trustProxy ?? "")
 
     const token = Effect.map(HttpRouter.params, (params) => params["token"] ?? "")
@@ -197,8 +188,8 @@ export const SurveyPageRoute = (options: SurveyPageOptions = {}) =>
           request.headers["x-forwarded-for"],
           trusted
         )
-        return yield* Effect.provideService(effect, CurrentStorefrontCaller, {
-          keyId: "" as PublishableKeyId,
+        return yield* Effect.provideService(effect, Storefront.CurrentStorefrontCaller, {
+          keyId: "" as Kernel.PublishableKeyId,
           key: "",
           signingSecret: null,
           organization,
@@ -250,8 +241,8 @@ export const SurveyPageRoute = (options: SurveyPageOptions = {}) =>
       if (issues.length > 0) return again(400, issues)
       const submitted = Effect.flatMap(
         Effect.mapError(
-          Schema.decodeUnknownEffect(SurveyReviewSubmission)(body, { errors: "all" }),
-          (error) => invalidRequestOfSchema("body", error)
+          Schema.decodeUnknownEffect(Storefront.SurveyReviewSubmission)(body, { errors: "all" }),
+          (error) => Kernel.invalidRequestOfSchema("body", error)
         ),
         (input) =>
           asCaller(
@@ -261,7 +252,7 @@ export const SurveyPageRoute = (options: SurveyPageOptions = {}) =>
       )
       return yield* Effect.catch(
         Effect.as(submitted, htmlPage(surveyThanksPage, 200)),
-        (error: InvalidRequest | NotFound | Conflict) =>
+        (error: Kernel.InvalidRequest | Kernel.NotFound | Kernel.Conflict) =>
           Effect.succeed(
             error._tag === "InvalidRequest"
               ? again(400, error.issues.map(issueText(survey, body)))

@@ -8,37 +8,33 @@
  * idle server with active flows asks its database once per wake-up, not in a loop. With the memory store or embedded
  * PGlite (one process) `WorkSignals` polls, as for the other workers.
  */
-import {
-  defaultSurveyWorkerSettings,
-  failInterruptedSurveySteps,
-  runDueSurveySteps,
-  SurveyRepository,
-  type SurveyWorkerSettings,
-  Timestamp,
-  WorkSignals
-} from "@feedback/core"
+import { Kernel, Surveys } from "@feedback/core"
 import { Cause, Effect, Layer, Option } from "effect"
 import { mailerFor, type SmtpSettings, workerIdOfProcess } from "../questions/SmtpMailer.ts"
 
 /** How long to sleep until `next` (a due time), at most `cap` and at least nothing. */
-const untilDue = (next: Option.Option<Timestamp.Timestamp>, at: Timestamp.Timestamp, capMs: number): number =>
+const untilDue = (
+  next: Option.Option<Kernel.Timestamp.Timestamp>,
+  at: Kernel.Timestamp.Timestamp,
+  capMs: number
+): number =>
   Option.match(next, {
     onNone: () => capMs,
-    onSome: (due) => Math.max(0, Math.min(capMs, Timestamp.toMillis(due) - Timestamp.toMillis(at)))
+    onSome: (due) => Math.max(0, Math.min(capMs, Kernel.Timestamp.toMillis(due) - Kernel.Timestamp.toMillis(at)))
   })
 
 /** The worker loop: recover claims of dead workers, run what is due, wait, forever. A failed round is logged. */
-export const runSurveyWorker = (settings: SurveyWorkerSettings) =>
+export const runSurveyWorker = (settings: Surveys.SurveyWorkerSettings) =>
   Effect.gen(function*() {
-    yield* failInterruptedSurveySteps(settings)
-    yield* runDueSurveySteps(settings)
-    const next = yield* SurveyRepository.use((r) => r.nextDueAt)
+    yield* Surveys.failInterruptedSurveySteps(settings)
+    yield* Surveys.runDueSurveySteps(settings)
+    const next = yield* Surveys.SurveyRepository.use((r) => r.nextDueAt)
     // The longest wait is the recovery period's tenth, so a dead worker's claim is failed in time.
     const cap = Math.max(settings.pollIntervalMs, Math.floor(settings.interruptedAfterMs / 10))
-    const wait = untilDue(next, yield* Timestamp.now, cap)
+    const wait = untilDue(next, yield* Kernel.Timestamp.now, cap)
     if (wait > 0) {
       yield* Effect.raceFirst(
-        WorkSignals.use((signals) => signals.idle("surveys", settings.pollIntervalMs)),
+        Kernel.WorkSignals.use((signals) => signals.idle("surveys", settings.pollIntervalMs)),
         Effect.sleep(wait)
       )
     }
@@ -52,11 +48,11 @@ export const runSurveyWorker = (settings: SurveyWorkerSettings) =>
   )
 
 /** Runs the worker for the lifetime of the layer. */
-export const SurveyWorker = (settings: SurveyWorkerSettings) =>
+export const SurveyWorker = (settings: Surveys.SurveyWorkerSettings) =>
   Layer.effectDiscard(Effect.forkScoped(runSurveyWorker(settings)))
 
 /** The worker with the server's mail transport (SMTP when set, the log otherwise). */
-export const SurveyWorkerLive = (smtp: SmtpSettings | undefined, settings?: Partial<SurveyWorkerSettings>) =>
-  SurveyWorker({ ...defaultSurveyWorkerSettings(workerIdOfProcess()), ...settings }).pipe(
+export const SurveyWorkerLive = (smtp: SmtpSettings | undefined, settings?: Partial<Surveys.SurveyWorkerSettings>) =>
+  SurveyWorker({ ...Surveys.defaultSurveyWorkerSettings(workerIdOfProcess()), ...settings }).pipe(
     Layer.provide(mailerFor(smtp))
   )

@@ -9,11 +9,11 @@ export const SurveysHandlers = HttpApiBuilder.group(
   AdminApi,
   "surveys",
   Effect.fn(function*(handlers) {
-    const surveys = yield* Surveys
+    const surveys = yield* Surveys.Surveys
     return handlers
       .handle("list", ({ query }) => surveys.list(query))
       .handle("create", ({ payload }) => surveys.create(payload))
       .handle("get", ({ params }) => surveys.get(params.id))
       .handle("delete", ({ params }) => surveys.delete(params.id))
   })
-).pipe(capturingOnly(Surveys))
+).pipe(capturingOnly(Surveys.Surveys))

@@ -11,13 +11,7 @@
  *   with it; the least recently used pools beyond `MAX_POOLS` are closed. undici rather than node:http: it costs
  *   the client less per POST and is the client of Node's own `fetch` (docs/DECISIONS.md §30).
  */
-import {
-  HostNotResolved,
-  HostResolver,
-  RESPONSE_EXCERPT_BYTES,
-  type TransportResult,
-  WebhookTransport
-} from "@feedback/core"
+import { Webhooks } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import type { LookupAddress, LookupOptions } from "node:dns"
 import { lookup } from "node:dns/promises"
@@ -51,8 +45,8 @@ const describeNetworkError = (error: unknown): string => {
 /** Destinations with a pool kept open; past this, the least recently used pool is closed. */
 const MAX_POOLS = 512
 
-export const NodeWebhookTransport: Layer.Layer<WebhookTransport> = Layer.effect(
-  WebhookTransport,
+export const NodeWebhookTransport: Layer.Layer<Webhooks.WebhookTransport> = Layer.effect(
+  Webhooks.WebhookTransport,
   Effect.gen(function*() {
     const pools = yield* Effect.acquireRelease(
       Effect.sync(() => new Map<string, Pool>()),
@@ -84,9 +78,9 @@ export const NodeWebhookTransport: Layer.Layer<WebhookTransport> = Layer.effect(
       }
       return pool
     }
-    return WebhookTransport.of({
+    return Webhooks.WebhookTransport.of({
       post: (request) =>
-        Effect.callback<TransportResult>((resume) => {
+        Effect.callback<Webhooks.TransportResult>((resume) => {
           const exchange = new Exchange(request.timeoutMs, (result) => resume(Effect.succeed(result)))
           poolFor(request.url, request.address).dispatch({
             origin: request.url.origin,
@@ -116,9 +110,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   private chunks: Array<Buffer> | undefined = undefined
   private size = 0
   private readonly timer: ReturnType<typeof setTimeout>
-  private readonly done: (result: TransportResult) => void
+  private readonly done: (result: Webhooks.TransportResult) => void
 
-  constructor(timeoutMs: number, done: (result: TransportResult) => void) {
+  constructor(timeoutMs: number, done: (result: Webhooks.TransportResult) => void) {
     this.done = done
     this.timer = setTimeout(() => {
       this.finish(this.answer())
@@ -149,7 +143,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (!this.success) (this.chunks ??= []).push(chunk)
     this.size += chunk.length
     // Past what the log keeps nothing more is read: the connection is dropped rather than drained.
-    if (this.size >= RESPONSE_EXCERPT_BYTES) {
+    if (this.size >= Webhooks.RESPONSE_EXCERPT_BYTES) {
       this.settle()
       this.cancelled = true
       controller.abort(new Error("webhook answer cut"))
@@ -168,7 +162,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   /** The answer so far: once the status is known, a cut body still reports it with what was read. */
-  private answer(): TransportResult {
+  private answer(): Webhooks.TransportResult {
     return this.status === undefined
       ? { _tag: "TimedOut" }
       : {
@@ -176,7 +170,7 @@ class Exchange implements Dispatcher.DispatchHandler {
         status: this.status,
         bodyExcerpt: this.chunks === undefined
           ? ""
-          : Buffer.concat(this.chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString("utf8")
+          : Buffer.concat(this.chunks).subarray(0, Webhooks.RESPONSE_EXCERPT_BYTES).toString("utf8")
       }
   }
 
@@ -185,7 +179,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.finish(this.answer())
   }
 
-  private finish(result: TransportResult) {
+  private finish(result: Webhooks.TransportResult) {
     if (this.finished) return
     this.finished = true
     this.done(result)
@@ -193,16 +187,19 @@ class Exchange implements Dispatcher.DispatchHandler {
 }
 
 /** Every address of a name, as the operating system resolves it; a lookup slower than 5 s counts as a failure. */
-export const NodeHostResolver: Layer.Layer<HostResolver> = Layer.succeed(
-  HostResolver,
-  HostResolver.of({
+export const NodeHostResolver: Layer.Layer<Webhooks.HostResolver> = Layer.succeed(
+  Webhooks.HostResolver,
+  Webhooks.HostResolver.of({
     resolve: (hostname) =>
       Effect.tryPromise({
         try: () => lookup(hostname, { all: true, verbatim: true }),
-        catch: () => new HostNotResolved({ hostname })
+        catch: () => new Webhooks.HostNotResolved({ hostname })
       }).pipe(
         Effect.map((addresses) => addresses.map((a) => a.address)),
-        Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.fail(new HostNotResolved({ hostname })) })
+        Effect.timeoutOrElse({
+          duration: "5 seconds",
+          orElse: () => Effect.fail(new Webhooks.HostNotResolved({ hostname }))
+        })
       )
   })
 )

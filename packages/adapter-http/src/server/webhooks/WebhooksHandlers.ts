@@ -9,7 +9,7 @@ export const WebhooksHandlers = HttpApiBuilder.group(
   AdminApi,
   "webhooks",
   Effect.fn(function*(handlers) {
-    const webhooks = yield* Webhooks
+    const webhooks = yield* Webhooks.Webhooks
     return handlers
       .handle("listEvents", () => webhooks.listEvents())
       .handle("create", ({ payload }) => webhooks.create(payload))
@@ -23,4 +23,4 @@ export const WebhooksHandlers = HttpApiBuilder.group(
       .handle("ping", ({ params }) => webhooks.ping(params.id))
       .handle("feed", ({ query }) => webhooks.feed(query))
   })
-).pipe(capturingOnly(Webhooks))
+).pipe(capturingOnly(Webhooks.Webhooks))

@@ -2,24 +2,7 @@
  * Catalog records the reviews need (docs/DECISIONS.md §9): sites, products and customers. The spec names these endpoints
  * without shapes; the records are the core's `Site`, `Product` (with review stats) and `Customer`.
  */
-import {
-  Customer,
-  CustomerCreate,
-  CustomerId,
-  CustomerImport,
-  customerListEndpoint,
-  ImportResult,
-  Product,
-  ProductCreate,
-  ProductId,
-  ProductImport,
-  productListEndpoint,
-  ProductPatch,
-  Site,
-  SiteCreate,
-  SiteId,
-  siteListEndpoint
-} from "@feedback/core"
+import { Catalog, Kernel } from "@feedback/core"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { ConflictResponse, ImportFailedResponse, InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { listQuery, pageOf } from "../ListParams.ts"
@@ -29,8 +12,8 @@ import { doc, docGroup } from "../Describe.ts"
 export class SitesApi extends HttpApiGroup.make("sites")
   .add(
     HttpApiEndpoint.post("create", "/sites", {
-      payload: SiteCreate,
-      success: Site.pipe(HttpApiSchema.status(201)),
+      payload: Catalog.SiteCreate,
+      success: Catalog.Site.pipe(HttpApiSchema.status(201)),
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -39,8 +22,8 @@ export class SitesApi extends HttpApiGroup.make("sites")
       ))
       .pipe(requires("settings:write")),
     HttpApiEndpoint.get("list", "/sites", {
-      query: listQuery(siteListEndpoint),
-      success: pageOf(Site),
+      query: listQuery(Catalog.siteListEndpoint),
+      success: pageOf(Catalog.Site),
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -49,8 +32,8 @@ export class SitesApi extends HttpApiGroup.make("sites")
       ))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.get("get", "/sites/:id", {
-      params: { id: SiteId },
-      success: Site,
+      params: { id: Kernel.SiteId },
+      success: Catalog.Site,
       error: [NotFoundResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -66,8 +49,8 @@ export class SitesApi extends HttpApiGroup.make("sites")
 export class ProductsApi extends HttpApiGroup.make("products")
   .add(
     HttpApiEndpoint.post("create", "/products", {
-      payload: ProductCreate,
-      success: Product.pipe(HttpApiSchema.status(201)),
+      payload: Catalog.ProductCreate,
+      success: Catalog.Product.pipe(HttpApiSchema.status(201)),
       error: [ConflictResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -76,8 +59,8 @@ export class ProductsApi extends HttpApiGroup.make("products")
       ))
       .pipe(requires("products:write")),
     HttpApiEndpoint.get("list", "/products", {
-      query: listQuery(productListEndpoint),
-      success: pageOf(Product),
+      query: listQuery(Catalog.productListEndpoint),
+      success: pageOf(Catalog.Product),
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -86,8 +69,8 @@ export class ProductsApi extends HttpApiGroup.make("products")
       ))
       .pipe(requires("products:read")),
     HttpApiEndpoint.post("import", "/products/import", {
-      payload: ProductImport,
-      success: ImportResult,
+      payload: Catalog.ProductImport,
+      success: Catalog.ImportResult,
       error: [ImportFailedResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -96,8 +79,8 @@ export class ProductsApi extends HttpApiGroup.make("products")
       ))
       .pipe(requires("products:write")),
     HttpApiEndpoint.get("get", "/products/:id", {
-      params: { id: ProductId },
-      success: Product,
+      params: { id: Kernel.ProductId },
+      success: Catalog.Product,
       error: [NotFoundResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -106,9 +89,9 @@ export class ProductsApi extends HttpApiGroup.make("products")
       ))
       .pipe(requires("products:read")),
     HttpApiEndpoint.patch("update", "/products/:id", {
-      params: { id: ProductId },
-      payload: ProductPatch,
-      success: Product,
+      params: { id: Kernel.ProductId },
+      payload: Catalog.ProductPatch,
+      success: Catalog.Product,
       error: [NotFoundResponse, ConflictResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -117,8 +100,8 @@ export class ProductsApi extends HttpApiGroup.make("products")
       ))
       .pipe(requires("products:write")),
     HttpApiEndpoint.delete("delete", "/products/:id", {
-      params: { id: ProductId },
-      success: Product,
+      params: { id: Kernel.ProductId },
+      success: Catalog.Product,
       error: [NotFoundResponse, ConflictResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -138,8 +121,8 @@ export class ProductsApi extends HttpApiGroup.make("products")
 export class CustomersApi extends HttpApiGroup.make("customers")
   .add(
     HttpApiEndpoint.post("create", "/customers", {
-      payload: CustomerCreate,
-      success: Customer.pipe(HttpApiSchema.status(201)),
+      payload: Catalog.CustomerCreate,
+      success: Catalog.Customer.pipe(HttpApiSchema.status(201)),
       error: [ConflictResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -148,8 +131,8 @@ export class CustomersApi extends HttpApiGroup.make("customers")
       ))
       .pipe(requires("customers:write")),
     HttpApiEndpoint.get("list", "/customers", {
-      query: listQuery(customerListEndpoint),
-      success: pageOf(Customer),
+      query: listQuery(Catalog.customerListEndpoint),
+      success: pageOf(Catalog.Customer),
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -158,8 +141,8 @@ export class CustomersApi extends HttpApiGroup.make("customers")
       ))
       .pipe(requires("customers:read")),
     HttpApiEndpoint.post("import", "/customers/import", {
-      payload: CustomerImport,
-      success: ImportResult,
+      payload: Catalog.CustomerImport,
+      success: Catalog.ImportResult,
       error: [ImportFailedResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -168,8 +151,8 @@ export class CustomersApi extends HttpApiGroup.make("customers")
       ))
       .pipe(requires("customers:write")),
     HttpApiEndpoint.get("get", "/customers/:id", {
-      params: { id: CustomerId },
-      success: Customer,
+      params: { id: Kernel.CustomerId },
+      success: Catalog.Customer,
       error: [NotFoundResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(

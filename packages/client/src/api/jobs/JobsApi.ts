@@ -3,7 +3,7 @@
  * import file is streamed in, stored, and imported in batches off the request path; an export writes a file that is
  * downloaded once the job has succeeded. Both answer 202 with the job and are read back by id.
  */
-import { ImportJobId, InvalidRequest, Job, JobFormat, JobType, MAX_JOB_BYTES, MAX_JOB_ROWS } from "@feedback/core"
+import { Jobs, Kernel } from "@feedback/core"
 import { Result, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { doc, docGroup } from "../Describe.ts"
@@ -16,7 +16,7 @@ import {
 import { flagParam } from "../ListParams.ts"
 import { requires, requiresByInput, SecretKeyAuth } from "../Security.ts"
 
-const params = { id: ImportJobId }
+const params = { id: Kernel.ImportJobId }
 
 /** The media types an import file may be sent as. */
 const IMPORT_MEDIA_TYPES = ["text/csv", "application/x-ndjson"] as const
@@ -30,13 +30,13 @@ const strictParam = flagParam(
       ? Result.succeed(true)
       : raw === "false"
       ? Result.succeed(false)
-      : Result.fail(InvalidRequest.single("query.strict", "must be true or false"))
+      : Result.fail(Kernel.InvalidRequest.single("query.strict", "must be true or false"))
 )
 
 /** `POST /export-jobs` body. */
 export const ExportJobCreate = Schema.Struct({
   type: Schema.Literal("reviews"),
-  format: JobFormat,
+  format: Jobs.JobFormat,
   /** A filter document, as `GET /reviews` takes it (docs/DECISIONS.md §4). */
   filter: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
   search: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200)))
@@ -46,17 +46,17 @@ export type ExportJobCreate = typeof ExportJobCreate.Type
 export class ImportJobsApi extends HttpApiGroup.make("importJobs")
   .add(
     HttpApiEndpoint.post("create", "/import-jobs", {
-      query: { type: JobType, strict: strictParam },
+      query: { type: Jobs.JobType, strict: strictParam },
       payload: HttpApiSchema.StreamUint8Array({ contentType: [...IMPORT_MEDIA_TYPES] }),
-      success: Job.pipe(HttpApiSchema.status(202)),
+      success: Jobs.Job.pipe(HttpApiSchema.status(202)),
       error: [InvalidRequestResponse, PayloadTooLargeResponse]
     })
       .annotateMerge(doc(
         "Queue an import job",
         `Streams a CSV (\`text/csv\`, RFC 4180, a header row naming the import's row fields; lists and objects as JSON in ` +
           `the cell) or NDJSON (\`application/x-ndjson\`, one JSON row a line) file of reviews, products or customers, at most ` +
-          `${MAX_JOB_ROWS.toLocaleString("en-US")} rows and ${
-            MAX_JOB_BYTES / 1024 / 1024
+          `${Jobs.MAX_JOB_ROWS.toLocaleString("en-US")} rows and ${
+            Jobs.MAX_JOB_BYTES / 1024 / 1024
           } MiB (more: 413, nothing imported), and answers 202 with the ` +
           "queued job. Rows are validated and imported in batches off the request path with the same rules as the synchronous " +
           "import of the type. Needs `<type>:write`. Costs 10 tokens."
@@ -64,7 +64,7 @@ export class ImportJobsApi extends HttpApiGroup.make("importJobs")
       .pipe(requiresByInput("<type>:write")),
     HttpApiEndpoint.get("get", "/import-jobs/:id", {
       params,
-      success: Job,
+      success: Jobs.Job,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -82,7 +82,7 @@ export class ExportJobsApi extends HttpApiGroup.make("exportJobs")
   .add(
     HttpApiEndpoint.post("create", "/export-jobs", {
       payload: ExportJobCreate,
-      success: Job.pipe(HttpApiSchema.status(202)),
+      success: Jobs.Job.pipe(HttpApiSchema.status(202)),
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -90,13 +90,13 @@ export class ExportJobsApi extends HttpApiGroup.make("exportJobs")
         "Exports the reviews matching `filter` AND `search` (as `GET /reviews`) to a CSV or NDJSON file written " +
           "off the request path; every review field of the list, plus the import's fields (product slug, customer email, " +
           `reply, image URLs), so the file imports again. More than ${
-            MAX_JOB_ROWS.toLocaleString("en-US")
+            Jobs.MAX_JOB_ROWS.toLocaleString("en-US")
           } matches fails the job. Costs 10 tokens.`
       ))
       .pipe(requires("reviews:read")),
     HttpApiEndpoint.get("get", "/export-jobs/:id", {
       params,
-      success: Job,
+      success: Jobs.Job,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(

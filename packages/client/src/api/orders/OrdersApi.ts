@@ -2,30 +2,20 @@
  * Orders (docs/DECISIONS.md §48): what shoppers bought, the records survey flows start from (§48). Status moves only
  * forward (open → fulfilled → delivered) or to cancelled; each move stamps its time and fires `order.updated`.
  */
-import {
-  ImportResult,
-  Order,
-  OrderBulkUpdateBody,
-  OrderBulkUpdateResult,
-  OrderCreate,
-  OrderId,
-  OrderImport,
-  orderListEndpoint,
-  OrderPatch
-} from "@feedback/core"
+import { Catalog, Kernel, Orders } from "@feedback/core"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ConflictResponse, ImportFailedResponse, InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { filterParam, listQuery, pageOf, searchParam } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 import { doc } from "../Describe.ts"
 
-const params = { id: OrderId }
+const params = { id: Kernel.OrderId }
 
 export class OrdersApi extends HttpApiGroup.make("orders")
   .add(
     HttpApiEndpoint.post("create", "/orders", {
-      payload: OrderCreate,
-      success: Order.pipe(HttpApiSchema.status(201)),
+      payload: Orders.OrderCreate,
+      success: Orders.Order.pipe(HttpApiSchema.status(201)),
       error: [ConflictResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -34,8 +24,8 @@ export class OrdersApi extends HttpApiGroup.make("orders")
       ))
       .pipe(requires("orders:write")),
     HttpApiEndpoint.get("list", "/orders", {
-      query: listQuery(orderListEndpoint),
-      success: pageOf(Order),
+      query: listQuery(Orders.orderListEndpoint),
+      success: pageOf(Orders.Order),
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -44,8 +34,8 @@ export class OrdersApi extends HttpApiGroup.make("orders")
       ))
       .pipe(requires("orders:read")),
     HttpApiEndpoint.post("import", "/orders/import", {
-      payload: OrderImport,
-      success: ImportResult,
+      payload: Orders.OrderImport,
+      success: Catalog.ImportResult,
       error: [ImportFailedResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -56,8 +46,8 @@ export class OrdersApi extends HttpApiGroup.make("orders")
     // Declared before `/orders/:id` so the literal segment is never read as an id.
     HttpApiEndpoint.patch("bulkUpdate", "/orders/bulk-update", {
       query: { filter: filterParam, search: searchParam },
-      payload: OrderBulkUpdateBody,
-      success: OrderBulkUpdateResult,
+      payload: Orders.OrderBulkUpdateBody,
+      success: Orders.OrderBulkUpdateResult,
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -67,15 +57,15 @@ export class OrdersApi extends HttpApiGroup.make("orders")
       .pipe(requires("orders:write")),
     HttpApiEndpoint.get("get", "/orders/:id", {
       params,
-      success: Order,
+      success: Orders.Order,
       error: [NotFoundResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc("Get an order", "One order by id with its lines."))
       .pipe(requires("orders:read")),
     HttpApiEndpoint.patch("update", "/orders/:id", {
       params,
-      payload: OrderPatch,
-      success: Order,
+      payload: Orders.OrderPatch,
+      success: Orders.Order,
       error: [NotFoundResponse, ConflictResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -85,7 +75,7 @@ export class OrdersApi extends HttpApiGroup.make("orders")
       .pipe(requires("orders:write")),
     HttpApiEndpoint.delete("delete", "/orders/:id", {
       params,
-      success: Order,
+      success: Orders.Order,
       error: [NotFoundResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc("Delete an order", "Deletes the order and answers it as it was. Fires `order.deleted`."))

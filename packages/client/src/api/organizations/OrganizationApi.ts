@@ -1,5 +1,5 @@
 /** `GET /organization`: the caller's organization, including the plan the rate limit is measured against. */
-import { Organization } from "@feedback/core"
+import { Organizations } from "@feedback/core"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { NotFoundResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
@@ -7,7 +7,7 @@ import { doc, docGroup } from "../Describe.ts"
 
 export class OrganizationApi extends HttpApiGroup.make("organization")
   .add(
-    HttpApiEndpoint.get("get", "/organization", { success: Organization, error: NotFoundResponse })
+    HttpApiEndpoint.get("get", "/organization", { success: Organizations.Organization, error: NotFoundResponse })
       .annotateMerge(doc(
         "Get your organization",
         "The organization the key belongs to, with its plan: `plan.apiRequestsPerMinute` is the rate limit every key of the organization shares."

@@ -2,14 +2,14 @@
  * Publishable keys in the admin API (docs/DECISIONS.md §55): the keys storefront widgets authenticate with. A key is
  * public; its signing secret (for signed customer calls) is shown once, when the key is created.
  */
-import { IssuedPublishableKey, PublishableKey, PublishableKeyId } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { NotFoundResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 import { doc } from "../Describe.ts"
 
-export const PublishableKeyList = Schema.Struct({ data: Schema.Array(PublishableKey) }).annotate({
+export const PublishableKeyList = Schema.Struct({ data: Schema.Array(Organizations.PublishableKey) }).annotate({
   identifier: "PublishableKeyList"
 })
 
@@ -22,7 +22,7 @@ export class PublishableKeysApi extends HttpApiGroup.make("publishableKeys")
       ))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.post("create", "/publishable-keys", {
-      success: IssuedPublishableKey.pipe(HttpApiSchema.status(201))
+      success: Organizations.IssuedPublishableKey.pipe(HttpApiSchema.status(201))
     })
       .annotateMerge(doc(
         "Create a publishable key",
@@ -30,8 +30,8 @@ export class PublishableKeysApi extends HttpApiGroup.make("publishableKeys")
       ))
       .pipe(requires("settings:write")),
     HttpApiEndpoint.delete("revoke", "/publishable-keys/:id", {
-      params: { id: PublishableKeyId },
-      success: PublishableKey,
+      params: { id: Kernel.PublishableKeyId },
+      success: Organizations.PublishableKey,
       error: NotFoundResponse
     })
       .annotateMerge(doc(

@@ -2,18 +2,7 @@
  * Product questions and their answers (spec: Product questions). Lists follow `docs/DECISIONS.md` §4 plus `answered`;
  * bodies are strict, so `body` in a PATCH (the question text is not editable) is a 400 naming it.
  */
-import {
-  CreateProductQuestion,
-  CreateProductQuestionAnswer,
-  ProductQuestion,
-  ProductQuestionAnswer,
-  ProductQuestionAnswerId,
-  ProductQuestionId,
-  productQuestionListEndpoint,
-  ProductQuestionRecord,
-  UpdateProductQuestion,
-  UpdateProductQuestionAnswer
-} from "@feedback/core"
+import { Kernel, Questions } from "@feedback/core"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
@@ -21,26 +10,27 @@ import { answeredParam, includeParam, listQuery } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 import { doc, docGroup } from "../Describe.ts"
 
-const include = includeParam(productQuestionListEndpoint.includes)
-const answerParams = { id: ProductQuestionId, answerId: ProductQuestionAnswerId }
+const include = includeParam(Questions.productQuestionListEndpoint.includes)
+const answerParams = { id: Kernel.ProductQuestionId, answerId: Kernel.ProductQuestionAnswerId }
 
 /** The list parameters of `docs/DECISIONS.md` §4 plus `answered`. */
 const ProductQuestionListQuery = Schema.Struct({
-  ...listQuery(productQuestionListEndpoint),
+  ...listQuery(Questions.productQuestionListEndpoint),
   include,
   answered: answeredParam
 })
 
 export const ProductQuestionPage = Schema.Struct({
-  data: Schema.Array(ProductQuestion),
+  data: Schema.Array(Questions.ProductQuestion),
   nextCursor: Schema.NullOr(Schema.String)
 }).annotate({ identifier: "ProductQuestionPage" })
 
-export const ProductQuestionAnswerList = Schema.Struct({ data: Schema.Array(ProductQuestionAnswer) }).annotate({
-  identifier: "ProductQuestionAnswerList"
-})
+export const ProductQuestionAnswerList = Schema.Struct({ data: Schema.Array(Questions.ProductQuestionAnswer) })
+  .annotate({
+    identifier: "ProductQuestionAnswerList"
+  })
 
-const idParams = { id: ProductQuestionId }
+const idParams = { id: Kernel.ProductQuestionId }
 const includeQuery = Schema.Struct({ include })
 
 export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
@@ -56,8 +46,8 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
       ))
       .pipe(requires("reviews:read")),
     HttpApiEndpoint.post("create", "/product-questions", {
-      payload: CreateProductQuestion,
-      success: ProductQuestionRecord.pipe(HttpApiSchema.status(201)),
+      payload: Questions.CreateProductQuestion,
+      success: Questions.ProductQuestionRecord.pipe(HttpApiSchema.status(201)),
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -68,7 +58,7 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
     HttpApiEndpoint.get("get", "/product-questions/:id", {
       params: idParams,
       query: includeQuery,
-      success: ProductQuestion,
+      success: Questions.ProductQuestion,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -79,8 +69,8 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
     HttpApiEndpoint.patch("update", "/product-questions/:id", {
       params: idParams,
       query: includeQuery,
-      payload: UpdateProductQuestion,
-      success: ProductQuestion,
+      payload: Questions.UpdateProductQuestion,
+      success: Questions.ProductQuestion,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -90,7 +80,7 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.delete("delete", "/product-questions/:id", {
       params: idParams,
-      success: ProductQuestionRecord,
+      success: Questions.ProductQuestionRecord,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -110,8 +100,8 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
       .pipe(requires("reviews:read")),
     HttpApiEndpoint.post("createAnswer", "/product-questions/:id/answers", {
       params: idParams,
-      payload: CreateProductQuestionAnswer,
-      success: ProductQuestionAnswer.pipe(HttpApiSchema.status(201)),
+      payload: Questions.CreateProductQuestionAnswer,
+      success: Questions.ProductQuestionAnswer.pipe(HttpApiSchema.status(201)),
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -121,8 +111,8 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.patch("updateAnswer", "/product-questions/:id/answers/:answerId", {
       params: answerParams,
-      payload: UpdateProductQuestionAnswer,
-      success: ProductQuestionAnswer,
+      payload: Questions.UpdateProductQuestionAnswer,
+      success: Questions.ProductQuestionAnswer,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -134,7 +124,7 @@ export class ProductQuestionsApi extends HttpApiGroup.make("productQuestions")
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.delete("deleteAnswer", "/product-questions/:id/answers/:answerId", {
       params: answerParams,
-      success: ProductQuestionAnswer,
+      success: Questions.ProductQuestionAnswer,
       error: NotFoundResponse
     })
       .annotateMerge(doc(

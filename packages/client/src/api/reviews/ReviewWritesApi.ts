@@ -2,19 +2,7 @@
  * The review write side of the admin API (spec: Reviews): moderation and redaction, deletion, bulk moderation,
  * import, and the merchant's reply. Reading reviews (`GET /reviews`, `GET /reviews/{id}`) is another group.
  */
-import {
-  BulkUpdateBody,
-  BulkUpdateResult,
-  ImportRequest,
-  ReviewImportResult,
-  ReplyCreate,
-  ReplyPatch,
-  ReviewDeletionRequest,
-  ReviewId,
-  ReviewPatch,
-  ReviewRecord,
-  ReviewReply
-} from "@feedback/core"
+import { Kernel, Reviews } from "@feedback/core"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import {
@@ -27,15 +15,15 @@ import {
 import { doc, docGroup } from "../Describe.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
-const params = { id: ReviewId }
+const params = { id: Kernel.ReviewId }
 
 export class ReviewWritesApi extends HttpApiGroup.make("reviewWrites")
   .add(
     // Declared before `/reviews/:id` so the literal segment is never read as an id.
     HttpApiEndpoint.patch("bulkUpdate", "/reviews/bulk-update", {
       query: { filter: Schema.optionalKey(Schema.String), search: Schema.optionalKey(Schema.String) },
-      payload: BulkUpdateBody,
-      success: BulkUpdateResult,
+      payload: Reviews.BulkUpdateBody,
+      success: Reviews.BulkUpdateResult,
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -45,8 +33,8 @@ export class ReviewWritesApi extends HttpApiGroup.make("reviewWrites")
       ))
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.post("import", "/reviews/import", {
-      payload: ImportRequest,
-      success: ReviewImportResult,
+      payload: Reviews.ImportRequest,
+      success: Reviews.ReviewImportResult,
       error: [InvalidRequestResponse, ImportFailedResponse]
     })
       .annotateMerge(doc(
@@ -57,8 +45,8 @@ export class ReviewWritesApi extends HttpApiGroup.make("reviewWrites")
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.patch("update", "/reviews/:id", {
       params,
-      payload: ReviewPatch,
-      success: ReviewRecord,
+      payload: Reviews.ReviewPatch,
+      success: Reviews.ReviewRecord,
       error: [InvalidRequestResponse, NotFoundResponse, InvalidRedactionResponse]
     })
       .annotateMerge(doc(
@@ -69,8 +57,8 @@ export class ReviewWritesApi extends HttpApiGroup.make("reviewWrites")
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.delete("delete", "/reviews/:id", {
       params,
-      payload: ReviewDeletionRequest,
-      success: ReviewRecord,
+      payload: Reviews.ReviewDeletionRequest,
+      success: Reviews.ReviewRecord,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -81,8 +69,8 @@ export class ReviewWritesApi extends HttpApiGroup.make("reviewWrites")
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.post("createResponse", "/reviews/:id/response", {
       params,
-      payload: ReplyCreate,
-      success: ReviewReply.pipe(HttpApiSchema.status(201)),
+      payload: Reviews.ReplyCreate,
+      success: Reviews.ReviewReply.pipe(HttpApiSchema.status(201)),
       error: [InvalidRequestResponse, NotFoundResponse, ConflictResponse]
     })
       .annotateMerge(doc(
@@ -92,8 +80,8 @@ export class ReviewWritesApi extends HttpApiGroup.make("reviewWrites")
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.patch("updateResponse", "/reviews/:id/response", {
       params,
-      payload: ReplyPatch,
-      success: ReviewReply,
+      payload: Reviews.ReplyPatch,
+      success: Reviews.ReviewReply,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -103,7 +91,7 @@ export class ReviewWritesApi extends HttpApiGroup.make("reviewWrites")
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.delete("deleteResponse", "/reviews/:id/response", {
       params,
-      success: ReviewReply,
+      success: Reviews.ReviewReply,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(

@@ -2,24 +2,24 @@
  * Reading reviews (spec: GET /reviews, GET /reviews/{id}). The write side (moderation, redaction, deletion,
  * bulk update, import, replies) is a separate group.
  */
-import { Review, ReviewId, reviewListEndpoint } from "@feedback/core"
+import { Kernel, Reviews } from "@feedback/core"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { includeParam, listQuery, pageOf } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 import { doc, docGroup } from "../Describe.ts"
 
-const include = includeParam(reviewListEndpoint.includes)
+const include = includeParam(Reviews.reviewListEndpoint.includes)
 
 /** The answer of `GET /reviews` (its handler encodes it with a compiled encoder, so the schema is shared). */
-export const ReviewPage = pageOf(Review)
+export const ReviewPage = pageOf(Reviews.Review)
 
 // The group's identifier stays `reviewsRead`: it prefixes the public operationIds (`reviewsRead.list`) and names the
 // typed client's group (`client.reviewsRead`).
 export class ReviewsApi extends HttpApiGroup.make("reviewsRead")
   .add(
     HttpApiEndpoint.get("list", "/reviews", {
-      query: { ...listQuery(reviewListEndpoint), include },
+      query: { ...listQuery(Reviews.reviewListEndpoint), include },
       success: ReviewPage,
       error: InvalidRequestResponse
     })
@@ -30,9 +30,9 @@ export class ReviewsApi extends HttpApiGroup.make("reviewsRead")
       ))
       .pipe(requires("reviews:read")),
     HttpApiEndpoint.get("get", "/reviews/:id", {
-      params: { id: ReviewId },
+      params: { id: Kernel.ReviewId },
       query: { include },
-      success: Review,
+      success: Reviews.Review,
       error: [NotFoundResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(

@@ -2,31 +2,20 @@
  * The review automation as editable records (docs/DECISIONS.md §13): the email templates and survey flows that the
  * guided reviews setup creates, listed newest first, read, edited (only sent fields change) and deleted.
  */
-import {
-  ReviewSettings,
-  ReviewSettingsPatch,
-  EmailTemplate,
-  EmailTemplateId,
-  EmailTemplateList,
-  EmailTemplatePatch,
-  SurveyFlow,
-  SurveyFlowId,
-  SurveyFlowList,
-  SurveyFlowPatch
-} from "@feedback/core"
+import { Kernel, Setup } from "@feedback/core"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { doc, docGroup } from "../Describe.ts"
 import { ConflictResponse, InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { pageQuery } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
-const template = { id: EmailTemplateId }
-const flow = { id: SurveyFlowId }
+const template = { id: Kernel.EmailTemplateId }
+const flow = { id: Kernel.SurveyFlowId }
 export class AutomationApi extends HttpApiGroup.make("automation")
   .add(
     HttpApiEndpoint.get("listEmailTemplates", "/email-templates", {
       query: pageQuery,
-      success: EmailTemplateList,
+      success: Setup.EmailTemplateList,
       error: InvalidRequestResponse
     })
       .annotateMerge(
@@ -35,15 +24,15 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .pipe(requires("settings:read")),
     HttpApiEndpoint.get("getEmailTemplate", "/email-templates/:id", {
       params: template,
-      success: EmailTemplate,
+      success: Setup.EmailTemplate,
       error: NotFoundResponse
     })
       .annotateMerge(doc("Get an email template", "One email template by id."))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("updateEmailTemplate", "/email-templates/:id", {
       params: template,
-      payload: EmailTemplatePatch,
-      success: EmailTemplate,
+      payload: Setup.EmailTemplatePatch,
+      success: Setup.EmailTemplate,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -55,7 +44,7 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .pipe(requires("settings:write")),
     HttpApiEndpoint.delete("deleteEmailTemplate", "/email-templates/:id", {
       params: template,
-      success: EmailTemplate,
+      success: Setup.EmailTemplate,
       error: [NotFoundResponse, ConflictResponse]
     })
       .annotateMerge(doc(
@@ -66,7 +55,7 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .pipe(requires("settings:write")),
     HttpApiEndpoint.get("listSurveyFlows", "/survey-flows", {
       query: pageQuery,
-      success: SurveyFlowList,
+      success: Setup.SurveyFlowList,
       error: InvalidRequestResponse
     })
       .annotateMerge(
@@ -78,15 +67,15 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .pipe(requires("settings:read")),
     HttpApiEndpoint.get("getSurveyFlow", "/survey-flows/:id", {
       params: flow,
-      success: SurveyFlow,
+      success: Setup.SurveyFlow,
       error: NotFoundResponse
     })
       .annotateMerge(doc("Get a survey flow", "One survey flow with its steps in position order."))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("updateSurveyFlow", "/survey-flows/:id", {
       params: flow,
-      payload: SurveyFlowPatch,
-      success: SurveyFlow,
+      payload: Setup.SurveyFlowPatch,
+      success: Setup.SurveyFlow,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -99,7 +88,7 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       .pipe(requires("settings:write")),
     HttpApiEndpoint.delete("deleteSurveyFlow", "/survey-flows/:id", {
       params: flow,
-      success: SurveyFlow,
+      success: Setup.SurveyFlow,
       error: NotFoundResponse
     })
       .annotateMerge(
@@ -109,7 +98,7 @@ export class AutomationApi extends HttpApiGroup.make("automation")
         )
       )
       .pipe(requires("settings:write")),
-    HttpApiEndpoint.get("getReviewSettings", "/review-settings", { success: ReviewSettings })
+    HttpApiEndpoint.get("getReviewSettings", "/review-settings", { success: Setup.ReviewSettings })
       .annotateMerge(doc(
         "Get the review settings",
         "Whether new reviews are published without moderation (`autoPublish`), from which rating (`autoPublishMinRating`, " +
@@ -118,8 +107,8 @@ export class AutomationApi extends HttpApiGroup.make("automation")
       ))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("updateReviewSettings", "/review-settings", {
-      payload: ReviewSettingsPatch,
-      success: ReviewSettings,
+      payload: Setup.ReviewSettingsPatch,
+      success: Setup.ReviewSettings,
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(

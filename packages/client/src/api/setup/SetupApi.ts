@@ -3,7 +3,7 @@
  * guided reviews setup. Bodies are strict like every body of the API: an unknown field, also inside `data`, is a
  * 400 that names it (`body.data.delaydays`).
  */
-import { ReviewsSetupAnswers, ReviewsSetupResult, SetupPatch, SetupState } from "@feedback/core"
+import { Setup } from "@feedback/core"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { doc, docGroup } from "../Describe.ts"
@@ -11,20 +11,20 @@ import { ConflictResponse, InvalidRequestResponse } from "../ErrorResponses.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 
 /** Body of POST /organization/setup/reviews: the answers, each optional with its default (docs/DECISIONS.md §8). */
-export const ReviewsSetupBody = Schema.Struct({ data: ReviewsSetupAnswers }).annotate({
+export const ReviewsSetupBody = Schema.Struct({ data: Setup.ReviewsSetupAnswers }).annotate({
   identifier: "ReviewsSetupBody"
 })
 
 export class SetupApi extends HttpApiGroup.make("setup")
   .add(
-    HttpApiEndpoint.get("get", "/organization/setup", { success: SetupState })
+    HttpApiEndpoint.get("get", "/organization/setup", { success: Setup.SetupState })
       .annotateMerge(doc(
         "Get the setup state",
         "Which areas of your account are set up, dismissed or still open, each with when that was decided: use it to " +
           "show a setup checklist. An area whose records say it is running is recorded as completed the first time it is seen."
       ))
       .pipe(requires("settings:read")),
-    HttpApiEndpoint.patch("update", "/organization/setup", { payload: SetupPatch, success: SetupState })
+    HttpApiEndpoint.patch("update", "/organization/setup", { payload: Setup.SetupPatch, success: Setup.SetupState })
       .annotateMerge(doc(
         "Record a setup decision",
         "Records an outcome on one area and answers the state after it. Every outcome is " +
@@ -33,7 +33,7 @@ export class SetupApi extends HttpApiGroup.make("setup")
       .pipe(requires("settings:write")),
     HttpApiEndpoint.post("setupReviews", "/organization/setup/reviews", {
       payload: ReviewsSetupBody,
-      success: ReviewsSetupResult.pipe(HttpApiSchema.status(201)),
+      success: Setup.ReviewsSetupResult.pipe(HttpApiSchema.status(201)),
       error: [ConflictResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(

@@ -4,25 +4,7 @@
  * no personal field; every answer is cacheable (`ETag`, `Cache-Control: public, max-age=60`, 304 on a matching
  * `If-None-Match`). Secret keys are refused here, and publishable keys everywhere else.
  */
-import {
-  CustomerReviewPage,
-  InvalidRequest,
-  StorefrontReviewSubmission,
-  StorefrontReviewSubmitted,
-  StorefrontSurvey,
-  SurveyReviewSubmission,
-  SurveyReviewSubmitted,
-  ProductQuestionId,
-  StorefrontAnswerSubmission,
-  StorefrontQuestionSubmission,
-  StorefrontSubmitted,
-  MAX_RATINGS_PRODUCTS,
-  ProductRatingList,
-  StorefrontQuestionPage,
-  storefrontLimits,
-  StorefrontReviewPage,
-  storefrontReviewSorts
-} from "@feedback/core"
+import { Kernel, Storefront } from "@feedback/core"
 import { Result, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ConflictResponse, InvalidRequestResponse, NotFoundResponse, UnauthorizedResponse } from "../ErrorResponses.ts"
@@ -43,7 +25,7 @@ const wholeNumber = (name: string, min: number, max: number, description: string
       const n = /^\d{1,6}$/.test(raw) ? Number(raw) : Number.NaN
       return n >= min && n <= max
         ? Result.succeed(n)
-        : Result.fail(InvalidRequest.single(`query.${name}`, `must be a whole number from ${min} to ${max}`))
+        : Result.fail(Kernel.InvalidRequest.single(`query.${name}`, `must be a whole number from ${min} to ${max}`))
     },
     format: String
   })
@@ -51,9 +33,9 @@ const wholeNumber = (name: string, min: number, max: number, description: string
 const limit = wholeNumber(
   "limit",
   1,
-  storefrontLimits.maxLimit,
-  `Records to return, 1 to ${storefrontLimits.maxLimit} (default ${storefrontLimits.defaultLimit}).`,
-  storefrontLimits.defaultLimit
+  Storefront.storefrontLimits.maxLimit,
+  `Records to return, 1 to ${Storefront.storefrontLimits.maxLimit} (default ${Storefront.storefrontLimits.defaultLimit}).`,
+  Storefront.storefrontLimits.defaultLimit
 )
 const cursor = Schema.optionalKey(
   Schema.String.check(Schema.isMaxLength(2_000)).annotate({
@@ -103,7 +85,7 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
         apiPublishableKey,
         limit,
         cursor,
-        sort: sortParam(storefrontReviewSorts, "-createdAt"),
+        sort: sortParam(Storefront.storefrontReviewSorts, "-createdAt"),
         rating: wholeNumber(
           "rating",
           1,
@@ -111,7 +93,7 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
           "Only reviews of this many stars (a rating counts for the nearest whole star, halves up)."
         )
       },
-      success: StorefrontReviewPage,
+      success: Storefront.StorefrontReviewPage,
       error: [NotFoundResponse, InvalidRequestResponse]
     }).annotateMerge(doc(
       "List a product's published reviews",
@@ -121,19 +103,19 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
       query: {
         apiPublishableKey,
         products: Schema.String.check(Schema.isMaxLength(60_000)).annotate({
-          description: `Up to ${MAX_RATINGS_PRODUCTS} product ids or slugs, comma-separated.`
+          description: `Up to ${Storefront.MAX_RATINGS_PRODUCTS} product ids or slugs, comma-separated.`
         })
       },
-      success: ProductRatingList,
+      success: Storefront.ProductRatingList,
       error: InvalidRequestResponse
     }).annotateMerge(doc(
       "Get products' ratings",
-      `The published review count, average rating and histogram by star of up to ${MAX_RATINGS_PRODUCTS} products at once, in the order asked; products not found are left out. Exact at every moment: the stats change in the transaction of every review change.`
+      `The published review count, average rating and histogram by star of up to ${Storefront.MAX_RATINGS_PRODUCTS} products at once, in the order asked; products not found are left out. Exact at every moment: the stats change in the transaction of every review change.`
     )),
     HttpApiEndpoint.get("productQuestions", "/storefront/products/:productIdOrSlug/questions", {
       params: productParams,
       query: { apiPublishableKey, limit, cursor },
-      success: StorefrontQuestionPage,
+      success: Storefront.StorefrontQuestionPage,
       error: [NotFoundResponse, InvalidRequestResponse]
     }).annotateMerge(doc(
       "List a product's published questions",
@@ -141,18 +123,18 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
     )),
     HttpApiEndpoint.post("askQuestion", "/storefront/questions", {
       query: { apiPublishableKey },
-      payload: StorefrontQuestionSubmission,
-      success: StorefrontSubmitted.pipe(HttpApiSchema.status(202)),
+      payload: Storefront.StorefrontQuestionSubmission,
+      success: Storefront.StorefrontSubmitted.pipe(HttpApiSchema.status(202)),
       error: InvalidRequestResponse
     }).annotateMerge(doc(
       "Ask a question about a product",
       "A shopper's question (`productId` or `productSlug`, exactly one). It arrives unpublished in the merchant's moderation queue with `source: \"widget\"` and fires `productQuestion.created`; with `askerEmail` the asker is emailed when it is answered (unless `notifyByEmail: false`). Spends the submissions bucket of the key and client address."
     )),
     HttpApiEndpoint.post("answerQuestion", "/storefront/questions/:id/answers", {
-      params: { id: ProductQuestionId },
+      params: { id: Kernel.ProductQuestionId },
       query: { apiPublishableKey },
-      payload: StorefrontAnswerSubmission,
-      success: StorefrontSubmitted.pipe(HttpApiSchema.status(202)),
+      payload: Storefront.StorefrontAnswerSubmission,
+      success: Storefront.StorefrontSubmitted.pipe(HttpApiSchema.status(202)),
       error: [NotFoundResponse, InvalidRequestResponse]
     }).annotateMerge(doc(
       "Answer a published question",
@@ -160,8 +142,8 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
     )),
     HttpApiEndpoint.post("submitReview", "/storefront/reviews", {
       query: { apiPublishableKey, ...signedCustomer },
-      payload: StorefrontReviewSubmission,
-      success: StorefrontReviewSubmitted.pipe(HttpApiSchema.status(202)),
+      payload: Storefront.StorefrontReviewSubmission,
+      success: Storefront.StorefrontReviewSubmitted.pipe(HttpApiSchema.status(202)),
       error: [InvalidRequestResponse, UnauthorizedResponse]
     }).annotateMerge(doc(
       "Submit a review",
@@ -170,7 +152,7 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
     HttpApiEndpoint.get("survey", "/storefront/surveys/:token", {
       params: surveyParams,
       query: { apiPublishableKey },
-      success: StorefrontSurvey,
+      success: Storefront.StorefrontSurvey,
       error: [NotFoundResponse, InvalidRequestResponse]
     }).annotateMerge(doc(
       "Get a survey by its token",
@@ -179,8 +161,8 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
     HttpApiEndpoint.post("submitSurveyReviews", "/storefront/surveys/:token/reviews", {
       params: surveyParams,
       query: { apiPublishableKey },
-      payload: SurveyReviewSubmission,
-      success: SurveyReviewSubmitted.pipe(HttpApiSchema.status(201)),
+      payload: Storefront.SurveyReviewSubmission,
+      success: Storefront.SurveyReviewSubmitted.pipe(HttpApiSchema.status(201)),
       error: [NotFoundResponse, InvalidRequestResponse, ConflictResponse]
     }).annotateMerge(doc(
       "Review a survey's products",
@@ -188,7 +170,7 @@ export class StorefrontApi extends HttpApiGroup.make("storefront")
     )),
     HttpApiEndpoint.get("customerReviews", "/storefront/customer/reviews", {
       query: { apiPublishableKey, ...signedCustomer, limit, cursor },
-      success: CustomerReviewPage,
+      success: Storefront.CustomerReviewPage,
       error: [InvalidRequestResponse, UnauthorizedResponse]
     }).annotateMerge(doc(
       "List the signed customer's reviews",

@@ -2,20 +2,20 @@
  * Surveys (docs/DECISIONS.md §48): the review requests survey flows send, one per order and flow, with their steps
  * (when each is due, how it ended). Flows enroll orders on their trigger; `POST /surveys` asks for a review by hand.
  */
-import { Survey, SurveyCreate, SurveyId, surveyListEndpoint } from "@feedback/core"
+import { Kernel, Surveys } from "@feedback/core"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ConflictResponse, InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
 import { listQuery, pageOf } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 import { doc } from "../Describe.ts"
 
-const params = { id: SurveyId }
+const params = { id: Kernel.SurveyId }
 
 export class SurveysApi extends HttpApiGroup.make("surveys")
   .add(
     HttpApiEndpoint.get("list", "/surveys", {
-      query: listQuery(surveyListEndpoint),
-      success: pageOf(Survey),
+      query: listQuery(Surveys.surveyListEndpoint),
+      success: pageOf(Surveys.Survey),
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -24,8 +24,8 @@ export class SurveysApi extends HttpApiGroup.make("surveys")
       ))
       .pipe(requires("reviews:read")),
     HttpApiEndpoint.post("create", "/surveys", {
-      payload: SurveyCreate,
-      success: Survey.pipe(HttpApiSchema.status(201)),
+      payload: Surveys.SurveyCreate,
+      success: Surveys.Survey.pipe(HttpApiSchema.status(201)),
       error: [ConflictResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc(
@@ -35,14 +35,14 @@ export class SurveysApi extends HttpApiGroup.make("surveys")
       .pipe(requires("reviews:write")),
     HttpApiEndpoint.get("get", "/surveys/:id", {
       params,
-      success: Survey,
+      success: Surveys.Survey,
       error: [NotFoundResponse, InvalidRequestResponse]
     })
       .annotateMerge(doc("Get a survey", "One survey with its products and steps."))
       .pipe(requires("reviews:read")),
     HttpApiEndpoint.delete("delete", "/surveys/:id", {
       params,
-      success: Survey,
+      success: Surveys.Survey,
       error: [NotFoundResponse, InvalidRequestResponse]
     })
       .annotateMerge(

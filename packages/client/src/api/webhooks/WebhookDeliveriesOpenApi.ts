@@ -3,32 +3,20 @@
  * event name the service emits (and `webhook.ping`), with the envelope and the JSON Schema of its `data`, so clients
  * generated from the document get receiver types too. Events an embedding host records are its own to describe.
  */
-import {
-  Customer,
-  EmailTemplate,
-  PING_EVENT,
-  Product,
-  ProductQuestionAnswer,
-  ProductQuestionRecord,
-  ReviewRecord,
-  SERVICE_EVENT_NAMES,
-  Site,
-  SurveyFlow,
-  Webhook
-} from "@feedback/core"
+import { Catalog, Questions, Reviews, Setup, Webhooks } from "@feedback/core"
 import { Schema } from "effect"
 
 /** The record each resource's events carry as `data`, in the shape the API returns it. */
 const dataOf: Readonly<Record<string, Schema.Top>> = {
-  customer: Customer,
-  product: Product,
-  site: Site,
-  review: ReviewRecord,
-  productQuestion: ProductQuestionRecord,
-  productQuestionAnswer: ProductQuestionAnswer,
-  surveyFlow: SurveyFlow,
-  emailTemplate: EmailTemplate,
-  webhook: Webhook
+  customer: Catalog.Customer,
+  product: Catalog.Product,
+  site: Catalog.Site,
+  review: Reviews.ReviewRecord,
+  productQuestion: Questions.ProductQuestionRecord,
+  productQuestionAnswer: Questions.ProductQuestionAnswer,
+  surveyFlow: Setup.SurveyFlow,
+  emailTemplate: Setup.EmailTemplate,
+  webhook: Webhooks.Webhook
 }
 
 /**
@@ -94,7 +82,7 @@ const operation = (event: string, data: object) => ({
   post: {
     operationId: `webhook.${event}`,
     summary: event,
-    description: event === PING_EVENT
+    description: event === Webhooks.PING_EVENT
       ? "A test delivery sent by `POST /webhooks/{id}/ping`; `data` is the webhook (never its secret)."
       : `Sent to webhooks subscribed to \`${event}\`. Deliveries about one record arrive in order; none is retried automatically (catch up with \`GET /events\`).`,
     parameters: signatureHeaders,
@@ -111,8 +99,8 @@ const operation = (event: string, data: object) => ({
 export const withWebhookDeliveries = (spec: Record<string, any>): Record<string, any> => {
   const webhooks: Record<string, unknown> = {}
   const components: Record<string, unknown> = (spec["components"] ??= {})["schemas"] ??= {}
-  for (const event of [...SERVICE_EVENT_NAMES, PING_EVENT]) {
-    const resource = event === PING_EVENT ? "webhook" : event.slice(0, event.indexOf("."))
+  for (const event of [...Webhooks.SERVICE_EVENT_NAMES, Webhooks.PING_EVENT]) {
+    const resource = event === Webhooks.PING_EVENT ? "webhook" : event.slice(0, event.indexOf("."))
     const schema = dataOf[resource]
     webhooks[event] = operation(event, schema === undefined ? {} : jsonSchemaOf(schema, components))
   }

@@ -3,21 +3,7 @@
  * shape here (strict: an unknown field is a 400); the rules (catalog names, URL and address guard, secret length)
  * are the core's, so an embedding host gets the same answers.
  */
-import {
-  CreateWebhook,
-  EVENT_NAMES,
-  InvalidRequest,
-  EventFeedPage,
-  RotateWebhookSecret,
-  UpdateWebhook,
-  Webhook,
-  WebhookDelivery,
-  WebhookDeliveryId,
-  WebhookDeliveryList,
-  WebhookEventList,
-  WebhookId,
-  WebhookList
-} from "@feedback/core"
+import { Kernel, Webhooks } from "@feedback/core"
 import { Result, Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
@@ -25,18 +11,21 @@ import { commaSeparated, pageQuery, queryParameter } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 import { doc, docGroup } from "../Describe.ts"
 
-const params = { id: WebhookId }
+const params = { id: Kernel.WebhookId }
 
 /**
  * `events` of the feed: comma-separated names, read by the feed itself (unknown names are a 400 there). The document
  * lists the catalog's names.
  */
 const eventsParam = queryParameter(Schema.String.check(Schema.isMaxLength(10_000)), {
-  document: commaSeparated(EVENT_NAMES, "Only events with these names (comma-separated); omitted: every event."),
+  document: commaSeparated(
+    Webhooks.EVENT_NAMES,
+    "Only events with these names (comma-separated); omitted: every event."
+  ),
   parse: (raw) =>
     raw.length > 10_000
       ? Result.fail(
-        InvalidRequest.of([{ path: "query.events", message: "Expected a value with a length of at most 10000" }])
+        Kernel.InvalidRequest.of([{ path: "query.events", message: "Expected a value with a length of at most 10000" }])
       )
       : Result.succeed(raw),
   format: String
@@ -44,15 +33,15 @@ const eventsParam = queryParameter(Schema.String.check(Schema.isMaxLength(10_000
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.get("listEvents", "/webhook-events", { success: WebhookEventList })
+    HttpApiEndpoint.get("listEvents", "/webhook-events", { success: Webhooks.WebhookEventList })
       .annotateMerge(doc(
         "List webhook event names",
         "Every event name a webhook may subscribe to (`data`) and those this deployment emits (`emitted`)."
       ))
       .pipe(requires("settings:read")),
     HttpApiEndpoint.post("create", "/webhooks", {
-      payload: CreateWebhook,
-      success: Webhook.pipe(HttpApiSchema.status(201)),
+      payload: Webhooks.CreateWebhook,
+      success: Webhooks.Webhook.pipe(HttpApiSchema.status(201)),
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -62,7 +51,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .pipe(requires("settings:write")),
     HttpApiEndpoint.get("list", "/webhooks", {
       query: pageQuery,
-      success: WebhookList,
+      success: Webhooks.WebhookList,
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -70,7 +59,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         "Your webhooks, newest first, a page at a time."
       ))
       .pipe(requires("settings:read")),
-    HttpApiEndpoint.get("get", "/webhooks/:id", { params, success: Webhook, error: NotFoundResponse })
+    HttpApiEndpoint.get("get", "/webhooks/:id", { params, success: Webhooks.Webhook, error: NotFoundResponse })
       .annotateMerge(doc(
         "Get a webhook",
         "One webhook by id (never its secret)."
@@ -78,8 +67,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .pipe(requires("settings:read")),
     HttpApiEndpoint.patch("update", "/webhooks/:id", {
       params,
-      payload: UpdateWebhook,
-      success: Webhook,
+      payload: Webhooks.UpdateWebhook,
+      success: Webhooks.Webhook,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -87,7 +76,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
         "Changes the sent fields only: `events` replaces the subscription wholesale; `hmacSecret` a string replaces the secret at once, `null` removes it (use rotate-secret for an overlap)."
       ))
       .pipe(requires("settings:write")),
-    HttpApiEndpoint.delete("delete", "/webhooks/:id", { params, success: Webhook, error: NotFoundResponse })
+    HttpApiEndpoint.delete("delete", "/webhooks/:id", { params, success: Webhooks.Webhook, error: NotFoundResponse })
       .annotateMerge(doc(
         "Delete a webhook",
         "Stops deliveries to the webhook and answers it as it was; its delivery log goes with it."
@@ -95,8 +84,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .pipe(requires("settings:write")),
     HttpApiEndpoint.post("rotateSecret", "/webhooks/:id/rotate-secret", {
       params,
-      payload: RotateWebhookSecret,
-      success: Webhook,
+      payload: Webhooks.RotateWebhookSecret,
+      success: Webhooks.Webhook,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
@@ -107,8 +96,8 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       ))
       .pipe(requires("settings:write")),
     HttpApiEndpoint.post("redeliver", "/webhooks/:id/events/:deliveryId/redeliver", {
-      params: { id: WebhookId, deliveryId: WebhookDeliveryId },
-      success: WebhookDelivery.pipe(HttpApiSchema.status(202)),
+      params: { id: Kernel.WebhookId, deliveryId: Kernel.WebhookDeliveryId },
+      success: Webhooks.WebhookDelivery.pipe(HttpApiSchema.status(202)),
       error: NotFoundResponse
     })
       .annotateMerge(doc(
@@ -117,7 +106,11 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
           "`data`, and `redeliveryOf` naming the original. Nothing is ever resent automatically; this is how to resend."
       ))
       .pipe(requires("settings:write")),
-    HttpApiEndpoint.post("ping", "/webhooks/:id/ping", { params, success: WebhookDelivery, error: NotFoundResponse })
+    HttpApiEndpoint.post("ping", "/webhooks/:id/ping", {
+      params,
+      success: Webhooks.WebhookDelivery,
+      error: NotFoundResponse
+    })
       .annotateMerge(doc(
         "Send a test delivery",
         "Sends event `webhook.ping` with the webhook (without its secret) as `data`, signed like every " +
@@ -127,7 +120,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .pipe(requires("settings:write")),
     HttpApiEndpoint.get("feed", "/events", {
       query: { ...pageQuery, events: eventsParam },
-      success: EventFeedPage,
+      success: Webhooks.EventFeedPage,
       error: InvalidRequestResponse
     })
       .annotateMerge(doc(
@@ -141,7 +134,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.get("listDeliveries", "/webhooks/:id/events", {
       params,
       query: pageQuery,
-      success: WebhookDeliveryList,
+      success: Webhooks.WebhookDeliveryList,
       error: [InvalidRequestResponse, NotFoundResponse]
     })
       .annotateMerge(doc(
