@@ -13,7 +13,8 @@ if (!chromiumPresent && process.env["CI"] === "true") {
   throw new Error(`Chromium is missing at ${CHROMIUM}; CI installs it (.ci/chromium.sh)`)
 }
 
-const FLAGS = [
+/** The flags every browser test starts Chromium with (headless, no network of its own). */
+export const CHROMIUM_FLAGS = [
   "--headless",
   "--no-sandbox",
   "--disable-gpu",
@@ -31,7 +32,7 @@ export const browserTitle = (name: string) =>
     : `${name} (skipped: no Chromium at ${CHROMIUM}; apt-get install -y chromium, or set CHROMIUM_PATH)`
 
 export const launchChromium = (): Promise<Browser> =>
-  chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS })
+  chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS })
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 

@@ -10,7 +10,7 @@
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { Kernel } from "@feedback/core"
 import { Layer } from "effect"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -18,29 +18,9 @@ import * as Path from "node:path"
 import { chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
+import { browserTitle, CHROMIUM, CHROMIUM_FLAGS, chromiumPresent } from "./Chromium.ts"
 
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
-const present = existsSync(CHROMIUM)
-if (!present && process.env["CI"] === "true") {
-  throw new Error(`Chromium is missing at ${CHROMIUM}; CI installs it (apt-get install -y chromium in .ci/run)`)
-}
-
-const FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
-
-const title = present
-  ? "/docs in headless Chromium"
-  : `/docs in headless Chromium (skipped: no Chromium at ${CHROMIUM}; apt-get install -y chromium, or set CHROMIUM_PATH)`
-
-describe.skipIf(!present)(title, () => {
+describe.skipIf(!chromiumPresent)(browserTitle("/docs in headless Chromium"), () => {
   let api: NodeHandler
   let server: Server
   let origin: string
@@ -74,7 +54,7 @@ describe.skipIf(!present)(title, () => {
     const browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: FLAGS
+      args: CHROMIUM_FLAGS
     })
     try {
       const elsewhere: Array<string> = []
