@@ -30,7 +30,9 @@ export const hmacSecretProblem = (secret: string): string | undefined => {
 const HmacSecret = Schema.String.check(
   Schema.isMaxLength(2 * HMAC_SECRET_MAX_LENGTH, { message: secretLength }).abort(),
   Schema.makeFilter(hmacSecretProblem, {
-    toJsonSchema: () => ({ minLength: HMAC_SECRET_MIN_LENGTH, maxLength: HMAC_SECRET_MAX_LENGTH })
+    toJsonSchema: () => ({ minLength: HMAC_SECRET_MIN_LENGTH, maxLength: HMAC_SECRET_MAX_LENGTH }),
+    // The length rule lives in the predicate, so generated secrets are told it: otherwise nearly all are too short.
+    arbitraryConstraint: { minCodePoints: HMAC_SECRET_MIN_LENGTH, maxCodePoints: HMAC_SECRET_MAX_LENGTH }
   })
 )
 
