@@ -18,7 +18,7 @@
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Kernel, Organizations } from "@feedback/core"
-import { Cause, Context, Deferred, Effect, Latch, Layer, Queue, Schedule, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Latch, Layer, Queue, Schedule, Schema } from "effect"
 import { PgStoreSchema } from "./PgSchema.ts"
 
 export interface PgWorkSignalsOptions {
@@ -41,6 +41,9 @@ class StalledListener extends Schema.TaggedError<StalledListener>()("StalledList
 
 /** The payload on the channel that announces a changed key or organization (not a worker's channel). */
 const CREDENTIALS = "credentials"
+
+/** The system clock, whatever `Clock` is provided: the listener's liveness is a matter of real time. */
+const liveClock = Clock.Clock.defaultValue()
 
 const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
   Effect.gen(function*() {
@@ -125,7 +128,12 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
             Cause.pretty(cause)
           )
       ),
-      Effect.repeat(Schedule.spaced("1 second"))
+      Effect.repeat(Schedule.spaced("1 second")),
+      // The heartbeat, its deadline and the reconnection delay measure a real connection in real time (as `Date.now()`
+      // does), whatever `Clock` the application runs on: under a test clock moved on by days, they would otherwise
+      // wake once per heartbeat period of that span (hundreds of thousands of turns, each one a false stall and a
+      // reconnection), and an adjustment that should be instant takes seconds.
+      Effect.provideService(Clock.Clock, liveClock)
     )
     yield* Effect.forkScoped(listen)
     // Workers start listening with the store; a database that does not answer LISTEN soon leaves them polling.
