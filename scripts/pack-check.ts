@@ -335,6 +335,7 @@ const main = async () => {
         files.client,
         files["adapter-memory"],
         files["adapter-http"],
+        files.widget,
         `effect@${effect}`
       ], memoryHost)
       const modules = Path.join(memoryHost, "node_modules")
@@ -383,6 +384,7 @@ const main = async () => {
         files.client,
         files["adapter-postgres"],
         files["adapter-http"],
+        files.widget,
         ...["effect", "@effect/sql-pg", "@effect/platform-node"].map((name) => `${name}@${devVersion(name)}`)
       ], pgHost)
       if (readdirSync(Path.join(pgHost, "node_modules")).includes("@electric-sql")) {

@@ -1,17 +1,17 @@
 // An embedding host: node:http serving its own page and the Admin API under /api, over the memory store.
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { makeNodeHandler } from "@feedback/adapter-http/server"
-import { IdGenerator, Organizations, permissions } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { createServer } from "node:http"
 
-const services = Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7)
-const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)))
+const services = Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7)
+const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)))
 const api = await makeNodeHandler(services, {}, runtime.memoMap)
 const { secretKey } = await runtime.runPromise(Effect.gen(function*() {
-  const organizations = yield* Organizations
+  const organizations = yield* Organizations.Organizations
   const organization = yield* organizations.createOrganization({ name: "Packed shop" })
-  return yield* organizations.issueSecretKey(organization.id, { permissions })
+  return yield* organizations.issueSecretKey(organization.id, { permissions: Kernel.permissions })
 }))
 const server = createServer((req, res) => {
   if (!req.url.startsWith("/api/")) return res.end("host page")

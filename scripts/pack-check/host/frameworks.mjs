@@ -4,18 +4,18 @@
 // who is never rate limited, while the organization's secret key spends a bucket of two requests a minute.
 import { expressMount, fastifyMount, honoMount, makeNodeHandler, makeWebHandler } from "@feedback/adapter-http/server"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { DashboardCaller, IdGenerator, Organizations, permissions } from "@feedback/core"
+import { Kernel, Organizations } from "@feedback/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import express from "express"
 import Fastify from "fastify"
 import { Hono } from "hono"
 
-const services = Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7)
-const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)))
+const services = Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7)
+const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)))
 const { organizationId, secretKey } = await runtime.runPromise(Effect.gen(function*() {
-  const organizations = yield* Organizations
+  const organizations = yield* Organizations.Organizations
   const organization = yield* organizations.createOrganization({ name: "Framework shop", apiRequestsPerMinute: 2 })
-  const { secretKey } = yield* organizations.issueSecretKey(organization.id, { permissions })
+  const { secretKey } = yield* organizations.issueSecretKey(organization.id, { permissions: Kernel.permissions })
   return { organizationId: organization.id, secretKey }
 }))
 
@@ -24,7 +24,7 @@ const sessionOf = (original) =>
   original.session ?? (typeof original.get === "function" ? original.get("session") : undefined)
 const authenticate = ({ original }) =>
   sessionOf(original) === "dashboard"
-    ? new DashboardCaller({ organizationId, userId: "0190a000-0000-7000-8000-000000000001", name: "Dana" })
+    ? new Kernel.DashboardCaller({ organizationId, userId: "0190a000-0000-7000-8000-000000000001", name: "Dana" })
     : undefined
 const api = await makeNodeHandler(services, { authenticate }, runtime.memoMap)
 const web = makeWebHandler(services, { authenticate, workers: false }, runtime.memoMap)

@@ -4,12 +4,12 @@ import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { createAdminApiClient } from "@feedback/client"
 import { AdminClient, AdminClientLayer } from "@feedback/client/effect"
-import { Catalogs, CurrentCaller, DashboardCaller, IdGenerator, type OrganizationId, type UserId } from "@feedback/core"
+import { Catalog, Kernel } from "@feedback/core"
 import { Effect, Layer } from "effect"
 import { createServer } from "node:http"
 
 const options: ApiServerOptions = { workers: false }
-const services = Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7)
+const services = Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7)
 export const web = makeWebHandler(services, options)
 export const pg = PgStoreLayer({ _tag: "Embedded", dataDir: "./.data" })
 
@@ -18,9 +18,9 @@ export const serve = async (): Promise<void> => {
   createServer(api.handler).listen(0)
 }
 
-export const listProducts = (organizationId: OrganizationId, userId: UserId) =>
-  Catalogs.use((catalogs) => catalogs.listProducts({ limit: 10 })).pipe(
-    Effect.provideService(CurrentCaller, new DashboardCaller({ organizationId, userId, name: "Dana" }))
+export const listProducts = (organizationId: Kernel.OrganizationId, userId: Kernel.UserId) =>
+  Catalog.Catalogs.use((catalogs) => catalogs.listProducts({ limit: 10 })).pipe(
+    Effect.provideService(Kernel.CurrentCaller, new Kernel.DashboardCaller({ organizationId, userId, name: "Dana" }))
   )
 
 export const fetchOrganizationName = async (secretKey: string): Promise<string | undefined> => {

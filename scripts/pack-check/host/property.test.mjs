@@ -2,7 +2,7 @@
 // TestCoreLayer and callers) over the memory store, run by the host's vitest.
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
-import { Organizations, Product, Reviews } from "@feedback/core"
+import { Catalog, Organizations, Reviews } from "@feedback/core"
 import {
   asDashboard,
   reviewFilterArbitrary,
@@ -20,8 +20,8 @@ afterAll(() => runtime.dispose())
 
 it("every generated review filter lists only the organization's own reviews", async () => {
   const { organizationId, ids } = await runtime.runPromise(Effect.gen(function*() {
-    const org = yield* Organizations.use((o) => o.createOrganization({ name: "Host test" }))
-    const [product] = fc.sample(schemaArbitrary(Product), { numRuns: 1, seed: 1 })
+    const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Host test" }))
+    const [product] = fc.sample(schemaArbitrary(Catalog.Product), { numRuns: 1, seed: 1 })
     const records = fc.sample(reviewRecordArbitrary, { numRuns: 15, seed: 1 })
       .map((review) => ({ ...review, productId: product.id, siteId: null, customerId: null }))
     yield* StoreTestKit.use((kit) =>
@@ -36,7 +36,7 @@ it("every generated review filter lists only the organization's own reviews", as
   await fc.assert(
     fc.asyncProperty(reviewFilterArbitrary, async (filter) => {
       const page = await runtime.runPromise(
-        Reviews.use((r) => r.list({ filter: JSON.stringify(filter), limit: 100 })).pipe(asDashboard(organizationId))
+        Reviews.Reviews.use((r) => r.list({ filter: JSON.stringify(filter), limit: 100 })).pipe(asDashboard(organizationId))
       )
       seen += page.data.length
       return page.data.every((review) => ids.has(review.id))

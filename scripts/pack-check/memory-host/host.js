@@ -2,7 +2,7 @@
 // require(esm)), then the API over the memory store through the fetch-style handler, called in process.
 const { makeWebHandler } = require("@feedback/adapter-http/server")
 const { MemoryStoreLayer } = require("@feedback/adapter-memory")
-const { IdGenerator, Organizations, permissions } = require("@feedback/core")
+const { Kernel, Organizations } = require("@feedback/core")
 const { Effect, Layer, ManagedRuntime } = require("effect")
 
 for (const entry of ["@feedback/adapter-http", "@feedback/client", "@feedback/client/effect", "@feedback/client/api"]) {
@@ -10,13 +10,13 @@ for (const entry of ["@feedback/adapter-http", "@feedback/client", "@feedback/cl
 }
 
 const main = async () => {
-  const services = Layer.merge(MemoryStoreLayer, IdGenerator.uuidV7)
-  const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)))
+  const services = Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7)
+  const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)))
   const api = makeWebHandler(services, {}, runtime.memoMap)
   const { secretKey } = await runtime.runPromise(Effect.gen(function*() {
-    const organizations = yield* Organizations
+    const organizations = yield* Organizations.Organizations
     const organization = yield* organizations.createOrganization({ name: "CommonJS shop" })
-    return yield* organizations.issueSecretKey(organization.id, { permissions })
+    return yield* organizations.issueSecretKey(organization.id, { permissions: Kernel.permissions })
   }))
   const call = (method, path, body) =>
     api.handler(

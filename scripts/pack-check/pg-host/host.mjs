@@ -4,22 +4,22 @@
 // in-process consumer of the committed events receives the review.created of a review the API imported.
 import { makeNodeHandler, nodeMount } from "@feedback/adapter-http/server"
 import { PgHostStoreLayer } from "@feedback/adapter-postgres"
-import { committedEvents, IdGenerator, Organizations, permissions } from "@feedback/core"
+import { Kernel, Organizations, Webhooks } from "@feedback/core"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Fiber, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 
 const hostClient = PgClient.layer({ url: Redacted.make(process.env.APP_URL), maxConnections: 2 })
-const services = Layer.mergeAll(PgHostStoreLayer({ migrate: false, maxConnections: 4 }), IdGenerator.uuidV7).pipe(
+const services = Layer.mergeAll(PgHostStoreLayer({ migrate: false, maxConnections: 4 }), Kernel.IdGenerator.uuidV7).pipe(
   Layer.provideMerge(hostClient)
 )
-const runtime = ManagedRuntime.make(Organizations.layer.pipe(Layer.provideMerge(services)))
+const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)))
 const api = await makeNodeHandler(services, {}, runtime.memoMap)
 const { secretKey, hostCustomers } = await runtime.runPromise(Effect.gen(function*() {
-  const organizations = yield* Organizations
+  const organizations = yield* Organizations.Organizations
   const organization = yield* organizations.createOrganization({ name: "Shop with its own database" })
-  const { secretKey } = yield* organizations.issueSecretKey(organization.id, { permissions })
+  const { secretKey } = yield* organizations.issueSecretKey(organization.id, { permissions: Kernel.permissions })
   // The host's own client is still the host's: its tables, its column names.
   const sql = yield* SqlClient.SqlClient
   const hostCustomers = yield* sql`SELECT email_address FROM customers ORDER BY id`
@@ -46,7 +46,7 @@ if (listed.data.map((p) => p.slug).join() !== "beside-mug") throw new Error(`GET
 const received = []
 const consumer = runtime.runFork(
   Stream.runForEach(
-    committedEvents({ events: ["review.created"] }),
+    Webhooks.committedEvents({ events: ["review.created"] }),
     ({ event }) => Effect.sync(() => received.push(event))
   )
 )
