@@ -36,7 +36,9 @@ it("every generated review filter lists only the organization's own reviews", as
   await fc.assert(
     fc.asyncProperty(reviewFilterArbitrary, async (filter) => {
       const page = await runtime.runPromise(
-        Reviews.Reviews.use((r) => r.list({ filter: JSON.stringify(filter), limit: 100 })).pipe(asDashboard(organizationId))
+        Reviews.Reviews.use((r) => r.list({ filter: JSON.stringify(filter), limit: 100 })).pipe(
+          asDashboard(organizationId)
+        )
       )
       seen += page.data.length
       return page.data.every((review) => ids.has(review.id))

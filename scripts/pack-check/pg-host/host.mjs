@@ -11,9 +11,10 @@ import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 
 const hostClient = PgClient.layer({ url: Redacted.make(process.env.APP_URL), maxConnections: 2 })
-const services = Layer.mergeAll(PgHostStoreLayer({ migrate: false, maxConnections: 4 }), Kernel.IdGenerator.uuidV7).pipe(
-  Layer.provideMerge(hostClient)
-)
+const services = Layer.mergeAll(PgHostStoreLayer({ migrate: false, maxConnections: 4 }), Kernel.IdGenerator.uuidV7)
+  .pipe(
+    Layer.provideMerge(hostClient)
+  )
 const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)))
 const api = await makeNodeHandler(services, {}, runtime.memoMap)
 const { secretKey, hostCustomers } = await runtime.runPromise(Effect.gen(function*() {
