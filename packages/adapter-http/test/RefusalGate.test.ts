@@ -103,6 +103,7 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
     const gate = slot.current
     expect(gate).toBeDefined()
     slot.current = {
+      ...gate!,
       refuse: (req, res) => {
         const answered = gate!.refuse(req, res)
         if (answered) gated++
@@ -173,6 +174,34 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
       ]
       expect(left.map((a) => a.status)).toEqual([404, 429, 429, 429, 429])
       expect(gated).toBe(before + 1)
+    }
+  )
+
+  it.skipIf(!runs)(
+    "answers a storefront read's known refusal as its full path does, and no request with an Origin",
+    async () => {
+      const { organizationId } = await provision(1_000)
+      await operator("PATCH", `/operator/organizations/${organizationId}`, { storefrontReadsPerMinute: 1 })
+      const publishable = (await operator("POST", `/operator/organizations/${organizationId}/publishable-keys`, {})).key
+      const path = "/storefront/ratings?products=mug"
+      const read = (extra: Record<string, string> = {}) =>
+        send("GET", path, { "x-publishable-key": publishable, ...extra })
+      expect((await read()).status).toBe(200)
+      const full = await read({ "content-length": "0" })
+      expect(full.status).toBe(429)
+      const before = gated
+      const early = await read()
+      expect(gated).toBe(before + 1)
+      expect(comparable(early)).toEqual(comparable(full))
+      expect(early.headers["vary"]).toBe("Origin")
+      expect(accessLine(early.headers["x-request-id"])).toEqual(accessLine(full.headers["x-request-id"]))
+      // The key in the query is the same caller; an Origin needs the organization's sites, so the full path answers.
+      const byQuery = await send("GET", `${path}&apiPublishableKey=${publishable}`)
+      expect(byQuery.status).toBe(429)
+      expect(gated).toBe(before + 2)
+      const withOrigin = await read({ origin: "https://elsewhere.example" })
+      expect([withOrigin.status, gated]).toEqual([429, before + 2])
+      expect(comparable(withOrigin)).toEqual(comparable(full))
     }
   )
 
