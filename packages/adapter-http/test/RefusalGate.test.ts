@@ -13,6 +13,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
+import { makeWebHandler, untracedRequests } from "../src/server/ApiServer.ts"
 import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
 import type { RefusalGateSlot } from "../src/server/RefusalGate.ts"
 import { sampleOf } from "./PrometheusText.ts"
@@ -218,5 +219,63 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
     await operator("DELETE", `/operator/organizations/${organizationId}/keys/${keyId}`, undefined)
     expect((await get("/organization", key)).status).toBe(401)
     expect(gated).toBe(before)
+  })
+})
+
+describe("the refusal gate of an embedded web handler", () => {
+  it("answers a known refusal with the full path's status, headers and body", async () => {
+    const web = makeWebHandler(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7), {
+      workers: false,
+      operatorToken: Redacted.make(OPERATOR_TOKEN)
+    })
+    try {
+      const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+        const res = await web.handler(
+          new Request(`http://embedded${path}`, {
+            method,
+            headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          })
+        )
+        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
+      }
+      const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` }
+      const org = JSON.parse((await call("POST", "/operator/organizations", operator, { name: "Embedded" })).text)
+      await call("PATCH", `/operator/organizations/${org.id}`, operator, {
+        apiRequestsPerMinute: 1,
+        storefrontReadsPerMinute: 1
+      })
+      const key = JSON.parse(
+        (await call("POST", `/operator/organizations/${org.id}/keys`, operator, { permissions: ["settings:read"] }))
+          .text
+      ).secretKey
+      const publishable = JSON.parse(
+        (await call("POST", `/operator/organizations/${org.id}/publishable-keys`, operator, {})).text
+      ).key
+      // A request passed with its own context always takes the full path: the reference answer.
+      const full = async (path: string, headers: Record<string, string>) => {
+        const res = await web.handler(new Request(`http://embedded${path}`, { headers }), untracedRequests)
+        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
+      }
+      const comparable = (
+        { headers: { "x-request-id": id, ...headers }, status, text }: Awaited<ReturnType<typeof full>>
+      ) => {
+        expect(id).toMatch(/^req_/)
+        return { status, headers, body: JSON.parse(text) }
+      }
+      for (
+        const [path, headers] of [
+          ["/organization", { authorization: `Bearer ${key}` }],
+          ["/storefront/ratings?products=mug", { "x-publishable-key": publishable }]
+        ] as const
+      ) {
+        expect((await call("GET", path, headers)).status).toBe(200)
+        const reference = await full(path, headers)
+        expect(reference.status).toBe(429)
+        expect(comparable(await call("GET", path, headers))).toEqual(comparable(reference))
+      }
+    } finally {
+      await web.dispose()
+    }
   })
 })

@@ -83,6 +83,8 @@ interface GateRequest {
   readonly url: string
   readonly header: (name: string) => string | undefined
   readonly peer: string | undefined
+  /** Declares no body (Node: neither `Content-Length` nor `Transfer-Encoding`; web: no body stream). */
+  readonly bodiless: boolean
 }
 
 /** A known refusal, ready to write. */
@@ -108,10 +110,7 @@ const makeRefusalGate = (
     const trusted = parseTrustProxy(options.trustProxy ?? "")
     const refusalOf = (req: GateRequest): Refusal | undefined => {
       const { header, method, url } = req
-      if (
-        method === undefined || header("host") === undefined || header("content-length") !== undefined ||
-        header("transfer-encoding") !== undefined
-      ) return undefined
+      if (method === undefined || header("host") === undefined || !req.bodiless) return undefined
       const path = pathOf(url)
       if (!PLAIN_PATH.test(path)) return undefined
       const route = options.routes.routeOf(method, path)
@@ -176,7 +175,8 @@ const makeRefusalGate = (
         method: req.method,
         url,
         header: (name) => headers[name] as string | undefined,
-        peer: req.socket.remoteAddress
+        peer: req.socket.remoteAddress,
+        bodiless: headers["content-length"] === undefined && headers["transfer-encoding"] === undefined
       })
       if (refusal === undefined) return false
       res.writeHead(429, refusal.headers)
@@ -192,7 +192,8 @@ const makeRefusalGate = (
         method: request.method,
         url,
         header: (name) => name === "host" ? "web" : request.headers.get(name) ?? undefined,
-        peer: undefined
+        peer: undefined,
+        bodiless: request.body === null && !request.headers.has("content-length")
       })
       if (refusal === undefined) return undefined
       recorded(request.method, url, refusal, started)
