@@ -7,11 +7,9 @@ import { Kernel, Organizations, type StoreServices } from "@feedback/core"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { makeWebHandler } from "@feedback/adapter-http/server"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { writeFileSync } from "node:fs"
-import * as inspector from "node:inspector/promises"
 import { SqlClient } from "effect/sql"
 import { generateReviewDataset } from "../../packages/adapter-postgres/src/testing/ReviewDataset.ts"
-import { benchDatabaseServer, freshDatabase } from "./common.ts"
+import { benchDatabaseServer, freshDatabase, startCpuProfile } from "./common.ts"
 
 /** A positive whole number from the environment (`1_000_000` spellings allowed), else `fallback`. */
 export const positiveEnv = (name: string, fallback: number): number => {
@@ -124,17 +122,9 @@ export const profileVariant = async <N extends string>(
   if (file === undefined || file === "" || name === undefined) return
   const variant = variants[name]
   if (variant === undefined) throw new Error(`BENCH_PROFILE_VARIANT must be one of ${Object.keys(variants).join(", ")}`)
-  const session = new inspector.Session()
-  session.connect()
-  await session.post("Profiler.enable")
-  await session.post("Profiler.setSamplingInterval", {
-    interval: Number(process.env["BENCH_CPU_PROFILE_INTERVAL"] ?? 100)
-  })
-  await session.post("Profiler.start")
+  const stop = await startCpuProfile(100)
   const calls = positiveEnv("BENCH_PROFILE_CALLS", 2_000)
   for (let i = 0; i < calls; i++) await variant()
-  const { profile } = await session.post("Profiler.stop")
-  writeFileSync(file, JSON.stringify(profile))
-  session.disconnect()
+  await stop()
   console.log(`  wrote a CPU profile of ${name} to ${file}`)
 }
