@@ -5,7 +5,7 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { type StoreServices, Webhooks } from "@feedback/core"
+import type { StoreServices } from "@feedback/core"
 import { type Layer, Redacted } from "effect"
 import { connect, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
@@ -13,26 +13,7 @@ import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
 import { DEFAULT_SERVER_LIMITS, hardenedServer } from "../src/server/NodeServer.ts"
-import {
-  deliveriesOf,
-  endAggressor,
-  heldPosts,
-  heldWebhooks,
-  jobLatency,
-  jobSucceeded,
-  maxOf,
-  productsFile,
-  queueProductImport,
-  queueReviewExport,
-  RATIO,
-  reviewsOf,
-  slotAggressor,
-  type TenantRequest,
-  TIMEOUT_MS,
-  victimDelivery,
-  victimWriteAndFeed,
-  within as withinFloor
-} from "./NoisyNeighbours.ts"
+import * as Noisy from "./NoisyNeighbours.ts"
 import { makeTestServer, type TestServer } from "./TestServer.ts"
 import { eventually, type Receiver, startReceiver } from "./WebhookReceiver.ts"
 
@@ -42,13 +23,20 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, u
 ]
 
 const FLOOR_MS = 2_000
-const within = (alone: number, attacked: number) => withinFloor(alone, attacked, FLOOR_MS)
+const within = (alone: number, attacked: number) => Noisy.within(alone, attacked, FLOOR_MS)
+const { maxOf } = Noisy
 
 describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
   let receiver: Receiver
   let server: TestServer
   /** One server: where a request goes does not matter. */
-  const request: TenantRequest = (_at, method, path, options) => server.request(method, path, options)
+  const hood = (): Noisy.Neighbourhood => ({
+    request: (_at, method, path, options) => server.request(method, path, options),
+    receiver,
+    provision: () => server.provision(),
+    processes: 1,
+    floorMs: FLOOR_MS
+  })
   beforeAll(async () => {
     receiver = await startReceiver()
     server = makeTestServer(makeStore(), {
@@ -56,119 +44,18 @@ describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
       webhooks: {
         allowInsecure: true,
         allowPrivate: true,
-        timeoutMs: TIMEOUT_MS,
+        timeoutMs: Noisy.TIMEOUT_MS,
         dispatcher: { pollIntervalMs: 20, heartbeatIntervalMs: 200, leaseMs: 60_000 }
       }
     })
   })
   afterAll(async () => {
-    // The receiver first: its hanging answers end, so the dispatcher's shutdown does not wait for their timeout.
+    // The receiver first: its held answers end, so the dispatcher's shutdown does not wait for their timeout.
     await receiver.close()
     await server.dispose()
   })
 
-  it("delivery slots: an organization whose every webhook hangs never delays another's delivery", async () => {
-    const victim = await server.provision()
-    const alone = await maxOf(3, () => victimDelivery(request, receiver, victim.key))
-
-    const aggressor = await server.provision()
-    const hooks = await slotAggressor(request, receiver, aggressor.key, "slots")
-    // Its deliveries now hold every slot it may take: wait until its hanging POSTs have arrived.
-    const hanging = () => heldPosts(receiver, "slots")
-    await eventually(async () => (hanging() >= 8 ? true : undefined), 10_000, "the aggressor's POSTs to hang")
-
-    const attacked = await maxOf(3, () => victimDelivery(request, receiver, victim.key))
-    within(alone, attacked)
-    // The aggressor holds no more than its share of the process's POST slots (docs/FAIRNESS.md).
-    expect(hanging()).toBeLessThanOrEqual(8)
-    await endAggressor(request, receiver, aggressor.key, "slots", hooks)
-  })
-
-  it("fan-out: another organization's import fanned out to 100,000 deliveries never holds up an event", async () => {
-    const victim = await server.provision()
-    const alone = await maxOf(3, () => victimDelivery(request, receiver, victim.key))
-
-    // The aggressor: every webhook it may have, held by the receiver until the case ends, each subscribed to the event
-    // every imported product records; 5,000 products make 100,000 deliveries, which its share cannot drain meanwhile.
-    const aggressor = await server.provision()
-    const hooks = await heldWebhooks(request, receiver, aggressor.key, "fan-out", ["product.updated"])
-    const products = 5_000
-    const imported = await queueProductImport(request, aggressor.key, productsFile("fan", products))
-    expect(imported.status).toBe(202)
-    await jobSucceeded(request, aggressor.key, "import", imported.body.id)
-
-    const attacked = await maxOf(3, () => victimDelivery(request, receiver, victim.key))
-    within(alone, attacked)
-    // Whatever the timings: its fan-out waits at its queue cap, so at most the cap and one fan-out unit of work
-    // (200 events × 20 webhooks) of its deliveries exist; the rest of its events wait in the outbox.
-    const bound = Webhooks.MAX_QUEUED_DELIVERIES_PER_ORGANIZATION + 200 * Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION
-    const created = await deliveriesOf(request, aggressor.key, hooks, bound)
-    expect(created).toBeLessThanOrEqual(bound)
-    expect(created).toBeGreaterThanOrEqual(Webhooks.MAX_QUEUED_DELIVERIES_PER_ORGANIZATION)
-    await endAggressor(request, receiver, aggressor.key, "fan-out", hooks)
-  }, 300_000)
-
-  it("job queue: another organization's backlog delays a small export by at most the job in hand", async () => {
-    const victim = await server.provision()
-    const aggressor = await server.provision()
-    await reviewsOf(request, victim.key, "mine", 3)
-    const smallExport = () => jobLatency(request, victim.key, "export", () => queueReviewExport(request, victim.key))
-    const alone = await maxOf(3, smallExport)
-    const oneJob = await jobLatency(
-      request,
-      aggressor.key,
-      "import",
-      () => queueProductImport(request, aggressor.key, productsFile("solo", 2_000))
-    )
-
-    // The aggressor's backlog: eight such jobs queued before the victim's export.
-    const backlog = 8
-    const queued: Array<string> = []
-    for (let i = 0; i < backlog; i++) {
-      const res = await queueProductImport(request, aggressor.key, productsFile(`b${i}`, 2_000))
-      expect(res.status).toBe(202)
-      queued.push(res.body.id)
-    }
-    const exportStarted = performance.now()
-    const exported = await queueReviewExport(request, victim.key)
-    expect(exported.status).toBe(202)
-    const done = await jobSucceeded(request, victim.key, "export", exported.body.id)
-    const attacked = performance.now() - exportStarted
-    expect(done.progress.processedRows, "the victim's export is its three rows").toBe(3)
-    // First come first served would make the export wait for the whole backlog (about `backlog` jobs).
-    expect(
-      attacked,
-      `alone ${alone.toFixed(0)} ms, one aggressor job ${oneJob.toFixed(0)} ms, attacked ${attacked.toFixed(0)} ms`
-    )
-      .toBeLessThan(RATIO * alone + 3 * oneJob + FLOOR_MS)
-    // Whatever the timings: at most the job in hand (and one claimed with it) finished before the export.
-    const finished = await Promise.all(queued.map((id) => jobSucceeded(request, aggressor.key, "import", id)))
-    expect(finished.filter((j) => j.finishedAt <= done.finishedAt).length).toBeLessThanOrEqual(2)
-    // Nine 2,000-row imports and four exports: about 40 s on a loaded 2-core machine, more under a full test run.
-  }, 300_000)
-
-  it(
-    "store locks and the feed: another organization's strict import holds up neither a write nor the feed",
-    async () => {
-      const victim = await server.provision()
-      const aggressor = await server.provision()
-      const alone = await maxOf(3, () => victimWriteAndFeed(request, receiver, victim.key))
-
-      // One transaction of 40,000 rows: the victim is measured while it is open.
-      const queued = await queueProductImport(request, aggressor.key, productsFile("strict", 40_000), { strict: true })
-      expect(queued.status).toBe(202)
-      const status = async () =>
-        (await server.request("GET", `/import-jobs/${queued.body.id}`, { token: aggressor.key })).body.status
-      await eventually(async () => ((await status()) === "running" ? true : undefined), 60_000, "the strict import")
-      const attacked = await maxOf(3, () => victimWriteAndFeed(request, receiver, victim.key))
-      within(alone, attacked)
-      expect(await status(), "the strict import was still running: the victim was measured against it").toBe(
-        "running"
-      )
-      await jobSucceeded(request, aggressor.key, "import", queued.body.id, 0, 300_000)
-    },
-    600_000
-  )
+  for (const [name, run, timeoutMs] of Noisy.cases) it(name, () => run(hood()), timeoutMs)
 })
 
 describe("noisy neighbours: connections (the standalone server)", () => {
