@@ -1,5 +1,5 @@
 /**
- * A large JSON body parsed in slices (docs/DECISIONS.md §68): the value is the one `JSON.parse` gives, a text it
+ * A large JSON body parsed in slices (docs/DECISIONS.md §69): the value is the one `JSON.parse` gives, a text it
  * refuses is refused, and the event loop turns while a large body is parsed.
  */
 import { Catalog, Kernel, Reviews } from "@feedback/core"

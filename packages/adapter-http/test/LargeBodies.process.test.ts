@@ -2,7 +2,7 @@
  * Bodies over their route's limit, through a real process and raw sockets (docs/DECISIONS.md §1, §64): one declared
  * too large is refused before any of it is sent, and one that never declares its size (chunked) is cut off at the
  * limit rather than taken in whole; meanwhile the server keeps answering `/health`. A body within its limit, however
- * large, is parsed and decoded in slices (§68): `/health` answers meanwhile within a bound relative to the same server
+ * large, is parsed and decoded in slices (§69): `/health` answers meanwhile within a bound relative to the same server
  * idle. Waits are bounds, never timings.
  */
 import * as http from "node:http"

@@ -4,7 +4,7 @@
  * its own top-level commas: runs of members that fit a slice are parsed by one `JSON.parse` call, a larger member is
  * split again, and the fiber yields after every slice's worth of bytes. The value is the one `JSON.parse` gives the whole text (the
  * last of duplicate keys, `__proto__` an ordinary key), and a text `JSON.parse` refuses is refused
- * (docs/DECISIONS.md §68).
+ * (docs/DECISIONS.md §69).
  *
  * The body's shape was measured first (`JsonBodyShape`): its depth is bounded, so the splitting goes at most that deep.
  */

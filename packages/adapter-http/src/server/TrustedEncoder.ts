@@ -136,7 +136,7 @@ export const RECORDS_PER_SLICE = 25
  * A 200 JSON response of a page (`pageOf(record)`: `data` and `nextCursor`), the very text `trustedJsonResponse`
  * gives, its records encoded and written a run at a time with a yield between: a page of 250 records with every
  * include is megabytes of JSON, and many such lists at once would otherwise hold the event loop together
- * (docs/DECISIONS.md §68).
+ * (docs/DECISIONS.md §69).
  */
 export const trustedPageResponse = <S extends Schema.Top>(record: S) => {
   const encode = trustedEncoder(record)

@@ -13,7 +13,7 @@ export const ReviewWritesHandlers = HttpApiBuilder.group(
     const writes = yield* Reviews.ReviewWrites
     return handlers
       .handle("bulkUpdate", ({ payload, query }) => writes.bulkUpdate(query, payload))
-      // Bulk imports take bodies of up to 32 MiB: parsed without holding the event loop (docs/DECISIONS.md §68).
+      // Bulk imports take bodies of up to 32 MiB: parsed without holding the event loop (docs/DECISIONS.md §69).
       .handleRaw("import", () => Effect.flatMap(decodeJsonBody(Reviews.ImportRequest), writes.import))
       .handle("update", ({ params, payload }) => writes.update(params.id, payload))
       .handle("delete", ({ params, payload }) => writes.delete(params.id, payload))
