@@ -8,7 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Kernel, Organizations, Webhooks } from "@feedback/core"
 import { recordEvent, transactional } from "@feedback/testing"
-import { Context, Effect, Fiber, Layer, Redacted, Ref, Schedule } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Redacted, Ref, Schedule, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreServices } from "../src/PgStore.ts"
 import { PgDatabase } from "../src/kernel/PgDatabase.ts"
@@ -221,6 +221,26 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
         yield* transactional(recordEvent(org.id, "review.created", { id: "after" }))
         yield* Fiber.join(waiting).pipe(Effect.timeout("30 seconds"))
         yield* sees(3)
+      })))
+
+    it.effect("a listener whose connection stalls still stops: its UNLISTEN is not waited for past the deadline", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const proxy = yield* stallingProxy(databaseUrl)
+        const scope = yield* Scope.make()
+        // No heartbeat during the test: the stall is only met by the shutdown.
+        const signals = yield* Layer.buildWithScope(
+          PgWorkSignals({ fallbackMs: LONG_POLL, heartbeatMs: LONG_POLL, heartbeatDeadlineMs: 1_000 }).pipe(
+            Layer.provide(pool("frozen", proxy.url)),
+            Layer.orDie
+          ),
+          scope
+        ).pipe(Effect.map((context) => Context.get(context, Kernel.WorkSignals)))
+        yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("5 seconds"))
+        assert.strictEqual(proxy.stall("frozen-listen"), 1)
+        // Closed in a fiber of its own: a close stuck in an uninterruptible finalizer would otherwise hang the test.
+        const closing = yield* Effect.forkDetach(Scope.close(scope, Exit.void))
+        const closed = yield* Fiber.await(closing).pipe(Effect.timeoutOption("30 seconds"))
+        assert.isTrue(closed._tag === "Some", "the listener did not stop with its connection stalled")
       })))
   })
 })
