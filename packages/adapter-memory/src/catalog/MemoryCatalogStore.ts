@@ -35,7 +35,7 @@ export const MemoryCatalogRepository = Layer.effect(
       "product_questions"
     )
 
-    // What a publishable key can read (docs/DECISIONS.md §68). Their write counters only grow, and the process's own
+    // What a publishable key can read (docs/DECISIONS.md §70). Their write counters only grow, and the process's own
     // epoch keeps a restarted store (whose counters start again) from answering a tag issued before the restart.
     const storefrontTables = [
       tables.products,

@@ -226,7 +226,7 @@ export const PgCatalogRepository = Layer.effect(
       )
 
     return Catalog.CatalogRepository.of({
-      // No row yet: the organization's storefront content was never written (docs/DECISIONS.md §68).
+      // No row yet: the organization's storefront content was never written (docs/DECISIONS.md §70).
       storefrontVersion: (organizationId) =>
         sql<{ version: string }>`SELECT version FROM storefront_versions WHERE organization_id = ${organizationId}`
           .pipe(Effect.map((rows) => rows[0] === undefined ? "0" : String(rows[0].version)), orDie),

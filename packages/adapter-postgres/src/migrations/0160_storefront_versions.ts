@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * Each organization's storefront content version (docs/DECISIONS.md §68): what a storefront read's tag is made of, so a
+ * Each organization's storefront content version (docs/DECISIONS.md §70): what a storefront read's tag is made of, so a
  * revalidation is answered from one primary-key probe instead of the read. Every statement that writes a table a
  * publishable key can read marks its organizations as changed in this transaction (statement-level triggers with
  * transition tables, as migration 102's counts); at commit, a deferred trigger moves each marked organization's version

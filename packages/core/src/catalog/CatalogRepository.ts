@@ -60,7 +60,7 @@ export class CatalogRepository extends Context.Service<CatalogRepository, {
   readonly listCustomers: (organizationId: OrganizationId, request: ListRequest) => Effect.Effect<Page<Customer>>
 
   /**
-   * The organization's storefront content version (docs/DECISIONS.md §68): a value that moves, in the writing
+   * The organization's storefront content version (docs/DECISIONS.md §70): a value that moves, in the writing
    * transaction, with every committed write to what a publishable key can read (products, customers' names, reviews
    * with their replies and files, questions and answers). Read with one indexed probe; never equal before and after
    * such a write, in any process.

@@ -66,7 +66,7 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
   ) => Effect.Effect<StorefrontQuestionPage, InvalidRequest | NotFound, CurrentStorefrontCaller>
   /**
    * The tag of a read's answer (`route` and its request's parameters) for the caller's organization, from its content
-   * version alone (docs/DECISIONS.md §68): taken before the read, so an answer never carries a newer tag than its body.
+   * version alone (docs/DECISIONS.md §70): taken before the read, so an answer never carries a newer tag than its body.
    */
   readonly contentTag: (
     route: "productReviews" | "ratings" | "productQuestions",

@@ -28,7 +28,7 @@ import {
 const STOREFRONT_REPRESENTATION = "1"
 
 /**
- * The entity tag of a storefront read (docs/DECISIONS.md §68), known without running the read: the organization's
+ * The entity tag of a storefront read (docs/DECISIONS.md §70), known without running the read: the organization's
  * content version, the route and its request's parameters. A write to what the read shows moves the version, so a
  * tag the client holds from before it no longer matches; anything else answers the same tag and, on revalidation, 304.
  */

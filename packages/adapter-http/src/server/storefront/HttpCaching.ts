@@ -1,5 +1,5 @@
 /**
- * Revalidation of storefront reads (docs/DECISIONS.md §55, §68): every answer carries a strong `ETag` and
+ * Revalidation of storefront reads (docs/DECISIONS.md §55, §70): every answer carries a strong `ETag` and
  * `Cache-Control: public, max-age=60`. The tag is the organization's content version with the request
  * (`StorefrontReads.contentTag`), known before the read: a request whose `If-None-Match` lists it answers 304 without
  * reading; `*` (which no tag can be checked against) reads first, and answers 304 when there is something to read.

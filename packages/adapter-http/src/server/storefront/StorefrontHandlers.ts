@@ -30,7 +30,7 @@ export const StorefrontHandlers = HttpApiBuilder.group(
     const submissions = yield* Storefront.StorefrontSubmissions
     const shopperReviews = yield* Storefront.StorefrontReviews
     return handlers
-      // Each tag names every parameter the read takes, in a fixed order (docs/DECISIONS.md §68).
+      // Each tag names every parameter the read takes, in a fixed order (docs/DECISIONS.md §70).
       .handle("productReviews", ({ params, query, request }) =>
         cacheableRead(
           reads.contentTag("productReviews", [
