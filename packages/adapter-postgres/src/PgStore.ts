@@ -17,7 +17,7 @@ import { PgInstanceSecretRepository } from "./kernel/PgInstanceSecrets.ts"
 import { PgStoreHealth } from "./kernel/PgStoreHealth.ts"
 import { PgWorkSignals } from "./kernel/PgWorkSignals.ts"
 import { PgIdempotencyRepository } from "./idempotency/PgIdempotencyStore.ts"
-import { PgRateLimitRepository } from "./ratelimit/PgRateLimitStore.ts"
+import { PgStoreRateLimitRepository } from "./ratelimit/PgRateLimitStore.ts"
 import { PgEmbeddedRateLimitRepository } from "./ratelimit/PgEmbeddedRateLimitStore.ts"
 import { PgReviewRepository } from "./reviews/PgReviewStore.ts"
 import { PgEmailOutboxRepository, PgProductQuestionRepository } from "./questions/PgProductQuestionStore.ts"
@@ -93,7 +93,7 @@ const storeServices = <E>(
  * The store services over a store connection (`PgDatabase`, `PgHostDatabase`): its client with the store's naming, in
  * the store's schema.
  */
-export const PgStoreServices = (options?: PgStoreOptions) => storeServices(PgRateLimitRepository, options)
+export const PgStoreServices = (options?: PgStoreOptions) => storeServices(PgStoreRateLimitRepository, options)
 
 /**
  * Embedded PGlite: one process owns the database, so its rate-limit levels live in that process, and every change

@@ -112,9 +112,20 @@ interface SpendRow {
   readonly t: number
   readonly u: bigint | number | string
   readonly a: boolean
+  /** The storefront content version, from `SPEND_WITH_VERSION_STATEMENT` only. */
+  readonly v?: string | null | undefined
 }
 
 const SPEND_STATEMENT = "SELECT k, t, u, a FROM rate_limit_spend($1::uuid, $2::jsonb, $3::bigint, $4::bigint)"
+
+/**
+ * The spend with the organization's storefront content version (migration 160) as a fifth column: the subquery reads
+ * it in the statement's snapshot, taken when the statement starts, so before any read the request makes after it
+ * (docs/DECISIONS.md §70: a tag never newer than its body). No row: never written, version "0".
+ */
+const SPEND_WITH_VERSION_STATEMENT = "SELECT k, t, u, a, " +
+  "(SELECT version::text FROM storefront_versions WHERE organization_id = $1::uuid) AS v " +
+  "FROM rate_limit_spend($1::uuid, $2::jsonb, $3::bigint, $4::bigint)"
 
 const makePgRateLimitRepository = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -125,6 +136,7 @@ const makePgRateLimitRepository = Effect.gen(function*() {
   // renames): no statement compiled and no row object built per request, on the one statement every request runs.
   const raw = withoutTransforms(sql)
   const call = (
+    text: string,
     organizationId: string,
     buckets: ReadonlyArray<RateLimits.KeyedBucket>,
     cost: number,
@@ -135,13 +147,14 @@ const makePgRateLimitRepository = Effect.gen(function*() {
       return { key: b.key, c: ceilingUnits, r: rateUnitsPerMs }
     }))
     const statement = Effect.map(
-      raw.unsafe(SPEND_STATEMENT, [organizationId, payload, RateLimits.TokenBucket.tokensToUnits(cost), nowMs]).values,
+      raw.unsafe(text, [organizationId, payload, RateLimits.TokenBucket.tokensToUnits(cost), nowMs]).values,
       (values) =>
         values.map((v): SpendRow => ({
           k: v[0] as string,
           t: v[1] as number,
           u: v[2] as SpendRow["u"],
-          a: v[3] as boolean
+          a: v[3] as boolean,
+          v: v[4] as string | null | undefined
         }))
     )
     return readCommittedByDefault
@@ -149,14 +162,19 @@ const makePgRateLimitRepository = Effect.gen(function*() {
       : sql.withTransaction(Effect.andThen(sql`SET TRANSACTION ISOLATION LEVEL READ COMMITTED`, statement))
   }
 
-  const spend = (organizationId: string, buckets: ReadonlyArray<RateLimits.KeyedBucket>, cost: number) =>
+  const spendWith = (
+    text: string,
+    organizationId: string,
+    buckets: ReadonlyArray<RateLimits.KeyedBucket>,
+    cost: number
+  ) =>
     Effect.gen(function*() {
       RateLimits.assertBuckets(buckets)
       if (!(Number.isFinite(cost) && cost >= 0)) throw new RangeError(`cost must be a finite number >= 0, got ${cost}`)
       const nowMs = Math.floor(yield* Clock.currentTimeMillis)
       // Up to three retries of a transient failure. The retry schedule is set up only once an attempt has failed,
       // so a spend that succeeds at once pays nothing for it (docs/DECISIONS.md §37).
-      const attempt = call(organizationId, buckets, cost, nowMs)
+      const attempt = call(text, organizationId, buckets, cost, nowMs)
       const rows = yield* attempt.pipe(
         Effect.catchIf((e) => e.isRetryable, () => Effect.retry(attempt, { times: 2, while: (e) => e.isRetryable })),
         orDie
@@ -180,8 +198,10 @@ const makePgRateLimitRepository = Effect.gen(function*() {
           )
         )
       }
-      return RateLimits.toSpendDecision(buckets, result, cost)
+      return { decision: RateLimits.toSpendDecision(buckets, result, cost), storefrontVersion: rows[0]?.v ?? "0" }
     })
+  const spend = (organizationId: string, buckets: ReadonlyArray<RateLimits.KeyedBucket>, cost: number) =>
+    Effect.map(spendWith(SPEND_STATEMENT, organizationId, buckets, cost), (spent) => spent.decision)
 
   // Storefront buckets idle long enough to be full (`isIdleStorefrontBucket`), a bounded batch per statement.
   const idle = Storefront.storefrontBucketIdleMs.map(([, idleMs], i) =>
@@ -196,11 +216,32 @@ const makePgRateLimitRepository = Effect.gen(function*() {
       [nowMs, limit, ...Storefront.storefrontBucketIdleMs.flatMap(([prefix, idleMs]) => [prefix, idleMs])]
     ).pipe(Effect.map((rows) => rows[0]?.n ?? 0), orDie)
 
-  return RateLimits.RateLimitRepository.of({ spend, purgeIdle })
+  return RateLimits.RateLimitRepository.of({
+    spend,
+    purgeIdle,
+    spendWithStorefrontVersion: (organizationId, buckets, cost) =>
+      spendWith(SPEND_WITH_VERSION_STATEMENT, organizationId, buckets, cost)
+  })
 })
 
-/** The store as the server uses it: a refusal known from an earlier one costs no round trip (`LocalRefusals`). */
+/**
+ * The store as the server uses it: a refusal known from an earlier one costs no round trip (`LocalRefusals`). On its
+ * own its database need not hold the store's tables, so it reads no content version.
+ */
 export const PgRateLimitRepository: Layer.Layer<RateLimits.RateLimitRepository, never, SqlClient.SqlClient> = Layer
+  .effect(
+    RateLimits.RateLimitRepository,
+    Effect.map(
+      makePgRateLimitRepository,
+      ({ spendWithStorefrontVersion: _, ...store }) => RateLimits.LocalRefusals.withLocalRefusals(store)
+    )
+  )
+
+/**
+ * `PgRateLimitRepository` in the store's own database, beside its `storefront_versions`: a storefront read's spend
+ * also reads the organization's content version (`RateLimitRepository.spendWithStorefrontVersion`).
+ */
+export const PgStoreRateLimitRepository: Layer.Layer<RateLimits.RateLimitRepository, never, SqlClient.SqlClient> = Layer
   .effect(
     RateLimits.RateLimitRepository,
     Effect.map(makePgRateLimitRepository, (store) => RateLimits.LocalRefusals.withLocalRefusals(store))

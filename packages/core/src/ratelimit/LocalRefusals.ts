@@ -56,7 +56,18 @@ export const withLocalRefusals = (
         if (local !== undefined) return Effect.succeed(local)
         return Effect.tap(store.spend(organizationId, buckets, cost), (decision) =>
           Effect.sync(() => remember(organizationId, buckets, decision)))
-      })
+      }),
+    ...(store.spendWithStorefrontVersion === undefined ? {} : {
+      spendWithStorefrontVersion: (organizationId, buckets, cost) =>
+        Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
+          const local = localDecision(organizationId, buckets, cost, nowMs)
+          if (local !== undefined) return Effect.succeed({ decision: local, storefrontVersion: undefined })
+          return Effect.tap(
+            store.spendWithStorefrontVersion!(organizationId, buckets, cost),
+            ({ decision }) => Effect.sync(() => remember(organizationId, buckets, decision))
+          )
+        })
+    })
   })
 }
 

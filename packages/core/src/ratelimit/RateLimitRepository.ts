@@ -45,6 +45,13 @@ export interface SpendRefused {
 
 export type SpendDecision = SpendAdmitted | SpendRefused
 
+/** A spend's decision with the organization's storefront content version read in the same round trip. */
+export interface SpendWithStorefrontVersion {
+  readonly decision: SpendDecision
+  /** The version as the store read it with the spend; undefined when the spend did not reach the store. */
+  readonly storefrontVersion: string | undefined
+}
+
 export class RateLimitRepository extends Context.Service<RateLimitRepository, {
   /**
    * Charges `cost` to every bucket of the organization, atomically (all or none), at the `Clock`'s current time.
@@ -57,6 +64,16 @@ export class RateLimitRepository extends Context.Service<RateLimitRepository, {
     buckets: ReadonlyArray<KeyedBucket>,
     cost: number
   ) => Effect.Effect<SpendDecision>
+  /**
+   * `spend`, also reading the organization's storefront content version (docs/DECISIONS.md §70) in the same statement,
+   * after the request arrived and before anything is read for it. Only a store whose buckets live in the database
+   * that keeps the version has it (PostgreSQL); elsewhere the version is a step of its own.
+   */
+  readonly spendWithStorefrontVersion?: (
+    organizationId: string,
+    buckets: ReadonlyArray<KeyedBucket>,
+    cost: number
+  ) => Effect.Effect<SpendWithStorefrontVersion>
   /**
    * True when `spend` decides in this process without waiting on I/O (the memory and embedded stores): a caller need
    * not overlap other work with it.

@@ -8,6 +8,11 @@ import type { AuthenticatedPublishableKey } from "../organizations/Authenticated
 export interface StorefrontCaller extends AuthenticatedPublishableKey {
   /** The peer address, or the right-most untrusted `X-Forwarded-For` hop behind a trusted proxy. */
   readonly clientAddress: string
+  /**
+   * The organization's storefront content version, when the store read it with this request's spend
+   * (`RateLimitRepository.spendWithStorefrontVersion`); a read's tag probes it otherwise (docs/DECISIONS.md §70).
+   */
+  readonly storefrontVersion?: string | undefined
 }
 
 export class CurrentStorefrontCaller extends Context.Service<CurrentStorefrontCaller, StorefrontCaller>()(

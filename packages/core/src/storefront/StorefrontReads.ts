@@ -196,11 +196,13 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
         route: "productReviews" | "ratings" | "productQuestions",
         params: ReadonlyArray<string | number | undefined>
       ) =>
-        Effect.gen(function*() {
-          const { organization } = yield* CurrentStorefrontCaller
-          const version = yield* catalog.storefrontVersion(organization.id)
-          return storefrontTag(organization.id, version, route, params)
-        })
+        Effect.flatMap(CurrentStorefrontCaller, ({ organization, storefrontVersion }) =>
+          storefrontVersion !== undefined
+            ? Effect.succeed(storefrontTag(organization.id, storefrontVersion, route, params))
+            : Effect.map(
+              catalog.storefrontVersion(organization.id),
+              (version) => storefrontTag(organization.id, version, route, params)
+            ))
 
       return StorefrontReads.of({ productReviews, ratings, productQuestions, contentTag, allowsOrigin })
     })

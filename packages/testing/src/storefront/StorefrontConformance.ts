@@ -261,13 +261,29 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         const writes = yield* Reviews.ReviewWrites
         const questions = yield* Questions.ProductQuestions
         const submissions = yield* Storefront.StorefrontSubmissions
+        const { spendWithStorefrontVersion } = yield* RateLimits.RateLimitRepository
+        let spends = 0
+        const tagsOf = Effect.all([
+          reads.contentTag("productReviews", [mug.id, undefined, undefined, undefined, undefined]),
+          reads.contentTag("ratings", ["mug"]),
+          reads.contentTag("productQuestions", [mug.id, undefined, undefined])
+        ])
         // The three cacheable reads with their tags: what a revalidation compares and what a 200 would answer.
         const snapshot = Effect.gen(function*() {
-          const tags = [
-            yield* reads.contentTag("productReviews", [mug.id, undefined, undefined, undefined, undefined]),
-            yield* reads.contentTag("ratings", ["mug"]),
-            yield* reads.contentTag("productQuestions", [mug.id, undefined, undefined])
-          ]
+          const tags = yield* tagsOf
+          if (spendWithStorefrontVersion !== undefined) {
+            // A store reading the version with the spend gives the tags its probe gives (docs/DECISIONS.md §70).
+            const caller = yield* Storefront.CurrentStorefrontCaller
+            const address = `spend-${spends++}`
+            const bucket = Storefront.storefrontBucket("read", caller.keyId, address, caller.organization.plan)
+            const { decision, storefrontVersion } = yield* spendWithStorefrontVersion(org, [bucket], 1)
+            assert.strictEqual(decision._tag, "Admitted")
+            assert.isDefined(storefrontVersion)
+            const spent = yield* tagsOf.pipe(
+              Effect.provideService(Storefront.CurrentStorefrontCaller, { ...caller, storefrontVersion })
+            )
+            assert.deepStrictEqual(spent, tags, "the version read with the spend is the probe's")
+          }
           const body = JSON.stringify([
             yield* reads.productReviews(mug.id, {}),
             yield* reads.ratings("mug"),
@@ -363,6 +379,19 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         }], 1)
         assert.strictEqual(orgSpend._tag, "Admitted")
         assert.strictEqual(orgSpend.remaining, 4)
+        if (limits.spendWithStorefrontVersion !== undefined) {
+          // The spend that reads the content version with it decides on the same levels.
+          const withVersion = (address: string) =>
+            Effect.map(
+              limits.spendWithStorefrontVersion!(org, [Storefront.storefrontBucket("read", "k1", address, plan)], 1),
+              ({ decision }) =>
+                decision._tag
+            )
+          assert.strictEqual(yield* withVersion("b"), "Admitted")
+          assert.strictEqual(yield* withVersion("b"), "Refused")
+          assert.strictEqual((yield* read("b"))._tag, "Refused")
+          assert.strictEqual(yield* withVersion("c"), "Admitted")
+        }
         const submission = Storefront.storefrontBucket("submission", "k1", "a", {})
         assert.deepStrictEqual(submission.spec.ceiling, 20)
         assert.notStrictEqual(submission.key, Storefront.storefrontBucket("read", "k1", "a", {}).key)

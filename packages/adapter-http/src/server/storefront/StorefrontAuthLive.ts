@@ -32,6 +32,7 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
       const reads = yield* Storefront.StorefrontReads
       const idempotency = yield* Idempotency.Idempotency
       const trusted = parseTrustProxy(options.trustProxy ?? "")
+      const spendWithVersion = rateLimits.spendWithStorefrontVersion
 
       const admit: Parameters<typeof StorefrontAuth.of>[0]["publishableKeyHeader"] = (
         httpEffect,
@@ -48,9 +49,8 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
             )
             const action = Storefront.storefrontActionOf(request.method)
             const policy = Storefront.storefrontPolicyName(action)
-            const spend = rateLimits.spend(key.organization.id, [
-              Storefront.storefrontBucket(action, key.keyId, clientAddress, key.organization.plan)
-            ], 1)
+            const bucket = Storefront.storefrontBucket(action, key.keyId, clientAddress, key.organization.plan)
+            const spend = rateLimits.spend(key.organization.id, [bucket], 1)
             const origin = request.headers["origin"]
             // Refused: the 429 with CORS headers. Admitted: undefined, the rate-limit and CORS headers set on the answer.
             const admitted = (decision: RateLimits.SpendDecision) => {
@@ -71,12 +71,28 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
                 return undefined
               })
             }
-            const run = Effect.provideService(httpEffect, Storefront.CurrentStorefrontCaller, { ...key, clientAddress })
+            const caller: Storefront.StorefrontCaller = { ...key, clientAddress }
+            const run = Effect.provideService(httpEffect, Storefront.CurrentStorefrontCaller, caller)
             // A storefront read is pure: it runs while a spend that waits on I/O is in flight, the decision still first
             // (docs/DECISIONS.md §28). A submission's JSON is measured before it is parsed, and honours Idempotency-Key
             // (docs/DECISIONS.md §18), keyed per organization like the admin API's (a replay needs the same method, path
             // and body as well); it runs only once admitted.
             if (action === "read") {
+              // A store that reads the content version with the spend saves the read's own probe: the read then waits
+              // for that statement, so the version is read before the read starts (docs/DECISIONS.md §70).
+              if (spendWithVersion !== undefined && rateLimits.decidesInProcess !== true) {
+                return Effect.flatMap(
+                  spendWithVersion(key.organization.id, [bucket], 1),
+                  ({ decision, storefrontVersion }) =>
+                    Effect.flatMap(admitted(decision), (refusal) =>
+                      refusal !== undefined
+                        ? Effect.succeed(refusal)
+                        : Effect.provideService(httpEffect, Storefront.CurrentStorefrontCaller, {
+                          ...caller,
+                          storefrontVersion
+                        }))
+                )
+              }
               return rateLimits.decidesInProcess === true
                 ? Effect.flatMap(spend, (decision) =>
                   Effect.flatMap(
