@@ -6,7 +6,9 @@
 import { Kernel, Surveys } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { columnsFrom, compileListQuery, type ListSqlMapping } from "../kernel/FilterSql.ts"
+import { eventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
+import { columnsFrom, compileFilter, compileListQuery, type ListSqlMapping } from "../kernel/FilterSql.ts"
+import { orderMapping } from "../orders/PgOrderStore.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
@@ -96,6 +98,23 @@ const input = (stored: Surveys.StoredSurvey) => {
   }
 }
 
+/** `SurveyRules.contactKind` of the order's customer `c` (joined by `CUSTOMER_JOIN`, null when there is none). */
+const CONTACT_KIND = `CASE WHEN c.id IS NULL OR c.email ~ '^\\s*$' THEN 'noAddress' WHEN c.email_opt_out THEN 'optedOut'
+  ELSE 'reachable' END`
+
+/** `OrderRules.distinctProducts` of the order `t` as a survey's products: each product once, in line order. */
+const DISTINCT_PRODUCTS = `(SELECT COALESCE(jsonb_agg(jsonb_build_object('productId', d.product_id, 'productVariantId',
+    d.product_variant_id, 'reviewId', NULL) ORDER BY d.position), '[]'::jsonb)
+  FROM (SELECT DISTINCT ON (l.product_id) l.product_id, l.product_variant_id, l.position FROM order_lines l
+    WHERE l.organization_id = t.organization_id AND l.order_id = t.id ORDER BY l.product_id, l.position) d)`
+
+/**
+ * A survey token made in SQL: 32 bytes of two version 4 uuids (PostgreSQL's strong random source; 244 random bits)
+ * in URL-safe base64 without padding, 43 characters like `Survey.generateSurveyToken`'s.
+ */
+const NEW_TOKEN =
+  `translate(encode(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()), 'base64'), '+/=', '-_')`
+
 const ACTIVE = `(t.next_due_at IS NOT NULL OR t.claimed_by IS NOT NULL)`
 
 export const PgSurveyRepository = Layer.effect(
@@ -128,6 +147,68 @@ export const PgSurveyRepository = Layer.effect(
           )
           const inserted = new Set(rows.map((r) => r.id))
           return surveys.map((s) => inserted.has(s.survey.id))
+        }).pipe(orDie),
+      enrollOrders: (organizationId, orderIds, plans, linkBase) =>
+        Effect.gen(function*() {
+          if (orderIds.length === 0 || plans.length === 0) return 0
+          // $1 the organization, $2 the orders, $3 the layouts, $4 the links' prefix, $5 the moment, $6 the expiry,
+          // $7 and $8 the seed of the surveys' ids; each plan's condition from $9 on.
+          let offset = 8
+          const conditions = plans.map((plan) => {
+            const f = compileFilter(plan.condition, orderMapping.columns, offset)
+            offset += f.params.length
+            return f
+          })
+          const layouts = plans.flatMap((plan, i) =>
+            (Object.keys(plan.layouts) as Array<Surveys.ContactKind>).map((kind) => {
+              const layout = plan.layouts[kind]
+              return {
+                plan: i,
+                kind,
+                flow_id: plan.flow.id,
+                status: layout.status,
+                reason: layout.reason,
+                steps: layout.steps,
+                next_due_at: layout.nextDue?.dueAt ?? null,
+                next_position: layout.nextDue?.position ?? null
+              }
+            })
+          )
+          const at = plans[0]!.at
+          const [row] = yield* sql.unsafe<{ created: number }>(
+            `WITH enrolled AS (
+             INSERT INTO surveys (organization_id, id, flow_id, order_id, customer_id, status, reason, products, steps,
+               token, url, expires_at, completed_at, created_at, updated_at, next_due_at, next_position)
+             SELECT $1, ${eventIdSql("$7", "$8")}, l.flow_id, e.order_id, e.customer_id, l.status, l.reason,
+               e.products, l.steps, e.token, $4::text || e.token, $6::timestamptz, NULL, $5::timestamptz,
+               $5::timestamptz, l.next_due_at, l.next_position
+             FROM (
+               SELECT t.id AS order_id, t.customer_id, p.plan, ${CONTACT_KIND} AS kind, ${DISTINCT_PRODUCTS} AS products,
+                 ${NEW_TOKEN} AS token
+               FROM unnest($2::uuid[]) m(id)
+               JOIN orders t ON t.organization_id = $1 AND t.id = m.id
+               ${CUSTOMER_JOIN}
+               CROSS JOIN generate_series(0, ${plans.length - 1}) p(plan)
+               WHERE CASE p.plan ${conditions.map((c, i) => `WHEN ${i} THEN (${c.text})`).join(" ")} END
+             ) e
+             JOIN jsonb_to_recordset($3::jsonb) AS l(plan integer, kind text, flow_id uuid, status text, reason text,
+               steps jsonb, next_due_at timestamptz, next_position integer) ON l.plan = e.plan AND l.kind = e.kind
+             ON CONFLICT DO NOTHING
+             RETURNING 1
+           )
+           SELECT count(*)::integer AS created FROM enrolled`,
+            [
+              organizationId,
+              `{${orderIds.join(",")}}`,
+              JSON.stringify(layouts),
+              Surveys.surveyUrl(linkBase, ""),
+              at,
+              plans[0]!.expiresAt,
+              ...eventIdSeed(),
+              ...conditions.flatMap((c) => c.params)
+            ]
+          )
+          return Number(row?.created ?? 0)
         }).pipe(orDie),
       findSurvey: (organizationId, id) =>
         Effect.map(

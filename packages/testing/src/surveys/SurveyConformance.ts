@@ -502,6 +502,51 @@ export const surveyConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* surveysOf(staff.id)).length, 0)
       }))
 
+    it.effect("bulk enrolment: each moved order enrolled once, by its trigger and the condition, as a PATCH enrolls it", () =>
+      Effect.gen(function*() {
+        const { as, flow, order, surveysOf } = yield* shop("Bulk enrolment")
+        yield* as(
+          Setup.ReviewAutomation.use((a) =>
+            a.updateSurveyFlow(flow.id, { condition: JSON.stringify({ "metadata.channel": "web" }) })
+          )
+        )
+        const optedOut = yield* as(
+          Catalog.Catalogs.use((c) => c.createCustomer({ email: "bulk-no@example.com", emailOptOut: true }))
+        )
+        const web = { orderNumber: "BE-1", metadata: { channel: "web" } }
+        const open = yield* order(web)
+        const quiet = yield* order({ ...web, customerId: optedOut.id })
+        const pos = yield* order({ orderNumber: "BE-2", metadata: { channel: "pos" } })
+        const already = yield* order({ ...web, status: "fulfilled" })
+        const single = yield* order({ orderNumber: "X-1", metadata: { channel: "web" } })
+        const [first] = yield* surveysOf(already.id)
+        yield* TestClock.adjust("1 hour")
+        // open → delivered passes `order.fulfilled` (the flow's trigger); fulfilled → delivered does not.
+        const moved = yield* as(Orders.Orders.use((o) => o.bulkUpdate({ search: "BE-" }, { status: "delivered" })))
+        assert.deepStrictEqual(moved, { count: 4 })
+        yield* as(Orders.Orders.use((o) => o.update(single.id, { status: "delivered" })))
+        const [reference] = yield* surveysOf(single.id)
+        const [bulk, ...more] = yield* surveysOf(open.id)
+        assert.strictEqual(more.length, 0)
+        const shape = (survey: Surveys.Survey) => ({ ...survey, id: "", orderId: "", customerId: "", url: "" })
+        assert.deepStrictEqual(shape(bulk!), shape(reference!))
+        assert.deepStrictEqual([bulk!.orderId, bulk!.customerId], [open.id, open.customerId])
+        assert.deepStrictEqual(bulk!.products.map((p) => p.productId), [
+          open.lines[0]!.productId,
+          open.lines[1]!.productId
+        ])
+        assert.match(bulk!.url, /\/r\/[A-Za-z0-9_-]{22,64}$/)
+        assert.notStrictEqual(bulk!.url, reference!.url)
+        const [skipped] = yield* surveysOf(quiet.id)
+        assert.deepStrictEqual([skipped!.status, skipped!.reason], ["skipped", "the customer opted out of email"])
+        assert.deepStrictEqual(yield* surveysOf(pos.id), [])
+        assert.deepStrictEqual(yield* surveysOf(already.id), [first!])
+        // Moved again (cancelled): no new survey, the pending ones cancelled.
+        yield* as(Orders.Orders.use((o) => o.bulkUpdate({ search: "BE-" }, { status: "cancelled" })))
+        const [cancelled, ...none] = yield* surveysOf(open.id)
+        assert.deepStrictEqual([cancelled!.id, cancelled!.status, none.length], [bulk!.id, "cancelled", 0])
+      }))
+
     it.effect("manual requests, deletion (survey.deleted, nothing more sent), the list and its filters", () =>
       Effect.gen(function*() {
         const { as, flow, org, order, surveysOf } = yield* shop("Manual", { delayDays: 0 })
