@@ -47,17 +47,24 @@ const linesJson = (t: string) =>
 /** A timestamptz as the API writes it: UTC, milliseconds, trailing Z (the canonical Timestamp). */
 const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
+/** Each order's lines as the API writes them, for the orders of `orders` (a relation of order ids, `id`), in one pass. */
+const linesOf = (orders: string) =>
+  `SELECT l.order_id, jsonb_agg(jsonb_build_object('productId', l.product_id, 'productVariantId', l.product_variant_id,
+     'quantity', l.quantity) ORDER BY l.position) AS lines
+   FROM ${orders} o JOIN order_lines l ON l.organization_id = $1 AND l.order_id = o.id
+   GROUP BY l.order_id`
+
 /**
- * The order `a` in the API's shape, as jsonb: `FROM <rows> a ${orderJsonJoin("a", at, atText)}` makes
- * `to_jsonb(order_json)` that order, as `findOrder` answers it (conformance-tested through the events). The keys
- * come in jsonb's own order (shorter first, then bytewise), so building each object sorts nothing. A time equal to
- * `at` (a timestamptz parameter) is written as `atText` (the same instant's canonical text): a bulk move's stamps
- * and `updatedAt` take no `to_char`.
+ * The order `a` in the API's shape, as jsonb: `FROM <rows> a ${orderJsonJoin("a", lines, at, atText)}` makes
+ * `to_jsonb(order_json)` that order, as `findOrder` answers it (conformance-tested through the events), `lines` the
+ * expression of its lines. The keys come in jsonb's own order (shorter first, then bytewise), so building each object
+ * sorts nothing. A time equal to `at` (a timestamptz parameter) is written as `atText` (the same instant's canonical
+ * text): a bulk move's stamps and `updatedAt` take no `to_char`.
  */
-const orderJsonJoin = (a: string, at: string, atText: string) => {
+const orderJsonJoin = (a: string, lines: string, at: string, atText: string) => {
   const ts = (column: string) =>
     `CASE WHEN ${a}.${column} = ${at}::timestamptz THEN ${atText}::text ELSE ${tsJson(`${a}.${column}`)} END`
-  return `CROSS JOIN LATERAL (SELECT ${a}.id, ${linesJson(a)} AS lines, ${a}.site_id AS "siteId", ${a}.status,
+  return `CROSS JOIN LATERAL (SELECT ${a}.id, ${lines} AS lines, ${a}.site_id AS "siteId", ${a}.status,
     ${a}.metadata, ${tsJson(`${a}.placed_at`)} AS "placedAt", ${tsJson(`${a}.created_at`)} AS "createdAt",
     ${ts("updated_at")} AS "updatedAt", ${a}.customer_id AS "customerId", ${a}.external_id AS "externalId",
     ${ts("cancelled_at")} AS "cancelledAt", ${ts("delivered_at")} AS "deliveredAt",
@@ -251,10 +258,12 @@ export const PgOrderRepository = Layer.effect(
              WHERE t.organization_id = $1 AND t.id = m.id
              RETURNING t.*, m.was
            ),
+           lines AS (${linesOf("matched")}),
            announced AS (
              INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
              SELECT u.organization_id, ${eventIdSql("$6", "$7")}, 'order.updated', to_jsonb(order_json), $4::timestamptz
-             FROM updated u ${orderJsonJoin("u", "$4", "$5")}
+             FROM updated u LEFT JOIN lines ON lines.order_id = u.id
+             ${orderJsonJoin("u", "COALESCE(lines.lines, '[]'::jsonb)", "$4", "$5")}
            )
            SELECT was AS from_status, json_agg(id) AS ids FROM updated GROUP BY was`,
             [organizationId, to, JSON.stringify(moves), at, at, ...eventIdSeed(), ...where.params]
