@@ -17,12 +17,10 @@ import { call, flowServer, importOrders } from "./support/surveys.ts"
 import { recordRow } from "./support/targets.ts"
 
 const orders = Number(process.env["BENCH_ORDERS"] ?? "100000")
-// The store's tables live in its schema (docs/DECISIONS.md §58), `feedback` unless DATABASE_SCHEMA names another.
-const schema = "feedback"
 
 const psql = (url: string, script: string) =>
   execFileSync("psql", [url, "-q", "-At", "-v", "ON_ERROR_STOP=1"], {
-    input: `SET search_path TO ${schema};\n${script}`,
+    input: script,
     encoding: "utf8",
     maxBuffer: 2 ** 26
   })
@@ -79,7 +77,6 @@ try {
   let floorMs: number
   let floorDbMs: number
   try {
-    await client.query(`SET search_path TO ${schema}`)
     const pid = Number((await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid)
     const cpuBefore = cpuMillis(pid) ?? 0
     const f0 = performance.now()

@@ -36,6 +36,7 @@ import {
 } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
 import { makeListFloor } from "./support/list-floor.ts"
 import { type RowId, recordRow } from "./support/targets.ts"
+import { storeSearchPath } from "./support/common.ts"
 
 const env = (name: string, fallback: number) => {
   const raw = process.env[name]
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
 
   const dbName = `feedback_bench_${randomBytes(4).toString("hex")}`
   await admin(serverUrl, `CREATE DATABASE ${dbName}`)
+  await admin(serverUrl, storeSearchPath(dbName))
   const dbUrl = new URL(serverUrl)
   dbUrl.pathname = `/${dbName}`
 

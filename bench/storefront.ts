@@ -22,6 +22,7 @@ import { randomBytes } from "node:crypto"
 import { datasetId, generateReviewDataset } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
 import { makeStorefrontFloor } from "./support/storefront-floor.ts"
 import { recordRow } from "./support/targets.ts"
+import { storeSearchPath } from "./support/common.ts"
 
 const env = (name: string, fallback: number) => {
   const raw = process.env[name]
@@ -56,6 +57,7 @@ const keep = process.env["BENCH_KEEP"] === "1"
 
 const dbName = `feedback_bench_${randomBytes(4).toString("hex")}`
 await admin(serverUrl, `CREATE DATABASE ${dbName}`)
+await admin(serverUrl, storeSearchPath(dbName))
 const dbUrl = new URL(serverUrl)
 dbUrl.pathname = `/${dbName}`
 

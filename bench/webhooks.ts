@@ -36,7 +36,7 @@ import {
   NodeHostResolver,
   NodeWebhookTransport
 } from "../packages/adapter-http/src/server/webhooks/NodeWebhookTransport.ts"
-import { cpuMillis } from "./support/common.ts"
+import { cpuMillis, storeSearchPath } from "./support/common.ts"
 import { floorDeliveries, prepareFloor } from "./support/webhook-floor.ts"
 import { recordRow } from "./support/targets.ts"
 
@@ -79,6 +79,7 @@ const freshStore = async (): Promise<{
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql.unsafe(`CREATE DATABASE ${name}`)
+      yield* sql.unsafe(storeSearchPath(name))
     }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 })))
   ))
   const u = new URL(databaseUrl)

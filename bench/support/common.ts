@@ -1,5 +1,6 @@
 /** Shared pieces of the benchmarks: HTTP load with autocannon, provisioning, databases and printing. */
 import { PgClient } from "@effect/sql-pg"
+import { DEFAULT_SCHEMA } from "@feedback/adapter-postgres"
 import autocannon from "autocannon"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -23,10 +24,18 @@ const onServer = (serverUrl: string, statement: string) =>
     }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))
   ))
 
+/**
+ * Run after `CREATE DATABASE`: the baselines' own connections (psql, pg, a bare PgClient) name the store's tables
+ * without a schema, as the store's connections do through their `search_path` (docs/DECISIONS.md §58).
+ */
+export const storeSearchPath = (database: string) =>
+  `ALTER DATABASE ${database} SET search_path = ${DEFAULT_SCHEMA}, public`
+
 /** A new empty database on the server; returns its URL and a function that drops it. */
 export const freshDatabase = async (serverUrl: string) => {
   const name = `feedback_bench_${randomBytes(6).toString("hex")}`
   await onServer(serverUrl, `CREATE DATABASE ${name}`)
+  await onServer(serverUrl, storeSearchPath(name))
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return {
