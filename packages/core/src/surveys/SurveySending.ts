@@ -13,7 +13,7 @@
  *   skips it; a reminder after the survey was completed is skipped.
  * Time comes from `Clock`, so tests run whole flows with `TestClock`.
  */
-import { Cause, Effect, Option, Result } from "effect"
+import { Cause, Effect, Fiber, Option, Result } from "effect"
 import { CatalogRepository } from "../catalog/CatalogRepository.ts"
 import type { Customer, Product } from "../catalog/Catalog.ts"
 import { Unsubscribes } from "../catalog/Unsubscribes.ts"
@@ -365,17 +365,22 @@ const prepareSteps = (organizationId: OrganizationId, steps: ReadonlyArray<Claim
   })
 
 /**
- * Runs one wave of claimed steps: decides and renders them (rendered before they are marked sending, so a template
- * that cannot render fails its step and nothing reaches the transport), marks those that send as sending in one
- * committed write, hands them to the transport at once, and records every step's end in one unit of work. A step
- * whose claim is no longer this worker's is neither sent nor recorded.
+ * Reads, decides and renders a wave of claimed steps (rendered before they are marked sending, so a template that
+ * cannot render fails its step and nothing reaches the transport).
  */
-const runWave = (wave: ReadonlyArray<ClaimedSurvey>, settings: SurveyWorkerSettings, shared: SharedReads) =>
+const prepareWave = (wave: ReadonlyArray<ClaimedSurvey>, shared: SharedReads) =>
+  Effect.map(
+    Effect.forEach(byOrganization(wave), ([organizationId, steps]) => prepareSteps(organizationId, steps, shared)),
+    (groups) => groups.flat()
+  )
+
+/**
+ * Sends a prepared wave: marks the steps that send as sending in one committed write, hands them to the transport at
+ * once, and records every step's end in one unit of work. A step whose claim is no longer this worker's is neither
+ * sent nor recorded.
+ */
+const sendWave = (prepared: ReadonlyArray<PreparedStep>, settings: SurveyWorkerSettings) =>
   Effect.gen(function*() {
-    const prepared = (yield* Effect.forEach(
-      byOrganization(wave),
-      ([organizationId, steps]) => prepareSteps(organizationId, steps, shared)
-    )).flat()
     const sends = prepared.flatMap((p) => p._tag === "Send" ? [p] : [])
     // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
     const ours = sends.length === 0 ?
@@ -408,23 +413,41 @@ const runWave = (wave: ReadonlyArray<ClaimedSurvey>, settings: SurveyWorkerSetti
     yield* recordEnds([...prepared.flatMap((p) => p._tag === "Ended" ? [p.end] : []), ...sent], settings.workerId)
   })
 
-/** Claims and runs due steps, a batch at a time, until none is due; answers how many ran. */
+/**
+ * Claims and runs due steps, a batch at a time, until none is due; answers how many ran.
+ *
+ * A claim runs in waves of `concurrency` steps, each wave's outcomes recorded together; the claim hands out
+ * organizations in turn, so each organization's first steps are in the first wave. While one wave is with the
+ * transport the next is read and rendered, then marked and sent: at most two waves in flight, so neither the store
+ * nor the mail server waits on the other. A wave is uninterruptible from its mark to its record: a claimed step is
+ * sent and recorded, or (at a crash) recovered as failed; stopping the worker waits for the waves in flight.
+ */
 export const runDueSurveySteps = (settings: SurveyWorkerSettings): Effect.Effect<number, never, SendingServices> =>
   Effect.gen(function*() {
     const repo = yield* SurveyRepository
+    const inFlight: Array<Fiber.Fiber<void>> = []
     let handled = 0
-    while (true) {
-      const claimed = yield* repo.claimDue(settings.workerId, yield* now, settings.batchSize)
-      // In waves of `concurrency` steps, each wave's outcomes recorded together. The claim hands out organizations in
-      // turn, so each organization's first steps are in the first wave. Uninterruptible per wave: a claimed step is
-      // sent and recorded, or (at a crash) recovered as failed.
-      const shared = sharedReads()
-      for (let i = 0; i < claimed.length; i += settings.concurrency) {
-        yield* Effect.uninterruptible(runWave(claimed.slice(i, i + settings.concurrency), settings, shared))
+    return yield* Effect.gen(function*() {
+      while (true) {
+        const claimed = yield* repo.claimDue(settings.workerId, yield* now, settings.batchSize)
+        const shared = sharedReads()
+        for (let i = 0; i < claimed.length; i += settings.concurrency) {
+          const prepared = yield* prepareWave(claimed.slice(i, i + settings.concurrency), shared)
+          inFlight.push(yield* Effect.forkChild(sendWave(prepared, settings), { uninterruptible: true }))
+          if (inFlight.length > 1) {
+            yield* Fiber.join(inFlight[0]!)
+            inFlight.shift()
+          }
+        }
+        handled += claimed.length
+        if (claimed.length < settings.batchSize) break
       }
-      handled += claimed.length
-      if (claimed.length < settings.batchSize) return handled
-    }
+      while (inFlight.length > 0) {
+        yield* Fiber.join(inFlight[0]!)
+        inFlight.shift()
+      }
+      return handled
+    }).pipe(Effect.ensuring(Effect.suspend(() => Effect.forEach(inFlight, Fiber.await, { discard: true }))))
   })
 
 /** Recovers the claims of workers that died between claim and outcome (see the module comment). */
