@@ -414,7 +414,7 @@ const sendWave = (prepared: ReadonlyArray<PreparedStep>, settings: SurveyWorkerS
   })
 
 /**
- * Claims and runs due steps, a batch at a time, until none is due; answers how many ran.
+ * Claims and runs due steps, a batch at a time, until a claim finds none; answers how many ran.
  *
  * A claim runs in waves of `concurrency` steps, each wave's outcomes recorded together; the claim hands out
  * organizations in turn, so each organization's first steps are in the first wave. While one wave is with the
@@ -440,7 +440,8 @@ export const runDueSurveySteps = (settings: SurveyWorkerSettings): Effect.Effect
           }
         }
         handled += claimed.length
-        if (claimed.length < settings.batchSize) break
+        // Only an empty claim means none is due: a short one may be short because concurrent claims held rows.
+        if (claimed.length === 0) break
       }
       while (inFlight.length > 0) {
         yield* Fiber.join(inFlight[0]!)
