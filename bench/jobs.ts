@@ -25,6 +25,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { cpus, tmpdir, totalmem } from "node:os"
 import * as Path from "node:path"
 import { recordRow } from "./support/targets.ts"
+import { storeSearchPath } from "./support/common.ts"
 
 const ROWS = Math.max(1, Number(process.env["BENCH_ROWS"] ?? 100_000))
 const PRODUCTS = 1_000
@@ -52,6 +53,7 @@ const prepareTarget = async (): Promise<
   }
   const name = `feedback_bench_${randomBytes(6).toString("hex")}`
   await onServer(serverUrl, `CREATE DATABASE ${name}`)
+  await onServer(serverUrl, storeSearchPath(name))
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return {

@@ -29,6 +29,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { cpus, tmpdir, totalmem } from "node:os"
 import * as Path from "node:path"
 import { recordRow } from "./support/targets.ts"
+import { storeSearchPath } from "./support/common.ts"
 
 const ITERATIONS = Math.max(1, Number(process.env["BENCH_ITERATIONS"] ?? 3))
 const IMPORT_ROWS = 10_000
@@ -60,6 +61,7 @@ const prepareTarget = async (): Promise<{ target: DatabaseTarget; cleanup: () =>
   }
   const name = `feedback_bench_${randomBytes(6).toString("hex")}`
   await onServer(serverUrl, `CREATE DATABASE ${name}`)
+  await onServer(serverUrl, storeSearchPath(name))
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return {

@@ -35,6 +35,7 @@ import { randomBytes } from "node:crypto"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
+import { asRole, dmlRole, dmlRoleStatements, hostTables } from "../packages/adapter-postgres/test/HostDatabase.ts"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const packages = [
@@ -142,16 +143,6 @@ const installNode = (dir: string): string => {
   return bin
 }
 
-/** The host's own tables, in `public`, under the names the store used to take. */
-const hostTables = [
-  "CREATE TABLE schema_migrations (version bigint PRIMARY KEY, dirty boolean NOT NULL)",
-  "INSERT INTO schema_migrations VALUES (20240101000000, false)",
-  "CREATE TABLE products (id serial PRIMARY KEY, sku text NOT NULL)",
-  "INSERT INTO products (sku) VALUES ('HOST-1'), ('HOST-2')",
-  "CREATE TABLE customers (id serial PRIMARY KEY, email_address text NOT NULL)",
-  "INSERT INTO customers (email_address) VALUES ('host@example.com')"
-]
-
 /** SQL with the server URL's (owner's) rights, one statement after another; answers each one's rows. */
 const ownerSql = async (url: string, statements: ReadonlyArray<string>) => {
   const client = new pg.Client({ connectionString: url })
@@ -165,9 +156,9 @@ const ownerSql = async (url: string, statements: ReadonlyArray<string>) => {
   }
 }
 
-const withUrl = (url: string, parts: { pathname?: string; username?: string; password?: string }) => {
+const withDatabase = (url: string, database: string) => {
   const u = new URL(url)
-  Object.assign(u, parts)
+  u.pathname = `/${database}`
   return u.toString()
 }
 
@@ -365,13 +356,11 @@ const main = async () => {
       step("(h) skipped: TEST_DATABASE_URL is not set")
     } else {
       step("(h) a host's own database: its tables, a separate migration step, its PgClient, a DML-only role")
-      const suffix = randomBytes(5).toString("hex")
-      const database = `feedback_pack_check_${suffix}`
-      const role = `feedback_pack_dml_${suffix}`
-      const password = randomBytes(12).toString("hex")
-      const ownerUrl = withUrl(serverUrl, { pathname: `/${database}` })
+      const database = `feedback_pack_check_${randomBytes(5).toString("hex")}`
+      const role = dmlRole("feedback_pack_dml")
+      const ownerUrl = withDatabase(serverUrl, database)
       cleanups.push(() =>
-        ownerSql(serverUrl, [`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`, `DROP ROLE IF EXISTS ${role}`])
+        ownerSql(serverUrl, [`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`, `DROP ROLE IF EXISTS ${role.role}`])
       )
       await ownerSql(serverUrl, [`CREATE DATABASE ${database}`])
       await ownerSql(ownerUrl, hostTables)
@@ -393,14 +382,8 @@ const main = async () => {
       // The deploy pipeline's step, with the owner's rights; then the runtime role gets rows, never DDL.
       const migrate = Path.join(pgHost, "node_modules/@feedback/adapter-postgres/dist/bin/migrate.js")
       console.log(`feedback-pg-migrate: ${node([migrate], pgHost, { DATABASE_URL: ownerUrl }).trim().slice(0, 120)}…`)
-      await ownerSql(ownerUrl, [
-        `CREATE ROLE ${role} LOGIN PASSWORD '${password}'`,
-        `GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`,
-        `GRANT USAGE ON SCHEMA feedback TO ${role}`,
-        `GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA feedback TO ${role}`,
-        `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA feedback TO ${role}`
-      ])
-      const appUrl = withUrl(ownerUrl, { username: role, password })
+      await ownerSql(ownerUrl, dmlRoleStatements("feedback", role))
+      const appUrl = asRole(ownerUrl, role)
       console.log(node(["host.mjs"], pgHost, { APP_URL: appUrl }).trim())
       const [hostMigrations, hostProducts, publicTables, storeProducts] = await ownerSql(ownerUrl, [
         "SELECT version::text FROM public.schema_migrations",

@@ -1,10 +1,12 @@
 /** Shared pieces of the benchmarks: HTTP load with autocannon, provisioning, databases and printing. */
 import { PgClient } from "@effect/sql-pg"
+import { DEFAULT_SCHEMA } from "@feedback/adapter-postgres"
 import autocannon from "autocannon"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
+import * as inspector from "node:inspector/promises"
 
 /** `BENCH_SECONDS`: the factor every benchmark scales its measured durations by (1 unless set). */
 export const benchScale = Number(process.env["BENCH_SECONDS"] ?? "1")
@@ -23,10 +25,18 @@ const onServer = (serverUrl: string, statement: string) =>
     }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(serverUrl), maxConnections: 1 })))
   ))
 
+/**
+ * Run after `CREATE DATABASE`: the baselines' own connections (psql, pg, a bare PgClient) name the store's tables
+ * without a schema, as the store's connections do through their `search_path` (docs/DECISIONS.md §58).
+ */
+export const storeSearchPath = (database: string) =>
+  `ALTER DATABASE ${database} SET search_path = ${DEFAULT_SCHEMA}, public`
+
 /** A new empty database on the server; returns its URL and a function that drops it. */
 export const freshDatabase = async (serverUrl: string) => {
   const name = `feedback_bench_${randomBytes(6).toString("hex")}`
   await onServer(serverUrl, `CREATE DATABASE ${name}`)
+  await onServer(serverUrl, storeSearchPath(name))
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return {
@@ -139,4 +149,26 @@ export const describeMachine = async () => {
   return `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${
     (os.totalmem() / 2 ** 30).toFixed(0)
   } GiB`
+}
+
+/**
+ * `BENCH_CPU_PROFILE=file.cpuprofile`: starts the inspector's sampling profiler (`BENCH_CPU_PROFILE_INTERVAL` µs, else
+ * `intervalUs`); the function returned stops it and writes the profile (open it in DevTools). Without the variable,
+ * nothing is profiled. The profile is of wall time on the main thread: a blocking socket write shows as `writeBuffer`.
+ */
+export const startCpuProfile = async (intervalUs: number): Promise<() => Promise<void>> => {
+  const file = process.env["BENCH_CPU_PROFILE"]
+  if (file === undefined || file === "") return async () => {}
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.setSamplingInterval", {
+    interval: Number(process.env["BENCH_CPU_PROFILE_INTERVAL"] ?? intervalUs)
+  })
+  await session.post("Profiler.start")
+  return async () => {
+    const { profile } = await session.post("Profiler.stop")
+    writeFileSync(file, JSON.stringify(profile))
+    session.disconnect()
+  }
 }

@@ -8,8 +8,8 @@ import { Kernel } from "@feedback/core"
 import { Layer, ManagedRuntime, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiServerOptions, makeWebHandler } from "../src/server/ApiServer.ts"
-import { allPermissions, OPERATOR_TOKEN, requestVia } from "./Http.ts"
-import { eventually, type Receiver, sleep, startReceiver } from "./WebhookReceiver.ts"
+import { allPermissions, OPERATOR_TOKEN, requestVia, type TestRequest } from "./Http.ts"
+import { eventually, type Receiver, startReceiver } from "./WebhookReceiver.ts"
 
 const fast = { pollIntervalMs: 20, heartbeatIntervalMs: 200, leaseMs: 1_000 }
 const options: ApiServerOptions = {
@@ -25,6 +25,26 @@ afterAll(async () => {
   await receiver.close()
 })
 
+/** An organization, its key and a webhook of `webhook.created` to a path of its own, through `request`. */
+const webhookOf = async (request: TestRequest, name: string) => {
+  const org = await request("POST", "/operator/organizations", { token: OPERATOR_TOKEN, body: { name } })
+  expect(org.status).toBe(201)
+  const key = await request("POST", `/operator/organizations/${org.body.id}/keys`, {
+    token: OPERATOR_TOKEN,
+    body: { permissions: allPermissions }
+  })
+  expect(key.status).toBe(201)
+  const secret: string = key.body.secretKey
+  expect((await request("GET", "/organization", { token: secret })).status).toBe(200)
+  const path = `/${name.toLowerCase().replaceAll(" ", "-")}-${Date.now()}`
+  const created = await request("POST", "/webhooks", {
+    token: secret,
+    body: { url: receiver.url(path), events: ["webhook.created"] }
+  })
+  expect(created.status).toBe(201)
+  return { secret, webhookId: created.body.id as string, path }
+}
+
 describe("background workers are opt-in", () => {
   it("without workers the handler answers but never delivers; with workers the waiting delivery goes out", async () => {
     // One store shared by both handlers, as two processes on one database would share it.
@@ -32,31 +52,22 @@ describe("background workers are opt-in", () => {
     const store = Layer.succeedContext(await storeRuntime.context())
     const requestsOnly = makeWebHandler(store, { ...options, workers: false })
     const request = requestVia(requestsOnly.handler)
+    // The yardstick: a handler with workers, over a store of its own.
+    const control = makeWebHandler(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7), options)
     let withWorkers: ReturnType<typeof makeWebHandler> | undefined
     try {
-      const org = await request("POST", "/operator/organizations", {
-        token: OPERATOR_TOKEN,
-        body: { name: "Serverless" }
-      })
-      expect(org.status).toBe(201)
-      const key = await request("POST", `/operator/organizations/${org.body.id}/keys`, {
-        token: OPERATOR_TOKEN,
-        body: { permissions: allPermissions }
-      })
-      expect(key.status).toBe(201)
-      const secret: string = key.body.secretKey
-      expect((await request("GET", "/organization", { token: secret })).status).toBe(200)
-      const path = `/serverless-${Date.now()}`
-      const created = await request("POST", "/webhooks", {
-        token: secret,
-        body: { url: receiver.url(path), events: ["webhook.created"] }
-      })
-      expect(created.status).toBe(201)
+      const { secret, webhookId, path } = await webhookOf(request, "Serverless")
+      const yardstick = await webhookOf(requestVia(control.handler), "With workers")
 
-      // Many dispatcher poll intervals pass: nothing is fanned out, nothing is sent.
-      await sleep(500)
+      // The handler with workers delivers its event, made later; by then the one without has sent nothing and
+      // fanned nothing out (a comparison, not a fixed pause).
+      await eventually(
+        async () => receiver.received.some((r) => r.path === yardstick.path) || undefined,
+        5_000,
+        "the delivery by the handler with workers"
+      )
       expect(receiver.received.filter((r) => r.path === path)).toHaveLength(0)
-      const log = await request("GET", `/webhooks/${created.body.id}/events`, { token: secret })
+      const log = await request("GET", `/webhooks/${webhookId}/events`, { token: secret })
       expect(log.status).toBe(200)
       expect(log.body.data).toEqual([])
 
@@ -65,7 +76,7 @@ describe("background workers are opt-in", () => {
       await withWorkers.handler(new Request("http://test/health"))
       const delivered = await eventually(
         async () => {
-          const page = await request("GET", `/webhooks/${created.body.id}/events`, { token: secret })
+          const page = await request("GET", `/webhooks/${webhookId}/events`, { token: secret })
           const first = page.body.data[0]
           return first !== undefined && first.status !== "pending" ? first : undefined
         },
@@ -77,6 +88,7 @@ describe("background workers are opt-in", () => {
     } finally {
       await withWorkers?.dispose()
       await requestsOnly.dispose()
+      await control.dispose()
       await storeRuntime.dispose()
     }
   })

@@ -138,7 +138,6 @@ describe.each(testStores)("catalog over HTTP (%s)", (_name, makeStore) => {
           body: { slug, title: `The ${slug}`, metadata: { color: i % 2 === 0 ? "blue" : "red" } }
         })
         expect(res.status).toBe(201)
-        await new Promise((r) => setTimeout(r, 3))
       }
       const walk = async (query: string) => {
         const seen: Array<string> = []

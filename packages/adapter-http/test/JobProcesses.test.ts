@@ -33,45 +33,54 @@ const allReviews = async (api: TestServer, key: string) => {
   return out
 }
 
+/**
+ * A fresh database with the API in this process (without a job worker: only the child processes run the job), an
+ * organization with one product, and an import job of `ROWS` reviews queued there (`row(i)` its line from 0).
+ * `jobWhen` polls the job until `reached` holds of it (or 60 s have passed) and answers it as it then is.
+ */
+const queuedImport = async (serverUrl: string, row: (i: number) => object) => {
+  const databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
+  const api = makeTestServer(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 4 }), {
+    jobs: { worker: false }
+  })
+  cleanups.push(() => api.dispose())
+  const { key } = await api.provision()
+  expect((await api.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })).status).toBe(
+    201
+  )
+  const created = await api.request("POST", "/import-jobs?type=reviews", {
+    token: key,
+    rawBody: Array.from({ length: ROWS }, (_, i) => JSON.stringify(row(i))).join("\n"),
+    headers: { "content-type": "application/x-ndjson" }
+  })
+  expect(created.status, created.text).toBe(202)
+  const jobPath = `/import-jobs/${created.body.id}`
+  const jobWhen = async (reached: (job: any) => boolean) => {
+    const deadline = Date.now() + 60_000
+    for (;;) {
+      const job = (await api.request("GET", jobPath, { token: key })).body
+      if (reached(job) || Date.now() > deadline) return job
+      await new Promise((r) => setTimeout(r, 10))
+    }
+  }
+  return { databaseUrl, api, key, jobPath, jobWhen }
+}
+const midJob = (job: any) => job.progress.processedRows >= 300
+const finished = (job: any) => job.status !== "running" && job.status !== "queued"
+
 describeWithServer("import jobs across a crash (PostgreSQL)", (serverUrl) => {
   it("a server killed mid-job: after a restart every row is imported exactly once", async () => {
-    const databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
-    // The API side in this process, without a job worker: only the child processes run the job.
-    const api = makeTestServer(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 4 }), {
-      jobs: { worker: false }
-    })
-    cleanups.push(() => api.dispose())
-    const { key } = await api.provision()
-    expect((await api.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })).status).toBe(
-      201
-    )
-    const file = Array.from(
-      { length: ROWS },
-      (_, i) =>
-        JSON.stringify({
-          externalId: `x${i + 1}`,
-          product: "mug",
-          rating: 1 + (i % 5),
-          customer: `c${i % 50}@example.com`
-        })
-    ).join("\n")
-    const created = await api.request("POST", "/import-jobs?type=reviews", {
-      token: key,
-      rawBody: file,
-      headers: { "content-type": "application/x-ndjson" }
-    })
-    expect(created.status, created.text).toBe(202)
-    const jobPath = `/import-jobs/${created.body.id}`
+    const { api, databaseUrl, jobPath, jobWhen, key } = await queuedImport(serverUrl, (i) => ({
+      externalId: `x${i + 1}`,
+      product: "mug",
+      rating: 1 + (i % 5),
+      customer: `c${i % 50}@example.com`
+    }))
 
     const env = { DATABASE_URL: databaseUrl, JOB_LEASE_MS: "1000", JOB_BATCH_SIZE: "50", LOG_REQUESTS: "false" }
     const doomed = await startServerProcess(env)
     cleanups.push(() => doomed.stop())
-    let before: any
-    for (let i = 0; i < 2_000; i++) {
-      before = (await api.request("GET", jobPath, { token: key })).body
-      if (before.progress.processedRows >= 300) break
-      await new Promise((r) => setTimeout(r, 10))
-    }
+    await jobWhen(midJob)
     process.kill(doomed.pid, "SIGKILL")
     await doomed.stop()
     const atKill = (await api.request("GET", jobPath, { token: key })).body
@@ -83,12 +92,7 @@ describeWithServer("import jobs across a crash (PostgreSQL)", (serverUrl) => {
 
     const restarted = await startServerProcess(env)
     cleanups.push(() => restarted.stop())
-    let done: any
-    for (let i = 0; i < 3_000; i++) {
-      done = (await api.request("GET", jobPath, { token: key })).body
-      if (done.status !== "running" && done.status !== "queued") break
-      await new Promise((r) => setTimeout(r, 20))
-    }
+    const done = await jobWhen(finished)
     expect(done.status, restarted.output()).toBe("succeeded")
     expect(done.progress).toEqual({ totalRows: ROWS, processedRows: ROWS, importedRows: ROWS, skippedRows: 0 })
     const reviews = await allReviews(api, key)
@@ -102,44 +106,22 @@ describeWithServer("import jobs across a crash (PostgreSQL)", (serverUrl) => {
   it(
     "a server stopped with SIGTERM mid-job hands the job back: the next process resumes before the lease runs out",
     async () => {
-      const databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl))
-      const api = makeTestServer(PgStoreLayer({ _tag: "Server", url: databaseUrl, maxConnections: 4 }), {
-        jobs: { worker: false }
-      })
-      cleanups.push(() => api.dispose())
-      const { key } = await api.provision()
-      expect((await api.request("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })).status).toBe(
-        201
-      )
-      const file = Array.from(
-        { length: ROWS },
-        (_, i) => JSON.stringify({ externalId: `t${i + 1}`, product: "mug", rating: 5 })
-      ).join("\n")
-      const created = await api.request("POST", "/import-jobs?type=reviews", {
-        token: key,
-        rawBody: file,
-        headers: { "content-type": "application/x-ndjson" }
-      })
-      const jobPath = `/import-jobs/${created.body.id}`
+      const { api, databaseUrl, jobPath, jobWhen, key } = await queuedImport(serverUrl, (i) => ({
+        externalId: `t${i + 1}`,
+        product: "mug",
+        rating: 5
+      }))
       // A lease far longer than the test may wait: only a lease handed back lets the next process start.
       const env = { DATABASE_URL: databaseUrl, JOB_LEASE_MS: "600000", JOB_BATCH_SIZE: "50", LOG_REQUESTS: "false" }
       const first = await startServerProcess(env)
       cleanups.push(() => first.stop())
-      for (let i = 0; i < 2_000; i++) {
-        if ((await api.request("GET", jobPath, { token: key })).body.progress.processedRows >= 300) break
-        await new Promise((r) => setTimeout(r, 10))
-      }
+      await jobWhen(midJob)
       await first.stop()
       const stopped = (await api.request("GET", jobPath, { token: key })).body
       expect(stopped.progress.processedRows).toBeLessThan(ROWS)
       const second = await startServerProcess(env)
       cleanups.push(() => second.stop())
-      let done: any
-      for (let i = 0; i < 3_000; i++) {
-        done = (await api.request("GET", jobPath, { token: key })).body
-        if (done.status === "succeeded" || done.status === "failed") break
-        await new Promise((r) => setTimeout(r, 20))
-      }
+      const done = await jobWhen(finished)
       expect(done.status, second.output()).toBe("succeeded")
       expect(done.progress.importedRows).toBe(ROWS)
       expect((await allReviews(api, key)).length).toBe(ROWS)

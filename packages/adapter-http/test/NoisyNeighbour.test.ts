@@ -1,13 +1,11 @@
 /**
  * Noisy neighbours (docs/FAIRNESS.md): for each resource organizations share, an aggressor organization at its
- * limits and a victim organization whose latency is compared with the same victim alone, in the same run. The bounds
- * are ratios with a generous floor, never tight timings: they hold on a loaded machine and fail by a wide margin
- * when the aggressor takes the victim's share (the victim then waits for the aggressor's timeouts or backlog).
- * Memory, and a PostgreSQL server when TEST_DATABASE_URL is set.
+ * limits and a victim organization whose latency is compared with the same victim alone, in the same run (the cases
+ * are in `NoisyNeighbours.ts`). Memory, and a PostgreSQL server when TEST_DATABASE_URL is set.
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { type StoreServices, Webhooks } from "@feedback/core"
+import type { StoreServices } from "@feedback/core"
 import { type Layer, Redacted } from "effect"
 import { connect, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
@@ -15,6 +13,7 @@ import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
 import { DEFAULT_SERVER_LIMITS, hardenedServer } from "../src/server/NodeServer.ts"
+import * as Noisy from "./NoisyNeighbours.ts"
 import { makeTestServer, type TestServer } from "./TestServer.ts"
 import { eventually, type Receiver, startReceiver } from "./WebhookReceiver.ts"
 
@@ -23,28 +22,21 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, u
   ...(serverUrl === undefined ? [] : [["postgres server", () => freshLayer((t) => PgStoreLayer(t))] as const])
 ]
 
-/** How long a hanging receiver holds a slot: far beyond any bound below, so a victim stuck behind it fails. */
-const TIMEOUT_MS = 30_000
-
-/** The victim's latency under attack may be this many times its latency alone, plus the floor (a loaded machine). */
-const RATIO = 10
 const FLOOR_MS = 2_000
-
-const within = (alone: number, attacked: number) => {
-  expect(attacked, `alone ${alone.toFixed(0)} ms, attacked ${attacked.toFixed(0)} ms`).toBeLessThan(
-    RATIO * alone + FLOOR_MS
-  )
-}
-
-const maxOf = async (n: number, measure: () => Promise<number>) => {
-  let worst = 0
-  for (let i = 0; i < n; i++) worst = Math.max(worst, await measure())
-  return worst
-}
+const within = (alone: number, attacked: number) => Noisy.within(alone, attacked, FLOOR_MS)
+const { maxOf } = Noisy
 
 describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
   let receiver: Receiver
   let server: TestServer
+  /** One server: where a request goes does not matter. */
+  const hood = (): Noisy.Neighbourhood => ({
+    request: (_at, method, path, options) => server.request(method, path, options),
+    receiver,
+    provision: () => server.provision(),
+    processes: 1,
+    floorMs: FLOOR_MS
+  })
   beforeAll(async () => {
     receiver = await startReceiver()
     server = makeTestServer(makeStore(), {
@@ -52,222 +44,18 @@ describe.each(stores)("noisy neighbours (%s)", (_name, makeStore) => {
       webhooks: {
         allowInsecure: true,
         allowPrivate: true,
-        timeoutMs: TIMEOUT_MS,
+        timeoutMs: Noisy.TIMEOUT_MS,
         dispatcher: { pollIntervalMs: 20, heartbeatIntervalMs: 200, leaseMs: 60_000 }
       }
     })
   })
   afterAll(async () => {
-    // The receiver first: its hanging answers end, so the dispatcher's shutdown does not wait for their timeout.
+    // The receiver first: its held answers end, so the dispatcher's shutdown does not wait for their timeout.
     await receiver.close()
     await server.dispose()
   })
 
-  /** From registering a webhook to its first delivery (its own `webhook.created`) being recorded as delivered. */
-  const victimDelivery = async (key: string): Promise<number> => {
-    const started = performance.now()
-    const created = await server.request("POST", "/webhooks", {
-      token: key,
-      body: { url: receiver.url("/ok"), events: ["webhook.created"] }
-    })
-    expect(created.status).toBe(201)
-    await eventually(
-      async () => {
-        const log = await server.request("GET", `/webhooks/${created.body.id}/events`, { token: key })
-        return log.body.data?.[0]?.status === "delivered" ? true : undefined
-      },
-      4 * TIMEOUT_MS,
-      "the victim's delivery",
-      10
-    )
-    await server.request("DELETE", `/webhooks/${created.body.id}`, { token: key })
-    return performance.now() - started
-  }
-
-  it("delivery slots: an organization whose every webhook hangs never delays another's delivery", async () => {
-    const victim = await server.provision()
-    const alone = await maxOf(3, () => victimDelivery(victim.key))
-
-    // The aggressor: every webhook it may have, at a receiver that never answers, and events fanned out to all.
-    const aggressor = await server.provision()
-    const hooks: Array<string> = []
-    for (let i = 0; i < Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION; i++) {
-      const res = await server.request("POST", "/webhooks", {
-        token: aggressor.key,
-        body: { url: receiver.url("/hang"), events: ["webhook.updated"] }
-      })
-      expect(res.status).toBe(201)
-      hooks.push(res.body.id)
-    }
-    const oneMore = await server.request("POST", "/webhooks", {
-      token: aggressor.key,
-      body: { url: receiver.url("/hang"), events: ["webhook.updated"] }
-    })
-    expect(oneMore.status).toBe(400)
-    expect(oneMore.body.error.message).toContain(`at most ${Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION} webhooks`)
-    for (let round = 0; round < 5; round++) {
-      for (const id of hooks) {
-        const res = await server.request("PATCH", `/webhooks/${id}`, {
-          token: aggressor.key,
-          body: { url: receiver.url(`/hang?round=${round}`) }
-        })
-        expect(res.status).toBe(200)
-      }
-    }
-    // Its deliveries now hold every slot it may take: wait until its hanging POSTs have arrived.
-    const hanging = () => receiver.received.filter((r) => r.path === "/hang").length
-    await eventually(async () => (hanging() >= 8 ? true : undefined), 10_000, "the aggressor's POSTs to hang")
-
-    const attacked = await maxOf(3, () => victimDelivery(victim.key))
-    within(alone, attacked)
-    // The aggressor holds no more than its share of the process's POST slots (docs/FAIRNESS.md).
-    expect(hanging()).toBeLessThanOrEqual(8)
-  })
-
-  /** From queueing a job to its success; `path` is `/import-jobs?…` or `/export-jobs`. */
-  const jobLatency = async (
-    key: string,
-    post: () => Promise<{ status: number; body: any }>,
-    kind: "import" | "export"
-  ) => {
-    const started = performance.now()
-    const created = await post()
-    expect(created.status).toBe(202)
-    await eventually(
-      async () => {
-        const res = await server.request("GET", `/${kind}-jobs/${created.body.id}`, { token: key })
-        if (res.body?.status === "failed") throw new Error(JSON.stringify(res.body.error))
-        return res.body?.status === "succeeded" ? true : undefined
-      },
-      120_000,
-      `the ${kind} job`,
-      10
-    )
-    return performance.now() - started
-  }
-  const smallExport = (key: string) =>
-    jobLatency(
-      key,
-      () => server.request("POST", "/export-jobs", { token: key, body: { type: "reviews", format: "csv" } }),
-      "export"
-    )
-  const bigImport = (key: string, tag: string, n: number) => {
-    const file = Array.from({ length: n }, (_, i) => JSON.stringify({ slug: `${tag}-${i}`, title: `P ${i}` })).join(
-      "\n"
-    )
-    const post = () =>
-      server.request("POST", "/import-jobs?type=products", {
-        token: key,
-        rawBody: file,
-        headers: { "content-type": "application/x-ndjson" }
-      })
-    return { post, latency: () => jobLatency(key, post, "import") }
-  }
-
-  it("job queue: another organization's backlog delays a small export by at most the job in hand", async () => {
-    const victim = await server.provision()
-    const aggressor = await server.provision()
-    const alone = await maxOf(3, () => smallExport(victim.key))
-    const oneJob = await bigImport(aggressor.key, "solo", 2_000).latency()
-
-    // The aggressor's backlog: eight such jobs queued before the victim's export.
-    const backlog = 8
-    const queued: Array<string> = []
-    for (let i = 0; i < backlog; i++) {
-      const res = await bigImport(aggressor.key, `b${i}`, 2_000).post()
-      expect(res.status).toBe(202)
-      queued.push(res.body.id)
-    }
-    const exportStarted = performance.now()
-    const exported = await server.request("POST", "/export-jobs", {
-      token: victim.key,
-      body: { type: "reviews", format: "csv" }
-    })
-    expect(exported.status).toBe(202)
-    const done = await eventually(
-      async () => {
-        const res = await server.request("GET", `/export-jobs/${exported.body.id}`, { token: victim.key })
-        return res.body?.status === "succeeded" ? res.body : undefined
-      },
-      120_000,
-      "the victim's export",
-      10
-    )
-    const attacked = performance.now() - exportStarted
-    // First come first served would make the export wait for the whole backlog (about `backlog` jobs).
-    expect(
-      attacked,
-      `alone ${alone.toFixed(0)} ms, one aggressor job ${oneJob.toFixed(0)} ms, attacked ${attacked.toFixed(0)} ms`
-    )
-      .toBeLessThan(RATIO * alone + 3 * oneJob + FLOOR_MS)
-    // Whatever the timings: at most the job in hand (and one claimed with it) finished before the export.
-    const finished = await eventually(
-      async () => {
-        const jobs = await Promise.all(
-          queued.map(async (id) => (await server.request("GET", `/import-jobs/${id}`, { token: aggressor.key })).body)
-        )
-        return jobs.every((j) => j.status === "succeeded") ? jobs : undefined
-      },
-      120_000,
-      "the backlog"
-    )
-    expect(finished.filter((j) => j.finishedAt <= done.finishedAt).length).toBeLessThanOrEqual(2)
-    // Nine 2,000-row imports and four exports: about 40 s on a loaded 2-core machine, more under a full test run.
-  }, 300_000)
-
-  /** From registering a webhook (a write of its own) to reading its `webhook.created` in the feed. */
-  const victimWriteAndFeed = async (key: string): Promise<number> => {
-    const started = performance.now()
-    const created = await server.request("POST", "/webhooks", {
-      token: key,
-      body: { url: receiver.url("/ok"), events: ["webhook.updated"] }
-    })
-    expect(created.status).toBe(201)
-    await eventually(
-      async () => {
-        const feed = await server.request("GET", "/events?events=webhook.created&limit=100", { token: key })
-        return feed.body.data?.some((e: any) => e.data?.id === created.body.id) ? true : undefined
-      },
-      120_000,
-      "the victim's event in its feed",
-      10
-    )
-    const elapsed = performance.now() - started
-    await server.request("DELETE", `/webhooks/${created.body.id}`, { token: key })
-    return elapsed
-  }
-
-  it(
-    "store locks and the feed: another organization's strict import holds up neither a write nor the feed",
-    async () => {
-      const victim = await server.provision()
-      const aggressor = await server.provision()
-      const alone = await maxOf(3, () => victimWriteAndFeed(victim.key))
-
-      // One transaction of 40,000 rows: the victim is measured while it is open.
-      const rows = Array.from({ length: 40_000 }, (_, i) => JSON.stringify({ slug: `strict-${i}`, title: `P ${i}` }))
-      const queued = await server.request("POST", "/import-jobs?type=products&strict=true", {
-        token: aggressor.key,
-        rawBody: rows.join("\n"),
-        headers: { "content-type": "application/x-ndjson" }
-      })
-      expect(queued.status).toBe(202)
-      const status = async () =>
-        (await server.request("GET", `/import-jobs/${queued.body.id}`, { token: aggressor.key })).body.status
-      await eventually(async () => ((await status()) === "running" ? true : undefined), 60_000, "the strict import")
-      const attacked = await maxOf(3, () => victimWriteAndFeed(victim.key))
-      within(alone, attacked)
-      expect(await status(), "the strict import was still running: the victim was measured against it").toBe(
-        "running"
-      )
-      await eventually(
-        async () => ((await status()) === "succeeded" ? true : undefined),
-        300_000,
-        "the strict import to finish"
-      )
-    },
-    600_000
-  )
+  for (const [name, run, timeoutMs] of Noisy.cases) it(name, () => run(hood()), timeoutMs)
 })
 
 describe("noisy neighbours: connections (the standalone server)", () => {

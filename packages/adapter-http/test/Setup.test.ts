@@ -4,6 +4,7 @@
  * on every store by the conformance suite (testing/src/setup/SetupConformance.ts).
  */
 import { afterAll, describe, expect, it } from "vitest"
+import { noSetupSignals as noSignals } from "@feedback/testing"
 import { expectInvalid } from "./Http.ts"
 import { makeTestServer, type TestResponse } from "./TestServer.ts"
 
@@ -20,18 +21,6 @@ const untouched = {
   widgetHintDismissedAt: null,
   configured: false,
   needsSetup: true
-}
-
-const noSignals = {
-  hasSite: false,
-  hasPublishableKey: false,
-  hasIntegration: false,
-  hasProducts: false,
-  hasActiveSurveyFlow: false,
-  hasReview: false,
-  hasLoyaltyProgram: false,
-  loyaltyProgramOnSite: false,
-  hasWishlist: false
 }
 
 const getSetup = (key: string) => server.request("GET", "/organization/setup", { token: key })

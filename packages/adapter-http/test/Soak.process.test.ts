@@ -1,18 +1,21 @@
 /**
  * A soak on a PostgreSQL server: three server processes on one database under a mixed load (writes, reads, import
- * jobs, webhooks to a live receiver, a rate-limited organization) while one process at a time is killed with SIGKILL
- * and restarted. Afterwards: every acknowledged write is there, no webhook delivery arrived twice, no import-job row
- * was stored twice, each product's counts equal a recount of its reviews, and the limiter admitted no more than the
- * plan allows. (Emails sent once across a SIGKILL are `SurveyProcesses.test.ts`'s.)
+ * jobs, webhooks to a live receiver, survey emails to a live SMTP server, a rate-limited organization) while one
+ * process at a time is killed with SIGKILL and restarted. Afterwards: every acknowledged write is there, no webhook
+ * delivery and no email arrived twice, no email was lost but those a killed process was sending (docs/DECISIONS.md
+ * §61: a step in flight at a kill is failed, never resent), no import-job row was stored twice, each product's counts
+ * equal a recount of its reviews, and the limiter admitted no more than the plan allows.
  *
  * Its size: SOAK_SECONDS of load (default 20, what `npm test` runs) and a kill every SOAK_KILL_EVERY_MS (default
  * 4000). Larger by hand as docs/OPERATIONS.md ("The soak") shows. Waits are bounds, never timings.
  */
+import { Surveys } from "@feedback/core"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { dropServerDatabase, freshServerDatabase, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
 import { provisionVia, requestVia, type TestResponse } from "./Http.ts"
 import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
+import { type SmtpReceiver, startSmtpReceiver } from "./SmtpReceiver.ts"
 import { eventually, type Receiver, sleep, startReceiver } from "./WebhookReceiver.ts"
 
 const SECONDS = Number(process.env["SOAK_SECONDS"] ?? "20")
@@ -28,10 +31,13 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
   let databaseUrl = ""
   let env: Record<string, string> = {}
   let receiver: Receiver
+  let smtp: SmtpReceiver
   const servers: Array<ServerProcess> = []
 
   beforeAll(async () => {
     receiver = await startReceiver()
+    // Each message takes a moment to accept, so sends are in flight when a process is killed.
+    smtp = await startSmtpReceiver(20)
     databaseUrl = await Effect.runPromise(freshServerDatabase(serverUrl!))
     env = {
       DATABASE_URL: databaseUrl,
@@ -39,7 +45,11 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
       LOG_REQUESTS: "false",
       WEBHOOK_ALLOW_INSECURE: "true",
       WEBHOOK_ALLOW_PRIVATE: "true",
-      DEMO: "false"
+      DEMO: "false",
+      SMTP_URL: smtp.url,
+      MAIL_FROM: "Shop <reviews@shop.example>",
+      // A killed process's claimed survey steps are taken over after this (the default is ten minutes).
+      SURVEY_RECOVERY_MS: "2000"
     }
     // One after the other: the first applies the migrations.
     for (let i = 0; i < PROCESSES; i++) servers.push(await startServerProcess(env, { timeoutMs: 60_000 }))
@@ -48,6 +58,7 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop()))
     await receiver?.close()
+    await smtp?.close()
     if (databaseUrl !== "") await dropServerDatabase(serverUrl!, databaseUrl)
   }, 60_000)
 
@@ -88,10 +99,20 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
       body: { url: receiver.url("/ok"), events: ["product.updated", "review.created"] }
     })
     expect(webhook.status).toBe(201)
+    // A fulfilled order asks its customer for a review at once, by email.
+    expect(
+      (await must("POST", "/organization/setup/reviews", {
+        token: key,
+        body: { data: { delayDays: 0, reminder: false } }
+      })).status
+    ).toBe(201)
+    expect((await must("POST", "/products", { token: key, body: { slug: "mug", title: "Mug" } })).status).toBe(201)
 
     const products: Array<{ id: string; slug: string }> = []
     const reviews: Array<string> = []
     const jobs: Array<{ id: string; product: string; prefix: string; rows: number }> = []
+    /** Customers whose order was acknowledged: each is asked once. */
+    const buyers: Array<string> = []
     let admitted = 0
     let kills = 0
     let stop = false
@@ -128,6 +149,17 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
         }
       }
     }
+    const buyer = async () => {
+      while (!stop) {
+        const email = `buyer-${n++}@example.com`
+        const order = await tryCall("POST", "/orders", {
+          token: key,
+          body: { customer: { email }, lines: [{ productSlug: "mug" }], status: "fulfilled" }
+        })
+        if (order?.status === 201) buyers.push(email)
+        await sleep(50)
+      }
+    }
     const reader = async () => {
       while (!stop) {
         await tryCall("GET", "/reviews?limit=50&include=product", { token: key })
@@ -158,7 +190,7 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
     }
 
     const started = Date.now()
-    const running = [writer(), writer(), reader(), reader(), killer()]
+    const running = [writer(), writer(), buyer(), reader(), reader(), killer()]
     await sleep(SECONDS * 1000)
     stop = true
     await Promise.all(running)
@@ -167,12 +199,13 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
 
     console.info(
       `soak: ${elapsedSeconds.toFixed(0)} s, ${kills} kills, ${products.length} products, ${reviews.length} reviews, ` +
-        `${jobs.length} import jobs, ${admitted} limited reads admitted`
+        `${jobs.length} import jobs, ${buyers.length} orders asking for a review, ${admitted} limited reads admitted`
     )
     expect(kills).toBeGreaterThan(0)
     expect(jobs.length).toBeGreaterThan(0)
     expect(products.length).toBeGreaterThan(5)
     expect(reviews.length).toBeGreaterThan(5)
+    expect(buyers.length).toBeGreaterThan(5)
 
     // Every acknowledged write is there.
     for (const product of products) {
@@ -233,6 +266,56 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
     console.info(`soak: ${ids.length} deliveries received`)
     expect(ids.length).toBeGreaterThan(0)
     expect(ids.length - new Set(ids).size, "deliveries received twice").toBe(0)
+
+    // No email was sent twice, and none was lost but the steps a killed process had in flight: each kill fails at most
+    // one wave of a worker (`concurrency` steps), sent or not; every other request is sent, once.
+    const surveys = await eventually(
+      async () => {
+        const all: Array<any> = []
+        let cursor: string | null = null
+        do {
+          const page: TestResponse | undefined = await tryCall(
+            "GET",
+            `/surveys?limit=250${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+            { token: key }
+          )
+          if (page?.status !== 200) return undefined
+          all.push(...page.body.data)
+          cursor = page.body.nextCursor
+        } while (cursor !== null)
+        const settled = all.every((s) => s.steps.every((step: any) => step.type !== "email" || step.outcome !== null))
+        return all.length >= buyers.length && settled ? all : undefined
+      },
+      120_000,
+      "every survey's email to be sent or failed",
+      250
+    )
+    const customers = new Map<string, string>()
+    let cursor: string | null = null
+    do {
+      const page: TestResponse = await must(
+        "GET",
+        `/customers?limit=250${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+        { token: key }
+      )
+      for (const c of page.body.data) customers.set(c.id, c.email)
+      cursor = page.body.nextCursor
+    } while (cursor !== null)
+    const emailed = new Map<string, number>()
+    for (const to of smtp.received) emailed.set(to, (emailed.get(to) ?? 0) + 1)
+    console.info(`soak: ${surveys.length} surveys, ${smtp.received.length} emails received`)
+    expect([...emailed].filter(([, count]) => count > 1), "emails received twice").toEqual([])
+    const ofBuyers = surveys.filter((s) => buyers.includes(customers.get(s.customerId)!))
+    expect(new Set(ofBuyers.map((s) => customers.get(s.customerId))).size, "a survey per acknowledged order").toBe(
+      buyers.length
+    )
+    const failed = ofBuyers.filter((s) => s.steps.some((step: any) => step.outcome === "failed"))
+    expect(failed.length).toBeLessThanOrEqual(kills * Surveys.defaultSurveyWorkerSettings("any").concurrency)
+    for (const survey of ofBuyers.filter((s) => !failed.includes(s))) {
+      const to = customers.get(survey.customerId)!
+      expect(survey.status, `the survey of ${to}`).toBe("sent")
+      expect(emailed.get(to), `emails to ${to}`).toBe(1)
+    }
 
     // The limiter admitted no more than a full bucket plus what refilled meanwhile.
     expect(admitted).toBeLessThanOrEqual(LIMITED_PER_MINUTE + Math.ceil((LIMITED_PER_MINUTE * elapsedSeconds) / 60))

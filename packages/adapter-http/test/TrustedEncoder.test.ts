@@ -6,9 +6,15 @@
 import { Arbitrary, Effect, Schema } from "effect"
 import { HttpApi } from "effect/http-api"
 import { AdminApi, OperatorApi, ReviewPage } from "@feedback/client/effect"
-import { Catalog, Kernel, Organizations } from "@feedback/core"
+import { Catalog, Kernel, Organizations, Reviews } from "@feedback/core"
 import { describe, expect, it } from "vitest"
-import { encodedOnceJsonResponse, trustedEncoder } from "../src/server/TrustedEncoder.ts"
+import {
+  encodedOnceJsonResponse,
+  RECORDS_PER_SLICE,
+  trustedEncoder,
+  trustedJsonResponse,
+  trustedPageResponse
+} from "../src/server/TrustedEncoder.ts"
 
 const successSchemas = (): ReadonlyArray<{ readonly name: string; readonly schema: Schema.Top }> => {
   const out: Array<{ name: string; schema: Schema.Top }> = []
@@ -118,5 +124,23 @@ describe("encodedOnceJsonResponse", () => {
     const broken = { ...organization!, createdAt: "not a timestamp" } as never
     expect(() => respond(broken)).toThrow()
     expect(() => respond(broken)).toThrow()
+  })
+})
+
+describe("trustedPageResponse", () => {
+  it("answers the very text of trustedJsonResponse, a run of records at a time", async () => {
+    const whole = trustedJsonResponse(ReviewPage)
+    const inRuns = trustedPageResponse(Reviews.Review)
+    const text = (response: { readonly body: unknown }) =>
+      new TextDecoder().decode((response.body as { readonly body: Uint8Array }).body)
+    const records = samples(Reviews.Review, 7) as ReadonlyArray<Reviews.Review>
+    for (const count of [0, 1, RECORDS_PER_SLICE, RECORDS_PER_SLICE + 1, records.length]) {
+      for (const nextCursor of [null, "c\"ursor"]) {
+        const page = { data: Array.from({ length: count }, (_, i) => records[i % records.length]!), nextCursor }
+        const ours = await Effect.runPromise(inRuns(page))
+        expect(ours.status).toBe(200)
+        expect(text(ours)).toBe(text(whole(page)))
+      }
+    }
   })
 })

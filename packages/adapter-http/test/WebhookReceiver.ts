@@ -1,7 +1,8 @@
 /**
  * A real webhook receiver on loopback for tests: records every request's raw body and headers, and answers per
  * path — `/ok` 200, `/fail` 500 with a 2 KiB body, `/slow` answers after `slowMs`, `/hang` never answers,
- * `/redirect` 302 to `/ok`, `/jitter` 200 after 0–10 ms.
+ * `/redirect` 302 to `/ok`, `/jitter` 200 after 0–10 ms, `/hold/<name>` does not answer until `release(name)`, and
+ * answers 200 at once after it.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -20,6 +21,8 @@ export interface Receiver {
   readonly received: Array<ReceivedRequest>
   /** Responses the receiver finished writing (the client waited for them). */
   readonly answered: Array<string>
+  /** Answers the requests held at `/hold/<name>` (200), and every later one at once. */
+  readonly release: (name: string) => void
   readonly close: () => Promise<void>
 }
 
@@ -27,6 +30,8 @@ export const startReceiver = async (options: { readonly slowMs?: number } = {}):
   const received: Array<ReceivedRequest> = []
   const answered: Array<string> = []
   const hanging = new Set<import("node:http").ServerResponse>()
+  const held = new Map<string, Set<import("node:http").ServerResponse>>()
+  const released = new Set<string>()
   const server: Server = createServer((req, res) => {
     const arrivedAt = performance.now()
     const chunks: Array<Buffer> = []
@@ -45,6 +50,12 @@ export const startReceiver = async (options: { readonly slowMs?: number } = {}):
         request.finishedAt = performance.now()
         answered.push(path)
       })
+      if (path.startsWith("/hold/")) {
+        const name = path.slice("/hold/".length)
+        if (released.has(name)) res.writeHead(200).end("ok")
+        else held.set(name, (held.get(name) ?? new Set()).add(res))
+        return
+      }
       switch (path) {
         case "/fail":
           res.writeHead(500, { "content-type": "text/plain" }).end("E".repeat(1000) + "é" + "F".repeat(1047))
@@ -72,9 +83,15 @@ export const startReceiver = async (options: { readonly slowMs?: number } = {}):
     url: (path) => `http://127.0.0.1:${port}${path}`,
     received,
     answered,
+    release: (name) => {
+      released.add(name)
+      for (const res of held.get(name) ?? []) if (!res.destroyed) res.writeHead(200).end("ok")
+      held.delete(name)
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy()
+        for (const responses of held.values()) for (const res of responses) res.destroy()
         server.closeAllConnections()
         server.close(() => resolve())
       })

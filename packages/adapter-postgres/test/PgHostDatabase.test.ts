@@ -10,13 +10,13 @@ import { Kernel, Organizations } from "@feedback/core"
 import { runStoreConformance } from "@feedback/testing"
 import { Cause, Effect, Exit, Layer, Queue, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { randomBytes } from "node:crypto"
 import { PgHostStoreLayer, PgStoreLayer, PgStoreServices } from "../src/PgStore.ts"
 import { migrateStore, migrateWithClient } from "../src/PgMigrate.ts"
 import { PgHostDatabase } from "../src/kernel/PgDatabase.ts"
 import { PgWorkSignals } from "../src/kernel/PgWorkSignals.ts"
 import { migrations } from "../src/migrations/index.ts"
 import { PgStoreTestKit } from "../src/testing/PgStoreTestKit.ts"
+import { asRole, dmlRole, dmlRoleStatements, hostTables } from "./HostDatabase.ts"
 import { describeWithServer, dropServerDatabase, freshServerDatabase, serverUrl } from "./TestDatabase.ts"
 
 /** SQL as the database's owner, on a connection of its own (the host's tooling, a DBA). */
@@ -28,32 +28,6 @@ const asOwner = (url: string, statements: ReadonlyArray<string>) =>
     return results
   }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })), Effect.orDie)
 
-/** The host's own tables, in `public`, under the names the store used to take. */
-const hostTables = [
-  "CREATE TABLE schema_migrations (version bigint PRIMARY KEY, dirty boolean NOT NULL)",
-  "INSERT INTO schema_migrations VALUES (20240101000000, false)",
-  "CREATE TABLE products (id serial PRIMARY KEY, sku text NOT NULL)",
-  "INSERT INTO products (sku) VALUES ('HOST-1'), ('HOST-2')",
-  "CREATE TABLE customers (id serial PRIMARY KEY, email_address text NOT NULL)",
-  "INSERT INTO customers (email_address) VALUES ('host@example.com')"
-]
-
-/** What a DBA grants a runtime role: the schema's use, rows of its tables, its sequences; nothing to create. */
-const runtimeGrants = (schema: string, role: string) => [
-  // The host's own grant of its tables to its application role.
-  `GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`,
-  `GRANT USAGE ON SCHEMA ${schema} TO ${role}`,
-  `GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`,
-  `GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role}`
-]
-
-const withUser = (url: string, user: string, password: string) => {
-  const u = new URL(url)
-  u.username = user
-  u.password = password
-  return u.toString()
-}
-
 /**
  * A fresh database holding the host's tables, the store migrated into `feedback` by the owner, and a new login role
  * with only the runtime grants; dropped (role too) with the scope.
@@ -62,12 +36,11 @@ const hostDatabase = (server: string) =>
   Effect.acquireRelease(
     Effect.gen(function*() {
       const url = yield* freshServerDatabase(server)
-      const role = `feedback_dml_${randomBytes(5).toString("hex")}`
-      const password = randomBytes(12).toString("hex")
+      const role = dmlRole("feedback_dml")
       yield* asOwner(url, hostTables)
       yield* migrateStore({ _tag: "Server", url, schema: "feedback", maxConnections: 1 }).pipe(Effect.orDie)
-      yield* asOwner(url, [`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`, ...runtimeGrants("feedback", role)])
-      return { url, role, appUrl: withUser(url, role, password) }
+      yield* asOwner(url, dmlRoleStatements("feedback", role))
+      return { url, role: role.role, appUrl: asRole(url, role) }
     }),
     ({ role, url }) =>
       Effect.promise(() => dropServerDatabase(server, url)).pipe(

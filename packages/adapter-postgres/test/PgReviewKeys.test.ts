@@ -8,7 +8,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Kernel, Organizations } from "@feedback/core"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { isSqlError } from "effect/sql/SqlError"
 import { randomUUID } from "node:crypto"
@@ -246,7 +246,13 @@ describeWithServer("review keys under concurrency", () => {
         })))
         yield* Deferred.await(deleted)
         const inserting = yield* Effect.forkChild(failsWith(insertChildren("review_files", org, [review!])))
-        yield* Effect.sleep("200 millis")
+        // The insert is waiting for the delete's lock (seen on the server) before the delete commits.
+        yield* sql<{ waiting: number }>`SELECT count(*)::int AS waiting FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(
+          Effect.flatMap(([row]) => row!.waiting > 0 ? Effect.void : Effect.fail("not waiting yet" as const)),
+          Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 1_500 }),
+          Effect.orDie
+        )
         yield* Deferred.succeed(finish, undefined)
         yield* Fiber.join(deleter)
         assert.strictEqual(

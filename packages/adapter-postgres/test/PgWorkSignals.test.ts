@@ -8,7 +8,7 @@ import { assert, layer } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Kernel, Organizations, Webhooks } from "@feedback/core"
 import { recordEvent, transactional } from "@feedback/testing"
-import { Context, Effect, Fiber, Layer, Redacted, Ref, Schedule } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Redacted, Ref, Schedule, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgStoreServices } from "../src/PgStore.ts"
 import { PgDatabase } from "../src/kernel/PgDatabase.ts"
@@ -56,6 +56,22 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
         )
       )
 
+    /**
+     * Returns once the listener has heard every notification committed before: PostgreSQL delivers them in commit
+     * order, so a mark sent now on a channel nobody here writes (`jobs`) is heard after all of them. What did not
+     * wake a waiter by then never will, without waiting a fixed time.
+     */
+    const heardSoFar = (signals: Kernel.WorkSignalsService) =>
+      Effect.scoped(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const mark = yield* signals.subscribe!("jobs") // PgWorkSignals has subscriptions
+        yield* mark(LONG_POLL) // a subscription starts open
+        yield* sql`SELECT pg_notify(${storeSchema(DEFAULT_SCHEMA).channel}, 'jobs')`.pipe(Effect.orDie)
+        assert.isTrue(yield* mark(LONG_POLL).pipe(Effect.timeout("30 seconds")), "the mark was not heard")
+        // A waiter woken by an earlier notification resumed before the mark's: let it finish its turn.
+        for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      }))
+
     it.effect("is woken by committed events, not by uncommitted or rolled-back ones", () =>
       withListener("events", (signals) =>
         Effect.gen(function*() {
@@ -64,7 +80,7 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
           // A rolled-back event wakes nobody.
           yield* transactional(Effect.andThen(recordEvent(org.id, "review.created", { id: "x" }), Effect.fail("undo")))
             .pipe(Effect.ignore)
-          yield* Effect.sleep("300 millis")
+          yield* heardSoFar(signals)
           assert.isTrue(waiting.pollUnsafe() === undefined, "woken by a rollback")
           // An event committed by the other pool wakes it, well before the 60 s poll would (a generous bound: a loaded
           // machine may be slow, never that slow).
@@ -73,7 +89,7 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
           // Other channels stay asleep (once settled: the listener's start wakes every channel once).
           yield* signals.idle("email", LONG_POLL).pipe(Effect.timeout("2 seconds"))
           const email = yield* Effect.forkChild(signals.idle("email", LONG_POLL))
-          yield* Effect.sleep("300 millis")
+          yield* heardSoFar(signals)
           assert.isTrue(email.pollUnsafe() === undefined, "the email channel woke for an event")
           yield* Fiber.interrupt(email)
         })))
@@ -96,19 +112,19 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
             createdAt: at,
             updatedAt: at
           })
+          // A subscription of its own per write: it hears only what commits after every earlier notification.
           const wokenBy = <A, R>(write: Effect.Effect<A, never, R>) =>
-            Effect.gen(function*() {
-              const waiting = yield* Effect.forkChild(signals.idle("deliveries", LONG_POLL))
-              yield* Effect.sleep("100 millis")
+            Effect.scoped(Effect.gen(function*() {
+              yield* heardSoFar(signals)
+              const wait = yield* signals.subscribe!("deliveries")
+              yield* wait(LONG_POLL) // a subscription starts open
+              const waiting = yield* Effect.forkScoped(wait(LONG_POLL))
               const result = yield* write
-              yield* Effect.sleep("500 millis")
-              const woken = waiting.pollUnsafe() !== undefined
-              yield* Fiber.interrupt(waiting)
-              return { woken, result }
-            })
+              yield* heardSoFar(signals)
+              return { woken: waiting.pollUnsafe() !== undefined, result }
+            }))
           yield* transactional(recordEvent(org.id, "review.created", { id: "r1" }))
           assert.isTrue((yield* wokenBy(Webhooks.fanOutOnce(100))).woken, "a new pending delivery wakes")
-          yield* signals.idle("deliveries", LONG_POLL).pipe(Effect.timeout("2 seconds")).pipe(Effect.ignore)
           const D = "00000000-0000-4000-8000-00000000a0d1"
           const claim = yield* wokenBy(repo.claimDeliveries({ dispatcherId: D, at, limit: 10, perWebhookLimit: 10 }))
           assert.strictEqual(claim.result.length, 1)
@@ -129,7 +145,7 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
         Effect.gen(function*() {
           const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Busy" }))
           yield* transactional(recordEvent(org.id, "review.created", { id: "z" }))
-          yield* Effect.sleep("300 millis") // delivered while nobody waits
+          yield* heardSoFar(signals) // delivered while nobody waits
           yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds"))
         })))
 
@@ -142,7 +158,11 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
           // The waiters look once, and while it reconnects, idle is the caller's poll.
           yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
           yield* signals.idle("events", 50).pipe(Effect.timeout("2 seconds"))
-          yield* Effect.sleep("2500 millis") // the listener retries every second
+          // The listener reconnects (it retries every second): kept keys are trusted again once it listens.
+          const credentials = yield* Organizations.CredentialChanges
+          yield* Effect.suspend(() =>
+            credentials.version() === undefined ? Effect.fail("not listening yet" as const) : Effect.void
+          ).pipe(Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 600 }))
           const org = yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Again" }))
           yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("2 seconds")) // the reconnect opens every latch
           const waiting = yield* Effect.forkChild(signals.idle("events", LONG_POLL))
@@ -201,6 +221,26 @@ describeWithServer("work signals over LISTEN/NOTIFY", (serverUrl) => {
         yield* transactional(recordEvent(org.id, "review.created", { id: "after" }))
         yield* Fiber.join(waiting).pipe(Effect.timeout("30 seconds"))
         yield* sees(3)
+      })))
+
+    it.effect("a listener whose connection stalls still stops: its UNLISTEN is not waited for past the deadline", () =>
+      Effect.scoped(Effect.gen(function*() {
+        const proxy = yield* stallingProxy(databaseUrl)
+        const scope = yield* Scope.make()
+        // No heartbeat during the test: the stall is only met by the shutdown.
+        const signals = yield* Layer.buildWithScope(
+          PgWorkSignals({ fallbackMs: LONG_POLL, heartbeatMs: LONG_POLL, heartbeatDeadlineMs: 1_000 }).pipe(
+            Layer.provide(pool("frozen", proxy.url)),
+            Layer.orDie
+          ),
+          scope
+        ).pipe(Effect.map((context) => Context.get(context, Kernel.WorkSignals)))
+        yield* signals.idle("events", LONG_POLL).pipe(Effect.timeout("5 seconds"))
+        assert.strictEqual(proxy.stall("frozen-listen"), 1)
+        // Closed in a fiber of its own: a close stuck in an uninterruptible finalizer would otherwise hang the test.
+        const closing = yield* Effect.forkDetach(Scope.close(scope, Exit.void))
+        const closed = yield* Fiber.await(closing).pipe(Effect.timeoutOption("30 seconds"))
+        assert.isTrue(closed._tag === "Some", "the listener did not stop with its connection stalled")
       })))
   })
 })

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { noSetupSignals as noSignals } from "@feedback/testing"
 import {
   type Area,
   type AreaDecisions,
@@ -27,17 +28,6 @@ import { fromMillis, type Timestamp } from "../src/kernel/Timestamp.ts"
 const T0 = Date.parse("2026-01-01T00:00:00.000Z")
 const at = (offsetMillis: number): Timestamp => fromMillis(T0 + offsetMillis)
 
-const noSignals: SetupSignals = {
-  hasSite: false,
-  hasPublishableKey: false,
-  hasIntegration: false,
-  hasProducts: false,
-  hasActiveSurveyFlow: false,
-  hasReview: false,
-  hasLoyaltyProgram: false,
-  loyaltyProgramOnSite: false,
-  hasWishlist: false
-}
 const signals = (on: Partial<SetupSignals>): SetupSignals => ({ ...noSignals, ...on })
 const configured = (on: ReadonlyArray<Area>): ConfiguredAreas => ({
   reviews: on.includes("reviews"),

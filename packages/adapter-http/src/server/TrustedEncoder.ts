@@ -11,7 +11,7 @@
  * literals, with checks and brands and passthrough transformations such as the lower-casing of ids); any other part
  * (a real transformation, a declaration, a recursive schema) is encoded by the schema itself.
  */
-import { Schema, SchemaAST, SchemaGetter } from "effect"
+import { Effect, Schema, SchemaAST, SchemaGetter } from "effect"
 import { HttpServerResponse } from "effect/http"
 
 type Encode = (value: unknown) => unknown
@@ -127,6 +127,31 @@ export const trustedJsonResponse = <S extends Schema.Top>(schema: S) => {
   const encode = trustedEncoder(schema)
   return (value: S["Type"]): HttpServerResponse.HttpServerResponse =>
     HttpServerResponse.text(JSON.stringify(encode(value)), { status: 200, contentType: "application/json" })
+}
+
+/** Records of a page encoded and written at once; the fiber yields between such runs. */
+export const RECORDS_PER_SLICE = 25
+
+/**
+ * A 200 JSON response of a page (`pageOf(record)`: `data` and `nextCursor`), the very text `trustedJsonResponse`
+ * gives, its records encoded and written a run at a time with a yield between: a page of 250 records with every
+ * include is megabytes of JSON, and many such lists at once would otherwise hold the event loop together
+ * (docs/DECISIONS.md §69).
+ */
+export const trustedPageResponse = <S extends Schema.Top>(record: S) => {
+  const encode = trustedEncoder(record)
+  return (page: { readonly data: ReadonlyArray<S["Type"]>; readonly nextCursor: string | null }) =>
+    Effect.gen(function*() {
+      const runs: Array<string> = []
+      for (let from = 0; from < page.data.length; from += RECORDS_PER_SLICE) {
+        if (from > 0) yield* Effect.yieldNow
+        runs.push(JSON.stringify(page.data.slice(from, from + RECORDS_PER_SLICE).map(encode)).slice(1, -1))
+      }
+      return HttpServerResponse.text(`{"data":[${runs.join(",")}],"nextCursor":${JSON.stringify(page.nextCursor)}}`, {
+        status: 200,
+        contentType: "application/json"
+      })
+    })
 }
 
 /**

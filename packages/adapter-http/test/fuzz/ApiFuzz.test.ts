@@ -12,9 +12,11 @@ import { monitorEventLoopDelay } from "node:perf_hooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl, storeName } from "../../../adapter-postgres/test/TestDatabase.ts"
 import { allEndpoints, samplesOf } from "./ApiShape.ts"
+import { hostileImportFiles, hostileJson, isRaw } from "./HostileCorpus.ts"
 import { type FuzzRequest } from "./FuzzRequests.ts"
 import { problemsOf, runFuzz, send, toRequest } from "./FuzzRun.ts"
 import { type FuzzServer, makeFuzzServer } from "./FuzzServer.ts"
+import { allPermissions } from "../TestServer.ts"
 
 const ci = process.env["CI"] === "true"
 const seed = Number(process.env["FUZZ_SEED"] ?? 20_261_122)
@@ -29,6 +31,7 @@ const stores: ReadonlyArray<readonly [string, number, () => Layer.Layer<StoreSer
 ]
 
 const ms = (n: number) => `${n.toFixed(1)} ms`
+const json = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" })
 
 describe("API fuzz: the API as data", () => {
   it("finds every endpoint of both APIs, and samples each one's path, query and body from its schemas", () => {
@@ -141,6 +144,109 @@ describe.each(stores)("API fuzz, %s", (store, requests, makeStore) => {
     ].join("\n"))
     expect(result.failures.size, `${result.failures.size} failure groups (seed ${seed}):\n${report}`).toBe(0)
   }, 600_000)
+
+  it("answers each targeted hostile input with a 4xx in the envelope, and changes nothing", async () => {
+    // An organization of its own: jobs the run queued for A may still be running, and would change A's records.
+    const operator = (method: string, url: string, body?: unknown) =>
+      send(
+        server.handler,
+        toRequest({ method, url, headers: json(server.ctx.keys.operator), body: JSON.stringify(body) })
+      )
+    const organization = JSON.parse((await operator("POST", "/operator/organizations", { name: "Targets" })).text)
+    const key = JSON.parse(
+      (await operator("POST", `/operator/organizations/${organization.id}/keys`, { permissions: allPermissions })).text
+    ).secretKey as string
+    const call = (method: string, url: string, body: string | undefined, contentType = "application/json") =>
+      send(
+        server.handler,
+        toRequest({ method, url, headers: { authorization: `Bearer ${key}`, "content-type": contentType }, body })
+      )
+    // A review whose title is many short words: a marker over each would make it longer than a title may be.
+    const words = "ok ".repeat(100).trim()
+    expect((await call("POST", "/products", JSON.stringify({ slug: "p", title: "P" }))).status).toBe(201)
+    const imported = await call(
+      "POST",
+      "/reviews/import",
+      JSON.stringify({ data: [{ product: "p", rating: 4, title: words, body: words, customer: "c@example.com" }] })
+    )
+    expect(imported.status, imported.text).toBe(200)
+    const review = JSON.parse(imported.text).imported[0].id as string
+    const snapshot = async () =>
+      Promise.all(
+        ["/reviews?limit=250", "/products?limit=250", "/customers?limit=250", `/reviews/${review}`, "/organization"]
+          .map(async (url) => (await call("GET", url, undefined)).text)
+      )
+    const before = await snapshot()
+
+    const jsonText = (name: string) => {
+      const value = hostileJson.find((h) => h.name === name)!.value
+      return isRaw(value) ? value.rawJson : JSON.stringify(value)
+    }
+    const file = (name: string) => hostileImportFiles.find((h) => h.name === name)!.value
+    const targets: ReadonlyArray<readonly [string, string, string, string | undefined, string?]> = [
+      ...[
+        ["reviews", "CSV cell of JSON nested 5,000 deep"],
+        ["products", "CSV cell of 5,000-level arrays"],
+        ["reviews", "NDJSON line nested 5,000 deep"]
+      ].map(([type, name]) =>
+        [name!, "POST", `/import-jobs?type=${type}`, file(name!).body, file(name!).contentType] as const
+      ),
+      [
+        "a redaction into many short spans",
+        "PATCH",
+        `/reviews/${review}`,
+        JSON.stringify({ title: words.replace(/ok/g, "[redacted]") })
+      ],
+      [
+        "NUL in a product's metadata key",
+        "POST",
+        "/products",
+        JSON.stringify({ slug: "n", title: "N", metadata: { "k\u0000": "v" } })
+      ],
+      [
+        "NUL in a review's metadata key",
+        "PATCH",
+        `/reviews/${review}`,
+        JSON.stringify({ metadata: { "k\u0000": "v" } })
+      ],
+      [
+        "a wide object as metadata",
+        "POST",
+        "/products",
+        `{"slug":"w","title":"W","metadata":${jsonText("60,000-key object")}}`
+      ],
+      ["a wide array as import rows", "POST", "/reviews/import", `{"data":${jsonText("400,000-value array")}}`],
+      ["a wide array as a body", "POST", "/products", jsonText("400,000-value array")]
+    ]
+    const wrong: Array<string> = []
+    for (const [name, method, url, body, contentType] of targets) {
+      const answer = await call(method, url, body, contentType)
+      const problems = problemsOf(
+        {
+          index: -1,
+          endpoint: allEndpoints()[0]!,
+          method,
+          url,
+          headers: {},
+          body,
+          labels: [name],
+          pathIds: [],
+          crossOrganization: false,
+          lowerCaseTwin: undefined
+        },
+        answer
+      )
+      if (answer.status < 400 || answer.status >= 500 || problems.length > 0) {
+        wrong.push(`${name}: ${answer.status} ${answer.text.slice(0, 300)} ${problems.join("; ")}`)
+      }
+      if (name.startsWith("NUL") && answer.status === 400) {
+        // The message names the NUL, not a field the schema does not know.
+        expect(answer.text, name).toMatch(/NUL/)
+      }
+    }
+    expect(wrong).toEqual([])
+    expect(await snapshot()).toEqual(before)
+  }, 120_000)
 
   it("answers GET /health while each of the slowest hostile requests is in flight", async () => {
     const rows: Array<string> = []

@@ -10,6 +10,7 @@ import {
   type Hostile,
   hostileAuthorizations,
   hostileContentTypes,
+  hostileImportFiles,
   hostileJson,
   hostileQueryShapes,
   hostileQueryValues,
@@ -462,6 +463,13 @@ export const generateRequest = (index: number, rng: Rng, endpoint: EndpointShape
     const contentType = rng.chance(0.92) ? { name: "", value: "application/json" } : rng.pick(hostileContentTypes)
     if (contentType.name !== "") labels.push(`content-type: ${contentType.name}`)
     if (contentType.value !== undefined) headers["content-type"] = contentType.value
+  }
+  // An import job's file is no JSON body: its hostile rows come from a corpus of files of their own.
+  if (endpoint.name === "importJobs.create" && method === "POST" && rng.chance(0.5)) {
+    const file = rng.pick(hostileImportFiles)
+    labels.push(`import file: ${file.name}`)
+    body = file.value.body
+    headers["content-type"] = file.value.contentType
   }
   if (method === "GET" || method === "OPTIONS") body = undefined
   const byA = headers["authorization"] === `Bearer ${ctx.keys.full}`

@@ -29,6 +29,10 @@ const deepOr = (depth: number) => "{\"$or\":[".repeat(depth) + "{\"rating\":5}" 
 const manyIn = JSON.stringify({ rating: { $in: Array.from({ length: 10_000 }, (_, i) => i) } })
 const manyClauses = JSON.stringify(Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`metadata.k${i}`, i])))
 const base64url = (s: string) => Buffer.from(s, "utf8").toString("base64url")
+/** Wide but shallow: within the byte limit of a 1 MiB body, as many values as fit. */
+const wideArray = "[" + "0,".repeat(400_000) + "0]"
+const wideObject = "{" + Array.from({ length: 60_000 }, (_, i) => `"k${i}":${i}`).join(",") + "}"
+const csvCell = (text: string) => `"${text.replaceAll("\"", "\"\"")}"`
 
 /** Strings: sizes, control and invisible characters, injection syntax, prototype names. */
 export const hostileStrings: ReadonlyArray<Hostile<string>> = entries({
@@ -89,6 +93,9 @@ export const hostileJson: ReadonlyArray<Hostile<unknown>> = entries<unknown>({
   "10,000 keys": Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`k${i}`, i])),
   "__proto__ key": raw("{\"__proto__\":{\"polluted\":true}}"),
   "NUL in a key": { "k\u0000": "v" },
+  "NUL in a metadata key": { metadata: { "color\u0000": "red" } },
+  "400,000-value array": raw(wideArray),
+  "60,000-key object": raw(wideObject),
   "lone surrogate key": { "k\ud800": "v" },
   "duplicate keys": raw("{\"a\":1,\"a\":2}"),
   "filter $where": { $where: "sleep(10)" },
@@ -113,6 +120,33 @@ export const malformedBodies: ReadonlyArray<Hostile<string>> = entries({
   "10,000-level objects": nestedObjects(10_000),
   "2 MiB object": `{"a":"${"c".repeat(2 * 1024 * 1024)}"}`
 })
+
+/** Import files (`POST /import-jobs`) with their media types: hostile inside a row, where no JSON body check looks. */
+export const hostileImportFiles: ReadonlyArray<Hostile<{ readonly contentType: string; readonly body: string }>> =
+  entries({
+    "CSV cell of JSON nested 5,000 deep": {
+      contentType: "text/csv",
+      body: `product,rating,metadata\np,5,${csvCell(nestedObjects(5_000))}\n`
+    },
+    "CSV cell of 5,000-level arrays": {
+      contentType: "text/csv",
+      body: `slug,title,metadata\np,P,${csvCell(nestedArrays(5_000))}\n`
+    },
+    "NDJSON line nested 5,000 deep": {
+      contentType: "application/x-ndjson",
+      body: `{"product":"p","rating":5,"metadata":${nestedObjects(5_000)}}\n`
+    },
+    "NUL in a metadata key (CSV)": {
+      contentType: "text/csv",
+      body: `product,rating,metadata\np,5,${csvCell(JSON.stringify({ "k\u0000": "v" }))}\n`
+    },
+    "NUL in a metadata key (NDJSON)": {
+      contentType: "application/x-ndjson",
+      body: `${JSON.stringify({ product: "p", rating: 5, metadata: { "k\u0000": "v" } })}\n`
+    },
+    "wide NDJSON line": { contentType: "application/x-ndjson", body: `{"product":"p","x":${wideArray}}\n` },
+    "CSV header only, duplicated column": { contentType: "text/csv", body: "product,product\np,q\n" }
+  })
 
 /** Content types other than `application/json` (and odd spellings of it). */
 export const hostileContentTypes: ReadonlyArray<Hostile<string | undefined>> = entries<string | undefined>({

@@ -27,23 +27,28 @@ export const MemoryEventOutbox = Layer.effect(
       events.set(event.id, event)
       order.set(event.id, ++lastSeq)
     }
-    // Every organization's events (the in-process stream, §65), read under the write lock: a transaction still
-    // running is never seen, and the stream stops before the first event of an organization whose long transaction
-    // is open (its writes may still be undone, and must not be passed while they may yet commit).
-    const feedAllOf = (request: Kernel.FeedRequest) =>
-      db.transaction(Effect.sync(() => {
-        const after = request.after === undefined ? 0 : Number(request.after)
-        const wanted = request.events === undefined ? undefined : new Set(request.events)
-        const ordered = [...events.values()]
-          .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
-          .filter(({ seq }) => seq > after)
-          .sort((a, b) => a.seq - b.seq)
-        const held = ordered.findIndex(({ event }) => db.heldBack(event.organizationId))
-        return (held === -1 ? ordered : ordered.slice(0, held))
-          .filter(({ event }) => wanted === undefined || wanted.has(event.event))
-          .slice(0, request.limit)
-          .map(({ event, seq }) => ({ position: String(seq), event }))
-      }))
+    /**
+     * The feed's one scan (call under the write lock): events after `request.after` that `kept` keeps, in recording
+     * order, up to the first one `stopsBefore` names, then those of the request's names, at most its limit.
+     */
+    const scan = (
+      request: Kernel.FeedRequest,
+      kept: (event: Kernel.DomainEvent) => boolean,
+      stopsBefore: (event: Kernel.DomainEvent) => boolean
+    ): Array<Kernel.FeedEntry> => {
+      const after = request.after === undefined ? 0 : Number(request.after)
+      const wanted = request.events === undefined ? undefined : new Set(request.events)
+      const ordered = [...events.values()]
+        .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
+        .filter(({ event, seq }) => seq > after && kept(event))
+        .sort((a, b) => a.seq - b.seq)
+      const entries: Array<Kernel.FeedEntry> = []
+      for (const { event, seq } of ordered) {
+        if (entries.length >= request.limit || stopsBefore(event)) break
+        if (wanted === undefined || wanted.has(event.event)) entries.push({ position: String(seq), event })
+      }
+      return entries
+    }
     return Kernel.EventOutbox.of({
       append: (event) => db.mutate(() => appendOne(event)),
       appendAll: (batch) => db.mutate(() => batch.forEach(appendOne)),
@@ -51,22 +56,14 @@ export const MemoryEventOutbox = Layer.effect(
       // back) is never seen, a long one of the organization's included.
       feed: (organizationId, request) =>
         db.transaction(
-          Effect.sync(() => {
-            const after = request.after === undefined ? 0 : Number(request.after)
-            const wanted = request.events === undefined ? undefined : new Set(request.events)
-            return [...events.values()]
-              .map((event) => ({ event, seq: order.get(event.id) ?? 0 }))
-              .filter(({ event, seq }) =>
-                event.organizationId === organizationId && seq > after &&
-                (wanted === undefined || wanted.has(event.event))
-              )
-              .sort((a, b) => a.seq - b.seq)
-              .slice(0, request.limit)
-              .map(({ event, seq }) => ({ position: String(seq), event }))
-          }),
+          Effect.sync(() => scan(request, (event) => event.organizationId === organizationId, () => false)),
           organizationId
         ),
-      feedAll: feedAllOf,
+      // Every organization's events (the in-process stream, §65), read under the write lock: a transaction still
+      // running is never seen, and the stream stops before the first event of an organization whose long transaction
+      // is open (its writes may still be undone, and must not be passed while they may yet commit).
+      feedAll: (request) =>
+        db.transaction(Effect.sync(() => scan(request, () => true, (event) => db.heldBack(event.organizationId)))),
       purge: (before, limit) =>
         db.mutate(() => {
           let purged = 0

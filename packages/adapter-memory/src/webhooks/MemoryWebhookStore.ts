@@ -79,12 +79,12 @@ export const MemoryWebhookRepository = Layer.effect(
             .slice(0, page.limit)
         ),
 
-      // An organization whose queue is full is passed over whole, so its events keep their order and wait in the
-      // outbox; the others' go on (MAX_QUEUED_DELIVERIES_PER_ORGANIZATION). So is one with a long transaction open:
-      // its events so far may still be undone.
+      // Organizations in turn (`fairClaimOrder`), each one's events in recording order. An organization whose
+      // queue is full is passed over whole, so its events keep their order and wait in the outbox; the others' go on
+      // (MAX_QUEUED_DELIVERIES_PER_ORGANIZATION). So is one with a long transaction open: its events so far may
+      // still be undone.
       takeUndispatchedEvents: (limit) =>
         db.mutate(() => {
-          const taken: Array<Kernel.DomainEvent> = []
           const queued = indexes.pendingPerOrganizationOldestFirst()
           const waiting = new Map<string, boolean>()
           const waits = (organizationId: string) => {
@@ -96,14 +96,19 @@ export const MemoryWebhookRepository = Layer.effect(
             }
             return answer
           }
-          for (const e of events.values()) {
-            if (taken.length >= limit) break
-            if (fannedOut.get(e.id) === undefined && !waits(e.organizationId)) {
-              fannedOut.set(e.id, true)
-              taken.push(e)
-            }
+          // Each organization's first `limit` events: a unit never takes more of one.
+          const candidates: Array<{ readonly event: Kernel.DomainEvent; readonly index: number }> = []
+          const perOrganization = new Map<string, number>()
+          for (const event of events.values()) {
+            if (fannedOut.get(event.id) !== undefined || waits(event.organizationId)) continue
+            const n = perOrganization.get(event.organizationId) ?? 0
+            if (n >= limit) continue
+            perOrganization.set(event.organizationId, n + 1)
+            candidates.push({ event, index: candidates.length })
           }
-          return taken
+          const taken = Webhooks.fairClaimOrder(candidates, (c) => c.event.organizationId).slice(0, limit)
+          for (const { event } of taken) fannedOut.set(event.id, true)
+          return taken.sort((a, b) => a.index - b.index).map((c) => c.event)
         }),
       webhooksOf: (organizationIds) =>
         Effect.sync(() => {

@@ -226,6 +226,10 @@ export const PgCatalogRepository = Layer.effect(
       )
 
     return Catalog.CatalogRepository.of({
+      // No row yet: the organization's storefront content was never written (docs/DECISIONS.md §70).
+      storefrontVersion: (organizationId) =>
+        sql<{ version: string }>`SELECT version FROM storefront_versions WHERE organization_id = ${organizationId}`
+          .pipe(Effect.map((rows) => rows[0] === undefined ? "0" : String(rows[0].version)), orDie),
       insertSite: (organizationId, s) =>
         sql`INSERT INTO sites (organization_id, id, name, domain, created_at, updated_at)
           VALUES (${organizationId}, ${s.id}, ${s.name}, ${s.domain}, ${s.createdAt}, ${s.updatedAt})`.pipe(

@@ -11,14 +11,15 @@
  *
  * A connection can stall without closing (a dead peer, a half-open network path): it then delivers nothing and
  * reports nothing. So a heartbeat asks the listening connection itself to answer within a deadline whenever it has
- * been quiet; one that misses it is treated as lost at once, and replaced (docs/DECISIONS.md §62).
+ * been quiet; one that misses it is treated as lost at once, and replaced; and closing the listener (a shutdown)
+ * waits for its `UNLISTEN` no longer than that deadline (docs/DECISIONS.md §62).
  *
  * Not for embedded PGlite: it has one connection, which a listener would hold for good, and every writer is in
  * this process anyway.
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Kernel, Organizations } from "@feedback/core"
-import { Cause, Clock, Context, Deferred, Effect, Latch, Layer, Queue, Schedule, Schema } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Fiber, Latch, Layer, Queue, Schedule, Schema, Scope } from "effect"
 import { PgStoreSchema } from "./PgSchema.ts"
 
 export interface PgWorkSignalsOptions {
@@ -41,6 +42,27 @@ class StalledListener extends Schema.TaggedError<StalledListener>()("StalledList
 
 /** The payload on the channel that announces a changed key or organization (not a worker's channel). */
 const CREDENTIALS = "credentials"
+
+/**
+ * `LISTEN` on a pinned connection whose `UNLISTEN`, when the scope closes, may take at most `closeWithinMs`: on a
+ * stalled connection it would never answer, and a shutdown would hang in it. Past the deadline the closing goes on
+ * without it, and releasing the pin with the statement outstanding destroys the connection, which fails the statement.
+ */
+const listenClosingWithin = (
+  pinned: PgConnection.PgConnection,
+  channel: string,
+  closeWithinMs: number
+) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    yield* Effect.addFinalizer((exit) =>
+      Scope.close(scope, exit).pipe(
+        Effect.forkDetach,
+        Effect.flatMap((closing) => Effect.timeoutOption(Fiber.await(closing), closeWithinMs))
+      )
+    )
+    return yield* Scope.provide(scope)(pinned.listen(channel))
+  })
 
 /** The system clock, whatever `Clock` is provided: the listener's liveness is a matter of real time. */
 const liveClock = Clock.Clock.defaultValue()
@@ -80,7 +102,7 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
       })
       // Pinned here, so the heartbeat can query the very connection that listens.
       const pinned = yield* connection.pin
-      const notifications = yield* pinned.listen(schema.channel)
+      const notifications = yield* listenClosingWithin(pinned, schema.channel, heartbeatDeadlineMs)
       let heardAt = Date.now()
       // A quiet connection answers a statement before the deadline, or the listener gives up on it: untrusting
       // comes first, so kept keys are dropped at the deadline, not after the stalled statement is abandoned.

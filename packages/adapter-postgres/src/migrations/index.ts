@@ -47,6 +47,8 @@ import { fairSurveyClaimsMigration } from "./0145_fair_survey_claims.ts"
 import { organizationExternalIdsMigration } from "./0150_organization_external_ids.ts"
 import { schemaWorkChannelMigration } from "./0151_schema_work_channel.ts"
 import { eventStreamMigration } from "./0152_event_stream.ts"
+import { fanOutInTurnMigration } from "./0156_fan_out_in_turn.ts"
+import { storefrontVersionsMigration } from "./0160_storefront_versions.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -95,5 +97,7 @@ export const migrations: ReadonlyArray<Migration> = [
   fairSurveyClaimsMigration,
   organizationExternalIdsMigration,
   schemaWorkChannelMigration,
-  eventStreamMigration
+  eventStreamMigration,
+  fanOutInTurnMigration,
+  storefrontVersionsMigration
 ]

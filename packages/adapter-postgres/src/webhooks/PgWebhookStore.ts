@@ -140,6 +140,9 @@ const oldestFirst = (a: { createdAt: string; id: string }, b: { createdAt: strin
 /** The claimer of an open delivery inserted as in flight without one: never alive, so it fails as interrupted. */
 const NO_DISPATCHER = "00000000-0000-0000-0000-000000000000"
 
+/** Pending deliveries of an organization at which its fan-out waits (docs/DECISIONS.md §59). */
+const QUEUE_CAP = Webhooks.MAX_QUEUED_DELIVERIES_PER_ORGANIZATION
+
 /** Rows per INSERT statement (one JSON parameter of about half a megabyte at most). */
 const INSERT_CHUNK = 1_000
 
@@ -472,12 +475,43 @@ export const PgWebhookRepository = Layer.effect(
           orDie
         ),
 
+      // Organizations in turn (`fairClaimOrder`'s order, docs/DECISIONS.md §68): the walk visits each organization
+      // with events waiting (migration 156), passes over one with `MAX_QUEUED_DELIVERIES_PER_ORGANIZATION` pending
+      // deliveries (its events wait in order, §59), numbers each other one's oldest events, and locks them turn by
+      // turn, skipping rows another fan-out holds, until the unit is full: only the rows taken are locked.
       takeUndispatchedEvents: (limit) =>
-        sql<EventRow>`UPDATE domain_events SET fan_out_pending = false
-          WHERE (organization_id, id) IN (
-            SELECT organization_id, id FROM domain_events WHERE fan_out_pending
-            ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-          RETURNING organization_id, id, seq, event, data, occurred_at`.pipe(
+        sql<EventRow>`WITH RECURSIVE orgs AS (
+            (SELECT organization_id FROM domain_events WHERE fan_out_pending ORDER BY organization_id LIMIT 1)
+            UNION ALL
+            SELECT n.organization_id FROM orgs o CROSS JOIN LATERAL (
+              SELECT e.organization_id FROM domain_events e
+              WHERE e.fan_out_pending AND e.organization_id > o.organization_id
+              ORDER BY e.organization_id LIMIT 1) n
+          ), open AS MATERIALIZED (
+            SELECT o.organization_id FROM orgs o
+            WHERE (SELECT count(*) FROM (
+              SELECT 1 FROM webhook_delivery_queue q
+              WHERE q.organization_id = o.organization_id AND q.claimed_by IS NULL LIMIT ${QUEUE_CAP}) queued) < ${QUEUE_CAP}
+          ), turns AS (
+            SELECT c.organization_id, c.id, c.seq,
+              row_number() OVER (PARTITION BY c.organization_id ORDER BY c.seq) AS turn
+            FROM open o CROSS JOIN LATERAL (
+              SELECT e.organization_id, e.id, e.seq FROM domain_events e
+              WHERE e.organization_id = o.organization_id AND e.fan_out_pending
+              ORDER BY e.seq LIMIT ${whole(limit)}) c
+          ), taken AS (
+            SELECT d.organization_id, d.id
+            FROM (SELECT * FROM turns ORDER BY turn, seq) c
+            CROSS JOIN LATERAL (
+              SELECT e.organization_id, e.id, e.fan_out_pending FROM domain_events e
+              WHERE e.organization_id = c.organization_id AND e.id = c.id
+              FOR UPDATE SKIP LOCKED) d
+            WHERE d.fan_out_pending
+            ORDER BY c.turn, c.seq LIMIT ${whole(limit)}
+          )
+          UPDATE domain_events e SET fan_out_pending = false
+          FROM taken WHERE e.organization_id = taken.organization_id AND e.id = taken.id
+          RETURNING e.organization_id, e.id, e.seq, e.event, e.data, e.occurred_at`.pipe(
           Effect.map((rows) =>
             [...rows]
               .sort((a, b) => Number(a.seq) - Number(b.seq))

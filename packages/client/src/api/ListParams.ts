@@ -175,8 +175,5 @@ export const listQuery = <const Sort extends string>(endpoint: {
 /** `limit` and `cursor`, for the lists that take neither sort nor filter (webhooks, deliveries). */
 export const pageQuery = { limit: limitParam, cursor: cursorParam }
 
-/** A page of `record`s, named `<Record>Page` in the OpenAPI document so generated clients get a named type. */
-export const pageOf = <S extends Schema.Top>(record: S) =>
-  Schema.Struct({ data: Schema.Array(record), nextCursor: Schema.NullOr(Schema.String) }).annotate({
-    identifier: `${SchemaAST.resolveIdentifier(record.ast) ?? "Record"}Page`
-  })
+/** A page of `record`s, named `<Record>Page` in the OpenAPI document (the core's one page shape). */
+export const pageOf = <S extends Schema.Top>(record: S) => Kernel.pageOf(record)

@@ -63,4 +63,12 @@ export class CatalogRepository extends Context.Service<CatalogRepository, {
     ids: ReadonlyArray<CustomerId>
   ) => Effect.Effect<ReadonlyArray<Customer>>
   readonly listCustomers: (organizationId: OrganizationId, request: ListRequest) => Effect.Effect<Page<Customer>>
+
+  /**
+   * The organization's storefront content version (docs/DECISIONS.md §70): a value that moves, in the writing
+   * transaction, with every committed write to what a publishable key can read (products, customers' names, reviews
+   * with their replies and files, questions and answers). Read with one indexed probe; never equal before and after
+   * such a write, in any process.
+   */
+  readonly storefrontVersion: (organizationId: OrganizationId) => Effect.Effect<string>
 }>()("feedback/CatalogRepository") {}

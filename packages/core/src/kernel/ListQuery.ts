@@ -10,7 +10,7 @@
  * so its typed values (`limit: 10`, `include: ["product"]`) arrive here already checked; they are checked again,
  * because an embedding host calls the core directly with either the raw strings or the typed values.
  */
-import { Effect, Result } from "effect"
+import { Effect, Result, Schema, SchemaAST } from "effect"
 import {
   type CursorBinding,
   type CursorIssuer,
@@ -255,6 +255,15 @@ export interface Page<A> {
   readonly data: ReadonlyArray<A>
   readonly nextCursor: string | null
 }
+
+/**
+ * The schema of a page of `record`s, named `identifier` in the OpenAPI document (by default `<Record>Page`) so that
+ * generated clients get a named type. Every list answers this one shape.
+ */
+export const pageOf = <S extends Schema.Top>(
+  record: S,
+  identifier = `${SchemaAST.resolveIdentifier(record.ast) ?? "Record"}Page`
+) => Schema.Struct({ data: Schema.Array(record), nextCursor: Schema.NullOr(Schema.String) }).annotate({ identifier })
 
 /**
  * Turns the rows of a query that asked for `limit + 1` records in keyset order into a page: the extra row only

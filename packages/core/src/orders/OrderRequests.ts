@@ -10,7 +10,7 @@ import { CustomerId, ProductId, ProductVariantId, SiteId } from "../kernel/Ids.t
 import { MetadataInput } from "../kernel/Metadata.ts"
 import { BoundedText, RequiredText } from "../kernel/Text.ts"
 import { importTooLarge, InstantInput } from "../reviews/ReviewRequests.ts"
-import { Order, OrderStatus } from "./Order.ts"
+import { OrderStatus } from "./Order.ts"
 
 export const MAX_ORDER_LINES = 100
 export const MAX_LINE_QUANTITY = 1_000
@@ -114,5 +114,3 @@ export const OrderImport = Schema.Struct({
   strict: Schema.optionalKey(Schema.Boolean)
 }).annotate({ identifier: "OrderImport" })
 export type OrderImport = typeof OrderImport.Type
-
-export const OrderList = Schema.Struct({ data: Schema.Array(Order), nextCursor: Schema.NullOr(Schema.String) })

@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { BoundedArray } from "../kernel/BoundedArray.ts"
 import { EmailTemplateId } from "../kernel/Ids.ts"
+import { pageOf } from "../kernel/ListQuery.ts"
 import { EmailTemplate, SurveyFlow } from "./ReviewsSetupPlan.ts"
 import { MetadataInput } from "../kernel/Metadata.ts"
 import { BoundedText, RequiredText } from "../kernel/Text.ts"
@@ -60,13 +61,7 @@ export const SurveyFlowPatch = Schema.Struct({
 }).annotate({ identifier: "SurveyFlowPatch" })
 export type SurveyFlowPatch = typeof SurveyFlowPatch.Type
 
-export const EmailTemplateList = Schema.Struct({
-  data: Schema.Array(EmailTemplate),
-  nextCursor: Schema.NullOr(Schema.String)
-}).annotate({ identifier: "EmailTemplateList" })
+export const EmailTemplateList = pageOf(EmailTemplate, "EmailTemplateList")
 export type EmailTemplateList = typeof EmailTemplateList.Type
-export const SurveyFlowList = Schema.Struct({
-  data: Schema.Array(SurveyFlow),
-  nextCursor: Schema.NullOr(Schema.String)
-}).annotate({ identifier: "SurveyFlowList" })
+export const SurveyFlowList = pageOf(SurveyFlow, "SurveyFlowList")
 export type SurveyFlowList = typeof SurveyFlowList.Type

@@ -5,7 +5,7 @@
  * The sandbox: the tags that read other templates (`include`, `render`, `layout`, `block`) do not exist, so a template
  * using them does not parse; the engine looks templates up in an empty in-memory map, never on disk; `raw` escapes like
  * any output; block nesting, source size, allocations, output size and render work are bounded, so a hostile template
- * fails fast with a message saying which bound it hit (docs/DECISIONS.md §68: work is counted, not timed).
+ * fails fast with a message saying which bound it hit (docs/DECISIONS.md §72: work is counted, not timed).
  */
 import { Result, Schema } from "effect"
 import { Context, type Emitter, Liquid, toValue, toValueSync } from "liquidjs"
@@ -20,7 +20,7 @@ export const emailTemplateLimits = {
   maxNesting: 20,
   /**
    * Template nodes one render may run (each output, tag and loop turn is one): the bound on render work, counted
-   * rather than timed, so a render descheduled on a loaded machine never fails (docs/DECISIONS.md §68).
+   * rather than timed, so a render descheduled on a loaded machine never fails (docs/DECISIONS.md §72).
    */
   renderSteps: 100_000,
   /** liquidjs `memoryLimit`: strings, ranges and arrays a render may allocate. */

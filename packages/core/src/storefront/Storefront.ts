@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import { RatingHistogram } from "../catalog/Catalog.ts"
 import { FileId, ProductId, ProductQuestionAnswerId, ProductQuestionId, ReviewId, SurveyId } from "../kernel/Ids.ts"
 import { SurveyStatus } from "../surveys/Survey.ts"
+import { pageOf } from "../kernel/ListQuery.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
 
 export const StorefrontReviewFile = Schema.Struct({
@@ -37,10 +38,7 @@ export const StorefrontReview = Schema.Struct({
 }).annotate({ identifier: "StorefrontReview" })
 export type StorefrontReview = typeof StorefrontReview.Type
 
-export const StorefrontReviewPage = Schema.Struct({
-  data: Schema.Array(StorefrontReview),
-  nextCursor: Schema.NullOr(Schema.String)
-}).annotate({ identifier: "StorefrontReviewPage" })
+export const StorefrontReviewPage = pageOf(StorefrontReview)
 export type StorefrontReviewPage = typeof StorefrontReviewPage.Type
 
 export const ProductRating = Schema.Struct({
@@ -76,10 +74,7 @@ export const StorefrontQuestion = Schema.Struct({
 }).annotate({ identifier: "StorefrontQuestion" })
 export type StorefrontQuestion = typeof StorefrontQuestion.Type
 
-export const StorefrontQuestionPage = Schema.Struct({
-  data: Schema.Array(StorefrontQuestion),
-  nextCursor: Schema.NullOr(Schema.String)
-}).annotate({ identifier: "StorefrontQuestionPage" })
+export const StorefrontQuestionPage = pageOf(StorefrontQuestion)
 export type StorefrontQuestionPage = typeof StorefrontQuestionPage.Type
 
 /** The storefront's review sorts (`GET /storefront/products/{productIdOrSlug}/reviews`). */
@@ -99,10 +94,7 @@ export const CustomerReview = Schema.Struct({
 }).annotate({ identifier: "CustomerReview" })
 export type CustomerReview = typeof CustomerReview.Type
 
-export const CustomerReviewPage = Schema.Struct({
-  data: Schema.Array(CustomerReview),
-  nextCursor: Schema.NullOr(Schema.String)
-}).annotate({ identifier: "CustomerReviewPage" })
+export const CustomerReviewPage = pageOf(CustomerReview)
 export type CustomerReviewPage = typeof CustomerReviewPage.Type
 
 export const StorefrontSurveyProduct = Schema.Struct({

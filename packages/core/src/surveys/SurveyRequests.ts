@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { type FieldType, makeFieldCatalog } from "../kernel/Filter.ts"
 import { OrderId, SurveyFlowId } from "../kernel/Ids.ts"
 import { defineListEndpoint } from "../kernel/ListQuery.ts"
-import { Survey } from "./Survey.ts"
+import type { Survey } from "./Survey.ts"
 
 /** `POST /surveys`: a manual review request for the order, through the flow (default: the newest active one). */
 export const SurveyCreate = Schema.Struct({
@@ -41,5 +41,3 @@ export const surveyField = (survey: Survey, customerEmail: string | null) => (pa
     : path === "customer.email"
     ? customerEmail
     : (survey as unknown as Record<string, unknown>)[path]
-
-export const SurveyList = Schema.Struct({ data: Schema.Array(Survey), nextCursor: Schema.NullOr(Schema.String) })

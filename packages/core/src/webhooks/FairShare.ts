@@ -8,17 +8,17 @@ export const MAX_WEBHOOKS_PER_ORGANIZATION = 20
 
 /**
  * Deliveries an organization may have queued (pending) before the fan-out of its next events waits (docs/DECISIONS.md
- * §59): its events stay in the outbox, stored once, instead of multiplying by its webhooks in a store's memory, and
- * other organizations' events are fanned out meanwhile. Whatever one request records, what it fans out at once is
- * this plus one fan-out unit of work (`fanOutBatchSize` events × `MAX_WEBHOOKS_PER_ORGANIZATION`).
+ * §59), on every store: its events stay in the outbox, stored once, instead of multiplying by its webhooks, and other
+ * organizations' events are fanned out meanwhile. Whatever one request records, what it fans out at once is this plus
+ * one fan-out unit of work (`fanOutBatchSize` events × `MAX_WEBHOOKS_PER_ORGANIZATION`).
  */
 export const MAX_QUEUED_DELIVERIES_PER_ORGANIZATION = 1_000
 
 /**
  * Interleaves claim candidates by organization: every organization's first, then every organization's second, and
  * so on; organizations in the order their first candidate appears. `candidates` are in each organization's own
- * order (oldest first), which is kept. Pure: a store that claims in memory orders its candidates with it, and
- * PostgreSQL's claim orders by the same turn (`row_number()` per organization).
+ * order (oldest first), which is kept. Pure: a store that claims or fans out in memory orders its candidates with
+ * it, and PostgreSQL's claims and fan-out order by the same turn (`row_number()` per organization).
  */
 export const fairClaimOrder = <A>(candidates: ReadonlyArray<A>, organizationOf: (a: A) => string): Array<A> => {
   const turns = new Map<string, number>()

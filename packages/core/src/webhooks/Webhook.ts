@@ -12,6 +12,7 @@
 import { Schema } from "effect"
 import { EventName } from "./EventCatalog.ts"
 import { type DomainEventId, OrganizationId, Uuid, WebhookDeliveryId, WebhookId } from "../kernel/Ids.ts"
+import { pageOf } from "../kernel/ListQuery.ts"
 import { Timestamp } from "../kernel/Timestamp.ts"
 
 /** A registered webhook, as every endpoint returns it. */
@@ -177,14 +178,10 @@ export const toWebhookDelivery = (r: WebhookDeliveryRecord): WebhookDelivery => 
   attemptedAt: r.attemptedAt
 })
 
-export const WebhookList = Schema.Struct({ data: Schema.Array(Webhook), nextCursor: Schema.NullOr(Schema.String) })
-  .annotate({ identifier: "WebhookList" })
+export const WebhookList = pageOf(Webhook, "WebhookList")
 export type WebhookList = typeof WebhookList.Type
 
-export const WebhookDeliveryList = Schema.Struct({
-  data: Schema.Array(WebhookDelivery),
-  nextCursor: Schema.NullOr(Schema.String)
-}).annotate({ identifier: "WebhookDeliveryList" })
+export const WebhookDeliveryList = pageOf(WebhookDelivery, "WebhookDeliveryList")
 export type WebhookDeliveryList = typeof WebhookDeliveryList.Type
 
 /**

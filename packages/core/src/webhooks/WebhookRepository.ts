@@ -92,9 +92,12 @@ export class WebhookRepository extends Context.Service<WebhookRepository, {
   // --- the dispatcher ------------------------------------------------------------------------------------------
 
   /**
-   * Up to `limit` committed outbox events not yet fanned out, oldest first, now marked as fanned out. Must run
-   * inside the unit of work that inserts their deliveries: if it rolls back, the events are handed out again.
-   * Events another unit of work is taking at the same time are skipped, never handed out twice.
+   * Up to `limit` committed outbox events not yet fanned out, now marked as fanned out, taken organizations in turn
+   * (each one's oldest first, then each one's next: `fairClaimOrder`), so one organization's backlog never fills a
+   * unit while another's event waits (docs/FAIRNESS.md); an organization with `MAX_QUEUED_DELIVERIES_PER_ORGANIZATION`
+   * pending deliveries is passed over whole, its events waiting in order. Returned oldest first. Must run inside
+   * the unit of work that inserts their deliveries: if it rolls back, the events are handed out again. Events
+   * another unit of work is taking at the same time are skipped, never handed out twice.
    */
   readonly takeUndispatchedEvents: (limit: number) => Effect.Effect<ReadonlyArray<DomainEvent>>
   /** Every webhook of these organizations. */

@@ -9,6 +9,7 @@ import * as fc from "fast-check"
 import { CoreLayer, Kernel, Organizations, Setup, type StoreServices } from "@feedback/core"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { atTime } from "../FixedClock.ts"
+import { noSetupSignals as noSignals } from "./SetupFixtures.ts"
 import { seedProduct, seedReview, seedSite, StoreTestKit } from "../StoreTestKit.ts"
 
 const { fromMillis } = Kernel.Timestamp
@@ -47,18 +48,6 @@ const patch = (org: Kernel.OrganizationId, area: Setup.Area, outcome: Setup.Setu
   Setup.Setup.use((s) => s.recordOutcome({ area, outcome })).pipe(as(org), atTime(ms))
 const guided = (org: Kernel.OrganizationId, answers: Setup.ReviewsSetupAnswersInput, ms: number) =>
   Setup.Setup.use((s) => s.setupReviews(answers)).pipe(as(org), atTime(ms))
-
-const noSignals: Setup.SetupSignals = {
-  hasSite: false,
-  hasPublishableKey: false,
-  hasIntegration: false,
-  hasProducts: false,
-  hasActiveSurveyFlow: false,
-  hasReview: false,
-  hasLoyaltyProgram: false,
-  loyaltyProgramOnSite: false,
-  hasWishlist: false
-}
 
 const untouched: Setup.AreaStatus = {
   completedAt: null,

@@ -39,27 +39,35 @@ const eventsOf = (organizationId: Kernel.OrganizationId) =>
 
 const HOOK = "https://hooks.example.com/receive"
 
-/** Fans out and finishes everything earlier tests left, so claims below see only this test's deliveries. */
+/**
+ * Fans out and finishes everything earlier tests left, so claims below see only this test's deliveries. Rounds until
+ * nothing moves: an organization at its queue cap has its further events fanned out only as its deliveries finish.
+ */
 const drain = Effect.gen(function*() {
   const repo = yield* Webhooks.WebhookRepository
-  while ((yield* Webhooks.fanOutOnce(1000)).events > 0) { /* keep fanning out */ }
-  yield* repo.failInterrupted(fromMillis(Date.UTC(9999, 0, 1)), "drained")
   for (;;) {
-    const claimed = yield* repo.claimDeliveries({
-      dispatcherId: DRAIN,
-      at: fromMillis(0),
-      limit: 1000,
-      perWebhookLimit: 1000
-    })
-    if (claimed.length === 0) break
-    for (const c of claimed) {
-      yield* repo.completeDelivery(DRAIN, c.delivery.organizationId, c.delivery.id, {
-        status: "failed",
-        responseStatus: null,
-        error: "drained",
-        durationMs: null
+    let moved = 0
+    while ((yield* Webhooks.fanOutOnce(1000)).events > 0) moved++
+    yield* repo.failInterrupted(fromMillis(Date.UTC(9999, 0, 1)), "drained")
+    for (;;) {
+      const claimed = yield* repo.claimDeliveries({
+        dispatcherId: DRAIN,
+        at: fromMillis(0),
+        limit: 1000,
+        perWebhookLimit: 1000
       })
+      if (claimed.length === 0) break
+      moved++
+      yield* repo.completeDeliveries(
+        DRAIN,
+        claimed.map((c) => ({
+          organizationId: c.delivery.organizationId,
+          id: c.delivery.id,
+          outcome: { status: "failed", responseStatus: null, error: "drained", durationMs: null }
+        }))
+      )
     }
+    if (moved === 0) return
   }
 })
 const DRAIN = "00000000-0000-4000-8000-00000000d0d0"
@@ -894,6 +902,88 @@ const delivery = (it: It) =>
         const third = yield* claim(100)
         assert.deepStrictEqual(third.map((c) => c.delivery.organizationId), [noisy])
         assert.include(noisyHooks.map((h) => h.id), third[0]!.delivery.webhookId)
+      }))
+
+    it.effect("the fan-out takes organizations in turn and waits at an organization's queue cap; nothing is lost", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const repo = yield* Webhooks.WebhookRepository
+        const noisy = yield* newOrganization("Noisy fan-out")
+        const quiet = yield* newOrganization("Quiet fan-out")
+        const noisyHooks: Array<Kernel.WebhookId> = []
+        for (let i = 0; i < Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION; i++) {
+          const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.updated"] })).pipe(
+            as(noisy)
+          )
+          noisyHooks.push(hook.id)
+        }
+        const quietHook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.updated"] }))
+          .pipe(as(quiet))
+        // Every webhook's own `webhook.created` is not subscribed: only the events below fan out.
+        while ((yield* Webhooks.fanOutOnce(1000)).events > 0) { /* fan out what creating them recorded */ }
+
+        // The noisy organization's backlog, one bulk change: its deliveries are 2.4 times the cap. Then the quiet one's
+        // single event, recorded after all of them.
+        const unit = 50
+        const events = 120
+        yield* transactional(Effect.gen(function*() {
+          for (let i = 0; i < events; i++) yield* recordEvent(noisy, "review.updated", { id: `r${i}`, n: i })
+        }))
+        yield* transactional(recordEvent(quiet, "review.updated", { id: "q", n: 0 }))
+
+        /** The organization's deliveries not yet sent, read through its webhooks' logs. */
+        const pendingOf = (organizationId: Kernel.OrganizationId, hooks: ReadonlyArray<Kernel.WebhookId>) =>
+          Effect.gen(function*() {
+            let n = 0
+            for (const hook of hooks) {
+              let after: Webhooks.WebhookListPosition | undefined
+              for (;;) {
+                const page = yield* repo.listDeliveries(organizationId, hook, { after, limit: 500 })
+                n += page.filter((d) => d.status === "pending").length
+                if (page.length < 500) break
+                after = { createdAt: page[page.length - 1]!.createdAt, id: page[page.length - 1]!.id }
+              }
+            }
+            return n
+          })
+        const bound = Webhooks.MAX_QUEUED_DELIVERIES_PER_ORGANIZATION + unit * Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION
+
+        // The first unit takes each organization's oldest event in turn: the quiet one is not behind the backlog.
+        const first = yield* Webhooks.fanOutOnce(unit)
+        assert.strictEqual(first.events, unit)
+        assert.strictEqual(yield* pendingOf(quiet, [quietHook.id]), 1, "the quiet event went out in the first unit")
+        let units = 1
+        while ((yield* Webhooks.fanOutOnce(unit)).events > 0) units++
+        const queued = yield* pendingOf(noisy, noisyHooks)
+        assert.isAtMost(queued, bound)
+        assert.isAtLeast(queued, Webhooks.MAX_QUEUED_DELIVERIES_PER_ORGANIZATION, "the fan-out stopped at the cap")
+        assert.isBelow(queued, events * Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION, "the rest waits as events")
+        assert.isBelow(units, Math.ceil((events + 1) / unit), "the fan-out waited before the backlog was through")
+
+        // As the deliveries go out, the rest follows: every subscribed delivery, none refused.
+        const D = "00000000-0000-4000-8000-0000000000f2"
+        const at = fromMillis(1_000)
+        const sent: Array<number> = []
+        for (;;) {
+          yield* Webhooks.fanOutOnce(unit)
+          assert.isAtMost(yield* pendingOf(noisy, noisyHooks), bound)
+          const claimed = yield* repo.claimDeliveries({ dispatcherId: D, at, limit: 5_000, perWebhookLimit: 5_000 })
+          if (claimed.length === 0) break
+          for (const c of claimed) {
+            if (c.delivery.organizationId === noisy) sent.push((JSON.parse(c.delivery.body).data as { n: number }).n)
+          }
+          yield* repo.completeDeliveries(
+            D,
+            claimed.map((c) => ({
+              organizationId: c.delivery.organizationId,
+              id: c.delivery.id,
+              outcome: { status: "delivered", responseStatus: 200, error: null, durationMs: 1 }
+            }))
+          )
+        }
+        assert.strictEqual(sent.length, events * Webhooks.MAX_WEBHOOKS_PER_ORGANIZATION, "every delivery went out")
+        assert.strictEqual(new Set(sent).size, events)
+        assert.deepStrictEqual(yield* Webhooks.fanOutOnce(unit), { events: 0, deliveries: 0 })
       }))
 
     it.effect("outcomes recorded in one batch: only this dispatcher's in-flight rows, each once", () =>

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
+import { decodeJsonBody } from "../JsonBodyParse.ts"
 
 export const SitesHandlers = HttpApiBuilder.group(
   AdminApi,
@@ -25,7 +26,7 @@ export const ProductsHandlers = HttpApiBuilder.group(
     return handlers
       .handle("create", ({ payload }) => catalogs.createProduct(payload))
       .handle("list", ({ query }) => catalogs.listProducts(query))
-      .handle("import", ({ payload }) => catalogs.importProducts(payload))
+      .handleRaw("import", () => Effect.flatMap(decodeJsonBody(Catalog.ProductImport), catalogs.importProducts))
       .handle("get", ({ params }) => catalogs.getProduct(params.id))
       .handle("update", ({ params, payload }) => catalogs.updateProduct(params.id, payload))
       .handle("delete", ({ params }) => catalogs.deleteProduct(params.id))
@@ -40,7 +41,7 @@ export const CustomersHandlers = HttpApiBuilder.group(
     return handlers
       .handle("create", ({ payload }) => catalogs.createCustomer(payload))
       .handle("list", ({ query }) => catalogs.listCustomers(query))
-      .handle("import", ({ payload }) => catalogs.importCustomers(payload))
+      .handleRaw("import", () => Effect.flatMap(decodeJsonBody(Catalog.CustomerImport), catalogs.importCustomers))
       .handle("get", ({ params }) => catalogs.getCustomer(params.id))
   })
 ).pipe(capturingOnly(Catalog.Catalogs))

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
+import { decodeJsonBody } from "../JsonBodyParse.ts"
 
 export const OrdersHandlers = HttpApiBuilder.group(
   AdminApi,
@@ -13,7 +14,7 @@ export const OrdersHandlers = HttpApiBuilder.group(
     return handlers
       .handle("create", ({ payload }) => orders.create(payload))
       .handle("list", ({ query }) => orders.list(query))
-      .handle("import", ({ payload }) => orders.import(payload))
+      .handleRaw("import", () => Effect.flatMap(decodeJsonBody(Orders.OrderImport), orders.import))
       .handle("bulkUpdate", ({ query, payload }) => orders.bulkUpdate(query, payload))
       .handle("get", ({ params }) => orders.get(params.id))
       .handle("update", ({ params, payload }) => orders.update(params.id, payload))

@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
+import { decodeJsonBody } from "../JsonBodyParse.ts"
 
 export const ReviewWritesHandlers = HttpApiBuilder.group(
   AdminApi,
@@ -12,7 +13,8 @@ export const ReviewWritesHandlers = HttpApiBuilder.group(
     const writes = yield* Reviews.ReviewWrites
     return handlers
       .handle("bulkUpdate", ({ payload, query }) => writes.bulkUpdate(query, payload))
-      .handle("import", ({ payload }) => writes.import(payload))
+      // Bulk imports take bodies of up to 32 MiB: parsed without holding the event loop (docs/DECISIONS.md §69).
+      .handleRaw("import", () => Effect.flatMap(decodeJsonBody(Reviews.ImportRequest), writes.import))
       .handle("update", ({ params, payload }) => writes.update(params.id, payload))
       .handle("delete", ({ params, payload }) => writes.delete(params.id, payload))
       .handle("createResponse", ({ params, payload }) => writes.createReply(params.id, payload))

@@ -1,15 +1,16 @@
 /**
  * Handlers of the review read group: one call into the `Reviews` service per endpoint. A page of reviews is encoded
- * by a compiled encoder (`TrustedEncoder.ts`): the schema interpreter cost more than the page statement.
+ * by a compiled encoder (`TrustedEncoder.ts`): the schema interpreter cost more than the page statement; and a run
+ * of records at a time, so that many large pages at once do not hold the event loop.
  */
 import { Reviews } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi, ReviewPage } from "@feedback/client/effect"
-import { trustedJsonResponse } from "../TrustedEncoder.ts"
+import { AdminApi } from "@feedback/client/effect"
+import { trustedPageResponse } from "../TrustedEncoder.ts"
 import { capturingOnly } from "../HandlerGroups.ts"
 
-const pageResponse = trustedJsonResponse(ReviewPage)
+const pageResponse = trustedPageResponse(Reviews.Review)
 
 export const ReviewsHandlers = HttpApiBuilder.group(
   AdminApi,
@@ -17,7 +18,7 @@ export const ReviewsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const reviews = yield* Reviews.Reviews
     return handlers
-      .handle("list", ({ query }) => Effect.map(reviews.list(query), pageResponse))
+      .handle("list", ({ query }) => Effect.flatMap(reviews.list(query), pageResponse))
       .handle("get", ({ params, query }) => reviews.get(params.id, query))
   })
 ).pipe(capturingOnly(Reviews.Reviews))

@@ -6,7 +6,7 @@ import { Kernel, Questions } from "@feedback/core"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { InvalidRequestResponse, NotFoundResponse } from "../ErrorResponses.ts"
-import { answeredParam, includeParam, listQuery } from "../ListParams.ts"
+import { answeredParam, includeParam, listQuery, pageOf } from "../ListParams.ts"
 import { requires, SecretKeyAuth } from "../Security.ts"
 import { doc, docGroup } from "../Describe.ts"
 
@@ -20,10 +20,7 @@ const ProductQuestionListQuery = Schema.Struct({
   answered: answeredParam
 })
 
-export const ProductQuestionPage = Schema.Struct({
-  data: Schema.Array(Questions.ProductQuestion),
-  nextCursor: Schema.NullOr(Schema.String)
-}).annotate({ identifier: "ProductQuestionPage" })
+export const ProductQuestionPage = pageOf(Questions.ProductQuestion)
 
 export const ProductQuestionAnswerList = Schema.Struct({ data: Schema.Array(Questions.ProductQuestionAnswer) })
   .annotate({
