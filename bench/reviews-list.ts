@@ -16,80 +16,30 @@
  *   BENCH_RUNS      (default 20)                timed runs per scenario (after 3 warm-up runs)
  *   BENCH_KEEP=1                                keep the database afterwards (its URL is printed)
  */
-import { Kernel, Organizations, RateLimits, Reviews, type StoreServices } from "@feedback/core"
+import { Kernel, Organizations, RateLimits, Reviews } from "@feedback/core"
 import {
   indexedSearchTerm,
-  PgStoreLayer,
   reviewPageRows,
   reviewPageStatement,
   searchCandidatesStatement
 } from "@feedback/adapter-postgres"
-import { makeWebHandler, untracedRequests } from "@feedback/adapter-http/server"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, ManagedRuntime, Redacted, Result } from "effect"
+import { untracedRequests } from "@feedback/adapter-http/server"
+import { Effect, Result } from "effect"
 import { SqlClient } from "effect/sql"
-import { createHash, randomBytes } from "node:crypto"
-import {
-  DEFAULT_DATASET_START,
-  datasetId,
-  generateReviewDataset
-} from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
+import { createHash } from "node:crypto"
+import { DEFAULT_DATASET_START, datasetId } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
+import { interleaved, median, openDatasetHandler, positiveEnv } from "./support/dataset-handler.ts"
 import { makeListFloor } from "./support/list-floor.ts"
 import { type RowId, recordRow } from "./support/targets.ts"
-import { storeSearchPath } from "./support/common.ts"
-
-const env = (name: string, fallback: number) => {
-  const raw = process.env[name]
-  const n = raw === undefined || raw === "" ? fallback : Number(raw.replace(/_/g, ""))
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got ${raw}`)
-  return n
-}
-
-const admin = <A>(url: string, statement: string) =>
-  Effect.runPromise(Effect.scoped(
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql.unsafe<A & object>(statement)
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
-  ))
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
-}
 
 const toQuery = (params: Kernel.ListParams) =>
   Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(v!)}`).join("&")
 
 async function main(): Promise<void> {
-  const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"]
-  if (serverUrl === undefined || serverUrl === "") {
-    console.error(
-      "Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server, e.g. postgres://postgres@127.0.0.1:54329/postgres"
-    )
-    process.exit(2)
-  }
-  const reviews = env("BENCH_REVIEWS", 1_000_000)
-  const products = env("BENCH_PRODUCTS", 10_000)
-  const runs = env("BENCH_RUNS", 20)
-  const keep = process.env["BENCH_KEEP"] === "1"
-
-  const dbName = `feedback_bench_${randomBytes(4).toString("hex")}`
-  await admin(serverUrl, `CREATE DATABASE ${dbName}`)
-  await admin(serverUrl, storeSearchPath(dbName))
-  const dbUrl = new URL(serverUrl)
-  dbUrl.pathname = `/${dbName}`
-
-  const store = PgStoreLayer({ _tag: "Server", url: dbUrl.toString(), maxConnections: 10 })
-  const services = Layer.merge(store, Kernel.IdGenerator.uuidV7) as Layer.Layer<
-    StoreServices | Kernel.IdGenerator | SqlClient.SqlClient,
-    unknown
-  >
-  const memoMap = Layer.makeMemoMapUnsafe()
-  const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
-  // No background workers: idle here, they would only add their heartbeats to the timings.
-  const { handler, dispose } = makeWebHandler(services, { workers: false }, memoMap)
+  const reviews = positiveEnv("BENCH_REVIEWS", 1_000_000)
+  const runs = positiveEnv("BENCH_RUNS", 20)
+  const bench = await openDatasetHandler()
+  const { handler, runtime } = bench
   const floorDisposers: Array<() => Promise<void>> = []
 
   try {
@@ -108,22 +58,7 @@ async function main(): Promise<void> {
         cursorKey: yield* Kernel.CursorKey
       }
     }))
-
-    console.log(
-      `reviews-list: ${reviews.toLocaleString("en")} reviews over ${
-        products.toLocaleString("en")
-      } products in ${dbName}`
-    )
-    const g0 = performance.now()
-    await runtime.runPromise(generateReviewDataset({ organizationId, reviews, products }))
-    console.log(
-      `  data set generated (set-based, generate_series) and analyzed in ${
-        ((performance.now() - g0) / 1000).toFixed(1)
-      } s`
-    )
-    // What autovacuum does to a table that stopped growing: the search indexes' pending lists are merged.
-    await admin(dbUrl.toString(), "VACUUM ANALYZE reviews, customers, products")
-
+    await bench.generate(organizationId, "reviews-list")
     // The timed request reads the whole body (the server's work ends with its bytes); parsing it is the client's.
     const listRequest = (params: Kernel.ListParams) =>
       new Request(`http://bench/reviews?${toQuery(params)}`, { headers: { authorization: `Bearer ${secretKey}` } })
@@ -153,7 +88,7 @@ async function main(): Promise<void> {
         ))
         : Reviews.ReviewRepository.use((r) => r.list(organizationId, request))
     // The floors of bench/support/list-floor.ts: an HttpApi endpoint with no middleware over the same read.
-    const built = Layer.succeedContext(await runtime.runPromise(Effect.context<StoreServices | SqlClient.SqlClient>()))
+    const built = await bench.built()
     const [floor, floorSpend] = [false, true].map((spend) => {
       const made = makeListFloor(built, {
         secretKey,
@@ -270,43 +205,23 @@ async function main(): Promise<void> {
     for (const s of scenarios) {
       const n = s.runs ?? runs
       const count = (await http(s.params)).data.length
-      // Interleaved, so that a burst of load on the machine falls on every column alike.
-      const samples = {
-        h: [] as Array<number>,
-        d: [] as Array<number>,
-        st: [] as Array<number>,
-        f: [] as Array<number>,
-        fl: [] as Array<number>,
-        fs: [] as Array<number>,
-        b: [] as Array<number>
-      }
       // The process's CPU time per call beside the wall time: steadier when other work loads the machine, and it
       // leaves out the database's share (bench/README.md).
-      const cpu = { h: [] as Array<number>, d: [] as Array<number> }
-      const variants = [
-        [samples.h, () => httpText(s.params), cpu.h],
-        [samples.d, () => direct(s.params), cpu.d],
-        [samples.st, () => store(s.params), undefined],
-        [samples.f, () => fixedAndStore(s.params), undefined],
-        [samples.fl, () => floor(s.params), undefined],
-        [samples.fs, () => floorSpend(s.params), undefined],
-        [samples.b, () => bare(s.params), undefined]
-      ] as const
-      for (const [, f] of variants) for (let i = 0; i < 3; i++) await f()
-      for (let i = 0; i < n; i++) {
-        for (const [out, f, cpuOut] of variants) {
-          const c0 = process.cpuUsage()
-          const t0 = performance.now()
-          await f()
-          out.push(performance.now() - t0)
-          if (cpuOut !== undefined) {
-            const c = process.cpuUsage(c0)
-            cpuOut.push(c.user + c.system)
-          }
-        }
-      }
-      const [h, d, st, f] = [median(samples.h), median(samples.d), median(samples.st), median(samples.f)]
-      const [fl, fs, b] = [median(samples.fl), median(samples.fs), median(samples.b)]
+      const { cpu, wall } = await interleaved(
+        {
+          h: () => httpText(s.params),
+          d: () => direct(s.params),
+          st: () => store(s.params),
+          f: () => fixedAndStore(s.params),
+          fl: () => floor(s.params),
+          fs: () => floorSpend(s.params),
+          b: () => bare(s.params)
+        },
+        n,
+        3
+      )
+      const [h, d, st, f] = [median(wall.h), median(wall.d), median(wall.st), median(wall.f)]
+      const [fl, fs, b] = [median(wall.fl), median(wall.fs), median(wall.b)]
       const [hCpu, dCpu] = [median(cpu.h), median(cpu.d)]
       // The search's row is a time, the others a ratio to the page statement; the floor is the one without a framework.
       if (s.row === "search-no-match") recordRow(s.row, h, size)
@@ -358,11 +273,7 @@ async function main(): Promise<void> {
     console.log("Query plans:")
     console.log(plans.join("\n"))
   } finally {
-    await dispose()
-    for (const dispose of floorDisposers) await dispose()
-    await runtime.dispose()
-    if (keep) console.log(`Kept the database: ${dbUrl.toString()}`)
-    else await admin(serverUrl, `DROP DATABASE ${dbName} WITH (FORCE)`)
+    await bench.close(floorDisposers)
   }
 }
 

@@ -10,65 +10,21 @@
  *   over the full answer's, target ≤ 0.3×;
  * - a refused 429 (an organization whose storefront reads are spent): its CPU over an admitted ratings request's,
  *   target ≤ 0.25×.
- * Medians of BENCH_RUNS (default 200) interleaved runs after warm-ups. BENCH_KEEP=1 keeps the database.
+ * Medians of BENCH_RUNS (default 200) interleaved runs after warm-ups. BENCH_KEEP=1 keeps the database;
+ * BENCH_CPU_PROFILE with BENCH_PROFILE_VARIANT (a variant's name) profiles one variant (`support/dataset-handler.ts`).
  */
-import { Catalog, Kernel, Organizations, Reviews, Storefront, type StoreServices } from "@feedback/core"
-import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { makeWebHandler, untracedRequests } from "@feedback/adapter-http/server"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, ManagedRuntime, Option, Redacted, Result } from "effect"
-import { SqlClient } from "effect/sql"
-import { randomBytes } from "node:crypto"
-import { datasetId, generateReviewDataset } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
+import { Catalog, Kernel, Organizations, Reviews, Storefront } from "@feedback/core"
+import { untracedRequests } from "@feedback/adapter-http/server"
+import { Effect, Option, Result } from "effect"
+import { datasetId } from "../packages/adapter-postgres/src/testing/ReviewDataset.ts"
+import { interleaved, median, openDatasetHandler, positiveEnv, profileVariant } from "./support/dataset-handler.ts"
 import { makeStorefrontFloor } from "./support/storefront-floor.ts"
 import { recordRow } from "./support/targets.ts"
-import { storeSearchPath } from "./support/common.ts"
 
-const env = (name: string, fallback: number) => {
-  const raw = process.env[name]
-  const n = raw === undefined || raw === "" ? fallback : Number(raw.replace(/_/g, ""))
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got ${raw}`)
-  return n
-}
-
-const admin = <A>(url: string, statement: string) =>
-  Effect.runPromise(Effect.scoped(
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql.unsafe<A & object>(statement)
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
-  ))
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
-}
-
-const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"]
-if (serverUrl === undefined || serverUrl === "") {
-  console.error("Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server")
-  process.exit(2)
-}
-const reviews = env("BENCH_REVIEWS", 1_000_000)
-const products = env("BENCH_PRODUCTS", 10_000)
-const runs = env("BENCH_RUNS", 200)
-const keep = process.env["BENCH_KEEP"] === "1"
-
-const dbName = `feedback_bench_${randomBytes(4).toString("hex")}`
-await admin(serverUrl, `CREATE DATABASE ${dbName}`)
-await admin(serverUrl, storeSearchPath(dbName))
-const dbUrl = new URL(serverUrl)
-dbUrl.pathname = `/${dbName}`
-
-const store = PgStoreLayer({ _tag: "Server", url: dbUrl.toString(), maxConnections: 10 })
-const services = Layer.merge(store, Kernel.IdGenerator.uuidV7) as Layer.Layer<
-  StoreServices | Kernel.IdGenerator | SqlClient.SqlClient,
-  unknown
->
-const memoMap = Layer.makeMemoMapUnsafe()
-const runtime = ManagedRuntime.make(Organizations.Organizations.layer.pipe(Layer.provideMerge(services)), { memoMap })
-const { handler, dispose } = makeWebHandler(services, { workers: false }, memoMap)
+const reviews = positiveEnv("BENCH_REVIEWS", 1_000_000)
+const runs = positiveEnv("BENCH_RUNS", 200)
+const bench = await openDatasetHandler()
+const { handler, runtime } = bench
 let disposeFloor: (() => Promise<void>) | undefined
 
 try {
@@ -90,11 +46,7 @@ try {
     }
   }))
   const { cursorKey, key, organizationId, spentKey } = setup
-  console.log(`storefront: ${reviews.toLocaleString("en")} reviews over ${products.toLocaleString("en")} products`)
-  const g0 = performance.now()
-  await runtime.runPromise(generateReviewDataset({ organizationId, reviews, products }))
-  await admin(dbUrl.toString(), "VACUUM ANALYZE reviews, customers, products")
-  console.log(`  data set generated and analyzed in ${((performance.now() - g0) / 1000).toFixed(1)} s`)
+  await bench.generate(organizationId, "storefront")
 
   const productIds = Array.from({ length: 24 }, (_, i) => datasetId(organizationId, "p", 1 + i * 37))
   const ratingsPath = `/storefront/ratings?products=${productIds.join(",")}`
@@ -124,8 +76,7 @@ try {
     if (Result.isFailure(parsed)) throw new Error(parsed.failure.message)
     return parsed.success
   }
-  const built = Layer.succeedContext(await runtime.runPromise(Effect.context<StoreServices | SqlClient.SqlClient>()))
-  const floorMade = makeStorefrontFloor(built, {
+  const floorMade = makeStorefrontFloor(await bench.built(), {
     publishableKey: key,
     organizationId,
     ratings: (ids) =>
@@ -174,26 +125,8 @@ try {
     reviews304
   } as const
   type Name = keyof typeof variants
-  const wall = Object.fromEntries(Object.keys(variants).map((k) => [k, [] as Array<number>])) as Record<
-    Name,
-    Array<number>
-  >
-  const cpu = Object.fromEntries(Object.keys(variants).map((k) => [k, [] as Array<number>])) as Record<
-    Name,
-    Array<number>
-  >
-  for (const f of Object.values(variants)) for (let i = 0; i < 20; i++) await f()
-  // Interleaved, so that a burst of load on the machine falls on every variant alike.
-  for (let i = 0; i < runs; i++) {
-    for (const [name, f] of Object.entries(variants) as Array<[Name, () => Promise<Response>]>) {
-      const c0 = process.cpuUsage()
-      const t0 = performance.now()
-      await f()
-      wall[name].push(performance.now() - t0)
-      const c = process.cpuUsage(c0)
-      cpu[name].push(c.user + c.system)
-    }
-  }
+  const { cpu, wall } = await interleaved(variants, runs, 20)
+  await profileVariant(variants)
   const w = (n: Name) => median(wall[n])
   const c = (n: Name) => median(cpu[n])
   const size = reviews === 1_000_000 ? {} : { note: `${reviews.toLocaleString("en-US")} reviews` }
@@ -223,9 +156,5 @@ try {
   )
   console.log(`  a refused 429, CPU vs an admitted ratings request: ${refusal.toFixed(2)}× (target ≤ 0.25×)`)
 } finally {
-  await dispose()
-  await disposeFloor?.()
-  await runtime.dispose()
-  if (keep) console.log(`Kept the database: ${dbUrl.toString()}`)
-  else await admin(serverUrl, `DROP DATABASE ${dbName} WITH (FORCE)`)
+  await bench.close(disposeFloor === undefined ? [] : [disposeFloor])
 }

@@ -27,8 +27,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { readdirSync, readFileSync, writeFileSync } from "node:fs"
-import * as inspector from "node:inspector/promises"
+import { readdirSync, readFileSync } from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { makeWebHandler } from "../packages/adapter-http/src/server/ApiServer.ts"
@@ -36,7 +35,7 @@ import {
   NodeHostResolver,
   NodeWebhookTransport
 } from "../packages/adapter-http/src/server/webhooks/NodeWebhookTransport.ts"
-import { cpuMillis, storeSearchPath } from "./support/common.ts"
+import { cpuMillis, startCpuProfile, storeSearchPath } from "./support/common.ts"
 import { floorDeliveries, prepareFloor } from "./support/webhook-floor.ts"
 import { recordRow } from "./support/targets.ts"
 
@@ -196,26 +195,10 @@ const sampleBody = JSON.stringify({
 })
 
 /**
- * `BENCH_CPU_PROFILE=file.cpuprofile`: a CPU profile of the dispatcher's timed run only (open it in DevTools);
- * `BENCH_CPU_PROFILE_INTERVAL` its sampling interval in µs (default 1000: a 2,000-delivery round gives a few hundred
- * samples). The profile is of wall time on the main thread: a blocking socket write shows as `writeBuffer`/`writev`.
+ * `BENCH_CPU_PROFILE=file.cpuprofile`: a CPU profile of the dispatcher's timed run only; sampled every millisecond
+ * unless `BENCH_CPU_PROFILE_INTERVAL` says otherwise (a 2,000-delivery round gives a few hundred samples).
  */
-const startProfile = async (): Promise<() => Promise<void>> => {
-  const file = process.env["BENCH_CPU_PROFILE"]
-  if (file === undefined || file === "") return async () => {}
-  const session = new inspector.Session()
-  session.connect()
-  await session.post("Profiler.enable")
-  await session.post("Profiler.setSamplingInterval", {
-    interval: Number(process.env["BENCH_CPU_PROFILE_INTERVAL"] ?? 1000)
-  })
-  await session.post("Profiler.start")
-  return async () => {
-    const { profile } = await session.post("Profiler.stop")
-    writeFileSync(file, JSON.stringify(profile))
-    session.disconnect()
-  }
-}
+const startProfile = () => startCpuProfile(1000)
 
 // --- 1. throughput ---------------------------------------------------------------------------------------------
 

@@ -5,7 +5,8 @@ import autocannon from "autocannon"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
+import * as inspector from "node:inspector/promises"
 
 /** `BENCH_SECONDS`: the factor every benchmark scales its measured durations by (1 unless set). */
 export const benchScale = Number(process.env["BENCH_SECONDS"] ?? "1")
@@ -148,4 +149,26 @@ export const describeMachine = async () => {
   return `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${
     (os.totalmem() / 2 ** 30).toFixed(0)
   } GiB`
+}
+
+/**
+ * `BENCH_CPU_PROFILE=file.cpuprofile`: starts the inspector's sampling profiler (`BENCH_CPU_PROFILE_INTERVAL` µs, else
+ * `intervalUs`); the function returned stops it and writes the profile (open it in DevTools). Without the variable,
+ * nothing is profiled. The profile is of wall time on the main thread: a blocking socket write shows as `writeBuffer`.
+ */
+export const startCpuProfile = async (intervalUs: number): Promise<() => Promise<void>> => {
+  const file = process.env["BENCH_CPU_PROFILE"]
+  if (file === undefined || file === "") return async () => {}
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.setSamplingInterval", {
+    interval: Number(process.env["BENCH_CPU_PROFILE_INTERVAL"] ?? intervalUs)
+  })
+  await session.post("Profiler.start")
+  return async () => {
+    const { profile } = await session.post("Profiler.stop")
+    writeFileSync(file, JSON.stringify(profile))
+    session.disconnect()
+  }
 }

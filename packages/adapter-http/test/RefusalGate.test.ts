@@ -13,6 +13,7 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type Se
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
+import { makeWebHandler, untracedRequests } from "../src/server/ApiServer.ts"
 import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
 import type { RefusalGateSlot } from "../src/server/RefusalGate.ts"
 import { sampleOf } from "./PrometheusText.ts"
@@ -103,6 +104,7 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
     const gate = slot.current
     expect(gate).toBeDefined()
     slot.current = {
+      ...gate!,
       refuse: (req, res) => {
         const answered = gate!.refuse(req, res)
         if (answered) gated++
@@ -176,6 +178,34 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
     }
   )
 
+  it.skipIf(!runs)(
+    "answers a storefront read's known refusal as its full path does, and no request with an Origin",
+    async () => {
+      const { organizationId } = await provision(1_000)
+      await operator("PATCH", `/operator/organizations/${organizationId}`, { storefrontReadsPerMinute: 1 })
+      const publishable = (await operator("POST", `/operator/organizations/${organizationId}/publishable-keys`, {})).key
+      const path = "/storefront/ratings?products=mug"
+      const read = (extra: Record<string, string> = {}) =>
+        send("GET", path, { "x-publishable-key": publishable, ...extra })
+      expect((await read()).status).toBe(200)
+      const full = await read({ "content-length": "0" })
+      expect(full.status).toBe(429)
+      const before = gated
+      const early = await read()
+      expect(gated).toBe(before + 1)
+      expect(comparable(early)).toEqual(comparable(full))
+      expect(early.headers["vary"]).toBe("Origin")
+      expect(accessLine(early.headers["x-request-id"])).toEqual(accessLine(full.headers["x-request-id"]))
+      // The key in the query is the same caller; an Origin needs the organization's sites, so the full path answers.
+      const byQuery = await send("GET", `${path}&apiPublishableKey=${publishable}`)
+      expect(byQuery.status).toBe(429)
+      expect(gated).toBe(before + 2)
+      const withOrigin = await read({ origin: "https://elsewhere.example" })
+      expect([withOrigin.status, gated]).toEqual([429, before + 2])
+      expect(comparable(withOrigin)).toEqual(comparable(full))
+    }
+  )
+
   it.skipIf(!runs)("never answers for a revoked key or a raised plan: the change is heard at once", async () => {
     const { key, keyId, organizationId } = await provision(1)
     expect((await get("/organization", key)).status).toBe(200)
@@ -189,5 +219,63 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
     await operator("DELETE", `/operator/organizations/${organizationId}/keys/${keyId}`, undefined)
     expect((await get("/organization", key)).status).toBe(401)
     expect(gated).toBe(before)
+  })
+})
+
+describe("the refusal gate of an embedded web handler", () => {
+  it("answers a known refusal with the full path's status, headers and body", async () => {
+    const web = makeWebHandler(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7), {
+      workers: false,
+      operatorToken: Redacted.make(OPERATOR_TOKEN)
+    })
+    try {
+      const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+        const res = await web.handler(
+          new Request(`http://embedded${path}`, {
+            method,
+            headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) })
+          })
+        )
+        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
+      }
+      const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` }
+      const org = JSON.parse((await call("POST", "/operator/organizations", operator, { name: "Embedded" })).text)
+      await call("PATCH", `/operator/organizations/${org.id}`, operator, {
+        apiRequestsPerMinute: 1,
+        storefrontReadsPerMinute: 1
+      })
+      const key = JSON.parse(
+        (await call("POST", `/operator/organizations/${org.id}/keys`, operator, { permissions: ["settings:read"] }))
+          .text
+      ).secretKey
+      const publishable = JSON.parse(
+        (await call("POST", `/operator/organizations/${org.id}/publishable-keys`, operator, {})).text
+      ).key
+      // A request passed with its own context always takes the full path: the reference answer.
+      const full = async (path: string, headers: Record<string, string>) => {
+        const res = await web.handler(new Request(`http://embedded${path}`, { headers }), untracedRequests)
+        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
+      }
+      const comparable = (
+        { headers: { "x-request-id": id, ...headers }, status, text }: Awaited<ReturnType<typeof full>>
+      ) => {
+        expect(id).toMatch(/^req_/)
+        return { status, headers, body: JSON.parse(text) }
+      }
+      for (
+        const [path, headers] of [
+          ["/organization", { authorization: `Bearer ${key}` }],
+          ["/storefront/ratings?products=mug", { "x-publishable-key": publishable }]
+        ] as const
+      ) {
+        expect((await call("GET", path, headers)).status).toBe(200)
+        const reference = await full(path, headers)
+        expect(reference.status).toBe(429)
+        expect(comparable(await call("GET", path, headers))).toEqual(comparable(reference))
+      }
+    } finally {
+      await web.dispose()
+    }
   })
 })

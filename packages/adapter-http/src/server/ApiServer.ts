@@ -194,7 +194,8 @@ export const ApiRoutes = (options: ApiServerOptions) =>
       routes: routesOf(options),
       logRequests: options.logRequests ?? false,
       metrics: options.metrics !== false,
-      log: logSinkOf(options)
+      log: logSinkOf(options),
+      trustProxy: options.trustProxy
     })
   ).pipe(
     Layer.provide(CoreLayer),
@@ -329,12 +330,25 @@ export const makeWebHandler = <E>(
   readonly handler: (request: Request, context?: Context.Context<never> | undefined) => Promise<Response>
   readonly dispose: () => Promise<void>
 } => {
+  // Known refusals are answered before the stack, as a Node server's are (`RefusalGate.ts`), with the same exceptions:
+  // a traced handler or one with the host's own `authenticate` has no gate, and a host's own slot is the host's to ask.
+  const gate: RefusalGateSlot = { current: undefined }
+  const gated = options.tracer === undefined && options.authenticate === undefined && options.refusalGate === undefined
   const web = HttpRouter.toWebHandler(
-    ApiApplication(options).pipe(Layer.provide(services), Layer.provide(HttpServer.layerServices)),
+    ApiApplication(gated ? { ...options, refusalGate: gate } : options).pipe(
+      Layer.provide(services),
+      Layer.provide(HttpServer.layerServices)
+    ),
     { disableLogger: true, middleware: apiMiddleware(options), ...(memoMap === undefined ? {} : { memoMap }) }
   )
   const defaults = requestContext(options)
-  return { handler: (request, context) => web.handler(request, context ?? defaults), dispose: web.dispose }
+  return {
+    handler: (request, context) => {
+      const refused = context === undefined ? gate.current?.refuseWeb(request) : undefined
+      return refused === undefined ? web.handler(request, context ?? defaults) : Promise.resolve(refused)
+    },
+    dispose: web.dispose
+  }
 }
 
 /** What an embedded handler's requests run with: the host's tracer when it gave one, else `untracedRequests`. */

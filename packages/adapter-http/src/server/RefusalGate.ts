@@ -10,23 +10,30 @@
  *   version: a revocation or plan change is heard at once, as for the full path);
  * - a refusal the rate-limit store can tell without I/O (`RateLimitRepository.refusalAt`: an in-process store's own
  *   levels, or `LocalRefusals`' bound), which is exactly what its `spend` would answer, and changes nothing.
- * The 429 has the full path's bytes (`refusedResponse`), request id, access-log line and metrics.
+ * A storefront read (docs/DECISIONS.md §55) qualifies the same way with its publishable key (header, or query when no
+ * header), its key-and-address bucket and no `Origin` (an allowed origin's CORS headers need the store).
+ * The 429 has the full path's bytes (`refusedResponse`), request id, access-log line and metrics. Node servers ask it
+ * from the request event (`gateRequests`); an embedded web handler before its own stack (`refuseWeb`).
  */
-import { Organizations, RateLimits } from "@feedback/core"
+import { Organizations, RateLimits, Storefront } from "@feedback/core"
 import { Effect, Layer, type Context } from "effect"
 import { HttpApi } from "effect/http-api"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
-import { AdminApi, SecretKeyAuth } from "@feedback/client/effect"
+import { AdminApi, SecretKeyAuth, StorefrontAuth } from "@feedback/client/effect"
 import { accessLogFields, accessLogMessage, pathOf } from "./ErrorEnvelope.ts"
 import { formatLogLine, type LogSink } from "./observability/JsonLogger.ts"
 import { recordRequestUnsafe } from "./observability/HttpMetrics.ts"
 import { requestIdOf } from "./RequestIds.ts"
 import type { RouteTable } from "./RouteTable.ts"
 import { rateLimitHeaders, refusalBody } from "./SecretKeyAuthLive.ts"
+import { clientAddressOf, parseTrustProxy } from "./storefront/ClientAddress.ts"
+import { corsHeaders, keyInQuery } from "./storefront/StorefrontCors.ts"
 
 export interface RefusalGate {
   /** Writes the 429 of `req` and returns true when its refusal is known; returns false, having done nothing, else. */
   readonly refuse: (req: IncomingMessage, res: ServerResponse) => boolean
+  /** The 429 of a web request whose refusal is known; undefined, having done nothing, else. */
+  readonly refuseWeb: (request: Request) => Response | undefined
 }
 
 /** Where a server finds the gate once the services it needs are built (and loses it when they are released). */
@@ -39,24 +46,54 @@ export interface RefusalGateOptions {
   readonly logRequests: boolean
   readonly metrics: boolean
   readonly log: LogSink
+  /** `TRUST_PROXY`, as the storefront's admission reads it. */
+  readonly trustProxy?: string | undefined
 }
 
 // Unreserved characters only: what the router and the route table read alike, with no decoding in between.
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9._~-]+)+$/
 const BEARER = "Bearer "
 
-/** `METHOD /pattern` of every admin endpoint behind the secret key, with its rate-limit key and cost. */
-const chargedRoutes = (): ReadonlyMap<string, { readonly key: string; readonly cost: number }> => {
-  const routes = new Map<string, { key: string; cost: number }>()
+/**
+ * `METHOD /pattern` of every admin endpoint behind the secret key, with its rate-limit key and cost, and of every
+ * storefront read (`storefront: true`: its bucket is the publishable key's for the client address, cost 1).
+ */
+const chargedRoutes = (): ReadonlyMap<
+  string,
+  { readonly key: string; readonly cost: number; readonly storefront: boolean }
+> => {
+  const routes = new Map<string, { key: string; cost: number; storefront: boolean }>()
   HttpApi.reflect(AdminApi, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, middleware }) => {
+      if (middleware.has(StorefrontAuth as never) && endpoint.method === "GET") {
+        routes.set(`GET ${endpoint.path}`, { key: "", cost: 1, storefront: true })
+      }
       if (!middleware.has(SecretKeyAuth as never)) return
       const key = RateLimits.endpointKey(endpoint.method, endpoint.path)
-      routes.set(`${endpoint.method} ${endpoint.path}`, { key, cost: RateLimits.costOfKey(key) })
+      routes.set(`${endpoint.method} ${endpoint.path}`, { key, cost: RateLimits.costOfKey(key), storefront: false })
     }
   })
   return routes
+}
+
+/** What the gate reads of a request, from Node's or a web request alike. */
+interface GateRequest {
+  readonly method: string | undefined
+  readonly url: string
+  readonly header: (name: string) => string | undefined
+  readonly peer: string | undefined
+  /** Declares no body (Node: neither `Content-Length` nor `Transfer-Encoding`; web: no body stream). */
+  readonly bodiless: boolean
+}
+
+/** A known refusal, ready to write. */
+interface Refusal {
+  readonly route: string
+  readonly requestId: string
+  readonly headers: Record<string, string>
+  readonly body: string
+  readonly decision: RateLimits.SpendRefused
 }
 
 /** The gate over the process's `Organizations` and `RateLimitRepository`; `undefined` when the store cannot tell. */
@@ -70,52 +107,99 @@ const makeRefusalGate = (
     // Metrics are recorded into the registry the request fibers use (the default one unless a host provides its own).
     const context: Context.Context<never> = yield* Effect.context<never>()
     const charged = chargedRoutes()
-    const refuse = (req: IncomingMessage, res: ServerResponse): boolean => {
-      const started = performance.now()
-      const { headers, method } = req
-      const authorization = headers.authorization
-      if (
-        method === undefined || authorization === undefined || !authorization.startsWith(BEARER) ||
-        headers.host === undefined || headers["content-length"] !== undefined ||
-        headers["transfer-encoding"] !== undefined
-      ) return false
-      const url = req.url ?? ""
+    const trusted = parseTrustProxy(options.trustProxy ?? "")
+    const refusalOf = (req: GateRequest): Refusal | undefined => {
+      const { header, method, url } = req
+      if (method === undefined || header("host") === undefined || !req.bodiless) return undefined
       const path = pathOf(url)
-      if (!PLAIN_PATH.test(path)) return false
+      if (!PLAIN_PATH.test(path)) return undefined
       const route = options.routes.routeOf(method, path)
       const facts = route === undefined ? undefined : charged.get(`${method} ${route}`)
-      if (facts === undefined) return false
+      if (facts === undefined || route === undefined) return undefined
       const nowMs = Date.now()
-      const authenticated = organizations.keptAuthentication(authorization.slice(BEARER.length), nowMs)
-      if (authenticated === undefined) return false
-      const { organization } = authenticated
-      const decision = refusalAt(
-        organization.id,
-        RateLimits.bucketsForKey(facts.key, organization.plan),
-        facts.cost,
-        nowMs
-      )
-      if (decision === undefined) return false
-
-      const requestId = requestIdOf(headers["x-request-id"])
+      let decision: RateLimits.SpendRefused | undefined
+      let policy: string | undefined
+      if (facts.storefront) {
+        if (header("origin") !== undefined) return undefined
+        const presented = header("x-publishable-key") ?? keyInQuery(url)
+        const key = presented === undefined ? undefined : organizations.keptPublishableKey(presented, nowMs)
+        if (key === undefined) return undefined
+        const clientAddress = clientAddressOf(req.peer, header("x-forwarded-for"), trusted)
+        const bucket = Storefront.storefrontBucket("read", key.keyId, clientAddress, key.organization.plan)
+        decision = refusalAt(key.organization.id, [bucket], facts.cost, nowMs)
+        policy = Storefront.storefrontPolicyName("read")
+      } else {
+        const authorization = header("authorization")
+        if (authorization === undefined || !authorization.startsWith(BEARER)) return undefined
+        const authenticated = organizations.keptAuthentication(authorization.slice(BEARER.length), nowMs)
+        if (authenticated === undefined) return undefined
+        const { organization } = authenticated
+        decision = refusalAt(
+          organization.id,
+          RateLimits.bucketsForKey(facts.key, organization.plan),
+          facts.cost,
+          nowMs
+        )
+      }
+      if (decision === undefined) return undefined
       const body = refusalBody(decision)
-      res.writeHead(429, {
-        ...rateLimitHeaders(decision),
-        "content-type": "application/json",
-        "content-length": String(Buffer.byteLength(body)),
-        "x-request-id": requestId
-      })
-      res.end(body)
-      RateLimits.recordRateLimitDecisionUnsafe(decision, context)
+      const requestId = requestIdOf(header("x-request-id"))
+      return {
+        route,
+        requestId,
+        body,
+        decision,
+        headers: {
+          ...rateLimitHeaders(decision, policy),
+          ...(facts.storefront ? corsHeaders(undefined) : {}),
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(body)),
+          "x-request-id": requestId
+        }
+      }
+    }
+    const recorded = (method: string, url: string, refusal: Refusal, started: number): void => {
+      RateLimits.recordRateLimitDecisionUnsafe(refusal.decision, context)
       const elapsedMs = performance.now() - started
-      if (options.metrics) recordRequestUnsafe(context, method, route, 429, elapsedMs / 1000)
+      if (options.metrics) recordRequestUnsafe(context, method, refusal.route, 429, elapsedMs / 1000)
       if (options.logRequests) {
-        const fields = accessLogFields(requestId, method, url, route, 429, elapsedMs)
+        const fields = accessLogFields(refusal.requestId, method, url, refusal.route, 429, elapsedMs)
         options.log(formatLogLine("info", accessLogMessage(fields), fields))
       }
+    }
+    const refuse = (req: IncomingMessage, res: ServerResponse): boolean => {
+      const started = performance.now()
+      const { headers } = req
+      const url = req.url ?? ""
+      const refusal = refusalOf({
+        method: req.method,
+        url,
+        header: (name) => headers[name] as string | undefined,
+        peer: req.socket.remoteAddress,
+        bodiless: headers["content-length"] === undefined && headers["transfer-encoding"] === undefined
+      })
+      if (refusal === undefined) return false
+      res.writeHead(429, refusal.headers)
+      res.end(refusal.body)
+      recorded(req.method!, url, refusal, started)
       return true
     }
-    return { refuse }
+    const refuseWeb = (request: Request): Response | undefined => {
+      const started = performance.now()
+      const at = request.url.indexOf("/", request.url.indexOf("//") + 2)
+      const url = at === -1 ? "/" : request.url.slice(at)
+      const refusal = refusalOf({
+        method: request.method,
+        url,
+        header: (name) => name === "host" ? "web" : request.headers.get(name) ?? undefined,
+        peer: undefined,
+        bodiless: request.body === null && !request.headers.has("content-length")
+      })
+      if (refusal === undefined) return undefined
+      recorded(request.method, url, refusal, started)
+      return new Response(refusal.body, { status: 429, headers: refusal.headers })
+    }
+    return { refuse, refuseWeb }
   })
 
 /** Fills `slot` with the gate while the layer's scope is open. */

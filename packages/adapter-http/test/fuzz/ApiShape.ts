@@ -88,7 +88,9 @@ export const samplesOf = (schema: Schema.Top, seed: number, count = 24): Readonl
 export const collectionOf = (path: string, param: string): string => {
   const segments = path.split("/")
   const at = segments.indexOf(`:${param}`)
-  return at > 0 ? segments[at - 1]! : param
+  if (at <= 0) return param
+  // A token names its record by another value than its id: a pool of its own (`surveys` holds the ids).
+  return param === "token" ? `${segments[at - 1]} tokens` : segments[at - 1]!
 }
 
 /** The collection a response to `path` describes: the last literal segment (`/products/:id` → `products`). */

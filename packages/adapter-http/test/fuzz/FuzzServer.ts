@@ -7,7 +7,7 @@ import { Kernel, type StoreServices, Webhooks } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
 import { makeWebHandler } from "../../src/server/ApiServer.ts"
 import { allPermissions } from "../TestServer.ts"
-import { type EndpointShape, responseCollectionOf, samplesOf } from "./ApiShape.ts"
+import { collectionOf, type EndpointShape, responseCollectionOf, samplesOf } from "./ApiShape.ts"
 import { type FuzzContext, type FuzzKeys, IdPool, rememberExamples } from "./FuzzRequests.ts"
 import { learn, send, type Send, toRequest } from "./FuzzRun.ts"
 
@@ -128,6 +128,11 @@ export const makeFuzzServer = async (
 
   // A and B can spend a whole run without a 429; the low-limit organization makes sure 429s still occur.
   const a = await organization("Fuzz A", 1_000_000)
+  // A's storefront buckets too (600 reads a minute and 20 submissions an hour by default would refuse most of a run).
+  await call("PATCH", `/operator/organizations/${a}`, OPERATOR_TOKEN, {
+    storefrontReadsPerMinute: 1_000_000,
+    storefrontSubmissionsPerHour: 1_000_000
+  })
   const b = await organization("Fuzz B", 1_000_000)
   const low = await organization("Fuzz low limit", 60)
   const c = await organization("Fuzz operator target")
@@ -181,6 +186,25 @@ export const makeFuzzServer = async (
     fingerprint: "fp-fuzz",
     formRenderedAt: new Date(Date.now() - 60_000).toISOString()
   })
+  // Surveys with real tokens (the guided setup's flow asks after every fulfilled order), so the survey routes are
+  // reached with valid tokens too; one submission teaches generated bodies its shape.
+  await callAsA("POST", "/organization/setup/reviews", keys.full, { data: { delayDays: 7, reminder: true } })
+  const surveyed: Array<{ id: string }> = (await call("GET", "/products?limit=2", keys.full)).data
+  const tokens: Array<string> = []
+  for (let i = 0; i < 4; i++) {
+    const order = await callAsA("POST", "/orders", keys.full, {
+      customer: { email: `buyer${i}@a.example.com`, firstName: "Bea" },
+      lines: surveyed.map((p) => ({ productId: p.id })),
+      status: "fulfilled"
+    })
+    const filter = encodeURIComponent(JSON.stringify({ "order.id": order.id }))
+    const [survey] = (await call("GET", `/surveys?filter=${filter}`, keys.full)).data
+    tokens.push(survey.url.split("/r/")[1])
+  }
+  await callAsA("POST", `/storefront/surveys/${tokens[0]}/reviews?apiPublishableKey=${keys.publishable}`, "", {
+    reviews: [{ productId: surveyed[0]!.id, rating: 5, title: "Fits", body: "Good." }]
+  })
+  for (const token of tokens) ctx.own.add(collectionOf("/storefront/surveys/:token", "token"), token)
   await seedRecords(call, otherKey, ctx.other, "b")
 
   // A first page of every list, so real cursors exist to replay and to tamper with.

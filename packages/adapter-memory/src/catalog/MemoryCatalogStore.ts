@@ -1,6 +1,7 @@
 /** Sites, products and customers in memory, over the shared `MemoryTables`. */
 import { Catalog, Kernel } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
+import { randomUUID } from "node:crypto"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import {
   type CustomerRow,
@@ -33,6 +34,19 @@ export const MemoryCatalogRepository = Layer.effect(
     const questions = db.table<string, { readonly organizationId: string; readonly productId: string }>(
       "product_questions"
     )
+
+    // What a publishable key can read (docs/DECISIONS.md §70). Their write counters only grow, and the process's own
+    // epoch keeps a restarted store (whose counters start again) from answering a tag issued before the restart.
+    const storefrontTables = [
+      tables.products,
+      tables.customers,
+      tables.reviews,
+      tables.reviewReplies,
+      tables.reviewFiles,
+      questions,
+      db.table<string, unknown>("product_question_answers")
+    ]
+    const epoch = randomUUID()
 
     const ofOrganization = <A extends { readonly organizationId: string }>(
       rows: Iterable<A>,
@@ -71,6 +85,13 @@ export const MemoryCatalogRepository = Layer.effect(
     ]
 
     return Catalog.CatalogRepository.of({
+      // One counter for every organization: any write moves every tag, which is never stale, only less often kept.
+      storefrontVersion: () =>
+        Effect.sync(() => {
+          let changes = 0
+          for (const table of storefrontTables) changes += table.version
+          return `${epoch}.${changes}`
+        }),
       insertSite: (organizationId, site) => db.mutate(() => tables.sites.set(site.id, { ...site, organizationId })),
       findSite: (organizationId, id) => Effect.sync(() => findOwned(tables.sites, organizationId, id)),
       listSites: (organizationId, request) =>
@@ -144,6 +165,10 @@ export const MemoryCatalogRepository = Layer.effect(
       insertCustomers: (organizationId, customers) =>
         insertUnique(tables.customers, organizationId, customers, (c) => [["email", c.email]]),
       findCustomer: (organizationId, id) => Effect.sync(() => findOwned(tables.customers, organizationId, id)),
+      findCustomers: (organizationId, ids) =>
+        Effect.sync(() =>
+          [...new Set(ids)].flatMap((id) => Option.toArray(findOwned(tables.customers, organizationId, id)))
+        ),
       listCustomers: (organizationId, request) =>
         Effect.sync(() =>
           Kernel.pageInMemory(

@@ -87,6 +87,10 @@ export const MemoryOrderRepository = Layer.effect(
           })
         }),
       findOrder: (organizationId, id) => Effect.sync(() => findOwned<Orders.Order>(t.orders, organizationId, id)),
+      findOrders: (organizationId, ids) =>
+        Effect.sync(() =>
+          [...new Set(ids)].flatMap((id) => Option.toArray(findOwned<Orders.Order>(t.orders, organizationId, id)))
+        ),
       // A memory transaction holds the one write lock for its whole run: reading is enough.
       lockOrder: (organizationId, id) => Effect.sync(() => findOwned<Orders.Order>(t.orders, organizationId, id)),
       moveMatching: (organizationId, match, to, at) =>

@@ -156,12 +156,16 @@ export const MemorySurveyRepository = Layer.effect(
             return { organizationId: row.organizationId, ...storedOf(claimed) }
           })
         }),
-      markSending: (organizationId, id, workerId, at) =>
+      markSending: (workerId, at, surveys) =>
         db.mutate(() => {
-          const row = ownedBy(organizationId, rows.get(id))
-          if (row === undefined || row.claim?.workerId !== workerId) return false
-          rows.set(id, { ...row, claim: { ...row.claim, sendingAt: at } })
-          return true
+          const ours = new Set<Kernel.SurveyId>()
+          for (const { id, organizationId } of surveys) {
+            const row = ownedBy(organizationId, rows.get(id))
+            if (row === undefined || row.claim?.workerId !== workerId) continue
+            rows.set(id, { ...row, claim: { ...row.claim, sendingAt: at } })
+            ours.add(id)
+          }
+          return ours
         }),
       nextDueAt: Effect.sync(() => {
         let earliest: Kernel.Timestamp.Timestamp | undefined

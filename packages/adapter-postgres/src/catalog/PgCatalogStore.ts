@@ -226,6 +226,10 @@ export const PgCatalogRepository = Layer.effect(
       )
 
     return Catalog.CatalogRepository.of({
+      // No row yet: the organization's storefront content was never written (docs/DECISIONS.md §70).
+      storefrontVersion: (organizationId) =>
+        sql<{ version: string }>`SELECT version FROM storefront_versions WHERE organization_id = ${organizationId}`
+          .pipe(Effect.map((rows) => rows[0] === undefined ? "0" : String(rows[0].version)), orDie),
       insertSite: (organizationId, s) =>
         sql`INSERT INTO sites (organization_id, id, name, domain, created_at, updated_at)
           VALUES (${organizationId}, ${s.id}, ${s.name}, ${s.domain}, ${s.createdAt}, ${s.updatedAt})`.pipe(
@@ -248,6 +252,12 @@ export const PgCatalogRepository = Layer.effect(
       deleteProduct,
       insertCustomers,
       findCustomer: (organizationId, customerId) => findOne("customers", toCustomer, organizationId, customerId),
+      // One text whatever the number of ids (an array parameter), so the statement is prepared once.
+      findCustomers: (organizationId, ids) =>
+        ids.length === 0 ? Effect.succeed([]) : sql.unsafe<Row>(
+          `SELECT * FROM customers WHERE organization_id = $1 AND id = ANY($2::uuid[])`,
+          [organizationId, `{${[...new Set(ids)].join(",")}}`]
+        ).pipe(Effect.map((rows) => rows.map(toCustomer)), orDie),
       listCustomers: (organizationId, request) =>
         list("customers", customerMapping, toCustomer, organizationId, request)
     })

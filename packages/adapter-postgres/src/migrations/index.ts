@@ -48,6 +48,7 @@ import { organizationExternalIdsMigration } from "./0150_organization_external_i
 import { schemaWorkChannelMigration } from "./0151_schema_work_channel.ts"
 import { eventStreamMigration } from "./0152_event_stream.ts"
 import { fanOutInTurnMigration } from "./0156_fan_out_in_turn.ts"
+import { storefrontVersionsMigration } from "./0160_storefront_versions.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -97,5 +98,6 @@ export const migrations: ReadonlyArray<Migration> = [
   organizationExternalIdsMigration,
   schemaWorkChannelMigration,
   eventStreamMigration,
-  fanOutInTurnMigration
+  fanOutInTurnMigration,
+  storefrontVersionsMigration
 ]

@@ -213,6 +213,12 @@ export const PgOrderRepository = Layer.effect(
         }).pipe(orDie),
 
       findOrder: (organizationId, id) => selectOne(organizationId, id).pipe(orDie),
+      // One text whatever the number of ids (an array parameter), so the statement is prepared once.
+      findOrders: (organizationId, ids) =>
+        ids.length === 0 ? Effect.succeed([]) : sql.unsafe<Row>(
+          `SELECT ${ORDER_SELECT} FROM orders t WHERE t.organization_id = $1 AND t.id = ANY($2::uuid[])`,
+          [organizationId, `{${[...new Set(ids)].join(",")}}`]
+        ).pipe(Effect.map((rows) => rows.map(toOrder)), orDie),
 
       lockOrder: (organizationId, id) =>
         sql.unsafe(`SELECT 1 FROM orders WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, id]).pipe(

@@ -329,12 +329,18 @@ export const PgSurveyRepository = Layer.effect(
           ),
           orDie
         ),
-      markSending: (organizationId, id, workerId, at) =>
-        sql.unsafe<{ id: string }>(
-          `UPDATE surveys SET claimed_sending_at = $4::timestamptz
-         WHERE organization_id = $1 AND id = $2 AND claimed_by = $3 RETURNING id`,
-          [organizationId, id, workerId, at]
-        ).pipe(Effect.map((rows) => rows.length > 0), orDie),
+      markSending: (workerId, at, surveys) =>
+        surveys.length === 0 ? Effect.succeed(new Set<Kernel.SurveyId>()) : sql.unsafe<{ id: Kernel.SurveyId }>(
+          `UPDATE surveys t SET claimed_sending_at = $2::timestamptz
+           FROM unnest($3::uuid[], $4::uuid[]) AS x(organization_id, id)
+           WHERE t.organization_id = x.organization_id AND t.id = x.id AND t.claimed_by = $1 RETURNING t.id`,
+          [
+            workerId,
+            at,
+            `{${surveys.map((s) => s.organizationId).join(",")}}`,
+            `{${surveys.map((s) => s.id).join(",")}}`
+          ]
+        ).pipe(Effect.map((rows) => new Set(rows.map((r) => r.id))), orDie),
       nextDueAt: sql.unsafe<{ nextDueAt: Date | null }>(
         `SELECT min(next_due_at) AS next_due_at FROM surveys WHERE next_due_at IS NOT NULL AND claimed_by IS NULL`
       ).pipe(Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]?.nextDueAt), toTimestamp)), orDie),

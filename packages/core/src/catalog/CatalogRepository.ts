@@ -57,5 +57,18 @@ export class CatalogRepository extends Context.Service<CatalogRepository, {
     customers: ReadonlyArray<Customer>
   ) => Effect.Effect<ReadonlyArray<InsertOutcome>>
   readonly findCustomer: (organizationId: OrganizationId, id: CustomerId) => Effect.Effect<Option.Option<Customer>>
+  /** The organization's customers among `ids`, in one read (the survey sender's wave); unknown ids are left out. */
+  readonly findCustomers: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<CustomerId>
+  ) => Effect.Effect<ReadonlyArray<Customer>>
   readonly listCustomers: (organizationId: OrganizationId, request: ListRequest) => Effect.Effect<Page<Customer>>
+
+  /**
+   * The organization's storefront content version (docs/DECISIONS.md §70): a value that moves, in the writing
+   * transaction, with every committed write to what a publishable key can read (products, customers' names, reviews
+   * with their replies and files, questions and answers). Read with one indexed probe; never equal before and after
+   * such a write, in any process.
+   */
+  readonly storefrontVersion: (organizationId: OrganizationId) => Effect.Effect<string>
 }>()("feedback/CatalogRepository") {}

@@ -36,6 +36,11 @@ export class OrderRepository extends Context.Service<OrderRepository, {
     orders: ReadonlyArray<Order>
   ) => Effect.Effect<ReadonlyArray<InsertOutcome>>
   readonly findOrder: (organizationId: OrganizationId, id: OrderId) => Effect.Effect<Option.Option<Order>>
+  /** The organization's orders among `ids`, in one read (the survey sender's wave); unknown ids are left out. */
+  readonly findOrders: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<OrderId>
+  ) => Effect.Effect<ReadonlyArray<Order>>
   /** `findOrder`, holding the order until the unit of work ends, so concurrent changes of it take turns. */
   readonly lockOrder: (organizationId: OrganizationId, id: OrderId) => Effect.Effect<Option.Option<Order>>
   /**

@@ -139,6 +139,8 @@ export class Organizations extends Context.Service<Organizations, {
    * organization are one Unauthorized, as for secret keys.
    */
   readonly authenticatePublishableKey: (presented: string) => Effect.Effect<AuthenticatedPublishableKey, Unauthorized>
+  /** `keptAuthentication` for a publishable key: what `authenticatePublishableKey` keeps, without reading the store. */
+  readonly keptPublishableKey: (presented: string, nowMs: number) => AuthenticatedPublishableKey | undefined
   readonly createIntegration: (
     organizationId: OrganizationId,
     platform: IntegrationPlatform
@@ -405,6 +407,11 @@ export class Organizations extends Context.Service<Organizations, {
         return authenticated
       })
 
+      const keptPublishableKey = (presented: string, nowMs: number) =>
+        publishableCache.version() === undefined || !isWellFormedPublishableKey(presented)
+          ? undefined
+          : publishableCache.get(presented, nowMs)
+
       const createIntegration = Effect.fn("Organizations.createIntegration")(
         function*(organizationId: OrganizationId, platform: IntegrationPlatform) {
           return yield* forOrganization(
@@ -478,6 +485,7 @@ export class Organizations extends Context.Service<Organizations, {
         createOwnPublishableKey,
         revokeOwnPublishableKey,
         authenticatePublishableKey,
+        keptPublishableKey,
         createIntegration,
         createLoyaltyProgram,
         createWishlist

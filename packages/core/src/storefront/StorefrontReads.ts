@@ -25,6 +25,7 @@ import { CurrentStorefrontCaller } from "./StorefrontCaller.ts"
 import {
   isAllowedOrigin,
   parseProductRefs,
+  storefrontTag,
   publishedQuestionsFilter,
   publishedReviewsFilter,
   storefrontQuestionListEndpoint,
@@ -63,6 +64,14 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
     productIdOrSlug: string,
     params: StorefrontQuestionParams
   ) => Effect.Effect<StorefrontQuestionPage, InvalidRequest | NotFound, CurrentStorefrontCaller>
+  /**
+   * The tag of a read's answer (`route` and its request's parameters) for the caller's organization, from its content
+   * version alone (docs/DECISIONS.md §70): taken before the read, so an answer never carries a newer tag than its body.
+   */
+  readonly contentTag: (
+    route: "productReviews" | "ratings" | "productQuestions",
+    params: ReadonlyArray<string | number | undefined>
+  ) => Effect.Effect<string, never, CurrentStorefrontCaller>
   /** Whether a browser page of `origin` may read the organization's storefront answers (CORS). */
   readonly allowsOrigin: (organizationId: OrganizationId, origin: string) => Effect.Effect<boolean>
 }>()("feedback/StorefrontReads") {
@@ -183,7 +192,17 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
           return isAllowedOrigin(origin, sites.data.map((s) => s.domain))
         })
 
-      return StorefrontReads.of({ productReviews, ratings, productQuestions, allowsOrigin })
+      const contentTag = (
+        route: "productReviews" | "ratings" | "productQuestions",
+        params: ReadonlyArray<string | number | undefined>
+      ) =>
+        Effect.gen(function*() {
+          const { organization } = yield* CurrentStorefrontCaller
+          const version = yield* catalog.storefrontVersion(organization.id)
+          return storefrontTag(organization.id, version, route, params)
+        })
+
+      return StorefrontReads.of({ productReviews, ratings, productQuestions, contentTag, allowsOrigin })
     })
   )
 }

@@ -3,6 +3,7 @@
  * publishable key may read and in which shape, the per-key-and-address buckets, and which origins get CORS.
  */
 import { Result } from "effect"
+import { hash } from "node:crypto"
 import { emptyHistogram, type Product } from "../catalog/Catalog.ts"
 import { InvalidRequest } from "../kernel/Errors.ts"
 import { productQuestionFilterCatalog } from "../questions/ProductQuestionLists.ts"
@@ -19,6 +20,31 @@ import {
   type StorefrontReview,
   storefrontReviewSorts
 } from "./Storefront.ts"
+
+/**
+ * The shapes the storefront answers are written in: part of every tag, so a server answering another shape never
+ * revalidates a body of the previous one.
+ */
+const STOREFRONT_REPRESENTATION = "1"
+
+/**
+ * The entity tag of a storefront read (docs/DECISIONS.md §70), known without running the read: the organization's
+ * content version, the route and its request's parameters. A write to what the read shows moves the version, so a
+ * tag the client holds from before it no longer matches; anything else answers the same tag and, on revalidation, 304.
+ */
+export const storefrontTag = (
+  organizationId: string,
+  version: string,
+  route: string,
+  params: ReadonlyArray<string | number | undefined>
+): string =>
+  `"${
+    hash(
+      "sha256",
+      JSON.stringify([STOREFRONT_REPRESENTATION, organizationId, version, route, params.map((p) => p ?? null)]),
+      "base64url"
+    ).slice(0, 32)
+  }"`
 
 /** "Ada L.": the first name and the last name's first character; the first name alone; "Anonymous" without one. */
 export const authorNameOf = (

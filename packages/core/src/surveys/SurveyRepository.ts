@@ -87,15 +87,15 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
    */
   readonly claimDue: (workerId: string, at: Timestamp, limit: number) => Effect.Effect<ReadonlyArray<ClaimedSurvey>>
   /**
-   * Marks the claimed step as being handed to the transport now (commits on its own); false when the claim is no
-   * longer this worker's (recovered, or the survey deleted): then nothing may be sent.
+   * Marks the claimed steps of these surveys as being handed to the transport now, in one write that commits on its
+   * own; answers the surveys whose claim is still this worker's. Any other (recovered, or the survey deleted) is left
+   * as it is, and nothing may be sent for it.
    */
   readonly markSending: (
-    organizationId: OrganizationId,
-    id: SurveyId,
     workerId: string,
-    at: Timestamp
-  ) => Effect.Effect<boolean>
+    at: Timestamp,
+    surveys: ReadonlyArray<{ readonly organizationId: OrganizationId; readonly id: SurveyId }>
+  ) => Effect.Effect<ReadonlySet<SurveyId>>
   /** The earliest `nextDueAt` of any unclaimed survey (when an idle worker next has work). */
   readonly nextDueAt: Effect.Effect<Option.Option<Timestamp>>
   /**

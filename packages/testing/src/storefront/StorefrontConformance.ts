@@ -246,6 +246,100 @@ export const storefrontConformance: ConformanceSuite = (store) =>
         )
       }))
 
+    it.effect("a read's tag moves with every kind of write to what a publishable key reads, and only then", () =>
+      Effect.gen(function*() {
+        const org = (yield* Organizations.Organizations.use((o) => o.createOrganization({ name: "Tagged" }))).id
+        const fx = yield* StoreTestKit
+        const mug = makeProduct({ slug: "mug" })
+        yield* fx.insertProduct(org, mug)
+        yield* fx.insertCustomer(org, makeCustomer({ firstName: "Ada", email: "ada@example.com" }))
+        yield* Setup.ReviewAutomation.use((a) => a.updateReviewSettings({ autoPublish: true, autoPublishMinRating: 3 }))
+          .pipe(asDashboard(org))
+        const as = Effect.provideService(Storefront.CurrentStorefrontCaller, yield* shopper(org))
+        const dashboard = asDashboard(org)
+        const reads = yield* Storefront.StorefrontReads
+        const writes = yield* Reviews.ReviewWrites
+        const questions = yield* Questions.ProductQuestions
+        const submissions = yield* Storefront.StorefrontSubmissions
+        // The three cacheable reads with their tags: what a revalidation compares and what a 200 would answer.
+        const snapshot = Effect.gen(function*() {
+          const tags = [
+            yield* reads.contentTag("productReviews", [mug.id, undefined, undefined, undefined, undefined]),
+            yield* reads.contentTag("ratings", ["mug"]),
+            yield* reads.contentTag("productQuestions", [mug.id, undefined, undefined])
+          ]
+          const body = JSON.stringify([
+            yield* reads.productReviews(mug.id, {}),
+            yield* reads.ratings("mug"),
+            yield* reads.productQuestions(mug.id, {})
+          ])
+          return { tags, body }
+        }).pipe(as)
+        let last = yield* snapshot
+        assert.strictEqual(new Set(last.tags).size, 3, "each read has its own tag")
+        /** After the write, no tag is the old one (a stale If-None-Match reads again); unchanged, each stays (304). */
+        const after = <A, E, R>(kind: string, visible: boolean, write: Effect.Effect<A, E, R>) =>
+          Effect.gen(function*() {
+            const result = yield* write
+            const now = yield* snapshot
+            for (let i = 0; i < 3; i++) assert.notStrictEqual(now.tags[i], last.tags[i], `${kind}: tag ${i} moved`)
+            if (visible) assert.notStrictEqual(now.body, last.body, `${kind}: the shopper sees the change`)
+            assert.deepStrictEqual((yield* snapshot).tags, now.tags, `${kind}: unchanged afterwards`)
+            last = now
+            return result
+          })
+        const imported = yield* after(
+          "import",
+          true,
+          writes.import({ data: [{ product: "mug", rating: 4, title: "Nice mug", customer: "ada@example.com" }] })
+            .pipe(dashboard)
+        )
+        const reviewId = imported.imported[0]!.id
+        const submitted = yield* after(
+          "shopper submission (pending)",
+          false,
+          Storefront.StorefrontReviews.use((r) =>
+            r.submitReview(
+              { productId: mug.id, rating: 2, title: "Meh", authorName: "Bo", email: "bo@example.com" },
+              { userAgent: undefined, signed: {} }
+            )
+          ).pipe(as)
+        )
+        yield* after("moderation", true, writes.update(submitted.id, { published: true }).pipe(dashboard))
+        yield* after("reply", true, writes.createReply(reviewId, { body: "Thanks", published: true }).pipe(dashboard))
+        yield* after("redaction", true, writes.update(reviewId, { title: "[redacted] mug" }).pipe(dashboard))
+        yield* after(
+          "bulk update",
+          true,
+          writes.bulkUpdate({ filter: JSON.stringify({ rating: { $lte: 2 } }) }, { published: false }).pipe(dashboard)
+        )
+        const asked = yield* after(
+          "shopper question (queued)",
+          false,
+          submissions.askQuestion({ productId: mug.id, body: "Dishwasher safe?" }).pipe(as)
+        )
+        const questionId = asked.id as Kernel.ProductQuestionId
+        yield* after("question moderation", true, questions.update(questionId, { published: true }).pipe(dashboard))
+        const answer = yield* after(
+          "merchant answer",
+          true,
+          questions.createAnswer(questionId, { body: "Yes", authorName: "Shop" }).pipe(dashboard)
+        )
+        yield* after(
+          "shopper answer (unpublished)",
+          false,
+          submissions.answerQuestion(questionId, { body: "Mine survived", authorName: "Cy" }).pipe(as)
+        )
+        yield* after("answer deletion", true, questions.deleteAnswer(questionId, answer.id).pipe(dashboard))
+        yield* after(
+          "product edit",
+          false,
+          Catalog.Catalogs.use((c) => c.updateProduct(mug.id, { title: "Big mug" })).pipe(dashboard)
+        )
+        yield* after("review deletion", true, writes.delete(reviewId, { reason: "spam" }).pipe(dashboard))
+        yield* after("question deletion", true, questions.delete(questionId).pipe(dashboard))
+      }))
+
     it.effect("storefront buckets are per key and address and never spend the organization's", () =>
       Effect.gen(function*() {
         const org = (yield* Organizations.Organizations.use((o) =>

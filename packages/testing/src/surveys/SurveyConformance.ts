@@ -351,22 +351,17 @@ export const surveyConformance: ConformanceSuite = (store) =>
         )
         const sending = claimed.find((c) => c.survey.orderId === placed.id)!
         assert.isDefined(claimed.find((c) => c.survey.orderId === waiting.id))
-        assert.isTrue(
-          yield* Surveys.SurveyRepository.use((r) =>
+        const markSending = (workerId: string, surveys: ReadonlyArray<Surveys.ClaimedSurvey>) =>
+          Surveys.SurveyRepository.use((r) =>
             Effect.flatMap(
               Kernel.Timestamp.now,
-              (at) => r.markSending(sending.organizationId, sending.survey.id, "dead-worker", at)
+              (at) =>
+                r.markSending(workerId, at, surveys.map((c) => ({ organizationId: c.organizationId, id: c.survey.id })))
             )
           )
-        )
-        assert.isFalse(
-          yield* Surveys.SurveyRepository.use((r) =>
-            Effect.flatMap(
-              Kernel.Timestamp.now,
-              (at) => r.markSending(sending.organizationId, sending.survey.id, "another", at)
-            )
-          )
-        )
+        assert.deepStrictEqual([...yield* markSending("dead-worker", [sending])], [sending.survey.id])
+        // Not another worker's claims, not even one of them.
+        assert.deepStrictEqual([...yield* markSending("another", claimed)], [])
         // Another worker does not take the claimed step, and early recovery leaves it alone.
         yield* Surveys.runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
         assert.deepStrictEqual(to(mailer, email), [])
@@ -402,13 +397,16 @@ export const surveyConformance: ConformanceSuite = (store) =>
         const mine = claimed.find((c) => c.survey.orderId === placed.id)!
         yield* TestClock.adjust("11 minutes")
         // The worker reaches it only now: its send started a moment ago, so recovery leaves it to that worker.
-        assert.isTrue(
-          yield* Surveys.SurveyRepository.use((r) =>
-            Effect.flatMap(
-              Kernel.Timestamp.now,
-              (at) => r.markSending(mine.organizationId, mine.survey.id, "slow-worker", at)
+        assert.deepStrictEqual(
+          [
+            ...yield* Surveys.SurveyRepository.use((r) =>
+              Effect.flatMap(
+                Kernel.Timestamp.now,
+                (at) => r.markSending("slow-worker", at, [{ organizationId: mine.organizationId, id: mine.survey.id }])
+              )
             )
-          )
+          ],
+          [mine.survey.id]
         )
         yield* Surveys.failInterruptedSurveySteps(settings("recovery"))
         assert.isNull((yield* surveysOf(placed.id))[0]!.steps[1]!.outcome)
@@ -750,7 +748,11 @@ export const surveyConformance: ConformanceSuite = (store) =>
                     yield* Surveys.SurveyRepository.use((r) =>
                       Effect.flatMap(
                         Kernel.Timestamp.now,
-                        (at) => r.markSending(first.organizationId, first.survey.id, `dead-${n}`, at)
+                        (at) =>
+                          r.markSending(`dead-${n}`, at, [{
+                            organizationId: first.organizationId,
+                            id: first.survey.id
+                          }])
                       )
                     )
                   }

@@ -1,34 +1,46 @@
 /**
- * Revalidation of storefront reads (docs/DECISIONS.md §55): every answer carries a strong `ETag` (a hash of its exact
- * body) and `Cache-Control: public, max-age=60`; a request whose `If-None-Match` lists the current tag (or `*`)
- * answers 304 with no body. The tag is of the bytes, so any change to what the shopper would see changes it.
+ * Revalidation of storefront reads (docs/DECISIONS.md §55, §70): every answer carries a strong `ETag` and
+ * `Cache-Control: public, max-age=60`. The tag is the organization's content version with the request
+ * (`StorefrontReads.contentTag`), known before the read: a request whose `If-None-Match` lists it answers 304 without
+ * reading; `*` (which no tag can be checked against) reads first, and answers 304 when there is something to read.
  */
-import { hash } from "node:crypto"
+import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 
 export const STOREFRONT_CACHE_CONTROL = "public, max-age=60"
 
-export const etagOf = (body: string): string => `"${hash("sha256", body, "base64url").slice(0, 32)}"`
-
-/** Whether an `If-None-Match` value lists `etag` (weak comparison, as RFC 9110 asks for this header) or is `*`. */
-export const ifNoneMatchHas = (header: string | undefined, etag: string): boolean => {
+/** Whether an `If-None-Match` value lists `etag` (weak comparison, as RFC 9110 asks for this header) or, unless
+ * `exactly`, is `*`. */
+export const ifNoneMatchHas = (header: string | undefined, etag: string, exactly = false): boolean => {
   if (header === undefined || header.length > 8_192) return false
   for (const raw of header.split(",")) {
     const tag = raw.trim()
-    if (tag === "*") return true
+    if (tag === "*" && !exactly) return true
     if ((tag.startsWith("W/") ? tag.slice(2) : tag) === etag) return true
   }
   return false
 }
 
-/** The 200 with its tag, or the 304 when the client holds the same body. */
-export const cacheableJson = (body: string, ifNoneMatch: string | undefined): HttpServerResponse.HttpServerResponse => {
-  const etag = etagOf(body)
-  const headers = { etag, "cache-control": STOREFRONT_CACHE_CONTROL }
-  return ifNoneMatchHas(ifNoneMatch, etag)
-    ? HttpServerResponse.empty({ status: 304, headers })
-    : HttpServerResponse.text(body, { status: 200, contentType: "application/json", headers })
-}
+/**
+ * A cacheable read: the 304 straight from the tag when the client holds it, else the read's body (as JSON text) with
+ * the tag, or the 304 for `*` once the read found something. The tag is taken first, so a write landing between the
+ * two only makes the answer's tag older than its body: the next revalidation reads again.
+ */
+export const cacheableRead = <E, R, E2, R2>(
+  tag: Effect.Effect<string, E2, R2>,
+  ifNoneMatch: string | undefined,
+  read: Effect.Effect<string, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E | E2, R | R2> =>
+  Effect.flatMap(tag, (etag) => {
+    const headers = { etag, "cache-control": STOREFRONT_CACHE_CONTROL }
+    if (ifNoneMatchHas(ifNoneMatch, etag, true)) {
+      return Effect.succeed(HttpServerResponse.empty({ status: 304, headers }))
+    }
+    return Effect.map(read, (body) =>
+      ifNoneMatchHas(ifNoneMatch, etag)
+        ? HttpServerResponse.empty({ status: 304, headers })
+        : HttpServerResponse.text(body, { status: 200, contentType: "application/json", headers }))
+  })
 
 /** Reads about one shopper (a survey, a customer's own reviews): never kept by a shared cache (docs/DECISIONS.md §57). */
 export const PERSONAL_CACHE_CONTROL = "private, no-store"

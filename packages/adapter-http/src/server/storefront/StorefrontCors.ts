@@ -21,7 +21,7 @@ const exposed = "ETag, Retry-After, RateLimit, RateLimit-Policy, X-RateLimit-Lim
 /** The storefront routes a preflight may ask for. */
 export const STOREFRONT_PREFLIGHT_PATH = "/storefront/*"
 
-const keyInQuery = (url: string): string | undefined => {
+export const keyInQuery = (url: string): string | undefined => {
   const q = url.indexOf("?")
   if (q === -1) return undefined
   const values = new URLSearchParams(url.slice(q + 1)).getAll("apiPublishableKey")

@@ -8,7 +8,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
 import { trustedEncoder } from "../TrustedEncoder.ts"
-import { cacheableJson, personalJson } from "./HttpCaching.ts"
+import { cacheableRead, personalJson } from "./HttpCaching.ts"
 
 const encodeReviews = trustedEncoder(Storefront.StorefrontReviewPage)
 const encodeRatings = trustedEncoder(Storefront.ProductRatingList)
@@ -30,20 +30,36 @@ export const StorefrontHandlers = HttpApiBuilder.group(
     const submissions = yield* Storefront.StorefrontSubmissions
     const shopperReviews = yield* Storefront.StorefrontReviews
     return handlers
+      // Each tag names every parameter the read takes, in a fixed order (docs/DECISIONS.md §70).
       .handle("productReviews", ({ params, query, request }) =>
-        Effect.map(
-          reads.productReviews(params.productIdOrSlug, query),
-          (page) => cacheableJson(JSON.stringify(encodeReviews(page)), request.headers["if-none-match"])
+        cacheableRead(
+          reads.contentTag("productReviews", [
+            params.productIdOrSlug,
+            query.limit,
+            query.cursor,
+            query.sort,
+            query.rating
+          ]),
+          request.headers["if-none-match"],
+          Effect.map(
+            reads.productReviews(params.productIdOrSlug, query),
+            (page) => JSON.stringify(encodeReviews(page))
+          )
         ))
       .handle("ratings", ({ query, request }) =>
-        Effect.map(
-          reads.ratings(query.products),
-          (list) => cacheableJson(JSON.stringify(encodeRatings(list)), request.headers["if-none-match"])
+        cacheableRead(
+          reads.contentTag("ratings", [query.products]),
+          request.headers["if-none-match"],
+          Effect.map(reads.ratings(query.products), (list) => JSON.stringify(encodeRatings(list)))
         ))
       .handle("productQuestions", ({ params, query, request }) =>
-        Effect.map(
-          reads.productQuestions(params.productIdOrSlug, query),
-          (page) => cacheableJson(JSON.stringify(encodeQuestions(page)), request.headers["if-none-match"])
+        cacheableRead(
+          reads.contentTag("productQuestions", [params.productIdOrSlug, query.limit, query.cursor]),
+          request.headers["if-none-match"],
+          Effect.map(
+            reads.productQuestions(params.productIdOrSlug, query),
+            (page) => JSON.stringify(encodeQuestions(page))
+          )
         ))
       .handle("askQuestion", ({ payload }) => submissions.askQuestion(payload))
       .handle("answerQuestion", ({ params, payload }) => submissions.answerQuestion(params.id, payload))
