@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net"
 import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { JsonLoggerLayer } from "../src/server/observability/JsonLogger.ts"
+import { buildMessage } from "../src/server/questions/MimeBuild.ts"
 import { SmtpMailer } from "../src/server/questions/SmtpMailer.ts"
 
 const unsubscribeUrl = "https://api.shop.example/u/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcde"
@@ -178,5 +179,36 @@ describe("without SMTP", () => {
       "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"
     })
     expect(Questions.safeHeaders({ "A": "1", "B\n": "2", "C": "3\n" })).toEqual({ A: "1" })
+  })
+
+  it("the one-pass build writes byte for byte the message nodemailer's own build writes", async () => {
+    const { default: MailComposer } = await import("nodemailer/lib/mail-composer")
+    const qp = await import("nodemailer/lib/qp")
+    const base64 = await import("nodemailer/lib/base64")
+    const long = "A line much longer than seventy-six characters, so that it is wrapped with soft line breaks; ".repeat(
+      3
+    )
+    const cases = [
+      { text: review.text, html: review.html, subject: "Café ☕, José — how was it?" },
+      { text: `${long}\n\nç`.repeat(20), html: `<p>${long}</p>`, subject: "Plain" },
+      // Mostly outside ASCII: nodemailer picks base64 for these.
+      { text: "日本語のテキスト。".repeat(40), html: "<p>日本語</p>".repeat(40), subject: "件名" },
+      { text: "ascii only, short lines\nsecond line", subject: "7bit" }
+    ]
+    for (const c of cases) {
+      const node = new MailComposer({
+        from: "Acme Café <reviews@shop.example>",
+        to: "ada@example.com",
+        messageId: "<x@shop.example>",
+        headers: { ...review.headers, "Auto-Submitted": "auto-generated" },
+        ...c
+      }).compile()
+      const ours = buildMessage(node, { qp, base64 })
+      expect(ours).toBeDefined()
+      // The headers (Date, boundary) were fixed by the first build: the second writes the same message.
+      expect(ours!.toString("latin1")).toBe((await node.build()).toString("latin1"))
+    }
+    expect(buildMessage(new MailComposer({ text: "x", raw: "Subject: raw\r\n\r\nx" }).compile(), { qp, base64 }))
+      .toBeUndefined()
   })
 })

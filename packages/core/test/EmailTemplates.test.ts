@@ -1,6 +1,6 @@
 import { Result } from "effect"
 import * as fc from "fast-check"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import {
   blockDepth,
   type EmailVariables,
@@ -180,13 +180,41 @@ describe("rendering", () => {
       ["an include", "{% include 'x' %}", /cannot include/],
       ["deep nesting", "{% if a %}".repeat(2_000) + "{% endif %}".repeat(2_000), /deeper than/]
     ]
-    // Each is stopped by a bound (render time, allocations, nesting, missing tag): the test's timeout would catch a stall.
+    // Each is stopped by a bound (render steps, allocations, nesting, missing tag): the test's timeout would catch a stall.
     for (const [name, body, message] of hostile) {
       const failure = renderFailure("ok", `<p>${body}</p>`)
       expect(failure.field, name).toBe("body")
       expect(failure.message, name).toMatch(message)
     }
     expect(renderFailure("{% include 'x' %}", "ok").field).toBe("subject")
+  })
+
+  it("render work is counted, not timed: a render descheduled for seconds still succeeds", () => {
+    // Every read of the clock a minute later than the last: as a loaded machine may show a synchronous render.
+    let clock = performance.now()
+    const spy = vi.spyOn(performance, "now").mockImplementation(() => (clock += 60_000))
+    try {
+      const email = rendered(
+        "Hi {{ customer.firstName }}",
+        "<p>{% for p in products %}{% for q in products %}<b>{{ p.title }}</b>{% endfor %}{% endfor %}</p>"
+      )
+      expect(email.subject).toBe("Hi Ada")
+      expect(email.text).toContain("Everyday mug")
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
+  it("loops over a reused array (no allocation per turn) stop at the step bound", () => {
+    const letters = "x".repeat(1_000)
+    const failure = renderFailure(
+      "ok",
+      `{% assign a = '${letters}' | split: '' %}{% for i in a %}{% for j in a %}{% for k in a %}{% endfor %}{% endfor %}{% endfor %}`
+    )
+    expect(failure.message).toMatch(new RegExp(`step limit exceeded \\(${emailTemplateLimits.renderSteps} steps\\)`))
+    // Just under the bound renders: a turn of the inner loop with an empty body is one step, of the outer 1,001.
+    const turns = Math.floor(emailTemplateLimits.renderSteps / 1_001) - 1
+    expect(rendered("ok", `{% for i in (1..${turns}) %}{% for j in (1..999) %}{% endfor %}{% endfor %}`).text).toBe("")
   })
 
   it("output beyond the bound is refused", () => {

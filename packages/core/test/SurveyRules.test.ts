@@ -216,3 +216,60 @@ describe("decideStep", () => {
     expect(Surveys.decideStep({ ...base, survey: completed, position: 1 })).toEqual({ _tag: "End", outcome: "skipped" })
   })
 })
+
+describe("enrolment plans", () => {
+  it("a plan lays out every survey of the flow at its moment as newSurvey does, by the customer's kind", () => {
+    fc.assert(fc.property(
+      fc.array(
+        fc.oneof(
+          fc.record({ type: fc.constant("wait" as const), waitSeconds: fc.integer({ min: 0, max: 10 ** 7 }) }),
+          fc.constant({ type: "email" as const })
+        ),
+        { maxLength: 6 }
+      ),
+      fc.constantFrom(
+        { email: "a@example.com", emailOptOut: false },
+        { email: "a@example.com", emailOptOut: true },
+        { email: "  ", emailOptOut: false },
+        undefined
+      ),
+      (steps, customer) => {
+        const flow = flowOf(steps)
+        const plan = Surveys.enrolmentPlan(flow, T0)!
+        const stored = Surveys.newSurvey({
+          id: "0190f000-0000-7000-8000-0000000000c1" as Kernel.SurveyId,
+          token: "t".repeat(43),
+          url: "u",
+          flow,
+          order,
+          customer,
+          at: T0
+        })
+        const layout = plan.layouts[Surveys.contactKind(customer)]
+        expect(layout).toEqual({
+          status: stored.survey.status,
+          reason: stored.survey.reason,
+          steps: stored.survey.steps,
+          nextDue: Surveys.nextDue(stored)
+        })
+        expect([plan.expiresAt, plan.at]).toEqual([stored.survey.expiresAt, stored.survey.createdAt])
+      }
+    ))
+  })
+
+  it("a plan holds the flow's condition; an unreadable stored condition makes no plan", () => {
+    const plan = Surveys.enrolmentPlan(
+      flowOf([{ type: "email" }], { condition: "{\"metadata.channel\":\"web\"}" }),
+      T0
+    )!
+    expect(Surveys.planEnrolls(plan, order, null)).toBe(true)
+    expect(Surveys.planEnrolls(plan, { ...order, metadata: { channel: "pos" } }, null)).toBe(false)
+    expect(Surveys.enrolmentPlan(flowOf([{ type: "email" }], { condition: "web only" }), T0)).toBeUndefined()
+  })
+
+  it("tokens made in bulk have the single token's form, all different", () => {
+    const tokens = Surveys.generateSurveyTokens(1_000)
+    expect(tokens.every((t) => /^[A-Za-z0-9_-]{43}$/.test(t))).toBe(true)
+    expect(new Set(tokens).size).toBe(1_000)
+  })
+})

@@ -165,6 +165,10 @@ export const MemoryCatalogRepository = Layer.effect(
       insertCustomers: (organizationId, customers) =>
         insertUnique(tables.customers, organizationId, customers, (c) => [["email", c.email]]),
       findCustomer: (organizationId, id) => Effect.sync(() => findOwned(tables.customers, organizationId, id)),
+      findCustomers: (organizationId, ids) =>
+        Effect.sync(() =>
+          [...new Set(ids)].flatMap((id) => Option.toArray(findOwned(tables.customers, organizationId, id)))
+        ),
       listCustomers: (organizationId, request) =>
         Effect.sync(() =>
           Kernel.pageInMemory(

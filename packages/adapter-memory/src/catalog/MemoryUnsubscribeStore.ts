@@ -25,19 +25,24 @@ export const MemoryUnsubscribeRepository = Layer.effect(
     const byToken = db.table<string, TokenRow>("unsubscribe_tokens_by_token")
 
     return Catalog.UnsubscribeRepository.of({
-      ensureToken: (organizationId, customerId, candidate, at) =>
+      ensureTokens: (organizationId, candidates, at) =>
         db.mutate(() => {
-          const stored = byOwner.get(ownerKey(organizationId, customerId))
-          if (stored !== undefined) return stored.token
-          // The foreign key of the SQL table: a token belongs to a customer of the organization.
-          if (customers.get(customerId)?.organizationId !== organizationId) {
-            throw new Error(`no customer ${customerId} in the organization`)
+          const tokens = new Map<Kernel.CustomerId, string>()
+          for (const { candidate, customerId } of candidates) {
+            const stored = byOwner.get(ownerKey(organizationId, customerId))
+            if (stored !== undefined) {
+              tokens.set(customerId, stored.token)
+              continue
+            }
+            // The foreign key of the SQL table: a token belongs to a customer of the organization.
+            if (customers.get(customerId)?.organizationId !== organizationId) continue
+            if (byToken.get(candidate) !== undefined) throw new Error("unsubscribe token collision")
+            const row: TokenRow = { organizationId, customerId, token: candidate, createdAt: at }
+            byOwner.set(ownerKey(organizationId, customerId), row)
+            byToken.set(candidate, row)
+            tokens.set(customerId, candidate)
           }
-          if (byToken.get(candidate) !== undefined) throw new Error("unsubscribe token collision")
-          const row: TokenRow = { organizationId, customerId, token: candidate, createdAt: at }
-          byOwner.set(ownerKey(organizationId, customerId), row)
-          byToken.set(candidate, row)
-          return candidate
+          return tokens
         }),
       findToken: (token) =>
         Effect.sync(() =>

@@ -2,12 +2,15 @@
 import { type Catalog, Kernel, Orders } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
+import { MemoryEventOutbox } from "../organizations/MemoryOrganizationStore.ts"
 import { findOwned, memoryTables, ownedBy, unowned } from "../kernel/MemoryTables.ts"
 
+/** Orders; the events of a bulk move go through the memory outbox of the same database. */
 export const MemoryOrderRepository = Layer.effect(
   Orders.OrderRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
+    const outbox = yield* Kernel.EventOutbox
     const t = memoryTables(db)
 
     const ofOrganization = (organizationId: string): Array<Orders.Order> => {
@@ -84,10 +87,38 @@ export const MemoryOrderRepository = Layer.effect(
           })
         }),
       findOrder: (organizationId, id) => Effect.sync(() => findOwned<Orders.Order>(t.orders, organizationId, id)),
+      findOrders: (organizationId, ids) =>
+        Effect.sync(() =>
+          [...new Set(ids)].flatMap((id) => Option.toArray(findOwned<Orders.Order>(t.orders, organizationId, id)))
+        ),
       // A memory transaction holds the one write lock for its whole run: reading is enough.
       lockOrder: (organizationId, id) => Effect.sync(() => findOwned<Orders.Order>(t.orders, organizationId, id)),
-      lockMatching: (organizationId, match) =>
-        Effect.sync(() => ofOrganization(organizationId).filter(matches(organizationId, match))),
+      moveMatching: (organizationId, match, to, at) =>
+        Effect.gen(function*() {
+          const moved = yield* db.mutate(() => {
+            const out: Array<{ readonly from: Orders.OrderStatus; readonly order: Orders.Order }> = []
+            for (const order of ofOrganization(organizationId).filter(matches(organizationId, match))) {
+              const move = Orders.moveStatus(order, to, at)
+              if (move._tag !== "Moved") continue
+              const next = { ...move.order, updatedAt: at }
+              t.orders.set(order.id, { ...next, organizationId })
+              out.push({ from: order.status, order: next })
+            }
+            return out
+          })
+          yield* Effect.forEach(moved, ({ order }) =>
+            outbox.append({
+              id: Kernel.uuidV7(Date.now()) as Kernel.DomainEventId,
+              organizationId,
+              event: "order.updated",
+              data: order,
+              occurredAt: at
+            }), { discard: true })
+          return Orders.ORDER_STATUSES.flatMap((from) => {
+            const ids = moved.filter((m) => m.from === from).map((m) => m.order.id)
+            return ids.length === 0 ? [] : [{ from, ids }]
+          })
+        }),
       updateOrders: (organizationId, orders) =>
         db.mutate(() => {
           for (const order of orders) {
@@ -115,4 +146,4 @@ export const MemoryOrderRepository = Layer.effect(
         Effect.sync(() => Kernel.pageInMemory(ofOrganization(organizationId), request, access(organizationId)))
     })
   })
-)
+).pipe(Layer.provide(MemoryEventOutbox))

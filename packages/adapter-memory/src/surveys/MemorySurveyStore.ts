@@ -27,7 +27,7 @@ export const MemorySurveyRepository = Layer.effect(
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const rows = db.table<string, SurveyRow>("surveys")
-    const customers = memoryTables(db).customers
+    const { customers, orders } = memoryTables(db)
 
     const ofOrganization = (organizationId: string) => {
       const out: Array<SurveyRow> = []
@@ -57,6 +57,34 @@ export const MemorySurveyRepository = Layer.effect(
             rows.set(stored.survey.id, rowOf(organizationId, stored))
             return true
           })
+        }),
+      enrollOrders: (organizationId, orderIds, plans, linkBase) =>
+        db.mutate(() => {
+          const taken = new Set(ofOrganization(organizationId).map((r) => `${r.survey.flowId}/${r.survey.orderId}`))
+          let created = 0
+          for (const orderId of orderIds) {
+            const order = ownedBy(organizationId, orders.get(orderId))
+            if (order === undefined) continue
+            const customer = ownedBy(organizationId, customers.get(order.customerId))
+            for (const plan of plans) {
+              const key = `${plan.flow.id}/${order.id}`
+              if (taken.has(key) || !Surveys.planEnrolls(plan, order, customer?.email ?? null)) continue
+              taken.add(key)
+              const token = Surveys.generateSurveyToken()
+              const stored = Surveys.newSurvey({
+                id: Kernel.uuidV7(Date.now()) as Kernel.SurveyId,
+                token,
+                url: Surveys.surveyUrl(linkBase, token),
+                flow: plan.flow,
+                order,
+                customer,
+                at: plan.at
+              })
+              rows.set(stored.survey.id, rowOf(organizationId, stored))
+              created++
+            }
+          }
+          return created
         }),
       findSurvey: (organizationId, id) =>
         Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, rows.get(id))), (r) => r.survey)),
@@ -128,12 +156,16 @@ export const MemorySurveyRepository = Layer.effect(
             return { organizationId: row.organizationId, ...storedOf(claimed) }
           })
         }),
-      markSending: (organizationId, id, workerId, at) =>
+      markSending: (workerId, at, surveys) =>
         db.mutate(() => {
-          const row = ownedBy(organizationId, rows.get(id))
-          if (row === undefined || row.claim?.workerId !== workerId) return false
-          rows.set(id, { ...row, claim: { ...row.claim, sendingAt: at } })
-          return true
+          const ours = new Set<Kernel.SurveyId>()
+          for (const { id, organizationId } of surveys) {
+            const row = ownedBy(organizationId, rows.get(id))
+            if (row === undefined || row.claim?.workerId !== workerId) continue
+            rows.set(id, { ...row, claim: { ...row.claim, sendingAt: at } })
+            ours.add(id)
+          }
+          return ours
         }),
       nextDueAt: Effect.sync(() => {
         let earliest: Kernel.Timestamp.Timestamp | undefined

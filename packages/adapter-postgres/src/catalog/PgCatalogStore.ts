@@ -252,6 +252,12 @@ export const PgCatalogRepository = Layer.effect(
       deleteProduct,
       insertCustomers,
       findCustomer: (organizationId, customerId) => findOne("customers", toCustomer, organizationId, customerId),
+      // One text whatever the number of ids (an array parameter), so the statement is prepared once.
+      findCustomers: (organizationId, ids) =>
+        ids.length === 0 ? Effect.succeed([]) : sql.unsafe<Row>(
+          `SELECT * FROM customers WHERE organization_id = $1 AND id = ANY($2::uuid[])`,
+          [organizationId, `{${[...new Set(ids)].join(",")}}`]
+        ).pipe(Effect.map((rows) => rows.map(toCustomer)), orDie),
       listCustomers: (organizationId, request) =>
         list("customers", customerMapping, toCustomer, organizationId, request)
     })

@@ -35,4 +35,8 @@ export const eventIdSeed = (millis = Date.now()): EventIdSeed => {
  * from the seed's two parameters (`high`, `low`: placeholders such as `$5`, `$6`).
  */
 export const eventIdSql = (high: string, low: string, order = "") =>
-  `(${high}::text || to_hex(${low}::bigint + row_number() OVER (${order})))::uuid`
+  eventIdOfRowSql(high, low, `row_number() OVER (${order})`)
+
+/** The SQL of the n-th id, n an expression already numbering the rows from 1 (a `row_number()` computed earlier). */
+export const eventIdOfRowSql = (high: string, low: string, n: string) =>
+  `(${high}::text || to_hex(${low}::bigint + ${n}))::uuid`

@@ -13,6 +13,7 @@ import {
   compileSearch,
   type ListSqlMapping
 } from "../kernel/FilterSql.ts"
+import { eventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
@@ -20,8 +21,8 @@ type Row = Record<string, any>
 
 const notNull = (sql: string) => ({ sql, notNull: true }) as const
 
-/** The list's fields (`OrderRules.orderFilterFields`) over `orders t` and its customer `c`. */
-const orderMapping: ListSqlMapping = {
+/** The list's fields (`OrderRules.orderFilterFields`) over `orders t` and its customer `c`; survey flow conditions too. */
+export const orderMapping: ListSqlMapping = {
   columns: columnsFrom({
     id: notNull("t.id"),
     externalId: "t.external_id",
@@ -37,13 +38,43 @@ const orderMapping: ListSqlMapping = {
   search: ["t.order_number", "t.external_id", "c.email"]
 }
 
+/** An order's lines as the API writes them, in line order (`t` the order). */
+const linesJson = (t: string) =>
+  `(SELECT COALESCE(jsonb_agg(jsonb_build_object('productId', l.product_id, 'productVariantId', l.product_variant_id,
+     'quantity', l.quantity) ORDER BY l.position), '[]'::jsonb)
+   FROM order_lines l WHERE l.organization_id = ${t}.organization_id AND l.order_id = ${t}.id)`
+
+/** A timestamptz as the API writes it: UTC, milliseconds, trailing Z (the canonical Timestamp). */
+const tsJson = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** Each order's lines as the API writes them, for the orders of `orders` (a relation of order ids, `id`), in one pass. */
+const linesOf = (orders: string) =>
+  `SELECT l.order_id, jsonb_agg(jsonb_build_object('productId', l.product_id, 'productVariantId', l.product_variant_id,
+     'quantity', l.quantity) ORDER BY l.position) AS lines
+   FROM ${orders} o JOIN order_lines l ON l.organization_id = $1 AND l.order_id = o.id
+   GROUP BY l.order_id`
+
+/**
+ * The order `a` in the API's shape, as jsonb: `FROM <rows> a ${orderJsonJoin("a", lines, at, atText)}` makes
+ * `to_jsonb(order_json)` that order, as `findOrder` answers it (conformance-tested through the events), `lines` the
+ * expression of its lines. The keys come in jsonb's own order (shorter first, then bytewise), so building each object
+ * sorts nothing. A time equal to `at` (a timestamptz parameter) is written as `atText` (the same instant's canonical
+ * text): a bulk move's stamps and `updatedAt` take no `to_char`.
+ */
+const orderJsonJoin = (a: string, lines: string, at: string, atText: string) => {
+  const ts = (column: string) =>
+    `CASE WHEN ${a}.${column} = ${at}::timestamptz THEN ${atText}::text ELSE ${tsJson(`${a}.${column}`)} END`
+  return `CROSS JOIN LATERAL (SELECT ${a}.id, ${lines} AS lines, ${a}.site_id AS "siteId", ${a}.status,
+    ${a}.metadata, ${tsJson(`${a}.placed_at`)} AS "placedAt", ${tsJson(`${a}.created_at`)} AS "createdAt",
+    ${ts("updated_at")} AS "updatedAt", ${a}.customer_id AS "customerId", ${a}.external_id AS "externalId",
+    ${ts("cancelled_at")} AS "cancelledAt", ${ts("delivered_at")} AS "deliveredAt",
+    ${ts("fulfilled_at")} AS "fulfilledAt", ${a}.order_number AS "orderNumber") AS order_json`
+}
+
 /** An order row with its lines, as every read selects it (`t` the order). */
 const ORDER_SELECT =
   `t.id, t.external_id, t.order_number, t.site_id, t.customer_id, t.status, t.placed_at, t.fulfilled_at,
-  t.delivered_at, t.cancelled_at, t.metadata, t.created_at, t.updated_at,
-  (SELECT COALESCE(jsonb_agg(jsonb_build_object('productId', l.product_id, 'productVariantId', l.product_variant_id,
-     'quantity', l.quantity) ORDER BY l.position), '[]'::jsonb)
-   FROM order_lines l WHERE l.organization_id = t.organization_id AND l.order_id = t.id) AS lines`
+  t.delivered_at, t.cancelled_at, t.metadata, t.created_at, t.updated_at, ${linesJson("t")} AS lines`
 
 const CUSTOMER_JOIN = `LEFT JOIN customers c ON c.organization_id = t.organization_id AND c.id = t.customer_id`
 
@@ -182,6 +213,12 @@ export const PgOrderRepository = Layer.effect(
         }).pipe(orDie),
 
       findOrder: (organizationId, id) => selectOne(organizationId, id).pipe(orDie),
+      // One text whatever the number of ids (an array parameter), so the statement is prepared once.
+      findOrders: (organizationId, ids) =>
+        ids.length === 0 ? Effect.succeed([]) : sql.unsafe<Row>(
+          `SELECT ${ORDER_SELECT} FROM orders t WHERE t.organization_id = $1 AND t.id = ANY($2::uuid[])`,
+          [organizationId, `{${[...new Set(ids)].join(",")}}`]
+        ).pipe(Effect.map((rows) => rows.map(toOrder)), orDie),
 
       lockOrder: (organizationId, id) =>
         sql.unsafe(`SELECT 1 FROM orders WHERE organization_id = $1 AND id = $2 FOR UPDATE`, [organizationId, id]).pipe(
@@ -189,19 +226,59 @@ export const PgOrderRepository = Layer.effect(
           orDie
         ),
 
-      lockMatching: (organizationId, match) =>
+      moveMatching: (organizationId, match, to, at) =>
         Effect.gen(function*() {
-          const where = matchWhere(match, 1)
+          // The moves to `to` as data (`OrderRules.statusMoves`): each status an order may move from, with its stamps.
+          const moves = Orders.ORDER_STATUSES.flatMap((from) => {
+            const stamps = Orders.statusMoves[from][to]
+            return stamps === undefined ? [] : [{
+              from_status: from,
+              fulfilled: stamps.includes("fulfilledAt"),
+              delivered: stamps.includes("deliveredAt"),
+              cancelled: stamps.includes("cancelledAt")
+            }]
+          })
+          if (moves.length === 0) return []
+          // $1 the organization, $2 the status, $3 the moves, $4 the moment as timestamptz and $5 as the event data's
+          // text, $6 and $7 the seed of the events' ids; the match's parameters from $8 on.
+          const where = matchWhere(match, 7)
           const join = /\bc\./.test(where.text) ? CUSTOMER_JOIN : ""
           // Locked in id order, so two bulk updates over overlapping orders cannot deadlock.
-          const rows = yield* sql.unsafe<Row>(
-            `WITH matched AS (
-             SELECT t.id FROM orders t ${join} WHERE t.organization_id = $1 AND ${where.text} ORDER BY t.id FOR UPDATE OF t
+          const rows = yield* sql.unsafe<{ fromStatus: Orders.OrderStatus; ids: unknown }>(
+            `WITH moves AS (
+             SELECT * FROM jsonb_to_recordset($3::jsonb)
+               AS x(from_status text, fulfilled boolean, delivered boolean, cancelled boolean)
+           ),
+           matched AS (
+             SELECT t.id, t.status AS was FROM orders t ${join}
+             WHERE t.organization_id = $1 AND t.status IN (SELECT from_status FROM moves) AND ${where.text}
+             ORDER BY t.id FOR UPDATE OF t
+           ),
+           updated AS (
+             UPDATE orders t SET status = $2::text,
+               fulfilled_at = CASE WHEN x.fulfilled THEN $4::timestamptz ELSE t.fulfilled_at END,
+               delivered_at = CASE WHEN x.delivered THEN $4::timestamptz ELSE t.delivered_at END,
+               cancelled_at = CASE WHEN x.cancelled THEN $4::timestamptz ELSE t.cancelled_at END,
+               updated_at = $4::timestamptz
+             FROM matched m JOIN moves x ON x.from_status = m.was
+             WHERE t.organization_id = $1 AND t.id = m.id
+             RETURNING t.*, m.was
+           ),
+           lines AS (${linesOf("matched")}),
+           announced AS (
+             INSERT INTO domain_events (organization_id, id, event, data, occurred_at)
+             SELECT u.organization_id, ${eventIdSql("$6", "$7")}, 'order.updated', to_jsonb(order_json), $4::timestamptz
+             FROM updated u LEFT JOIN lines ON lines.order_id = u.id
+             ${orderJsonJoin("u", "COALESCE(lines.lines, '[]'::jsonb)", "$4", "$5")}
            )
-           SELECT ${ORDER_SELECT} FROM orders t JOIN matched m ON t.id = m.id WHERE t.organization_id = $1 ORDER BY t.id`,
-            [organizationId, ...where.params]
+           SELECT was AS from_status, json_agg(id) AS ids FROM updated GROUP BY was`,
+            [organizationId, to, JSON.stringify(moves), at, at, ...eventIdSeed(), ...where.params]
           )
-          return rows.map(toOrder)
+          const moved = new Map(rows.map((r) => [r.fromStatus, jsonValue<Array<Kernel.OrderId>>(r.ids)]))
+          return Orders.ORDER_STATUSES.flatMap((from) => {
+            const ids = moved.get(from)
+            return ids === undefined ? [] : [{ from, ids }]
+          })
         }).pipe(orDie),
 
       updateOrders: (organizationId, orders) =>

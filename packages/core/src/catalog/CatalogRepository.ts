@@ -57,6 +57,11 @@ export class CatalogRepository extends Context.Service<CatalogRepository, {
     customers: ReadonlyArray<Customer>
   ) => Effect.Effect<ReadonlyArray<InsertOutcome>>
   readonly findCustomer: (organizationId: OrganizationId, id: CustomerId) => Effect.Effect<Option.Option<Customer>>
+  /** The organization's customers among `ids`, in one read (the survey sender's wave); unknown ids are left out. */
+  readonly findCustomers: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<CustomerId>
+  ) => Effect.Effect<ReadonlyArray<Customer>>
   readonly listCustomers: (organizationId: OrganizationId, request: ListRequest) => Effect.Effect<Page<Customer>>
 
   /**

@@ -21,15 +21,15 @@ export type OptOutOutcome =
 
 export class UnsubscribeRepository extends Context.Service<UnsubscribeRepository, {
   /**
-   * The customer's token: the stored one, or `candidate`, stored now when the customer has none. Concurrent callers
-   * for the same customer all get the one token that was kept. The customer must exist.
+   * Each customer's token: the stored one, or its `candidate`, stored now when the customer has none; in one write
+   * however many customers (a wave of survey emails). Concurrent callers for the same customer all get the one token
+   * that was kept. A customer that does not exist (in the organization) gets none and is left out of the answer.
    */
-  readonly ensureToken: (
+  readonly ensureTokens: (
     organizationId: OrganizationId,
-    customerId: CustomerId,
-    candidate: string,
+    candidates: ReadonlyArray<{ readonly customerId: CustomerId; readonly candidate: string }>,
     at: Timestamp
-  ) => Effect.Effect<string>
+  ) => Effect.Effect<ReadonlyMap<CustomerId, string>>
   readonly findToken: (token: string) => Effect.Effect<Option.Option<UnsubscribeTokenOwner>>
   /**
    * Sets `emailOptOut`, `emailOptOutAt = at`, `emailOptOutSource = source` and `updatedAt = at` on a customer who has

@@ -43,6 +43,11 @@ export class Unsubscribes extends Context.Service<Unsubscribes, {
   readonly tokenFor: (organizationId: OrganizationId, customerId: CustomerId) => Effect.Effect<string>
   /** `unsubscribe.url` of the customer's emails: `{PUBLIC_API_BASE_URL or the server's own URL}/u/{token}`. */
   readonly urlFor: (organizationId: OrganizationId, customerId: CustomerId) => Effect.Effect<string>
+  /** `urlFor` of each customer, tokens made as needed in one write; a customer that does not exist is left out. */
+  readonly urlsFor: (
+    organizationId: OrganizationId,
+    customerIds: ReadonlyArray<CustomerId>
+  ) => Effect.Effect<ReadonlyMap<CustomerId, string>>
   /** GET /u/{token}: what the confirmation page shows. */
   readonly describe: (token: string) => Effect.Effect<UnsubscribeState, NotFound>
   /**
@@ -61,9 +66,22 @@ export class Unsubscribes extends Context.Service<Unsubscribes, {
       const baseUrl = publicBaseUrl(yield* SetupConfig)
       const events = makeEventRecorder(yield* EventOutbox, yield* IdGenerator)
 
+      const tokensFor = (organizationId: OrganizationId, customerIds: ReadonlyArray<CustomerId>) =>
+        Effect.flatMap(
+          now,
+          (at) =>
+            repo.ensureTokens(
+              organizationId,
+              customerIds.map((customerId) => ({ customerId, candidate: newUnsubscribeToken() })),
+              at
+            )
+        )
+
       const tokenFor = Effect.fn("Unsubscribes.tokenFor")(
         function*(organizationId: OrganizationId, customerId: CustomerId) {
-          return yield* repo.ensureToken(organizationId, customerId, newUnsubscribeToken(), yield* now)
+          const token = (yield* tokensFor(organizationId, [customerId])).get(customerId)
+          if (token === undefined) return yield* Effect.die(new Error(`no customer ${customerId} in the organization`))
+          return token
         }
       )
 
@@ -72,6 +90,12 @@ export class Unsubscribes extends Context.Service<Unsubscribes, {
           return unsubscribeUrl(baseUrl, yield* tokenFor(organizationId, customerId))
         }
       )
+
+      const urlsFor = (organizationId: OrganizationId, customerIds: ReadonlyArray<CustomerId>) =>
+        Effect.map(
+          tokensFor(organizationId, customerIds),
+          (tokens) => new Map([...tokens].map(([id, token]) => [id, unsubscribeUrl(baseUrl, token)]))
+        )
 
       /** The token's owner; any token that is not of the form or not stored is the same NotFound. */
       const ownerOf = (token: string): Effect.Effect<UnsubscribeTokenOwner, NotFound> =>
@@ -118,7 +142,7 @@ export class Unsubscribes extends Context.Service<Unsubscribes, {
         }))
       })
 
-      return Unsubscribes.of({ tokenFor, urlFor, describe, unsubscribe })
+      return Unsubscribes.of({ tokenFor, urlFor, urlsFor, describe, unsubscribe })
     })
   )
 }

@@ -8,13 +8,20 @@ import type { InsertOutcome } from "../catalog/CatalogRepository.ts"
 import type { FilterAst } from "../kernel/Filter.ts"
 import type { OrderId, OrganizationId } from "../kernel/Ids.ts"
 import type { ListRequest, Page } from "../kernel/ListQuery.ts"
-import type { Order } from "./Order.ts"
+import type { Timestamp } from "../kernel/Timestamp.ts"
+import type { Order, OrderStatus } from "./Order.ts"
 import type { OrderReferences, ResolvedOrderReferences } from "./OrderRules.ts"
 
 /** The orders a bulk update applies to: `filter` AND `search`, with the list's meaning (`OrderRules.ts`). */
 export interface OrderMatch {
   readonly filter: FilterAst
   readonly search: string | undefined
+}
+
+/** Orders a bulk move moved from one status. */
+export interface MovedOrders {
+  readonly from: OrderStatus
+  readonly ids: ReadonlyArray<OrderId>
 }
 
 export class OrderRepository extends Context.Service<OrderRepository, {
@@ -29,10 +36,25 @@ export class OrderRepository extends Context.Service<OrderRepository, {
     orders: ReadonlyArray<Order>
   ) => Effect.Effect<ReadonlyArray<InsertOutcome>>
   readonly findOrder: (organizationId: OrganizationId, id: OrderId) => Effect.Effect<Option.Option<Order>>
+  /** The organization's orders among `ids`, in one read (the survey sender's wave); unknown ids are left out. */
+  readonly findOrders: (
+    organizationId: OrganizationId,
+    ids: ReadonlyArray<OrderId>
+  ) => Effect.Effect<ReadonlyArray<Order>>
   /** `findOrder`, holding the order until the unit of work ends, so concurrent changes of it take turns. */
   readonly lockOrder: (organizationId: OrganizationId, id: OrderId) => Effect.Effect<Option.Option<Order>>
-  /** Every matching order, each held like `lockOrder` holds one. */
-  readonly lockMatching: (organizationId: OrganizationId, match: OrderMatch) => Effect.Effect<ReadonlyArray<Order>>
+  /**
+   * A bulk status move (docs/DECISIONS.md §48): every matching order that can move to `to` (`OrderRules.moveStatus`)
+   * moves, its stamps and `updatedAt` set to `at`, and `order.updated` is recorded for it (occurred at `at`, the
+   * order as `findOrder` answers it afterwards), all in the caller's unit of work. Set-based: the orders never travel
+   * to the caller (a bulk update moves 100,000). Answers the moved orders' ids by the status they moved from.
+   */
+  readonly moveMatching: (
+    organizationId: OrganizationId,
+    match: OrderMatch,
+    to: OrderStatus,
+    at: Timestamp
+  ) => Effect.Effect<ReadonlyArray<MovedOrders>>
   /** Stores the status, its times, the metadata and `updatedAt` of each (existing) order. */
   readonly updateOrders: (organizationId: OrganizationId, orders: ReadonlyArray<Order>) => Effect.Effect<void>
   /** Removes the order with its lines and answers it as it was. */

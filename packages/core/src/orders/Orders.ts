@@ -61,7 +61,8 @@ import {
   orderReferencesOf,
   planOrderPatch,
   refusedMoveMessage,
-  resolveLines
+  resolveLines,
+  statusMoves
 } from "./OrderRules.ts"
 
 export class Orders extends Context.Service<Orders, {
@@ -147,16 +148,18 @@ export class Orders extends Context.Service<Orders, {
       /** What status moves start or stop: enrolment in the flows they trigger, cancellation of cancelled orders' surveys. */
       const afterMoves = (
         organizationId: OrganizationId,
-        moves: ReadonlyArray<{ readonly order: Order; readonly stamped: ReadonlyArray<OrderStamp> }>,
+        moves: ReadonlyArray<
+          { readonly id: OrderId; readonly to: OrderStatus; readonly stamped: ReadonlyArray<OrderStamp> }
+        >,
         at: Timestamp
       ) =>
         Effect.gen(function*() {
           yield* surveys.enroll(
             organizationId,
-            moves.map((m) => ({ order: m.order, triggers: triggersOfMove(m.stamped) })),
+            moves.map((m) => ({ orderId: m.id, triggers: triggersOfMove(m.stamped) })),
             at
           )
-          const cancelled = moves.filter((m) => m.order.status === "cancelled").map((m) => m.order.id)
+          const cancelled = moves.filter((m) => m.to === "cancelled").map((m) => m.id)
           yield* surveys.cancelForOrders(organizationId, cancelled, surveyReasons.orderCancelled, at)
         })
 
@@ -209,7 +212,7 @@ export class Orders extends Context.Service<Orders, {
           if (outcome?._tag === "Clash") return yield* externalIdConflict(input.externalId ?? "")
           yield* events.record(organizationId, "order.updated", order)
           yield* surveys.enroll(organizationId, [{
-            order,
+            orderId: order.id,
             triggers: triggersOfCreation(move._tag === "Moved" ? move.stamped : [])
           }], at)
           return order
@@ -244,7 +247,7 @@ export class Orders extends Context.Service<Orders, {
             case "Changed":
               yield* repo.updateOrders(organizationId, [plan.order])
               yield* events.record(organizationId, "order.updated", plan.order)
-              yield* afterMoves(organizationId, [{ order: plan.order, stamped: plan.stamped }], at)
+              yield* afterMoves(organizationId, [{ id, to: plan.order.status, stamped: plan.stamped }], at)
               return plan.order
           }
         }))
@@ -346,16 +349,21 @@ export class Orders extends Context.Service<Orders, {
         }
         return yield* uow.transaction(Effect.gen(function*() {
           const at = yield* now
-          const matched = yield* repo.lockMatching(organizationId, { filter: filter.success, search: search.success })
-          const moved: Array<{ readonly order: Order; readonly stamped: ReadonlyArray<OrderStamp> }> = []
-          for (const order of matched) {
-            const move = moveStatus(order, body.status, at)
-            if (move._tag === "Moved") moved.push({ order: { ...move.order, updatedAt: at }, stamped: move.stamped })
-          }
-          yield* repo.updateOrders(organizationId, moved.map((m) => m.order))
-          yield* events.recordAll(organizationId, moved.map((m) => ({ event: "order.updated", data: m.order })))
-          yield* afterMoves(organizationId, moved, at)
-          return { count: moved.length }
+          const moved = yield* repo.moveMatching(
+            organizationId,
+            { filter: filter.success, search: search.success },
+            body.status,
+            at
+          )
+          yield* afterMoves(
+            organizationId,
+            moved.flatMap(({ from, ids }) => {
+              const stamped = statusMoves[from][body.status] ?? []
+              return ids.map((id) => ({ id, to: body.status, stamped }))
+            }),
+            at
+          )
+          return { count: moved.reduce((n, m) => n + m.ids.length, 0) }
         }))
       })
 

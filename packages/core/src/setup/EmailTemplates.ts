@@ -4,11 +4,11 @@
  *
  * The sandbox: the tags that read other templates (`include`, `render`, `layout`, `block`) do not exist, so a template
  * using them does not parse; the engine looks templates up in an empty in-memory map, never on disk; `raw` escapes like
- * any output; block nesting, source size, allocations, output size and render time are bounded, so a hostile template
- * fails fast with a message saying which bound it hit.
+ * any output; block nesting, source size, allocations, output size and render work are bounded, so a hostile template
+ * fails fast with a message saying which bound it hit (docs/DECISIONS.md §72: work is counted, not timed).
  */
 import { Result, Schema } from "effect"
-import { Liquid } from "liquidjs"
+import { Context, type Emitter, Liquid, toValue, toValueSync } from "liquidjs"
 import type { RequestIssue } from "../kernel/Errors.ts"
 import { automationLimits } from "./AutomationRequests.ts"
 
@@ -18,8 +18,11 @@ export const emailTemplateLimits = {
   bodyLength: automationLimits.bodyLength,
   /** Blocks (`if`, `for`, `case`…) nested deeper than this do not parse: no template needs it, and recursion is bounded. */
   maxNesting: 20,
-  /** Milliseconds one render may take (liquidjs `renderLimit`). */
-  renderMs: 200,
+  /**
+   * Template nodes one render may run (each output, tag and loop turn is one): the bound on render work, counted
+   * rather than timed, so a render descheduled on a loaded machine never fails (docs/DECISIONS.md §72).
+   */
+  renderSteps: 100_000,
   /** liquidjs `memoryLimit`: strings, ranges and arrays a render may allocate. */
   memory: 2_000_000,
   /** Characters of a rendered body (HTML; Gmail clips messages past ~100 KB anyway) and subject. */
@@ -36,7 +39,6 @@ const makeEngine = (escape: boolean): Liquid => {
     templates: {},
     ...(escape ? { outputEscape: "escape" as const } : {}),
     parseLimit: emailTemplateLimits.bodyLength + emailTemplateLimits.subjectLength,
-    renderLimit: emailTemplateLimits.renderMs,
     memoryLimit: emailTemplateLimits.memory,
     ownPropertyOnly: true,
     strictVariables: false,
@@ -154,6 +156,44 @@ type Parsed = ReturnType<Liquid["parse"]>
 const PARSED_KEPT = 64
 const parsedKept = new Map<Liquid, Map<string, Parsed>>([[htmlEngine, new Map()], [textEngine, new Map()]])
 
+/** What the bounded emitter throws once the output passes its bound. */
+class OutputTooLong extends Error {}
+
+/** liquidjs's default emitter (its `stringify` of an output), refusing output past `max` characters as it grows. */
+class BoundedEmitter implements Emitter {
+  buffer = ""
+  readonly max: number
+  constructor(max: number) {
+    this.max = max
+  }
+  write(html: unknown): void {
+    this.buffer += stringify(html)
+    if (this.buffer.length > this.max) throw new OutputTooLong()
+  }
+}
+
+const stringify = (value: unknown): string => {
+  const v = toValue(value)
+  if (typeof v === "string") return v
+  if (v === null || v === undefined) return ""
+  if (Array.isArray(v)) return v.map(stringify).join("")
+  return String(v)
+}
+
+/**
+ * liquidjs checks its render limit before every template node it renders, loop bodies included: counting those checks
+ * bounds the work of a render by the template and its data alone. (Its own limit compares the wall clock.)
+ */
+const stepBudget = (steps: number): Context["renderLimit"] => {
+  let left = steps
+  return {
+    check: () => {
+      if (--left < 0) throw new Error(`template render step limit exceeded (${steps} steps)`)
+    },
+    use: () => {}
+  } as unknown as Context["renderLimit"]
+}
+
 const renderWith = (
   engine: Liquid,
   field: "subject" | "body",
@@ -171,19 +211,30 @@ const renderWith = (
     )
     if (problem !== undefined) return Result.fail(new EmailRenderError({ field, message: `The ${field} ${problem}.` }))
   }
+  const tooLong = () =>
+    Result.fail(
+      new EmailRenderError({ field, message: `The rendered ${field} is longer than ${maxOutput} characters.` })
+    )
   try {
     if (parsed === undefined) {
       parsed = engine.parse(source)
       if (kept.size >= PARSED_KEPT) kept.clear()
       kept.set(key, parsed)
     }
-    const output = String(engine.renderSync(parsed, variables))
-    return output.length > maxOutput
-      ? Result.fail(
-        new EmailRenderError({ field, message: `The rendered ${field} is longer than ${maxOutput} characters.` })
-      )
-      : Result.succeed(output)
+    const context = new Context(variables, engine.options, { sync: true }, {
+      liquid: engine,
+      renderLimit: stepBudget(emailTemplateLimits.renderSteps)
+    })
+    const emitter = new BoundedEmitter(maxOutput)
+    toValueSync(engine.renderer.renderTemplates(parsed, context, emitter))
+    return Result.succeed(emitter.buffer)
   } catch (error) {
+    // liquidjs wraps what a node throws in a RenderError that keeps it as `originalError`.
+    if (
+      error instanceof OutputTooLong || (error as { originalError?: unknown }).originalError instanceof OutputTooLong
+    ) {
+      return tooLong()
+    }
     const message = error instanceof Error ? firstLine(error.message) : "rendering failed"
     return Result.fail(new EmailRenderError({ field, message: `The ${field} could not be rendered: ${message}.` }))
   }

@@ -6,14 +6,14 @@
  */
 import { Context, Effect, Option } from "effect"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
-import type { CustomerId, OrderId, OrganizationId, SurveyFlowId, SurveyId } from "../kernel/Ids.ts"
+import type { OrderId, OrganizationId, SurveyFlowId, SurveyId } from "../kernel/Ids.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 import type { Order } from "../orders/Order.ts"
 import type { ReviewTriggerEvent, SurveyFlow } from "../setup/ReviewsSetupPlan.ts"
 import { ReviewAutomationRepository } from "../setup/ReviewAutomationRepository.ts"
 import { generateSurveyToken, surveyUrl } from "./Survey.ts"
 import { type SurveyContact, SurveyRepository } from "./SurveyRepository.ts"
-import { cancelSurvey, enrollingFlows, newSurvey, type StoredSurvey } from "./SurveyRules.ts"
+import { cancelSurvey, enrolmentPlan, newSurvey, type StoredSurvey } from "./SurveyRules.ts"
 
 /** Where survey links point: `PUBLIC_API_BASE_URL`, or the server's own URL (docs/DECISIONS.md §48). */
 export const SurveyLinks = Context.Reference<{ readonly baseUrl: string }>("feedback/SurveyLinks", {
@@ -22,7 +22,7 @@ export const SurveyLinks = Context.Reference<{ readonly baseUrl: string }>("feed
 
 /** An order that reached trigger events. */
 export interface OrderTriggers {
-  readonly order: Order
+  readonly orderId: OrderId
   readonly triggers: ReadonlyArray<ReviewTriggerEvent>
 }
 
@@ -32,10 +32,6 @@ export const makeSurveyEnrolment = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const links = yield* SurveyLinks
 
-  /** One store call for every customer of the batch (a bulk update may enroll 100,000 orders). */
-  const customersOf = (organizationId: OrganizationId, customerIds: Iterable<CustomerId>) =>
-    surveys.contactsOf(organizationId, [...new Set(customerIds)])
-
   /** A survey of `order` through `flow` starting at `at`, for a customer as found (or not). */
   const surveyOf = (flow: SurveyFlow, order: Order, customer: SurveyContact | undefined, at: Timestamp) =>
     Effect.map(nextIdFrom<SurveyId>(ids), (id) => {
@@ -43,30 +39,36 @@ export const makeSurveyEnrolment = Effect.gen(function*() {
       return newSurvey({ id, token, url: surveyUrl(links.baseUrl, token), flow, order, customer, at })
     })
 
-  /** Enrolls each order in the active flows its triggers start (conditions hold); answers the surveys created. */
+  /**
+   * Enrolls each order in the active flows its triggers start (conditions hold), set-based in the store: one call per
+   * set of triggers (a bulk update's orders share at most a few). Answers how many surveys were created.
+   */
   const enroll = (organizationId: OrganizationId, changes: ReadonlyArray<OrderTriggers>, at: Timestamp) =>
     Effect.gen(function*() {
-      const triggered = changes.filter((c) => c.triggers.length > 0)
-      if (triggered.length === 0) return [] as ReadonlyArray<StoredSurvey>
-      const flows = (yield* automation.listSurveyFlows(organizationId)).filter((f) => f.isActive)
-      if (flows.length === 0) return [] as ReadonlyArray<StoredSurvey>
-      const customers = yield* customersOf(organizationId, triggered.map((c) => c.order.customerId))
-      const built: Array<StoredSurvey> = []
-      for (const { order, triggers } of triggered) {
-        const customer = customers.get(order.customerId)
-        for (const flow of enrollingFlows(flows, triggers, order, customer?.email ?? null)) {
-          built.push(yield* surveyOf(flow, order, customer, at))
-        }
+      const byTriggers = new Map<string, { triggers: ReadonlyArray<ReviewTriggerEvent>; orderIds: Array<OrderId> }>()
+      for (const { orderId, triggers } of changes) {
+        if (triggers.length === 0) continue
+        const key = triggers.join(" ")
+        const group = byTriggers.get(key) ?? { triggers, orderIds: [] }
+        group.orderIds.push(orderId)
+        byTriggers.set(key, group)
       }
-      if (built.length === 0) return built
-      const inserted = yield* surveys.insertSurveys(organizationId, built)
-      return built.filter((_, i) => inserted[i] === true)
+      if (byTriggers.size === 0) return 0
+      const flows = (yield* automation.listSurveyFlows(organizationId)).filter((f) => f.isActive)
+      let created = 0
+      for (const { orderIds, triggers } of byTriggers.values()) {
+        const plans = flows.filter((f) => (triggers as ReadonlyArray<string>).includes(f.triggerEvent)).flatMap((f) =>
+          enrolmentPlan(f, at) ?? []
+        )
+        if (plans.length > 0) created += yield* surveys.enrollOrders(organizationId, orderIds, plans, links.baseUrl)
+      }
+      return created
     })
 
   /** A manual enrolment (`POST /surveys`): whatever the trigger and condition; false when the order has one already. */
   const enrollManually = (organizationId: OrganizationId, flow: SurveyFlow, order: Order, at: Timestamp) =>
     Effect.gen(function*() {
-      const customers = yield* customersOf(organizationId, [order.customerId])
+      const customers = yield* surveys.contactsOf(organizationId, [order.customerId])
       const stored = yield* surveyOf(flow, order, customers.get(order.customerId), at)
       const [inserted] = yield* surveys.insertSurveys(organizationId, [stored])
       return inserted === true ? Option.some(stored) : Option.none<StoredSurvey>()

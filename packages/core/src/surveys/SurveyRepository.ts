@@ -12,7 +12,7 @@ import type { CustomerId, OrderId, OrganizationId, SurveyFlowId, SurveyId } from
 import type { ListRequest, Page } from "../kernel/ListQuery.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
 import type { Survey } from "./Survey.ts"
-import type { StoredSurvey } from "./SurveyRules.ts"
+import type { EnrolmentPlan, StoredSurvey } from "./SurveyRules.ts"
 
 /** What enrolment needs of a customer. */
 export interface SurveyContact {
@@ -34,6 +34,19 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
     organizationId: OrganizationId,
     surveys: ReadonlyArray<StoredSurvey>
   ) => Effect.Effect<ReadonlyArray<boolean>>
+  /**
+   * Enrolls these orders of the organization in each plan's flow whose condition holds for the order (as it is now,
+   * with its customer's email): a survey laid out as the plan says for the order's customer, with the order's
+   * distinct products in line order, a new token and its `surveyUrl(linkBase, token)`; nothing where the order already
+   * has a survey of that flow. Set-based: one statement on a SQL store, whatever the number of orders (a bulk update
+   * enrolls 100,000). Answers how many surveys were created.
+   */
+  readonly enrollOrders: (
+    organizationId: OrganizationId,
+    orderIds: ReadonlyArray<OrderId>,
+    plans: ReadonlyArray<EnrolmentPlan>,
+    linkBase: string
+  ) => Effect.Effect<number>
   readonly findSurvey: (organizationId: OrganizationId, id: SurveyId) => Effect.Effect<Option.Option<Survey>>
   /** The email address and opt-out of each of these customers that exists (what enrolment decides by). */
   readonly contactsOf: (
@@ -74,15 +87,15 @@ export class SurveyRepository extends Context.Service<SurveyRepository, {
    */
   readonly claimDue: (workerId: string, at: Timestamp, limit: number) => Effect.Effect<ReadonlyArray<ClaimedSurvey>>
   /**
-   * Marks the claimed step as being handed to the transport now (commits on its own); false when the claim is no
-   * longer this worker's (recovered, or the survey deleted): then nothing may be sent.
+   * Marks the claimed steps of these surveys as being handed to the transport now, in one write that commits on its
+   * own; answers the surveys whose claim is still this worker's. Any other (recovered, or the survey deleted) is left
+   * as it is, and nothing may be sent for it.
    */
   readonly markSending: (
-    organizationId: OrganizationId,
-    id: SurveyId,
     workerId: string,
-    at: Timestamp
-  ) => Effect.Effect<boolean>
+    at: Timestamp,
+    surveys: ReadonlyArray<{ readonly organizationId: OrganizationId; readonly id: SurveyId }>
+  ) => Effect.Effect<ReadonlySet<SurveyId>>
   /** The earliest `nextDueAt` of any unclaimed survey (when an idle worker next has work). */
   readonly nextDueAt: Effect.Effect<Option.Option<Timestamp>>
   /**

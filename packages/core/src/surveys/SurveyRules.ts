@@ -65,19 +65,6 @@ export const conditionHolds = (condition: string, order: Order, customerEmail: s
   return Result.isSuccess(parsed) && evaluateFilter(parsed.success, orderField(order, customerEmail))
 }
 
-/** The flows that enroll the order on `triggers`: active, listening for one of them, with a condition that holds. */
-export const enrollingFlows = (
-  flows: ReadonlyArray<SurveyFlow>,
-  triggers: ReadonlyArray<string>,
-  order: Order,
-  customerEmail: string | null
-): ReadonlyArray<SurveyFlow> =>
-  triggers.length === 0
-    ? []
-    : flows.filter((flow) =>
-      flow.isActive && triggers.includes(flow.triggerEvent) && conditionHolds(flow.condition, order, customerEmail)
-    )
-
 // ---------------------------------------------------------------------------------------------------------------
 // Surveys as stored
 
@@ -217,13 +204,25 @@ export const isFirstEmail = (survey: Survey, position: number): boolean =>
 // ---------------------------------------------------------------------------------------------------------------
 // Enrolment
 
+/** How enrolment sees an order's customer: one to email, or why not. */
+export type ContactKind = "reachable" | "noAddress" | "optedOut"
+
+export const contactKind = (customer: Pick<Customer, "email" | "emailOptOut"> | undefined): ContactKind =>
+  customer === undefined || customer.email.trim() === ""
+    ? "noAddress"
+    : customer.emailOptOut
+    ? "optedOut"
+    : "reachable"
+
+const unreachableReasons: Readonly<Record<ContactKind, string | undefined>> = {
+  reachable: undefined,
+  noAddress: "the customer has no email address",
+  optedOut: "the customer opted out of email"
+}
+
 /** Why nothing is sent to a customer, or undefined when they can be emailed (docs/DECISIONS.md §48). */
 export const unreachable = (customer: Pick<Customer, "email" | "emailOptOut"> | undefined): string | undefined =>
-  customer === undefined || customer.email.trim() === ""
-    ? "the customer has no email address"
-    : customer.emailOptOut
-    ? "the customer opted out of email"
-    : undefined
+  unreachableReasons[contactKind(customer)]
 
 /** A new survey of the order through the flow, starting at `at`: laid out, or skipped when nothing may be sent. */
 export const newSurvey = (input: {
@@ -270,6 +269,64 @@ export const newSurvey = (input: {
   }
   return { ...stored, survey: schedule(survey, at) }
 }
+
+/** What a new survey of a flow is, whatever its order: its status, steps and next due step as `newSurvey` lays them out. */
+export interface SurveyLayout {
+  readonly status: Survey["status"]
+  readonly reason: string | null
+  readonly steps: ReadonlyArray<SurveyStep>
+  readonly nextDue: { readonly position: number; readonly dueAt: Timestamp } | null
+}
+
+/**
+ * One flow's enrolment at `at` (docs/DECISIONS.md §48), what a store needs to create its surveys set-based: the
+ * condition, and the survey's layout for each kind of customer. Every survey of the flow enrolled at one moment is
+ * laid out alike (its steps depend on the flow, `at` and the customer's kind only), so a store copies the layout of
+ * the order's customer's kind and adds the order's own fields (`newSurvey`'s products, the customer, a token).
+ */
+export interface EnrolmentPlan {
+  readonly flow: SurveyFlow
+  readonly condition: FilterAst
+  readonly at: Timestamp
+  readonly expiresAt: Timestamp
+  readonly layouts: Readonly<Record<ContactKind, SurveyLayout>>
+}
+
+const contactOf: Readonly<Record<ContactKind, Pick<Customer, "email" | "emailOptOut"> | undefined>> = {
+  reachable: { email: "someone@example.com", emailOptOut: false },
+  noAddress: undefined,
+  optedOut: { email: "someone@example.com", emailOptOut: true }
+}
+
+/** The flow's enrolment plan at `at`; none when its condition cannot be read (such a condition never holds). */
+export const enrolmentPlan = (flow: SurveyFlow, at: Timestamp): EnrolmentPlan | undefined => {
+  const condition = parseCondition(flow.condition)
+  if (Result.isFailure(condition)) return undefined
+  const layoutOf = (kind: ContactKind): SurveyLayout => {
+    const stored = newSurvey({
+      id: "" as SurveyId,
+      token: "",
+      url: "",
+      flow,
+      order: { id: "", customerId: "", lines: [] } as unknown as Order,
+      customer: contactOf[kind],
+      at
+    })
+    const { reason, status, steps } = stored.survey
+    return { status, reason, steps, nextDue: nextDue(stored) }
+  }
+  return {
+    flow,
+    condition: condition.success,
+    at,
+    expiresAt: fromMillis(toMillis(at) + SURVEY_LIFETIME_DAYS * 86_400_000),
+    layouts: { reachable: layoutOf("reachable"), noAddress: layoutOf("noAddress"), optedOut: layoutOf("optedOut") }
+  }
+}
+
+/** Whether the plan's flow enrolls the order (its condition holds for the order and its customer's email). */
+export const planEnrolls = (plan: EnrolmentPlan, order: Order, customerEmail: string | null): boolean =>
+  evaluateFilter(plan.condition, orderField(order, customerEmail))
 
 /** Reasons recorded on cancelled and skipped surveys. */
 export const surveyReasons = {

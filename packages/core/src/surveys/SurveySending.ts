@@ -3,16 +3,17 @@
  *
  * - Due steps are claimed from the store (`SurveyRepository.claimDue`, committed before anything is sent), so each
  *   is handled by one worker; a restart loses none: an unclaimed due step waits in the store.
- * - Never twice: a claimed step is marked sending (committed) just before the transport is called, and its outcome
- *   is recorded only by the worker that claimed it. A worker that dies leaves its claims; once older than any send
- *   can take, recovery runs again the steps it had not started (nothing is lost) and records `failed` for the one
- *   it was sending, never resending it (the mail server may have accepted it); the steps after it go on.
- * - Before sending, the step is checked against the records as they are now: a flow switched off or deleted, an
- *   order cancelled or deleted cancel the survey; a customer who opted out skips it; a reminder after the survey
- *   was completed is skipped.
+ * - Never twice: claimed steps are marked sending (committed, a wave at a time) just before the transport is called,
+ *   and their outcomes are recorded only by the worker that claimed them. A worker that dies leaves its claims; once
+ *   older than any send can take, recovery runs again the steps it had not started (nothing is lost) and records
+ *   `failed` for those it was sending, never resending them (the mail server may have accepted them); the steps
+ *   after them go on.
+ * - Before sending, each step is checked against the records as they are when its wave is read: a flow switched off
+ *   or deleted (as the claim read it), an order cancelled or deleted cancel the survey; a customer who opted out
+ *   skips it; a reminder after the survey was completed is skipped.
  * Time comes from `Clock`, so tests run whole flows with `TestClock`.
  */
-import { Cause, Effect, Option, Result } from "effect"
+import { Cause, Effect, Fiber, Option, Result } from "effect"
 import { CatalogRepository } from "../catalog/CatalogRepository.ts"
 import type { Customer, Product } from "../catalog/Catalog.ts"
 import { Unsubscribes } from "../catalog/Unsubscribes.ts"
@@ -226,132 +227,228 @@ export const sharedReads = (): SharedReads => {
     })
 }
 
-/**
- * Reads what a survey email is rendered with (the organization, the survey's products in one read, the customer's
- * unsubscribe link) and renders it.
- */
-const renderStep = (
-  claimed: ClaimedSurvey,
-  position: number,
-  decision: Extract<StepDecision, { readonly _tag: "Send" }>,
-  shared: SharedReads
-) =>
-  Effect.gen(function*() {
-    const { organizationId, survey } = claimed
-    const productIds = survey.products.map((p) => p.productId)
-    const products = yield* shared(
-      `products:${organizationId}:${productIds.join(",")}`,
-      CatalogRepository.use((r) => r.findProducts(organizationId, productIds))
-    )
-    const byId = new Map(products.map((p) => [p.id, p]))
-    const organization = yield* shared(
-      `organization:${organizationId}`,
-      OrganizationRepository.use((r) => r.findById(organizationId))
-    )
-    const unsubscribeUrl = yield* Unsubscribes.use((u) => u.urlFor(organizationId, survey.customerId))
-    return renderSurveyEmail(`${survey.id}/${position}`, decision.template, {
-      organizationName: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }),
-      survey,
-      order: decision.order,
-      customer: decision.customer,
-      // In the survey's order (the order's lines), whatever order the store answers in.
-      products: survey.products.flatMap((p) => {
-        const product = byId.get(p.productId)
-        return product === undefined ? [] : [product]
-      }),
-      unsubscribeUrl
-    })
-  })
+/** The steps of a wave by organization, in wave order: reads and writes of surveys are scoped to one. */
+const byOrganization = (wave: ReadonlyArray<ClaimedSurvey>): Map<OrganizationId, Array<ClaimedSurvey>> => {
+  const groups = new Map<OrganizationId, Array<ClaimedSurvey>>()
+  for (const claimed of wave) {
+    const group = groups.get(claimed.organizationId)
+    if (group === undefined) groups.set(claimed.organizationId, [claimed])
+    else group.push(claimed)
+  }
+  return groups
+}
+
+/** A claimed step decided, and rendered when it sends: what its wave hands to the transport or records at once. */
+type PreparedStep =
+  | { readonly _tag: "Ended"; readonly end: StepEnd }
+  | {
+    readonly _tag: "Send"
+    readonly claimed: ClaimedSurvey
+    readonly decision: Extract<StepDecision, { readonly _tag: "Send" }>
+    readonly message: EmailMessage
+  }
+
+const ended = (claimed: ClaimedSurvey, decision: StepDecision, at: Timestamp): PreparedStep => ({
+  _tag: "Ended",
+  end: { claimed, finish: (stored) => applyDecision(stored, decision, undefined, at) }
+})
+
+/** A step whose template hit a bound at send time: failed with the reason, never retried; nothing is sent. */
+const renderFailed = (claimed: ClaimedSurvey, position: number, error: EmailRenderError, at: Timestamp) =>
+  Effect.as(
+    Effect.logWarning("survey email not rendered", {
+      surveyId: claimed.survey.id,
+      position,
+      reason: `${surveyReasons.renderFailed}: ${error.message}`
+    }),
+    {
+      _tag: "Ended",
+      end: {
+        claimed,
+        finish: (stored: StoredSurvey) => {
+          const failed = completeClaimed(stored, "failed", at)
+          return { ...failed, survey: { ...failed.survey, reason: `${surveyReasons.renderFailed}: ${error.message}` } }
+        }
+      }
+    } satisfies PreparedStep
+  )
 
 /**
- * Runs one claimed step: decides, sends when it should, and answers how it ended (undefined: the claim is no longer
- * this worker's, nothing was sent and nothing is recorded).
+ * Decides one organization's steps of a wave against the records as they are now, and renders the emails of those
+ * that send. The orders, the customers and the unsubscribe links are read in one statement each; the flow, the
+ * templates, the organization and the products are shared by the claim.
  */
-const runClaimedStep = (
-  claimed: ClaimedSurvey,
-  settings: SurveyWorkerSettings,
-  shared: SharedReads
-) =>
+const prepareSteps = (organizationId: OrganizationId, steps: ReadonlyArray<ClaimedSurvey>, shared: SharedReads) =>
   Effect.gen(function*() {
-    const { organizationId, survey } = claimed
-    const position = claimed.claim!.position
     const automation = yield* ReviewAutomationRepository
-    const step = survey.steps.find((s) => s.position === position)
-    const flow = orUndefined(
-      yield* shared(`flow:${organizationId}:${survey.flowId}`, automation.findSurveyFlow(organizationId, survey.flowId))
-    )
-    const order = orUndefined(yield* OrderRepository.use((r) => r.findOrder(organizationId, survey.orderId)))
-    const customer = orUndefined(yield* CatalogRepository.use((r) => r.findCustomer(organizationId, survey.customerId)))
-    const templateId = step?.emailTemplateId
-    const template = templateId == null
-      ? undefined
-      : orUndefined(
+    const [orders, customers] = yield* Effect.all([
+      OrderRepository.use((r) => r.findOrders(organizationId, steps.map((c) => c.survey.orderId))),
+      CatalogRepository.use((r) => r.findCustomers(organizationId, steps.map((c) => c.survey.customerId)))
+    ], { concurrency: 2 })
+    const orderById = new Map(orders.map((o) => [o.id, o]))
+    const customerById = new Map(customers.map((c) => [c.id, c]))
+    const at = yield* now
+    const decided: Array<{ readonly claimed: ClaimedSurvey; readonly position: number; decision: StepDecision }> = []
+    for (const claimed of steps) {
+      const { survey } = claimed
+      const position = claimed.claim!.position
+      const templateId = survey.steps.find((s) => s.position === position)?.emailTemplateId
+      const flow = orUndefined(
+        yield* shared(
+          `flow:${organizationId}:${survey.flowId}`,
+          automation.findSurveyFlow(organizationId, survey.flowId)
+        )
+      )
+      const template = templateId == null ? undefined : orUndefined(
         yield* shared(
           `template:${organizationId}:${templateId}`,
           automation.findEmailTemplate(organizationId, templateId)
         )
       )
-    const decision = decideStep({ survey, position, flow, order, customer, template, at: yield* now })
-    let outcome: StepOutcome | undefined
-    if (decision._tag === "Send") {
-      // Rendered before the step is marked sending: a template that cannot render fails the step with the reason,
-      // and nothing reaches the transport.
-      const rendered = yield* renderStep(claimed, position, decision, shared)
-      if (Result.isFailure(rendered)) {
-        const at = yield* now
-        const reason = `${surveyReasons.renderFailed}: ${rendered.failure.message}`
-        yield* Effect.logWarning("survey email not rendered", { surveyId: survey.id, position, reason })
-        return {
-          claimed,
-          finish: (stored: StoredSurvey) => {
-            const failed = completeClaimed(stored, "failed", at)
-            return { ...failed, survey: { ...failed.survey, reason } }
-          }
-        }
-      }
-      const message = rendered.success
-      // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
-      const sendingAt = yield* now
-      const ours = yield* SurveyRepository.use((r) =>
-        r.markSending(organizationId, survey.id, settings.workerId, sendingAt)
-      )
-      if (!ours) return undefined
-      const result = yield* Mailer.use((m) => m.send(message)).pipe(
-        Effect.catchCause((cause) =>
-          Effect.succeed<MailerResult>({ _tag: "Uncertain", error: Cause.pretty(cause).split("\n")[0] ?? "defect" })
-        )
-      )
-      outcome = stepOutcomeOf(result)
+      const decision = decideStep({
+        survey,
+        position,
+        flow,
+        order: orderById.get(survey.orderId),
+        customer: customerById.get(survey.customerId),
+        template,
+        at
+      })
+      decided.push({ claimed, position, decision })
     }
-    const at = yield* now
-    return { claimed, finish: (stored: StoredSurvey) => applyDecision(stored, decision, outcome, at) }
+    const sending = decided.flatMap((d) => d.decision._tag === "Send" ? [d.claimed.survey.customerId] : [])
+    const unsubscribeUrls = sending.length === 0
+      ? new Map<string, string>()
+      : yield* Unsubscribes.use((u) => u.urlsFor(organizationId, [...new Set(sending)]))
+    const organization = sending.length === 0 ? Option.none() : yield* shared(
+      `organization:${organizationId}`,
+      OrganizationRepository.use((r) => r.findById(organizationId))
+    )
+    const prepared: Array<PreparedStep> = []
+    for (const { claimed, decision, position } of decided) {
+      const { survey } = claimed
+      const unsubscribeUrl = unsubscribeUrls.get(survey.customerId)
+      if (decision._tag !== "Send") {
+        prepared.push(ended(claimed, decision, at))
+        continue
+      }
+      if (unsubscribeUrl === undefined) {
+        // The customer was deleted since the read: decided as if the read had missed them.
+        prepared.push(ended(claimed, { _tag: "Skip", reason: unreachable(undefined)! }, at))
+        continue
+      }
+      const productIds = survey.products.map((p) => p.productId)
+      const products = yield* shared(
+        `products:${organizationId}:${productIds.join(",")}`,
+        CatalogRepository.use((r) => r.findProducts(organizationId, productIds))
+      )
+      const byId = new Map(products.map((p) => [p.id, p]))
+      const rendered = renderSurveyEmail(`${survey.id}/${position}`, decision.template, {
+        organizationName: Option.match(organization, { onNone: () => "", onSome: (o) => o.name }),
+        survey,
+        order: decision.order,
+        customer: decision.customer,
+        // In the survey's order (the order's lines), whatever order the store answers in.
+        products: survey.products.flatMap((p) => {
+          const product = byId.get(p.productId)
+          return product === undefined ? [] : [product]
+        }),
+        unsubscribeUrl
+      })
+      prepared.push(
+        Result.isFailure(rendered)
+          ? yield* renderFailed(claimed, position, rendered.failure, at)
+          : { _tag: "Send", claimed, decision, message: rendered.success }
+      )
+    }
+    return prepared
   })
 
-/** Claims and runs due steps, a batch at a time, until none is due; answers how many ran. */
+/**
+ * Reads, decides and renders a wave of claimed steps (rendered before they are marked sending, so a template that
+ * cannot render fails its step and nothing reaches the transport).
+ */
+const prepareWave = (wave: ReadonlyArray<ClaimedSurvey>, shared: SharedReads) =>
+  Effect.map(
+    Effect.forEach(byOrganization(wave), ([organizationId, steps]) => prepareSteps(organizationId, steps, shared)),
+    (groups) => groups.flat()
+  )
+
+/**
+ * Sends a prepared wave: marks the steps that send as sending in one committed write, hands them to the transport at
+ * once, and records every step's end in one unit of work. A step whose claim is no longer this worker's is neither
+ * sent nor recorded.
+ */
+const sendWave = (prepared: ReadonlyArray<PreparedStep>, settings: SurveyWorkerSettings) =>
+  Effect.gen(function*() {
+    const sends = prepared.flatMap((p) => p._tag === "Send" ? [p] : [])
+    // Committed before the transport is called: from here on, a crash means `failed`, never a second send.
+    const ours = sends.length === 0 ?
+      new Set<SurveyId>() :
+      yield* SurveyRepository.use((r) =>
+        Effect.flatMap(now, (at) =>
+          r.markSending(
+            settings.workerId,
+            at,
+            sends.map((p) => ({ organizationId: p.claimed.organizationId, id: p.claimed.survey.id }))
+          ))
+      )
+    const mailer = yield* Mailer
+    const sent = yield* Effect.forEach(
+      sends.filter((p) => ours.has(p.claimed.survey.id)),
+      (p) =>
+        mailer.send(p.message).pipe(
+          Effect.catchCause((cause) =>
+            Effect.succeed<MailerResult>({ _tag: "Uncertain", error: Cause.pretty(cause).split("\n")[0] ?? "defect" })
+          ),
+          Effect.flatMap((result) =>
+            Effect.map(now, (at): StepEnd => ({
+              claimed: p.claimed,
+              finish: (stored) => applyDecision(stored, p.decision, stepOutcomeOf(result), at)
+            }))
+          )
+        ),
+      { concurrency: "unbounded" }
+    )
+    yield* recordEnds([...prepared.flatMap((p) => p._tag === "Ended" ? [p.end] : []), ...sent], settings.workerId)
+  })
+
+/**
+ * Claims and runs due steps, a batch at a time, until a claim finds none; answers how many ran.
+ *
+ * A claim runs in waves of `concurrency` steps, each wave's outcomes recorded together; the claim hands out
+ * organizations in turn, so each organization's first steps are in the first wave. While one wave is with the
+ * transport the next is read and rendered, then marked and sent: at most two waves in flight, so neither the store
+ * nor the mail server waits on the other. A wave is uninterruptible from its mark to its record: a claimed step is
+ * sent and recorded, or (at a crash) recovered as failed; stopping the worker waits for the waves in flight.
+ */
 export const runDueSurveySteps = (settings: SurveyWorkerSettings): Effect.Effect<number, never, SendingServices> =>
   Effect.gen(function*() {
     const repo = yield* SurveyRepository
+    const inFlight: Array<Fiber.Fiber<void>> = []
     let handled = 0
-    while (true) {
-      const claimed = yield* repo.claimDue(settings.workerId, yield* now, settings.batchSize)
-      // In waves of `concurrency` steps, each wave's outcomes recorded together. The claim hands out organizations in
-      // turn, so each organization's first steps are in the first wave. Uninterruptible per wave: a claimed step is
-      // sent and recorded, or (at a crash) recovered as failed.
-      const shared = sharedReads()
-      for (let i = 0; i < claimed.length; i += settings.concurrency) {
-        const wave = claimed.slice(i, i + settings.concurrency)
-        yield* Effect.uninterruptible(
-          Effect.flatMap(
-            Effect.forEach(wave, (survey) => runClaimedStep(survey, settings, shared), {
-              concurrency: settings.concurrency
-            }),
-            (ends) => recordEnds(ends.filter((e) => e !== undefined), settings.workerId)
-          )
-        )
+    return yield* Effect.gen(function*() {
+      while (true) {
+        const claimed = yield* repo.claimDue(settings.workerId, yield* now, settings.batchSize)
+        const shared = sharedReads()
+        for (let i = 0; i < claimed.length; i += settings.concurrency) {
+          const prepared = yield* prepareWave(claimed.slice(i, i + settings.concurrency), shared)
+          inFlight.push(yield* Effect.forkChild(sendWave(prepared, settings), { uninterruptible: true }))
+          if (inFlight.length > 1) {
+            yield* Fiber.join(inFlight[0]!)
+            inFlight.shift()
+          }
+        }
+        handled += claimed.length
+        // Only an empty claim means none is due: a short one may be short because concurrent claims held rows.
+        if (claimed.length === 0) break
       }
-      handled += claimed.length
-      if (claimed.length < settings.batchSize) return handled
-    }
+      while (inFlight.length > 0) {
+        yield* Fiber.join(inFlight[0]!)
+        inFlight.shift()
+      }
+      return handled
+    }).pipe(Effect.ensuring(Effect.suspend(() => Effect.forEach(inFlight, Fiber.await, { discard: true }))))
   })
 
 /** Recovers the claims of workers that died between claim and outcome (see the module comment). */

@@ -376,6 +376,10 @@ export const orderConformance: ConformanceSuite = (store) =>
           added.map((e) => [e.event, (e.data as Orders.Order).id]).sort(),
           [["order.updated", open.id], ["order.updated", fulfilled.id]].sort()
         )
+        // Each event carries the order as the API answers it afterwards, at the moment of the move.
+        const byId = (x: { readonly id: string }, y: { readonly id: string }) => x.id < y.id ? -1 : 1
+        assert.deepStrictEqual(added.map((e) => e.data as Orders.Order).sort(byId), [a, b].sort(byId))
+        assert.deepStrictEqual(added.map((e) => e.occurredAt), [at, at])
         const filtered = yield* as(
           orders.bulkUpdate({ filter: JSON.stringify({ status: "open" }) }, { status: "cancelled" })
         )

@@ -351,22 +351,17 @@ export const surveyConformance: ConformanceSuite = (store) =>
         )
         const sending = claimed.find((c) => c.survey.orderId === placed.id)!
         assert.isDefined(claimed.find((c) => c.survey.orderId === waiting.id))
-        assert.isTrue(
-          yield* Surveys.SurveyRepository.use((r) =>
+        const markSending = (workerId: string, surveys: ReadonlyArray<Surveys.ClaimedSurvey>) =>
+          Surveys.SurveyRepository.use((r) =>
             Effect.flatMap(
               Kernel.Timestamp.now,
-              (at) => r.markSending(sending.organizationId, sending.survey.id, "dead-worker", at)
+              (at) =>
+                r.markSending(workerId, at, surveys.map((c) => ({ organizationId: c.organizationId, id: c.survey.id })))
             )
           )
-        )
-        assert.isFalse(
-          yield* Surveys.SurveyRepository.use((r) =>
-            Effect.flatMap(
-              Kernel.Timestamp.now,
-              (at) => r.markSending(sending.organizationId, sending.survey.id, "another", at)
-            )
-          )
-        )
+        assert.deepStrictEqual([...yield* markSending("dead-worker", [sending])], [sending.survey.id])
+        // Not another worker's claims, not even one of them.
+        assert.deepStrictEqual([...yield* markSending("another", claimed)], [])
         // Another worker does not take the claimed step, and early recovery leaves it alone.
         yield* Surveys.runDueSurveySteps(settings("alive")).pipe(Effect.provide(mailer.layer))
         assert.deepStrictEqual(to(mailer, email), [])
@@ -402,13 +397,16 @@ export const surveyConformance: ConformanceSuite = (store) =>
         const mine = claimed.find((c) => c.survey.orderId === placed.id)!
         yield* TestClock.adjust("11 minutes")
         // The worker reaches it only now: its send started a moment ago, so recovery leaves it to that worker.
-        assert.isTrue(
-          yield* Surveys.SurveyRepository.use((r) =>
-            Effect.flatMap(
-              Kernel.Timestamp.now,
-              (at) => r.markSending(mine.organizationId, mine.survey.id, "slow-worker", at)
+        assert.deepStrictEqual(
+          [
+            ...yield* Surveys.SurveyRepository.use((r) =>
+              Effect.flatMap(
+                Kernel.Timestamp.now,
+                (at) => r.markSending("slow-worker", at, [{ organizationId: mine.organizationId, id: mine.survey.id }])
+              )
             )
-          )
+          ],
+          [mine.survey.id]
         )
         yield* Surveys.failInterruptedSurveySteps(settings("recovery"))
         assert.isNull((yield* surveysOf(placed.id))[0]!.steps[1]!.outcome)
@@ -500,6 +498,51 @@ export const surveyConformance: ConformanceSuite = (store) =>
         assert.strictEqual((yield* surveysOf(web.id)).length, 1)
         assert.strictEqual((yield* surveysOf(pos.id)).length, 0)
         assert.strictEqual((yield* surveysOf(staff.id)).length, 0)
+      }))
+
+    it.effect("bulk enrolment: each moved order enrolled once, by its trigger and the condition, as a PATCH enrolls it", () =>
+      Effect.gen(function*() {
+        const { as, flow, order, surveysOf } = yield* shop("Bulk enrolment")
+        yield* as(
+          Setup.ReviewAutomation.use((a) =>
+            a.updateSurveyFlow(flow.id, { condition: JSON.stringify({ "metadata.channel": "web" }) })
+          )
+        )
+        const optedOut = yield* as(
+          Catalog.Catalogs.use((c) => c.createCustomer({ email: "bulk-no@example.com", emailOptOut: true }))
+        )
+        const web = { orderNumber: "BE-1", metadata: { channel: "web" } }
+        const open = yield* order(web)
+        const quiet = yield* order({ ...web, customerId: optedOut.id })
+        const pos = yield* order({ orderNumber: "BE-2", metadata: { channel: "pos" } })
+        const already = yield* order({ ...web, status: "fulfilled" })
+        const single = yield* order({ orderNumber: "X-1", metadata: { channel: "web" } })
+        const [first] = yield* surveysOf(already.id)
+        yield* TestClock.adjust("1 hour")
+        // open → delivered passes `order.fulfilled` (the flow's trigger); fulfilled → delivered does not.
+        const moved = yield* as(Orders.Orders.use((o) => o.bulkUpdate({ search: "BE-" }, { status: "delivered" })))
+        assert.deepStrictEqual(moved, { count: 4 })
+        yield* as(Orders.Orders.use((o) => o.update(single.id, { status: "delivered" })))
+        const [reference] = yield* surveysOf(single.id)
+        const [bulk, ...more] = yield* surveysOf(open.id)
+        assert.strictEqual(more.length, 0)
+        const shape = (survey: Surveys.Survey) => ({ ...survey, id: "", orderId: "", customerId: "", url: "" })
+        assert.deepStrictEqual(shape(bulk!), shape(reference!))
+        assert.deepStrictEqual([bulk!.orderId, bulk!.customerId], [open.id, open.customerId])
+        assert.deepStrictEqual(bulk!.products.map((p) => p.productId), [
+          open.lines[0]!.productId,
+          open.lines[1]!.productId
+        ])
+        assert.match(bulk!.url, /\/r\/[A-Za-z0-9_-]{22,64}$/)
+        assert.notStrictEqual(bulk!.url, reference!.url)
+        const [skipped] = yield* surveysOf(quiet.id)
+        assert.deepStrictEqual([skipped!.status, skipped!.reason], ["skipped", "the customer opted out of email"])
+        assert.deepStrictEqual(yield* surveysOf(pos.id), [])
+        assert.deepStrictEqual(yield* surveysOf(already.id), [first!])
+        // Moved again (cancelled): no new survey, the pending ones cancelled.
+        yield* as(Orders.Orders.use((o) => o.bulkUpdate({ search: "BE-" }, { status: "cancelled" })))
+        const [cancelled, ...none] = yield* surveysOf(open.id)
+        assert.deepStrictEqual([cancelled!.id, cancelled!.status, none.length], [bulk!.id, "cancelled", 0])
       }))
 
     it.effect("manual requests, deletion (survey.deleted, nothing more sent), the list and its filters", () =>
@@ -705,7 +748,11 @@ export const surveyConformance: ConformanceSuite = (store) =>
                     yield* Surveys.SurveyRepository.use((r) =>
                       Effect.flatMap(
                         Kernel.Timestamp.now,
-                        (at) => r.markSending(first.organizationId, first.survey.id, `dead-${n}`, at)
+                        (at) =>
+                          r.markSending(`dead-${n}`, at, [{
+                            organizationId: first.organizationId,
+                            id: first.survey.id
+                          }])
                       )
                     )
                   }

@@ -17,6 +17,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { optionalPackage } from "../OptionalPackage.ts"
+import { buildMessage } from "./MimeBuild.ts"
 
 export interface SmtpSettings {
   readonly url: Redacted.Redacted<string>
@@ -78,8 +79,13 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Questions.Mailer
   Layer.effect(
     Questions.Mailer,
     Effect.gen(function*() {
-      const { createTransport } = yield* optionalPackage("nodemailer", "SMTP_URL (email over SMTP)", () =>
-        import("nodemailer"))
+      const load = <A>(module: () => Promise<A>) => optionalPackage("nodemailer", "SMTP_URL (email over SMTP)", module)
+      const [{ createTransport }, { default: MailComposer }, qp, base64] = yield* Effect.all([
+        load(() => import("nodemailer")),
+        load(() => import("nodemailer/lib/mail-composer")),
+        load(() => import("nodemailer/lib/qp")),
+        load(() => import("nodemailer/lib/base64"))
+      ])
       const transport = yield* Effect.acquireRelease(
         Effect.sync(() =>
           createTransport({
@@ -89,16 +95,15 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Questions.Mailer
             socketTimeout: settings.socketTimeoutMs ?? 30_000
           })
         ),
-        (t) =>
-          Effect.sync(() =>
-            t.close()
-          )
+        (t) => Effect.sync(() => t.close())
       )
       const messageDomain = domainOf(settings.from)
       return Questions.Mailer.of({
         send: (message) =>
-          Effect.tryPromise(() =>
-            transport.sendMail({
+          Effect.tryPromise(async () => {
+            // The message nodemailer's `sendMail` would compose, built whole and in one pass first (`MimeBuild.ts`):
+            // the pool then writes it as one buffer, not as a stream of MIME pieces (a socket write each).
+            const node = new MailComposer({
               from: settings.from,
               to: message.to,
               subject: message.subject,
@@ -110,8 +115,15 @@ export const SmtpMailer = (settings: SmtpSettings): Layer.Layer<Questions.Mailer
               headers: { ...Questions.safeHeaders(message.headers), "Auto-Submitted": "auto-generated" },
               disableFileAccess: true,
               disableUrlAccess: true
+            }).compile()
+            const raw = buildMessage(node, { qp, base64 }) ?? await node.build()
+            return transport.sendMail({
+              envelope: node.getEnvelope(),
+              raw,
+              disableFileAccess: true,
+              disableUrlAccess: true
             })
-          ).pipe(
+          }).pipe(
             Effect.map((): Questions.MailerResult => ({ _tag: "Sent" })),
             Effect.catch((failure) => Effect.succeed(classifySmtpError(failure.cause)))
           )
