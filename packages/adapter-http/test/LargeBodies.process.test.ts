@@ -170,6 +170,34 @@ describe("bodies over the limit (a real process)", () => {
     }
   }, 120_000)
 
+  it(
+    "40 concurrent lists of 250 reviews with every include leave /health within a bound relative to idle",
+    async () => {
+      const { besides, close, send } = client()
+      try {
+        // The 10,000 reviews of the maximal import above: every list scans, filters and orders all of them.
+        const include = "importJob,customer,product,response,files,answers,collisions"
+        const lists = await besides(
+          "40 concurrent lists of 250 reviews",
+          () =>
+            Promise.all(
+              Array.from(
+                { length: 40 },
+                (_, i) => send("GET", `/reviews?limit=250&include=${include}&sort=${i % 2 === 0 ? "-" : ""}createdAt`)
+              )
+            )
+        )
+        for (const list of lists) {
+          expect(list.status, list.text.slice(0, 300)).toBe(200)
+          expect(JSON.parse(list.text).data).toHaveLength(250)
+        }
+      } finally {
+        close()
+      }
+    },
+    120_000
+  )
+
   // An import job's file, near its 64 MiB limit and its 100,000 rows (docs/DECISIONS.md §20), is received and staged.
   const rows = 95_000
   const cell = "y".repeat(640)

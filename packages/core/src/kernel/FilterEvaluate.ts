@@ -19,6 +19,9 @@ export type FieldAccessor = (fieldPath: string) => unknown
 
 /** Compares two strings by Unicode code point, like `COLLATE "C"` in PostgreSQL. */
 export const compareStrings = (a: string, b: string): number => {
+  // UTF-16 order differs from code point order only where both differing units are U+D800 or above; a string with
+  // none (timestamps, uuids, most text) is compared natively.
+  if (!aboveSurrogateStart.test(a) || !aboveSurrogateStart.test(b)) return a < b ? -1 : a > b ? 1 : 0
   const n = Math.min(a.length, b.length)
   for (let i = 0; i < n; i++) {
     const x = a.charCodeAt(i)
@@ -30,6 +33,8 @@ export const compareStrings = (a: string, b: string): number => {
   }
   return a.length - b.length
 }
+
+const aboveSurrogateStart = /[\ud800-\uffff]/
 
 const codePointRank = (unit: number): number =>
   unit >= 0xd800 && unit <= 0xdfff ? unit + 0x2000 : unit >= 0xe000 ? unit - 0x800 : unit

@@ -314,14 +314,29 @@ export const pageInMemory = <A>(
   access: MemoryListAccess<A>
 ): Page<A> => {
   const position = positionOf(request, access)
+  // Only the first `limit + 1` in keyset order are kept, in order: a list reads one page of every record, so it
+  // costs a comparison per record rather than a sort of them all. Records are mostly held in creation order, so a
+  // descending list reads them from the end, where its first page is.
+  const keep = request.limit + 1
   const selected: Array<{ readonly item: A; readonly at: CursorPosition }> = []
-  for (const item of items) {
+  const all = Array.isArray(items) ? items as ReadonlyArray<A> : Array.from(items)
+  const descending = request.sort.direction === "desc"
+  for (let i = 0; i < all.length; i++) {
+    const item = all[descending ? all.length - 1 - i : i]!
     const at = position(item)
     if (request.after !== undefined && !isAfter(request.sort, request.after, at)) continue
+    if (selected.length === keep && compareKeyset(request.sort, at, selected[keep - 1]!.at) >= 0) continue
     if (!matchesInMemory(request, access, item)) continue
-    selected.push({ item, at })
+    let low = 0
+    let high = selected.length
+    while (low < high) {
+      const middle = (low + high) >>> 1
+      if (compareKeyset(request.sort, selected[middle]!.at, at) <= 0) low = middle + 1
+      else high = middle
+    }
+    selected.splice(low, 0, { item, at })
+    if (selected.length > keep) selected.pop()
   }
-  selected.sort((a, b) => compareKeyset(request.sort, a.at, b.at))
-  const page = toPage(selected.slice(0, request.limit + 1), request, (row) => row.at)
+  const page = toPage(selected, request, (row) => row.at)
   return { data: page.data.map((row) => row.item), nextCursor: page.nextCursor }
 }
