@@ -3,8 +3,8 @@
  * too large is refused before any of it is sent, and one that never declares its size (chunked) is cut off at the
  * limit rather than taken in whole; meanwhile the server keeps answering `/health`. A body within its limit, however
  * large, is parsed and decoded in slices (§69): `/health` answers meanwhile within a bound relative to the same server
- * idle; so is an import job's file (NDJSON or CSV) near its own limit while it is received and staged. Waits are
- * bounds, never timings.
+ * idle; so is an import job's file (NDJSON or CSV) near its own limit while it is received and staged, and so are
+ * many concurrent pages of 250 reviews with every include. Waits are bounds, never timings.
  */
 import * as http from "node:http"
 import * as net from "node:net"
