@@ -268,7 +268,8 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
     expect(ids.length - new Set(ids).size, "deliveries received twice").toBe(0)
 
     // No email was sent twice, and none was lost but the steps a killed process had in flight: each kill fails at most
-    // one wave of a worker (`concurrency` steps), sent or not; every other request is sent, once.
+    // the waves a worker has in flight (`WAVES_IN_FLIGHT` × `concurrency` steps), sent or not; every other request is
+    // sent, once.
     const surveys = await eventually(
       async () => {
         const all: Array<any> = []
@@ -310,7 +311,9 @@ describeWithServer("soak: three processes, one killed with SIGKILL every few sec
       buyers.length
     )
     const failed = ofBuyers.filter((s) => s.steps.some((step: any) => step.outcome === "failed"))
-    expect(failed.length).toBeLessThanOrEqual(kills * Surveys.defaultSurveyWorkerSettings("any").concurrency)
+    expect(failed.length).toBeLessThanOrEqual(
+      kills * Surveys.WAVES_IN_FLIGHT * Surveys.defaultSurveyWorkerSettings("any").concurrency
+    )
     for (const survey of ofBuyers.filter((s) => !failed.includes(s))) {
       const to = customers.get(survey.customerId)!
       expect(survey.status, `the survey of ${to}`).toBe("sent")

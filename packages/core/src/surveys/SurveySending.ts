@@ -61,6 +61,12 @@ export const defaultSurveyWorkerSettings = (workerId: string): SurveyWorkerSetti
   concurrency: 8
 })
 
+/**
+ * Waves a worker has marked as sending at once (docs/DECISIONS.md §61): the next wave is marked while the previous
+ * one is with the transport, so a killed process leaves at most this many waves failed.
+ */
+export const WAVES_IN_FLIGHT = 2
+
 /** What a template is rendered with (shared DECISIONS §17's variables), as the records are at send time. */
 export interface SurveyEmailContext {
   readonly organizationName: string
@@ -434,7 +440,7 @@ export const runDueSurveySteps = (settings: SurveyWorkerSettings): Effect.Effect
         for (let i = 0; i < claimed.length; i += settings.concurrency) {
           const prepared = yield* prepareWave(claimed.slice(i, i + settings.concurrency), shared)
           inFlight.push(yield* Effect.forkChild(sendWave(prepared, settings), { uninterruptible: true }))
-          if (inFlight.length > 1) {
+          if (inFlight.length >= WAVES_IN_FLIGHT) {
             yield* Fiber.join(inFlight[0]!)
             inFlight.shift()
           }
