@@ -596,6 +596,9 @@ export const startDispatcher = (
     // Woken by a slot freed here, or by the store's signal that deliveries may be claimable (another process's).
     const signals = yield* WorkSignals
     const idle = Effect.raceFirst(wake.await, signals.idle("deliveries", options.pollIntervalMs))
+    // Opened when this process records finished deliveries. A fan-out that took nothing may have passed over an
+    // organization at its queue cap (docs/DECISIONS.md §68), whose events wait for those deliveries, not for a signal.
+    const drained = yield* Latch.make(false)
 
     const context = attemptContext(yield* Clock.Clock)
     const recordFinished = (attempt: Attempt) => {
@@ -667,6 +670,7 @@ export const startDispatcher = (
           sendable()
         if (room <= 0) {
           yield* recordAttempts(repo, dispatcherId, batch)
+          if (batch.length > 0) yield* drained.open
           return "busy" as const
         }
         const size = claimSize(room, (1 + AHEAD) * options.concurrency)
@@ -685,6 +689,7 @@ export const startDispatcher = (
           return yield* Effect.failCause(claim.cause)
         }
         yield* countAttempts(batch)
+        if (batch.length > 0) yield* drained.open
         const claimed = claim.value
         for (const c of claimed) ready.push(c)
         yield* startSending
@@ -695,9 +700,10 @@ export const startDispatcher = (
     })
 
     const fanOutStep = Effect.gen(function*() {
+      yield* drained.close
       const result = yield* fanOutWith(deps, options.fanOutBatchSize)
       if (result.deliveries > 0) yield* wake.open
-      if (result.events === 0) yield* signals.idle("events", options.pollIntervalMs)
+      if (result.events === 0) yield* Effect.raceFirst(signals.idle("events", options.pollIntervalMs), drained.await)
     })
 
     yield* resilient("claim", pumpStep, options.pollIntervalMs).pipe(Effect.forkScoped)

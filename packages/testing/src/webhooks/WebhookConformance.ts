@@ -904,6 +904,56 @@ const delivery = (it: It) =>
         assert.include(noisyHooks.map((h) => h.id), third[0]!.delivery.webhookId)
       }))
 
+    it.effect("a running dispatcher fans out events held at the queue cap as its own deliveries finish, with no signal", () =>
+      Effect.gen(function*() {
+        yield* drain
+        const org = yield* newOrganization("Capped dispatcher")
+        yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.updated"] })).pipe(as(org))
+        while ((yield* Webhooks.fanOutOnce(1000)).events > 0) { /* fan out what creating it recorded */ }
+        // More events than the cap: one unit queues past it, the rest must wait for deliveries to finish.
+        const total = Webhooks.MAX_QUEUED_DELIVERIES_PER_ORGANIZATION + 100
+        yield* transactional(Effect.gen(function*() {
+          for (let i = 0; i < total; i++) yield* recordEvent(org, "review.updated", { id: `c${i}`, n: i })
+        }))
+        const ok: Webhooks.TransportResult = { _tag: "Response", status: 200, bodyExcerpt: "" }
+        const gate = yield* Deferred.make<void>()
+        const sent: Array<string> = []
+        const held = Layer.succeed(
+          Webhooks.WebhookTransport,
+          Webhooks.WebhookTransport.of({
+            post: (request) =>
+              Effect.suspend(() => {
+                sent.push(request.headers["webhook-id"]!)
+                return Effect.as(Deferred.await(gate), ok)
+              })
+          })
+        )
+        // No store signal ever comes (a process whose listener hears nothing): only the deliveries this dispatcher
+        // finishes may tell its fan-out to look again.
+        const silent: Kernel.WorkSignalsService = { idle: () => Effect.never }
+        const scope = yield* Scope.make()
+        yield* Webhooks.startDispatcher({ pollIntervalMs: 10, fanOutBatchSize: total - 100 }).pipe(
+          Effect.provide(held),
+          Effect.provideService(Kernel.WorkSignals, silent),
+          Scope.provide(scope)
+        )
+        const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+        const until = (done: () => boolean, what: string) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 6_000; i++) {
+              if (done()) return
+              yield* pause(10)
+            }
+            assert.fail(`timed out waiting for ${what}`)
+          })
+        yield* until(() => sent.length > 0, "the first POSTs, held while the queue is past the cap")
+        yield* Deferred.succeed(gate, undefined)
+        yield* until(() => sent.length === total, "every event's delivery, the ones held back by the cap included")
+        yield* Scope.close(scope, Exit.void)
+        assert.strictEqual(new Set(sent).size, total)
+        yield* drain
+      }))
+
     it.effect("the fan-out takes organizations in turn and waits at an organization's queue cap; nothing is lost", () =>
       Effect.gen(function*() {
         yield* drain
