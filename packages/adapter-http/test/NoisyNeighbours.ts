@@ -340,11 +340,13 @@ export const jobQueueCase = async ({ floorMs, processes, provision, request }: N
     attacked,
     `alone ${alone.toFixed(0)} ms, one aggressor job ${oneJob.toFixed(0)} ms, attacked ${attacked.toFixed(0)} ms`
   ).toBeLessThan(RATIO * alone + 3 * oneJob + floorMs)
-  // Whatever the timings: on each worker at most the job in hand (and one claimed with it) finished before it.
+  // Whatever the timings: once it was queued, on each worker at most the job in hand (and one claimed with it)
+  // finished before it. Jobs the workers finished while the backlog was still being queued do not count.
   const finished = await Promise.all(
     queued.map(({ id, kind }) => jobSucceeded(request, aggressor.key, kind, id, 0, 300_000))
   )
-  expect(finished.filter((j) => j.finishedAt <= done.finishedAt).length).toBeLessThanOrEqual(2 * processes)
+  const ahead = finished.filter((j) => j.finishedAt > exported.body.createdAt && j.finishedAt <= done.finishedAt)
+  expect(ahead.length).toBeLessThanOrEqual(2 * processes)
 }
 
 /** Store locks and the feed: another organization's strict import (one transaction) holds up no write and no feed. */
