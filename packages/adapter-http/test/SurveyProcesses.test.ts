@@ -6,8 +6,7 @@
  */
 import { Surveys } from "@feedback/core"
 import { Effect } from "effect"
-import type { AddressInfo } from "node:net"
-import { SMTPServer } from "smtp-server"
+import { startSmtpReceiver } from "./SmtpReceiver.ts"
 import { afterAll, expect, it } from "vitest"
 import {
   describeWithServer,
@@ -17,32 +16,6 @@ import {
 import { type ServerProcess, startServerProcess } from "./ServerProcess.ts"
 
 const OPERATOR = "survey-processes-operator-token-0123456789abcdef"
-
-/** An SMTP server that records each message's recipients and takes `delayMs` to accept it (so sends overlap a kill). */
-const smtpServer = async (delayMs: number) => {
-  const received: Array<string> = []
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    onData: (stream, session, callback) => {
-      stream.on("data", () => undefined)
-      stream.on("end", () => {
-        setTimeout(() => {
-          for (const r of session.envelope.rcptTo) received.push(r.address)
-          callback()
-        }, delayMs)
-      })
-    }
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
-  const port = (server.server.address() as AddressInfo).port
-  return {
-    received,
-    url: `smtp://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-}
 
 const call = async (base: string, method: string, path: string, token: string, body?: unknown) => {
   const res = await fetch(`${base}${path}`, {
@@ -131,7 +104,7 @@ describeWithServer("survey flows across processes (PostgreSQL, SMTP)", (serverUr
     )
 
   it("two processes share the due requests: each is sent exactly once", async () => {
-    const smtp = await smtpServer(5)
+    const smtp = await startSmtpReceiver(5)
     cleanups.push(smtp.close)
     const { a, emails, key } = await start(smtp.url, 40)
     const surveys = await settled(a, key, emails.length)
@@ -140,7 +113,7 @@ describeWithServer("survey flows across processes (PostgreSQL, SMTP)", (serverUr
   }, 90_000)
 
   it("a process killed while sending: nothing is sent twice, and nothing it had not started is lost", async () => {
-    const smtp = await smtpServer(40)
+    const smtp = await startSmtpReceiver(40)
     cleanups.push(smtp.close)
     const { b, emails, key, servers } = await start(smtp.url, 60)
     // Kill the first process for good once mail is flowing (it is then most likely in the middle of a send).
