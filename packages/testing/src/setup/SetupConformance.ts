@@ -49,6 +49,13 @@ const patch = (org: Kernel.OrganizationId, area: Setup.Area, outcome: Setup.Setu
 const guided = (org: Kernel.OrganizationId, answers: Setup.ReviewsSetupAnswersInput, ms: number) =>
   Setup.Setup.use((s) => s.setupReviews(answers)).pipe(as(org), atTime(ms))
 
+/** Deletes the oldest of the model's `records` from the store, which must have held it; none left, nothing. */
+const removeOldest = <A, E, R>(records: Array<A>, remove: (record: A) => Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function*() {
+    const record = records.shift()
+    if (record !== undefined) assert.isTrue(yield* remove(record))
+  })
+
 const untouched: Setup.AreaStatus = {
   completedAt: null,
   dismissedAt: null,
@@ -236,21 +243,15 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
         }
         case "Remove": {
           switch (op.kind) {
-            case "site": {
-              const id = m.sites.shift()
-              if (id !== undefined) assert.isTrue(yield* seed.deleteSite(org, id))
+            case "site":
+              yield* removeOldest(m.sites, (id) => seed.deleteSite(org, id))
               break
-            }
-            case "publishableKey": {
-              const k = m.keys.shift()
-              if (k !== undefined) assert.isTrue(yield* storefront.deletePublishableKey(org, k.id))
+            case "publishableKey":
+              yield* removeOldest(m.keys, (k) => storefront.deletePublishableKey(org, k.id))
               break
-            }
-            case "integration": {
-              const id = m.integrations.shift()
-              if (id !== undefined) assert.isTrue(yield* storefront.deleteIntegration(org, id))
+            case "integration":
+              yield* removeOldest(m.integrations, (id) => storefront.deleteIntegration(org, id))
               break
-            }
             case "product": {
               const i = m.products.findIndex((p) => !m.reviews.some((r) => r.productId === p))
               if (i >= 0) {
@@ -259,21 +260,15 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
               }
               break
             }
-            case "review": {
-              const r = m.reviews.shift()
-              if (r !== undefined) assert.isTrue(yield* seed.deleteReview(org, r.id))
+            case "review":
+              yield* removeOldest(m.reviews, (r) => seed.deleteReview(org, r.id))
               break
-            }
-            case "loyaltyProgram": {
-              const p = m.programs.shift()
-              if (p !== undefined) assert.isTrue(yield* storefront.deleteLoyaltyProgram(org, p.id))
+            case "loyaltyProgram":
+              yield* removeOldest(m.programs, (p) => storefront.deleteLoyaltyProgram(org, p.id))
               break
-            }
-            case "wishlist": {
-              const id = m.wishlists.shift()
-              if (id !== undefined) assert.isTrue(yield* storefront.deleteWishlist(org, id))
+            case "wishlist":
+              yield* removeOldest(m.wishlists, (id) => storefront.deleteWishlist(org, id))
               break
-            }
           }
           break
         }
