@@ -704,9 +704,9 @@ const hookWithDeliveries = (name: string, events: number, dataOf: (i: number) =>
   })
 
 /** The webhook's delivery log by delivery id. */
-const deliveriesById = (org: Kernel.OrganizationId, hookId: Kernel.WebhookId, limit = 10) =>
+const deliveriesById = (org: Kernel.OrganizationId, hookId: Kernel.WebhookId) =>
   Effect.map(
-    Webhooks.WebhookRepository.use((r) => r.listDeliveries(org, hookId, { after: undefined, limit })),
+    Webhooks.WebhookRepository.use((r) => r.listDeliveries(org, hookId, { after: undefined, limit: 10 })),
     (log) => new Map(log.map((d) => [d.id, d]))
   )
 
