@@ -33,7 +33,7 @@ export const scanJsonBody = (bytes: Uint8Array): Effect.Effect<JsonBodyProblem |
   Effect.gen(function*() {
     const state = startScan()
     for (let from = 0; from < bytes.length; from += SLICE) {
-      const problem = scanJson(bytes, from, Math.min(bytes.length, from + SLICE), state, JSON_BODY_LIMITS)
+      const problem = scanJson(bytes, from, Math.min(bytes.length, from + SLICE), state, JSON_BODY_LIMITS, false)
       if (problem !== undefined) return problem
       if (from + SLICE < bytes.length) yield* Effect.yieldNow
     }
@@ -48,7 +48,7 @@ const textEncoder = new TextEncoder()
  */
 export const jsonTextProblem = (text: string): JsonBodyProblem | undefined => {
   const bytes = textEncoder.encode(text)
-  return scanJson(bytes, 0, bytes.length, startScan(), JSON_BODY_LIMITS)
+  return scanJson(bytes, 0, bytes.length, startScan(), JSON_BODY_LIMITS, false)
 }
 
 export const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {

@@ -63,11 +63,13 @@ export const scanJson = (
   to: number,
   state: JsonScan,
   limits: JsonScanLimits,
-  untilClose = false
+  untilClose: boolean
 ): JsonScanLimit | undefined => {
+  // Locals while scanning, `state` written once at the end: this loop reads every byte of every JSON body.
   let { containers, depth, escaped, inString, lastComma, values } = state
   const { maxContainers, maxDepth, maxValues } = limits
   let crossed: JsonScanLimit | undefined
+  let close = -1
   for (let i = from; i < to; i++) {
     const b = bytes[i]!
     if (inString) {
@@ -90,7 +92,7 @@ export const scanJson = (
       }
     } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
       if (depth === 0 && untilClose) {
-        state.close = i
+        close = i
         break
       }
       depth--
@@ -102,6 +104,6 @@ export const scanJson = (
       }
     }
   }
-  Object.assign(state, { containers, depth, escaped, inString, lastComma, values })
+  Object.assign(state, { close, containers, depth, escaped, inString, lastComma, values })
   return crossed
 }
