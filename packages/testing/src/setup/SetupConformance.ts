@@ -7,6 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Clock, type Context, Effect, Layer, Option, Schema } from "effect"
 import * as fc from "fast-check"
 import { CoreLayer, Kernel, Organizations, Setup, type StoreServices } from "@feedback/core"
+import { asKey } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { atTime } from "../FixedClock.ts"
 import { noSetupSignals as noSignals } from "./SetupFixtures.ts"
@@ -27,20 +28,9 @@ const iso = (ms: number) => fromMillis(ms)
 
 const settings: ReadonlyArray<Kernel.Permission> = ["settings:read", "settings:write"]
 
-/** Runs a use-case as a secret key of `organizationId` holding `permissions`, with the test configuration. */
-const as =
-  (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = settings) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.provideService(
-        Kernel.CurrentCaller,
-        new Kernel.SecretKeyCaller({
-          organizationId,
-          keyId: "00000000-0000-4000-8000-00000000000a" as Kernel.SecretKeyId,
-          permissions: new Set(permissions)
-        })
-      )
-    )
+/** Runs a use-case as a secret key of `organizationId` holding `permissions` (by default the settings ones). */
+const as = (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = settings) =>
+  asKey(organizationId, permissions)
 
 const getSetupState = Setup.Setup.use((s) => s.getState())
 const get = (org: Kernel.OrganizationId, ms: number) => getSetupState.pipe(as(org), atTime(ms))

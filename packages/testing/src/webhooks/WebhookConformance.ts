@@ -11,25 +11,15 @@ import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } fro
 import { TestClock } from "effect/testing"
 import { CoreLayer, Kernel, Organizations, type StoreServices, Webhooks } from "@feedback/core"
 import { recordEvent, transactional } from "../TestTransactions.ts"
+import { asKey } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const { fromMillis } = Kernel.Timestamp
 
 const all: ReadonlyArray<Kernel.Permission> = ["settings:read", "settings:write"]
 
-const as =
-  (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = all) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.provideService(
-        Kernel.CurrentCaller,
-        new Kernel.SecretKeyCaller({
-          organizationId,
-          keyId: "00000000-0000-4000-8000-0000000000aa" as Kernel.SecretKeyId,
-          permissions: new Set(permissions)
-        })
-      )
-    )
+const as = (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = all) =>
+  asKey(organizationId, permissions)
 
 const newOrganization = (name: string) =>
   Effect.map(Organizations.Organizations.use((o) => o.createOrganization({ name })), (o) => o.id)
