@@ -15,6 +15,7 @@ import { classifySmtpError, EmailNoticeWorkerLive, type SmtpSettings } from "../
 import { expectError, issuePaths } from "./Http.ts"
 import { type ReceivedMessage, type SmtpReceiver, startSmtpReceiver } from "./SmtpReceiver.ts"
 import { makeTestServer, type TestResponse } from "./TestServer.ts"
+import { eventually } from "./WebhookReceiver.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // One memory store shared by the HTTP server, the seeding and the checks
@@ -68,19 +69,9 @@ const noticesOf = (organizationId: Kernel.OrganizationId) =>
   run(Questions.EmailOutboxRepository.use((o) => o.listForOrganization(organizationId)))
 const tablesContaining = (needle: string) => run(StoreTestKit.use((s) => s.tablesContaining(needle)))
 
-const waitFor = async <A>(
-  what: string,
-  probe: () => Promise<A | undefined> | A | undefined,
-  timeoutMs = 5_000
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+/** Polls `probe` (every 20 ms, for at most 5 s) until it gives a value. */
+const waitFor = <A>(what: string, probe: () => Promise<A | undefined> | A | undefined): Promise<A> =>
+  eventually(async () => probe(), 5_000, what)
 
 // ---------------------------------------------------------------------------------------------------------------
 
