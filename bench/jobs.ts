@@ -129,13 +129,17 @@ const main = async () => {
       permissions: new Set(["reviews:read", "reviews:write"])
     })
     const asCaller = Effect.provideService(Kernel.CurrentCaller, caller)
-    // CPU so far of this process and of each of the bench database's backends (the pool keeps its connections; one
-    // opened during a phase counts from zero), from /proc where the server runs on this machine.
+    // CPU so far of this process and of each of the bench database's client backends (the pool keeps its connections;
+    // one opened during a phase counts from zero; autovacuum's workers are not the export's), from /proc where the
+    // server runs on this machine.
     const cpuNow = async () => {
       const node = process.cpuUsage()
       const rows = url === undefined ?
         [] :
-        await sqlRun((sql) => sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+        await sqlRun((sql) =>
+          sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND backend_type = 'client backend'`
+        )
       const backends = new Map<number, number>()
       for (const { pid } of rows) {
         const used = cpuMillis(Number(pid))
