@@ -24,7 +24,7 @@ const active = (row: SurveyRow) => row.nextDueAt !== null || row.claim !== null
 
 /**
  * `SurveyRepository.enrollOrders` as a step of the memory transaction already running: the survey store's, and the
- * order store's bulk move, which enrolls the orders it moves (docs/DECISIONS.md §74).
+ * order store's bulk move, which enrolls the orders it moves (docs/DECISIONS.md §75).
  */
 export const memoryEnrolment = (db: MemoryDatabase["Service"]) => {
   const rows = db.table<string, SurveyRow>("surveys")

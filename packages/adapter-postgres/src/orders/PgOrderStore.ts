@@ -245,7 +245,7 @@ export const PgOrderRepository = Layer.effect(
           // $9 on, then the enrolment's.
           const where = matchWhere(match, 8)
           const join = /\bc\./.test(where.text) ? CUSTOMER_JOIN : ""
-          // The enrolment of the moved orders, in the same statement (docs/DECISIONS.md §74): each flow's plan once,
+          // The enrolment of the moved orders, in the same statement (docs/DECISIONS.md §75): each flow's plan once,
           // with the statuses whose moves trigger it.
           const plans = new Map<string, { plan: Surveys.EnrolmentPlan; from: Array<Orders.OrderStatus> }>()
           for (const { from, plans: triggered } of followUp.enrol) {

@@ -1,5 +1,5 @@
 /**
- * Enrolment as SQL (docs/DECISIONS.md §73, §74): the common-table expressions that enroll a relation of orders in
+ * Enrolment as SQL (docs/DECISIONS.md §73, §75): the common-table expressions that enroll a relation of orders in
  * the plans' flows, for a statement to append to its own. `SurveyRepository.enrollOrders` gives them the orders it
  * is given; the bulk move gives them the orders it has just moved, as its `UPDATE … RETURNING` answers them (a
  * statement does not see its own changes through the table, so the conditions must read the returned rows).

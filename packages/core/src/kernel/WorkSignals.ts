@@ -20,7 +20,7 @@ export interface WorkSignalsService {
    * Returns when work on `channel` may be waiting, or after `pollMs` if the store cannot tell (or after its own
    * fallback if it can). A signal that arrived while nobody waited is not lost: the next `idle` returns at once.
    * `longestMs`: a worker whose own clock covers the work no write announces (the survey worker knows its next due
-   * step) may wait that long instead of the store's fallback (docs/DECISIONS.md §75).
+   * step) may wait that long instead of the store's fallback (docs/DECISIONS.md §76).
    */
   readonly idle: (channel: WorkChannel, pollMs: number, longestMs?: number) => Effect.Effect<void>
   /**

@@ -27,7 +27,7 @@ export interface MovedOrders {
 }
 
 /**
- * What a bulk move does besides moving (docs/DECISIONS.md §74): the surveys it starts, enrolled by the move itself
+ * What a bulk move does besides moving (docs/DECISIONS.md §75): the surveys it starts, enrolled by the move itself
  * as `SurveyRepository.enrollOrders` enrolls (for the orders moved from each status, the plans of the active flows
  * that move triggers; links under `linkBase`), and whether the moved ids are wanted back.
  */

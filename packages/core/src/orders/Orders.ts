@@ -348,7 +348,7 @@ export class Orders extends Context.Service<Orders, {
         }
         return yield* uow.transaction(Effect.gen(function*() {
           const at = yield* now
-          // The move enrolls the orders itself (docs/DECISIONS.md §74); a cancellation's surveys are cancelled here.
+          // The move enrolls the orders itself (docs/DECISIONS.md §75); a cancellation's surveys are cancelled here.
           const followUp = yield* surveys.followUpOfMove(organizationId, body.status, at)
           const moved = yield* repo.moveMatching(
             organizationId,

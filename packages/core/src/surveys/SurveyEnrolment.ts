@@ -68,7 +68,7 @@ export const makeSurveyEnrolment = Effect.gen(function*() {
     })
 
   /**
-   * What a bulk move to `to` at `at` enrolls, for the store to do in the move itself (docs/DECISIONS.md §74): for each
+   * What a bulk move to `to` at `at` enrolls, for the store to do in the move itself (docs/DECISIONS.md §75): for each
    * status an order may move to `to` from, the plans of the active flows that move triggers (none: no flow read).
    */
   const followUpOfMove = (organizationId: OrganizationId, to: OrderStatus, at: Timestamp) =>

@@ -6,7 +6,7 @@
  * Idle, it waits for the earliest due step it knows of or for a signal that one became due, whichever comes first:
  * on a PostgreSQL server the signal is `LISTEN/NOTIFY` (a survey whose next step is due wakes every process), so an
  * idle server with active flows asks its database once per wake-up, not in a loop: at the earliest due step, or at
- * the latest after a tenth of the recovery period (no sooner fallback, docs/DECISIONS.md §75). With the memory store
+ * the latest after a tenth of the recovery period (no sooner fallback, docs/DECISIONS.md §76). With the memory store
  * or embedded PGlite (one process) `WorkSignals` polls, as for the other workers.
  */
 import { Kernel, Surveys } from "@feedback/core"
@@ -31,7 +31,7 @@ export const runSurveyWorker = (settings: Surveys.SurveyWorkerSettings) =>
     yield* Surveys.runDueSurveySteps(settings)
     const next = yield* Surveys.SurveyRepository.use((r) => r.nextDueAt)
     // The longest wait is the recovery period's tenth, so a dead worker's claim is failed in time. Steps that come
-    // due with time are the worker's own to wait for, so it needs no store fallback sooner (docs/DECISIONS.md §75).
+    // due with time are the worker's own to wait for, so it needs no store fallback sooner (docs/DECISIONS.md §76).
     const cap = Math.max(settings.pollIntervalMs, Math.floor(settings.interruptedAfterMs / 10))
     const wait = untilDue(next, yield* Kernel.Timestamp.now, cap)
     if (wait > 0) {
