@@ -8,6 +8,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
 import { trustedEncoder } from "../TrustedEncoder.ts"
+import { tagParameters } from "./CacheableReads.ts"
 import { cacheableRead, personalJson } from "./HttpCaching.ts"
 
 const encodeReviews = trustedEncoder(Storefront.StorefrontReviewPage)
@@ -30,16 +31,10 @@ export const StorefrontHandlers = HttpApiBuilder.group(
     const submissions = yield* Storefront.StorefrontSubmissions
     const shopperReviews = yield* Storefront.StorefrontReviews
     return handlers
-      // Each tag names every parameter the read takes, in a fixed order (docs/DECISIONS.md §70).
+      // Each tag names every parameter the read takes, in a fixed order (docs/DECISIONS.md §70), as the gate does.
       .handle("productReviews", ({ params, query, request }) =>
         cacheableRead(
-          reads.contentTag("productReviews", [
-            params.productIdOrSlug,
-            query.limit,
-            query.cursor,
-            query.sort,
-            query.rating
-          ]),
+          reads.contentTag("productReviews", tagParameters.productReviews({ params, query })),
           request.headers["if-none-match"],
           Effect.map(
             reads.productReviews(params.productIdOrSlug, query),
@@ -48,13 +43,13 @@ export const StorefrontHandlers = HttpApiBuilder.group(
         ))
       .handle("ratings", ({ query, request }) =>
         cacheableRead(
-          reads.contentTag("ratings", [query.products]),
+          reads.contentTag("ratings", tagParameters.ratings({ query })),
           request.headers["if-none-match"],
           Effect.map(reads.ratings(query.products), (list) => JSON.stringify(encodeRatings(list)))
         ))
       .handle("productQuestions", ({ params, query, request }) =>
         cacheableRead(
-          reads.contentTag("productQuestions", [params.productIdOrSlug, query.limit, query.cursor]),
+          reads.contentTag("productQuestions", tagParameters.productQuestions({ params, query })),
           request.headers["if-none-match"],
           Effect.map(
             reads.productQuestions(params.productIdOrSlug, query),
