@@ -31,6 +31,7 @@ import { rateLimitHeaders, refusalBody } from "./SecretKeyAuthLive.ts"
 import { clientAddressOf, parseTrustProxy } from "./storefront/ClientAddress.ts"
 import { corsHeaders, keyInQuery } from "./storefront/StorefrontCors.ts"
 import { handAdmission } from "./storefront/HandedAdmissions.ts"
+import { namesATag } from "./storefront/HttpCaching.ts"
 import { makeRevalidationGate, type Revalidation, type Settled } from "./storefront/RevalidationGate.ts"
 
 export interface RefusalGate {
@@ -228,7 +229,7 @@ const makeRefusalGate = (
     const revalidationOf = (req: GateRequest): { route: string; revalidation: Revalidation } | undefined => {
       // Only a tag can match before the read (`*` reads first, docs/DECISIONS.md §70).
       const ifNoneMatch = req.header("if-none-match")
-      if (ifNoneMatch === undefined || !ifNoneMatch.includes("\"") || req.method !== "GET") return undefined
+      if (ifNoneMatch === undefined || !namesATag(ifNoneMatch) || req.method !== "GET") return undefined
       const charge = chargedRouteOf(req)
       if (charge === undefined || !charge.facts.storefront) return undefined
       // A key in both places leaves the full path to choose which one counts.

@@ -17,6 +17,7 @@ import { spendAlongsideRead } from "../ReadAlongsideSpend.ts"
 import { rateLimitHeaders, refusedResponse } from "../SecretKeyAuthLive.ts"
 import { clientAddressOf, parseTrustProxy } from "./ClientAddress.ts"
 import { takeAdmission } from "./HandedAdmissions.ts"
+import { namesATag } from "./HttpCaching.ts"
 import { corsHeaders } from "./StorefrontCors.ts"
 
 export interface StorefrontOptions {
@@ -91,8 +92,11 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
                     }))
               }
               // A store that reads the content version with the spend saves the read's own probe: the read then waits
-              // for that statement, so the version is read before the read starts (docs/DECISIONS.md §70).
-              if (spendWithVersion !== undefined && rateLimits.decidesInProcess !== true) {
+              // for that statement, so the version is read before the read starts (docs/DECISIONS.md §70). Unless
+              // the read takes its tag from its own first statement and has no tag to compare before it: then it
+              // runs alongside a plain spend (§75).
+              const alongside = reads.tagged !== undefined && !namesATag(request.headers["if-none-match"])
+              if (spendWithVersion !== undefined && rateLimits.decidesInProcess !== true && !alongside) {
                 return Effect.flatMap(
                   spendWithVersion(key.organization.id, [bucket], 1),
                   ({ decision, storefrontVersion }) =>
