@@ -15,55 +15,16 @@
  * One iteration: a 100,000-row job takes minutes.
  */
 import { Catalog, Jobs, Kernel, Organizations, Reviews } from "@feedback/core"
-import { type DatabaseTarget, PgStoreLayer } from "@feedback/adapter-postgres"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
+import { PgStoreLayer } from "@feedback/adapter-postgres"
+import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { spawnSync } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { cpus, tmpdir, totalmem } from "node:os"
-import * as Path from "node:path"
+import { cpus, totalmem } from "node:os"
 import { recordRow } from "./support/targets.ts"
-import { storeSearchPath } from "./support/common.ts"
+import { benchDatabaseTarget } from "./support/common.ts"
 
 const ROWS = Math.max(1, Number(process.env["BENCH_ROWS"] ?? 100_000))
 const PRODUCTS = 1_000
-const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"] || undefined
-
-const onServer = (url: string, statement: string) =>
-  Effect.runPromise(Effect.scoped(
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql.unsafe(statement)
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
-  ))
-
-const prepareTarget = async (): Promise<
-  { target: DatabaseTarget; url: string | undefined; cleanup: () => Promise<void>; label: string }
-> => {
-  if (serverUrl === undefined) {
-    const dataDir = mkdtempSync(Path.join(tmpdir(), "fb-bench-pglite-"))
-    return {
-      target: { _tag: "Embedded", dataDir },
-      url: undefined,
-      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
-      label: "embedded PGlite"
-    }
-  }
-  const name = `feedback_bench_${randomBytes(6).toString("hex")}`
-  await onServer(serverUrl, `CREATE DATABASE ${name}`)
-  await onServer(serverUrl, storeSearchPath(name))
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  return {
-    target: { _tag: "Server", url: url.toString(), maxConnections: 4 },
-    url: url.toString(),
-    cleanup: () => onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined),
-    label: `PostgreSQL server (fresh database ${name})`
-  }
-}
-
 const ms = (n: number) => `${n.toFixed(0)} ms`
 const peakRssMiB = () => `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`
 const timed = async <A>(run: () => Promise<A>): Promise<[number, A]> => {
@@ -92,7 +53,7 @@ function* rows(run: string): Generator<string> {
 }
 
 const main = async () => {
-  const { target, url, cleanup, label } = await prepareTarget()
+  const { target, url, cleanup, label } = await benchDatabaseTarget()
   const services = Layer.merge(PgStoreLayer(target), Kernel.IdGenerator.uuidV7)
   const useCases = Layer.merge(
     Jobs.Jobs.layer.pipe(Layer.provide([Reviews.ReviewWrites.layer, Reviews.Reviews.layer, Catalog.Catalogs.layer])),

@@ -20,16 +20,13 @@
  * Timings are of the use-cases (no HTTP: JSON parsing and schema decoding are measured separately for the import).
  */
 import { Kernel, Organizations, Reviews } from "@feedback/core"
-import { type DatabaseTarget, PgStoreLayer } from "@feedback/adapter-postgres"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import { PgStoreLayer } from "@feedback/adapter-postgres"
+import { Effect, Layer, ManagedRuntime, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { cpus, tmpdir, totalmem } from "node:os"
-import * as Path from "node:path"
+import { readFileSync } from "node:fs"
+import { cpus, totalmem } from "node:os"
 import { recordRow } from "./support/targets.ts"
-import { storeSearchPath } from "./support/common.ts"
+import { benchDatabaseServer, benchDatabaseTarget } from "./support/common.ts"
 
 const ITERATIONS = Math.max(1, Number(process.env["BENCH_ITERATIONS"] ?? 3))
 const IMPORT_ROWS = 10_000
@@ -39,37 +36,6 @@ const CUSTOMERS = 5_000
 // The runner may import this module in-process (argv: node run.ts reviews-write [mode]) or spawn it (argv: node
 // reviews-write.ts [mode]); the mode is whichever argument names one.
 const which = process.argv.slice(2).find((a) => a === "import" || a === "bulk" || a === "all") ?? "all"
-
-const serverUrl = process.env["BENCH_DATABASE_URL"] || process.env["TEST_DATABASE_URL"] || undefined
-
-const onServer = (url: string, statement: string) =>
-  Effect.runPromise(Effect.scoped(
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      yield* sql.unsafe(statement)
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
-  ))
-
-const prepareTarget = async (): Promise<{ target: DatabaseTarget; cleanup: () => Promise<void>; label: string }> => {
-  if (serverUrl === undefined) {
-    const dataDir = mkdtempSync(Path.join(tmpdir(), "fb-bench-pglite-"))
-    return {
-      target: { _tag: "Embedded", dataDir },
-      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
-      label: "embedded PGlite (set BENCH_DATABASE_URL for a server)"
-    }
-  }
-  const name = `feedback_bench_${randomBytes(6).toString("hex")}`
-  await onServer(serverUrl, `CREATE DATABASE ${name}`)
-  await onServer(serverUrl, storeSearchPath(name))
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  return {
-    target: { _tag: "Server", url: url.toString(), maxConnections: 4 },
-    cleanup: () => onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined),
-    label: `PostgreSQL server (fresh database ${name})`
-  }
-}
 
 const median = (xs: ReadonlyArray<number>) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -109,7 +75,7 @@ const processCpuMs = (pids: ReadonlyArray<number>): Map<number, number> => {
 }
 
 const main = async () => {
-  const { target, cleanup, label } = await prepareTarget()
+  const { target, cleanup, label } = await benchDatabaseTarget()
   const services = Layer.merge(PgStoreLayer(target), Kernel.IdGenerator.uuidV7)
   const runtime = ManagedRuntime.make(
     Layer.merge(Reviews.ReviewWrites.layer, Organizations.Organizations.layer).pipe(Layer.provideMerge(services))
@@ -121,7 +87,7 @@ const main = async () => {
     sqlRun((sql) => sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
       .then((rows) => rows.map((r) => Number(r.pid)))
   const withDbCpu = async <A>(run: () => Promise<[number, A]>): Promise<[number, A, number | undefined]> => {
-    if (serverUrl === undefined) return [...(await run()), undefined]
+    if (benchDatabaseServer === undefined) return [...(await run()), undefined]
     const before = processCpuMs(await backendPids())
     const [wall, a] = await run()
     // Backends that started during the phase count from zero; one that ended during it is lost (rare: the pool
@@ -288,7 +254,7 @@ const main = async () => {
           ms(median(decodeTimes))
         }`
       )
-      recordRow("import", i / b, serverUrl === undefined ? { note: "embedded PGlite" } : {})
+      recordRow("import", i / b, benchDatabaseServer === undefined ? { note: "embedded PGlite" } : {})
       cpuRatio("import", importCpus, baselineCpus)
       console.log(`  this process's CPU during the import: ${ms(median(importNodeCpus))} (median)`)
       console.log(
@@ -369,7 +335,7 @@ const main = async () => {
           ms(u)
         }; baseline one UPDATE of the same rows: ${ms(b)}`
       )
-      recordRow("bulk-update", u / b, serverUrl === undefined ? { note: "embedded PGlite" } : {})
+      recordRow("bulk-update", u / b, benchDatabaseServer === undefined ? { note: "embedded PGlite" } : {})
       console.log(
         `  ratio ${(u / b).toFixed(2)}× the baseline; review.updated events recorded: ${
           events.toLocaleString("en-US")

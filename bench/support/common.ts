@@ -1,12 +1,14 @@
 /** Shared pieces of the benchmarks: HTTP load with autocannon, provisioning, databases and printing. */
 import { PgClient } from "@effect/sql-pg"
-import { DEFAULT_SCHEMA } from "@feedback/adapter-postgres"
+import { type DatabaseTarget, DEFAULT_SCHEMA } from "@feedback/adapter-postgres"
 import autocannon from "autocannon"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
-import { readFileSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as inspector from "node:inspector/promises"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
 
 /** `BENCH_SECONDS`: the factor every benchmark scales its measured durations by (1 unless set). */
 export const benchScale = Number(process.env["BENCH_SECONDS"] ?? "1")
@@ -40,8 +42,34 @@ export const freshDatabase = async (serverUrl: string) => {
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return {
+    name,
     url: url.toString(),
     drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined)
+  }
+}
+
+/**
+ * The store of a benchmark that runs it in its own process: a fresh database on `benchDatabaseServer` (`url` for the
+ * baselines' own connections), else embedded PGlite in a temporary directory; `cleanup` drops or deletes it.
+ */
+export const benchDatabaseTarget = async (): Promise<
+  { target: DatabaseTarget; url: string | undefined; cleanup: () => Promise<void>; label: string }
+> => {
+  if (benchDatabaseServer === undefined) {
+    const dataDir = mkdtempSync(Path.join(tmpdir(), "fb-bench-pglite-"))
+    return {
+      target: { _tag: "Embedded", dataDir },
+      url: undefined,
+      cleanup: async () => rmSync(dataDir, { recursive: true, force: true }),
+      label: "embedded PGlite (set BENCH_DATABASE_URL for a server)"
+    }
+  }
+  const db = await freshDatabase(benchDatabaseServer)
+  return {
+    target: { _tag: "Server", url: db.url, maxConnections: 4 },
+    url: db.url,
+    cleanup: db.drop,
+    label: `PostgreSQL server (fresh database ${db.name})`
   }
 }
 

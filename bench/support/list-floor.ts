@@ -8,11 +8,12 @@
  * the framework's and the design's.
  */
 import { type Kernel, RateLimits, Reviews, type StoreServices } from "@feedback/core"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, type Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerRequest } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup } from "effect/http-api"
 import { createHash } from "node:crypto"
+import { floorWebHandler, jsonResponse } from "./floor-handler.ts"
 
 const optional = Schema.optional(Schema.String)
 
@@ -40,7 +41,6 @@ export interface ListFloorOptions {
 }
 
 export const makeListFloor = (
-  /** Built services to share (each floor has its own router, so not the real handler's memo map). */
   services: Layer.Layer<StoreServices | SqlClient.SqlClient>,
   options: ListFloorOptions
 ) => {
@@ -73,16 +73,9 @@ export const makeListFloor = (
               }
             )
             : yield* read
-          return HttpServerResponse.text(JSON.stringify(body), { contentType: "application/json" })
+          return jsonResponse(body)
         }))
   )
 
-  return HttpRouter.toWebHandler(
-    HttpApiBuilder.layer(FloorApi).pipe(
-      Layer.provide(Handlers),
-      Layer.provide(services),
-      Layer.provide(HttpServer.layerServices)
-    ),
-    { disableLogger: true }
-  )
+  return floorWebHandler(FloorApi, Handlers, services)
 }

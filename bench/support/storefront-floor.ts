@@ -5,10 +5,11 @@
  * cannot do without and `JSON.stringify` of what they read. What the real route costs beyond these is ours.
  */
 import type { Kernel, StoreServices } from "@feedback/core"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, type Layer, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
-import { HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerRequest } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup } from "effect/http-api"
+import { floorWebHandler, jsonResponse } from "./floor-handler.ts"
 
 class FloorApi extends HttpApi.make("storefrontFloor").add(
   HttpApiGroup.make("storefront").add(
@@ -44,23 +45,15 @@ export const makeStorefrontFloor = (services: Layer.Layer<Reads>, options: Store
       return yield* new HttpApiError.Unauthorized()
     }
   })
-  const json = (body: unknown) => HttpServerResponse.text(JSON.stringify(body), { contentType: "application/json" })
   const Handlers = HttpApiBuilder.group(
     FloorApi,
     "storefront",
     (handlers) =>
       handlers
         .handle("ratings", ({ query }) =>
-          Effect.andThen(authorized, Effect.map(options.ratings(query.products.split(",")), json)))
+          Effect.andThen(authorized, Effect.map(options.ratings(query.products.split(",")), jsonResponse)))
         .handle("reviews", ({ query }) =>
-          Effect.andThen(authorized, Effect.map(options.reviews(query.product), json)))
+          Effect.andThen(authorized, Effect.map(options.reviews(query.product), jsonResponse)))
   )
-  return HttpRouter.toWebHandler(
-    HttpApiBuilder.layer(FloorApi).pipe(
-      Layer.provide(Handlers),
-      Layer.provide(services),
-      Layer.provide(HttpServer.layerServices)
-    ),
-    { disableLogger: true }
-  )
+  return floorWebHandler(FloorApi, Handlers, services)
 }

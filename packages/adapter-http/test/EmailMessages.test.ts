@@ -5,12 +5,11 @@
  */
 import { Questions } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
-import type { AddressInfo } from "node:net"
-import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { JsonLoggerLayer } from "../src/server/observability/JsonLogger.ts"
 import { buildMessage } from "../src/server/questions/MimeBuild.ts"
 import { SmtpMailer } from "../src/server/questions/SmtpMailer.ts"
+import { type SmtpReceiver, startSmtpReceiver } from "./SmtpReceiver.ts"
 
 const unsubscribeUrl = "https://api.shop.example/u/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcde"
 
@@ -76,44 +75,27 @@ const parse = (raw: string) => {
 }
 
 describe("the message shape through SMTP", () => {
-  const inbox: Array<string> = []
-  let smtp: SMTPServer
-  let port = 0
-
+  let smtp: SmtpReceiver
   beforeAll(async () => {
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ["STARTTLS", "AUTH"],
-      logger: false,
-      onData: (stream, _session, callback) => {
-        const chunks: Array<Buffer> = []
-        stream.on("data", (c: Buffer) => chunks.push(c))
-        stream.on("end", () => {
-          inbox.push(Buffer.concat(chunks).toString("utf8"))
-          callback()
-        })
-      }
-    })
-    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()))
-    port = (smtp.server.address() as AddressInfo).port
+    smtp = await startSmtpReceiver()
   })
-  afterAll(() => new Promise<void>((resolve) => smtp.close(() => resolve())))
+  afterAll(() => smtp.close())
 
   const send = (message: Questions.EmailMessage) =>
     Effect.runPromise(
       Questions.Mailer.use((m) => m.send(message)).pipe(
         Effect.provide(
-          SmtpMailer({ url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Acme <reviews@shop.example>" })
+          SmtpMailer({ url: Redacted.make(smtp.url), from: "Acme <reviews@shop.example>" })
         ),
         Effect.scoped
       )
     )
 
   it("a review email is multipart/alternative, text then HTML, with List-Unsubscribe and its one-click companion", async () => {
-    const before = inbox.length
+    const before = smtp.messages.length
     expect(await send(review)).toEqual({ _tag: "Sent" })
-    expect(inbox.length).toBe(before + 1)
-    const { headers, parts } = parse(inbox[before]!)
+    expect(smtp.messages.length).toBe(before + 1)
+    const { headers, parts } = parse(smtp.messages[before]!.raw)
     expect(headerOf(headers, "Content-Type")).toMatch(/^multipart\/alternative/)
     expect(headerOf(headers, "List-Unsubscribe")).toBe(`<${unsubscribeUrl}>`)
     expect(headerOf(headers, "List-Unsubscribe-Post")).toBe("List-Unsubscribe=One-Click")
@@ -125,21 +107,21 @@ describe("the message shape through SMTP", () => {
   })
 
   it("an asker notice keeps its shape: one text/plain part, no List-Unsubscribe", async () => {
-    const before = inbox.length
+    const before = smtp.messages.length
     expect(await send(notice)).toEqual({ _tag: "Sent" })
-    const { headers, parts } = parse(inbox[before]!)
+    const { headers, parts } = parse(smtp.messages[before]!.raw)
     expect(headerOf(headers, "Content-Type")).toMatch(/^text\/plain/)
     expect(headerOf(headers, "List-Unsubscribe")).toBeUndefined()
     expect(parts).toEqual([{ type: expect.stringMatching(/^text\/plain/), body: notice.text }])
   })
 
   it("headers that are not single lines, or whose names are not tokens, are not passed on", async () => {
-    const before = inbox.length
+    const before = smtp.messages.length
     await send({
       ...notice,
       headers: { "X-Ok": "fine", "X-Bad": "a\r\nBcc: victim@example.com", "Bad Name": "x", "Auto-Submitted": "no" }
     })
-    const { headers } = parse(inbox[before]!)
+    const { headers } = parse(smtp.messages[before]!.raw)
     expect(headerOf(headers, "X-Ok")).toBe("fine")
     expect(headerOf(headers, "X-Bad")).toBeUndefined()
     expect(headerOf(headers, "Bcc")).toBeUndefined()

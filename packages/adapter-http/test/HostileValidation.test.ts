@@ -6,22 +6,15 @@
  */
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
-import { type StoreServices, Webhooks } from "@feedback/core"
-import { Effect, Layer } from "effect"
+import { type StoreServices } from "@feedback/core"
+import { fixedDns } from "@feedback/testing"
+import { Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
 import { expectError } from "./Http.ts"
 import { makeTestServer, type TestResponse, type TestServer } from "./TestServer.ts"
 
-const FakeDns = Layer.succeed(
-  Webhooks.HostResolver,
-  Webhooks.HostResolver.of({
-    resolve: (hostname) =>
-      hostname === "hooks.example.com"
-        ? Effect.succeed(["93.184.216.34"])
-        : Effect.fail(new Webhooks.HostNotResolved({ hostname }))
-  })
-)
+const FakeDns = fixedDns({ "hooks.example.com": ["93.184.216.34"] })
 
 const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, unknown>]> = [
   ["memory", () => MemoryStoreLayer],

@@ -5,8 +5,9 @@
  */
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { MemoryStoreLayer } from "@feedback/adapter-memory"
-import { type StoreServices, Webhooks } from "@feedback/core"
-import { Effect, Layer } from "effect"
+import { type StoreServices } from "@feedback/core"
+import { fixedDns } from "@feedback/testing"
+import { Layer } from "effect"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
 import { expectError } from "./Http.ts"
@@ -19,15 +20,7 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<StoreServices, u
 ]
 
 // Webhook destinations resolve without the network; no dispatcher runs, so a ping answers its queued delivery.
-const FakeDns = Layer.succeed(
-  Webhooks.HostResolver,
-  Webhooks.HostResolver.of({
-    resolve: (hostname) =>
-      hostname === "hooks.example.com"
-        ? Effect.succeed(["93.184.216.34"])
-        : Effect.fail(new Webhooks.HostNotResolved({ hostname }))
-  })
-)
+const FakeDns = fixedDns({ "hooks.example.com": ["93.184.216.34"] })
 
 let counter = 0
 const freshKey = () => `key-${Date.now()}-${++counter}`

@@ -9,11 +9,11 @@ import type { StoreServices } from "@feedback/core"
 import { type Layer, Redacted } from "effect"
 import { connect, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
-import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
 import { DEFAULT_SERVER_LIMITS, hardenedServer } from "../src/server/NodeServer.ts"
 import * as Noisy from "./NoisyNeighbours.ts"
+import { type SmtpReceiver, startSmtpReceiver } from "./SmtpReceiver.ts"
 import { makeTestServer, type TestServer } from "./TestServer.ts"
 import { eventually, type Receiver, startReceiver } from "./WebhookReceiver.ts"
 
@@ -131,33 +131,18 @@ describe("noisy neighbours: connections (the standalone server)", () => {
 })
 
 describe.each(stores)("noisy neighbours: survey emails (%s)", (_name, makeStore) => {
-  /** Recipients in the order the SMTP server accepted their messages. */
-  const accepted: Array<string> = []
-  let smtp: SMTPServer
+  let smtp: SmtpReceiver
   let server: TestServer
   beforeAll(async () => {
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ["STARTTLS", "AUTH"],
-      logger: false,
-      onData: (stream, session, callback) => {
-        stream.on("data", () => undefined)
-        stream.on("end", () => {
-          for (const r of session.envelope.rcptTo) accepted.push(r.address)
-          callback()
-        })
-      }
-    })
-    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()))
-    const port = (smtp.server.address() as AddressInfo).port
+    smtp = await startSmtpReceiver()
     server = makeTestServer(makeStore(), {
-      email: { smtp: { url: Redacted.make(`smtp://127.0.0.1:${port}`), from: "Shop <reviews@shop.example>" } },
+      email: { smtp: { url: Redacted.make(smtp.url), from: "Shop <reviews@shop.example>" } },
       surveys: { pollIntervalMs: 20 }
     })
   })
   afterAll(async () => {
     await server.dispose()
-    await new Promise<void>((resolve) => smtp.close(() => resolve()))
+    await smtp.close()
   })
 
   /** An organization whose guided setup asks at once after `order.fulfilled`, and its one product. */
@@ -182,7 +167,7 @@ describe.each(stores)("noisy neighbours: survey emails (%s)", (_name, makeStore)
       body: { customer: { email }, lines: [{ productSlug: "mug" }], status: "fulfilled" }
     })
     expect(order.status).toBe(201)
-    await eventually(async () => (accepted.includes(email) ? true : undefined), 120_000, "the victim's email", 10)
+    await eventually(async () => (smtp.received.includes(email) ? true : undefined), 120_000, "the victim's email", 10)
     return performance.now() - started
   }
 
@@ -212,6 +197,7 @@ describe.each(stores)("noisy neighbours: survey emails (%s)", (_name, makeStore)
     })
     expect(moved.body.count).toBe(backlog)
     const mine = `victim-${Math.random()}@example.com`
+    const accepted = smtp.received // the live list, in acceptance order
     const sentBefore = accepted.filter((to) => to.startsWith("noisy-")).length
     const attacked = await victimEmail(victim.key, mine)
     const aggressorBefore = accepted.slice(0, accepted.indexOf(mine)).filter((to) => to.startsWith("noisy-")).length

@@ -10,12 +10,12 @@ import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { MemoryStoreTestKit } from "@feedback/adapter-memory/testing"
 import { seedCustomer, seedProduct, StoreTestKit } from "@feedback/testing"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
-import type { AddressInfo } from "node:net"
-import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { classifySmtpError, EmailNoticeWorkerLive, type SmtpSettings } from "../src/server/questions/SmtpMailer.ts"
 import { expectError, issuePaths } from "./Http.ts"
+import { type ReceivedMessage, type SmtpReceiver, startSmtpReceiver } from "./SmtpReceiver.ts"
 import { makeTestServer, type TestResponse } from "./TestServer.ts"
+import { eventually } from "./WebhookReceiver.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // One memory store shared by the HTTP server, the seeding and the checks
@@ -69,19 +69,9 @@ const noticesOf = (organizationId: Kernel.OrganizationId) =>
   run(Questions.EmailOutboxRepository.use((o) => o.listForOrganization(organizationId)))
 const tablesContaining = (needle: string) => run(StoreTestKit.use((s) => s.tablesContaining(needle)))
 
-const waitFor = async <A>(
-  what: string,
-  probe: () => Promise<A | undefined> | A | undefined,
-  timeoutMs = 5_000
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+/** Polls `probe` (every 20 ms, for at most 5 s) until it gives a value. */
+const waitFor = <A>(what: string, probe: () => Promise<A | undefined> | A | undefined): Promise<A> =>
+  eventually(async () => probe(), 5_000, what)
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -369,14 +359,6 @@ describe("answers, listing and deletion", () => {
 // ---------------------------------------------------------------------------------------------------------------
 // Email through a real SMTP server
 
-interface Received {
-  readonly to: ReadonlyArray<string>
-  readonly from: string
-  readonly subject: string
-  readonly text: string
-  readonly raw: string
-}
-
 /** The body of a single-part message as text (nodemailer uses 7bit or quoted-printable for plain text). */
 const decodeBody = (raw: string): { readonly headers: string; readonly text: string } => {
   const split = raw.indexOf("\r\n\r\n")
@@ -399,42 +381,20 @@ const headerOf = (headers: string, name: string): string => {
   return new RegExp(`^${name}:\\s*(.*)$`, "im").exec(unfolded)?.[1] ?? ""
 }
 
+/** A received message with its subject and its body as text. */
+const read = (message: ReceivedMessage) => {
+  const { headers, text } = decodeBody(message.raw)
+  return { ...message, subject: headerOf(headers, "Subject"), text }
+}
+
 describe("the asker's email, through SMTP", () => {
-  const inbox: Array<Received> = []
-  let smtp: SMTPServer
-  let port = 0
+  let smtp: SmtpReceiver
   let worker: ManagedRuntime.ManagedRuntime<never, never> | undefined
 
   beforeAll(async () => {
-    smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ["STARTTLS", "AUTH"],
-      logger: false,
-      onRcptTo: (address, _session, callback) =>
-        address.address.startsWith("bounce")
-          ? callback(Object.assign(new Error("No such user"), { responseCode: 550 }))
-          : callback(),
-      onData: (stream, session, callback) => {
-        const chunks: Array<Buffer> = []
-        stream.on("data", (c: Buffer) => chunks.push(c))
-        stream.on("end", () => {
-          const raw = Buffer.concat(chunks).toString("utf8")
-          const { headers, text } = decodeBody(raw)
-          inbox.push({
-            to: session.envelope.rcptTo.map((r) => r.address),
-            from: session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address,
-            subject: headerOf(headers, "Subject"),
-            text,
-            raw
-          })
-          callback()
-        })
-      }
-    })
-    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()))
-    port = (smtp.server.address() as AddressInfo).port
+    smtp = await startSmtpReceiver(0, { refuse: (address) => address.startsWith("bounce") })
     const settings: SmtpSettings = {
-      url: Redacted.make(`smtp://127.0.0.1:${port}`),
+      url: Redacted.make(smtp.url),
       from: "Mug shop <answers@shop.example>"
     }
     const context = await store.context()
@@ -446,10 +406,12 @@ describe("the asker's email, through SMTP", () => {
 
   afterAll(async () => {
     await worker?.dispose()
-    await new Promise<void>((resolve) => smtp.close(() => resolve()))
+    await smtp.close()
   })
 
-  const delivered = (to: string) => inbox.filter((m) => m.to.includes(to))
+  /** The messages the SMTP server accepted, read. */
+  const inbox = () => smtp.messages.map(read)
+  const delivered = (to: string) => inbox().filter((m) => m.to.includes(to))
 
   it("the first published answer emails the asker exactly once; a second answer sends nothing; no address sends nothing", async () => {
     const s = await shop()
@@ -500,7 +462,7 @@ describe("the asker's email, through SMTP", () => {
       [email, "sent", 1]
     ])
     expect(delivered(email)).toHaveLength(1)
-    expect(inbox.filter((m) => m.text.includes("microwave") || m.text.includes("nobody to tell"))).toEqual([])
+    expect(inbox().filter((m) => m.text.includes("microwave") || m.text.includes("nobody to tell"))).toEqual([])
     expect(delivered(bystanderEmail)).toEqual([])
   })
 
@@ -517,7 +479,7 @@ describe("the asker's email, through SMTP", () => {
     expect((await noticesOf(s.organizationId))[0]!.status).toBe("pending")
     const context = await store.context()
     const settings: SmtpSettings = {
-      url: Redacted.make(`smtp://127.0.0.1:${port}`),
+      url: Redacted.make(smtp.url),
       from: "Mug shop <answers@shop.example>"
     }
     // Two processes start at once; the notice still goes out exactly once.

@@ -6,46 +6,13 @@
  * checked with axe-core, and it requests nothing from another origin.
  */
 import { Redacted } from "effect"
-import type { AddressInfo } from "node:net"
 import type { Browser } from "playwright-core"
-import { SMTPServer } from "smtp-server"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEMO_PRODUCT_SLUG } from "../src/server/organizations/DemoCatalog.ts"
 import { browserTitle, chromiumPresent, launchChromium, screenshot, seriousViolations } from "./Chromium.ts"
 import { type DemoServer, startDemoServer } from "./DemoServer.ts"
+import { type SmtpReceiver, startSmtpReceiver } from "./SmtpReceiver.ts"
 import { eventually } from "./WebhookReceiver.ts"
-
-interface Received {
-  readonly to: ReadonlyArray<string>
-  readonly text: string
-}
-
-/** An SMTP server on loopback keeping every message's recipients and raw text. */
-const startSmtp = async () => {
-  const received: Array<Received> = []
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    onData: (stream, session, callback) => {
-      const chunks: Array<Buffer> = []
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk))
-      stream.on("end", () => {
-        received.push({
-          to: session.envelope.rcptTo.map((r) => r.address),
-          text: Buffer.concat(chunks).toString("utf8")
-        })
-        callback()
-      })
-    }
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
-  return {
-    received,
-    url: `smtp://127.0.0.1:${(server.server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-}
 
 /** The message's text with quoted-printable soft breaks and escapes undone (enough to read a URL out of it). */
 const readable = (raw: string) =>
@@ -54,11 +21,11 @@ const readable = (raw: string) =>
 describe.skipIf(!chromiumPresent)(
   browserTitle("a survey from its email to the admin API, in headless Chromium"),
   () => {
-    let smtp: Awaited<ReturnType<typeof startSmtp>>
+    let smtp: SmtpReceiver
     let server: DemoServer
     let browser: Browser
     beforeAll(async () => {
-      smtp = await startSmtp()
+      smtp = await startSmtpReceiver()
       server = await startDemoServer({
         email: { smtp: { url: Redacted.make(smtp.url), from: "Demo shop <shop@demo.example>" } }
       })
@@ -87,14 +54,14 @@ describe.skipIf(!chromiumPresent)(
         expect(order.status).toBe(201)
 
         const email = await eventually(
-          async () => smtp.received.find((m) => m.to.includes("grace@demo.example")),
+          async () => smtp.messages.find((m) => m.to.includes("grace@demo.example")),
           60_000,
           "the review request email"
         )
         const link = new RegExp(`${server.origin.replace(/[.:/]/g, "\\$&")}/r/[A-Za-z0-9_-]{22,64}`).exec(
-          readable(email.text)
+          readable(email.raw)
         )?.[0]
-        expect(link, `the survey link in the email:\n${readable(email.text)}`).toBeDefined()
+        expect(link, `the survey link in the email:\n${readable(email.raw)}`).toBeDefined()
 
         const context = await browser.newContext({ viewport: { width: 900, height: 900 } })
         const elsewhere: Array<string> = []

@@ -1,22 +1,12 @@
 /** Webhook registration over HTTP: validation, nullable secret, strict bodies, permissions, isolation. */
 import { Webhooks } from "@feedback/core"
-import { Effect, Layer } from "effect"
+import { fixedDns } from "@feedback/testing"
 import { afterAll, describe, expect, it } from "vitest"
 import { expectInvalid } from "./Http.ts"
 import { makeTestServer } from "./TestServer.ts"
 
 // Names a test may register without touching the network; the dispatcher is off, so nothing is ever sent.
-const FakeDns = Layer.succeed(
-  Webhooks.HostResolver,
-  Webhooks.HostResolver.of({
-    resolve: (hostname) =>
-      hostname === "hooks.example.com"
-        ? Effect.succeed(["93.184.216.34"])
-        : hostname === "intranet.example.com"
-        ? Effect.succeed(["192.168.1.20"])
-        : Effect.fail(new Webhooks.HostNotResolved({ hostname }))
-  })
-)
+const FakeDns = fixedDns({ "hooks.example.com": ["93.184.216.34"], "intranet.example.com": ["192.168.1.20"] })
 
 const strict = makeTestServer(undefined, { webhooks: { dispatcher: false, resolver: FakeDns } })
 const relaxed = makeTestServer(undefined, {

@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Catalog, CoreLayer, Jobs, Kernel, Organizations, Reviews } from "@feedback/core"
-import { ConformanceDns } from "@feedback/testing"
+import { asDashboard, ConformanceDns } from "@feedback/testing"
 import { Effect, Layer, Stream } from "effect"
 import { MemoryStoreLayer } from "../src/MemoryStore.ts"
 import { MemoryStoreTestKit } from "../src/testing/MemoryStoreTestKit.ts"
@@ -30,17 +30,6 @@ const Settings = Layer.succeed(Jobs.JobSettings, {
   exportRetentionMs: 3_600_000,
   maxRows: 20
 })
-
-const asDashboard = (organizationId: Kernel.OrganizationId) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.provideService(
-    effect,
-    Kernel.CurrentCaller,
-    new Kernel.DashboardCaller({
-      organizationId,
-      userId: "00000000-0000-4000-8000-00000000000a" as Kernel.UserId,
-      name: "Tester"
-    })
-  )
 
 const importJob = (
   org: Kernel.OrganizationId,

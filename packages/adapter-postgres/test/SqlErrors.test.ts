@@ -37,6 +37,23 @@ const rejected = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 const insertOrganization = (o: Organizations.Organization) =>
   Organizations.OrganizationRepository.use((r) => r.insert(o))
 
+/** Stores a secret key of `org` (a random hash, no permissions), with `fields` changed. */
+const insertSecretKey = (
+  org: Organizations.Organization,
+  fields: { readonly name: string; readonly keyHash?: string }
+) =>
+  Organizations.SecretKeyRepository.use((r) =>
+    r.insert({
+      id: randomUUID() as Kernel.SecretKeyId,
+      organizationId: org.id,
+      permissions: [],
+      keyHash: randomBytes(32).toString("hex"),
+      createdAt: at,
+      revokedAt: null,
+      ...fields
+    })
+  )
+
 describe(`SQL errors caused by a value (${storeName})`, () => {
   layer(freshLayer(PgStoreLayer), { timeout: 60_000 })("store calls", (it) => {
     it.effect("a NUL character is a 400 (22021), in an organization name, a key name and a webhook secret", () =>
@@ -47,17 +64,7 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
 
         const org = organization()
         yield* insertOrganization(org)
-        const keyName = yield* rejected(Organizations.SecretKeyRepository.use((r) =>
-          r.insert({
-            id: randomUUID() as Kernel.SecretKeyId,
-            organizationId: org.id,
-            name: "ci\u0000key",
-            permissions: [],
-            keyHash: randomBytes(32).toString("hex"),
-            createdAt: at,
-            revokedAt: null
-          })
-        ))
+        const keyName = yield* rejected(insertSecretKey(org, { name: "ci\u0000key" }))
         assert.strictEqual(keyName._tag, "InvalidRequest")
 
         const secret = yield* rejected(Webhooks.WebhookRepository.use((r) =>
@@ -113,17 +120,9 @@ describe(`SQL errors caused by a value (${storeName})`, () => {
         const org = organization()
         yield* insertOrganization(org)
         // Random text does not compress, so the index entry exceeds a btree page's limit (about 2.7 kB).
-        const error = yield* rejected(Organizations.SecretKeyRepository.use((r) =>
-          r.insert({
-            id: randomUUID() as Kernel.SecretKeyId,
-            organizationId: org.id,
-            name: "big",
-            permissions: [],
-            keyHash: randomBytes(8_000).toString("base64"),
-            createdAt: at,
-            revokedAt: null
-          })
-        ))
+        const error = yield* rejected(
+          insertSecretKey(org, { name: "big", keyHash: randomBytes(8_000).toString("base64") })
+        )
         assert.strictEqual(error._tag, "InvalidRequest")
         assert.include(error.message, "too large")
       }))

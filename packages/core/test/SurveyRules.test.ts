@@ -40,7 +40,8 @@ const flowOf = (steps: ReadonlyArray<Step>, extra: Partial<Setup.SurveyFlow> = {
   updatedAt: T0,
   ...extra
 })
-const survey = (flow: Setup.SurveyFlow, customer = { email: "a@example.com", emailOptOut: false }) =>
+/** A new survey of `flow` for `order`, whose customer is `customer` (undefined: the order has none). */
+const surveyFor = (flow: Setup.SurveyFlow, customer: Parameters<typeof Surveys.newSurvey>[0]["customer"]) =>
   Surveys.newSurvey({
     id: "0190f000-0000-7000-8000-0000000000c1" as Kernel.SurveyId,
     token: "t".repeat(43),
@@ -50,6 +51,16 @@ const survey = (flow: Setup.SurveyFlow, customer = { email: "a@example.com", ema
     customer,
     at: T0
   })
+const survey = (flow: Setup.SurveyFlow) => surveyFor(flow, { email: "a@example.com", emailOptOut: false })
+/** Flows' steps: emails and waits of up to `maxWaitSeconds`. */
+const arbSteps = (maxWaitSeconds: number, maxLength: number): fc.Arbitrary<Array<Step>> =>
+  fc.array(
+    fc.oneof(
+      fc.constant({ type: "email" } as const),
+      fc.integer({ min: 0, max: maxWaitSeconds }).map((waitSeconds) => ({ type: "wait", waitSeconds }) as const)
+    ),
+    { maxLength }
+  )
 const claim = (stored: Surveys.StoredSurvey, claimedAt: Kernel.Timestamp.Timestamp): Surveys.StoredSurvey => ({
   ...stored,
   claim: { workerId: "w", claimedAt, position: Surveys.nextDue(stored)!.position, sendingAt: claimedAt }
@@ -103,7 +114,7 @@ describe("a survey's steps", () => {
   })
 
   it("a survey whose customer cannot be emailed is skipped with its reason; nothing is due", () => {
-    const s = survey(flowOf([{ type: "email" }]), { email: "a@example.com", emailOptOut: true })
+    const s = surveyFor(flowOf([{ type: "email" }]), { email: "a@example.com", emailOptOut: true })
     expect([s.survey.status, s.survey.reason, s.survey.steps[0]!.outcome, Surveys.nextDue(s)]).toEqual([
       "skipped",
       "the customer opted out of email",
@@ -129,13 +140,9 @@ describe("a survey's steps", () => {
   })
 
   it("whatever the flow and the outcomes, each email step is due at most once and ends once", () => {
-    const arbStep: fc.Arbitrary<Step> = fc.oneof(
-      fc.constant({ type: "email" } as const),
-      fc.integer({ min: 0, max: 1_000 }).map((waitSeconds) => ({ type: "wait", waitSeconds }) as const)
-    )
     fc.assert(
       fc.property(
-        fc.array(arbStep, { maxLength: 8 }),
+        arbSteps(1_000, 8),
         fc.array(fc.constantFrom("sent", "failed", "skipped"), { minLength: 8, maxLength: 8 }),
         (steps, outcomes) => {
           let s = survey(flowOf(steps))
@@ -220,13 +227,7 @@ describe("decideStep", () => {
 describe("enrolment plans", () => {
   it("a plan lays out every survey of the flow at its moment as newSurvey does, by the customer's kind", () => {
     fc.assert(fc.property(
-      fc.array(
-        fc.oneof(
-          fc.record({ type: fc.constant("wait" as const), waitSeconds: fc.integer({ min: 0, max: 10 ** 7 }) }),
-          fc.constant({ type: "email" as const })
-        ),
-        { maxLength: 6 }
-      ),
+      arbSteps(10 ** 7, 6),
       fc.constantFrom(
         { email: "a@example.com", emailOptOut: false },
         { email: "a@example.com", emailOptOut: true },
@@ -236,15 +237,7 @@ describe("enrolment plans", () => {
       (steps, customer) => {
         const flow = flowOf(steps)
         const plan = Surveys.enrolmentPlan(flow, T0)!
-        const stored = Surveys.newSurvey({
-          id: "0190f000-0000-7000-8000-0000000000c1" as Kernel.SurveyId,
-          token: "t".repeat(43),
-          url: "u",
-          flow,
-          order,
-          customer,
-          at: T0
-        })
+        const stored = surveyFor(flow, customer)
         const layout = plan.layouts[Surveys.contactKind(customer)]
         expect(layout).toEqual({
           status: stored.survey.status,

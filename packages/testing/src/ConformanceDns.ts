@@ -12,12 +12,16 @@ const dns: Record<string, ReadonlyArray<string>> = {
   "mixed.example.com": ["93.184.216.34", "127.0.0.1"]
 }
 
-export const ConformanceDns = Layer.succeed(
-  Webhooks.HostResolver,
-  Webhooks.HostResolver.of({
-    resolve: (hostname) => {
-      const found = dns[hostname]
-      return found === undefined ? Effect.fail(new Webhooks.HostNotResolved({ hostname })) : Effect.succeed(found)
-    }
-  })
-)
+/** A resolver answering from `table` alone: a name not in it does not resolve, and nothing reaches the network. */
+export const fixedDns = (table: Readonly<Record<string, ReadonlyArray<string>>>) =>
+  Layer.succeed(
+    Webhooks.HostResolver,
+    Webhooks.HostResolver.of({
+      resolve: (hostname) =>
+        Object.hasOwn(table, hostname)
+          ? Effect.succeed(table[hostname]!)
+          : Effect.fail(new Webhooks.HostNotResolved({ hostname }))
+    })
+  )
+
+export const ConformanceDns = fixedDns(dns)

@@ -13,20 +13,24 @@ import { Kernel } from "@feedback/core"
 import { Context, Effect, Result, Schema, SchemaIssue } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApi } from "effect/http-api"
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  isSpace,
+  type JsonScan,
+  NO_LIMITS,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+  scanJson,
+  startScan
+} from "./JsonBytes.ts"
 
 /** A member at most this large is parsed in one call; the fiber yields after about this many bytes. */
 export const JSON_SLICE_BYTES = 256 * 1024
-
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_OBJECT = 0x7b
-const OPEN_ARRAY = 0x5b
-const CLOSE_OBJECT = 0x7d
-const CLOSE_ARRAY = 0x5d
-const COMMA = 0x2c
-const COLON = 0x3a
-
-const isSpace = (b: number) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d
 
 /** Slices never start inside a character (they start at ASCII punctuation), and a BOM inside is kept, as invalid. */
 const sliceDecoder = new TextDecoder("utf-8", { ignoreBOM: true })
@@ -75,25 +79,10 @@ const stringEnd = (bytes: Uint8Array, from: number, to: number): number => {
  * Looks at most `limit` bytes ahead from `from`, inside a container, at depth 0: where its last member separator
  * (comma) is, and where the container closes if it closes that soon.
  */
-const lookAhead = (bytes: Uint8Array, from: number, to: number, limit: number) => {
-  const stop = Math.min(to, from + limit)
-  let depth = 0
-  let inString = false
-  let escaped = false
-  let lastComma = -1
-  for (let i = from; i < stop; i++) {
-    const b = bytes[i]!
-    if (inString) {
-      if (escaped) escaped = false
-      else if (b === BACKSLASH) escaped = true
-      else if (b === QUOTE) inString = false
-    } else if (b === QUOTE) inString = true
-    else if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++
-    else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
-      if (depth-- === 0) return { lastComma, close: i }
-    } else if (b === COMMA && depth === 0) lastComma = i
-  }
-  return { lastComma, close: -1 }
+const lookAhead = (bytes: Uint8Array, from: number, to: number, limit: number): JsonScan => {
+  const scan = startScan()
+  scanJson(bytes, from, Math.min(to, from + limit), scan, NO_LIMITS, true)
+  return scan
 }
 
 /** One value from `c.at`: in one call when it ends within a slice, else member by member. */

@@ -13,6 +13,7 @@
 import { Kernel } from "@feedback/core"
 import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
+import { type JsonScanLimit, type JsonScanLimits, scanJson, startScan } from "./JsonBytes.ts"
 
 export const JSON_BODY_LIMITS = {
   /** Nesting of objects and arrays. */
@@ -21,72 +22,18 @@ export const JSON_BODY_LIMITS = {
   maxContainers: 200_000,
   /** Every value (scalars, objects, arrays, object members). */
   maxValues: 2_000_000
-} as const
+} as const satisfies JsonScanLimits
 
-export type JsonBodyProblem = "depth" | "containers" | "values"
-
-interface ScanState {
-  depth: number
-  containers: number
-  values: number
-  inString: boolean
-  escaped: boolean
-}
-
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const OPEN_OBJECT = 0x7b
-const OPEN_ARRAY = 0x5b
-const CLOSE_OBJECT = 0x7d
-const CLOSE_ARRAY = 0x5d
-const COMMA = 0x2c
-
-/**
- * Advances `state` over `bytes[from, to)`; answers the first limit crossed. Malformed JSON is not judged here (the
- * parser reports it), only counted as far as it goes.
- */
-const scanSlice = (bytes: Uint8Array, from: number, to: number, state: ScanState): JsonBodyProblem | undefined => {
-  let { containers, depth, escaped, inString, values } = state
-  let problem: JsonBodyProblem | undefined
-  for (let i = from; i < to; i++) {
-    const b = bytes[i]!
-    if (inString) {
-      if (escaped) escaped = false
-      else if (b === BACKSLASH) escaped = true
-      else if (b === QUOTE) inString = false
-      continue
-    }
-    if (b === QUOTE) {
-      inString = true
-    } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
-      values++
-      if (++containers > JSON_BODY_LIMITS.maxContainers) {
-        problem = "containers"
-        break
-      }
-      if (++depth > JSON_BODY_LIMITS.maxDepth) {
-        problem = "depth"
-        break
-      }
-    } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
-      depth--
-    } else if (b === COMMA && ++values > JSON_BODY_LIMITS.maxValues) {
-      problem = "values"
-      break
-    }
-  }
-  Object.assign(state, { containers, depth, escaped, inString, values })
-  return problem
-}
+export type JsonBodyProblem = JsonScanLimit
 
 const SLICE = 1 << 20
 
 /** Scans the whole body, yielding to the event loop after every MiB. */
 export const scanJsonBody = (bytes: Uint8Array): Effect.Effect<JsonBodyProblem | undefined> =>
   Effect.gen(function*() {
-    const state: ScanState = { depth: 0, containers: 0, values: 0, inString: false, escaped: false }
+    const state = startScan()
     for (let from = 0; from < bytes.length; from += SLICE) {
-      const problem = scanSlice(bytes, from, Math.min(bytes.length, from + SLICE), state)
+      const problem = scanJson(bytes, from, Math.min(bytes.length, from + SLICE), state, JSON_BODY_LIMITS, false)
       if (problem !== undefined) return problem
       if (from + SLICE < bytes.length) yield* Effect.yieldNow
     }
@@ -101,7 +48,7 @@ const textEncoder = new TextEncoder()
  */
 export const jsonTextProblem = (text: string): JsonBodyProblem | undefined => {
   const bytes = textEncoder.encode(text)
-  return scanSlice(bytes, 0, bytes.length, { depth: 0, containers: 0, values: 0, inString: false, escaped: false })
+  return scanJson(bytes, 0, bytes.length, startScan(), JSON_BODY_LIMITS, false)
 }
 
 export const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {

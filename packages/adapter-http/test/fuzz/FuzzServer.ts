@@ -4,7 +4,8 @@
  * Webhook DNS is a fake and nothing is ever delivered or mailed: the run must not depend on the network.
  */
 import { Kernel, type StoreServices, Webhooks } from "@feedback/core"
-import { Effect, Layer, Redacted } from "effect"
+import { fixedDns } from "@feedback/testing"
+import { Layer, Redacted } from "effect"
 import { makeWebHandler } from "../../src/server/ApiServer.ts"
 import { allPermissions } from "../TestServer.ts"
 import { collectionOf, type EndpointShape, responseCollectionOf, samplesOf } from "./ApiShape.ts"
@@ -15,15 +16,7 @@ import { learn, send, type Send, toRequest } from "./FuzzRun.ts"
 const OPERATOR_TOKEN = "fuzz-operator-token-0123456789abcdefghijklmnop"
 const HOOK_HOST = "hooks.example.com"
 
-const FakeDns = Layer.succeed(
-  Webhooks.HostResolver,
-  Webhooks.HostResolver.of({
-    resolve: (hostname) =>
-      hostname === HOOK_HOST
-        ? Effect.succeed(["93.184.216.34"])
-        : Effect.fail(new Webhooks.HostNotResolved({ hostname }))
-  })
-)
+const FakeDns = fixedDns({ [HOOK_HOST]: ["93.184.216.34"] })
 
 export interface FuzzServer {
   readonly handler: Send

@@ -357,6 +357,14 @@ const makePgReviewReader = (sql: SqlClient.SqlClient): Reviews.ReviewReader => {
   const raw = withoutTransforms(sql)
   const byId = <R extends object, A>(rows: ReadonlyArray<R>, key: keyof R, map: (r: R) => A): ReadonlyMap<string, A> =>
     new Map(rows.map((r) => [String(r[key]), map(r)]))
+  /**
+   * A loader reading `text`, whose `$1` is the organization and `$2` the keys: one statement text whatever the
+   * number of keys (an array parameter rather than `IN ($2, $3, …)`), so the prepared statement is reused.
+   */
+  const keyed =
+    <R extends object, A>(text: string, collect: (rows: ReadonlyArray<R>) => A) =>
+    (organizationId: Kernel.OrganizationId, ids: ReadonlyArray<string>) =>
+      raw.unsafe<R>(text, [organizationId, uuidArray(ids)]).pipe(Effect.map(collect), orDie)
   return {
     page: (organizationId, request) => {
       const include = [...new Set(request.include)]
@@ -395,57 +403,35 @@ const makePgReviewReader = (sql: SqlClient.SqlClient): Reviews.ReviewReader => {
           ),
           orDie
         ),
-      // Here down to `answers`: named columns without the client's renames (kernel/RawRows.ts), and one statement
-      // text whatever the number of keys (an array parameter rather than `IN ($2, $3, …)`), so the prepared
-      // statement is reused.
-      customers: (organizationId, ids) =>
-        raw.unsafe<Row>(
-          `SELECT ${CUSTOMER_SELECT} FROM customers c WHERE c.organization_id = $1 AND c.id = ANY($2::uuid[])`,
-          [organizationId, uuidArray(ids)]
-        ).pipe(
-          Effect.map((rows) => byId(rows, "id", toCustomer)),
-          orDie
-        ),
-      products: (organizationId, ids) =>
-        raw.unsafe<Row>(
-          `SELECT ${PRODUCT_SELECT} FROM products p WHERE p.organization_id = $1 AND p.id = ANY($2::uuid[])`,
-          [organizationId, uuidArray(ids)]
-        ).pipe(
-          Effect.map((rows) => byId(rows, "id", toProduct)),
-          orDie
-        ),
-      responses: (organizationId, reviewIds) =>
-        raw.unsafe<ReplyDbRow & { readonly reviewId: string }>(
-          `SELECT id, review_id AS "reviewId", body, responder_name AS "responderName", published, metadata,
-              created_at AS "createdAt", updated_at AS "updatedAt"
-            FROM review_replies WHERE organization_id = $1 AND review_id = ANY($2::uuid[])`,
-          [organizationId, uuidArray(reviewIds)]
-        ).pipe(
-          Effect.map((rows) => byId(rows, "reviewId", toReply)),
-          orDie
-        ),
-      files: (organizationId, reviewIds) =>
-        raw.unsafe<FileDbRow & { readonly reviewId: string }>(
-          `SELECT review_id AS "reviewId", id, file_name AS "fileName", content_type AS "contentType",
-              size_bytes AS "sizeBytes", url
-            FROM review_files WHERE organization_id = $1 AND review_id = ANY($2::uuid[])
-            ORDER BY review_id, position`,
-          [organizationId, uuidArray(reviewIds)]
-        ).pipe(
-          Effect.map((rows) => groupBy(rows, "reviewId", toReviewFile)),
-          orDie
-        ),
-      answers: (organizationId, reviewIds) =>
-        raw.unsafe<AnswerDbRow & { readonly reviewId: string }>(
-          `SELECT review_id AS "reviewId", question_id AS "questionId", label, type, step, steps, low_label AS "lowLabel",
-              high_label AS "highLabel", middle_label AS "middleLabel", option_labels AS "optionLabels"
-            FROM review_answers WHERE organization_id = $1 AND review_id = ANY($2::uuid[])
-            ORDER BY review_id, position`,
-          [organizationId, uuidArray(reviewIds)]
-        ).pipe(
-          Effect.map((rows) => groupBy(rows, "reviewId", toSurveyAnswer)),
-          orDie
-        ),
+      // Here down to `answers` (`keyed`): named columns without the client's renames (kernel/RawRows.ts).
+      customers: keyed(
+        `SELECT ${CUSTOMER_SELECT} FROM customers c WHERE c.organization_id = $1 AND c.id = ANY($2::uuid[])`,
+        (rows: ReadonlyArray<Row>) => byId(rows, "id", toCustomer)
+      ),
+      products: keyed(
+        `SELECT ${PRODUCT_SELECT} FROM products p WHERE p.organization_id = $1 AND p.id = ANY($2::uuid[])`,
+        (rows: ReadonlyArray<Row>) => byId(rows, "id", toProduct)
+      ),
+      responses: keyed(
+        `SELECT id, review_id AS "reviewId", body, responder_name AS "responderName", published, metadata,
+            created_at AS "createdAt", updated_at AS "updatedAt"
+          FROM review_replies WHERE organization_id = $1 AND review_id = ANY($2::uuid[])`,
+        (rows: ReadonlyArray<ReplyDbRow & { readonly reviewId: string }>) => byId(rows, "reviewId", toReply)
+      ),
+      files: keyed(
+        `SELECT review_id AS "reviewId", id, file_name AS "fileName", content_type AS "contentType",
+            size_bytes AS "sizeBytes", url
+          FROM review_files WHERE organization_id = $1 AND review_id = ANY($2::uuid[])
+          ORDER BY review_id, position`,
+        (rows: ReadonlyArray<FileDbRow & { readonly reviewId: string }>) => groupBy(rows, "reviewId", toReviewFile)
+      ),
+      answers: keyed(
+        `SELECT review_id AS "reviewId", question_id AS "questionId", label, type, step, steps, low_label AS "lowLabel",
+            high_label AS "highLabel", middle_label AS "middleLabel", option_labels AS "optionLabels"
+          FROM review_answers WHERE organization_id = $1 AND review_id = ANY($2::uuid[])
+          ORDER BY review_id, position`,
+        (rows: ReadonlyArray<AnswerDbRow & { readonly reviewId: string }>) => groupBy(rows, "reviewId", toSurveyAnswer)
+      ),
       // Both counts in one statement, one primary-key probe per distinct value: the counts are kept on write
       // (migration 102), so this costs the same whatever the number of reviews sharing a value. A subquery per
       // value, not a join: a join's plan depends on statistics (a hash join over all of the organization's counts

@@ -35,6 +35,23 @@ export const recordEndpoints = <
   const params = { id: record.id }
   const recordPath = `${record.path}/:id` as `${Path}/:id`
   const created = record.schema.pipe(HttpApiSchema.status(201))
+  /** A `POST` of `payload` to `path` (a create or an import), under the record's write permission. */
+  const post = <
+    const Name extends string,
+    const P extends string,
+    Payload extends Schema.Top,
+    Success extends Schema.Top,
+    const Error extends ReadonlyArray<Schema.Top>
+  >(name: Name, path: P, payload: Payload, success: Success, error: Error, documentation: Documentation) =>
+    HttpApiEndpoint.post<Name, P & `/${string}`, never, never, Payload, never, Success, Error>(
+      name,
+      path as P & `/${string}`,
+      {
+        payload,
+        success,
+        error: errorResponses(error)
+      }
+    ).annotateMerge(documentation).pipe(requires(record.write))
   return {
     /** `GET <path>`: a page of records; limit, cursor, sort, search and filter. */
     list: <const Sort extends string>(
@@ -58,19 +75,17 @@ export const recordEndpoints = <
       payload: Payload,
       error: Error,
       documentation: Documentation
-    ) =>
-      HttpApiEndpoint.post<"create", Path, never, never, Payload, never, typeof created, Error>("create", record.path, {
-        payload,
-        success: created,
-        error: errorResponses(error)
-      }).annotateMerge(documentation).pipe(requires(record.write)),
+    ) => post("create", record.path, payload, created, error, documentation),
     /** `POST <path>/import`: many records in one transaction; answers what was imported and skipped. */
     import: <Payload extends Schema.Top>(payload: Payload, documentation: Documentation) =>
-      HttpApiEndpoint.post("import", `${record.path}/import` as `${Path}/import`, {
+      post(
+        "import",
+        `${record.path}/import` as `${Path}/import`,
         payload,
-        success: Catalog.ImportResult,
-        error: [ImportFailedResponse, InvalidRequestResponse]
-      }).annotateMerge(documentation).pipe(requires(record.write)),
+        Catalog.ImportResult,
+        [ImportFailedResponse, InvalidRequestResponse],
+        documentation
+      ),
     /** `PATCH <path>/:id`: answers the record as it is now. */
     update: <Payload extends Schema.Top, const Error extends ReadonlyArray<Schema.Top>>(
       payload: Payload,

@@ -7,6 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Clock, type Context, Effect, Layer, Option, Schema } from "effect"
 import * as fc from "fast-check"
 import { CoreLayer, Kernel, Organizations, Setup, type StoreServices } from "@feedback/core"
+import { asKey } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { atTime } from "../FixedClock.ts"
 import { noSetupSignals as noSignals } from "./SetupFixtures.ts"
@@ -27,20 +28,9 @@ const iso = (ms: number) => fromMillis(ms)
 
 const settings: ReadonlyArray<Kernel.Permission> = ["settings:read", "settings:write"]
 
-/** Runs a use-case as a secret key of `organizationId` holding `permissions`, with the test configuration. */
-const as =
-  (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = settings) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.provideService(
-        Kernel.CurrentCaller,
-        new Kernel.SecretKeyCaller({
-          organizationId,
-          keyId: "00000000-0000-4000-8000-00000000000a" as Kernel.SecretKeyId,
-          permissions: new Set(permissions)
-        })
-      )
-    )
+/** Runs a use-case as a secret key of `organizationId` holding `permissions` (by default the settings ones). */
+const as = (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = settings) =>
+  asKey(organizationId, permissions)
 
 const getSetupState = Setup.Setup.use((s) => s.getState())
 const get = (org: Kernel.OrganizationId, ms: number) => getSetupState.pipe(as(org), atTime(ms))
@@ -48,6 +38,13 @@ const patch = (org: Kernel.OrganizationId, area: Setup.Area, outcome: Setup.Setu
   Setup.Setup.use((s) => s.recordOutcome({ area, outcome })).pipe(as(org), atTime(ms))
 const guided = (org: Kernel.OrganizationId, answers: Setup.ReviewsSetupAnswersInput, ms: number) =>
   Setup.Setup.use((s) => s.setupReviews(answers)).pipe(as(org), atTime(ms))
+
+/** Deletes the oldest of the model's `records` from the store, which must have held it; none left, nothing. */
+const removeOldest = <A, E, R>(records: Array<A>, remove: (record: A) => Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function*() {
+    const record = records.shift()
+    if (record !== undefined) assert.isTrue(yield* remove(record))
+  })
 
 const untouched: Setup.AreaStatus = {
   completedAt: null,
@@ -236,21 +233,15 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
         }
         case "Remove": {
           switch (op.kind) {
-            case "site": {
-              const id = m.sites.shift()
-              if (id !== undefined) assert.isTrue(yield* seed.deleteSite(org, id))
+            case "site":
+              yield* removeOldest(m.sites, (id) => seed.deleteSite(org, id))
               break
-            }
-            case "publishableKey": {
-              const k = m.keys.shift()
-              if (k !== undefined) assert.isTrue(yield* storefront.deletePublishableKey(org, k.id))
+            case "publishableKey":
+              yield* removeOldest(m.keys, (k) => storefront.deletePublishableKey(org, k.id))
               break
-            }
-            case "integration": {
-              const id = m.integrations.shift()
-              if (id !== undefined) assert.isTrue(yield* storefront.deleteIntegration(org, id))
+            case "integration":
+              yield* removeOldest(m.integrations, (id) => storefront.deleteIntegration(org, id))
               break
-            }
             case "product": {
               const i = m.products.findIndex((p) => !m.reviews.some((r) => r.productId === p))
               if (i >= 0) {
@@ -259,21 +250,15 @@ const runHistory = (ops: ReadonlyArray<Op>): Effect.Effect<void, unknown, RunSer
               }
               break
             }
-            case "review": {
-              const r = m.reviews.shift()
-              if (r !== undefined) assert.isTrue(yield* seed.deleteReview(org, r.id))
+            case "review":
+              yield* removeOldest(m.reviews, (r) => seed.deleteReview(org, r.id))
               break
-            }
-            case "loyaltyProgram": {
-              const p = m.programs.shift()
-              if (p !== undefined) assert.isTrue(yield* storefront.deleteLoyaltyProgram(org, p.id))
+            case "loyaltyProgram":
+              yield* removeOldest(m.programs, (p) => storefront.deleteLoyaltyProgram(org, p.id))
               break
-            }
-            case "wishlist": {
-              const id = m.wishlists.shift()
-              if (id !== undefined) assert.isTrue(yield* storefront.deleteWishlist(org, id))
+            case "wishlist":
+              yield* removeOldest(m.wishlists, (id) => storefront.deleteWishlist(org, id))
               break
-            }
           }
           break
         }

@@ -11,25 +11,15 @@ import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } fro
 import { TestClock } from "effect/testing"
 import { CoreLayer, Kernel, Organizations, type StoreServices, Webhooks } from "@feedback/core"
 import { recordEvent, transactional } from "../TestTransactions.ts"
+import { asKey } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 
 const { fromMillis } = Kernel.Timestamp
 
 const all: ReadonlyArray<Kernel.Permission> = ["settings:read", "settings:write"]
 
-const as =
-  (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = all) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(
-      Effect.provideService(
-        Kernel.CurrentCaller,
-        new Kernel.SecretKeyCaller({
-          organizationId,
-          keyId: "00000000-0000-4000-8000-0000000000aa" as Kernel.SecretKeyId,
-          permissions: new Set(permissions)
-        })
-      )
-    )
+const as = (organizationId: Kernel.OrganizationId, permissions: ReadonlyArray<Kernel.Permission> = all) =>
+  asKey(organizationId, permissions)
 
 const newOrganization = (name: string) =>
   Effect.map(Organizations.Organizations.use((o) => o.createOrganization({ name })), (o) => o.id)
@@ -657,6 +647,63 @@ const transportOf = (answer: (request: Webhooks.OutgoingWebhook) => Webhooks.Tra
   return { sent, layer }
 }
 
+const OK: Webhooks.TransportResult = { _tag: "Response", status: 200, bodyExcerpt: "" }
+
+/**
+ * A transport answering 200 to its first `atOnce` POSTs at once and to later ones only when `gate` opens; `sent`
+ * holds each POST's `webhook-id`, in order.
+ */
+const heldTransport = (gate: Deferred.Deferred<void>, atOnce = 0) => {
+  const sent: Array<string> = []
+  const layer = Layer.succeed(
+    Webhooks.WebhookTransport,
+    Webhooks.WebhookTransport.of({
+      post: (request) =>
+        Effect.suspend(() => {
+          sent.push(request.headers["webhook-id"]!)
+          return sent.length <= atOnce ? Effect.succeed(OK) : Effect.as(Deferred.await(gate), OK)
+        })
+    })
+  )
+  return { sent, layer }
+}
+
+/** Real time (the suite's clock is a test clock): a running dispatcher waits on the store and on the transport. */
+const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+
+/** Polls `done` in real time until it holds; fails naming `what` after about a minute. */
+const until = <E, R>(done: Effect.Effect<boolean, E, R>, what: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 6_000; i++) {
+      if (yield* done) return
+      yield* pause(10)
+    }
+    assert.fail(`timed out waiting for ${what}`)
+  })
+
+/** An organization with one webhook on `review.created`, and `events` such events (`data` by `dataOf`) fanned out. */
+const hookWithDeliveries = (name: string, events: number, dataOf: (i: number) => object = (i) => ({ i })) =>
+  Effect.gen(function*() {
+    const org = yield* newOrganization(name)
+    const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
+      as(org)
+    )
+    for (let i = 0; i < events; i++) yield* transactional(recordEvent(org, "review.created", dataOf(i)))
+    yield* Webhooks.fanOutOnce(1000)
+    return { org, hook }
+  })
+
+/** The webhook's delivery log by delivery id. */
+const deliveriesById = (org: Kernel.OrganizationId, hookId: Kernel.WebhookId) =>
+  Effect.map(
+    Webhooks.WebhookRepository.use((r) => r.listDeliveries(org, hookId, { after: undefined, limit: 10 })),
+    (log) => new Map(log.map((d) => [d.id, d]))
+  )
+
+/** Outcomes a dispatcher records: a success, and a failure whose text holds a NUL (PostgreSQL text holds none). */
+const DELIVERED = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
+const FAILED = { status: "failed", responseStatus: 500, error: "HTTP 500: nope \u0000 here", durationMs: 4 } as const
+
 const delivery = (it: It) =>
   describe("fan-out and delivery state", () => {
     it.effect("fans each committed event out once to the webhooks subscribed to its exact name", () =>
@@ -915,19 +962,8 @@ const delivery = (it: It) =>
         yield* transactional(Effect.gen(function*() {
           for (let i = 0; i < total; i++) yield* recordEvent(org, "review.updated", { id: `c${i}`, n: i })
         }))
-        const ok: Webhooks.TransportResult = { _tag: "Response", status: 200, bodyExcerpt: "" }
         const gate = yield* Deferred.make<void>()
-        const sent: Array<string> = []
-        const held = Layer.succeed(
-          Webhooks.WebhookTransport,
-          Webhooks.WebhookTransport.of({
-            post: (request) =>
-              Effect.suspend(() => {
-                sent.push(request.headers["webhook-id"]!)
-                return Effect.as(Deferred.await(gate), ok)
-              })
-          })
-        )
+        const { layer: held, sent } = heldTransport(gate)
         // No store signal ever comes (a process whose listener hears nothing): only the deliveries this dispatcher
         // finishes may tell its fan-out to look again.
         const silent: Kernel.WorkSignalsService = { idle: () => Effect.never }
@@ -937,18 +973,12 @@ const delivery = (it: It) =>
           Effect.provideService(Kernel.WorkSignals, silent),
           Scope.provide(scope)
         )
-        const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
-        const until = (done: () => boolean, what: string) =>
-          Effect.gen(function*() {
-            for (let i = 0; i < 6_000; i++) {
-              if (done()) return
-              yield* pause(10)
-            }
-            assert.fail(`timed out waiting for ${what}`)
-          })
-        yield* until(() => sent.length > 0, "the first POSTs, held while the queue is past the cap")
+        yield* until(Effect.sync(() => sent.length > 0), "the first POSTs, held while the queue is past the cap")
         yield* Deferred.succeed(gate, undefined)
-        yield* until(() => sent.length === total, "every event's delivery, the ones held back by the cap included")
+        yield* until(
+          Effect.sync(() => sent.length === total),
+          "every event's delivery, the ones held back by the cap included"
+        )
         yield* Scope.close(scope, Exit.void)
         assert.strictEqual(new Set(sent).size, total)
         yield* drain
@@ -1039,13 +1069,8 @@ const delivery = (it: It) =>
     it.effect("outcomes recorded in one batch: only this dispatcher's in-flight rows, each once", () =>
       Effect.gen(function*() {
         yield* drain
-        const org = yield* newOrganization("Batch")
-        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
-          as(org)
-        )
+        const { hook, org } = yield* hookWithDeliveries("Batch", 4)
         const other = yield* newOrganization("Batch other")
-        for (let i = 0; i < 4; i++) yield* transactional(recordEvent(org, "review.created", { i }))
-        yield* Webhooks.fanOutOnce(1000)
         const repo = yield* Webhooks.WebhookRepository
         const D1 = "00000000-0000-4000-8000-0000000000b1"
         const D2 = "00000000-0000-4000-8000-0000000000b2"
@@ -1055,28 +1080,19 @@ const delivery = (it: It) =>
         assert.strictEqual(mine.length, 3)
         assert.strictEqual(theirs.length, 1)
         const [a, b, c] = mine
-        const ok = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
-        const bad = {
-          status: "failed",
-          responseStatus: 500,
-          error: "HTTP 500: nope \u0000 here",
-          durationMs: 4
-        } as const
         // Characters a store's encoding of a batch must carry through (quotes, backslashes, braces, commas, words).
-        const tricky = { ...bad, error: `HTTP 500: {"a":"b\\"c\\\\d"}, NULL, "", \\N, ' é 𝄞` } as const
-        yield* repo.completeDelivery(D1, org, c!.delivery.id, bad)
+        const tricky = { ...FAILED, error: `HTTP 500: {"a":"b\\"c\\\\d"}, NULL, "", \\N, ' é 𝄞` } as const
+        yield* repo.completeDelivery(D1, org, c!.delivery.id, FAILED)
         const recorded = yield* repo.completeDeliveries(D1, [
-          { organizationId: org, id: a!.delivery.id, outcome: ok },
+          { organizationId: org, id: a!.delivery.id, outcome: DELIVERED },
           { organizationId: org, id: b!.delivery.id, outcome: tricky },
-          { organizationId: org, id: c!.delivery.id, outcome: ok }, // already recorded
-          { organizationId: org, id: theirs[0]!.delivery.id, outcome: bad }, // another dispatcher's
-          { organizationId: other, id: a!.delivery.id, outcome: bad } // another organization's id
+          { organizationId: org, id: c!.delivery.id, outcome: DELIVERED }, // already recorded
+          { organizationId: org, id: theirs[0]!.delivery.id, outcome: FAILED }, // another dispatcher's
+          { organizationId: other, id: a!.delivery.id, outcome: FAILED } // another organization's id
         ])
         assert.deepStrictEqual([...recorded].sort(), [a!.delivery.id, b!.delivery.id].sort())
         assert.deepStrictEqual(yield* repo.completeDeliveries(D1, []), [])
-        const byId = new Map(
-          (yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).map((d) => [d.id, d])
-        )
+        const byId = yield* deliveriesById(org, hook.id)
         assert.deepInclude(byId.get(a!.delivery.id)!, {
           status: "delivered",
           responseStatus: 200,
@@ -1096,12 +1112,7 @@ const delivery = (it: It) =>
     it.effect("a claim records the outcomes it carries, only its own; the next claim sees them as finished", () =>
       Effect.gen(function*() {
         yield* drain
-        const org = yield* newOrganization("Claim and record")
-        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
-          as(org)
-        )
-        for (let i = 0; i < 6; i++) yield* transactional(recordEvent(org, "review.created", { i }))
-        yield* Webhooks.fanOutOnce(1000)
+        const { hook, org } = yield* hookWithDeliveries("Claim and record", 6)
         const repo = yield* Webhooks.WebhookRepository
         const D1 = "00000000-0000-4000-8000-0000000000c1"
         const D2 = "00000000-0000-4000-8000-0000000000c2"
@@ -1113,30 +1124,21 @@ const delivery = (it: It) =>
           [],
           "at the limit"
         )
-        const ok = { status: "delivered", responseStatus: 200, error: null, durationMs: 3 } as const
-        const bad = {
-          status: "failed",
-          responseStatus: 500,
-          error: "HTTP 500: nope \u0000 here",
-          durationMs: 4
-        } as const
         const same = yield* repo.claimDeliveries({
           dispatcherId: D1,
           at,
           limit: 10,
           perWebhookLimit: 3,
           completed: [
-            { organizationId: org, id: a!.delivery.id, outcome: ok },
-            { organizationId: org, id: b!.delivery.id, outcome: bad },
-            { organizationId: org, id: theirs!.delivery.id, outcome: bad } // another dispatcher's: left alone
+            { organizationId: org, id: a!.delivery.id, outcome: DELIVERED },
+            { organizationId: org, id: b!.delivery.id, outcome: FAILED },
+            { organizationId: org, id: theirs!.delivery.id, outcome: FAILED } // another dispatcher's: left alone
           ]
         })
         assert.isAtMost(same.length, 2, "never more than the slots the recorded deliveries free")
         const next = [...same, ...yield* repo.claimDeliveries({ dispatcherId: D1, at, limit: 10, perWebhookLimit: 3 })]
         assert.strictEqual(next.length, 2, "the two recorded deliveries freed two of the webhook's three slots")
-        const byId = new Map(
-          (yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })).map((d) => [d.id, d])
-        )
+        const byId = yield* deliveriesById(org, hook.id)
         assert.deepInclude(byId.get(a!.delivery.id)!, { status: "delivered", responseStatus: 200, durationMs: 3 })
         assert.deepInclude(byId.get(b!.delivery.id)!, { status: "failed", responseStatus: 500, durationMs: 4 })
         assert.match(byId.get(b!.delivery.id)!.error ?? "", /^HTTP 500: nope . here$/)
@@ -1207,44 +1209,18 @@ const delivery = (it: It) =>
     it.effect("a stopping dispatcher finishes its POSTs and hands back what it claimed ahead; nothing is sent twice", () =>
       Effect.gen(function*() {
         yield* drain
-        const org = yield* newOrganization("Ahead")
-        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
-          as(org)
-        )
         const total = 40
-        for (let i = 0; i < total; i++) yield* transactional(recordEvent(org, "review.created", { id: `ahead-${i}` }))
-        yield* Webhooks.fanOutOnce(1000)
+        const { hook, org } = yield* hookWithDeliveries("Ahead", total, (i) => ({ id: `ahead-${i}` }))
         const repo = yield* Webhooks.WebhookRepository
-        const ok: Webhooks.TransportResult = { _tag: "Response", status: 200, bodyExcerpt: "" }
-        const sent: Array<string> = []
         const gate = yield* Deferred.make<void>()
         // The first four POSTs are answered at once, later ones only when the gate opens: meanwhile the dispatcher,
         // having seen POSTs finish, claims ahead of its two slots.
-        const held = Layer.succeed(
-          Webhooks.WebhookTransport,
-          Webhooks.WebhookTransport.of({
-            post: (request) =>
-              Effect.suspend(() => {
-                sent.push(request.headers["webhook-id"]!)
-                return sent.length <= 4 ? Effect.succeed(ok) : Effect.as(Deferred.await(gate), ok)
-              })
-          })
-        )
+        const { layer: held, sent } = heldTransport(gate, 4)
         const count = (status: string) =>
           Effect.map(
             repo.listDeliveries(org, hook.id, { after: undefined, limit: 100 }),
             (ds) => ds.filter((d) => d.status === status).length
           )
-        // Real time (the suite's clock is a test clock): the dispatcher waits on the store and on the transport.
-        const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
-        const until = (done: Effect.Effect<boolean>, what: string) =>
-          Effect.gen(function*() {
-            for (let i = 0; i < 3_000; i++) {
-              if (yield* done) return
-              yield* pause(5)
-            }
-            assert.fail(`timed out waiting for ${what}`)
-          })
         const scope = yield* Scope.make()
         yield* Webhooks.startDispatcher({ concurrency: 2, perWebhookConcurrency: 100, pollIntervalMs: 10 }).pipe(
           Effect.provide(held),
@@ -1261,7 +1237,7 @@ const delivery = (it: It) =>
         assert.strictEqual(yield* count("pending"), total - sent.length, "unsent claims are pending again")
 
         // Another dispatcher sends the rest; no delivery is sent twice.
-        const quick = transportOf(() => ok)
+        const quick = transportOf(() => OK)
         const rest = yield* Scope.make()
         yield* Webhooks.startDispatcher({ concurrency: 2, perWebhookConcurrency: 100, pollIntervalMs: 10 }).pipe(
           Effect.provide(quick.layer),
@@ -1278,18 +1254,7 @@ const delivery = (it: It) =>
     it.effect("in-flight deliveries of a dispatcher whose lease lapsed fail as interrupted; live ones are kept", () =>
       Effect.gen(function*() {
         yield* drain
-        const org = yield* newOrganization("Crash")
-        const hook = yield* Webhooks.Webhooks.use((w) => w.create({ url: HOOK, events: ["review.created"] })).pipe(
-          as(org)
-        )
-        yield* transactional(
-          Effect.all([
-            recordEvent(org, "review.created", { n: 1 }),
-            recordEvent(org, "review.created", { n: 2 }),
-            recordEvent(org, "review.created", { n: 3 })
-          ])
-        )
-        yield* Webhooks.fanOutOnce(1000)
+        const { hook, org } = yield* hookWithDeliveries("Crash", 3, (i) => ({ n: i + 1 }))
         const repo = yield* Webhooks.WebhookRepository
         const dead = "00000000-0000-4000-8000-00000000dead"
         const live = "00000000-0000-4000-8000-00000000a11e"
@@ -1309,8 +1274,7 @@ const delivery = (it: It) =>
         })
         yield* repo.heartbeat(live, fromMillis(40_000))
         assert.strictEqual(yield* repo.failInterrupted(fromMillis(10_000), Webhooks.INTERRUPTED), 1)
-        const log = yield* repo.listDeliveries(org, hook.id, { after: undefined, limit: 10 })
-        const byId = new Map(log.map((d) => [d.id, d]))
+        const byId = yield* deliveriesById(org, hook.id)
         assert.deepInclude(byId.get(x!.delivery.id)!, { status: "failed", error: "interrupted", claimedBy: dead })
         assert.strictEqual(byId.get(y!.delivery.id)!.status, "in_flight")
         assert.isFalse(
