@@ -92,7 +92,7 @@ export const PgCatalogRepository = Layer.effect(
     }
 
     /**
-     * `list` with the storefront content version read in the same statement (docs/DECISIONS.md §76): joined to one row
+     * `list` with the storefront content version read in the same statement (docs/DECISIONS.md §78): joined to one row
      * of the version, so a listing that finds nothing still answers it.
      */
     const listWithVersion = <A>(

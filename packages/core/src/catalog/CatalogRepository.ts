@@ -74,7 +74,7 @@ export class CatalogRepository extends Context.Service<CatalogRepository, {
   /**
    * `findProduct` and `listProducts` with `storefrontVersion` read in the same statement, so in its snapshot: a
    * storefront read that starts with one of them has its tag from its own first read, never newer than its body, and
-   * need not wait for anything before it (docs/DECISIONS.md §76). Optional: a store without them is probed first.
+   * need not wait for anything before it (docs/DECISIONS.md §78). Optional: a store without them is probed first.
    */
   readonly withStorefrontVersion?: {
     readonly findProduct: (

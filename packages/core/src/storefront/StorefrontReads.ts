@@ -83,7 +83,7 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
   /** Whether a browser page of `origin` may read the organization's storefront answers (CORS). */
   readonly allowsOrigin: (organizationId: OrganizationId, origin: string) => Effect.Effect<boolean>
   /**
-   * The reads with their tag taken from their own first statement (docs/DECISIONS.md §76), when the store reads the
+   * The reads with their tag taken from their own first statement (docs/DECISIONS.md §78), when the store reads the
    * content version with it (`CatalogRepository.withStorefrontVersion`) and the caller has none: nothing needs to be
    * read before them, so their spend can run alongside. Undefined for a store that cannot.
    */

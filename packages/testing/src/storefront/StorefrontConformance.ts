@@ -291,7 +291,7 @@ export const storefrontConformance: ConformanceSuite = (store) =>
           ])
           if (reads.tagged !== undefined) {
             // A store whose reads take the version with their first statement gives the probe's tags and the same
-            // bodies (docs/DECISIONS.md §76), by id and by slug, and for a listing that finds nothing.
+            // bodies (docs/DECISIONS.md §78), by id and by slug, and for a listing that finds nothing.
             const { organization } = yield* Storefront.CurrentStorefrontCaller
             const tagged = [
               yield* reads.tagged.productReviews(mug.id, {}),

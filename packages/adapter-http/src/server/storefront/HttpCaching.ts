@@ -25,7 +25,7 @@ export const ifNoneMatchHas = (header: string | undefined, etag: string, exactly
 export const namesATag = (header: string | undefined): boolean => header !== undefined && header.includes("\"")
 
 /**
- * A cacheable read whose tag comes with its body (from the read's first statement, docs/DECISIONS.md §76): the body
+ * A cacheable read whose tag comes with its body (from the read's first statement, docs/DECISIONS.md §78): the body
  * with its tag, or the 304 when the client holds that tag (or sent `*`).
  */
 export const taggedRead = <E, R>(

@@ -94,7 +94,7 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
               // A store that reads the content version with the spend saves the read's own probe: the read then waits
               // for that statement, so the version is read before the read starts (docs/DECISIONS.md §70). Unless
               // the read takes its tag from its own first statement and has no tag to compare before it: then it
-              // runs alongside a plain spend (§76).
+              // runs alongside a plain spend (§78).
               const alongside = reads.tagged !== undefined && !namesATag(request.headers["if-none-match"])
               if (spendWithVersion !== undefined && rateLimits.decidesInProcess !== true && !alongside) {
                 return Effect.flatMap(

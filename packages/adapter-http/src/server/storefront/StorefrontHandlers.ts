@@ -33,7 +33,7 @@ export const StorefrontHandlers = HttpApiBuilder.group(
     const tagged = reads.tagged
     /**
      * A cacheable read's answer: tagged by its own first statement when the store can and nothing is known before it
-     * (no version from the spend, no tag to compare first: docs/DECISIONS.md §76), else from the version, first.
+     * (no version from the spend, no tag to compare first: docs/DECISIONS.md §78), else from the version, first.
      */
     const answer = <A, E>(
       route: CacheableRead,
