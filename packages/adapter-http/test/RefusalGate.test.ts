@@ -17,6 +17,7 @@ import { makeWebHandler, untracedRequests } from "../src/server/ApiServer.ts"
 import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
 import type { RefusalGateSlot } from "../src/server/RefusalGate.ts"
 import { sampleOf } from "./PrometheusText.ts"
+import { plainCallVia } from "./Http.ts"
 import { OPERATOR_TOKEN } from "./TestServer.ts"
 
 interface Answer {
@@ -229,16 +230,7 @@ describe("the refusal gate of an embedded web handler", () => {
       operatorToken: Redacted.make(OPERATOR_TOKEN)
     })
     try {
-      const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-        const res = await web.handler(
-          new Request(`http://embedded${path}`, {
-            method,
-            headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) })
-          })
-        )
-        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
-      }
+      const call = plainCallVia(web.handler, "http://embedded")
       const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` }
       const org = JSON.parse((await call("POST", "/operator/organizations", operator, { name: "Embedded" })).text)
       await call("PATCH", `/operator/organizations/${org.id}`, operator, {
@@ -253,10 +245,8 @@ describe("the refusal gate of an embedded web handler", () => {
         (await call("POST", `/operator/organizations/${org.id}/publishable-keys`, operator, {})).text
       ).key
       // A request passed with its own context always takes the full path: the reference answer.
-      const full = async (path: string, headers: Record<string, string>) => {
-        const res = await web.handler(new Request(`http://embedded${path}`, { headers }), untracedRequests)
-        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
-      }
+      const fullPath = plainCallVia(web.handler, "http://embedded", untracedRequests)
+      const full = (path: string, headers: Record<string, string>) => fullPath("GET", path, headers)
       const comparable = (
         { headers: { "x-request-id": id, ...headers }, status, text }: Awaited<ReturnType<typeof full>>
       ) => {

@@ -17,6 +17,7 @@ import { makeWebHandler, untracedRequests } from "../src/server/ApiServer.ts"
 import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
 import type { RefusalGateSlot } from "../src/server/RefusalGate.ts"
 import { sampleOf } from "./PrometheusText.ts"
+import { plainCallVia } from "./Http.ts"
 import { allPermissions, OPERATOR_TOKEN } from "./TestServer.ts"
 
 interface Answer {
@@ -219,16 +220,7 @@ describe("storefront revalidations at an embedded web handler's gate", () => {
       operatorToken: Redacted.make(OPERATOR_TOKEN)
     })
     try {
-      const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-        const res = await web.handler(
-          new Request(`http://embedded${path}`, {
-            method,
-            headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) })
-          })
-        )
-        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
-      }
+      const call = plainCallVia(web.handler, "http://embedded")
       const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` }
       const org = JSON.parse((await call("POST", "/operator/organizations", operator, { name: "Embedded" })).text)
       await call("PATCH", `/operator/organizations/${org.id}`, operator, { storefrontReadsPerMinute: 5 })
@@ -238,13 +230,8 @@ describe("storefront revalidations at an embedded web handler's gate", () => {
       const path = "/storefront/ratings?products=mug"
       const headers = { "x-publishable-key": publishable }
       // A request passed with its own context always takes the full path: the reference answer.
-      const full = async (extra: Record<string, string>) => {
-        const res = await web.handler(
-          new Request(`http://embedded${path}`, { headers: { ...headers, ...extra } }),
-          untracedRequests
-        )
-        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
-      }
+      const fullPath = plainCallVia(web.handler, "http://embedded", untracedRequests)
+      const full = (extra: Record<string, string>) => fullPath("GET", path, { ...headers, ...extra })
       const first = await call("GET", path, headers)
       const etag = first.headers["etag"]!
       const reference = await full({ "if-none-match": etag })
