@@ -6,11 +6,12 @@
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { RateLimits } from "@feedback/core"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, Scheduler } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import { ApiRoutes, apiMiddleware } from "../../packages/adapter-http/src/server/ApiServer.ts"
 import { chooseStore, storeLayer } from "../../packages/adapter-http/src/server/StoreSelection.ts"
+import { TurnScheduler } from "../../packages/adapter-http/src/server/TurnScheduler.ts"
 
 const env = process.env
 const limiter = env["BENCH_LIMITER"] ?? "on"
@@ -49,4 +50,10 @@ const App = HttpRouter.serve(ApiRoutes(options), {
   Layer.provide(services)
 )
 
-NodeRuntime.runMain(Layer.launch(App) as Effect.Effect<never, unknown>)
+const launched = Layer.launch(App) as Effect.Effect<never, unknown>
+// As main.ts runs it (docs/DECISIONS.md §74); BENCH_SCHEDULER=default measures Effect's own scheduler beside it.
+NodeRuntime.runMain(
+  process.env.BENCH_SCHEDULER === "default"
+    ? launched
+    : Effect.provideService(launched, Scheduler.Scheduler, new TurnScheduler())
+)

@@ -3,7 +3,7 @@
  */
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { CoreLayer, Jobs, Organizations, Webhooks } from "@feedback/core"
-import { Cause, Config, Effect, Exit, Layer, Option, Redacted, Result, type Runtime } from "effect"
+import { Cause, Config, Effect, Exit, Layer, Option, Redacted, Result, type Runtime, Scheduler } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { ApiApplication, apiMiddleware, ObservabilityLayer } from "./server/ApiServer.ts"
 import { JsonLoggerLayer, stdoutSink } from "./server/observability/JsonLogger.ts"
@@ -11,6 +11,7 @@ import { OtlpLayer, parseOtlpHeaders } from "./server/observability/OtlpExport.t
 import { type DemoSlot, demoSeeding, seedDemo } from "./server/organizations/DemoSeed.ts"
 import { checkServerLimits, DEFAULT_SERVER_LIMITS, hardenedServer } from "./server/NodeServer.ts"
 import { parseTrustProxy } from "./server/storefront/ClientAddress.ts"
+import { TurnScheduler } from "./server/TurnScheduler.ts"
 import { NodeHostResolver } from "./server/webhooks/NodeWebhookTransport.ts"
 import {
   chooseStore,
@@ -323,4 +324,10 @@ export const teardown: Runtime.Teardown = (exit, onExit) =>
   onExit(Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause) ? 0 : 1)
 
 // `serve` logs its own failure as a JSON line; the runtime's report would be a second line in another format.
-if (import.meta.main) NodeRuntime.runMain(serve, { teardown, disableErrorReporting: true })
+// Every fiber of the process (requests, workers) yields into one queue bounded per turn of the event loop.
+if (import.meta.main) {
+  NodeRuntime.runMain(Effect.provideService(serve, Scheduler.Scheduler, new TurnScheduler()), {
+    teardown,
+    disableErrorReporting: true
+  })
+}

@@ -132,25 +132,32 @@ export const trustedJsonResponse = <S extends Schema.Top>(schema: S) => {
 /** Records of a page encoded and written at once; the fiber yields between such runs. */
 export const RECORDS_PER_SLICE = 25
 
+const utf8 = new TextEncoder()
+
 /**
  * A 200 JSON response of a page (`pageOf(record)`: `data` and `nextCursor`), the very text `trustedJsonResponse`
- * gives, its records encoded and written a run at a time with a yield between: a page of 250 records with every
+ * gives, its records encoded to UTF-8 a run at a time with a yield between: a page of 250 records with every
  * include is megabytes of JSON, and many such lists at once would otherwise hold the event loop together
- * (docs/DECISIONS.md §69).
+ * (docs/DECISIONS.md §69). The body is bytes, so writing it to the socket converts nothing in one piece.
  */
 export const trustedPageResponse = <S extends Schema.Top>(record: S) => {
   const encode = trustedEncoder(record)
   return (page: { readonly data: ReadonlyArray<S["Type"]>; readonly nextCursor: string | null }) =>
     Effect.gen(function*() {
-      const runs: Array<string> = []
+      const parts: Array<Uint8Array> = [utf8.encode(`{"data":[`)]
       for (let from = 0; from < page.data.length; from += RECORDS_PER_SLICE) {
         if (from > 0) yield* Effect.yieldNow
-        runs.push(JSON.stringify(page.data.slice(from, from + RECORDS_PER_SLICE).map(encode)).slice(1, -1))
+        const run = JSON.stringify(page.data.slice(from, from + RECORDS_PER_SLICE).map(encode)).slice(1, -1)
+        parts.push(utf8.encode(from > 0 ? `,${run}` : run))
       }
-      return HttpServerResponse.text(`{"data":[${runs.join(",")}],"nextCursor":${JSON.stringify(page.nextCursor)}}`, {
-        status: 200,
-        contentType: "application/json"
-      })
+      parts.push(utf8.encode(`],"nextCursor":${JSON.stringify(page.nextCursor)}}`))
+      const body = new Uint8Array(parts.reduce((n, part) => n + part.length, 0))
+      let at = 0
+      for (const part of parts) {
+        body.set(part, at)
+        at += part.length
+      }
+      return HttpServerResponse.uint8Array(body, { status: 200, contentType: "application/json" })
     })
 }
 

@@ -6,6 +6,9 @@ import { Jobs, Kernel } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 
+/** Staged rows deleted per step when a job is done with them. */
+const ROWS_PER_DELETE = 5_000
+
 const keyOf = (organizationId: Kernel.OrganizationId, id: Kernel.ImportJobId) => `${organizationId}/${id}`
 
 export const MemoryJobRepository = Layer.effect(
@@ -21,6 +24,11 @@ export const MemoryJobRepository = Layer.effect(
       for (let row = 1; rows.delete(rowKey(organizationId, id, row)); row++) {
         // rows are numbered 1.. without gaps
       }
+    }
+    /** Deletes rows `from` .. `from + n - 1`; answers whether rows may follow (all of these were there). */
+    const deleteRowRun = (organizationId: Kernel.OrganizationId, id: Kernel.ImportJobId, from: number, n: number) => {
+      for (let row = from; row < from + n; row++) if (!rows.delete(rowKey(organizationId, id, row))) return false
+      return true
     }
     const chunks = db.table<string, ReadonlyArray<Jobs.FileChunk>>("export_chunks")
     // The order of each organization's last claim (a counter, not the clock: claims in one millisecond still take turns).
@@ -97,7 +105,14 @@ export const MemoryJobRepository = Layer.effect(
           }
           return found
         }),
-      deleteRows: (organizationId, id) => db.mutate(() => deleteRowsOf(organizationId, id)),
+      // One transaction, a run of rows at a time: a whole file's rows in one step would hold the event loop
+      // (docs/DECISIONS.md §74).
+      deleteRows: (organizationId, id) =>
+        db.transaction(Effect.gen(function*() {
+          for (let from = 1; deleteRowRun(organizationId, id, from, ROWS_PER_DELETE); from += ROWS_PER_DELETE) {
+            yield* Effect.yieldNow
+          }
+        })),
       appendChunk: (organizationId, id, chunk) =>
         db.mutate(() => {
           const key = keyOf(organizationId, id)

@@ -35,12 +35,12 @@ const CurrentJournal = Context.Reference<Journal | undefined>("feedback/memory/C
  * Something kept up to date from a table's rows (an index, a count): told of every change, and of its undo, in the
  * same synchronous step, so it can never disagree with the rows, inside or after a transaction.
  */
-export interface RowObserver<V> {
-  readonly changed: (before: V | undefined, after: V | undefined) => void
+export interface RowObserver<V, K = unknown> {
+  readonly changed: (before: V | undefined, after: V | undefined, key: K) => void
 }
 
 /** A keyed table whose mutations are journaled. Iteration order is insertion order. */
-export class MemoryTable<K, V, O extends RowObserver<V> | undefined = undefined> {
+export class MemoryTable<K, V, O extends RowObserver<V, K> | undefined = undefined> {
   readonly rows = new Map<K, V>()
   private readonly db: MemoryDatabaseImpl
   readonly observer: O
@@ -81,12 +81,12 @@ export class MemoryTable<K, V, O extends RowObserver<V> | undefined = undefined>
   private put(key: K, before: V | undefined, after: V): void {
     this.changes++
     this.rows.set(key, after)
-    this.observer?.changed(before, after)
+    this.observer?.changed(before, after, key)
   }
   private remove(key: K, before: V): void {
     this.changes++
     this.rows.delete(key)
-    this.observer?.changed(before, undefined)
+    this.observer?.changed(before, undefined, key)
   }
 }
 
@@ -101,8 +101,8 @@ class MemoryDatabaseImpl {
 
   /** The table of that name, created on first use (with its observer, if it has one: every caller passes the same). */
   table<K, V>(name: string): MemoryTable<K, V>
-  table<K, V, O extends RowObserver<V>>(name: string, observer: () => O): MemoryTable<K, V, O>
-  table<K, V>(name: string, observer?: () => RowObserver<V>): MemoryTable<K, V, RowObserver<V> | undefined> {
+  table<K, V, O extends RowObserver<V, K>>(name: string, observer: () => O): MemoryTable<K, V, O>
+  table<K, V>(name: string, observer?: () => RowObserver<V, K>): MemoryTable<K, V, RowObserver<V, K> | undefined> {
     let t = this.tables.get(name)
     if (t === undefined) {
       t = new MemoryTable<unknown, unknown, RowObserver<unknown> | undefined>(
@@ -114,7 +114,7 @@ class MemoryDatabaseImpl {
       // Opened first without its observer, the table would never keep it up to date: a wiring bug, caught at once.
       throw new Error(`memory table ${name} was opened without its observer`)
     }
-    return t as unknown as MemoryTable<K, V, RowObserver<V> | undefined>
+    return t as unknown as MemoryTable<K, V, RowObserver<V, K> | undefined>
   }
 
   /** The names of the tables created so far (test support inspects every row). */

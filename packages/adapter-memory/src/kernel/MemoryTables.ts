@@ -191,6 +191,101 @@ const bump = (counts: Map<string, number>, key: string, delta: number): void => 
 export const webhookDeliveries = (db: MemoryDatabase["Service"]) =>
   db.table<string, Webhooks.WebhookDeliveryRecord, DeliveryIndexes>("webhook_deliveries", () => new DeliveryIndexes())
 
+/** An outbox event and its place in recording order. */
+export interface RecordedEvent {
+  readonly event: Kernel.DomainEvent
+  readonly position: number
+}
+
+/**
+ * The outbox events not yet fanned out, per organization in recording order: kept with every write to the events
+ * table and to the fan-out marks, and their undo (it observes both), so that a fan-out reads what waits for it and
+ * never walks the history. An event put back by an undo may not be the newest of its organization: the next read
+ * re-sorts that organization's events.
+ */
+export class UndispatchedEvents implements RowObserver<Kernel.DomainEvent, string> {
+  private lastPosition = 0
+  /** Every event in the table, with its position (taken when it is written, as the table's iteration order). */
+  private readonly recorded = new Map<string, RecordedEvent>()
+  private readonly marked = new Set<string>()
+  private readonly waiting = new Map<string, Map<string, RecordedEvent>>()
+  /** Per organization, the newest position it has waited with: an older one put back unsorts it. */
+  private readonly newest = new Map<string, number>()
+  private readonly unsorted = new Set<string>()
+
+  /** Each organization's events not yet fanned out, in recording order; organizations without any are left out. */
+  perOrganization(): ReadonlyMap<string, ReadonlyMap<string, RecordedEvent>> {
+    for (const organizationId of this.unsorted) {
+      const ofOrganization = this.waiting.get(organizationId)
+      if (ofOrganization === undefined) continue
+      const sorted = [...ofOrganization.values()].sort((a, b) => a.position - b.position)
+      ofOrganization.clear()
+      for (const e of sorted) ofOrganization.set(e.event.id, e)
+    }
+    this.unsorted.clear()
+    return this.waiting
+  }
+
+  /** Observes the events table (`domain_events`). */
+  readonly changed = (before: Kernel.DomainEvent | undefined, after: Kernel.DomainEvent | undefined, id: string) => {
+    if (after === undefined) {
+      this.recorded.delete(id)
+      if (before !== undefined) this.unwait(before.organizationId, id)
+      return
+    }
+    // A rewrite (a redaction) keeps the event's place; a new row, or one an undo puts back, takes the next.
+    const entry = { event: after, position: this.recorded.get(id)?.position ?? ++this.lastPosition }
+    this.recorded.set(id, entry)
+    if (!this.marked.has(id)) this.wait(entry)
+  }
+
+  /** Observes the fan-out marks (`webhook_fanned_out_events`). */
+  readonly marks: RowObserver<true, string> = {
+    changed: (_before, after, id) => {
+      const entry = this.recorded.get(id)
+      if (after !== undefined) {
+        this.marked.add(id)
+        if (entry !== undefined) this.unwait(entry.event.organizationId, id)
+      } else {
+        this.marked.delete(id)
+        if (entry !== undefined) this.wait(entry)
+      }
+    }
+  }
+
+  private wait(entry: RecordedEvent): void {
+    const organizationId = entry.event.organizationId
+    let ofOrganization = this.waiting.get(organizationId)
+    if (ofOrganization === undefined) {
+      ofOrganization = new Map()
+      this.waiting.set(organizationId, ofOrganization)
+    }
+    const newest = this.newest.get(organizationId) ?? 0
+    if (entry.position < newest) {
+      if (!ofOrganization.has(entry.event.id)) this.unsorted.add(organizationId)
+    } else this.newest.set(organizationId, entry.position)
+    ofOrganization.set(entry.event.id, entry)
+  }
+
+  private unwait(organizationId: string, id: string): void {
+    const ofOrganization = this.waiting.get(organizationId)
+    if (ofOrganization !== undefined && ofOrganization.delete(id) && ofOrganization.size === 0) {
+      this.waiting.delete(organizationId)
+      this.newest.delete(organizationId)
+    }
+  }
+}
+
+/** The outbox (`domain_events`), with its `UndispatchedEvents`; every repository that touches events opens it so. */
+export const domainEvents = (db: MemoryDatabase["Service"]) =>
+  db.table<string, Kernel.DomainEvent, UndispatchedEvents>("domain_events", () => new UndispatchedEvents())
+
+/** The fan-out marks: the events the dispatcher has fanned out, observed by the events' `UndispatchedEvents`. */
+export const fanOutMarks = (db: MemoryDatabase["Service"]) => {
+  const undispatched = domainEvents(db).observer
+  return db.table<string, true, RowObserver<true, string>>("webhook_fanned_out_events", () => undispatched.marks)
+}
+
 export const memoryTables = (db: MemoryDatabase["Service"]) => ({
   sites: db.table<string, SiteRow>("sites"),
   products: db.table<string, ProductRow>("products"),

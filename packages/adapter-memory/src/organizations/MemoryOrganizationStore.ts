@@ -2,7 +2,7 @@
 import { Kernel, Organizations, type Webhooks } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase, type MemoryTable } from "../kernel/MemoryDatabase.ts"
-import { webhookDeliveries } from "../kernel/MemoryTables.ts"
+import { domainEvents, fanOutMarks, webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 export const MemoryUnitOfWork = Layer.effect(
   Kernel.UnitOfWork,
@@ -17,10 +17,10 @@ export const MemoryEventOutbox = Layer.effect(
   Kernel.EventOutbox,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const events = db.table<string, Kernel.DomainEvent>("domain_events")
+    const events = domainEvents(db)
     // The recording order, for the feed: a transaction holds the database's one write lock, so this is commit order.
     const order = db.table<string, number>("domain_event_order")
-    const fannedOut = db.table<string, true>("webhook_fanned_out_events")
+    const fannedOut = fanOutMarks(db)
     // A rolled-back transaction leaves a gap in the numbers, never a repeat.
     let lastSeq = 0
     const appendOne = (event: Kernel.DomainEvent) => {

@@ -2,13 +2,13 @@
 import { Kernel, Questions, type Webhooks } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { memoryTables, unowned, webhookDeliveries } from "../kernel/MemoryTables.ts"
+import { domainEvents, memoryTables, unowned, webhookDeliveries } from "../kernel/MemoryTables.ts"
 
 const questionTables = (db: MemoryDatabase["Service"]) => ({
   questions: db.table<string, Questions.OwnedQuestion>("product_questions"),
   answers: db.table<string, Questions.OwnedAnswer>("product_question_answers"),
   notices: db.table<string, Questions.EmailNotice>("email_outbox"),
-  events: db.table<string, Kernel.DomainEvent>("domain_events"),
+  events: domainEvents(db),
   deliveries: webhookDeliveries(db)
 })
 

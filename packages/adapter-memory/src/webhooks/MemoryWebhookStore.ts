@@ -1,15 +1,25 @@
 /**
  * Webhooks, deliveries and dispatcher leases in memory. Every multi-row operation is one synchronous `db.mutate`
  * block, so it is atomic with respect to other fibers; the outbox is the `domain_events` table that
- * `MemoryEventOutbox` writes (insertion order is recording order), and the fan-out mark is a table of its own.
+ * `MemoryEventOutbox` writes (insertion order is recording order), and the fan-out mark is a table of its own. A
+ * fan-out reads the events not yet fanned out from their index (`UndispatchedEvents`), never the whole history.
  */
 import { type Kernel, Webhooks } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
-import { DeliveryIndexes, oldestFirst, webhookDeliveries } from "../kernel/MemoryTables.ts"
+import {
+  DeliveryIndexes,
+  domainEvents,
+  fanOutMarks,
+  oldestFirst,
+  type RecordedEvent,
+  webhookDeliveries
+} from "../kernel/MemoryTables.ts"
 
 /** Newest first by (createdAt, id). */
 const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) => oldestFirst(b, a)
+
+const inRecordingOrder = (a: RecordedEvent, b: RecordedEvent) => a.position - b.position
 
 const olderThan = (after: Webhooks.WebhookListPosition | undefined) => (r: { createdAt: string; id: string }) =>
   after === undefined || r.createdAt < after.createdAt || (r.createdAt === after.createdAt && r.id < after.id)
@@ -22,8 +32,8 @@ export const MemoryWebhookRepository = Layer.effect(
     const deliveries = webhookDeliveries(db)
     const indexes = deliveries.observer
     const active = indexes.active
-    const events = db.table<string, Kernel.DomainEvent>("domain_events")
-    const fannedOut = db.table<string, true>("webhook_fanned_out_events")
+    const undispatched = domainEvents(db).observer
+    const fannedOut = fanOutMarks(db)
     const dispatchers = db.table<string, Kernel.Timestamp.Timestamp>("webhook_dispatchers")
 
     const owned = (organizationId: Kernel.OrganizationId, id: string) => {
@@ -96,19 +106,21 @@ export const MemoryWebhookRepository = Layer.effect(
             }
             return answer
           }
-          // Each organization's first `limit` events: a unit never takes more of one.
-          const candidates: Array<{ readonly event: Kernel.DomainEvent; readonly index: number }> = []
-          const perOrganization = new Map<string, number>()
-          for (const event of events.values()) {
-            if (fannedOut.get(event.id) !== undefined || waits(event.organizationId)) continue
-            const n = perOrganization.get(event.organizationId) ?? 0
-            if (n >= limit) continue
-            perOrganization.set(event.organizationId, n + 1)
-            candidates.push({ event, index: candidates.length })
+          // Each organization's first `limit` events not yet fanned out (the index, not the history): a unit never
+          // takes more of one.
+          const candidates: Array<RecordedEvent> = []
+          for (const [organizationId, waitingEvents] of undispatched.perOrganization()) {
+            if (waits(organizationId)) continue
+            let n = 0
+            for (const recorded of waitingEvents.values()) {
+              if (n++ >= limit) break
+              candidates.push(recorded)
+            }
           }
+          candidates.sort(inRecordingOrder)
           const taken = Webhooks.fairClaimOrder(candidates, (c) => c.event.organizationId).slice(0, limit)
           for (const { event } of taken) fannedOut.set(event.id, true)
-          return taken.sort((a, b) => a.index - b.index).map((c) => c.event)
+          return taken.sort(inRecordingOrder).map((c) => c.event)
         }),
       webhooksOf: (organizationIds) =>
         Effect.sync(() => {

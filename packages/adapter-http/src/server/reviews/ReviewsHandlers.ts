@@ -1,7 +1,8 @@
 /**
  * Handlers of the review read group: one call into the `Reviews` service per endpoint. A page of reviews is encoded
  * by a compiled encoder (`TrustedEncoder.ts`): the schema interpreter cost more than the page statement; and a run
- * of records at a time, so that many large pages at once do not hold the event loop.
+ * of records at a time, so that many large pages at once do not hold the event loop. A list yields before it reads,
+ * so its work runs in the scheduler's turns, not in the socket callback that received it (docs/DECISIONS.md §74).
  */
 import { Reviews } from "@feedback/core"
 import { Effect } from "effect"
@@ -18,7 +19,10 @@ export const ReviewsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const reviews = yield* Reviews.Reviews
     return handlers
-      .handle("list", ({ query }) => Effect.flatMap(reviews.list(query), pageResponse))
+      .handle(
+        "list",
+        ({ query }) => Effect.yieldNow.pipe(Effect.andThen(reviews.list(query)), Effect.flatMap(pageResponse))
+      )
       .handle("get", ({ params, query }) => reviews.get(params.id, query))
   })
 ).pipe(capturingOnly(Reviews.Reviews))
