@@ -9,6 +9,8 @@
  *   after: the job never holds the file, so it should stay flat as BENCH_ROWS grows (compare two runs).
  * - export: an NDJSON export job of those reviews (paged reads, chunks stored, then the download streamed and
  *   counted) vs `COPY (SELECT … FROM reviews WHERE organization_id = …) TO STDOUT` through `psql`. Target ≤ 2×.
+ *   Beside the wall time it prints the export's CPU, this process's and the database backends' (from /proc, with the
+ *   server on this machine); `BENCH_CPU_PROFILE=file` profiles this process during the export.
  *
  * Database: a fresh database on `BENCH_DATABASE_URL` (else `TEST_DATABASE_URL`), dropped afterwards; with neither,
  * embedded PGlite in a temporary directory (no COPY baseline then, and its numbers say little about a server).
@@ -21,7 +23,7 @@ import { SqlClient } from "effect/sql"
 import { spawnSync } from "node:child_process"
 import { cpus, totalmem } from "node:os"
 import { recordRow } from "./support/targets.ts"
-import { benchDatabaseTarget } from "./support/common.ts"
+import { benchDatabaseTarget, cpuMillis, startCpuProfile } from "./support/common.ts"
 
 const ROWS = Math.max(1, Number(process.env["BENCH_ROWS"] ?? 100_000))
 const PRODUCTS = 1_000
@@ -88,6 +90,29 @@ const main = async () => {
       permissions: new Set(["reviews:read", "reviews:write"])
     })
     const asCaller = Effect.provideService(Kernel.CurrentCaller, caller)
+    // CPU so far of this process and of each of the bench database's client backends (the pool keeps its connections;
+    // one opened during a phase counts from zero; autovacuum's workers are not the export's), from /proc where the
+    // server runs on this machine.
+    const cpuNow = async () => {
+      const node = process.cpuUsage()
+      const rows = url === undefined ?
+        [] :
+        await sqlRun((sql) =>
+          sql<{ pid: number }>`SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND backend_type = 'client backend'`
+        )
+      const backends = new Map<number, number>()
+      for (const { pid } of rows) {
+        const used = cpuMillis(Number(pid))
+        if (used !== undefined) backends.set(Number(pid), used)
+      }
+      return { node: (node.user + node.system) / 1000, backends }
+    }
+    const cpuSince = (before: Awaited<ReturnType<typeof cpuNow>>, after: Awaited<ReturnType<typeof cpuNow>>) => {
+      let database = 0
+      for (const [pid, used] of after.backends) database += used - (before.backends.get(pid) ?? 0)
+      return { node: after.node - before.node, database: after.backends.size === 0 ? undefined : database }
+    }
     const drain = async () => {
       while (await runtime.runPromise(Jobs.Jobs.use((j) => j.runNext("bench-worker")))) {
         // next job
@@ -156,16 +181,28 @@ const main = async () => {
       sql.unsafe(`DELETE FROM reviews WHERE organization_id = $1 AND external_id LIKE 'baseline-%'`, [organizationId])
     )
 
-    // Export job vs COPY TO STDOUT.
+    // Export job vs COPY TO STDOUT, with the CPU of this process and of the database's backends (from /proc, on a
+    // local server): steadier than wall time when other work shares the machine.
+    const cpuBefore = await cpuNow()
+    const stopProfile = await startCpuProfile(100)
+    let runMsOfExport = 0
     const [exportMs, bytes] = await timed(async () => {
       const created = await runtime.runPromise(
         Jobs.Jobs.use((j) => j.createExport({ type: "reviews", format: "ndjson" })).pipe(asCaller)
       )
-      await drain()
+      ;[runMsOfExport] = await timed(drain)
       const file = await runtime.runPromise(Jobs.Jobs.use((j) => j.download(created.id)).pipe(asCaller))
       return runtime.runPromise(Stream.runFold(file.content, () => 0, (n, chunk) => n + Buffer.byteLength(chunk)))
     })
-    console.log(`export job (ndjson): ${ms(exportMs)}, ${(bytes / 2 ** 20).toFixed(1)} MiB; peak RSS ${peakRssMiB()}`)
+    await stopProfile()
+    const cpu = cpuSince(cpuBefore, await cpuNow())
+    console.log(
+      `export job (ndjson): ${ms(exportMs)} (job ${ms(runMsOfExport)}, download ${ms(exportMs - runMsOfExport)}), ${
+        (bytes / 2 ** 20).toFixed(1)
+      } MiB; CPU: this process ${ms(cpu.node)}${
+        cpu.database === undefined ? "" : `, the database's backends ${ms(cpu.database)}`
+      }; peak RSS ${peakRssMiB()}`
+    )
     if (url === undefined) {
       console.log("  COPY baseline skipped: it needs a PostgreSQL server (BENCH_DATABASE_URL)")
     } else {

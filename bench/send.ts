@@ -5,12 +5,16 @@
  * same pooled connections (`SMTP_URL` with `pool=true&maxConnections=5`, nodemailer's defaults for a pool), all
  * handed to the pool at once. The surveys are created by `PATCH /orders/bulk-update` under the guided setup's flow
  * (`delayDays: 0`) while the SMTP server holds its first message; timing starts when it lets go. Target ≥ 0.5×.
+ * Also printed: the database's CPU per email (its backends' CPU from /proc, a local server only) and its
+ * transactions per email (`pg_stat_database.xact_commit`: each statement outside a transaction is one round trip).
  * `BENCH_CPU_PROFILE=dir`: the server runs with `node --cpu-prof` and writes its profile there when it stops (the
  * whole run: the import and the bulk update too, before the sending).
  */
-import { execFileSync } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
+import { readdirSync, readFileSync } from "node:fs"
 import { createTransport } from "nodemailer"
 import type { AddressInfo } from "node:net"
+import { promisify } from "node:util"
 import { SMTPServer } from "smtp-server"
 import { cpuMillis, fmt } from "./support/common.ts"
 import { call, flowServer, importOrders } from "./support/surveys.ts"
@@ -73,17 +77,49 @@ const smtpServer = async () => {
   }
 }
 
-/** Resolves once no survey has a step to run or in flight (polled each half second; the store's schema, §58). */
+/**
+ * The CPU ms each client backend of `database` has used, by pid (every process whose title names it, a local server
+ * only; autovacuum, which runs when it will, left out), merged into `seen`. Read at both ends of the run only (a scan of /proc blocks this process for milliseconds): a
+ * backend that ends during the run is lost, so the figure can only be low (the server's pool keeps its connections).
+ */
+const sampleBackends = (database: string, seen: Map<number, number>) => {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue
+    try {
+      const title = readFileSync(`/proc/${entry}/cmdline`, "utf8")
+      if (!title.includes(` ${database} `) || title.includes("autovacuum")) continue
+    } catch {
+      continue
+    }
+    const ms = cpuMillis(Number(entry))
+    if (ms !== undefined) seen.set(Number(entry), ms)
+  }
+  return seen
+}
+
+const commits = (url: string) =>
+  Number(
+    execFileSync("psql", [
+      url,
+      "-Atc",
+      "SELECT pg_stat_force_next_flush(); SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+    ], { encoding: "utf8" }).trim().split("\n").at(-1)
+  )
+
+/**
+ * Resolves once no survey has a step to run or in flight (polled each half second; the store's schema, §58). The
+ * query runs in a child process without blocking this one, which runs the SMTP server the worker sends to.
+ */
 const allStepsDone = async (url: string, stopped: () => boolean) => {
   for (;;) {
     await new Promise((resolve) => setTimeout(resolve, 500))
     if (stopped()) return
-    const left = execFileSync("psql", [
+    const { stdout } = await promisify(execFile)("psql", [
       url,
       "-Atc",
       "SELECT count(*) FROM surveys WHERE next_due_at IS NOT NULL OR claimed_by IS NOT NULL"
     ], { encoding: "utf8", env: { ...process.env, PGOPTIONS: "-c search_path=feedback" } })
-    if (Number(left.trim()) === 0) return
+    if (stopped() || Number(stdout.trim()) === 0) return
   }
 }
 
@@ -99,11 +135,16 @@ const s = await flowServer({
 }, { delayDays: 0 })
 let workerMs: number
 let workerCpuMs: number | undefined
+let databaseCpuMs: number | undefined
+let transactions: number
 let sent: Array<Received>
 try {
   await importOrders(s, emails, "open")
   const moved = await call(s.base, "PATCH", "/orders/bulk-update", s.key, { status: "fulfilled" })
   if (moved.count !== emails) throw new Error(`expected ${emails} orders moved, got ${moved.count}`)
+  const db0 = new Map(sampleBackends(s.databaseName, new Map()))
+  const db1 = new Map(db0)
+  const commits0 = commits(s.databaseUrl)
   const t0 = performance.now()
   const cpu0 = cpuMillis(s.server.pid)
   smtp.open()
@@ -113,6 +154,10 @@ try {
   raced = true
   workerMs = performance.now() - t0
   const cpu1 = cpuMillis(s.server.pid)
+  sampleBackends(s.databaseName, db1)
+  databaseCpuMs = db1.size === 0 ? undefined : [...db1].reduce((n, [pid, ms]) => n + ms - (db0.get(pid) ?? 0), 0)
+  // Less the two statements of this reading itself.
+  transactions = commits(s.databaseUrl) - commits0 - 2
   workerCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0
   sent = smtp.received.splice(0)
 } finally {
@@ -156,7 +201,10 @@ console.log(
 console.log(
   `  CPU per email (steadier than rates on a loaded machine): the server process ${
     workerCpuMs === undefined ? "n/a" : `${(workerCpuMs / n).toFixed(2)} ms`
+  }, the database ${
+    databaseCpuMs === undefined ? "n/a" : `${(databaseCpuMs / n).toFixed(2)} ms`
   }, the baseline's process (nodemailer and the SMTP server) ${(directCpuMs / n).toFixed(2)} ms`
 )
+console.log(`  database transactions per email (each a round trip or more): ${(transactions / n).toFixed(2)}`)
 console.log(`  SMTP connections opened: worker ${workerConnections}, both ${smtp.connections()}`)
 recordRow("send", r, emails === 10_000 ? {} : { note: `${fmt(emails)} emails` })

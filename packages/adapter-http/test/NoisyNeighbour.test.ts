@@ -203,7 +203,7 @@ describe.each(stores)("noisy neighbours: survey emails (%s)", (_name, makeStore)
     const aggressorBefore = accepted.slice(0, accepted.indexOf(mine)).filter((to) => to.startsWith("noisy-")).length
     within(alone, attacked)
     // Whatever the timings: first come first served would send the rest of the backlog first; in turn, at most the
-    // claim in hand (a batch of 50) and the next claim's turns go out between the victim's order and its email.
+    // claim in hand (a batch of 48) and the next claim's turns go out between the victim's order and its email.
     expect(aggressorBefore - sentBefore, `${sentBefore} sent before the victim's order`).toBeLessThanOrEqual(100)
     await eventually(
       async () => (accepted.filter((to) => to.startsWith("noisy-")).length === backlog ? true : undefined),

@@ -56,7 +56,7 @@ describe("exports", () => {
 
   it("an NDJSON row writes every export column, nulls included, and imports again", () => {
     const review = makeReview(makeProduct().id, { title: null, body: "=1", published: true })
-    const line = Jobs.exportLine("ndjson", Jobs.reviewExportRow(review))
+    const line = Jobs.reviewExportLine("ndjson", review)
     const parsed = JSON.parse(line)
     expect(Object.keys(parsed)).toEqual(Jobs.REVIEW_EXPORT_COLUMNS)
     expect(parsed).toMatchObject({ title: null, body: "=1", pending: null, redactedAt: null })

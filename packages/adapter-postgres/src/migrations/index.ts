@@ -49,6 +49,7 @@ import { schemaWorkChannelMigration } from "./0151_schema_work_channel.ts"
 import { eventStreamMigration } from "./0152_event_stream.ts"
 import { fanOutInTurnMigration } from "./0156_fan_out_in_turn.ts"
 import { storefrontVersionsMigration } from "./0160_storefront_versions.ts"
+import { exportChunksLz4Migration } from "./0180_export_chunks_lz4.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -99,5 +100,6 @@ export const migrations: ReadonlyArray<Migration> = [
   schemaWorkChannelMigration,
   eventStreamMigration,
   fanOutInTurnMigration,
-  storefrontVersionsMigration
+  storefrontVersionsMigration,
+  exportChunksLz4Migration
 ]

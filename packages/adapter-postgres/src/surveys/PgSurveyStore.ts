@@ -287,7 +287,9 @@ export const PgSurveyRepository = Layer.effect(
         }).pipe(orDie),
       claimDue: (workerId, at, limit) =>
         // Organizations in turn (docs/DECISIONS.md §56): every organization's oldest due step, then every one's next,
-        // so a backlog fills a claim only when no other organization has a step due.
+        // so a backlog fills a claim only when no other organization has a step due. Each turn's row is locked by its
+        // primary key, then checked (`OFFSET 0` keeps the checks out of the lock's scan: pushed into it, they made
+        // it walk the organization's due index up to the row, as long as the backlog).
         sql.unsafe<Row & { readonly claimTurn: string }>(
           `WITH RECURSIVE orgs AS (
            (SELECT organization_id FROM surveys WHERE next_due_at IS NOT NULL AND claimed_by IS NULL
@@ -311,7 +313,7 @@ export const PgSurveyRepository = Layer.effect(
            CROSS JOIN LATERAL (
              SELECT s.organization_id, s.id, s.claimed_by, s.next_due_at FROM surveys s
              WHERE s.organization_id = c.organization_id AND s.id = c.id
-             FOR UPDATE SKIP LOCKED) d
+             OFFSET 0 FOR UPDATE SKIP LOCKED) d
            WHERE d.claimed_by IS NULL AND d.next_due_at <= $2::timestamptz
            ORDER BY c.turn, c.next_due_at, c.id LIMIT $3
          )

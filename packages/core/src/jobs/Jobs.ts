@@ -52,9 +52,8 @@ import {
   advanceProgress,
   decodeStagedRow,
   exportHeader,
-  exportLine,
   REVIEW_EXPORT_INCLUDES,
-  reviewExportRow,
+  reviewExportLine,
   stageableText
 } from "./JobRules.ts"
 import { reviewListEndpoint } from "../reviews/ReviewLists.ts"
@@ -492,7 +491,7 @@ export class Jobs extends Context.Service<Jobs, {
           Stream.buffer({ capacity: 1 }),
           Stream.map((page) => {
             const text = (first ? exportHeader(job.format) : "") +
-              page.data.map((r) => exportLine(job.format, reviewExportRow(r))).join("")
+              page.data.map((r) => reviewExportLine(job.format, r)).join("")
             first = false
             return { page, text }
           }),

@@ -57,8 +57,10 @@ export const defaultSurveyWorkerSettings = (workerId: string): SurveyWorkerSetti
   workerId,
   pollIntervalMs: 1_000,
   interruptedAfterMs: 10 * 60_000,
-  batchSize: 50,
-  concurrency: 8
+  // Three waves a claim; a wave's reads, mark and record are one statement each (docs/DECISIONS.md §61), so a larger
+  // wave makes fewer of them per email.
+  batchSize: 48,
+  concurrency: 16
 })
 
 /**
