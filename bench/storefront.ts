@@ -127,6 +127,22 @@ try {
   type Name = keyof typeof variants
   const { cpu, wall } = await interleaved(variants, runs, 20)
   await profileVariant(variants)
+  if (process.env["BENCH_WRITES"] === "1") {
+    // Socket writes per call (about one per statement sent to the database): what the route sends beyond its floor.
+    const net = await import("node:net")
+    const write = net.Socket.prototype.write
+    let writes = 0
+    net.Socket.prototype.write = function(this: unknown, ...args: Array<unknown>) {
+      writes++
+      return (write as (...a: Array<unknown>) => boolean).apply(this, args)
+    } as typeof write
+    for (const n of Object.keys(variants) as Array<keyof typeof variants>) {
+      writes = 0
+      for (let i = 0; i < 50; i++) await variants[n]()
+      console.log(`  ${n}: ${(writes / 50).toFixed(2)} socket writes per call`)
+    }
+    net.Socket.prototype.write = write
+  }
   const w = (n: Name) => median(wall[n])
   const c = (n: Name) => median(cpu[n])
   const size = reviews === 1_000_000 ? {} : { note: `${reviews.toLocaleString("en-US")} reviews` }

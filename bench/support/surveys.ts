@@ -5,6 +5,7 @@
  */
 import { type ServerProcess, startServerProcess } from "../../packages/adapter-http/test/ServerProcess.ts"
 import { benchDatabaseServer, freshDatabase, OPERATOR_TOKEN, provision } from "./common.ts"
+import { type StatementCounter, statementCounter } from "./statement-counter.ts"
 
 export const call = async (base: string, method: string, path: string, key: string, body?: unknown) => {
   const res = await fetch(`${base}${path}`, {
@@ -32,21 +33,37 @@ export interface FlowServer {
   readonly base: string
   readonly key: string
   readonly organizationId: string
+  /** The statements the server sent its database (with `countStatements`: it then connects through a proxy). */
+  readonly statements: StatementCounter | undefined
   readonly stop: () => Promise<void>
 }
 
 /**
  * A server on a fresh database (nothing in it without `flow`); with `flow`, an organization whose guided setup created an active flow that asks
- * `delayDays` after `order.fulfilled` (no reminder), and a product `mug`.
+ * `delayDays` after `order.fulfilled` (no reminder), and a product `mug`. With `countStatements` the server reaches
+ * its database through `statementCounter`'s proxy, which counts what it sends.
  */
 export const flowServer = async (
   env: Record<string, string>,
-  flow: { readonly delayDays: number } | undefined
+  flow: { readonly delayDays: number } | undefined,
+  options: {
+    readonly countStatements?: boolean
+    readonly capture?: (text: string, parameters: ReadonlyArray<string | null>) => void
+  } = {}
 ): Promise<FlowServer> => {
   const db = await freshDatabase(requireServer())
-  const server = await startServerProcess({ DATABASE_URL: db.url, OPERATOR_TOKEN, LOG_REQUESTS: "false", ...env })
+  const statements = options.countStatements === true || options.capture !== undefined
+    ? await statementCounter(db.url, options.capture)
+    : undefined
+  const server = await startServerProcess({
+    DATABASE_URL: statements?.url ?? db.url,
+    OPERATOR_TOKEN,
+    LOG_REQUESTS: "false",
+    ...env
+  })
   const stop = async () => {
     await server.stop()
+    await statements?.close()
     await db.drop()
   }
   if (flow === undefined) {
@@ -57,6 +74,7 @@ export const flowServer = async (
       base: server.url,
       key: "",
       organizationId: "",
+      statements,
       stop
     }
   }
@@ -81,6 +99,7 @@ export const flowServer = async (
       base: server.url,
       key,
       organizationId,
+      statements,
       stop
     }
   } catch (e) {

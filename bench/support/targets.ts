@@ -169,6 +169,14 @@ export const targets = {
     how: "enrol",
     server: true
   },
+  "enrol-cpu": {
+    row: "issue 32: the same bulk-update's CPU (database + server) vs the INSERT … SELECT's (database)",
+    bound: "atMost",
+    value: 2,
+    unit: "×",
+    how: "enrol",
+    server: true
+  },
   "send": {
     row: "issue 32: 10,000 survey emails by the worker vs nodemailer directly",
     bound: "atLeast",

@@ -344,8 +344,11 @@ export const makeWebHandler = <E>(
   const defaults = requestContext(options)
   return {
     handler: (request, context) => {
-      const refused = context === undefined ? gate.current?.refuseWeb(request) : undefined
-      return refused === undefined ? web.handler(request, context ?? defaults) : Promise.resolve(refused)
+      const current = context === undefined ? gate.current : undefined
+      if (current === undefined) return web.handler(request, context ?? defaults)
+      const refused = current.refuseWeb(request)
+      if (refused !== undefined) return Promise.resolve(refused)
+      return current.revalidateWeb(request, () => web.handler(request, defaults)) ?? web.handler(request, defaults)
     },
     dispose: web.dispose
   }

@@ -60,10 +60,14 @@ export const makeNodeHandler = <E>(
       Effect.provideContext(Context.merge(context, requestContext(options)))
     )
     const handler = (req: IncomingMessage, res: ServerResponse) => {
-      if (gate.current?.refuse(req, res) === true) return
+      const current = gate.current
+      if (current?.refuse(req, res) === true) return
       // A body the host's own parser already read is used as parsed, or answered with the fix (`HostBody.ts`).
       const readable = readableRequest(req, res)
-      if (readable !== undefined) handle(readable, res)
+      if (readable === undefined) return
+      // A revalidation the gate hands on is admitted with the request the framework reads.
+      if (current?.revalidate(readable, res, () => handle(readable, res)) === true) return
+      handle(readable, res)
     }
     let disposing: Promise<void> | undefined
     return { handler, dispose: () => disposing ??= Effect.runPromise(Scope.close(scope, Exit.void)) }

@@ -14,9 +14,11 @@
  * header), its key-and-address bucket and no `Origin` (an allowed origin's CORS headers need the store).
  * The 429 has the full path's bytes (`refusedResponse`), request id, access-log line and metrics. Node servers ask it
  * from the request event (`gateRequests`); an embedded web handler before its own stack (`refuseWeb`).
+ * It also revalidates: a cacheable storefront read qualifying the same way, with an `If-None-Match`, is admitted here
+ * (one spend) and answered 304 when the tag matches, else handed on spent (`storefront/RevalidationGate.ts`).
  */
-import { Organizations, RateLimits, Storefront } from "@feedback/core"
-import { Effect, Layer, type Context } from "effect"
+import { Catalog, Organizations, RateLimits, Storefront } from "@feedback/core"
+import { Context, Effect, Exit, Layer, References } from "effect"
 import { HttpApi } from "effect/http-api"
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import { AdminApi, SecretKeyAuth, StorefrontAuth } from "@feedback/client/effect"
@@ -28,12 +30,22 @@ import type { RouteTable } from "./RouteTable.ts"
 import { rateLimitHeaders, refusalBody } from "./SecretKeyAuthLive.ts"
 import { clientAddressOf, parseTrustProxy } from "./storefront/ClientAddress.ts"
 import { corsHeaders, keyInQuery } from "./storefront/StorefrontCors.ts"
+import { handAdmission } from "./storefront/HandedAdmissions.ts"
+import { namesATag } from "./storefront/HttpCaching.ts"
+import { makeRevalidationGate, type Revalidation, type Settled } from "./storefront/RevalidationGate.ts"
 
 export interface RefusalGate {
   /** Writes the 429 of `req` and returns true when its refusal is known; returns false, having done nothing, else. */
   readonly refuse: (req: IncomingMessage, res: ServerResponse) => boolean
   /** The 429 of a web request whose refusal is known; undefined, having done nothing, else. */
   readonly refuseWeb: (request: Request) => Response | undefined
+  /**
+   * Takes a storefront revalidation (returns true): writes its 304 when the tag matches, else calls `next` once the
+   * request is admitted (spent, the admission handed on with `req`); returns false, having done nothing, else.
+   */
+  readonly revalidate: (req: IncomingMessage, res: ServerResponse, next: () => void) => boolean
+  /** The web counterpart: the 304, or what `next` answers for the request handed on; undefined when not taken. */
+  readonly revalidateWeb: (request: Request, next: () => Promise<Response>) => Promise<Response> | undefined
 }
 
 /** Where a server finds the gate once the services it needs are built (and loses it when they are released). */
@@ -87,6 +99,28 @@ interface GateRequest {
   readonly bodiless: boolean
 }
 
+const nodeView = (req: IncomingMessage): GateRequest => {
+  const { headers } = req
+  return {
+    method: req.method,
+    url: req.url ?? "",
+    header: (name) => headers[name] as string | undefined,
+    peer: req.socket.remoteAddress,
+    bodiless: headers["content-length"] === undefined && headers["transfer-encoding"] === undefined
+  }
+}
+
+const webView = (request: Request): GateRequest => {
+  const at = request.url.indexOf("/", request.url.indexOf("//") + 2)
+  return {
+    method: request.method,
+    url: at === -1 ? "/" : request.url.slice(at),
+    header: (name) => name === "host" ? "web" : request.headers.get(name) ?? undefined,
+    peer: undefined,
+    bodiless: request.body === null && !request.headers.has("content-length")
+  }
+}
+
 /** A known refusal, ready to write. */
 interface Refusal {
   readonly route: string
@@ -97,34 +131,52 @@ interface Refusal {
 }
 
 /** The gate over the process's `Organizations` and `RateLimitRepository`; `undefined` when the store cannot tell. */
+type GateServices = Organizations.Organizations | RateLimits.RateLimitRepository | Catalog.CatalogRepository
+
 const makeRefusalGate = (
   options: RefusalGateOptions
-): Effect.Effect<RefusalGate | undefined, never, Organizations.Organizations | RateLimits.RateLimitRepository> =>
+): Effect.Effect<RefusalGate | undefined, never, GateServices> =>
   Effect.gen(function*() {
     const organizations = yield* Organizations.Organizations
     const { refusalAt } = yield* RateLimits.RateLimitRepository
     if (refusalAt === undefined) return undefined
     // Metrics are recorded into the registry the request fibers use (the default one unless a host provides its own).
     const context: Context.Context<never> = yield* Effect.context<never>()
+    // A revalidation's spend runs untraced, as the requests of a gated server do (`untracedRequests`).
+    const settleWith = Effect.runCallbackWith(Context.add(context, References.TracerEnabled, false))
+    const revalidation = yield* makeRevalidationGate
     const charged = chargedRoutes()
     const trusted = parseTrustProxy(options.trustProxy ?? "")
-    const refusalOf = (req: GateRequest): Refusal | undefined => {
+    /** The route of a request the gate may answer: bodiless, with a `Host`, a plain path and a charged route. */
+    const chargedRouteOf = (req: GateRequest) => {
       const { header, method, url } = req
       if (method === undefined || header("host") === undefined || !req.bodiless) return undefined
       const path = pathOf(url)
       if (!PLAIN_PATH.test(path)) return undefined
       const route = options.routes.routeOf(method, path)
       const facts = route === undefined ? undefined : charged.get(`${method} ${route}`)
-      if (facts === undefined || route === undefined) return undefined
+      return facts === undefined || route === undefined ? undefined : { route, facts }
+    }
+    /** A storefront request's kept key and client address: no `Origin` (CORS needs the store), a key already kept. */
+    const storefrontCallerOf = (req: GateRequest, nowMs: number, presented: string | undefined) => {
+      if (req.header("origin") !== undefined || presented === undefined) return undefined
+      const key = organizations.keptPublishableKey(presented, nowMs)
+      return key === undefined
+        ? undefined
+        : { key, clientAddress: clientAddressOf(req.peer, req.header("x-forwarded-for"), trusted) }
+    }
+    const refusalOf = (req: GateRequest): Refusal | undefined => {
+      const { header, url } = req
+      const charge = chargedRouteOf(req)
+      if (charge === undefined) return undefined
+      const { facts, route } = charge
       const nowMs = Date.now()
       let decision: RateLimits.SpendRefused | undefined
       let policy: string | undefined
       if (facts.storefront) {
-        if (header("origin") !== undefined) return undefined
-        const presented = header("x-publishable-key") ?? keyInQuery(url)
-        const key = presented === undefined ? undefined : organizations.keptPublishableKey(presented, nowMs)
-        if (key === undefined) return undefined
-        const clientAddress = clientAddressOf(req.peer, header("x-forwarded-for"), trusted)
+        const caller = storefrontCallerOf(req, nowMs, header("x-publishable-key") ?? keyInQuery(url))
+        if (caller === undefined) return undefined
+        const { clientAddress, key } = caller
         const bucket = Storefront.storefrontBucket("read", key.keyId, clientAddress, key.organization.plan)
         decision = refusalAt(key.organization.id, [bucket], facts.cost, nowMs)
         policy = Storefront.storefrontPolicyName("read")
@@ -158,55 +210,115 @@ const makeRefusalGate = (
         }
       }
     }
-    const recorded = (method: string, url: string, refusal: Refusal, started: number): void => {
-      RateLimits.recordRateLimitDecisionUnsafe(refusal.decision, context)
+    const recorded = (
+      method: string,
+      url: string,
+      answer: { readonly route: string; readonly requestId: string; readonly decision: RateLimits.SpendDecision },
+      status: number,
+      started: number
+    ): void => {
+      RateLimits.recordRateLimitDecisionUnsafe(answer.decision, context)
       const elapsedMs = performance.now() - started
-      if (options.metrics) recordRequestUnsafe(context, method, refusal.route, 429, elapsedMs / 1000)
+      if (options.metrics) recordRequestUnsafe(context, method, answer.route, status, elapsedMs / 1000)
       if (options.logRequests) {
-        const fields = accessLogFields(refusal.requestId, method, url, refusal.route, 429, elapsedMs)
+        const fields = accessLogFields(answer.requestId, method, url, answer.route, status, elapsedMs)
         options.log(formatLogLine("info", accessLogMessage(fields), fields))
       }
     }
+    /** A storefront read with `If-None-Match` the gate may settle: its route and what to spend and compare. */
+    const revalidationOf = (req: GateRequest): { route: string; revalidation: Revalidation } | undefined => {
+      // Only a tag can match before the read (`*` reads first, docs/DECISIONS.md §70).
+      const ifNoneMatch = req.header("if-none-match")
+      if (ifNoneMatch === undefined || !namesATag(ifNoneMatch) || req.method !== "GET") return undefined
+      const charge = chargedRouteOf(req)
+      if (charge === undefined || !charge.facts.storefront) return undefined
+      // A key in both places leaves the full path to choose which one counts.
+      const inHeader = req.header("x-publishable-key")
+      const inQuery = keyInQuery(req.url)
+      if (inHeader !== undefined && inQuery !== undefined) return undefined
+      const caller = storefrontCallerOf(req, Date.now(), inHeader ?? inQuery)
+      if (caller === undefined) return undefined
+      const found = revalidation.revalidationOf(req.url, ifNoneMatch, caller.key, caller.clientAddress)
+      return found === undefined ? undefined : { route: charge.route, revalidation: found }
+    }
+    /** Settles a revalidation: `answer` with the 304's headers and request id, or `pass` on (spent, or not at all). */
+    const settle = (
+      req: GateRequest,
+      taken: { route: string; revalidation: Revalidation },
+      started: number,
+      answer: (headers: Record<string, string>) => void,
+      pass: (admission: Extract<Settled, { _tag: "Pass" }>["admission"]) => void
+    ) => {
+      settleWith(revalidation.settle(taken.revalidation), {
+        onExit: (exit) => {
+          // A spend that failed is the full path's to fail again and answer (nothing was handed on).
+          if (Exit.isFailure(exit)) return pass(undefined)
+          const settled = exit.value
+          if (settled._tag === "Pass") return pass(settled.admission)
+          const requestId = requestIdOf(req.header("x-request-id"))
+          answer({ ...settled.headers, "x-request-id": requestId })
+          recorded(req.method!, req.url, { route: taken.route, requestId, decision: settled.decision }, 304, started)
+        }
+      })
+    }
     const refuse = (req: IncomingMessage, res: ServerResponse): boolean => {
       const started = performance.now()
-      const { headers } = req
-      const url = req.url ?? ""
-      const refusal = refusalOf({
-        method: req.method,
-        url,
-        header: (name) => headers[name] as string | undefined,
-        peer: req.socket.remoteAddress,
-        bodiless: headers["content-length"] === undefined && headers["transfer-encoding"] === undefined
-      })
+      const view = nodeView(req)
+      const refusal = refusalOf(view)
       if (refusal === undefined) return false
       res.writeHead(429, refusal.headers)
       res.end(refusal.body)
-      recorded(req.method!, url, refusal, started)
+      recorded(req.method!, view.url, refusal, 429, started)
       return true
     }
     const refuseWeb = (request: Request): Response | undefined => {
       const started = performance.now()
-      const at = request.url.indexOf("/", request.url.indexOf("//") + 2)
-      const url = at === -1 ? "/" : request.url.slice(at)
-      const refusal = refusalOf({
-        method: request.method,
-        url,
-        header: (name) => name === "host" ? "web" : request.headers.get(name) ?? undefined,
-        peer: undefined,
-        bodiless: request.body === null && !request.headers.has("content-length")
-      })
+      const view = webView(request)
+      const refusal = refusalOf(view)
       if (refusal === undefined) return undefined
-      recorded(request.method, url, refusal, started)
+      recorded(request.method, view.url, refusal, 429, started)
       return new Response(refusal.body, { status: 429, headers: refusal.headers })
     }
-    return { refuse, refuseWeb }
+    const revalidate = (req: IncomingMessage, res: ServerResponse, next: () => void): boolean => {
+      const started = performance.now()
+      const view = nodeView(req)
+      const taken = revalidationOf(view)
+      if (taken === undefined) return false
+      settle(view, taken, started, (headers) => {
+        res.writeHead(304, headers)
+        res.end()
+      }, (admission) => {
+        if (admission !== undefined) handAdmission(req, admission)
+        next()
+      })
+      return true
+    }
+    const revalidateWeb = (request: Request, next: () => Promise<Response>): Promise<Response> | undefined => {
+      const started = performance.now()
+      const view = webView(request)
+      const taken = revalidationOf(view)
+      if (taken === undefined) return undefined
+      return new Promise<Response>((resolve, reject) =>
+        settle(
+          view,
+          taken,
+          started,
+          (headers) => resolve(new Response(null, { status: 304, headers })),
+          (admission) => {
+            if (admission !== undefined) handAdmission(request, admission)
+            next().then(resolve, reject)
+          }
+        )
+      )
+    }
+    return { refuse, refuseWeb, revalidate, revalidateWeb }
   })
 
 /** Fills `slot` with the gate while the layer's scope is open. */
 export const refusalGateLayer = (
   slot: RefusalGateSlot,
   options: RefusalGateOptions
-): Layer.Layer<never, never, Organizations.Organizations | RateLimits.RateLimitRepository> =>
+): Layer.Layer<never, never, GateServices> =>
   Layer.effectDiscard(Effect.acquireRelease(
     Effect.map(makeRefusalGate(options), (gate) => {
       slot.current = gate
@@ -224,8 +336,12 @@ export const refusalGateLayer = (
 export const gateRequests = (server: Server, slot: RefusalGateSlot): void => {
   const emit = server.emit as (this: Server, event: string | symbol, ...args: Array<unknown>) => boolean
   server.emit = function(this: Server, event: string | symbol, ...args: Array<unknown>) {
-    if (event === "request" && slot.current?.refuse(args[0] as IncomingMessage, args[1] as ServerResponse) === true) {
-      return true
+    const gate = event === "request" ? slot.current : undefined
+    if (gate !== undefined) {
+      const req = args[0] as IncomingMessage
+      const res = args[1] as ServerResponse
+      // A revalidation handed on reaches the listeners once admitted.
+      if (gate.refuse(req, res) || gate.revalidate(req, res, () => emit.call(this, event, ...args))) return true
     }
     return emit.call(this, event, ...args)
   } as Server["emit"]

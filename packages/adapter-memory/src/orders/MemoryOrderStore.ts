@@ -4,14 +4,19 @@ import { Effect, Layer, Option } from "effect"
 import { MemoryDatabase } from "../kernel/MemoryDatabase.ts"
 import { MemoryEventOutbox } from "../organizations/MemoryOrganizationStore.ts"
 import { findOwned, memoryTables, ownedBy, unowned } from "../kernel/MemoryTables.ts"
+import { memoryEnrolment } from "../surveys/MemorySurveyStore.ts"
 
-/** Orders; the events of a bulk move go through the memory outbox of the same database. */
+/**
+ * Orders; the events of a bulk move go through the memory outbox of the same database, and its enrolments are the
+ * survey store's (`memoryEnrolment`), in the same transaction.
+ */
 export const MemoryOrderRepository = Layer.effect(
   Orders.OrderRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const outbox = yield* Kernel.EventOutbox
     const t = memoryTables(db)
+    const enroll = memoryEnrolment(db)
 
     const ofOrganization = (organizationId: string): Array<Orders.Order> => {
       const out: Array<Orders.Order> = []
@@ -93,7 +98,7 @@ export const MemoryOrderRepository = Layer.effect(
         ),
       // A memory transaction holds the one write lock for its whole run: reading is enough.
       lockOrder: (organizationId, id) => Effect.sync(() => findOwned<Orders.Order>(t.orders, organizationId, id)),
-      moveMatching: (organizationId, match, to, at) =>
+      moveMatching: (organizationId, match, to, at, followUp) =>
         Effect.gen(function*() {
           const moved = yield* db.mutate(() => {
             const out: Array<{ readonly from: Orders.OrderStatus; readonly order: Orders.Order }> = []
@@ -103,6 +108,10 @@ export const MemoryOrderRepository = Layer.effect(
               const next = { ...move.order, updatedAt: at }
               t.orders.set(order.id, { ...next, organizationId })
               out.push({ from: order.status, order: next })
+            }
+            for (const { from, plans } of followUp.enrol) {
+              const ids = out.filter((m) => m.from === from).map((m) => m.order.id)
+              if (ids.length > 0) enroll(organizationId, ids, plans, followUp.linkBase)
             }
             return out
           })
@@ -116,7 +125,7 @@ export const MemoryOrderRepository = Layer.effect(
             }), { discard: true })
           return Orders.ORDER_STATUSES.flatMap((from) => {
             const ids = moved.filter((m) => m.from === from).map((m) => m.order.id)
-            return ids.length === 0 ? [] : [{ from, ids }]
+            return ids.length === 0 ? [] : [{ from, count: ids.length, ids: followUp.withIds ? ids : [] }]
           })
         }),
       updateOrders: (organizationId, orders) =>

@@ -22,12 +22,57 @@ const storedOf = (row: SurveyRow): Surveys.StoredSurvey => ({ survey: row.survey
 /** A survey with a step still to run or in flight. */
 const active = (row: SurveyRow) => row.nextDueAt !== null || row.claim !== null
 
+/**
+ * `SurveyRepository.enrollOrders` as a step of the memory transaction already running: the survey store's, and the
+ * order store's bulk move, which enrolls the orders it moves (docs/DECISIONS.md §75).
+ */
+export const memoryEnrolment = (db: MemoryDatabase["Service"]) => {
+  const rows = db.table<string, SurveyRow>("surveys")
+  const { customers, orders } = memoryTables(db)
+  return (
+    organizationId: Kernel.OrganizationId,
+    orderIds: ReadonlyArray<Kernel.OrderId>,
+    plans: ReadonlyArray<Surveys.EnrolmentPlan>,
+    linkBase: string
+  ): number => {
+    const taken = new Set<string>()
+    for (const r of rows.values()) {
+      if (r.organizationId === organizationId) taken.add(`${r.survey.flowId}/${r.survey.orderId}`)
+    }
+    let created = 0
+    for (const orderId of orderIds) {
+      const order = ownedBy(organizationId, orders.get(orderId))
+      if (order === undefined) continue
+      const customer = ownedBy(organizationId, customers.get(order.customerId))
+      for (const plan of plans) {
+        const key = `${plan.flow.id}/${order.id}`
+        if (taken.has(key) || !Surveys.planEnrolls(plan, order, customer?.email ?? null)) continue
+        taken.add(key)
+        const token = Surveys.generateSurveyToken()
+        const stored = Surveys.newSurvey({
+          id: Kernel.uuidV7(Date.now()) as Kernel.SurveyId,
+          token,
+          url: Surveys.surveyUrl(linkBase, token),
+          flow: plan.flow,
+          order,
+          customer,
+          at: plan.at
+        })
+        rows.set(stored.survey.id, rowOf(organizationId, stored))
+        created++
+      }
+    }
+    return created
+  }
+}
+
 export const MemorySurveyRepository = Layer.effect(
   Surveys.SurveyRepository,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const rows = db.table<string, SurveyRow>("surveys")
-    const { customers, orders } = memoryTables(db)
+    const { customers } = memoryTables(db)
+    const enroll = memoryEnrolment(db)
 
     const ofOrganization = (organizationId: string) => {
       const out: Array<SurveyRow> = []
@@ -59,33 +104,7 @@ export const MemorySurveyRepository = Layer.effect(
           })
         }),
       enrollOrders: (organizationId, orderIds, plans, linkBase) =>
-        db.mutate(() => {
-          const taken = new Set(ofOrganization(organizationId).map((r) => `${r.survey.flowId}/${r.survey.orderId}`))
-          let created = 0
-          for (const orderId of orderIds) {
-            const order = ownedBy(organizationId, orders.get(orderId))
-            if (order === undefined) continue
-            const customer = ownedBy(organizationId, customers.get(order.customerId))
-            for (const plan of plans) {
-              const key = `${plan.flow.id}/${order.id}`
-              if (taken.has(key) || !Surveys.planEnrolls(plan, order, customer?.email ?? null)) continue
-              taken.add(key)
-              const token = Surveys.generateSurveyToken()
-              const stored = Surveys.newSurvey({
-                id: Kernel.uuidV7(Date.now()) as Kernel.SurveyId,
-                token,
-                url: Surveys.surveyUrl(linkBase, token),
-                flow: plan.flow,
-                order,
-                customer,
-                at: plan.at
-              })
-              rows.set(stored.survey.id, rowOf(organizationId, stored))
-              created++
-            }
-          }
-          return created
-        }),
+        db.mutate(() => enroll(organizationId, orderIds, plans, linkBase)),
       findSurvey: (organizationId, id) =>
         Effect.sync(() => Option.map(Option.fromUndefinedOr(ownedBy(organizationId, rows.get(id))), (r) => r.survey)),
       // A memory transaction holds the one write lock for its whole run: reading is enough.

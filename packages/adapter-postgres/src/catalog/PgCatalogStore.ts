@@ -61,6 +61,10 @@ const snake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 const snakeKeys = (record: object): Record<string, unknown> =>
   Object.fromEntries(Object.entries(record).map(([k, v]) => [snake(k), v]))
 
+/** One row: the organization's storefront content version, "0" before its first write (docs/DECISIONS.md §70). */
+const VERSION_ROW = `SELECT coalesce((SELECT version::text FROM storefront_versions WHERE organization_id = $1),
+  '0') AS storefront_version`
+
 export const PgCatalogRepository = Layer.effect(
   Catalog.CatalogRepository,
   Effect.gen(function*() {
@@ -83,6 +87,33 @@ export const PgCatalogRepository = Layer.effect(
             id: (record as unknown as { id: string }).id
           }))
         ),
+        orDie
+      )
+    }
+
+    /**
+     * `list` with the storefront content version read in the same statement (docs/DECISIONS.md §78): joined to one row
+     * of the version, so a listing that finds nothing still answers it.
+     */
+    const listWithVersion = <A>(
+      table: string,
+      mapping: ListSqlMapping,
+      toRecord: (r: Row) => A,
+      organizationId: string,
+      request: Kernel.ListRequest
+    ): Effect.Effect<Catalog.WithStorefrontVersion<Kernel.Page<A>>> => {
+      const q = compileListQuery(request, mapping, 1)
+      const text = `SELECT t.*, v.storefront_version FROM (${VERSION_ROW}) v LEFT JOIN LATERAL (
+        SELECT t.* FROM ${table} t WHERE t.organization_id = $1 AND ${q.where} ORDER BY ${q.orderBy}
+        LIMIT ${request.limit + 1}) t ON true ORDER BY ${q.orderBy}`
+      return sql.unsafe<Row>(text, [organizationId, ...q.params]).pipe(
+        Effect.map((rows) => ({
+          storefrontVersion: String(rows[0]!.storefrontVersion),
+          value: Kernel.toPage(rows.filter((r) => r.id !== null).map(toRecord), request, (record) => ({
+            value: Kernel.normalizeValue(request.sort.type, (record as Record<string, unknown>)[request.sort.field]),
+            id: (record as unknown as { id: string }).id
+          }))
+        })),
         orDie
       )
     }
@@ -248,6 +279,22 @@ export const PgCatalogRepository = Layer.effect(
           }`
             .pipe(Effect.map((rows) => rows.map(toProduct)), orDie),
       listProducts: (organizationId, request) => list("products", productMapping, toProduct, organizationId, request),
+      withStorefrontVersion: {
+        findProduct: (organizationId, productId) =>
+          sql.unsafe<Row>(
+            `SELECT t.*, v.storefront_version FROM (${VERSION_ROW}) v
+            LEFT JOIN products t ON t.organization_id = $1 AND t.id = $2`,
+            [organizationId, productId]
+          ).pipe(
+            Effect.map((rows) => ({
+              storefrontVersion: String(rows[0]!.storefrontVersion),
+              value: rows[0]!.id === null ? Option.none() : Option.some(toProduct(rows[0]!))
+            })),
+            orDie
+          ),
+        listProducts: (organizationId, request) =>
+          listWithVersion("products", productMapping, toProduct, organizationId, request)
+      },
       updateProduct,
       deleteProduct,
       insertCustomers,

@@ -1,10 +1,11 @@
 /**
  * Import and export jobs over PostgreSQL (schema: `migrations/0086_jobs.ts`, `0142_job_turns.ts`). `claim` takes the
- * runnable job of the organization served longest ago, with `FOR UPDATE SKIP LOCKED` in its own transaction (or the caller's), so two processes never take the same job;
- * `lock` holds a job row for the caller's unit of work, which is how a batch checks that its worker still owns the
- * job in the same transaction that commits the batch.
+ * runnable job of the organization served longest ago, with `FOR UPDATE SKIP LOCKED` in its own transaction (or the
+ * caller's), so two processes never take the same job; an idle worker's look is one read, the transaction opening
+ * only once a job is runnable. `lock` holds a job row for the caller's unit of work, which is how a batch checks that
+ * its worker still owns the job in the same transaction that commits the batch.
  */
-import { Jobs } from "@feedback/core"
+import { Jobs, type Kernel } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { orDie } from "../kernel/SqlErrors.ts"
@@ -23,6 +24,26 @@ export const PgJobRepository = Layer.effect(
 
     const readOne = (rows: ReadonlyArray<{ readonly record: string }>) =>
       Option.map(Option.fromUndefinedOr(rows[0]), (r) => parse(r.record))
+
+    /** The claim proper: the runnable job to take in turn, locked, its organization's turn and the job saved. */
+    const claimRunnable = (owner: string, at: Kernel.Timestamp.Timestamp, leaseUntil: Kernel.Timestamp.Timestamp) =>
+      sql.withTransaction(Effect.gen(function*() {
+        // Organizations in turn: the runnable job of the organization whose last claim is oldest (or that never had
+        // one), then the oldest job (docs/FAIRNESS.md).
+        const rows = yield* sql<{ record: string }>`SELECT j.record FROM jobs j
+          LEFT JOIN job_turns t ON t.organization_id = j.organization_id
+          WHERE j.status IN ('queued', 'running') AND NOT j.receiving
+            AND (j.status = 'queued' OR j.lease_expires_at IS NULL OR j.lease_expires_at <= ${at})
+          ORDER BY t.last_claim ASC NULLS FIRST, j.created_at, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED`
+        const found = readOne(rows)
+        if (Option.isNone(found)) return found
+        const job = found.value
+        yield* sql`INSERT INTO job_turns (organization_id, last_claim) VALUES (${job.organizationId}, nextval('job_turn_seq'))
+          ON CONFLICT (organization_id) DO UPDATE SET last_claim = excluded.last_claim`
+        const claimed = Jobs.claimedJob(job, owner, at, leaseUntil)
+        yield* save(claimed)
+        return Option.some(claimed)
+      }))
 
     return Jobs.JobRepository.of({
       insert: (job) =>
@@ -48,30 +69,16 @@ export const PgJobRepository = Layer.effect(
         ),
       remove: (organizationId, id) =>
         sql`DELETE FROM jobs WHERE organization_id = ${organizationId} AND id = ${id}`.pipe(Effect.asVoid, orDie),
+      // An idle worker's look is one statement: the transaction that claims opens only once a job is runnable.
       claim: (owner, at, leaseUntil) =>
-        sql.withTransaction(Effect.gen(function*() {
-          // Organizations in turn: the runnable job of the organization whose last claim is oldest (or that never had
-          // one), then the oldest job (docs/FAIRNESS.md).
-          const rows = yield* sql<{ record: string }>`SELECT j.record FROM jobs j
-            LEFT JOIN job_turns t ON t.organization_id = j.organization_id
+        sql<{ runnable: boolean }>`SELECT EXISTS (SELECT 1 FROM jobs j
             WHERE j.status IN ('queued', 'running') AND NOT j.receiving
-              AND (j.status = 'queued' OR j.lease_expires_at IS NULL OR j.lease_expires_at <= ${at})
-            ORDER BY t.last_claim ASC NULLS FIRST, j.created_at, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED`
-          const found = readOne(rows)
-          if (Option.isNone(found)) return found
-          const job = found.value
-          yield* sql`INSERT INTO job_turns (organization_id, last_claim) VALUES (${job.organizationId}, nextval('job_turn_seq'))
-            ON CONFLICT (organization_id) DO UPDATE SET last_claim = excluded.last_claim`
-          const claimed: Jobs.JobRecord = {
-            ...job,
-            status: "running",
-            startedAt: job.startedAt ?? at,
-            leaseOwner: owner,
-            leaseExpiresAt: leaseUntil
-          }
-          yield* save(claimed)
-          return Option.some(claimed)
-        })).pipe(orDie),
+              AND (j.status = 'queued' OR j.lease_expires_at IS NULL OR j.lease_expires_at <= ${at})) AS runnable`.pipe(
+          Effect.flatMap(([probe]) =>
+            probe?.runnable === true ? claimRunnable(owner, at, leaseUntil) : Effect.succeedNone
+          ),
+          orDie
+        ),
       renewLease: (organizationId, id, owner, leaseUntil) =>
         sql.withTransaction(Effect.gen(function*() {
           const rows = yield* sql<{ record: string }>`SELECT record FROM jobs

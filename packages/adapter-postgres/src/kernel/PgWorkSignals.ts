@@ -162,10 +162,12 @@ const makePgWorkSignals = (options: PgWorkSignalsOptions = {}) =>
     yield* Deferred.await(started).pipe(Effect.timeoutOption("5 seconds"))
 
     const service: Kernel.WorkSignalsService = {
-      idle: (channel, pollMs) => {
+      idle: (channel, pollMs, longestMs) => {
         const latch = latches.get(channel)!
         return listening
-          ? Effect.raceFirst(latch.await, Effect.sleep(Math.max(pollMs, fallbackMs))).pipe(Effect.andThen(latch.close))
+          ? Effect.raceFirst(latch.await, Effect.sleep(Math.max(pollMs, longestMs ?? fallbackMs))).pipe(
+            Effect.andThen(latch.close)
+          )
           : Effect.sleep(pollMs)
       },
       subscribe: (channel) =>

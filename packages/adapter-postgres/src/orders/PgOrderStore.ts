@@ -3,7 +3,7 @@
  * order with its lines aggregated in the same statement; inserts are set-based (`jsonb_to_recordset`, one parameter
  * per batch). A concurrent insert of the same `externalId` is reported as a clash (`ON CONFLICT DO NOTHING`).
  */
-import { type Catalog, Kernel, Orders } from "@feedback/core"
+import { type Catalog, Kernel, Orders, type Surveys } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import {
@@ -16,6 +16,7 @@ import {
 import { eventIdSeed, eventIdSql } from "../kernel/EventIds.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
+import { enrolmentSql } from "../surveys/EnrolmentSql.ts"
 
 type Row = Record<string, any>
 
@@ -226,7 +227,7 @@ export const PgOrderRepository = Layer.effect(
           orDie
         ),
 
-      moveMatching: (organizationId, match, to, at) =>
+      moveMatching: (organizationId, match, to, at, followUp) =>
         Effect.gen(function*() {
           // The moves to `to` as data (`OrderRules.statusMoves`): each status an order may move from, with its stamps.
           const moves = Orders.ORDER_STATUSES.flatMap((from) => {
@@ -240,11 +241,29 @@ export const PgOrderRepository = Layer.effect(
           })
           if (moves.length === 0) return []
           // $1 the organization, $2 the status, $3 the moves, $4 the moment as timestamptz and $5 as the event data's
-          // text, $6 and $7 the seed of the events' ids; the match's parameters from $8 on.
-          const where = matchWhere(match, 7)
+          // text, $6 and $7 the seed of the events' ids, $8 whether the ids are wanted; the match's parameters from
+          // $9 on, then the enrolment's.
+          const where = matchWhere(match, 8)
           const join = /\bc\./.test(where.text) ? CUSTOMER_JOIN : ""
+          // The enrolment of the moved orders, in the same statement (docs/DECISIONS.md §75): each flow's plan once,
+          // with the statuses whose moves trigger it.
+          const plans = new Map<string, { plan: Surveys.EnrolmentPlan; from: Array<Orders.OrderStatus> }>()
+          for (const { from, plans: triggered } of followUp.enrol) {
+            for (const plan of triggered) {
+              const entry = plans.get(plan.flow.id) ?? { plan, from: [] }
+              entry.from.push(from)
+              plans.set(plan.flow.id, entry)
+            }
+          }
+          const enrolment = plans.size === 0 ? undefined : enrolmentSql({
+            orders: "updated",
+            plans: [...plans.values()],
+            linkBase: followUp.linkBase,
+            columns: orderMapping.columns,
+            offset: 8 + where.params.length
+          })
           // Locked in id order, so two bulk updates over overlapping orders cannot deadlock.
-          const rows = yield* sql.unsafe<{ fromStatus: Orders.OrderStatus; ids: unknown }>(
+          const rows = yield* sql.unsafe<{ fromStatus: Orders.OrderStatus; count: number; ids: unknown }>(
             `WITH moves AS (
              SELECT * FROM jsonb_to_recordset($3::jsonb)
                AS x(from_status text, fulfilled boolean, delivered boolean, cancelled boolean)
@@ -270,14 +289,28 @@ export const PgOrderRepository = Layer.effect(
              SELECT u.organization_id, ${eventIdSql("$6", "$7")}, 'order.updated', to_jsonb(order_json), $4::timestamptz
              FROM updated u LEFT JOIN lines ON lines.order_id = u.id
              ${orderJsonJoin("u", "COALESCE(lines.lines, '[]'::jsonb)", "$4", "$5")}
-           )
-           SELECT was AS from_status, json_agg(id) AS ids FROM updated GROUP BY was`,
-            [organizationId, to, JSON.stringify(moves), at, at, ...eventIdSeed(), ...where.params]
+           )${enrolment === undefined ? "" : `,\n           ${enrolment.ctes}`}
+           SELECT was AS from_status, count(*)::integer AS count, json_agg(id) FILTER (WHERE $8::boolean) AS ids
+           FROM updated GROUP BY was`,
+            [
+              organizationId,
+              to,
+              JSON.stringify(moves),
+              at,
+              at,
+              ...eventIdSeed(),
+              followUp.withIds,
+              ...where.params,
+              ...(enrolment?.params ?? [])
+            ]
           )
-          const moved = new Map(rows.map((r) => [r.fromStatus, jsonValue<Array<Kernel.OrderId>>(r.ids)]))
           return Orders.ORDER_STATUSES.flatMap((from) => {
-            const ids = moved.get(from)
-            return ids === undefined ? [] : [{ from, ids }]
+            const row = rows.find((r) => r.fromStatus === from)
+            return row === undefined ? [] : [{
+              from,
+              count: Number(row.count),
+              ids: row.ids === null ? [] : jsonValue<Array<Kernel.OrderId>>(row.ids)
+            }]
           })
         }).pipe(orDie),
 

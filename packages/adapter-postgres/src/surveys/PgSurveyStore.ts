@@ -6,9 +6,9 @@
 import { Kernel, Surveys } from "@feedback/core"
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { eventIdOfRowSql, eventIdSeed } from "../kernel/EventIds.ts"
-import { columnsFrom, compileFilter, compileListQuery, type ListSqlMapping } from "../kernel/FilterSql.ts"
+import { columnsFrom, compileListQuery, type ListSqlMapping } from "../kernel/FilterSql.ts"
 import { orderMapping } from "../orders/PgOrderStore.ts"
+import { enrolmentSql } from "./EnrolmentSql.ts"
 import { orDie } from "../kernel/SqlErrors.ts"
 import { jsonValue, toNullableTimestamp, toTimestamp } from "../kernel/SqlRows.ts"
 
@@ -98,22 +98,6 @@ const input = (stored: Surveys.StoredSurvey) => {
   }
 }
 
-/** `SurveyRules.contactKind` of the order's customer `c` (joined by `CUSTOMER_JOIN`, null when there is none). */
-const CONTACT_KIND = `CASE WHEN c.id IS NULL OR c.email ~ '^\\s*$' THEN 'noAddress' WHEN c.email_opt_out THEN 'optedOut'
-  ELSE 'reachable' END`
-
-/**
- * `OrderRules.distinctProducts` as a survey's products, for each order of `orders` (a relation of order ids, `id`):
- * each product once, in line order, in one pass over their lines (not a subquery per order).
- */
-const DISTINCT_PRODUCTS = (orders: string) =>
-  `SELECT d.order_id, jsonb_agg(jsonb_build_object('productId', d.product_id, 'productVariantId', d.product_variant_id,
-     'reviewId', NULL) ORDER BY d.position) AS products
-   FROM (SELECT DISTINCT ON (l.order_id, l.product_id) l.order_id, l.product_id, l.product_variant_id, l.position
-     FROM ${orders} o JOIN order_lines l ON l.organization_id = $1 AND l.order_id = o.id
-     ORDER BY l.order_id, l.product_id, l.position) d
-   GROUP BY d.order_id`
-
 const ACTIVE = `(t.next_due_at IS NOT NULL OR t.claimed_by IS NOT NULL)`
 
 export const PgSurveyRepository = Layer.effect(
@@ -150,69 +134,21 @@ export const PgSurveyRepository = Layer.effect(
       enrollOrders: (organizationId, orderIds, plans, linkBase) =>
         Effect.gen(function*() {
           if (orderIds.length === 0 || plans.length === 0) return 0
-          // $1 the organization, $2 the orders, $3 the layouts, $4 the links' prefix, $5 the moment, $6 the expiry,
-          // $7 and $8 the seed of the surveys' ids, $9 a token for each order and plan (the n-th candidate takes the
-          // n-th); each plan's condition from $10 on.
-          let offset = 9
-          const conditions = plans.map((plan) => {
-            const f = compileFilter(plan.condition, orderMapping.columns, offset)
-            offset += f.params.length
-            return f
+          // $1 the organization, $2 the orders; the enrolment's parameters from $3 on.
+          const enrolment = enrolmentSql({
+            orders: "enrol_orders",
+            plans: plans.map((plan) => ({ plan })),
+            linkBase,
+            columns: orderMapping.columns,
+            offset: 2
           })
-          const layouts = plans.flatMap((plan, i) =>
-            (Object.keys(plan.layouts) as Array<Surveys.ContactKind>).map((kind) => {
-              const layout = plan.layouts[kind]
-              return {
-                plan: i,
-                kind,
-                flow_id: plan.flow.id,
-                status: layout.status,
-                reason: layout.reason,
-                steps: layout.steps,
-                next_due_at: layout.nextDue?.dueAt ?? null,
-                next_position: layout.nextDue?.position ?? null
-              }
-            })
-          )
-          const at = plans[0]!.at
           const [row] = yield* sql.unsafe<{ created: number }>(
-            `WITH moved AS (SELECT unnest($2::uuid[]) AS id),
-           products AS (${DISTINCT_PRODUCTS("moved")}),
-           candidates AS (
-             SELECT t.id AS order_id, t.customer_id, p.plan, ${CONTACT_KIND} AS kind,
-               COALESCE(pr.products, '[]'::jsonb) AS products, row_number() OVER () AS n
-             FROM moved m
-             JOIN orders t ON t.organization_id = $1 AND t.id = m.id
-             ${CUSTOMER_JOIN}
-             LEFT JOIN products pr ON pr.order_id = t.id
-             CROSS JOIN generate_series(0, ${plans.length - 1}) p(plan)
-             WHERE CASE p.plan ${conditions.map((c, i) => `WHEN ${i} THEN (${c.text})`).join(" ")} END
+            `WITH enrol_orders AS (
+             SELECT t.* FROM unnest($2::uuid[]) AS m(id) JOIN orders t ON t.organization_id = $1 AND t.id = m.id
            ),
-           enrolled AS (
-             INSERT INTO surveys (organization_id, id, flow_id, order_id, customer_id, status, reason, products, steps,
-               token, url, expires_at, completed_at, created_at, updated_at, next_due_at, next_position)
-             SELECT $1, ${eventIdOfRowSql("$7", "$8", "e.n")}, l.flow_id, e.order_id, e.customer_id, l.status,
-               l.reason, e.products, l.steps, k.token, $4::text || k.token, $6::timestamptz, NULL, $5::timestamptz,
-               $5::timestamptz, l.next_due_at, l.next_position
-             FROM candidates e
-             JOIN unnest($9::text[]) WITH ORDINALITY AS k(token, n) ON k.n = e.n
-             JOIN jsonb_to_recordset($3::jsonb) AS l(plan integer, kind text, flow_id uuid, status text, reason text,
-               steps jsonb, next_due_at timestamptz, next_position integer) ON l.plan = e.plan AND l.kind = e.kind
-             ON CONFLICT DO NOTHING
-             RETURNING 1
-           )
+           ${enrolment.ctes}
            SELECT count(*)::integer AS created FROM enrolled`,
-            [
-              organizationId,
-              `{${orderIds.join(",")}}`,
-              JSON.stringify(layouts),
-              Surveys.surveyUrl(linkBase, ""),
-              at,
-              plans[0]!.expiresAt,
-              ...eventIdSeed(),
-              `{${Surveys.generateSurveyTokens(orderIds.length * plans.length).join(",")}}`,
-              ...conditions.flatMap((c) => c.params)
-            ]
+            [organizationId, `{${orderIds.join(",")}}`, ...enrolment.params]
           )
           return Number(row?.created ?? 0)
         }).pipe(orDie),

@@ -71,4 +71,25 @@ export class CatalogRepository extends Context.Service<CatalogRepository, {
    * such a write, in any process.
    */
   readonly storefrontVersion: (organizationId: OrganizationId) => Effect.Effect<string>
+  /**
+   * `findProduct` and `listProducts` with `storefrontVersion` read in the same statement, so in its snapshot: a
+   * storefront read that starts with one of them has its tag from its own first read, never newer than its body, and
+   * need not wait for anything before it (docs/DECISIONS.md §78). Optional: a store without them is probed first.
+   */
+  readonly withStorefrontVersion?: {
+    readonly findProduct: (
+      organizationId: OrganizationId,
+      productId: ProductId
+    ) => Effect.Effect<WithStorefrontVersion<Option.Option<Product>>>
+    readonly listProducts: (
+      organizationId: OrganizationId,
+      request: ListRequest
+    ) => Effect.Effect<WithStorefrontVersion<Page<Product>>>
+  }
 }>()("feedback/CatalogRepository") {}
+
+/** A read's result with the organization's storefront content version read in the same statement. */
+export interface WithStorefrontVersion<A> {
+  readonly value: A
+  readonly storefrontVersion: string
+}

@@ -19,8 +19,10 @@ export interface WorkSignalsService {
   /**
    * Returns when work on `channel` may be waiting, or after `pollMs` if the store cannot tell (or after its own
    * fallback if it can). A signal that arrived while nobody waited is not lost: the next `idle` returns at once.
+   * `longestMs`: a worker whose own clock covers the work no write announces (the survey worker knows its next due
+   * step) may wait that long instead of the store's fallback (docs/DECISIONS.md §76).
    */
-  readonly idle: (channel: WorkChannel, pollMs: number) => Effect.Effect<void>
+  readonly idle: (channel: WorkChannel, pollMs: number, longestMs?: number) => Effect.Effect<void>
   /**
    * A waiter of one's own on `channel`, for a consumer beside the workers (the in-process event stream): every signal
    * opens every subscriber's latch, so a worker's wake-up never takes one meant for it. Its `wait` returns true when a

@@ -9,6 +9,7 @@ import type { FilterAst } from "../kernel/Filter.ts"
 import type { OrderId, OrganizationId } from "../kernel/Ids.ts"
 import type { ListRequest, Page } from "../kernel/ListQuery.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
+import type { EnrolmentPlan } from "../surveys/SurveyRules.ts"
 import type { Order, OrderStatus } from "./Order.ts"
 import type { OrderReferences, ResolvedOrderReferences } from "./OrderRules.ts"
 
@@ -18,10 +19,22 @@ export interface OrderMatch {
   readonly search: string | undefined
 }
 
-/** Orders a bulk move moved from one status. */
+/** Orders a bulk move moved from one status: how many, and their ids when asked for (else none). */
 export interface MovedOrders {
   readonly from: OrderStatus
+  readonly count: number
   readonly ids: ReadonlyArray<OrderId>
+}
+
+/**
+ * What a bulk move does besides moving (docs/DECISIONS.md §75): the surveys it starts, enrolled by the move itself
+ * as `SurveyRepository.enrollOrders` enrolls (for the orders moved from each status, the plans of the active flows
+ * that move triggers; links under `linkBase`), and whether the moved ids are wanted back.
+ */
+export interface MoveFollowUp {
+  readonly enrol: ReadonlyArray<{ readonly from: OrderStatus; readonly plans: ReadonlyArray<EnrolmentPlan> }>
+  readonly linkBase: string
+  readonly withIds: boolean
 }
 
 export class OrderRepository extends Context.Service<OrderRepository, {
@@ -46,14 +59,16 @@ export class OrderRepository extends Context.Service<OrderRepository, {
   /**
    * A bulk status move (docs/DECISIONS.md §48): every matching order that can move to `to` (`OrderRules.moveStatus`)
    * moves, its stamps and `updatedAt` set to `at`, and `order.updated` is recorded for it (occurred at `at`, the
-   * order as `findOrder` answers it afterwards), all in the caller's unit of work. Set-based: the orders never travel
-   * to the caller (a bulk update moves 100,000). Answers the moved orders' ids by the status they moved from.
+   * order as `findOrder` answers it afterwards), and the moved orders are enrolled as `followUp` says, all in the
+   * caller's unit of work. Set-based: the orders never travel to the caller (a bulk update moves 100,000), nor their
+   * ids unless `followUp.withIds`. Answers the moved orders by the status they moved from.
    */
   readonly moveMatching: (
     organizationId: OrganizationId,
     match: OrderMatch,
     to: OrderStatus,
-    at: Timestamp
+    at: Timestamp,
+    followUp: MoveFollowUp
   ) => Effect.Effect<ReadonlyArray<MovedOrders>>
   /** Stores the status, its times, the metadata and `updatedAt` of each (existing) order. */
   readonly updateOrders: (organizationId: OrganizationId, orders: ReadonlyArray<Order>) => Effect.Effect<void>

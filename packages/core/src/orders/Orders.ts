@@ -61,8 +61,7 @@ import {
   orderReferencesOf,
   planOrderPatch,
   refusedMoveMessage,
-  resolveLines,
-  statusMoves
+  resolveLines
 } from "./OrderRules.ts"
 
 export class Orders extends Context.Service<Orders, {
@@ -349,21 +348,24 @@ export class Orders extends Context.Service<Orders, {
         }
         return yield* uow.transaction(Effect.gen(function*() {
           const at = yield* now
+          // The move enrolls the orders itself (docs/DECISIONS.md §75); a cancellation's surveys are cancelled here.
+          const followUp = yield* surveys.followUpOfMove(organizationId, body.status, at)
           const moved = yield* repo.moveMatching(
             organizationId,
             { filter: filter.success, search: search.success },
             body.status,
-            at
+            at,
+            followUp
           )
-          yield* afterMoves(
-            organizationId,
-            moved.flatMap(({ from, ids }) => {
-              const stamped = statusMoves[from][body.status] ?? []
-              return ids.map((id) => ({ id, to: body.status, stamped }))
-            }),
-            at
-          )
-          return { count: moved.reduce((n, m) => n + m.ids.length, 0) }
+          if (followUp.withIds) {
+            yield* surveys.cancelForOrders(
+              organizationId,
+              moved.flatMap((m) => m.ids),
+              surveyReasons.orderCancelled,
+              at
+            )
+          }
+          return { count: moved.reduce((n, m) => n + m.count, 0) }
         }))
       })
 

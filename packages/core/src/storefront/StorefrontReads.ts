@@ -48,6 +48,14 @@ export interface StorefrontQuestionParams {
   readonly cursor?: string | undefined
 }
 
+/** A read's answer and the content version its first statement read: the answer's tag is of that version. */
+export interface Tagged<A> {
+  readonly value: A
+  readonly storefrontVersion: string
+}
+
+type Route = "productReviews" | "ratings" | "productQuestions"
+
 /** Most sites an organization's CORS check reads (one page of the admin list). */
 const MAX_SITES_FOR_CORS = 250
 
@@ -74,6 +82,24 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
   ) => Effect.Effect<string, never, CurrentStorefrontCaller>
   /** Whether a browser page of `origin` may read the organization's storefront answers (CORS). */
   readonly allowsOrigin: (organizationId: OrganizationId, origin: string) => Effect.Effect<boolean>
+  /**
+   * The reads with their tag taken from their own first statement (docs/DECISIONS.md §78), when the store reads the
+   * content version with it (`CatalogRepository.withStorefrontVersion`) and the caller has none: nothing needs to be
+   * read before them, so their spend can run alongside. Undefined for a store that cannot.
+   */
+  readonly tagged?: {
+    readonly productReviews: (
+      productIdOrSlug: string,
+      params: StorefrontReviewParams
+    ) => Effect.Effect<Tagged<StorefrontReviewPage>, InvalidRequest | NotFound, CurrentStorefrontCaller>
+    readonly ratings: (
+      products: string
+    ) => Effect.Effect<Tagged<ProductRatingList>, InvalidRequest, CurrentStorefrontCaller>
+    readonly productQuestions: (
+      productIdOrSlug: string,
+      params: StorefrontQuestionParams
+    ) => Effect.Effect<Tagged<StorefrontQuestionPage>, InvalidRequest | NotFound, CurrentStorefrontCaller>
+  }
 }>()("feedback/StorefrontReads") {
   static readonly layer = Layer.effect(
     StorefrontReads,
@@ -90,27 +116,47 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
             InvalidRequest.single("query.limit", `must be a whole number from 1 to ${storefrontLimits.maxLimit}`)
           )
 
-      const productsWhere = (organizationId: OrganizationId, filter: object, limit: number) =>
+      const versioned = catalog.withStorefrontVersion
+      /**
+       * Where a read's first statement puts the content version it read with (`versioned` reads only): the first one
+       * only, whose snapshot is the oldest of the read's, so the tag is never newer than the body.
+       */
+      interface VersionCell {
+        version: string | undefined
+      }
+      const keepFirst = <A>(cell: VersionCell | undefined, read: Effect.Effect<Tagged<A>>) =>
+        Effect.map(read, ({ storefrontVersion, value }) => {
+          if (cell !== undefined) cell.version ??= storefrontVersion
+          return value
+        })
+
+      const productsWhere = (organizationId: OrganizationId, filter: object, limit: number, cell?: VersionCell) =>
         Effect.flatMap(
           Effect.fromResult(
             parseListRequest({ filter: JSON.stringify(filter), limit }, productListEndpoint, { key, organizationId })
           ),
-          (request) => catalog.listProducts(organizationId, request)
+          (request) =>
+            cell === undefined || versioned === undefined
+              ? catalog.listProducts(organizationId, request)
+              : keepFirst(cell, versioned.listProducts(organizationId, request))
         )
 
       /** An id names the product first; a slug otherwise. Another organization's product is not found. */
-      const findProduct = Effect.fnUntraced(function*(organizationId: OrganizationId, ref: string) {
+      const findProduct = Effect.fnUntraced(function*(organizationId: OrganizationId, ref: string, cell?: VersionCell) {
         if (isUuid(ref)) {
-          const byId = yield* catalog.findProduct(organizationId, ref.toLowerCase() as ProductId)
+          const id = ref.toLowerCase() as ProductId
+          const byId = cell === undefined || versioned === undefined
+            ? yield* catalog.findProduct(organizationId, id)
+            : yield* keepFirst(cell, versioned.findProduct(organizationId, id))
           if (Option.isSome(byId)) return byId.value
         }
-        const bySlug = yield* productsWhere(organizationId, { slug: ref }, 1)
+        const bySlug = yield* productsWhere(organizationId, { slug: ref }, 1, cell)
         const found = bySlug.data[0]
         return found === undefined ? yield* NotFound.of("product", ref) : found
       })
 
-      const productReviews = Effect.fn("StorefrontReads.productReviews")(
-        function*(productIdOrSlug: string, params: StorefrontReviewParams) {
+      const productReviewsIn = Effect.fnUntraced(
+        function*(productIdOrSlug: string, params: StorefrontReviewParams, cell?: VersionCell) {
           const { organization } = yield* CurrentStorefrontCaller
           const limit = yield* checkLimit(params.limit)
           if (
@@ -119,7 +165,7 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
           ) {
             return yield* InvalidRequest.single("query.rating", "must be a whole number from 1 to 5")
           }
-          const product = yield* findProduct(organization.id, productIdOrSlug)
+          const product = yield* findProduct(organization.id, productIdOrSlug, cell)
           const request = yield* Effect.fromResult(parseListRequest(
             {
               limit,
@@ -136,14 +182,14 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
         }
       )
 
-      const ratings = Effect.fn("StorefrontReads.ratings")(function*(products: string) {
+      const ratingsIn = Effect.fnUntraced(function*(products: string, cell?: VersionCell) {
         const { organization } = yield* CurrentStorefrontCaller
         const refs = yield* Effect.fromResult(parseProductRefs(products))
         const ids = refs.filter(isUuid).map((s) => s.toLowerCase())
         const filter = ids.length === 0
           ? { slug: { $in: refs } }
           : { $or: [{ id: { $in: ids } }, { slug: { $in: refs } }] }
-        const found = yield* productsWhere(organization.id, filter, 250)
+        const found = yield* productsWhere(organization.id, filter, 250, cell)
         const byId = new Map<string, Product>()
         const bySlug = new Map<string, Product>()
         for (const p of found.data) {
@@ -161,11 +207,11 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
         return { data }
       })
 
-      const productQuestions = Effect.fn("StorefrontReads.productQuestions")(
-        function*(productIdOrSlug: string, params: StorefrontQuestionParams) {
+      const productQuestionsIn = Effect.fnUntraced(
+        function*(productIdOrSlug: string, params: StorefrontQuestionParams, cell?: VersionCell) {
           const { organization } = yield* CurrentStorefrontCaller
           const limit = yield* checkLimit(params.limit)
-          const product = yield* findProduct(organization.id, productIdOrSlug)
+          const product = yield* findProduct(organization.id, productIdOrSlug, cell)
           const request = yield* Effect.fromResult(parseListRequest(
             {
               limit,
@@ -204,7 +250,45 @@ export class StorefrontReads extends Context.Service<StorefrontReads, {
               (version) => storefrontTag(organization.id, version, route, params)
             ))
 
-      return StorefrontReads.of({ productReviews, ratings, productQuestions, contentTag, allowsOrigin })
+      const productReviews = Effect.fn("StorefrontReads.productReviews")(
+        (productIdOrSlug: string, params: StorefrontReviewParams) => productReviewsIn(productIdOrSlug, params)
+      )
+      const ratings = Effect.fn("StorefrontReads.ratings")((products: string) => ratingsIn(products))
+      const productQuestions = Effect.fn("StorefrontReads.productQuestions")(
+        (productIdOrSlug: string, params: StorefrontQuestionParams) => productQuestionsIn(productIdOrSlug, params)
+      )
+
+      /** `read` with the version its first statement read; a read that read none (a validation failure) fails first. */
+      const taggedBy = <A, E, R>(route: Route, read: (cell: VersionCell) => Effect.Effect<A, E, R>) =>
+        Effect.suspend(() => {
+          const cell: VersionCell = { version: undefined }
+          return Effect.flatMap(read(cell), (value) =>
+            cell.version === undefined
+              ? Effect.die(new Error(`the storefront read ${route} read no content version`))
+              : Effect.succeed({ value, storefrontVersion: cell.version }))
+        })
+      const tagged = versioned === undefined ? undefined : {
+        productReviews: Effect.fn("StorefrontReads.productReviews")(
+          (productIdOrSlug: string, params: StorefrontReviewParams) =>
+            taggedBy("productReviews", (cell) => productReviewsIn(productIdOrSlug, params, cell))
+        ),
+        ratings: Effect.fn("StorefrontReads.ratings")((products: string) =>
+          taggedBy("ratings", (cell) => ratingsIn(products, cell))
+        ),
+        productQuestions: Effect.fn("StorefrontReads.productQuestions")(
+          (productIdOrSlug: string, params: StorefrontQuestionParams) =>
+            taggedBy("productQuestions", (cell) => productQuestionsIn(productIdOrSlug, params, cell))
+        )
+      }
+
+      return StorefrontReads.of({
+        productReviews,
+        ratings,
+        productQuestions,
+        contentTag,
+        allowsOrigin,
+        ...(tagged === undefined ? {} : { tagged })
+      })
     })
   )
 }

@@ -74,11 +74,5 @@ export const SURVEY_LIFETIME_DAYS = 90
 /** A survey token: 32 random bytes, URL-safe (43 characters of `[A-Za-z0-9_-]`, 256 bits). */
 export const generateSurveyToken = (): string => randomBytes(32).toString("base64url")
 
-/** `n` tokens as `generateSurveyToken` makes them, from one read of the random source (a bulk enrolment's). */
-export const generateSurveyTokens = (n: number): ReadonlyArray<string> => {
-  const bytes = randomBytes(32 * n)
-  return Array.from({ length: n }, (_, i) => bytes.subarray(32 * i, 32 * i + 32).toString("base64url"))
-}
-
 /** The survey's page: `{base}/r/{token}` (the storefront serves it). */
 export const surveyUrl = (baseUrl: string, token: string): string => `${baseUrl.replace(/\/+$/, "")}/r/${token}`

@@ -8,12 +8,14 @@ import { Context, Effect, Option } from "effect"
 import { IdGenerator, nextIdFrom } from "../kernel/IdGenerator.ts"
 import type { OrderId, OrganizationId, SurveyFlowId, SurveyId } from "../kernel/Ids.ts"
 import type { Timestamp } from "../kernel/Timestamp.ts"
-import type { Order } from "../orders/Order.ts"
+import { ORDER_STATUSES, type Order, type OrderStatus } from "../orders/Order.ts"
+import type { MoveFollowUp } from "../orders/OrderRepository.ts"
+import { statusMoves } from "../orders/OrderRules.ts"
 import type { ReviewTriggerEvent, SurveyFlow } from "../setup/ReviewsSetupPlan.ts"
 import { ReviewAutomationRepository } from "../setup/ReviewAutomationRepository.ts"
 import { generateSurveyToken, surveyUrl } from "./Survey.ts"
 import { type SurveyContact, SurveyRepository } from "./SurveyRepository.ts"
-import { cancelSurvey, enrolmentPlan, newSurvey, type StoredSurvey } from "./SurveyRules.ts"
+import { cancelSurvey, enrolmentPlan, newSurvey, type StoredSurvey, triggersOfMove } from "./SurveyRules.ts"
 
 /** Where survey links point: `PUBLIC_API_BASE_URL`, or the server's own URL (docs/DECISIONS.md §48). */
 export const SurveyLinks = Context.Reference<{ readonly baseUrl: string }>("feedback/SurveyLinks", {
@@ -65,6 +67,27 @@ export const makeSurveyEnrolment = Effect.gen(function*() {
       return created
     })
 
+  /**
+   * What a bulk move to `to` at `at` enrolls, for the store to do in the move itself (docs/DECISIONS.md §75): for each
+   * status an order may move to `to` from, the plans of the active flows that move triggers (none: no flow read).
+   */
+  const followUpOfMove = (organizationId: OrganizationId, to: OrderStatus, at: Timestamp) =>
+    Effect.gen(function*() {
+      const moves = ORDER_STATUSES.flatMap((from) => {
+        const triggers: ReadonlyArray<string> = triggersOfMove(statusMoves[from][to] ?? [])
+        return triggers.length === 0 ? [] : [{ from, triggers }]
+      })
+      const flows = moves.length === 0 ? [] : (yield* automation.listSurveyFlows(organizationId)).flatMap((flow) => {
+        const plan = flow.isActive ? enrolmentPlan(flow, at) : undefined
+        return plan === undefined ? [] : [plan]
+      })
+      const enrol = moves.flatMap(({ from, triggers }) => {
+        const plans = flows.filter((plan) => triggers.includes(plan.flow.triggerEvent))
+        return plans.length === 0 ? [] : [{ from, plans }]
+      })
+      return { enrol, linkBase: links.baseUrl, withIds: to === "cancelled" } satisfies MoveFollowUp
+    })
+
   /** A manual enrolment (`POST /surveys`): whatever the trigger and condition; false when the order has one already. */
   const enrollManually = (organizationId: OrganizationId, flow: SurveyFlow, order: Order, at: Timestamp) =>
     Effect.gen(function*() {
@@ -105,7 +128,7 @@ export const makeSurveyEnrolment = Effect.gen(function*() {
       (active) => cancelAll(organizationId, active, reason, at)
     )
 
-  return { enroll, enrollManually, cancelForOrders, cancelForFlow }
+  return { enroll, followUpOfMove, enrollManually, cancelForOrders, cancelForFlow }
 })
 
 export type SurveyEnrolment = Effect.Success<typeof makeSurveyEnrolment>

@@ -289,6 +289,40 @@ export const storefrontConformance: ConformanceSuite = (store) =>
             yield* reads.ratings("mug"),
             yield* reads.productQuestions(mug.id, {})
           ])
+          if (reads.tagged !== undefined) {
+            // A store whose reads take the version with their first statement gives the probe's tags and the same
+            // bodies (docs/DECISIONS.md §78), by id and by slug, and for a listing that finds nothing.
+            const { organization } = yield* Storefront.CurrentStorefrontCaller
+            const tagged = [
+              yield* reads.tagged.productReviews(mug.id, {}),
+              yield* reads.tagged.ratings("mug"),
+              yield* reads.tagged.productQuestions(mug.id, {})
+            ]
+            assert.deepStrictEqual(
+              tagged.map((t, i) =>
+                Storefront.storefrontTag(
+                  organization.id,
+                  t.storefrontVersion,
+                  ["productReviews", "ratings", "productQuestions"][i]!,
+                  [[mug.id, undefined, undefined, undefined, undefined], ["mug"], [mug.id, undefined, undefined]][i]!
+                )
+              ),
+              tags,
+              "the version read with the first statement is the probe's"
+            )
+            assert.strictEqual(JSON.stringify(tagged.map((t) => t.value)), body)
+            const bySlug = yield* reads.tagged.productReviews("mug", {})
+            const nothing = yield* reads.tagged.ratings("no-such-product")
+            assert.deepStrictEqual(nothing.value.data, [])
+            assert.deepStrictEqual([bySlug.storefrontVersion, nothing.storefrontVersion], [
+              tagged[0]!.storefrontVersion,
+              tagged[0]!.storefrontVersion
+            ])
+            assert.strictEqual(
+              (yield* Effect.flip(reads.tagged.productQuestions("no-such-product", {})))._tag,
+              "NotFound"
+            )
+          }
           return { tags, body }
         }).pipe(as)
         let last = yield* snapshot

@@ -503,9 +503,12 @@ export const surveyConformance: ConformanceSuite = (store) =>
     it.effect("bulk enrolment: each moved order enrolled once, by its trigger and the condition, as a PATCH enrolls it", () =>
       Effect.gen(function*() {
         const { as, flow, order, surveysOf } = yield* shop("Bulk enrolment")
+        // The condition reads the order as it is after the move (no longer open).
         yield* as(
           Setup.ReviewAutomation.use((a) =>
-            a.updateSurveyFlow(flow.id, { condition: JSON.stringify({ "metadata.channel": "web" }) })
+            a.updateSurveyFlow(flow.id, {
+              condition: JSON.stringify({ "metadata.channel": "web", status: { $ne: "open" } })
+            })
           )
         )
         const optedOut = yield* as(
@@ -513,6 +516,7 @@ export const surveyConformance: ConformanceSuite = (store) =>
         )
         const web = { orderNumber: "BE-1", metadata: { channel: "web" } }
         const open = yield* order(web)
+        const twin = yield* order(web)
         const quiet = yield* order({ ...web, customerId: optedOut.id })
         const pos = yield* order({ orderNumber: "BE-2", metadata: { channel: "pos" } })
         const already = yield* order({ ...web, status: "fulfilled" })
@@ -521,7 +525,7 @@ export const surveyConformance: ConformanceSuite = (store) =>
         yield* TestClock.adjust("1 hour")
         // open → delivered passes `order.fulfilled` (the flow's trigger); fulfilled → delivered does not.
         const moved = yield* as(Orders.Orders.use((o) => o.bulkUpdate({ search: "BE-" }, { status: "delivered" })))
-        assert.deepStrictEqual(moved, { count: 4 })
+        assert.deepStrictEqual(moved, { count: 5 })
         yield* as(Orders.Orders.use((o) => o.update(single.id, { status: "delivered" })))
         const [reference] = yield* surveysOf(single.id)
         const [bulk, ...more] = yield* surveysOf(open.id)
@@ -535,6 +539,8 @@ export const surveyConformance: ConformanceSuite = (store) =>
         ])
         assert.match(bulk!.url, /\/r\/[A-Za-z0-9_-]{22,64}$/)
         assert.notStrictEqual(bulk!.url, reference!.url)
+        const [second] = yield* surveysOf(twin.id)
+        assert.notStrictEqual(second!.url, bulk!.url)
         const [skipped] = yield* surveysOf(quiet.id)
         assert.deepStrictEqual([skipped!.status, skipped!.reason], ["skipped", "the customer opted out of email"])
         assert.deepStrictEqual(yield* surveysOf(pos.id), [])

@@ -21,6 +21,24 @@ export const ifNoneMatchHas = (header: string | undefined, etag: string, exactly
   return false
 }
 
+/** Whether an `If-None-Match` names a tag, which can be compared before the read (`*` cannot). */
+export const namesATag = (header: string | undefined): boolean => header !== undefined && header.includes("\"")
+
+/**
+ * A cacheable read whose tag comes with its body (from the read's first statement, docs/DECISIONS.md §78): the body
+ * with its tag, or the 304 when the client holds that tag (or sent `*`).
+ */
+export const taggedRead = <E, R>(
+  ifNoneMatch: string | undefined,
+  read: Effect.Effect<{ readonly body: string; readonly etag: string }, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+  Effect.map(read, ({ body, etag }) => {
+    const headers = { etag, "cache-control": STOREFRONT_CACHE_CONTROL }
+    return ifNoneMatchHas(ifNoneMatch, etag)
+      ? HttpServerResponse.empty({ status: 304, headers })
+      : HttpServerResponse.text(body, { status: 200, contentType: "application/json", headers })
+  })
+
 /**
  * A cacheable read: the 304 straight from the tag when the client holds it, else the read's body (as JSON text) with
  * the tag, or the 304 for `*` once the read found something. The tag is taken first, so a write landing between the

@@ -16,6 +16,8 @@ import { guardJsonBody } from "../JsonBodyShape.ts"
 import { spendAlongsideRead } from "../ReadAlongsideSpend.ts"
 import { rateLimitHeaders, refusedResponse } from "../SecretKeyAuthLive.ts"
 import { clientAddressOf, parseTrustProxy } from "./ClientAddress.ts"
+import { takeAdmission } from "./HandedAdmissions.ts"
+import { namesATag } from "./HttpCaching.ts"
 import { corsHeaders } from "./StorefrontCors.ts"
 
 export interface StorefrontOptions {
@@ -78,9 +80,23 @@ export const StorefrontAuthLive = (options: StorefrontOptions = {}) =>
             // (docs/DECISIONS.md §18), keyed per organization like the admin API's (a replay needs the same method, path
             // and body as well); it runs only once admitted.
             if (action === "read") {
+              // Spent by the revalidation gate, whose tag did not match: its decision and version, never a second spend.
+              const handed = takeAdmission(request.source, bucket.key)
+              if (handed !== undefined) {
+                return Effect.flatMap(admitted(handed.decision), (refusal) =>
+                  refusal !== undefined
+                    ? Effect.succeed(refusal)
+                    : Effect.provideService(httpEffect, Storefront.CurrentStorefrontCaller, {
+                      ...caller,
+                      storefrontVersion: handed.storefrontVersion
+                    }))
+              }
               // A store that reads the content version with the spend saves the read's own probe: the read then waits
-              // for that statement, so the version is read before the read starts (docs/DECISIONS.md §70).
-              if (spendWithVersion !== undefined && rateLimits.decidesInProcess !== true) {
+              // for that statement, so the version is read before the read starts (docs/DECISIONS.md §70). Unless
+              // the read takes its tag from its own first statement and has no tag to compare before it: then it
+              // runs alongside a plain spend (§78).
+              const alongside = reads.tagged !== undefined && !namesATag(request.headers["if-none-match"])
+              if (spendWithVersion !== undefined && rateLimits.decidesInProcess !== true && !alongside) {
                 return Effect.flatMap(
                   spendWithVersion(key.organization.id, [bucket], 1),
                   ({ decision, storefrontVersion }) =>

@@ -8,7 +8,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "@feedback/client/effect"
 import { capturingOnly } from "../HandlerGroups.ts"
 import { trustedEncoder } from "../TrustedEncoder.ts"
-import { cacheableRead, personalJson } from "./HttpCaching.ts"
+import { type CacheableRead, tagParameters } from "./CacheableReads.ts"
+import { cacheableRead, namesATag, personalJson, taggedRead } from "./HttpCaching.ts"
 
 const encodeReviews = trustedEncoder(Storefront.StorefrontReviewPage)
 const encodeRatings = trustedEncoder(Storefront.ProductRatingList)
@@ -29,37 +30,64 @@ export const StorefrontHandlers = HttpApiBuilder.group(
     const reads = yield* Storefront.StorefrontReads
     const submissions = yield* Storefront.StorefrontSubmissions
     const shopperReviews = yield* Storefront.StorefrontReviews
+    const tagged = reads.tagged
+    /**
+     * A cacheable read's answer: tagged by its own first statement when the store can and nothing is known before it
+     * (no version from the spend, no tag to compare first: docs/DECISIONS.md §78), else from the version, first.
+     */
+    const answer = <A, E>(
+      route: CacheableRead,
+      params: ReadonlyArray<string | number | undefined>,
+      ifNoneMatch: string | undefined,
+      encode: (value: A) => unknown,
+      read: Effect.Effect<A, E, Storefront.CurrentStorefrontCaller>,
+      taggedRead_: Effect.Effect<Storefront.Tagged<A>, E, Storefront.CurrentStorefrontCaller> | undefined
+    ) =>
+      Effect.flatMap(
+        Storefront.CurrentStorefrontCaller,
+        (caller) =>
+          taggedRead_ === undefined || caller.storefrontVersion !== undefined || namesATag(ifNoneMatch)
+            ? cacheableRead(
+              reads.contentTag(route, params),
+              ifNoneMatch,
+              Effect.map(read, (value) => JSON.stringify(encode(value)))
+            )
+            : taggedRead(
+              ifNoneMatch,
+              Effect.map(taggedRead_, ({ storefrontVersion, value }) => ({
+                body: JSON.stringify(encode(value)),
+                etag: Storefront.storefrontTag(caller.organization.id, storefrontVersion, route, params)
+              }))
+            )
+      )
     return handlers
-      // Each tag names every parameter the read takes, in a fixed order (docs/DECISIONS.md §70).
+      // Each tag names every parameter the read takes, in a fixed order (docs/DECISIONS.md §70), as the gate does.
       .handle("productReviews", ({ params, query, request }) =>
-        cacheableRead(
-          reads.contentTag("productReviews", [
-            params.productIdOrSlug,
-            query.limit,
-            query.cursor,
-            query.sort,
-            query.rating
-          ]),
+        answer(
+          "productReviews",
+          tagParameters.productReviews({ params, query }),
           request.headers["if-none-match"],
-          Effect.map(
-            reads.productReviews(params.productIdOrSlug, query),
-            (page) => JSON.stringify(encodeReviews(page))
-          )
+          encodeReviews,
+          reads.productReviews(params.productIdOrSlug, query),
+          tagged?.productReviews(params.productIdOrSlug, query)
         ))
       .handle("ratings", ({ query, request }) =>
-        cacheableRead(
-          reads.contentTag("ratings", [query.products]),
+        answer(
+          "ratings",
+          tagParameters.ratings({ query }),
           request.headers["if-none-match"],
-          Effect.map(reads.ratings(query.products), (list) => JSON.stringify(encodeRatings(list)))
+          encodeRatings,
+          reads.ratings(query.products),
+          tagged?.ratings(query.products)
         ))
       .handle("productQuestions", ({ params, query, request }) =>
-        cacheableRead(
-          reads.contentTag("productQuestions", [params.productIdOrSlug, query.limit, query.cursor]),
+        answer(
+          "productQuestions",
+          tagParameters.productQuestions({ params, query }),
           request.headers["if-none-match"],
-          Effect.map(
-            reads.productQuestions(params.productIdOrSlug, query),
-            (page) => JSON.stringify(encodeQuestions(page))
-          )
+          encodeQuestions,
+          reads.productQuestions(params.productIdOrSlug, query),
+          tagged?.productQuestions(params.productIdOrSlug, query)
         ))
       .handle("askQuestion", ({ payload }) => submissions.askQuestion(payload))
       .handle("answerQuestion", ({ params, payload }) => submissions.answerQuestion(params.id, payload))

@@ -5,8 +5,9 @@
  *
  * Idle, it waits for the earliest due step it knows of or for a signal that one became due, whichever comes first:
  * on a PostgreSQL server the signal is `LISTEN/NOTIFY` (a survey whose next step is due wakes every process), so an
- * idle server with active flows asks its database once per wake-up, not in a loop. With the memory store or embedded
- * PGlite (one process) `WorkSignals` polls, as for the other workers.
+ * idle server with active flows asks its database once per wake-up, not in a loop: at the earliest due step, or at
+ * the latest after a tenth of the recovery period (no sooner fallback, docs/DECISIONS.md §76). With the memory store
+ * or embedded PGlite (one process) `WorkSignals` polls, as for the other workers.
  */
 import { Kernel, Surveys } from "@feedback/core"
 import { Cause, Effect, Layer, Option } from "effect"
@@ -29,12 +30,13 @@ export const runSurveyWorker = (settings: Surveys.SurveyWorkerSettings) =>
     yield* Surveys.failInterruptedSurveySteps(settings)
     yield* Surveys.runDueSurveySteps(settings)
     const next = yield* Surveys.SurveyRepository.use((r) => r.nextDueAt)
-    // The longest wait is the recovery period's tenth, so a dead worker's claim is failed in time.
+    // The longest wait is the recovery period's tenth, so a dead worker's claim is failed in time. Steps that come
+    // due with time are the worker's own to wait for, so it needs no store fallback sooner (docs/DECISIONS.md §76).
     const cap = Math.max(settings.pollIntervalMs, Math.floor(settings.interruptedAfterMs / 10))
     const wait = untilDue(next, yield* Kernel.Timestamp.now, cap)
     if (wait > 0) {
       yield* Effect.raceFirst(
-        Kernel.WorkSignals.use((signals) => signals.idle("surveys", settings.pollIntervalMs)),
+        Kernel.WorkSignals.use((signals) => signals.idle("surveys", settings.pollIntervalMs, cap)),
         Effect.sleep(wait)
       )
     }
