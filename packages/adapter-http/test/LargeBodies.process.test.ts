@@ -113,6 +113,16 @@ const client = (url: string) => {
 
 // An import job's file, near its 64 MiB limit and its 100,000 rows (docs/DECISIONS.md §20), is received and staged.
 const rows = 95_000
+
+/** The job `answer` queued imports every row, batch by batch, while /health keeps answering. */
+const importsBesides = async (
+  { besides, jobEnded }: Pick<ReturnType<typeof client>, "besides" | "jobEnded">,
+  answer: { readonly text: string }
+) => {
+  const job = await besides(`the ${rows}-row job's batches`, () => jobEnded(JSON.parse(answer.text).id))
+  expect(job.status).toBe("succeeded")
+  expect(job.progress.importedRows).toBe(rows)
+}
 const cell = "y".repeat(640)
 const jobFiles = {
   ndjson: () =>
@@ -273,9 +283,7 @@ describe("bodies over the limit (a real process)", () => {
         expect(JSON.parse(answer.text).progress.totalRows).toBe(rows)
         if (format === "ndjson") {
           // Then the worker imports it, batch by batch, while /health keeps answering.
-          const job = await besides(`the ${rows}-row job's batches`, () => jobEnded(JSON.parse(answer.text).id))
-          expect(job.status).toBe("succeeded")
-          expect(job.progress.importedRows).toBe(rows)
+          await importsBesides({ besides, jobEnded }, answer)
         }
       } finally {
         close()
@@ -309,9 +317,7 @@ describe.skipIf(serverUrl === undefined)("an import job's batches on the Postgre
       const body = jobFiles.ndjson()
       const answer = await send("POST", "/import-jobs?type=reviews", body, "application/x-ndjson")
       expect(answer.status, answer.text.slice(0, 300)).toBe(202)
-      const job = await besides(`the ${rows}-row job's batches`, () => jobEnded(JSON.parse(answer.text).id))
-      expect(job.status).toBe("succeeded")
-      expect(job.progress.importedRows).toBe(rows)
+      await importsBesides({ besides, jobEnded }, answer)
     } finally {
       close()
     }
