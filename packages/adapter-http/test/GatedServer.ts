@@ -2,14 +2,16 @@
  * A real Node server whose refusal gate tests can watch: the node handler of a store, its request log kept, its gate
  * wrapped so a test counts what the gate answered itself, and raw requests with exactly the headers given.
  */
+import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { Kernel, type StoreServices } from "@feedback/core"
 import { Layer, Redacted } from "effect"
 import { createServer, type IncomingHttpHeaders, request as httpRequest } from "node:http"
 import type { AddressInfo } from "node:net"
 import { expect } from "vitest"
+import { makeWebHandler, untracedRequests } from "../src/server/ApiServer.ts"
 import { makeNodeHandler } from "../src/server/NodeHandler.ts"
 import type { RefusalGate, RefusalGateSlot } from "../src/server/RefusalGate.ts"
-import { OPERATOR_TOKEN } from "./Http.ts"
+import { OPERATOR_TOKEN, plainCallVia } from "./Http.ts"
 
 export interface RawAnswer {
   readonly status: number
@@ -60,4 +62,35 @@ export const startGatedServer = async (
     await api.dispose()
   }
   return { send, lines, close }
+}
+
+/**
+ * An embedded web handler on memory with one organization of the given limits and a publishable key. `call` goes
+ * through the handler's gate; `fullPath` passes a context of its own, which always takes the full path.
+ */
+export const embeddedWithKey = async (limits: Record<string, number>) => {
+  const web = makeWebHandler(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7), {
+    workers: false,
+    operatorToken: Redacted.make(OPERATOR_TOKEN)
+  })
+  try {
+    const call = plainCallVia(web.handler, "http://embedded")
+    const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` }
+    const org = JSON.parse((await call("POST", "/operator/organizations", operator, { name: "Embedded" })).text)
+    await call("PATCH", `/operator/organizations/${org.id}`, operator, limits)
+    const publishable: string = JSON.parse(
+      (await call("POST", `/operator/organizations/${org.id}/publishable-keys`, operator, {})).text
+    ).key
+    return {
+      call,
+      fullPath: plainCallVia(web.handler, "http://embedded", untracedRequests),
+      operator,
+      organizationId: org.id as string,
+      publishable,
+      dispose: () => web.dispose()
+    }
+  } catch (error) {
+    await web.dispose()
+    throw error
+  }
 }

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
 import { makeWebHandler, untracedRequests } from "../src/server/ApiServer.ts"
 import { sampleOf } from "./PrometheusText.ts"
-import { type GatedServer, type RawAnswer, startGatedServer } from "./GatedServer.ts"
+import { embeddedWithKey, type GatedServer, type RawAnswer, startGatedServer } from "./GatedServer.ts"
 import { plainCallVia } from "./Http.ts"
 import { OPERATOR_TOKEN } from "./TestServer.ts"
 
@@ -191,27 +191,15 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
 
 describe("the refusal gate of an embedded web handler", () => {
   it("answers a known refusal with the full path's status, headers and body", async () => {
-    const web = makeWebHandler(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7), {
-      workers: false,
-      operatorToken: Redacted.make(OPERATOR_TOKEN)
-    })
+    const embedded = await embeddedWithKey({ apiRequestsPerMinute: 1, storefrontReadsPerMinute: 1 })
     try {
-      const call = plainCallVia(web.handler, "http://embedded")
-      const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` }
-      const org = JSON.parse((await call("POST", "/operator/organizations", operator, { name: "Embedded" })).text)
-      await call("PATCH", `/operator/organizations/${org.id}`, operator, {
-        apiRequestsPerMinute: 1,
-        storefrontReadsPerMinute: 1
-      })
+      const { call, fullPath, operator, organizationId, publishable } = embedded
       const key = JSON.parse(
-        (await call("POST", `/operator/organizations/${org.id}/keys`, operator, { permissions: ["settings:read"] }))
-          .text
+        (await call("POST", `/operator/organizations/${organizationId}/keys`, operator, {
+          permissions: ["settings:read"]
+        })).text
       ).secretKey
-      const publishable = JSON.parse(
-        (await call("POST", `/operator/organizations/${org.id}/publishable-keys`, operator, {})).text
-      ).key
-      // A request passed with its own context always takes the full path: the reference answer.
-      const fullPath = plainCallVia(web.handler, "http://embedded", untracedRequests)
+      // The full path's answer is the reference.
       const full = (path: string, headers: Record<string, string>) => fullPath("GET", path, headers)
       const comparable = (
         { headers: { "x-request-id": id, ...headers }, status, text }: Awaited<ReturnType<typeof full>>
@@ -231,7 +219,7 @@ describe("the refusal gate of an embedded web handler", () => {
         expect(comparable(await call("GET", path, headers))).toEqual(comparable(reference))
       }
     } finally {
-      await web.dispose()
+      await embedded.dispose()
     }
   })
 })

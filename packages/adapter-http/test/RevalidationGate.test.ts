@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshEmbeddedTarget, freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
 import { makeWebHandler, untracedRequests } from "../src/server/ApiServer.ts"
 import { sampleOf } from "./PrometheusText.ts"
-import { type GatedServer, type RawAnswer, startGatedServer } from "./GatedServer.ts"
+import { embeddedWithKey, type GatedServer, type RawAnswer, startGatedServer } from "./GatedServer.ts"
 import { plainCallVia } from "./Http.ts"
 import { allPermissions, OPERATOR_TOKEN } from "./TestServer.ts"
 
@@ -180,22 +180,12 @@ describe.each(stores)("storefront revalidations at the gate on %s", (_name, make
 
 describe("storefront revalidations at an embedded web handler's gate", () => {
   it("answers a matching tag with the full path's 304, and another tag with the full answer, each charged once", async () => {
-    const web = makeWebHandler(Layer.merge(MemoryStoreLayer, Kernel.IdGenerator.uuidV7), {
-      workers: false,
-      operatorToken: Redacted.make(OPERATOR_TOKEN)
-    })
+    const embedded = await embeddedWithKey({ storefrontReadsPerMinute: 5 })
     try {
-      const call = plainCallVia(web.handler, "http://embedded")
-      const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` }
-      const org = JSON.parse((await call("POST", "/operator/organizations", operator, { name: "Embedded" })).text)
-      await call("PATCH", `/operator/organizations/${org.id}`, operator, { storefrontReadsPerMinute: 5 })
-      const publishable = JSON.parse(
-        (await call("POST", `/operator/organizations/${org.id}/publishable-keys`, operator, {})).text
-      ).key
+      const { call, fullPath, publishable } = embedded
       const path = "/storefront/ratings?products=mug"
       const headers = { "x-publishable-key": publishable }
-      // A request passed with its own context always takes the full path: the reference answer.
-      const fullPath = plainCallVia(web.handler, "http://embedded", untracedRequests)
+      // The full path's answer is the reference.
       const full = (extra: Record<string, string>) => fullPath("GET", path, { ...headers, ...extra })
       const first = await call("GET", path, headers)
       const etag = first.headers["etag"]!
@@ -212,7 +202,7 @@ describe("storefront revalidations at an embedded web handler's gate", () => {
         1
       ])
     } finally {
-      await web.dispose()
+      await embedded.dispose()
     }
   })
 })
