@@ -4,17 +4,9 @@
  * framework, no rate limit, no schema encoding). Prints the same "Admin API listening on <url>" line as main.ts.
  * The one key it knows is `BENCH_KEY`.
  */
-import { createHash, randomUUID } from "node:crypto"
+import { createHash } from "node:crypto"
 import { createServer } from "node:http"
-
-const key = process.env["BENCH_KEY"] ?? ""
-const organization = {
-  id: randomUUID(),
-  name: "Bench organization",
-  plan: { apiRequestsPerMinute: 1_000_000 },
-  createdAt: new Date().toISOString()
-}
-const byHash = new Map([[createHash("sha256").update(key).digest("hex"), organization]])
+import { organizationByKeyHash as byHash } from "./bench-organization.ts"
 
 const server = createServer((req, res) => {
   const auth = req.headers.authorization ?? ""

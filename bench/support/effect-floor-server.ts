@@ -8,8 +8,9 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServer, HttpServerRequest } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup } from "effect/http-api"
-import { createHash, randomUUID } from "node:crypto"
+import { createHash } from "node:crypto"
 import { createServer } from "node:http"
+import { organizationByKeyHash as byHash } from "./bench-organization.ts"
 
 const Organization = Schema.Struct({
   id: Schema.String,
@@ -23,15 +24,6 @@ class Api extends HttpApi.make("floor").add(
     HttpApiEndpoint.get("get", "/organization", { success: Organization, error: HttpApiError.Unauthorized })
   )
 ) {}
-
-const key = process.env["BENCH_KEY"] ?? ""
-const organization = {
-  id: randomUUID(),
-  name: "Bench organization",
-  plan: { apiRequestsPerMinute: 1_000_000 },
-  createdAt: new Date().toISOString()
-}
-const byHash = new Map([[createHash("sha256").update(key).digest("hex"), organization]])
 
 const Handlers = HttpApiBuilder.group(
   Api,

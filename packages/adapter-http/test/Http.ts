@@ -56,6 +56,34 @@ async (method, path, opts = {}) => {
   return { status: res.status, headers: res.headers, body: parsed, text }
 }
 
+/** An answer with its headers as a plain object, so that whole answers compare with `toEqual`. */
+export interface PlainAnswer {
+  readonly status: number
+  readonly text: string
+  readonly headers: Record<string, string>
+}
+
+/**
+ * Requests to a fetch-style handler with exactly the headers given (a body adds only its JSON content type), for
+ * tests that compare one path's answer with another's. `context` is passed with every request.
+ */
+export const plainCallVia = <C extends ReadonlyArray<unknown> = []>(
+  handler: (request: Request, ...context: C) => Promise<Response>,
+  origin: string,
+  ...context: C
+) =>
+async (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<PlainAnswer> => {
+  const res = await handler(
+    new Request(`${origin}${path}`, {
+      method,
+      headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    }),
+    ...context
+  )
+  return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
+}
+
 /** A request to the operator API (`/operator…`) with the operator token. */
 export const operatorVia =
   (request: TestRequest, token = OPERATOR_TOKEN) => (method: string, path: string, body?: unknown) =>

@@ -11,6 +11,7 @@ import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
 import { JSON_BODY_LIMITS, scanJsonBody } from "../src/server/JsonBodyShape.ts"
+import { NO_LIMITS, scanJson, startScan } from "../src/server/JsonBytes.ts"
 import { makeTestServer, type TestServer } from "./TestServer.ts"
 
 const bytes = (s: string) => new TextEncoder().encode(s)
@@ -42,6 +43,57 @@ describe("JSON body shape", () => {
     expect(scan(deep(JSON_BODY_LIMITS.maxDepth + 1))).toBe("depth")
     expect(scan(`[${Array(JSON_BODY_LIMITS.maxContainers).fill("{}").join(",")}]`)).toBe("containers")
     expect(scan(`[${Array(JSON_BODY_LIMITS.maxValues + 1).fill("0").join(",")}]`)).toBe("values")
+  })
+})
+
+/** The reference: the most members of any one object in a parsed value. */
+const widest = (v: unknown): number => {
+  if (typeof v !== "object" || v === null) return 0
+  const own = Array.isArray(v) ? 0 : Object.keys(v).length
+  return Math.max(own, ...Object.values(v).map(widest))
+}
+
+/** Whether a scan with at most `maxMembers` members per object crosses that limit, the text fed in two slices. */
+const crossesMembers = (text: string, maxMembers: number, cut: number) => {
+  const b = bytes(text)
+  const at = Math.min(cut, b.length)
+  const state = startScan()
+  const limits = { ...NO_LIMITS, maxMembers }
+  return scanJson(b, 0, at, state, limits, false) ?? scanJson(b, at, b.length, state, limits, false)
+}
+
+/** Strings made of JSON's own punctuation, which must not count as members. */
+const punctuation = fc.string({ unit: fc.constantFrom(",", ":", "{", "}", "[", "]", "\"", "\\", "a") })
+const tricky = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    punctuation,
+    fc.integer(),
+    fc.array(tie("value"), { maxLength: 5 }),
+    fc.dictionary(punctuation, tie("value"), { maxKeys: 6 })
+  )
+})).value
+
+describe("JSON body members", () => {
+  it("counts the members of each object apart, never a comma or colon inside a string", () => {
+    fc.assert(fc.property(fc.oneof(tricky, fc.jsonValue({ maxDepth: 6 })), fc.nat(200), (value, cut) => {
+      const text = JSON.stringify(value)
+      const most = widest(JSON.parse(text))
+      expect(crossesMembers(text, most, cut)).toBeUndefined()
+      if (most > 0) expect(crossesMembers(text, most - 1, cut)).toBe("members")
+    }))
+  })
+
+  it("refuses an object wider than any request object, and not its nested objects' sum", () => {
+    const object = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":"a,b:{c}"`).join(",")}}`
+    const max = JSON_BODY_LIMITS.maxMembers
+    expect(scan(object(max))).toBeUndefined()
+    expect(scan(object(max + 1))).toBe("members")
+    // Many objects of `max` members each, side by side and nested: each counted alone.
+    expect(scan(`[${Array(5).fill(object(max)).join(",")}]`)).toBeUndefined()
+    expect(scan(`{"a":${object(max)},"b":${object(max)}}`)).toBeUndefined()
+    // An array of many values is not an object of many members.
+    expect(scan(`[${Array(max * 10).fill("1").join(",")}]`)).toBeUndefined()
   })
 })
 
@@ -88,6 +140,30 @@ describe.each(stores)("JSON bodies over HTTP on %s", (_name, makeStore) => {
       headers: { "content-type": "application/json" }
     })
     expect(wrongKey.status, wrongKey.text).toBe(401)
+  })
+
+  it("an object of 96,000 keys is a 400 naming it, on a one-shot route and a sliced one, and changes nothing", async () => {
+    const wide = Array.from({ length: 96_000 }, (_, i) => `"${i}":0`).join(",")
+    const bodies = [
+      ["/products", `{"slug":"w","title":"W",${wide}}`],
+      ["/reviews/import", `{"data":[{"product":"w","rating":5,${wide}}]}`]
+    ] as const
+    for (const [path, rawBody] of bodies) {
+      expect(rawBody.length).toBeGreaterThan(900_000)
+      const res = await server.request("POST", path, {
+        token: key,
+        rawBody,
+        headers: { "content-type": "application/json" }
+      })
+      expect(res.status, res.text).toBe(400)
+      expect(res.body.error.code).toBe("INVALID_REQUEST")
+      expect(res.body.error.details.issues).toEqual([{
+        path: "body",
+        message: expect.stringContaining(`more than ${JSON_BODY_LIMITS.maxMembers} members`)
+      }])
+    }
+    expect((await server.request("GET", "/products", { token: key })).body.data).toEqual([])
+    expect((await server.request("GET", "/reviews", { token: key })).body.data).toEqual([])
   })
 
   it("a body nested deeper than the limit is a 400; ordinary bodies pass", async () => {

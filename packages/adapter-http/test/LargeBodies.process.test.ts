@@ -5,7 +5,8 @@
  * large, is parsed and decoded in slices (§69): `/health` answers meanwhile within a bound relative to the same server
  * idle; so is an import job's file (NDJSON or CSV) near its own limit while it is received and staged, and then
  * imported batch by batch (memory and the PostgreSQL server), and so are many concurrent pages of 250 reviews with
- * every include (docs/DECISIONS.md §74). Waits are bounds, never timings.
+ * every include (docs/DECISIONS.md §74), and bodies of one very wide object, refused before they are parsed (§79).
+ * Waits are bounds, never timings.
  */
 import * as http from "node:http"
 import * as net from "node:net"
@@ -199,6 +200,28 @@ describe("bodies over the limit (a real process)", () => {
       )
       expect(answer.status, answer.text.slice(0, 300)).toBe(200)
       expect(JSON.parse(answer.text).imported).toHaveLength(10_000)
+    } finally {
+      close()
+    }
+  }, 120_000)
+
+  it("1 MiB bodies of an object of 96,000 keys are refused while /health keeps answering", async () => {
+    const { besides, close, send } = client(server.url)
+    try {
+      // Each key an unexpected field: refused by the body's shape before any parse or decoding (§79).
+      const wide = Array.from({ length: 96_000 }, (_, i) => `"${i}":0`).join(",")
+      const body = Buffer.from(`{"slug":"wide","title":"Wide",${wide}}`)
+      const answers = await besides("five 96,000-key bodies in a row", async () => {
+        const all: Array<{ status: number; text: string }> = []
+        for (let i = 0; i < 5; i++) all.push(await send("POST", "/products", body))
+        return all
+      })
+      for (const answer of answers) {
+        expect(answer.status, answer.text.slice(0, 300)).toBe(400)
+        expect(JSON.parse(answer.text).error.details.issues[0].message).toMatch(/members/)
+      }
+      const products = JSON.parse((await send("GET", "/products?limit=250")).text).data as Array<{ slug: string }>
+      expect(products.map((p) => p.slug)).not.toContain("wide")
     } finally {
       close()
     }

@@ -9,21 +9,13 @@ import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { Kernel, type StoreServices } from "@feedback/core"
 import { Layer, Redacted } from "effect"
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshLayer, serverUrl, storeName } from "../../adapter-postgres/test/TestDatabase.ts"
 import { makeWebHandler, untracedRequests } from "../src/server/ApiServer.ts"
-import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
-import type { RefusalGateSlot } from "../src/server/RefusalGate.ts"
 import { sampleOf } from "./PrometheusText.ts"
+import { type GatedServer, type RawAnswer, startGatedServer } from "./GatedServer.ts"
+import { plainCallVia } from "./Http.ts"
 import { OPERATOR_TOKEN } from "./TestServer.ts"
-
-interface Answer {
-  readonly status: number
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
 
 type Store = Layer.Layer<StoreServices, unknown>
 const stores: ReadonlyArray<readonly [string, () => Store, boolean]> = [
@@ -36,25 +28,11 @@ const stores: ReadonlyArray<readonly [string, () => Store, boolean]> = [
 ]
 
 describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
-  const lines: Array<string> = []
-  const slot: RefusalGateSlot = { current: undefined }
+  let server: GatedServer
   let gated = 0
-  let api: NodeHandler
-  let server: Server
-  let port = 0
 
-  /** One request over a fresh connection, with exactly the headers given (plus Host). */
   const send = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
-    new Promise<Answer>((resolve, reject) => {
-      const req = httpRequest({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
-        let text = ""
-        res.setEncoding("utf8")
-        res.on("data", (chunk: string) => (text += chunk))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }))
-      })
-      req.on("error", reject)
-      req.end(body)
-    })
+    server.send(method, path, headers, body)
   const operator = async (method: string, path: string, body: unknown) => {
     const answer = await send(method, path, {
       authorization: `Bearer ${OPERATOR_TOKEN}`,
@@ -77,14 +55,16 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
   const metric = async (name: string, labels: Record<string, string>) =>
     sampleOf((await send("GET", "/metrics")).body, name, labels) ?? 0
   const accessLine = (requestId: string | string[] | undefined) => {
-    const line = lines.map((l) => JSON.parse(l)).find((l) => l.requestId === requestId && typeof l.status === "number")
+    const line = server.lines.map((l) => JSON.parse(l)).find((l) =>
+      l.requestId === requestId && typeof l.status === "number"
+    )
     expect(line).toBeDefined()
     const { ms, requestId: _, time, ...rest } = line
     expect(typeof ms).toBe("number")
     expect(typeof time).toBe("string")
     return rest
   }
-  const comparable = (answer: Answer) => {
+  const comparable = (answer: RawAnswer) => {
     const { date, "x-request-id": requestId, ...headers } = answer.headers
     expect(date).toBeDefined()
     expect(requestId).toMatch(/^req_/)
@@ -93,32 +73,19 @@ describe.each(stores)("the refusal gate on %s", (_name, makeStore, runs) => {
 
   beforeAll(async () => {
     if (!runs) return
-    api = await makeNodeHandler(Layer.merge(makeStore(), Kernel.IdGenerator.uuidV7), {
-      workers: false,
-      operatorToken: Redacted.make(OPERATOR_TOKEN),
-      logRequests: true,
-      log: (line) => lines.push(line),
-      refusalGate: slot
-    })
     // Counts the requests the gate answered, around the gate the handler installed.
-    const gate = slot.current
-    expect(gate).toBeDefined()
-    slot.current = {
-      ...gate!,
+    server = await startGatedServer(makeStore(), (gate) => ({
+      ...gate,
       refuse: (req, res) => {
-        const answered = gate!.refuse(req, res)
+        const answered = gate.refuse(req, res)
         if (answered) gated++
         return answered
       }
-    }
-    server = createServer(api.handler)
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    port = (server.address() as AddressInfo).port
+    }))
   }, 60_000)
   afterAll(async () => {
     if (!runs) return
-    await new Promise((resolve) => server.close(resolve))
-    await api.dispose()
+    await server.close()
   })
 
   it.skipIf(!runs)("answers a known refusal itself, exactly as the full path does", async () => {
@@ -229,16 +196,7 @@ describe("the refusal gate of an embedded web handler", () => {
       operatorToken: Redacted.make(OPERATOR_TOKEN)
     })
     try {
-      const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-        const res = await web.handler(
-          new Request(`http://embedded${path}`, {
-            method,
-            headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) })
-          })
-        )
-        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
-      }
+      const call = plainCallVia(web.handler, "http://embedded")
       const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` }
       const org = JSON.parse((await call("POST", "/operator/organizations", operator, { name: "Embedded" })).text)
       await call("PATCH", `/operator/organizations/${org.id}`, operator, {
@@ -253,10 +211,8 @@ describe("the refusal gate of an embedded web handler", () => {
         (await call("POST", `/operator/organizations/${org.id}/publishable-keys`, operator, {})).text
       ).key
       // A request passed with its own context always takes the full path: the reference answer.
-      const full = async (path: string, headers: Record<string, string>) => {
-        const res = await web.handler(new Request(`http://embedded${path}`, { headers }), untracedRequests)
-        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
-      }
+      const fullPath = plainCallVia(web.handler, "http://embedded", untracedRequests)
+      const full = (path: string, headers: Record<string, string>) => fullPath("GET", path, headers)
       const comparable = (
         { headers: { "x-request-id": id, ...headers }, status, text }: Awaited<ReturnType<typeof full>>
       ) => {

@@ -9,21 +9,13 @@ import { MemoryStoreLayer } from "@feedback/adapter-memory"
 import { PgStoreLayer } from "@feedback/adapter-postgres"
 import { Kernel, type StoreServices } from "@feedback/core"
 import { Effect, Layer, Redacted } from "effect"
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshEmbeddedTarget, freshLayer, serverUrl } from "../../adapter-postgres/test/TestDatabase.ts"
 import { makeWebHandler, untracedRequests } from "../src/server/ApiServer.ts"
-import { makeNodeHandler, type NodeHandler } from "../src/server/NodeHandler.ts"
-import type { RefusalGateSlot } from "../src/server/RefusalGate.ts"
 import { sampleOf } from "./PrometheusText.ts"
+import { type GatedServer, type RawAnswer, startGatedServer } from "./GatedServer.ts"
+import { plainCallVia } from "./Http.ts"
 import { allPermissions, OPERATOR_TOKEN } from "./TestServer.ts"
-
-interface Answer {
-  readonly status: number
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
 
 type Store = Layer.Layer<StoreServices, unknown>
 const stores: ReadonlyArray<readonly [string, () => Store]> = [
@@ -40,28 +32,15 @@ const levelled = (headers: Record<string, unknown>) => {
 }
 
 describe.each(stores)("storefront revalidations at the gate on %s", (_name, makeStore) => {
-  const lines: Array<string> = []
-  const slot: RefusalGateSlot = { current: undefined }
+  let gated: GatedServer
   /** Revalidations the gate took, and of those the ones it handed on to the full path. */
   let taken = 0
   let handedOn = 0
-  let api: NodeHandler
-  let server: Server
-  let port = 0
   let publishable = ""
   let secret = ""
 
   const send = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
-    new Promise<Answer>((resolve, reject) => {
-      const req = httpRequest({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
-        let text = ""
-        res.setEncoding("utf8")
-        res.on("data", (chunk: string) => (text += chunk))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }))
-      })
-      req.on("error", reject)
-      req.end(body)
-    })
+    gated.send(method, path, headers, body)
   const call = async (method: string, path: string, token: string, body?: unknown) => {
     const answer = await send(method, path, {
       authorization: `Bearer ${token}`,
@@ -75,13 +54,13 @@ describe.each(stores)("storefront revalidations at the gate on %s", (_name, make
   // `Content-Length: 0` on a GET is allowed, and the gate leaves every request that declares a body to the full path.
   const readPastTheGate = (path: string, extra: Record<string, string> = {}) =>
     read(path, { ...extra, "content-length": "0" })
-  const remaining = (answer: Answer) => Number(answer.headers["x-ratelimit-remaining"])
+  const remaining = (answer: RawAnswer) => Number(answer.headers["x-ratelimit-remaining"])
   let organizationId = ""
   /** A publishable key of its own: its own bucket, of the plan's size (set once). */
   const freshKey = async () =>
     (await call("POST", `/operator/organizations/${organizationId}/publishable-keys`, OPERATOR_TOKEN, {})).key as string
-  const lineOf = (answer: Answer) => {
-    const found = lines.map((l) => JSON.parse(l)).find((l) =>
+  const lineOf = (answer: RawAnswer) => {
+    const found = gated.lines.map((l) => JSON.parse(l)).find((l) =>
       l.requestId === answer.headers["x-request-id"] && typeof l.status === "number"
     )
     expect(found).toBeDefined()
@@ -90,29 +69,17 @@ describe.each(stores)("storefront revalidations at the gate on %s", (_name, make
   }
 
   beforeAll(async () => {
-    api = await makeNodeHandler(Layer.merge(makeStore(), Kernel.IdGenerator.uuidV7), {
-      workers: false,
-      operatorToken: Redacted.make(OPERATOR_TOKEN),
-      logRequests: true,
-      log: (line) => lines.push(line),
-      refusalGate: slot
-    })
-    const gate = slot.current
-    expect(gate).toBeDefined()
-    slot.current = {
-      ...gate!,
+    gated = await startGatedServer(makeStore(), (gate) => ({
+      ...gate,
       revalidate: (req, res, next) => {
-        const took = gate!.revalidate(req, res, () => {
+        const took = gate.revalidate(req, res, () => {
           handedOn++
           next()
         })
         if (took) taken++
         return took
       }
-    }
-    server = createServer(api.handler)
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    port = (server.address() as AddressInfo).port
+    }))
     const organization = await call("POST", "/operator/organizations", OPERATOR_TOKEN, { name: "Revalidations" })
     organizationId = organization.id
     await call("PATCH", `/operator/organizations/${organizationId}`, OPERATOR_TOKEN, { storefrontReadsPerMinute: 5 })
@@ -123,8 +90,7 @@ describe.each(stores)("storefront revalidations at the gate on %s", (_name, make
     await call("POST", "/reviews/import", secret, { data: [{ product: "mug", rating: 5, title: "Great" }] })
   }, 60_000)
   afterAll(async () => {
-    await new Promise((resolve) => server?.close(resolve))
-    await api?.dispose()
+    await gated?.close()
   })
 
   it("answers a matching tag itself with the full path's headers, log line and metrics, charged once", async () => {
@@ -219,16 +185,7 @@ describe("storefront revalidations at an embedded web handler's gate", () => {
       operatorToken: Redacted.make(OPERATOR_TOKEN)
     })
     try {
-      const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
-        const res = await web.handler(
-          new Request(`http://embedded${path}`, {
-            method,
-            headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) })
-          })
-        )
-        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
-      }
+      const call = plainCallVia(web.handler, "http://embedded")
       const operator = { authorization: `Bearer ${OPERATOR_TOKEN}` }
       const org = JSON.parse((await call("POST", "/operator/organizations", operator, { name: "Embedded" })).text)
       await call("PATCH", `/operator/organizations/${org.id}`, operator, { storefrontReadsPerMinute: 5 })
@@ -238,13 +195,8 @@ describe("storefront revalidations at an embedded web handler's gate", () => {
       const path = "/storefront/ratings?products=mug"
       const headers = { "x-publishable-key": publishable }
       // A request passed with its own context always takes the full path: the reference answer.
-      const full = async (extra: Record<string, string>) => {
-        const res = await web.handler(
-          new Request(`http://embedded${path}`, { headers: { ...headers, ...extra } }),
-          untracedRequests
-        )
-        return { status: res.status, text: await res.text(), headers: Object.fromEntries(res.headers) }
-      }
+      const fullPath = plainCallVia(web.handler, "http://embedded", untracedRequests)
+      const full = (extra: Record<string, string>) => fullPath("GET", path, { ...headers, ...extra })
       const first = await call("GET", path, headers)
       const etag = first.headers["etag"]!
       const reference = await full({ "if-none-match": etag })

@@ -4,7 +4,7 @@
  * on every store by the conformance suite (testing/src/setup/SetupConformance.ts).
  */
 import { afterAll, describe, expect, it } from "vitest"
-import { noSetupSignals as noSignals } from "@feedback/testing"
+import { noSetupSignals as noSignals, untouchedArea as untouched } from "@feedback/testing"
 import { expectInvalid } from "./Http.ts"
 import { makeTestServer, type TestResponse } from "./TestServer.ts"
 
@@ -13,15 +13,6 @@ afterAll(() => server.dispose())
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-const untouched = {
-  completedAt: null,
-  dismissedAt: null,
-  widgetBannerDismissedAt: null,
-  widgetHintDismissedAt: null,
-  configured: false,
-  needsSetup: true
-}
 
 const getSetup = (key: string) => server.request("GET", "/organization/setup", { token: key })
 const patchSetup = (key: string, body: unknown) => server.request("PATCH", "/organization/setup", { token: key, body })

@@ -1,5 +1,6 @@
 /**
- * Test-only helpers that run one unit of work, or record one event, over the store in context. Use-case services
+ * Test-only helpers that run one unit of work, record one event or read an organization's events, over the store in
+ * context. Use-case services
  * capture `UnitOfWork`, `EventOutbox` and `IdGenerator` when they are built and never need these; suites and
  * benchmarks that drive the store directly (the outbox, the dispatcher's steps, SQL error mapping) do.
  */
@@ -23,3 +24,7 @@ export const recordEvent = (
       data
     )
   })
+
+/** The events recorded for `organizationId`, oldest first, as the outbox holds them. */
+export const eventsOf = (organizationId: Kernel.OrganizationId) =>
+  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))

@@ -7,8 +7,8 @@
  * It runs in the authentication middlewares, after the caller is known and charged: an anonymous client never makes
  * the server read its body.
  *
- * The limits sit far above any body this API accepts (10,000 import rows of a few dozen values each) and far below
- * what stalls the process.
+ * The limits sit far above any body this API accepts (10,000 import rows of a few dozen values each, objects of at
+ * most a few dozen members) and far below what stalls the process.
  */
 import { Kernel } from "@feedback/core"
 import { Effect } from "effect"
@@ -21,7 +21,13 @@ export const JSON_BODY_LIMITS = {
   /** Objects and arrays: each costs an allocation when parsed. */
   maxContainers: 200_000,
   /** Every value (scalars, objects, arrays, object members). */
-  maxValues: 2_000_000
+  maxValues: 2_000_000,
+  /**
+   * Members of one object. The widest object a request may send is metadata (50 keys) or a filter (64 conditions);
+   * no schema has more than a few dozen fields. Every unexpected key of a wider object would cost its parse, an
+   * issue in the decoding and its conversion, so it is refused here first (docs/DECISIONS.md §79).
+   */
+  maxMembers: 1_000
 } as const satisfies JsonScanLimits
 
 export type JsonBodyProblem = JsonScanLimit
@@ -54,7 +60,8 @@ export const jsonTextProblem = (text: string): JsonBodyProblem | undefined => {
 export const problemMessage: Readonly<Record<JsonBodyProblem, string>> = {
   depth: `nests objects and arrays deeper than ${JSON_BODY_LIMITS.maxDepth} levels`,
   containers: `holds more than ${JSON_BODY_LIMITS.maxContainers} objects and arrays`,
-  values: `holds more than ${JSON_BODY_LIMITS.maxValues} values`
+  values: `holds more than ${JSON_BODY_LIMITS.maxValues} values`,
+  members: `has an object of more than ${JSON_BODY_LIMITS.maxMembers} members (no request object has that many fields)`
 }
 
 const bodyMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])

@@ -16,7 +16,7 @@ export const COLON = 0x3a
 export const isSpace = (b: number) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d
 
 /** The limit a scan crossed first. */
-export type JsonScanLimit = "depth" | "containers" | "values"
+export type JsonScanLimit = "depth" | "containers" | "values" | "members"
 
 export interface JsonScanLimits {
   /** Nesting of objects and arrays. */
@@ -25,9 +25,16 @@ export interface JsonScanLimits {
   readonly maxContainers: number
   /** Every value (scalars, objects, arrays, object members). */
   readonly maxValues: number
+  /** Members of any one object (each object counted on its own, nested ones apart). */
+  readonly maxMembers: number
 }
 
-export const NO_LIMITS: JsonScanLimits = { maxDepth: Infinity, maxContainers: Infinity, maxValues: Infinity }
+export const NO_LIMITS: JsonScanLimits = {
+  maxDepth: Infinity,
+  maxContainers: Infinity,
+  maxValues: Infinity,
+  maxMembers: Infinity
+}
 
 /** Where a scan stands; carried from one slice of a text to the next. */
 export interface JsonScan {
@@ -41,6 +48,11 @@ export interface JsonScan {
   lastComma: number
   /** With `untilClose`: the closing bracket of the container the scan started inside, or -1. */
   close: number
+  /**
+   * Per nesting level opened by this scan (index = depth): the members met so far when it is an object, -1 for an
+   * array. A member is counted at its colon, which only an object's own member has outside strings.
+   */
+  members: Array<number>
 }
 
 export const startScan = (): JsonScan => ({
@@ -50,7 +62,8 @@ export const startScan = (): JsonScan => ({
   inString: false,
   escaped: false,
   lastComma: -1,
-  close: -1
+  close: -1,
+  members: []
 })
 
 /**
@@ -67,7 +80,8 @@ export const scanJson = (
 ): JsonScanLimit | undefined => {
   // Locals while scanning, `state` written once at the end: this loop reads every byte of every JSON body.
   let { containers, depth, escaped, inString, lastComma, values } = state
-  const { maxContainers, maxDepth, maxValues } = limits
+  const { members } = state
+  const { maxContainers, maxDepth, maxMembers, maxValues } = limits
   let crossed: JsonScanLimit | undefined
   let close = -1
   for (let i = from; i < to; i++) {
@@ -88,6 +102,13 @@ export const scanJson = (
       }
       if (++depth > maxDepth) {
         crossed = "depth"
+        break
+      }
+      members[depth] = b === OPEN_OBJECT ? 0 : -1
+    } else if (b === COLON) {
+      // Depth 0 is a container this scan started inside (`untilClose`), whose kind it does not know: not counted.
+      if (depth > 0 && members[depth]! >= 0 && ++members[depth]! > maxMembers) {
+        crossed = "members"
         break
       }
     } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {

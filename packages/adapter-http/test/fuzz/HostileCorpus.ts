@@ -32,6 +32,8 @@ const base64url = (s: string) => Buffer.from(s, "utf8").toString("base64url")
 /** Wide but shallow: within the byte limit of a 1 MiB body, as many values as fit. */
 const wideArray = "[" + "0,".repeat(400_000) + "0]"
 const wideObject = "{" + Array.from({ length: 60_000 }, (_, i) => `"k${i}":${i}`).join(",") + "}"
+/** As many members as a 1 MiB body holds (short keys): each an unexpected key for the schema to report. */
+const widestObject = "{" + Array.from({ length: 96_000 }, (_, i) => `"${i}":0`).join(",") + "}"
 const csvCell = (text: string) => `"${text.replaceAll("\"", "\"\"")}"`
 
 /** Strings: sizes, control and invisible characters, injection syntax, prototype names. */
@@ -96,6 +98,7 @@ export const hostileJson: ReadonlyArray<Hostile<unknown>> = entries<unknown>({
   "NUL in a metadata key": { metadata: { "color\u0000": "red" } },
   "400,000-value array": raw(wideArray),
   "60,000-key object": raw(wideObject),
+  "96,000-key object": raw(widestObject),
   "lone surrogate key": { "k\ud800": "v" },
   "duplicate keys": raw("{\"a\":1,\"a\":2}"),
   "filter $where": { $where: "sleep(10)" },
@@ -143,6 +146,12 @@ export const hostileImportFiles: ReadonlyArray<Hostile<{ readonly contentType: s
     "NUL in a metadata key (NDJSON)": {
       contentType: "application/x-ndjson",
       body: `${JSON.stringify({ product: "p", rating: 5, metadata: { "k\u0000": "v" } })}\n`
+    },
+    "NDJSON line with a 5,000-key metadata": {
+      contentType: "application/x-ndjson",
+      body: `{"product":"p","rating":5,"metadata":{${
+        Array.from({ length: 5_000 }, (_, i) => `"${i}":"v"`).join(",")
+      }}}\n`
     },
     "wide NDJSON line": { contentType: "application/x-ndjson", body: `{"product":"p","x":${wideArray}}\n` },
     "CSV header only, duplicated column": { contentType: "text/csv", body: "product,product\np,q\n" }

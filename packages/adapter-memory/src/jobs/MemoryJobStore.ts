@@ -73,13 +73,7 @@ export const MemoryJobRepository = Layer.effect(
           }
           if (chosen === undefined) return Option.none()
           const job = chosen
-          const claimed: Jobs.JobRecord = {
-            ...job,
-            status: "running",
-            startedAt: job.startedAt ?? at,
-            leaseOwner: owner,
-            leaseExpiresAt: leaseUntil
-          }
+          const claimed = Jobs.claimedJob(job, owner, at, leaseUntil)
           jobs.set(keyOf(job.organizationId, job.id), claimed)
           lastClaimed.set(job.organizationId, Math.max(lastClaimed.get(job.organizationId) ?? -Infinity, claimSeq++))
           return Option.some(claimed)

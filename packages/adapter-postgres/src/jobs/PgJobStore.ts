@@ -40,13 +40,7 @@ export const PgJobRepository = Layer.effect(
         const job = found.value
         yield* sql`INSERT INTO job_turns (organization_id, last_claim) VALUES (${job.organizationId}, nextval('job_turn_seq'))
           ON CONFLICT (organization_id) DO UPDATE SET last_claim = excluded.last_claim`
-        const claimed: Jobs.JobRecord = {
-          ...job,
-          status: "running",
-          startedAt: job.startedAt ?? at,
-          leaseOwner: owner,
-          leaseExpiresAt: leaseUntil
-        }
+        const claimed = Jobs.claimedJob(job, owner, at, leaseUntil)
         yield* save(claimed)
         return Option.some(claimed)
       }))

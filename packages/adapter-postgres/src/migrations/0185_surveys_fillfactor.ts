@@ -1,7 +1,7 @@
 import type { Migration } from "../kernel/Migrations.ts"
 
 /**
- * A sent survey step updates its row three times (claimed, marked sending, its outcome; docs/DECISIONS.md §79). Rows
+ * A sent survey step updates its row three times (claimed, marked sending, its outcome; docs/DECISIONS.md §80). Rows
  * are written with room left on their page, so an update that moves no indexed column (the mark) stays on the page
  * without new index entries (a HOT update), and the others find room on the same page. Rows stored before keep
  * their pages until rewritten.

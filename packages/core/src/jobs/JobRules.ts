@@ -8,7 +8,8 @@ import { CustomerCreate, ProductCreate } from "../catalog/CatalogRequests.ts"
 import { requestIssuesOf } from "../kernel/RequestIssues.ts"
 import type { Review } from "../reviews/Review.ts"
 import { ReviewImportRow } from "../reviews/ReviewRequests.ts"
-import { type JobProgress, type JobSkippedRow, type JobType, MAX_LISTED_SKIPPED } from "./Job.ts"
+import type { Timestamp } from "../kernel/Timestamp.ts"
+import { type JobProgress, type JobRecord, type JobSkippedRow, type JobType, MAX_LISTED_SKIPPED } from "./Job.ts"
 
 // ---------------------------------------------------------------------------------------------------------------
 // CSV cells → row fields
@@ -163,6 +164,18 @@ export const stageableText = (text: string): string =>
     /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
   )
+
+// ---------------------------------------------------------------------------------------------------------------
+// Claims
+
+/** A job as a worker's claim leaves it: running under the worker's lease, started when it was first claimed. */
+export const claimedJob = (job: JobRecord, owner: string, at: Timestamp, leaseUntil: Timestamp): JobRecord => ({
+  ...job,
+  status: "running",
+  startedAt: job.startedAt ?? at,
+  leaseOwner: owner,
+  leaseExpiresAt: leaseUntil
+})
 
 // ---------------------------------------------------------------------------------------------------------------
 // Progress

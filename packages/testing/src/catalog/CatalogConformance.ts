@@ -10,9 +10,7 @@ import { Catalog, CoreLayer, Kernel, Organizations, Questions } from "@feedback/
 import { asDashboard, asKey } from "../CallerFixtures.ts"
 import { seedReview } from "../StoreTestKit.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
-
-const eventsOf = (organizationId: Kernel.OrganizationId) =>
-  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
+import { eventsOf } from "../TestTransactions.ts"
 
 /** Every page of a list, following nextCursor. */
 const walk = <A>(

@@ -9,6 +9,7 @@ import { TestClock } from "effect/testing"
 import { Catalog, CoreLayer, Kernel, Organizations, Setup } from "@feedback/core"
 import { asDashboard } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
+import { eventsOf } from "../TestTransactions.ts"
 
 const BASE = "https://api.shop.example"
 const TestConfig = Layer.succeed(Setup.SetupConfig, {
@@ -16,9 +17,6 @@ const TestConfig = Layer.succeed(Setup.SetupConfig, {
   apiBaseUrl: `${BASE}/`,
   serverUrl: "http://127.0.0.1:3000"
 })
-
-const eventsOf = (organizationId: Kernel.OrganizationId) =>
-  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
 
 const shop = (name: string) =>
   Effect.gen(function*() {

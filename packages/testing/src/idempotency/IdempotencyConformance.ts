@@ -10,7 +10,7 @@ import { TestClock } from "effect/testing"
 import { CoreLayer, Idempotency, Kernel, Organizations } from "@feedback/core"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { StoreTestKit } from "../StoreTestKit.ts"
-import { recordEvent } from "../TestTransactions.ts"
+import { eventsOf, recordEvent } from "../TestTransactions.ts"
 
 const { fromMillis } = Kernel.Timestamp
 
@@ -32,9 +32,6 @@ const recordOf: Idempotency.IdempotentOptions<unknown, unknown>["recordOf"] = (e
 
 const run = <A, E, R>(organizationId: string, key: string, operation: Effect.Effect<A, E, R>, fingerprint = "f1") =>
   Idempotency.Idempotency.use((i) => i.run({ organizationId, key, fingerprint }, operation, { recordOf }))
-
-const eventsOf = (organizationId: Kernel.OrganizationId) =>
-  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
 
 export const idempotencyConformance: ConformanceSuite = (store) =>
   layer(CoreLayer.pipe(Layer.provideMerge(store)), { timeout: 60_000 })("idempotency keys", (it) => {

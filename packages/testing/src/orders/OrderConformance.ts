@@ -10,9 +10,7 @@ import { TestClock } from "effect/testing"
 import { Catalog, CoreLayer, Kernel, Orders, Organizations } from "@feedback/core"
 import { asDashboard, asKey } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
-
-const eventsOf = (organizationId: Kernel.OrganizationId) =>
-  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
+import { eventsOf } from "../TestTransactions.ts"
 
 /** An organization with two products (`mug`, `cup`), and a dashboard caller of it. */
 const shop = (name: string) =>

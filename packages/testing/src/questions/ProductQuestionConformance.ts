@@ -14,6 +14,7 @@ import { CoreLayer, Kernel, Organizations, Questions, Webhooks } from "@feedback
 import { makeRecordingMailer } from "./RecordingMailer.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { seedCustomer, seedProduct, seedSite, StoreTestKit } from "../StoreTestKit.ts"
+import { eventsOf } from "../TestTransactions.ts"
 
 const { fromMillis, now, toMillis } = Kernel.Timestamp
 
@@ -63,8 +64,6 @@ const after = (start: Kernel.Timestamp.Timestamp, ms: number) => fromMillis(toMi
 
 const ids = (xs: ReadonlyArray<{ readonly id: string }>) => xs.map((x) => x.id)
 
-const eventsOf = (organizationId: Kernel.OrganizationId) =>
-  Kernel.EventOutbox.use((o) => o.listForOrganization(organizationId))
 const eventNames = (organizationId: Kernel.OrganizationId) =>
   Effect.map(eventsOf(organizationId), (es) => es.map((e) => e.event))
 const noticesOf = (organizationId: Kernel.OrganizationId) =>

@@ -8,9 +8,9 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { CoreLayer, Kernel, Setup } from "@feedback/core"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { as, atTime, getSetupAt, guided, newOrganization, T0, TestSetupConfig } from "./SetupConformance.ts"
+import { eventsOf } from "../TestTransactions.ts"
 
 const automation = Setup.ReviewAutomation
-const eventsOf = (org: Kernel.OrganizationId) => Kernel.EventOutbox.use((o) => o.listForOrganization(org))
 const newEvents = (org: Kernel.OrganizationId, before: number) => Effect.map(eventsOf(org), (all) => all.slice(before))
 
 /** An organization after the guided setup with a reminder: two templates and one flow that sends both. */

@@ -10,7 +10,7 @@ import { CoreLayer, Kernel, Organizations, Setup, type StoreServices } from "@fe
 import { asKey } from "../CallerFixtures.ts"
 import type { ConformanceSuite } from "../ConformanceSuite.ts"
 import { atTime } from "../FixedClock.ts"
-import { noSetupSignals as noSignals } from "./SetupFixtures.ts"
+import { noSetupSignals as noSignals, untouchedArea as untouched } from "./SetupFixtures.ts"
 import { seedProduct, seedReview, seedSite, StoreTestKit } from "../StoreTestKit.ts"
 
 const { fromMillis } = Kernel.Timestamp
@@ -45,15 +45,6 @@ const removeOldest = <A, E, R>(records: Array<A>, remove: (record: A) => Effect.
     const record = records.shift()
     if (record !== undefined) assert.isTrue(yield* remove(record))
   })
-
-const untouched: Setup.AreaStatus = {
-  completedAt: null,
-  dismissedAt: null,
-  widgetBannerDismissedAt: null,
-  widgetHintDismissedAt: null,
-  configured: false,
-  needsSetup: true
-}
 
 const newOrganization = (name: string) =>
   Organizations.Organizations.use((o) => o.createOrganization({ name })).pipe(atTime(T0))
