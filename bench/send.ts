@@ -97,14 +97,16 @@ const sampleBackends = (database: string, seen: Map<number, number>) => {
   return seen
 }
 
-const commits = (url: string) =>
-  Number(
-    execFileSync("psql", [
-      url,
-      "-Atc",
-      "SELECT pg_stat_force_next_flush(); SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
-    ], { encoding: "utf8" }).trim().split("\n").at(-1)
-  )
+/** Committed transactions, and the surveys table's row updates and how many of them were HOT (no index entries). */
+const commits = (url: string) => {
+  const [xact, updates, hot] = execFileSync("psql", [
+    url,
+    "-Atc",
+    `SELECT pg_stat_force_next_flush(); SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())
+       || ',' || coalesce((SELECT n_tup_upd || ',' || n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'surveys'), '0,0')`
+  ], { encoding: "utf8" }).trim().split("\n").at(-1)!.split(",").map(Number)
+  return { xact: xact!, updates: updates!, hot: hot! }
+}
 
 /**
  * Resolves once no survey has a step to run or in flight (polled each half second; the store's schema, §58). The
@@ -137,6 +139,7 @@ let workerMs: number
 let workerCpuMs: number | undefined
 let databaseCpuMs: number | undefined
 let transactions: number
+let updates: { readonly all: number; readonly hot: number }
 let sent: Array<Received>
 try {
   await importOrders(s, emails, "open")
@@ -157,7 +160,9 @@ try {
   sampleBackends(s.databaseName, db1)
   databaseCpuMs = db1.size === 0 ? undefined : [...db1].reduce((n, [pid, ms]) => n + ms - (db0.get(pid) ?? 0), 0)
   // Less the two statements of this reading itself.
-  transactions = commits(s.databaseUrl) - commits0 - 2
+  const commits1 = commits(s.databaseUrl)
+  transactions = commits1.xact - commits0.xact - 2
+  updates = { all: commits1.updates - commits0.updates, hot: commits1.hot - commits0.hot }
   workerCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0
   sent = smtp.received.splice(0)
 } finally {
@@ -206,5 +211,10 @@ console.log(
   }, the baseline's process (nodemailer and the SMTP server) ${(directCpuMs / n).toFixed(2)} ms`
 )
 console.log(`  database transactions per email (each a round trip or more): ${(transactions / n).toFixed(2)}`)
+console.log(
+  `  survey row updates per email ${(updates.all / n).toFixed(2)}, of them HOT (no new index entries) ${
+    (updates.hot / n).toFixed(2)
+  }`
+)
 console.log(`  SMTP connections opened: worker ${workerConnections}, both ${smtp.connections()}`)
 recordRow("send", r, emails === 10_000 ? {} : { note: `${fmt(emails)} emails` })

@@ -50,6 +50,7 @@ import { eventStreamMigration } from "./0152_event_stream.ts"
 import { fanOutInTurnMigration } from "./0156_fan_out_in_turn.ts"
 import { storefrontVersionsMigration } from "./0160_storefront_versions.ts"
 import { exportChunksLz4Migration } from "./0180_export_chunks_lz4.ts"
+import { surveysFillfactorMigration } from "./0185_surveys_fillfactor.ts"
 
 export const migrations: ReadonlyArray<Migration> = [
   organizationsMigration,
@@ -101,5 +102,6 @@ export const migrations: ReadonlyArray<Migration> = [
   eventStreamMigration,
   fanOutInTurnMigration,
   storefrontVersionsMigration,
-  exportChunksLz4Migration
+  exportChunksLz4Migration,
+  surveysFillfactorMigration
 ]
