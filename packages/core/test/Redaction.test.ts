@@ -366,13 +366,17 @@ describe("checkRedaction: linear time", () => {
     expect(verdict(small.current, small.proposed)).toBe(expected)
     expect(verdict(big.current, big.proposed)).toBe(expected)
     // Ten small checks do the same amount of linear work as one big one; a quadratic algorithm would make the
-    // big one ten times slower than the ten small ones. Allow a factor of 4 (plus 5 ms) for noise.
-    const tenSmall = time(() => {
-      for (let i = 0; i < 10; i++) checkRedaction(small.current, small.proposed)
-    })
-    const bound = 4 * tenSmall + 5
-    const oneBig = time(() => checkRedaction(big.current, big.proposed), bound)
-    expect(oneBig).toBeLessThan(bound)
+    // big one ten times slower than the ten small ones. Allow a factor of 4 (plus 5 ms) for noise, and up to five
+    // attempts: on a loaded machine one attempt can be descheduled, while a quadratic check misses every one.
+    const attempts: Array<{ readonly oneBig: number; readonly bound: number }> = []
+    while (attempts.length < 5 && !attempts.some((a) => a.oneBig < a.bound)) {
+      const tenSmall = time(() => {
+        for (let i = 0; i < 10; i++) checkRedaction(small.current, small.proposed)
+      })
+      const bound = 4 * tenSmall + 5
+      attempts.push({ oneBig: time(() => checkRedaction(big.current, big.proposed), bound), bound })
+    }
+    expect(attempts.some((a) => a.oneBig < a.bound), JSON.stringify(attempts)).toBe(true)
   })
 
   it("a 1 MB body with thousands of spans is checked", () => {
