@@ -54,6 +54,9 @@ export const startSmtpReceiver = async (
       })
     }
   })
+  // A sender killed mid-message (the kill tests) resets its connection: an expected end of that session, not a
+  // failure of the receiver, whose unhandled "error" event would otherwise be thrown.
+  server.on("error", () => {})
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
   const port = (server.server.address() as AddressInfo).port
   return {
